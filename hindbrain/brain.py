@@ -1,0 +1,262 @@
+"""``Brain``: the SDK facade. Validates at the edge, appends to the log, reads the views.
+
+Every public method either appends records (perceive, learn, recall, outcome) or reads
+(recall's index, explain, sql, stats). Nothing here writes the warehouse: the runner's
+projectors do, so replaying the log rebuilds everything this facade ever showed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+from hindbrain.jobs import HindsightReport, run_hindsight
+from hindbrain.projections.views import VIEWS
+from hindbrain.projections.warehouse import Warehouse
+from hindbrain.recall.gate import select
+from hindbrain.recall.index import RecallIndex, situation_text
+from hindbrain.recall.pack import Recalled, RecallPack
+from hindbrain.recall.tokenize import tokens
+from hindbrain.schemas.api import LearnInput, OutcomeInput, PerceiveInput, RecallInput, validated
+from hindbrain.schemas.codec import registry
+from hindbrain.schemas.records import envelope, new_id, to_us
+from hindbrain.settings import Settings
+from hindbrain.streams.log import Position
+from hindbrain.streams.runner import EmbeddedRunner
+from hindbrain.streams.sqlite_log import SqliteLog
+
+CANDIDATE_POOL = 32  # ranked candidates a recall considers and records, before the gate
+
+
+class Brain:
+    """An event-sourced brain for a fleet of agents. Open with ``Brain.open(path)``."""
+
+    def __init__(self, log: SqliteLog, warehouse: Warehouse, settings: Settings):
+        self.settings = settings
+        self.log, self.warehouse = log, warehouse
+        self.runner = EmbeddedRunner(log, warehouse, batch_size=settings.batch_size)
+        self.index = RecallIndex()
+        self._closed = False
+
+    # -- lifecycle -----------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path | None = None, *, kafka: str | None = None, clickhouse: str | None = None,
+             **settings) -> Brain:
+        """Open (or create) a brain.
+
+        ``Brain.open("dir")`` is the embedded default: the log is ``dir/log.sqlite`` and the
+        views live in chDB under ``dir/views``. ``clickhouse=`` points the views elsewhere
+        (``chdb:///path`` or ``http://host:8123``). On open, records the views have not yet
+        seen (e.g. after a crash) are projected, then the recall index is built.
+
+        chDB serves one folder per process at a time: close a Brain before opening another
+        whose views are in a different folder.
+        """
+        if kafka is not None:
+            raise NotImplementedError("distributed mode (kafka=...) is not available yet; use the embedded default")
+        overrides = {k: v for k, v in {"home": path, "clickhouse": clickhouse, **settings}.items() if v is not None}
+        cfg = Settings(**overrides)
+        log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
+        try:
+            warehouse = Warehouse(cfg.warehouse_url())
+        except Exception:
+            log.close()
+            raise
+        warehouse.migrate()
+        brain = cls(log, warehouse, cfg)
+        brain.runner.catch_up()
+        brain.index.load(warehouse)
+        brain.runner.listeners.append(brain.index.observe)
+        return brain
+
+    def close(self) -> None:
+        """Project what is pending, then release the log and the warehouse."""
+        if self._closed:
+            return
+        try:
+            self.runner.flush()
+        finally:
+            self._closed = True
+            self.warehouse.close()
+            self.log.close()
+
+    def __enter__(self) -> Brain:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- writing -------------------------------------------------------------------------
+    def perceive(self, **fields) -> str:
+        """Record something an agent perceived, did or was told; returns the event id.
+
+        Required: ``tenant`` and one of ``text``/``action``. A caller-provided ``event_id``
+        is kept, and the same id twice is one event. Raises ``ValueError`` (InvalidInput)
+        naming the field on bad input; nothing is written then.
+        """
+        record = _perception(validated(PerceiveInput, "perceive", **fields))
+        self.runner.submit([("perception", record)])
+        return record["envelope"]["record_id"]
+
+    def perceive_many(self, events: Iterable[dict]) -> list[str]:
+        """Bulk ``perceive``: validates every event first, then appends all in one batch."""
+        records = []
+        for n, fields in enumerate(events):
+            try:
+                records.append(("perception", _perception(validated(PerceiveInput, "perceive", **fields))))
+            except ValueError as exc:
+                raise type(exc)(f"event #{n}: {exc}") from None
+        self.runner.submit(records)
+        return [r["envelope"]["record_id"] for _, r in records]
+
+    def learn(self, **fields) -> str:
+        """Propose a cognitive unit: when ``condition``, do ``action``, because ``reason``,
+        verified by ``evidence``. ``source="read"`` (knowledge) needs a ``citation``.
+        Returns the fragment id."""
+        data = validated(LearnInput, "learn", **fields)
+        fragment_id = data.fragment_id or new_id("cognition")
+        record = {
+            "envelope": envelope("cognition", data.tenant, agent=data.agent, task=data.task,
+                                 causation_ids=data.event_ids, record_id=fragment_id),
+            "fragment_id": fragment_id, "condition": data.condition, "action": data.action,
+            "reason": data.reason, "evidence": data.evidence, "scope": dict(data.scope), "source": data.source,
+            "citation": data.citation, "confidence": data.confidence, "seed": data.seed,
+            "event_ids": list(data.event_ids), "entities": list(data.entities),
+        }
+        self.runner.submit([("cognition", record)])
+        return fragment_id
+
+    def outcome(self, **fields) -> str:
+        """Report how a task went and which recalled items were ``applied``. Success or
+        failure is credited only to applied items. Returns the outcome record id."""
+        data = validated(OutcomeInput, "outcome", **fields)
+        record = {
+            "envelope": envelope("outcome", data.tenant, agent=data.agent, task=data.task,
+                                 causation_ids=[data.recall_id] if data.recall_id else []),
+            "recall_id": data.recall_id, "applied": list(data.applied), "success": data.success,
+            "steps": data.steps, "notes": data.notes,
+        }
+        self.runner.submit([("outcome", record)])
+        return record["envelope"]["record_id"]
+
+    # -- recalling -----------------------------------------------------------------------
+    def recall(self, **fields) -> RecallPack:
+        """Bring back what fills the gap in the agent's context, within ``budget_tokens``.
+
+        Foundation version: BM25 lexical ranking (word tokens + CJK bigrams) over the
+        tenant's events and fragments, then the gate (scope, duplicates, k, budget). The
+        recall and the injection are appended to the log before the pack is returned.
+        """
+        q = validated(RecallInput, "recall", **fields)
+        self.index.validate_layers(q.layers)
+        text = " / ".join(t for t in (q.query, situation_text(q.situation)) if t)
+        terms = tokens(text)
+        tenant = self.index.tenants.get(q.tenant)
+        candidates = []
+        if tenant is not None:
+            term_set = set(terms)
+            for doc_no, score in tenant.bm25.top(terms, CANDIDATE_POOL, tenant.layer_mask(q.layers)):
+                doc = tenant.docs[doc_no]
+                matched = sorted(term_set.intersection(tokens(doc.text)))
+                candidates.append({"id": doc.id, "doc": doc, "text": doc.text, "tokens": doc.tokens,
+                                   "scope": doc.scope, "score": score,
+                                   "why": {"lexical": {"bm25": round(score, 4), "matched_terms": matched}}})
+        selected, cut = select(candidates, q.budget_tokens, q.k, dict(q.scope))
+        cut_reason = {c["id"]: c["reason"] for c in cut}
+        for c in candidates:
+            c["why"]["gate"] = cut_reason.get(c["id"], "selected")
+
+        recall_id = new_id("recall")
+        env = dict(tenant=q.tenant, agent=q.agent, task=q.task)
+        recall_record = {
+            "envelope": envelope("recall", record_id=recall_id, **env),
+            "recall_id": recall_id, "query": q.query, "situation": dict(q.situation), "trigger": q.trigger,
+            "scope": dict(q.scope), "budget_tokens": q.budget_tokens, "k": q.k, "layers": list(q.layers or []),
+            "candidates": [{"item_id": c["id"], "item_kind": c["doc"].kind, "score": c["score"],
+                            "why_json": json.dumps(c["why"], ensure_ascii=False)} for c in candidates],
+        }
+        injection_record = {
+            "envelope": envelope("injection", causation_ids=[recall_id], **env),
+            "recall_id": recall_id, "budget_tokens": q.budget_tokens,
+            "items": [{"item_id": c["id"], "item_kind": c["doc"].kind, "rank": n, "tokens": c["tokens"],
+                       "score": c["score"], "arm": None} for n, c in enumerate(selected)],
+        }
+        self.runner.submit([("recall", recall_record), ("injection", injection_record)])
+        items = [
+            Recalled(id=c["id"], kind=c["doc"].kind, text=c["text"], event_ids=list(c["doc"].event_ids),
+                     score=c["score"], why=c["why"], source=c["doc"].source, layer=c["doc"].layer,
+                     confidence=c["doc"].confidence, tokens=c["tokens"], scope=dict(c["scope"]))
+            for c in selected
+        ]
+        return RecallPack(recall_id, items, q.budget_tokens, cut)
+
+    # -- reading -------------------------------------------------------------------------
+    def hindsight(self) -> HindsightReport:
+        """Run the learning jobs now and return what they decided."""
+        self.runner.flush()
+        return run_hindsight()
+
+    def explain(self, item_id: str) -> list[dict]:
+        """Every record and decision behind ``item_id``, oldest first, read from the log.
+
+        Each entry: ``{"position", "record_type", "relations", "record"}``. For a fragment
+        this includes the events it rests on. Empty when nothing concerns the id.
+        """
+        self.runner.flush()
+        relations: dict[Position, set[str]] = {}
+        for topic, partition, offset, relation in self._lineage([item_id]):
+            relations.setdefault(Position(topic, partition, offset), set()).add(relation)
+        entries = [(e, *registry.decode(e.value)) for e in self.log.get(list(relations))]
+        supporting = [eid for _, rt, rec in entries if rt == "cognition" for eid in rec["event_ids"]]
+        for topic, partition, offset, _ in self._lineage(supporting, relation="perceived"):
+            relations.setdefault(Position(topic, partition, offset), set()).add("supports")
+        chain = []
+        for entry in self.log.get(list(relations)):
+            record_type, record = registry.decode(entry.value)
+            chain.append({"position": entry.position, "record_type": record_type,
+                          "relations": sorted(relations[entry.position]), "record": record})
+        return chain
+
+    def _lineage(self, subject_ids: list[str], relation: str | None = None) -> list[tuple]:
+        if not subject_ids:
+            return []
+        where = " AND relation = {rel:String}" if relation else ""
+        return self.warehouse.query(
+            "SELECT _topic, _partition, _offset, relation FROM lineage FINAL "
+            "WHERE subject_id IN {ids:Array(String)}" + where,
+            {"ids": subject_ids, "rel": relation or ""},
+        )
+
+    def sql(self, query: str, parameters: dict | None = None) -> list[dict]:
+        """Read-only SQL over the views (``events``, ``fragments``, ``feedback`` ...).
+
+        Runs with ClickHouse ``readonly=1``: a statement that would write raises. Pending
+        records are projected first, so a caller reads its own writes.
+        """
+        self.runner.flush()
+        names, rows = self.warehouse.query_columns(query, parameters, readonly=True)
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def stats(self) -> dict:
+        """Rows per view, log length, and dead letters, for operators."""
+        self.runner.flush()
+        counts = {v.table.name: self.warehouse.query(f"SELECT count() FROM `{v.table.name}` FINAL")[0][0]
+                  for v in VIEWS}
+        return {"home": str(self.settings.home), "warehouse": self.warehouse.url,
+                "log_records": self.log.end_offset("*", 0), "views": counts,
+                "dead_letters": counts["dead_letters"],
+                "indexed_documents": sum(len(t.docs) for t in self.index.tenants.values())}
+
+
+def _perception(p: PerceiveInput) -> dict:
+    ts_us = to_us(p.ts) if isinstance(p.ts, datetime) else None
+    return {
+        "envelope": envelope("perception", p.tenant, agent=p.agent, task=p.task, record_id=p.event_id,
+                             ts_us=ts_us),
+        "kind": p.kind, "text": p.text, "system": p.system, "identity": p.identity, "action": p.action,
+        "expected": p.expected, "actual": p.actual, "entities": list(p.entities), "scope": dict(p.scope),
+        "signal": p.signal, "success": p.success, "polarity": p.polarity, "session": p.session,
+        "speaker": p.speaker, "emotion": p.emotion,
+    }

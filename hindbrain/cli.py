@@ -1,0 +1,90 @@
+"""The ``hindbrain`` command line: demo, replay, explain, stats, hindsight."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def _home(args) -> Path:
+    return Path(args.home or os.environ.get("HINDBRAIN_HOME") or ".hindbrain")
+
+
+def _json(value) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=lambda o: o.hex() if isinstance(o, bytes) else str(o))
+
+
+def cmd_stats(args) -> int:
+    from hindbrain import Brain
+
+    with Brain.open(_home(args)) as brain:
+        print(_json(brain.stats()))
+    return 0
+
+
+def cmd_explain(args) -> int:
+    from hindbrain import Brain
+
+    with Brain.open(_home(args)) as brain:
+        chain = brain.explain(args.id)
+    if not chain:
+        print(f"nothing in the log concerns {args.id!r}", file=sys.stderr)
+        return 1
+    for step in chain:
+        pos = step["position"]
+        print(f"--- {pos.topic}@{pos.offset} {step['record_type']} ({', '.join(step['relations'])})")
+        print(_json(step["record"]))
+    return 0
+
+
+def cmd_hindsight(args) -> int:
+    from hindbrain import Brain
+
+    with Brain.open(_home(args)) as brain:
+        report = brain.hindsight()
+    print(_json({"ran": report.ran, "skipped": report.skipped, "decisions": report.decisions}))
+    return 0
+
+
+def cmd_replay(args) -> int:
+    from hindbrain.cli_replay import run_replay
+
+    return run_replay(_home(args), args.into, args.check)
+
+
+def cmd_demo(args) -> int:
+    from hindbrain.demo import run_demo
+
+    return run_demo(_home(args) if args.home else None, rounds=args.rounds, seed=args.seed)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hindbrain", description="An event-sourced brain for fleets of AI agents.")
+    parser.add_argument("--home", help="the embedded brain's folder (default: $HINDBRAIN_HOME or ./.hindbrain)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="a simulated agent fleet learns; prints metrics per round")
+    demo.add_argument("--rounds", type=int, default=6)
+    demo.add_argument("--seed", type=int, default=7)
+    demo.set_defaults(func=cmd_demo)
+    replay = sub.add_parser("replay", help="rebuild every view from the log; print a digest per view")
+    replay.add_argument("--into", help="warehouse URL to rebuild into (default: a fresh database beside the live one)")
+    replay.add_argument("--check", action="store_true", help="exit 1 unless every replayed digest equals the live one")
+    replay.set_defaults(func=cmd_replay)
+    explain = sub.add_parser("explain", help="every record and decision behind an id, oldest first")
+    explain.add_argument("id")
+    explain.set_defaults(func=cmd_explain)
+    sub.add_parser("stats", help="rows per view, log length, dead letters").set_defaults(func=cmd_stats)
+    sub.add_parser("hindsight", help="run the learning jobs now").set_defaults(func=cmd_hindsight)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Settings: one frozen object, each setting documented once with its environment name.
+
+Nothing is read from the environment at import; ``Settings()`` reads it when called.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HINDBRAIN_", frozen=True, extra="ignore")
+
+    home: Path = Field(Path(".hindbrain"), description="HINDBRAIN_HOME: the embedded brain's folder.")
+    kafka: str | None = Field(None, description="HINDBRAIN_KAFKA: bootstrap servers (distributed mode).")
+    clickhouse: str | None = Field(
+        None, description="HINDBRAIN_CLICKHOUSE: warehouse URL, chdb:///path or http(s)://host:port. "
+        "Default: chdb://<home>/views."
+    )
+    batch_size: int = Field(2000, ge=1, description="HINDBRAIN_BATCH_SIZE: records per projection micro-batch.")
+    log_sync: str = Field(
+        "FULL", description="HINDBRAIN_LOG_SYNC: SQLite synchronous mode of the embedded log (FULL, NORMAL, EXTRA)."
+    )
+
+    def warehouse_url(self) -> str:
+        return self.clickhouse or f"chdb://{(self.home / 'views').resolve()}"
+
+    def log_path(self) -> Path:
+        return self.home / "log.sqlite"

@@ -1,0 +1,52 @@
+"""``events``: every perceived event, as the agent reported it (the timeline)."""
+
+from __future__ import annotations
+
+from hindbrain.projections.table import Table, stamp
+
+TABLE = Table(
+    name="events",
+    columns=(
+        ("tenant", "String"),
+        ("event_id", "String"),
+        ("ts", "DateTime64(6, 'UTC')"),
+        ("agent", "Nullable(String)"),
+        ("task", "Nullable(String)"),
+        ("kind", "LowCardinality(String)"),
+        ("text", "Nullable(String)"),
+        ("system", "Nullable(String)"),
+        ("identity", "Nullable(String)"),
+        ("action", "Nullable(String)"),
+        ("expected", "Nullable(String)"),
+        ("actual", "Nullable(String)"),
+        ("entities", "Array(String)"),
+        ("scope", "Map(String, String)"),
+        ("signal", "Nullable(String)"),
+        ("success", "Nullable(Bool)"),
+        ("polarity", "Nullable(Float64)"),
+        ("session", "Nullable(String)"),
+        ("speaker", "Nullable(String)"),
+        ("emotion", "Nullable(String)"),
+        ("producer", "String"),
+    ),
+    order_by=("tenant", "event_id"),
+)
+RECORD_TYPES = ("perception",)
+
+_PAYLOAD = ("kind", "text", "system", "identity", "action", "expected", "actual", "entities", "scope",
+            "signal", "success", "polarity", "session", "speaker", "emotion")
+
+
+def project(record_type: str, record: dict, position) -> list[dict]:
+    env = record["envelope"]
+    row = {
+        "tenant": env["tenant"],
+        "event_id": env["record_id"],
+        "ts": env["ts_us"],
+        "agent": env["agent"],
+        "task": env["task"],
+        "producer": env["producer"],
+    }
+    for name in _PAYLOAD:
+        row[name] = record[name]
+    return [stamp(row, position)]

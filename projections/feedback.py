@@ -1,0 +1,56 @@
+"""``feedback``: per-item usage counters (MISSION D1), from recall, injection and outcome records.
+
+The table holds one row per (item, signal, record): a fact such as "recall rc_1 recalled
+fr_9". Counters are a plain aggregate over the deduplicated facts (the ``feedback`` view),
+so a record delivered twice never double counts and arrival order does not matter.
+
+Attribution: an outcome credits ``success`` or ``failure`` only to the items the agent
+*applied*; items that were injected but not applied get nothing from it.
+``contradiction`` is fed by the learning loop (decision records) in a later issue.
+"""
+
+from __future__ import annotations
+
+from hindbrain.projections.table import Table, stamp
+
+SIGNALS = ("recalled", "injected", "applied", "success", "failure", "contradiction")
+
+TABLE = Table(
+    name="feedback_signals",
+    columns=(
+        ("tenant", "String"),
+        ("item_id", "String"),
+        ("signal", "LowCardinality(String)"),
+        ("record_id", "String"),
+        ("ts", "DateTime64(6, 'UTC')"),
+    ),
+    order_by=("tenant", "item_id", "signal", "record_id"),
+)
+RECORD_TYPES = ("recall", "injection", "outcome")
+
+
+def view_sql(database: str) -> str:
+    counters = ",\n    ".join(f"countIf(signal = '{s}') AS {s}" for s in SIGNALS)
+    return (
+        f"CREATE VIEW IF NOT EXISTS `{database}`.`feedback` AS SELECT\n    tenant, item_id,\n    {counters},\n"
+        f"    maxIf(ts, signal = 'success') AS last_verified\n"
+        f"FROM `{database}`.`feedback_signals` FINAL GROUP BY tenant, item_id"
+    )
+
+
+def _signals(record_type: str, record: dict) -> list[tuple[str, str]]:
+    if record_type == "recall":
+        return [(c["item_id"], "recalled") for c in record["candidates"]]
+    if record_type == "injection":
+        return [(i["item_id"], "injected") for i in record["items"]]
+    verdict = "success" if record["success"] else "failure"
+    return [(item, s) for item in dict.fromkeys(record["applied"]) for s in ("applied", verdict)]
+
+
+def project(record_type: str, record: dict, position) -> list[dict]:
+    env = record["envelope"]
+    return [
+        stamp({"tenant": env["tenant"], "item_id": item, "signal": signal,
+               "record_id": env["record_id"], "ts": env["ts_us"]}, position)
+        for item, signal in _signals(record_type, record)
+    ]

@@ -1,0 +1,77 @@
+"""``fragments``: proposed cognitive units, "when C, do A, because R, verified by E"."""
+
+from __future__ import annotations
+
+from hindbrain.projections.table import Table, stamp
+
+TABLE = Table(
+    name="fragments",
+    columns=(
+        ("tenant", "String"),
+        ("fragment_id", "String"),
+        ("ts", "DateTime64(6, 'UTC')"),
+        ("agent", "Nullable(String)"),
+        ("condition", "String"),
+        ("action", "String"),
+        ("reason", "Nullable(String)"),
+        ("evidence", "Nullable(String)"),
+        ("text", "String"),
+        ("scope", "Map(String, String)"),
+        ("source", "LowCardinality(String)"),
+        ("layer", "LowCardinality(String)"),
+        ("citation", "Nullable(String)"),
+        ("confidence", "Float64"),
+        ("seed", "Bool"),
+        ("status", "LowCardinality(String)"),
+        ("event_ids", "Array(String)"),
+        ("entities", "Array(String)"),
+    ),
+    order_by=("tenant", "fragment_id"),
+)
+RECORD_TYPES = ("cognition",)
+
+# Initial confidence when the proposer gives none: a lived unit starts as implicit evidence
+# (0.6), a curated seed as explicit (0.9) (MISSION B7, B10). The learning loop moves it later.
+DEFAULT_CONFIDENCE = {"seed": 0.9, "lived": 0.6, "read": 0.6}
+LAYER_OF_SOURCE = {"lived": "experience", "read": "knowledge"}
+
+
+def render(condition: str, action: str, reason: str | None, evidence: str | None) -> str:
+    """The unit as one readable rule: ``when C, do A, because R, verified by E``."""
+    text = f"when {condition}, {action}"
+    if reason:
+        text += f", because {reason}"
+    if evidence:
+        text += f" (verified by: {evidence})"
+    return text
+
+
+def initial_confidence(record: dict) -> float:
+    if record["confidence"] is not None:
+        return record["confidence"]
+    return DEFAULT_CONFIDENCE["seed" if record["seed"] else record["source"]]
+
+
+def project(record_type: str, record: dict, position) -> list[dict]:
+    env = record["envelope"]
+    row = {
+        "tenant": env["tenant"],
+        "fragment_id": record["fragment_id"],
+        "ts": env["ts_us"],
+        "agent": env["agent"],
+        "condition": record["condition"],
+        "action": record["action"],
+        "reason": record["reason"],
+        "evidence": record["evidence"],
+        "text": render(record["condition"], record["action"], record["reason"], record["evidence"]),
+        "scope": record["scope"],
+        "source": record["source"],
+        "layer": LAYER_OF_SOURCE[record["source"]],
+        "citation": record["citation"],
+        "confidence": initial_confidence(record),
+        "seed": record["seed"],
+        "status": "candidate",
+        "event_ids": record["event_ids"],
+        "entities": record["entities"],
+    }
+    return [stamp(row, position)]

@@ -1,0 +1,79 @@
+"""Declared tables: the single source of a view's columns, its DDL and its Arrow schema.
+
+Every table is a ``ReplacingMergeTree`` versioned by the log offset and ordered by the
+record's identity, so a record delivered twice (at-least-once) collapses into one row and
+queries read ``FINAL``. Every row is stamped with its log coordinates (``_topic``,
+``_partition``, ``_offset``), which also lets ``explain`` go back from a row to its record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+LOG_COLUMNS = (("_topic", "LowCardinality(String)"), ("_partition", "UInt32"), ("_offset", "UInt64"))
+
+_ARROW = {
+    "String": pa.string(),
+    "LowCardinality(String)": pa.string(),
+    "Nullable(String)": pa.string(),
+    "Bool": pa.bool_(),
+    "Nullable(Bool)": pa.bool_(),
+    "UInt32": pa.uint32(),
+    "UInt64": pa.uint64(),
+    "Int64": pa.int64(),
+    "Float64": pa.float64(),
+    "Nullable(Float64)": pa.float64(),
+    "Nullable(Int32)": pa.int32(),
+    "Array(String)": pa.list_(pa.string()),
+    "Map(String, String)": pa.map_(pa.string(), pa.string()),
+    "DateTime64(6, 'UTC')": pa.timestamp("us", tz="UTC"),
+}
+
+
+@dataclass(frozen=True)
+class Table:
+    """A projected table. ``columns`` are the projector's own; log columns are appended."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    order_by: tuple[str, ...]
+
+    @property
+    def all_columns(self) -> tuple[tuple[str, str], ...]:
+        return self.columns + LOG_COLUMNS
+
+    @property
+    def column_names(self) -> list[str]:
+        return [name for name, _ in self.all_columns]
+
+    def create_sql(self, database: str) -> str:
+        cols = ",\n    ".join(f"`{n}` {t}" for n, t in self.all_columns)
+        return (
+            f"CREATE TABLE IF NOT EXISTS `{database}`.`{self.name}` (\n    {cols}\n)\n"
+            f"ENGINE = ReplacingMergeTree(_offset)\nORDER BY ({', '.join(self.order_by)})"
+        )
+
+    def drop_sql(self, database: str) -> str:
+        return f"DROP TABLE IF EXISTS `{database}`.`{self.name}`"
+
+    def arrow_schema(self) -> pa.Schema:
+        return pa.schema([pa.field(n, _ARROW[t]) for n, t in self.all_columns])
+
+    def to_arrow(self, rows: list[dict]) -> pa.Table:
+        """Rows (dicts with every column) to an Arrow table, column by column."""
+        schema = self.arrow_schema()
+        arrays = []
+        for field in schema:
+            values = [row[field.name] for row in rows]
+            if pa.types.is_map(field.type):
+                values = [list(v.items()) for v in values]
+            arrays.append(pa.array(values, type=field.type))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def stamp(row: dict, position) -> dict:
+    """Add the log coordinates of the record the row comes from."""
+    row["_topic"], row["_partition"], row["_offset"] = position.topic, position.partition, position.offset
+    return row

@@ -1,0 +1,110 @@
+"""The warehouse client: ClickHouse SQL through clickhouse-connect, one code path.
+
+``chdb:///path`` runs ClickHouse embedded (chDB, on disk); ``http(s)://host:port`` talks to
+a ClickHouse server. chDB allows one process per folder: the embedded brain owns it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import clickhouse_connect
+
+from hindbrain.projections.migrations import MIGRATIONS, MIGRATIONS_TABLE
+from hindbrain.projections.table import Table
+from hindbrain.projections.views import VIEWS
+
+DATABASE = "hindbrain"
+
+
+class Warehouse:
+    def __init__(self, url: str, database: str = DATABASE):
+        self.url, self.database = url, database
+        self._lock = threading.RLock()  # clickhouse-connect's chDB client is not thread-safe
+        if url.startswith("chdb://"):
+            boot = clickhouse_connect.get_client(dsn=url, database="default")
+        else:
+            boot = clickhouse_connect.get_client(dsn=url)
+        boot.command(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+        boot.close()
+        self._client = clickhouse_connect.get_client(dsn=url, database=database)
+        # Analysts' SQL runs on its own session: chDB keeps a query's settings for the rest
+        # of the session, so ``readonly=1`` on the writer's session would stop the runner.
+        self._reader = clickhouse_connect.get_client(dsn=url, database=database, settings={"readonly": 1})
+
+    # -- schema --------------------------------------------------------------------------
+    def migrate(self, target: int | None = None) -> list[int]:
+        """Apply (or, with a lower ``target``, revert) migrations; returns the numbers run."""
+        with self._lock:
+            self._client.command(
+                f"CREATE TABLE IF NOT EXISTS `{self.database}`.`{MIGRATIONS_TABLE}` "
+                "(number UInt32, name String) ENGINE = ReplacingMergeTree ORDER BY number"
+            )
+            applied = set(self.applied_migrations())
+            target = max(m.number for m in MIGRATIONS) if target is None else target
+            ran = []
+            for m in MIGRATIONS:
+                if m.number <= target and m.number not in applied:
+                    for sql in m.up(self.database):
+                        self._client.command(sql)
+                    self._client.insert(MIGRATIONS_TABLE, [[m.number, m.name]], column_names=["number", "name"])
+                    ran.append(m.number)
+            for m in reversed(MIGRATIONS):
+                if m.number > target and m.number in applied:
+                    for sql in m.down(self.database):
+                        self._client.command(sql)
+                    self._client.command(
+                        f"DELETE FROM `{self.database}`.`{MIGRATIONS_TABLE}` WHERE number = {m.number}"
+                    )
+                    ran.append(-m.number)
+            return ran
+
+    def applied_migrations(self) -> list[int]:
+        rows = self.query(f"SELECT number FROM `{self.database}`.`{MIGRATIONS_TABLE}` FINAL ORDER BY number")
+        return [r[0] for r in rows]
+
+    def live_columns(self, table: str) -> list[tuple[str, str]]:
+        return [
+            (n, t)
+            for n, t in self.query(
+                "SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {t:String} "
+                "ORDER BY position",
+                {"db": self.database, "t": table},
+            )
+        ]
+
+    # -- data ----------------------------------------------------------------------------
+    def insert(self, table: Table, rows: list[dict]) -> None:
+        if not rows:
+            return
+        data = table.to_arrow(rows)
+        with self._lock:
+            self._client.insert_arrow(table.name, data)
+
+    def query(self, sql: str, parameters: dict | None = None, readonly: bool = False) -> list[tuple]:
+        return self.query_columns(sql, parameters, readonly)[1]
+
+    def query_columns(self, sql: str, parameters: dict | None = None, readonly: bool = False):
+        """``(column_names, rows)``. ``readonly=True`` runs on a session where ClickHouse
+        refuses any statement that writes (``readonly=1``)."""
+        with self._lock:
+            client = self._reader if readonly else self._client
+            result = client.query(sql, parameters=parameters, settings={"readonly": 1} if readonly else None)
+            return list(result.column_names), result.result_rows
+
+    def digest(self, tables: Sequence[Table] = tuple(v.table for v in VIEWS)) -> dict[str, tuple[int, int]]:
+        """Per table ``(row count, order-independent hash of every deduplicated row)``."""
+        out = {}
+        for table in tables:
+            cols = ", ".join(f"`{n}`" for n in table.column_names)
+            ((count, digest),) = self.query(
+                f"SELECT count(), sum(cityHash64(tuple({cols}))) FROM `{self.database}`.`{table.name}` FINAL"
+            )
+            out[table.name] = (int(count), int(digest))
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            self._reader.close()
+            self._client.close()

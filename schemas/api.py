@@ -1,0 +1,149 @@
+"""Validation of public API input, at the edge, before anything is written.
+
+Every error is an ``InvalidInput`` (a ``ValueError``) whose message names the field, e.g.
+``perceive: field 'tenant': Field required``. Nothing is appended when validation fails.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+MAX_TEXT_BYTES = 64 * 1024
+MAX_NAME_CHARS = 256
+
+
+class InvalidInput(ValueError):
+    """Input rejected at the edge; ``field`` names the first offending field."""
+
+    def __init__(self, operation: str, field: str, message: str):
+        self.operation, self.field = operation, field
+        super().__init__(f"{operation}: field {field!r}: {message}")
+
+
+def _utf8_within_limit(value: str) -> str:
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"not valid UTF-8 text ({exc.reason})") from None
+    if size > MAX_TEXT_BYTES:
+        raise ValueError(f"{size} bytes of UTF-8, more than the {MAX_TEXT_BYTES}-byte limit")
+    return value
+
+
+Text = Annotated[str, Field(strict=True), AfterValidator(_utf8_within_limit)]
+Name = Annotated[str, Field(strict=True, min_length=1, max_length=MAX_NAME_CHARS), AfterValidator(_utf8_within_limit)]
+Scope = dict[Name, Name]
+
+EventKind = Literal["message", "observation", "action", "anomaly", "feedback", "outcome"]
+Signal = Literal["explicit", "implicit", "self"]
+Source = Literal["lived", "read"]
+Trigger = Literal["task_start", "anomaly", "no_progress", "no_data", "unresolved_entity", "user_reference"]
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _blank(value: str | None) -> bool:
+    return value is None or not value.strip()
+
+
+class PerceiveInput(_Input):
+    tenant: Name
+    agent: Name | None = None
+    task: Name | None = None
+    kind: EventKind = "message"
+    text: Text | None = None
+    system: Text | None = None
+    identity: Text | None = None
+    action: Text | None = None
+    expected: Text | None = None
+    actual: Text | None = None
+    entities: list[Name] = Field(default_factory=list, max_length=256)
+    scope: Scope = Field(default_factory=dict)
+    signal: Signal | None = None
+    success: bool | None = Field(default=None, strict=True)
+    polarity: float | None = Field(default=None, ge=-1.0, le=1.0)
+    session: Name | None = None
+    speaker: Name | None = None
+    emotion: Name | None = None
+    ts: datetime | None = None
+    event_id: Name | None = None
+
+    @model_validator(mode="after")
+    def _needs_text_or_action(self):
+        if _blank(self.text) and _blank(self.action):
+            raise ValueError("one of 'text' or 'action' must be a non-empty string")
+        return self
+
+
+class LearnInput(_Input):
+    tenant: Name
+    agent: Name | None = None
+    task: Name | None = None
+    condition: Text
+    action: Text
+    reason: Text | None = None
+    evidence: Text | None = None
+    scope: Scope = Field(default_factory=dict)
+    source: Source = "lived"
+    citation: Text | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    seed: bool = Field(default=False, strict=True)
+    event_ids: list[Name] = Field(default_factory=list, max_length=1024)
+    entities: list[Name] = Field(default_factory=list, max_length=256)
+    fragment_id: Name | None = None
+
+    @model_validator(mode="after")
+    def _unit_is_actionable(self):
+        if _blank(self.condition):
+            raise ValueError("'condition' must say when the unit applies")
+        if _blank(self.action):
+            raise ValueError("'action' must say what to do")
+        if self.source == "read" and _blank(self.citation):
+            raise ValueError("read knowledge must give 'citation' (it is right because of its source)")
+        return self
+
+
+class RecallInput(_Input):
+    tenant: Name
+    agent: Name | None = None
+    task: Name | None = None
+    query: Text | None = None
+    situation: dict[Literal["system", "identity", "action", "expected", "actual"], Text] = Field(default_factory=dict)
+    trigger: Trigger | None = None
+    scope: Scope = Field(default_factory=dict)
+    budget_tokens: int = Field(default=400, ge=1, le=100_000, strict=True)
+    k: int | None = Field(default=None, ge=1, le=1000, strict=True)
+    layers: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _needs_a_cue(self):
+        if _blank(self.query) and not any(not _blank(v) for v in self.situation.values()):
+            raise ValueError("give 'query' or a non-empty 'situation'")
+        return self
+
+
+class OutcomeInput(_Input):
+    tenant: Name
+    agent: Name | None = None
+    task: Name | None = None
+    recall_id: Name | None = None
+    applied: list[Name] = Field(default_factory=list, max_length=1024)
+    success: bool = Field(strict=True)
+    steps: int | None = Field(default=None, ge=0, strict=True)
+    notes: Text | None = None
+
+
+def validated(model: type[_Input], operation: str, **fields):
+    """Build ``model`` from keyword input or raise InvalidInput naming the first bad field."""
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(input)"
+        message = err["msg"].removeprefix("Value error, ")
+        raise InvalidInput(operation, where, message) from None

@@ -1,0 +1,1 @@
+"""The log (the only write path) and the processors that project it into views."""

@@ -1,0 +1,60 @@
+"""The log interface every backend implements (embedded SQLite now, Kafka in a fleet).
+
+The contract, tested for every backend by ``tests/streams/log_contract.py``:
+
+1. ``append`` writes messages durably and returns one ``Position`` each, in order; a batch
+   is all-or-nothing.
+2. Within one (topic, partition), offsets only grow, and ``read`` returns messages in
+   offset order, starting at the first offset >= the one asked for.
+3. A consumer's committed offset is the *next* offset it will read (0 if it never
+   committed); committing is idempotent and survives reopening the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+
+class Message(NamedTuple):
+    topic: str
+    key: str | None
+    value: bytes
+
+
+class Position(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    topic: str
+    partition: int
+    offset: int
+    key: str | None
+    value: bytes
+
+    @property
+    def position(self) -> Position:
+        return Position(self.topic, self.partition, self.offset)
+
+
+class Log(Protocol):
+    def append(self, messages: Sequence[Message]) -> list[Position]: ...
+
+    def partitions(self, topic: str) -> list[int]: ...
+
+    def read(self, topic: str, partition: int, offset: int, limit: int = 1000) -> list[LogEntry]: ...
+
+    def end_offset(self, topic: str, partition: int) -> int:
+        """The offset the next appended message of this partition will have at least."""
+        ...
+
+    def commit(self, consumer: str, topic: str, partition: int, offset: int) -> None: ...
+
+    def committed(self, consumer: str, topic: str, partition: int) -> int: ...
+
+    def close(self) -> None: ...

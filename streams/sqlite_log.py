@@ -1,0 +1,139 @@
+"""The embedded log: one SQLite file in WAL mode.
+
+One table holds every record of every topic in a single global order
+(``offset INTEGER PRIMARY KEY``), so the embedded runner can replay exactly the order in
+which records were written. Each topic has a single partition, 0; a topic's offsets are the
+global offsets of its records (they grow, with gaps, like Kafka offsets after compaction).
+
+Durability: ``synchronous=FULL`` by default, so an ``append`` that returned survives a power
+loss, not only a process crash. WAL keeps readers off the writer's back.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from hindbrain.streams.log import LogEntry, Message, Position
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS records (
+    "offset" INTEGER PRIMARY KEY,
+    topic TEXT NOT NULL,
+    key TEXT,
+    value BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_by_topic ON records (topic, "offset");
+CREATE TABLE IF NOT EXISTS consumer_offsets (
+    consumer TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    partition INTEGER NOT NULL,
+    next_offset INTEGER NOT NULL,
+    PRIMARY KEY (consumer, topic, partition)
+);
+"""
+
+ALL_TOPICS = "*"  # the pseudo-topic of the global order, for committed offsets of the runner
+
+
+class SqliteLog:
+    """A crash-safe, single-file log. Thread-safe; one writer at a time."""
+
+    def __init__(self, path: str | Path, synchronous: str = "FULL"):
+        if synchronous not in {"FULL", "NORMAL", "EXTRA"}:
+            raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA, not {synchronous!r}")
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"PRAGMA synchronous={synchronous}")
+        self._db.executescript(_DDL)
+        self._lock = threading.Lock()
+
+    # -- writing -------------------------------------------------------------------------
+    def append(self, messages: Sequence[Message]) -> list[Position]:
+        if not messages:
+            return []
+        with self._lock:
+            cur = self._db.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                first = cur.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
+                cur.executemany(
+                    'INSERT INTO records ("offset", topic, key, value) VALUES (?, ?, ?, ?)',
+                    [(first + i, m.topic, m.key, bytes(m.value)) for i, m in enumerate(messages)],
+                )
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+        return [Position(m.topic, 0, first + i) for i, m in enumerate(messages)]
+
+    # -- reading -------------------------------------------------------------------------
+    def partitions(self, topic: str) -> list[int]:
+        return [0]
+
+    def read(self, topic: str, partition: int, offset: int, limit: int = 1000) -> list[LogEntry]:
+        if partition != 0:
+            return []
+        with self._lock:
+            rows = self._db.execute(
+                'SELECT "offset", topic, key, value FROM records WHERE topic = ? AND "offset" >= ? '
+                'ORDER BY "offset" LIMIT ?',
+                (topic, offset, limit),
+            ).fetchall()
+        return [LogEntry(t, 0, o, k, v) for o, t, k, v in rows]
+
+    def read_all(self, offset: int, limit: int = 10_000) -> list[LogEntry]:
+        """Records of every topic from global ``offset`` on, in write order (embedded only)."""
+        with self._lock:
+            rows = self._db.execute(
+                'SELECT "offset", topic, key, value FROM records WHERE "offset" >= ? ORDER BY "offset" LIMIT ?',
+                (offset, limit),
+            ).fetchall()
+        return [LogEntry(t, 0, o, k, v) for o, t, k, v in rows]
+
+    def get(self, positions: Sequence[Position]) -> list[LogEntry]:
+        """The entries at these positions (missing ones are left out), in offset order."""
+        offsets = sorted({p.offset for p in positions if p.partition == 0})
+        out: list[LogEntry] = []
+        with self._lock:
+            for start in range(0, len(offsets), 500):
+                chunk = offsets[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                out += [
+                    LogEntry(t, 0, o, k, v)
+                    for o, t, k, v in self._db.execute(
+                        f'SELECT "offset", topic, key, value FROM records WHERE "offset" IN ({marks}) ORDER BY "offset"',
+                        chunk,
+                    )
+                ]
+        wanted = {(p.topic, p.offset) for p in positions}
+        return [e for e in out if (e.topic, e.offset) in wanted]
+
+    def end_offset(self, topic: str, partition: int) -> int:
+        with self._lock:
+            return self._db.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
+
+    # -- consumer offsets ----------------------------------------------------------------
+    def commit(self, consumer: str, topic: str, partition: int, offset: int) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO consumer_offsets VALUES (?, ?, ?, ?) ON CONFLICT (consumer, topic, partition) "
+                "DO UPDATE SET next_offset = excluded.next_offset",
+                (consumer, topic, partition, offset),
+            )
+
+    def committed(self, consumer: str, topic: str, partition: int) -> int:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT next_offset FROM consumer_offsets WHERE consumer = ? AND topic = ? AND partition = ?",
+                (consumer, topic, partition),
+            ).fetchone()
+        return row[0] if row else 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
