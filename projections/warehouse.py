@@ -34,6 +34,14 @@ class Warehouse:
         self._reader = clickhouse_connect.get_client(dsn=url, database=database, settings={"readonly": 1})
 
     # -- schema --------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Drop every view and the migration record: an empty warehouse (for replay)."""
+        with self._lock:
+            for m in reversed(MIGRATIONS):
+                for sql in m.down(self.database):
+                    self._client.command(sql)
+            self._client.command(f"DROP TABLE IF EXISTS `{self.database}`.`{MIGRATIONS_TABLE}`")
+
     def migrate(self, target: int | None = None) -> list[int]:
         """Apply (or, with a lower ``target``, revert) migrations; returns the numbers run."""
         with self._lock:
