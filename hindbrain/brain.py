@@ -19,7 +19,7 @@ from hindbrain.recall.gate import select
 from hindbrain.recall.index import RecallIndex, situation_text
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.recall.tokenize import tokens
-from hindbrain.schemas.api import LearnInput, OutcomeInput, PerceiveInput, RecallInput, validated
+from hindbrain.schemas.api import InvalidInput, LearnInput, OutcomeInput, PerceiveInput, RecallInput, validated
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import envelope, new_id, to_us
 from hindbrain.settings import Settings
@@ -106,8 +106,9 @@ class Brain:
         for n, fields in enumerate(events):
             try:
                 records.append(("perception", _perception(validated(PerceiveInput, "perceive", **fields))))
-            except ValueError as exc:
-                raise type(exc)(f"event #{n}: {exc}") from None
+            except InvalidInput as exc:  # InvalidInput(operation, field, message): keep the field, name the event
+                message = str(exc).removeprefix(f"{exc.operation}: field {exc.field!r}: ")
+                raise InvalidInput(exc.operation, exc.field, f"event #{n}: {message}") from None
         self.runner.submit(records)
         return [r["envelope"]["record_id"] for _, r in records]
 

@@ -14,7 +14,10 @@ def _home(args) -> Path:
 
 
 def _json(value) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=lambda o: o.hex() if isinstance(o, bytes) else str(o))
+    def fallback(o):
+        return o.hex() if isinstance(o, bytes) else str(o)
+
+    return json.dumps(value, indent=2, ensure_ascii=False, default=fallback)
 
 
 def cmd_stats(args) -> int:

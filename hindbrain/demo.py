@@ -73,6 +73,10 @@ class ArmStats:
     tasks: int = 0
     injected_tokens: int = 0
 
+    def add(self, other: ArmStats) -> None:
+        for name in ("known_tasks", "repeated", "first_try", "tasks", "injected_tokens"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
     def repeated_rate(self) -> float | None:
         return self.repeated / self.known_tasks if self.known_tasks else None
 
@@ -147,48 +151,65 @@ def _pct(value: float | None) -> str:
     return "   -" if value is None else f"{100 * value:3.0f}%"
 
 
-def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: int = 4,
-             tasks_per_agent: int = 3) -> int:
-    home = Path(home) if home else Path(tempfile.mkdtemp(prefix="hindbrain-demo-"))
+@dataclass
+class DemoResult:
+    home: Path
+    rounds: list[dict[str, ArmStats]]  # per round: tenant -> stats
+    totals: dict[str, ArmStats]
+    seconds: float
+
+
+WITH_RECALL, NO_MEMORY = "demo-with-recall", "demo-no-memory"
+
+
+def simulate(brain: Brain, rounds: int = 6, seed: int = 7, agents: int = 4, tasks_per_agent: int = 3,
+             progress=None) -> tuple[list[dict[str, ArmStats]], dict[str, ArmStats]]:
+    """Run both arms over the same seeded schedule; returns per-round and total stats."""
     rng = random.Random(seed)
     schedule = [[[rng.choice(WORLD) for _ in range(tasks_per_agent)] for _ in range(agents)] for _ in range(rounds)]
-    arms = [Arm("demo-with-recall", True), Arm("demo-no-memory", False)]
-    total = 2 * rounds * agents * tasks_per_agent
-    print(f"hindbrain demo: {agents} agents, {len(WORLD)} systems with hidden rules, {rounds} rounds; brain at {home}")
-    rows, done, started = [], 0, time.perf_counter()
+    arms = [Arm(WITH_RECALL, True), Arm(NO_MEMORY, False)]
     totals = {arm.tenant: ArmStats() for arm in arms}
+    per_round, done = [], 0
+    for r, round_tasks in enumerate(schedule, 1):
+        stats_of = {arm.tenant: ArmStats() for arm in arms}
+        for arm in arms:
+            for a, tasks in enumerate(round_tasks):
+                for t, rule in enumerate(tasks):
+                    run_task(brain, arm, f"agent-{a + 1}", f"r{r}-a{a + 1}-t{t + 1}", rule, stats_of[arm.tenant])
+                    done += 1
+                    if progress:
+                        progress(done, 2 * rounds * agents * tasks_per_agent)
+            totals[arm.tenant].add(stats_of[arm.tenant])
+        per_round.append(stats_of)
+    return per_round, totals
+
+
+def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: int = 4,
+             tasks_per_agent: int = 3) -> int:
+    """The CLI's ``demo``: simulate, then print the per-round table and a few views."""
+    home = Path(home) if home else Path(tempfile.mkdtemp(prefix="hindbrain-demo-"))
+    print(f"hindbrain demo: {agents} agents, {len(WORLD)} systems with hidden rules, {rounds} rounds; brain at {home}")
+    started = time.perf_counter()
     with Brain.open(home) as brain:
-        for r, round_tasks in enumerate(schedule, 1):
-            per_arm = {}
-            for arm in arms:
-                stats = per_arm[arm.tenant] = ArmStats()
-                for a, tasks in enumerate(round_tasks):
-                    for t, rule in enumerate(tasks):
-                        run_task(brain, arm, f"agent-{a + 1}", f"r{r}-a{a + 1}-t{t + 1}", rule, stats)
-                        done += 1
-                        _progress(done, total, started)
-                for name in ("known_tasks", "repeated", "first_try", "tasks", "injected_tokens"):
-                    setattr(totals[arm.tenant], name, getattr(totals[arm.tenant], name) + getattr(stats, name))
-            rows.append((r, per_arm))
+        per_round, totals = simulate(brain, rounds, seed, agents, tasks_per_agent,
+                                     progress=lambda done, total: _progress(done, total, started))
         sys.stderr.write("\n")
         top = brain.sql(
             "SELECT f.text, fb.applied, fb.success FROM feedback AS fb "
             "INNER JOIN (SELECT fragment_id, text FROM fragments FINAL WHERE tenant = {t:String}) AS f "
             "ON f.fragment_id = fb.item_id WHERE fb.tenant = {t:String} ORDER BY fb.success DESC LIMIT 3",
-            {"t": arms[0].tenant},
+            {"t": WITH_RECALL},
         )
         some_fragment = brain.sql("SELECT fragment_id FROM fragments FINAL WHERE tenant = {t:String} LIMIT 1",
-                                  {"t": arms[0].tenant})
+                                  {"t": WITH_RECALL})
         stats_now = brain.stats()
     print("\nshare of tasks that repeated a mistake the fleet already knew the lesson for")
     print(f"{'round':>5} | {'with recall':>11} {'no memory':>10} | {'first-try ok (with/without)':>28}")
-    for r, per_arm in rows:
-        w, n = per_arm[arms[0].tenant], per_arm[arms[1].tenant]
+    for r, stats_of in [(str(n), s) for n, s in enumerate(per_round, 1)] + [("all", totals)]:
+        w, n = stats_of[WITH_RECALL], stats_of[NO_MEMORY]
         print(f"{r:>5} | {_pct(w.repeated_rate()):>11} {_pct(n.repeated_rate()):>10} | "
               f"{w.first_try:>12}/{w.tasks:<3} {n.first_try:>6}/{n.tasks:<3}")
-    w, n = totals[arms[0].tenant], totals[arms[1].tenant]
-    print(f"{'all':>5} | {_pct(w.repeated_rate()):>11} {_pct(n.repeated_rate()):>10} | "
-          f"{w.first_try:>12}/{w.tasks:<3} {n.first_try:>6}/{n.tasks:<3}")
+    w = totals[WITH_RECALL]
     print(f"\ninjected context: {w.injected_tokens / max(w.tasks, 1):.0f} tokens per task with recall")
     print("most useful cognitions (feedback view):")
     for row in top:

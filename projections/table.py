@@ -66,11 +66,27 @@ class Table:
         schema = self.arrow_schema()
         arrays = []
         for field in schema:
-            values = [row[field.name] for row in rows]
+            name = field.name  # once: ``Field.name`` makes a new str (and hash) on every access
+            values = [row[name] for row in rows]
             if pa.types.is_map(field.type):
-                values = [list(v.items()) for v in values]
-            arrays.append(pa.array(values, type=field.type))
+                arrays.append(_map_array(values, field.type))
+            else:
+                arrays.append(pa.array(values, type=field.type))
         return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _map_array(dicts: list[dict], map_type: pa.MapType) -> pa.MapArray:
+    """Dicts to a MapArray from flat offsets, keys and items: no per-row Python objects
+    (a list of pairs per row made the garbage collector run during big inserts)."""
+    offsets, keys, items = [0], [], []
+    for d in dicts:
+        keys += d.keys()
+        items += d.values()
+        offsets.append(len(keys))
+    return pa.MapArray.from_arrays(
+        pa.array(offsets, type=pa.int32()), pa.array(keys, type=map_type.key_type),
+        pa.array(items, type=map_type.item_type),
+    )
 
 
 def stamp(row: dict, position) -> dict:

@@ -8,6 +8,7 @@ with the Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``, which is never nega
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 
 import numpy as np
@@ -15,68 +16,105 @@ import numpy as np
 K1, B = 1.2, 0.75
 
 
-class _Postings:
-    __slots__ = ("docs", "tfs", "n")
-
-    def __init__(self):
-        self.docs = np.empty(4, dtype=np.int32)
-        self.tfs = np.empty(4, dtype=np.float32)
-        self.n = 0
-
-    def add(self, doc: int, tf: int) -> None:
-        if self.n == len(self.docs):
-            self.docs = np.resize(self.docs, self.n * 2)
-            self.tfs = np.resize(self.tfs, self.n * 2)
-        self.docs[self.n] = doc
-        self.tfs[self.n] = tf
-        self.n += 1
+_NO_DOCS, _NO_TFS = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
+_NO_DOCS.flags.writeable = _NO_TFS.flags.writeable = False
+_TAIL = 256  # postings a term collects in its tail before they move into its arrays
+_PAIR = np.dtype("<i4")  # a tail is little-endian int32 pairs (doc, tf)
+_TF_BYTES = [tf.to_bytes(4, "little") for tf in range(256)]
 
 
 class BM25Index:
+    """Per term (numbered in ``_terms``): numpy arrays of doc numbers and term frequencies
+    for scoring, filled up to ``_settled[t]``, plus a tail of recent (doc, tf) pairs.
+
+    Appending to a tail (a ``bytearray``) is ~10x cheaper than setting one element of a
+    numpy array, so ``add`` only appends; a tail moves into its term's arrays (one slice
+    assignment, amortised doubling) when it is full or when a query reads the term.
+    Neither numpy arrays nor bytearrays are tracked by the garbage collector, so a large
+    index does not slow down the process's full collections.
+    """
+
     def __init__(self):
-        self._postings: dict[str, _Postings] = {}
+        self._terms: dict[str, int] = {}
+        self._docs: list[np.ndarray] = []
+        self._tfs: list[np.ndarray] = []
+        self._settled: list[int] = []
+        self._tails: list[bytearray] = []
         self._lengths = np.empty(1024, dtype=np.float32)
         self._n = 0
         self._total_length = 0
+        self._lock = threading.Lock()  # adding and scoring (which settles tails) exclude each other
 
     def __len__(self) -> int:
         return self._n
 
     def add(self, terms: list[str]) -> int:
         """Index one document's terms; returns its number (0, 1, 2 ...)."""
-        doc = self._n
-        if doc == len(self._lengths):
-            self._lengths = np.resize(self._lengths, doc * 2)
-        self._lengths[doc] = len(terms)
-        self._total_length += len(terms)
-        self._n += 1
-        postings = self._postings
-        for term, tf in Counter(terms).items():
-            p = postings.get(term)
-            if p is None:
-                p = postings[term] = _Postings()
-            p.add(doc, tf)
+        with self._lock:
+            doc = self._n
+            if doc == len(self._lengths):
+                self._lengths = np.resize(self._lengths, doc * 2)
+            self._lengths[doc] = len(terms)
+            self._total_length += len(terms)
+            doc_bytes = doc.to_bytes(4, "little", signed=True)
+            term_ids, tails = self._terms, self._tails
+            for term, tf in Counter(terms).items():
+                t = term_ids.get(term)
+                if t is None:
+                    t = term_ids[term] = self._new_term()
+                tail = tails[t]
+                tail += doc_bytes
+                tail += _TF_BYTES[tf] if tf < 256 else tf.to_bytes(4, "little", signed=True)
+                if len(tail) >= 8 * _TAIL:
+                    self._settle(t)
+            self._n += 1
         return doc
+
+    def _new_term(self) -> int:
+        self._docs.append(_NO_DOCS)  # shared and empty: the first settle allocates
+        self._tfs.append(_NO_TFS)
+        self._settled.append(0)
+        self._tails.append(bytearray())
+        return len(self._tails) - 1
+
+    def _settle(self, t: int) -> int:
+        """Move term ``t``'s tail into its arrays; returns its document frequency."""
+        tail, n = self._tails[t], self._settled[t]
+        if not tail:
+            return n
+        pairs = np.frombuffer(tail, dtype=_PAIR).reshape(-1, 2)
+        end = n + len(pairs)
+        if end > len(self._docs[t]):
+            size = max(end, 4, 2 * len(self._docs[t]))
+            self._docs[t] = np.resize(self._docs[t], size)
+            self._tfs[t] = np.resize(self._tfs[t], size)
+        self._docs[t][n:end] = pairs[:, 0]
+        self._tfs[t][n:end] = pairs[:, 1]
+        self._settled[t] = end
+        self._tails[t] = bytearray()
+        return end
 
     def scores(self, terms: list[str]) -> tuple[np.ndarray, dict[str, float]]:
         """BM25 score of every document (zeros where no term matched) and each query
         term's idf (terms absent from the corpus are left out)."""
-        n = self._n
-        scores = np.zeros(n, dtype=np.float32)
-        idfs: dict[str, float] = {}
-        if n == 0:
-            return scores, idfs
-        avgdl = self._total_length / n or 1.0
-        lengths = self._lengths[:n]
-        for term, qtf in Counter(terms).items():
-            p = self._postings.get(term)
-            if p is None:
-                continue
-            docs, tfs = p.docs[: p.n], p.tfs[: p.n]
-            idf = math.log(1.0 + (n - p.n + 0.5) / (p.n + 0.5))
-            idfs[term] = idf
-            norm = K1 * (1.0 - B + B * lengths[docs] / avgdl)
-            scores[docs] += (idf * qtf) * tfs * (K1 + 1.0) / (tfs + norm)
+        with self._lock:
+            n = self._n
+            scores = np.zeros(n, dtype=np.float32)
+            idfs: dict[str, float] = {}
+            if n == 0:
+                return scores, idfs
+            avgdl = self._total_length / n or 1.0
+            lengths = self._lengths[:n]
+            for term, qtf in Counter(terms).items():
+                t = self._terms.get(term)
+                if t is None:
+                    continue
+                df = self._settle(t)
+                docs, tfs = self._docs[t][:df], self._tfs[t][:df]
+                idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+                idfs[term] = idf
+                norm = K1 * (1.0 - B + B * lengths[docs] / avgdl)
+                scores[docs] += (idf * qtf) * tfs * (K1 + 1.0) / (tfs + norm)
         return scores, idfs
 
     def top(self, terms: list[str], k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:

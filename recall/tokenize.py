@@ -11,22 +11,43 @@ import math
 import re
 
 _TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+|[^\W_]+(?:[-_.:/@][^\W_]+)*")
+# The same pattern for ASCII text (no CJK run can occur), where re.ASCII classes are faster.
+_ASCII_WORD = re.compile(r"[^\W_]+(?:[-_.:/@][^\W_]+)*", re.ASCII)
+_JOINERS = re.compile(r"[-_.:/@]")
+_CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]+")  # exactly _is_cjk
 _CJK_START = "\u3040"
 
 
 def tokens(text: str) -> list[str]:
+    text = text.lower()
+    if text.isascii():
+        runs = _ASCII_WORD.findall(text)
+        if all(map(str.isalnum, runs)):  # no joined word ("error-503"): nothing to split
+            return runs
+        return _with_parts(runs)
     out: list[str] = []
-    for run in _TOKEN.findall(text.lower()):
+    append, extend = out.append, out.extend
+    for run in _TOKEN.findall(text):
         if run[0] >= _CJK_START and _is_cjk(run[0]):
             if len(run) == 1:
-                out.append(run)
+                append(run)
             else:
-                out.extend(run[i : i + 2] for i in range(len(run) - 1))
+                extend(map(str.__add__, run, run[1:]))  # character bigrams, run[i : i + 2]
         else:
-            out.append(run)
-            if any(c in run for c in "-_.:/@"):
-                # "error-503" also answers "503"; the whole cue stays a token of its own.
-                out.extend(p for p in re.split(r"[-_.:/@]", run) if p)
+            append(run)
+            if not run.isalnum():  # only a joiner can make a matched word non-alphanumeric
+                extend(p for p in _JOINERS.split(run) if p)
+    return out
+
+
+def _with_parts(words: list[str]) -> list[str]:
+    """Each word, followed by its parts when it is joined: "error-503" also answers "503";
+    the whole cue stays a token of its own."""
+    out: list[str] = []
+    for word in words:
+        out.append(word)
+        if not word.isalnum():
+            out.extend(p for p in _JOINERS.split(word) if p)
     return out
 
 
@@ -37,5 +58,5 @@ def _is_cjk(ch: str) -> bool:
 
 def estimate_tokens(text: str) -> int:
     """Prompt tokens a text costs, roughly: one per CJK character, one per 4 other chars."""
-    cjk = sum(1 for ch in text if ch >= _CJK_START and _is_cjk(ch))
+    cjk = 0 if text.isascii() else sum(map(len, _CJK_CHARS.findall(text)))
     return max(1, cjk + math.ceil((len(text) - cjk) / 4))

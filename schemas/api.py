@@ -33,8 +33,19 @@ def _utf8_within_limit(value: str) -> str:
     return value
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
 Text = Annotated[str, Field(strict=True), AfterValidator(_utf8_within_limit)]
-Name = Annotated[str, Field(strict=True, min_length=1, max_length=MAX_NAME_CHARS), AfterValidator(_utf8_within_limit)]
+Name = Annotated[
+    str,
+    Field(strict=True, min_length=1, max_length=MAX_NAME_CHARS),
+    AfterValidator(_utf8_within_limit),
+    AfterValidator(_not_blank),
+]
 Scope = dict[Name, Name]
 
 EventKind = Literal["message", "observation", "action", "anomaly", "feedback", "outcome"]
@@ -45,6 +56,14 @@ Trigger = Literal["task_start", "anomaly", "no_progress", "no_data", "unresolved
 
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _FieldProblem(ValueError):
+    """Raised by a model validator for a problem of one field, so ``InvalidInput.field`` names it."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(message)
 
 
 def _blank(value: str | None) -> bool:
@@ -66,7 +85,7 @@ class PerceiveInput(_Input):
     scope: Scope = Field(default_factory=dict)
     signal: Signal | None = None
     success: bool | None = Field(default=None, strict=True)
-    polarity: float | None = Field(default=None, ge=-1.0, le=1.0)
+    polarity: float | None = Field(default=None, ge=-1.0, le=1.0, strict=True)
     session: Name | None = None
     speaker: Name | None = None
     emotion: Name | None = None
@@ -76,7 +95,7 @@ class PerceiveInput(_Input):
     @model_validator(mode="after")
     def _needs_text_or_action(self):
         if _blank(self.text) and _blank(self.action):
-            raise ValueError("one of 'text' or 'action' must be a non-empty string")
+            raise _FieldProblem("text", "one of 'text' or 'action' must be a non-empty string")
         return self
 
 
@@ -91,7 +110,7 @@ class LearnInput(_Input):
     scope: Scope = Field(default_factory=dict)
     source: Source = "lived"
     citation: Text | None = None
-    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
     seed: bool = Field(default=False, strict=True)
     event_ids: list[Name] = Field(default_factory=list, max_length=1024)
     entities: list[Name] = Field(default_factory=list, max_length=256)
@@ -100,11 +119,11 @@ class LearnInput(_Input):
     @model_validator(mode="after")
     def _unit_is_actionable(self):
         if _blank(self.condition):
-            raise ValueError("'condition' must say when the unit applies")
+            raise _FieldProblem("condition", "'condition' must say when the unit applies")
         if _blank(self.action):
-            raise ValueError("'action' must say what to do")
+            raise _FieldProblem("action", "'action' must say what to do")
         if self.source == "read" and _blank(self.citation):
-            raise ValueError("read knowledge must give 'citation' (it is right because of its source)")
+            raise _FieldProblem("citation", "read knowledge must give 'citation' (it is right because of its source)")
         return self
 
 
@@ -123,7 +142,7 @@ class RecallInput(_Input):
     @model_validator(mode="after")
     def _needs_a_cue(self):
         if _blank(self.query) and not any(not _blank(v) for v in self.situation.values()):
-            raise ValueError("give 'query' or a non-empty 'situation'")
+            raise _FieldProblem("query", "give 'query' or a non-empty 'situation'")
         return self
 
 
@@ -145,5 +164,8 @@ def validated(model: type[_Input], operation: str, **fields):
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in err["loc"]) or "(input)"
+        problem = err.get("ctx", {}).get("error")
+        if isinstance(problem, _FieldProblem):
+            where = problem.field
         message = err["msg"].removeprefix("Value error, ")
         raise InvalidInput(operation, where, message) from None

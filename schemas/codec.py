@@ -118,7 +118,8 @@ class Registry:
 def _load(text: str, record_type: str, version: int) -> SchemaVersion:
     parsed = parse_schema(json.loads(text))
     canonical = to_parsing_canonical_form(parsed)
-    fp = int(fingerprint(canonical, "CRC-64-AVRO"), 16).to_bytes(8, "little")
+    # fastavro's hex digest already lists the fingerprint's bytes in little-endian order.
+    fp = bytes.fromhex(fingerprint(canonical, "CRC-64-AVRO"))
     return SchemaVersion(record_type, version, parsed["name"], parsed, fp)
 
 

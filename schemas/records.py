@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hindbrain.schemas.codec import registry
 
@@ -38,7 +38,7 @@ def now_us() -> int:
 def to_us(ts: datetime) -> int:
     """Microseconds since the epoch; a naive datetime is taken as UTC."""
     if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=timezone.utc)
+        ts = ts.replace(tzinfo=UTC)
     return int(ts.timestamp() * 1_000_000)
 
 

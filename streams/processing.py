@@ -52,7 +52,7 @@ def invalid_reason(record_type: str, record: dict, topic: str) -> str | None:
     env = record["envelope"]
     if TOPIC_OF.get(record_type) != topic:
         return f"a {record_type} record on topic {topic!r}"
-    if not env["tenant"]:
+    if not env["tenant"] and record_type != "dead_letter":  # an undecodable record has no tenant
         return "envelope.tenant is empty"
     if not env["record_id"]:
         return "envelope.record_id is empty"
@@ -71,7 +71,9 @@ def decode_entry(entry: LogEntry, ts_us: int) -> Decoded | dict:
     return Decoded(entry.position, record_type, record)
 
 
-def project_batch(items: Iterable[Decoded | LogEntry], ts_us: int, batch: ProjectedBatch | None = None) -> ProjectedBatch:
+def project_batch(
+    items: Iterable[Decoded | LogEntry], ts_us: int, batch: ProjectedBatch | None = None
+) -> ProjectedBatch:
     """Project decoded records (or raw entries, decoded here) into rows per table.
 
     A record that fails to decode, validate or project becomes a DeadLetter record in

@@ -56,6 +56,11 @@ class SqliteLog:
     def append(self, messages: Sequence[Message]) -> list[Position]:
         if not messages:
             return []
+        for m in messages:  # bytes(3) would be three zero bytes: check, don't coerce
+            if not isinstance(m.value, (bytes, bytearray, memoryview)):
+                raise TypeError(f"message value must be bytes, not {type(m.value).__name__}")
+            if not isinstance(m.topic, str) or not (m.key is None or isinstance(m.key, str)):
+                raise TypeError(f"message topic must be str and key str or None, not {m.topic!r}, {m.key!r}")
         with self._lock:
             cur = self._db.cursor()
             cur.execute("BEGIN IMMEDIATE")
@@ -106,7 +111,8 @@ class SqliteLog:
                 out += [
                     LogEntry(t, 0, o, k, v)
                     for o, t, k, v in self._db.execute(
-                        f'SELECT "offset", topic, key, value FROM records WHERE "offset" IN ({marks}) ORDER BY "offset"',
+                        f'SELECT "offset", topic, key, value FROM records WHERE "offset" IN ({marks}) '
+                        'ORDER BY "offset"',
                         chunk,
                     )
                 ]

@@ -1,0 +1,57 @@
+"""Declared columns are the live columns; migrations go up, down and up again, once each."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindbrain.projections.feedback import SIGNALS
+from hindbrain.projections.migrations import MIGRATIONS, MIGRATIONS_TABLE
+from hindbrain.projections.views import VIEWS
+
+VIEW_NAMES = sorted([v.table.name for v in VIEWS] + ["feedback"])
+
+
+def tables_in(warehouse) -> list[str]:
+    rows = warehouse.query("SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name",
+                           {"db": warehouse.database})
+    return [r[0] for r in rows]
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.table.name)
+def test_declared_columns_are_the_live_columns(warehouse, view):
+    assert warehouse.live_columns(view.table.name) == list(view.table.all_columns)
+
+
+def test_the_feedback_view_has_one_counter_per_signal(warehouse):
+    names = [n for n, _ in warehouse.live_columns("feedback")]
+    assert names == ["tenant", "item_id", *SIGNALS, "last_verified"]
+
+
+def test_migrate_up_applies_and_records_every_migration(open_warehouse, backend):
+    wh = open_warehouse(backend, migrate=False)
+    assert wh.migrate() == [m.number for m in MIGRATIONS] == [1]
+    assert wh.applied_migrations() == [1]
+    assert tables_in(wh) == sorted(VIEW_NAMES + [MIGRATIONS_TABLE])
+
+
+def test_migrating_twice_is_a_no_op(open_warehouse, backend):
+    wh = open_warehouse(backend)
+    digest = wh.digest()
+    assert wh.migrate() == []
+    assert wh.applied_migrations() == [1]
+    assert wh.digest() == digest
+    assert wh.query(f"SELECT count() FROM `{MIGRATIONS_TABLE}`") == [(1,)]
+
+
+def test_migrate_down_to_zero_drops_everything_and_up_restores_it(open_warehouse, backend):
+    wh = open_warehouse(backend)
+    assert wh.migrate(target=0) == [-1]
+    assert wh.applied_migrations() == []
+    assert tables_in(wh) == [MIGRATIONS_TABLE]
+    assert wh.migrate(target=0) == []
+
+    assert wh.migrate() == [1]
+    assert wh.applied_migrations() == [1]
+    assert tables_in(wh) == sorted(VIEW_NAMES + [MIGRATIONS_TABLE])
+    for view in VIEWS:
+        assert wh.live_columns(view.table.name) == list(view.table.all_columns)

@@ -1,0 +1,295 @@
+"""The ``Brain`` SDK facade: the public contract of /work/shared/API.md, behaviour first."""
+
+from __future__ import annotations
+
+import inspect
+from datetime import UTC, datetime
+
+import pytest
+
+import hindbrain
+from hindbrain import Brain
+from hindbrain.streams.sqlite_log import ALL_TOPICS
+
+
+def log_length(brain: Brain) -> int:
+    return brain.log.end_offset(ALL_TOPICS, 0)
+
+
+def ids(pack) -> list[str]:
+    return [item.id for item in pack.items]
+
+
+# -- the names of the contract -----------------------------------------------------------------
+def test_the_public_names_exist_exactly(tmp_path):
+    assert hindbrain.Brain is Brain
+    for name in ("open", "close", "perceive", "perceive_many", "learn", "recall", "outcome", "hindsight",
+                 "explain", "sql", "__enter__", "__exit__"):
+        assert callable(getattr(Brain, name)), name
+    params = inspect.signature(Brain.open).parameters
+    assert list(params)[:1] == ["path"] and {"kafka", "clickhouse"} <= set(params)
+
+    with Brain.open(tmp_path) as brain:  # every documented keyword is accepted
+        event_id = brain.perceive(
+            tenant="acme", agent="agent-7", task="t-42", kind="anomaly", text="clicked submit, nothing happened",
+            system="IAM", identity="normal account", action="submit change", expected="success message",
+            actual="no response", entities=["IAM", "change request"], scope={"env": "prod"}, signal="implicit",
+            success=None, polarity=None, session="s-1", speaker="user", ts=datetime.now(UTC),
+            event_id=None,
+        )
+        fragment_id = brain.learn(
+            tenant="acme", condition="submit does nothing in IAM", action="switch to the admin account",
+            reason="permission operations need admin", evidence="submit succeeded as admin", scope={"env": "prod"},
+            source="lived", citation=None, confidence=None, seed=False,
+        )
+        pack = brain.recall(
+            tenant="acme", agent="agent-7", task="t-42", query="how do I change IAM permissions?",
+            situation={"system": "IAM", "identity": "normal account", "action": "submit change",
+                       "expected": "success message", "actual": "no response"},
+            trigger="anomaly", scope={"env": "prod"}, budget_tokens=400, k=None, layers=None,
+        )
+        assert isinstance(event_id, str) and isinstance(fragment_id, str) and isinstance(pack.recall_id, str)
+        assert {fragment_id, event_id} <= set(ids(pack))
+        assert pack.render().startswith(f"[hindbrain recall {pack.recall_id}]")
+        assert "switch to the admin account" in pack.render()
+        for item in pack.items:
+            assert item.kind in {"fragment", "belief", "event"}
+            for attr in ("id", "text", "event_ids", "score", "why", "source", "layer", "confidence", "tokens"):
+                getattr(item, attr)
+        brain.outcome(tenant="acme", recall_id=pack.recall_id, task="t-42", applied=[fragment_id], success=True,
+                      steps=5, notes=None)
+        assert isinstance(brain.explain(fragment_id), list)
+        assert isinstance(brain.sql("SELECT 1 AS one"), list)
+
+
+# -- bad input: ValueError naming the field, nothing written -----------------------------------
+BAD_PERCEPTIONS = {
+    "missing tenant": ({"text": "x"}, "tenant"),
+    "empty tenant": ({"tenant": "", "text": "x"}, "tenant"),
+    "unknown kind": ({"tenant": "acme", "kind": "gossip", "text": "x"}, "kind"),
+    "empty text and action": ({"tenant": "acme", "text": "", "action": "  "}, "text"),
+    "no text nor action": ({"tenant": "acme", "kind": "message"}, "text"),
+    "text over 64 KiB": ({"tenant": "acme", "text": "x" * (64 * 1024 + 1)}, "text"),
+    "CJK text over 64 KiB of UTF-8": ({"tenant": "acme", "text": "权" * 21846}, "text"),
+    "non-UTF-8 bytes": ({"tenant": "acme", "text": b"\xff\xfe not utf-8"}, "text"),
+    "lone surrogate": ({"tenant": "acme", "text": "broken \udcff"}, "text"),
+    "tenant not a string": ({"tenant": 42, "text": "x"}, "tenant"),
+    "success not a bool": ({"tenant": "acme", "text": "x", "success": "yes"}, "success"),
+    "entities not a list": ({"tenant": "acme", "text": "x", "entities": "IAM"}, "entities"),
+    "scope not a dict": ({"tenant": "acme", "text": "x", "scope": ["env"]}, "scope"),
+    "polarity out of range": ({"tenant": "acme", "text": "x", "polarity": 2.0}, "polarity"),
+    "unknown field": ({"tenant": "acme", "text": "x", "mood": "sad"}, "mood"),
+}
+
+
+@pytest.mark.parametrize("fields,field", BAD_PERCEPTIONS.values(), ids=BAD_PERCEPTIONS.keys())
+def test_bad_perceptions_raise_naming_the_field_and_write_nothing(brain, fields, field):
+    before = log_length(brain)
+    with pytest.raises(ValueError, match=f"'{field}'"):
+        brain.perceive(**fields)
+    assert log_length(brain) == before
+    assert brain.sql("SELECT count() AS n FROM events") == [{"n": 0}]
+
+
+def test_text_of_exactly_64_kib_is_accepted(brain):
+    brain.perceive(tenant="acme", text="x" * (64 * 1024))
+    assert log_length(brain) == 1
+
+
+@pytest.mark.parametrize("operation,fields,field", [
+    ("learn", {"tenant": "acme", "condition": "c", "action": ""}, "action"),
+    ("learn", {"tenant": "acme", "condition": "c", "action": "a", "source": "read"}, "citation"),
+    ("learn", {"tenant": "acme", "condition": "c", "action": "a", "confidence": 1.5}, "confidence"),
+    ("recall", {"tenant": "acme", "query": "x", "budget_tokens": 0}, "budget_tokens"),
+    ("recall", {"tenant": "acme", "query": "x", "trigger": "boredom"}, "trigger"),
+    ("recall", {"query": "x"}, "tenant"),
+    ("recall", {"tenant": "acme", "query": "x", "layers": ["dreams"]}, "layers"),
+    ("outcome", {"tenant": "acme", "applied": ["fr_1"]}, "success"),
+    ("outcome", {"tenant": "acme", "success": 1}, "success"),
+    ("outcome", {"tenant": "acme", "success": True, "steps": -1}, "steps"),
+])
+def test_bad_input_to_other_operations_raises_naming_the_field(brain, operation, fields, field):
+    with pytest.raises(ValueError, match=f"'{field}'"):
+        getattr(brain, operation)(**fields)
+    assert log_length(brain) == 0
+
+
+def test_perceive_many_is_all_or_nothing(brain):
+    good = {"tenant": "acme", "text": "fine"}
+    with pytest.raises(ValueError, match="'kind'") as raised:
+        brain.perceive_many([good, good, {"tenant": "acme", "kind": "gossip", "text": "x"}, good])
+    assert isinstance(raised.value, hindbrain.InvalidInput) and raised.value.field == "kind"
+    assert "event #2" in str(raised.value)
+    assert log_length(brain) == 0
+    assert len(brain.perceive_many([good, good])) == 2
+    assert brain.sql("SELECT count() AS n FROM events") == [{"n": 2}]
+
+
+# -- events and recall -------------------------------------------------------------------------
+def test_the_same_event_id_twice_is_one_event(brain):
+    event = {"tenant": "acme", "kind": "anomaly", "text": "the export job timed out", "event_id": "ev_caller_7"}
+    assert brain.perceive(**event) == brain.perceive(**event) == "ev_caller_7"
+    assert brain.sql("SELECT count() AS n FROM events FINAL WHERE event_id = 'ev_caller_7'") == [{"n": 1}]
+    pack = brain.recall(tenant="acme", query="export job timed out")
+    assert ids(pack) == ["ev_caller_7"]
+    assert [c["id"] for c in pack.cut] == []
+
+
+def test_recall_over_raw_messages_names_their_events(brain):
+    said = [brain.perceive(tenant="acme", kind="message", session="s-1", speaker=speaker, text=text,
+                           ts=datetime(2024, 5, n + 1, tzinfo=UTC))
+            for n, (speaker, text) in enumerate([("user", "my cat Tofu hates the vacuum cleaner"),
+                                                 ("assistant", "maybe run the vacuum when Tofu is outside"),
+                                                 ("user", "we moved to Lisbon in spring")])]
+    brain.learn(tenant="acme", condition="Tofu hates the vacuum", action="vacuum while Tofu is outside")
+    pack = brain.recall(tenant="acme", query="what does Tofu hate?", layers=["episodic"])
+    assert set(ids(pack)) == set(said[:2])
+    for item in pack.items:
+        assert (item.kind, item.layer, item.event_ids) == ("event", "episodic", [item.id])
+    assert any(i.kind == "fragment" for i in brain.recall(tenant="acme", query="what does Tofu hate?").items)
+
+
+def test_a_chinese_query_matches_chinese_text_by_bigrams(brain):
+    zh = brain.perceive(tenant="acme", kind="anomaly", text="点击提交后没有反应，提示权限不足")
+    brain.perceive(tenant="acme", kind="anomaly", text="the report export failed with a timeout")
+    brain.perceive(tenant="acme", kind="message", text="今天天气很好")
+    pack = brain.recall(tenant="acme", query="权限不足怎么办")
+    assert ids(pack) == [zh]
+    assert {"权限", "不足"} <= set(pack.items[0].why["lexical"]["matched_terms"])
+
+
+def test_tenants_never_see_each_other(brain):
+    text = "rotate the API key before the quarterly audit"
+    a = brain.perceive(tenant="tenant-a", text=text)
+    fa = brain.learn(tenant="tenant-a", condition="quarterly audit", action="rotate the API key")
+    secret = brain.perceive(tenant="tenant-a", text="the vault password hint is marmalade")
+    b = brain.perceive(tenant="tenant-b", text=text)
+    pack = brain.recall(tenant="tenant-b", query="API key quarterly audit rotate")
+    assert ids(pack) == [b]
+    assert not {a, fa, secret} & {c["id"] for c in pack.cut}
+    assert ids(brain.recall(tenant="tenant-b", query="vault password marmalade")) == []
+    assert ids(brain.recall(tenant="tenant-c", query=text)) == []
+    assert {a, fa} <= set(ids(brain.recall(tenant="tenant-a", query=text)))
+
+
+def test_the_token_budget_is_respected_and_cuts_say_why(brain):
+    for n in range(12):
+        brain.perceive(tenant="acme", text=f"deploy number {n} failed because the database migration timed out "
+                                           f"while the lock on table orders_{n} was held by a long report")
+    pack = brain.recall(tenant="acme", query="deploy failed database migration timed out", budget_tokens=60)
+    assert pack.items and sum(i.tokens for i in pack.items) <= 60
+    assert pack.cut and all("budget" in c["reason"] for c in pack.cut)
+    assert not set(ids(pack)) & {c["id"] for c in pack.cut}
+    assert len(pack.items) + len(pack.cut) == 12
+
+
+def test_a_scope_conflict_is_cut(brain):
+    fr = brain.learn(tenant="acme", condition="the payment gateway returns 502", action="fail over to the backup",
+                     scope={"env": "prod"})
+    pack = brain.recall(tenant="acme", query="payment gateway 502", scope={"env": "test"})
+    assert fr not in ids(pack)
+    (cut,) = [c for c in pack.cut if c["id"] == fr]
+    assert "scope" in cut["reason"] and "env=prod" in cut["reason"]
+    assert ids(brain.recall(tenant="acme", query="payment gateway 502", scope={"env": "prod"})) == [fr]
+
+
+def test_unknown_layer_raises_naming_layers(brain):
+    brain.perceive(tenant="acme", text="something")
+    before = log_length(brain)
+    with pytest.raises(ValueError, match="'layers'"):
+        brain.recall(tenant="acme", query="something", layers=["episodic", "astral"])
+    assert log_length(brain) == before
+
+
+# -- the loop: recall, injection, outcome, explain ---------------------------------------------
+def test_recall_and_injection_records_are_in_the_log(brain):
+    ev = brain.perceive(tenant="acme", text="the nightly backup skipped the reports volume")
+    pack = brain.recall(tenant="acme", agent="a1", query="nightly backup reports volume", budget_tokens=300)
+    chain = brain.explain(pack.recall_id)
+    by_type = {entry["record_type"]: entry["record"] for entry in chain}
+    assert set(by_type) == {"recall", "injection"}
+    assert by_type["recall"]["recall_id"] == pack.recall_id
+    assert [c["item_id"] for c in by_type["recall"]["candidates"]] == [ev]
+    assert by_type["injection"]["recall_id"] == pack.recall_id
+    assert [i["item_id"] for i in by_type["injection"]["items"]] == ids(pack) == [ev]
+    assert brain.sql("SELECT recall_id, budget_tokens FROM recalls") == [
+        {"recall_id": pack.recall_id, "budget_tokens": 300}
+    ]
+
+
+def test_outcomes_credit_only_applied_items(brain):
+    used = brain.learn(tenant="acme", condition="the build cache is stale", action="clear the build cache")
+    unused = brain.learn(tenant="acme", condition="the build cache is huge", action="prune old build cache entries")
+    pack = brain.recall(tenant="acme", query="build cache problems")
+    assert set(ids(pack)) == {used, unused}
+    brain.outcome(tenant="acme", recall_id=pack.recall_id, applied=[used], success=True, steps=2)
+
+    def counters(item):
+        return brain.sql("SELECT recalled, injected, applied, success, failure FROM feedback "
+                         "WHERE tenant = 'acme' AND item_id = {i:String}", {"i": item})
+
+    assert counters(used) == [{"recalled": 1, "injected": 1, "applied": 1, "success": 1, "failure": 0}]
+    assert counters(unused) == [{"recalled": 1, "injected": 1, "applied": 0, "success": 0, "failure": 0}]
+    brain.outcome(tenant="acme", recall_id=pack.recall_id, applied=[unused], success=False)
+    assert counters(used) == [{"recalled": 1, "injected": 1, "applied": 1, "success": 1, "failure": 0}]
+    assert counters(unused) == [{"recalled": 1, "injected": 1, "applied": 1, "success": 0, "failure": 1}]
+
+
+def test_explain_a_fragment_shows_its_evidence_and_history_oldest_first(brain):
+    e1 = brain.perceive(tenant="acme", kind="anomaly", text="clicked submit in IAM, nothing happened")
+    e2 = brain.perceive(tenant="acme", kind="outcome", text="submit worked as admin", success=True)
+    unrelated = brain.perceive(tenant="acme", text="lunch is at noon")
+    fr = brain.learn(tenant="acme", condition="submit does nothing in IAM", action="switch to the admin account",
+                     event_ids=[e1, e2])
+    pack = brain.recall(tenant="acme", query="IAM submit does nothing", k=1)
+    assert ids(pack) == [fr]
+    oc = brain.outcome(tenant="acme", recall_id=pack.recall_id, applied=[fr], success=True)
+
+    chain = brain.explain(fr)
+    assert [e["record_type"] for e in chain] == ["perception", "perception", "cognition", "recall", "injection",
+                                                "outcome"]
+    offsets = [e["position"].offset for e in chain]
+    assert offsets == sorted(offsets)
+    assert [e["record"]["envelope"]["record_id"] for e in chain[:2]] == [e1, e2]
+    assert unrelated not in [e["record"]["envelope"]["record_id"] for e in chain]
+    assert chain[2]["record"]["fragment_id"] == fr and chain[-1]["record"]["envelope"]["record_id"] == oc
+    assert brain.explain("fr_does_not_exist") == []
+
+
+# -- reading -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("statement", [
+    "INSERT INTO events (tenant, event_id, kind, producer) VALUES ('acme', 'ev_x', 'message', 'sql')",
+    "DROP TABLE events",
+    "CREATE TABLE sneaky (x UInt8) ENGINE = Memory",
+    "TRUNCATE TABLE fragments",
+    "SET readonly = 0",
+])
+def test_sql_refuses_writes_and_the_sdk_still_writes_afterwards(brain, statement):
+    brain.perceive(tenant="acme", text="before")
+    with pytest.raises(Exception, match="readonly"):  # ClickHouse's own error under readonly=1
+        brain.sql(statement)
+    brain.perceive(tenant="acme", text="after")
+    assert brain.sql("SELECT text FROM events FINAL ORDER BY text") == [{"text": "after"}, {"text": "before"}]
+    assert brain.sql("SELECT count() AS n FROM fragments") == [{"n": 0}]
+
+
+def test_hindsight_reports_no_jobs_and_decides_nothing(brain):
+    brain.perceive(tenant="acme", text="something happened")
+    before = log_length(brain)
+    report = brain.hindsight()
+    assert report.ran == [] and report.decisions == [] and report.skipped
+    assert log_length(brain) == before
+    assert brain.sql("SELECT count() AS n FROM decisions") == [{"n": 0}]
+
+
+def test_reopening_rebuilds_the_recall_index_from_the_views(tmp_path):
+    with Brain.open(tmp_path) as brain:
+        ev = brain.perceive(tenant="acme", text="the staging certificate expired on Friday")
+        fr = brain.learn(tenant="acme", condition="the staging certificate expired", action="renew it with certbot",
+                         event_ids=[ev])
+    with Brain.open(tmp_path) as brain:
+        pack = brain.recall(tenant="acme", query="staging certificate expired")
+        assert set(ids(pack)) == {ev, fr}
+        (fragment,) = [i for i in pack.items if i.id == fr]
+        assert fragment.event_ids == [ev] and fragment.kind == "fragment"
+        assert ids(brain.recall(tenant="acme", query="certificate", layers=["episodic"])) == [ev]
