@@ -1,0 +1,51 @@
+"""The command line: stats, explain, replay --check and hindsight on an embedded brain."""
+
+import json
+
+import pytest
+
+from hindbrain import Brain
+from hindbrain.cli import main
+
+
+@pytest.fixture
+def home(tmp_path):
+    home = tmp_path / "brain"
+    with Brain.open(home) as brain:
+        ev = brain.perceive(tenant="acme", kind="anomaly", text="submit does nothing", system="IAM")
+        fr = brain.learn(tenant="acme", condition="IAM submit does nothing", action="use the admin account",
+                         event_ids=[ev])
+        pack = brain.recall(tenant="acme", query="IAM submit")
+        brain.outcome(tenant="acme", recall_id=pack.recall_id, applied=[fr], success=True)
+    return home, ev, fr
+
+
+def test_stats_reports_rows_per_view(home, capsys):
+    assert main(["--home", str(home[0]), "stats"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["views"]["events"] == 1 and stats["views"]["fragments"] == 1
+    assert stats["log_records"] == 5  # perception, cognition, recall, injection, outcome
+
+
+def test_explain_prints_the_chain_oldest_first(home, capsys):
+    _, ev, fr = home
+    assert main(["--home", str(home[0]), "explain", fr]) == 0
+    out = capsys.readouterr().out
+    assert out.index(ev) < out.index("cognition") < out.index("outcome")
+
+
+def test_explain_of_an_unknown_id_fails(home, capsys):
+    assert main(["--home", str(home[0]), "explain", "fr_nope"]) == 1
+    assert "nothing in the log concerns" in capsys.readouterr().err
+
+
+def test_replay_check_rebuilds_identical_views(home, capsys):
+    assert main(["--home", str(home[0]), "replay", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "every view equals the live one" in out and "DIFF" not in out
+
+
+def test_hindsight_says_no_jobs(home, capsys):
+    assert main(["--home", str(home[0]), "hindsight"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["decisions"] == [] and "no learning jobs" in report["skipped"]["*"]
