@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test lint unit bench clean
+.PHONY: install demo test lint unit bench clean kafka-up kafka-down
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,10 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
+
+# Single-node Kafka 4.x (KRaft) for development and CI; see deploy/kafka/README.md.
+kafka-up:
+	bash deploy/kafka/kafka-up.sh
+
+kafka-down:
+	bash deploy/kafka/kafka-down.sh

@@ -23,6 +23,7 @@ from hindbrain.schemas.api import InvalidInput, LearnInput, OutcomeInput, Percei
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import envelope, new_id, to_us
 from hindbrain.settings import Settings
+from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import SqliteLog
@@ -102,6 +103,10 @@ class Brain:
 
     def perceive_many(self, events: Iterable[dict]) -> list[str]:
         """Bulk ``perceive``: validates every event first, then appends all in one batch."""
+        with gc_paused():
+            return self._perceive_many(events)
+
+    def _perceive_many(self, events: Iterable[dict]) -> list[str]:
         records = []
         for n, fields in enumerate(events):
             try:
@@ -225,7 +230,7 @@ class Brain:
             return []
         where = " AND relation = {rel:String}" if relation else ""
         return self.warehouse.query(
-            "SELECT _topic, _partition, _offset, relation FROM lineage FINAL "
+            "SELECT _topic, _partition, _offset, relation FROM lineage "
             "WHERE subject_id IN {ids:Array(String)}" + where,
             {"ids": subject_ids, "rel": relation or ""},
         )

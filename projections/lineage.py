@@ -1,51 +1,49 @@
-"""``lineage``: which records concern which subject (event, fragment, belief, recall ...).
+"""``lineage``: which records concern which subject (event, fragment, recall, decision ...).
 
-One row per (subject, record, relation). ``Brain.explain`` reads a subject's rows to find
-the log positions of every record and decision behind it, then reads those records from
-the log itself: the explanation is the evidence, not a summary of it.
+A plain ClickHouse VIEW over the projected tables, not a table of its own: every fact it
+shows is already a row somewhere (an event's own row, a feedback fact, a decision's
+subject list), so storing it again would double the rows every record writes. Each row
+keeps the log coordinates of its record, so ``Brain.explain`` reads the records
+themselves from the log: the explanation is the evidence, not a summary of it.
 """
 
 from __future__ import annotations
 
-from hindbrain.projections.table import Table, stamp
-
-TABLE = Table(
-    name="lineage",
-    columns=(
-        ("tenant", "String"),
-        ("subject_id", "String"),
-        ("relation", "LowCardinality(String)"),
-        ("record_id", "String"),
-        ("record_type", "LowCardinality(String)"),
-        ("ts", "DateTime64(6, 'UTC')"),
-    ),
-    order_by=("tenant", "subject_id", "record_id", "relation"),
+COLUMNS = (
+    ("tenant", "String"),
+    ("subject_id", "String"),
+    ("relation", "String"),
+    ("record_id", "String"),
+    ("record_type", "String"),
+    ("_topic", "String"),
+    ("_partition", "UInt32"),
+    ("_offset", "UInt64"),
 )
-RECORD_TYPES = ("perception", "cognition", "recall", "injection", "outcome", "decision")
+
+# (source table, subject expression, relation expression, record id, record type, filter)
+_PARTS = (
+    ("events", "event_id", "'perceived'", "event_id", "'perception'", ""),
+    ("fragments", "fragment_id", "'proposed'", "fragment_id", "'cognition'", ""),
+    ("fragments", "arrayJoin(event_ids)", "'supports'", "fragment_id", "'cognition'", ""),
+    ("feedback_signals", "item_id", "signal", "record_id",
+     "multiIf(signal = 'recalled', 'recall', signal = 'injected', 'injection', 'outcome')", ""),
+    ("recalls", "recall_id", "'issued'", "recall_id", "'recall'", ""),
+    ("injections", "recall_id", "'injected_for'", "injection_id", "'injection'", ""),
+    ("outcomes", "assumeNotNull(recall_id)", "'outcome_of'", "outcome_id", "'outcome'", "WHERE recall_id IS NOT NULL"),
+    ("decisions", "arrayJoin(subject_ids)", "concat('decision:', kind)", "decision_id", "'decision'", ""),
+    ("decisions", "arrayJoin(evidence_ids)", "'evidence_for_decision'", "decision_id", "'decision'", ""),
+)
 
 
-def _relations(record_type: str, record: dict) -> list[tuple[str, str]]:
-    env = record["envelope"]
-    if record_type == "perception":
-        return [(env["record_id"], "perceived")]
-    if record_type == "cognition":
-        return [(record["fragment_id"], "proposed")] + [(e, "supports") for e in record["event_ids"]]
-    if record_type == "recall":
-        return [(record["recall_id"], "issued")] + [(c["item_id"], "recalled") for c in record["candidates"]]
-    if record_type == "injection":
-        return [(record["recall_id"], "injected_for")] + [(i["item_id"], "injected") for i in record["items"]]
-    if record_type == "outcome":
-        subjects = [(a, "applied") for a in record["applied"]]
-        return subjects + ([(record["recall_id"], "outcome_of")] if record["recall_id"] else [])
-    return [(s, f"decision:{record['kind']}") for s in record["subject_ids"]] + [
-        (e, "evidence_for_decision") for e in record["evidence_ids"]
+def view_sql(database: str) -> str:
+    selects = [
+        f"SELECT tenant, {subject} AS subject_id, CAST({relation} AS String) AS relation, {record} AS record_id, "
+        f"CAST({record_type} AS String) AS record_type, CAST(_topic AS String) AS _topic, _partition, _offset "
+        f"FROM `{database}`.`{table}` FINAL {where}".rstrip()
+        for table, subject, relation, record, record_type, where in _PARTS
     ]
+    return f"CREATE VIEW IF NOT EXISTS `{database}`.`lineage` AS\n" + "\nUNION ALL\n".join(selects)
 
 
-def project(record_type: str, record: dict, position) -> list[dict]:
-    env = record["envelope"]
-    return [
-        stamp({"tenant": env["tenant"], "subject_id": subject, "relation": relation,
-               "record_id": env["record_id"], "record_type": record_type, "ts": env["ts_us"]}, position)
-        for subject, relation in dict.fromkeys(_relations(record_type, record))
-    ]
+def drop_sql(database: str) -> str:
+    return f"DROP VIEW IF EXISTS `{database}`.`lineage`"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hindbrain.projections import feedback
+from hindbrain.projections import feedback, lineage
 from hindbrain.projections.views import VIEWS
 
 MIGRATIONS_TABLE = "schema_migrations"
@@ -24,11 +24,12 @@ class Migration:
 
 
 def _create_views(db: str) -> list[str]:
-    return [v.table.create_sql(db) for v in VIEWS] + [feedback.view_sql(db)]
+    return [v.table.create_sql(db) for v in VIEWS] + [feedback.view_sql(db), lineage.view_sql(db)]
 
 
 def _drop_views(db: str) -> list[str]:
-    return [f"DROP VIEW IF EXISTS `{db}`.`feedback`"] + [v.table.drop_sql(db) for v in reversed(VIEWS)]
+    views = [lineage.drop_sql(db), f"DROP VIEW IF EXISTS `{db}`.`feedback`"]
+    return views + [v.table.drop_sql(db) for v in reversed(VIEWS)]
 
 
 MIGRATIONS: tuple[Migration, ...] = (

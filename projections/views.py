@@ -12,7 +12,7 @@ from hindbrain.projections import (
     events,
     feedback,
     fragments,
-    lineage,
+    injections,
     outcomes,
     recalls,
 )
@@ -30,7 +30,7 @@ class View:
 
 VIEWS = tuple(
     View(m.TABLE, m.RECORD_TYPES, m.project)
-    for m in (events, fragments, feedback, beliefs, decisions, dead_letters, lineage, recalls, outcomes)
+    for m in (events, fragments, feedback, beliefs, decisions, dead_letters, recalls, injections, outcomes)
 )
 VIEWS_BY_RECORD_TYPE: dict[str, tuple[View, ...]] = {}
 for _view in VIEWS:

@@ -7,7 +7,7 @@ is the hard tenant wall: a recall cannot even see another tenant's documents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,7 +21,7 @@ _LAYER_CODE = {name: i for i, name in enumerate(LAYERS)}
 _SITUATION_FIELDS = ("system", "identity", "action", "expected", "actual")
 
 
-@dataclass
+@dataclass(slots=True)
 class Doc:
     id: str
     kind: str
@@ -33,7 +33,9 @@ class Doc:
     scope: dict
     ts_us: int
     tokens: int = 0
-    extra: dict = field(default_factory=dict)
+
+
+Indexable = tuple[str, Doc, list[str]]  # (tenant, document, extra cue terms such as entities)
 
 
 def situation_text(fields: dict) -> str:
@@ -45,17 +47,29 @@ def _ts_us(ts) -> int:
     return ts if isinstance(ts, int) else int(ts.timestamp() * 1_000_000)
 
 
-def doc_from_event_row(row: dict) -> Doc:
-    situation = situation_text(row)
-    text = " — ".join(t for t in (row["text"], situation) if t)
-    return Doc(row["event_id"], "event", "episodic", text, [row["event_id"]], "perceived", 1.0,
-               dict(row["scope"]), _ts_us(row["ts"]), extra={"kind": row["kind"], "session": row["session"],
-                                                              "speaker": row["speaker"]})
+def event_doc(event_id: str, fields: dict, ts_us: int) -> Doc:
+    """An event as a document; ``fields`` is a perception record or an ``events`` row."""
+    situation = situation_text(fields)
+    text = " — ".join(t for t in (fields["text"], situation) if t)
+    return Doc(event_id, "event", "episodic", text, [event_id], "perceived", 1.0, dict(fields["scope"]), ts_us)
 
 
-def doc_from_fragment_row(row: dict) -> Doc:
+def fragment_doc(row: dict) -> Doc:
+    """A fragment as a document, from a ``fragments`` row."""
     return Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
                float(row["confidence"]), dict(row["scope"]), _ts_us(row["ts"]))
+
+
+def indexable(decoded: Decoded) -> list[Indexable]:
+    """What a freshly appended record adds to the index (events and fragments)."""
+    record = decoded.record
+    if decoded.record_type == "perception":
+        env = record["envelope"]
+        return [(env["tenant"], event_doc(env["record_id"], record, env["ts_us"]), record["entities"])]
+    if decoded.record_type == "cognition":
+        return [(row["tenant"], fragment_doc(row), row["entities"])
+                for row in fragments.project(decoded.record_type, record, decoded.position)]
+    return []
 
 
 class TenantIndex:
@@ -65,17 +79,27 @@ class TenantIndex:
         self.by_id: dict[str, int] = {}
         self._layers = np.empty(1024, dtype=np.uint8)
 
-    def add(self, doc: Doc, extra_terms: list[str] = ()) -> bool:
-        if doc.id in self.by_id:  # a redelivered record: the index already has it
-            return False
-        doc.tokens = estimate_tokens(doc.text)
-        n = self.bm25.add(tokens(doc.text) + list(extra_terms))
-        if n == len(self._layers):
-            self._layers = np.resize(self._layers, n * 2)
-        self._layers[n] = _LAYER_CODE[doc.layer]
-        self.docs.append(doc)
-        self.by_id[doc.id] = n
-        return True
+    def add_many(self, docs: list[tuple[Doc, list[str]]]) -> int:
+        """Index documents (with extra cue terms); a redelivered id is skipped. Returns
+        the number added."""
+        fresh, seen = [], set()
+        for doc, extra in docs:
+            if doc.id in self.by_id or doc.id in seen:
+                continue
+            seen.add(doc.id)
+            doc.tokens = estimate_tokens(doc.text)
+            fresh.append((doc, tokens(doc.text) + list(extra)))
+        if not fresh:
+            return 0
+        first = self.bm25.add(fresh[0][1]) if len(fresh) == 1 else self.bm25.add_many([t for _, t in fresh])
+        end = first + len(fresh)
+        if end > len(self._layers):
+            self._layers = np.resize(self._layers, max(2 * len(self._layers), end))
+        self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
+        for n, (doc, _) in enumerate(fresh, first):
+            self.docs.append(doc)
+            self.by_id[doc.id] = n
+        return len(fresh)
 
     def layer_mask(self, layers: list[str] | None) -> np.ndarray | None:
         if not layers:
@@ -94,28 +118,30 @@ class RecallIndex:
             index = self.tenants[tenant] = TenantIndex()
         return index
 
-    def add_event_row(self, row: dict) -> None:
-        self.tenant(row["tenant"]).add(doc_from_event_row(row), row["entities"])
+    def add(self, items: list[Indexable]) -> None:
+        by_tenant: dict[str, list[tuple[Doc, list[str]]]] = {}
+        for tenant, doc, extra in items:
+            by_tenant.setdefault(tenant, []).append((doc, extra))
+        for tenant, docs in by_tenant.items():
+            self.tenant(tenant).add_many(docs)
 
-    def add_fragment_row(self, row: dict) -> None:
-        self.tenant(row["tenant"]).add(doc_from_fragment_row(row), row["entities"])
+    def observe(self, batch: list[Decoded]) -> None:
+        """Runner listener: index appended records the moment they are in the log."""
+        self.add([item for decoded in batch for item in indexable(decoded)])
 
-    def observe(self, decoded: Decoded) -> None:
-        """Runner listener: index a record the moment it is appended."""
-        if decoded.record_type == "perception":
-            for row in events.project(decoded.record_type, decoded.record, decoded.position):
-                self.add_event_row(row)
-        elif decoded.record_type == "cognition":
-            for row in fragments.project(decoded.record_type, decoded.record, decoded.position):
-                self.add_fragment_row(row)
-
-    def load(self, warehouse) -> int:
+    def load(self, warehouse, chunk: int = 20_000) -> int:
         """(Re)build from the views. Returns the number of documents indexed."""
         self.tenants.clear()
-        for table, add in ((events.TABLE, self.add_event_row), (fragments.TABLE, self.add_fragment_row)):
+        for table in (events.TABLE, fragments.TABLE):
             names, rows = warehouse.query_columns(f"SELECT * FROM `{table.name}` FINAL ORDER BY _offset")
-            for values in rows:
-                add(dict(zip(names, values, strict=True)))
+            for start in range(0, len(rows), chunk):
+                items = []
+                for values in rows[start : start + chunk]:
+                    row = dict(zip(names, values, strict=True))
+                    doc = event_doc(row["event_id"], row, _ts_us(row["ts"])) if table is events.TABLE \
+                        else fragment_doc(row)
+                    items.append((row["tenant"], doc, row["entities"]))
+                self.add(items)
         return sum(len(t.docs) for t in self.tenants.values())
 
     def validate_layers(self, layers: list[str] | None) -> None:

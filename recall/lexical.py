@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,6 +22,38 @@ _NO_DOCS.flags.writeable = _NO_TFS.flags.writeable = False
 _TAIL = 256  # postings a term collects in its tail before they move into its arrays
 _PAIR = np.dtype("<i4")  # a tail is little-endian int32 pairs (doc, tf)
 _TF_BYTES = [tf.to_bytes(4, "little") for tf in range(256)]
+
+
+class _Segment(NamedTuple):
+    """An immutable block of postings added in bulk: for each term id in ``terms`` (sorted),
+    its postings are ``docs[starts[i]:starts[i + 1]]`` with frequencies ``tfs[...]``."""
+
+    terms: np.ndarray  # int64, sorted, unique
+    starts: np.ndarray  # int64, len(terms) + 1
+    docs: np.ndarray  # int32
+    tfs: np.ndarray  # float32
+
+    @classmethod
+    def from_postings(cls, term_ids: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> _Segment:
+        """From (term, doc, tf) triples with unique (term, doc) pairs, in any order."""
+        order = np.argsort((term_ids << 32) | docs, kind="stable")
+        term_ids = term_ids[order]
+        terms, starts = np.unique(term_ids, return_index=True)
+        return cls(terms, np.append(starts, len(term_ids)), docs[order].astype(np.int32), tfs[order])
+
+    def postings(self, term: int) -> tuple[np.ndarray, np.ndarray] | None:
+        i = int(np.searchsorted(self.terms, term))
+        if i == len(self.terms) or self.terms[i] != term:
+            return None
+        start, end = self.starts[i], self.starts[i + 1]
+        return self.docs[start:end], self.tfs[start:end]
+
+    def merged(self, other: _Segment) -> _Segment:
+        def triples(seg):
+            return np.repeat(seg.terms, np.diff(seg.starts)), seg.docs.astype(np.int64), seg.tfs
+
+        (ta, da, fa), (tb, db, fb) = triples(self), triples(other)
+        return _Segment.from_postings(np.concatenate([ta, tb]), np.concatenate([da, db]), np.concatenate([fa, fb]))
 
 
 class BM25Index:
@@ -40,6 +73,7 @@ class BM25Index:
         self._tfs: list[np.ndarray] = []
         self._settled: list[int] = []
         self._tails: list[bytearray] = []
+        self._segments: list[_Segment] = []  # bulk-added postings, newest last
         self._lengths = np.empty(1024, dtype=np.float32)
         self._n = 0
         self._total_length = 0
@@ -69,6 +103,40 @@ class BM25Index:
                     self._settle(t)
             self._n += 1
         return doc
+
+    def add_many(self, docs_terms: list[list[str]]) -> int:
+        """Index many documents at once; returns the number of the first.
+
+        The batch becomes one immutable segment built with numpy (no per-term Python work);
+        segments merge when the newer is at least a quarter of the older, so a query sees
+        O(log n) of them (an LSM-style policy, like Lucene's tiered merges).
+        """
+        with self._lock:
+            first, m = self._n, len(docs_terms)
+            if first + m > len(self._lengths):
+                self._lengths = np.resize(self._lengths, max(2 * len(self._lengths), first + m))
+            term_ids, new_term = self._terms, self._new_term
+            flat: list[int] = []
+            lengths = np.fromiter((len(terms) for terms in docs_terms), dtype=np.int64, count=m)
+            for terms in docs_terms:
+                for term in terms:
+                    t = term_ids.get(term)
+                    if t is None:
+                        t = term_ids[term] = new_term()
+                    flat.append(t)
+            self._lengths[first : first + m] = lengths
+            self._total_length += int(lengths.sum())
+            self._n += m
+            if flat:
+                docs = np.repeat(np.arange(first, first + m, dtype=np.int64), lengths)
+                keys, counts = np.unique((np.asarray(flat, dtype=np.int64) << 32) | docs, return_counts=True)
+                segment = _Segment.from_postings(keys >> 32, keys & 0xFFFFFFFF, counts.astype(np.float32))
+                segments = self._segments
+                segments.append(segment)
+                while len(segments) >= 2 and 4 * len(segments[-1].docs) >= len(segments[-2].docs):
+                    newer = segments.pop()
+                    segments[-1] = segments[-1].merged(newer)
+            return first
 
     def _new_term(self) -> int:
         self._docs.append(_NO_DOCS)  # shared and empty: the first settle allocates
@@ -109,13 +177,26 @@ class BM25Index:
                 t = self._terms.get(term)
                 if t is None:
                     continue
-                df = self._settle(t)
-                docs, tfs = self._docs[t][:df], self._tfs[t][:df]
+                docs, tfs = self._postings(t)
+                df = len(docs)
                 idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
                 idfs[term] = idf
                 norm = K1 * (1.0 - B + B * lengths[docs] / avgdl)
                 scores[docs] += (idf * qtf) * tfs * (K1 + 1.0) / (tfs + norm)
         return scores, idfs
+
+    def _postings(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """All postings of term ``t``: the bulk segments' and the single adds'."""
+        live = self._settle(t)
+        docs, tfs = [self._docs[t][:live]], [self._tfs[t][:live]]
+        for segment in self._segments:
+            found = segment.postings(t)
+            if found is not None:
+                docs.append(found[0])
+                tfs.append(found[1])
+        if len(docs) == 1:
+            return docs[0], tfs[0]
+        return np.concatenate(docs), np.concatenate(tfs)
 
     def top(self, terms: list[str], k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (doc, score) pairs with a positive score, best first; ``allowed``

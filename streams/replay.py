@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from hindbrain.projections.views import VIEWS
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
-from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch
+from hindbrain.streams.gc_pause import gc_paused
+from hindbrain.streams.processing import Decoded, project_batch
 from hindbrain.streams.sqlite_log import SqliteLog
 
 TABLES = {v.table.name: v.table for v in VIEWS}
@@ -35,14 +36,15 @@ def replay(log: SqliteLog, warehouse: Warehouse, chunk: int = 20_000) -> ReplayR
     started = time.perf_counter()
     offset, records, dead = 0, 0, 0
     while entries := log.read_all(offset, chunk):
-        batch = project_batch(entries, now_us())
-        records += batch.count
-        dead += len(batch.dead_letters)
-        for dl in batch.dead_letters:
-            pos = entries[0].position._replace(topic=dl["topic"], offset=dl["position"])
-            ProjectedBatch.add_rows(batch, project_batch([Decoded(pos, "dead_letter", dl)], 0).rows)
-        for name, rows in batch.rows.items():
-            warehouse.insert(TABLES[name], rows)
+        with gc_paused():
+            batch = project_batch(entries, now_us())
+            records += batch.count
+            dead += len(batch.dead_letters)
+            for dl in batch.dead_letters:  # derived again, never appended: replay is read-only
+                pos = entries[0].position._replace(topic=dl["topic"], offset=dl["position"])
+                project_batch([Decoded(pos, "dead_letter", dl)], 0, batch)
+            for name, rows in batch.rows.items():
+                warehouse.insert(TABLES[name], rows)
         offset = entries[-1].offset + 1
     seconds = time.perf_counter() - started
     return ReplayReport(records, dead, seconds, warehouse.digest())

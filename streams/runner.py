@@ -22,6 +22,7 @@ from hindbrain.projections.views import VIEWS
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
+from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Message, Position
 from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
@@ -30,7 +31,7 @@ from hindbrain.streams.topics import TOPIC_OF, key_of
 CONSUMER = "embedded-projector"
 TABLES = {v.table.name: v.table for v in VIEWS}
 
-Listener = Callable[[Decoded], None]
+Listener = Callable[[list[Decoded]], None]  # sees each appended batch, in order
 
 
 class EmbeddedRunner:
@@ -42,21 +43,24 @@ class EmbeddedRunner:
 
     def submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
         """Append records durably and queue them for projection; returns their positions."""
+        with gc_paused():
+            return self._submit(records)
+
+    def _submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
         messages = [Message(TOPIC_OF[rt], key_of(r), registry.encode(rt, r)) for rt, r in records]
         with self._lock:
             positions = self.log.append(messages)
             decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
             self._pending.extend(decoded)
             for listener in self.listeners:
-                for d in decoded:
-                    listener(d)
+                listener(decoded)
             if len(self._pending) >= self.batch_size:
                 self.flush()
         return positions
 
     def flush(self) -> int:
         """Project and insert everything pending, then commit. Returns records projected."""
-        with self._lock:
+        with self._lock, gc_paused():
             if not self._pending:
                 return 0
             committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
@@ -81,7 +85,8 @@ class EmbeddedRunner:
         done = 0
         offset = self.log.committed(CONSUMER, ALL_TOPICS, 0)
         while entries := self.log.read_all(offset, chunk):
-            batch = project_batch(entries, now_us())
+            with gc_paused():
+                batch = project_batch(entries, now_us())
             offset = entries[-1].offset + 1
             self._write(batch, next_offset=offset)
             done += batch.count

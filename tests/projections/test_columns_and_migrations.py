@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from hindbrain.projections import lineage
 from hindbrain.projections.feedback import SIGNALS
 from hindbrain.projections.migrations import MIGRATIONS, MIGRATIONS_TABLE
 from hindbrain.projections.views import VIEWS
 
-VIEW_NAMES = sorted([v.table.name for v in VIEWS] + ["feedback"])
+VIEW_NAMES = sorted([v.table.name for v in VIEWS] + ["feedback", "lineage"])
 
 
 def tables_in(warehouse) -> list[str]:
@@ -25,6 +26,10 @@ def test_declared_columns_are_the_live_columns(warehouse, view):
 def test_the_feedback_view_has_one_counter_per_signal(warehouse):
     names = [n for n, _ in warehouse.live_columns("feedback")]
     assert names == ["tenant", "item_id", *SIGNALS, "last_verified"]
+
+
+def test_the_lineage_view_has_its_declared_columns(warehouse):
+    assert warehouse.live_columns("lineage") == list(lineage.COLUMNS)
 
 
 def test_migrate_up_applies_and_records_every_migration(open_warehouse, backend):
