@@ -55,7 +55,7 @@ def cmd_hindsight(args) -> int:
 def cmd_replay(args) -> int:
     from hindbrain.cli_replay import run_replay
 
-    return run_replay(_home(args), args.into, args.check)
+    return run_replay(_home(args), args.into, args.check, args.workers)
 
 
 def cmd_demo(args) -> int:
@@ -75,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="rebuild every view from the log; print a digest per view")
     replay.add_argument("--into", help="warehouse URL to rebuild into (default: a fresh database beside the live one)")
     replay.add_argument("--check", action="store_true", help="exit 1 unless every replayed digest equals the live one")
+    replay.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="processes that decode and project the log (default: one per core; 0: in-process)")
     replay.set_defaults(func=cmd_replay)
     explain = sub.add_parser("explain", help="every record and decision behind an id, oldest first")
     explain.add_argument("id")

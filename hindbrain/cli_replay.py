@@ -17,7 +17,7 @@ from hindbrain.streams.sqlite_log import SqliteLog
 REPLAY_DATABASE = "hindbrain_replay"
 
 
-def run_replay(home: Path, into: str | None, check: bool) -> int:
+def run_replay(home: Path, into: str | None, check: bool, workers: int = 0) -> int:
     settings = Settings(home=home)
     if not settings.log_path().exists():
         print(f"no log at {settings.log_path()}: nothing to replay")
@@ -36,12 +36,12 @@ def run_replay(home: Path, into: str | None, check: bool) -> int:
         target = Warehouse(into or settings.warehouse_url(), database=REPLAY_DATABASE)
         try:
             target.reset()
-            report = replay(log, target)
+            report = replay(log, target, workers=workers)
         finally:
             target.close()
     finally:
         log.close()
-    print(f"replayed {report.records} records in {report.seconds:.2f}s "
+    print(f"replayed {report.records} records with {workers or 'no'} worker processes in {report.seconds:.2f}s "
           f"({report.records_per_second:,.0f} records/s), {report.dead_letters} dead-lettered")
     print(f"{'view':<18}{'rows':>10}  {'digest':<22}{'live':>6}")
     same = True

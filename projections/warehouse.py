@@ -86,7 +86,10 @@ class Warehouse:
     def insert(self, table: Table, rows: list[dict]) -> None:
         if not rows:
             return
-        data = table.to_arrow(rows)
+        self.insert_arrow(table, table.to_arrow(rows))
+
+    def insert_arrow(self, table: Table, data) -> None:
+        """Insert an Arrow table whose schema is ``table.arrow_schema()``."""
         with self._lock:
             self._client.insert_arrow(table.name, data)
 

@@ -6,17 +6,17 @@ into the ``dead_letters`` view directly, with the same row the live runner deriv
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from dataclasses import dataclass
 
-from hindbrain.projections.views import VIEWS
+import pyarrow as pa
+
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.gc_pause import gc_paused
-from hindbrain.streams.processing import Decoded, project_batch
+from hindbrain.streams.replay_chunk import TABLES, chunk_as_arrow, project_entries
 from hindbrain.streams.sqlite_log import SqliteLog
-
-TABLES = {v.table.name: v.table for v in VIEWS}
 
 
 @dataclass(frozen=True)
@@ -31,20 +31,39 @@ class ReplayReport:
         return self.records / self.seconds if self.seconds else float("inf")
 
 
-def replay(log: SqliteLog, warehouse: Warehouse, chunk: int = 20_000) -> ReplayReport:
+def replay(log: SqliteLog, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0) -> ReplayReport:
+    """Rebuild every view from ``log`` into ``warehouse`` (migrated here if needed).
+
+    ``workers=0`` decodes and projects in this process. ``workers=N`` hands chunks of the
+    log to N worker processes (forkserver: they share nothing with this process's chDB),
+    which return Arrow streams that this process inserts; rows are versioned by offset,
+    so the order in which chunks arrive does not matter.
+    """
     warehouse.migrate()
     started = time.perf_counter()
-    offset, records, dead = 0, 0, 0
-    while entries := log.read_all(offset, chunk):
-        with gc_paused():
-            batch = project_batch(entries, now_us())
-            records += batch.count
-            dead += len(batch.dead_letters)
-            for dl in batch.dead_letters:  # derived again, never appended: replay is read-only
-                pos = entries[0].position._replace(topic=dl["topic"], offset=dl["position"])
-                project_batch([Decoded(pos, "dead_letter", dl)], 0, batch)
-            for name, rows in batch.rows.items():
-                warehouse.insert(TABLES[name], rows)
-        offset = entries[-1].offset + 1
+    records = dead = 0
+    if workers > 0:
+        end = log.end_offset("*", 0)
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["hindbrain.streams.replay_chunk"])
+        tasks = [(str(log.path), offset, chunk, now_us()) for offset in range(0, end, chunk)]
+        with ctx.Pool(workers) as pool:
+            for count, dead_letters, streams in pool.imap_unordered(_chunk_task, tasks):
+                records, dead = records + count, dead + dead_letters
+                for name, data in streams.items():
+                    warehouse.insert_arrow(TABLES[name], pa.ipc.open_stream(data).read_all())
+    else:
+        offset = 0
+        while entries := log.read_all(offset, chunk):
+            batch = project_entries(entries, now_us())
+            records, dead = records + batch.count, dead + len(batch.dead_letters)
+            with gc_paused():
+                for name, rows in batch.rows.items():
+                    warehouse.insert(TABLES[name], rows)
+            offset = entries[-1].offset + 1
     seconds = time.perf_counter() - started
     return ReplayReport(records, dead, seconds, warehouse.digest())
+
+
+def _chunk_task(task: tuple) -> tuple[int, int, dict[str, bytes]]:
+    return chunk_as_arrow(*task)

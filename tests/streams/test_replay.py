@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hindbrain import Brain
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.codec import registry
@@ -46,7 +48,8 @@ def mixed_workload(brain: Brain) -> None:
     brain.recall(tenant="acme", query="权限", layers=["episodic"])
 
 
-def test_replay_rebuilds_every_view_exactly(tmp_path):
+@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-workers"])
+def test_replay_rebuilds_every_view_exactly(tmp_path, workers):
     with Brain.open(tmp_path) as brain:
         mixed_workload(brain)
         brain.runner.catch_up()
@@ -57,7 +60,7 @@ def test_replay_rebuilds_every_view_exactly(tmp_path):
 
         fresh = Warehouse(brain.warehouse.url, database="replayed")
         try:
-            report = replay(brain.log, fresh)
+            report = replay(brain.log, fresh, chunk=4, workers=workers)  # small chunks: many tasks
             assert report.records == brain.log.end_offset(ALL_TOPICS, 0)
             assert report.dead_letters == 2
             for name, value in live.items():

@@ -1,0 +1,50 @@
+"""One replay chunk, made ready to insert: read → decode → project → Arrow IPC bytes.
+
+Kept apart from ``replay`` so a worker process imports only what it needs (no warehouse
+client, no chDB): it reads the SQLite log itself, and hands back Arrow streams that the
+parent inserts. Pure apart from reading the log.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from hindbrain.projections.views import VIEWS
+from hindbrain.streams.gc_pause import gc_paused
+from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch
+from hindbrain.streams.sqlite_log import SqliteLog
+
+TABLES = {v.table.name: v.table for v in VIEWS}
+
+
+def project_entries(entries, ts_us: int) -> ProjectedBatch:
+    """Project log entries; dead letters become rows directly (replay never appends)."""
+    with gc_paused():
+        batch = project_batch(entries, ts_us)
+        for dl in batch.dead_letters:
+            pos = entries[0].position._replace(topic=dl["topic"], offset=dl["position"])
+            project_batch([Decoded(pos, "dead_letter", dl)], ts_us, batch)
+            batch.count -= 1  # the derived row is not a record of the log
+    return batch
+
+
+def chunk_as_arrow(log_path: str, offset: int, limit: int, ts_us: int) -> tuple[int, int, dict[str, bytes]]:
+    """``(records, dead letters, {table: Arrow IPC stream})`` for log offsets
+    ``[offset, offset + limit)``."""
+    log = SqliteLog(log_path)
+    try:
+        entries = log.read_all(offset, limit)
+    finally:
+        log.close()
+    if not entries:
+        return 0, 0, {}
+    batch = project_entries(entries, ts_us)
+    streams = {}
+    with gc_paused():
+        for name, rows in batch.rows.items():
+            table = TABLES[name].to_arrow(rows)
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, table.schema) as writer:
+                writer.write_table(table)
+            streams[name] = sink.getvalue().to_pybytes()
+    return batch.count, len(batch.dead_letters), streams
