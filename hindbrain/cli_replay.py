@@ -41,7 +41,7 @@ def run_replay(home: Path, into: str | None, check: bool, workers: int = 0) -> i
             target.close()
     finally:
         log.close()
-    print(f"replayed {report.records} records with {workers or 'no'} worker processes in {report.seconds:.2f}s "
+    print(f"replayed {report.records} records with {report.workers or 'no'} worker processes in {report.seconds:.2f}s "
           f"({report.records_per_second:,.0f} records/s), {report.dead_letters} dead-lettered")
     print(f"{'view':<18}{'rows':>10}  {'digest':<22}{'live':>6}")
     same = True

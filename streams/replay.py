@@ -25,6 +25,7 @@ class ReplayReport:
     dead_letters: int
     seconds: float
     digest: dict[str, tuple[int, int]]
+    workers: int = 0  # worker processes actually used
 
     @property
     def records_per_second(self) -> float:
@@ -37,13 +38,16 @@ def replay(log: SqliteLog, warehouse: Warehouse, chunk: int = 20_000, workers: i
     ``workers=0`` decodes and projects in this process. ``workers=N`` hands chunks of the
     log to N worker processes (forkserver: they share nothing with this process's chDB),
     which return Arrow streams that this process inserts; rows are versioned by offset,
-    so the order in which chunks arrive does not matter.
+    so the order in which chunks arrive does not matter. A log of two chunks or fewer is
+    replayed in-process whatever ``workers`` says.
     """
     warehouse.migrate()
     started = time.perf_counter()
     records = dead = 0
+    end = log.end_offset("*", 0)
+    if end <= 2 * chunk:  # below that, starting processes costs more than it saves
+        workers = 0
     if workers > 0:
-        end = log.end_offset("*", 0)
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["hindbrain.streams.replay_chunk"])
         tasks = [(str(log.path), offset, chunk, now_us()) for offset in range(0, end, chunk)]
@@ -62,7 +66,7 @@ def replay(log: SqliteLog, warehouse: Warehouse, chunk: int = 20_000, workers: i
                     warehouse.insert(TABLES[name], rows)
             offset = entries[-1].offset + 1
     seconds = time.perf_counter() - started
-    return ReplayReport(records, dead, seconds, warehouse.digest())
+    return ReplayReport(records, dead, seconds, warehouse.digest(), workers)
 
 
 def _chunk_task(task: tuple) -> tuple[int, int, dict[str, bytes]]:

@@ -61,6 +61,7 @@ def test_replay_rebuilds_every_view_exactly(tmp_path, workers):
         fresh = Warehouse(brain.warehouse.url, database="replayed")
         try:
             report = replay(brain.log, fresh, chunk=4, workers=workers)  # small chunks: many tasks
+            assert report.workers == workers  # the parallel path really ran
             assert report.records == brain.log.end_offset(ALL_TOPICS, 0)
             assert report.dead_letters == 2
             for name, value in live.items():
