@@ -20,6 +20,7 @@ TABLE = Table(
         ("original_hex", "String"),
     ),
     order_by=("source_topic", "source_offset"),
+    delivery_columns=("ts", "source_offset"),  # when, and where in *this* log, it was dead-lettered
 )
 RECORD_TYPES = ("dead_letter",)
 

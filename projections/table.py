@@ -39,6 +39,15 @@ class Table:
     name: str
     columns: tuple[tuple[str, str], ...]
     order_by: tuple[str, ...]
+    # Columns that depend on how the record was delivered, not on the record itself (e.g.
+    # when a dead letter was written): left out of the content digest, like log columns.
+    delivery_columns: tuple[str, ...] = ()
+
+    @property
+    def content_columns(self) -> list[str]:
+        """What the digest covers: the projector's columns that depend only on the record,
+        so the same records give the same digest through any log (SQLite or Kafka)."""
+        return [name for name, _ in self.columns if name not in self.delivery_columns]
 
     @property
     def all_columns(self) -> tuple[tuple[str, str], ...]:
