@@ -64,6 +64,15 @@ def cmd_demo(args) -> int:
     return run_demo(_home(args) if args.home else None, rounds=args.rounds, seed=args.seed)
 
 
+def cmd_worker(args) -> int:
+    from hindbrain.settings import Settings
+    from hindbrain.streams.worker import run_worker
+
+    overrides = {k: v for k, v in {"home": args.home, "kafka": args.kafka, "clickhouse": args.clickhouse}.items() if v}
+    run_worker(Settings(**overrides), loglevel=args.loglevel)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hindbrain", description="An event-sourced brain for fleets of AI agents.")
     parser.add_argument("--home", help="the embedded brain's folder (default: $HINDBRAIN_HOME or ./.hindbrain)")
@@ -81,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="every record and decision behind an id, oldest first")
     explain.add_argument("id")
     explain.set_defaults(func=cmd_explain)
+    worker = sub.add_parser("worker", help="distributed: a Faust worker projecting Kafka into the warehouse")
+    worker.add_argument("--kafka", help="bootstrap servers (default: $HINDBRAIN_KAFKA)")
+    worker.add_argument("--clickhouse", help="warehouse URL (default: $HINDBRAIN_CLICKHOUSE or chdb://<home>/views)")
+    worker.add_argument("--loglevel", default="info")
+    worker.set_defaults(func=cmd_worker)
     sub.add_parser("stats", help="rows per view, log length, dead letters").set_defaults(func=cmd_stats)
     sub.add_parser("hindsight", help="run the learning jobs now").set_defaults(func=cmd_hindsight)
     return parser

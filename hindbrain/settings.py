@@ -20,7 +20,14 @@ class Settings(BaseSettings):
         None, description="HINDBRAIN_CLICKHOUSE: warehouse URL, chdb:///path or http(s)://host:port. "
         "Default: chdb://<home>/views."
     )
+    kafka_prefix: str = Field("hindbrain.", description="HINDBRAIN_KAFKA_PREFIX: prefix of every Kafka topic name.")
+    worker_group: str = Field(
+        "hindbrain-projector", description="HINDBRAIN_WORKER_GROUP: the Faust workers' app id and consumer group."
+    )
     batch_size: int = Field(2000, ge=1, description="HINDBRAIN_BATCH_SIZE: records per projection micro-batch.")
+    batch_within: float = Field(
+        0.5, gt=0, description="HINDBRAIN_BATCH_WITHIN: seconds a worker waits to fill a batch before projecting it."
+    )
     log_sync: str = Field(
         "FULL", description="HINDBRAIN_LOG_SYNC: SQLite synchronous mode of the embedded log (FULL, NORMAL, EXTRA)."
     )

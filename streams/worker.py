@@ -1,0 +1,101 @@
+"""The Faust worker (``hindbrain worker``): Kafka records → pure projectors → the warehouse.
+
+The agent is thin. For every batch, in this order:
+ 1. take up to ``batch_size`` events, or what arrived within ``batch_within`` seconds
+    (``stream.take_events``, which acknowledges nothing by itself);
+ 2. decode, validate and project each record with the same pure code as the embedded
+    runner (``streams.processing.project_batch``);
+ 3. send every record that failed a step to the dead-letter topic as a ``DeadLetter``
+    record and wait for the broker's acks (it comes back through that topic into the
+    ``dead_letters`` view, exactly as a replay would derive it);
+ 4. insert each table's rows into the warehouse, one Arrow insert per table, and wait;
+ 5. only then return to ``take_events``, which acknowledges the batch; Faust commits the
+    acknowledged offsets on its commit interval.
+A crash anywhere before 5 redelivers the batch to whichever worker owns the partition next;
+the views are ``ReplacingMergeTree`` tables keyed by record identity, so a redelivered
+record never counts twice. Authoritative state is the warehouse: the app has no Tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import faust
+
+from hindbrain.projections.views import VIEWS
+from hindbrain.projections.warehouse import Warehouse
+from hindbrain.schemas.codec import registry
+from hindbrain.schemas.records import now_us
+from hindbrain.settings import Settings
+from hindbrain.streams.log import LogEntry
+from hindbrain.streams.processing import ProjectedBatch, project_batch
+from hindbrain.streams.topics import TOPICS, key_of, kafka_name
+
+TABLES = {v.table.name: v.table for v in VIEWS}
+log = logging.getLogger(__name__)
+
+
+def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.App:
+    """A Faust app whose one agent projects every hindbrain topic into ``warehouse``
+    (opened from ``settings`` on first use when not given)."""
+    if not settings.kafka:
+        raise ValueError("the worker needs HINDBRAIN_KAFKA (bootstrap servers, host:port)")
+    app = faust.App(
+        settings.worker_group,
+        broker=f"kafka://{settings.kafka}",
+        store="memory://",
+        web_enabled=False,
+        consumer_auto_offset_reset="earliest",
+        producer_acks=-1,
+        topic_disable_leader=True,
+        key_serializer="raw",
+        value_serializer="raw",
+    )
+    bare_name = {kafka_name(t.name, settings.kafka_prefix): t.name for t in TOPICS}
+    source = app.topic(*bare_name, key_type=bytes, value_type=bytes)
+    dead_letters = app.topic(kafka_name("dead_letters", settings.kafka_prefix), key_type=bytes, value_type=bytes)
+    views: dict[str, Warehouse] = {}
+
+    def warehouse_now() -> Warehouse:
+        if "views" not in views:
+            views["views"] = warehouse or Warehouse(settings.warehouse_url())
+            views["views"].migrate()
+        return views["views"]
+
+    @app.agent(source)
+    async def project(stream):
+        async for events in stream.take_events(settings.batch_size, settings.batch_within):
+            entries = [
+                LogEntry(bare_name[e.message.topic], e.message.partition, e.message.offset,
+                         e.message.key.decode("utf-8", "replace") if e.message.key else None, e.message.value)
+                for e in events
+            ]
+            batch = project_batch(entries, now_us())
+            await _send_dead_letters(dead_letters, batch)
+            await asyncio.get_running_loop().run_in_executor(None, _insert, warehouse_now(), batch)
+
+    app.hindbrain_project_agent = project  # for tests: the agent, by name
+    return app
+
+
+async def _send_dead_letters(topic, batch: ProjectedBatch) -> None:
+    pending = [
+        await topic.send(key=key_of(dl).encode(), value=registry.encode("dead_letter", dl))
+        for dl in batch.dead_letters
+    ]
+    for delivered in pending:
+        await delivered  # the broker acknowledged it (acks=all)
+    if pending:
+        log.warning("dead-lettered %d record(s): %s", len(pending), [d["reason"] for d in batch.dead_letters][:3])
+
+
+def _insert(warehouse: Warehouse, batch: ProjectedBatch) -> None:
+    for name, rows in batch.rows.items():
+        warehouse.insert(TABLES[name], rows)
+
+
+def run_worker(settings: Settings, loglevel: str = "info") -> None:
+    """Run one worker until it is stopped (SIGTERM / Ctrl-C). Blocks."""
+    app = make_app(settings)
+    faust.Worker(app, loglevel=loglevel).execute_from_commandline()
