@@ -30,7 +30,7 @@ from hindbrain.schemas.records import now_us
 from hindbrain.settings import Settings
 from hindbrain.streams.log import LogEntry
 from hindbrain.streams.processing import ProjectedBatch, project_batch
-from hindbrain.streams.topics import TOPICS, key_of, kafka_name
+from hindbrain.streams.topics import TOPICS, kafka_name, key_of
 
 TABLES = {v.table.name: v.table for v in VIEWS}
 log = logging.getLogger(__name__)
