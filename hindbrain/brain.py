@@ -27,6 +27,7 @@ from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import SqliteLog
+from hindbrain.streams.topics import TOPICS
 
 CANDIDATE_POOL = 32  # ranked candidates a recall considers and records, before the gate
 
@@ -34,11 +35,12 @@ CANDIDATE_POOL = 32  # ranked candidates a recall considers and records, before 
 class Brain:
     """An event-sourced brain for a fleet of agents. Open with ``Brain.open(path)``."""
 
-    def __init__(self, log: SqliteLog, warehouse: Warehouse, settings: Settings):
+    def __init__(self, log, warehouse: Warehouse, settings: Settings, runner=None):
         self.settings = settings
         self.log, self.warehouse = log, warehouse
-        self.runner = EmbeddedRunner(log, warehouse, batch_size=settings.batch_size)
+        self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size)
         self.index = RecallIndex()
+        self.services: list = []  # background threads (distributed mode), stopped on close
         self._closed = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -52,13 +54,20 @@ class Brain:
         (``chdb:///path`` or ``http://host:8123``). On open, records the views have not yet
         seen (e.g. after a crash) are projected, then the recall index is built.
 
+        ``Brain.open(kafka="host:9092", clickhouse=...)`` appends to Kafka instead (see
+        ``hindbrain.distributed``): with ``chdb:///...`` this Brain also projects; with a
+        ClickHouse server, ``hindbrain worker`` processes do.
+
         chDB serves one folder per process at a time: close a Brain before opening another
         whose views are in a different folder.
         """
-        if kafka is not None:
-            raise NotImplementedError("distributed mode (kafka=...) is not available yet; use the embedded default")
-        overrides = {k: v for k, v in {"home": path, "clickhouse": clickhouse, **settings}.items() if v is not None}
+        overrides = {k: v for k, v in {"home": path, "clickhouse": clickhouse, "kafka": kafka,
+                                       **settings}.items() if v is not None}
         cfg = Settings(**overrides)
+        if cfg.kafka:
+            from hindbrain.distributed import open_distributed
+
+            return open_distributed(cls, cfg)
         log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
         try:
             warehouse = Warehouse(cfg.warehouse_url())
@@ -80,6 +89,8 @@ class Brain:
             self.runner.flush()
         finally:
             self._closed = True
+            for service in reversed(self.services):
+                service.stop()
             self.warehouse.close()
             self.log.close()
 
@@ -214,12 +225,12 @@ class Brain:
         relations: dict[Position, set[str]] = {}
         for topic, partition, offset, relation in self._lineage([item_id]):
             relations.setdefault(Position(topic, partition, offset), set()).add(relation)
-        entries = [(e, *registry.decode(e.value)) for e in self.log.get(list(relations))]
+        entries = [(e, *registry.decode(e.value)) for e in read_positions(self.log, list(relations))]
         supporting = [eid for _, rt, rec in entries if rt == "cognition" for eid in rec["event_ids"]]
         for topic, partition, offset, _ in self._lineage(supporting, relation="perceived"):
             relations.setdefault(Position(topic, partition, offset), set()).add("supports")
         chain = []
-        for entry in self.log.get(list(relations)):
+        for entry in read_positions(self.log, list(relations)):
             record_type, record = registry.decode(entry.value)
             chain.append({"position": entry.position, "record_type": record_type,
                           "relations": sorted(relations[entry.position]), "record": record})
@@ -251,9 +262,23 @@ class Brain:
         counts = {v.table.name: self.warehouse.query(f"SELECT count() FROM `{v.table.name}` FINAL")[0][0]
                   for v in VIEWS}
         return {"home": str(self.settings.home), "warehouse": self.warehouse.url,
-                "log_records": self.log.end_offset("*", 0), "views": counts,
+                "log_records": log_length(self.log), "views": counts,
                 "dead_letters": counts["dead_letters"],
                 "indexed_documents": sum(len(t.docs) for t in self.index.tenants.values())}
+
+
+def read_positions(log, positions: list[Position]) -> list:
+    """Log entries at these positions, oldest first (by time of record, then position)."""
+    if isinstance(log, SqliteLog):
+        return log.get(positions)  # one query; global offsets are the write order
+    entries = [e for p in positions for e in log.read(p.topic, p.partition, p.offset, 1) if e.offset == p.offset]
+    return sorted(entries, key=lambda e: (registry.decode(e.value)[1]["envelope"]["ts_us"], e.topic, e.offset))
+
+
+def log_length(log) -> int:
+    if isinstance(log, SqliteLog):
+        return log.end_offset("*", 0)
+    return sum(log.end_offset(t.name, p) for t in TOPICS for p in log.partitions(t.name))
 
 
 def _perception(p: PerceiveInput) -> dict:

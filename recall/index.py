@@ -7,6 +7,7 @@ is the hard tenant wall: a recall cannot even see another tenant's documents.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,6 +112,7 @@ class TenantIndex:
 class RecallIndex:
     def __init__(self):
         self.tenants: dict[str, TenantIndex] = {}
+        self._lock = threading.Lock()  # the Brain's own appends and a log tail both add
 
     def tenant(self, tenant: str) -> TenantIndex:
         index = self.tenants.get(tenant)
@@ -122,8 +124,9 @@ class RecallIndex:
         by_tenant: dict[str, list[tuple[Doc, list[str]]]] = {}
         for tenant, doc, extra in items:
             by_tenant.setdefault(tenant, []).append((doc, extra))
-        for tenant, docs in by_tenant.items():
-            self.tenant(tenant).add_many(docs)
+        with self._lock:
+            for tenant, docs in by_tenant.items():
+                self.tenant(tenant).add_many(docs)
 
     def observe(self, batch: list[Decoded]) -> None:
         """Runner listener: index appended records the moment they are in the log."""

@@ -1,0 +1,51 @@
+"""Opening a Brain in distributed mode: Kafka is the log, ClickHouse (or chDB) the views.
+
+Two shapes, one code path for writes and reads:
+
+* ``clickhouse="chdb:///path"`` (single node): chDB serves one process per folder, so this
+  Brain runs the projecting consumer (``KafkaProjector``) itself, in a background thread.
+* ``clickhouse="http://host:8123"``: ``hindbrain worker`` processes (Faust) project; the
+  Brain only appends and reads. Start at least one worker, or ``sql``/``explain`` wait for
+  the projection in vain and time out saying so.
+
+In both, the recall index is built from the views, then kept current by ``IndexTail`` from
+where the views end (records of other Brains arrive within about ``POLL_S`` plus a fetch),
+and this Brain's own records are indexed the moment they are appended.
+"""
+
+from __future__ import annotations
+
+from hindbrain.projections.warehouse import Warehouse
+from hindbrain.settings import Settings
+from hindbrain.streams.kafka_log import KafkaLog
+from hindbrain.streams.kafka_runner import IndexTail, KafkaProjector, KafkaRunner
+
+
+def view_positions(warehouse: Warehouse) -> dict[tuple[str, int], int]:
+    """Per (topic, partition), the next offset after the last record the views hold."""
+    rows = warehouse.query(
+        "SELECT _topic, _partition, max(_offset) + 1 FROM events GROUP BY _topic, _partition "
+        "UNION ALL SELECT _topic, _partition, max(_offset) + 1 FROM fragments GROUP BY _topic, _partition"
+    )
+    return {(topic, partition): offset for topic, partition, offset in rows}
+
+
+def open_distributed(brain_cls, cfg: Settings):
+    log = KafkaLog(cfg.kafka, prefix=cfg.kafka_prefix)
+    try:
+        warehouse = Warehouse(cfg.warehouse_url())
+    except Exception:
+        log.close()
+        raise
+    warehouse.migrate()
+    brain = brain_cls(log, warehouse, cfg, runner=KafkaRunner(log, cfg.worker_group))
+    if cfg.warehouse_url().startswith("chdb://"):
+        projector = KafkaProjector(log, warehouse, cfg.worker_group, cfg.batch_size)
+        projector.start()
+        brain.services.append(projector)
+    brain.index.load(warehouse)
+    tail = IndexTail(log, view_positions(warehouse), brain.index.observe)
+    tail.start()
+    brain.services.append(tail)
+    brain.runner.listeners.append(brain.index.observe)
+    return brain
