@@ -18,18 +18,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from hindbrain.projections.views import VIEWS
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Message, Position
 from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch
+from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.streams.topics import TOPIC_OF, key_of
 
 CONSUMER = "embedded-projector"
-TABLES = {v.table.name: v.table for v in VIEWS}
 
 Listener = Callable[[list[Decoded]], None]  # sees each appended batch, in order
 
@@ -102,8 +101,7 @@ class EmbeddedRunner:
             batch.dead_letters = []
             # Not committed past here: entries between the batch and these may be unread.
             project_batch([Decoded(p, rt, r) for p, (rt, r) in zip(positions, dls, strict=True)], now_us(), batch)
-        for name, rows in batch.rows.items():
-            self.warehouse.insert(TABLES[name], rows)
+        insert_batch(self.warehouse, batch)
         self.log.commit(CONSUMER, ALL_TOPICS, 0, max(next_offset, self.log.committed(CONSUMER, ALL_TOPICS, 0)))
 
     @property

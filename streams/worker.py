@@ -23,16 +23,15 @@ import logging
 
 import faust
 
-from hindbrain.projections.views import VIEWS
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
 from hindbrain.settings import Settings
 from hindbrain.streams.log import LogEntry
 from hindbrain.streams.processing import ProjectedBatch, project_batch
+from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.topics import TOPICS, kafka_name, key_of
 
-TABLES = {v.table.name: v.table for v in VIEWS}
 log = logging.getLogger(__name__)
 
 
@@ -73,7 +72,7 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
             ]
             batch = project_batch(entries, now_us())
             await _send_dead_letters(dead_letters, batch)
-            await asyncio.get_running_loop().run_in_executor(None, _insert, warehouse_now(), batch)
+            await asyncio.to_thread(insert_batch, warehouse_now(), batch)
 
     app.hindbrain_project_agent = project  # for tests: the agent, by name
     return app
@@ -88,11 +87,6 @@ async def _send_dead_letters(topic, batch: ProjectedBatch) -> None:
         await delivered  # the broker acknowledged it (acks=all)
     if pending:
         log.warning("dead-lettered %d record(s): %s", len(pending), [d["reason"] for d in batch.dead_letters][:3])
-
-
-def _insert(warehouse: Warehouse, batch: ProjectedBatch) -> None:
-    for name, rows in batch.rows.items():
-        warehouse.insert(TABLES[name], rows)
 
 
 def run_worker(settings: Settings, loglevel: str = "info") -> None:
