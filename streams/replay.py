@@ -14,9 +14,10 @@ import pyarrow as pa
 
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
-from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.replay_chunk import TABLES, chunk_as_arrow, project_entries
+from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import SqliteLog
+from hindbrain.streams.topics import TOPICS
 
 
 @dataclass(frozen=True)
@@ -32,16 +33,19 @@ class ReplayReport:
         return self.records / self.seconds if self.seconds else float("inf")
 
 
-def replay(log: SqliteLog, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0) -> ReplayReport:
+def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0) -> ReplayReport:
     """Rebuild every view from ``log`` into ``warehouse`` (migrated here if needed).
 
     ``workers=0`` decodes and projects in this process. ``workers=N`` hands chunks of the
     log to N worker processes (forkserver: they share nothing with this process's chDB),
     which return Arrow streams that this process inserts; rows are versioned by offset,
     so the order in which chunks arrive does not matter. A log of two chunks or fewer is
-    replayed in-process whatever ``workers`` says.
+    replayed in-process whatever ``workers`` says. Any other ``Log`` (Kafka) is replayed
+    partition by partition from offset 0, in-process.
     """
     warehouse.migrate()
+    if not isinstance(log, SqliteLog):
+        return _replay_partitions(log, warehouse, chunk)
     started = time.perf_counter()
     records = dead = 0
     end = log.end_offset("*", 0)
@@ -61,12 +65,26 @@ def replay(log: SqliteLog, warehouse: Warehouse, chunk: int = 20_000, workers: i
         while entries := log.read_all(offset, chunk):
             batch = project_entries(entries, now_us())
             records, dead = records + batch.count, dead + len(batch.dead_letters)
-            with gc_paused():
-                for name, rows in batch.rows.items():
-                    warehouse.insert(TABLES[name], rows)
+            insert_batch(warehouse, batch)
             offset = entries[-1].offset + 1
     seconds = time.perf_counter() - started
     return ReplayReport(records, dead, seconds, warehouse.digest(), workers)
+
+
+def _replay_partitions(log, warehouse: Warehouse, chunk: int) -> ReplayReport:
+    """Every declared topic, every partition, from offset 0 to its end, through the same
+    projection; no consumer group is involved, so nothing is committed anywhere."""
+    started = time.perf_counter()
+    records = dead = 0
+    for topic in TOPICS:
+        for partition in log.partitions(topic.name):
+            offset = 0
+            while entries := log.read(topic.name, partition, offset, chunk):
+                batch = project_entries(entries, now_us())
+                records, dead = records + batch.count, dead + len(batch.dead_letters)
+                insert_batch(warehouse, batch)
+                offset = entries[-1].offset + 1
+    return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest())
 
 
 def _chunk_task(task: tuple) -> tuple[int, int, dict[str, bytes]]:
