@@ -20,8 +20,19 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# With `java` and `mvn` (and no HINDBRAIN_TEST_KAFKA given), the Kafka tests run on a broker
+# started here and stopped on exit, pass or fail (the trap); a broker that already answered on
+# the port is used and left running. Otherwise the Kafka tests skip and say why.
+KAFKA_PORT := $(or $(HINDBRAIN_KAFKA_PORT),19092)
 unit: $(STAMP)
-	$(BIN)/python -m pytest
+	@if [ -z "$$HINDBRAIN_TEST_KAFKA" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
+	  if python3 deploy/kafka/probe.py ready $(KAFKA_PORT) 2>/dev/null; then echo "kafka: using the broker already on 127.0.0.1:$(KAFKA_PORT)"; \
+	  else trap 'bash deploy/kafka/kafka-down.sh' EXIT; trap 'exit 130' INT TERM; bash deploy/kafka/kafka-up.sh || exit 1; fi; \
+	  echo "HINDBRAIN_TEST_KAFKA=127.0.0.1:$(KAFKA_PORT) $(BIN)/python -m pytest"; \
+	  HINDBRAIN_TEST_KAFKA=127.0.0.1:$(KAFKA_PORT) $(BIN)/python -m pytest; \
+	else \
+	  echo "$(BIN)/python -m pytest"; $(BIN)/python -m pytest; \
+	fi
 
 test: lint unit
 

@@ -2,8 +2,14 @@
 
 The contract, tested for every backend by ``tests/streams/log_contract.py``:
 
-1. ``append`` writes messages durably and returns one ``Position`` each, in order; a batch
-   is all-or-nothing.
+1. ``append`` writes messages durably and returns one ``Position`` each, in order. A batch
+   that fails validation (a value that is not ``bytes``, a key that is not ``str``/``None`` or
+   not encodable as UTF-8, ...) raises ``TypeError``/``ValueError`` and leaves nothing of itself
+   in the log, in every backend. Beyond validation, atomicity is the backend's: the embedded
+   log writes a batch in one transaction (all-or-nothing); Kafka cannot make a
+   multi-partition append atomic, so a broker failure mid-batch raises with part of the batch
+   written (``streams/kafka_log.py``). Appending the same records again is safe: records
+   carry their ids and the views deduplicate.
 2. Within one (topic, partition), offsets only grow, and ``read`` returns messages in
    offset order, starting at the first offset >= the one asked for.
 3. A consumer's committed offset is the *next* offset it will read (0 if it never

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import uuid
 
 import pytest
@@ -158,3 +159,80 @@ def sample_records() -> list[tuple[str, dict]]:
 def positioned_records(sample_records) -> list[tuple[str, dict, Position]]:
     """The sample records with the log positions a log would have given them (offsets 0..n-1)."""
     return [(rt, r, Position(TOPIC_OF[rt], 0, n)) for n, (rt, r) in enumerate(sample_records)]
+
+
+# -- Kafka ----------------------------------------------------------------------------------------
+KAFKA_ENV = "HINDBRAIN_TEST_KAFKA"
+NO_KAFKA = (
+    "HINDBRAIN_TEST_KAFKA not set: no Kafka broker for the Kafka tests. `make test` starts one when "
+    "`java` (17+) and `mvn` are installed (or run `make kafka-up` and set HINDBRAIN_TEST_KAFKA=127.0.0.1:19092); "
+    "any Kafka 4.x broker works: HINDBRAIN_TEST_KAFKA=host:port"
+)
+
+
+class KafkaForTests:
+    """One test's view of the test broker: a topic prefix of its own (so tests never see each
+    other's topics or hindbrain's real ``hindbrain.*`` ones) and ``log()`` to open a KafkaLog on it."""
+
+    def __init__(self, bootstrap: str):
+        self.bootstrap = bootstrap
+        self.prefix = f"hindbrain-test.{uuid.uuid4().hex[:12]}."
+
+    def log(self, **kw):
+        from hindbrain.streams.kafka_log import KafkaLog
+
+        kw = {"prefix": self.prefix, "undeclared_partitions": 4, "timeout_s": 30.0, **kw}
+        return KafkaLog(self.bootstrap, **kw)
+
+    def admin(self, coro_fn):
+        """Run ``await coro_fn(admin)`` with a fresh started admin client; returns its result."""
+        import asyncio
+
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        async def run():
+            admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+            await admin.start()
+            try:
+                return await coro_fn(admin)
+            finally:
+                await admin.close()
+
+        return asyncio.run(run())
+
+    def topics(self) -> list[str]:
+        """The Kafka topics under this test's prefix."""
+        async def mine(admin):
+            return sorted(t for t in await admin.list_topics() if t.startswith(self.prefix))
+
+        return self.admin(mine)
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> str:
+    """The test broker's ``host:port`` from HINDBRAIN_TEST_KAFKA; the test skips (saying how to get one) if unset."""
+    bootstrap = os.environ.get(KAFKA_ENV)
+    if not bootstrap:
+        print(NO_KAFKA)
+        pytest.skip(NO_KAFKA)
+    host, _, port = bootstrap.split(",")[0].rpartition(":")
+    try:  # asked for Kafka and none answers: fail once, clearly, rather than skip or time out per test
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except (OSError, ValueError) as exc:
+        pytest.fail(f"{KAFKA_ENV}={bootstrap} is set but nothing answers there: {exc}")
+    return bootstrap
+
+
+@pytest.fixture
+def kafka(kafka_bootstrap) -> KafkaForTests:
+    """The test broker with a topic prefix for this test; its topics are deleted afterwards
+    (the broker's data folder outlives test runs)."""
+    k = KafkaForTests(kafka_bootstrap)
+    yield k
+
+    async def delete_mine(admin):
+        mine = [t for t in await admin.list_topics() if t.startswith(k.prefix)]
+        if mine:
+            await admin.delete_topics(mine)
+
+    k.admin(delete_mine)

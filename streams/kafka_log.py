@@ -1,0 +1,312 @@
+"""The distributed log: the synchronous ``Log`` protocol on Apache Kafka (aiokafka).
+
+``KafkaLog`` owns an asyncio event loop in a daemon thread; every public method submits a
+coroutine to it (``asyncio.run_coroutine_threadsafe``) and blocks until it finishes or
+``timeout_s`` passes. It is thread-safe: callers in any thread share one producer, one reader
+and one consumer per committing consumer name.
+
+Names: log topic ``t`` is Kafka topic ``prefix + t`` (``streams/topics.py``); positions and
+entries carry the log name ``t``, so the same code reads both logs. A declared topic is
+created on first use (any method naming it) with its declared partitions and retention. An
+undeclared topic is refused with ``ValueError``, unless ``undeclared_partitions`` is given
+(tests, tools): a typo must not become a new topic.
+
+How the contract of ``hindbrain.streams.log`` holds here:
+
+1. ``append`` sends every message with ``acks="all"`` on an idempotent producer and returns
+   once every message is acknowledged, one ``Position`` each, in order. Keys are the message
+   key in UTF-8, so one key's messages share a partition and keep their order. **Atomicity is
+   limited to validation**: everything ``append`` can check before sending (topic declared and
+   legal, key ``str`` or ``None`` and UTF-8-encodable, value ``bytes``-like, size within
+   ``max_request_size``, topics created) is checked for the whole batch first, and a failure
+   raises ``TypeError``/``ValueError`` with nothing sent. Once sending started, Kafka cannot
+   make a multi-message, multi-partition append atomic without transactions (and every reader
+   would have to use ``read_committed``): if the broker fails part of a batch, ``append``
+   raises ``aiokafka.errors.KafkaError`` and the messages that were acknowledged stay in the
+   log. A ``TimeoutError`` means "outcome unknown": any message may still land later. Either
+   way the caller may append the batch again; records carry their ids and views deduplicate.
+2. ``read`` uses a consumer with manual assignment and no group: it seeks and fetches until
+   ``limit`` entries or the partition's end offset (the high watermark, so every
+   acknowledged message is visible: read-your-writes). Offsets below the log start (none
+   while retention is infinite) start at the log start, i.e. the first offset >= the one asked.
+3. ``commit``/``committed`` are Kafka consumer-group offsets (group id = consumer name),
+   committed without joining the group, so they survive restarts and are visible to Kafka
+   tools. Caveat: the broker expires the offsets of a group without members
+   ``offsets.retention.minutes`` (7 days by default) after its last commit; a consumer idle
+   longer restarts at 0 (harmless for the idempotent views, but slow).
+
+Failure modes: an unreachable broker raises ``KafkaUnavailable`` (a ``ConnectionError``) from
+the constructor, naming the bootstrap address; an operation that does not finish within
+``timeout_s`` raises ``TimeoutError`` naming it; broker errors raise
+``aiokafka.errors.KafkaError``. After ``close()`` every method raises ``RuntimeError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Coroutine, Iterable, Sequence
+from typing import Any, TypeVar
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
+from aiokafka.record.default_records import DefaultRecordBatchBuilder
+
+from hindbrain.streams.log import LogEntry, Message, Position
+from hindbrain.streams.topics import (
+    DECLARED,
+    DEFAULT_PREFIX,
+    REPLICATION_FACTOR,
+    Topic,
+    create_missing_topics,
+    kafka_name,
+)
+
+T = TypeVar("T")
+MAX_REQUEST_SIZE = 1_048_576  # aiokafka's default; the broker's max.message.bytes default is a bit above
+
+
+class KafkaUnavailable(ConnectionError):
+    """The Kafka cluster could not be reached at the bootstrap address."""
+
+
+class KafkaLog:
+    """The ``Log`` protocol on a Kafka cluster (see the module docstring for the contract)."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        topics: Iterable[Topic] | None = None,
+        undeclared_partitions: int | None = None,
+        replication_factor: int = REPLICATION_FACTOR,
+        timeout_s: float = 30.0,
+        client_id: str = "hindbrain",
+    ):
+        self.bootstrap = bootstrap
+        self.prefix = prefix
+        self.timeout_s = timeout_s
+        self._declared = DECLARED if topics is None else {t.name: t for t in topics}
+        self._undeclared_partitions = undeclared_partitions
+        self._replication_factor = replication_factor
+        self._client_id = client_id
+        self._ready: set[str] = set()  # Kafka topics known to exist (created or found)
+        self._committers: dict[str, AIOKafkaConsumer] = {}
+        self._started: list[Any] = []  # clients to stop on close, in start order
+        self._closed = False
+
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"kafka-log {bootstrap}", daemon=True)
+        self._thread.start()
+        try:
+            self._run(self._start(), "connect")
+        except BaseException as exc:
+            with contextlib.suppress(Exception):  # the error to report is the one that stopped the start
+                self.close()  # stops what did start
+            if isinstance(exc, KafkaConnectionError | KafkaTimeoutError | OSError):  # OSError: TimeoutError too
+                raise KafkaUnavailable(f"Kafka unreachable at {bootstrap}: {exc}") from exc
+            raise
+
+    async def _start(self) -> None:
+        # Made inside the loop (aiokafka binds its objects to the running loop) and each right
+        # before it starts, so a failed start leaves no client that was made but never started.
+        common = {"bootstrap_servers": self.bootstrap, "client_id": self._client_id,
+                  "request_timeout_ms": int(self.timeout_s * 1000)}
+        self._read_lock = asyncio.Lock()  # one assignment at a time on the shared reader
+        self._topics_lock = asyncio.Lock()
+        self._admin = await self._started_client(AIOKafkaAdminClient(**common))
+        # Idempotence (producer id + sequence numbers) makes the broker drop the duplicates of
+        # its own retries, so a retried batch neither doubles nor reorders a key's records. It
+        # implies acks="all"; stated anyway. linger 5 ms: a batch's messages share requests.
+        self._producer = await self._started_client(AIOKafkaProducer(
+            **common, acks="all", enable_idempotence=True, linger_ms=5, max_request_size=MAX_REQUEST_SIZE))
+        # earliest: a seek below the log start lands on the first offset that exists. The first
+        # read of a topic finds it missing from the reader's metadata and waits one retry backoff
+        # for a refresh: 20 ms rather than the default 100 ms.
+        self._reader = await self._started_client(AIOKafkaConsumer(
+            **common, group_id=None, enable_auto_commit=False, auto_offset_reset="earliest", retry_backoff_ms=20))
+
+    async def _started_client(self, client: T) -> T:
+        self._started.append(client)  # stopped by close() even if start() fails half-way
+        await client.start()
+        return client
+
+    # -- the loop ------------------------------------------------------------------------------
+    def _run(self, coro: Coroutine[Any, Any, T], what: str) -> T:
+        """Run ``coro`` on the loop thread and wait for its result, at most ``timeout_s``."""
+        if self._closed:
+            coro.close()
+            raise RuntimeError("KafkaLog is closed")
+        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(coro, self.timeout_s), self._loop)
+        try:
+            return future.result()
+        except TimeoutError as exc:
+            raise TimeoutError(f"Kafka at {self.bootstrap}: {what} did not finish within {self.timeout_s}s") from exc
+
+    # -- topics ----------------------------------------------------------------------------------
+    def _spec(self, topic: str) -> Topic:
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be str, not {type(topic).__name__}")
+        if topic in self._declared:
+            return self._declared[topic]
+        if self._undeclared_partitions is None:
+            raise ValueError(f"topic {topic!r} is not declared in hindbrain.streams.topics")
+        return Topic(topic, None, self._undeclared_partitions)
+
+    async def _ensure(self, specs: Iterable[Topic]) -> None:
+        missing = {kafka_name(s.name, self.prefix): s for s in specs}
+        missing = {k: s for k, s in missing.items() if k not in self._ready}
+        if not missing:
+            return
+        async with self._topics_lock:
+            await create_missing_topics(self._admin, missing.values(), prefix=self.prefix,
+                                        replication_factor=self._replication_factor, timeout_s=self.timeout_s)
+            self._ready.update(missing)
+
+    async def _tp(self, topic: str, partition: int) -> TopicPartition | None:
+        """The TopicPartition, creating the topic if needed; None if it has no such partition."""
+        await self._ensure([self._spec(topic)])
+        name = kafka_name(topic, self.prefix)
+        return TopicPartition(name, partition) if partition in await self._producer.partitions_for(name) else None
+
+    # -- writing ---------------------------------------------------------------------------------
+    def append(self, messages: Sequence[Message]) -> list[Position]:
+        if not messages:
+            return []
+        prepared = []
+        for m in messages:  # validate the whole batch before anything is sent
+            if not isinstance(m.value, bytes | bytearray | memoryview):
+                raise TypeError(f"message value must be bytes, not {type(m.value).__name__}")
+            if not (m.key is None or isinstance(m.key, str)):
+                raise TypeError(f"message key must be str or None, not {type(m.key).__name__}")
+            spec = self._spec(m.topic)
+            key, value = None if m.key is None else m.key.encode("utf-8"), bytes(m.value)
+            size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, [])
+            if size > MAX_REQUEST_SIZE:
+                raise ValueError(f"message of {size} bytes exceeds the {MAX_REQUEST_SIZE}-byte Kafka limit")
+            prepared.append((spec, kafka_name(m.topic, self.prefix), key, value))
+        return self._run(self._append(messages, prepared), f"append of {len(messages)} messages")
+
+    async def _append(self, messages: Sequence[Message], prepared: list) -> list[Position]:
+        await self._ensure(spec for spec, *_ in prepared)
+        # send() only enqueues (in order, so one partition's messages keep the batch order);
+        # the futures resolve when the broker acknowledged.
+        acks = [await self._producer.send(name, value=value, key=key) for _, name, key, value in prepared]
+        done = await asyncio.gather(*acks)
+        return [Position(m.topic, md.partition, md.offset) for m, md in zip(messages, done, strict=True)]
+
+    # -- reading ---------------------------------------------------------------------------------
+    def partitions(self, topic: str) -> list[int]:
+        return self._run(self._partitions(topic), f"partitions of {topic!r}")
+
+    async def _partitions(self, topic: str) -> list[int]:
+        await self._ensure([self._spec(topic)])
+        return sorted(await self._producer.partitions_for(kafka_name(topic, self.prefix)))
+
+    def read(self, topic: str, partition: int, offset: int, limit: int = 1000) -> list[LogEntry]:
+        return self._run(self._read(topic, partition, offset, limit), f"read of {topic!r}[{partition}]@{offset}")
+
+    async def _read(self, topic: str, partition: int, offset: int, limit: int) -> list[LogEntry]:
+        tp = await self._tp(topic, partition)
+        if tp is None or limit <= 0:
+            return []
+        async with self._read_lock:
+            end = (await self._reader.end_offsets([tp]))[tp]
+            if offset >= end:
+                return []
+            self._reader.assign([tp])
+            self._reader.seek(tp, max(offset, 0))
+            out: list[LogEntry] = []
+            try:
+                # Until the limit or the end known above; the caller's timeout bounds the loop.
+                while len(out) < limit and await self._reader.position(tp) < end:
+                    batch = await self._reader.getmany(tp, timeout_ms=500, max_records=limit - len(out))
+                    out += [LogEntry(topic, partition, r.offset, None if r.key is None else r.key.decode("utf-8"),
+                                     r.value if r.value is not None else b"")
+                            for r in batch.get(tp, ())]
+            finally:
+                # Paused before the fetcher task runs again (no await since the last getmany), the
+                # reader sends no fetch past the end. Such a fetch long-polls the broker for up to
+                # fetch_max_wait_ms (500 ms), and the broker answers one connection's requests in
+                # order, so the next read would wait behind it. (Not unsubscribe(): aiokafka's
+                # fetcher task crashes if the assignment it was woken for is gone when it runs.)
+                self._reader.pause(tp)
+            return out[:limit]
+
+    def end_offset(self, topic: str, partition: int) -> int:
+        return self._run(self._end_offset(topic, partition), f"end offset of {topic!r}[{partition}]")
+
+    async def _end_offset(self, topic: str, partition: int) -> int:
+        tp = await self._tp(topic, partition)
+        if tp is None:
+            raise ValueError(f"topic {topic!r} has no partition {partition}")
+        return (await self._reader.end_offsets([tp]))[tp]
+
+    # -- consumer offsets ------------------------------------------------------------------------
+    def commit(self, consumer: str, topic: str, partition: int, offset: int) -> None:
+        if not consumer or not isinstance(consumer, str):
+            raise ValueError("consumer must be a non-empty str (it is the Kafka group id)")
+        if not isinstance(offset, int) or offset < 0:
+            raise ValueError(f"offset must be an int >= 0, not {offset!r}")
+        self._run(self._commit(consumer, topic, partition, offset), f"commit of {consumer!r}")
+
+    async def _commit(self, consumer: str, topic: str, partition: int, offset: int) -> None:
+        tp = await self._tp(topic, partition)
+        if tp is None:
+            raise ValueError(f"topic {topic!r} has no partition {partition}")
+        committer = self._committers.get(consumer)
+        if committer is None:
+            # A group member in name only: it never joins (no subscribe), so committing does not
+            # rebalance the group's real members; aiokafka only commits assigned partitions, and
+            # they are paused so that it never fetches their records.
+            committer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, client_id=self._client_id,
+                                         group_id=consumer, enable_auto_commit=False,
+                                         request_timeout_ms=int(self.timeout_s * 1000))
+            await committer.start()
+            self._committers[consumer] = committer  # started: stopped by close()
+        if tp not in committer.assignment():
+            committer.assign([*committer.assignment(), tp])
+            committer.pause(*committer.assignment())
+        await committer.commit({tp: offset})
+
+    def committed(self, consumer: str, topic: str, partition: int) -> int:
+        return self._run(self._committed(consumer, topic, partition), f"committed offset of {consumer!r}")
+
+    async def _committed(self, consumer: str, topic: str, partition: int) -> int:
+        tp = await self._tp(topic, partition)
+        if tp is None:
+            return 0
+        got = await self._admin.list_consumer_group_offsets(consumer, partitions=[tp])
+        offset = got[tp].offset if tp in got else -1
+        return max(offset, 0)  # -1: the group never committed this partition
+
+    # -- closing ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Flush and stop every client, then the loop. Idempotent."""
+        if self._closed:
+            return
+        try:
+            self._run(self._stop(), "close")
+        finally:
+            self._shutdown()
+
+    async def _stop(self) -> None:
+        # Newest first: committers, reader, producer (stop() flushes what is still queued), admin.
+        for client in [*self._committers.values(), *reversed(self._started)]:
+            await (client.close() if isinstance(client, AIOKafkaAdminClient) else client.stop())
+
+    def _shutdown(self) -> None:
+        self._closed = True
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+        self._loop.close()
+
+    def __enter__(self) -> KafkaLog:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
