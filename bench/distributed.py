@@ -94,8 +94,10 @@ def wait_committed(log: KafkaLog, group: str, timeout_s: float = 300) -> tuple[f
         time.sleep(0.01)
 
 
-def bench_end_to_end(kafka: str, messages: list[Message], folder: Path) -> tuple[float, float]:
+def bench_end_to_end(kafka: str, messages: list[Message], folder: Path, engine: str = "faust") -> tuple[float, float]:
     prefix, group = f"bench-{uuid.uuid4().hex[:8]}.", f"bench-{uuid.uuid4().hex[:8]}"
+    folder = folder / engine
+    folder.mkdir()
     log = KafkaLog(kafka, prefix=prefix)
     try:
         for i in range(0, len(messages), 5000):
@@ -104,7 +106,7 @@ def bench_end_to_end(kafka: str, messages: list[Message], folder: Path) -> tuple
                "HINDBRAIN_WORKER_GROUP": group, "HINDBRAIN_CLICKHOUSE": f"chdb://{folder / 'worker-views'}",
                "HINDBRAIN_BATCH_SIZE": "5000", "HINDBRAIN_BATCH_WITHIN": "0.2"}
         worker = subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(folder), "worker",
-                                   "--loglevel", "error"], env=env, stdout=subprocess.DEVNULL,
+                                   "--loglevel", "error", "--engine", engine], env=env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
         try:
             first, last = wait_committed(log, group)
@@ -181,6 +183,7 @@ def main() -> None:
         folder = Path(tempfile.mkdtemp(prefix="hb-dist-"))
         try:
             for name, fn in (("producer", bench_producer), ("end to end", bench_end_to_end),
+                             ("end to end aiokafka", lambda *a: bench_end_to_end(*a, engine="aiokafka")),
                              ("replay", bench_replay)):
                 kafka_value, embedded_value = fn(kafka, messages, folder)
                 runs.setdefault(f"{name} kafka", []).append(kafka_value)
@@ -194,14 +197,16 @@ def main() -> None:
             shutil.rmtree(folder, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in runs.items()}
     print(f"\nhindbrain distributed bench: {args.events:,} events of ~{size:.0f} bytes, median of {args.repeats}")
-    rows = (("producer records/s", "producer", 30_000), ("end-to-end events/s, 1 worker", "end to end", 15_000),
+    rows = (("producer records/s", "producer", 30_000),
+            ("end-to-end events/s, 1 Faust worker", "end to end", 15_000),
+            ("end-to-end events/s, 1 aiokafka worker", "end to end aiokafka", 15_000),
             ("replay records/s", "replay", 50_000))
     for label, key, target in rows:
         k, e = med[f"{key} kafka"], med[f"{key} embedded"]
-        print(f"{label:<32}{k:>12,.0f}  target >= {target:,}  {'PASS' if k >= target else 'MISS'}"
+        print(f"{label:<40}{k:>12,.0f}  target >= {target:,}  {'PASS' if k >= target else 'MISS'}"
               f"   embedded {e:,.0f} (kafka/embedded {k / e:.2f})")
     p99 = med["freshness p99"]
-    print(f"{'recall freshness p50 / p99 (s)':<32}{med['freshness p50']:>6.3f} / {p99:.3f}  target p99 <= 1 s  "
+    print(f"{'recall freshness p50 / p99 (s)':<40}{med['freshness p50']:>6.3f} / {p99:.3f}  target p99 <= 1 s  "
           f"{'PASS' if p99 <= 1 else 'MISS'}   embedded: immediate (same process)")
 
 
