@@ -24,6 +24,10 @@ class Settings(BaseSettings):
     worker_group: str = Field(
         "hindbrain-projector", description="HINDBRAIN_WORKER_GROUP: the Faust workers' app id and consumer group."
     )
+    worker_session_timeout: float = Field(
+        10.0, gt=0, description="HINDBRAIN_WORKER_SESSION_TIMEOUT: seconds before a silent worker's partitions "
+        "move to the others (Faust's default is 60)."
+    )
     batch_size: int = Field(2000, ge=1, description="HINDBRAIN_BATCH_SIZE: records per projection micro-batch.")
     batch_within: float = Field(
         0.5, gt=0, description="HINDBRAIN_BATCH_WITHIN: seconds a worker waits to fill a batch before projecting it."

@@ -99,6 +99,10 @@ class _LoopThread:
         raise NotImplementedError
 
     @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
     def stopping(self) -> bool:
         return self._stop.is_set()
 

@@ -11,15 +11,18 @@ The agent is thin. For every batch, in this order:
  4. insert each table's rows into the warehouse, one Arrow insert per table, and wait;
  5. only then return to ``take_events``, which acknowledges the batch; Faust commits the
     acknowledged offsets on its commit interval.
-A crash anywhere before 5 redelivers the batch to whichever worker owns the partition next;
-the views are ``ReplacingMergeTree`` tables keyed by record identity, so a redelivered
-record never counts twice. Authoritative state is the warehouse: the app has no Tables.
+A crash anywhere before 5 redelivers the batch to whichever worker owns the partition next,
+and a step that fails (2-4) is turned into such a crash: the process exits at once with status
+70, committing nothing (``take_events`` would otherwise acknowledge the failed batch). The
+views are ``ReplacingMergeTree`` tables keyed by record identity, so a redelivered record
+never counts twice. Authoritative state is the warehouse: the app has no Tables.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 
 import faust
 
@@ -53,6 +56,9 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
         broker_max_poll_records=settings.batch_size,
         stream_buffer_maxsize=4 * settings.batch_size,
         broker_commit_interval=0.5,
+        broker_session_timeout=settings.worker_session_timeout,
+        broker_heartbeat_interval=min(3.0, settings.worker_session_timeout / 3),
+        datadir=str(settings.home / "faust"),  # not ./<app id>-data in whatever folder it starts
         key_serializer="raw",
         value_serializer="raw",
     )
@@ -70,17 +76,37 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
     @app.agent(source)
     async def project(stream):
         async for events in stream.take_events(settings.batch_size, settings.batch_within):
-            entries = [
-                LogEntry(bare_name[e.message.topic], e.message.partition, e.message.offset,
-                         e.message.key.decode("utf-8", "replace") if e.message.key else None, e.message.value)
-                for e in events
-            ]
-            batch = project_batch(entries, now_us())
-            await _send_dead_letters(dead_letters, batch)
-            await asyncio.to_thread(insert_batch, warehouse_now(), batch)
+            try:
+                entries = [
+                    LogEntry(bare_name[e.message.topic], e.message.partition, e.message.offset,
+                             e.message.key.decode("utf-8", "replace") if e.message.key else None, e.message.value)
+                    for e in events
+                ]
+                batch = project_batch(entries, now_us())
+                await _send_dead_letters(dead_letters, batch)
+                await asyncio.to_thread(insert_batch, warehouse_now(), batch)
+            except Exception:
+                _exit_uncommitted()
 
     app.hindbrain_project_agent = project  # for tests: the agent, by name
     return app
+
+
+EXIT_BATCH_FAILED = 70  # EX_SOFTWARE
+
+
+def _exit_uncommitted() -> None:
+    """A batch failed (the warehouse or the dead-letter topic refused it): exit now.
+
+    Not raise: ``take_events`` acknowledges a batch in a ``finally``, so when this body raises
+    it acknowledges the failed batch anyway, Faust restarts the agent and commits offsets past
+    records that never reached the warehouse (silent loss). ``os._exit`` runs no shutdown code,
+    so nothing is acknowledged or committed; the batch is redelivered to whichever worker owns
+    its partitions next (this one, restarted by its supervisor, or another after the session
+    timeout)."""
+    log.critical("projecting a batch failed: exiting without committing it", exc_info=True)
+    logging.shutdown()  # flush the log handlers; os._exit does not
+    os._exit(EXIT_BATCH_FAILED)
 
 
 async def _send_dead_letters(topic, batch: ProjectedBatch) -> None:
@@ -132,7 +158,10 @@ def _run_plain_worker(settings: Settings, loglevel: str) -> None:
     projector = KafkaProjector(log_, warehouse, settings.worker_group, settings.batch_size)
     projector.start()
     try:
-        stop.wait()
+        while not stop.wait(1.0):
+            if not projector.alive:  # a batch failed: nothing of it was committed; exit like Faust's worker
+                log.critical("the projector stopped: exiting without committing its last batch")
+                os._exit(EXIT_BATCH_FAILED)
     finally:
         projector.stop()  # leaves the group: its partitions move to the other workers
         warehouse.close()
