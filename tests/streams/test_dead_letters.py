@@ -106,3 +106,17 @@ def test_a_record_its_projector_rejects_is_dead_lettered_at_the_project_stage(ru
     assert runner.warehouse.query("SELECT count() FROM beliefs FINAL") == [(0,)]
     assert event_ids(runner) == ["ev_later", "ev_next"]
     assert runner.log.committed(CONSUMER, ALL_TOPICS, 0) == runner.log.end_offset(ALL_TOPICS, 0)
+
+
+def test_bad_records_at_the_same_offset_of_different_partitions_stay_two_rows(warehouse):
+    from hindbrain.streams.log import Position
+    from hindbrain.streams.processing import Decoded, dead_letter, project_batch
+    from hindbrain.streams.sink import insert_batch
+
+    letters = [dead_letter(Position("perceptions", p, 7), "decode", "not Avro", b"\x00", 0) for p in (0, 1)]
+    batch = project_batch([Decoded(Position("dead_letters", 0, n), "dead_letter", dl)
+                           for n, dl in enumerate(letters)], 0)
+    insert_batch(warehouse, batch)
+    assert warehouse.query("SELECT dead_letter_id FROM dead_letters FINAL ORDER BY dead_letter_id") == [
+        ("dl_perceptions_0_7",), ("dl_perceptions_1_7",)
+    ]
