@@ -69,12 +69,7 @@ class Brain:
 
             return open_distributed(cls, cfg)
         log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
-        try:
-            warehouse = Warehouse(cfg.warehouse_url())
-        except Exception:
-            log.close()
-            raise
-        warehouse.migrate()
+        warehouse = open_views(cfg, log)
         brain = cls(log, warehouse, cfg)
         brain.runner.catch_up()
         brain.index.load(warehouse)
@@ -265,6 +260,17 @@ class Brain:
                 "log_records": log_length(self.log), "views": counts,
                 "dead_letters": counts["dead_letters"],
                 "indexed_documents": sum(len(t.docs) for t in self.index.tenants.values())}
+
+
+def open_views(cfg: Settings, log) -> Warehouse:
+    """The migrated warehouse of ``cfg``; closes ``log`` if it cannot be opened."""
+    try:
+        warehouse = Warehouse(cfg.warehouse_url())
+        warehouse.migrate()
+    except Exception:
+        log.close()
+        raise
+    return warehouse
 
 
 def read_positions(log, positions: list[Position]) -> list:

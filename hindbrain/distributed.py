@@ -31,13 +31,10 @@ def view_positions(warehouse: Warehouse) -> dict[tuple[str, int], int]:
 
 
 def open_distributed(brain_cls, cfg: Settings):
+    from hindbrain.brain import open_views
+
     log = KafkaLog(cfg.kafka, prefix=cfg.kafka_prefix)
-    try:
-        warehouse = Warehouse(cfg.warehouse_url())
-    except Exception:
-        log.close()
-        raise
-    warehouse.migrate()
+    warehouse = open_views(cfg, log)
     brain = brain_cls(log, warehouse, cfg, runner=KafkaRunner(log, cfg.worker_group))
     if cfg.warehouse_url().startswith("chdb://"):
         projector = KafkaProjector(log, warehouse, cfg.worker_group, cfg.batch_size)

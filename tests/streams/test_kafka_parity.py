@@ -89,9 +89,23 @@ def wait_until_committed(log, group: str, timeout_s: float = 60.0) -> None:
                 time.sleep(0.05)
 
 
+def project_with_group(kafka_log, warehouse, group: str) -> None:
+    """Run an in-process projecting consumer of ``group`` until it committed everything."""
+    from hindbrain.streams.kafka_runner import KafkaProjector
+
+    warehouse.migrate()
+    projector = KafkaProjector(kafka_log, warehouse, group=group)
+    projector.start()
+    try:
+        # dead_letters is checked last: by then the projector has appended the dead letter of
+        # the garbage record, and waiting covers projecting it as well
+        wait_until_committed(kafka_log, group)
+    finally:
+        projector.stop()
+
+
 def test_embedded_and_kafka_make_identical_views_and_kafka_replays_them(tmp_path):
     from hindbrain.streams.kafka_log import KafkaLog
-    from hindbrain.streams.kafka_runner import KafkaProjector
 
     messages = scripted_messages()
     url = f"chdb://{tmp_path / 'views'}"
@@ -108,15 +122,7 @@ def test_embedded_and_kafka_make_identical_views_and_kafka_replays_them(tmp_path
     try:
         kafka_log.append(messages)
         over_kafka = Warehouse(url, database="kafka")
-        over_kafka.migrate()
-        projector = KafkaProjector(kafka_log, over_kafka, group=f"{prefix}projector")
-        projector.start()
-        try:
-            # dead_letters is checked last: by then the projector has appended the dead
-            # letter of the garbage record, and waiting covers projecting it as well
-            wait_until_committed(kafka_log, f"{prefix}projector")
-        finally:
-            projector.stop()
+        project_with_group(kafka_log, over_kafka, f"{prefix}projector")
         assert over_kafka.digest() == expected
 
         replayed = replay(kafka_log, Warehouse(url, database="kafka_replayed"))
@@ -125,13 +131,7 @@ def test_embedded_and_kafka_make_identical_views_and_kafka_replays_them(tmp_path
                                        for p in kafka_log.partitions(t.name))
 
         fresh = Warehouse(url, database="kafka_fresh_group")
-        fresh.migrate()
-        again = KafkaProjector(kafka_log, fresh, group=f"{prefix}fresh")
-        again.start()
-        try:
-            wait_until_committed(kafka_log, f"{prefix}fresh")
-        finally:
-            again.stop()
+        project_with_group(kafka_log, fresh, f"{prefix}fresh")
         assert fresh.digest() == expected
     finally:
         kafka_log.close()
