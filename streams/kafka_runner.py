@@ -33,6 +33,7 @@ from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.topics import TOPIC_OF, TOPICS, kafka_name, key_of
 
 POLL_S = 0.1
+FETCH_BYTES = 16 * 1024 * 1024  # per partition and fetch: whole batches, not 1 MB slices (aiokafka's default)
 
 
 class KafkaRunner:
@@ -123,7 +124,8 @@ class KafkaProjector(_LoopThread):
     async def run(self) -> None:
         bare = {kafka_name(t.name, self.log.prefix): t.name for t in TOPICS}
         consumer = AIOKafkaConsumer(*bare, bootstrap_servers=self.log.bootstrap, group_id=self.group,
-                                    enable_auto_commit=False, auto_offset_reset="earliest")
+                                    enable_auto_commit=False, auto_offset_reset="earliest",
+                                    max_partition_fetch_bytes=FETCH_BYTES)
         await consumer.start()
         try:
             while not self.stopping:
