@@ -51,7 +51,7 @@ from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
+from aiokafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
 from hindbrain.streams.log import LogEntry, Message, Position
@@ -279,7 +279,16 @@ class KafkaLog:
         tp = await self._tp(topic, partition)
         if tp is None:
             return 0
-        got = await self._admin.list_consumer_group_offsets(consumer, partitions=[tp])
+        while True:
+            try:
+                got = await self._admin.list_consumer_group_offsets(consumer, partitions=[tp])
+                break
+            except KafkaError as exc:
+                # e.g. GroupCoordinatorNotAvailable right after the broker started; ``_run``'s
+                # timeout bounds the retries.
+                if not exc.retriable:
+                    raise
+                await asyncio.sleep(0.05)
         offset = got[tp].offset if tp in got else -1
         return max(offset, 0)  # -1: the group never committed this partition
 
