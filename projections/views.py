@@ -32,6 +32,7 @@ VIEWS = tuple(
     View(m.TABLE, m.RECORD_TYPES, m.project)
     for m in (events, fragments, feedback, beliefs, decisions, dead_letters, recalls, injections, outcomes)
 )
+TABLES: dict[str, Table] = {v.table.name: v.table for v in VIEWS}
 VIEWS_BY_RECORD_TYPE: dict[str, tuple[View, ...]] = {}
 for _view in VIEWS:
     for _rt in _view.record_types:

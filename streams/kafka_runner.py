@@ -27,10 +27,10 @@ from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.codec import CodecError, registry
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.kafka_log import KafkaLog
-from hindbrain.streams.log import LogEntry, Message, Position
-from hindbrain.streams.processing import Decoded, project_batch
+from hindbrain.streams.log import LogEntry, Position
+from hindbrain.streams.processing import Decoded, project_batch, to_messages
 from hindbrain.streams.sink import insert_batch
-from hindbrain.streams.topics import TOPIC_OF, TOPICS, kafka_name, key_of
+from hindbrain.streams.topics import TOPICS, kafka_name
 
 POLL_S = 0.1
 FETCH_BYTES = 16 * 1024 * 1024  # per partition and fetch: whole batches, not 1 MB slices (aiokafka's default)
@@ -44,7 +44,7 @@ class KafkaRunner:
         self._lock = threading.Lock()
 
     def submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
-        messages = [Message(TOPIC_OF[rt], key_of(r), registry.encode(rt, r)) for rt, r in records]
+        messages = to_messages(records)
         positions = self.log.append(messages)
         decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
         with self._lock:
@@ -137,8 +137,7 @@ class KafkaProjector(_LoopThread):
                     continue
                 batch = project_batch(entries, now_us())
                 if batch.dead_letters:  # into the log first: the reason is part of the audit
-                    dls = [Message("dead_letters", key_of(dl), registry.encode("dead_letter", dl))
-                           for dl in batch.dead_letters]
+                    dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
                     await asyncio.to_thread(self.log.append, dls)
                 await asyncio.to_thread(insert_batch, self.warehouse, batch)
                 await consumer.commit()  # only after the insert returned

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from hindbrain.projections.views import project_record
 from hindbrain.schemas.codec import CodecError, registry
 from hindbrain.schemas.records import envelope
-from hindbrain.streams.log import LogEntry, Position
-from hindbrain.streams.topics import TOPIC_OF
+from hindbrain.streams.log import LogEntry, Message, Position
+from hindbrain.streams.topics import TOPIC_OF, key_of
 
 PRODUCER_RUNNER = "runner/hindbrain"
 
@@ -34,6 +34,11 @@ class ProjectedBatch:
     def add_rows(self, rows_by_table: dict[str, list[dict]]) -> None:
         for table, rows in rows_by_table.items():
             self.rows.setdefault(table, []).extend(rows)
+
+
+def to_messages(records: Iterable[tuple[str, dict]]) -> list[Message]:
+    """Encode ``(record_type, record)`` pairs as log messages on their topics, keyed tenant/agent."""
+    return [Message(TOPIC_OF[rt], key_of(r), registry.encode(rt, r)) for rt, r in records]
 
 
 def dead_letter(position: Position, stage: str, reason: str, original: bytes, ts_us: int, tenant: str = "") -> dict:

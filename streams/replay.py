@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
-from hindbrain.streams.replay_chunk import TABLES, chunk_as_arrow, project_entries
+from hindbrain.streams.replay_chunk import chunk_as_arrow, project_entries
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import SqliteLog
 from hindbrain.streams.topics import TOPICS

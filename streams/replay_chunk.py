@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from hindbrain.projections.views import VIEWS
+from hindbrain.projections.views import TABLES
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch
 from hindbrain.streams.sqlite_log import SqliteLog
-
-TABLES = {v.table.name: v.table for v in VIEWS}
 
 
 def project_entries(entries, ts_us: int) -> ProjectedBatch:

@@ -19,14 +19,12 @@ import threading
 from collections.abc import Callable, Sequence
 
 from hindbrain.projections.warehouse import Warehouse
-from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.gc_pause import gc_paused
-from hindbrain.streams.log import Message, Position
-from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch
+from hindbrain.streams.log import Position
+from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch, to_messages
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
-from hindbrain.streams.topics import TOPIC_OF, key_of
 
 CONSUMER = "embedded-projector"
 
@@ -46,7 +44,7 @@ class EmbeddedRunner:
             return self._submit(records)
 
     def _submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
-        messages = [Message(TOPIC_OF[rt], key_of(r), registry.encode(rt, r)) for rt, r in records]
+        messages = to_messages(records)
         with self._lock:
             positions = self.log.append(messages)
             decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
@@ -95,9 +93,7 @@ class EmbeddedRunner:
         if batch.dead_letters:
             # The reason goes into the log too, so the audit trail keeps it.
             dls = [("dead_letter", dl) for dl in batch.dead_letters]
-            positions = self.log.append(
-                [Message(TOPIC_OF[rt], key_of(r), registry.encode(rt, r)) for rt, r in dls]
-            )
+            positions = self.log.append(to_messages(dls))
             batch.dead_letters = []
             # Not committed past here: entries between the batch and these may be unread.
             project_batch([Decoded(p, rt, r) for p, (rt, r) in zip(positions, dls, strict=True)], now_us(), batch)

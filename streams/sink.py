@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from hindbrain.projections.views import VIEWS
+from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.processing import ProjectedBatch
-
-TABLES = {v.table.name: v.table for v in VIEWS}
 
 
 def insert_batch(warehouse: Warehouse, batch: ProjectedBatch) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 from aiokafka.errors import KafkaError
 
-from hindbrain.projections.views import VIEWS
+from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import envelope
@@ -32,7 +32,6 @@ T0 = 1_767_225_600_000_000  # a fixed clock: records are the same whoever makes 
 GARBAGE = b"\x00 not an Avro record"
 SOURCE_TOPICS = [t.name for t in TOPICS if t.name != "dead_letters"]
 ALL_TOPICS = [*SOURCE_TOPICS, "dead_letters"]  # dead_letters last: workers append to it while projecting
-TABLES = {v.table.name: v.table for v in VIEWS}
 
 
 # -- the workload ------------------------------------------------------------------------------

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from hindbrain.projections.feedback import SIGNALS
-from hindbrain.projections.views import VIEWS
+from hindbrain.projections.views import TABLES
 from hindbrain.streams.log import Position
 from hindbrain.streams.processing import Decoded, project_batch
 
-TABLES = {v.table.name: v.table for v in VIEWS}
 # From the sample batch: rc_1 recalled and injected fr_1 and ev_2; oc_1 applied fr_1 and
 # succeeded; oc_2 applied ev_2 (listed twice in one report) and failed.
 EXPECTED_FEEDBACK = {
