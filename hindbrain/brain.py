@@ -13,23 +13,32 @@ from datetime import datetime
 from pathlib import Path
 
 from hindbrain.jobs import HindsightReport, run_hindsight
+from hindbrain.projections.beliefs import BELIEF_INDUCED
 from hindbrain.projections.views import VIEWS
 from hindbrain.projections.warehouse import Warehouse
-from hindbrain.recall.gate import select
-from hindbrain.recall.index import RecallIndex, situation_text
-from hindbrain.recall.pack import Recalled, RecallPack
-from hindbrain.recall.tokenize import tokens
-from hindbrain.schemas.api import InvalidInput, LearnInput, OutcomeInput, PerceiveInput, RecallInput, validated
+from hindbrain.recall.engine import RecallEngine
+from hindbrain.recall.index import RecallIndex
+from hindbrain.recall.pack import RecallPack
+from hindbrain.recall.query import build_query
+from hindbrain.recall.records import pack_of, recall_records
+from hindbrain.recall.scoring import Weights
+from hindbrain.schemas.api import (
+    BelieveInput,
+    InvalidInput,
+    LearnInput,
+    OutcomeInput,
+    PerceiveInput,
+    RecallInput,
+    validated,
+)
 from hindbrain.schemas.codec import registry
-from hindbrain.schemas.records import envelope, new_id, to_us
+from hindbrain.schemas.records import envelope, new_id, now_us, to_us
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import SqliteLog
 from hindbrain.streams.topics import TOPICS
-
-CANDIDATE_POOL = 32  # ranked candidates a recall considers and records, before the gate
 
 
 class Brain:
@@ -39,7 +48,8 @@ class Brain:
         self.settings = settings
         self.log, self.warehouse = log, warehouse
         self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size)
-        self.index = RecallIndex()
+        self.index = RecallIndex(semantic_index(settings))
+        self.engine = RecallEngine(self.index, Weights(**settings.recall_weights, method=settings.recall_method))
         self.services: list = []  # background threads (distributed mode), stopped on close
         self._closed = False
 
@@ -86,6 +96,8 @@ class Brain:
             self._closed = True
             for service in reversed(self.services):
                 service.stop()
+            if self.index.semantic is not None:
+                self.index.semantic.close()
             self.warehouse.close()
             self.log.close()
 
@@ -157,52 +169,42 @@ class Brain:
     def recall(self, **fields) -> RecallPack:
         """Bring back what fills the gap in the agent's context, within ``budget_tokens``.
 
-        Foundation version: BM25 lexical ranking (word tokens + CJK bigrams) over the
-        tenant's events and fragments, then the gate (scope, duplicates, k, budget). The
-        recall and the injection are appended to the log before the pack is returned.
+        Channels (lexical with exact-cue boosts, semantic, graph, scenario, utility,
+        freshness, minus contradiction and scope penalties) score the tenant's events and
+        units; the gate (scope, conflicts, credibility, near-duplicates, injection value
+        under the budget, placement) decides what is injected; the belief briefing comes
+        first. ``item.why`` explains every score and gate decision. The recall and the
+        injection are appended to the log before the pack is returned.
         """
         q = validated(RecallInput, "recall", **fields)
         self.index.validate_layers(q.layers)
-        text = " / ".join(t for t in (q.query, situation_text(q.situation)) if t)
-        terms = tokens(text)
-        tenant = self.index.tenants.get(q.tenant)
-        candidates = []
-        if tenant is not None:
-            term_set = set(terms)
-            for doc_no, score in tenant.bm25.top(terms, CANDIDATE_POOL, tenant.layer_mask(q.layers)):
-                doc = tenant.docs[doc_no]
-                matched = sorted(term_set.intersection(tokens(doc.text)))
-                candidates.append({"id": doc.id, "doc": doc, "text": doc.text, "tokens": doc.tokens,
-                                   "scope": doc.scope, "score": score,
-                                   "why": {"lexical": {"bm25": round(score, 4), "matched_terms": matched}}})
-        selected, cut = select(candidates, q.budget_tokens, q.k, dict(q.scope))
-        cut_reason = {c["id"]: c["reason"] for c in cut}
-        for c in candidates:
-            c["why"]["gate"] = cut_reason.get(c["id"], "selected")
-
-        recall_id = new_id("recall")
-        env = dict(tenant=q.tenant, agent=q.agent, task=q.task)
-        recall_record = {
-            "envelope": envelope("recall", record_id=recall_id, **env),
-            "recall_id": recall_id, "query": q.query, "situation": dict(q.situation), "trigger": q.trigger,
-            "scope": dict(q.scope), "budget_tokens": q.budget_tokens, "k": q.k, "layers": list(q.layers or []),
-            "candidates": [{"item_id": c["id"], "item_kind": c["doc"].kind, "score": c["score"],
-                            "why_json": json.dumps(c["why"], ensure_ascii=False)} for c in candidates],
-        }
-        injection_record = {
-            "envelope": envelope("injection", causation_ids=[recall_id], **env),
-            "recall_id": recall_id, "budget_tokens": q.budget_tokens,
-            "items": [{"item_id": c["id"], "item_kind": c["doc"].kind, "rank": n, "tokens": c["tokens"],
-                       "score": c["score"], "arm": None} for n, c in enumerate(selected)],
-        }
+        query = build_query(q, now_us())
+        result = self.engine.recall(query)
+        recall_record, injection_record = recall_records(q, result)
         self.runner.submit([("recall", recall_record), ("injection", injection_record)])
-        items = [
-            Recalled(id=c["id"], kind=c["doc"].kind, text=c["text"], event_ids=list(c["doc"].event_ids),
-                     score=c["score"], why=c["why"], source=c["doc"].source, layer=c["doc"].layer,
-                     confidence=c["doc"].confidence, tokens=c["tokens"], scope=dict(c["scope"]))
-            for c in selected
-        ]
-        return RecallPack(recall_id, items, q.budget_tokens, cut)
+        return pack_of(recall_record["recall_id"], q.budget_tokens, result)
+
+    def believe(self, **fields) -> str:
+        """Assert a belief (as an operator or an outside job would): appends a
+        ``belief_induced`` decision, exactly what the hindsight jobs append. Returns its id.
+
+        ``text`` is the structured rule, ``scope`` may name ``scene`` or ``user`` (the
+        briefing's layers), ``confidence`` in [0, 1], ``support`` the supporting events.
+        """
+        data = validated(BelieveInput, "believe", **fields)
+        belief_id = data.belief_id or new_id("decision").replace("dc_", "bl_", 1)
+        payload = {"belief_id": belief_id, "text": data.text, "confidence": data.confidence,
+                   "support": data.support, "status": data.status, "scope": dict(data.scope)}
+        record = {
+            "envelope": envelope("decision", data.tenant, agent=data.agent, causation_ids=data.event_ids),
+            "kind": BELIEF_INDUCED, "subject_ids": [belief_id], "evidence_ids": list(data.event_ids),
+            "inputs_json": json.dumps({"asserted_by": "sdk"}), "reason": data.reason or "asserted through the API",
+            "decided_by": {"job": "sdk.believe", "version": "1", "parameters_json": "{}"},
+            "payload_json": json.dumps(payload, ensure_ascii=False),
+        }
+        record["decision_id"] = record["envelope"]["record_id"]
+        self.runner.submit([("decision", record)])
+        return belief_id
 
     # -- reading -------------------------------------------------------------------------
     def hindsight(self) -> HindsightReport:
@@ -260,6 +262,17 @@ class Brain:
                 "log_records": log_length(self.log), "views": counts,
                 "dead_letters": counts["dead_letters"],
                 "indexed_documents": sum(len(t.docs) for t in self.index.tenants.values())}
+
+
+def semantic_index(cfg: Settings):
+    """The semantic channel's index for ``cfg.embedder`` (None: lexical-only recall).
+    Its vectors are cached under the brain's folder so a reopened brain re-embeds nothing."""
+    if cfg.embedder == "none":
+        return None
+    from hindbrain.recall.embed import embedder_from_name
+    from hindbrain.recall.semantic import SemanticIndex
+
+    return SemanticIndex(embedder_from_name(cfg.embedder), cfg.home / "cache" / "embeddings.sqlite")
 
 
 def open_views(cfg: Settings, log) -> Warehouse:

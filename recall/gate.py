@@ -1,10 +1,49 @@
-"""The gate between ranking and the prompt (foundation version: scope, duplicates, budget).
+"""The cognitive gate between recall and the prompt (MISSION C4, seed 000 exp. 1 and 7).
 
-Pure: candidates in, (selected, cut) out. Every cut says why, and the recall record keeps
-it. The full gate (conflicts, credibility, injection value) comes with the recall engine.
+Candidates (best first) → scope filter → conflict & invalidation check → source credibility
+→ near-duplicate removal → selection under the token budget by injection value → placement.
+Pure: items in, (selected, cut) out. Every cut names its stage and reason; the recall
+record keeps them, so a useful unit cut by the budget is visible as a learning signal.
+
+Injection value ≈ Relevance × Confidence × Actionability × ScopeMatch ÷ TokenCost: the
+budget buys the most decision-changing value per token, not simply the top ranks.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hindbrain.recall.index import Doc
+from hindbrain.recall.tokenize import tokens
+
+MIN_CREDIBILITY = 0.3  # below it a unit is still in the holding area (seed 001 §4.1)
+NEAR_DUPLICATE = 0.8  # Jaccard similarity of token sets above which the weaker item is dropped
+# How directly an item tells the agent what to do: a rule, a belief, then events by kind.
+ACTIONABILITY = {"fragment": 1.0, "belief": 0.9, "anomaly": 0.6, "outcome": 0.6, "feedback": 0.5, "action": 0.5,
+                 "observation": 0.4, "message": 0.4}
+# Placement (MISSION C7): active knowledge → experience rules → the timeline.
+PLACEMENT = {"knowledge": 0, "experience": 1, "episodic": 2}
+
+
+@dataclass
+class GateItem:
+    doc: Doc
+    relevance: float
+    scope_match: float
+    why: dict = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.doc.id
+
+
+def actionability(doc: Doc) -> float:
+    return ACTIONABILITY["fragment"] if doc.kind == "fragment" else ACTIONABILITY.get(doc.event_kind or "", 0.4)
+
+
+def injection_value(item: GateItem) -> float:
+    doc = item.doc
+    return max(item.relevance, 0.0) * doc.confidence * actionability(doc) * item.scope_match / max(doc.tokens, 1)
 
 
 def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
@@ -15,24 +54,58 @@ def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
     return None
 
 
-def select(candidates: list[dict], budget_tokens: int, k: int | None, scope: dict) -> tuple[list[dict], list[dict]]:
-    """Walk candidates best first; keep those in scope, not duplicated, within budget.
+def jaccard(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
 
-    A candidate is a dict with at least ``id``, ``text``, ``tokens``, ``scope``.
-    """
-    selected, cut, seen_texts, used = [], [], set(), 0
-    for c in candidates:
-        reason = scope_conflict(c["scope"], scope)
-        if reason is None and c["text"] in seen_texts:
-            reason = "duplicate of a better-ranked item"
-        if reason is None and k is not None and len(selected) >= k:
-            reason = f"beyond k={k}"
-        if reason is None and used + c["tokens"] > budget_tokens:
-            reason = f"{c['tokens']} tokens do not fit the {budget_tokens - used} left of the budget"
-        if reason:
-            cut.append({"id": c["id"], "reason": reason})
-            continue
-        selected.append(c)
-        seen_texts.add(c["text"])
-        used += c["tokens"]
-    return selected, cut
+
+def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int | None,
+         reserved_tokens: int = 0) -> tuple[list[GateItem], list[dict]]:
+    """Run the stages; returns the placed selection and the cuts ``{"id", "stage", "reason"}``.
+    ``reserved_tokens`` of the budget are already taken (by the belief briefing)."""
+    cut: list[dict] = []
+
+    def drop(item: GateItem, stage: str, reason: str) -> None:
+        cut.append({"id": item.id, "stage": stage, "reason": reason})
+        item.why["gate"] = {"stage": stage, "reason": reason}
+
+    kept: list[GateItem] = []
+    kept_ids: set[str] = set()
+    kept_words: list[tuple[str, set]] = []
+    for item in items:
+        doc = item.doc
+        if reason := scope_conflict(doc.scope, recall_scope):
+            drop(item, "scope", reason)
+        elif doc.status == "invalid":
+            drop(item, "invalidation", "invalidated: no longer true")
+        elif clash := sorted(doc.conflicts & kept_ids):
+            drop(item, "conflict", f"contradicts {clash[0]}, which ranks higher here")
+        elif doc.confidence < MIN_CREDIBILITY:
+            drop(item, "credibility", f"confidence {doc.confidence:.2f} is below {MIN_CREDIBILITY}")
+        else:
+            words = set(tokens(doc.text))
+            twin = next((other for other, seen in kept_words if jaccard(words, seen) >= NEAR_DUPLICATE), None)
+            if twin:
+                drop(item, "near_duplicate", f"near-duplicate of {twin}")
+                continue
+            kept.append(item)
+            kept_ids.add(item.id)
+            kept_words.append((item.id, words))
+    return _within_budget(kept, budget_tokens - reserved_tokens, k, drop), cut
+
+
+def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> list[GateItem]:
+    selected, used = [], 0
+    for item in sorted(kept, key=injection_value, reverse=True):
+        value, cost = injection_value(item), item.doc.tokens
+        if k is not None and len(selected) >= k:
+            drop(item, "budget", f"beyond k={k}")
+        elif used + cost > budget:
+            drop(item, "budget", f"{cost} tokens do not fit the {max(budget - used, 0)} left of the budget")
+        else:
+            selected.append(item)
+            used += cost
+            item.why["gate"] = {"stage": "selected", "value": round(value, 6)}
+    selected.sort(key=lambda i: (PLACEMENT[i.doc.layer], -i.relevance))
+    for n, item in enumerate(selected):
+        item.why["gate"]["placement"] = n
+    return selected

@@ -1,18 +1,27 @@
-"""The recall read model: per-tenant documents (events and fragments) with a BM25 index.
+"""The cue index: the recall read model, per tenant, built from the views and kept current.
 
-Built from the ``events`` and ``fragments`` views when a Brain opens, then kept current
-from the records the Brain appends (read-your-writes). Tenants never share an index, which
-is the hard tenant wall: a recall cannot even see another tenant's documents.
+Each document (a perceived event or a cognitive unit) is reachable through its words (BM25
+over word tokens + CJK bigrams), through its *cues* (entity, scene, action, anomaly, cause,
+time, scope and exact cues such as error codes, added to the same postings as prefixed
+terms, ``@entity:iam``), and through its meaning (the semantic index, embedded in the
+background). Next to the documents the index keeps what scoring needs and the views hold:
+usage counters from outcome records, and the tenant's beliefs.
+
+Built from the ``events``, ``fragments``, ``feedback`` and ``beliefs`` views when a Brain
+opens, then kept current from the records the Brain appends (read-your-writes) or tails.
+Tenants never share an index, which is the hard tenant wall: a recall cannot even see
+another tenant's documents.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from hindbrain.projections import events, fragments
+from hindbrain.projections import beliefs, events, fragments
+from hindbrain.recall.cues import coordinates, cue_terms
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import estimate_tokens, tokens
 from hindbrain.streams.processing import Decoded
@@ -20,12 +29,22 @@ from hindbrain.streams.processing import Decoded
 LAYERS = ("episodic", "experience", "knowledge")
 _LAYER_CODE = {name: i for i, name in enumerate(LAYERS)}
 _SITUATION_FIELDS = ("system", "identity", "action", "expected", "actual")
+# Cue kinds the graph channel walks: fragments sharing an entity *and* an action form a chain.
+LINK_PREFIXES = ("@entity:", "@action:")
+COORDINATE_PREFIXES = ("@entity:", "@action:", "@scene:", "@anomaly:", "@cause:", "@time:", "@scope:")
+# How far a raw event is to be trusted, by its signal's provenance (seed 001 §4.1): an
+# explicit statement 0.9, an implicit one 0.6, the agent's self-evaluation 0.4.
+SIGNAL_CONFIDENCE = {"explicit": 0.9, "implicit": 0.6, "self": 0.4, None: 0.6}
+_FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "and", "or", "if", "then", "when", "is", "are", "be", "to", "of", "in", "on", "for", "with",
+    "do", "does", "not", "it", "this", "that", "first", "else", "as", "by", "at", "from",
+})
 
 
 @dataclass(slots=True)
 class Doc:
     id: str
-    kind: str
+    kind: str  # "event" | "fragment"
     layer: str
     text: str
     event_ids: list[str]
@@ -34,9 +53,42 @@ class Doc:
     scope: dict
     ts_us: int
     tokens: int = 0
+    condition: str | None = None  # fragments: "when C"
+    action: str | None = None  # fragments: "do A"; events: the action taken
+    reason: str | None = None
+    event_kind: str | None = None  # events: message | observation | action | anomaly | feedback | outcome
+    status: str = "active"  # fragments: candidate | verified | stable | reviewing | invalid
+    emotion: str | None = None
+    links: tuple[str, ...] = ()  # entity/action cue terms, for the graph channel
+    exact: tuple[str, ...] = ()  # exact cues (codes, URLs, accounts, systems)
+    conflicts: frozenset[str] = frozenset()  # ids of units this one is known to contradict
 
 
-Indexable = tuple[str, Doc, list[str]]  # (tenant, document, extra cue terms such as entities)
+@dataclass(slots=True)
+class Counters:
+    """Usage counters of one item (MISSION D1), from outcome records."""
+
+    applied: int = 0
+    success: int = 0
+    failure: int = 0
+    contradiction: int = 0
+
+
+@dataclass(slots=True)
+class Belief:
+    id: str
+    text: str
+    confidence: float
+    support: int
+    status: str
+    scope: dict
+    event_ids: list[str]
+    ts_us: int
+    tokens: int = 0
+    cues: frozenset[str] = field(default_factory=frozenset)
+
+
+Indexable = tuple[str, Doc, list[str]]  # (tenant, document, its cue terms)
 
 
 def situation_text(fields: dict) -> str:
@@ -48,17 +100,36 @@ def _ts_us(ts) -> int:
     return ts if isinstance(ts, int) else int(ts.timestamp() * 1_000_000)
 
 
-def event_doc(event_id: str, fields: dict, ts_us: int) -> Doc:
-    """An event as a document; ``fields`` is a perception record or an ``events`` row."""
+def _with_cues(doc: Doc, fields: dict) -> tuple[Doc, list[str]]:
+    terms = cue_terms(coordinates({**fields, "ts_us": doc.ts_us}))
+    doc.links = tuple(t for t in terms if t.startswith(LINK_PREFIXES))
+    doc.exact = tuple(t for t in terms if not t.startswith(COORDINATE_PREFIXES))
+    return doc, terms
+
+
+def event_doc(event_id: str, fields: dict, ts_us: int) -> tuple[Doc, list[str]]:
+    """An event as a document and its cue terms; ``fields`` is a perception record or an ``events`` row."""
     situation = situation_text(fields)
     text = " — ".join(t for t in (fields["text"], situation) if t)
-    return Doc(event_id, "event", "episodic", text, [event_id], "perceived", 1.0, dict(fields["scope"]), ts_us)
+    confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
+    doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
+              action=fields.get("action"), event_kind=fields.get("kind"), emotion=fields.get("emotion"))
+    return _with_cues(doc, fields)
 
 
-def fragment_doc(row: dict) -> Doc:
-    """A fragment as a document, from a ``fragments`` row."""
-    return Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
-               float(row["confidence"]), dict(row["scope"]), _ts_us(row["ts"]))
+def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
+    """A fragment as a document and its cue terms, from a ``fragments`` row."""
+    doc = Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
+              float(row["confidence"]), dict(row["scope"]), _ts_us(row["ts"]), condition=row["condition"],
+              action=row["action"], reason=row["reason"], status=row["status"])
+    return _with_cues(doc, {**row, "action": row["action"], "text": row["condition"]})
+
+
+def belief_of(row: dict) -> Belief:
+    """A belief from a ``beliefs`` row."""
+    cues = frozenset(t for t in tokens(row["text"]) if t not in _FUNCTION_WORDS)
+    return Belief(row["belief_id"], row["text"], float(row["confidence"]), int(row["support"]), row["status"],
+                  dict(row["scope"]), list(row["event_ids"]), _ts_us(row["ts"]), estimate_tokens(row["text"]), cues)
 
 
 def indexable(decoded: Decoded) -> list[Indexable]:
@@ -66,9 +137,9 @@ def indexable(decoded: Decoded) -> list[Indexable]:
     record = decoded.record
     if decoded.record_type == "perception":
         env = record["envelope"]
-        return [(env["tenant"], event_doc(env["record_id"], record, env["ts_us"]), record["entities"])]
+        return [(env["tenant"], *event_doc(env["record_id"], record, env["ts_us"]))]
     if decoded.record_type == "cognition":
-        return [(row["tenant"], fragment_doc(row), row["entities"])
+        return [(row["tenant"], *fragment_doc(row))
                 for row in fragments.project(decoded.record_type, record, decoded.position)]
     return []
 
@@ -78,20 +149,22 @@ class TenantIndex:
         self.bm25 = BM25Index()
         self.docs: list[Doc] = []
         self.by_id: dict[str, int] = {}
+        self.counters: dict[str, Counters] = {}
+        self.beliefs: dict[str, Belief] = {}
         self._layers = np.empty(1024, dtype=np.uint8)
 
-    def add_many(self, docs: list[tuple[Doc, list[str]]]) -> int:
-        """Index documents (with extra cue terms); a redelivered id is skipped. Returns
-        the number added."""
+    def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
+        """Index documents with their cue terms; a redelivered id is skipped. Returns
+        the documents added (numbered in order from ``len(docs)`` before the call)."""
         fresh, seen = [], set()
-        for doc, extra in docs:
+        for doc, cues in docs:
             if doc.id in self.by_id or doc.id in seen:
                 continue
             seen.add(doc.id)
             doc.tokens = estimate_tokens(doc.text)
-            fresh.append((doc, tokens(doc.text) + list(extra)))
+            fresh.append((doc, tokens(doc.text) + cues))
         if not fresh:
-            return 0
+            return []
         first = self.bm25.add(fresh[0][1]) if len(fresh) == 1 else self.bm25.add_many([t for _, t in fresh])
         end = first + len(fresh)
         if end > len(self._layers):
@@ -100,7 +173,7 @@ class TenantIndex:
         for n, (doc, _) in enumerate(fresh, first):
             self.docs.append(doc)
             self.by_id[doc.id] = n
-        return len(fresh)
+        return [doc for doc, _ in fresh]
 
     def layer_mask(self, layers: list[str] | None) -> np.ndarray | None:
         if not layers:
@@ -108,11 +181,24 @@ class TenantIndex:
         codes = [_LAYER_CODE[name] for name in layers]
         return np.isin(self._layers[: len(self.docs)], codes)
 
+    def count_outcome(self, applied: list[str], success: bool) -> None:
+        for item in dict.fromkeys(applied):
+            c = self.counters.setdefault(item, Counters())
+            c.applied += 1
+            if success:
+                c.success += 1
+            else:
+                c.failure += 1
+
 
 class RecallIndex:
-    def __init__(self):
+    """Every tenant's cue index, plus the semantic index (``semantic``, optional)."""
+
+    def __init__(self, semantic=None):
         self.tenants: dict[str, TenantIndex] = {}
+        self.semantic = semantic  # recall.semantic.SemanticIndex, or None for lexical-only recall
         self._lock = threading.Lock()  # the Brain's own appends and a log tail both add
+        self._outcomes_seen: set[str] = set()  # a redelivered outcome must not count twice
 
     def tenant(self, tenant: str) -> TenantIndex:
         index = self.tenants.get(tenant)
@@ -122,32 +208,70 @@ class RecallIndex:
 
     def add(self, items: list[Indexable]) -> None:
         by_tenant: dict[str, list[tuple[Doc, list[str]]]] = {}
-        for tenant, doc, extra in items:
-            by_tenant.setdefault(tenant, []).append((doc, extra))
+        for tenant, doc, cues in items:
+            by_tenant.setdefault(tenant, []).append((doc, cues))
         with self._lock:
             for tenant, docs in by_tenant.items():
-                self.tenant(tenant).add_many(docs)
+                index = self.tenant(tenant)
+                added = index.add_many(docs)
+                if added and self.semantic is not None:
+                    self.semantic.add(tenant, [(index.by_id[d.id], d.id, semantic_text(d)) for d in added])
 
     def observe(self, batch: list[Decoded]) -> None:
         """Runner listener: index appended records the moment they are in the log."""
         self.add([item for decoded in batch for item in indexable(decoded)])
+        for decoded in batch:
+            if decoded.record_type == "outcome":
+                self._observe_outcome(decoded.record)
+            elif decoded.record_type == "decision" and decoded.record["kind"] == beliefs.BELIEF_INDUCED:
+                for row in beliefs.project(decoded.record_type, decoded.record, decoded.position):
+                    self.add_belief(row["tenant"], belief_of(row))
+
+    def _observe_outcome(self, record: dict) -> None:
+        env = record["envelope"]
+        with self._lock:
+            if env["record_id"] in self._outcomes_seen:
+                return
+            self._outcomes_seen.add(env["record_id"])
+            self.tenant(env["tenant"]).count_outcome(record["applied"], record["success"])
+
+    def add_belief(self, tenant: str, belief: Belief) -> None:
+        with self._lock:
+            self.tenant(tenant).beliefs[belief.id] = belief
 
     def load(self, warehouse, chunk: int = 20_000) -> int:
         """(Re)build from the views. Returns the number of documents indexed."""
         self.tenants.clear()
+        self._outcomes_seen.clear()
         for table in (events.TABLE, fragments.TABLE):
             names, rows = warehouse.query_columns(f"SELECT * FROM `{table.name}` FINAL ORDER BY _offset")
             for start in range(0, len(rows), chunk):
                 items = []
                 for values in rows[start : start + chunk]:
                     row = dict(zip(names, values, strict=True))
-                    doc = event_doc(row["event_id"], row, _ts_us(row["ts"])) if table is events.TABLE \
+                    doc, cues = event_doc(row["event_id"], row, _ts_us(row["ts"])) if table is events.TABLE \
                         else fragment_doc(row)
-                    items.append((row["tenant"], doc, row["entities"]))
+                    items.append((row["tenant"], doc, cues))
                 self.add(items)
+        for tenant, item, applied, success, failure, contradiction in warehouse.query(
+                "SELECT tenant, item_id, applied, success, failure, contradiction FROM feedback"):
+            self.tenant(tenant).counters[item] = Counters(applied, success, failure, contradiction)
+        self._outcomes_seen.update(r[0] for r in warehouse.query("SELECT outcome_id FROM outcomes FINAL"))
+        names, rows = warehouse.query_columns(f"SELECT * FROM `{beliefs.TABLE.name}` FINAL ORDER BY _offset")
+        for values in rows:
+            row = dict(zip(names, values, strict=True))
+            self.tenant(row["tenant"]).beliefs[row["belief_id"]] = belief_of(row)
         return sum(len(t.docs) for t in self.tenants.values())
 
     def validate_layers(self, layers: list[str] | None) -> None:
         unknown = sorted(set(layers or ()) - set(LAYERS))
         if unknown:
             raise ValueError(f"recall: field 'layers': unknown layer(s) {unknown}; known: {list(LAYERS)}")
+
+
+def semantic_text(doc: Doc) -> str:
+    """What the embedder sees: for a unit its condition and action, for an event its text."""
+    if doc.kind == "fragment":
+        return f"{doc.condition} — {doc.action}"
+    return doc.text
+

@@ -198,6 +198,12 @@ class BM25Index:
             return docs[0], tfs[0]
         return np.concatenate(docs), np.concatenate(tfs)
 
+    def docs_with(self, term: str) -> np.ndarray:
+        """The documents holding ``term`` (e.g. a cue term such as ``@entity:iam``)."""
+        with self._lock:
+            t = self._terms.get(term)
+            return _NO_DOCS if t is None else self._postings(t)[0]
+
     def top(self, terms: list[str], k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (doc, score) pairs with a positive score, best first; ``allowed``
         is a boolean mask over documents (e.g. the requested layers)."""

@@ -1,8 +1,15 @@
-"""What a recall returns: ranked, gated items within the token budget, and their rendering."""
+"""What a recall returns: the briefing and the gated items within the token budget, the
+cuts, and the rendering that goes into the prompt.
+
+``render()`` injects structured condition → action rules, not prose (MISSION C6): an agent
+(and a reviewer) can see when a rule applies, what to do, why, in which scope, how sure
+hindbrain is, and where it came from (C7).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 
 @dataclass(frozen=True)
@@ -20,6 +27,11 @@ class Recalled:
     confidence: float
     tokens: int
     scope: dict = field(default_factory=dict)
+    condition: str | None = None
+    action: str | None = None
+    reason: str | None = None
+    status: str = "active"
+    ts_us: int = 0
 
 
 @dataclass(frozen=True)
@@ -27,19 +39,32 @@ class RecallPack:
     recall_id: str
     items: list[Recalled]
     budget_tokens: int
-    cut: list[dict] = field(default_factory=list)  # candidates the gate left out, with reasons
+    cut: list[dict] = field(default_factory=list)  # candidates the gate left out: id, stage, reason
+    briefing: list[Recalled] = field(default_factory=list)  # beliefs briefed before the items
+    timings_ms: dict = field(default_factory=dict)
 
     @property
     def tokens(self) -> int:
-        return sum(i.tokens for i in self.items)
+        return sum(i.tokens for i in self.briefing) + sum(i.tokens for i in self.items)
 
     def render(self) -> str:
-        """The block to put into the prompt: one line per item, with its provenance."""
-        if not self.items:
+        """The block to put into the prompt: beliefs, then rules, then past events."""
+        if not self.items and not self.briefing:
             return ""
-        lines = [f"[hindbrain recall {self.recall_id}]"]
-        for n, item in enumerate(self.items, 1):
-            lines.append(f"{n}. ({item.layer}, {item.source}, confidence {item.confidence:.2f}) {item.text}")
+        lines = [f"[hindbrain recall {self.recall_id}: {len(self.briefing) + len(self.items)} items, "
+                 f"{self.tokens}/{self.budget_tokens} tokens]"]
+        if self.briefing:
+            lines.append("Beliefs:")
+            lines += [f"- {b.text}  ({b.why.get('layer', 'belief')} belief, confidence {b.confidence:.2f}, "
+                      f"support {b.why.get('support', 0)}; {b.id})" for b in self.briefing]
+        rules = [i for i in self.items if i.kind == "fragment"]
+        if rules:
+            lines.append("Rules (when → do):")
+            lines += [_rule(n, item) for n, item in enumerate(rules, 1)]
+        past = [i for i in self.items if i.kind != "fragment"]
+        if past:
+            lines.append("Past events:")
+            lines += [f"- [{_day(item.ts_us)}] {item.text}  ({item.id})" for item in past]
         return "\n".join(lines)
 
     def __iter__(self):
@@ -47,3 +72,17 @@ class RecallPack:
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+def _rule(n: int, item: Recalled) -> str:
+    line = f"{n}. WHEN {item.condition} → DO {item.action}"
+    if item.reason:
+        line += f" | BECAUSE {item.reason}"
+    scope = ", ".join(f"{k}={v}" for k, v in sorted(item.scope.items()))
+    facts = [f"scope {scope}" if scope else "any scope", f"{item.source}", f"confidence {item.confidence:.2f}",
+             item.status, item.id]
+    return f"{line}  [{'; '.join(facts)}]"
+
+
+def _day(ts_us: int) -> str:
+    return datetime.fromtimestamp(ts_us / 1e6, UTC).strftime("%Y-%m-%d")

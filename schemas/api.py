@@ -138,11 +138,32 @@ class RecallInput(_Input):
     budget_tokens: int = Field(default=400, ge=1, le=100_000, strict=True)
     k: int | None = Field(default=None, ge=1, le=1000, strict=True)
     layers: list[str] | None = None
+    scene: Name | None = None  # the task type, for the scenario channel and scene beliefs
+    user: Name | None = None  # the user the agent serves, for user-layer beliefs
 
     @model_validator(mode="after")
     def _needs_a_cue(self):
         if _blank(self.query) and not any(not _blank(v) for v in self.situation.values()):
             raise _FieldProblem("query", "give 'query' or a non-empty 'situation'")
+        return self
+
+
+class BelieveInput(_Input):
+    tenant: Name
+    agent: Name | None = None
+    text: Text
+    confidence: float = Field(ge=0.0, le=1.0, strict=True)
+    support: int = Field(default=0, ge=0, strict=True)
+    status: Literal["active", "reviewing", "inactive"] = "active"
+    scope: Scope = Field(default_factory=dict)
+    event_ids: list[Name] = Field(default_factory=list, max_length=10_000)
+    reason: Text | None = None
+    belief_id: Name | None = None
+
+    @model_validator(mode="after")
+    def _says_something(self):
+        if _blank(self.text):
+            raise _FieldProblem("text", "a belief must state its rule")
         return self
 
 

@@ -77,8 +77,16 @@ def warehouse(open_warehouse, backend) -> Warehouse:
 
 @pytest.fixture
 def brain(tmp_path):
-    """An embedded brain in its own folder, always closed."""
+    """An embedded brain in its own folder, always closed (the default semantic channel on)."""
     b = Brain.open(tmp_path / "brain")
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def lexical_brain(tmp_path):
+    """A brain without the semantic channel, for tests of what the other channels decide."""
+    b = Brain.open(tmp_path / "brain", embedder="none")
     yield b
     b.close()
 

@@ -50,7 +50,8 @@ def test_the_public_names_exist_exactly(tmp_path):
         )
         assert isinstance(event_id, str) and isinstance(fragment_id, str) and isinstance(pack.recall_id, str)
         assert {fragment_id, event_id} <= set(ids(pack))
-        assert pack.render().startswith(f"[hindbrain recall {pack.recall_id}]")
+        assert pack.render().startswith(f"[hindbrain recall {pack.recall_id}:")
+        assert "WHEN submit does nothing in IAM → DO switch to the admin account" in pack.render()
         assert "switch to the admin account" in pack.render()
         for item in pack.items:
             assert item.kind in {"fragment", "belief", "event"}
@@ -174,11 +175,14 @@ def test_tenants_never_see_each_other(brain):
 
 def test_the_token_budget_is_respected_and_cuts_say_why(brain):
     for n in range(12):
-        brain.perceive(tenant="acme", text=f"deploy number {n} failed because the database migration timed out "
-                                           f"while the lock on table orders_{n} was held by a long report")
+        causes = ["a long report held the lock on orders", "the replica lagged behind", "disk filled up on db-2",
+                  "a vacuum blocked the schema change"]
+        brain.perceive(tenant="acme", text=f"deploy {n} of service svc-{n} failed: database migration timed out; "
+                                           f"cause {causes[n % 4]} in region {n}")
     pack = brain.recall(tenant="acme", query="deploy failed database migration timed out", budget_tokens=60)
     assert pack.items and sum(i.tokens for i in pack.items) <= 60
-    assert pack.cut and all("budget" in c["reason"] for c in pack.cut)
+    assert pack.cut and all(c["stage"] in ("budget", "near_duplicate") for c in pack.cut)
+    assert any("do not fit" in c["reason"] for c in pack.cut)
     assert not set(ids(pack)) & {c["id"] for c in pack.cut}
     assert len(pack.items) + len(pack.cut) == 12
 

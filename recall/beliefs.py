@@ -1,0 +1,67 @@
+"""Beliefs at decision time (seed 002 §3, pit 3): the warm briefing and the retrieval bias.
+
+A briefing needs no search: before each decision the top *active* beliefs of three layers
+are injected — global (confidence ≥ 0.9 and more than 50 supporting events, always), scene
+(the belief's ``scope["scene"]`` is this task type) and user (``scope["user"]`` is this user)
+— at most four in total. Beliefs come from the hindsight jobs (``belief_induced``
+decisions); the functions here work on whatever beliefs exist.
+"""
+
+from __future__ import annotations
+
+from hindbrain.recall.index import Belief, Doc
+from hindbrain.recall.tokenize import tokens
+
+MAX_BRIEFED = 4
+GLOBAL_MIN_CONFIDENCE, GLOBAL_MIN_SUPPORT = 0.9, 50
+MIN_SHARED_WORDS = 2  # distinctive words (or CJK bigrams) an item shares with a belief to be biased by it
+
+
+def layer_of(belief: Belief, scene: str | None, user: str | None) -> str | None:
+    """The injection layer this belief reaches for this decision, or None."""
+    if belief.status != "active":
+        return None
+    if "user" in belief.scope:
+        return "user" if user is not None and belief.scope["user"] == user else None
+    if "scene" in belief.scope:
+        return "scene" if scene is not None and belief.scope["scene"] == scene else None
+    if belief.confidence >= GLOBAL_MIN_CONFIDENCE and belief.support > GLOBAL_MIN_SUPPORT:
+        return "global"
+    return None
+
+
+def briefing(beliefs: list[Belief], scene: str | None, user: str | None,
+             limit: int = MAX_BRIEFED) -> list[tuple[Belief, str]]:
+    """The beliefs to brief, with their layer: best per layer by confidence then support,
+    interleaved global → scene → user so each layer gets a seat before any gets a second."""
+    by_layer: dict[str, list[Belief]] = {"global": [], "scene": [], "user": []}
+    for belief in beliefs:
+        layer = layer_of(belief, scene, user)
+        if layer:
+            by_layer[layer].append(belief)
+    for ranked in by_layer.values():
+        ranked.sort(key=lambda b: (-b.confidence, -b.support, b.id))
+    chosen: list[tuple[Belief, str]] = []
+    for seat in range(limit):
+        for layer, ranked in by_layer.items():
+            if seat < len(ranked) and len(chosen) < limit:
+                chosen.append((ranked[seat], layer))
+    return chosen
+
+
+def bias(doc: Doc, briefed: list[Belief]) -> tuple[float, list[str]]:
+    """(strength, belief ids): the strongest briefed belief that rests on this item's events
+    or shares two distinctive words (or CJK bigrams) with it. Strength is that belief's confidence."""
+    strength, ids = 0.0, []
+    doc_events = set(doc.event_ids)
+    words = None
+    for belief in briefed:
+        related = bool(doc_events.intersection(belief.event_ids))
+        if not related and belief.cues:
+            if words is None:
+                words = set(tokens(doc.text))
+            related = len(words & belief.cues) >= MIN_SHARED_WORDS
+        if related:
+            ids.append(belief.id)
+            strength = max(strength, belief.confidence)
+    return strength, ids

@@ -1,0 +1,180 @@
+"""Cues: the coordinates a memory is indexed under, and the exact cues lexical search is for.
+
+Seed: "lexical recognises exact cues: system names, accounts, error codes, URLs". Embeddings
+blur ``403`` into ``404`` and ``ORA-00942`` into "some database error"; an exact token match
+does not. So every memory (a perceived event or a "when C, do A, because R" unit) is indexed
+under prefixed cue terms (``@entity:iam``, ``@action:submit change``, ``@code:403`` ...) next to
+its word tokens, and a recall query is turned into the same terms by the same code, so the
+two meet exactly (MISSION B3: entity, scene, action, anomaly, cause, time, scope, exact).
+Pure functions: no IO, deterministic output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from functools import lru_cache
+
+_A, _I = re.ASCII, re.ASCII | re.IGNORECASE  # ASCII classes: a CJK neighbour is a word boundary
+_URL = re.compile(r"https?://[^\s<>\"'，。；、）】」]+", _I)
+_EMAIL = re.compile(r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+", _I)
+_HANDLE = re.compile(r"(?<![\w.@])@[a-z][a-z0-9_-]*[a-z0-9]", _I)
+_HOST = re.compile(r"(?<![\w.@/-])(?:(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+([a-z]{2,24})|(?:\d{1,3}\.){3}\d{1,3})"
+                   r"(?![\w-]|\.[a-z0-9])", _I)
+_TLDS = frozenset({"com", "net", "org", "io", "cn", "dev", "app", "local", "internal", "corp", "cloud", "ai", "co",
+                   "gov", "edu", "int", "lan"})
+_PATH = re.compile(r"(?<![\w./:~-])(?:/[a-z0-9_.~%-]+)+/?", _I)
+_HTTP = re.compile(r"(?<![\w.,/:#+])(?<!\d-)([45]\d\d)(?!\w|[.,]\d)", _A)
+_HTTP_BEFORE = re.compile(r"(?:https?(?:/\d(?:\.\d)?)?|status(?: code)?|error|err|code|returned|returns|return|got|"
+                          r"response|responded with|(?:fail|crash)(?:s|ed|es)? with|show(?:s|ed|ing)?|throw(?:s|n)?|"
+                          r"threw|状态码|错误码|返回|报错|错误|报|显示|出现|提示)\s*[:：=#-]?\s*$", _I)
+_HTTP_AFTER = re.compile(r"\s*(?:forbidden|not found|unauthori[sz]ed|bad gateway|bad request|internal server error"
+                         r"|service unavailable|gateway time-?out|too many requests|conflict|error|错误|报错|页面|了)",
+                         _I)
+_CODES = (
+    re.compile(r"(?<![\w-])[A-Z]{2,5}-\d{3,6}(?!\w)", _A),  # ORA-00942
+    re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?!\w)", _A),  # ERR_CONNECTION_REFUSED
+    re.compile(r"(?<!\w)0x[0-9a-f]{4,16}(?!\w)", _I),  # 0x80070005
+    re.compile(r"(?<![\w-])[A-Z]{1,3}\d{3,6}(?!\w)", _A),  # E1234, TS2345
+    re.compile(r"(?<!\w)E(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)", _A),
+)
+_ACCOUNTS = (  # (pattern, fixed cue or None for the matched name itself)
+    (re.compile(r"(?<![\w-])(?:(?:svc|sa|srv|bot)[-_][a-z0-9][a-z0-9_-]*|[a-z][a-z0-9]*[-_](?:bot|svc))(?![\w-])", _I),
+     None),
+    (re.compile(r"(?<![\w-])(?:sys)?admin(?:istrator)?s?(?![\w-])|管理员", _I), "account:admin"),
+    (re.compile(r"(?<![\w-])root(?![\w-])(?!\s+(?:cause|directory|dir|node|folder|certificate|ca|of|level))", _I),
+     "account:root"),
+    (re.compile(r"(?<![\w-])(?:normal|regular|standard|ordinary|non-admin)\s+(?:account|user)s?(?!\w)|普通(?:账号|账户|用户)",
+                _I), "account:normal"),
+    (re.compile(r"(?<![\w-])guest(?![\w-])|访客", _I), "account:guest"),
+)
+_ALLCAPS = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,5}(?!\w|-\d)", _A)
+_CAMEL = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+(?!\w)", _A)
+_NOT_SYSTEMS = frozenset({  # shouting, protocols, formats, verbs and log levels: not systems
+    "OK", "NO", "YES", "ID", "IDS", "HTTP", "HTTPS", "URL", "URI", "API", "JSON", "XML", "HTML", "CSV", "PDF", "TODO",
+    "NOTE", "FYI", "ASAP", "AM", "PM", "UTC", "GMT", "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "ERROR", "ERR",
+    "WARN", "INFO", "DEBUG", "FATAL", "FAIL", "FAILED", "AND", "OR", "NOT", "THE", "IF", "IT", "IS", "TO", "IN", "ON",
+    "AT", "BY", "OF", "FOR", "AN", "AS", "BE", "DO", "WE", "MY", "ME", "PS", "NB", "ETA", "EOD", "PR", "UI", "UX",
+})
+_TRAILING = ".,;:!?)]}'\""
+COORDINATES = ("entity", "scene", "action", "anomaly", "cause", "time", "scope", "exact")
+_TEXT_FIELDS = ("system", "identity", "action", "expected", "actual", "text", "condition", "reason")
+
+
+def _norm(text: object) -> str:
+    return " ".join(str(text if text is not None else "").lower().split())
+
+
+@lru_cache(maxsize=1024)
+def _system_pattern(name: str) -> re.Pattern[str] | None:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", _I) if name.isascii() else None
+
+
+def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
+    """The exact cues in ``text``, lowercased and prefixed by kind: ``code:`` ``url:`` ``host:``
+    ``path:`` ``account:`` ``system:``. Only numbers that read as HTTP codes become codes."""
+    out: set[str] = set()
+    if not text:
+        return out
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(_TRAILING).rstrip("/").lower()
+        out.add(f"url:{url}")
+        host, _, path = url.split("://", 1)[1].partition("/")
+        out.add(f"host:{host.split(':')[0]}")
+        if path.split("?")[0].strip("/"):
+            out.add(f"path:/{path.split('?')[0].strip('/')}")
+    rest = _URL.sub(" ", text)
+    out.update(f"account:{m.group(0).rstrip('.').lower()}" for m in _EMAIL.finditer(rest))
+    rest = _EMAIL.sub(" ", rest)
+    out.update(f"account:{m.group(0).lower()}" for m in _HANDLE.finditer(rest))
+    rest = _HANDLE.sub(" ", rest)
+    for m in _HOST.finditer(rest):
+        if m.group(1) is None or m.group(1).lower() in _TLDS:
+            out.add(f"host:{m.group(0).lower()}")
+    rest = _HOST.sub(" ", rest)
+    for m in _PATH.finditer(rest):
+        path = m.group(0).rstrip(_TRAILING).rstrip("/")
+        if re.search(r"[a-z]", path, _I):
+            out.add(f"path:{path.lower()}")
+    for m in _HTTP.finditer(rest):
+        before, after = rest[max(0, m.start() - 24) : m.start()], rest[m.end() :]
+        alone = not (rest[: m.start()] + after).strip(" \t\n()[]【】（）:：.。,，!！") or (
+            before.endswith(("(", "[", "（", "【")) and after.startswith((")", "]", "）", "】")))
+        if alone or _HTTP_BEFORE.search(before) or _HTTP_AFTER.match(after):
+            out.add(f"code:{m.group(1)}")
+    for pattern in _CODES:
+        out.update(f"code:{m.group(0).lower()}" for m in pattern.finditer(rest))
+    for pattern, cue in _ACCOUNTS:
+        out.update(cue or f"account:{m.group(0).lower()}" for m in pattern.finditer(rest))
+    for m in _ALLCAPS.finditer(rest):
+        word = m.group(0)
+        if word not in _NOT_SYSTEMS and sum(c.isalpha() for c in word) >= 2 and f"code:{word.lower()}" not in out:
+            out.add(f"system:{word.lower()}")
+    out.update(f"system:{m.group(0).lower()}" for m in _CAMEL.finditer(rest))
+    lowered = text.lower()
+    for name in {_norm(n) for n in known_systems} - {""}:
+        pattern = _system_pattern(name)
+        if pattern.search(text) if pattern else name in lowered:
+            out.add(f"system:{name}")
+    return out
+
+
+def coordinates(fields: dict, known_systems: Iterable[str] = ()) -> dict[str, list[str]]:
+    """The MISSION B3 cue coordinates of a perception- or cognition-like dict; empty ones omitted.
+
+    The ``system`` field is itself a known system, so a lowercase mention of it elsewhere counts."""
+    system = _norm(fields.get("system"))
+    scope = {_norm(k): _norm(v) for k, v in (fields.get("scope") or {}).items() if _norm(k) and _norm(v)}
+    expected, actual = _norm(fields.get("expected")), _norm(fields.get("actual"))
+    entities = [_norm(e) for e in fields.get("entities") or ()]
+    coords: dict[str, list[str]] = {
+        "entity": _unique([*entities, system]),
+        "scene": _unique([system, scope.get("task_type", ""), scope.get("scene", "")]),
+        "action": _unique([_norm(fields.get("action"))]),
+        "cause": _unique([_norm(fields.get("reason"))]),
+        "scope": sorted(f"{k}={v}" for k, v in scope.items()),
+    }
+    if (expected or actual) and (expected != actual or fields.get("kind") == "anomaly"):
+        coords["anomaly"] = [f"expected {expected or '?'} / actual {actual or '?'}"]
+    elif fields.get("kind") == "anomaly":
+        coords["anomaly"] = ["anomaly"]
+    if fields.get("ts_us") is not None:
+        day = datetime.fromtimestamp(int(fields["ts_us"]) / 1e6, UTC).date()
+        year, week, _ = day.isocalendar()
+        coords["time"] = [day.isoformat(), f"{year}-W{week:02d}"]
+    texts = [str(fields[k]) for k in _TEXT_FIELDS if fields.get(k)] + [str(e) for e in fields.get("entities") or ()]
+    coords["exact"] = sorted(exact_cues("\n".join(texts), [*known_systems, system]))
+    return {k: coords[k] for k in COORDINATES if coords.get(k)}
+
+
+def cue_terms(coords: dict[str, list[str]]) -> list[str]:
+    """Index terms for a BM25 document: ``@<coordinate>:<value>``, exact cues as ``@<kind>:<value>``.
+    The ``@`` keeps them apart from word tokens (which never start with it)."""
+    terms: list[str] = []
+    for key in [*(k for k in COORDINATES if k in coords), *sorted(set(coords) - set(COORDINATES))]:
+        for value in coords[key]:
+            value = _norm(value)
+            if value:
+                terms.append(f"@{value}" if key == "exact" else f"@{_norm(key)}:{value}")
+    return _unique(terms)
+
+
+def query_cues(text: str | None, situation: dict, scope: dict, known_systems: Iterable[str] = ()) -> list[str]:
+    """The cue terms of a recall query — built by the very code that indexes memories, so they meet."""
+    fields = {k: situation.get(k) for k in ("system", "identity", "action", "expected", "actual")}
+    return cue_terms(coordinates({**fields, "text": text, "scope": scope or {}}, known_systems))
+
+
+def expected_vs_actual(situation: dict) -> str:
+    """The seed's anomaly query text: the situation's fields, then "expected X but got Y"."""
+    keys = ("system", "identity", "action", "expected", "actual")
+    listed = " / ".join(f"{k}: {' '.join(str(situation[k]).split())}" for k in keys if situation.get(k))
+    expected, actual = (" ".join(str(situation.get(k) or "").split()) for k in ("expected", "actual"))
+    sentence = f"expected {expected} but got {actual}" if expected and actual else (
+        f"got {actual}" if actual else f"expected {expected}" if expected else "")
+    return " — ".join(p for p in (listed, sentence) if p)
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return [x for x in dict.fromkeys(items) if x]

@@ -1,0 +1,48 @@
+"""A recall query as the engine sees it: free text and/or a structured situation, turned
+into lexical terms, cue terms, an embedding text and the recall's context.
+
+A situation ``{system, identity, action, expected, actual}`` becomes an *expected vs
+actual* query (seed 000 exp. 5): its fields are cues (``@entity:iam``, ``@account:normal``
+...), and "expected success message but got no response" is what the semantic channel
+embeds, so a memory written as "提交后长期没有响应" can still be found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hindbrain.recall.cues import expected_vs_actual, query_cues
+from hindbrain.recall.index import COORDINATE_PREFIXES, situation_text
+from hindbrain.recall.tokenize import tokens
+
+
+@dataclass(frozen=True)
+class Query:
+    tenant: str
+    text: str  # what the lexical channel reads
+    semantic_text: str  # what the semantic channel embeds
+    terms: list[str]  # word tokens + CJK bigrams + cue terms
+    exact: frozenset[str]  # the query's exact cues (codes, URLs, accounts, systems)
+    trigger: str | None
+    scope: dict
+    scene: str | None
+    user: str | None
+    layers: list[str] | None
+    budget_tokens: int
+    k: int | None
+    now_us: int
+
+
+def build_query(q, now_us: int) -> Query:
+    """From a validated ``RecallInput``."""
+    situation = dict(q.situation)
+    text = " / ".join(t for t in (q.query, situation_text(situation)) if t)
+    semantic_text = " — ".join(t for t in (q.query, expected_vs_actual(situation) if situation else None) if t)
+    cues = query_cues(q.query, situation, dict(q.scope))
+    scene = q.scene or q.scope.get("scene") or q.scope.get("task_type")
+    return Query(
+        tenant=q.tenant, text=text, semantic_text=semantic_text, terms=tokens(text) + cues,
+        exact=frozenset(c for c in cues if not c.startswith(COORDINATE_PREFIXES)), trigger=q.trigger,
+        scope=dict(q.scope), scene=scene, user=q.user or q.scope.get("user"), layers=q.layers,
+        budget_tokens=q.budget_tokens, k=q.k, now_us=now_us,
+    )

@@ -1,0 +1,62 @@
+"""The log records of one recall (what was considered, and why) and what the agent gets.
+
+The recall record keeps every candidate of the pool with its full ``why`` (channel
+contributions, penalties, gate stage and reason), so a cut is as auditable as a selection;
+the injection record lists what entered the prompt — briefed beliefs first, then the
+placed items — with rank, tokens and score.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hindbrain.recall.engine import RecallResult
+from hindbrain.recall.index import Belief
+from hindbrain.recall.pack import Recalled, RecallPack
+from hindbrain.schemas.records import envelope, new_id
+
+
+def _belief_why(belief: Belief, layer: str) -> dict:
+    return {"briefing": {"layer": layer}, "layer": layer, "support": belief.support, "score": belief.confidence}
+
+
+def recall_records(q, result: RecallResult) -> tuple[dict, dict]:
+    """(recall record, injection record) for validated input ``q`` and the engine's result."""
+    recall_id = new_id("recall")
+    env = dict(tenant=q.tenant, agent=q.agent, task=q.task)
+    briefed = [{"item_id": b.id, "item_kind": "belief", "score": b.confidence,
+                "why_json": json.dumps(_belief_why(b, layer), ensure_ascii=False)} for b, layer in result.briefed]
+    considered = [{"item_id": s.doc.id, "item_kind": s.doc.kind, "score": s.score,
+                   "why_json": json.dumps(s.why, ensure_ascii=False)} for s in result.ranked]
+    recall_record = {
+        "envelope": envelope("recall", record_id=recall_id, **env),
+        "recall_id": recall_id, "query": q.query, "situation": dict(q.situation), "trigger": q.trigger,
+        "scope": dict(q.scope), "budget_tokens": q.budget_tokens, "k": q.k, "layers": list(q.layers or []),
+        "candidates": briefed + considered,
+    }
+    injected = [(b.id, "belief", b.tokens, b.confidence) for b, _ in result.briefed]
+    injected += [(i.id, i.doc.kind, i.doc.tokens, i.relevance) for i in result.selected]
+    injection_record = {
+        "envelope": envelope("injection", causation_ids=[recall_id], **env),
+        "recall_id": recall_id, "budget_tokens": q.budget_tokens,
+        "items": [{"item_id": item, "item_kind": kind, "rank": n, "tokens": tokens, "score": score, "arm": None}
+                  for n, (item, kind, tokens, score) in enumerate(injected)],
+    }
+    return recall_record, injection_record
+
+
+def pack_of(recall_id: str, budget_tokens: int, result: RecallResult) -> RecallPack:
+    items = [
+        Recalled(id=i.id, kind=i.doc.kind, text=i.doc.text, event_ids=list(i.doc.event_ids), score=i.relevance,
+                 why=i.why, source=i.doc.source, layer=i.doc.layer, confidence=i.doc.confidence,
+                 tokens=i.doc.tokens, scope=dict(i.doc.scope), condition=i.doc.condition, action=i.doc.action,
+                 reason=i.doc.reason, status=i.doc.status, ts_us=i.doc.ts_us)
+        for i in result.selected
+    ]
+    briefing = [
+        Recalled(id=b.id, kind="belief", text=b.text, event_ids=list(b.event_ids), score=b.confidence,
+                 why=_belief_why(b, layer), source="induced", layer=layer, confidence=b.confidence,
+                 tokens=b.tokens, scope=dict(b.scope), status=b.status, ts_us=b.ts_us)
+        for b, layer in result.briefed
+    ]
+    return RecallPack(recall_id, items, budget_tokens, result.cut, briefing, result.timings_ms)

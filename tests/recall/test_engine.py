@@ -1,0 +1,106 @@
+"""The recall engine end to end through the SDK: channels together, explanations, records."""
+
+import json
+
+from hindbrain.recall.engine import GRAPH_MAX_DF
+
+
+def ids(pack):
+    return [i.id for i in pack.items]
+
+
+def test_an_exact_error_code_beats_a_text_that_only_shares_words(lexical_brain):
+    b = lexical_brain
+    coded = b.perceive(tenant="acme", text="report export failed with ORA-00942 after the schema move")
+    wordy = b.perceive(tenant="acme", text="report export failed after the schema move, the export failed again")
+    pack = b.recall(tenant="acme", query="export failed ORA-00942", k=2)
+    assert ids(pack)[0] == coded and wordy in ids(pack)
+    top = pack.items[0].why["lexical"]
+    assert "@code:ora-00942" in top["exact_cues"] and top["score"] > pack.items[1].why["lexical"]["score"]
+
+
+def test_a_situation_query_finds_the_anomaly_through_its_cues(lexical_brain):
+    b = lexical_brain
+    anomaly = b.perceive(tenant="acme", kind="anomaly", text="clicked submit, nothing happened", system="IAM",
+                         identity="normal account", action="submit change", expected="success message",
+                         actual="no response")
+    b.perceive(tenant="acme", text="IAM newsletter: new logo next week")
+    pack = b.recall(tenant="acme", trigger="anomaly", situation={
+        "system": "IAM", "identity": "normal account", "action": "submit change",
+        "expected": "success message", "actual": "no response"})
+    assert ids(pack)[0] == anomaly
+    why = pack.items[0].why
+    assert why["scenario"]["trigger"] == "anomaly"
+    assert {"@entity:iam", "@action:submit change"} <= set(why["lexical"]["matched_terms"])
+
+
+def test_the_graph_assembles_an_action_chain_from_fragments_weak_alone(lexical_brain):
+    b = lexical_brain
+    hit = b.learn(tenant="acme", condition="IAM role change returns 403", action="request approval",
+                  entities=["IAM"])
+    chained = b.learn(tenant="acme", condition="approval ticket is pending for a day", action="request approval",
+                      entities=["IAM"])
+    b.learn(tenant="acme", condition="the coffee machine is empty", action="refill beans", entities=["kitchen"])
+    pack = b.recall(tenant="acme", query="IAM role change returns 403")
+    assert ids(pack)[:1] == [hit] and chained in ids(pack)
+    graph = next(i for i in pack.items if i.id == chained).why["graph"]
+    assert graph["score"] > 0 and graph["via"][0]["id"] == hit
+    assert set(graph["via"][0]["shared"]) == {"@entity:iam", "@action:request approval"}
+    assert GRAPH_MAX_DF >= 100
+
+
+def test_utility_comes_from_applied_outcomes_not_from_being_recalled(lexical_brain):
+    b = lexical_brain
+    used = b.learn(tenant="acme", condition="deploy to prod stalls at migration", action="take the schema lock first")
+    twin = b.learn(tenant="acme", condition="deploy to prod stalls at migration", action="wait for the report job")
+    for n in range(3):
+        pack = b.recall(tenant="acme", query="deploy stalls at migration", task=f"t{n}")
+        b.outcome(tenant="acme", recall_id=pack.recall_id, task=f"t{n}", applied=[used], success=True)
+    pack = b.recall(tenant="acme", query="deploy stalls at migration")
+    assert ids(pack)[0] == used
+    why = {i.id: i.why["utility"] for i in pack.items}
+    assert why[used]["success"] == 3 and why[twin]["applied"] == 0 and why[twin]["score"] == 0.5
+
+
+def test_every_candidate_and_cut_is_in_the_recall_record(lexical_brain):
+    b = lexical_brain
+    for env in ("prod", "test"):
+        b.learn(tenant="acme", condition=f"role change in {env}", action=f"use the {env} procedure",
+                scope={"env": env})
+    pack = b.recall(tenant="acme", query="role change procedure", scope={"env": "prod"})
+    assert [c["stage"] for c in pack.cut] == ["scope"]
+    cut_id = pack.cut[0]["id"]
+    [recall] = [e["record"] for e in b.explain(cut_id) if e["record_type"] == "recall"]
+    why = {c["item_id"]: json.loads(c["why_json"]) for c in recall["candidates"]}
+    assert why[cut_id]["gate"] == {"stage": "scope", "reason": "scope env=test does not match env=prod"}
+    assert why[ids(pack)[0]]["gate"]["stage"] == "selected" and "lexical" in why[cut_id]
+    [injected] = b.sql("SELECT item_ids FROM injections WHERE recall_id = {r:String}", {"r": pack.recall_id})
+    assert injected["item_ids"] == ids(pack)
+
+
+def test_beliefs_are_briefed_by_layer_and_recorded_as_injected(lexical_brain):
+    b = lexical_brain
+    refund = b.believe(tenant="acme", text="if the customer is angry and the ticket is a fault then acknowledge "
+                                           "first, then give the fix", confidence=0.8, support=12,
+                       scope={"scene": "refund"})
+    b.believe(tenant="acme", text="if the user is ann then answer in Chinese", confidence=0.9, support=5,
+              scope={"user": "ann"})
+    b.believe(tenant="acme", text="weak global hunch", confidence=0.5, support=3)
+    b.perceive(tenant="acme", text="customer angry about a refund fault ticket")
+    pack = b.recall(tenant="acme", query="angry customer refund", scene="refund", user="bob")
+    assert [i.id for i in pack.briefing] == [refund]
+    assert "Beliefs:" in pack.render() and "acknowledge" in pack.render()
+    assert pack.items and pack.items[0].why["belief_bias"]["beliefs"] == [refund]
+    [injected] = b.sql("SELECT item_ids FROM injections WHERE recall_id = {r:String}", {"r": pack.recall_id})
+    assert injected["item_ids"][0] == refund
+    assert b.recall(tenant="acme", query="angry customer refund", scene="billing").briefing == []
+
+
+def test_rrf_is_an_option(tmp_path):
+    from hindbrain import Brain
+
+    with Brain.open(tmp_path / "b", embedder="none", recall_method="rrf") as b:
+        first = b.perceive(tenant="acme", text="SSO login loop on the billing portal")
+        b.perceive(tenant="acme", text="billing portal slow")
+        pack = b.recall(tenant="acme", query="SSO login loop billing portal")
+        assert ids(pack)[0] == first and pack.items[0].why["method"] == "rrf"

@@ -1,0 +1,72 @@
+"""The cognitive gate, stage by stage, on hand-made candidates."""
+
+from hindbrain.recall.gate import GateItem, gate, injection_value
+from hindbrain.recall.index import Doc
+
+
+def doc(id, text="a rule", *, kind="fragment", layer="experience", confidence=0.8, scope=None, tokens=10,
+        status="verified", conflicts=(), event_kind=None):
+    return Doc(id, kind, layer, text, [], "lived", confidence, scope or {}, 0, tokens, status=status,
+               conflicts=frozenset(conflicts), event_kind=event_kind)
+
+
+def item(d, relevance=0.5, match=1.0):
+    return GateItem(d, relevance, match, {})
+
+
+def stages(cut):
+    return {c["id"]: c["stage"] for c in cut}
+
+
+def test_prod_forbids_admin_and_test_uses_admin_are_kept_apart_by_scope():
+    """Seed 000 exp. 7: both are relevant; without scopes better retrieval is more dangerous."""
+    prod = doc("fr_prod", "in production never use the admin account; request a change ticket", scope={"env": "prod"})
+    test = doc("fr_test", "in the test environment use the admin account to change roles", scope={"env": "test"})
+    selected, cut = gate([item(test, 0.9), item(prod, 0.8)], {"env": "prod"}, 400, None)
+    assert [i.id for i in selected] == ["fr_prod"]
+    assert stages(cut) == {"fr_test": "scope"} and "env=test does not match env=prod" in cut[0]["reason"]
+    selected, _ = gate([item(test, 0.9), item(prod, 0.8)], {"env": "test"}, 400, None)
+    assert [i.id for i in selected] == ["fr_test"]
+    # With no scope given both come back, each carrying its scope for the agent to see.
+    selected, _ = gate([item(test, 0.9), item(prod, 0.8)], {}, 400, None)
+    assert {i.id for i in selected} == {"fr_prod", "fr_test"}
+
+
+def test_invalidated_conflicting_and_incredible_items_are_cut_with_their_stage():
+    good = doc("fr_good", "switch to the admin account when submit does nothing")
+    rival = doc("fr_rival", "keep clicking submit until it works", conflicts={"fr_good"})
+    gone = doc("fr_gone", "the old IAM console needs a VPN", status="invalid")
+    weak = doc("fr_weak", "maybe restart the browser", confidence=0.2)
+    selected, cut = gate([item(good, 0.9), item(rival, 0.8), item(gone, 0.7), item(weak, 0.6)], {}, 400, None)
+    assert [i.id for i in selected] == ["fr_good"]
+    assert stages(cut) == {"fr_rival": "conflict", "fr_gone": "invalidation", "fr_weak": "credibility"}
+
+
+def test_near_duplicates_keep_the_better_ranked():
+    a = doc("fr_a", "when submit does nothing in IAM switch to the admin account")
+    b = doc("fr_b", "when submit does nothing in IAM, switch to the admin account!")
+    selected, cut = gate([item(a, 0.9), item(b, 0.8)], {}, 400, None)
+    assert [i.id for i in selected] == ["fr_a"] and cut[0]["reason"] == "near-duplicate of fr_a"
+
+
+def test_the_budget_buys_injection_value_per_token_not_ranks():
+    long_rule = doc("fr_long", "a long rule " * 10, tokens=80)
+    short_rule = doc("fr_short", "check permissions first", tokens=10)
+    chat = doc("ev_chat", "we talked about lunch", kind="event", layer="episodic", tokens=10, event_kind="message")
+    items = [item(long_rule, 0.9), item(short_rule, 0.7), item(chat, 0.7)]
+    assert injection_value(items[1]) > injection_value(items[2])  # actionability: a rule beats a chat line
+    selected, cut = gate(items, {}, 50, None)
+    assert [i.id for i in selected] == ["fr_short", "ev_chat"]
+    assert stages(cut) == {"fr_long": "budget"} and "80 tokens do not fit" in cut[0]["reason"]
+    selected, cut = gate(items, {}, 500, 1)
+    assert [i.id for i in selected] == ["fr_short"] and {c["reason"] for c in cut} == {"beyond k=1"}
+    assert gate(items, {}, 500, None, reserved_tokens=495)[0] == []
+
+
+def test_placement_puts_knowledge_before_rules_before_events():
+    event = doc("ev_1", "the page spun forever", kind="event", layer="episodic", event_kind="anomaly")
+    rule = doc("fr_1", "check permissions first")
+    fact = doc("fr_2", "IAM roles change only through tickets", layer="knowledge")
+    selected, _ = gate([item(event, 0.9), item(rule, 0.5), item(fact, 0.4)], {}, 400, None)
+    assert [i.id for i in selected] == ["fr_2", "fr_1", "ev_1"]
+    assert [i.why["gate"]["placement"] for i in selected] == [0, 1, 2]
