@@ -39,7 +39,10 @@ _CODES = (
     re.compile(r"(?<![\w-])[A-Z]{1,3}\d{3,6}(?!\w)", _A),  # E1234, TS2345
     re.compile(r"(?<!\w)E(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)", _A),
 )
-_ACCOUNTS = (  # (pattern, fixed cue or None for the matched name itself)
+_CODE_NEEDS = tuple(zip(_CODES, ("digit", "_", "digit", "digit", "upper"), strict=True))  # what each must contain
+_DIGIT = re.compile(r"\d", _A)
+_ACCOUNT_HINT = re.compile(r"svc|sa[-_]|srv|bot|admin|root|normal|regular|standard|ordinary|guest|管理员|普通|访客", _I)
+_ACCOUNTS_LIST = (  # (pattern, fixed cue or None for the matched name itself)
     (re.compile(r"(?<![\w-])(?:(?:svc|sa|srv|bot)[-_][a-z0-9][a-z0-9_-]*|[a-z][a-z0-9]*[-_](?:bot|svc))(?![\w-])", _I),
      None),
     (re.compile(r"(?<![\w-])(?:sys)?admin(?:istrator)?s?(?![\w-])|管理员", _I), "account:admin"),
@@ -49,6 +52,9 @@ _ACCOUNTS = (  # (pattern, fixed cue or None for the matched name itself)
                 _I), "account:normal"),
     (re.compile(r"(?<![\w-])guest(?![\w-])|访客", _I), "account:guest"),
 )
+# One pass for all account kinds: the alternatives become named groups, in the order above.
+_ACCOUNT = re.compile("|".join(f"(?P<a{n}>{p.pattern})" for n, (p, _) in enumerate(_ACCOUNTS_LIST)), _I)
+_ACCOUNT_CUES = {f"a{n}": cue for n, (_, cue) in enumerate(_ACCOUNTS_LIST)}
 _ALLCAPS = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,5}(?!\w|-\d)", _A)
 _CAMEL = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+(?!\w)", _A)
 _NOT_SYSTEMS = frozenset({  # shouting, protocols, formats, verbs and log levels: not systems
@@ -57,6 +63,7 @@ _NOT_SYSTEMS = frozenset({  # shouting, protocols, formats, verbs and log levels
     "WARN", "INFO", "DEBUG", "FATAL", "FAIL", "FAILED", "AND", "OR", "NOT", "THE", "IF", "IT", "IS", "TO", "IN", "ON",
     "AT", "BY", "OF", "FOR", "AN", "AS", "BE", "DO", "WE", "MY", "ME", "PS", "NB", "ETA", "EOD", "PR", "UI", "UX",
 })
+_US_PER_DAY = 86_400 * 1_000_000
 _TRAILING = ".,;:!?)]}'\""
 COORDINATES = ("entity", "scene", "action", "anomaly", "cause", "time", "scope", "exact")
 _TEXT_FIELDS = ("system", "identity", "action", "expected", "actual", "text", "condition", "reason")
@@ -77,41 +84,54 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
     out: set[str] = set()
     if not text:
         return out
-    for m in _URL.finditer(text):
-        url = m.group(0).rstrip(_TRAILING).rstrip("/").lower()
-        out.add(f"url:{url}")
-        host, _, path = url.split("://", 1)[1].partition("/")
-        out.add(f"host:{host.split(':')[0]}")
-        if path.split("?")[0].strip("/"):
-            out.add(f"path:/{path.split('?')[0].strip('/')}")
-    rest = _URL.sub(" ", text)
-    out.update(f"account:{m.group(0).rstrip('.').lower()}" for m in _EMAIL.finditer(rest))
-    rest = _EMAIL.sub(" ", rest)
-    out.update(f"account:{m.group(0).lower()}" for m in _HANDLE.finditer(rest))
-    rest = _HANDLE.sub(" ", rest)
-    for m in _HOST.finditer(rest):
-        if m.group(1) is None or m.group(1).lower() in _TLDS:
-            out.add(f"host:{m.group(0).lower()}")
-    rest = _HOST.sub(" ", rest)
-    for m in _PATH.finditer(rest):
-        path = m.group(0).rstrip(_TRAILING).rstrip("/")
-        if re.search(r"[a-z]", path, _I):
-            out.add(f"path:{path.lower()}")
-    for m in _HTTP.finditer(rest):
-        before, after = rest[max(0, m.start() - 24) : m.start()], rest[m.end() :]
-        alone = not (rest[: m.start()] + after).strip(" \t\n()[]【】（）:：.。,，!！") or (
-            before.endswith(("(", "[", "（", "【")) and after.startswith((")", "]", "）", "】")))
-        if alone or _HTTP_BEFORE.search(before) or _HTTP_AFTER.match(after):
-            out.add(f"code:{m.group(1)}")
-    for pattern in _CODES:
-        out.update(f"code:{m.group(0).lower()}" for m in pattern.finditer(rest))
-    for pattern, cue in _ACCOUNTS:
-        out.update(cue or f"account:{m.group(0).lower()}" for m in pattern.finditer(rest))
-    for m in _ALLCAPS.finditer(rest):
-        word = m.group(0)
-        if word not in _NOT_SYSTEMS and sum(c.isalpha() for c in word) >= 2 and f"code:{word.lower()}" not in out:
-            out.add(f"system:{word.lower()}")
-    out.update(f"system:{m.group(0).lower()}" for m in _CAMEL.finditer(rest))
+    # Each family runs only when a character it needs is present: most memories are plain
+    # sentences, and indexing calls this for every perceived event.
+    rest = text
+    if "://" in rest:
+        for m in _URL.finditer(rest):
+            url = m.group(0).rstrip(_TRAILING).rstrip("/").lower()
+            out.add(f"url:{url}")
+            host, _, path = url.split("://", 1)[1].partition("/")
+            out.add(f"host:{host.split(':')[0]}")
+            if path.split("?")[0].strip("/"):
+                out.add(f"path:/{path.split('?')[0].strip('/')}")
+        rest = _URL.sub(" ", rest)
+    if "@" in rest:
+        out.update(f"account:{m.group(0).rstrip('.').lower()}" for m in _EMAIL.finditer(rest))
+        rest = _EMAIL.sub(" ", rest)
+        out.update(f"account:{m.group(0).lower()}" for m in _HANDLE.finditer(rest))
+        rest = _HANDLE.sub(" ", rest)
+    if "." in rest:
+        hosts = [m for m in _HOST.finditer(rest) if m.group(1) is None or m.group(1).lower() in _TLDS]
+        if hosts:
+            out.update(f"host:{m.group(0).lower()}" for m in hosts)
+            rest = _HOST.sub(" ", rest)
+    if "/" in rest:
+        for m in _PATH.finditer(rest):
+            path = m.group(0).rstrip(_TRAILING).rstrip("/")
+            if re.search(r"[a-z]", path, _I):
+                out.add(f"path:{path.lower()}")
+    has_digit = _DIGIT.search(rest) is not None
+    if has_digit:
+        for m in _HTTP.finditer(rest):
+            before, after = rest[max(0, m.start() - 24) : m.start()], rest[m.end() :]
+            alone = not (rest[: m.start()] + after).strip(" \t\n()[]【】（）:：.。,，!！") or (
+                before.endswith(("(", "[", "（", "【")) and after.startswith((")", "]", "）", "】")))
+            if alone or _HTTP_BEFORE.search(before) or _HTTP_AFTER.match(after):
+                out.add(f"code:{m.group(1)}")
+    has_upper = not rest.islower()
+    for pattern, needs in _CODE_NEEDS:
+        if (needs == "digit" and has_digit) or (needs == "_" and "_" in rest) or (needs == "upper" and has_upper):
+            out.update(f"code:{m.group(0).lower()}" for m in pattern.finditer(rest))
+    if _ACCOUNT_HINT.search(rest):
+        for m in _ACCOUNT.finditer(rest):
+            out.add(_ACCOUNT_CUES[m.lastgroup] or f"account:{m.group(0).lower()}")
+    if has_upper:
+        for m in _ALLCAPS.finditer(rest):
+            word = m.group(0)
+            if word not in _NOT_SYSTEMS and sum(c.isalpha() for c in word) >= 2 and f"code:{word.lower()}" not in out:
+                out.add(f"system:{word.lower()}")
+        out.update(f"system:{m.group(0).lower()}" for m in _CAMEL.finditer(rest))
     lowered = text.lower()
     for name in {_norm(n) for n in known_systems} - {""}:
         pattern = _system_pattern(name)
@@ -124,28 +144,35 @@ def coordinates(fields: dict, known_systems: Iterable[str] = ()) -> dict[str, li
     """The MISSION B3 cue coordinates of a perception- or cognition-like dict; empty ones omitted.
 
     The ``system`` field is itself a known system, so a lowercase mention of it elsewhere counts."""
-    system = _norm(fields.get("system"))
-    scope = {_norm(k): _norm(v) for k, v in (fields.get("scope") or {}).items() if _norm(k) and _norm(v)}
-    expected, actual = _norm(fields.get("expected")), _norm(fields.get("actual"))
-    entities = [_norm(e) for e in fields.get("entities") or ()]
+    get = fields.get
+    system = _norm(get("system")) if get("system") else ""
+    scope = {nk: nv for nk, nv in ((_norm(k), _norm(v)) for k, v in (get("scope") or {}).items()) if nk and nv}
+    expected = _norm(get("expected")) if get("expected") else ""
+    actual = _norm(get("actual")) if get("actual") else ""
+    entities = [_norm(e) for e in get("entities") or ()]
     coords: dict[str, list[str]] = {
         "entity": _unique([*entities, system]),
         "scene": _unique([system, scope.get("task_type", ""), scope.get("scene", "")]),
-        "action": _unique([_norm(fields.get("action"))]),
-        "cause": _unique([_norm(fields.get("reason"))]),
+        "action": [_norm(get("action"))] if get("action") else [],
+        "cause": [_norm(get("reason"))] if get("reason") else [],
         "scope": sorted(f"{k}={v}" for k, v in scope.items()),
     }
     if (expected or actual) and (expected != actual or fields.get("kind") == "anomaly"):
         coords["anomaly"] = [f"expected {expected or '?'} / actual {actual or '?'}"]
     elif fields.get("kind") == "anomaly":
         coords["anomaly"] = ["anomaly"]
-    if fields.get("ts_us") is not None:
-        day = datetime.fromtimestamp(int(fields["ts_us"]) / 1e6, UTC).date()
-        year, week, _ = day.isocalendar()
-        coords["time"] = [day.isoformat(), f"{year}-W{week:02d}"]
+    if get("ts_us") is not None:
+        coords["time"] = list(_day_and_week(int(fields["ts_us"]) // _US_PER_DAY))
     texts = [str(fields[k]) for k in _TEXT_FIELDS if fields.get(k)] + [str(e) for e in fields.get("entities") or ()]
     coords["exact"] = sorted(exact_cues("\n".join(texts), [*known_systems, system]))
     return {k: coords[k] for k in COORDINATES if coords.get(k)}
+
+
+@lru_cache(maxsize=4096)
+def _day_and_week(day_number: int) -> tuple[str, str]:
+    day = datetime.fromtimestamp(day_number * 86_400, UTC).date()
+    year, week, _ = day.isocalendar()
+    return day.isoformat(), f"{year}-W{week:02d}"
 
 
 def cue_terms(coords: dict[str, list[str]]) -> list[str]:

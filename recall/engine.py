@@ -16,6 +16,7 @@ latency benchmark.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -87,7 +88,10 @@ class RecallEngine:
         hits = np.flatnonzero(scores > 0)
         if len(hits) > self.fetch:
             hits = hits[np.argpartition(-scores[hits], self.fetch - 1)[: self.fetch]]
-        information = sum(idfs.get(t, 0.0) for t in query.terms)
+        # A query term no document holds still carries information (idf as if df = 0): without
+        # it, a query whose only known word is "the" would be fully "covered" by any document.
+        unseen = math.log(1.0 + (len(tenant.bm25) + 0.5) / 0.5)
+        information = sum(idfs.get(t, unseen) for t in query.terms)
         return {int(d): (float(scores[d]), information) for d in hits}
 
     def _semantic(self, query: Query, mask, clock) -> dict[int, float]:
@@ -104,7 +108,7 @@ class RecallEngine:
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               cosines: dict[int, float], mask, briefed: list[Belief]) -> list[Scored]:
         """Every channel for every candidate; returns the best ``pool``, best first."""
-        model = getattr(self.index.semantic, "model_name", None) or "none"
+        model = self.index.semantic.embedder.name if self.index.semantic is not None else "none"
         parts: dict[int, dict[str, tuple[float, dict]]] = {}
         for no in set(lexical) | set(cosines):
             doc = tenant.docs[no]
@@ -113,8 +117,9 @@ class RecallEngine:
             parts[no] = {"lexical": channels.lexical(bm25, information, matched, len(query.exact)),
                          "semantic": channels.semantic(cosines.get(no), model)}
         w = self.weights
-        base = {no: (w.lexical * p["lexical"][0] + w.semantic * p["semantic"][0]) / ((w.lexical + w.semantic) or 1)
-                for no, p in parts.items()}
+        # The graph's seeds: the search channels' view of relevance (an equal mix when both are off).
+        wl, ws = (w.lexical, w.semantic) if w.lexical + w.semantic > 0 else (1.0, 1.0)
+        base = {no: (wl * p["lexical"][0] + ws * p["semantic"][0]) / (wl + ws) for no, p in parts.items()}
         for no, links in _graph_links(tenant, base, mask).items():
             parts.setdefault(no, {"lexical": channels.lexical(0.0, 0.0, [], 0),
                                   "semantic": channels.semantic(cosines.get(no), model)})
