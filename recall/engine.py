@@ -27,7 +27,7 @@ from hindbrain.recall import channels
 from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.index import Belief, Doc, RecallIndex, TenantIndex
 from hindbrain.recall.query import Query
-from hindbrain.recall.scoring import CHANNELS, Weights, rrf, weighted
+from hindbrain.recall.scoring import CHANNELS, Weights, competition_ranks, rrf, weighted
 from hindbrain.recall.tokenize import tokens
 
 FETCH = 64  # hits each search channel contributes
@@ -43,6 +43,7 @@ class Scored:
     score: float
     why: dict
     scope_match: float
+    channel_scores: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -139,7 +140,8 @@ class RecallEngine:
         p["utility"] = channels.utility(*(
             (counters.applied, counters.success, counters.failure) if counters else (0, 0, 0)))
         p["freshness"] = channels.freshness(doc.ts_us, query.now_us, channels.volatility_of(doc.layer, doc.scope))
-        total, contributions = weighted({ch: p[ch][0] for ch in CHANNELS}, self.weights)
+        raw = {ch: p[ch][0] for ch in CHANNELS}
+        total, contributions = weighted(raw, self.weights)
         why = {ch: {**p[ch][1], "weight": getattr(self.weights, ch), "contribution": round(contributions[ch], 4)}
                for ch in CHANNELS}
         contradiction, why["contradiction_penalty"] = channels.contradiction_penalty(
@@ -153,22 +155,17 @@ class RecallEngine:
         why["penalties"] = round(penalty, 4)
         score = total - penalty + bias
         why["score"] = round(score, 4)
-        return Scored(doc, score, why, match)
+        return Scored(doc, score, why, match, raw)
 
     def _rrf(self, scored: list[Scored]) -> list[Scored]:
-        """Replace the weighted sums by reciprocal-rank fusion of the channel scores;
+        """Replace the weighted sums by reciprocal-rank fusion of the raw channel scores;
         penalties then scale the fused score down (RRF scores are not on the channels' scale)."""
-        by_no = {id(s): s for s in scored}
-        rankings = {ch: [id(s) for s in sorted(scored, key=lambda s, ch=ch: -s.why[ch]["score"])
-                         if s.why[ch]["score"] > 0] for ch in CHANNELS}
-        fused = rrf(rankings, self.weights)
-        for key, s in by_no.items():
-            penalty = min(1.0, s.why["penalties"])
-            s.score = sum(fused.get(key, {}).values()) * (1.0 - penalty)
+        fused = rrf({ch: competition_ranks([s.channel_scores[ch] for s in scored]) for ch in CHANNELS}, self.weights)
+        for n, s in enumerate(scored):
+            s.score = sum(fused.get(n, {}).values()) * (1.0 - min(1.0, s.why["penalties"]))
             s.why["score"] = round(s.score, 6)
             s.why["method"] = "rrf"
         return scored
-
 
 def _graph_links(tenant: TenantIndex, base: dict[int, float], mask) -> dict[int, list[tuple[str, float, list[str]]]]:
     """Candidate → [(seed id, seed base score, shared link cues)] for the strongest seeds."""

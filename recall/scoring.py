@@ -40,12 +40,25 @@ def weighted(scores: dict[str, float], weights: Weights) -> tuple[float, dict[st
     return sum(parts.values()), parts
 
 
-def rrf(rankings: dict[str, list[int]], weights: Weights, k: int = RRF_K) -> dict[int, dict[str, float]]:
-    """Reciprocal-rank fusion: per channel ranking (best first), each item gets
-    ``weight / (k + rank)``; an item a channel did not rank gets nothing from it."""
+def competition_ranks(scores: list[float]) -> dict[int, int]:
+    """Position → rank (1 = best) among the positive scores; equal scores share a rank
+    (1, 2, 2, 4). A channel that scores every item alike ranks none: it carries no order."""
+    if len(set(scores)) <= 1:
+        return {}
+    order = sorted((n for n, v in enumerate(scores) if v > 0), key=lambda n: -scores[n])
+    ranks: dict[int, int] = {}
+    for place, n in enumerate(order, 1):
+        same = place > 1 and scores[n] == scores[order[place - 2]]
+        ranks[n] = ranks[order[place - 2]] if same else place
+    return ranks
+
+
+def rrf(ranks: dict[str, dict[int, int]], weights: Weights, k: int = RRF_K) -> dict[int, dict[str, float]]:
+    """Reciprocal-rank fusion: per channel, item → rank (1 = best); each item gets
+    ``weight / (k + rank)`` from each channel that ranked it."""
     parts: dict[int, dict[str, float]] = {}
-    for channel, ranked in rankings.items():
+    for channel, ranked in ranks.items():
         w = getattr(weights, channel)
-        for rank, item in enumerate(ranked, 1):
+        for item, rank in ranked.items():
             parts.setdefault(item, {})[channel] = w / (k + rank)
     return parts

@@ -148,7 +148,9 @@ class KafkaProjector(_LoopThread):
 class IndexTail(_LoopThread):
     """Feeds records appended by anyone to ``observe`` (the recall index's listener)."""
 
-    TOPICS = ("perceptions", "cognitions")
+    # Documents, plus what scoring reads next to them: outcomes (usage counters) and
+    # decisions (beliefs for the briefing).
+    TOPICS = ("perceptions", "cognitions", "outcomes", "decisions")
 
     def __init__(self, log: KafkaLog, start: dict[tuple[str, int], int], observe: Callable[[list[Decoded]], None]):
         super().__init__("hindbrain-index-tail")

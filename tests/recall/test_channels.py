@@ -5,7 +5,7 @@ import math
 import pytest
 
 from hindbrain.recall import channels
-from hindbrain.recall.scoring import Weights, rrf, weighted
+from hindbrain.recall.scoring import Weights, competition_ranks, rrf, weighted
 
 DAY_US = 86_400 * 1_000_000
 
@@ -83,6 +83,11 @@ def test_the_seed_weights_are_the_default_and_combine_linearly():
 
 
 def test_rrf_rewards_items_several_channels_rank_high():
-    fused = rrf({"lexical": [1, 2], "semantic": [2, 3]}, Weights(lexical=1, semantic=1))
+    fused = rrf({"lexical": {1: 1, 2: 2}, "semantic": {2: 1, 3: 2}}, Weights(lexical=1, semantic=1))
     assert sum(fused[2].values()) > sum(fused[1].values()) > sum(fused[3].values())
     assert math.isclose(fused[1]["lexical"], 1 / 61)
+
+
+def test_ranks_tie_equal_scores_and_a_flat_channel_ranks_nothing():
+    assert competition_ranks([0.9, 0.5, 0.5, 0.1, 0.0]) == {0: 1, 1: 2, 2: 2, 3: 4}
+    assert competition_ranks([0.5, 0.5, 0.5]) == {}  # utility with no evidence anywhere: no order

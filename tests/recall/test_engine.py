@@ -104,3 +104,17 @@ def test_rrf_is_an_option(tmp_path):
         b.perceive(tenant="acme", text="billing portal slow")
         pack = b.recall(tenant="acme", query="SSO login loop billing portal")
         assert ids(pack)[0] == first and pack.items[0].why["method"] == "rrf"
+
+
+def test_the_semantic_channel_matches_near_synonyms_across_languages(brain):
+    """Seed 000 exp. 6: "页面一直转圈" ≈ "提交后长期没有响应" — no shared words, same meaning."""
+    spinning = brain.perceive(tenant="acme", kind="anomaly", text="提交后长期没有响应")
+    brain.perceive(tenant="acme", text="季度报表已经发给财务")
+    brain.perceive(tenant="acme", text="the quarterly report went to finance")
+    pack = brain.recall(tenant="acme", query="页面一直转圈")
+    assert ids(pack)[0] == spinning
+    semantic = [i.why["semantic"]["score"] for i in pack.items]
+    assert pack.items[0].why["lexical"]["score"] == 0 and semantic[0] > max(semantic[1:], default=0)
+    assert pack.items[0].why["semantic"]["model"] == "use-m3"
+    english = brain.recall(tenant="acme", query="the page keeps spinning after I click submit", k=1)
+    assert ids(english) == [spinning]

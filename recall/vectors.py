@@ -1,0 +1,410 @@
+"""Cosine top-k over one tenant's vectors: exact numpy when small, an int8 usearch HNSW when large.
+
+Keys are a tenant's dense document numbers (0..n-1), so storage is indexed by key: no key map,
+and an ``allowed`` mask (also indexed by key) lines up with it directly.
+
+* **Small (≤ ``EXACT_LIMIT`` vectors): exact.** A float32 matrix and one matrix-vector product.
+  Per-user candidate sets (MADial's ~80 memories, most tenants) are ranked exactly.
+* **Large: usearch HNSW over int8 codes.** Each unit vector is quantised with its own absmax
+  scale (``rint(x / max|x| * 127)``). Cosine ignores a per-vector scale, so this uses the whole
+  int8 range instead of usearch's fixed ``x * 127`` cast, which wastes most of it on 512-d unit
+  vectors (recall@10 0.91 → 0.99 at 100k below). The codes live in fixed blocks that
+  never move, and the graph points into them (``copy=False``), so a vector costs its 512 bytes
+  once plus the graph's links. No float matrix is kept (see the choices below).
+* **The graph lags; search does not.** ``add`` stores codes and puts the keys on a tail, which
+  every search scans exactly; the graph then absorbs the tail ``_CHUNK`` vectors per lock hold,
+  so a search waits at most one chunk, and a bulk load (a brain reopening from the embedding
+  cache) is searchable at once, only slower until the graph catches up.
+* **``allowed``:** the graph is walked deeper by the inverse of the allowed fraction (twice the
+  expected need) and the results filtered. When scanning the allowed keys exactly is cheaper
+  than that walk (a fetched candidate costs ~``_WALK_COST`` scanned codes), or over-fetching up
+  to ``_FETCH_CAP`` still finds fewer than ``k``, the allowed keys are scanned instead: a very
+  selective mask is therefore both fast and exact.
+* **Keys are document numbers**, so memory follows the largest key; sparse keys waste rows.
+
+Measured with ``.venv/bin/python bench/vectors.py --sizes 100000,1000000`` (9.5 min): clustered
+512-d unit vectors (2,000 gaussian centres, cosine ~0.7 to the centre), 200 held-out queries,
+k=10, one query at a time, single-threaded search, on a shared 2-core AMD EPYC (AVX-512).
+recall@10 is against exact float32 top-10; B/vec is what the structure reports. The plain
+usearch rows build with 2 threads; this index builds with 1 (see ``build_graph``).
+
+=========  ==================================  =======  =====  =========  ======  ======
+n          variant                             build s  B/vec  recall@10  p50 ms  p99 ms
+=========  ==================================  =======  =====  =========  ======  ======
+100k       numpy f32 brute force (einsum)         0      2048    1.000      9.49   10.53
+100k       usearch f16 M32 ea64 ef256            30.2    1856    1.000      2.46    3.33
+100k       usearch i8 (its x*127 cast)           18.9    1185    0.907      1.69    1.99
+100k       this: i8 absmax M32 ea64 ef256        49.5    1279    0.989      2.35    2.74
+100k         same, ef64 / ef128                          0.989 / 0.989   0.58 / 1.22
+100k         same, allowed 10% / 1% of keys              0.826* / 0.987  2.24 / 0.31
+100k       USE query embedding + this search                              4.60    5.67
+1M         numpy f32 brute force (einsum, 20 q)   0      2048    1.000     95.51   99.76
+1M         this: i8 absmax M32 ea64 ef256       425.1    1067    0.950      0.71    1.70
+1M           same, ef64 / ef128                          0.832 / 0.936   0.44 / 0.59
+1M           same, allowed 10% / 1% of keys              0.956 / 0.987   1.21 / 3.70
+1M         USE query embedding + this search                              3.37    5.77
+=========  ==================================  =======  =====  =========  ======  ======
+
+(*) At 100k with 10% of keys allowed only ~1-6 allowed points share the query's cluster; the
+rest of the masked top 10 are unrelated points at cosine ~0.15 within ~0.005 of ranks 11-30, so
+that recall counts near-ties. The 1% row is the exact scan (recall = the int8 ceiling).
+
+Choices from these numbers:
+
+* **int8 absmax codes, no float matrix.** Exact int8 search over 1M codes has recall@10
+  0.987, so quantisation costs ~1 point; usearch's own i8 cast costs 9. f16 is exact but 45%
+  bigger. Re-ranking 256 graph candidates with float32 lifted 1M recall only 0.952 → 0.967
+  for +2 KB a vector, so the float matrix is dropped when the graph takes over.
+* **connectivity 32.** With 16, 1M recall plateaued at 0.905-0.909 for expansion_search 256 to
+  1,024 (the graph, not the walk, was the limit); 32 reaches 0.95 (0.952 in a separate run at
+  expansion_search 256-1,024, 0.961 with a 2-thread build) for ~25% more memory.
+  At 100k the two were within a point (0.98-0.99).
+* **expansion_add 64.** 32 lost 7 points at 100k (0.91 vs 0.98, connectivity 16).
+* **expansion_search 256.** Under 1 ms at 1M and +1-3 points over 128 there; the budget (recall
+  p50 ≤ 10 ms, p99 ≤ 20-30 ms, embedding included) leaves room for it.
+* **EXACT_LIMIT 20,000.** Brute force costs ~1.7 ms there (einsum) and 10 ms at 100k, which is
+  the whole budget; below 20k an HNSW build (~5 s of CPU) is not worth it.
+* **Build cost** is the price: ~2-2.4k single-threaded inserts/s here (50 s for 100k, 425 s
+  for 1M; 2 threads were ~1.6x faster but left nodes unreachable). A 100k reload from the
+  embedding cache is searchable in ~0.8 s through the tail scan (p50 16 ms, p99 46 ms a
+  search) while the graph catches up in the background for about a minute.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+from usearch.index import Index, MetricKind
+from usearch.index import search as usearch_scan
+
+EXACT_LIMIT = 20_000  # vectors; at or below this every search is exact float32
+_WALK_COST = 20  # one candidate fetched by a graph walk costs about as much as scanning 20 codes
+CONNECTIVITY = 32
+EXPANSION_ADD = 64
+EXPANSION_SEARCH = 256
+_CHUNK = 16  # vectors inserted into the graph per lock hold (~5 ms here): what a search may wait
+_YIELD_S = 0.0002  # pause between graph chunks so waiting searches get the lock
+_BLOCK = 1 << 15  # int8 code rows per block (16 MiB at 512-d); blocks never move
+_FETCH_CAP = 4096  # deepest over-fetch before a masked search scans instead
+_ABSENT, _TAIL, _GRAPHED = 0, 1, 2
+
+_NO_KEYS = np.empty(0, dtype=np.int64)
+_NO_SIMS = np.empty(0, dtype=np.float32)
+
+
+def quantize(x: np.ndarray) -> np.ndarray:
+    """int8 codes of the rows of ``x`` with per-row absmax scaling (a zero row stays zero)."""
+    x = np.asarray(x, dtype=np.float32).reshape(-1, x.shape[-1])
+    peak = np.abs(x).max(axis=1, keepdims=True)
+    scale = np.divide(127.0, peak, out=np.zeros_like(peak), where=peak > 0)
+    return np.rint(x * scale).astype(np.int8)
+
+
+def top_k(keys: np.ndarray, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best (key, sim) pairs, best first; ties keep the lower key first."""
+    if len(sims) > k:
+        part = np.argpartition(-sims, k - 1)[:k]
+        keys, sims = keys[part], sims[part]
+    order = np.lexsort((keys, -sims))
+    return keys[order].astype(np.int64, copy=False), sims[order].astype(np.float32, copy=False)
+
+
+def _mask(allowed: np.ndarray | None, n: int) -> np.ndarray | None:
+    """``allowed`` as a bool array of length ``n``; keys beyond the given mask are not allowed."""
+    if allowed is None:
+        return None
+    allowed = np.asarray(allowed, dtype=bool)
+    if len(allowed) >= n:
+        return allowed[:n]
+    return np.concatenate([allowed, np.zeros(n - len(allowed), dtype=bool)])
+
+
+def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``matrix @ query`` without BLAS: einsum's single-threaded loop is as fast at these sizes
+    (1.7 ms for 20k x 512) and keeps p99 low where OpenBLAS's threads stall on a busy machine
+    (measured here: matvec p99 17 ms vs einsum 4 ms at 20k)."""
+    return np.einsum("ij,j->i", matrix, query)
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), so a dot product is a cosine."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def _grow(a: np.ndarray, n: int) -> np.ndarray:
+    """``a`` with at least ``n`` rows (zero-filled), doubling so appends are amortised O(1)."""
+    if len(a) >= n:
+        return a
+    out = np.zeros((max(n, 2 * len(a), 64), *a.shape[1:]), dtype=a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+def _dedupe_last(keys: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """When a key repeats within one ``add``, its last vector wins."""
+    if len(np.unique(keys)) == len(keys):
+        return keys, vectors
+    rev_unique, rev_first = np.unique(keys[::-1], return_index=True)
+    last = len(keys) - 1 - rev_first
+    return rev_unique, vectors[last]
+
+
+class VectorIndex:
+    """Cosine nearest neighbours over ``(key, vector)`` pairs; a re-added key replaces its vector.
+
+    Thread-safe: searches and adds may come from any threads. Adds are serialised; a search
+    waits at most for one graph chunk. Similarities above ``EXACT_LIMIT`` are cosines of the
+    int8 codes (within ~0.01 of the float ones).
+    """
+
+    def __init__(self, dim: int, *, exact_limit: int = EXACT_LIMIT, connectivity: int = CONNECTIVITY,
+                 expansion_add: int = EXPANSION_ADD, expansion_search: int = EXPANSION_SEARCH):
+        self.dim = dim
+        self.exact_limit = exact_limit
+        self.connectivity, self.expansion_add, self.expansion_search = connectivity, expansion_add, expansion_search
+        self._lock = threading.Lock()  # guards all state below and every graph call
+        self._write_lock = threading.Lock()  # one add at a time
+        self._state = np.zeros(0, dtype=np.int8)  # per key: _ABSENT / _TAIL / _GRAPHED
+        self._count = 0
+        # exact mode
+        self._f32: np.ndarray | None = np.zeros((0, dim), dtype=np.float32)
+        # graph mode
+        self._blocks: list[np.ndarray] = []
+        self._graph: Index | None = None
+        self._tail = _NO_KEYS  # keys waiting for the graph, from _tail_head on
+        self._tail_head = 0
+        self._graphed = 0
+
+    # -- adding -----------------------------------------------------------------------------
+    def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False) -> None:
+        """Adds (or replaces) vectors; they are searchable as soon as they are stored, before
+        the graph absorbs them. ``defer_graph`` returns right after storing and leaves the
+        graph work to ``build_graph`` (a background thread with other work to prioritise)."""
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), self.dim)
+        if len(keys) == 0:
+            return
+        if keys.min() < 0:
+            raise ValueError("vector keys must be non-negative (dense document numbers)")
+        keys, vectors = _dedupe_last(keys, _unit_rows(vectors))
+        with self._write_lock:
+            if self._graph is None and self._count + len(keys) <= self.exact_limit:
+                with self._lock:
+                    self._add_exact(keys, vectors)
+            else:
+                if self._graph is None:
+                    with self._lock:
+                        self._to_graph()
+                codes = quantize(vectors)
+                with self._lock:
+                    self._add_codes(keys, codes)
+            if not defer_graph:
+                self._drain_tail(None, threads=1)
+
+    def build_graph(self, limit: int | None = None, *, threads: int = 1) -> int:
+        """Moves up to ``limit`` (None: all) waiting vectors into the graph; returns how many
+        still wait. Searches stay correct either way; waiting vectors are scanned exactly.
+
+        One thread by default, for two reasons: a background build should leave a core to the
+        searches, and usearch's multi-threaded inserts leave some nodes unreachable (measured on
+        30k clustered vectors: 2-14 points no search could find with 2 threads, 0 with 1)."""
+        with self._write_lock:
+            self._drain_tail(limit, threads=threads)
+            return self.unbuilt
+
+    @property
+    def unbuilt(self) -> int:
+        """Vectors stored but not yet in the graph (0 in exact mode)."""
+        return len(self._tail) - self._tail_head if self._graph is not None else 0
+
+    def _add_exact(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        n = int(keys.max()) + 1
+        self._f32 = _grow(self._f32, n)
+        self._state = _grow(self._state, n)
+        self._count += int(np.count_nonzero(self._state[keys] == _ABSENT))
+        self._f32[keys] = vectors
+        self._state[keys] = _TAIL  # "present" in exact mode
+
+    def _to_graph(self) -> None:
+        """Exact → graph: every present vector becomes int8 codes on the tail; the float
+        matrix is dropped. Called once, under the lock, when an add would pass the limit."""
+        present = np.flatnonzero(self._state == _TAIL)
+        self._graph = Index(ndim=self.dim, metric=MetricKind.Cos, dtype="i8", connectivity=self.connectivity,
+                            expansion_add=self.expansion_add, expansion_search=self.expansion_search)
+        for start in range(0, len(present), 8192):
+            part = present[start : start + 8192]
+            self._store_codes(part, quantize(self._f32[part]))
+        self._f32 = None
+        self._tail, self._tail_head = present.astype(np.int64), 0
+
+    def _store_codes(self, keys: np.ndarray, codes: np.ndarray) -> None:
+        top = int(keys.max()) // _BLOCK
+        while len(self._blocks) <= top:
+            self._blocks.append(np.zeros((_BLOCK, self.dim), dtype=np.int8))
+        self._state = _grow(self._state, (top + 1) * _BLOCK)
+        block_of = keys // _BLOCK
+        for b in np.unique(block_of):
+            sel = block_of == b
+            self._blocks[b][keys[sel] - b * _BLOCK] = codes[sel]
+
+    def _add_codes(self, keys: np.ndarray, codes: np.ndarray) -> None:
+        """Stores codes and queues the keys for the graph; a replaced graphed key leaves the
+        graph first (usearch marks it deleted), so results never show a stale vector."""
+        if int(keys.max()) >= len(self._state):
+            self._state = _grow(self._state, int(keys.max()) + 1)
+        state = self._state[keys]
+        graphed = keys[state == _GRAPHED]
+        if len(graphed):
+            self._graph.remove(graphed)
+            self._graphed -= len(graphed)
+        self._count += int(np.count_nonzero(state == _ABSENT))
+        self._store_codes(keys, codes)
+        fresh = keys[state != _TAIL]
+        self._state[fresh] = _TAIL
+        self._tail = np.concatenate([self._tail[self._tail_head :], fresh])
+        self._tail_head = 0
+
+    def _drain_tail(self, limit: int | None, *, threads: int) -> None:
+        """Moves (up to ``limit`` of) the tail into the graph, one chunk per lock hold."""
+        left = len(self._tail) if limit is None else limit
+        while left > 0:
+            with self._lock:
+                if self._graph is None or self._tail_head >= len(self._tail):
+                    return
+                chunk = np.sort(self._tail[self._tail_head : self._tail_head + min(_CHUNK, left)])
+                left -= len(chunk)
+                self._tail_head += len(chunk)
+                chunk = chunk[self._state[chunk] == _TAIL]
+                for run in np.split(chunk, np.flatnonzero((np.diff(chunk) != 1) | (np.diff(chunk // _BLOCK) != 0)) + 1):
+                    if len(run):
+                        b, row = divmod(int(run[0]), _BLOCK)
+                        # copy=False: the graph keeps pointers into the block, which never moves
+                        self._graph.add(run, self._blocks[b][row : row + len(run)], copy=False, threads=threads)
+                self._state[chunk] = _GRAPHED
+                self._graphed += len(chunk)
+            # threading.Lock is not fair: re-taking it at once would starve waiting searches
+            # (measured: p99 5.7 s while a 100k tail was built). A short pause lets them in.
+            time.sleep(_YIELD_S)
+
+    # -- searching --------------------------------------------------------------------------
+    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` keys most cosine-similar to ``query`` (best first) and their similarities.
+
+        ``allowed`` (bool, indexed by key) restricts the candidates; keys past its end are
+        not allowed. A zero query has no neighbours.
+        """
+        query = np.asarray(query, dtype=np.float32).reshape(self.dim)
+        norm = float(np.linalg.norm(query))
+        if k <= 0 or norm == 0.0:
+            return _NO_KEYS, _NO_SIMS
+        query = query / norm
+        with self._lock:
+            if self._count == 0:
+                return _NO_KEYS, _NO_SIMS
+            if self._graph is None:
+                return self._search_exact(query, k, _mask(allowed, len(self._state)))
+            q8 = quantize(query)[0]
+            walked, to_scan = self._search_graph(q8, k, _mask(allowed, len(self._state)))
+        # Outside the lock: code rows never move and the key arrays are snapshots, so scans
+        # (the not-yet-graphed tail, a selective mask) do not hold up adds or other searches.
+        parts = [walked, *(self._scan(keys, q8, k) for keys in to_scan)]
+        return top_k(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), k)
+
+    def _search_exact(self, query: np.ndarray, k: int, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        n = len(self._state)
+        valid = self._state == _TAIL
+        if allowed is not None:
+            valid &= allowed
+        cand = np.flatnonzero(valid)
+        if len(cand) == 0:
+            return _NO_KEYS, _NO_SIMS
+        sims = _dot(self._f32[cand], query) if len(cand) < n // 2 else _dot(self._f32[:n], query)[cand]
+        return top_k(cand, sims, k)
+
+    def _search_graph(self, q8: np.ndarray, k: int, allowed: np.ndarray | None):
+        """Under the lock: the graph's answer, and the key sets to scan exactly afterwards."""
+        tail = self._tail[self._tail_head :]
+        if allowed is not None:
+            tail = tail[allowed[tail]]
+        to_scan = [tail] if len(tail) else []
+        if not self._graphed:
+            return (_NO_KEYS, _NO_SIMS), to_scan
+        if allowed is None:
+            return self._walk(q8, k), to_scan
+        walked, scan = self._walk_masked(q8, k, allowed)
+        return walked, to_scan + ([scan] if scan is not None else [])
+
+    def _walk(self, q8: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        self._graph.expansion_search = max(self.expansion_search, count)
+        found = self._graph.search(q8, count, threads=1)
+        return found.keys.astype(np.int64), (1.0 - found.distances).astype(np.float32)
+
+    def _walk_masked(self, q8: np.ndarray, k: int, allowed: np.ndarray):
+        """Over-fetch from the graph (twice the expected need) and filter. When scanning the
+        allowed keys is cheaper than that walk (``_WALK_COST``), or over-fetching up to
+        ``_FETCH_CAP`` still finds fewer than ``k`` of them, returns the keys to scan instead."""
+        graphed_allowed = allowed & (self._state == _GRAPHED)
+        n_allowed = int(np.count_nonzero(graphed_allowed))
+        if n_allowed == 0:
+            return (_NO_KEYS, _NO_SIMS), None
+        fetch = min(self._graphed, k * 2 * self._graphed // n_allowed + k)
+        if n_allowed <= _WALK_COST * max(fetch, self.expansion_search) or fetch > _FETCH_CAP:
+            return (_NO_KEYS, _NO_SIMS), np.flatnonzero(graphed_allowed)
+        while True:
+            keys, sims = self._walk(q8, fetch)
+            keep = allowed[keys]
+            if np.count_nonzero(keep) >= k or fetch >= self._graphed:
+                return (keys[keep], sims[keep]), None
+            if fetch >= _FETCH_CAP:
+                return (_NO_KEYS, _NO_SIMS), np.flatnonzero(graphed_allowed)
+            fetch = min(self._graphed, _FETCH_CAP, fetch * 4)
+
+    def _scan(self, keys: np.ndarray, q8: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact top-k over the codes of ``keys`` with usearch's SIMD int8 cosine kernel. A run
+        of consecutive keys (a bulk load's tail) is scanned in place, without a copy."""
+        if len(keys) == 0:
+            return _NO_KEYS, _NO_SIMS
+        keys = np.sort(keys)
+        found_keys, found_sims = [], []
+        for base, part in self._by_block(keys):
+            block = self._blocks[base // _BLOCK]
+            if part[-1] - part[0] + 1 == len(part):
+                rows = block[part[0] - base : part[-1] - base + 1]
+            else:
+                rows = block[part - base]
+            found = usearch_scan(rows, q8, min(k, len(part)), MetricKind.Cos, exact=True, threads=1)
+            found_keys.append(part[found.keys.astype(np.int64)])
+            found_sims.append((1.0 - found.distances).astype(np.float32))
+        return np.concatenate(found_keys), np.concatenate(found_sims)
+
+    def _by_block(self, sorted_keys: np.ndarray):
+        """``(first key of the block, the keys in it)`` for each block ``sorted_keys`` touch."""
+        bounds = np.searchsorted(sorted_keys, np.arange(1, len(self._blocks) + 1) * _BLOCK)
+        start = 0
+        for b, end in enumerate(bounds):
+            if end > start:
+                yield b * _BLOCK, sorted_keys[start:end]
+            start = end
+
+    # -- size -------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def exact(self) -> bool:
+        """True while every search is exact float32 (at most ``exact_limit`` vectors)."""
+        return self._graph is None
+
+    def memory_bytes(self) -> int:
+        """Bytes held: the float matrix or the int8 blocks plus the graph, and per-key state."""
+        with self._lock:
+            total = self._state.nbytes + self._tail.nbytes
+            if self._f32 is not None:
+                total += self._f32.nbytes
+            total += sum(b.nbytes for b in self._blocks)
+            if self._graph is not None:
+                total += self._graph.memory_usage
+            return total
