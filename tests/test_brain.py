@@ -12,6 +12,12 @@ from hindbrain import Brain
 from hindbrain.streams.sqlite_log import ALL_TOPICS
 
 
+@pytest.fixture
+def brain(lexical_brain):
+    """These tests pin what the lexical channels and the gate decide; the semantic channel
+    (which may add weaker neighbours) is tested in tests/recall."""
+    return lexical_brain
+
 def log_length(brain: Brain) -> int:
     return brain.log.end_offset(ALL_TOPICS, 0)
 
@@ -144,7 +150,7 @@ def test_recall_over_raw_messages_names_their_events(brain):
                                                  ("user", "we moved to Lisbon in spring")])]
     brain.learn(tenant="acme", condition="Tofu hates the vacuum", action="vacuum while Tofu is outside")
     pack = brain.recall(tenant="acme", query="what does Tofu hate?", layers=["episodic"])
-    assert set(ids(pack)) == set(said[:2])
+    assert set(ids(pack)[:2]) == set(said[:2])  # the semantic channel may add Lisbon, below them
     for item in pack.items:
         assert (item.kind, item.layer, item.event_ids) == ("event", "episodic", [item.id])
     assert any(i.kind == "fragment" for i in brain.recall(tenant="acme", query="what does Tofu hate?").items)
