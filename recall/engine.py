@@ -28,7 +28,6 @@ from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.index import Belief, Doc, RecallIndex, TenantIndex
 from hindbrain.recall.query import Query
 from hindbrain.recall.scoring import CHANNELS, Weights, competition_ranks, rrf, weighted
-from hindbrain.recall.tokenize import tokens
 
 FETCH = 64  # hits each search channel contributes
 POOL = 32  # scored candidates that reach the gate and the recall record
@@ -72,10 +71,10 @@ class RecallEngine:
                           query.budget_tokens)
         ranked = self.score(tenant, query, lexical, cosines, mask, [b for b, _ in briefed])
         clock.lap("score")
-        for s in ranked:
-            _explain_terms(s, query)
-        reserved = sum(b.tokens for b, _ in briefed)
         items = [GateItem(s.doc, s.score, s.scope_match, s.why) for s in ranked]
+        for item in items:
+            _explain_terms(item, query)
+        reserved = sum(b.tokens for b, _ in briefed)
         selected, cut = gate(items, query.scope, query.budget_tokens, query.k, reserved_tokens=reserved)
         clock.lap("gate")
         return RecallResult(ranked, selected, cut, briefed, clock.laps)
@@ -206,10 +205,10 @@ def _within(briefed: list[tuple[Belief, str]], budget: int) -> list[tuple[Belief
     return kept
 
 
-def _explain_terms(s: Scored, query: Query) -> None:
-    if s.why["lexical"]["bm25"] > 0:
-        words = set(tokens(s.doc.text)).union(s.doc.links, s.doc.exact)
-        s.why["lexical"]["matched_terms"] = sorted(words.intersection(query.terms))[:20]
+def _explain_terms(item: GateItem, query: Query) -> None:
+    if item.why["lexical"]["bm25"] > 0:
+        words = item.words.union(item.doc.links, item.doc.exact)
+        item.why["lexical"]["matched_terms"] = sorted(words.intersection(query.terms))[:20]
 
 
 class _Clock:

@@ -12,6 +12,7 @@ budget buys the most decision-changing value per token, not simply the top ranks
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from hindbrain.recall.index import Doc
 from hindbrain.recall.tokenize import tokens
@@ -35,6 +36,11 @@ class GateItem:
     @property
     def id(self) -> str:
         return self.doc.id
+
+    @cached_property
+    def words(self) -> set[str]:
+        """The item's token set, computed once for the duplicate check and its explanation."""
+        return set(tokens(self.doc.text))
 
 
 def actionability(doc: Doc) -> float:
@@ -82,14 +88,13 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         elif doc.confidence < MIN_CREDIBILITY:
             drop(item, "credibility", f"confidence {doc.confidence:.2f} is below {MIN_CREDIBILITY}")
         else:
-            words = set(tokens(doc.text))
-            twin = next((other for other, seen in kept_words if jaccard(words, seen) >= NEAR_DUPLICATE), None)
+            twin = next((other for other, seen in kept_words if jaccard(item.words, seen) >= NEAR_DUPLICATE), None)
             if twin:
                 drop(item, "near_duplicate", f"near-duplicate of {twin}")
                 continue
             kept.append(item)
             kept_ids.add(item.id)
-            kept_words.append((item.id, words))
+            kept_words.append((item.id, item.words))
     return _within_budget(kept, budget_tokens - reserved_tokens, k, drop), cut
 
 

@@ -58,7 +58,6 @@ class Doc:
     reason: str | None = None
     event_kind: str | None = None  # events: message | observation | action | anomaly | feedback | outcome
     status: str = "active"  # fragments: candidate | verified | stable | reviewing | invalid
-    emotion: str | None = None
     links: tuple[str, ...] = ()  # entity/action cue terms, for the graph channel
     exact: tuple[str, ...] = ()  # exact cues (codes, URLs, accounts, systems)
     conflicts: frozenset[str] = frozenset()  # ids of units this one is known to contradict
@@ -113,7 +112,7 @@ def event_doc(event_id: str, fields: dict, ts_us: int) -> tuple[Doc, list[str]]:
     text = " — ".join(t for t in (fields["text"], situation) if t)
     confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
-              action=fields.get("action"), event_kind=fields.get("kind"), emotion=fields.get("emotion"))
+              action=fields.get("action"), event_kind=fields.get("kind"))
     return _with_cues(doc, fields)
 
 
@@ -122,7 +121,7 @@ def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
     doc = Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
               float(row["confidence"]), dict(row["scope"]), _ts_us(row["ts"]), condition=row["condition"],
               action=row["action"], reason=row["reason"], status=row["status"])
-    return _with_cues(doc, {**row, "action": row["action"], "text": row["condition"]})
+    return _with_cues(doc, {**row, "text": row["condition"]})  # the rendered text would repeat the action
 
 
 def belief_of(row: dict) -> Belief:

@@ -152,16 +152,34 @@ class SemanticIndex:
     def add(self, tenant: str, items: list[Item]) -> None:
         """Queues ``(doc_no, doc_id, text)`` items for embedding; returns at once."""
         with self._cond:
-            if self._closed:
-                raise RuntimeError("SemanticIndex is closed")
-            t = self._tenants.get(tenant)
-            if t is None:
-                t = self._tenants[tenant] = _Tenant(VectorIndex(self.embedder.dim))
+            t = self._open_tenant(tenant)
             if items:
                 t.queue.extend(items)
                 self._mark_seen(t, [doc_no for doc_no, _, _ in items])
             self._stalled = False
             self._cond.notify_all()
+
+    def add_vectors(self, tenant: str, doc_nos: np.ndarray, vectors: np.ndarray) -> None:
+        """Indexes precomputed vectors (one per doc_no, ``embedder.dim`` wide) without the
+        model: embeddings a user already has, or a benchmark's. The background thread then
+        absorbs them into the graph; they are searchable at once."""
+        keys = np.asarray(doc_nos, dtype=np.int64)
+        with self._cond:
+            t = self._open_tenant(tenant)
+            if len(keys):
+                self._mark_seen(t, keys.tolist())
+        t.index.add(keys, normalize_rows(np.asarray(vectors, dtype=np.float32)), defer_graph=True)
+        with self._cond:
+            self._cond.notify_all()
+
+    def _open_tenant(self, tenant: str) -> _Tenant:
+        """The tenant's vectors, created on first use; call with ``_cond`` held."""
+        if self._closed:
+            raise RuntimeError("SemanticIndex is closed")
+        t = self._tenants.get(tenant)
+        if t is None:
+            t = self._tenants[tenant] = _Tenant(VectorIndex(self.embedder.dim))
+        return t
 
     @staticmethod
     def _mark_seen(t: _Tenant, doc_nos: list[int]) -> None:

@@ -192,3 +192,14 @@ def test_readded_document_keeps_its_newest_text(make):
     s.add("acme", [(0, "d0", "我的猫喜欢在阳光下睡觉")])
     hits = s.search("acme", s.embed_query("我的猫喜欢在阳光下睡觉"), 1)
     assert hits[0][0] == 0 and hits[0][1] > 0.99 and s.coverage("acme") == (1, 1)
+
+
+def test_precomputed_vectors_are_searchable_without_the_model(make):
+    embedder = Wrapped()
+    s = make(embedder)
+    rows = np.eye(embedder.dim, dtype=np.float32)[:3] * 5.0  # not unit length: add_vectors normalises
+    s.add_vectors("acme", np.array([0, 1, 2]), rows)
+    hits = s.search("acme", np.eye(embedder.dim, dtype=np.float32)[1], 2)
+    assert hits[0][0] == 1 and hits[0][1] == pytest.approx(1.0, abs=1e-3)
+    assert embedder.texts == 0 and s.coverage("acme") == (3, 3)
+    assert s.search("other", np.eye(embedder.dim, dtype=np.float32)[1], 2) == []
