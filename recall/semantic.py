@@ -240,6 +240,12 @@ class SemanticIndex:
         return sum(ix.memory_bytes() for ix in indexes)
 
     # -- lifecycle --------------------------------------------------------------------------
+    def unbuilt(self) -> int:
+        """Vectors searchable by exact scan but not yet in their tenant's graph (a bulk load
+        is slower to search until the background thread has absorbed them)."""
+        with self._cond:
+            return sum(t.index.unbuilt for t in self._tenants.values())
+
     def wait(self, timeout: float | None = None) -> bool:
         """Blocks until every queued item is searchable; False on timeout, or at once if the
         background thread is stalled on an error (see ``last_error``)."""
