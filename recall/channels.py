@@ -41,62 +41,98 @@ TRIGGER_PREFERS = {
 _US_PER_DAY = 86_400 * 1_000_000
 
 
-def lexical(bm25: float, query_information: float, matched_exact: list[str], query_exact: int) -> Contribution:
+def lexical_score(bm25: float, query_information: float, matched_exact: int, query_exact: int) -> float:
     """``bm25`` relative to ``query_information`` (the sum of the query terms' idf, the score
     of a document holding each term once), plus the exact-cue boost."""
     coverage = min(1.0, bm25 / query_information) if query_information > 0 else 0.0
-    boost = EXACT_BOOST * len(matched_exact) / query_exact if query_exact else 0.0
-    score = min(1.0, coverage + boost)
+    boost = EXACT_BOOST * matched_exact / query_exact if query_exact else 0.0
+    return min(1.0, coverage + boost)
+
+
+def lexical(bm25: float, query_information: float, matched_exact: list[str], query_exact: int) -> Contribution:
+    score = lexical_score(bm25, query_information, len(matched_exact), query_exact)
+    coverage = min(1.0, bm25 / query_information) if query_information > 0 else 0.0
     why = {"score": round(score, 4), "bm25": round(bm25, 4), "coverage": round(coverage, 4)}
     if matched_exact:
         why["exact_cues"] = sorted(matched_exact)
     return score, why
 
 
+def semantic_score(cosine: float | None) -> float:
+    return 0.0 if cosine is None else max(0.0, min(1.0, cosine))
+
+
 def semantic(cosine: float | None, model: str) -> Contribution:
     if cosine is None:
         return 0.0, {"score": 0.0, "model": model, "note": "not among the nearest neighbours"}
-    score = max(0.0, min(1.0, cosine))
+    score = semantic_score(cosine)
     return score, {"score": round(score, 4), "cosine": round(cosine, 4), "model": model}
+
+
+def chain_strength(kinds: int) -> float:
+    """How strongly two items are chained by the number of link kinds (entity, action) they
+    share: one, or both (an action chain)."""
+    return GRAPH_STRENGTH[min(2, kinds)]
+
+
+def link_strength(shared) -> float:
+    return chain_strength(len({term.split(":", 1)[0] for term in shared}))
+
+
+def graph_score(supports) -> float:
+    """Noisy-or of the links' supports (each ``base × strength``)."""
+    miss = 1.0
+    for support in supports:
+        miss *= 1.0 - min(1.0, support)
+    return 1.0 - miss
 
 
 def graph(links: list[tuple[str, float, list[str]]]) -> Contribution:
     """``links``: (other hit's id, its base score, cue terms shared with it). Each link adds
-    support ``base × strength`` (noisy-or), stronger when entity *and* action are shared."""
-    miss, via = 1.0, []
-    for other, base, shared in links:
-        kinds = {term.split(":", 1)[0] for term in shared}
-        support = base * GRAPH_STRENGTH[min(2, len(kinds))]
-        miss *= 1.0 - min(1.0, support)
-        via.append({"id": other, "shared": sorted(shared), "support": round(support, 4)})
-    score = 1.0 - miss
-    via.sort(key=lambda v: -v["support"])
-    return score, {"score": round(score, 4), "via": via[:5]}
+    support ``base × strength`` (noisy-or), stronger when entity *and* action are shared.
+    The explanation names the five strongest."""
+    supports = [base * link_strength(shared) for _, base, shared in links]
+    strongest = sorted(range(len(links)), key=lambda n: -supports[n])[:5]
+    via = [{"id": links[n][0], "shared": sorted(links[n][2]), "support": round(supports[n], 4)} for n in strongest]
+    score = graph_score(supports)
+    return score, {"score": round(score, 4), "via": via}
+
+
+def scenario_score(scene: str | None, item_scene: str | None, trigger: str | None, item_traits: set[str]) -> float:
+    """Half for the same scene (task type), half for what the trigger prefers."""
+    score = 0.5 if scene and item_scene == scene else 0.0
+    return score + 0.5 if trigger and TRIGGER_PREFERS.get(trigger, set()) & item_traits else score
 
 
 def scenario(scene: str | None, item_scene: str | None, trigger: str | None, item_traits: set[str]) -> Contribution:
-    """Half for the same scene (task type), half for what the trigger prefers."""
-    score, why = 0.0, {}
+    why: dict = {}
     if scene and item_scene == scene:
-        score += 0.5
         why["scene"] = scene
     if trigger and TRIGGER_PREFERS.get(trigger, set()) & item_traits:
-        score += 0.5
         why["trigger"] = trigger
+    score = 0.5 * len(why)
     return score, {"score": score, **why}
 
 
-def utility(applied: int, success: int, failure: int) -> Contribution:
+def utility_score(success: int, failure: int) -> float:
     """Posterior mean of success when applied (Beta(1, 1) prior): 0.5 with no evidence,
     rising with successes, falling with failures. Recall counts play no part."""
-    score = (success + 1) / (success + failure + 2)
+    return (success + 1) / (success + failure + 2)
+
+
+def utility(applied: int, success: int, failure: int) -> Contribution:
+    score = utility_score(success, failure)
     return score, {"score": round(score, 4), "applied": applied, "success": success, "failure": failure}
 
 
-def freshness(ts_us: int, now_us: int, volatility: str) -> Contribution:
+def freshness_score(ts_us: int, now_us: int, volatility: str) -> float:
     half_life = HALF_LIFE_DAYS[volatility]
+    return 1.0 if math.isinf(half_life) else 0.5 ** (max(0.0, (now_us - ts_us) / _US_PER_DAY) / half_life)
+
+
+def freshness(ts_us: int, now_us: int, volatility: str) -> Contribution:
+    score = freshness_score(ts_us, now_us, volatility)
     age_days = max(0.0, (now_us - ts_us) / _US_PER_DAY)
-    score = 1.0 if math.isinf(half_life) else 0.5 ** (age_days / half_life)
     return score, {"score": round(score, 4), "age_days": round(age_days, 2), "volatility": volatility}
 
 
@@ -106,22 +142,34 @@ def volatility_of(layer: str, scope: dict) -> str:
     return given if given in HALF_LIFE_DAYS else VOLATILITY_OF_LAYER[layer]
 
 
-def contradiction_penalty(status: str, contradictions: int) -> Contribution:
+def contradiction_amount(status: str, contradictions: int) -> float:
     penalty = min(CONTRADICTION_CAP, CONTRADICTION_PENALTY * contradictions)
+    return penalty + REVIEWING_PENALTY if status == "reviewing" else penalty
+
+
+def contradiction_penalty(status: str, contradictions: int) -> Contribution:
+    penalty = contradiction_amount(status, contradictions)
     why: dict = {"contradictions": contradictions} if contradictions else {}
     if status == "reviewing":
-        penalty += REVIEWING_PENALTY
         why["status"] = status
     return penalty, {"penalty": round(penalty, 4), **why}
 
 
+def scope_fit(item_scope: dict, recall_scope: dict) -> tuple[float, float]:
+    """(penalty, scope match in [0, 1]). A coordinate both name differently is a mismatch;
+    one only the recall names makes the item more general (match 0.8)."""
+    if not recall_scope:
+        return 0.0, 1.0
+    conflicts = sum(1 for k, v in item_scope.items() if k in recall_scope and recall_scope[k] != v)
+    if conflicts:
+        return SCOPE_PENALTY * conflicts, 0.0
+    return 0.0, (0.8 if any(k not in item_scope for k in recall_scope) else 1.0)
+
+
 def scope_mismatch(item_scope: dict, recall_scope: dict) -> tuple[float, float, dict]:
-    """(penalty, scope match in [0, 1], why). A coordinate both name differently is a
-    mismatch; one only the recall names makes the item more general (match 0.8)."""
+    """(penalty, scope match, why): ``scope_fit`` and the coordinates that conflict."""
+    penalty, match = scope_fit(item_scope, recall_scope)
     conflicts = {k: v for k, v in item_scope.items() if k in recall_scope and recall_scope[k] != v}
-    general = [k for k in recall_scope if k not in item_scope]
-    penalty = SCOPE_PENALTY * len(conflicts)
-    match = 0.0 if conflicts else (0.8 if general else 1.0)
     why: dict = {"penalty": penalty, "match": match}
     if conflicts:
         why["conflicts"] = {k: f"{v} ≠ {recall_scope[k]}" for k, v in conflicts.items()}

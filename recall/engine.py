@@ -25,6 +25,7 @@ import numpy as np
 from hindbrain.recall import beliefs as belief_layers
 from hindbrain.recall import channels
 from hindbrain.recall.gate import GateItem, gate
+from hindbrain.recall.graph import graph
 from hindbrain.recall.index import Belief, Doc, RecallIndex, TenantIndex
 from hindbrain.recall.query import Query
 from hindbrain.recall.scoring import CHANNELS, Weights, competition_ranks, rrf, weighted
@@ -32,9 +33,6 @@ from hindbrain.streams.gc_pause import gc_paused
 
 FETCH = 64  # hits each search channel contributes
 POOL = 32  # scored candidates that reach the gate and the recall record
-GRAPH_SEEDS = 8  # strongest candidates whose links the graph follows
-GRAPH_MAX_DF = 200  # a cue term held by more items than this is not followed (not distinctive)
-GRAPH_NEW = 64  # items the graph may add beyond the search hits
 
 
 @dataclass
@@ -44,6 +42,8 @@ class Scored:
     why: dict
     scope_match: float
     channel_scores: dict[str, float] = field(default_factory=dict)
+    no: int = -1  # the document's number in its tenant index
+    penalty: float = 0.0
 
 
 @dataclass
@@ -58,6 +58,7 @@ class RecallResult:
 class RecallEngine:
     def __init__(self, index: RecallIndex, weights: Weights | None = None, pool: int = POOL, fetch: int = FETCH):
         self.index, self.weights, self.pool, self.fetch = index, weights or Weights(), pool, fetch
+        self._channel_weights = [(ch, getattr(self.weights, ch)) for ch in CHANNELS]
 
     def recall(self, query: Query) -> RecallResult:
         # Scoring allocates only acyclic, short-lived dicts; without the pause, their churn
@@ -114,92 +115,99 @@ class RecallEngine:
     # -- scoring -------------------------------------------------------------------------
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               cosines: dict[int, float], mask, briefed: list[Belief]) -> list[Scored]:
-        """Every channel for every candidate; returns the best ``pool``, best first."""
-        model = self.index.semantic.embedder.name if self.index.semantic is not None else "none"
-        parts: dict[int, dict[str, tuple[float, dict]]] = {}
-        for no in set(lexical) | set(cosines):
-            doc = tenant.docs[no]
-            bm25, information = lexical.get(no, (0.0, 0.0))
-            matched = [c for c in doc.exact if c in query.exact]
-            parts[no] = {"lexical": channels.lexical(bm25, information, matched, len(query.exact)),
-                         "semantic": channels.semantic(cosines.get(no), model)}
+        """Every channel for every candidate; returns the best ``pool``, best first, and only
+        those get their explanation (``why``): building it costs more than the scores."""
         w = self.weights
         # The graph's seeds: the search channels' view of relevance (an equal mix when both are off).
         wl, ws = (w.lexical, w.semantic) if w.lexical + w.semantic > 0 else (1.0, 1.0)
-        base = {no: (wl * p["lexical"][0] + ws * p["semantic"][0]) / (wl + ws) for no, p in parts.items()}
-        for no, links in _graph_links(tenant, base, mask).items():
-            parts.setdefault(no, {"lexical": channels.lexical(0.0, 0.0, [], 0),
-                                  "semantic": channels.semantic(cosines.get(no), model)})
-            parts[no]["graph"] = channels.graph(links)
-        scored = [self._combine(tenant, query, tenant.docs[no], p, briefed) for no, p in parts.items()]
+        found = set(lexical) | set(cosines)
+        nexact = len(query.exact)
+        lexical_scores = {}
+        for no in found:
+            bm25, information = lexical.get(no, (0.0, 0.0))
+            matched = sum(1 for c in tenant.docs[no].exact if c in query.exact) if nexact else 0
+            lexical_scores[no] = channels.lexical_score(bm25, information, matched, nexact)
+        base = {no: (wl * lexical_scores[no] + ws * channels.semantic_score(cosines.get(no))) / (wl + ws)
+                for no in found}
+        linked = graph(tenant, base, mask)
+        scored = [self._raw(tenant, query, no, lexical_scores.get(no, 0.0), cosines.get(no),
+                            linked.scores.get(no, 0.0), briefed) for no in linked.candidates]
         if w.method == "rrf":
-            scored = self._rrf(scored)
+            self._rrf(scored)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
-        return scored[: self.pool]
+        pool = scored[: self.pool]
+        model = self.index.semantic.embedder.name if self.index.semantic is not None else "none"
+        for s in pool:
+            no = s.no
+            s.why = self._explain(tenant, query, s, lexical.get(no, (0.0, 0.0)), cosines.get(no),
+                                  linked.links(tenant, no), model, briefed)
+        return pool
 
-    def _combine(self, tenant: TenantIndex, query: Query, doc: Doc, p: dict, briefed: list[Belief]) -> Scored:
+    def _raw(self, tenant: TenantIndex, query: Query, no: int, lexical: float, cosine: float | None,
+             graph_score: float, briefed: list[Belief]) -> Scored:
+        """The channel scores, penalties and belief bias of one candidate, without explanations."""
+        doc = tenant.docs[no]
         counters = tenant.counters.get(doc.id)
-        traits = {doc.kind, doc.layer, doc.event_kind or ""}
-        p.setdefault("graph", channels.graph([]))
-        p["scenario"] = channels.scenario(query.scene, doc.scope.get("scene") or doc.scope.get("task_type"),
-                                          query.trigger, traits)
-        p["utility"] = channels.utility(*(
-            (counters.applied, counters.success, counters.failure) if counters else (0, 0, 0)))
-        p["freshness"] = channels.freshness(doc.ts_us, query.now_us, channels.volatility_of(doc.layer, doc.scope))
-        raw = {ch: p[ch][0] for ch in CHANNELS}
-        total, contributions = weighted(raw, self.weights)
+        success, failure, contradictions = (
+            (counters.success, counters.failure, counters.contradiction) if counters else (0, 0, 0))
+        raw = {
+            "lexical": lexical,
+            "semantic": channels.semantic_score(cosine),
+            "graph": graph_score,
+            "scenario": channels.scenario_score(query.scene, _item_scene(doc), query.trigger, _traits(doc)),
+            "utility": channels.utility_score(success, failure),
+            "freshness": channels.freshness_score(doc.ts_us, query.now_us,
+                                                  channels.volatility_of(doc.layer, doc.scope)),
+        }
+        total = sum(weight * raw[ch] for ch, weight in self._channel_weights)
+        scope_penalty, match = channels.scope_fit(doc.scope, query.scope)
+        penalty = channels.contradiction_amount(doc.status, contradictions) + scope_penalty
+        bias = self.weights.belief_bias * belief_layers.bias(doc, briefed)[0] if briefed else 0.0
+        return Scored(doc, total - penalty + bias, {}, match, raw, no=no, penalty=penalty)
+
+    def _explain(self, tenant: TenantIndex, query: Query, s: Scored, lexical: tuple[float, float],
+                 cosine: float | None, links: list, model: str, briefed: list[Belief]) -> dict:
+        """``item.why``: every channel's facts, weight and contribution, the penalties, the
+        belief bias and the score, from the same functions that scored it."""
+        doc, counters = s.doc, tenant.counters.get(s.doc.id)
+        p = {"lexical": channels.lexical(*lexical, [c for c in doc.exact if c in query.exact], len(query.exact)),
+             "semantic": channels.semantic(cosine, model),
+             "graph": channels.graph(links),
+             "scenario": channels.scenario(query.scene, _item_scene(doc), query.trigger, _traits(doc)),
+             "utility": channels.utility(*((counters.applied, counters.success, counters.failure)
+                                           if counters else (0, 0, 0))),
+             "freshness": channels.freshness(doc.ts_us, query.now_us, channels.volatility_of(doc.layer, doc.scope))}
+        _, contributions = weighted(s.channel_scores, self.weights)
         why = {ch: {**p[ch][1], "weight": getattr(self.weights, ch), "contribution": round(contributions[ch], 4)}
                for ch in CHANNELS}
-        contradiction, why["contradiction_penalty"] = channels.contradiction_penalty(
+        _, why["contradiction_penalty"] = channels.contradiction_penalty(
             doc.status, counters.contradiction if counters else 0)
-        scope_penalty, match, why["scope"] = channels.scope_mismatch(doc.scope, query.scope)
+        _, _, why["scope"] = channels.scope_mismatch(doc.scope, query.scope)
         strength, belief_ids = belief_layers.bias(doc, briefed)
-        bias = self.weights.belief_bias * strength
         if belief_ids:
-            why["belief_bias"] = {"beliefs": belief_ids, "contribution": round(bias, 4)}
-        penalty = contradiction + scope_penalty
-        why["penalties"] = round(penalty, 4)
-        score = total - penalty + bias
-        why["score"] = round(score, 4)
-        return Scored(doc, score, why, match, raw)
+            why["belief_bias"] = {"beliefs": belief_ids, "contribution": round(self.weights.belief_bias * strength, 4)}
+        why["penalties"] = round(s.penalty, 4)
+        if self.weights.method == "rrf":
+            why["method"] = "rrf"
+            why["score"] = round(s.score, 6)
+        else:
+            why["score"] = round(s.score, 4)
+        return why
 
-    def _rrf(self, scored: list[Scored]) -> list[Scored]:
+    def _rrf(self, scored: list[Scored]) -> None:
         """Replace the weighted sums by reciprocal-rank fusion of the raw channel scores;
         penalties then scale the fused score down (RRF scores are not on the channels' scale)."""
         fused = rrf({ch: competition_ranks([s.channel_scores[ch] for s in scored]) for ch in CHANNELS}, self.weights)
         for n, s in enumerate(scored):
-            s.score = sum(fused.get(n, {}).values()) * (1.0 - min(1.0, s.why["penalties"]))
-            s.why["score"] = round(s.score, 6)
-            s.why["method"] = "rrf"
-        return scored
+            s.score = sum(fused.get(n, {}).values()) * (1.0 - min(1.0, s.penalty))
 
-def _graph_links(tenant: TenantIndex, base: dict[int, float], mask) -> dict[int, list[tuple[str, float, list[str]]]]:
-    """Candidate → [(seed id, seed base score, shared link cues)] for the strongest seeds."""
-    seeds = sorted((no for no, b in base.items() if b > 0), key=lambda no: -base[no])[:GRAPH_SEEDS]
-    links: dict[int, list] = {}
-    new = 0
-    for seed in seeds:
-        seed_doc = tenant.docs[seed]
-        seed_links = set(seed_doc.links)
-        if not seed_links:
-            continue
-        reach = set(base)
-        for term in seed_links:
-            holders = tenant.bm25.docs_with(term)
-            if len(holders) <= GRAPH_MAX_DF:
-                reach.update(int(d) for d in holders if mask is None or mask[d])
-        for no in reach:
-            if no == seed:
-                continue
-            shared = seed_links.intersection(tenant.docs[no].links)
-            if not shared:
-                continue
-            if no not in base and no not in links:
-                if new >= GRAPH_NEW:
-                    continue
-                new += 1
-            links.setdefault(no, []).append((seed_doc.id, base[seed], sorted(shared)))
-    return links
+
+def _item_scene(doc: Doc) -> str | None:
+    return doc.scope.get("scene") or doc.scope.get("task_type")
+
+
+def _traits(doc: Doc) -> set[str]:
+    return {doc.kind, doc.layer, doc.event_kind or ""}
 
 
 def _within(briefed: list[tuple[Belief, str]], budget: int) -> list[tuple[Belief, str]]:

@@ -198,11 +198,24 @@ class BM25Index:
             return docs[0], tfs[0]
         return np.concatenate(docs), np.concatenate(tfs)
 
-    def docs_with(self, term: str) -> np.ndarray:
-        """The documents holding ``term`` (e.g. a cue term such as ``@entity:iam``)."""
+    def docs_with(self, term: str, max_df: int | None = None) -> np.ndarray | None:
+        """The documents holding ``term`` (e.g. a cue term such as ``@entity:iam``); None
+        when more than ``max_df`` hold it (counted without gathering the postings)."""
         with self._lock:
             t = self._terms.get(term)
-            return _NO_DOCS if t is None else self._postings(t)[0]
+            if t is None:
+                return _NO_DOCS
+            if max_df is not None and self._df(t) > max_df:
+                return None
+            return self._postings(t)[0]
+
+    def _df(self, t: int) -> int:
+        df = self._settled[t] + len(self._tails[t]) // 8
+        for segment in self._segments:
+            i = int(np.searchsorted(segment.terms, t))
+            if i < len(segment.terms) and segment.terms[i] == t:
+                df += int(segment.starts[i + 1] - segment.starts[i])
+        return df
 
     def top(self, terms: list[str], k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """The ``k`` best (doc, score) pairs with a positive score, best first; ``allowed``

@@ -2,7 +2,7 @@
 
 import json
 
-from hindbrain.recall.engine import GRAPH_MAX_DF
+from hindbrain.recall.graph import GRAPH_MAX_DF
 
 
 def ids(pack):
@@ -118,3 +118,24 @@ def test_the_semantic_channel_matches_near_synonyms_across_languages(brain):
     assert pack.items[0].why["semantic"]["model"] == "use-m3"
     english = brain.recall(tenant="acme", query="the page keeps spinning after I click submit", k=1)
     assert ids(english) == [spinning]
+
+
+def test_each_explanation_adds_up_to_its_score(lexical_brain):
+    """Scores are computed without explanations and the pool is explained afterwards: the
+    two paths must agree, channel by channel, for items linked by the graph too."""
+    b = lexical_brain
+    b.learn(tenant="acme", condition="IAM role change returns 403", action="request approval", entities=["IAM"],
+            scope={"env": "prod"})
+    b.learn(tenant="acme", condition="approval ticket is pending for a day", action="request approval",
+            entities=["IAM"], scope={"env": "test"})
+    b.perceive(tenant="acme", kind="anomaly", text="IAM submit does nothing", system="IAM", action="submit change")
+    pack = b.recall(tenant="acme", query="IAM role change returns 403", scope={"env": "prod"}, trigger="anomaly")
+    explained = json.loads(json.dumps([i.why for i in pack.items]))
+    assert any(why["graph"]["score"] > 0 for why in explained)
+    for why in explained:
+        total = sum(why[ch]["contribution"] for ch in ("lexical", "semantic", "graph", "scenario", "utility",
+                                                        "freshness"))
+        bias = why.get("belief_bias", {}).get("contribution", 0.0)
+        assert abs(total - why["penalties"] + bias - why["score"]) < 1e-3
+        for ch in ("lexical", "graph", "scenario", "utility", "freshness"):
+            assert abs(why[ch]["contribution"] - why[ch]["weight"] * why[ch]["score"]) < 1e-3
