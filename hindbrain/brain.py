@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hindbrain.jobs import HindsightReport, run_hindsight
+from hindbrain.learning.runtime import LearnerRuntime
 from hindbrain.projections.beliefs import BELIEF_INDUCED
 from hindbrain.projections.views import VIEWS
 from hindbrain.projections.warehouse import Warehouse
@@ -51,6 +52,7 @@ class Brain:
         self.index = RecallIndex(semantic_index(settings))
         self.engine = RecallEngine(self.index, Weights(**settings.recall_weights, method=settings.recall_method))
         self.services: list = []  # background threads (distributed mode), stopped on close
+        self.learning: LearnerRuntime | None = None  # the learning loop (embedded mode)
         self._closed = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -84,6 +86,8 @@ class Brain:
         brain.runner.catch_up()
         brain.index.load(warehouse)
         brain.runner.listeners.append(brain.index.observe)
+        brain.learning = LearnerRuntime(log, brain.runner)
+        brain.learning.start()
         return brain
 
     def close(self) -> None:
@@ -91,6 +95,8 @@ class Brain:
         if self._closed:
             return
         try:
+            if self.learning is not None:
+                self.learning.commit()
             self.runner.flush()
         finally:
             self._closed = True

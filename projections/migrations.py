@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hindbrain.projections import feedback, lineage
+from hindbrain.projections import feedback, lineage, unit_states
 from hindbrain.projections.views import VIEWS
 
 MIGRATIONS_TABLE = "schema_migrations"
@@ -23,15 +23,20 @@ class Migration:
     down: Callable[[str], list[str]]
 
 
+_FOUNDATION = [v.table for v in VIEWS if v.table is not unit_states.TABLE]
+
+
 def _create_views(db: str) -> list[str]:
-    return [v.table.create_sql(db) for v in VIEWS] + [feedback.view_sql(db), lineage.view_sql(db)]
+    return [t.create_sql(db) for t in _FOUNDATION] + [feedback.view_sql(db), lineage.view_sql(db)]
 
 
 def _drop_views(db: str) -> list[str]:
     views = [lineage.drop_sql(db), f"DROP VIEW IF EXISTS `{db}`.`feedback`"]
-    return views + [v.table.drop_sql(db) for v in reversed(VIEWS)]
+    return views + [t.drop_sql(db) for t in reversed(_FOUNDATION)]
 
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create the foundation views", _create_views, _drop_views),
+    Migration(2, "unit lifecycle states from the learner's decisions",
+              lambda db: [unit_states.TABLE.create_sql(db)], lambda db: [unit_states.TABLE.drop_sql(db)]),
 )

@@ -15,6 +15,7 @@ from hindbrain.projections import (
     injections,
     outcomes,
     recalls,
+    unit_states,
 )
 from hindbrain.projections.table import Table
 
@@ -30,7 +31,8 @@ class View:
 
 VIEWS = tuple(
     View(m.TABLE, m.RECORD_TYPES, m.project)
-    for m in (events, fragments, feedback, beliefs, decisions, dead_letters, recalls, injections, outcomes)
+    for m in (events, fragments, feedback, beliefs, decisions, dead_letters, recalls, injections, outcomes,
+              unit_states)
 )
 TABLES: dict[str, Table] = {v.table.name: v.table for v in VIEWS}
 VIEWS_BY_RECORD_TYPE: dict[str, tuple[View, ...]] = {}

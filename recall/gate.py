@@ -22,6 +22,10 @@ NEAR_DUPLICATE = 0.8  # Jaccard similarity of token sets above which the weaker 
 # How directly an item tells the agent what to do: a rule, a belief, then events by kind.
 ACTIONABILITY = {"fragment": 1.0, "belief": 0.9, "anomaly": 0.6, "outcome": 0.6, "feedback": 0.5, "action": 0.5,
                  "observation": 0.4, "message": 0.4}
+# Statuses the learner gave that keep a unit (or event) out of the prompt, and why.
+NOT_INJECTED = {"invalid": "invalidated: no longer true", "rejected": "rejected by the write gate",
+                "absorbed": "absorbed into the same lesson already known", "merged": "merged into a newer event",
+                "held": "in the holding area until more evidence arrives"}
 # Placement (MISSION C7): active knowledge → experience rules → the timeline.
 PLACEMENT = {"knowledge": 0, "experience": 1, "episodic": 2}
 
@@ -81,8 +85,8 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         doc = item.doc
         if reason := scope_conflict(doc.scope, recall_scope):
             drop(item, "scope", reason)
-        elif doc.status == "invalid":
-            drop(item, "invalidation", "invalidated: no longer true")
+        elif doc.status in NOT_INJECTED:
+            drop(item, "invalidation", NOT_INJECTED[doc.status])
         elif clash := sorted(doc.conflicts & kept_ids):
             drop(item, "conflict", f"contradicts {clash[0]}, which ranks higher here")
         elif doc.confidence < MIN_CREDIBILITY:

@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hindbrain.projections import beliefs, events, fragments
+from hindbrain.projections import beliefs, events, fragments, unit_states
 from hindbrain.recall.cues import coordinates, cue_terms
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import estimate_tokens, tokens
 from hindbrain.streams.processing import Decoded
 
 LAYERS = ("episodic", "experience", "knowledge")
+EVENTS_MERGED = "events_merged"  # write hygiene: the subjects were merged into a newer event
 _LAYER_CODE = {name: i for i, name in enumerate(LAYERS)}
 _SITUATION_FIELDS = ("system", "identity", "action", "expected", "actual")
 # Cue kinds the graph channel walks: fragments sharing an entity *and* an action form a chain.
@@ -174,6 +175,13 @@ class TenantIndex:
             self.by_id[doc.id] = n
         return [doc for doc, _ in fresh]
 
+    def set_state(self, doc_id: str, status: str, confidence: float | None) -> None:
+        no = self.by_id.get(doc_id)
+        if no is not None:
+            self.docs[no].status = status
+            if confidence is not None:
+                self.docs[no].confidence = confidence
+
     def layer_mask(self, layers: list[str] | None) -> np.ndarray | None:
         if not layers:
             return None
@@ -225,6 +233,21 @@ class RecallIndex:
             elif decoded.record_type == "decision" and decoded.record["kind"] == beliefs.BELIEF_INDUCED:
                 for row in beliefs.project(decoded.record_type, decoded.record, decoded.position):
                     self.add_belief(row["tenant"], belief_of(row))
+            elif decoded.record_type == "decision":
+                self._observe_decision(decoded)
+
+    def _observe_decision(self, decoded: Decoded) -> None:
+        """The learner's verdicts change what recall may inject: a unit's status and
+        confidence (rejected, held, invalid ...), and events merged into a newer one."""
+        record = decoded.record
+        tenant = self.tenants.get(record["envelope"]["tenant"])
+        if tenant is None:
+            return
+        if record["kind"] == EVENTS_MERGED:
+            for event_id in record["subject_ids"]:
+                tenant.set_state(event_id, "merged", None)
+        for row in unit_states.project(decoded.record_type, record, decoded.position):
+            tenant.set_state(row["fragment_id"], row["status"], row["confidence"])
 
     def _observe_outcome(self, record: dict) -> None:
         env = record["envelope"]
@@ -256,6 +279,13 @@ class RecallIndex:
                 "SELECT tenant, item_id, applied, success, failure, contradiction FROM feedback"):
             self.tenant(tenant).counters[item] = Counters(applied, success, failure, contradiction)
         self._outcomes_seen.update(r[0] for r in warehouse.query("SELECT outcome_id FROM outcomes FINAL"))
+        for tenant, fragment_id, status, confidence in warehouse.query(
+                "SELECT tenant, fragment_id, status, confidence FROM unit_states FINAL"):
+            self.tenant(tenant).set_state(fragment_id, status, confidence)
+        for tenant, subjects in warehouse.query(
+                "SELECT tenant, subject_ids FROM decisions FINAL WHERE kind = {k:String}", {"k": EVENTS_MERGED}):
+            for event_id in subjects:
+                self.tenant(tenant).set_state(event_id, "merged", None)
         names, rows = warehouse.query_columns(f"SELECT * FROM `{beliefs.TABLE.name}` FINAL ORDER BY _offset")
         for values in rows:
             row = dict(zip(names, values, strict=True))

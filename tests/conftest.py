@@ -148,8 +148,11 @@ def _sample_records() -> list[tuple[str, dict]]:
     }
     promote = {
         "envelope": _env("decision", "dc_2", ts=TS + 8, producer="job/promote@1"), "decision_id": "dc_2",
-        "kind": "promote", "subject_ids": ["fr_1"], "evidence_ids": ["oc_1"], "inputs_json": "{}",
-        "reason": "verified twice", "decided_by": {**by, "job": "promote"}, "payload_json": "{}",
+        "kind": "unit_verified", "subject_ids": ["fr_1"], "evidence_ids": ["oc_1"], "inputs_json": "{}",
+        "reason": "applied and the task succeeded", "decided_by": {**by, "job": "promote"},
+        "payload_json": json.dumps({"unit": {"fragment_id": "fr_1", "status": "verified", "confidence": 0.7,
+                                             "rung": "experience", "successes": 1, "failures": 0,
+                                             "contradictions": 0}}),
     }
     dead = dead_letter(Position("perceptions", 0, 99), "decode", "value too short", b"\xff\x00", TS + 9)
     return [("perception", perception), ("perception", message), ("cognition", cognition), ("recall", recall),

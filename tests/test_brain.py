@@ -256,13 +256,15 @@ def test_explain_a_fragment_shows_its_evidence_and_history_oldest_first(brain):
     oc = brain.outcome(tenant="acme", recall_id=pack.recall_id, applied=[fr], success=True)
 
     chain = brain.explain(fr)
-    assert [e["record_type"] for e in chain] == ["perception", "perception", "cognition", "recall", "injection",
-                                                "outcome"]
+    assert [e["record_type"] for e in chain] == ["perception", "perception", "cognition", "decision", "recall",
+                                                "injection", "outcome", "decision"]
+    assert [e["record"]["kind"] for e in chain if e["record_type"] == "decision"] == ["unit_accepted",
+                                                                                      "unit_verified"]
     offsets = [e["position"].offset for e in chain]
     assert offsets == sorted(offsets)
     assert [e["record"]["envelope"]["record_id"] for e in chain[:2]] == [e1, e2]
     assert unrelated not in [e["record"]["envelope"]["record_id"] for e in chain]
-    assert chain[2]["record"]["fragment_id"] == fr and chain[-1]["record"]["envelope"]["record_id"] == oc
+    assert chain[2]["record"]["fragment_id"] == fr and chain[-2]["record"]["envelope"]["record_id"] == oc
     assert brain.explain("fr_does_not_exist") == []
 
 

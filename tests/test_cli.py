@@ -24,7 +24,8 @@ def test_stats_reports_rows_per_view(home, capsys):
     assert main(["--home", str(home[0]), "stats"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["views"]["events"] == 1 and stats["views"]["fragments"] == 1
-    assert stats["log_records"] == 5  # perception, cognition, recall, injection, outcome
+    # perception, cognition, its gate decision, recall, injection, outcome, the unit's verification
+    assert stats["log_records"] == 7
 
 
 def test_explain_prints_the_chain_oldest_first(home, capsys):

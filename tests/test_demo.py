@@ -7,7 +7,9 @@ from hindbrain.demo import NO_MEMORY, WITH_RECALL, simulate
 def test_recall_stops_repeated_mistakes_that_no_memory_repeats(tmp_path):
     with Brain.open(tmp_path / "brain") as brain:
         per_round, totals = simulate(brain, rounds=3, seed=11, agents=3, tasks_per_agent=3)
-        fragments = brain.sql("SELECT tenant, count() AS n FROM fragments FINAL GROUP BY tenant ORDER BY tenant")
+        # Lessons the agents proposed (the learner also extracts its own from the trajectories).
+        fragments = brain.sql("SELECT tenant, count() AS n FROM decisions FINAL WHERE job = 'learner.write_gate' "
+                              "GROUP BY tenant ORDER BY tenant")
     with_recall, no_memory = totals[WITH_RECALL], totals[NO_MEMORY]
     assert no_memory.known_tasks > 0 and no_memory.repeated_rate() == 1.0
     assert with_recall.repeated_rate() is not None and with_recall.repeated_rate() <= 0.05

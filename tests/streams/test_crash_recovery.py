@@ -32,7 +32,8 @@ def test_records_appended_but_never_projected_are_projected_on_reopen(tmp_path):
     brain = Brain.open(tmp_path)
     ids = workload(brain)
     log_length = brain.log.end_offset(ALL_TOPICS, 0)
-    assert brain.runner.pending == log_length == 6  # 2 perceptions, cognition, recall, injection, outcome
+    # 2 perceptions, cognition, its gate decision, recall, injection, outcome, the unit's verification
+    assert brain.runner.pending == log_length == 8
     crash(brain)
 
     with Brain.open(tmp_path) as brain:

@@ -1,0 +1,103 @@
+"""Perception → cognition extraction (seed 000 exp. 2): compress a task's trajectory into
+minimal actionable units "when C, do A, because R, verified by E". Explainable rules, no
+LLM; an ``Extractor`` plug-in may propose more (``learning.llm``).
+
+Rule ``recovery/1``: an anomaly (or failed step) in a system — an action, as an identity,
+expected X, got Y — followed in the same task by a success in that system after the
+identity or the action changed becomes: *when* that action gives Y instead of X as that
+identity, *do* the thing that worked (and do not repeat what failed), *because* it failed
+one way and succeeded the other, *verified by* the successful event. Its coordinates are
+the system (entity), the scene, the action, the anomaly, the cause and the scope.
+
+Rule ``feedback/1`` (drift guard, seed 001 §4.3): one negative feedback never creates a
+rule; the third negative on the same topic does ("avoid what was criticised").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RECOVERY_RULE = "recovery/1"
+FEEDBACK_RULE = "feedback/1"
+NEGATIVES_FOR_A_RULE = 3
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A unit an extraction rule proposes; the write gate still has to accept it."""
+
+    condition: str
+    action: str
+    reason: str
+    evidence: str
+    event_ids: list[str]
+    entities: list[str]
+    scope: dict
+    signal: str  # explicit | implicit | self: the provenance of the evidence
+    rule: str
+    coordinates: dict = field(default_factory=dict)
+
+
+def is_failure(event: dict) -> bool:
+    return event["kind"] == "anomaly" or event.get("success") is False
+
+
+def is_success(event: dict) -> bool:
+    return event.get("success") is True
+
+
+def recovery(failure: dict, success: dict) -> Proposal | None:
+    """The unit a failure followed by a success teaches, or None when nothing changed
+    between them (a retry that happened to work teaches no rule) or they concern different systems."""
+    system = failure.get("system")
+    if not system or success.get("system") not in (None, system):
+        return None
+    did, as_who = failure.get("action") or "the step", failure.get("identity")
+    new_action, new_who = success.get("action") or did, success.get("identity") or as_who
+    if new_action == did and new_who == as_who:
+        return None
+    got = failure.get("actual") or failure.get("text") or "a failure"
+    expected = failure.get("expected")
+    condition = f"{did} in {system}" + (f" as {as_who}" if as_who else "") + f" gives {got}"
+    if expected:
+        condition += f" instead of {expected}"
+    if new_who != as_who:
+        action = f"switch to the {new_who} and {new_action}"
+        reason = f"{system} {did} needs the {new_who}: it failed as {as_who} and succeeded as {new_who}"
+        cause = f"identity: {as_who}"
+    else:
+        action = f"{new_action} instead"
+        reason = f"{did} failed and {new_action} succeeded"
+        cause = f"action: {did}"
+    action += f"; do not repeat {did}" + (f" as {as_who}" if as_who and new_who != as_who else "")
+    evidence = success.get("text") or f"{new_action} succeeded"
+    scope = {**failure.get("scope", {}), **success.get("scope", {})}
+    coordinates = {"entity": system, "action": did, "anomaly": f"expected {expected}, got {got}", "cause": cause,
+                   "scene": scope.get("scene")}
+    return Proposal(condition, action, reason, evidence, [_id(failure), _id(success)], [system, *_others(failure)],
+                    scope, success.get("signal") or "implicit", RECOVERY_RULE, coordinates)
+
+
+def feedback_rule(topic: str, negatives: list[dict]) -> Proposal | None:
+    """The rule ``NEGATIVES_FOR_A_RULE`` negative feedback events on one topic teach."""
+    if len(negatives) < NEGATIVES_FOR_A_RULE:
+        return None
+    last = negatives[-1]
+    return Proposal(f"working on {topic}", f"avoid what was criticised: {last['text']}",
+                    f"{len(negatives)} negative feedback events on {topic}", "repeated negative feedback",
+                    [_id(e) for e in negatives], [topic], dict(last.get("scope", {})),
+                    "explicit" if any(e.get("signal") == "explicit" for e in negatives) else "implicit",
+                    FEEDBACK_RULE, {"entity": topic})
+
+
+def topic_of(event: dict) -> str | None:
+    """What a feedback event is about: its system, else its first entity, else its scene."""
+    return event.get("system") or next(iter(event.get("entities") or ()), None) or event.get("scope", {}).get("scene")
+
+
+def _id(event: dict) -> str:
+    return event["envelope"]["record_id"]
+
+
+def _others(event: dict) -> list[str]:
+    return [e for e in event.get("entities") or () if e != event.get("system")]

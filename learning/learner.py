@@ -1,0 +1,294 @@
+"""The learner: a stream processor over the log that applies the learning rules.
+
+For each record, in log order:
+* **perception** — the write gate classifies it (transactional turns are counted and go no
+  further); near-identical consecutive events of one agent's session merge (the newest
+  is kept, an ``events_merged`` decision names the rest, which stay in the log); failures
+  and successes form the task's trajectory, from which ``extract.recovery`` proposes units;
+  negative feedback is counted per topic (a rule only on the third, ``extract.feedback_rule``)
+  and contradicts the units the task applied; positive feedback counts towards a skill;
+* **cognition** — a proposal (``brain.learn``, a seed file or an extraction) passes the
+  four acceptance checks and enters as a candidate in observation, waits in the holding
+  area (confidence < 0.3), is absorbed by the same lesson already known (assimilation), or
+  is rejected with the failed check;
+* **outcome** — each *applied* unit gets the evidence: verified, stable, reviewing, invalid,
+  skill, trait proposed (``lifecycle``);
+* **decision** — a human's ``trait_approved`` moves a trait to the identity layer.
+
+Every step it takes is a decision record whose payload holds the unit's whole state after
+it, so the learner's own state is rebuilt by reading the log (``restoring=True``: records
+it produced are applied, nothing new is appended).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
+
+from hindbrain.learning import extract, lifecycle, write_gate
+from hindbrain.learning.lifecycle import Unit
+from hindbrain.learning.records import cognition, decision, derived_id, is_own
+from hindbrain.projections.fragments import initial_confidence
+from hindbrain.recall.tokenize import tokens
+
+MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
+MERGE_WITHIN_US = 10 * 60 * 1_000_000
+TRAJECTORY = 16  # failures remembered per task
+UNIT_KINDS = ("unit_accepted", "unit_held", "unit_rejected", "unit_released", "unit_assimilated", "unit_absorbed",
+              "unit_verified", "unit_stable", "unit_evidence", "unit_reviewing", "unit_invalid", "unit_skill",
+              "trait_proposed", "trait_approved")
+GATE_JOB, LIFECYCLE_JOB, HYGIENE_JOB = "learner.write_gate", "learner.lifecycle", "learner.write_hygiene"
+EXTRACT_JOB = "learner.extract"
+
+
+@dataclass
+class _Tenant:
+    units: dict[str, Unit] = field(default_factory=dict)
+    lessons: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (source, condition, action) → unit
+    failures: dict[str, list[dict]] = field(default_factory=dict)  # task → its failed steps
+    applied: dict[str, list[str]] = field(default_factory=dict)  # task → units it applied
+    recall_domain: dict[str, str] = field(default_factory=dict)  # recall id → task domain
+    negatives: dict[str, list[dict]] = field(default_factory=dict)  # topic → negative feedback events
+    last_event: dict[tuple, tuple[str, str, frozenset, int]] = field(default_factory=dict)
+
+
+class Learner:
+    def __init__(self):
+        self.tenants: dict[str, _Tenant] = {}
+        self.counts: Counter = Counter()  # perception classes, merges, proposals ...
+
+    def process(self, batch, restoring: bool = False) -> list[tuple[str, dict]]:
+        """``batch``: decoded records in log order. Returns the records to append."""
+        out: list[tuple[str, dict]] = []
+        for decoded in batch:
+            record_type, record = decoded.record_type, decoded.record
+            if is_own(record):
+                if restoring:
+                    self._apply(record_type, record)
+                continue
+            handler = _HANDLERS.get(record_type)
+            if handler:
+                emitted = handler(self, record, restoring)
+                for rt, r in emitted:
+                    self._apply(rt, r)
+                out.extend(emitted)
+        return out
+
+    def unit(self, tenant: str, fragment_id: str) -> Unit | None:
+        t = self.tenants.get(tenant)
+        return t.units.get(fragment_id) if t else None
+
+    # -- applying its own records (the state is a fold of the log) -------------------------
+    def _apply(self, record_type: str, record: dict) -> None:
+        if record_type != "decision" or record["kind"] not in UNIT_KINDS:
+            return
+        payload = json.loads(record["payload_json"])
+        if "unit" in payload:
+            u = payload["unit"]
+            unit = Unit(**{**u, "domains": frozenset(u["domains"]), "evidence": tuple(u["evidence"])})
+            t = self._tenant(record["envelope"]["tenant"])
+            t.units[unit.fragment_id] = unit
+            if unit.status in lifecycle.LIVE or unit.status == "held":
+                t.lessons.setdefault(_lesson(unit.source, unit.condition, unit.action), unit.fragment_id)
+
+    def _tenant(self, tenant: str) -> _Tenant:
+        t = self.tenants.get(tenant)
+        if t is None:
+            t = self.tenants[tenant] = _Tenant()
+        return t
+
+    # -- perceptions -------------------------------------------------------------------------
+    def _perception(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        env = record["envelope"]
+        kind = write_gate.perception_class(record)
+        self.counts[f"perceived_{kind}"] += 1
+        if kind == "transactional":
+            return []
+        t = self._tenant(env["tenant"])
+        out = self._hygiene(t, record, restoring)
+        task = env["task"]
+        if task and extract.is_failure(record):
+            t.failures.setdefault(task, []).append(record)
+            del t.failures[task][:-TRAJECTORY]
+        elif task and extract.is_success(record) and task in t.failures:
+            out += self._recover(t, record, restoring)
+        if record["kind"] == "feedback" and record.get("polarity") is not None:
+            out += self._feedback(t, record, restoring)
+        return out
+
+    def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        env = record["envelope"]
+        key = (env["agent"], record.get("session") or env["task"], record["kind"])
+        words = frozenset(tokens(record["text"] or record.get("action") or ""))
+        previous = t.last_event.get(key)
+        t.last_event[key] = (env["record_id"], record["kind"], words, env["ts_us"])
+        if previous is None or restoring or not words:
+            return []
+        prev_id, _, prev_words, prev_ts = previous
+        similarity = len(words & prev_words) / len(words | prev_words)
+        if similarity < MERGE_SIMILARITY or env["ts_us"] - prev_ts > MERGE_WITHIN_US or prev_id == env["record_id"]:
+            return []
+        self.counts["merged"] += 1
+        return [decision("events_merged", env["tenant"], [prev_id], [env["record_id"]],
+                         f"near-identical to the newer {env['record_id']} (similarity {similarity:.2f}); "
+                         "the newest is kept, this one stays in the log", {"kept": env["record_id"]}, env["ts_us"],
+                         HYGIENE_JOB, {"similarity": MERGE_SIMILARITY, "within_us": MERGE_WITHIN_US},
+                         env["record_id"])]
+
+    def _recover(self, t: _Tenant, success: dict, restoring: bool) -> list[tuple[str, dict]]:
+        env = success["envelope"]
+        failures = t.failures.pop(env["task"])
+        if restoring:
+            return []
+        for failure in reversed(failures):
+            proposal = extract.recovery(failure, success)
+            if proposal:
+                return self._propose(env, proposal)
+        return []
+
+    def _feedback(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        env = record["envelope"]
+        applied = t.applied.get(env["task"] or "", [])
+        if record["polarity"] > 0:
+            for fid in applied:
+                if fid in t.units:
+                    t.units[fid] = lifecycle.on_positive_feedback(t.units[fid])
+            return []
+        out = []
+        if not restoring:
+            for fid in applied:
+                if fid in t.units:
+                    out += self._changes(env, fid, lifecycle.on_contradiction(t.units[fid], env["record_id"]))
+        topic = extract.topic_of(record)
+        if topic:
+            negatives = t.negatives.setdefault(topic, [])
+            negatives.append(record)
+            if not restoring:
+                proposal = extract.feedback_rule(topic, negatives)
+                if proposal:
+                    t.negatives[topic] = []
+                    out += self._propose(env, proposal)
+                else:
+                    out.append(decision("feedback_deferred", env["tenant"], [env["record_id"]], [e["envelope"]["record_id"] for e in negatives],
+                                        f"{len(negatives)} of {extract.NEGATIVES_FOR_A_RULE} negative feedback events on "
+                                        f"{topic}: one negative never creates a rule", {"topic": topic,
+                                                                                      "negatives": len(negatives)},
+                                        env["ts_us"], EXTRACT_JOB, {"negatives_for_a_rule": extract.NEGATIVES_FOR_A_RULE},
+                                        env["record_id"]))
+        return out
+
+    def _propose(self, env: dict, proposal: extract.Proposal) -> list[tuple[str, dict]]:
+        """An extracted unit: its cognition record, then the gate's decision on it."""
+        self.counts["extracted"] += 1
+        fragment_id = derived_id("fr", proposal.rule, env["record_id"])
+        rt, record = cognition(env["tenant"], fragment_id, proposal, env["ts_us"], env["record_id"], env["agent"],
+                               env["task"])
+        confidence = lifecycle.SIGNAL_CONFIDENCE[proposal.signal]
+        inputs = {"rule": proposal.rule, "coordinates": {k: v for k, v in proposal.coordinates.items() if v},
+                  "signal": proposal.signal}
+        return [(rt, record), *self._gate(record, confidence, inputs, EXTRACT_JOB)]
+
+    # -- proposals ---------------------------------------------------------------------------
+    def _cognition(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        if restoring:
+            return []
+        return self._gate(record, initial_confidence(record), {"proposed_by": record["envelope"]["producer"]},
+                          GATE_JOB)
+
+    def _gate(self, record: dict, confidence: float, inputs: dict, job: str) -> list[tuple[str, dict]]:
+        env, fid = record["envelope"], record["fragment_id"]
+        t = self._tenant(env["tenant"])
+        params = {"checks": list(write_gate.CHECKS), "hold_below": lifecycle.HOLD_BELOW, "rule": lifecycle.RULE_VERSION}
+        evidence = list(record["event_ids"])
+        unit = Unit(fid, "candidate", confidence, record["source"], record["condition"], record["action"],
+                    evidence=tuple(evidence))
+        failed = write_gate.failed_check(record["condition"], record["action"])
+        if failed:
+            check, why = failed
+            self.counts["rejected"] += 1
+            return [decision("unit_rejected", env["tenant"], [fid], evidence, f"fails '{check}': {why}",
+                             {"unit": _state(replace(unit, status="rejected")), "check": check}, env["ts_us"], job,
+                             params, fid, inputs)]
+        known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"]))
+        if known and known != fid and known in t.units:
+            change = lifecycle.on_assimilation(t.units[known], confidence, fid)
+            return [decision("unit_absorbed", env["tenant"], [fid], [known], f"the same lesson as {known}: absorbed "
+                             "into it as evidence (assimilation)", {"unit": _state(replace(unit, status="absorbed")),
+                                                                    "into": known, "learning": "assimilation"},
+                             env["ts_us"], job, params, fid, inputs),
+                    *self._changes(env, known, [change], cause=fid, job=job)]
+        status = lifecycle.initial_status(confidence)
+        kind = "unit_held" if status == "held" else "unit_accepted"
+        reason = (f"confidence {confidence:.2f} < {lifecycle.HOLD_BELOW}: waits in the holding area for more evidence"
+                  if status == "held" else
+                  f"passes the four checks; starts in observation as a candidate at confidence {confidence:.2f}")
+        layer = "knowledge" if record["source"] == "read" else "experience"
+        return [decision(kind, env["tenant"], [fid], evidence, reason,
+                         {"unit": _state(replace(unit, status=status)), "layer": layer,
+                          "checks": list(write_gate.CHECKS)}, env["ts_us"], job, params, fid, inputs)]
+
+    # -- outcomes ----------------------------------------------------------------------------
+    def _recall(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        scope, situation = record.get("scope") or {}, record.get("situation") or {}
+        domain = scope.get("scene") or scope.get("task_type") or situation.get("system")
+        if domain:
+            self._tenant(record["envelope"]["tenant"]).recall_domain[record["recall_id"]] = domain
+        return []
+
+    def _outcome(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        env = record["envelope"]
+        t = self._tenant(env["tenant"])
+        applied = [fid for fid in dict.fromkeys(record["applied"]) if fid in t.units]
+        if env["task"]:
+            t.applied[env["task"]] = applied
+        if restoring:
+            return []
+        domain = t.recall_domain.get(record["recall_id"] or "")
+        out = []
+        for fid in applied:
+            out += self._changes(env, fid, lifecycle.on_outcome(t.units[fid], record["success"], domain,
+                                                                  env["record_id"]))
+        return out
+
+    def _changes(self, env: dict, fid: str, changes: list[lifecycle.Change], cause: str | None = None,
+                 job: str = LIFECYCLE_JOB) -> list[tuple[str, dict]]:
+        out = []
+        for change in changes:
+            self.counts[change.kind] += 1
+            payload = {"unit": _state(change.unit)}
+            if change.kind == "unit_reviewing" and change.unit.contradictions:
+                payload["learning"] = "accommodation"  # the evidence does not fit: the unit must change
+            out.append(decision(change.kind, env["tenant"], [fid], [env["record_id"]], change.reason, payload,
+                                env["ts_us"], job, {"rule": lifecycle.RULE_VERSION, **lifecycle.THRESHOLDS},
+                                f"{cause or env['record_id']}:{change.kind}"))
+        return out
+
+    def approve_trait(self, tenant: str, fragment_id: str, approver: str, ts_us: int, cause: str
+                      ) -> list[tuple[str, dict]]:
+        """A human accepts a proposed trait: it moves to the identity layer."""
+        unit = self.unit(tenant, fragment_id)
+        if unit is None or unit.rung != "trait_proposed":
+            raise ValueError(f"approve: {fragment_id!r} is not a proposed trait")
+        approved = replace(unit, rung="trait")
+        out = [decision("trait_approved", tenant, [fragment_id], list(unit.evidence),
+                        f"approved by {approver}: a character trait of the identity layer",
+                        {"unit": _state(approved), "layer": "identity", "approver": approver}, ts_us,
+                        "human.approval", {"rule": lifecycle.RULE_VERSION}, cause)]
+        for rt, r in out:
+            self._apply(rt, r)
+        return out
+
+
+def _state(unit: Unit) -> dict:
+    state = asdict(unit)
+    state["domains"], state["evidence"] = sorted(unit.domains), list(unit.evidence)
+    return state
+
+
+def _lesson(source: str, condition: str, action: str) -> tuple[str, str, str]:
+    return source, " ".join(tokens(condition)), " ".join(tokens(action))
+
+
+_HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,
+             "recall": Learner._recall}

@@ -1,0 +1,145 @@
+"""Confidence and the lifecycle of a unit (seed 000 exp. 9, seed 001 §4.1, seed 004 §2).
+
+Confidence starts from the signal's provenance — explicit 0.9, implicit 0.6, the agent's
+self-evaluation 0.4 — and below ``HOLD_BELOW`` a unit waits in the holding area (not
+injected) until more evidence arrives. Evidence then moves it: a success when the unit was
+*applied* raises it, a failure lowers it, a contradiction lowers it more.
+
+Status: held → candidate (accepted, in observation) → verified (one verified delivery) →
+stable (two: a stable experience); any → reviewing (falsified twice in a row, or
+contradicted) → invalid (falsified ``INVALID_AFTER`` times: never injected again). The
+ladder above stable: repeated success with converging positive feedback makes a *skill*;
+success across ``TRAIT_DOMAINS`` different task domains (transfer) proposes a *trait*,
+which reaches the identity layer only when a human approves it.
+
+Pure: ``on_*`` functions take the unit's state and an observation and return the change
+(new status, confidence and the rule that fired); the learner records it as a decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+RULE_VERSION = "lifecycle/1"
+SIGNAL_CONFIDENCE = {"explicit": 0.9, "implicit": 0.6, "self": 0.4}
+HOLD_BELOW = 0.3
+SUCCESS_GAIN, FAILURE_LOSS, CONTRADICTION_LOSS = 0.25, 0.25, 0.35
+STABLE_AFTER = 2  # verified deliveries that make a stable experience
+REVIEW_AFTER = 2  # consecutive failures that put a unit under review
+INVALID_AFTER = 3  # falsifications (failures + contradictions) that invalidate it
+SKILL_SUCCESSES, SKILL_RATE, SKILL_POSITIVE = 5, 0.8, 2
+TRAIT_DOMAINS = 3
+THRESHOLDS = {"hold_below": HOLD_BELOW, "stable_after": STABLE_AFTER, "review_after": REVIEW_AFTER,
+              "invalid_after": INVALID_AFTER, "skill": [SKILL_SUCCESSES, SKILL_RATE, SKILL_POSITIVE],
+              "trait_domains": TRAIT_DOMAINS}
+LIVE = ("candidate", "verified", "stable", "reviewing")
+
+
+@dataclass(frozen=True)
+class Unit:
+    fragment_id: str
+    status: str
+    confidence: float
+    source: str
+    condition: str
+    action: str
+    rung: str = "experience"  # experience → skill → trait (proposed) → trait
+    successes: int = 0
+    failures: int = 0
+    failure_streak: int = 0
+    contradictions: int = 0
+    positive_feedback: int = 0
+    domains: frozenset[str] = field(default_factory=frozenset)  # task domains it succeeded in
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # the decision kind: unit_verified, unit_stable, unit_reviewing, unit_invalid, unit_evidence ...
+    unit: Unit  # the state after
+    reason: str
+
+
+def initial_status(confidence: float) -> str:
+    return "held" if confidence < HOLD_BELOW else "candidate"
+
+
+def on_outcome(unit: Unit, success: bool, domain: str | None, evidence_id: str) -> list[Change]:
+    """An outcome of a task that *applied* the unit."""
+    if unit.status in ("invalid", "rejected", "held"):
+        return []
+    evidence = (*unit.evidence, evidence_id)
+    if success:
+        c = unit.confidence + (1.0 - unit.confidence) * SUCCESS_GAIN
+        u = replace(unit, confidence=c, successes=unit.successes + 1, failure_streak=0, evidence=evidence,
+                    domains=unit.domains | {domain} if domain else unit.domains)
+        changes = [_status_after_success(u)]
+        changes += _ladder(changes[-1].unit)
+        return changes
+    u = replace(unit, confidence=unit.confidence * (1.0 - FAILURE_LOSS), failures=unit.failures + 1,
+                failure_streak=unit.failure_streak + 1, evidence=evidence)
+    return [_status_after_falsification(u, "failed after being applied")]
+
+
+def on_contradiction(unit: Unit, evidence_id: str) -> list[Change]:
+    """New evidence against the unit (negative feedback on a task that applied it)."""
+    if unit.status in ("invalid", "rejected"):
+        return []
+    u = replace(unit, confidence=unit.confidence * (1.0 - CONTRADICTION_LOSS), contradictions=unit.contradictions + 1,
+                evidence=(*unit.evidence, evidence_id))
+    change = _status_after_falsification(u, "contradicted")
+    if change.unit.status not in ("reviewing", "invalid") and u.status != "held":
+        change = Change("unit_reviewing", replace(change.unit, status="reviewing"), "contradicted: under review")
+    return [change]
+
+
+def on_positive_feedback(unit: Unit) -> Unit:
+    return replace(unit, positive_feedback=unit.positive_feedback + 1)
+
+
+def on_assimilation(unit: Unit, confidence: float, evidence_id: str) -> Change:
+    """The same lesson again (same condition and action): evidence adds up (noisy-or), and
+    a held unit is released once it clears the threshold."""
+    c = 1.0 - (1.0 - unit.confidence) * (1.0 - confidence)
+    u = replace(unit, confidence=c, evidence=(*unit.evidence, evidence_id))
+    if unit.status == "held" and c >= HOLD_BELOW:
+        return Change("unit_released", replace(u, status="candidate"),
+                      f"assimilated: confidence {c:.2f} ≥ {HOLD_BELOW}, leaves the holding area")
+    return Change("unit_assimilated", u, f"assimilated: the same lesson again, confidence {c:.2f}")
+
+
+def _status_after_success(u: Unit) -> Change:
+    if u.status == "candidate":
+        return Change("unit_verified", replace(u, status="verified"), "applied and the task succeeded")
+    if u.status == "reviewing":
+        return Change("unit_verified", replace(u, status="verified"), "succeeded again while under review")
+    if u.status == "verified" and u.successes >= STABLE_AFTER:
+        return Change("unit_stable", replace(u, status="stable"),
+                      f"{u.successes} verified deliveries ≥ {STABLE_AFTER}: a stable experience")
+    return Change("unit_evidence", u, "applied and the task succeeded")
+
+
+def _status_after_falsification(u: Unit, what: str) -> Change:
+    falsified = u.failures + u.contradictions
+    if falsified >= INVALID_AFTER:
+        return Change("unit_invalid", replace(u, status="invalid"),
+                      f"{what}: falsified {falsified} times ≥ {INVALID_AFTER}, no longer injected")
+    if u.failure_streak >= REVIEW_AFTER and u.status != "reviewing":
+        return Change("unit_reviewing", replace(u, status="reviewing"),
+                      f"{what}: {u.failure_streak} failures in a row ≥ {REVIEW_AFTER}")
+    return Change("unit_evidence", u, what)
+
+
+def _ladder(u: Unit) -> list[Change]:
+    if u.status != "stable":
+        return []
+    rate = u.successes / max(1, u.successes + u.failures)
+    if (u.rung == "experience" and u.successes >= SKILL_SUCCESSES and rate >= SKILL_RATE
+            and u.positive_feedback >= SKILL_POSITIVE):
+        return [Change("unit_skill", replace(u, rung="skill"),
+                       f"{u.successes} successes (rate {rate:.2f} ≥ {SKILL_RATE}) and {u.positive_feedback} "
+                       f"positive feedback: a skill")]
+    if u.rung == "skill" and len(u.domains) >= TRAIT_DOMAINS:
+        return [Change("trait_proposed", replace(u, rung="trait_proposed"),
+                       f"succeeded in {len(u.domains)} task domains ≥ {TRAIT_DOMAINS}: a trait, pending approval")]
+    return []

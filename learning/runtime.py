@@ -1,0 +1,86 @@
+"""Running the learner beside the embedded runner: restore, catch up, then follow appends.
+
+The learner's offset is a consumer offset in the log, like the projector's. On open it
+*restores* its state by folding the log up to that offset (its own decisions carry the
+units' states), then *catches up* on what it has not processed (after a crash: the same
+records get the same derived ids, so the views absorb repeats), then follows every batch
+the Brain appends. Its records are appended like any other, so the views, the recall index
+and replay see them. A record the rules fail on becomes a dead letter (stage ``learn``);
+the stream goes on.
+
+In a fleet (Kafka), the learner would be one more consumer group over the agent topics;
+it is not wired there yet (see docs/learning.md).
+"""
+
+from __future__ import annotations
+
+from hindbrain.learning.learner import Learner
+from hindbrain.learning.records import is_own
+from hindbrain.schemas.codec import registry
+from hindbrain.schemas.records import now_us
+from hindbrain.streams.processing import Decoded, dead_letter, decode_entry
+from hindbrain.streams.sqlite_log import ALL_TOPICS
+
+CONSUMER = "learner"
+COMMIT_EVERY = 2000  # records between offset commits (a commit is a durable write)
+
+
+class LearnerRuntime:
+    def __init__(self, log, runner):
+        self.log, self.runner = log, runner
+        self.learner = Learner()
+        self._next = 0  # the first log offset not yet processed
+        self._uncommitted = 0
+        self._already: set[str] = set()
+
+    def start(self, chunk: int = 20_000) -> None:
+        committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
+        offset = 0
+        while offset < committed and (entries := self.log.read_all(offset, min(chunk, committed - offset))):
+            self.learner.process(_decoded(entries), restoring=True)
+            offset = entries[-1].offset + 1
+        self._next = committed
+        # Records it appended after its last commit (then crashed) are not appended twice.
+        self._already = {d.record["envelope"]["record_id"] for entries in _chunks(self.log, committed, chunk)
+                         for d in _decoded(entries) if is_own(d.record)}
+        while entries := self.log.read_all(self._next, chunk):
+            self.observe(_decoded(entries), end=entries[-1].offset + 1)
+        self._already = set()
+        self.commit()
+        self.runner.listeners.append(self.observe)
+
+    def observe(self, batch: list[Decoded], end: int | None = None) -> None:
+        """Runner listener: learn from an appended batch and append what was learned."""
+        fresh = [d for d in batch if d.position.offset >= self._next]
+        if not fresh:
+            return
+        self._next = end or fresh[-1].position.offset + 1
+        out, failed = [], []
+        for decoded in fresh:
+            try:
+                out += self.learner.process([decoded])
+            except Exception as exc:  # a rule bug must not stop the stream; the record is kept
+                failed.append(dead_letter(decoded.position, "learn", f"{type(exc).__name__}: {exc}",
+                                          registry.encode(decoded.record_type, decoded.record), now_us(),
+                                          decoded.record["envelope"]["tenant"]))
+        out = [(rt, r) for rt, r in out if r["envelope"]["record_id"] not in self._already]
+        out += [("dead_letter", dl) for dl in failed]
+        self._uncommitted += len(fresh)
+        if out:
+            self.runner.submit(out)
+        if self._uncommitted >= COMMIT_EVERY:
+            self.commit()
+
+    def commit(self) -> None:
+        self.log.commit(CONSUMER, ALL_TOPICS, 0, self._next)
+        self._uncommitted = 0
+
+
+def _chunks(log, offset: int, chunk: int):
+    while entries := log.read_all(offset, chunk):
+        yield entries
+        offset = entries[-1].offset + 1
+
+
+def _decoded(entries) -> list[Decoded]:
+    return [d for d in (decode_entry(e, 0) for e in entries) if isinstance(d, Decoded)]

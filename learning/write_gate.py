@@ -1,0 +1,63 @@
+"""The write gate (seed 004 §5, seed 001 §4.3): what a perception is, and whether a proposed
+unit may enter memory.
+
+Perceptions: events go to the timeline; transactional content (phatic turns such as "ok",
+"thanks", "收到") is discarded from learning and recall (still in the log, counted).
+
+Units pass four acceptance checks or are rejected with the failed check named:
+1. understandable alone — condition and action say something without the conversation
+   around them (not "it", not one word);
+2. affects an action — the action adds something to do beyond restating the condition;
+3. has conditions — a trigger condition, not "always" (drift guard: rules without a
+   trigger condition are refused);
+4. verifiable — the action is observable, so an outcome can confirm or falsify it (not
+   "be careful").
+Knowledge (``source="read"``, cited) and experience (``source="lived"``) are separate
+layers; nothing here converts one into the other.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hindbrain.recall.tokenize import tokens
+
+_PHATIC = frozenset({
+    "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "got it", "sure", "yes", "no", "noted", "cool", "great",
+    "fine", "right", "bye", "hi", "hello", "好", "好的", "嗯", "嗯嗯", "谢谢", "收到", "行", "可以", "没问题", "明白",
+})
+_DEICTIC = frozenset({"it", "this", "that", "these", "those", "there", "so", "thing", "stuff", "它", "这个", "那个", "这样"})
+_NO_CONDITION = frozenset({"always", "any", "anything", "everything", "every time", "all cases", "whenever", "never",
+                           "总是", "所有情况", "任何时候", "一直"})
+_VAGUE = ("be careful", "pay attention", "do better", "try harder", "be mindful", "think twice", "注意", "小心", "认真",
+          "仔细")
+_PUNCT = re.compile(r"[\s\.,;:!?，。；：！？、'\"]+")
+
+CHECKS = ("understandable_alone", "affects_an_action", "has_conditions", "verifiable")
+
+
+def perception_class(record: dict) -> str:
+    """``event`` (the timeline) or ``transactional`` (discarded from learning and recall)."""
+    if record["kind"] != "message" or record.get("system") or record.get("action") or record.get("actual"):
+        return "event"
+    text = _PUNCT.sub(" ", (record.get("text") or "").lower()).strip()
+    return "transactional" if not text or text in _PHATIC else "event"
+
+
+def failed_check(condition: str, action: str) -> tuple[str, str] | None:
+    """The first acceptance check a unit fails, with why; None when it passes all four."""
+    cond, act = _norm(condition), _norm(action)
+    cond_words, act_words = tokens(condition), tokens(action)
+    if len(cond_words) < 2 or cond in _DEICTIC or len(act_words) < 1 or act in _DEICTIC:
+        return "understandable_alone", "condition and action must each make sense on their own (more than 'it')"
+    if not set(act_words) - set(cond_words):
+        return "affects_an_action", "the action only restates the condition: nothing to do differently"
+    if cond in _NO_CONDITION:
+        return "has_conditions", f"'{condition}' is no trigger condition: say when the rule applies"
+    if any(act == v or act.startswith(v + " ") or act.startswith(v) and len(act) <= len(v) + 2 for v in _VAGUE):
+        return "verifiable", f"'{action}' is not observable, so no outcome could confirm or falsify it"
+    return None
+
+
+def _norm(text: str) -> str:
+    return _PUNCT.sub(" ", text.lower()).strip()

@@ -1,0 +1,46 @@
+"""``unit_states``: each cognitive unit's current lifecycle state, from the learner's decisions.
+
+The learner never updates ``fragments`` (a proposal stays as proposed); each of its
+decisions carries the unit's whole state after it, and this view keeps the latest
+(``ReplacingMergeTree`` on the log offset), so replay rebuilds it exactly.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hindbrain.projections.table import Table, stamp
+
+TABLE = Table(
+    name="unit_states",
+    columns=(
+        ("tenant", "String"),
+        ("fragment_id", "String"),
+        ("ts", "DateTime64(6, 'UTC')"),
+        ("status", "LowCardinality(String)"),
+        ("rung", "LowCardinality(String)"),
+        ("confidence", "Float64"),
+        ("successes", "UInt32"),
+        ("failures", "UInt32"),
+        ("contradictions", "UInt32"),
+        ("decision_kind", "LowCardinality(String)"),
+        ("decision_id", "String"),
+    ),
+    order_by=("tenant", "fragment_id"),
+)
+RECORD_TYPES = ("decision",)
+
+
+def project(record_type: str, record: dict, position) -> list[dict]:
+    if not record["kind"].startswith(("unit_", "trait_")):
+        return []
+    unit = json.loads(record["payload_json"]).get("unit")
+    if unit is None:
+        return []
+    row = {
+        "tenant": record["envelope"]["tenant"], "fragment_id": unit["fragment_id"], "ts": record["envelope"]["ts_us"],
+        "status": unit["status"], "rung": unit["rung"], "confidence": float(unit["confidence"]),
+        "successes": unit["successes"], "failures": unit["failures"], "contradictions": unit["contradictions"],
+        "decision_kind": record["kind"], "decision_id": record["decision_id"],
+    }
+    return [stamp(row, position)]
