@@ -170,12 +170,12 @@ class Learner:
                     t.negatives[topic] = []
                     out += self._propose(env, proposal)
                 else:
-                    out.append(decision("feedback_deferred", env["tenant"], [env["record_id"]], [e["envelope"]["record_id"] for e in negatives],
-                                        f"{len(negatives)} of {extract.NEGATIVES_FOR_A_RULE} negative feedback events on "
-                                        f"{topic}: one negative never creates a rule", {"topic": topic,
-                                                                                      "negatives": len(negatives)},
-                                        env["ts_us"], EXTRACT_JOB, {"negatives_for_a_rule": extract.NEGATIVES_FOR_A_RULE},
-                                        env["record_id"]))
+                    evidence = [e["envelope"]["record_id"] for e in negatives]
+                    reason = (f"{len(negatives)} of {extract.NEGATIVES_FOR_A_RULE} negative feedback events on "
+                              f"{topic}: one negative never creates a rule")
+                    out.append(decision("feedback_deferred", env["tenant"], [env["record_id"]], evidence, reason,
+                                        {"topic": topic, "negatives": len(negatives)}, env["ts_us"], EXTRACT_JOB,
+                                        {"negatives_for_a_rule": extract.NEGATIVES_FOR_A_RULE}, env["record_id"]))
         return out
 
     def _propose(self, env: dict, proposal: extract.Proposal) -> list[tuple[str, dict]]:

@@ -40,7 +40,8 @@ def cognition(tenant: str, fragment_id: str, proposal, ts_us: int, cause: str, a
                    record_id=fragment_id, ts_us=ts_us)
     return "cognition", {
         "envelope": env, "fragment_id": fragment_id, "condition": proposal.condition, "action": proposal.action,
-        "reason": proposal.reason, "evidence": proposal.evidence, "scope": {k: str(v) for k, v in proposal.scope.items()},
+        "reason": proposal.reason, "evidence": proposal.evidence,
+        "scope": {k: str(v) for k, v in proposal.scope.items()},
         "source": "lived", "citation": None, "confidence": None, "seed": False,
         "event_ids": list(proposal.event_ids), "entities": list(proposal.entities),
     }

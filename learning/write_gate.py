@@ -26,7 +26,8 @@ _PHATIC = frozenset({
     "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "got it", "sure", "yes", "no", "noted", "cool", "great",
     "fine", "right", "bye", "hi", "hello", "好", "好的", "嗯", "嗯嗯", "谢谢", "收到", "行", "可以", "没问题", "明白",
 })
-_DEICTIC = frozenset({"it", "this", "that", "these", "those", "there", "so", "thing", "stuff", "它", "这个", "那个", "这样"})
+_DEICTIC = frozenset({"it", "this", "that", "these", "those", "there", "so", "thing", "stuff",
+                      "它", "这个", "那个", "这样"})
 _NO_CONDITION = frozenset({"always", "any", "anything", "everything", "every time", "all cases", "whenever", "never",
                            "总是", "所有情况", "任何时候", "一直"})
 _VAGUE = ("be careful", "pay attention", "do better", "try harder", "be mindful", "think twice", "注意", "小心", "认真",
@@ -48,12 +49,12 @@ def failed_check(condition: str, action: str) -> tuple[str, str] | None:
     """The first acceptance check a unit fails, with why; None when it passes all four."""
     cond, act = _norm(condition), _norm(action)
     cond_words, act_words = tokens(condition), tokens(action)
+    if cond in _NO_CONDITION:  # checked first: "always" is also too short to stand alone
+        return "has_conditions", f"'{condition}' is no trigger condition: say when the rule applies"
     if len(cond_words) < 2 or cond in _DEICTIC or len(act_words) < 1 or act in _DEICTIC:
         return "understandable_alone", "condition and action must each make sense on their own (more than 'it')"
     if not set(act_words) - set(cond_words):
         return "affects_an_action", "the action only restates the condition: nothing to do differently"
-    if cond in _NO_CONDITION:
-        return "has_conditions", f"'{condition}' is no trigger condition: say when the rule applies"
     if any(act == v or act.startswith(v + " ") or act.startswith(v) and len(act) <= len(v) + 2 for v in _VAGUE):
         return "verifiable", f"'{action}' is not observable, so no outcome could confirm or falsify it"
     return None

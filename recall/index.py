@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hindbrain.learning.write_gate import perception_class
 from hindbrain.projections import beliefs, events, fragments, unit_states
 from hindbrain.recall.cues import coordinates, cue_terms
 from hindbrain.recall.lexical import BM25Index
@@ -137,6 +138,8 @@ def indexable(decoded: Decoded) -> list[Indexable]:
     record = decoded.record
     if decoded.record_type == "perception":
         env = record["envelope"]
+        if perception_class(record) == "transactional":
+            return []
         return [(env["tenant"], *event_doc(env["record_id"], record, env["ts_us"]))]
     if decoded.record_type == "cognition":
         return [(row["tenant"], *fragment_doc(row))
@@ -271,6 +274,8 @@ class RecallIndex:
                 items = []
                 for values in rows[start : start + chunk]:
                     row = dict(zip(names, values, strict=True))
+                    if table is events.TABLE and perception_class(row) == "transactional":
+                        continue
                     doc, cues = event_doc(row["event_id"], row, _ts_us(row["ts"])) if table is events.TABLE \
                         else fragment_doc(row)
                     items.append((row["tenant"], doc, cues))
