@@ -1,6 +1,6 @@
 """Perception → cognition extraction (seed 000 exp. 2): compress a task's trajectory into
 minimal actionable units "when C, do A, because R, verified by E". Explainable rules, no
-LLM; an ``Extractor`` plug-in may propose more (``learning.llm``).
+LLM (an optional LLM ``Extractor`` plug-in is not built yet).
 
 Rule ``recovery/1``: an anomaly (or failed step) in a system — an action, as an identity,
 expected X, got Y — followed in the same task by a success in that system after the

@@ -12,8 +12,8 @@ For each record, in log order:
   area (confidence < 0.3), is absorbed by the same lesson already known (assimilation), or
   is rejected with the failed check;
 * **outcome** — each *applied* unit gets the evidence: verified, stable, reviewing, invalid,
-  skill, trait proposed (``lifecycle``);
-* **decision** — a human's ``trait_approved`` moves a trait to the identity layer.
+  skill, trait proposed (``lifecycle``). Approving a proposed trait (a human's
+  ``trait_approved`` decision) is not built yet.
 
 Every step it takes is a decision record whose payload holds the unit's whole state after
 it, so the learner's own state is rebuilt by reading the log (``restoring=True``: records
@@ -30,14 +30,12 @@ from hindbrain.learning import extract, lifecycle, write_gate
 from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence
+from hindbrain.projections.unit_states import UNIT_KINDS
 from hindbrain.recall.tokenize import tokens
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
 MERGE_WITHIN_US = 10 * 60 * 1_000_000
 TRAJECTORY = 16  # failures remembered per task
-UNIT_KINDS = ("unit_accepted", "unit_held", "unit_rejected", "unit_released", "unit_assimilated", "unit_absorbed",
-              "unit_verified", "unit_stable", "unit_evidence", "unit_reviewing", "unit_invalid", "unit_skill",
-              "trait_proposed", "trait_approved")
 GATE_JOB, LIFECYCLE_JOB, HYGIENE_JOB = "learner.write_gate", "learner.lifecycle", "learner.write_hygiene"
 EXTRACT_JOB = "learner.extract"
 
@@ -262,21 +260,6 @@ class Learner:
             out.append(decision(change.kind, env["tenant"], [fid], [env["record_id"]], change.reason, payload,
                                 env["ts_us"], job, {"rule": lifecycle.RULE_VERSION, **lifecycle.THRESHOLDS},
                                 f"{cause or env['record_id']}:{change.kind}"))
-        return out
-
-    def approve_trait(self, tenant: str, fragment_id: str, approver: str, ts_us: int, cause: str
-                      ) -> list[tuple[str, dict]]:
-        """A human accepts a proposed trait: it moves to the identity layer."""
-        unit = self.unit(tenant, fragment_id)
-        if unit is None or unit.rung != "trait_proposed":
-            raise ValueError(f"approve: {fragment_id!r} is not a proposed trait")
-        approved = replace(unit, rung="trait")
-        out = [decision("trait_approved", tenant, [fragment_id], list(unit.evidence),
-                        f"approved by {approver}: a character trait of the identity layer",
-                        {"unit": _state(approved), "layer": "identity", "approver": approver}, ts_us,
-                        "human.approval", {"rule": lifecycle.RULE_VERSION}, cause)]
-        for rt, r in out:
-            self._apply(rt, r)
         return out
 
 

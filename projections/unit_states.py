@@ -29,10 +29,15 @@ TABLE = Table(
     order_by=("tenant", "fragment_id"),
 )
 RECORD_TYPES = ("decision",)
+# The decisions whose payload carries a unit's whole state after them (``payload["unit"]``);
+# the learner folds the same kinds to restore itself.
+UNIT_KINDS = ("unit_accepted", "unit_held", "unit_rejected", "unit_released", "unit_assimilated", "unit_absorbed",
+              "unit_verified", "unit_stable", "unit_evidence", "unit_reviewing", "unit_invalid", "unit_skill",
+              "trait_proposed", "trait_approved")
 
 
 def project(record_type: str, record: dict, position) -> list[dict]:
-    if not record["kind"].startswith(("unit_", "trait_")):
+    if record["kind"] not in UNIT_KINDS:
         return []
     unit = json.loads(record["payload_json"]).get("unit")
     if unit is None:

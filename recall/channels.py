@@ -41,18 +41,21 @@ TRIGGER_PREFERS = {
 _US_PER_DAY = 86_400 * 1_000_000
 
 
-def lexical_score(bm25: float, query_information: float, matched_exact: int, query_exact: int) -> float:
+def coverage(bm25: float, query_information: float) -> float:
     """``bm25`` relative to ``query_information`` (the sum of the query terms' idf, the score
-    of a document holding each term once), plus the exact-cue boost."""
-    coverage = min(1.0, bm25 / query_information) if query_information > 0 else 0.0
+    of a document holding each term once)."""
+    return min(1.0, bm25 / query_information) if query_information > 0 else 0.0
+
+
+def lexical_score(bm25: float, query_information: float, matched_exact: int, query_exact: int) -> float:
+    """``coverage`` plus the exact-cue boost."""
     boost = EXACT_BOOST * matched_exact / query_exact if query_exact else 0.0
-    return min(1.0, coverage + boost)
+    return min(1.0, coverage(bm25, query_information) + boost)
 
 
 def lexical(bm25: float, query_information: float, matched_exact: list[str], query_exact: int) -> Contribution:
     score = lexical_score(bm25, query_information, len(matched_exact), query_exact)
-    coverage = min(1.0, bm25 / query_information) if query_information > 0 else 0.0
-    why = {"score": round(score, 4), "bm25": round(bm25, 4), "coverage": round(coverage, 4)}
+    why = {"score": round(score, 4), "bm25": round(bm25, 4), "coverage": round(coverage(bm25, query_information), 4)}
     if matched_exact:
         why["exact_cues"] = sorted(matched_exact)
     return score, why

@@ -212,9 +212,9 @@ class BM25Index:
     def _df(self, t: int) -> int:
         df = self._settled[t] + len(self._tails[t]) // 8
         for segment in self._segments:
-            i = int(np.searchsorted(segment.terms, t))
-            if i < len(segment.terms) and segment.terms[i] == t:
-                df += int(segment.starts[i + 1] - segment.starts[i])
+            found = segment.postings(t)  # slices: nothing is copied
+            if found is not None:
+                df += len(found[0])
         return df
 
     def top(self, terms: list[str], k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
