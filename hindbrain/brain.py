@@ -13,7 +13,10 @@ from datetime import datetime
 from pathlib import Path
 
 from hindbrain.jobs import HindsightReport, run_hindsight
+from hindbrain.learning import lifecycle
+from hindbrain.learning.records import decision
 from hindbrain.learning.runtime import LearnerRuntime
+from hindbrain.learning.seeds import SeedReport, proposals, read_seed_file
 from hindbrain.projections.beliefs import BELIEF_INDUCED
 from hindbrain.projections.views import VIEWS
 from hindbrain.projections.warehouse import Warehouse
@@ -24,6 +27,7 @@ from hindbrain.recall.query import build_query
 from hindbrain.recall.records import pack_of, recall_records
 from hindbrain.recall.scoring import Weights
 from hindbrain.schemas.api import (
+    ApproveInput,
     BelieveInput,
     InvalidInput,
     LearnInput,
@@ -33,7 +37,7 @@ from hindbrain.schemas.api import (
     validated,
 )
 from hindbrain.schemas.codec import registry
-from hindbrain.schemas.records import envelope, new_id, now_us, to_us
+from hindbrain.schemas.records import PRODUCER_SDK, envelope, new_id, now_us, to_us
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
@@ -158,6 +162,24 @@ class Brain:
         self.runner.submit([("cognition", record)])
         return fragment_id
 
+    def seed(self, path: str | Path | None = None, *, tenant: str | None = None,
+             entries: list[dict] | None = None) -> SeedReport:
+        """Import curated cognitions (cold start): a YAML/JSON file (``path``) or ``entries``.
+
+        Each entry is a ``learn`` proposal with ``seed=True`` (higher initial confidence);
+        an entry without a trigger condition, failing an acceptance check or a field's
+        validation is refused with a message naming it, and the others are imported. The
+        file's ``tenant:`` is used unless ``tenant`` is given. Importing twice adds nothing.
+        """
+        file_tenant, items = read_seed_file(path) if path is not None else (None, entries or [])
+        tenant = tenant or file_tenant
+        if not tenant:
+            raise InvalidInput("seed", "tenant", "give tenant= (or 'tenant:' in the seed file)")
+        accepted, refused = proposals(tenant, items)
+        for data in accepted:
+            self.learn(**data.model_dump())
+        return SeedReport([d.fragment_id for d in accepted], refused)
+
     def outcome(self, **fields) -> str:
         """Report how a task went and which recalled items were ``applied``. Success or
         failure is credited only to applied items. Returns the outcome record id."""
@@ -211,6 +233,46 @@ class Brain:
         record["decision_id"] = record["envelope"]["record_id"]
         self.runner.submit([("decision", record)])
         return belief_id
+
+    def pending_traits(self, tenant: str) -> list[dict]:
+        """Units the learner proposes as character traits, waiting for a human's ``approve``:
+        ``{"fragment_id", "text", "confidence", "successes", "domains"}`` each."""
+        learner = self._learner("pending_traits")
+        self.runner.flush()
+        units = learner.pending_traits(tenant)
+        texts = dict(self.warehouse.query(
+            "SELECT fragment_id, text FROM fragments FINAL "
+            "WHERE tenant = {t:String} AND fragment_id IN {ids:Array(String)}",
+            {"t": tenant, "ids": [u.fragment_id for u in units]})) if units else {}
+        return [{"fragment_id": u.fragment_id, "text": texts.get(u.fragment_id, ""), "confidence": u.confidence,
+                 "successes": u.successes, "domains": sorted(u.domains)} for u in units]
+
+    def approve(self, **fields) -> str:
+        """A human's verdict on a proposed trait (see ``pending_traits``): ``accept=True``
+        moves the unit to the identity layer, ``accept=False`` keeps it a skill. Appends a
+        ``trait_approved`` / ``trait_declined`` decision naming the ``approver``; returns its
+        id. Raises InvalidInput (field ``fragment_id``) unless the unit is a proposed trait."""
+        data = validated(ApproveInput, "approve", **fields)
+        learner = self._learner("approve")
+        self.runner.flush()
+        unit = learner.unit(data.tenant, data.fragment_id)
+        if unit is None or unit.rung != "trait_proposed":
+            found = f"its rung is {unit.rung!r}" if unit else "the learner knows no such unit"
+            raise InvalidInput("approve", "fragment_id", f"{data.fragment_id!r} is not a proposed trait ({found})")
+        change = lifecycle.on_approval(unit, data.accept, data.approver)
+        approval = new_id("decision")
+        rt, record = decision(change.kind, data.tenant, [unit.fragment_id], list(unit.evidence),
+                              data.reason or change.reason, {"unit": lifecycle.state_of(change.unit)}, now_us(),
+                              "sdk.approve", {"rule": lifecycle.RULE_VERSION}, approval, {"approver": data.approver})
+        record["envelope"]["producer"] = PRODUCER_SDK  # a human decided, not the learner
+        self.runner.submit([(rt, record)])
+        return record["decision_id"]
+
+    def _learner(self, operation: str):
+        if self.learning is None:
+            raise InvalidInput(operation, "brain",
+                               "the learning loop runs in the embedded brain only (not over Kafka yet)")
+        return self.learning.learner
 
     # -- reading -------------------------------------------------------------------------
     def hindsight(self) -> HindsightReport:

@@ -1,4 +1,4 @@
-"""The ``hindbrain`` command line: demo, replay, explain, stats, hindsight."""
+"""The ``hindbrain`` command line: demo, replay, explain, stats, hindsight, seed, traits, approve."""
 
 from __future__ import annotations
 
@@ -52,6 +52,51 @@ def cmd_hindsight(args) -> int:
     return 0
 
 
+def cmd_seed(args) -> int:
+    from hindbrain import Brain
+    from hindbrain.learning.seeds import SeedFileError
+    from hindbrain.schemas.api import InvalidInput
+
+    with Brain.open(_home(args)) as brain:
+        try:
+            report = brain.seed(args.file, tenant=args.tenant)
+        except (SeedFileError, InvalidInput, OSError) as exc:
+            print(f"hindbrain seed: {exc}", file=sys.stderr)
+            return 2
+    for message in report.refused:
+        print(message, file=sys.stderr)
+    print(f"imported {len(report.imported)} cognitions, refused {len(report.refused)}")
+    return 1 if report.refused else 0
+
+
+def cmd_traits(args) -> int:
+    from hindbrain import Brain
+
+    with Brain.open(_home(args)) as brain:
+        pending = brain.pending_traits(args.tenant)
+    for trait in pending:
+        print(f"{trait['fragment_id']}  {trait['successes']} successes in {', '.join(trait['domains'])}: "
+              f"{trait['text']}")
+    if not pending:
+        print(f"no trait waits for approval in tenant {args.tenant!r}")
+    return 0
+
+
+def cmd_approve(args) -> int:
+    from hindbrain import Brain
+    from hindbrain.schemas.api import InvalidInput
+
+    with Brain.open(_home(args)) as brain:
+        try:
+            decision_id = brain.approve(tenant=args.tenant, fragment_id=args.id, approver=args.by,
+                                        accept=not args.decline, reason=args.reason)
+        except InvalidInput as exc:
+            print(f"hindbrain approve: {exc}", file=sys.stderr)
+            return 2
+    print(f"{'declined' if args.decline else 'approved'} {args.id}: decision {decision_id}")
+    return 0
+
+
 def cmd_replay(args) -> int:
     from hindbrain.cli_replay import run_replay
 
@@ -97,6 +142,20 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--engine", choices=("faust", "aiokafka"), default="faust",
                         help="faust (default) or a plain aiokafka consumer running the same pipeline, ~5-10x faster")
     worker.set_defaults(func=cmd_worker)
+    seed = sub.add_parser("seed", help="import curated cognitions (YAML/JSON) at the seed's higher confidence")
+    seed.add_argument("file")
+    seed.add_argument("--tenant", help="the tenant to seed (default: the file's 'tenant:')")
+    seed.set_defaults(func=cmd_seed)
+    traits = sub.add_parser("traits", help="proposed character traits waiting for approval")
+    traits.add_argument("--tenant", required=True)
+    traits.set_defaults(func=cmd_traits)
+    approve = sub.add_parser("approve", help="approve (or --decline) a proposed trait: it joins the identity layer")
+    approve.add_argument("id", help="the fragment id of the proposed trait")
+    approve.add_argument("--tenant", required=True)
+    approve.add_argument("--by", required=True, help="who approves (recorded in the decision)")
+    approve.add_argument("--reason")
+    approve.add_argument("--decline", action="store_true", help="keep it a skill instead")
+    approve.set_defaults(func=cmd_approve)
     sub.add_parser("stats", help="rows per view, log length, dead letters").set_defaults(func=cmd_stats)
     sub.add_parser("hindsight", help="run the learning jobs now").set_defaults(func=cmd_hindsight)
     return parser

@@ -12,8 +12,9 @@ For each record, in log order:
   area (confidence < 0.3), is absorbed by the same lesson already known (assimilation), or
   is rejected with the failed check;
 * **outcome** — each *applied* unit gets the evidence: verified, stable, reviewing, invalid,
-  skill, trait proposed (``lifecycle``). Approving a proposed trait (a human's
-  ``trait_approved`` decision) is not built yet.
+  skill, trait proposed (``lifecycle``);
+* **decision** by someone else — a human's ``trait_approved`` / ``trait_declined``
+  (``Brain.approve``) carries the unit's state after it and is folded like the learner's own.
 
 Every step it takes is a decision record whose payload holds the unit's whole state after
 it, so the learner's own state is rebuilt by reading the log (``restoring=True``: records
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 from hindbrain.learning import extract, lifecycle, write_gate
 from hindbrain.learning.lifecycle import Unit
@@ -38,6 +39,7 @@ MERGE_WITHIN_US = 10 * 60 * 1_000_000
 TRAJECTORY = 16  # failures remembered per task
 GATE_JOB, LIFECYCLE_JOB, HYGIENE_JOB = "learner.write_gate", "learner.lifecycle", "learner.write_hygiene"
 EXTRACT_JOB = "learner.extract"
+APPROVAL_KINDS = ("trait_approved", "trait_declined")  # a human's decisions on a proposed trait
 
 
 @dataclass
@@ -97,6 +99,16 @@ class Learner:
         return t
 
     # -- perceptions -------------------------------------------------------------------------
+    def _decision(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        if record["kind"] in APPROVAL_KINDS:
+            self._apply("decision", record)
+        return []
+
+    def pending_traits(self, tenant: str) -> list[Unit]:
+        """The units whose trait proposal waits for a human (``Brain.approve``)."""
+        t = self.tenants.get(tenant)
+        return [u for u in t.units.values() if u.rung == "trait_proposed"] if t else []
+
     def _perception(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
         kind = write_gate.perception_class(record)
@@ -197,6 +209,9 @@ class Learner:
     def _gate(self, record: dict, confidence: float, inputs: dict, job: str) -> list[tuple[str, dict]]:
         env, fid = record["envelope"], record["fragment_id"]
         t = self._tenant(env["tenant"])
+        if fid in t.units:  # the same proposal again (a seed file imported twice): already decided
+            self.counts["repeated_proposals"] += 1
+            return []
         params = {"checks": list(write_gate.CHECKS), "hold_below": lifecycle.HOLD_BELOW, "rule": lifecycle.RULE_VERSION}
         evidence = list(record["event_ids"])
         unit = Unit(fid, "candidate", confidence, record["source"], record["condition"], record["action"],
@@ -206,15 +221,15 @@ class Learner:
             check, why = failed
             self.counts["rejected"] += 1
             return [decision("unit_rejected", env["tenant"], [fid], evidence, f"fails '{check}': {why}",
-                             {"unit": _state(replace(unit, status="rejected")), "check": check}, env["ts_us"], job,
-                             params, fid, inputs)]
+                             {"unit": lifecycle.state_of(replace(unit, status="rejected")), "check": check},
+                             env["ts_us"], job, params, fid, inputs)]
         known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"]))
         if known and known != fid and known in t.units:
             change = lifecycle.on_assimilation(t.units[known], confidence, fid)
+            absorbed = {"unit": lifecycle.state_of(replace(unit, status="absorbed")), "into": known,
+                        "learning": "assimilation"}
             return [decision("unit_absorbed", env["tenant"], [fid], [known], f"the same lesson as {known}: absorbed "
-                             "into it as evidence (assimilation)", {"unit": _state(replace(unit, status="absorbed")),
-                                                                    "into": known, "learning": "assimilation"},
-                             env["ts_us"], job, params, fid, inputs),
+                             "into it as evidence (assimilation)", absorbed, env["ts_us"], job, params, fid, inputs),
                     *self._changes(env, known, [change], cause=fid, job=job)]
         status = lifecycle.initial_status(confidence)
         kind = "unit_held" if status == "held" else "unit_accepted"
@@ -223,7 +238,7 @@ class Learner:
                   f"passes the four checks; starts in observation as a candidate at confidence {confidence:.2f}")
         layer = "knowledge" if record["source"] == "read" else "experience"
         return [decision(kind, env["tenant"], [fid], evidence, reason,
-                         {"unit": _state(replace(unit, status=status)), "layer": layer,
+                         {"unit": lifecycle.state_of(replace(unit, status=status)), "layer": layer,
                           "checks": list(write_gate.CHECKS)}, env["ts_us"], job, params, fid, inputs)]
 
     # -- outcomes ----------------------------------------------------------------------------
@@ -254,7 +269,7 @@ class Learner:
         out = []
         for change in changes:
             self.counts[change.kind] += 1
-            payload = {"unit": _state(change.unit)}
+            payload = {"unit": lifecycle.state_of(change.unit)}
             if change.kind == "unit_reviewing" and change.unit.contradictions:
                 payload["learning"] = "accommodation"  # the evidence does not fit: the unit must change
             out.append(decision(change.kind, env["tenant"], [fid], [env["record_id"]], change.reason, payload,
@@ -263,15 +278,9 @@ class Learner:
         return out
 
 
-def _state(unit: Unit) -> dict:
-    state = asdict(unit)
-    state["domains"], state["evidence"] = sorted(unit.domains), list(unit.evidence)
-    return state
-
-
 def _lesson(source: str, condition: str, action: str) -> tuple[str, str, str]:
     return source, " ".join(tokens(condition)), " ".join(tokens(action))
 
 
 _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,
-             "recall": Learner._recall}
+             "recall": Learner._recall, "decision": Learner._decision}

@@ -18,7 +18,7 @@ Pure: ``on_*`` functions take the unit's state and an observation and return the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 RULE_VERSION = "lifecycle/1"
 SIGNAL_CONFIDENCE = {"explicit": 0.9, "implicit": 0.6, "self": 0.4}
@@ -43,7 +43,7 @@ class Unit:
     source: str
     condition: str
     action: str
-    rung: str = "experience"  # experience → skill → trait (proposed) → trait
+    rung: str = "experience"  # experience → skill → trait_proposed → trait (approved) | skill_declined
     successes: int = 0
     failures: int = 0
     failure_streak: int = 0
@@ -58,6 +58,23 @@ class Change:
     kind: str  # the decision kind: unit_verified, unit_stable, unit_reviewing, unit_invalid, unit_evidence ...
     unit: Unit  # the state after
     reason: str
+
+
+def state_of(unit: Unit) -> dict:
+    """The unit as a decision payload's ``unit`` (JSON-ready)."""
+    state = asdict(unit)
+    state["domains"], state["evidence"] = sorted(unit.domains), list(unit.evidence)
+    return state
+
+
+def on_approval(unit: Unit, accept: bool, approver: str) -> Change:
+    """A human's verdict on a proposed trait: accepted, it joins the identity layer;
+    declined, the unit stays a skill (and is not proposed again by the same evidence)."""
+    if unit.rung != "trait_proposed":
+        raise ValueError(f"{unit.fragment_id} is not a proposed trait (its rung is {unit.rung!r})")
+    if accept:
+        return Change("trait_approved", replace(unit, rung="trait"), f"approved by {approver}: a character trait")
+    return Change("trait_declined", replace(unit, rung="skill_declined"), f"declined by {approver}: stays a skill")
 
 
 def initial_status(confidence: float) -> str:
@@ -139,7 +156,7 @@ def _ladder(u: Unit) -> list[Change]:
         return [Change("unit_skill", replace(u, rung="skill"),
                        f"{u.successes} successes (rate {rate:.2f} ≥ {SKILL_RATE}) and {u.positive_feedback} "
                        f"positive feedback: a skill")]
-    if u.rung == "skill" and len(u.domains) >= TRAIT_DOMAINS:
+    if u.rung == "skill" and len(u.domains) >= TRAIT_DOMAINS:  # "skill_declined" is never proposed again
         return [Change("trait_proposed", replace(u, rung="trait_proposed"),
                        f"succeeded in {len(u.domains)} task domains ≥ {TRAIT_DOMAINS}: a trait, pending approval")]
     return []

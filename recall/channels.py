@@ -24,7 +24,7 @@ Contribution = tuple[float, dict]
 EXACT_BOOST = 0.5  # a query's exact cues all matched add this much to the lexical score (capped at 1)
 GRAPH_STRENGTH = {1: 0.5, 2: 1.0}  # sharing one kind of link (entity or action) vs both: a chain
 HALF_LIFE_DAYS = {"high": 7.0, "medium": 90.0, "low": 365.0, "red_line": math.inf}
-VOLATILITY_OF_LAYER = {"episodic": "high", "experience": "medium", "knowledge": "low"}
+VOLATILITY_OF_LAYER = {"episodic": "high", "experience": "medium", "knowledge": "low", "identity": "low"}
 REVIEWING_PENALTY = 0.15
 CONTRADICTION_PENALTY, CONTRADICTION_CAP = 0.10, 0.30
 SCOPE_PENALTY = 0.20  # per scope coordinate the item and the recall name differently
@@ -36,7 +36,7 @@ TRIGGER_PREFERS = {
     "no_data": {"knowledge"},
     "unresolved_entity": {"knowledge", "event"},
     "user_reference": {"message", "event"},
-    "task_start": {"knowledge", "experience"},
+    "task_start": {"identity", "knowledge", "experience"},
 }
 _US_PER_DAY = 86_400 * 1_000_000
 

@@ -26,8 +26,9 @@ ACTIONABILITY = {"fragment": 1.0, "belief": 0.9, "anomaly": 0.6, "outcome": 0.6,
 NOT_INJECTED = {"invalid": "invalidated: no longer true", "rejected": "rejected by the write gate",
                 "absorbed": "absorbed into the same lesson already known", "merged": "merged into a newer event",
                 "held": "in the holding area until more evidence arrives"}
-# Placement (MISSION C7): active knowledge → experience rules → the timeline.
-PLACEMENT = {"knowledge": 0, "experience": 1, "episodic": 2}
+# Placement (MISSION C7): who the agent is (approved traits) → active knowledge → experience
+# rules → the timeline.
+PLACEMENT = {"identity": 0, "knowledge": 1, "experience": 2, "episodic": 3}
 
 
 @dataclass

@@ -27,7 +27,8 @@ from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import estimate_tokens, tokens
 from hindbrain.streams.processing import Decoded
 
-LAYERS = ("episodic", "experience", "knowledge")
+LAYERS = ("episodic", "experience", "knowledge", "identity")  # identity: traits a human approved
+TRAIT_RUNG = "trait"
 EVENTS_MERGED = "events_merged"  # write hygiene: the subjects were merged into a newer event
 _LAYER_CODE = {name: i for i, name in enumerate(LAYERS)}
 _SITUATION_FIELDS = ("system", "identity", "action", "expected", "actual")
@@ -178,12 +179,15 @@ class TenantIndex:
             self.by_id[doc.id] = n
         return [doc for doc, _ in fresh]
 
-    def set_state(self, doc_id: str, status: str, confidence: float | None) -> None:
+    def set_state(self, doc_id: str, status: str, confidence: float | None, rung: str | None = None) -> None:
         no = self.by_id.get(doc_id)
         if no is not None:
             self.docs[no].status = status
             if confidence is not None:
                 self.docs[no].confidence = confidence
+            if rung == TRAIT_RUNG:  # an approved trait moves to the identity layer
+                self.docs[no].layer = "identity"
+                self._layers[no] = _LAYER_CODE["identity"]
 
     def layer_mask(self, layers: list[str] | None) -> np.ndarray | None:
         if not layers:
@@ -250,7 +254,7 @@ class RecallIndex:
             for event_id in record["subject_ids"]:
                 tenant.set_state(event_id, "merged", None)
         for row in unit_states.project(decoded.record_type, record, decoded.position):
-            tenant.set_state(row["fragment_id"], row["status"], row["confidence"])
+            tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
     def _observe_outcome(self, record: dict) -> None:
         env = record["envelope"]
@@ -284,9 +288,9 @@ class RecallIndex:
                 "SELECT tenant, item_id, applied, success, failure, contradiction FROM feedback"):
             self.tenant(tenant).counters[item] = Counters(applied, success, failure, contradiction)
         self._outcomes_seen.update(r[0] for r in warehouse.query("SELECT outcome_id FROM outcomes FINAL"))
-        for tenant, fragment_id, status, confidence in warehouse.query(
-                "SELECT tenant, fragment_id, status, confidence FROM unit_states FINAL"):
-            self.tenant(tenant).set_state(fragment_id, status, confidence)
+        for tenant, fragment_id, status, confidence, rung in warehouse.query(
+                "SELECT tenant, fragment_id, status, confidence, rung FROM unit_states FINAL"):
+            self.tenant(tenant).set_state(fragment_id, status, confidence, rung)
         for tenant, subjects in warehouse.query(
                 "SELECT tenant, subject_ids FROM decisions FINAL WHERE kind = {k:String}", {"k": EVENTS_MERGED}):
             for event_id in subjects:

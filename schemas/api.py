@@ -167,6 +167,14 @@ class BelieveInput(_Input):
         return self
 
 
+class ApproveInput(_Input):
+    tenant: Name
+    fragment_id: Name
+    approver: Name
+    accept: bool = Field(default=True, strict=True)
+    reason: Text | None = None
+
+
 class OutcomeInput(_Input):
     tenant: Name
     agent: Name | None = None
