@@ -11,15 +11,33 @@ the system (entity), the scene, the action, the anomaly, the cause and the scope
 
 Rule ``feedback/1`` (drift guard, seed 001 §4.3): one negative feedback never creates a
 rule; the third negative on the same topic does ("avoid what was criticised").
+
+Rule ``correction/1`` (seed 001 §2.2, the drift guard's "explicit confirmation"): negative
+feedback on a topic, then *explicit* positive feedback on the same topic after the work
+changed ("too much red, I don't like it" … "this one looks right") → "when working on the
+topic, do as in the approved version, avoid what was criticised".
+
+Rule ``preference/1`` (seed 001 §6.1, preference consistency): a user's explicit statement
+of a preference ("I prefer answers in Chinese", "以后请用表格") — a ``message`` or
+``feedback`` from ``speaker="user"`` with ``signal="explicit"`` (or a ``feedback`` event),
+no polarity — becomes "when working for that user (``scope["user"]``), follow the stated
+preference". Plain dialogue turns ("I like hiking") carry no explicit signal and stay events.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 RECOVERY_RULE = "recovery/1"
 FEEDBACK_RULE = "feedback/1"
+CORRECTION_RULE = "correction/1"
+PREFERENCE_RULE = "preference/1"
 NEGATIVES_FOR_A_RULE = 3
+_PREFERENCE = re.compile(
+    r"\b(i (?:prefer|like|want|need|don't like|do not like|hate|always want)|please (?:always|never|use|keep|write|"
+    r"answer|reply|don't|do not|avoid)|from now on|going forward|next time)\b|我(?:喜欢|不喜欢|偏好|希望|习惯|要)|"
+    r"请(?:用|以后|始终|总是|不要|别)|以后|下次", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -88,6 +106,36 @@ def feedback_rule(topic: str, negatives: list[dict]) -> Proposal | None:
                     [_id(e) for e in negatives], [topic], dict(last.get("scope", {})),
                     "explicit" if any(e.get("signal") == "explicit" for e in negatives) else "implicit",
                     FEEDBACK_RULE, {"entity": topic})
+
+
+def correction(topic: str, negatives: list[dict], approval: dict) -> Proposal | None:
+    """The rule an explicit approval after criticism on ``topic`` confirms."""
+    if not negatives or approval.get("signal") != "explicit":
+        return None
+    criticised = negatives[-1]["text"]
+    approved = approval.get("action") or approval.get("text")
+    return Proposal(f"working on {topic}", f"do as in the approved version ({approved}); avoid what was criticised: "
+                    f"{criticised}", f"criticised ({criticised}), then explicitly approved after the change",
+                    approval.get("text") or "explicit approval", [_id(e) for e in (*negatives, approval)], [topic],
+                    {**negatives[-1].get("scope", {}), **approval.get("scope", {})}, "explicit", CORRECTION_RULE,
+                    {"entity": topic, "scene": approval.get("scope", {}).get("scene")})
+
+
+def preference(statement: dict) -> Proposal | None:
+    """The unit a user's explicit preference statement asks for, or None."""
+    explicit = statement.get("signal") == "explicit" or statement["kind"] == "feedback"
+    text = (statement.get("text") or "").strip()
+    if (statement["kind"] not in ("message", "feedback") or statement.get("speaker") != "user" or not explicit
+            or statement.get("polarity") is not None or not _PREFERENCE.search(text)):
+        return None
+    scope = dict(statement.get("scope", {}))
+    user, topic = scope.get("user"), topic_of(statement)
+    condition = (f"working for user {user}" if user else "working for this tenant's users") + (
+        f" on {topic}" if topic else "")
+    return Proposal(condition, f"follow the stated preference: {text}", "the user stated it explicitly",
+                    f"stated in session {statement.get('session') or '?'}", [_id(statement)],
+                    [e for e in (user, topic) if e], scope, "explicit", PREFERENCE_RULE,
+                    {"entity": user, "scene": scope.get("scene")})
 
 
 def topic_of(event: dict) -> str | None:

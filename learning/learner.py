@@ -5,8 +5,10 @@ For each record, in log order:
   further); near-identical consecutive events of one agent's session merge (the newest
   is kept, an ``events_merged`` decision names the rest, which stay in the log); failures
   and successes form the task's trajectory, from which ``extract.recovery`` proposes units;
-  negative feedback is counted per topic (a rule only on the third, ``extract.feedback_rule``)
-  and contradicts the units the task applied; positive feedback counts towards a skill;
+  negative feedback is counted per topic (a rule only on the third, ``extract.feedback_rule``,
+  or when explicit approval confirms a change, ``extract.correction``) and contradicts the
+  units the task applied; positive feedback counts towards a skill; a user's explicit
+  preference statement becomes a unit (``extract.preference``);
 * **cognition** — a proposal (``brain.learn``, a seed file or an extraction) passes the
   four acceptance checks and enters as a candidate in observation, waits in the holding
   area (confidence < 0.3), is absorbed by the same lesson already known (assimilation), or
@@ -125,6 +127,10 @@ class Learner:
             out += self._recover(t, record, restoring)
         if record["kind"] == "feedback" and record.get("polarity") is not None:
             out += self._feedback(t, record, restoring)
+        elif not restoring and record["kind"] in ("message", "feedback"):
+            proposal = extract.preference(record)
+            if proposal:
+                out += self._propose(env, proposal)
         return out
 
     def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
@@ -160,32 +166,38 @@ class Learner:
     def _feedback(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
         applied = t.applied.get(env["task"] or "", [])
+        topic = extract.topic_of(record)
         if record["polarity"] > 0:
             for fid in applied:
                 if fid in t.units:
                     t.units[fid] = lifecycle.on_positive_feedback(t.units[fid])
+            proposal = extract.correction(topic, t.negatives.get(topic, []), record) if topic else None
+            if proposal:  # an explicit confirmation of the change: the criticism taught a rule
+                t.negatives[topic] = []
+                return [] if restoring else self._propose(env, proposal)
             return []
         out = []
         if not restoring:
             for fid in applied:
                 if fid in t.units:
                     out += self._changes(env, fid, lifecycle.on_contradiction(t.units[fid], env["record_id"]))
-        topic = extract.topic_of(record)
         if topic:
             negatives = t.negatives.setdefault(topic, [])
             negatives.append(record)
-            if not restoring:
-                proposal = extract.feedback_rule(topic, negatives)
-                if proposal:
-                    t.negatives[topic] = []
-                    out += self._propose(env, proposal)
-                else:
-                    evidence = [e["envelope"]["record_id"] for e in negatives]
-                    reason = (f"{len(negatives)} of {extract.NEGATIVES_FOR_A_RULE} negative feedback events on "
-                              f"{topic}: one negative never creates a rule")
-                    out.append(decision("feedback_deferred", env["tenant"], [env["record_id"]], evidence, reason,
-                                        {"topic": topic, "negatives": len(negatives)}, env["ts_us"], EXTRACT_JOB,
-                                        {"negatives_for_a_rule": extract.NEGATIVES_FOR_A_RULE}, env["record_id"]))
+            proposal = extract.feedback_rule(topic, negatives)
+            if proposal:  # cleared while restoring too, so a reopened learner counts from the same point
+                t.negatives[topic] = []
+            if restoring:
+                return out
+            if proposal:
+                out += self._propose(env, proposal)
+            else:
+                evidence = [e["envelope"]["record_id"] for e in negatives]
+                reason = (f"{len(negatives)} of {extract.NEGATIVES_FOR_A_RULE} negative feedback events on "
+                          f"{topic}: one negative never creates a rule")
+                out.append(decision("feedback_deferred", env["tenant"], [env["record_id"]], evidence, reason,
+                                    {"topic": topic, "negatives": len(negatives)}, env["ts_us"], EXTRACT_JOB,
+                                    {"negatives_for_a_rule": extract.NEGATIVES_FOR_A_RULE}, env["record_id"]))
         return out
 
     def _propose(self, env: dict, proposal: extract.Proposal) -> list[tuple[str, dict]]:

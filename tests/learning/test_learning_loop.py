@@ -198,3 +198,14 @@ def test_the_learner_resumes_from_the_log_after_reopening(tmp_path):
         before = b.log.end_offset("*", 0)
     with Brain.open(tmp_path, embedder="none") as b:  # nothing new to learn: nothing appended
         assert b.log.end_offset("*", 0) == before
+
+
+def test_negative_feedback_counts_resume_where_they_were_after_reopening(tmp_path):
+    def complain(b, n):
+        b.perceive(tenant="acme", task=f"t{n}", kind="feedback", polarity=-1.0, system="CRM",
+                   text=f"the summary was far too long ({n})")
+        return len(decisions(b, "unit_accepted"))
+
+    for n, rules_after in enumerate([0, 0, 1, 1, 1, 2]):  # a reopen between every complaint
+        with Brain.open(tmp_path, embedder="none") as b:
+            assert complain(b, n) == rules_after, n
