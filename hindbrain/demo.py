@@ -2,11 +2,17 @@
 
 Several agents work on systems with hidden rules ("IAM changes need the admin account").
 An agent that does not know a rule makes the naive mistake, perceives the anomaly
-(expected vs actual), eventually finds the fix and proposes a cognition with ``learn``.
-With recall, the *other* agents get that cognition injected before their next task on the
-system and skip the mistake; without recall (same world, same seed, another tenant) every
-agent keeps repeating it. Per round the demo prints the share of tasks that repeated a
-mistake the fleet already knew the lesson for, with and without recall.
+(expected vs actual) and eventually finds the fix; the **learner** extracts the lesson from
+that trajectory by itself (rule ``recovery/1``: no LLM, no ``learn`` call). With recall,
+the other agents get the lesson injected before their next task on the system, apply it,
+and the outcome verifies it; with recall off (same world, same seeded schedule, another
+tenant, the same learner) every agent keeps repeating the mistake. The world is flaky: any
+attempt fails transiently with probability ``FLAKE``; agents retry once, and a task whose
+retry fails too is reported as a failure (against the lesson it applied).
+
+Per round the demo prints the share of tasks that repeated the mistake on a system whose
+lesson had been *verified* (applied and succeeded once) before the task, in both arms over
+the same task slots, and on systems whose lesson merely existed.
 
 Agents act only on what was injected: the world judges the action text an agent takes.
 """
@@ -21,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindbrain.brain import Brain
+
+FLAKE = 0.15  # chance that any attempt fails transiently ("timeout, try again")
 
 
 @dataclass(frozen=True)
@@ -67,34 +75,56 @@ RULE_LAYERS = ["experience", "knowledge"]
 
 @dataclass
 class ArmStats:
-    known_tasks: int = 0
-    repeated: int = 0
-    first_try: int = 0
     tasks: int = 0
+    first_try: int = 0  # right on the first attempt
+    failed: int = 0  # tasks that failed even after the retry (flaky world)
+    known_tasks: int = 0  # tasks on a system whose lesson the arm's memory held
+    repeated_known: int = 0
+    verified_tasks: int = 0  # task slots on a system whose lesson was verified (in the recall arm)
+    repeated_verified: int = 0
     injected_tokens: int = 0
 
     def add(self, other: ArmStats) -> None:
-        for name in ("known_tasks", "repeated", "first_try", "tasks", "injected_tokens"):
+        for name in self.__dataclass_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def repeated_rate(self) -> float | None:
-        return self.repeated / self.known_tasks if self.known_tasks else None
+        """Repeated mistakes per task on a system whose lesson had been verified."""
+        return self.repeated_verified / self.verified_tasks if self.verified_tasks else None
+
+    def repeated_known_rate(self) -> float | None:
+        return self.repeated_known / self.known_tasks if self.known_tasks else None
 
 
 @dataclass
 class Arm:
     tenant: str
     use_recall: bool
-    known: set[str] = field(default_factory=set)  # systems whose lesson the fleet has learned
+    known: set[str] = field(default_factory=set)  # systems whose lesson the learner extracted
+    verified: set[str] = field(default_factory=set)  # systems whose lesson was applied and succeeded
 
 
-def run_task(brain: Brain, arm: Arm, agent: str, task_id: str, rule: HiddenRule, stats: ArmStats) -> None:
-    """One agent, one task: recall at task start, act, recall again on the anomaly, learn."""
+@dataclass
+class World:
+    rng: random.Random
+
+    def attempt(self, rule: HiddenRule, action: str) -> str:
+        """``ok``, ``mistake`` (the hidden rule refused it) or ``flake`` (a transient failure)."""
+        if not rule.works(action):
+            return "mistake"
+        return "flake" if self.rng.random() < FLAKE else "ok"
+
+
+def run_task(brain: Brain, world: World, arm: Arm, agent: str, task_id: str, rule: HiddenRule, stats: ArmStats,
+             verified_slot: bool) -> None:
+    """One agent, one task: recall at task start, act, recall again on the anomaly; the
+    learner extracts the lesson when the agent finds the fix itself."""
     who = dict(tenant=arm.tenant, agent=agent, task=task_id)
-    known_before = rule.system in arm.known
-    brain.perceive(**who, kind="observation", text=f"task: {rule.task}", system=rule.system,
-                   entities=[rule.system])
-    lesson = None
+    stats.tasks += 1
+    stats.known_tasks += rule.system in arm.known
+    stats.verified_tasks += verified_slot
+    brain.perceive(**who, kind="observation", text=f"task: {rule.task}", system=rule.system, entities=[rule.system])
+    pack = lesson = None
     if arm.use_recall:
         pack = brain.recall(**who, query=f"{rule.task} in {rule.system}", trigger="task_start",
                             situation={"system": rule.system, "action": rule.naive_action}, budget_tokens=160,
@@ -102,16 +132,16 @@ def run_task(brain: Brain, arm: Arm, agent: str, task_id: str, rule: HiddenRule,
         stats.injected_tokens += pack.tokens
         lesson = _lesson_for(pack, rule)
     action = lesson.text if lesson else rule.naive_action
-    stats.tasks += 1
-    stats.known_tasks += known_before
-    if rule.works(action):
-        stats.first_try += 1
-        brain.outcome(**who, recall_id=pack.recall_id, applied=[lesson.id], success=True, steps=1)
+    result = world.attempt(rule, action)
+    if result != "mistake":
+        stats.first_try += result == "ok"
+        _finish(brain, world, arm, who, rule, action, result, pack, lesson, stats)
         return
-    stats.repeated += known_before
-    anomaly = brain.perceive(**who, kind="anomaly", text=f"{rule.actual} while trying to {rule.task}",
-                             system=rule.system, identity=rule.identity, action=rule.naive_action,
-                             expected=rule.expected, actual=rule.actual, entities=[rule.system])
+    stats.repeated_known += rule.system in arm.known
+    stats.repeated_verified += verified_slot
+    brain.perceive(**who, kind="anomaly", text=f"{rule.actual} while trying to {rule.task}", system=rule.system,
+                   identity=rule.identity, action=rule.naive_action, expected=rule.expected, actual=rule.actual,
+                   entities=[rule.system])
     if arm.use_recall:
         pack = brain.recall(**who, trigger="anomaly", budget_tokens=160, layers=RULE_LAYERS,
                             situation={"system": rule.system, "identity": rule.identity,
@@ -120,16 +150,30 @@ def run_task(brain: Brain, arm: Arm, agent: str, task_id: str, rule: HiddenRule,
         stats.injected_tokens += pack.tokens
         lesson = _lesson_for(pack, rule)
         if lesson and rule.works(lesson.text):
-            brain.outcome(**who, recall_id=pack.recall_id, applied=[lesson.id], success=True, steps=2)
+            _finish(brain, world, arm, who, rule, lesson.text, world.attempt(rule, lesson.text), pack, lesson, stats)
             return
-    # No usable lesson: the agent works it out the slow way, then writes the cognition down.
-    fix = brain.perceive(**who, kind="action", action=rule.fix_action, system=rule.system, success=True,
-                         entities=[rule.system])
-    brain.learn(**who, condition=f"{rule.system}: {rule.task} gives '{rule.actual}'", action=rule.fix_action,
-                reason=rule.reason, evidence=f"{rule.fix_action} worked", event_ids=[anomaly, fix],
-                entities=[rule.system])
+    # No usable lesson: the agent works it out the slow way. Its success after the anomaly,
+    # with a different action, is the trajectory the learner turns into the lesson.
+    brain.perceive(**who, kind="action", action=rule.fix_action, system=rule.system, identity=rule.identity,
+                   success=True, text=f"{rule.task}: done", entities=[rule.system])
     arm.known.add(rule.system)
     brain.outcome(**who, success=True, steps=4)
+
+
+def _finish(brain: Brain, world: World, arm: Arm, who: dict, rule: HiddenRule, action: str, result: str, pack,
+            lesson, stats: ArmStats) -> None:
+    """The right action was taken: on a transient failure the agent retries once."""
+    steps = 1
+    if result == "flake":
+        brain.perceive(**who, kind="anomaly", text="timeout, try again", system=rule.system, action=action[:200],
+                       actual="transient timeout", entities=[rule.system])
+        result, steps = world.attempt(rule, action), 2
+    success = result == "ok"
+    stats.failed += not success
+    if success and lesson:
+        arm.verified.add(rule.system)
+    brain.outcome(**who, recall_id=pack.recall_id if pack else None, applied=[lesson.id] if lesson else [],
+                  success=success, steps=steps)
 
 
 def _lesson_for(pack, rule: HiddenRule):
@@ -147,16 +191,8 @@ def _progress(done: int, total: int, started: float) -> None:
     sys.stderr.flush()
 
 
-def _pct(value: float | None) -> str:
-    return "   -" if value is None else f"{100 * value:3.0f}%"
-
-
-@dataclass
-class DemoResult:
-    home: Path
-    rounds: list[dict[str, ArmStats]]  # per round: tenant -> stats
-    totals: dict[str, ArmStats]
-    seconds: float
+def _rate(part: int, whole: int) -> str:
+    return "-" if not whole else f"{100 * part / whole:.0f}% ({part}/{whole})"
 
 
 WITH_RECALL, NO_MEMORY = "demo-with-recall", "demo-no-memory"
@@ -164,21 +200,29 @@ WITH_RECALL, NO_MEMORY = "demo-with-recall", "demo-no-memory"
 
 def simulate(brain: Brain, rounds: int = 6, seed: int = 7, agents: int = 4, tasks_per_agent: int = 3,
              progress=None) -> tuple[list[dict[str, ArmStats]], dict[str, ArmStats]]:
-    """Run both arms over the same seeded schedule; returns per-round and total stats."""
+    """Run both arms over the same seeded schedule; returns per-round and total stats.
+
+    A task slot counts as "verified" when, in the recall arm, the system's lesson had been
+    verified before it; the recall-off arm is measured on the same slots (its baseline)."""
     rng = random.Random(seed)
     schedule = [[[rng.choice(WORLD) for _ in range(tasks_per_agent)] for _ in range(agents)] for _ in range(rounds)]
     arms = [Arm(WITH_RECALL, True), Arm(NO_MEMORY, False)]
+    worlds = {arm.tenant: World(random.Random(seed + 1)) for arm in arms}  # the same flakes in both arms
     totals = {arm.tenant: ArmStats() for arm in arms}
     per_round, done = [], 0
     for r, round_tasks in enumerate(schedule, 1):
         stats_of = {arm.tenant: ArmStats() for arm in arms}
+        slots = [(a, t, rule) for a, tasks in enumerate(round_tasks) for t, rule in enumerate(tasks)]
+        verified_slots: list[bool] = []
         for arm in arms:
-            for a, tasks in enumerate(round_tasks):
-                for t, rule in enumerate(tasks):
-                    run_task(brain, arm, f"agent-{a + 1}", f"r{r}-a{a + 1}-t{t + 1}", rule, stats_of[arm.tenant])
-                    done += 1
-                    if progress:
-                        progress(done, 2 * rounds * agents * tasks_per_agent)
+            for n, (a, t, rule) in enumerate(slots):
+                if arm.use_recall:
+                    verified_slots.append(rule.system in arm.verified)
+                run_task(brain, worlds[arm.tenant], arm, f"agent-{a + 1}", f"r{r}-a{a + 1}-t{t + 1}", rule,
+                         stats_of[arm.tenant], verified_slots[n])
+                done += 1
+                if progress:
+                    progress(done, 2 * rounds * agents * tasks_per_agent)
             totals[arm.tenant].add(stats_of[arm.tenant])
         per_round.append(stats_of)
     return per_round, totals
@@ -200,18 +244,29 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: i
             "ON f.fragment_id = fb.item_id WHERE fb.tenant = {t:String} ORDER BY fb.success DESC LIMIT 3",
             {"t": WITH_RECALL},
         )
-        some_fragment = brain.sql("SELECT fragment_id FROM fragments FINAL WHERE tenant = {t:String} LIMIT 1",
-                                  {"t": WITH_RECALL})
+        some_fragment = brain.sql("SELECT fragment_id FROM unit_states FINAL WHERE tenant = {t:String} "
+                                  "AND status IN ('verified', 'stable') LIMIT 1", {"t": WITH_RECALL})
+        learned = brain.sql("SELECT tenant, job, count() AS n FROM decisions FINAL WHERE kind = 'unit_accepted' "
+                            "GROUP BY tenant, job ORDER BY tenant, job")
+        states = brain.sql("SELECT status, count() AS n FROM unit_states FINAL WHERE tenant = {t:String} "
+                           "GROUP BY status ORDER BY status", {"t": WITH_RECALL})
         stats_now = brain.stats()
-    print("\nshare of tasks that repeated a mistake the fleet already knew the lesson for")
-    print(f"{'round':>5} | {'with recall':>11} {'no memory':>10} | {'first-try ok (with/without)':>28}")
+    print(f"\nrepeated mistakes per task on a system whose lesson was already verified (world flakes {FLAKE:.0%})")
+    print(f"{'round':>5} | {'verified lesson':^27} | {'lesson known':^27} | {'first try ok':^13} | failed")
+    print(f"{'':>5} | {'with recall':>13} {'recall off':>13} | {'with recall':>13} {'recall off':>13} | "
+          f"{'with':>6} {'off':>6} | {'with':>3} {'off':>3}")
     for r, stats_of in [(str(n), s) for n, s in enumerate(per_round, 1)] + [("all", totals)]:
         w, n = stats_of[WITH_RECALL], stats_of[NO_MEMORY]
-        print(f"{r:>5} | {_pct(w.repeated_rate()):>11} {_pct(n.repeated_rate()):>10} | "
-              f"{w.first_try:>12}/{w.tasks:<3} {n.first_try:>6}/{n.tasks:<3}")
+        rates = [_rate(w.repeated_verified, w.verified_tasks), _rate(n.repeated_verified, n.verified_tasks),
+                 _rate(w.repeated_known, w.known_tasks), _rate(n.repeated_known, n.known_tasks)]
+        print(f"{r:>5} | {rates[0]:>13} {rates[1]:>13} | {rates[2]:>13} {rates[3]:>13} | "
+              f"{w.first_try:>3}/{w.tasks:<2} {n.first_try:>3}/{n.tasks:<2} | {w.failed:>3} {n.failed:>3}")
+    print("units accepted (tenant, proposed by): "
+          + ", ".join(f"{r['tenant']} {r['job']} {r['n']}" for r in learned))
+    print("unit states with recall: " + ", ".join(f"{r['status']} {r['n']}" for r in states))
     w = totals[WITH_RECALL]
     print(f"\ninjected context: {w.injected_tokens / max(w.tasks, 1):.0f} tokens per task with recall")
-    print("most useful cognitions (feedback view):")
+    print("most useful cognitions (feedback view):")  # applied/success counted from outcomes
     for row in top:
         print(f"  applied {row['applied']:>3}, success {row['success']:>3}  {row['text'][:90]}")
     print(f"log: {stats_now['log_records']} records; views: {stats_now['views']}")

@@ -7,7 +7,8 @@ injected) until more evidence arrives. Evidence then moves it: a success when th
 
 Status: held → candidate (accepted, in observation) → verified (one verified delivery) →
 stable (two: a stable experience); any → reviewing (falsified twice in a row, or
-contradicted) → invalid (falsified ``INVALID_AFTER`` times: never injected again). The
+contradicted) → invalid (falsified ``INVALID_AFTER`` times since its last success: never
+injected again). The
 ladder above stable: repeated success with converging positive feedback makes a *skill*;
 success across ``TRAIT_DOMAINS`` different task domains (transfer) proposes a *trait*,
 which reaches the identity layer only when a human approves it.
@@ -46,7 +47,7 @@ class Unit:
     rung: str = "experience"  # experience → skill → trait_proposed → trait (approved) | skill_declined
     successes: int = 0
     failures: int = 0
-    failure_streak: int = 0
+    failure_streak: int = 0  # falsifications (failures and contradictions) since the last success
     contradictions: int = 0
     positive_feedback: int = 0
     domains: frozenset[str] = field(default_factory=frozenset)  # task domains it succeeded in
@@ -103,7 +104,7 @@ def on_contradiction(unit: Unit, evidence_id: str) -> list[Change]:
     if unit.status in ("invalid", "rejected"):
         return []
     u = replace(unit, confidence=unit.confidence * (1.0 - CONTRADICTION_LOSS), contradictions=unit.contradictions + 1,
-                evidence=(*unit.evidence, evidence_id))
+                failure_streak=unit.failure_streak + 1, evidence=(*unit.evidence, evidence_id))
     change = _status_after_falsification(u, "contradicted")
     if change.unit.status not in ("reviewing", "invalid") and u.status != "held":
         change = Change("unit_reviewing", replace(change.unit, status="reviewing"), "contradicted: under review")
@@ -137,10 +138,12 @@ def _status_after_success(u: Unit) -> Change:
 
 
 def _status_after_falsification(u: Unit, what: str) -> Change:
-    falsified = u.failures + u.contradictions
-    if falsified >= INVALID_AFTER:
+    # Counted since the last success: a lesson that held 20 times is not invalidated by three
+    # flaky failures spread over months, but one the world stopped honouring goes in three.
+    if u.failure_streak >= INVALID_AFTER:
         return Change("unit_invalid", replace(u, status="invalid"),
-                      f"{what}: falsified {falsified} times ≥ {INVALID_AFTER}, no longer injected")
+                      f"{what}: falsified {u.failure_streak} times since its last success ≥ {INVALID_AFTER}, "
+                      "no longer injected")
     if u.failure_streak >= REVIEW_AFTER and u.status != "reviewing":
         return Change("unit_reviewing", replace(u, status="reviewing"),
                       f"{what}: {u.failure_streak} failures in a row ≥ {REVIEW_AFTER}")

@@ -139,6 +139,17 @@ def test_a_rule_falsified_three_times_stops_being_injected(lexical_brain):
     assert fid not in ids(pack) and any(c["id"] == fid and c["stage"] == "invalidation" for c in pack.cut)
 
 
+def test_falsifications_count_since_the_last_success_so_rare_flaky_failures_do_not_invalidate(lexical_brain):
+    b = lexical_brain
+    fid = b.learn(tenant="acme", condition="the report export hangs", action="restart the export worker")
+    for n, success in enumerate([True, True, False, True, False, True, True, False, True]):  # 3 flaky failures
+        b.outcome(tenant="acme", task=f"t{n}", applied=[fid], success=success)
+    assert state(b, fid)["status"] == "stable" and state(b, fid)["failures"] == 3
+    for n in range(3):  # the world changed: three in a row
+        b.outcome(tenant="acme", task=f"u{n}", applied=[fid], success=False)
+    assert state(b, fid)["status"] == "invalid"
+
+
 def test_an_outcome_credits_only_applied_units(lexical_brain):
     b = lexical_brain
     used = b.learn(tenant="acme", condition="deploy stalls at the migration", action="take the schema lock first")
