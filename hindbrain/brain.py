@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hindbrain.jobs import HindsightReport, run_hindsight
 from hindbrain.learning import lifecycle
+from hindbrain.learning.llm import Extractor, OpenAICompatibleExtractor
 from hindbrain.learning.records import decision
 from hindbrain.learning.runtime import LearnerRuntime
 from hindbrain.learning.seeds import SeedReport, proposals, read_seed_file
@@ -62,7 +63,7 @@ class Brain:
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod
     def open(cls, path: str | Path | None = None, *, kafka: str | None = None, clickhouse: str | None = None,
-             **settings) -> Brain:
+             extractor: Extractor | None = None, **settings) -> Brain:
         """Open (or create) a brain.
 
         ``Brain.open("dir")`` is the embedded default: the log is ``dir/log.sqlite`` and the
@@ -73,6 +74,9 @@ class Brain:
         ``Brain.open(kafka="host:9092", clickhouse=...)`` appends to Kafka instead (see
         ``hindbrain.distributed``): with ``chdb:///...`` this Brain also projects; with a
         ClickHouse server, ``hindbrain worker`` processes do.
+
+        ``extractor=`` plugs an LLM into the learner for trajectories its rules cannot
+        compress (``hindbrain.learning.llm``; default: ``HINDBRAIN_EXTRACTOR_URL`` if set, else none).
 
         chDB serves one folder per process at a time: close a Brain before opening another
         whose views are in a different folder.
@@ -90,7 +94,7 @@ class Brain:
         brain.runner.catch_up()
         brain.index.load(warehouse)
         brain.runner.listeners.append(brain.index.observe)
-        brain.learning = LearnerRuntime(log, brain.runner)
+        brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg))
         brain.learning.start()
         return brain
 
@@ -341,6 +345,12 @@ def semantic_index(cfg: Settings):
     from hindbrain.recall.semantic import SemanticIndex
 
     return SemanticIndex(embedder_from_name(cfg.embedder), cfg.home / "cache" / "embeddings.sqlite")
+
+
+def extractor_of(cfg: Settings) -> Extractor | None:
+    if not cfg.extractor_url:
+        return None
+    return OpenAICompatibleExtractor(cfg.extractor_url, cfg.extractor_model, cfg.extractor_api_key)
 
 
 def open_views(cfg: Settings, log) -> Warehouse:

@@ -47,6 +47,13 @@ class Settings(BaseSettings):
     )
     recall_method: str = Field("weighted", description="HINDBRAIN_RECALL_METHOD: weighted (the seed's sum) or rrf.")
 
+    extractor_url: str | None = Field(
+        None, description="HINDBRAIN_EXTRACTOR_URL: an OpenAI-compatible API (e.g. https://api.openai.com/v1) for "
+        "the optional LLM extractor; unset (the default): the explainable rules only."
+    )
+    extractor_model: str = Field("gpt-4o-mini", description="HINDBRAIN_EXTRACTOR_MODEL: the extractor's model.")
+    extractor_api_key: str | None = Field(None, description="HINDBRAIN_EXTRACTOR_API_KEY: its bearer token.")
+
     def warehouse_url(self) -> str:
         return self.clickhouse or f"chdb://{(self.home / 'views').resolve()}"
 

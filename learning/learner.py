@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 from hindbrain.learning import extract, lifecycle, write_gate
 from hindbrain.learning.lifecycle import Unit
+from hindbrain.learning.llm import Extractor
 from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence
 from hindbrain.projections.unit_states import UNIT_KINDS
@@ -56,9 +57,10 @@ class _Tenant:
 
 
 class Learner:
-    def __init__(self):
+    def __init__(self, extractor: Extractor | None = None):
         self.tenants: dict[str, _Tenant] = {}
         self.counts: Counter = Counter()  # perception classes, merges, proposals ...
+        self.extractor = extractor  # optional LLM plug-in for what the rules cannot compress
 
     def process(self, batch, restoring: bool = False) -> list[tuple[str, dict]]:
         """``batch``: decoded records in log order. Returns the records to append."""
@@ -161,7 +163,13 @@ class Learner:
             proposal = extract.recovery(failure, success)
             if proposal:
                 return self._propose(env, proposal)
-        return []
+        if self.extractor is None:
+            return []
+        self.counts["extractor_calls"] += 1
+        out = []
+        for n, proposal in enumerate(self.extractor.extract([*failures, success])):
+            out += self._propose(env, proposal, n)
+        return out
 
     def _feedback(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
@@ -200,13 +208,13 @@ class Learner:
                                     {"negatives_for_a_rule": extract.NEGATIVES_FOR_A_RULE}, env["record_id"]))
         return out
 
-    def _propose(self, env: dict, proposal: extract.Proposal) -> list[tuple[str, dict]]:
-        """An extracted unit: its cognition record, then the gate's decision on it."""
+    def _propose(self, env: dict, proposal: extract.Proposal, n: int = 0) -> list[tuple[str, dict]]:
+        """An extracted unit (the ``n``-th from its cause): its cognition record, then the gate's decision on it."""
         self.counts["extracted"] += 1
-        fragment_id = derived_id("fr", proposal.rule, env["record_id"])
-        rt, record = cognition(env["tenant"], fragment_id, proposal, env["ts_us"], env["record_id"], env["agent"],
-                               env["task"])
+        fragment_id = derived_id("fr", proposal.rule, env["record_id"], *([str(n)] if n else []))
         confidence = lifecycle.SIGNAL_CONFIDENCE[proposal.signal]
+        rt, record = cognition(env["tenant"], fragment_id, proposal, confidence, env["ts_us"], env["record_id"],
+                               env["agent"], env["task"])
         inputs = {"rule": proposal.rule, "coordinates": {k: v for k, v in proposal.coordinates.items() if v},
                   "signal": proposal.signal}
         return [(rt, record), *self._gate(record, confidence, inputs, EXTRACT_JOB)]

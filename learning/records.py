@@ -33,16 +33,17 @@ def decision(kind: str, tenant: str, subject_ids: list[str], evidence_ids: list[
     }
 
 
-def cognition(tenant: str, fragment_id: str, proposal, ts_us: int, cause: str, agent: str | None,
+def cognition(tenant: str, fragment_id: str, proposal, confidence: float, ts_us: int, cause: str, agent: str | None,
               task: str | None) -> tuple[str, dict]:
-    """An extracted unit as a cognition record (the same record ``brain.learn`` appends)."""
+    """An extracted unit as a cognition record (the same record ``brain.learn`` appends),
+    at the confidence of its evidence's signal."""
     env = envelope("cognition", tenant, agent=agent, task=task, causation_ids=proposal.event_ids, producer=PRODUCER,
                    record_id=fragment_id, ts_us=ts_us)
     return "cognition", {
         "envelope": env, "fragment_id": fragment_id, "condition": proposal.condition, "action": proposal.action,
         "reason": proposal.reason, "evidence": proposal.evidence,
         "scope": {k: str(v) for k, v in proposal.scope.items()},
-        "source": "lived", "citation": None, "confidence": None, "seed": False,
+        "source": "lived", "citation": None, "confidence": confidence, "seed": False,
         "event_ids": list(proposal.event_ids), "entities": list(proposal.entities),
     }
 

@@ -26,9 +26,9 @@ COMMIT_EVERY = 2000  # records between offset commits (a commit is a durable wri
 
 
 class LearnerRuntime:
-    def __init__(self, log, runner):
+    def __init__(self, log, runner, extractor=None):
         self.log, self.runner = log, runner
-        self.learner = Learner()
+        self.learner = Learner(extractor)
         self._next = 0  # the first log offset not yet processed
         self._uncommitted = 0
         self._already: set[str] = set()
