@@ -57,7 +57,7 @@ class Brain:
         self.index = RecallIndex(semantic_index(settings))
         self.engine = RecallEngine(self.index, Weights(**settings.recall_weights, method=settings.recall_method))
         self.services: list = []  # background threads (distributed mode), stopped on close
-        self.learning: LearnerRuntime | None = None  # the learning loop (embedded mode)
+        self.learning = None  # the learning loop in this process: LearnerRuntime or KafkaLearner
         self._closed = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -87,7 +87,7 @@ class Brain:
         if cfg.kafka:
             from hindbrain.distributed import open_distributed
 
-            return open_distributed(cls, cfg)
+            return open_distributed(cls, cfg, extractor)
         log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
         warehouse = open_views(cfg, log)
         brain = cls(log, warehouse, cfg)
@@ -274,8 +274,9 @@ class Brain:
 
     def _learner(self, operation: str):
         if self.learning is None:
-            raise InvalidInput(operation, "brain",
-                               "the learning loop runs in the embedded brain only (not over Kafka yet)")
+            raise InvalidInput(operation, "brain", "no learner runs in this process: over Kafka with a ClickHouse "
+                               "server the learner is the `hindbrain learner` process")
+        self.learning.wait_until_caught_up()
         return self.learning.learner
 
     # -- reading -------------------------------------------------------------------------

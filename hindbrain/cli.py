@@ -118,6 +118,34 @@ def cmd_worker(args) -> int:
     return 0
 
 
+def cmd_learner(args) -> int:
+    """Run the fleet's one learner over Kafka until interrupted."""
+    import time
+
+    from hindbrain.brain import extractor_of
+    from hindbrain.distributed import learner_group
+    from hindbrain.learning.kafka_learner import KafkaLearner
+    from hindbrain.settings import Settings
+    from hindbrain.streams.kafka_log import KafkaLog
+
+    cfg = Settings(**{k: v for k, v in {"home": args.home, "kafka": args.kafka}.items() if v})
+    if not cfg.kafka:
+        print("hindbrain learner: give --kafka or HINDBRAIN_KAFKA (the embedded brain learns by itself)",
+              file=sys.stderr)
+        return 2
+    with KafkaLog(cfg.kafka, prefix=cfg.kafka_prefix) as log:
+        learner = KafkaLearner(log, learner_group(cfg), extractor_of(cfg), cfg.batch_size)
+        learner.start()
+        print(f"hindbrain learner: group {learner_group(cfg)!r} on {cfg.kafka}; Ctrl-C stops it", file=sys.stderr)
+        try:
+            while learner.alive:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        learner.stop()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hindbrain", description="An event-sourced brain for fleets of AI agents.")
     parser.add_argument("--home", help="the embedded brain's folder (default: $HINDBRAIN_HOME or ./.hindbrain)")
@@ -156,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument("--reason")
     approve.add_argument("--decline", action="store_true", help="keep it a skill instead")
     approve.set_defaults(func=cmd_approve)
+    learner = sub.add_parser("learner", help="distributed: the fleet's one learner, over Kafka")
+    learner.add_argument("--kafka", help="bootstrap servers (default: $HINDBRAIN_KAFKA)")
+    learner.set_defaults(func=cmd_learner)
     sub.add_parser("stats", help="rows per view, log length, dead letters").set_defaults(func=cmd_stats)
     sub.add_parser("hindsight", help="run the learning jobs now").set_defaults(func=cmd_hindsight)
     return parser

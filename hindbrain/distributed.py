@@ -3,10 +3,11 @@
 Two shapes, one code path for writes and reads:
 
 * ``clickhouse="chdb:///path"`` (single node): chDB serves one process per folder, so this
-  Brain runs the projecting consumer (``KafkaProjector``) itself, in a background thread.
-* ``clickhouse="http://host:8123"``: ``hindbrain worker`` processes (Faust) project; the
-  Brain only appends and reads. Start at least one worker, or ``sql``/``explain`` wait for
-  the projection in vain and time out saying so.
+  Brain runs the projecting consumer (``KafkaProjector``) itself, in a background thread,
+  and the fleet's learner (``KafkaLearner``) in another.
+* ``clickhouse="http://host:8123"``: ``hindbrain worker`` processes (Faust) project and one
+  ``hindbrain learner`` process learns; the Brain only appends and reads. Start at least one
+  worker, or ``sql``/``explain`` wait for the projection in vain and time out saying so.
 
 In both, the recall index is built from the views, then kept current by ``IndexTail`` from
 where the views end (records of other Brains arrive within about ``POLL_S`` plus a fetch),
@@ -15,6 +16,7 @@ and this Brain's own records are indexed the moment they are appended.
 
 from __future__ import annotations
 
+from hindbrain.learning.kafka_learner import KafkaLearner
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.settings import Settings
 from hindbrain.streams.kafka_log import KafkaLog
@@ -29,8 +31,13 @@ def view_positions(warehouse: Warehouse) -> dict[tuple[str, int], int]:
     return {(topic, partition): offset for topic, partition, offset in rows}
 
 
-def open_distributed(brain_cls, cfg: Settings):
-    from hindbrain.brain import open_views
+def learner_group(cfg: Settings) -> str:
+    """The learner's consumer group (its committed offsets), beside the projector's."""
+    return f"{cfg.worker_group}.learner"
+
+
+def open_distributed(brain_cls, cfg: Settings, extractor=None):
+    from hindbrain.brain import extractor_of, open_views
 
     log = KafkaLog(cfg.kafka, prefix=cfg.kafka_prefix)
     warehouse = open_views(cfg, log)
@@ -39,6 +46,10 @@ def open_distributed(brain_cls, cfg: Settings):
         projector = KafkaProjector(log, warehouse, cfg.worker_group, cfg.batch_size)
         projector.start()
         brain.services.append(projector)
+        learner = KafkaLearner(log, learner_group(cfg), extractor or extractor_of(cfg), cfg.batch_size)
+        learner.start()  # single node: this process is the fleet's one learner
+        brain.services.append(learner)
+        brain.learning = learner
     brain.index.load(warehouse)
     tail = IndexTail(log, view_positions(warehouse), brain.index.observe)
     tail.start()

@@ -8,8 +8,7 @@ the Brain appends. Its records are appended like any other, so the views, the re
 and replay see them. A record the rules fail on becomes a dead letter (stage ``learn``);
 the stream goes on.
 
-In a fleet (Kafka), the learner would be one more consumer group over the agent topics;
-it is not wired there yet (see docs/learning.md).
+In a fleet (Kafka), ``kafka_learner.KafkaLearner`` feeds the same ``Learner`` from the topics.
 """
 
 from __future__ import annotations
@@ -70,6 +69,9 @@ class LearnerRuntime:
             self.runner.submit(out)
         if self._uncommitted >= COMMIT_EVERY:
             self.commit()
+
+    def wait_until_caught_up(self, timeout_s: float = 30.0) -> None:
+        """The embedded learner follows each append synchronously: always caught up."""
 
     def commit(self) -> None:
         self.log.commit(CONSUMER, ALL_TOPICS, 0, self._next)

@@ -29,7 +29,9 @@ def test_the_sdk_works_over_kafka(tmp_path, kafka):
         counters = brain.sql("SELECT applied, success FROM feedback WHERE item_id = {id:String}", {"id": fr})
         assert counters == [{"applied": 1, "success": 1}]
         chain = brain.explain(fr)
-        assert [s["record_type"] for s in chain] == ["perception", "cognition", "recall", "injection", "outcome"]
+        # (the learner's decisions on the unit interleave as they arrive: tests/streams/test_learner_over_kafka.py)
+        assert [s["record_type"] for s in chain if s["record_type"] != "decision"] == [
+            "perception", "cognition", "recall", "injection", "outcome"]
         assert chain[0]["record"]["envelope"]["record_id"] == ev
         assert brain.stats()["views"]["events"] == 1
 
