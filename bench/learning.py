@@ -15,6 +15,7 @@ import random
 import statistics
 import tempfile
 import time
+from pathlib import Path
 
 from hindbrain import Brain
 from hindbrain.learning.learner import Learner
@@ -79,6 +80,22 @@ def ingest_rate(fields: list[dict], learn: bool) -> float:
         return len(fields) / (time.perf_counter() - t0)
 
 
+def reopen_seconds(fields: list[dict]) -> tuple[float, float]:
+    """Seconds to open a brain holding ``fields`` with the learner's snapshot, and without it."""
+    with tempfile.TemporaryDirectory() as home:
+        with Brain.open(home, embedder="none", log_sync="NORMAL") as brain:
+            for start in range(0, len(fields), 5000):
+                brain.perceive_many(fields[start:start + 5000])
+        snapshot = Path(home) / "cache" / "learner.snapshot"
+        t0 = time.perf_counter()
+        Brain.open(home, embedder="none").close()
+        with_snapshot = time.perf_counter() - t0
+        snapshot.unlink()
+        t0 = time.perf_counter()
+        Brain.open(home, embedder="none").close()
+        return with_snapshot, time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=100_000)
@@ -97,6 +114,10 @@ def main() -> None:
     a, b = statistics.median(with_learner), statistics.median(without)
     print(f"perceive_many into the views, 50,000 events: with the learner {a:,.0f} ev/s, without {b:,.0f} ev/s "
           f"(ratio {a / b:.2f})")
+    reopen = [reopen_seconds(fields) for _ in range(args.runs)]
+    s, f = statistics.median(r[0] for r in reopen), statistics.median(r[1] for r in reopen)
+    print(f"reopening a brain of {args.events:,} events (index load + learner restore): with the learner's snapshot "
+          f"{s:.2f} s, folding the log {f:.2f} s (ratio {s / f:.2f})")
 
 
 if __name__ == "__main__":

@@ -94,7 +94,8 @@ class Brain:
         brain.runner.catch_up()
         brain.index.load(warehouse)
         brain.runner.listeners.append(brain.index.observe)
-        brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg))
+        brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
+                                        snapshot=cfg.home / "cache" / "learner.snapshot")
         brain.learning.start()
         return brain
 
@@ -104,7 +105,7 @@ class Brain:
             return
         try:
             if self.learning is not None:
-                self.learning.commit()
+                self.learning.commit(snapshot=True)
             self.runner.flush()
         finally:
             self._closed = True

@@ -26,7 +26,7 @@ it produced are applied, nothing new is appended).
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 
 from hindbrain.learning import extract, lifecycle, write_gate
@@ -45,15 +45,33 @@ EXTRACT_JOB = "learner.extract"
 APPROVAL_KINDS = ("trait_approved", "trait_declined")  # a human's decisions on a proposed trait
 
 
+RECENT = 50_000  # tasks, recalls and sessions remembered per tenant (older ones are done with)
+
+
+class Recent(OrderedDict):
+    """A dict that forgets its oldest keys beyond ``RECENT``: a fleet's learner runs for
+    months, and a task's trajectory or a recall's domain matters only while it is live."""
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        if len(self) > RECENT:
+            self.popitem(last=False)
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+
 @dataclass
 class _Tenant:
     units: dict[str, Unit] = field(default_factory=dict)
     lessons: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (source, condition, action) → unit
-    failures: dict[str, list[dict]] = field(default_factory=dict)  # task → its failed steps
-    applied: dict[str, list[str]] = field(default_factory=dict)  # task → units it applied
-    recall_domain: dict[str, str] = field(default_factory=dict)  # recall id → task domain
+    failures: Recent = field(default_factory=Recent)  # task → its failed steps
+    applied: Recent = field(default_factory=Recent)  # task → units it applied
+    recall_domain: Recent = field(default_factory=Recent)  # recall id → task domain
     negatives: dict[str, list[dict]] = field(default_factory=dict)  # topic → negative feedback events
-    last_event: dict[tuple, tuple[str, str, frozenset, int]] = field(default_factory=dict)
+    last_event: Recent = field(default_factory=Recent)  # (agent, session, kind) → the last event
 
 
 class Learner:

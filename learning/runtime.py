@@ -8,12 +8,20 @@ the Brain appends. Its records are appended like any other, so the views, the re
 and replay see them. A record the rules fail on becomes a dead letter (stage ``learn``);
 the stream goes on.
 
+A snapshot of the learner's state (``home/cache/learner.snapshot``, written on close and
+every ``SNAPSHOT_EVERY`` records) lets a reopened brain fold only the log after it. It is a
+cache: unreadable, from other rules, or ahead of the log, it is ignored and the log folded.
+
 In a fleet (Kafka), ``kafka_learner.KafkaLearner`` feeds the same ``Learner`` from the topics.
 """
 
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+
 from hindbrain.learning.learner import Learner
+from hindbrain.learning.lifecycle import RULE_VERSION
 from hindbrain.learning.records import is_own
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
@@ -22,19 +30,23 @@ from hindbrain.streams.sqlite_log import ALL_TOPICS
 
 CONSUMER = "learner"
 COMMIT_EVERY = 2000  # records between offset commits (a commit is a durable write)
+SNAPSHOT_EVERY = 100_000  # records between snapshots of the learner's state
+SNAPSHOT_VERSION = 1
 
 
 class LearnerRuntime:
-    def __init__(self, log, runner, extractor=None):
+    def __init__(self, log, runner, extractor=None, snapshot: Path | None = None):
         self.log, self.runner = log, runner
         self.learner = Learner(extractor)
+        self.snapshot = snapshot  # a cache of the fold: the log stays the truth
         self._next = 0  # the first log offset not yet processed
         self._uncommitted = 0
+        self._since_snapshot = 0
         self._already: set[str] = set()
 
     def start(self, chunk: int = 20_000) -> None:
         committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
-        offset = 0
+        offset = self._load_snapshot(committed)
         while offset < committed and (entries := self.log.read_all(offset, min(chunk, committed - offset))):
             self.learner.process(_decoded(entries), restoring=True)
             offset = entries[-1].offset + 1
@@ -73,9 +85,37 @@ class LearnerRuntime:
     def wait_until_caught_up(self, timeout_s: float = 30.0) -> None:
         """The embedded learner follows each append synchronously: always caught up."""
 
-    def commit(self) -> None:
+    def commit(self, snapshot: bool = False) -> None:
+        """Commit the learner's offset; with ``snapshot`` (on close) or every
+        ``SNAPSHOT_EVERY`` records, also write the snapshot of its state at that offset."""
         self.log.commit(CONSUMER, ALL_TOPICS, 0, self._next)
+        self._since_snapshot += self._uncommitted
         self._uncommitted = 0
+        if self.snapshot is not None and (snapshot or self._since_snapshot >= SNAPSHOT_EVERY):
+            self._write_snapshot()
+
+    def _write_snapshot(self) -> None:
+        state = {"version": SNAPSHOT_VERSION, "rules": RULE_VERSION, "offset": self._next,
+                 "tenants": self.learner.tenants, "counts": self.learner.counts}
+        self.snapshot.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.snapshot.with_suffix(".partial")
+        partial.write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        partial.replace(self.snapshot)  # atomic: a crash leaves the previous snapshot
+        self._since_snapshot = 0
+
+    def _load_snapshot(self, committed: int) -> int:
+        """The offset the fold starts from: the snapshot's (its state loaded) or 0."""
+        if self.snapshot is None or not self.snapshot.exists():
+            return 0
+        try:
+            state = pickle.loads(self.snapshot.read_bytes())
+        except Exception:  # noqa: BLE001 - a cache must never stop a brain from opening
+            return 0  # unreadable (or from another version of the code): fold the log instead
+        if (state.get("version"), state.get("rules")) != (SNAPSHOT_VERSION, RULE_VERSION) or \
+                state["offset"] > committed:
+            return 0
+        self.learner.tenants, self.learner.counts = state["tenants"], state["counts"]
+        return state["offset"]
 
 
 def _chunks(log, offset: int, chunk: int):

@@ -220,3 +220,46 @@ def test_negative_feedback_counts_resume_where_they_were_after_reopening(tmp_pat
     for n, rules_after in enumerate([0, 0, 1, 1, 1, 2]):  # a reopen between every complaint
         with Brain.open(tmp_path, embedder="none") as b:
             assert complain(b, n) == rules_after, n
+
+
+def test_the_learner_forgets_finished_tasks_beyond_a_bound(monkeypatch):
+    from hindbrain.learning import learner
+
+    monkeypatch.setattr(learner, "RECENT", 3)
+    recent = learner.Recent()
+    for n in range(5):
+        recent.setdefault(f"t{n}", []).append(n)
+    assert list(recent) == ["t2", "t3", "t4"] and recent["t4"] == [4]
+
+
+def restored_records(monkeypatch):
+    """How many records the learner folds on open (its restore), counted."""
+    from hindbrain.learning.learner import Learner
+
+    folded, process = [], Learner.process
+
+    def counting(self, batch, restoring=False):
+        if restoring:
+            folded.append(len(batch))
+        return process(self, batch, restoring)
+
+    monkeypatch.setattr(Learner, "process", counting)
+    return folded
+
+
+def test_a_snapshot_spares_the_fold_and_a_bad_one_is_ignored(tmp_path, monkeypatch):
+    with Brain.open(tmp_path, embedder="none") as b:
+        fid = iam_lesson(b)
+        b.outcome(tenant="acme", task="t2", applied=[fid], success=True)
+    snapshot = tmp_path / "cache" / "learner.snapshot"
+    assert snapshot.exists()
+    folded = restored_records(monkeypatch)
+    with Brain.open(tmp_path, embedder="none") as b:
+        assert b.learning.learner.unit("acme", fid).successes == 1
+        assert sum(folded) == 0  # nothing before the snapshot was read again
+        b.outcome(tenant="acme", task="t3", applied=[fid], success=True)
+    snapshot.write_bytes(b"not a pickle")
+    with Brain.open(tmp_path, embedder="none") as b:
+        assert sum(folded) > 0  # folded from the log instead
+        unit = b.learning.learner.unit("acme", fid)
+        assert unit.successes == 2 and unit.status == "stable"
