@@ -143,29 +143,82 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
 def coordinates(fields: dict, known_systems: Iterable[str] = ()) -> dict[str, list[str]]:
     """The MISSION B3 cue coordinates of a perception- or cognition-like dict; empty ones omitted.
 
-    The ``system`` field is itself a known system, so a lowercase mention of it elsewhere counts."""
+    The ``system`` field is itself a known system, so a lowercase mention of it elsewhere counts.
+    Exact cues are found field by field; all fields but the free ``text`` repeat across a
+    fleet (the same systems, actions, identities), so their part is computed once (cached)."""
+    coords, _, systems = _structured(_structured_key(fields, known_systems))
+    out = {k: list(v) for k, v in coords.items()}  # the cached lists stay untouched
+    if fields.get("ts_us") is not None:
+        out["time"] = list(_day_and_week(int(fields["ts_us"]) // _US_PER_DAY))
+    text = fields.get("text")
+    if text:
+        out["exact"] = sorted(set(coords.get("exact", ())) | exact_cues(str(text), systems))
+    return {k: out[k] for k in COORDINATES if out.get(k)}
+
+
+def index_terms(fields: dict, ts_us: int | None) -> list[str]:
+    """``cue_terms(coordinates({**fields, "ts_us": ts_us}))`` — the same terms, with the
+    structured part's terms cached too (this runs for every indexed event)."""
+    _, (head, scope_terms, exact), systems = _structured(_structured_key(fields, ()))
+    text = fields.get("text")
+    if text:
+        found = exact_cues(str(text), systems)
+        if found:
+            exact = tuple(sorted(set(exact) | {f"@{v}" for v in map(_norm, found) if v}))
+    time_terms = () if ts_us is None else _time_terms(int(ts_us) // _US_PER_DAY)
+    return _unique([*head, *time_terms, *scope_terms, *exact])
+
+
+@lru_cache(maxsize=4096)
+def _time_terms(day_number: int) -> tuple[str, ...]:
+    return tuple(cue_terms({"time": list(_day_and_week(day_number))}))
+
+
+_STRUCTURED_FIELDS = ("system", "identity", "action", "expected", "actual", "condition", "reason")
+
+
+def _structured_key(fields: dict, known_systems: Iterable[str]) -> tuple:
     get = fields.get
-    system = _norm(get("system")) if get("system") else ""
-    scope = {nk: nv for nk, nv in ((_norm(k), _norm(v)) for k, v in (get("scope") or {}).items()) if nk and nv}
-    expected = _norm(get("expected")) if get("expected") else ""
-    actual = _norm(get("actual")) if get("actual") else ""
-    entities = [_norm(e) for e in get("entities") or ()]
+    scope = get("scope") or {}
+    return (tuple(get(k) for k in _STRUCTURED_FIELDS), get("kind") == "anomaly",
+            tuple(get("entities") or ()), tuple(sorted((str(k), "" if v is None else str(v)) for k, v in scope.items())),
+            tuple(known_systems))
+
+
+@lru_cache(maxsize=1 << 15)
+def _structured(key: tuple) -> tuple[dict, tuple, tuple[str, ...]]:
+    """(coordinates without time and text, (head terms, scope terms, exact terms), the known
+    systems) of the structured fields in ``key``."""
+    values, anomaly, entity_values, scope_items, known_systems = key
+    fields = dict(zip(_STRUCTURED_FIELDS, values, strict=True))
+    system = _norm(fields["system"]) if fields["system"] else ""
+    scope = {nk: nv for nk, nv in ((_norm(k), _norm(v)) for k, v in scope_items) if nk and nv}
+    expected = _norm(fields["expected"]) if fields["expected"] else ""
+    actual = _norm(fields["actual"]) if fields["actual"] else ""
     coords: dict[str, list[str]] = {
-        "entity": _unique([*entities, system]),
+        "entity": _unique([*(_norm(e) for e in entity_values), system]),
         "scene": _unique([system, scope.get("task_type", ""), scope.get("scene", "")]),
-        "action": [_norm(get("action"))] if get("action") else [],
-        "cause": [_norm(get("reason"))] if get("reason") else [],
+        "action": [_norm(fields["action"])] if fields["action"] else [],
+        "cause": [_norm(fields["reason"])] if fields["reason"] else [],
         "scope": sorted(f"{k}={v}" for k, v in scope.items()),
     }
-    if (expected or actual) and (expected != actual or fields.get("kind") == "anomaly"):
+    if (expected or actual) and (expected != actual or anomaly):
         coords["anomaly"] = [f"expected {expected or '?'} / actual {actual or '?'}"]
-    elif fields.get("kind") == "anomaly":
+    elif anomaly:
         coords["anomaly"] = ["anomaly"]
-    if get("ts_us") is not None:
-        coords["time"] = list(_day_and_week(int(fields["ts_us"]) // _US_PER_DAY))
-    texts = [str(fields[k]) for k in _TEXT_FIELDS if fields.get(k)] + [str(e) for e in fields.get("entities") or ()]
-    coords["exact"] = sorted(exact_cues("\n".join(texts), [*known_systems, system]))
-    return {k: coords[k] for k in COORDINATES if coords.get(k)}
+    systems = (*known_systems, system)
+    exact: set[str] = set()
+    for k in _STRUCTURED_FIELDS:
+        if fields[k]:
+            exact |= exact_cues(str(fields[k]), systems)
+    for e in entity_values:
+        exact |= exact_cues(str(e), systems)
+    coords["exact"] = sorted(exact)
+    coords = {k: v for k, v in coords.items() if v}
+    head = cue_terms({k: v for k, v in coords.items() if k in ("entity", "scene", "action", "anomaly", "cause")})
+    terms = (tuple(head), tuple(cue_terms({"scope": coords.get("scope", [])})),
+             tuple(cue_terms({"exact": coords.get("exact", [])})))
+    return coords, terms, systems
 
 
 @lru_cache(maxsize=4096)

@@ -22,7 +22,7 @@ import numpy as np
 
 from hindbrain.learning.write_gate import perception_class
 from hindbrain.projections import beliefs, events, fragments, unit_states
-from hindbrain.recall.cues import coordinates, cue_terms
+from hindbrain.recall.cues import index_terms
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import estimate_tokens, tokens
 from hindbrain.streams.processing import Decoded
@@ -103,7 +103,7 @@ def _ts_us(ts) -> int:
 
 
 def _with_cues(doc: Doc, fields: dict) -> tuple[Doc, list[str]]:
-    terms = cue_terms(coordinates({**fields, "ts_us": doc.ts_us}))
+    terms = index_terms(fields, doc.ts_us)
     doc.links = tuple(t for t in terms if t.startswith(LINK_PREFIXES))
     doc.exact = tuple(t for t in terms if not t.startswith(COORDINATE_PREFIXES))
     return doc, terms
