@@ -179,9 +179,8 @@ _STRUCTURED_FIELDS = ("system", "identity", "action", "expected", "actual", "con
 
 def _structured_key(fields: dict, known_systems: Iterable[str]) -> tuple:
     get = fields.get
-    scope = get("scope") or {}
-    return (tuple(get(k) for k in _STRUCTURED_FIELDS), get("kind") == "anomaly",
-            tuple(get("entities") or ()), tuple(sorted((str(k), "" if v is None else str(v)) for k, v in scope.items())),
+    scope = tuple(sorted((str(k), "" if v is None else str(v)) for k, v in (get("scope") or {}).items()))
+    return (tuple(get(k) for k in _STRUCTURED_FIELDS), get("kind") == "anomaly", tuple(get("entities") or ()), scope,
             tuple(known_systems))
 
 
