@@ -268,8 +268,8 @@ class Brain:
         approval = new_id("decision")
         rt, record = decision(change.kind, data.tenant, [unit.fragment_id], list(unit.evidence),
                               data.reason or change.reason, {"unit": lifecycle.state_of(change.unit)}, now_us(),
-                              "sdk.approve", {"rule": lifecycle.RULE_VERSION}, approval, {"approver": data.approver})
-        record["envelope"]["producer"] = PRODUCER_SDK  # a human decided, not the learner
+                              "sdk.approve", {"rule": lifecycle.RULE_VERSION}, approval, {"approver": data.approver},
+                              producer=PRODUCER_SDK)  # a human decided, not the learner
         self.runner.submit([(rt, record)])
         return record["decision_id"]
 
@@ -281,10 +281,15 @@ class Brain:
         return self.learning.learner
 
     # -- reading -------------------------------------------------------------------------
-    def hindsight(self) -> HindsightReport:
-        """Run the learning jobs now and return what they decided."""
+    def hindsight(self, when_due: bool = False) -> HindsightReport:
+        """Run the learning jobs now and return what they decided (``report.decisions``,
+        already appended to the log). ``when_due=True`` (a scheduler's call) runs them only
+        when the trigger policy says so — more than 500 new events or 3 days since the last
+        run — and otherwise returns ``report.skipped`` with the reason."""
         self.runner.flush()
-        return run_hindsight()
+        report = run_hindsight(self.warehouse, self.runner.submit, now_us(), force=not when_due)
+        self.runner.flush()
+        return report
 
     def explain(self, item_id: str) -> list[dict]:
         """Every record and decision behind ``item_id``, oldest first, read from the log.

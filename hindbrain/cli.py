@@ -47,8 +47,10 @@ def cmd_hindsight(args) -> int:
     from hindbrain import Brain
 
     with Brain.open(_home(args)) as brain:
-        report = brain.hindsight()
-    print(_json({"ran": report.ran, "skipped": report.skipped, "decisions": report.decisions}))
+        report = brain.hindsight(when_due=args.when_due)
+    print(_json({"ran": report.ran, "skipped": report.skipped, "why": report.why, "phases_s": report.phases_s,
+                 "decisions": [{"kind": d["kind"], "reason": d["reason"], "subject_ids": d["subject_ids"]}
+                               for d in report.decisions]}))
     return 0
 
 
@@ -188,7 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     learner.add_argument("--kafka", help="bootstrap servers (default: $HINDBRAIN_KAFKA)")
     learner.set_defaults(func=cmd_learner)
     sub.add_parser("stats", help="rows per view, log length, dead letters").set_defaults(func=cmd_stats)
-    sub.add_parser("hindsight", help="run the learning jobs now").set_defaults(func=cmd_hindsight)
+    hindsight = sub.add_parser("hindsight", help="run the learning jobs now (or --when-due, for a scheduler)")
+    hindsight.add_argument("--when-due", action="store_true",
+                           help="run only if > 500 new events or > 3 days since the last run; else say why")
+    hindsight.set_defaults(func=cmd_hindsight)
     return parser
 
 

@@ -21,10 +21,11 @@ def derived_id(prefix: str, *parts: str) -> str:
 
 
 def decision(kind: str, tenant: str, subject_ids: list[str], evidence_ids: list[str], reason: str, payload: dict,
-             ts_us: int, job: str, parameters: dict, cause: str, inputs: dict | None = None) -> tuple[str, dict]:
+             ts_us: int, job: str, parameters: dict, cause: str, inputs: dict | None = None,
+             producer: str = PRODUCER) -> tuple[str, dict]:
     """A decision record; ``cause`` is the id of the record that triggered it."""
     decision_id = derived_id("dc", kind, cause, *subject_ids)
-    env = envelope("decision", tenant, causation_ids=[cause], producer=PRODUCER, record_id=decision_id, ts_us=ts_us)
+    env = envelope("decision", tenant, causation_ids=[cause], producer=producer, record_id=decision_id, ts_us=ts_us)
     return "decision", {
         "envelope": env, "decision_id": decision_id, "kind": kind, "subject_ids": subject_ids,
         "evidence_ids": evidence_ids, "inputs_json": json.dumps(inputs or {}, ensure_ascii=False), "reason": reason,

@@ -285,13 +285,15 @@ def test_sql_refuses_writes_and_the_sdk_still_writes_afterwards(brain, statement
     assert brain.sql("SELECT count() AS n FROM fragments") == [{"n": 0}]
 
 
-def test_hindsight_reports_no_jobs_and_decides_nothing(brain):
+def test_hindsight_runs_now_and_when_due_skips_saying_why(brain):
     brain.perceive(tenant="acme", text="something happened")
-    before = log_length(brain)
     report = brain.hindsight()
-    assert report.ran == [] and report.decisions == [] and report.skipped
-    assert log_length(brain) == before
-    assert brain.sql("SELECT count() AS n FROM decisions") == [{"n": 0}]
+    assert report.ran == ["induction"] and report.why == "forced"
+    assert [d["kind"] for d in report.decisions] == ["hindsight_run"]  # too little to induce a belief from
+    assert brain.sql("SELECT kind FROM decisions") == [{"kind": "hindsight_run"}]
+    later = brain.hindsight(when_due=True)
+    assert later.ran == [] and "0 new events ≤ 500" in later.skipped["induction"]
+    assert brain.sql("SELECT count() AS n FROM decisions") == [{"n": 1}]  # a skip appends nothing
 
 
 def test_reopening_rebuilds_the_recall_index_from_the_views(tmp_path):

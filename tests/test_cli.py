@@ -46,7 +46,10 @@ def test_replay_check_rebuilds_identical_views(home, capsys):
     assert "every view equals the live one" in out and "DIFF" not in out
 
 
-def test_hindsight_says_no_jobs(home, capsys):
+def test_hindsight_runs_and_when_due_says_why_it_skips(home, capsys):
     assert main(["--home", str(home[0]), "hindsight"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["decisions"] == [] and "no learning jobs" in report["skipped"]["*"]
+    assert report["ran"] == ["induction"] and report["decisions"][-1]["kind"] == "hindsight_run"
+    assert main(["--home", str(home[0]), "hindsight", "--when-due"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ran"] == [] and "new events" in report["skipped"]["induction"]

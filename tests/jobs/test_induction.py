@@ -1,0 +1,94 @@
+"""Belief induction on small hand-made data with known answers: a planted cluster becomes a
+belief, a worse action sequence stays inactive, noisy labels induce nothing, and a rerun
+with nothing new records nothing new."""
+
+import json
+import random
+
+import pytest
+
+from hindbrain.jobs.confidence import ACTIVATION, age_decay, belief_confidence, wilson_lower
+from hindbrain.jobs.trigger import TriggerPolicy, due
+
+DAY_US = 86_400 * 1_000_000
+
+
+def tasks(name, n, successes, scene, actions, emotion=None, signal="explicit", seed=0):
+    rng = random.Random(seed)
+    wins = set(rng.sample(range(n), successes))
+    out = []
+    for i in range(n):
+        task = {"tenant": "acme", "task": f"{name}-{i}", "scope": {"task_type": scene}}
+        if emotion:
+            out.append({**task, "kind": "message", "speaker": "user", "text": f"this is the {i}th time it broke",
+                        "emotion": emotion, "signal": signal})
+        out += [{**task, "kind": "action", "action": a} for a in actions]
+        out.append({**task, "kind": "outcome", "text": "closed", "success": i in wins})
+    return out
+
+
+@pytest.fixture
+def planted(lexical_brain):
+    b = lexical_brain
+    b.perceive_many(tasks("ack", 40, 36, "fault", ["acknowledge the problem", "give the fix"], "angry", seed=1)
+                    + tasks("fix", 40, 10, "fault", ["give the fix"], "angry", seed=2)
+                    + tasks("inv", 40, 34, "billing question", ["look up the invoice"], seed=3)
+                    + tasks("cpn", 30, 28, "refund", ["offer a coupon"], "disappointed", signal="self", seed=4))
+    return b
+
+
+def beliefs(b):
+    return {r["text"]: r for r in b.sql("SELECT * FROM beliefs FINAL")}
+
+
+def test_a_planted_cluster_becomes_an_active_belief_with_its_evidence(planted):
+    report = planted.hindsight()
+    found = beliefs(planted)
+    text = ("if emotion in [angry] and scene = fault then first acknowledge the problem, then give the fix "
+            "(36 of 40 such tasks succeeded)")
+    assert text in found, list(found)
+    belief = found[text]
+    assert belief["status"] == "active" and belief["confidence"] == pytest.approx(wilson_lower(36, 40), abs=1e-3)
+    assert belief["confidence"] >= ACTIVATION and belief["scope"] == {"scene": "fault"}
+    assert belief["support"] == 40 * 4 and len(belief["event_ids"]) == 160  # message, 2 actions, outcome per task
+    assert belief["inducer"].startswith("hindsight.induction@1")
+    [decision] = [d for d in report.decisions if d["kind"] == "belief_induced" and belief["belief_id"] in d["subject_ids"]]
+    payload = json.loads(decision["payload_json"])
+    assert len(payload["key_event_ids"]) == 3 and payload["k"] >= 2 and "36/40" in decision["reason"]
+    pack = planted.recall(tenant="acme", query="the customer is angry about a fault", scene="fault")
+    assert belief["belief_id"] in [i.id for i in pack.briefing]
+
+
+def test_the_worse_sequence_is_inactive_and_noisy_labels_induce_nothing(planted):
+    planted.hindsight()
+    found = beliefs(planted)
+    [worse] = [r for t, r in found.items() if t.startswith("if emotion in [angry] and scene = fault then give the fix")]
+    assert worse["status"] == "inactive" and worse["confidence"] < ACTIVATION  # 10 of 40
+    assert [t for t in found if "scene = billing question then look up the invoice" in t]
+    assert not [t for t in found if "coupon" in t]  # "disappointed" came from self-evaluated labels only
+
+
+def test_a_rerun_with_nothing_new_records_no_new_belief(planted):
+    first = planted.hindsight()
+    again = planted.hindsight()
+    assert [d["kind"] for d in again.decisions] == ["hindsight_run"]
+    assert len([d for d in first.decisions if d["kind"] == "belief_induced"]) >= 3
+
+
+def test_confidence_is_bounded_penalises_small_samples_and_decays_with_age():
+    assert 0 <= wilson_lower(0, 5) < wilson_lower(5, 10) < wilson_lower(10, 10) < wilson_lower(100, 100) <= 1
+    assert wilson_lower(10, 10) < 0.8 < wilson_lower(100, 100)  # the same 100 % rate, less sure on 10 tasks
+    assert wilson_lower(0, 0) == 0.0
+    now = 100 * DAY_US
+    assert age_decay(now, now) == 1.0 and age_decay(now - 10 * DAY_US, now) == pytest.approx(0.94 ** 10)
+    assert belief_confidence(100, 100, now - 30 * DAY_US, now) < ACTIVATION < belief_confidence(100, 100, now, now)
+
+
+def test_the_trigger_policy():
+    now, policy = 10 * DAY_US, TriggerPolicy()
+    assert due(501, now - DAY_US, now, policy)[0]
+    assert not due(500, now - DAY_US, now, policy)[0]
+    assert due(3, now - 4 * DAY_US, now, policy) == (True, "4.0 days since the last run > 3.0")
+    assert due(7, None, now, policy) == (True, "never ran before")
+    run, why = due(20, now - DAY_US, now, TriggerPolicy(min_new_events=10))
+    assert run and why == "20 new events > 10"
