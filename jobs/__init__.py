@@ -38,8 +38,11 @@ class HindsightReport:
     why: str = ""
 
 
+DEFAULT_POLICY = TriggerPolicy()
+
+
 def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
-                  policy: TriggerPolicy = TriggerPolicy()) -> HindsightReport:
+                  policy: TriggerPolicy = DEFAULT_POLICY) -> HindsightReport:
     """Run the due jobs (all of them with ``force``); append and return their decisions."""
     last_run, new_events = _since_last_run(warehouse)
     run, why = (True, "forced") if force else due(new_events, last_run, now_us, policy)

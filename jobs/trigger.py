@@ -16,8 +16,7 @@ class TriggerPolicy:
     max_days: float = 3.0
 
 
-def due(new_events: int, last_run_us: int | None, now_us: int, policy: TriggerPolicy = TriggerPolicy()
-        ) -> tuple[bool, str]:
+def due(new_events: int, last_run_us: int | None, now_us: int, policy: TriggerPolicy) -> tuple[bool, str]:
     """(run?, why)."""
     if last_run_us is None:
         return (True, "never ran before") if new_events else (False, "no events yet")

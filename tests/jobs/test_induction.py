@@ -52,7 +52,8 @@ def test_a_planted_cluster_becomes_an_active_belief_with_its_evidence(planted):
     assert belief["confidence"] >= ACTIVATION and belief["scope"] == {"scene": "fault"}
     assert belief["support"] == 40 * 4 and len(belief["event_ids"]) == 160  # message, 2 actions, outcome per task
     assert belief["inducer"].startswith("hindsight.induction@1")
-    [decision] = [d for d in report.decisions if d["kind"] == "belief_induced" and belief["belief_id"] in d["subject_ids"]]
+    [decision] = [d for d in report.decisions
+                  if d["kind"] == "belief_induced" and belief["belief_id"] in d["subject_ids"]]
     payload = json.loads(decision["payload_json"])
     assert len(payload["key_event_ids"]) == 3 and payload["k"] >= 2 and "36/40" in decision["reason"]
     pack = planted.recall(tenant="acme", query="the customer is angry about a fault", scene="fault")
