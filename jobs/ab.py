@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 _US_PER_DAY = 86_400 * 1_000_000
+WINDOW_OPENED, WINDOW_SETTLED = "ab_window_opened", "ab_window_settled"  # decision kinds (subjects: window, A, B)
 
 
 @dataclass(frozen=True)

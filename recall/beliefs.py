@@ -4,11 +4,13 @@ A briefing needs no search: before each decision the top *active* beliefs of thr
 are injected — global (confidence ≥ 0.9 and more than 50 supporting events, always), scene
 (the belief's ``scope["scene"]`` is this task type) and user (``scope["user"]`` is this user)
 — at most four in total. Beliefs come from the hindsight jobs (``belief_induced``
-decisions); the functions here work on whatever beliefs exist.
+decisions); the functions here work on whatever beliefs exist. Two conflicting beliefs in
+an open A/B window are both under review: each decision is briefed the one of its arm.
 """
 
 from __future__ import annotations
 
+from hindbrain.jobs.ab import arm_of
 from hindbrain.recall.index import Belief, Doc
 from hindbrain.recall.tokenize import tokens
 
@@ -17,9 +19,11 @@ GLOBAL_MIN_CONFIDENCE, GLOBAL_MIN_SUPPORT = 0.9, 50
 MIN_SHARED_WORDS = 2  # distinctive words (or CJK bigrams) an item shares with a belief to be biased by it
 
 
-def layer_of(belief: Belief, scene: str | None, user: str | None) -> str | None:
-    """The injection layer this belief reaches for this decision, or None."""
-    if belief.status != "active":
+def layer_of(belief: Belief, scene: str | None, user: str | None, admitted: frozenset[str] = frozenset()
+             ) -> str | None:
+    """The injection layer this belief reaches for this decision, or None. A belief under
+    review reaches it only when ``admitted`` (this decision's arm of its A/B window)."""
+    if belief.status != "active" and belief.id not in admitted:
         return None
     if "user" in belief.scope:
         return "user" if user is not None and belief.scope["user"] == user else None
@@ -30,13 +34,25 @@ def layer_of(belief: Belief, scene: str | None, user: str | None) -> str | None:
     return None
 
 
+def window_arms(windows: dict[str, tuple[str, str]], decision_key: str | None) -> dict[str, tuple[str, str]]:
+    """For each open A/B window, the belief this decision is given: ``{belief id: (window, arm)}``.
+    Without a task or agent to split on, a decision gets neither arm (it cannot be attributed)."""
+    if not decision_key:
+        return {}
+    out = {}
+    for window_id, (a, b) in windows.items():
+        arm = arm_of(window_id, decision_key)
+        out[a if arm == "A" else b] = (window_id, arm)
+    return out
+
+
 def briefing(beliefs: list[Belief], scene: str | None, user: str | None,
-             limit: int = MAX_BRIEFED) -> list[tuple[Belief, str]]:
+             limit: int = MAX_BRIEFED, admitted: frozenset[str] = frozenset()) -> list[tuple[Belief, str]]:
     """The beliefs to brief, with their layer: best per layer by confidence then support,
     interleaved global → scene → user so each layer gets a seat before any gets a second."""
     by_layer: dict[str, list[Belief]] = {"global": [], "scene": [], "user": []}
     for belief in beliefs:
-        layer = layer_of(belief, scene, user)
+        layer = layer_of(belief, scene, user, admitted)
         if layer:
             by_layer[layer].append(belief)
     for ranked in by_layer.values():

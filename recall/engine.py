@@ -53,6 +53,7 @@ class RecallResult:
     cut: list[dict]
     briefed: list[tuple[Belief, str]]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    arms: dict[str, tuple[str, str]] = field(default_factory=dict)  # briefed belief → (A/B window, arm)
 
 
 class RecallEngine:
@@ -75,8 +76,9 @@ class RecallEngine:
         lexical = self._lexical(tenant, query, mask)
         clock.lap("lexical")
         cosines = self._semantic(query, mask, clock)
-        briefed = _within(belief_layers.briefing(list(tenant.beliefs.values()), query.scene, query.user),
-                          query.budget_tokens)
+        arms = belief_layers.window_arms(tenant.windows, query.decision_key)
+        briefed = _within(belief_layers.briefing(list(tenant.beliefs.values()), query.scene, query.user,
+                                                 admitted=frozenset(arms)), query.budget_tokens)
         ranked = self.score(tenant, query, lexical, cosines, mask, [b for b, _ in briefed])
         clock.lap("score")
         items = [GateItem(s.doc, s.score, s.scope_match, s.why) for s in ranked]
@@ -85,7 +87,8 @@ class RecallEngine:
         reserved = sum(b.tokens for b, _ in briefed)
         selected, cut = gate(items, query.scope, query.budget_tokens, query.k, reserved_tokens=reserved)
         clock.lap("gate")
-        return RecallResult(ranked, selected, cut, briefed, clock.laps)
+        arms = {b.id: arms[b.id] for b, _ in briefed if b.id in arms}
+        return RecallResult(ranked, selected, cut, briefed, clock.laps, arms)
 
     # -- channels that search ------------------------------------------------------------
     def _lexical(self, tenant: TenantIndex, query: Query, mask) -> dict[int, tuple[float, float]]:

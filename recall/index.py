@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hindbrain.jobs.ab import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.learning.write_gate import perception_class
 from hindbrain.projections import beliefs, events, fragments, unit_states
 from hindbrain.recall.cues import index_terms
@@ -30,6 +31,7 @@ from hindbrain.streams.processing import Decoded
 LAYERS = ("episodic", "experience", "knowledge", "identity")  # identity: traits a human approved
 TRAIT_RUNG = "trait"
 EVENTS_MERGED = "events_merged"  # write hygiene: the subjects were merged into a newer event
+WINDOW_KINDS = (WINDOW_OPENED, WINDOW_SETTLED)  # a conflict's A/B window (jobs.windows)
 _LAYER_CODE = {name: i for i, name in enumerate(LAYERS)}
 _SITUATION_FIELDS = ("system", "identity", "action", "expected", "actual")
 # Cue kinds the graph channel walks: fragments sharing an entity *and* an action form a chain.
@@ -155,6 +157,7 @@ class TenantIndex:
         self.by_id: dict[str, int] = {}
         self.counters: dict[str, Counters] = {}
         self.beliefs: dict[str, Belief] = {}
+        self.windows: dict[str, tuple[str, str]] = {}  # open A/B windows: id → (belief A, belief B)
         self._layers = np.empty(1024, dtype=np.uint8)
 
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
@@ -188,6 +191,14 @@ class TenantIndex:
             if rung == TRAIT_RUNG:  # an approved trait moves to the identity layer
                 self.docs[no].layer = "identity"
                 self._layers[no] = _LAYER_CODE["identity"]
+
+    def apply_window(self, kind: str, subject_ids: list[str]) -> None:
+        """``ab_window_opened`` / ``ab_window_settled`` (subjects: window, belief A, belief B)."""
+        window_id, a, b = subject_ids[:3]
+        if kind == WINDOW_KINDS[0]:
+            self.windows[window_id] = (a, b)
+        else:
+            self.windows.pop(window_id, None)
 
     def layer_mask(self, layers: list[str] | None) -> np.ndarray | None:
         if not layers:
@@ -253,6 +264,8 @@ class RecallIndex:
         if record["kind"] == EVENTS_MERGED:
             for event_id in record["subject_ids"]:
                 tenant.set_state(event_id, "merged", None)
+        elif record["kind"] in WINDOW_KINDS:
+            tenant.apply_window(record["kind"], record["subject_ids"])
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
@@ -295,6 +308,10 @@ class RecallIndex:
                 "SELECT tenant, subject_ids FROM decisions FINAL WHERE kind = {k:String}", {"k": EVENTS_MERGED}):
             for event_id in subjects:
                 self.tenant(tenant).set_state(event_id, "merged", None)
+        for tenant, kind, subjects in warehouse.query(
+                "SELECT tenant, kind, subject_ids FROM decisions FINAL WHERE kind IN {k:Array(String)} "
+                "ORDER BY ts, _offset", {"k": list(WINDOW_KINDS)}):
+            self.tenant(tenant).apply_window(kind, subjects)
         names, rows = warehouse.query_columns(f"SELECT * FROM `{beliefs.TABLE.name}` FINAL ORDER BY _offset")
         for values in rows:
             row = dict(zip(names, values, strict=True))

@@ -16,8 +16,11 @@ from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.schemas.records import envelope, new_id
 
 
-def _belief_why(belief: Belief, layer: str) -> dict:
-    return {"briefing": {"layer": layer}, "layer": layer, "support": belief.support, "score": belief.confidence}
+def _belief_why(belief: Belief, layer: str, arm: tuple[str, str] | None = None) -> dict:
+    why = {"briefing": {"layer": layer}, "layer": layer, "support": belief.support, "score": belief.confidence}
+    if arm:
+        why["ab_window"] = {"window": arm[0], "arm": arm[1]}
+    return why
 
 
 def recall_records(q, result: RecallResult) -> tuple[dict, dict]:
@@ -25,7 +28,8 @@ def recall_records(q, result: RecallResult) -> tuple[dict, dict]:
     recall_id = new_id("recall")
     env = dict(tenant=q.tenant, agent=q.agent, task=q.task)
     briefed = [{"item_id": b.id, "item_kind": "belief", "score": b.confidence,
-                "why_json": json.dumps(_belief_why(b, layer), ensure_ascii=False)} for b, layer in result.briefed]
+                "why_json": json.dumps(_belief_why(b, layer, result.arms.get(b.id)), ensure_ascii=False)}
+               for b, layer in result.briefed]
     considered = [{"item_id": s.doc.id, "item_kind": s.doc.kind, "score": s.score,
                    "why_json": json.dumps(s.why, ensure_ascii=False)} for s in result.ranked]
     recall_record = {
@@ -34,13 +38,14 @@ def recall_records(q, result: RecallResult) -> tuple[dict, dict]:
         "scope": dict(q.scope), "budget_tokens": q.budget_tokens, "k": q.k, "layers": list(q.layers or []),
         "candidates": briefed + considered,
     }
-    injected = [(b.id, "belief", b.tokens, b.confidence) for b, _ in result.briefed]
-    injected += [(i.id, i.doc.kind, i.doc.tokens, i.relevance) for i in result.selected]
+    injected = [(b.id, "belief", b.tokens, b.confidence, result.arms.get(b.id, (None, None))[1])
+                for b, _ in result.briefed]
+    injected += [(i.id, i.doc.kind, i.doc.tokens, i.relevance, None) for i in result.selected]
     injection_record = {
         "envelope": envelope("injection", causation_ids=[recall_id], **env),
         "recall_id": recall_id, "budget_tokens": q.budget_tokens,
-        "items": [{"item_id": item, "item_kind": kind, "rank": n, "tokens": tokens, "score": score, "arm": None}
-                  for n, (item, kind, tokens, score) in enumerate(injected)],
+        "items": [{"item_id": item, "item_kind": kind, "rank": n, "tokens": tokens, "score": score, "arm": arm}
+                  for n, (item, kind, tokens, score, arm) in enumerate(injected)],
     }
     return recall_record, injection_record
 
@@ -55,7 +60,8 @@ def pack_of(recall_id: str, budget_tokens: int, result: RecallResult) -> RecallP
     ]
     briefing = [
         Recalled(id=b.id, kind="belief", text=b.text, event_ids=list(b.event_ids), score=b.confidence,
-                 why=_belief_why(b, layer), source="induced", layer=layer, confidence=b.confidence,
+                 why=_belief_why(b, layer, result.arms.get(b.id)), source="induced", layer=layer,
+                 confidence=b.confidence,
                  tokens=b.tokens, scope=dict(b.scope), status=b.status, ts_us=b.ts_us)
         for b, layer in result.briefed
     ]
