@@ -30,6 +30,7 @@ from hindbrain.recall.scoring import Weights
 from hindbrain.schemas.api import (
     ApproveInput,
     BelieveInput,
+    InvalidateInput,
     InvalidInput,
     LearnInput,
     OutcomeInput,
@@ -270,6 +271,28 @@ class Brain:
                               data.reason or change.reason, {"unit": lifecycle.state_of(change.unit)}, now_us(),
                               "sdk.approve", {"rule": lifecycle.RULE_VERSION}, approval, {"approver": data.approver},
                               producer=PRODUCER_SDK)  # a human decided, not the learner
+        self.runner.submit([(rt, record)])
+        return record["decision_id"]
+
+    def invalidate(self, **fields) -> str:
+        """An environment change made a unit untrue (forgetting by invalidation, never a
+        timer): ``reason`` says what changed, ``version`` the environment's version,
+        ``evidence`` the records that show it. Appends a ``unit_invalidated`` decision; the
+        unit is never injected again and stays in the log and the views. Returns its id."""
+        data = validated(InvalidateInput, "invalidate", **fields)
+        learner = self._learner("invalidate")
+        self.runner.flush()
+        unit = learner.unit(data.tenant, data.fragment_id)
+        if unit is None:
+            raise InvalidInput("invalidate", "fragment_id", f"{data.fragment_id!r}: the learner knows no such unit")
+        try:
+            change = lifecycle.on_invalidation(unit, data.reason, data.version)
+        except ValueError as exc:
+            raise InvalidInput("invalidate", "fragment_id", str(exc)) from None
+        rt, record = decision(change.kind, data.tenant, [unit.fragment_id], list(data.evidence), change.reason,
+                              {"unit": lifecycle.state_of(change.unit), "version": data.version}, now_us(),
+                              "sdk.invalidate", {"rule": lifecycle.RULE_VERSION}, new_id("decision"),
+                              {"by": data.by}, producer=PRODUCER_SDK)
         self.runner.submit([(rt, record)])
         return record["decision_id"]
 

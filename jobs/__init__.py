@@ -6,9 +6,9 @@ the jobs read the views and return decisions, and every decision — each belief
 updated, and the run itself (``hindsight_run``, with its phases) — is appended to the log.
 Jobs never write a view: the projectors do, so replaying the log rebuilds what they decided.
 
-Installed jobs: ``induction`` (K-Means beliefs, ``jobs.induction``) and the A/B windows of
-conflicting beliefs (``jobs.windows``, ``jobs.ab``). Forgetting and consolidation are not
-built yet (issue 6 is open).
+Installed jobs: ``induction`` (K-Means beliefs, ``jobs.induction``), the A/B windows of
+conflicting beliefs (``jobs.windows``, ``jobs.ab``) and ``forgetting`` (``jobs.forgetting``).
+Consolidation and archive are not built yet (issue 6 is open).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
-from hindbrain.jobs import induction, windows
+from hindbrain.jobs import forgetting, induction, windows
 from hindbrain.jobs.ab import DEFAULT_RULE, WindowRule
 from hindbrain.jobs.trigger import TriggerPolicy, due
 from hindbrain.learning.records import decision, derived_id
@@ -43,14 +43,52 @@ class HindsightReport:
 DEFAULT_POLICY = TriggerPolicy()
 
 
+WALL_EVERY_DAYS = 1.0  # the wall clock's period (forgetting scan)
+
+
 def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
                   policy: TriggerPolicy = DEFAULT_POLICY, rule: WindowRule = DEFAULT_RULE) -> HindsightReport:
-    """Run the due jobs (all of them with ``force``); append and return their decisions."""
-    last_run, new_events = _since_last_run(warehouse)
-    run, why = (True, "forced") if force else due(new_events, last_run, now_us, policy)
-    if not run:
-        return HindsightReport(skipped={"induction": why}, why=why)
+    """The one scheduler entry point: run the due clocks' jobs (all of them with ``force``);
+    append and return their decisions.
+
+    * write clock (``policy``: > 500 new events or > 3 days): belief induction, then the A/B
+      windows of conflicting beliefs;
+    * wall clock (every ``WALL_EVERY_DAYS``): forgetting — accessibility decay of unused
+      units, conflicts pending between units;
+    * the use clock is the learner itself: every outcome credits or falsifies what was applied.
+    """
+    last_write, last_wall, new_events = _last_runs(warehouse)
+    write, why = (True, "forced") if force else due(new_events, last_write, now_us, policy)
+    wall, wall_why = (True, "forced") if force else _wall_due(last_wall, now_us)
+    skipped = {**({} if write else {"induction": why, "ab_windows": why}), **({} if wall else {"forgetting": wall_why})}
+    if not (write or wall):
+        return HindsightReport(skipped=skipped, why=why)
     phases: dict[str, float] = {}
+    run_id = derived_id("hs", str(now_us))
+    records, summary, ran = [], {"why": why, "new_events": new_events, "write": write, "wall": wall}, []
+    if write:
+        records += _write_clock(warehouse, now_us, run_id, rule, phases, summary)
+        ran += ["induction", "ab_windows"]
+    if wall:
+        t0 = time.perf_counter()
+        units = forgetting.read_units(warehouse)
+        records += forgetting.decay(units, now_us, run_id)
+        records += forgetting.conflicts(units, forgetting.known_pairs(warehouse), now_us, run_id)
+        phases["forgetting"] = time.perf_counter() - t0
+        ran.append("forgetting")
+    summary.update(recorded=len(records), phases_s=phases)
+    tenants = sorted({r["envelope"]["tenant"] for _, r in records}) or ["*"]
+    records += [decision(RUN_KIND, tenant, [run_id], [], f"hindsight ran ({', '.join(ran)}): {why}", summary,
+                         now_us, "hindsight", {"min_new_events": policy.min_new_events, "max_days": policy.max_days,
+                                               "wall_every_days": WALL_EVERY_DAYS}, run_id, producer=PRODUCER)
+                for tenant in tenants]
+    t0 = time.perf_counter()
+    submit(records)
+    phases["append"] = time.perf_counter() - t0
+    return HindsightReport(ran=ran, skipped=skipped, decisions=[r for _, r in records], phases_s=phases, why=why)
+
+
+def _write_clock(warehouse, now_us: int, run_id: str, rule: WindowRule, phases: dict, summary: dict) -> list:
     t0 = time.perf_counter()
     rows = induction.task_rows(warehouse)
     phases["read"] = time.perf_counter() - t0
@@ -58,7 +96,6 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     beliefs = induction.induce(rows, now_us)
     phases["induce"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    run_id = derived_id("hs", str(now_us))
     known = read_windows(warehouse)
     records, known = _settle_windows(warehouse, known, run_id, now_us, rule)
     for a, b in windows.conflicts(beliefs, known):
@@ -73,17 +110,17 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     current = {row[0]: row[1:] for row in warehouse.query(
         "SELECT belief_id, confidence, status, support FROM beliefs FINAL")}
     records += [_belief_decision(b, run_id, now_us) for b in beliefs if _changed(b, current.get(b.belief_id))]
-    tenants = sorted({b.tenant for b in beliefs}) or ["*"]
-    summary = {"why": why, "tasks": len(rows), "new_events": new_events, "beliefs": len(beliefs),
-               "recorded": len(records), "k": {b.tenant: b.k for b in beliefs}, "phases_s": phases}
-    records += [decision(RUN_KIND, tenant, [run_id], [], f"hindsight ran: {why}", summary, now_us, "hindsight",
-                         {"min_new_events": policy.min_new_events, "max_days": policy.max_days}, run_id,
-                         producer=PRODUCER) for tenant in tenants]
-    t0 = time.perf_counter()
-    submit(records)
-    phases["append"] = time.perf_counter() - t0
-    return HindsightReport(ran=["induction", "ab_windows"], decisions=[r for _, r in records], phases_s=phases,
-                           why=why)
+    summary.update(tasks=len(rows), beliefs=len(beliefs), k={b.tenant: b.k for b in beliefs})
+    return records
+
+
+def _wall_due(last_wall_us: int | None, now_us: int) -> tuple[bool, str]:
+    if last_wall_us is None:
+        return True, "the wall clock never ran"
+    days = (now_us - last_wall_us) / 86_400_000_000
+    if days >= WALL_EVERY_DAYS:
+        return True, f"{days:.1f} days since the last wall-clock run ≥ {WALL_EVERY_DAYS:g}"
+    return False, f"{days:.1f} days since the last wall-clock run < {WALL_EVERY_DAYS:g}"
 
 
 def read_windows(warehouse) -> list[windows.Window]:
@@ -136,14 +173,20 @@ def _window_decision(kind: str, w: windows.Window, run_id: str, now_us: int, rul
                     asdict(rule), run_id, producer=PRODUCER)
 
 
-def _since_last_run(warehouse) -> tuple[int | None, int]:
-    [(runs, last)] = warehouse.query(
-        "SELECT count(), toUnixTimestamp64Micro(max(ts)) FROM decisions FINAL WHERE kind = {k:String}",
-        {"k": RUN_KIND})
-    if not runs:
-        return None, warehouse.query("SELECT count() FROM events")[0][0]
-    new = warehouse.query("SELECT count() FROM events WHERE toUnixTimestamp64Micro(ts) > {t:Int64}", {"t": last})
-    return last, new[0][0]
+def _last_runs(warehouse) -> tuple[int | None, int | None, int]:
+    """(last write-clock run, last wall-clock run, events since the last write-clock run)."""
+    [(writes, last_write, walls, last_wall)] = warehouse.query(
+        "SELECT countIf(JSONExtractBool(payload_json, 'write')), "
+        "maxIf(toUnixTimestamp64Micro(ts), JSONExtractBool(payload_json, 'write')), "
+        "countIf(JSONExtractBool(payload_json, 'wall')), "
+        "maxIf(toUnixTimestamp64Micro(ts), JSONExtractBool(payload_json, 'wall')) "
+        "FROM decisions FINAL WHERE kind = {k:String}", {"k": RUN_KIND})
+    last_write, last_wall = (last_write if writes else None), (last_wall if walls else None)
+    if last_write is None:
+        return None, last_wall, warehouse.query("SELECT count() FROM events")[0][0]
+    new = warehouse.query("SELECT count() FROM events WHERE toUnixTimestamp64Micro(ts) > {t:Int64}",
+                          {"t": last_write})
+    return last_write, last_wall, new[0][0]
 
 
 def _changed(belief: induction.InducedBelief, current: tuple | None) -> bool:

@@ -16,7 +16,8 @@ For each record, in log order:
 * **outcome** — each *applied* unit gets the evidence: verified, stable, reviewing, invalid,
   skill, trait proposed (``lifecycle``);
 * **decision** by someone else — a human's ``trait_approved`` / ``trait_declined``
-  (``Brain.approve``) carries the unit's state after it and is folded like the learner's own.
+  (``Brain.approve``) or ``unit_invalidated`` (``Brain.invalidate``) carries the unit's
+  state after it and is folded like the learner's own.
 
 Every step it takes is a decision record whose payload holds the unit's whole state after
 it, so the learner's own state is rebuilt by reading the log (``restoring=True``: records
@@ -42,7 +43,7 @@ MERGE_WITHIN_US = 10 * 60 * 1_000_000
 TRAJECTORY = 16  # failures remembered per task
 GATE_JOB, LIFECYCLE_JOB, HYGIENE_JOB = "learner.write_gate", "learner.lifecycle", "learner.write_hygiene"
 EXTRACT_JOB = "learner.extract"
-APPROVAL_KINDS = ("trait_approved", "trait_declined")  # a human's decisions on a proposed trait
+HUMAN_KINDS = ("trait_approved", "trait_declined", "unit_invalidated")  # decided through the SDK, folded here
 
 
 RECENT = 50_000  # tasks, recalls and sessions remembered per tenant (older ones are done with)
@@ -122,7 +123,7 @@ class Learner:
 
     # -- perceptions -------------------------------------------------------------------------
     def _decision(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
-        if record["kind"] in APPROVAL_KINDS:
+        if record["kind"] in HUMAN_KINDS:
             self._apply("decision", record)
         return []
 

@@ -78,6 +78,14 @@ def on_approval(unit: Unit, accept: bool, approver: str) -> Change:
     return Change("trait_declined", replace(unit, rung="skill_declined"), f"declined by {approver}: stays a skill")
 
 
+def on_invalidation(unit: Unit, reason: str, version: str | None) -> Change:
+    """An environment change made the unit untrue (explicit, never a timer)."""
+    if unit.status in ("invalid", "rejected"):
+        raise ValueError(f"{unit.fragment_id} is already {unit.status}")
+    where = f" (environment {version})" if version else ""
+    return Change("unit_invalidated", replace(unit, status="invalid"), f"invalidated{where}: {reason}")
+
+
 def initial_status(confidence: float) -> str:
     return "held" if confidence < HOLD_BELOW else "candidate"
 

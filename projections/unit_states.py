@@ -33,7 +33,7 @@ RECORD_TYPES = ("decision",)
 # the learner folds the same kinds to restore itself.
 UNIT_KINDS = ("unit_accepted", "unit_held", "unit_rejected", "unit_released", "unit_assimilated", "unit_absorbed",
               "unit_verified", "unit_stable", "unit_evidence", "unit_reviewing", "unit_invalid", "unit_skill",
-              "trait_proposed", "trait_approved", "trait_declined")
+              "trait_proposed", "trait_approved", "trait_declined", "unit_invalidated")
 
 
 def project(record_type: str, record: dict, position) -> list[dict]:

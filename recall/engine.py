@@ -159,7 +159,7 @@ class RecallEngine:
             "graph": graph_score,
             "scenario": channels.scenario_score(query.scene, _item_scene(doc), query.trigger, _traits(doc)),
             "utility": channels.utility_score(success, failure),
-            "freshness": channels.freshness_score(doc.ts_us, query.now_us,
+            "freshness": channels.freshness_score(doc.fresh_since_us, query.now_us,
                                                   channels.volatility_of(doc.layer, doc.scope)),
         }
         total = sum(weight * raw[ch] for ch, weight in self._channel_weights)
@@ -179,7 +179,8 @@ class RecallEngine:
              "scenario": channels.scenario(query.scene, _item_scene(doc), query.trigger, _traits(doc)),
              "utility": channels.utility(*((counters.applied, counters.success, counters.failure)
                                            if counters else (0, 0, 0))),
-             "freshness": channels.freshness(doc.ts_us, query.now_us, channels.volatility_of(doc.layer, doc.scope))}
+             "freshness": channels.freshness(doc.fresh_since_us, query.now_us,
+                                             channels.volatility_of(doc.layer, doc.scope))}
         _, contributions = weighted(s.channel_scores, self.weights)
         why = {ch: {**p[ch][1], "weight": getattr(self.weights, ch), "contribution": round(contributions[ch], 4)}
                for ch in CHANNELS}

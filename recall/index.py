@@ -32,6 +32,7 @@ LAYERS = ("episodic", "experience", "knowledge", "identity")  # identity: traits
 TRAIT_RUNG = "trait"
 EVENTS_MERGED = "events_merged"  # write hygiene: the subjects were merged into a newer event
 WINDOW_KINDS = (WINDOW_OPENED, WINDOW_SETTLED)  # a conflict's A/B window (jobs.windows)
+CONFLICT_PENDING = "conflict_pending"  # two units, the same condition, different actions (jobs.forgetting)
 _LAYER_CODE = {name: i for i, name in enumerate(LAYERS)}
 _SITUATION_FIELDS = ("system", "identity", "action", "expected", "actual")
 # Cue kinds the graph channel walks: fragments sharing an entity *and* an action form a chain.
@@ -66,6 +67,11 @@ class Doc:
     links: tuple[str, ...] = ()  # entity/action cue terms, for the graph channel
     exact: tuple[str, ...] = ()  # exact cues (codes, URLs, accounts, systems)
     conflicts: frozenset[str] = frozenset()  # ids of units this one is known to contradict
+    last_used_us: int = 0  # the last outcome that applied it: freshness counts disuse from here
+
+    @property
+    def fresh_since_us(self) -> int:
+        return max(self.ts_us, self.last_used_us)
 
 
 @dataclass(slots=True)
@@ -192,6 +198,13 @@ class TenantIndex:
                 self.docs[no].layer = "identity"
                 self._layers[no] = _LAYER_CODE["identity"]
 
+    def add_conflict(self, a: str, b: str) -> None:
+        """A conflict pending between two units: the gate keeps whichever ranks higher."""
+        for one, other in ((a, b), (b, a)):
+            no = self.by_id.get(one)
+            if no is not None:
+                self.docs[no].conflicts = self.docs[no].conflicts | {other}
+
     def apply_window(self, kind: str, subject_ids: list[str]) -> None:
         """``ab_window_opened`` / ``ab_window_settled`` (subjects: window, belief A, belief B)."""
         window_id, a, b = subject_ids[:3]
@@ -206,8 +219,11 @@ class TenantIndex:
         codes = [_LAYER_CODE[name] for name in layers]
         return np.isin(self._layers[: len(self.docs)], codes)
 
-    def count_outcome(self, applied: list[str], success: bool) -> None:
+    def count_outcome(self, applied: list[str], success: bool, ts_us: int = 0) -> None:
         for item in dict.fromkeys(applied):
+            no = self.by_id.get(item)
+            if no is not None and ts_us > self.docs[no].last_used_us:
+                self.docs[no].last_used_us = ts_us
             c = self.counters.setdefault(item, Counters())
             c.applied += 1
             if success:
@@ -266,6 +282,8 @@ class RecallIndex:
                 tenant.set_state(event_id, "merged", None)
         elif record["kind"] in WINDOW_KINDS:
             tenant.apply_window(record["kind"], record["subject_ids"])
+        elif record["kind"] == CONFLICT_PENDING:
+            tenant.add_conflict(*record["subject_ids"][:2])
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
@@ -275,7 +293,7 @@ class RecallIndex:
             if env["record_id"] in self._outcomes_seen:
                 return
             self._outcomes_seen.add(env["record_id"])
-            self.tenant(env["tenant"]).count_outcome(record["applied"], record["success"])
+            self.tenant(env["tenant"]).count_outcome(record["applied"], record["success"], env["ts_us"])
 
     def add_belief(self, tenant: str, belief: Belief) -> None:
         with self._lock:
@@ -310,8 +328,18 @@ class RecallIndex:
                 self.tenant(tenant).set_state(event_id, "merged", None)
         for tenant, kind, subjects in warehouse.query(
                 "SELECT tenant, kind, subject_ids FROM decisions FINAL WHERE kind IN {k:Array(String)} "
-                "ORDER BY ts, _offset", {"k": list(WINDOW_KINDS)}):
-            self.tenant(tenant).apply_window(kind, subjects)
+                "ORDER BY ts, _offset", {"k": [*WINDOW_KINDS, CONFLICT_PENDING]}):
+            if kind == CONFLICT_PENDING:
+                self.tenant(tenant).add_conflict(*subjects[:2])
+            else:
+                self.tenant(tenant).apply_window(kind, subjects)
+        for tenant, item, last_used in warehouse.query(
+                "SELECT tenant, item, toUnixTimestamp64Micro(max(ts)) FROM outcomes FINAL ARRAY JOIN applied AS item "
+                "GROUP BY tenant, item"):
+            index = self.tenant(tenant)
+            no = index.by_id.get(item)
+            if no is not None:
+                index.docs[no].last_used_us = last_used
         names, rows = warehouse.query_columns(f"SELECT * FROM `{beliefs.TABLE.name}` FINAL ORDER BY _offset")
         for values in rows:
             row = dict(zip(names, values, strict=True))

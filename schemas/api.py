@@ -175,6 +175,21 @@ class ApproveInput(_Input):
     reason: Text | None = None
 
 
+class InvalidateInput(_Input):
+    tenant: Name
+    fragment_id: Name
+    reason: Text
+    version: Text | None = None  # the environment version that made it untrue ("IAM v2")
+    evidence: list[Name] = Field(default_factory=list, max_length=1024)
+    by: Name | None = None
+
+    @model_validator(mode="after")
+    def _says_why(self):
+        if _blank(self.reason):
+            raise _FieldProblem("reason", "an invalidation must say what changed")
+        return self
+
+
 class OutcomeInput(_Input):
     tenant: Name
     agent: Name | None = None
