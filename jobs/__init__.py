@@ -7,8 +7,8 @@ updated, and the run itself (``hindsight_run``, with its phases) — is appended
 Jobs never write a view: the projectors do, so replaying the log rebuilds what they decided.
 
 Installed jobs: ``induction`` (K-Means beliefs, ``jobs.induction``), the A/B windows of
-conflicting beliefs (``jobs.windows``, ``jobs.ab``) and ``forgetting`` (``jobs.forgetting``).
-Consolidation and archive are not built yet (issue 6 is open).
+conflicting beliefs (``jobs.windows``, ``jobs.ab``), ``consolidation`` (near-duplicate rules
+into meta-rules, ``jobs.consolidation``) and ``forgetting`` (``jobs.forgetting``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
-from hindbrain.jobs import forgetting, induction, windows
+from hindbrain.jobs import consolidation, forgetting, induction, windows
 from hindbrain.jobs.ab import DEFAULT_RULE, WindowRule
 from hindbrain.jobs.trigger import TriggerPolicy, due
 from hindbrain.learning.records import decision, derived_id
@@ -36,6 +36,7 @@ class HindsightReport:
     ran: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     decisions: list[dict] = field(default_factory=list)
+    proposals: list[dict] = field(default_factory=list)  # cognition records (meta-rules) the jobs proposed
     phases_s: dict[str, float] = field(default_factory=dict)
     why: str = ""
 
@@ -51,8 +52,8 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     """The one scheduler entry point: run the due clocks' jobs (all of them with ``force``);
     append and return their decisions.
 
-    * write clock (``policy``: > 500 new events or > 3 days): belief induction, then the A/B
-      windows of conflicting beliefs;
+    * write clock (``policy``: > 500 new events or > 3 days): belief induction, the A/B
+      windows of conflicting beliefs, and consolidation of near-duplicate rules;
     * wall clock (every ``WALL_EVERY_DAYS``): forgetting — accessibility decay of unused
       units, conflicts pending between units;
     * the use clock is the learner itself: every outcome credits or falsifies what was applied.
@@ -68,7 +69,7 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     records, summary, ran = [], {"why": why, "new_events": new_events, "write": write, "wall": wall}, []
     if write:
         records += _write_clock(warehouse, now_us, run_id, rule, phases, summary)
-        ran += ["induction", "ab_windows"]
+        ran += ["induction", "ab_windows", "consolidation"]
     if wall:
         t0 = time.perf_counter()
         units = forgetting.read_units(warehouse)
@@ -85,7 +86,8 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     t0 = time.perf_counter()
     submit(records)
     phases["append"] = time.perf_counter() - t0
-    return HindsightReport(ran=ran, skipped=skipped, decisions=[r for _, r in records], phases_s=phases, why=why)
+    return HindsightReport(ran=ran, skipped=skipped, decisions=[r for rt, r in records if rt == "decision"],
+                           proposals=[r for rt, r in records if rt == "cognition"], phases_s=phases, why=why)
 
 
 def _write_clock(warehouse, now_us: int, run_id: str, rule: WindowRule, phases: dict, summary: dict) -> list:
@@ -110,6 +112,11 @@ def _write_clock(warehouse, now_us: int, run_id: str, rule: WindowRule, phases: 
     current = {row[0]: row[1:] for row in warehouse.query(
         "SELECT belief_id, confidence, status, support FROM beliefs FINAL")}
     records += [_belief_decision(b, run_id, now_us) for b in beliefs if _changed(b, current.get(b.belief_id))]
+    t0 = time.perf_counter()
+    merges = consolidation.groups(consolidation.read_rules(warehouse))
+    records += [r for group in merges for r in consolidation.merge(group, now_us, run_id)]
+    phases["consolidation"] = time.perf_counter() - t0
+    summary["merged_groups"] = len(merges)
     summary.update(tasks=len(rows), beliefs=len(beliefs), k={b.tenant: b.k for b in beliefs})
     return records
 

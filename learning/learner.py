@@ -35,7 +35,7 @@ from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.llm import Extractor
 from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence
-from hindbrain.projections.unit_states import UNIT_KINDS
+from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_MERGED
 from hindbrain.recall.tokenize import tokens
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
@@ -112,8 +112,11 @@ class Learner:
             unit = Unit(**{**u, "domains": frozenset(u["domains"]), "evidence": tuple(u["evidence"])})
             t = self._tenant(record["envelope"]["tenant"])
             t.units[unit.fragment_id] = unit
+            lesson = _lesson(unit.source, unit.condition, unit.action)
             if unit.status in lifecycle.LIVE or unit.status == "held":
-                t.lessons.setdefault(_lesson(unit.source, unit.condition, unit.action), unit.fragment_id)
+                t.lessons.setdefault(lesson, unit.fragment_id)
+            elif payload.get("into") and t.lessons.get(lesson) == unit.fragment_id:
+                t.lessons[lesson] = payload["into"]  # the lesson now lives on in what absorbed it
 
     def _tenant(self, tenant: str) -> _Tenant:
         t = self.tenants.get(tenant)
@@ -125,7 +128,30 @@ class Learner:
     def _decision(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         if record["kind"] in HUMAN_KINDS:
             self._apply("decision", record)
+        elif record["kind"] == UNITS_MERGED and not restoring:
+            return self._merge(record)
         return []
+
+    def _merge(self, record: dict) -> list[tuple[str, dict]]:
+        """A consolidation job's proposal: the live originals are absorbed into the meta-rule."""
+        env, payload = record["envelope"], json.loads(record["payload_json"])
+        t = self._tenant(env["tenant"])
+        meta = payload["meta"]
+        if meta not in t.units or t.units[meta].status not in lifecycle.LIVE:
+            return []  # the meta-rule did not pass the gate: the originals stay as they are
+        out = []
+        for fid in payload["originals"]:
+            unit = t.units.get(fid)
+            if unit is None or unit.status not in lifecycle.LIVE:
+                continue
+            absorbed = replace(unit, status="absorbed")
+            self.counts["unit_absorbed"] += 1
+            out.append(decision("unit_absorbed", env["tenant"], [fid], [meta, record["decision_id"]],
+                                f"near-identical to the meta-rule {meta}: absorbed into it as evidence",
+                                {"unit": lifecycle.state_of(absorbed), "into": meta, "learning": "consolidation"},
+                                env["ts_us"], LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
+                                f"{record['decision_id']}:{fid}"))
+        return out
 
     def pending_traits(self, tenant: str) -> list[Unit]:
         """The units whose trait proposal waits for a human (``Brain.approve``)."""
@@ -263,7 +289,8 @@ class Learner:
                              {"unit": lifecycle.state_of(replace(unit, status="rejected")), "check": check},
                              env["ts_us"], job, params, fid, inputs)]
         known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"]))
-        if known and known != fid and known in t.units:
+        # A proposal that cites the known unit as its evidence (a meta-rule) is not that unit again.
+        if known and known != fid and known in t.units and known not in record["event_ids"]:
             change = lifecycle.on_assimilation(t.units[known], confidence, fid)
             absorbed = {"unit": lifecycle.state_of(replace(unit, status="absorbed")), "into": known,
                         "learning": "assimilation"}

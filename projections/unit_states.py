@@ -36,6 +36,10 @@ UNIT_KINDS = ("unit_accepted", "unit_held", "unit_rejected", "unit_released", "u
               "trait_proposed", "trait_approved", "trait_declined", "unit_invalidated")
 
 
+# A job's proposal: these near-duplicates merge into a meta-rule (the learner absorbs them).
+UNITS_MERGED = "units_merged"
+
+
 def project(record_type: str, record: dict, position) -> list[dict]:
     if record["kind"] not in UNIT_KINDS:
         return []

@@ -1,0 +1,113 @@
+"""Consolidation (MISSION F6, seed 001 §6.2): near-duplicate rules merge into a meta-rule.
+
+Units of one tenant and layer whose words (condition and action) overlap by at least
+``NEAR`` (Jaccard of token sets) but are not the very same lesson (that is the learner's
+assimilation) form a group (single link). For each group the job proposes a meta-rule — the
+group's best-proven unit's condition and action (most successes, then confidence), the
+others named as its evidence — as a cognition record, then a ``units_merged`` decision.
+The learner gates the meta-rule like any proposal and absorbs the originals into it
+(``unit_absorbed``: kept, no longer injected, evidence of the meta-rule): the learner stays
+the one writer of unit states, jobs only propose.
+
+Pairs are compared within blocks that share one of a unit's ``BLOCK_TOKENS`` rarest
+words, so the work grows with near neighbours, not with the square of the units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hindbrain.learning.records import decision, derived_id
+from hindbrain.projections.unit_states import UNITS_MERGED
+from hindbrain.recall.tokenize import tokens
+from hindbrain.schemas.records import envelope
+
+JOB = "hindsight.consolidation"
+NEAR = 0.7
+BLOCK_TOKENS = 3
+MERGED = UNITS_MERGED
+PRODUCER = "hindsight/hindbrain"
+LIVE = ("candidate", "verified", "stable", "reviewing")
+
+UNITS_SQL = """
+SELECT f.tenant, f.fragment_id, f.condition, f.action, f.source, f.layer, f.citation, f.scope,
+       ifNull(s.status, 'candidate') AS status, ifNull(s.confidence, f.confidence) AS confidence,
+       ifNull(s.successes, 0) AS successes
+FROM (SELECT * FROM fragments FINAL) AS f
+LEFT JOIN (SELECT tenant, fragment_id, status, confidence, successes FROM unit_states FINAL) AS s
+    USING (tenant, fragment_id)
+"""
+
+
+@dataclass(frozen=True)
+class Rule:
+    tenant: str
+    fragment_id: str
+    condition: str
+    action: str
+    source: str
+    layer: str
+    citation: str | None
+    scope: dict
+    status: str
+    confidence: float
+    successes: int
+
+
+def read_rules(warehouse) -> list[Rule]:
+    return [Rule(*row) for row in warehouse.query(UNITS_SQL)]
+
+
+def groups(rules: list[Rule]) -> list[list[Rule]]:
+    """Groups (≥ 2) of near-duplicate live rules, each of one tenant and layer."""
+    live = [r for r in rules if r.status in LIVE]
+    words = [frozenset(tokens(f"{r.condition} {r.action}")) for r in live]
+    lesson = [(" ".join(tokens(r.condition)), " ".join(tokens(r.action))) for r in live]
+    df: dict[str, int] = {}
+    for w in words:
+        for t in w:
+            df[t] = df.get(t, 0) + 1
+    blocks: dict[tuple, list[int]] = {}
+    for n, (r, w) in enumerate(zip(live, words, strict=True)):
+        for t in sorted(w, key=lambda t: (df[t], t))[:BLOCK_TOKENS]:
+            blocks.setdefault((r.tenant, r.layer, t), []).append(n)
+    parent = list(range(len(live)))
+
+    def root(n: int) -> int:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for members in blocks.values():
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                if lesson[a] == lesson[b] or root(a) == root(b):
+                    continue
+                if len(words[a] & words[b]) / len(words[a] | words[b]) >= NEAR:
+                    parent[root(b)] = root(a)
+    grouped: dict[int, list[Rule]] = {}
+    for n, r in enumerate(live):
+        grouped.setdefault(root(n), []).append(r)
+    return [sorted(g, key=lambda r: r.fragment_id) for g in grouped.values() if len(g) >= 2]
+
+
+def merge(group: list[Rule], now_us: int, run_id: str) -> list[tuple[str, dict]]:
+    """The meta-rule's cognition record and the ``units_merged`` decision for one group."""
+    best = max(group, key=lambda r: (r.successes, r.confidence, r.fragment_id))
+    ids = [r.fragment_id for r in group]
+    meta = derived_id("fr", "meta", *ids)
+    tenant = best.tenant
+    env = envelope("cognition", tenant, causation_ids=ids, producer=PRODUCER, record_id=meta, ts_us=now_us)
+    cognition = {
+        "envelope": env, "fragment_id": meta, "condition": best.condition, "action": best.action,
+        "reason": f"merged from {len(group)} near-identical rules (words overlap ≥ {NEAR})",
+        "evidence": f"{sum(r.successes for r in group)} verified deliveries across them",
+        "scope": {k: str(v) for k, v in best.scope.items()}, "source": best.source, "citation": best.citation,
+        "confidence": max(r.confidence for r in group), "seed": False, "event_ids": ids, "entities": [],
+    }
+    merged = decision(MERGED, tenant, [meta, *ids], ids, f"{len(group)} near-identical rules merge into {meta}; "
+                      f"the originals become its evidence", {"meta": meta, "originals": ids,
+                                                              "representative": best.fragment_id},
+                      now_us, JOB, {"near": NEAR}, f"{run_id}:{meta}", producer=PRODUCER)
+    return [("cognition", cognition), merged]

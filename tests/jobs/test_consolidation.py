@@ -1,0 +1,40 @@
+"""Near-duplicate rules merge into a meta-rule with the originals as its evidence."""
+
+from hindbrain.jobs.consolidation import Rule, groups
+
+
+def rule(fid, condition, action, tenant="acme", layer="experience", status="candidate", successes=0):
+    return Rule(tenant, fid, condition, action, "lived", layer, None, {}, status, 0.6, successes)
+
+
+def test_groups_are_near_duplicates_of_one_tenant_and_layer_only():
+    rules = [rule("a", "the IAM submit button does nothing for a normal account", "switch to the admin account"),
+             rule("b", "IAM submit button does nothing for a normal account", "switch to the admin account now"),
+             rule("c", "the billing export times out", "run it on the reporting replica"),
+             rule("d", "the IAM submit button does nothing for a normal account", "switch to the admin account",
+                  tenant="other"),
+             rule("e", "the IAM submit button does nothing for a normal account", "switch to the admin account",
+                  layer="knowledge"),
+             rule("f", "IAM submit button does nothing for the normal account", "switch to admin account",
+                  status="invalid")]
+    assert [[r.fragment_id for r in g] for g in groups(rules)] == [["a", "b"]]
+
+
+def test_the_best_proven_rule_speaks_for_the_merged_group(lexical_brain):
+    b = lexical_brain
+    a = b.learn(tenant="acme", condition="the IAM submit button does nothing for a normal account",
+                action="switch to the admin account")
+    c = b.learn(tenant="acme", condition="IAM submit button does nothing for a normal account",
+                action="switch to the admin account and submit once")
+    b.outcome(tenant="acme", task="t1", applied=[c], success=True)
+    report = b.hindsight()
+    [merged] = [d for d in report.decisions if d["kind"] == "units_merged"]
+    meta = merged["subject_ids"][0]
+    states = {r["fragment_id"]: r for r in b.sql("SELECT fragment_id, status, decision_kind FROM unit_states FINAL")}
+    assert states[meta]["status"] == "candidate"  # the meta-rule passed the gate
+    assert states[a]["status"] == states[c]["status"] == "absorbed"  # kept, as its evidence
+    [row] = b.sql("SELECT action, event_ids FROM fragments FINAL WHERE fragment_id = {f:String}", {"f": meta})
+    assert row["action"] == "switch to the admin account and submit once" and set(row["event_ids"]) == {a, c}
+    pack = b.recall(tenant="acme", query="IAM submit button does nothing")
+    assert [i.id for i in pack.items if i.kind == "fragment"] == [meta]
+    assert not [d for d in b.hindsight().decisions if d["kind"] == "units_merged"]  # nothing left to merge
