@@ -113,7 +113,9 @@ def _write_clock(warehouse, now_us: int, run_id: str, rule: WindowRule, phases: 
         "SELECT belief_id, confidence, status, support FROM beliefs FINAL")}
     records += [_belief_decision(b, run_id, now_us) for b in beliefs if _changed(b, current.get(b.belief_id))]
     t0 = time.perf_counter()
-    merges = consolidation.groups(consolidation.read_rules(warehouse))
+    rules = consolidation.read_rules(warehouse)
+    records += consolidation.promotions(beliefs, {r.fragment_id for r in rules}, now_us, run_id)
+    merges = consolidation.groups(rules)
     records += [r for group in merges for r in consolidation.merge(group, now_us, run_id)]
     phases["consolidation"] = time.perf_counter() - t0
     summary["merged_groups"] = len(merges)

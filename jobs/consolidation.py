@@ -1,4 +1,11 @@
-"""Consolidation (MISSION F6, seed 001 §6.2): near-duplicate rules merge into a meta-rule.
+"""Consolidation (MISSION F4, F6; seed 001 §4.2, §6.2): meta-rules and promoted beliefs.
+
+**Promotion** (semantic → procedural): an active belief with confidence ≥
+``PROMOTE_CONFIDENCE`` and more than ``PROMOTE_SUPPORT`` supporting events becomes a rule —
+"when working on <scene> (with <emotions>), <actions>", its key events as evidence — proposed
+once as a cognition that the learner gates like any other.
+
+**Meta-rules** (near-duplicates):
 
 Units of one tenant and layer whose words (condition and action) overlap by at least
 ``NEAR`` (Jaccard of token sets) but are not the very same lesson (that is the learner's
@@ -23,6 +30,7 @@ from hindbrain.recall.tokenize import tokens
 from hindbrain.schemas.records import envelope
 
 JOB = "hindsight.consolidation"
+PROMOTE_CONFIDENCE, PROMOTE_SUPPORT = 0.9, 50
 NEAR = 0.7
 BLOCK_TOKENS = 3
 MERGED = UNITS_MERGED
@@ -111,3 +119,27 @@ def merge(group: list[Rule], now_us: int, run_id: str) -> list[tuple[str, dict]]
                                                               "representative": best.fragment_id},
                       now_us, JOB, {"near": NEAR}, f"{run_id}:{meta}", producer=PRODUCER)
     return [("cognition", cognition), merged]
+
+
+def promotions(beliefs: list, proposed: set[str], now_us: int, run_id: str) -> list[tuple[str, dict]]:
+    """Cognition records for the beliefs ready to become rules (not proposed before)."""
+    out = []
+    for b in beliefs:
+        fid = derived_id("fr", "promoted", b.belief_id)
+        if b.status != "active" or b.confidence < PROMOTE_CONFIDENCE or b.support <= PROMOTE_SUPPORT or fid in proposed:
+            continue
+        where = [f"working on {b.condition['scene']}"] if "scene" in b.condition else ["working on such tasks"]
+        if "emotions" in b.condition:
+            where.append(f"the user feels {' or '.join(b.condition['emotions'])}")
+        actions = list(b.actions)
+        action = "first " + ", then ".join(actions) if len(actions) > 1 else actions[0]
+        env = envelope("cognition", b.tenant, causation_ids=[b.belief_id], producer=PRODUCER, record_id=fid,
+                       ts_us=now_us)
+        out.append(("cognition", {
+            "envelope": env, "fragment_id": fid, "condition": " and ".join(where), "action": action,
+            "reason": f"a belief held by outcomes: {b.text}", "evidence": f"belief {b.belief_id}",
+            "scope": {k: str(v) for k, v in b.scope.items()}, "source": "lived", "citation": None,
+            "confidence": round(b.confidence, 6), "seed": False, "event_ids": list(b.key_event_ids),
+            "entities": [],
+        }))
+    return out

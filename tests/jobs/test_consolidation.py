@@ -38,3 +38,18 @@ def test_the_best_proven_rule_speaks_for_the_merged_group(lexical_brain):
     pack = b.recall(tenant="acme", query="IAM submit button does nothing")
     assert [i.id for i in pack.items if i.kind == "fragment"] == [meta]
     assert not [d for d in b.hindsight().decisions if d["kind"] == "units_merged"]  # nothing left to merge
+
+
+def test_a_belief_held_by_many_outcomes_becomes_a_rule_once(lexical_brain):
+    from tests.jobs.test_induction import tasks
+
+    b = lexical_brain
+    b.perceive_many(tasks("ack", 100, 99, "fault", ["acknowledge the problem", "give the fix"], "angry", seed=1))
+    report = b.hindsight()
+    [rule] = report.proposals
+    assert rule["condition"] == "working on fault and the user feels angry"
+    assert rule["action"] == "first acknowledge the problem, then give the fix"
+    assert len(rule["event_ids"]) == 3 and rule["reason"].startswith("a belief held by outcomes: if emotion in [angry]")
+    [state] = b.sql("SELECT status FROM unit_states FINAL WHERE fragment_id = {f:String}", {"f": rule["fragment_id"]})
+    assert state["status"] == "candidate"  # through the learner's gate, like any proposal
+    assert b.hindsight().proposals == []
