@@ -4,7 +4,7 @@ is declared in ≤ 5 %.
 
     python bench/ab_windows.py [--windows 200] [--seed 3]
 
-Each simulated window assigns tasks to arms with ``jobs.ab.arm_of`` (the hash the recalls
+Each simulated window assigns tasks to arms with ``recall.arms.arm_of`` (the hash the recalls
 use), draws each task's outcome from its arm's true success rate, and runs until both arms
 have ``min_per_arm`` outcomes; then ``jobs.ab.settle`` decides. Repeated over several base
 rates so no one rate flatters the rule.
@@ -16,7 +16,8 @@ import argparse
 import random
 import time
 
-from hindbrain.jobs.ab import WindowRule, arm_of, settle
+from hindbrain.jobs.ab import WindowRule, settle
+from hindbrain.recall.arms import arm_of
 
 DAY_US = 86_400 * 1_000_000
 

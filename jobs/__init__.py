@@ -8,7 +8,8 @@ Jobs never write a view: the projectors do, so replaying the log rebuilds what t
 
 Installed jobs: ``induction`` (K-Means beliefs, ``jobs.induction``), the A/B windows of
 conflicting beliefs (``jobs.windows``, ``jobs.ab``), ``consolidation`` (near-duplicate rules
-into meta-rules, ``jobs.consolidation``) and ``forgetting`` (``jobs.forgetting``).
+into meta-rules, beliefs promoted to rules, ``jobs.consolidation``), ``forgetting``
+(``jobs.forgetting``) and ``archive`` (capacity and cold storage, ``jobs.archive``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
-from hindbrain.jobs import consolidation, forgetting, induction, windows
+from hindbrain.jobs import archive, consolidation, forgetting, induction, windows
 from hindbrain.jobs.ab import DEFAULT_RULE, WindowRule
 from hindbrain.jobs.trigger import TriggerPolicy, due
 from hindbrain.learning.records import decision, derived_id
@@ -55,13 +56,14 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     * write clock (``policy``: > 500 new events or > 3 days): belief induction, the A/B
       windows of conflicting beliefs, and consolidation of near-duplicate rules;
     * wall clock (every ``WALL_EVERY_DAYS``): forgetting — accessibility decay of unused
-      units, conflicts pending between units;
+      units, conflicts pending between units — and the archive (capacity, cold storage);
     * the use clock is the learner itself: every outcome credits or falsifies what was applied.
     """
     last_write, last_wall, new_events = _last_runs(warehouse)
     write, why = (True, "forced") if force else due(new_events, last_write, now_us, policy)
     wall, wall_why = (True, "forced") if force else _wall_due(last_wall, now_us)
-    skipped = {**({} if write else {"induction": why, "ab_windows": why}), **({} if wall else {"forgetting": wall_why})}
+    skipped = {**({} if write else {"induction": why, "ab_windows": why, "consolidation": why}),
+               **({} if wall else {"forgetting": wall_why, "archive": wall_why})}
     if not (write or wall):
         return HindsightReport(skipped=skipped, why=why)
     phases: dict[str, float] = {}
@@ -76,7 +78,11 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
         records += forgetting.decay(units, now_us, run_id)
         records += forgetting.conflicts(units, forgetting.known_pairs(warehouse), now_us, run_id)
         phases["forgetting"] = time.perf_counter() - t0
-        ran.append("forgetting")
+        t0 = time.perf_counter()
+        records += archive.evictions(units, archive.read_counts(warehouse), now_us, run_id)
+        records += archive.cold(warehouse, now_us, run_id)
+        phases["archive"] = time.perf_counter() - t0
+        ran += ["forgetting", "archive"]
     summary.update(recorded=len(records), phases_s=phases)
     tenants = sorted({r["envelope"]["tenant"] for _, r in records}) or ["*"]
     records += [decision(RUN_KIND, tenant, [run_id], [], f"hindsight ran ({', '.join(ran)}): {why}", summary,

@@ -2,7 +2,7 @@
 
 When a new belief contradicts an active one, both go to *reviewing* and a window opens:
 each decision in it is assigned to arm A (the incumbent) or B (the challenger) by a hash of
-its task id, so a task always sees the same arm and the split needs no state. Outcomes of
+its task id (``recall.arms.arm_of``), so a task always sees the same arm and the split needs no state. Outcomes of
 applied beliefs are counted per arm. The window closes when each arm has
 ``min_per_arm`` outcomes, or at ``max_days``.
 
@@ -17,12 +17,10 @@ rate at about 2 × (1 − ``decide_at``). ``bench/ab_windows.py`` measures both 
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 
 _US_PER_DAY = 86_400 * 1_000_000
-WINDOW_OPENED, WINDOW_SETTLED = "ab_window_opened", "ab_window_settled"  # decision kinds (subjects: window, A, B)
 
 
 @dataclass(frozen=True)
@@ -41,11 +39,6 @@ class Verdict:
     status: str  # open | A | B | tie
     p_b_better: float
     reason: str
-
-
-def arm_of(window_id: str, task_id: str) -> str:
-    """The arm a task's decisions get in a window: stable, about half each."""
-    return "A" if hashlib.blake2b(f"{window_id}|{task_id}".encode(), digest_size=8).digest()[0] < 128 else "B"
 
 
 def prob_b_beats_a(a_successes: int, a_total: int, b_successes: int, b_total: int) -> float:

@@ -3,7 +3,7 @@
 Two active beliefs of a tenant **conflict** when they prescribe different actions for the
 same condition (scene and emotions). The hindsight run then opens a window
 (``ab_window_opened``: A = the more confident, the incumbent; B = the challenger) and both
-go to *reviewing*; recall briefs each task the belief of its arm (``jobs.ab.arm_of``) and
+go to *reviewing*; recall briefs each task the belief of its arm (``recall.arms.arm_of``) and
 the injection record carries the arm. Each run counts, per arm, the outcomes of tasks whose
 recall briefed that arm's belief (intent to treat: what the arm was *given*, whether or not
 the agent applied it) and settles the window with ``jobs.ab.settle`` (``ab_window_settled``):
@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from hindbrain.jobs.ab import WINDOW_OPENED, WINDOW_SETTLED, WindowRule, settle
+from hindbrain.jobs.ab import WindowRule, settle
 from hindbrain.learning.records import derived_id
+from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 
 OPENED, SETTLED = WINDOW_OPENED, WINDOW_SETTLED
 REOPEN_MARGIN = 0.1

@@ -35,7 +35,7 @@ from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.llm import Extractor
 from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence
-from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_MERGED
+from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall.tokenize import tokens
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
@@ -130,7 +130,26 @@ class Learner:
             self._apply("decision", record)
         elif record["kind"] == UNITS_MERGED and not restoring:
             return self._merge(record)
+        elif record["kind"] == UNITS_EVICTED and not restoring:
+            return self._evict(record)
         return []
+
+    def _evict(self, record: dict) -> list[tuple[str, dict]]:
+        """A capacity job's proposal: the live units named are archived (kept, not injected)."""
+        env = record["envelope"]
+        t = self._tenant(env["tenant"])
+        out = []
+        for fid in json.loads(record["payload_json"])["evicted"]:
+            unit = t.units.get(fid)
+            if unit is None or unit.status not in lifecycle.LIVE:
+                continue
+            self.counts["unit_archived"] += 1
+            out.append(decision("unit_archived", env["tenant"], [fid], [record["decision_id"]],
+                                f"archived: {record['reason']}", {"unit": lifecycle.state_of(replace(unit,
+                                                                                               status="archived"))},
+                                env["ts_us"], LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
+                                f"{record['decision_id']}:{fid}"))
+        return out
 
     def _merge(self, record: dict) -> list[tuple[str, dict]]:
         """A consolidation job's proposal: the live originals are absorbed into the meta-rule."""

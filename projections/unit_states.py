@@ -33,11 +33,12 @@ RECORD_TYPES = ("decision",)
 # the learner folds the same kinds to restore itself.
 UNIT_KINDS = ("unit_accepted", "unit_held", "unit_rejected", "unit_released", "unit_assimilated", "unit_absorbed",
               "unit_verified", "unit_stable", "unit_evidence", "unit_reviewing", "unit_invalid", "unit_skill",
-              "trait_proposed", "trait_approved", "trait_declined", "unit_invalidated")
+              "trait_proposed", "trait_approved", "trait_declined", "unit_invalidated", "unit_archived")
 
 
 # A job's proposal: these near-duplicates merge into a meta-rule (the learner absorbs them).
 UNITS_MERGED = "units_merged"
+UNITS_EVICTED = "units_evicted"  # a job's proposal: over capacity, these lowest-value units are archived
 
 
 def project(record_type: str, record: dict, position) -> list[dict]:

@@ -10,7 +10,7 @@ an open A/B window are both under review: each decision is briefed the one of it
 
 from __future__ import annotations
 
-from hindbrain.jobs.ab import arm_of
+from hindbrain.recall.arms import arm_of
 from hindbrain.recall.index import Belief, Doc
 from hindbrain.recall.tokenize import tokens
 

@@ -25,7 +25,8 @@ ACTIONABILITY = {"fragment": 1.0, "belief": 0.9, "anomaly": 0.6, "outcome": 0.6,
 # Statuses the learner gave that keep a unit (or event) out of the prompt, and why.
 NOT_INJECTED = {"invalid": "invalidated: no longer true", "rejected": "rejected by the write gate",
                 "absorbed": "absorbed into the same lesson already known", "merged": "merged into a newer event",
-                "held": "in the holding area until more evidence arrives"}
+                "held": "in the holding area until more evidence arrives",
+                "archived": "archived: over capacity, of the lowest value (kept in the log and the views)"}
 # Placement (MISSION C7): who the agent is (approved traits) → active knowledge → experience
 # rules → the timeline.
 PLACEMENT = {"identity": 0, "knowledge": 1, "experience": 2, "episodic": 3}

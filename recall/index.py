@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hindbrain.jobs.ab import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.learning.write_gate import perception_class
 from hindbrain.projections import beliefs, events, fragments, unit_states
+from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.cues import index_terms
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import estimate_tokens, tokens
@@ -33,6 +33,12 @@ TRAIT_RUNG = "trait"
 EVENTS_MERGED = "events_merged"  # write hygiene: the subjects were merged into a newer event
 WINDOW_KINDS = (WINDOW_OPENED, WINDOW_SETTLED)  # a conflict's A/B window (jobs.windows)
 CONFLICT_PENDING = "conflict_pending"  # two units, the same condition, different actions (jobs.forgetting)
+EVENTS_COLD = "events_cold"  # cold storage: summary and vector kept in memory (jobs.archive)
+COLD_SUMMARY_CHARS = 120
+
+
+def cold_summary(text: str) -> str:
+    return text if len(text) <= COLD_SUMMARY_CHARS else text[: COLD_SUMMARY_CHARS - 1].rstrip() + "…"
 _LAYER_CODE = {name: i for i, name in enumerate(LAYERS)}
 _SITUATION_FIELDS = ("system", "identity", "action", "expected", "actual")
 # Cue kinds the graph channel walks: fragments sharing an entity *and* an action form a chain.
@@ -198,6 +204,16 @@ class TenantIndex:
                 self.docs[no].layer = "identity"
                 self._layers[no] = _LAYER_CODE["identity"]
 
+    def cool(self, event_ids: list[str]) -> None:
+        """Cold storage: these events keep a summary (and their vector); the full text is
+        dropped from memory (the log keeps it)."""
+        for event_id in event_ids:
+            no = self.by_id.get(event_id)
+            if no is not None:
+                doc = self.docs[no]
+                doc.text = cold_summary(doc.text)
+                doc.tokens = estimate_tokens(doc.text)
+
     def add_conflict(self, a: str, b: str) -> None:
         """A conflict pending between two units: the gate keeps whichever ranks higher."""
         for one, other in ((a, b), (b, a)):
@@ -284,6 +300,8 @@ class RecallIndex:
             tenant.apply_window(record["kind"], record["subject_ids"])
         elif record["kind"] == CONFLICT_PENDING:
             tenant.add_conflict(*record["subject_ids"][:2])
+        elif record["kind"] == EVENTS_COLD:
+            tenant.cool(record["subject_ids"])
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
@@ -328,9 +346,11 @@ class RecallIndex:
                 self.tenant(tenant).set_state(event_id, "merged", None)
         for tenant, kind, subjects in warehouse.query(
                 "SELECT tenant, kind, subject_ids FROM decisions FINAL WHERE kind IN {k:Array(String)} "
-                "ORDER BY ts, _offset", {"k": [*WINDOW_KINDS, CONFLICT_PENDING]}):
+                "ORDER BY ts, _offset", {"k": [*WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD]}):
             if kind == CONFLICT_PENDING:
                 self.tenant(tenant).add_conflict(*subjects[:2])
+            elif kind == EVENTS_COLD:
+                self.tenant(tenant).cool(subjects)
             else:
                 self.tenant(tenant).apply_window(kind, subjects)
         for tenant, item, last_used in warehouse.query(

@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from hindbrain.jobs.ab import WindowRule, arm_of, prob_b_beats_a, settle
+from hindbrain.jobs.ab import WindowRule, prob_b_beats_a, settle
+from hindbrain.recall.arms import arm_of
 
 DAY_US = 86_400 * 1_000_000
 
