@@ -7,7 +7,8 @@ updated, and the run itself (``hindsight_run``, with its phases) — is appended
 Jobs never write a view: the projectors do, so replaying the log rebuilds what they decided.
 
 Installed jobs: ``induction`` (K-Means beliefs, ``jobs.induction``), the A/B windows of
-conflicting beliefs (``jobs.windows``, ``jobs.ab``), ``consolidation`` (near-duplicate rules
+conflicting beliefs (``jobs.windows``, ``jobs.ab``), ``summaries`` (episodic → semantic:
+recurring anomalies, ``jobs.summaries``), ``consolidation`` (near-duplicate rules
 into meta-rules, beliefs promoted to rules, ``jobs.consolidation``), ``forgetting``
 (``jobs.forgetting``) and ``archive`` (capacity and cold storage, ``jobs.archive``).
 """
@@ -19,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
-from hindbrain.jobs import archive, consolidation, forgetting, induction, windows
+from hindbrain.jobs import archive, consolidation, forgetting, induction, summaries, windows
 from hindbrain.jobs.ab import DEFAULT_RULE, WindowRule
 from hindbrain.jobs.trigger import TriggerPolicy, due
 from hindbrain.learning.records import decision, derived_id
@@ -54,7 +55,7 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     append and return their decisions.
 
     * write clock (``policy``: > 500 new events or > 3 days): belief induction, the A/B
-      windows of conflicting beliefs, and consolidation of near-duplicate rules;
+      windows of conflicting beliefs, summaries of recurring anomalies, and consolidation;
     * wall clock (every ``WALL_EVERY_DAYS``): forgetting — accessibility decay of unused
       units, conflicts pending between units — and the archive (capacity, cold storage);
     * the use clock is the learner itself: every outcome credits or falsifies what was applied.
@@ -62,7 +63,7 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     last_write, last_wall, new_events = _last_runs(warehouse)
     write, why = (True, "forced") if force else due(new_events, last_write, now_us, policy)
     wall, wall_why = (True, "forced") if force else _wall_due(last_wall, now_us)
-    skipped = {**({} if write else {"induction": why, "ab_windows": why, "consolidation": why}),
+    skipped = {**({} if write else {"induction": why, "ab_windows": why, "summaries": why, "consolidation": why}),
                **({} if wall else {"forgetting": wall_why, "archive": wall_why})}
     if not (write or wall):
         return HindsightReport(skipped=skipped, why=why)
@@ -71,7 +72,7 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     records, summary, ran = [], {"why": why, "new_events": new_events, "write": write, "wall": wall}, []
     if write:
         records += _write_clock(warehouse, now_us, run_id, rule, phases, summary)
-        ran += ["induction", "ab_windows", "consolidation"]
+        ran += ["induction", "ab_windows", "summaries", "consolidation"]
     if wall:
         t0 = time.perf_counter()
         units = forgetting.read_units(warehouse)
@@ -118,6 +119,11 @@ def _write_clock(warehouse, now_us: int, run_id: str, rule: WindowRule, phases: 
     current = {row[0]: row[1:] for row in warehouse.query(
         "SELECT belief_id, confidence, status, support FROM beliefs FINAL")}
     records += [_belief_decision(b, run_id, now_us) for b in beliefs if _changed(b, current.get(b.belief_id))]
+    t0 = time.perf_counter()
+    found = summaries.read_summaries(warehouse)  # facts, not prescriptions: no windows, no promotion
+    records += [_summary_decision(x, run_id, now_us) for x in found if _changed(x, current.get(x.belief_id))]
+    phases["summaries"] = time.perf_counter() - t0
+    summary["summaries"] = len(found)
     t0 = time.perf_counter()
     rules = consolidation.read_rules(warehouse)
     records += consolidation.promotions(beliefs, {r.fragment_id for r in rules}, now_us, run_id)
@@ -220,6 +226,15 @@ def _belief_decision(b: induction.InducedBelief, run_id: str, now_us: int) -> tu
               f" ({'≥' if b.status == 'active' else '<'} {induction.ACTIVATION}: {b.status})")
     return decision(BELIEF_INDUCED, b.tenant, [b.belief_id], b.event_ids, reason, payload, now_us, induction.JOB,
                     b.parameters, run_id, {"rows": "tasks of the events view"}, producer=PRODUCER)
+
+
+def _summary_decision(x: summaries.Summary, run_id: str, now_us: int) -> tuple[str, dict]:
+    payload = {"belief_id": x.belief_id, "text": x.text, "confidence": x.confidence, "support": x.support,
+               "status": x.status, "scope": x.scope, "key_event_ids": x.key_event_ids, "tasks": x.tasks,
+               "kind": "summary", "last_verified_us": x.newest_us}
+    return decision(BELIEF_INDUCED, x.tenant, [x.belief_id], x.event_ids, f"recurring anomaly summarised: {x.text}",
+                    payload, now_us, summaries.JOB, x.parameters, run_id, {"rows": "anomalies of the events view"},
+                    producer=PRODUCER)
 
 
 def payload_of(record: dict) -> dict:

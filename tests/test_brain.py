@@ -288,7 +288,7 @@ def test_sql_refuses_writes_and_the_sdk_still_writes_afterwards(brain, statement
 def test_hindsight_runs_now_and_when_due_skips_saying_why(brain):
     brain.perceive(tenant="acme", text="something happened")
     report = brain.hindsight()
-    assert report.ran == ["induction", "ab_windows", "consolidation", "forgetting", "archive"]
+    assert report.ran == ["induction", "ab_windows", "summaries", "consolidation", "forgetting", "archive"]
     assert report.why == "forced"
     assert [d["kind"] for d in report.decisions] == ["hindsight_run"]  # too little to induce a belief from
     assert brain.sql("SELECT kind FROM decisions") == [{"kind": "hindsight_run"}]

@@ -49,7 +49,7 @@ def test_replay_check_rebuilds_identical_views(home, capsys):
 def test_hindsight_runs_and_when_due_says_why_it_skips(home, capsys):
     assert main(["--home", str(home[0]), "hindsight"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["ran"] == ["induction", "ab_windows", "consolidation", "forgetting", "archive"]
+    assert report["ran"] == ["induction", "ab_windows", "summaries", "consolidation", "forgetting", "archive"]
     assert report["decisions"][-1]["kind"] == "hindsight_run"
     assert main(["--home", str(home[0]), "hindsight", "--when-due"]) == 0
     report = json.loads(capsys.readouterr().out)
