@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from hindbrain.jobs import archive, consolidation, forgetting, induction, summaries, windows
 from hindbrain.jobs.ab import DEFAULT_RULE, WindowRule
 from hindbrain.jobs.trigger import TriggerPolicy, due
+from hindbrain.jobs.units import read_units
 from hindbrain.learning.records import decision, derived_id
 from hindbrain.projections.beliefs import BELIEF_INDUCED
 
@@ -75,12 +76,12 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
         ran += ["induction", "ab_windows", "summaries", "consolidation"]
     if wall:
         t0 = time.perf_counter()
-        units = forgetting.read_units(warehouse)
+        units = read_units(warehouse)
         records += forgetting.decay(units, now_us, run_id)
         records += forgetting.conflicts(units, forgetting.known_pairs(warehouse), now_us, run_id)
         phases["forgetting"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        records += archive.evictions(units, archive.read_counts(warehouse), now_us, run_id)
+        records += archive.evictions(units, now_us, run_id)
         records += archive.cold(warehouse, now_us, run_id)
         phases["archive"] = time.perf_counter() - t0
         ran += ["forgetting", "archive"]
@@ -125,7 +126,7 @@ def _write_clock(warehouse, now_us: int, run_id: str, rule: WindowRule, phases: 
     phases["summaries"] = time.perf_counter() - t0
     summary["summaries"] = len(found)
     t0 = time.perf_counter()
-    rules = consolidation.read_rules(warehouse)
+    rules = read_units(warehouse)
     records += consolidation.promotions(beliefs, {r.fragment_id for r in rules}, now_us, run_id)
     merges = consolidation.groups(rules)
     records += [r for group in merges for r in consolidation.merge(group, now_us, run_id)]

@@ -15,9 +15,8 @@ keeps active memory small without deleting anything (the log keeps it all).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hindbrain.jobs import forgetting
+from hindbrain.jobs.units import UnitRow
 from hindbrain.learning.records import decision
 from hindbrain.projections.unit_states import UNITS_EVICTED
 from hindbrain.recall.index import COLD_SUMMARY_CHARS, EVENTS_COLD
@@ -31,7 +30,6 @@ SUMMARY_CHARS = COLD_SUMMARY_CHARS
 CHUNK = 5_000  # event ids per events_cold decision
 _US_PER_DAY = 86_400 * 1_000_000
 
-COUNTERS_SQL = "SELECT tenant, fragment_id, confidence, successes, failures FROM unit_states FINAL"
 COLD_SQL = """
 SELECT tenant, event_id, toUnixTimestamp64Micro(ts) AS ts
 FROM events FINAL
@@ -44,26 +42,19 @@ COLD_COUNT_SQL = ("SELECT tenant, sum(length(subject_ids)) FROM decisions FINAL 
                   "GROUP BY tenant")
 
 
-@dataclass(frozen=True)
-class Counts:
-    confidence: float = 0.6
-    successes: int = 0
-    failures: int = 0
-
-
-def value(unit: forgetting.UnitUse, counts: Counts, now_us: int) -> float:
+def value(unit: UnitRow, now_us: int) -> float:
     idle = (now_us - unit.last_used_us) / _US_PER_DAY
-    return counts.confidence * forgetting.accessibility(idle, forgetting.volatility(unit)) * \
-        (1 + counts.successes) / (1 + counts.failures)
+    return unit.confidence * forgetting.accessibility(idle, forgetting.volatility(unit)) * \
+        (1 + unit.successes) / (1 + unit.failures)
 
 
-def evictions(units: list[forgetting.UnitUse], counts: dict[tuple[str, str], Counts], now_us: int, run_id: str,
-              capacity: dict[str, int] | None = None) -> list[tuple[str, dict]]:
+def evictions(units: list[UnitRow], now_us: int, run_id: str, capacity: dict[str, int] | None = None
+              ) -> list[tuple[str, dict]]:
     """A ``units_evicted`` proposal per tenant and layer over its capacity."""
     capacity = capacity or CAPACITY
     by_kind: dict[tuple[str, str], list] = {}
     for u in units:
-        if u.status in forgetting.LIVE and u.layer in capacity:
+        if u.live and u.layer in capacity:
             by_kind.setdefault((u.tenant, u.layer), []).append(u)
     out = []
     for (tenant, layer), live in sorted(by_kind.items()):
@@ -71,8 +62,7 @@ def evictions(units: list[forgetting.UnitUse], counts: dict[tuple[str, str], Cou
         candidates = [u for u in live if forgetting.volatility(u) != "red_line"]
         if over <= 0 or not candidates:
             continue
-        ranked = sorted(candidates, key=lambda u: (value(u, counts.get((tenant, u.fragment_id), Counts()), now_us),
-                                                   u.ts_us, u.fragment_id))
+        ranked = sorted(candidates, key=lambda u: (value(u, now_us), u.ts_us, u.fragment_id))
         chosen = [u.fragment_id for u in ranked[:over]]
         out.append(decision(UNITS_EVICTED, tenant, chosen, [], f"{len(live)} live {layer} units > capacity "
                             f"{capacity[layer]}: the {len(chosen)} of lowest value are archived (kept, not injected)",
@@ -80,10 +70,6 @@ def evictions(units: list[forgetting.UnitUse], counts: dict[tuple[str, str], Cou
                             {"capacity": capacity, "value": "confidence x accessibility x (1+successes)/(1+failures)"},
                             f"{run_id}:{tenant}:{layer}", producer=PRODUCER))
     return out
-
-
-def read_counts(warehouse) -> dict[tuple[str, str], Counts]:
-    return {(t, f): Counts(c, s, x) for t, f, c, s, x in warehouse.query(COUNTERS_SQL)}
 
 
 def cold(warehouse, now_us: int, run_id: str) -> list[tuple[str, dict]]:

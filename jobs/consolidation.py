@@ -22,8 +22,7 @@ words, so the work grows with near neighbours, not with the square of the units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from hindbrain.jobs.units import LIVE, UnitRow
 from hindbrain.learning.records import decision, derived_id
 from hindbrain.projections.unit_states import UNITS_MERGED
 from hindbrain.recall.tokenize import tokens
@@ -35,38 +34,8 @@ NEAR = 0.7
 BLOCK_TOKENS = 3
 MERGED = UNITS_MERGED
 PRODUCER = "hindsight/hindbrain"
-LIVE = ("candidate", "verified", "stable", "reviewing")
 
-UNITS_SQL = """
-SELECT f.tenant, f.fragment_id, f.condition, f.action, f.source, f.layer, f.citation, f.scope,
-       ifNull(s.status, 'candidate') AS status, ifNull(s.confidence, f.confidence) AS confidence,
-       ifNull(s.successes, 0) AS successes
-FROM (SELECT * FROM fragments FINAL) AS f
-LEFT JOIN (SELECT tenant, fragment_id, status, confidence, successes FROM unit_states FINAL) AS s
-    USING (tenant, fragment_id)
-"""
-
-
-@dataclass(frozen=True)
-class Rule:
-    tenant: str
-    fragment_id: str
-    condition: str
-    action: str
-    source: str
-    layer: str
-    citation: str | None
-    scope: dict
-    status: str
-    confidence: float
-    successes: int
-
-
-def read_rules(warehouse) -> list[Rule]:
-    return [Rule(*row) for row in warehouse.query(UNITS_SQL)]
-
-
-def groups(rules: list[Rule]) -> list[list[Rule]]:
+def groups(rules: list[UnitRow]) -> list[list[UnitRow]]:
     """Groups (≥ 2) of near-duplicate live rules, each of one tenant and layer."""
     live = [r for r in rules if r.status in LIVE]
     words = [frozenset(tokens(f"{r.condition} {r.action}")) for r in live]
@@ -94,13 +63,13 @@ def groups(rules: list[Rule]) -> list[list[Rule]]:
                     continue
                 if len(words[a] & words[b]) / len(words[a] | words[b]) >= NEAR:
                     parent[root(b)] = root(a)
-    grouped: dict[int, list[Rule]] = {}
+    grouped: dict[int, list[UnitRow]] = {}
     for n, r in enumerate(live):
         grouped.setdefault(root(n), []).append(r)
     return [sorted(g, key=lambda r: r.fragment_id) for g in grouped.values() if len(g) >= 2]
 
 
-def merge(group: list[Rule], now_us: int, run_id: str) -> list[tuple[str, dict]]:
+def merge(group: list[UnitRow], now_us: int, run_id: str) -> list[tuple[str, dict]]:
     """The meta-rule's cognition record and the ``units_merged`` decision for one group."""
     best = max(group, key=lambda r: (r.successes, r.confidence, r.fragment_id))
     ids = [r.fragment_id for r in group]

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 
+from hindbrain.jobs.units import LIVE, UnitRow
 from hindbrain.learning.records import decision, derived_id
 from hindbrain.recall.channels import HALF_LIFE_DAYS, VOLATILITY_OF_LAYER
 from hindbrain.recall.index import CONFLICT_PENDING
@@ -33,48 +33,12 @@ from hindbrain.recall.tokenize import tokens
 JOB, VERSION = "hindsight.forgetting", "1"
 STEPS = (0.5, 0.25, 0.1)
 DECAYED, CONFLICT = "unit_decayed", CONFLICT_PENDING
-LIVE = ("candidate", "verified", "stable", "reviewing")
 _US_PER_DAY = 86_400 * 1_000_000
 
-UNITS_SQL = """
-SELECT f.tenant, f.fragment_id, f.condition, f.action, f.source, f.layer, f.scope,
-       toUnixTimestamp64Micro(f.ts) AS ts, ifNull(s.status, 'candidate') AS status,
-       greatest(toUnixTimestamp64Micro(f.ts), ifNull(u.last_used, 0)) AS last_used, ifNull(d.step, 0) AS step,
-       ifNull(d.since, 0) AS step_since
-FROM (SELECT * FROM fragments FINAL) AS f
-LEFT JOIN (SELECT tenant, fragment_id, status FROM unit_states FINAL) AS s USING (tenant, fragment_id)
-LEFT JOIN (SELECT tenant, item AS fragment_id, toUnixTimestamp64Micro(max(ts)) AS last_used
-           FROM outcomes FINAL ARRAY JOIN applied AS item GROUP BY tenant, item) AS u USING (tenant, fragment_id)
-LEFT JOIN (SELECT tenant, subject_ids[1] AS fragment_id,
-                  argMax(JSONExtractInt(payload_json, 'step'), ts) AS step,
-                  argMax(JSONExtractInt(payload_json, 'idle_since_us'), ts) AS since
-           FROM decisions FINAL WHERE kind = 'unit_decayed' GROUP BY tenant, fragment_id) AS d
-    USING (tenant, fragment_id)
-"""
 PAIRS_SQL = "SELECT subject_ids FROM decisions FINAL WHERE kind = 'conflict_pending'"
 
 
-@dataclass(frozen=True)
-class UnitUse:
-    tenant: str
-    fragment_id: str
-    condition: str
-    action: str
-    source: str
-    layer: str
-    scope: dict
-    ts_us: int
-    status: str
-    last_used_us: int
-    step: int = 0  # the decay step last recorded
-    step_since_us: int = 0  # the idle period that step belongs to (its last use)
-
-
-def read_units(warehouse) -> list[UnitUse]:
-    return [UnitUse(*row) for row in warehouse.query(UNITS_SQL)]
-
-
-def volatility(unit: UnitUse) -> str:
+def volatility(unit: UnitRow) -> str:
     given = unit.scope.get("volatility")
     return given if given in HALF_LIFE_DAYS else VOLATILITY_OF_LAYER.get(unit.layer, "medium")
 
@@ -84,7 +48,7 @@ def accessibility(idle_days: float, volatility_class: str) -> float:
     return 1.0 if math.isinf(half_life) else 0.5 ** (max(0.0, idle_days) / half_life)
 
 
-def decay(units: list[UnitUse], now_us: int, run_id: str) -> list[tuple[str, dict]]:
+def decay(units: list[UnitRow], now_us: int, run_id: str) -> list[tuple[str, dict]]:
     """A ``unit_decayed`` decision per live unit whose accessibility crossed a new step
     since it was last used."""
     out = []
@@ -108,10 +72,10 @@ def decay(units: list[UnitUse], now_us: int, run_id: str) -> list[tuple[str, dic
     return out
 
 
-def conflicts(units: list[UnitUse], known_pairs: set[frozenset], now_us: int, run_id: str) -> list[tuple[str, dict]]:
+def conflicts(units: list[UnitRow], known_pairs: set[frozenset], now_us: int, run_id: str) -> list[tuple[str, dict]]:
     """A ``conflict_pending`` decision per new pair of live units of one tenant and layer
     with the same condition and different actions."""
-    by_condition: dict[tuple, list[UnitUse]] = {}
+    by_condition: dict[tuple, list[UnitRow]] = {}
     for u in units:
         if u.status in LIVE:
             by_condition.setdefault((u.tenant, u.layer, " ".join(tokens(u.condition))), []).append(u)

@@ -1,16 +1,9 @@
 """Capacity with value-based eviction, and cold storage of never-used old episodes."""
 
-from hindbrain.jobs import archive, run_hindsight
+from hindsight_helpers import DAY_US, hindsight_at
+
+from hindbrain.jobs import archive
 from hindbrain.schemas.records import now_us
-
-DAY_US = 86_400 * 1_000_000
-
-
-def hindsight_at(b, when_us):
-    b.runner.flush()
-    report = run_hindsight(b.warehouse, b.runner.submit, when_us, force=True)
-    b.runner.flush()
-    return report
 
 
 def test_over_capacity_the_lowest_value_units_are_archived_and_red_lines_stay(lexical_brain, monkeypatch):

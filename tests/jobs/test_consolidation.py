@@ -1,10 +1,11 @@
 """Near-duplicate rules merge into a meta-rule with the originals as its evidence."""
 
-from hindbrain.jobs.consolidation import Rule, groups
+from hindbrain.jobs.consolidation import groups
+from hindbrain.jobs.units import UnitRow
 
 
 def rule(fid, condition, action, tenant="acme", layer="experience", status="candidate", successes=0):
-    return Rule(tenant, fid, condition, action, "lived", layer, None, {}, status, 0.6, successes)
+    return UnitRow(tenant, fid, condition, action, "lived", layer, None, {}, 0, status, 0.6, successes)
 
 
 def test_groups_are_near_duplicates_of_one_tenant_and_layer_only():
@@ -41,7 +42,7 @@ def test_the_best_proven_rule_speaks_for_the_merged_group(lexical_brain):
 
 
 def test_a_belief_held_by_many_outcomes_becomes_a_rule_once(lexical_brain):
-    from tests.jobs.test_induction import tasks
+    from hindsight_helpers import tasks
 
     b = lexical_brain
     b.perceive_many(tasks("ack", 100, 99, "fault", ["acknowledge the problem", "give the fix"], "angry", seed=1))

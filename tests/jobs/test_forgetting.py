@@ -3,20 +3,11 @@ line survives a year), invalidation by an environment change (never injected aga
 conflict pending (both kept, recall keeps the one that ranks higher)."""
 
 import pytest
+from hindsight_helpers import DAY_US, hindsight_at
 
-from hindbrain.jobs import run_hindsight
 from hindbrain.jobs.forgetting import accessibility
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.schemas.records import now_us
-
-DAY_US = 86_400 * 1_000_000
-
-
-def hindsight_at(b, when_us):
-    b.runner.flush()
-    report = run_hindsight(b.warehouse, b.runner.submit, when_us, force=True)
-    b.runner.flush()
-    return report
 
 
 def decayed(report):

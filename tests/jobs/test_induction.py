@@ -3,28 +3,12 @@ belief, a worse action sequence stays inactive, noisy labels induce nothing, and
 with nothing new records nothing new."""
 
 import json
-import random
 
 import pytest
+from hindsight_helpers import DAY_US, tasks
 
 from hindbrain.jobs.confidence import ACTIVATION, age_decay, belief_confidence, wilson_lower
 from hindbrain.jobs.trigger import TriggerPolicy, due
-
-DAY_US = 86_400 * 1_000_000
-
-
-def tasks(name, n, successes, scene, actions, emotion=None, signal="explicit", seed=0):
-    rng = random.Random(seed)
-    wins = set(rng.sample(range(n), successes))
-    out = []
-    for i in range(n):
-        task = {"tenant": "acme", "task": f"{name}-{i}", "scope": {"task_type": scene}}
-        if emotion:
-            out.append({**task, "kind": "message", "speaker": "user", "text": f"this is the {i}th time it broke",
-                        "emotion": emotion, "signal": signal})
-        out += [{**task, "kind": "action", "action": a} for a in actions]
-        out.append({**task, "kind": "outcome", "text": "closed", "success": i in wins})
-    return out
 
 
 @pytest.fixture

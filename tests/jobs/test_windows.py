@@ -4,19 +4,16 @@ not reopened."""
 
 import random
 
-from hindbrain.jobs import run_hindsight
+from hindsight_helpers import hindsight_at, tasks
+
 from hindbrain.jobs.ab import WindowRule
 from hindbrain.schemas.records import now_us
-from tests.jobs.test_induction import tasks
 
 RULE = WindowRule(min_per_arm=40)
 
 
 def hindsight(b):
-    b.runner.flush()
-    report = run_hindsight(b.warehouse, b.runner.submit, now_us(), force=True, rule=RULE)
-    b.runner.flush()
-    return report
+    return hindsight_at(b, now_us(), RULE)
 
 
 def beliefs(b):
