@@ -6,7 +6,8 @@
    high-confidence sources (``signal="explicit"`` or ``scope.label_confidence`` ≥ 0.7), its
    first two agent actions (the action sequence), its outcome (the last ``success`` of its
    events, else of ``brain.outcome``), its newest time and its event ids.
-2. **Features** (pure): one-hot scene, multi-hot emotions, one-hot action sequence. Rows
+2. **Features** (pure; rows come ordered by task, so a rerun on the same data clusters the
+   same way): one-hot scene, multi-hot emotions, one-hot action sequence. Rows
    with the same features are one point weighted by its count, so K-Means runs on the
    distinct combinations (a fleet repeats the same situations) — the objective is the same.
 3. **k** by a stated criterion: the best silhouette over k = 2 … ``max_k`` on the weighted
@@ -66,6 +67,7 @@ LEFT JOIN (
     SELECT tenant, assumeNotNull(task) AS unit, argMax(success, ts) AS last_success, 1 AS judged
     FROM outcomes FINAL WHERE task IS NOT NULL GROUP BY tenant, unit
 ) AS o USING (tenant, unit)
+ORDER BY tenant, unit
 """
 
 
