@@ -1,0 +1,57 @@
+"""The fleet simulator's table (issue 7, first slice): the same world, seed and agent policy
+through three arms — no memory, naive RAG, hindbrain.
+
+    python bench/sim.py [--seed 7] [--rounds 6]
+
+Prints per round the success and repeated-mistake rates, then the overall metrics. A
+repeated mistake is the naive action on a system whose current rule the arm had already
+solved once; preference consistency counts answers to users who stated a preference in an
+earlier session; tokens per success is what was injected divided by successful tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from hindbrain.sim import compare, default_world
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=6)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    runs = compare(default_world(args.seed, args.rounds))
+    names = list(runs)
+    print("round | " + " | ".join(f"{n:>22}" for n in names) + "   (success / repeated mistakes)")
+    for r in range(args.rounds):
+        cells = []
+        for n in names:
+            c = runs[n].rounds[r]
+            cells.append(f"{pct(c.rate(c.successes, c.tasks)):>10} / {pct(c.rate(c.repeated, c.known_tasks)):>9}")
+        print(f"{r + 1:>5} | " + " | ".join(cells))
+    print()
+    metrics = {n: runs[n].total.metrics() for n in names}
+    for m in metrics[names[0]]:
+        values = []
+        for n in names:
+            v = metrics[n][m]
+            values.append("-" if v is None else (f"{v:.1f}" if m in ("steps per task", "tokens per success")
+                                                 else pct(v)))
+        print(f"{m:>24}: " + "  ".join(f"{n} {v}" for n, v in zip(names, values, strict=True)))
+    for n in names:
+        run = runs[n]
+        dropped = "never, within the run" if run.stale_until_dropped is None else f"after {run.stale_until_dropped}"
+        print(f"{n:>12}: a falsified rule stopped being injected {dropped} failure(s); "
+              f"{run.total.stale_failures} failures from the stale rule")
+    print(f"({time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()

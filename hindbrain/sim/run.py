@@ -1,0 +1,165 @@
+"""Run a world through an arm, as the agents of a fleet would, and count what happened.
+
+An agent acts **only** on what was injected: before a task it recalls; it takes the fix
+the first injected item names (the world's key phrases), else the naive action. A mistake
+is perceived with its expected-vs-actual, the agent recalls again on the anomaly, and if
+nothing injected helps it gives up: a human does the task (a failure for the agent) and the
+agent perceives how — the trajectory hindbrain's learner extracts the lesson from. A user states a preference in
+their first session; in later sessions the answer obeys it only if it was injected. The
+same world, seed and policy run for every arm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hindbrain.sim.arms import Injected
+from hindbrain.sim.world import Task, Trap, World
+
+
+@dataclass
+class Counts:
+    tasks: int = 0
+    successes: int = 0  # done by the agent (within two attempts), not handed to a human
+    first_try: int = 0
+    known_tasks: int = 0  # trap tasks whose current rule this arm had already solved once
+    repeated: int = 0  # ... in which the agent repeated the mistake
+    steps: int = 0
+    pref_tasks: int = 0  # answers to a user who stated a preference in an earlier session
+    pref_obeyed: int = 0
+    injected_tokens: int = 0
+    stale_failures: int = 0  # failures from applying a rule the environment had changed
+
+    def add(self, other: Counts) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @staticmethod
+    def rate(part: int, whole: int) -> float | None:
+        return part / whole if whole else None
+
+    def metrics(self) -> dict[str, float | None]:
+        return {
+            "success rate": self.rate(self.successes, self.tasks),
+            "repeated-mistake rate": self.rate(self.repeated, self.known_tasks),
+            "preference consistency": self.rate(self.pref_obeyed, self.pref_tasks),
+            "steps per task": self.rate(self.steps, self.tasks),
+            "tokens per success": self.rate(self.injected_tokens, self.successes),
+        }
+
+
+@dataclass
+class ArmRun:
+    name: str
+    rounds: list[Counts] = field(default_factory=list)
+    total: Counts = field(default_factory=Counts)
+    stale_until_dropped: int | None = None  # failures before a falsified rule stopped being injected
+    _solved: set = field(default_factory=set)  # (system, rule version) the arm has solved
+    _stated: set = field(default_factory=set)  # users who stated their preference
+    _stale_ids: set = field(default_factory=set)  # items whose old fix failed after the change
+    _round_stale: int = 0
+
+
+def simulate(world: World, arm, progress=None) -> ArmRun:
+    run = ArmRun(arm.name)
+    done, total = 0, sum(len(r) for r in world.schedule)
+    for tasks in world.schedule:
+        counts = Counts()
+        for task in tasks:
+            if task.trap is not None:
+                _trap_task(arm, run, task, task.trap, counts)
+            else:
+                _preference_task(arm, run, task, counts)
+            done += 1
+            if progress:
+                progress(done, total)
+        run.rounds.append(counts)
+        run.total.add(counts)
+    return run
+
+
+def choose(injected: list[Injected], trap: Trap) -> tuple[str, Injected | None]:
+    """The action the agent takes: the fix the first injected item names, else the naive one."""
+    for item in injected:
+        for key, action in ((trap.new_key, trap.new_fix), (trap.key, trap.fix)):
+            if key and key in item.text:
+                return action, item
+    return trap.naive, None
+
+
+def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts) -> None:
+    r, version = task.round_no, trap.changed(task.round_no)
+    counts.tasks += 1
+    known = (trap.system, version) in run._solved
+    counts.known_tasks += known
+    arm.perceive(task, kind="observation", text=f"task: {trap.task}", system=trap.system, entities=[trap.system])
+    injected = arm.recall(task, query=f"{trap.task} in {trap.system}", trigger="task_start",
+                          situation={"system": trap.system, "action": trap.naive})
+    counts.injected_tokens += sum(i.tokens for i in injected)
+    run._round_stale = counts.stale_failures
+    _watch_stale(run, trap, r, injected)
+    action, item = choose(injected, trap)
+    if trap.works(action, r):
+        counts.successes += 1
+        counts.first_try += 1
+        counts.steps += 1
+        arm.outcome(task, [item.id] if item else [], True, 1)
+        return
+    counts.repeated += known and action == trap.naive
+    if trap.changed(r) and action == trap.fix and item is not None:
+        counts.stale_failures += 1
+        run._stale_ids.add(item.id)
+    failure = trap.failure(r)
+    arm.perceive(task, kind="anomaly", text=f"{failure} while trying to {trap.task}", system=trap.system,
+                 identity=trap.identity, action=action, expected=trap.expected, actual=failure,
+                 entities=[trap.system])
+    if item:
+        arm.outcome(task, [item.id], False, 1)  # the applied lesson failed
+    injected = arm.recall(task, trigger="anomaly", situation={
+        "system": trap.system, "identity": trap.identity, "action": action, "expected": trap.expected,
+        "actual": failure})
+    counts.injected_tokens += sum(i.tokens for i in injected)
+    second, item = choose(injected, trap)
+    if second != action and trap.works(second, r):
+        counts.successes += 1
+        counts.steps += 2
+        arm.outcome(task, [item.id] if item else [], True, 2)
+        return
+    fix = trap.right_fix(r)  # the agent gives up; a human does it, and the agent sees how
+    arm.perceive(task, kind="action", action=fix, system=trap.system, identity=trap.identity, success=True,
+                 text=f"{trap.task}: done by a human", entities=[trap.system])
+    run._solved.add((trap.system, version))
+    counts.steps += 4
+    arm.outcome(task, [], False, 4)
+
+
+def _watch_stale(run: ArmRun, trap: Trap, round_no: int, injected: list[Injected]) -> None:
+    """After a change, the first task of that system in which none of the items whose old fix
+    failed is injected any more ends the count (in failures so far)."""
+    if not trap.changed(round_no) or run.stale_until_dropped is not None or not run._stale_ids:
+        return
+    if not {i.id for i in injected} & run._stale_ids:
+        run.stale_until_dropped = run.total.stale_failures + run._round_stale
+
+
+def _preference_task(arm, run: ArmRun, task: Task, counts: Counts) -> None:
+    pref = task.user
+    counts.tasks += 1
+    session = f"{pref.user}-{task.task_id}"
+    if pref.user not in run._stated:  # the first session: the user says it, the answer obeys it
+        run._stated.add(pref.user)
+        arm.perceive(task, kind="message", speaker="user", signal="explicit", session=session,
+                     text=pref.statement, scope={"user": pref.user})
+        counts.successes += 1
+        counts.steps += 1
+        arm.outcome(task, [], True, 1)
+        return
+    injected = arm.recall(task, query=f"write the weekly status answer for {pref.user}", trigger="task_start",
+                          scope={"user": pref.user})
+    counts.injected_tokens += sum(i.tokens for i in injected)
+    used = next((i for i in injected if pref.key in i.text), None)
+    counts.pref_tasks += 1
+    counts.pref_obeyed += used is not None
+    counts.successes += used is not None
+    counts.steps += 1
+    arm.outcome(task, [used.id] if used else [], used is not None, 1)

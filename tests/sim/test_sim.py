@@ -1,0 +1,51 @@
+"""The fleet simulator: deterministic worlds, the three arms on the same schedule, and the
+learning thresholds hindbrain must keep (a regression gate: these fail if learning regresses)."""
+
+import pytest
+
+from hindbrain.sim import compare, default_world
+from hindbrain.sim.arms import Injected, NaiveRag
+from hindbrain.sim.run import choose
+from hindbrain.sim.world import TRAPS
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return compare(default_world(seed=7, rounds=6))
+
+
+def test_a_world_is_deterministic_for_its_seed():
+    a, b = default_world(seed=3), default_world(seed=3)
+    assert [[(t.task_id, t.trap, t.user) for t in r] for r in a.schedule] == \
+           [[(t.task_id, t.trap, t.user) for t in r] for r in b.schedule]
+    assert a.schedule != default_world(seed=4).schedule
+
+
+def test_the_agent_acts_only_on_what_was_injected():
+    iam = TRAPS[0]
+    assert choose([], iam) == (iam.naive, None)
+    lesson = Injected("fr_1", "when submit gives no response, switch to the admin account", 12)
+    assert choose([Injected("ev_1", "unrelated", 1), lesson], iam) == (iam.fix, lesson)
+
+
+def test_naive_rag_injects_the_most_similar_events_ungated():
+    rag = NaiveRag(k=2)
+    for text in ("the IAM submit does nothing", "lunch menu for Friday", "IAM admin account fixed the submit"):
+        rag.perceive(None, text=text)
+    assert [i.text for i in rag.recall(None, query="IAM submit")] == ["the IAM submit does nothing",
+                                                                     "IAM admin account fixed the submit"]
+
+
+def test_hindbrain_keeps_its_learning_thresholds(runs):
+    hb, rag, none = (runs[n].total for n in ("hindbrain", "naive RAG", "no memory"))
+    assert hb.metrics()["repeated-mistake rate"] <= 0.05
+    assert hb.metrics()["preference consistency"] >= 0.95
+    assert runs["hindbrain"].stale_until_dropped is not None and runs["hindbrain"].stale_until_dropped <= 3
+    assert hb.metrics()["success rate"] > rag.metrics()["success rate"] > none.metrics()["success rate"]
+    assert hb.metrics()["tokens per success"] < rag.metrics()["tokens per success"]
+    assert none.metrics()["repeated-mistake rate"] == 1.0  # the baseline repeats every known mistake
+
+
+def test_the_same_schedule_runs_through_every_arm(runs):
+    assert {n: r.total.tasks for n, r in runs.items()} == dict.fromkeys(runs, sum(len(r) for r in
+                                                                               default_world(seed=7).schedule))
