@@ -1,4 +1,5 @@
-"""The ``hindbrain`` command line: demo, replay, explain, stats, hindsight, seed, traits, approve."""
+"""The ``hindbrain`` command line: demo, report, replay, explain, stats, hindsight, seed, traits, approve,
+worker, learner."""
 
 from __future__ import annotations
 
@@ -99,6 +100,22 @@ def cmd_approve(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from hindbrain import Brain
+    from hindbrain.sim.report import rounds, write_html
+
+    home = _home(args)
+    with Brain.open(home) as brain:
+        rows = rounds(brain)
+    if not rows:
+        print(f"no simulated fleet ran in {home}: run `hindbrain demo` (or hindbrain.sim.compare) first",
+              file=sys.stderr)
+        return 1
+    out = write_html(Path(args.out) if args.out else home / "report.html", rows)
+    print(f"wrote {out}")
+    return 0
+
+
 def cmd_replay(args) -> int:
     from hindbrain.cli_replay import run_replay
 
@@ -186,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument("--reason")
     approve.add_argument("--decline", action="store_true", help="keep it a skill instead")
     approve.set_defaults(func=cmd_approve)
+    report = sub.add_parser("report", help="the learning report (HTML, static) from the views of a simulated fleet")
+    report.add_argument("--out", help="where to write it (default: <home>/report.html)")
+    report.set_defaults(func=cmd_report)
     learner = sub.add_parser("learner", help="distributed: the fleet's one learner, over Kafka")
     learner.add_argument("--kafka", help="bootstrap servers (default: $HINDBRAIN_KAFKA)")
     learner.set_defaults(func=cmd_learner)

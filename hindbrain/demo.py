@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindbrain.brain import Brain
+from hindbrain.sim import compare, default_world
+from hindbrain.sim.report import rounds as report_rounds
+from hindbrain.sim.report import write_html
 
 FLAKE = 0.15  # chance that any attempt fails transiently ("timeout, try again")
 
@@ -228,6 +231,23 @@ def simulate(brain: Brain, rounds: int = 6, seed: int = 7, agents: int = 4, task
     return per_round, totals
 
 
+def _print_arms(runs) -> None:
+    names = list(runs)
+    print(f"{'':>24}  " + "  ".join(f"{n:>10}" for n in names))
+    metrics = {n: runs[n].total.metrics() for n in names}
+    for m in metrics[names[0]]:
+        cells = []
+        for n in names:
+            v = metrics[n][m]
+            cells.append("-" if v is None else f"{v:.1f}" if m in ("steps per task", "tokens per success")
+                         else f"{100 * v:.0f}%")
+        print(f"{m:>24}  " + "  ".join(f"{c:>10}" for c in cells))
+    dropped = [f"{n}: {'never' if r.stale_until_dropped is None else r.stale_until_dropped}" for n, r in runs.items()
+               if r.total.stale_failures]
+    if dropped:
+        print(f"{'failures until a falsified rule stops being injected':>24}: {', '.join(dropped)}")
+
+
 def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: int = 4,
              tasks_per_agent: int = 3) -> int:
     """The CLI's ``demo``: simulate, then print the per-round table and a few views."""
@@ -250,6 +270,10 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: i
                             "GROUP BY tenant, job ORDER BY tenant, job")
         states = brain.sql("SELECT status, count() AS n FROM unit_states FINAL WHERE tenant = {t:String} "
                            "GROUP BY status ORDER BY status", {"t": WITH_RECALL})
+        sims = compare(default_world(seed, rounds), brain,
+                       progress=lambda done, total: _progress(done, total, started))
+        sys.stderr.write("\n")
+        report = write_html(home / "report.html", report_rounds(brain))
         stats_now = brain.stats()
     print(f"\nrepeated mistakes per task on a system whose lesson was already verified (world flakes {FLAKE:.0%})")
     print(f"{'round':>5} | {'verified lesson':^27} | {'lesson known':^27} | {'first try ok':^13} | failed")
@@ -269,6 +293,10 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: i
     print("most useful cognitions (feedback view):")  # applied/success counted from outcomes
     for row in top:
         print(f"  applied {row['applied']:>3}, success {row['success']:>3}  {row['text'][:90]}")
+    print("\nthe fleet simulator: one world (hidden rules, a rule that changes in round 4, user preferences), "
+          "three arms")
+    _print_arms(sims)
+    print(f"learning report (HTML, learning curves, the SQL behind them): {report}")
     print(f"log: {stats_now['log_records']} records; views: {stats_now['views']}")
     print(f"done in {time.perf_counter() - started:.1f}s")
     if some_fragment:

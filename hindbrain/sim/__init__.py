@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 
-from hindbrain.sim.arms import Hindbrain, NaiveRag, NoMemory
+from hindbrain.sim.arms import Hindbrain, Ledger, NaiveRag, NoMemory
 from hindbrain.sim.run import ArmRun, Counts, simulate
 from hindbrain.sim.world import World, default_world
 
@@ -17,15 +17,21 @@ __all__ = ["ArmRun", "Counts", "World", "compare", "default_world", "simulate"]
 
 
 def compare(world: World | None = None, brain=None, progress=None) -> dict[str, ArmRun]:
-    """Run the same world through the three arms; hindbrain in ``brain`` (a fresh
-    lexical-only embedded brain when None)."""
+    """Run the same world through the three arms in ``brain`` (a fresh lexical-only embedded
+    brain when None): hindbrain learns under its tenant, and every arm records each task's
+    final outcome under its own, for ``hindbrain.sim.report``."""
     from hindbrain.brain import Brain
 
     world = world or default_world()
-    runs = {"no memory": simulate(world, NoMemory(), progress), "naive RAG": simulate(world, NaiveRag(), progress)}
-    if brain is not None:
-        runs["hindbrain"] = simulate(world, Hindbrain(brain, f"sim-{world.seed}"), progress)
-        return runs
-    with tempfile.TemporaryDirectory(prefix="hindbrain-sim-") as home, Brain.open(home, embedder="none") as b:
-        runs["hindbrain"] = simulate(world, Hindbrain(b, f"sim-{world.seed}"), progress)
-    return runs
+    if brain is None:
+        with tempfile.TemporaryDirectory(prefix="hindbrain-sim-") as home, Brain.open(home, embedder="none") as b:
+            return compare(world, b, progress)
+    return {arm.name: simulate(world, arm, progress) for arm in (
+        NoMemory(Ledger(brain, tenant_of(world, "no-memory"))),
+        NaiveRag(ledger=Ledger(brain, tenant_of(world, "naive-rag"))),
+        Hindbrain(brain, tenant_of(world, "hindbrain")))}
+
+
+def tenant_of(world: World, arm: str) -> str:
+    """Each arm records its tasks' outcomes under its own tenant of the same brain."""
+    return f"sim-{arm}-{world.seed}"

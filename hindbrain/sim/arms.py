@@ -4,6 +4,7 @@ hindbrain through its public SDK — exactly the calls a real agent makes."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,8 +19,24 @@ class Injected:
     tokens: int
 
 
+class Ledger:
+    """Where an arm's task results go: outcome records in a brain, under the arm's tenant,
+    so the report is SQL over the views like any other analytics (``hindbrain report``)."""
+
+    def __init__(self, brain=None, tenant: str | None = None):
+        self.brain, self.tenant = brain, tenant
+
+    def final(self, task, success: bool, steps: int, notes: dict) -> None:
+        if self.brain is not None:
+            self.brain.outcome(tenant=self.tenant, agent=task.agent, task=task.task_id, success=success, steps=steps,
+                               notes=json.dumps({**notes, "final": True}))
+
+
 class NoMemory:
     name = "no memory"
+
+    def __init__(self, ledger: Ledger | None = None):
+        self.ledger = ledger or Ledger()
 
     def recall(self, task, **query) -> list[Injected]:
         return []
@@ -37,10 +54,10 @@ class NaiveRag:
 
     name = "naive RAG"
 
-    def __init__(self, k: int = 5):
+    def __init__(self, k: int = 5, ledger: Ledger | None = None):
         from sklearn.feature_extraction.text import HashingVectorizer
 
-        self.k = k
+        self.k, self.ledger = k, ledger or Ledger()
         self.vectorizer = HashingVectorizer(n_features=2 ** 18, ngram_range=(1, 2), alternate_sign=False,
                                             norm="l2")
         self.texts: list[str] = []
@@ -78,6 +95,7 @@ class Hindbrain:
 
     def __init__(self, brain, tenant: str, budget_tokens: int = 160):
         self.brain, self.tenant, self.budget = brain, tenant, budget_tokens
+        self.ledger = _OwnOutcomes(self)
         self._recall_of: dict[str, str] = {}
 
     def perceive(self, task, **fields) -> None:
@@ -92,3 +110,17 @@ class Hindbrain:
     def outcome(self, task, applied: list[str], success: bool, steps: int) -> None:
         self.brain.outcome(tenant=self.tenant, agent=task.agent, task=task.task_id, applied=applied, success=success,
                            recall_id=self._recall_of.get(task.task_id), steps=steps)
+
+
+class _OwnOutcomes(Ledger):
+    """hindbrain's final outcome is its real SDK outcome (it credits what was applied)."""
+
+    def __init__(self, arm: Hindbrain):
+        super().__init__(arm.brain, arm.tenant)
+        self.arm = arm
+
+    def final(self, task, success: bool, steps: int, notes: dict) -> None:
+        applied = notes.pop("applied", [])
+        self.brain.outcome(tenant=self.tenant, agent=task.agent, task=task.task_id, applied=applied, success=success,
+                           recall_id=self.arm._recall_of.get(task.task_id), steps=steps,
+                           notes=json.dumps({**notes, "final": True}))

@@ -92,20 +92,21 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts) -> None
     counts.tasks += 1
     known = (trap.system, version) in run._solved
     counts.known_tasks += known
+    tokens = 0
     arm.perceive(task, kind="observation", text=f"task: {trap.task}", system=trap.system, entities=[trap.system])
     injected = arm.recall(task, query=f"{trap.task} in {trap.system}", trigger="task_start",
                           situation={"system": trap.system, "action": trap.naive})
-    counts.injected_tokens += sum(i.tokens for i in injected)
+    tokens += sum(i.tokens for i in injected)
     run._round_stale = counts.stale_failures
     _watch_stale(run, trap, r, injected)
     action, item = choose(injected, trap)
+    notes = {"arm": arm.name, "round": r, "kind": "trap", "system": trap.system, "known": known}
     if trap.works(action, r):
-        counts.successes += 1
         counts.first_try += 1
-        counts.steps += 1
-        arm.outcome(task, [item.id] if item else [], True, 1)
-        return
-    counts.repeated += known and action == trap.naive
+        return _finish(arm, task, counts, True, 1, tokens, [item.id] if item else [], notes)
+    repeated = known and action == trap.naive
+    counts.repeated += repeated
+    notes["repeated"] = repeated
     if trap.changed(r) and action == trap.fix and item is not None:
         counts.stale_failures += 1
         run._stale_ids.add(item.id)
@@ -118,19 +119,23 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts) -> None
     injected = arm.recall(task, trigger="anomaly", situation={
         "system": trap.system, "identity": trap.identity, "action": action, "expected": trap.expected,
         "actual": failure})
-    counts.injected_tokens += sum(i.tokens for i in injected)
+    tokens += sum(i.tokens for i in injected)
     second, item = choose(injected, trap)
     if second != action and trap.works(second, r):
-        counts.successes += 1
-        counts.steps += 2
-        arm.outcome(task, [item.id] if item else [], True, 2)
-        return
+        return _finish(arm, task, counts, True, 2, tokens, [item.id] if item else [], notes)
     fix = trap.right_fix(r)  # the agent gives up; a human does it, and the agent sees how
     arm.perceive(task, kind="action", action=fix, system=trap.system, identity=trap.identity, success=True,
                  text=f"{trap.task}: done by a human", entities=[trap.system])
     run._solved.add((trap.system, version))
-    counts.steps += 4
-    arm.outcome(task, [], False, 4)
+    return _finish(arm, task, counts, False, 4, tokens, [], notes)
+
+
+def _finish(arm, task: Task, counts: Counts, success: bool, steps: int, tokens: int, applied: list[str],
+            notes: dict) -> None:
+    counts.successes += success
+    counts.steps += steps
+    counts.injected_tokens += tokens
+    arm.ledger.final(task, success, steps, {**notes, "tokens": tokens, "applied": applied})
 
 
 def _watch_stale(run: ArmRun, trap: Trap, round_no: int, injected: list[Injected]) -> None:
@@ -146,20 +151,16 @@ def _preference_task(arm, run: ArmRun, task: Task, counts: Counts) -> None:
     pref = task.user
     counts.tasks += 1
     session = f"{pref.user}-{task.task_id}"
+    notes = {"arm": arm.name, "round": task.round_no, "kind": "preference", "user": pref.user}
     if pref.user not in run._stated:  # the first session: the user says it, the answer obeys it
         run._stated.add(pref.user)
         arm.perceive(task, kind="message", speaker="user", signal="explicit", session=session,
                      text=pref.statement, scope={"user": pref.user})
-        counts.successes += 1
-        counts.steps += 1
-        arm.outcome(task, [], True, 1)
-        return
+        return _finish(arm, task, counts, True, 1, 0, [], {**notes, "stated": True})
     injected = arm.recall(task, query=f"write the weekly status answer for {pref.user}", trigger="task_start",
                           scope={"user": pref.user})
-    counts.injected_tokens += sum(i.tokens for i in injected)
     used = next((i for i in injected if pref.key in i.text), None)
     counts.pref_tasks += 1
     counts.pref_obeyed += used is not None
-    counts.successes += used is not None
-    counts.steps += 1
-    arm.outcome(task, [used.id] if used else [], used is not None, 1)
+    _finish(arm, task, counts, used is not None, 1, sum(i.tokens for i in injected), [used.id] if used else [],
+            {**notes, "obeyed": used is not None})

@@ -49,3 +49,25 @@ def test_hindbrain_keeps_its_learning_thresholds(runs):
 def test_the_same_schedule_runs_through_every_arm(runs):
     assert {n: r.total.tasks for n, r in runs.items()} == dict.fromkeys(runs, sum(len(r) for r in
                                                                                default_world(seed=7).schedule))
+
+
+def test_the_report_is_sql_over_the_views_and_matches_the_run(tmp_path, capsys):
+    from hindbrain import Brain
+    from hindbrain.cli import main
+    from hindbrain.sim.report import rounds, totals
+
+    home = tmp_path / "brain"
+    with Brain.open(home, embedder="none") as brain:
+        runs = compare(default_world(seed=5, rounds=3), brain)
+        rows = rounds(brain)
+    assert {r.arm for r in rows} == set(runs) and {r.round for r in rows} == {1, 2, 3}
+    by_sql = totals(rows)
+    for name, run in runs.items():  # the views tell the same story as the simulator's own counts
+        for metric, value in run.total.metrics().items():
+            assert by_sql[name][metric] == (None if value is None else pytest.approx(value)), (name, metric)
+    assert main(["--home", str(home), "report"]) == 0
+    page = (home / "report.html").read_text(encoding="utf-8")
+    assert page.count("<svg") == 4 and "FROM outcomes FINAL" in page and "naive RAG" in page
+    capsys.readouterr()
+    assert main(["--home", str(tmp_path / "empty"), "report"]) == 1
+    assert "no simulated fleet ran" in capsys.readouterr().err

@@ -1,0 +1,129 @@
+"""The learning report: per arm and round, from SQL over the views (every arm recorded
+each task's final outcome, with its notes, under its own tenant), drawn as static SVG
+learning curves in one HTML file — no server, no plotting dependency.
+``hindbrain report`` regenerates it from any brain the simulator ran in."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+ROUNDS_SQL = """
+SELECT tenant, JSONExtractString(notes, 'arm') AS arm, JSONExtractInt(notes, 'round') AS round,
+       count() AS tasks, countIf(success) AS successes,
+       countIf(JSONExtractBool(notes, 'known')) AS known, countIf(JSONExtractBool(notes, 'repeated')) AS repeated,
+       countIf(JSONExtractString(notes, 'kind') = 'preference' AND NOT JSONExtractBool(notes, 'stated')) AS asked,
+       countIf(JSONExtractBool(notes, 'obeyed')) AS obeyed, sum(JSONExtractInt(notes, 'tokens')) AS tokens,
+       sum(ifNull(steps, 0)) AS steps
+FROM outcomes FINAL
+WHERE tenant LIKE 'sim-%' AND JSONExtractBool(ifNull(notes, '{}'), 'final')
+GROUP BY tenant, arm, round
+ORDER BY tenant, arm, round
+"""
+COLOURS = {"no memory": "#9e9e9e", "naive RAG": "#e07b39", "hindbrain": "#2a6fdb"}
+
+
+@dataclass(frozen=True)
+class Round:
+    tenant: str
+    arm: str
+    round: int
+    tasks: int
+    successes: int
+    known: int
+    repeated: int
+    asked: int
+    obeyed: int
+    tokens: int
+    steps: int
+
+
+def rounds(brain) -> list[Round]:
+    return [Round(**r) for r in brain.sql(ROUNDS_SQL)]
+
+
+def curves(rows: list[Round]) -> dict[str, dict[str, list[float | None]]]:
+    """metric → arm → one value per round (None where the round has nothing to measure)."""
+    out: dict[str, dict[str, list[float | None]]] = {"success rate": {}, "repeated-mistake rate": {},
+                                                    "preference consistency": {}, "tokens per success": {}}
+    for r in rows:
+        out["success rate"].setdefault(r.arm, []).append(_ratio(r.successes, r.tasks))
+        out["repeated-mistake rate"].setdefault(r.arm, []).append(_ratio(r.repeated, r.known))
+        out["preference consistency"].setdefault(r.arm, []).append(_ratio(r.obeyed, r.asked))
+        out["tokens per success"].setdefault(r.arm, []).append(_ratio(r.tokens, r.successes))
+    return out
+
+
+def totals(rows: list[Round]) -> dict[str, dict[str, float | None]]:
+    by_arm: dict[str, list[Round]] = {}
+    for r in rows:
+        by_arm.setdefault(r.arm, []).append(r)
+    def total(rs, f):
+        return sum(getattr(r, f) for r in rs)
+    return {arm: {"success rate": _ratio(total(rs, "successes"), total(rs, "tasks")),
+                  "repeated-mistake rate": _ratio(total(rs, "repeated"), total(rs, "known")),
+                  "preference consistency": _ratio(total(rs, "obeyed"), total(rs, "asked")),
+                  "steps per task": _ratio(total(rs, "steps"), total(rs, "tasks")),
+                  "tokens per success": _ratio(total(rs, "tokens"), total(rs, "successes"))}
+            for arm, rs in by_arm.items()}
+
+
+def write_html(path: Path, rows: list[Round]) -> Path:
+    charts = "".join(_chart(metric, series) for metric, series in curves(rows).items())
+    table = _table(totals(rows))
+    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>hindbrain learning report</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:70em}} .charts{{display:flex;flex-wrap:wrap;gap:1em}}
+table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.3em .7em;text-align:right}}
+pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style></head><body>
+<h1>Does it learn?</h1><p>The same simulated fleet — same world, seed and agent policy — with no memory, with naive
+RAG (every event stored, top-5 by similarity injected, no gate, no feedback) and with hindbrain. Agents act only on
+what was injected. Per round: {len({r.round for r in rows})} rounds.</p>
+<h2>Overall</h2>{table}<h2>Per round</h2><div class="charts">{charts}</div>
+<h2>The query behind every number</h2><pre>{html.escape(ROUNDS_SQL.strip())}</pre></body></html>"""
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def _chart(metric: str, series: dict[str, list[float | None]], w: int = 320, h: int = 200) -> str:
+    values = [v for vs in series.values() for v in vs if v is not None]
+    top = max([*values, 1.0]) if metric == "tokens per success" else 1.0
+    n = max((len(vs) for vs in series.values()), default=1)
+    def x(i):
+        return 40 + (w - 60) * (i / max(1, n - 1))
+    def y(v):
+        return h - 30 - (h - 50) * (v / top)
+    lines = []
+    for arm, vs in series.items():
+        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(vs) if v is not None)
+        lines.append(f'<polyline fill="none" stroke="{COLOURS.get(arm, "#000")}" stroke-width="2" points="{points}"/>')
+    legend = "".join(f'<text x="{40 + 95 * k}" y="14" font-size="11" fill="{COLOURS.get(arm, "#000")}">{arm}</text>'
+                     for k, arm in enumerate(series))
+    label = "" if metric == "tokens per success" else "%"
+    axis = (f'<line x1="40" y1="{h - 30}" x2="{w - 20}" y2="{h - 30}" stroke="#999"/>'
+            f'<text x="4" y="{y(top) + 4:.0f}" font-size="10">{top:.0f}{label if top != 1 else ""}</text>'
+            f'<text x="4" y="{h - 26}" font-size="10">0</text>'
+            f'<text x="{w / 2 - 20:.0f}" y="{h - 8}" font-size="10">round 1 … {n}</text>')
+    if label:
+        axis = axis.replace(f">{top:.0f}<", ">100%<")
+    return (f'<figure><svg width="{w}" height="{h}" role="img" aria-label="{metric}">{legend}{axis}{"".join(lines)}'
+            f'</svg><figcaption>{metric}</figcaption></figure>')
+
+
+def _table(t: dict[str, dict[str, float | None]]) -> str:
+    arms = list(t)
+    metrics = list(next(iter(t.values()), {}))
+    head = "".join(f"<th>{html.escape(a)}</th>" for a in arms)
+    body = "".join(f"<tr><th>{m}</th>" + "".join(f"<td>{_fmt(m, t[a][m])}</td>" for a in arms) + "</tr>"
+                   for m in metrics)
+    return f"<table><tr><th></th>{head}</tr>{body}</table>"
+
+
+def _fmt(metric: str, v: float | None) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.1f}" if metric in ("steps per task", "tokens per success") else f"{100 * v:.0f}%"
+
+
+def _ratio(part: float, whole: float) -> float | None:
+    return part / whole if whole else None
