@@ -85,7 +85,8 @@ class RecallEngine:
         for item in items:
             _explain_terms(item, query)
         reserved = sum(b.tokens for b, _ in briefed)
-        selected, cut = gate(items, query.scope, query.budget_tokens, query.k, reserved_tokens=reserved)
+        recall_scope = {**query.scope, "user": query.user} if query.user else query.scope
+        selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved)
         clock.lap("gate")
         arms = {b.id: arms[b.id] for b, _ in briefed if b.id in arms}
         return RecallResult(ranked, selected, cut, briefed, clock.laps, arms)

@@ -58,11 +58,17 @@ def injection_value(item: GateItem) -> float:
     return max(item.relevance, 0.0) * doc.confidence * actionability(doc) * item.scope_match / max(doc.tokens, 1)
 
 
+PERSONAL = ("user",)  # scope keys that make an item personal: only a recall for that user may see it
+
+
 def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
-    """A scope coordinate both sides name with different values (e.g. env=prod vs test)."""
+    """A scope coordinate both sides name with different values (e.g. env=prod vs test), or
+    a personal item (a user's preference) in a recall that is for no user at all."""
     for key, value in item_scope.items():
         if key in recall_scope and recall_scope[key] != value:
             return f"scope {key}={value} does not match {key}={recall_scope[key]}"
+        if key in PERSONAL and key not in recall_scope:
+            return f"personal to {key}={value}: this recall is for no {key}"
     return None
 
 

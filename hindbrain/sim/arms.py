@@ -11,6 +11,8 @@ import numpy as np
 
 from hindbrain.recall.tokenize import estimate_tokens
 
+RULE_LAYERS = ("identity", "knowledge", "experience")
+
 
 @dataclass(frozen=True)
 class Injected:
@@ -89,7 +91,8 @@ class NaiveRag:
 
 
 class Hindbrain:
-    """The brain through its SDK: perceive, recall (gated, within a budget), outcome."""
+    """The brain through its SDK: perceive, recall (gated, within a budget), outcome. At a
+    task's start the agent asks for rules (``layers``); on an anomaly, for everything."""
 
     name = "hindbrain"
 
@@ -102,6 +105,8 @@ class Hindbrain:
         self.brain.perceive(tenant=self.tenant, agent=task.agent, task=task.task_id, **fields)
 
     def recall(self, task, **query) -> list[Injected]:
+        if query.get("trigger") == "task_start":  # before acting, ask for rules, not the timeline
+            query = {**query, "layers": list(RULE_LAYERS)}
         pack = self.brain.recall(tenant=self.tenant, agent=task.agent, task=task.task_id, budget_tokens=self.budget,
                                  **query)
         self._recall_of[task.task_id] = pack.recall_id

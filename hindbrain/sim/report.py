@@ -15,7 +15,8 @@ SELECT tenant, JSONExtractString(notes, 'arm') AS arm, JSONExtractInt(notes, 'ro
        countIf(JSONExtractBool(notes, 'known')) AS known, countIf(JSONExtractBool(notes, 'repeated')) AS repeated,
        countIf(JSONExtractString(notes, 'kind') = 'preference' AND NOT JSONExtractBool(notes, 'stated')) AS asked,
        countIf(JSONExtractBool(notes, 'obeyed')) AS obeyed, sum(JSONExtractInt(notes, 'tokens')) AS tokens,
-       sum(ifNull(steps, 0)) AS steps
+       sum(ifNull(steps, 0)) AS steps, countIf(JSONExtractBool(notes, 'first_contact')) AS contacts,
+       countIf(JSONExtractBool(notes, 'first_contact') AND success) AS transferred
 FROM outcomes FINAL
 WHERE tenant LIKE 'sim-%' AND JSONExtractBool(ifNull(notes, '{}'), 'final')
 GROUP BY tenant, arm, round
@@ -37,6 +38,8 @@ class Round:
     obeyed: int
     tokens: int
     steps: int
+    contacts: int = 0
+    transferred: int = 0
 
 
 def rounds(brain) -> list[Round]:
@@ -65,7 +68,8 @@ def totals(rows: list[Round]) -> dict[str, dict[str, float | None]]:
                   "repeated-mistake rate": _ratio(total(rs, "repeated"), total(rs, "known")),
                   "preference consistency": _ratio(total(rs, "obeyed"), total(rs, "asked")),
                   "steps per task": _ratio(total(rs, "steps"), total(rs, "tasks")),
-                  "tokens per success": _ratio(total(rs, "tokens"), total(rs, "successes"))}
+                  "tokens per success": _ratio(total(rs, "tokens"), total(rs, "successes")),
+                  "transfer (first contact)": _ratio(total(rs, "transferred"), total(rs, "contacts"))}
             for arm, rs in by_arm.items()}
 
 

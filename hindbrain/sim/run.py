@@ -29,6 +29,8 @@ class Counts:
     pref_obeyed: int = 0
     injected_tokens: int = 0
     stale_failures: int = 0  # failures from applying a rule the environment had changed
+    first_contacts: int = 0  # first tasks on an unseen system built like a known one (transfer)
+    first_contact_successes: int = 0
 
     def add(self, other: Counts) -> None:
         for name in self.__dataclass_fields__:
@@ -45,6 +47,7 @@ class Counts:
             "preference consistency": self.rate(self.pref_obeyed, self.pref_tasks),
             "steps per task": self.rate(self.steps, self.tasks),
             "tokens per success": self.rate(self.injected_tokens, self.successes),
+            "transfer (first contact)": self.rate(self.first_contact_successes, self.first_contacts),
         }
 
 
@@ -56,6 +59,7 @@ class ArmRun:
     stale_until_dropped: int | None = None  # failures before a falsified rule stopped being injected
     _solved: set = field(default_factory=set)  # (system, rule version) the arm has solved
     _stated: set = field(default_factory=set)  # users who stated their preference
+    _seen_systems: set = field(default_factory=set)
     _stale_ids: set = field(default_factory=set)  # items whose old fix failed after the change
     _round_stale: int = 0
 
@@ -100,9 +104,15 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts) -> None
     run._round_stale = counts.stale_failures
     _watch_stale(run, trap, r, injected)
     action, item = choose(injected, trap)
-    notes = {"arm": arm.name, "round": r, "kind": "trap", "system": trap.system, "known": known}
+    first_contact = trap.like is not None and trap.system not in run._seen_systems
+    run._seen_systems.add(trap.system)
+    counts.first_contacts += first_contact
+    notes = {"arm": arm.name, "round": r, "kind": "trap", "system": trap.system, "known": known,
+             "first_contact": first_contact}
     if trap.works(action, r):
+        counts.first_contact_successes += first_contact
         counts.first_try += 1
+        _did(arm, task, trap, action)
         return _finish(arm, task, counts, True, 1, tokens, [item.id] if item else [], notes)
     repeated = known and action == trap.naive
     counts.repeated += repeated
@@ -122,12 +132,19 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts) -> None
     tokens += sum(i.tokens for i in injected)
     second, item = choose(injected, trap)
     if second != action and trap.works(second, r):
+        counts.first_contact_successes += first_contact
+        _did(arm, task, trap, second)  # the success after the anomaly: a trajectory to learn from
         return _finish(arm, task, counts, True, 2, tokens, [item.id] if item else [], notes)
     fix = trap.right_fix(r)  # the agent gives up; a human does it, and the agent sees how
     arm.perceive(task, kind="action", action=fix, system=trap.system, identity=trap.identity, success=True,
                  text=f"{trap.task}: done by a human", entities=[trap.system])
     run._solved.add((trap.system, version))
     return _finish(arm, task, counts, False, 4, tokens, [], notes)
+
+
+def _did(arm, task: Task, trap: Trap, action: str) -> None:
+    arm.perceive(task, kind="action", action=action, system=trap.system, identity=trap.identity, success=True,
+                 text=f"{trap.task}: done", entities=[trap.system])
 
 
 def _finish(arm, task: Task, counts: Counts, success: bool, steps: int, tokens: int, applied: list[str],

@@ -25,6 +25,8 @@ class Trap:
     new_fix: str | None = None
     new_key: str | None = None
     new_actual: str | None = None
+    appears_at: int = 1  # the round from which tasks come: later ones are unseen systems (transfer)
+    like: str | None = None  # the known system this one is structurally similar to
 
     def works(self, action: str, round_no: int) -> bool:
         return (self.new_key if self.changed(round_no) else self.key) in action
@@ -77,7 +79,11 @@ class World:
                     if self.preferences and rng.random() < 0.25:
                         tasks.append(Task(r, f"agent-{a}", tid, user=rng.choice(self.preferences)))
                     else:
-                        tasks.append(Task(r, f"agent-{a}", tid, trap=rng.choice(self.traps)))
+                        open_now = [t for t in self.traps if t.appears_at <= r]
+                        new = [t for t in open_now if t.appears_at == r]
+                        pick = new[0] if new and not any(x.trap in new for x in tasks if x.trap) else \
+                            rng.choice(open_now)
+                        tasks.append(Task(r, f"agent-{a}", tid, trap=pick))
             self.schedule.append(tasks)
 
 
@@ -95,6 +101,13 @@ TRAPS = (
          new_actual="blocked: deploys go through the release train now"),
     Trap("CRM", "bulk-update customer tags", "send all rows in one update request", "ops agent", "rows updated",
          "HTTP 413 payload too large", "update the rows in batches of 200", "batches of 200"),
+    # Unseen systems built like known ones (transfer): first contact in round 3 and 5.
+    Trap("IAM-EU", "change a user's permissions", "submit the change as the normal account", "normal account",
+         "success message", "no response after clicking submit",
+         "switch to the admin account, then submit once", "admin account", appears_at=3, like="IAM"),
+    Trap("CRM-Asia", "bulk-update customer tags", "send all rows in one update request", "ops agent",
+         "rows updated", "HTTP 413 payload too large", "update the rows in batches of 200", "batches of 200",
+         appears_at=5, like="CRM"),
 )
 PREFERENCES = (
     Preference("alice", "I prefer answers in Chinese, please", "in Chinese"),
