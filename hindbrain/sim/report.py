@@ -16,7 +16,8 @@ SELECT tenant, JSONExtractString(notes, 'arm') AS arm, JSONExtractInt(notes, 'ro
        countIf(JSONExtractString(notes, 'kind') = 'preference' AND NOT JSONExtractBool(notes, 'stated')) AS asked,
        countIf(JSONExtractBool(notes, 'obeyed')) AS obeyed, sum(JSONExtractInt(notes, 'tokens')) AS tokens,
        sum(ifNull(steps, 0)) AS steps, countIf(JSONExtractBool(notes, 'first_contact')) AS contacts,
-       countIf(JSONExtractBool(notes, 'first_contact') AND success) AS transferred
+       countIf(JSONExtractBool(notes, 'first_contact') AND success) AS transferred,
+       countIf(JSONExtractString(notes, 'env') != '') AS scoped, countIf(JSONExtractBool(notes, 'wrong_scope')) AS wrong
 FROM outcomes FINAL
 WHERE tenant LIKE 'sim-%' AND JSONExtractBool(ifNull(notes, '{}'), 'final')
 GROUP BY tenant, arm, round
@@ -40,6 +41,8 @@ class Round:
     steps: int
     contacts: int = 0
     transferred: int = 0
+    scoped: int = 0
+    wrong: int = 0
 
 
 def rounds(brain) -> list[Round]:
@@ -69,7 +72,8 @@ def totals(rows: list[Round]) -> dict[str, dict[str, float | None]]:
                   "preference consistency": _ratio(total(rs, "obeyed"), total(rs, "asked")),
                   "steps per task": _ratio(total(rs, "steps"), total(rs, "tasks")),
                   "tokens per success": _ratio(total(rs, "tokens"), total(rs, "successes")),
-                  "transfer (first contact)": _ratio(total(rs, "transferred"), total(rs, "contacts"))}
+                  "transfer (first contact)": _ratio(total(rs, "transferred"), total(rs, "contacts")),
+                  "wrong-environment rule": _ratio(total(rs, "wrong"), total(rs, "scoped"))}
             for arm, rs in by_arm.items()}
 
 

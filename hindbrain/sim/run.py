@@ -29,6 +29,8 @@ class Counts:
     pref_obeyed: int = 0
     injected_tokens: int = 0
     stale_failures: int = 0  # failures from applying a rule the environment had changed
+    scoped_tasks: int = 0  # tasks on a system whose rule differs per environment
+    wrong_scope: int = 0  # ... in which the agent applied another environment's rule
     first_contacts: int = 0  # first tasks on an unseen system built like a known one (transfer)
     first_contact_successes: int = 0
 
@@ -48,6 +50,7 @@ class Counts:
             "steps per task": self.rate(self.steps, self.tasks),
             "tokens per success": self.rate(self.injected_tokens, self.successes),
             "transfer (first contact)": self.rate(self.first_contact_successes, self.first_contacts),
+            "wrong-environment rule": self.rate(self.wrong_scope, self.scoped_tasks),
         }
 
 
@@ -71,7 +74,8 @@ def simulate(world: World, arm, progress=None) -> ArmRun:
         counts = Counts()
         for task in tasks:
             if task.trap is not None:
-                _trap_task(arm, run, task, task.trap, counts)
+                rivals = tuple(t for t in world.traps if t.system == task.trap.system and t is not task.trap)
+                _trap_task(arm, run, task, task.trap, counts, rivals)
             else:
                 _preference_task(arm, run, task, counts)
             done += 1
@@ -82,33 +86,39 @@ def simulate(world: World, arm, progress=None) -> ArmRun:
     return run
 
 
-def choose(injected: list[Injected], trap: Trap) -> tuple[str, Injected | None]:
-    """The action the agent takes: the fix the first injected item names, else the naive one."""
+def choose(injected: list[Injected], trap: Trap, rivals: tuple[Trap, ...] = ()) -> tuple[str, Injected | None]:
+    """The action the agent takes: the fix the first injected item names — of this system's
+    rule in any environment (``rivals``: the agent cannot tell them apart) — else the naive one."""
     for item in injected:
-        for key, action in ((trap.new_key, trap.new_fix), (trap.key, trap.fix)):
-            if key and key in item.text:
-                return action, item
+        for t in (trap, *rivals):
+            for key, action in ((t.new_key, t.new_fix), (t.key, t.fix)):
+                if key and key in item.text:
+                    return action, item
     return trap.naive, None
 
 
-def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts) -> None:
-    r, version = task.round_no, trap.changed(task.round_no)
+def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals: tuple[Trap, ...] = ()) -> None:
+    r, version, scope = task.round_no, (trap.changed(task.round_no), trap.env), trap.scope
     counts.tasks += 1
     known = (trap.system, version) in run._solved
     counts.known_tasks += known
     tokens = 0
-    arm.perceive(task, kind="observation", text=f"task: {trap.task}", system=trap.system, entities=[trap.system])
+    arm.perceive(task, kind="observation", text=f"task: {trap.task}", system=trap.system, entities=[trap.system],
+                 scope=scope)
     injected = arm.recall(task, query=f"{trap.task} in {trap.system}", trigger="task_start",
-                          situation={"system": trap.system, "action": trap.naive})
+                          situation={"system": trap.system, "action": trap.naive}, scope=scope)
     tokens += sum(i.tokens for i in injected)
     run._round_stale = counts.stale_failures
     _watch_stale(run, trap, r, injected)
-    action, item = choose(injected, trap)
+    action, item = choose(injected, trap, rivals)
+    wrong = trap.env is not None and action in {t.fix for t in rivals}
+    counts.scoped_tasks += trap.env is not None
+    counts.wrong_scope += wrong
     first_contact = trap.like is not None and trap.system not in run._seen_systems
     run._seen_systems.add(trap.system)
     counts.first_contacts += first_contact
-    notes = {"arm": arm.name, "round": r, "kind": "trap", "system": trap.system, "known": known,
-             "first_contact": first_contact}
+    notes = {"arm": arm.name, "round": r, "kind": "trap", "system": trap.system, "env": trap.env, "known": known,
+             "first_contact": first_contact, "wrong_scope": wrong}
     if trap.works(action, r):
         counts.first_contact_successes += first_contact
         counts.first_try += 1
@@ -123,28 +133,28 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts) -> None
     failure = trap.failure(r)
     arm.perceive(task, kind="anomaly", text=f"{failure} while trying to {trap.task}", system=trap.system,
                  identity=trap.identity, action=action, expected=trap.expected, actual=failure,
-                 entities=[trap.system])
+                 entities=[trap.system], scope=scope)
     if item:
         arm.outcome(task, [item.id], False, 1)  # the applied lesson failed
     injected = arm.recall(task, trigger="anomaly", situation={
         "system": trap.system, "identity": trap.identity, "action": action, "expected": trap.expected,
-        "actual": failure})
+        "actual": failure}, scope=scope)
     tokens += sum(i.tokens for i in injected)
-    second, item = choose(injected, trap)
+    second, item = choose(injected, trap, rivals)
     if second != action and trap.works(second, r):
         counts.first_contact_successes += first_contact
         _did(arm, task, trap, second)  # the success after the anomaly: a trajectory to learn from
         return _finish(arm, task, counts, True, 2, tokens, [item.id] if item else [], notes)
     fix = trap.right_fix(r)  # the agent gives up; a human does it, and the agent sees how
     arm.perceive(task, kind="action", action=fix, system=trap.system, identity=trap.identity, success=True,
-                 text=f"{trap.task}: done by a human", entities=[trap.system])
+                 text=f"{trap.task}: done by a human", entities=[trap.system], scope=scope)
     run._solved.add((trap.system, version))
     return _finish(arm, task, counts, False, 4, tokens, [], notes)
 
 
 def _did(arm, task: Task, trap: Trap, action: str) -> None:
     arm.perceive(task, kind="action", action=action, system=trap.system, identity=trap.identity, success=True,
-                 text=f"{trap.task}: done", entities=[trap.system])
+                 text=f"{trap.task}: done", entities=[trap.system], scope=trap.scope)
 
 
 def _finish(arm, task: Task, counts: Counts, success: bool, steps: int, tokens: int, applied: list[str],

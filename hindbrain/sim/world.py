@@ -27,6 +27,11 @@ class Trap:
     new_actual: str | None = None
     appears_at: int = 1  # the round from which tasks come: later ones are unseen systems (transfer)
     like: str | None = None  # the known system this one is structurally similar to
+    env: str | None = None  # a scoped rule: this variant holds in this environment only
+
+    @property
+    def scope(self) -> dict:
+        return {"env": self.env} if self.env else {}
 
     def works(self, action: str, round_no: int) -> bool:
         return (self.new_key if self.changed(round_no) else self.key) in action
@@ -101,6 +106,13 @@ TRAPS = (
          new_actual="blocked: deploys go through the release train now"),
     Trap("CRM", "bulk-update customer tags", "send all rows in one update request", "ops agent", "rows updated",
          "HTTP 413 payload too large", "update the rows in batches of 200", "batches of 200"),
+    # Conflicting scoped rules: the same system, another rule per environment.
+    Trap("Vault", "read the payments database password", "read the secret with the service token", "service",
+         "the secret", "403 permission denied", "request a break-glass token from the on-call lead",
+         "break-glass token", env="prod"),
+    Trap("Vault", "read the payments database password", "read the secret with the service token", "service",
+         "the secret", "403 permission denied", "use the shared dev token from the test vault", "shared dev token",
+         env="test"),
     # Unseen systems built like known ones (transfer): first contact in round 3 and 5.
     Trap("IAM-EU", "change a user's permissions", "submit the change as the normal account", "normal account",
          "success message", "no response after clicking submit",

@@ -44,6 +44,8 @@ def test_hindbrain_keeps_its_learning_thresholds(runs):
     assert hb.metrics()["success rate"] > rag.metrics()["success rate"] > none.metrics()["success rate"]
     assert hb.metrics()["tokens per success"] < rag.metrics()["tokens per success"]
     assert none.metrics()["repeated-mistake rate"] == 1.0  # the baseline repeats every known mistake
+    assert hb.metrics()["wrong-environment rule"] == 0  # prod's rule never applied in test, nor the reverse
+    assert hb.metrics()["transfer (first contact)"] >= 0.6
 
 
 def test_the_same_schedule_runs_through_every_arm(runs):
