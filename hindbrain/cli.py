@@ -102,16 +102,16 @@ def cmd_approve(args) -> int:
 
 def cmd_report(args) -> int:
     from hindbrain import Brain
-    from hindbrain.sim.report import rounds, write_html
+    from hindbrain.sim.report import rounds, unit_metrics, write_html
 
     home = _home(args)
     with Brain.open(home) as brain:
-        rows = rounds(brain)
+        rows, learning = rounds(brain), unit_metrics(brain)
     if not rows:
         print(f"no simulated fleet ran in {home}: run `hindbrain demo` (or hindbrain.sim.compare) first",
               file=sys.stderr)
         return 1
-    out = write_html(Path(args.out) if args.out else home / "report.html", rows)
+    out = write_html(Path(args.out) if args.out else home / "report.html", rows, learning)
     print(f"wrote {out}")
     return 0
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from hindbrain.brain import Brain
 from hindbrain.sim import compare, default_world
 from hindbrain.sim.report import rounds as report_rounds
-from hindbrain.sim.report import write_html
+from hindbrain.sim.report import unit_metrics, write_html
 
 FLAKE = 0.15  # chance that any attempt fails transiently ("timeout, try again")
 
@@ -273,7 +273,8 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: i
         sims = compare(default_world(seed, rounds), brain,
                        progress=lambda done, total: _progress(done, total, started))
         sys.stderr.write("\n")
-        report = write_html(home / "report.html", report_rounds(brain))
+        learning = unit_metrics(brain)
+        report = write_html(home / "report.html", report_rounds(brain), learning)
         stats_now = brain.stats()
     print(f"\nrepeated mistakes per task on a system whose lesson was already verified (world flakes {FLAKE:.0%})")
     print(f"{'round':>5} | {'verified lesson':^27} | {'lesson known':^27} | {'first try ok':^13} | failed")
@@ -296,6 +297,8 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: i
     print("\nthe fleet simulator: one world (hidden rules, a rule that changes in round 4, user preferences), "
           "three arms")
     _print_arms(sims)
+    print("hindbrain's own learning: " + ", ".join(
+        f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in learning.items() if v is not None))
     print(f"learning report (HTML, learning curves, the SQL behind them): {report}")
     print(f"log: {stats_now['log_records']} records; views: {stats_now['views']}")
     print(f"done in {time.perf_counter() - started:.1f}s")

@@ -23,6 +23,20 @@ WHERE tenant LIKE 'sim-%' AND JSONExtractBool(ifNull(notes, '{}'), 'final')
 GROUP BY tenant, arm, round
 ORDER BY tenant, arm, round
 """
+UNITS_SQL = """
+SELECT tenant, countIf(status IN ('verified', 'stable')) AS verified, countIf(status = 'invalid') AS invalidated,
+       count() AS units
+FROM unit_states FINAL WHERE tenant LIKE 'sim-hindbrain-%' GROUP BY tenant ORDER BY tenant
+"""
+APPLIED_SQL = """
+SELECT i.tenant AS tenant, count() AS injected, countIf(has(o.applied, i.item)) AS applied,
+       uniqExactIf(i.item, has(o.applied, i.item)) AS reused_units
+FROM (SELECT tenant, recall_id, item FROM injections FINAL ARRAY JOIN item_ids AS item
+      WHERE tenant LIKE 'sim-hindbrain-%' AND startsWith(item, 'fr_')) AS i
+LEFT JOIN (SELECT recall_id, groupArrayArray(applied) AS applied FROM outcomes FINAL
+           WHERE recall_id IS NOT NULL GROUP BY recall_id) AS o ON o.recall_id = i.recall_id
+GROUP BY tenant ORDER BY tenant
+"""
 COLOURS = {"no memory": "#9e9e9e", "naive RAG": "#e07b39", "hindbrain": "#2a6fdb"}
 
 
@@ -77,9 +91,37 @@ def totals(rows: list[Round]) -> dict[str, dict[str, float | None]]:
             for arm, rs in by_arm.items()}
 
 
-def write_html(path: Path, rows: list[Round]) -> Path:
+def unit_metrics(brain) -> dict[str, float | None]:
+    """hindbrain's own learning, from its views: what became verified or invalid, and what
+    of the injected cognitions the agents applied (the context layer of seed 000)."""
+    units = brain.sql(UNITS_SQL)
+    applied = brain.sql(APPLIED_SQL)
+    verified, invalid, total = (sum(r[k] for r in units) for k in ("verified", "invalidated", "units"))
+    injected, used, reused = (sum(r[k] for r in applied) for k in ("injected", "applied", "reused_units"))
+    return {"units learned": total, "verified or stable": _ratio(verified, total),
+            "invalidated": _ratio(invalid, total), "verified : invalidated": _ratio(verified, invalid),
+            "injected cognitions applied": _ratio(used, injected),
+            "applications per applied cognition (reuse)": _ratio(used, reused)}
+
+
+def quality_per_token(t: dict[str, dict[str, float | None]], rows: list[Round]) -> float | None:
+    """Decision quality gain per injected token: hindbrain's success rate over no memory's,
+    per 100 tokens injected per task."""
+    hb, none = t.get("hindbrain"), t.get("no memory")
+    tasks = sum(r.tasks for r in rows if r.arm == "hindbrain")
+    tokens = sum(r.tokens for r in rows if r.arm == "hindbrain")
+    if not hb or not none or not tasks or not tokens or hb["success rate"] is None or none["success rate"] is None:
+        return None
+    return (hb["success rate"] - none["success rate"]) / (tokens / tasks / 100)
+
+
+def write_html(path: Path, rows: list[Round], learning: dict | None = None) -> Path:
     charts = "".join(_chart(metric, series) for metric, series in curves(rows).items())
-    table = _table(totals(rows))
+    t = totals(rows)
+    table = _table(t)
+    gain = quality_per_token(t, rows)
+    own = "".join(f"<tr><th>{html.escape(k)}</th><td>{_plain(v)}</td></tr>" for k, v in (learning or {}).items())
+    own += f"<tr><th>success gain over no memory per 100 injected tokens</th><td>{_plain(gain)}</td></tr>"
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>hindbrain learning report</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:70em}} .charts{{display:flex;flex-wrap:wrap;gap:1em}}
 table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.3em .7em;text-align:right}}
@@ -88,7 +130,9 @@ pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style></head><body>
 RAG (every event stored, top-5 by similarity injected, no gate, no feedback) and with hindbrain. Agents act only on
 what was injected. Per round: {len({r.round for r in rows})} rounds.</p>
 <h2>Overall</h2>{table}<h2>Per round</h2><div class="charts">{charts}</div>
-<h2>The query behind every number</h2><pre>{html.escape(ROUNDS_SQL.strip())}</pre></body></html>"""
+<h2>hindbrain's own learning</h2><table>{own}</table>
+<h2>The queries behind every number</h2><pre>{html.escape(ROUNDS_SQL.strip())}</pre>
+<pre>{html.escape(UNITS_SQL.strip())}</pre><pre>{html.escape(APPLIED_SQL.strip())}</pre></body></html>"""
     path.write_text(page, encoding="utf-8")
     return path
 
@@ -131,6 +175,12 @@ def _fmt(metric: str, v: float | None) -> str:
     if v is None:
         return "–"
     return f"{v:.1f}" if metric in ("steps per task", "tokens per success") else f"{100 * v:.0f}%"
+
+
+def _plain(v) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.2f}" if isinstance(v, float) else str(v)
 
 
 def _ratio(part: float, whole: float) -> float | None:

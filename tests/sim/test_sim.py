@@ -56,20 +56,24 @@ def test_the_same_schedule_runs_through_every_arm(runs):
 def test_the_report_is_sql_over_the_views_and_matches_the_run(tmp_path, capsys):
     from hindbrain import Brain
     from hindbrain.cli import main
-    from hindbrain.sim.report import rounds, totals
+    from hindbrain.sim.report import rounds, totals, unit_metrics
 
     home = tmp_path / "brain"
     with Brain.open(home, embedder="none") as brain:
         runs = compare(default_world(seed=5, rounds=3), brain)
-        rows = rounds(brain)
+        rows, learning = rounds(brain), unit_metrics(brain)
     assert {r.arm for r in rows} == set(runs) and {r.round for r in rows} == {1, 2, 3}
     by_sql = totals(rows)
     for name, run in runs.items():  # the views tell the same story as the simulator's own counts
         for metric, value in run.total.metrics().items():
             assert by_sql[name][metric] == (None if value is None else pytest.approx(value)), (name, metric)
+    assert learning["units learned"] > 0 and 0 < learning["verified or stable"] <= 1
+    assert 0 < learning["injected cognitions applied"] <= 1  # the context layer: what was injected got used
+    assert learning["applications per applied cognition (reuse)"] >= 1
     assert main(["--home", str(home), "report"]) == 0
     page = (home / "report.html").read_text(encoding="utf-8")
     assert page.count("<svg") == 4 and "FROM outcomes FINAL" in page and "naive RAG" in page
+    assert "injected cognitions applied" in page and "FROM unit_states FINAL" in page
     capsys.readouterr()
     assert main(["--home", str(tmp_path / "empty"), "report"]) == 1
     assert "no simulated fleet ran" in capsys.readouterr().err
