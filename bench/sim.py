@@ -12,9 +12,11 @@ earlier session; tokens per success is what was injected divided by successful t
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 
-from hindbrain.sim import compare, default_world
+from hindbrain import Brain
+from hindbrain.sim import compare, default_world, ticket_world
 
 
 def pct(x: float | None) -> str:
@@ -27,10 +29,24 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    runs = compare(default_world(args.seed, args.rounds))
+    with tempfile.TemporaryDirectory() as home, Brain.open(home, embedder="none") as brain:
+        fleet = compare(default_world(args.seed, args.rounds), brain)
+        tickets = compare(ticket_world(args.seed), brain)
+    table(fleet, args.rounds)
+    print("\nthe ticket desk (seed 002): upset customers are satisfied far more often when the reply first "
+          "acknowledges the problem; only outcomes and hindsight's beliefs can tell the agents")
+    for n, run in tickets.items():
+        per_round = " ".join(f"{c.upset_solved}/{c.upset_tickets}" for c in run.rounds)
+        print(f"{n:>12}: upset tickets solved per round {per_round}; overall "
+              f"{pct(run.total.metrics()['upset-customer tickets solved'])}; replies guided by a belief "
+              f"{run.total.belief_guided}")
+    print(f"({time.perf_counter() - t0:.1f} s)")
+
+
+def table(runs, rounds: int) -> None:
     names = list(runs)
     print("round | " + " | ".join(f"{n:>22}" for n in names) + "   (success / repeated mistakes)")
-    for r in range(args.rounds):
+    for r in range(rounds):
         cells = []
         for n in names:
             c = runs[n].rounds[r]
@@ -50,7 +66,6 @@ def main() -> None:
         dropped = "never, within the run" if run.stale_until_dropped is None else f"after {run.stale_until_dropped}"
         print(f"{n:>12}: a falsified rule stopped being injected {dropped} failure(s); "
               f"{run.total.stale_failures} failures from the stale rule")
-    print(f"({time.perf_counter() - t0:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindbrain.brain import Brain
-from hindbrain.sim import compare, default_world
+from hindbrain.sim import compare, default_world, ticket_world
 from hindbrain.sim.report import rounds as report_rounds
 from hindbrain.sim.report import unit_metrics, write_html
 
@@ -273,6 +273,8 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: i
         sims = compare(default_world(seed, rounds), brain,
                        progress=lambda done, total: _progress(done, total, started))
         sys.stderr.write("\n")
+        desk = compare(ticket_world(seed), brain, progress=lambda done, total: _progress(done, total, started))
+        sys.stderr.write("\n")
         learning = unit_metrics(brain)
         report = write_html(home / "report.html", report_rounds(brain), learning)
         stats_now = brain.stats()
@@ -297,6 +299,12 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: i
     print("\nthe fleet simulator: one world (hidden rules, a rule that changes in round 4, user preferences), "
           "three arms")
     _print_arms(sims)
+    print("\nthe ticket desk (seed 002): upset customers are satisfied far more often when the reply first "
+          "acknowledges the problem; only outcomes, through hindsight's beliefs, can tell the agents")
+    for n, run in desk.items():
+        per_round = " ".join(f"{c.upset_solved}/{c.upset_tickets}" for c in run.rounds)
+        print(f"{n:>12}: upset customers satisfied per round {per_round}; replies guided by a belief "
+              f"{run.total.belief_guided}")
     print("hindbrain's own learning: " + ", ".join(
         f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in learning.items() if v is not None))
     print(f"learning report (HTML, learning curves, the SQL behind them): {report}")

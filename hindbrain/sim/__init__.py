@@ -11,9 +11,9 @@ import tempfile
 
 from hindbrain.sim.arms import Hindbrain, Ledger, NaiveRag, NoMemory
 from hindbrain.sim.run import ArmRun, Counts, simulate
-from hindbrain.sim.world import World, default_world
+from hindbrain.sim.world import World, default_world, ticket_world
 
-__all__ = ["ArmRun", "Counts", "World", "compare", "default_world", "simulate"]
+__all__ = ["ArmRun", "Counts", "World", "compare", "default_world", "simulate", "ticket_world"]
 
 
 def compare(world: World | None = None, brain=None, progress=None) -> dict[str, ArmRun]:
@@ -34,4 +34,4 @@ def compare(world: World | None = None, brain=None, progress=None) -> dict[str, 
 
 def tenant_of(world: World, arm: str) -> str:
     """Each arm records its tasks' outcomes under its own tenant of the same brain."""
-    return f"sim-{arm}-{world.seed}"
+    return f"sim-{arm}-{world.name}-{world.seed}"

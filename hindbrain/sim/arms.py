@@ -27,11 +27,13 @@ class Ledger:
 
     def __init__(self, brain=None, tenant: str | None = None):
         self.brain, self.tenant = brain, tenant
+        self.world = ""  # set by the run: which world's rounds these are
 
     def final(self, task, success: bool, steps: int, notes: dict) -> None:
         if self.brain is not None:
+            notes.pop("applied", None)
             self.brain.outcome(tenant=self.tenant, agent=task.agent, task=task.task_id, success=success, steps=steps,
-                               notes=json.dumps({**notes, "final": True}))
+                               notes=json.dumps({**notes, "world": self.world, "final": True}))
 
 
 class NoMemory:
@@ -47,6 +49,9 @@ class NoMemory:
         pass
 
     def outcome(self, task, applied: list[str], success: bool, steps: int) -> None:
+        pass
+
+    def end_round(self) -> None:
         pass
 
 
@@ -89,6 +94,9 @@ class NaiveRag:
     def outcome(self, task, applied: list[str], success: bool, steps: int) -> None:
         pass  # naive RAG takes no feedback
 
+    def end_round(self) -> None:
+        pass
+
 
 class Hindbrain:
     """The brain through its SDK: perceive, recall (gated, within a budget), outcome. At a
@@ -116,6 +124,9 @@ class Hindbrain:
         self.brain.outcome(tenant=self.tenant, agent=task.agent, task=task.task_id, applied=applied, success=success,
                            recall_id=self._recall_of.get(task.task_id), steps=steps)
 
+    def end_round(self) -> None:
+        self.brain.hindsight()  # the nightly batch: beliefs from the day's tasks
+
 
 class _OwnOutcomes(Ledger):
     """hindbrain's final outcome is its real SDK outcome (it credits what was applied)."""
@@ -128,4 +139,4 @@ class _OwnOutcomes(Ledger):
         applied = notes.pop("applied", [])
         self.brain.outcome(tenant=self.tenant, agent=task.agent, task=task.task_id, applied=applied, success=success,
                            recall_id=self.arm._recall_of.get(task.task_id), steps=steps,
-                           notes=json.dumps({**notes, "final": True}))
+                           notes=json.dumps({**notes, "world": self.world, "final": True}))

@@ -10,18 +10,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROUNDS_SQL = """
-SELECT tenant, JSONExtractString(notes, 'arm') AS arm, JSONExtractInt(notes, 'round') AS round,
+SELECT tenant, JSONExtractString(notes, 'world') AS world, JSONExtractString(notes, 'arm') AS arm,
+       JSONExtractInt(notes, 'round') AS round,
        count() AS tasks, countIf(success) AS successes,
        countIf(JSONExtractBool(notes, 'known')) AS known, countIf(JSONExtractBool(notes, 'repeated')) AS repeated,
        countIf(JSONExtractString(notes, 'kind') = 'preference' AND NOT JSONExtractBool(notes, 'stated')) AS asked,
        countIf(JSONExtractBool(notes, 'obeyed')) AS obeyed, sum(JSONExtractInt(notes, 'tokens')) AS tokens,
        sum(ifNull(steps, 0)) AS steps, countIf(JSONExtractBool(notes, 'first_contact')) AS contacts,
        countIf(JSONExtractBool(notes, 'first_contact') AND success) AS transferred,
-       countIf(JSONExtractString(notes, 'env') != '') AS scoped, countIf(JSONExtractBool(notes, 'wrong_scope')) AS wrong
+       countIf(JSONExtractString(notes, 'env') != '') AS scoped,
+       countIf(JSONExtractBool(notes, 'wrong_scope')) AS wrong,
+       countIf(JSONExtractBool(notes, 'upset')) AS upset, countIf(JSONExtractBool(notes, 'upset') AND success) AS calmed
 FROM outcomes FINAL
 WHERE tenant LIKE 'sim-%' AND JSONExtractBool(ifNull(notes, '{}'), 'final')
-GROUP BY tenant, arm, round
-ORDER BY tenant, arm, round
+GROUP BY tenant, world, arm, round
+ORDER BY world, tenant, arm, round
 """
 UNITS_SQL = """
 SELECT tenant, countIf(status IN ('verified', 'stable')) AS verified, countIf(status = 'invalid') AS invalidated,
@@ -43,6 +46,7 @@ COLOURS = {"no memory": "#9e9e9e", "naive RAG": "#e07b39", "hindbrain": "#2a6fdb
 @dataclass(frozen=True)
 class Round:
     tenant: str
+    world: str
     arm: str
     round: int
     tasks: int
@@ -57,6 +61,8 @@ class Round:
     transferred: int = 0
     scoped: int = 0
     wrong: int = 0
+    upset: int = 0
+    calmed: int = 0
 
 
 def rounds(brain) -> list[Round]:
@@ -66,8 +72,10 @@ def rounds(brain) -> list[Round]:
 def curves(rows: list[Round]) -> dict[str, dict[str, list[float | None]]]:
     """metric → arm → one value per round (None where the round has nothing to measure)."""
     out: dict[str, dict[str, list[float | None]]] = {"success rate": {}, "repeated-mistake rate": {},
-                                                    "preference consistency": {}, "tokens per success": {}}
+                                                    "preference consistency": {}, "tokens per success": {},
+                                                    "upset-customer tickets solved": {}}
     for r in rows:
+        out["upset-customer tickets solved"].setdefault(r.arm, []).append(_ratio(r.calmed, r.upset))
         out["success rate"].setdefault(r.arm, []).append(_ratio(r.successes, r.tasks))
         out["repeated-mistake rate"].setdefault(r.arm, []).append(_ratio(r.repeated, r.known))
         out["preference consistency"].setdefault(r.arm, []).append(_ratio(r.obeyed, r.asked))
@@ -87,7 +95,8 @@ def totals(rows: list[Round]) -> dict[str, dict[str, float | None]]:
                   "steps per task": _ratio(total(rs, "steps"), total(rs, "tasks")),
                   "tokens per success": _ratio(total(rs, "tokens"), total(rs, "successes")),
                   "transfer (first contact)": _ratio(total(rs, "transferred"), total(rs, "contacts")),
-                  "wrong-environment rule": _ratio(total(rs, "wrong"), total(rs, "scoped"))}
+                  "wrong-environment rule": _ratio(total(rs, "wrong"), total(rs, "scoped")),
+                  "upset-customer tickets solved": _ratio(total(rs, "calmed"), total(rs, "upset"))}
             for arm, rs in by_arm.items()}
 
 
@@ -116,10 +125,14 @@ def quality_per_token(t: dict[str, dict[str, float | None]], rows: list[Round]) 
 
 
 def write_html(path: Path, rows: list[Round], learning: dict | None = None) -> Path:
-    charts = "".join(_chart(metric, series) for metric, series in curves(rows).items())
-    t = totals(rows)
-    table = _table(t)
-    gain = quality_per_token(t, rows)
+    sections, gain = [], None
+    for world in sorted({r.world for r in rows}):
+        mine = [r for r in rows if r.world == world]
+        series = {m: v for m, v in curves(mine).items() if any(x is not None for xs in v.values() for x in xs)}
+        t = totals(mine)
+        gain = gain if world == "tickets" else quality_per_token(t, mine)
+        sections.append(f"<h2>World: {html.escape(world or 'fleet')}</h2>{_table(t)}<div class='charts'>"
+                        + "".join(_chart(m, s) for m, s in series.items()) + "</div>")
     own = "".join(f"<tr><th>{html.escape(k)}</th><td>{_plain(v)}</td></tr>" for k, v in (learning or {}).items())
     own += f"<tr><th>success gain over no memory per 100 injected tokens</th><td>{_plain(gain)}</td></tr>"
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>hindbrain learning report</title>
@@ -128,8 +141,8 @@ table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.3em .7em
 pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style></head><body>
 <h1>Does it learn?</h1><p>The same simulated fleet — same world, seed and agent policy — with no memory, with naive
 RAG (every event stored, top-5 by similarity injected, no gate, no feedback) and with hindbrain. Agents act only on
-what was injected. Per round: {len({r.round for r in rows})} rounds.</p>
-<h2>Overall</h2>{table}<h2>Per round</h2><div class="charts">{charts}</div>
+what was injected. Curves are per round.</p>
+{"".join(sections)}
 <h2>hindbrain's own learning</h2><table>{own}</table>
 <h2>The queries behind every number</h2><pre>{html.escape(ROUNDS_SQL.strip())}</pre>
 <pre>{html.escape(UNITS_SQL.strip())}</pre><pre>{html.escape(APPLIED_SQL.strip())}</pre></body></html>"""

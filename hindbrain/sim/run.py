@@ -31,6 +31,9 @@ class Counts:
     stale_failures: int = 0  # failures from applying a rule the environment had changed
     scoped_tasks: int = 0  # tasks on a system whose rule differs per environment
     wrong_scope: int = 0  # ... in which the agent applied another environment's rule
+    upset_tickets: int = 0  # tickets from angry or disappointed customers
+    upset_solved: int = 0
+    belief_guided: int = 0  # tickets whose reply followed an injected belief
     first_contacts: int = 0  # first tasks on an unseen system built like a known one (transfer)
     first_contact_successes: int = 0
 
@@ -51,6 +54,7 @@ class Counts:
             "tokens per success": self.rate(self.injected_tokens, self.successes),
             "transfer (first contact)": self.rate(self.first_contact_successes, self.first_contacts),
             "wrong-environment rule": self.rate(self.wrong_scope, self.scoped_tasks),
+            "upset-customer tickets solved": self.rate(self.upset_solved, self.upset_tickets),
         }
 
 
@@ -69,6 +73,7 @@ class ArmRun:
 
 def simulate(world: World, arm, progress=None) -> ArmRun:
     run = ArmRun(arm.name)
+    arm.ledger.world = world.name
     done, total = 0, sum(len(r) for r in world.schedule)
     for tasks in world.schedule:
         counts = Counts()
@@ -76,6 +81,8 @@ def simulate(world: World, arm, progress=None) -> ArmRun:
             if task.trap is not None:
                 rivals = tuple(t for t in world.traps if t.system == task.trap.system and t is not task.trap)
                 _trap_task(arm, run, task, task.trap, counts, rivals)
+            elif task.ticket is not None:
+                _ticket_task(arm, task, task.ticket, counts)
             else:
                 _preference_task(arm, run, task, counts)
             done += 1
@@ -83,6 +90,7 @@ def simulate(world: World, arm, progress=None) -> ArmRun:
                 progress(done, total)
         run.rounds.append(counts)
         run.total.add(counts)
+        arm.end_round()  # e.g. the nightly hindsight run
     return run
 
 
@@ -191,3 +199,31 @@ def _preference_task(arm, run: ArmRun, task: Task, counts: Counts) -> None:
     counts.pref_obeyed += used is not None
     _finish(arm, task, counts, used is not None, 1, sum(i.tokens for i in injected), [used.id] if used else [],
             {**notes, "obeyed": used is not None})
+
+
+def _ticket_task(arm, task: Task, ticket, counts: Counts) -> None:
+    """A fault ticket: the customer writes (with an emotion label from the support tool),
+    the agent recalls for the scene, replies — acknowledging first only when an injected
+    belief says so for this emotion, or when it explores — and the customer's verdict is the
+    outcome."""
+    from hindbrain.sim.world import ACKNOWLEDGE, FIX, TICKET_SCENE
+
+    counts.tasks += 1
+    scope = {"task_type": TICKET_SCENE, "label_confidence": "0.9"}
+    arm.perceive(task, kind="message", speaker="user", text="the export is broken again, this is unacceptable",
+                 emotion=ticket.emotion, scope=scope)
+    injected = arm.recall(task, query="answer the customer's fault ticket", trigger="task_start", scene=TICKET_SCENE)
+    tokens = sum(i.tokens for i in injected)
+    told = next((i for i in injected if ACKNOWLEDGE in i.text and ticket.emotion in i.text), None)
+    acknowledge = told is not None or ticket.explore
+    for action in ((ACKNOWLEDGE, FIX) if acknowledge else (FIX,)):
+        arm.perceive(task, kind="action", action=action, scope=scope)
+    success = ticket.works(acknowledge)
+    arm.perceive(task, kind="outcome", text="customer verdict", success=success, scope=scope)
+    counts.upset_tickets += ticket.upset
+    counts.upset_solved += ticket.upset and success
+    counts.belief_guided += told is not None
+    _finish(arm, task, counts, success, len((ACKNOWLEDGE, FIX) if acknowledge else (FIX,)), tokens,
+            [told.id] if told else [], {"arm": arm.name, "round": task.round_no, "kind": "ticket",
+                                        "emotion": ticket.emotion, "upset": ticket.upset,
+                                        "guided": told is not None})

@@ -56,12 +56,36 @@ class Preference:
 
 
 @dataclass(frozen=True)
+class Ticket:
+    """A customer's fault ticket (seed 002's example). Upset customers (angry, disappointed)
+    are satisfied far more often when the reply first acknowledges the problem; calm ones
+    do not care. Nobody tells the agents: only outcomes, and hindsight's beliefs, can."""
+
+    emotion: str
+    luck: float  # the world's dice for this ticket, drawn with the schedule
+    explore: bool  # whether this agent tries something new when nothing was injected
+
+    @property
+    def upset(self) -> bool:
+        return self.emotion in ("angry", "disappointed")
+
+    def works(self, acknowledged: bool) -> bool:
+        return self.luck < (TICKET_SUCCESS[(self.upset, acknowledged)])
+
+
+TICKET_SUCCESS = {(True, True): 0.9, (True, False): 0.35, (False, True): 0.9, (False, False): 0.9}
+TICKET_SCENE = "fault ticket"
+ACKNOWLEDGE, FIX = "acknowledge the problem", "give the fix"
+
+
+@dataclass(frozen=True)
 class Task:
     round_no: int
     agent: str
     task_id: str
     trap: Trap | None = None
     user: Preference | None = None  # a preference task: answer this user
+    ticket: Ticket | None = None
 
 
 @dataclass
@@ -72,6 +96,8 @@ class World:
     agents: int = 4
     tasks_per_agent: int = 3
     seed: int = 7
+    name: str = "fleet"
+    tickets: bool = False  # a ticket desk: every task is a customer's fault ticket
     schedule: list[list[Task]] = field(default_factory=list)
 
     def __post_init__(self):
@@ -81,7 +107,11 @@ class World:
             for a in range(1, self.agents + 1):
                 for t in range(1, self.tasks_per_agent + 1):
                     tid = f"r{r}-a{a}-t{t}"
-                    if self.preferences and rng.random() < 0.25:
+                    if self.tickets:
+                        emotion = rng.choices(("angry", "disappointed", "neutral"), (0.35, 0.25, 0.4))[0]
+                        tasks.append(Task(r, f"agent-{a}", tid, ticket=Ticket(emotion, rng.random(),
+                                                                                rng.random() < 0.4)))
+                    elif self.preferences and rng.random() < 0.25:
                         tasks.append(Task(r, f"agent-{a}", tid, user=rng.choice(self.preferences)))
                     else:
                         open_now = [t for t in self.traps if t.appears_at <= r]
@@ -129,3 +159,8 @@ PREFERENCES = (
 
 def default_world(seed: int = 7, rounds: int = 6) -> World:
     return World(TRAPS, PREFERENCES, rounds=rounds, seed=seed)
+
+
+def ticket_world(seed: int = 7, rounds: int = 10) -> World:
+    """A ticket desk: 12 tickets a round; beliefs need volume, so it runs longer."""
+    return World((), (), rounds=rounds, seed=seed, name="tickets", tickets=True)

@@ -77,3 +77,16 @@ def test_the_report_is_sql_over_the_views_and_matches_the_run(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--home", str(tmp_path / "empty"), "report"]) == 1
     assert "no simulated fleet ran" in capsys.readouterr().err
+
+
+def test_on_the_ticket_desk_hindsight_beliefs_change_the_replies():
+    from hindbrain.sim import ticket_world
+
+    runs = compare(ticket_world(seed=7, rounds=10))
+    hb, none = runs["hindbrain"], runs["no memory"]
+    assert none.total.belief_guided == 0 and runs["naive RAG"].total.belief_guided == 0
+    late = slice(7, 10)  # once induction has the volume for an active belief
+    assert sum(c.belief_guided for c in hb.rounds[late]) > 0
+    upset = sum(c.upset_solved for c in hb.rounds[late]) / sum(c.upset_tickets for c in hb.rounds[late])
+    baseline = sum(c.upset_solved for c in none.rounds[late]) / sum(c.upset_tickets for c in none.rounds[late])
+    assert upset > baseline + 0.2
