@@ -236,7 +236,3 @@ def _summary_decision(x: summaries.Summary, run_id: str, now_us: int) -> tuple[s
     return decision(BELIEF_INDUCED, x.tenant, [x.belief_id], x.event_ids, f"recurring anomaly summarised: {x.text}",
                     payload, now_us, summaries.JOB, x.parameters, run_id, {"rows": "anomalies of the events view"},
                     producer=PRODUCER)
-
-
-def payload_of(record: dict) -> dict:
-    return json.loads(record["payload_json"])

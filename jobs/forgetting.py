@@ -21,7 +21,6 @@ Four separate actions, each a decision record, none a timer-driven delete:
 
 from __future__ import annotations
 
-import json
 import math
 
 from hindbrain.jobs.units import LIVE, UnitRow
@@ -99,7 +98,3 @@ def conflicts(units: list[UnitRow], known_pairs: set[frozenset], now_us: int, ru
 
 def known_pairs(warehouse) -> set[frozenset]:
     return {frozenset(row[0][:2]) for row in warehouse.query(PAIRS_SQL)}
-
-
-def payload(record: dict) -> dict:
-    return json.loads(record["payload_json"])

@@ -25,7 +25,7 @@ first acknowledge, then give the fix (41 of 45 such tasks succeeded)".
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -153,7 +153,7 @@ def _induce_tenant(tenant: str, rows: TaskRows, now_us: int, max_k: int, seed: i
         members = np.flatnonzero(cluster_of_row == c)
         belief = _belief(tenant, rows, members, scenes, scene_code, seqs, seq_code, now_us)
         if belief is not None:
-            beliefs.append(_with_cluster(belief, c, k))
+            beliefs.append(replace(belief, cluster=c, k=k))
     return beliefs
 
 
@@ -289,9 +289,3 @@ def _subset(rows: TaskRows, idx: np.ndarray) -> TaskRows:
     return TaskRows(rows.tenant[idx], rows.scene[idx], [rows.emotions[i] for i in pick], rows.labels[idx],
                     rows.sure_labels[idx], [rows.actions[i] for i in pick], rows.success[idx], rows.judged[idx],
                     rows.newest[idx], rows.events[idx], [rows.event_ids[i] for i in pick])
-
-
-def _with_cluster(belief: InducedBelief, cluster: int, k: int) -> InducedBelief:
-    from dataclasses import replace
-
-    return replace(belief, cluster=cluster, k=k)

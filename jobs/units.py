@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-LIVE = ("candidate", "verified", "stable", "reviewing")
+from hindbrain.learning.lifecycle import LIVE
 
 UNITS_SQL = """
 SELECT f.tenant, f.fragment_id, f.condition, f.action, f.source, f.layer, f.citation, f.scope,
