@@ -23,17 +23,21 @@ class Injected:
 
 class Ledger:
     """Where an arm's task results go: outcome records in a brain, under the arm's tenant,
-    so the report is SQL over the views like any other analytics (``hindbrain report``)."""
+    so the report is SQL over the views like any other analytics (``hindbrain report``).
+    With ``recall_of`` (hindbrain's own arm) the outcome is the real SDK outcome: it names
+    the task's recall and credits what was applied; a baseline's credits nothing."""
 
-    def __init__(self, brain=None, tenant: str | None = None):
-        self.brain, self.tenant = brain, tenant
+    def __init__(self, brain=None, tenant: str | None = None, recall_of: dict[str, str] | None = None):
+        self.brain, self.tenant, self.recall_of = brain, tenant, recall_of
         self.world = ""  # set by the run: which world's rounds these are
 
-    def final(self, task, success: bool, steps: int, notes: dict) -> None:
-        if self.brain is not None:
-            notes.pop("applied", None)
-            self.brain.outcome(tenant=self.tenant, agent=task.agent, task=task.task_id, success=success, steps=steps,
-                               notes=json.dumps({**notes, "world": self.world, "final": True}))
+    def final(self, task, success: bool, steps: int, applied: list[str], notes: dict) -> None:
+        if self.brain is None:
+            return
+        credit = {} if self.recall_of is None else {"applied": applied,
+                                                    "recall_id": self.recall_of.get(task.task_id)}
+        self.brain.outcome(tenant=self.tenant, agent=task.agent, task=task.task_id, success=success, steps=steps,
+                           notes=json.dumps({**notes, "world": self.world, "final": True}), **credit)
 
 
 class NoMemory:
@@ -106,8 +110,8 @@ class Hindbrain:
 
     def __init__(self, brain, tenant: str, budget_tokens: int = 160):
         self.brain, self.tenant, self.budget = brain, tenant, budget_tokens
-        self.ledger = _OwnOutcomes(self)
         self._recall_of: dict[str, str] = {}
+        self.ledger = Ledger(brain, tenant, self._recall_of)
 
     def perceive(self, task, **fields) -> None:
         self.brain.perceive(tenant=self.tenant, agent=task.agent, task=task.task_id, **fields)
@@ -127,16 +131,3 @@ class Hindbrain:
     def end_round(self) -> None:
         self.brain.hindsight()  # the nightly batch: beliefs from the day's tasks
 
-
-class _OwnOutcomes(Ledger):
-    """hindbrain's final outcome is its real SDK outcome (it credits what was applied)."""
-
-    def __init__(self, arm: Hindbrain):
-        super().__init__(arm.brain, arm.tenant)
-        self.arm = arm
-
-    def final(self, task, success: bool, steps: int, notes: dict) -> None:
-        applied = notes.pop("applied", [])
-        self.brain.outcome(tenant=self.tenant, agent=task.agent, task=task.task_id, applied=applied, success=success,
-                           recall_id=self.arm._recall_of.get(task.task_id), steps=steps,
-                           notes=json.dumps({**notes, "world": self.world, "final": True}))

@@ -68,7 +68,7 @@ class ArmRun:
     _stated: set = field(default_factory=set)  # users who stated their preference
     _seen_systems: set = field(default_factory=set)
     _stale_ids: set = field(default_factory=set)  # items whose old fix failed after the change
-    _round_stale: int = 0
+    _stale_failures: int = 0  # so far in the run
 
 
 def simulate(world: World, arm, progress=None) -> ArmRun:
@@ -116,7 +116,6 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals:
     injected = arm.recall(task, query=f"{trap.task} in {trap.system}", trigger="task_start",
                           situation={"system": trap.system, "action": trap.naive}, scope=scope)
     tokens += sum(i.tokens for i in injected)
-    run._round_stale = counts.stale_failures
     _watch_stale(run, trap, r, injected)
     action, item = choose(injected, trap, rivals)
     wrong = trap.env is not None and action in {t.fix for t in rivals}
@@ -137,6 +136,7 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals:
     notes["repeated"] = repeated
     if trap.changed(r) and action == trap.fix and item is not None:
         counts.stale_failures += 1
+        run._stale_failures += 1
         run._stale_ids.add(item.id)
     failure = trap.failure(r)
     arm.perceive(task, kind="anomaly", text=f"{failure} while trying to {trap.task}", system=trap.system,
@@ -170,7 +170,7 @@ def _finish(arm, task: Task, counts: Counts, success: bool, steps: int, tokens: 
     counts.successes += success
     counts.steps += steps
     counts.injected_tokens += tokens
-    arm.ledger.final(task, success, steps, {**notes, "tokens": tokens, "applied": applied})
+    arm.ledger.final(task, success, steps, applied, {**notes, "tokens": tokens})
 
 
 def _watch_stale(run: ArmRun, trap: Trap, round_no: int, injected: list[Injected]) -> None:
@@ -179,7 +179,7 @@ def _watch_stale(run: ArmRun, trap: Trap, round_no: int, injected: list[Injected
     if not trap.changed(round_no) or run.stale_until_dropped is not None or not run._stale_ids:
         return
     if not {i.id for i in injected} & run._stale_ids:
-        run.stale_until_dropped = run.total.stale_failures + run._round_stale
+        run.stale_until_dropped = run._stale_failures
 
 
 def _preference_task(arm, run: ArmRun, task: Task, counts: Counts) -> None:
