@@ -35,6 +35,7 @@ WINDOW_KINDS = (WINDOW_OPENED, WINDOW_SETTLED)  # a conflict's A/B window (jobs.
 CONFLICT_PENDING = "conflict_pending"  # two units, the same condition, different actions (jobs.forgetting)
 EVENTS_COLD = "events_cold"  # cold storage: summary and vector kept in memory (jobs.archive)
 COLD_SUMMARY_CHARS = 120
+INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD)  # besides unit states
 
 
 def cold_summary(text: str) -> str:
@@ -204,6 +205,19 @@ class TenantIndex:
                 self.docs[no].layer = "identity"
                 self._layers[no] = _LAYER_CODE["identity"]
 
+    def apply_decision(self, kind: str, subject_ids: list[str]) -> None:
+        """What a decision of ``INDEX_DECISIONS`` changes here; the same whether it was just
+        appended or is read back on load."""
+        if kind == EVENTS_MERGED:
+            for event_id in subject_ids:
+                self.set_state(event_id, "merged", None)
+        elif kind in WINDOW_KINDS:
+            self.apply_window(kind, subject_ids)
+        elif kind == CONFLICT_PENDING:
+            self.add_conflict(*subject_ids[:2])
+        elif kind == EVENTS_COLD:
+            self.cool(subject_ids)
+
     def cool(self, event_ids: list[str]) -> None:
         """Cold storage: these events keep a summary (and their vector); the full text is
         dropped from memory (the log keeps it)."""
@@ -293,15 +307,7 @@ class RecallIndex:
         tenant = self.tenants.get(record["envelope"]["tenant"])
         if tenant is None:
             return
-        if record["kind"] == EVENTS_MERGED:
-            for event_id in record["subject_ids"]:
-                tenant.set_state(event_id, "merged", None)
-        elif record["kind"] in WINDOW_KINDS:
-            tenant.apply_window(record["kind"], record["subject_ids"])
-        elif record["kind"] == CONFLICT_PENDING:
-            tenant.add_conflict(*record["subject_ids"][:2])
-        elif record["kind"] == EVENTS_COLD:
-            tenant.cool(record["subject_ids"])
+        tenant.apply_decision(record["kind"], record["subject_ids"])
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
@@ -340,19 +346,10 @@ class RecallIndex:
         for tenant, fragment_id, status, confidence, rung in warehouse.query(
                 "SELECT tenant, fragment_id, status, confidence, rung FROM unit_states FINAL"):
             self.tenant(tenant).set_state(fragment_id, status, confidence, rung)
-        for tenant, subjects in warehouse.query(
-                "SELECT tenant, subject_ids FROM decisions FINAL WHERE kind = {k:String}", {"k": EVENTS_MERGED}):
-            for event_id in subjects:
-                self.tenant(tenant).set_state(event_id, "merged", None)
         for tenant, kind, subjects in warehouse.query(
                 "SELECT tenant, kind, subject_ids FROM decisions FINAL WHERE kind IN {k:Array(String)} "
-                "ORDER BY ts, _offset", {"k": [*WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD]}):
-            if kind == CONFLICT_PENDING:
-                self.tenant(tenant).add_conflict(*subjects[:2])
-            elif kind == EVENTS_COLD:
-                self.tenant(tenant).cool(subjects)
-            else:
-                self.tenant(tenant).apply_window(kind, subjects)
+                "ORDER BY ts, _offset", {"k": list(INDEX_DECISIONS)}):
+            self.tenant(tenant).apply_decision(kind, subjects)
         for tenant, item, last_used in warehouse.query(
                 "SELECT tenant, item, toUnixTimestamp64Micro(max(ts)) FROM outcomes FINAL ARRAY JOIN applied AS item "
                 "GROUP BY tenant, item"):
