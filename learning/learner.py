@@ -136,40 +136,36 @@ class Learner:
 
     def _evict(self, record: dict) -> list[tuple[str, dict]]:
         """A capacity job's proposal: the live units named are archived (kept, not injected)."""
-        env = record["envelope"]
-        t = self._tenant(env["tenant"])
-        out = []
-        for fid in json.loads(record["payload_json"])["evicted"]:
-            unit = t.units.get(fid)
-            if unit is None or unit.status not in lifecycle.LIVE:
-                continue
-            self.counts["unit_archived"] += 1
-            out.append(decision("unit_archived", env["tenant"], [fid], [record["decision_id"]],
-                                f"archived: {record['reason']}", {"unit": lifecycle.state_of(replace(unit,
-                                                                                               status="archived"))},
-                                env["ts_us"], LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
-                                f"{record['decision_id']}:{fid}"))
-        return out
+        evicted = json.loads(record["payload_json"])["evicted"]
+        return self._settle_live(record, evicted, "archived", "unit_archived", [record["decision_id"]],
+                                 f"archived: {record['reason']}", {})
 
     def _merge(self, record: dict) -> list[tuple[str, dict]]:
         """A consolidation job's proposal: the live originals are absorbed into the meta-rule."""
-        env, payload = record["envelope"], json.loads(record["payload_json"])
-        t = self._tenant(env["tenant"])
-        meta = payload["meta"]
+        payload = json.loads(record["payload_json"])
+        meta, t = payload["meta"], self._tenant(record["envelope"]["tenant"])
         if meta not in t.units or t.units[meta].status not in lifecycle.LIVE:
             return []  # the meta-rule did not pass the gate: the originals stay as they are
+        return self._settle_live(record, payload["originals"], "absorbed", "unit_absorbed",
+                                 [meta, record["decision_id"]],
+                                 f"near-identical to the meta-rule {meta}: absorbed into it as evidence",
+                                 {"into": meta, "learning": "consolidation"})
+
+    def _settle_live(self, record: dict, fids: list[str], status: str, kind: str, evidence: list[str], reason: str,
+                     extra: dict) -> list[tuple[str, dict]]:
+        """A job's proposal carried out: each named unit still live gets ``status`` (a ``kind``
+        decision caused by the proposal); the others are left as they are."""
+        env = record["envelope"]
+        t = self._tenant(env["tenant"])
         out = []
-        for fid in payload["originals"]:
+        for fid in fids:
             unit = t.units.get(fid)
             if unit is None or unit.status not in lifecycle.LIVE:
                 continue
-            absorbed = replace(unit, status="absorbed")
-            self.counts["unit_absorbed"] += 1
-            out.append(decision("unit_absorbed", env["tenant"], [fid], [meta, record["decision_id"]],
-                                f"near-identical to the meta-rule {meta}: absorbed into it as evidence",
-                                {"unit": lifecycle.state_of(absorbed), "into": meta, "learning": "consolidation"},
-                                env["ts_us"], LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
-                                f"{record['decision_id']}:{fid}"))
+            self.counts[kind] += 1
+            out.append(decision(kind, env["tenant"], [fid], evidence, reason,
+                                {"unit": lifecycle.state_of(replace(unit, status=status)), **extra}, env["ts_us"],
+                                LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION}, f"{record['decision_id']}:{fid}"))
         return out
 
     def pending_traits(self, tenant: str) -> list[Unit]:
