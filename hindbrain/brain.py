@@ -266,13 +266,8 @@ class Brain:
             found = f"its rung is {unit.rung!r}" if unit else "the learner knows no such unit"
             raise InvalidInput("approve", "fragment_id", f"{data.fragment_id!r} is not a proposed trait ({found})")
         change = lifecycle.on_approval(unit, data.accept, data.approver)
-        approval = new_id("decision")
-        rt, record = decision(change.kind, data.tenant, [unit.fragment_id], list(unit.evidence),
-                              data.reason or change.reason, {"unit": lifecycle.state_of(change.unit)}, now_us(),
-                              "sdk.approve", {"rule": lifecycle.RULE_VERSION}, approval, {"approver": data.approver},
-                              producer=PRODUCER_SDK)  # a human decided, not the learner
-        self.runner.submit([(rt, record)])
-        return record["decision_id"]
+        return self._human_decision(data.tenant, change, list(unit.evidence), data.reason or change.reason, {},
+                                    "sdk.approve", {"approver": data.approver})
 
     def invalidate(self, **fields) -> str:
         """An environment change made a unit untrue (forgetting by invalidation, never a
@@ -289,10 +284,16 @@ class Brain:
             change = lifecycle.on_invalidation(unit, data.reason, data.version)
         except ValueError as exc:
             raise InvalidInput("invalidate", "fragment_id", str(exc)) from None
-        rt, record = decision(change.kind, data.tenant, [unit.fragment_id], list(data.evidence), change.reason,
-                              {"unit": lifecycle.state_of(change.unit), "version": data.version}, now_us(),
-                              "sdk.invalidate", {"rule": lifecycle.RULE_VERSION}, new_id("decision"),
-                              {"by": data.by}, producer=PRODUCER_SDK)
+        return self._human_decision(data.tenant, change, list(data.evidence), change.reason,
+                                    {"version": data.version}, "sdk.invalidate", {"by": data.by})
+
+    def _human_decision(self, tenant: str, change: lifecycle.Change, evidence: list[str], reason: str, extra: dict,
+                        job: str, inputs: dict) -> str:
+        """Append a unit's change decided through the SDK (a person, not the learner; the
+        learner folds it like its own). Returns the decision id."""
+        rt, record = decision(change.kind, tenant, [change.unit.fragment_id], evidence, reason,
+                              {"unit": lifecycle.state_of(change.unit), **extra}, now_us(), job,
+                              {"rule": lifecycle.RULE_VERSION}, new_id("decision"), inputs, producer=PRODUCER_SDK)
         self.runner.submit([(rt, record)])
         return record["decision_id"]
 
