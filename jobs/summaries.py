@@ -55,12 +55,6 @@ class Summary:
     key_event_ids: list[str]
     newest_us: int
     tasks: int = 0
-    successes: int = 0  # not an outcome rate: kept for the belief payload's shape
-    judged: int = 0
-    condition: dict = field(default_factory=dict)
-    actions: tuple[str, ...] = ()
-    cluster: int = -1
-    k: int = 0
     parameters: dict = field(default_factory=lambda: {"min_tasks": MIN_TASKS})
 
 
@@ -80,8 +74,7 @@ def summarise(tenant: str, system: str, action: str, actual: str, tasks: int, ti
     return Summary(
         belief_id="bl_" + hashlib.blake2b(signature.encode(), digest_size=12).hexdigest(), tenant=tenant, text=text,
         confidence=round(wilson_lower(tasks, max(tasks, system_tasks)), 6), status="active", support=times,
-        scope={"scene": system}, event_ids=ids[-EVIDENCE_CAP:], key_event_ids=ids[-3:], newest_us=last, tasks=tasks,
-        condition={"scene": system}, actions=(action,) if action else ())
+        scope={"scene": system}, event_ids=ids[-EVIDENCE_CAP:], key_event_ids=ids[-3:], newest_us=last, tasks=tasks)
 
 
 def _day(us: int) -> str:
