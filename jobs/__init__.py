@@ -71,12 +71,14 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     phases: dict[str, float] = {}
     run_id = derived_id("hs", str(now_us))
     records, summary, ran = [], {"why": why, "new_events": new_events, "write": write, "wall": wall}, []
+    t0 = time.perf_counter()
+    units = read_units(warehouse)  # both clocks' jobs read the units as they were before this run
+    phases["units"] = time.perf_counter() - t0
     if write:
-        records += _write_clock(warehouse, now_us, run_id, rule, phases, summary)
+        records += _write_clock(warehouse, units, now_us, run_id, rule, phases, summary)
         ran += ["induction", "ab_windows", "summaries", "consolidation"]
     if wall:
         t0 = time.perf_counter()
-        units = read_units(warehouse)
         records += forgetting.decay(units, now_us, run_id)
         records += forgetting.conflicts(units, forgetting.known_pairs(warehouse), now_us, run_id)
         phases["forgetting"] = time.perf_counter() - t0
@@ -98,7 +100,8 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
                            proposals=[r for rt, r in records if rt == "cognition"], phases_s=phases, why=why)
 
 
-def _write_clock(warehouse, now_us: int, run_id: str, rule: WindowRule, phases: dict, summary: dict) -> list:
+def _write_clock(warehouse, units: list, now_us: int, run_id: str, rule: WindowRule, phases: dict,
+                 summary: dict) -> list:
     t0 = time.perf_counter()
     rows = induction.task_rows(warehouse)
     phases["read"] = time.perf_counter() - t0
@@ -126,9 +129,8 @@ def _write_clock(warehouse, now_us: int, run_id: str, rule: WindowRule, phases: 
     phases["summaries"] = time.perf_counter() - t0
     summary["summaries"] = len(found)
     t0 = time.perf_counter()
-    rules = read_units(warehouse)
-    records += consolidation.promotions(beliefs, {r.fragment_id for r in rules}, now_us, run_id)
-    merges = consolidation.groups(rules)
+    records += consolidation.promotions(beliefs, {u.fragment_id for u in units}, now_us, run_id)
+    merges = consolidation.groups(units)
     records += [r for group in merges for r in consolidation.merge(group, now_us, run_id)]
     phases["consolidation"] = time.perf_counter() - t0
     summary["merged_groups"] = len(merges)
