@@ -9,18 +9,22 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
+from hindbrain.sim.run import Counts
+
 ROUNDS_SQL = """
 SELECT tenant, JSONExtractString(notes, 'world') AS world, JSONExtractString(notes, 'arm') AS arm,
        JSONExtractInt(notes, 'round') AS round,
        count() AS tasks, countIf(success) AS successes,
-       countIf(JSONExtractBool(notes, 'known')) AS known, countIf(JSONExtractBool(notes, 'repeated')) AS repeated,
-       countIf(JSONExtractString(notes, 'kind') = 'preference' AND NOT JSONExtractBool(notes, 'stated')) AS asked,
-       countIf(JSONExtractBool(notes, 'obeyed')) AS obeyed, sum(JSONExtractInt(notes, 'tokens')) AS tokens,
-       sum(ifNull(steps, 0)) AS steps, countIf(JSONExtractBool(notes, 'first_contact')) AS contacts,
-       countIf(JSONExtractBool(notes, 'first_contact') AND success) AS transferred,
-       countIf(JSONExtractString(notes, 'env') != '') AS scoped,
-       countIf(JSONExtractBool(notes, 'wrong_scope')) AS wrong,
-       countIf(JSONExtractBool(notes, 'upset')) AS upset, countIf(JSONExtractBool(notes, 'upset') AND success) AS calmed
+       countIf(JSONExtractBool(notes, 'known')) AS known_tasks, countIf(JSONExtractBool(notes, 'repeated')) AS repeated,
+       countIf(JSONExtractString(notes, 'kind') = 'preference' AND NOT JSONExtractBool(notes, 'stated')) AS pref_tasks,
+       countIf(JSONExtractBool(notes, 'obeyed')) AS pref_obeyed,
+       sum(JSONExtractInt(notes, 'tokens')) AS injected_tokens,
+       sum(ifNull(steps, 0)) AS steps, countIf(JSONExtractBool(notes, 'first_contact')) AS first_contacts,
+       countIf(JSONExtractBool(notes, 'first_contact') AND success) AS first_contact_successes,
+       countIf(JSONExtractString(notes, 'env') != '') AS scoped_tasks,
+       countIf(JSONExtractBool(notes, 'wrong_scope')) AS wrong_scope,
+       countIf(JSONExtractBool(notes, 'upset')) AS upset_tickets,
+       countIf(JSONExtractBool(notes, 'upset') AND success) AS upset_solved
 FROM outcomes FINAL
 WHERE tenant LIKE 'sim-%' AND JSONExtractBool(ifNull(notes, '{}'), 'final')
 GROUP BY tenant, world, arm, round
@@ -43,61 +47,45 @@ GROUP BY tenant ORDER BY tenant
 COLOURS = {"no memory": "#9e9e9e", "naive RAG": "#e07b39", "hindbrain": "#2a6fdb"}
 
 
+CURVES = ("success rate", "repeated-mistake rate", "preference consistency", "tokens per success",
+          "upset-customer tickets solved")
+
+
 @dataclass(frozen=True)
 class Round:
+    """One arm's round as the views tell it: the same counts (and so the same metrics,
+    ``Counts.metrics``) the simulator keeps, rebuilt from the outcome records."""
+
     tenant: str
     world: str
     arm: str
     round: int
-    tasks: int
-    successes: int
-    known: int
-    repeated: int
-    asked: int
-    obeyed: int
-    tokens: int
-    steps: int
-    contacts: int = 0
-    transferred: int = 0
-    scoped: int = 0
-    wrong: int = 0
-    upset: int = 0
-    calmed: int = 0
+    counts: Counts
 
 
 def rounds(brain) -> list[Round]:
-    return [Round(**r) for r in brain.sql(ROUNDS_SQL)]
+    out = []
+    for r in brain.sql(ROUNDS_SQL):
+        key = {k: r.pop(k) for k in ("tenant", "world", "arm", "round")}
+        out.append(Round(**key, counts=Counts(**r)))
+    return out
 
 
 def curves(rows: list[Round]) -> dict[str, dict[str, list[float | None]]]:
     """metric → arm → one value per round (None where the round has nothing to measure)."""
-    out: dict[str, dict[str, list[float | None]]] = {"success rate": {}, "repeated-mistake rate": {},
-                                                    "preference consistency": {}, "tokens per success": {},
-                                                    "upset-customer tickets solved": {}}
+    out: dict[str, dict[str, list[float | None]]] = {m: {} for m in CURVES}
     for r in rows:
-        out["upset-customer tickets solved"].setdefault(r.arm, []).append(_ratio(r.calmed, r.upset))
-        out["success rate"].setdefault(r.arm, []).append(_ratio(r.successes, r.tasks))
-        out["repeated-mistake rate"].setdefault(r.arm, []).append(_ratio(r.repeated, r.known))
-        out["preference consistency"].setdefault(r.arm, []).append(_ratio(r.obeyed, r.asked))
-        out["tokens per success"].setdefault(r.arm, []).append(_ratio(r.tokens, r.successes))
+        metrics = r.counts.metrics()
+        for m in CURVES:
+            out[m].setdefault(r.arm, []).append(metrics[m])
     return out
 
 
 def totals(rows: list[Round]) -> dict[str, dict[str, float | None]]:
-    by_arm: dict[str, list[Round]] = {}
+    by_arm: dict[str, Counts] = {}
     for r in rows:
-        by_arm.setdefault(r.arm, []).append(r)
-    def total(rs, f):
-        return sum(getattr(r, f) for r in rs)
-    return {arm: {"success rate": _ratio(total(rs, "successes"), total(rs, "tasks")),
-                  "repeated-mistake rate": _ratio(total(rs, "repeated"), total(rs, "known")),
-                  "preference consistency": _ratio(total(rs, "obeyed"), total(rs, "asked")),
-                  "steps per task": _ratio(total(rs, "steps"), total(rs, "tasks")),
-                  "tokens per success": _ratio(total(rs, "tokens"), total(rs, "successes")),
-                  "transfer (first contact)": _ratio(total(rs, "transferred"), total(rs, "contacts")),
-                  "wrong-environment rule": _ratio(total(rs, "wrong"), total(rs, "scoped")),
-                  "upset-customer tickets solved": _ratio(total(rs, "calmed"), total(rs, "upset"))}
-            for arm, rs in by_arm.items()}
+        by_arm.setdefault(r.arm, Counts()).add(r.counts)
+    return {arm: counts.metrics() for arm, counts in by_arm.items()}
 
 
 def unit_metrics(brain) -> dict[str, float | None]:
@@ -117,8 +105,8 @@ def quality_per_token(t: dict[str, dict[str, float | None]], rows: list[Round]) 
     """Decision quality gain per injected token: hindbrain's success rate over no memory's,
     per 100 tokens injected per task."""
     hb, none = t.get("hindbrain"), t.get("no memory")
-    tasks = sum(r.tasks for r in rows if r.arm == "hindbrain")
-    tokens = sum(r.tokens for r in rows if r.arm == "hindbrain")
+    tasks = sum(r.counts.tasks for r in rows if r.arm == "hindbrain")
+    tokens = sum(r.counts.injected_tokens for r in rows if r.arm == "hindbrain")
     if not hb or not none or not tasks or not tokens or hb["success rate"] is None or none["success rate"] is None:
         return None
     return (hb["success rate"] - none["success rate"]) / (tokens / tasks / 100)
