@@ -17,6 +17,7 @@ import time
 
 from hindbrain import Brain
 from hindbrain.sim import compare, default_world, ticket_world
+from hindbrain.sim.run import metrics_table
 
 
 def pct(x: float | None) -> str:
@@ -53,19 +54,7 @@ def table(runs, rounds: int) -> None:
             cells.append(f"{pct(c.rate(c.successes, c.tasks)):>10} / {pct(c.rate(c.repeated, c.known_tasks)):>9}")
         print(f"{r + 1:>5} | " + " | ".join(cells))
     print()
-    metrics = {n: runs[n].total.metrics() for n in names}
-    for m in metrics[names[0]]:
-        values = []
-        for n in names:
-            v = metrics[n][m]
-            values.append("-" if v is None else (f"{v:.1f}" if m in ("steps per task", "tokens per success")
-                                                 else pct(v)))
-        print(f"{m:>24}: " + "  ".join(f"{n} {v}" for n, v in zip(names, values, strict=True)))
-    for n in names:
-        run = runs[n]
-        dropped = "never, within the run" if run.stale_until_dropped is None else f"after {run.stale_until_dropped}"
-        print(f"{n:>12}: a falsified rule stopped being injected {dropped} failure(s); "
-              f"{run.total.stale_failures} failures from the stale rule")
+    print("\n".join(metrics_table(runs)))
 
 
 if __name__ == "__main__":

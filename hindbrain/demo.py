@@ -30,6 +30,7 @@ from hindbrain.brain import Brain
 from hindbrain.sim import compare, default_world, ticket_world
 from hindbrain.sim.report import rounds as report_rounds
 from hindbrain.sim.report import unit_metrics, write_html
+from hindbrain.sim.run import metrics_table
 
 FLAKE = 0.15  # chance that any attempt fails transiently ("timeout, try again")
 
@@ -231,23 +232,6 @@ def simulate(brain: Brain, rounds: int = 6, seed: int = 7, agents: int = 4, task
     return per_round, totals
 
 
-def _print_arms(runs) -> None:
-    names = list(runs)
-    print(f"{'':>24}  " + "  ".join(f"{n:>10}" for n in names))
-    metrics = {n: runs[n].total.metrics() for n in names}
-    for m in metrics[names[0]]:
-        cells = []
-        for n in names:
-            v = metrics[n][m]
-            cells.append("-" if v is None else f"{v:.1f}" if m in ("steps per task", "tokens per success")
-                         else f"{100 * v:.0f}%")
-        print(f"{m:>24}  " + "  ".join(f"{c:>10}" for c in cells))
-    dropped = [f"{n}: {'never' if r.stale_until_dropped is None else r.stale_until_dropped}" for n, r in runs.items()
-               if r.total.stale_failures]
-    if dropped:
-        print(f"{'failures until a falsified rule stops being injected':>24}: {', '.join(dropped)}")
-
-
 def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: int = 4,
              tasks_per_agent: int = 3) -> int:
     """The CLI's ``demo``: simulate, then print the per-round table and a few views."""
@@ -298,7 +282,7 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7, agents: i
         print(f"  applied {row['applied']:>3}, success {row['success']:>3}  {row['text'][:90]}")
     print("\nthe fleet simulator: one world (hidden rules, a rule that changes in round 4, user preferences), "
           "three arms")
-    _print_arms(sims)
+    print("\n".join(metrics_table(sims)))
     print("\nthe ticket desk (seed 002): upset customers are satisfied far more often when the reply first "
           "acknowledges the problem; only outcomes, through hindsight's beliefs, can tell the agents")
     for n, run in desk.items():

@@ -9,7 +9,7 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
-from hindbrain.sim.run import Counts
+from hindbrain.sim.run import Counts, format_metric
 
 ROUNDS_SQL = """
 SELECT tenant, JSONExtractString(notes, 'world') AS world, JSONExtractString(notes, 'arm') AS arm,
@@ -167,15 +167,9 @@ def _table(t: dict[str, dict[str, float | None]]) -> str:
     arms = list(t)
     metrics = list(next(iter(t.values()), {}))
     head = "".join(f"<th>{html.escape(a)}</th>" for a in arms)
-    body = "".join(f"<tr><th>{m}</th>" + "".join(f"<td>{_fmt(m, t[a][m])}</td>" for a in arms) + "</tr>"
+    body = "".join(f"<tr><th>{m}</th>" + "".join(f"<td>{format_metric(m, t[a][m], '–')}</td>" for a in arms) + "</tr>"
                    for m in metrics)
     return f"<table><tr><th></th>{head}</tr>{body}</table>"
-
-
-def _fmt(metric: str, v: float | None) -> str:
-    if v is None:
-        return "–"
-    return f"{v:.1f}" if metric in ("steps per task", "tokens per success") else f"{100 * v:.0f}%"
 
 
 def _plain(v) -> str:

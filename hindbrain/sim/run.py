@@ -58,6 +58,29 @@ class Counts:
         }
 
 
+PLAIN_METRICS = ("steps per task", "tokens per success")  # the others are shares, shown as %
+
+
+def format_metric(metric: str, value: float | None, missing: str = "-") -> str:
+    if value is None:
+        return missing
+    return f"{value:.1f}" if metric in PLAIN_METRICS else f"{100 * value:.0f}%"
+
+
+def metrics_table(runs: dict) -> list[str]:
+    """The arms side by side, a metric a line, and when a falsified rule stopped being injected."""
+    names = list(runs)
+    metrics = {n: runs[n].total.metrics() for n in names}
+    lines = [f"{'':>24}  " + "  ".join(f"{n:>10}" for n in names)]
+    lines += [f"{m:>24}  " + "  ".join(f"{format_metric(m, metrics[n][m]):>10}" for n in names)
+              for m in metrics[names[0]]]
+    dropped = [f"{n}: {'never' if r.stale_until_dropped is None else r.stale_until_dropped}" for n, r in runs.items()
+               if r.total.stale_failures]
+    if dropped:
+        lines.append(f"failures until a falsified rule stops being injected: {', '.join(dropped)}")
+    return lines
+
+
 @dataclass
 class ArmRun:
     name: str
