@@ -58,7 +58,7 @@ def unit(rng: random.Random, n: int) -> dict:
     reason = rng.choice(["permission operations need admin", "the token expired", "the replica lags",
                          "a lock is held by a report", "审批流程未完成", None])
     return {"fragment_id": f"fr_{n:08d}", "ts": NOW_US - rng.randrange(0, 400) * 86_400_000_000, "condition": condition,
-            "action": action, "reason": reason, "evidence": None, "text": render(condition, action, reason, None),
+            "action": action, "reason": reason, "evidence": None, "text": render(condition, action, reason),
             "scope": {"env": rng.choice(ENVS)}, "source": "lived", "layer": "experience", "confidence": 0.6,
             "status": "candidate", "event_ids": [], "entities": [system, obj]}
 

@@ -1,60 +1,76 @@
-"""The fleet simulator's table (issue 7, first slice): the same world, seed and agent policy
-through three arms — no memory, naive RAG, hindbrain.
+"""The fleet simulator's table (issue 7): the same world, seed and agent policy through
+three arms — no memory, naive RAG, hindbrain — then the same metrics over several seeds.
 
-    python bench/sim.py [--seed 7] [--rounds 6]
+    python bench/sim.py [--seed 7] [--rounds 6] [--seeds 7,8,9,10,11]
 
-Prints per round the success and repeated-mistake rates, then the overall metrics. A
-repeated mistake is the naive action on a system whose current rule the arm had already
-solved once; preference consistency counts answers to users who stated a preference in an
-earlier session; tokens per success is what was injected divided by successful tasks.
+Prints per round the success and repeated-mistake rates, then the overall metrics, the
+ticket desk, and per metric the median and the range over ``--seeds`` (each seed is another
+schedule of the same world). A repeated mistake is the naive action on a system whose
+current rule the arm had already solved once; preference consistency counts answers to
+users who stated a preference in an earlier session; tokens per success is what was
+injected divided by successful tasks.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 import time
 
 from hindbrain import Brain
 from hindbrain.sim import compare, default_world, ticket_world
-from hindbrain.sim.run import metrics_table
-
-
-def pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.0f}%"
+from hindbrain.sim.run import format_metric, metrics_table, rounds_table
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--seeds", default="7,8,9,10,11", help="comma-separated seeds for the spread ('' to skip)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as home, Brain.open(home, embedder="none") as brain:
         fleet = compare(default_world(args.seed, args.rounds), brain)
         tickets = compare(ticket_world(args.seed), brain)
-    table(fleet, args.rounds)
+    print("\n".join(rounds_table(fleet)) + "\n\n" + "\n".join(metrics_table(fleet)))
     print("\nthe ticket desk (seed 002): upset customers are satisfied far more often when the reply first "
           "acknowledges the problem; only outcomes and hindsight's beliefs can tell the agents")
     for n, run in tickets.items():
         per_round = " ".join(f"{c.upset_solved}/{c.upset_tickets}" for c in run.rounds)
         print(f"{n:>12}: upset tickets solved per round {per_round}; overall "
-              f"{pct(run.total.metrics()['upset-customer tickets solved'])}; replies guided by a belief "
-              f"{run.total.belief_guided}")
+              f"{format_metric('', run.total.metrics()['upset-customer tickets solved'])}; replies guided by a "
+              f"belief {run.total.belief_guided}")
     print(f"({time.perf_counter() - t0:.1f} s)")
+    if args.seeds:
+        spread([int(s) for s in args.seeds.split(",")], args.rounds)
 
 
-def table(runs, rounds: int) -> None:
-    names = list(runs)
-    print("round | " + " | ".join(f"{n:>22}" for n in names) + "   (success / repeated mistakes)")
-    for r in range(rounds):
+def spread(seeds: list[int], rounds: int) -> None:
+    """Median [min–max] of each metric per arm over the seeds, and hindbrain's token share of naive RAG."""
+    t0 = time.perf_counter()
+    per_seed = []
+    for seed in seeds:
+        with tempfile.TemporaryDirectory() as home, Brain.open(home, embedder="none") as brain:
+            per_seed.append(compare(default_world(seed, rounds), brain))
+    names = list(per_seed[0])
+    print(f"\nover seeds {', '.join(map(str, seeds))} ({rounds} rounds each): median [min-max]")
+    print(f"{'':>24}  " + "  ".join(f"{n:>22}" for n in names))
+    for metric in per_seed[0][names[0]].total.metrics():
         cells = []
         for n in names:
-            c = runs[n].rounds[r]
-            cells.append(f"{pct(c.rate(c.successes, c.tasks)):>10} / {pct(c.rate(c.repeated, c.known_tasks)):>9}")
-        print(f"{r + 1:>5} | " + " | ".join(cells))
-    print()
-    print("\n".join(metrics_table(runs)))
+            values = [v for runs in per_seed if (v := runs[n].total.metrics()[metric]) is not None]
+            cells.append("-" if not values else f"{format_metric(metric, statistics.median(values))} "
+                         f"[{format_metric(metric, min(values))}-{format_metric(metric, max(values))}]")
+        print(f"{metric:>24}  " + "  ".join(f"{c:>22}" for c in cells))
+    shares = [runs["hindbrain"].total.metrics()["tokens per success"] /
+              runs["naive RAG"].total.metrics()["tokens per success"] for runs in per_seed]
+    dropped = [runs["hindbrain"].stale_until_dropped if runs["hindbrain"].total.stale_failures else "not exercised"
+               for runs in per_seed]
+    print(f"hindbrain tokens per success / naive RAG's: median {statistics.median(shares):.0%} "
+          f"[{min(shares):.0%}-{max(shares):.0%}] (target <= 30%)")
+    print(f"failures until hindbrain stops injecting the falsified rule, per seed: {dropped} (target <= 3)")
+    print(f"({time.perf_counter() - t0:.1f} s)")
 
 
 if __name__ == "__main__":

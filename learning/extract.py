@@ -5,9 +5,10 @@ LLM (an optional LLM ``Extractor`` plug-in is not built yet).
 Rule ``recovery/1``: an anomaly (or failed step) in a system — an action, as an identity,
 expected X, got Y — followed in the same task by a success in that system after the
 identity or the action changed becomes: *when* that action gives Y instead of X as that
-identity, *do* the thing that worked (and do not repeat what failed), *because* it failed
-one way and succeeded the other, *verified by* the successful event. Its coordinates are
-the system (entity), the scene, the action, the anomaly, the cause and the scope.
+identity, *do* the thing that worked (and do not repeat what failed), *because* of the
+cause the change points at (it needs the other identity, or the action itself fails),
+*verified by* the successful event. Its coordinates are the system (entity), the scene, the
+action, the anomaly, the cause and the scope.
 
 Rule ``feedback/1`` (drift guard, seed 001 §4.3): one negative feedback never creates a
 rule; the third negative on the same topic does ("avoid what was criticised").
@@ -79,15 +80,16 @@ def recovery(failure: dict, success: dict) -> Proposal | None:
     condition = f"{did} in {system}" + (f" as {as_who}" if as_who else "") + f" gives {got}"
     if expected:
         condition += f" instead of {expected}"
+    # The reason names the cause, not the story: the condition already says what failed and the
+    # action what to do, and every repeated word is paid again on each injection.
     if new_who != as_who:
-        action = f"switch to the {new_who} and {new_action}"
-        reason = f"{system} {did} needs the {new_who}: it failed as {as_who} and succeeded as {new_who}"
+        action = f"switch to the {new_who} and {new_action}; do not repeat {did}" + (f" as {as_who}" if as_who else "")
+        reason = f"it needs the {new_who}"
         cause = f"identity: {as_who}"
     else:
         action = f"{new_action} instead"
-        reason = f"{did} failed and {new_action} succeeded"
+        reason = "the action itself fails, whoever runs it"
         cause = f"action: {did}"
-    action += f"; do not repeat {did}" + (f" as {as_who}" if as_who and new_who != as_who else "")
     evidence = success.get("text") or f"{new_action} succeeded"
     scope = {**failure.get("scope", {}), **success.get("scope", {})}
     coordinates = {"entity": system, "action": did, "anomaly": f"expected {expected}, got {got}", "cause": cause,

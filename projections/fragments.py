@@ -36,13 +36,13 @@ DEFAULT_CONFIDENCE = {"seed": 0.9, "lived": 0.6, "read": 0.6}
 LAYER_OF_SOURCE = {"lived": "experience", "read": "knowledge"}
 
 
-def render(condition: str, action: str, reason: str | None, evidence: str | None) -> str:
-    """The unit as one readable rule: ``when C, do A, because R, verified by E``."""
+def render(condition: str, action: str, reason: str | None) -> str:
+    """The unit as the prompt carries it: ``when C, do A, because R``. The evidence E stays
+    in its own column (and in ``explain``): it is provenance for a reviewer, and every token
+    of it in the prompt would be paid on each injection without changing the decision."""
     text = f"when {condition}, {action}"
     if reason:
         text += f", because {reason}"
-    if evidence:
-        text += f" (verified by: {evidence})"
     return text
 
 
@@ -63,7 +63,7 @@ def project(record_type: str, record: dict, position) -> list[dict]:
         "action": record["action"],
         "reason": record["reason"],
         "evidence": record["evidence"],
-        "text": render(record["condition"], record["action"], record["reason"], record["evidence"]),
+        "text": render(record["condition"], record["action"], record["reason"]),
         "scope": record["scope"],
         "source": record["source"],
         "layer": LAYER_OF_SOURCE[record["source"]],

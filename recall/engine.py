@@ -26,7 +26,7 @@ from hindbrain.recall import beliefs as belief_layers
 from hindbrain.recall import channels
 from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
-from hindbrain.recall.index import Belief, Doc, RecallIndex, TenantIndex
+from hindbrain.recall.index import FUNCTION_WORDS, Belief, Doc, RecallIndex, TenantIndex
 from hindbrain.recall.query import Query
 from hindbrain.recall.scoring import CHANNELS, Weights, competition_ranks, rrf, weighted
 from hindbrain.streams.gc_pause import gc_paused
@@ -228,7 +228,9 @@ def _within(briefed: list[tuple[Belief, str]], budget: int) -> list[tuple[Belief
 def _explain_terms(item: GateItem, query: Query) -> None:
     if item.why["lexical"]["bm25"] > 0:
         words = item.words.union(item.doc.links, item.doc.exact)
-        item.why["lexical"]["matched_terms"] = sorted(words.intersection(query.terms))[:20]
+        matched = words.intersection(query.terms)
+        item.why["lexical"]["matched_terms"] = sorted(matched)[:20]
+        item.matched = frozenset(matched - FUNCTION_WORDS)
 
 
 class _Clock:

@@ -1,12 +1,21 @@
 """The cognitive gate between recall and the prompt (MISSION C4, seed 000 exp. 1 and 7).
 
 Candidates (best first) → scope filter → conflict & invalidation check → source credibility
-→ near-duplicate removal → selection under the token budget by injection value → placement.
+→ near-duplicate removal → selection under the token budget by injection value, stopping
+each item that covers nothing new → placement.
 Pure: items in, (selected, cut) out. Every cut names its stage and reason; the recall
 record keeps them, so a useful unit cut by the budget is visible as a learning signal.
 
 Injection value ≈ Relevance × Confidence × Actionability × ScopeMatch ÷ TokenCost: the
 budget buys the most decision-changing value per token, not simply the top ranks.
+
+Coverage (seed 000: fill the gap, not the budget): once a rule (a unit) is selected, a
+further rule whose informative query terms are all held by the rules already selected (or
+that matched only function words) adds no new answer to this decision, only tokens, and is
+cut at the stage ``covered``. Events are the timeline, not answers: several may tell one
+story, so they are judged by value alone, and so is a rule the lexical channel did not find
+(by meaning, through the graph), which has no terms to compare, or the next step of an action
+chain (the graph linked it by entity and action).
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ class GateItem:
     relevance: float
     scope_match: float
     why: dict = field(default_factory=dict)
+    matched: frozenset | None = None  # the informative query terms a lexical hit holds (None: found otherwise)
 
     @property
     def id(self) -> str:
@@ -70,6 +80,14 @@ def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
         if key in PERSONAL and key not in recall_scope:
             return f"personal to {key}={value}: this recall is for no {key}"
     return None
+
+
+def chained(item: GateItem) -> bool:
+    """Whether the graph reached the item through a shared entity *and* action: the next step
+    of a chain (seed 000's action chain) is a new answer even on the same query terms."""
+    return any(any(s.startswith("@entity:") for s in via["shared"]) and any(s.startswith("@action:") for s in
+                                                                          via["shared"])
+               for via in item.why.get("graph", {}).get("via", ()))
 
 
 def jaccard(a: set, b: set) -> float:
@@ -111,16 +129,23 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
 
 
 def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> list[GateItem]:
-    selected, used = [], 0
+    selected, used, covered, rules = [], 0, set(), 0
     for item in sorted(kept, key=injection_value, reverse=True):
         value, cost = injection_value(item), item.doc.tokens
         if k is not None and len(selected) >= k:
             drop(item, "budget", f"beyond k={k}")
+        elif rules and item.doc.kind == "fragment" and item.matched is not None and item.matched <= covered \
+                and not chained(item):
+            drop(item, "covered", f"its query terms ({', '.join(sorted(item.matched)[:5]) or 'function words only'})"
+                                  f" are covered by the rules already selected")
         elif used + cost > budget:
             drop(item, "budget", f"{cost} tokens do not fit the {max(budget - used, 0)} left of the budget")
         else:
             selected.append(item)
             used += cost
+            if item.doc.kind == "fragment":
+                covered |= item.matched or frozenset()
+                rules += 1
             item.why["gate"] = {"stage": "selected", "value": round(value, 6)}
     selected.sort(key=lambda i: (PLACEMENT[i.doc.layer], -i.relevance))
     for n, item in enumerate(selected):

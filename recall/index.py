@@ -48,7 +48,7 @@ COORDINATE_PREFIXES = ("@entity:", "@action:", "@scene:", "@anomaly:", "@cause:"
 # How far a raw event is to be trusted, by its signal's provenance (seed 001 §4.1): an
 # explicit statement 0.9, an implicit one 0.6, the agent's self-evaluation 0.4.
 SIGNAL_CONFIDENCE = {"explicit": 0.9, "implicit": 0.6, "self": 0.4, None: 0.6}
-_FUNCTION_WORDS = frozenset({
+FUNCTION_WORDS = frozenset({
     "a", "an", "the", "and", "or", "if", "then", "when", "is", "are", "be", "to", "of", "in", "on", "for", "with",
     "do", "does", "not", "it", "this", "that", "first", "else", "as", "by", "at", "from",
 })
@@ -144,7 +144,7 @@ def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
 
 def belief_of(row: dict) -> Belief:
     """A belief from a ``beliefs`` row."""
-    cues = frozenset(t for t in tokens(row["text"]) if t not in _FUNCTION_WORDS)
+    cues = frozenset(t for t in tokens(row["text"]) if t not in FUNCTION_WORDS)
     return Belief(row["belief_id"], row["text"], float(row["confidence"]), int(row["support"]), row["status"],
                   dict(row["scope"]), list(row["event_ids"]), _ts_us(row["ts"]), estimate_tokens(row["text"]), cues)
 

@@ -230,7 +230,7 @@ def test_recall_and_injection_records_are_in_the_log(brain):
 def test_outcomes_credit_only_applied_items(brain):
     used = brain.learn(tenant="acme", condition="the build cache is stale", action="clear the build cache")
     unused = brain.learn(tenant="acme", condition="the build cache is huge", action="prune old build cache entries")
-    pack = brain.recall(tenant="acme", query="build cache problems")
+    pack = brain.recall(tenant="acme", query="the build cache is stale or huge")
     assert set(ids(pack)) == {used, unused}
     brain.outcome(tenant="acme", recall_id=pack.recall_id, applied=[used], success=True, steps=2)
 

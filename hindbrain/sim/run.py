@@ -76,8 +76,23 @@ def metrics_table(runs: dict) -> list[str]:
               for m in metrics[names[0]]]
     dropped = [f"{n}: {'never' if r.stale_until_dropped is None else r.stale_until_dropped}" for n, r in runs.items()
                if r.total.stale_failures]
-    if dropped:
-        lines.append(f"failures until a falsified rule stops being injected: {', '.join(dropped)}")
+    lines.append(f"failures until a falsified rule stops being injected: {', '.join(dropped)}" if dropped else
+                 "failures until a falsified rule stops being injected: not exercised (no arm applied the old rule "
+                 "after the change in this schedule)")
+    return lines
+
+
+def rounds_table(runs: dict) -> list[str]:
+    """Per round and arm: the success rate / the repeated-mistake rate."""
+    names = list(runs)
+    lines = ["round | " + " | ".join(f"{n:>22}" for n in names) + "   (success / repeated mistakes)"]
+    for r in range(len(runs[names[0]].rounds)):
+        cells = []
+        for n in names:
+            c = runs[n].rounds[r]
+            cells.append(f"{format_metric('', c.rate(c.successes, c.tasks)):>10} / "
+                         f"{format_metric('', c.rate(c.repeated, c.known_tasks)):>9}")
+        lines.append(f"{r + 1:>5} | " + " | ".join(cells))
     return lines
 
 

@@ -136,6 +136,8 @@ TRAPS = (
          new_actual="blocked: deploys go through the release train now"),
     Trap("CRM", "bulk-update customer tags", "send all rows in one update request", "ops agent", "rows updated",
          "HTTP 413 payload too large", "update the rows in batches of 200", "batches of 200"),
+    Trap("工单系统", "关闭客户投诉工单", "直接点击关闭按钮", "客服", "工单已关闭", "提示：需要先填写处理结果",
+         "先填写处理结果，再关闭工单", "处理结果"),
     # Conflicting scoped rules: the same system, another rule per environment.
     Trap("Vault", "read the payments database password", "read the secret with the service token", "service",
          "the secret", "403 permission denied", "request a break-glass token from the on-call lead",

@@ -153,8 +153,8 @@ def test_falsifications_count_since_the_last_success_so_rare_flaky_failures_do_n
 def test_an_outcome_credits_only_applied_units(lexical_brain):
     b = lexical_brain
     used = b.learn(tenant="acme", condition="deploy stalls at the migration", action="take the schema lock first")
-    other = b.learn(tenant="acme", condition="deploy stalls at the migration step", action="wait for the report job")
-    pack = b.recall(tenant="acme", query="deploy stalls at migration", task="t1")
+    other = b.learn(tenant="acme", condition="the report job is slow during a deploy", action="wait for the report job")
+    pack = b.recall(tenant="acme", query="deploy stalls at migration while the report job is slow", task="t1")
     assert {used, other} <= set(ids(pack))
     b.outcome(tenant="acme", recall_id=pack.recall_id, task="t1", applied=[used], success=True)
     assert state(b, used)["status"] == "verified" and state(b, other)["status"] == "candidate"

@@ -51,12 +51,16 @@ def test_the_graph_assembles_an_action_chain_from_fragments_weak_alone(lexical_b
 
 def test_utility_comes_from_applied_outcomes_not_from_being_recalled(lexical_brain):
     b = lexical_brain
-    used = b.learn(tenant="acme", condition="deploy to prod stalls at migration", action="take the schema lock first")
-    twin = b.learn(tenant="acme", condition="deploy to prod stalls at migration", action="wait for the report job")
+    # Each condition holds its own query terms, so neither covers the other in the gate.
+    used = b.learn(tenant="acme", condition="deploy stalls at migration on the schema lock",
+                   action="take the schema lock first")
+    twin = b.learn(tenant="acme", condition="deploy stalls at migration on the report job",
+                   action="wait for the report job")
+    query = "deploy stalls at migration: schema lock or report job"
     for n in range(3):
-        pack = b.recall(tenant="acme", query="deploy stalls at migration", task=f"t{n}")
+        pack = b.recall(tenant="acme", query=query, task=f"t{n}")
         b.outcome(tenant="acme", recall_id=pack.recall_id, task=f"t{n}", applied=[used], success=True)
-    pack = b.recall(tenant="acme", query="deploy stalls at migration")
+    pack = b.recall(tenant="acme", query=query)
     assert ids(pack)[0] == used
     why = {i.id: i.why["utility"] for i in pack.items}
     assert why[used]["success"] == 3 and why[twin]["applied"] == 0 and why[twin]["score"] == 0.5

@@ -70,3 +70,23 @@ def test_placement_puts_knowledge_before_rules_before_events():
     selected, _ = gate([item(event, 0.9), item(rule, 0.5), item(fact, 0.4)], {}, 400, None)
     assert [i.id for i in selected] == ["fr_2", "fr_1", "ev_1"]
     assert [i.why["gate"]["placement"] for i in selected] == [0, 1, 2]
+
+
+def test_an_item_that_covers_no_new_query_term_is_cut_once_the_gap_is_filled():
+    """Seed 000: fill the gap, not the budget. The Vault rule answers the query; an IAM rule
+    that matched only "the" and a second rule on the same terms add tokens, not answers.
+    Events are the timeline and are never "covered"."""
+    vault = GateItem(doc("fr_vault", "read the secret in Vault: request a break-glass token"), 0.6, 1.0, {},
+                     frozenset({"vault", "secret", "read"}))
+    same = GateItem(doc("fr_same", "read the secret in Vault: ask on-call"), 0.5, 1.0, {}, frozenset({"vault", "read"}))
+    other = GateItem(doc("fr_iam", "submit the change as admin"), 0.3, 1.0, {}, frozenset())
+    new = GateItem(doc("fr_user", "answer bob in five bullet points"), 0.3, 1.0, {}, frozenset({"bob"}))
+    by_meaning = GateItem(doc("fr_sem", "secrets rotate on Mondays"), 0.3, 1.0, {})  # no lexical terms to compare
+    story = GateItem(doc("ev_1", "read the secret in Vault: 403", kind="event", layer="episodic",
+                         event_kind="anomaly"), 0.4, 1.0, {}, frozenset({"vault", "read"}))  # the timeline is no answer
+    selected, cut = gate([vault, same, other, new, by_meaning, story], {}, 400, None)
+    assert {i.id for i in selected} == {"fr_vault", "fr_user", "fr_sem", "ev_1"}
+    assert stages(cut) == {"fr_same": "covered", "fr_iam": "covered"}
+    assert "function words only" in next(c["reason"] for c in cut if c["id"] == "fr_iam")
+    # Alone, an item is never "covered": the first selection always stands.
+    assert [i.id for i in gate([other], {}, 400, None)[0]] == ["fr_iam"]

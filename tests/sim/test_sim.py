@@ -40,12 +40,24 @@ def test_hindbrain_keeps_its_learning_thresholds(runs):
     hb, rag, none = (runs[n].total for n in ("hindbrain", "naive RAG", "no memory"))
     assert hb.metrics()["repeated-mistake rate"] <= 0.05
     assert hb.metrics()["preference consistency"] >= 0.95
-    assert runs["hindbrain"].stale_until_dropped is not None and runs["hindbrain"].stale_until_dropped <= 3
     assert hb.metrics()["success rate"] > rag.metrics()["success rate"] > none.metrics()["success rate"]
-    assert hb.metrics()["tokens per success"] < rag.metrics()["tokens per success"]
+    assert hb.metrics()["tokens per success"] <= 0.30 * rag.metrics()["tokens per success"]  # issue 7 target
     assert none.metrics()["repeated-mistake rate"] == 1.0  # the baseline repeats every known mistake
     assert hb.metrics()["wrong-environment rule"] == 0  # prod's rule never applied in test, nor the reverse
     assert hb.metrics()["transfer (first contact)"] >= 0.6
+
+
+def test_over_five_seeds_a_falsified_rule_stops_being_injected_within_three_failures():
+    """Whether a seed's schedule meets the changed rule with the old lesson in hand is luck:
+    over five seeds it must happen, and each time the old rule goes within 3 failures."""
+    exercised = 0
+    for seed in (7, 8, 9, 10, 11):
+        hb = compare(default_world(seed=seed, rounds=6))["hindbrain"]
+        assert hb.total.metrics()["repeated-mistake rate"] <= 0.05, seed
+        if hb.total.stale_failures:
+            exercised += 1
+            assert hb.stale_until_dropped is not None and hb.stale_until_dropped <= 3, seed
+    assert exercised >= 1
 
 
 def test_the_same_schedule_runs_through_every_arm(runs):
