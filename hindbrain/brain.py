@@ -40,6 +40,7 @@ from hindbrain.schemas.api import (
 )
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import PRODUCER_SDK, envelope, new_id, now_us, to_us
+from hindbrain.service import tenant_sql
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
@@ -59,6 +60,7 @@ class Brain:
         self.engine = RecallEngine(self.index, Weights(**settings.recall_weights, method=settings.recall_method))
         self.services: list = []  # background threads (distributed mode), stopped on close
         self.learning = None  # the learning loop in this process: LearnerRuntime or KafkaLearner
+        self._tenant_views: set[str] = set()  # tenants whose SQL views exist (sql(tenant=...))
         self._closed = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -315,12 +317,20 @@ class Brain:
         self.runner.flush()
         return report
 
-    def explain(self, item_id: str) -> list[dict]:
+    def explain(self, item_id: str, *, tenant: str | None = None) -> list[dict]:
         """Every record and decision behind ``item_id``, oldest first, read from the log.
 
         Each entry: ``{"position", "record_type", "relations", "record"}``. For a fragment
-        this includes the events it rests on. Empty when nothing concerns the id.
+        this includes the events it rests on. Empty when nothing concerns the id. With
+        ``tenant``, only that tenant's records (an id is no capability: another tenant's
+        id explains nothing).
         """
+        chain = self._explain(item_id)
+        if tenant is None:
+            return chain
+        return [e for e in chain if e["record"].get("envelope", {}).get("tenant") == tenant]
+
+    def _explain(self, item_id: str) -> list[dict]:
         self.runner.flush()
         relations: dict[Position, set[str]] = {}
         for topic, partition, offset, relation in self._lineage([item_id]):
@@ -346,13 +356,22 @@ class Brain:
             {"ids": subject_ids, "rel": relation or ""},
         )
 
-    def sql(self, query: str, parameters: dict | None = None) -> list[dict]:
+    def sql(self, query: str, parameters: dict | None = None, *, tenant: str | None = None) -> list[dict]:
         """Read-only SQL over the views (``events``, ``fragments``, ``feedback`` ...).
 
         Runs with ClickHouse ``readonly=1``: a statement that would write raises. Pending
-        records are projected first, so a caller reads its own writes.
+        records are projected first, so a caller reads its own writes. With ``tenant``, the
+        query sees only that tenant's rows (the HTTP API's analysts): unqualified names are
+        the tenant's views, and database-qualified names or table functions raise
+        ``InvalidInput`` on the field ``query`` (``hindbrain.service.tenant_sql``).
         """
         self.runner.flush()
+        if tenant is not None:
+            try:
+                names, rows = tenant_sql.run(self.warehouse, tenant, query, parameters, self._tenant_views)
+            except tenant_sql.ForbiddenQuery as e:
+                raise InvalidInput("sql", "query", str(e)) from None
+            return [dict(zip(names, r, strict=True)) for r in rows]
         names, rows = self.warehouse.query_columns(query, parameters, readonly=True)
         return [dict(zip(names, r, strict=True)) for r in rows]
 

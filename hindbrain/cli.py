@@ -1,5 +1,5 @@
 """The ``hindbrain`` command line: demo, report, replay, explain, stats, hindsight, seed, traits, approve,
-worker, learner."""
+worker, learner, serve, keys."""
 
 from __future__ import annotations
 
@@ -165,6 +165,45 @@ def cmd_learner(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    import uvicorn
+
+    from hindbrain import Brain
+    from hindbrain.service.http import create_app
+    from hindbrain.service.keys import KeyStore
+
+    home = _home(args)
+    with Brain.open(home, kafka=args.kafka, clickhouse=args.clickhouse) as brain:
+        app = create_app(brain, KeyStore(home))
+        print(f"hindbrain serve: http://{args.host}:{args.port} (OpenAPI at /docs); brain at {home}", file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    return 0
+
+
+def cmd_keys(args) -> int:
+    from hindbrain.service.keys import KeyStore
+
+    keys = KeyStore(_home(args))
+    if args.action == "create":
+        if not args.tenant:
+            print("keys create: --tenant is required", file=sys.stderr)
+            return 2
+        print(keys.create(args.tenant, args.label or ""))
+        print("store it now: only its hash is kept", file=sys.stderr)
+        return 0
+    if args.action == "revoke":
+        if not args.key_id:
+            print("keys revoke: give the key id (or the key)", file=sys.stderr)
+            return 2
+        if not keys.revoke(args.key_id):
+            print(f"no live key {args.key_id!r}", file=sys.stderr)
+            return 1
+        return 0
+    for k in keys.list(args.tenant):
+        print(f"{k.key_id}  {k.tenant}  {'revoked' if k.revoked_us else 'live'}  {k.label}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hindbrain", description="An event-sourced brain for fleets of AI agents.")
     parser.add_argument("--home", help="the embedded brain's folder (default: $HINDBRAIN_HOME or ./.hindbrain)")
@@ -214,6 +253,19 @@ def build_parser() -> argparse.ArgumentParser:
     hindsight.add_argument("--when-due", action="store_true",
                            help="run only if > 500 new events or > 3 days since the last run; else say why")
     hindsight.set_defaults(func=cmd_hindsight)
+    serve = sub.add_parser("serve", help="the HTTP API (OpenAPI at /docs); API keys from `hindbrain keys create`")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--kafka", help="distributed: bootstrap servers (default: $HINDBRAIN_KAFKA)")
+    serve.add_argument("--clickhouse", help="distributed: the warehouse URL (default: $HINDBRAIN_CLICKHOUSE)")
+    serve.add_argument("--log-level", default="warning")
+    serve.set_defaults(func=cmd_serve)
+    keys = sub.add_parser("keys", help="API keys per tenant (hashed at rest): create, revoke, list")
+    keys.add_argument("action", choices=("create", "revoke", "list"))
+    keys.add_argument("key_id", nargs="?", help="revoke: the key id (or the whole key)")
+    keys.add_argument("--tenant")
+    keys.add_argument("--label", help="create: who or what the key is for")
+    keys.set_defaults(func=cmd_keys)
     return parser
 
 

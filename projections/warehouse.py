@@ -96,12 +96,23 @@ class Warehouse:
     def query(self, sql: str, parameters: dict | None = None, readonly: bool = False) -> list[tuple]:
         return self.query_columns(sql, parameters, readonly)[1]
 
-    def query_columns(self, sql: str, parameters: dict | None = None, readonly: bool = False):
+    def query_columns(self, sql: str, parameters: dict | None = None, readonly: bool = False,
+                      database: str | None = None):
         """``(column_names, rows)``. ``readonly=True`` runs on a session where ClickHouse
-        refuses any statement that writes (``readonly=1``)."""
+        refuses any statement that writes (``readonly=1``). ``database`` (read-only only)
+        is the current database for unqualified names during this query, e.g. a tenant's views."""
         with self._lock:
             client = self._reader if readonly else self._client
-            result = client.query(sql, parameters=parameters, settings={"readonly": 1} if readonly else None)
+            if database is None:
+                result = client.query(sql, parameters=parameters, settings={"readonly": 1} if readonly else None)
+                return list(result.column_names), result.result_rows
+            if not readonly:
+                raise ValueError("query_columns: field 'database': only for read-only queries")
+            client.database = database
+            try:
+                result = client.query(sql, parameters=parameters, settings={"readonly": 1})
+            finally:
+                client.database = self.database
             return list(result.column_names), result.result_rows
 
     def digest(self, tables: Sequence[Table] = tuple(v.table for v in VIEWS)) -> dict[str, tuple[int, int]]:

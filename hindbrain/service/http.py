@@ -1,0 +1,202 @@
+"""``hindbrain serve``: the SDK as a JSON API for agents in any language (issue 8).
+
+Every ``/v1`` request carries ``Authorization: Bearer <API key>``; the key's tenant is the
+request's tenant (a body cannot name one: ``tenant`` is an unknown field there, so 422).
+Bodies are validated field by field (422 ``{"detail": [{"loc": ["body", field], "msg"}]}``,
+from FastAPI's models or from the SDK's own validation, the same shape). Every response
+carries ``X-Request-ID`` (the caller's, or a new one).
+
+**One writer.** The embedded brain is one process owning its chDB folder. Here one thread
+owns the ``Brain``: every call is queued to it (``BrainThread``), so any number of
+concurrent clients are served by the event loop while the brain sees one call at a time —
+no lock in the brain, no corrupted store, and a slow call (hindsight) delays the others
+instead of racing them. Over Kafka + ClickHouse the same server runs per replica: the log
+is then the point of order and each replica owns only its local index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from hindbrain.schemas.api import InvalidInput, LearnInput, OutcomeInput, PerceiveInput, RecallInput
+from hindbrain.service.keys import KeyStore
+from hindbrain.service.metrics import Metrics
+
+VERSION = "v1"
+
+
+def body_model(model: type[BaseModel], name: str) -> type[BaseModel]:
+    """``model``'s fields without ``tenant`` (the API key decides it), still strict and closed."""
+    fields = {n: (f.annotation, f) for n, f in model.model_fields.items() if n != "tenant"}
+    return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+PerceiveBody = body_model(PerceiveInput, "PerceiveBody")
+LearnBody = body_model(LearnInput, "LearnBody")
+RecallBody = body_model(RecallInput, "RecallBody")
+OutcomeBody = body_model(OutcomeInput, "OutcomeBody")
+
+
+class PerceiveBatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    events: list[PerceiveBody] = Field(min_length=1, max_length=10_000)  # type: ignore[valid-type]
+
+
+class SqlBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, max_length=100_000)
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class BrainThread:
+    """The one thread that calls the brain (see the module docstring)."""
+
+    def __init__(self, brain):
+        self.brain = brain
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-brain")
+
+    async def call(self, fn, *args, **kwargs):
+        return await asyncio.get_running_loop().run_in_executor(self._pool, lambda: fn(*args, **kwargs))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+def create_app(brain, keys: KeyStore) -> FastAPI:
+    """The API over ``brain``, its tenants resolved by ``keys``."""
+    owner, metrics = BrainThread(brain), Metrics()
+
+    @asynccontextmanager
+    async def lifespan(_app):
+        yield
+        owner.close()  # the brain's calls in flight finish before the caller closes the brain
+
+    app = FastAPI(title="hindbrain", version=VERSION, docs_url="/docs", openapi_url="/openapi.json", lifespan=lifespan,
+                  description="An event-sourced brain for fleets of AI agents: perceive, learn, recall, outcome.")
+    app.state.owner, app.state.metrics = owner, metrics
+
+    @app.middleware("http")
+    async def request_id(request: Request, call_next):
+        rid = request.headers.get("x-request-id") or uuid.uuid4().hex
+        request.state.request_id = rid
+        started = time.perf_counter()
+        response = await call_next(request)
+        response.headers["X-Request-ID"] = rid
+        route = request.scope.get("route")
+        metrics.observe(getattr(route, "path", "unmatched"), response.status_code, time.perf_counter() - started)
+        return response
+
+    @app.exception_handler(InvalidInput)
+    async def invalid_input(request: Request, exc: InvalidInput):
+        return JSONResponse(status_code=422, content={"detail": [
+            {"loc": ["body", *exc.field.split(".")], "msg": str(exc), "type": "invalid_input"}],
+            "request_id": request.state.request_id})
+
+    def tenant_of(authorization: str | None = Header(default=None)) -> str:
+        key = authorization.removeprefix("Bearer ").strip() if authorization else None
+        tenant = keys.tenant_of(key)
+        if tenant is None:
+            raise HTTPException(status_code=401, detail="a valid API key is required: Authorization: Bearer <key>",
+                                headers={"WWW-Authenticate": "Bearer"})
+        return tenant
+
+    Tenant = Depends(tenant_of)
+
+    @app.get("/healthz", tags=["operations"])
+    async def healthz():
+        """Liveness: the process answers."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["operations"])
+    async def readyz():
+        """Readiness: the brain answers a query through its owner thread."""
+        try:
+            await owner.call(brain.warehouse.query, "SELECT 1")
+        except Exception as exc:  # noqa: BLE001 - any failure means not ready; say which
+            return JSONResponse(status_code=503, content={"status": "not ready", "error": str(exc)[:300]})
+        return {"status": "ready"}
+
+    @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
+    async def prometheus():
+        """Prometheus text format: requests, latency histograms, ingest, dead letters, lag."""
+        return metrics.render(await owner.call(_gauges, brain))
+
+    @app.post(f"/{VERSION}/perceive", tags=["agents"])
+    async def perceive(body: PerceiveBody, tenant: str = Tenant):  # type: ignore[valid-type]
+        """Record what an agent perceived, did or was told. Returns the event id."""
+        event_id = await owner.call(brain.perceive, tenant=tenant, **_fields(body))
+        metrics.ingested(1)
+        return {"event_id": event_id}
+
+    @app.post(f"/{VERSION}/perceive/batch", tags=["agents"])
+    async def perceive_batch(body: PerceiveBatch, tenant: str = Tenant):
+        """Many events in one append (validated first: one bad event refuses the batch, naming it)."""
+        events = [{"tenant": tenant, **_fields(e)} for e in body.events]
+        ids = await owner.call(brain.perceive_many, events)
+        metrics.ingested(len(ids))
+        return {"event_ids": ids}
+
+    @app.post(f"/{VERSION}/learn", tags=["agents"])
+    async def learn(body: LearnBody, tenant: str = Tenant):  # type: ignore[valid-type]
+        """Propose a cognitive unit ("when C, do A, because R"). Returns its fragment id."""
+        return {"fragment_id": await owner.call(brain.learn, tenant=tenant, **_fields(body))}
+
+    @app.post(f"/{VERSION}/recall", tags=["agents"])
+    async def recall(body: RecallBody, tenant: str = Tenant):  # type: ignore[valid-type]
+        """The few units that fill the gap, within the token budget, each score explained;
+        ``prompt`` is the block to put into the agent's context."""
+        started = time.perf_counter()
+        pack = await owner.call(brain.recall, tenant=tenant, **_fields(body))
+        metrics.recalled(time.perf_counter() - started)
+        return {"recall_id": pack.recall_id, "tokens": pack.tokens, "budget_tokens": pack.budget_tokens,
+                "prompt": pack.render(), "items": [asdict(i) for i in pack.items],
+                "briefing": [asdict(b) for b in pack.briefing], "cut": pack.cut}
+
+    @app.post(f"/{VERSION}/outcome", tags=["agents"])
+    async def outcome(body: OutcomeBody, tenant: str = Tenant):  # type: ignore[valid-type]
+        """How a task went, naming the recall and the items applied: the learning signal."""
+        return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **_fields(body))}
+
+    @app.get(f"/{VERSION}/explain/{{item_id}}", tags=["audit"])
+    async def explain(item_id: str, tenant: str = Tenant):
+        """Every record and decision of this tenant behind an item, oldest first."""
+        chain = await owner.call(brain.explain, item_id, tenant=tenant)
+        return {"item_id": item_id, "chain": [{**e, "position": list(e["position"])} for e in chain]}
+
+    @app.post(f"/{VERSION}/sql", tags=["analysts"])
+    async def sql(body: SqlBody, tenant: str = Tenant):
+        """Read-only SQL over this tenant's views (same names as the warehouse's tables)."""
+        return {"rows": await owner.call(brain.sql, body.query, body.parameters or None, tenant=tenant)}
+
+    @app.post(f"/{VERSION}/hindsight", tags=["operations"])
+    async def hindsight(when_due: bool = True, tenant: str = Tenant):
+        """Run the learning jobs (for every tenant: they are the fleet's nightly batch);
+        ``when_due`` (default) only when the trigger policy says so."""
+        report = await owner.call(brain.hindsight, when_due=when_due)
+        return {"skipped": report.skipped, "decisions": len(report.decisions)}
+
+    return app
+
+
+def _fields(body: BaseModel) -> dict:
+    """What the caller sent (unset fields keep the SDK's defaults)."""
+    return body.model_dump(exclude_unset=True)
+
+
+def _gauges(brain) -> dict:
+    """Read on the owner thread. The lag is read before ``stats()``, which projects it away:
+    records appended to the log and not yet in the views (the embedded consumer's lag)."""
+    lag = getattr(brain.runner, "pending", 0)  # the embedded runner's; a Kafka consumer's lag is its own metric
+    stats = brain.stats()
+    return {"hindbrain_log_records": stats["log_records"], "hindbrain_dead_letters": stats["dead_letters"],
+            "hindbrain_indexed_documents": stats["indexed_documents"], "hindbrain_consumer_lag_records": lag}
