@@ -15,7 +15,8 @@ that matched only function words) adds no new answer to this decision, only toke
 cut at the stage ``covered``. Events are the timeline, not answers: several may tell one
 story, so they are judged by value alone, and so is a rule the lexical channel did not find
 (by meaning, through the graph), which has no terms to compare, or the next step of an action
-chain (the graph linked it by entity and action).
+chain (the graph linked it by entity and action). An event a selected unit rests on is cut as
+``covered`` too: the unit is that event's lesson, already in the prompt.
 """
 
 from __future__ import annotations
@@ -80,6 +81,19 @@ def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
         if key in PERSONAL and key not in recall_scope:
             return f"personal to {key}={value}: this recall is for no {key}"
     return None
+
+
+def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]:
+    """An event a selected unit rests on is already in the prompt, compressed: the unit is
+    that trajectory's lesson (seed 000 exp. 2), so the raw event is cut as ``covered``."""
+    compressed = {eid: item.id for item in selected if item.doc.kind == "fragment" for eid in item.doc.event_ids}
+    kept = []
+    for item in selected:
+        if item.doc.kind == "event" and item.id in compressed:
+            drop(item, "covered", f"compressed into {compressed[item.id]}, which is selected")
+        else:
+            kept.append(item)
+    return kept
 
 
 def chained(item: GateItem) -> bool:
@@ -147,6 +161,7 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> li
                 covered |= item.matched or frozenset()
                 rules += 1
             item.why["gate"] = {"stage": "selected", "value": round(value, 6)}
+    selected = _without_compressed_events(selected, drop)
     selected.sort(key=lambda i: (PLACEMENT[i.doc.layer], -i.relevance))
     for n, item in enumerate(selected):
         item.why["gate"]["placement"] = n

@@ -90,3 +90,13 @@ def test_an_item_that_covers_no_new_query_term_is_cut_once_the_gap_is_filled():
     assert "function words only" in next(c["reason"] for c in cut if c["id"] == "fr_iam")
     # Alone, an item is never "covered": the first selection always stands.
     assert [i.id for i in gate([other], {}, 400, None)[0]] == ["fr_iam"]
+
+
+def test_an_event_a_selected_unit_rests_on_is_cut_as_compressed_into_it():
+    anomaly = doc("ev_403", "403 while reading the secret", kind="event", layer="episodic", event_kind="anomaly")
+    rule = Doc("fr_rule", "fragment", "experience", "when reading the secret gives 403, request a break-glass token",
+               ["ev_403"], "lived", 0.8, {}, 0, 10, status="verified")
+    other = doc("ev_other", "the vault was slow yesterday", kind="event", layer="episodic", event_kind="observation")
+    selected, cut = gate([item(anomaly, 0.9), item(rule, 0.8), item(other, 0.5)], {}, 400, None)
+    assert [i.id for i in selected] == ["fr_rule", "ev_other"]
+    assert cut == [{"id": "ev_403", "stage": "covered", "reason": "compressed into fr_rule, which is selected"}]
