@@ -1,5 +1,5 @@
 """The ``hindbrain`` command line: demo, report, replay, explain, stats, hindsight, seed, traits, approve,
-worker, learner, serve, keys."""
+worker, learner, serve, mcp, keys."""
 
 from __future__ import annotations
 
@@ -180,6 +180,12 @@ def cmd_serve(args) -> int:
     return 0
 
 
+def cmd_mcp(args) -> int:
+    from hindbrain.service.mcp import run
+
+    return run(args, _home(args))
+
+
 def cmd_keys(args) -> int:
     from hindbrain.service.keys import KeyStore
 
@@ -260,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--clickhouse", help="distributed: the warehouse URL (default: $HINDBRAIN_CLICKHOUSE)")
     serve.add_argument("--log-level", default="warning")
     serve.set_defaults(func=cmd_serve)
+    from hindbrain.service.mcp import add_parser as add_mcp_parser
+
+    add_mcp_parser(sub).set_defaults(func=cmd_mcp)
     keys = sub.add_parser("keys", help="API keys per tenant (hashed at rest): create, revoke, list")
     keys.add_argument("action", choices=("create", "revoke", "list"))
     keys.add_argument("key_id", nargs="?", help="revoke: the key id (or the whole key)")

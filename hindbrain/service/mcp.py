@@ -1,0 +1,414 @@
+"""The MCP server (``hindbrain mcp``): recall, perceive, learn and outcome as MCP tools.
+
+Coding agents speak the Model Context Protocol; this module puts the brain's SDK loop behind
+it, over stdio (one tenant, fixed at start) or streamable HTTP (every request's
+``Authorization: Bearer <API key>`` names its tenant). The tools never take a tenant argument:
+a server built by ``build_server`` is bound to one tenant, so a model cannot reach another
+tenant's memory by writing a different name into a call.
+
+    python -m hindbrain.service.mcp --home DIR --tenant acme               # stdio
+    python -m hindbrain.service.mcp --home DIR --transport http --port 8765  # HTTP, API keys
+
+Built on the official ``mcp`` SDK (2.x, where v1's ``FastMCP`` is ``MCPServer``).
+"""
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import Receive, Scope, Send
+
+from hindbrain.recall.pack import Recalled, RecallPack
+from hindbrain.schemas.api import EventKind, Signal, Source, Trigger
+from hindbrain.service.keys import KeyStore
+
+TOOLS = ("recall", "perceive", "learn", "outcome")
+KEY_ENV = "HINDBRAIN_API_KEY"
+MCP_PATH = "/mcp"
+
+INSTRUCTIONS = """hindbrain is the shared memory of an agent fleet. The loop:
+1. recall at the start of a task and whenever something goes wrong (trigger=anomaly): put the
+   returned `prompt` block into your context and follow the rules that apply.
+2. perceive what you observe, do or are told, anomalies above all (kind=anomaly, with
+   system/action/expected/actual).
+3. learn a rule when you found one: WHEN condition, DO action, BECAUSE reason.
+4. outcome when the task ends: success, and `applied` = the ids of the recalled items you used,
+   so the brain credits (or blames) exactly those."""
+
+ScopeArg = Annotated[dict[str, str] | None, Field(description="where it holds, e.g. {\"env\": \"prod\"}")]
+Agent = Annotated[str | None, Field(description="the agent's id, e.g. agent-7")]
+Task = Annotated[str | None, Field(description="the task's id, e.g. t-42")]
+
+
+class Situation(BaseModel):
+    """A structured cue: what the agent was doing and what went differently."""
+
+    system: str | None = Field(None, description="the system involved, e.g. IAM")
+    identity: str | None = Field(None, description="who the agent acts as, e.g. normal account")
+    action: str | None = Field(None, description="what the agent did, e.g. submit change")
+    expected: str | None = Field(None, description="what should have happened")
+    actual: str | None = Field(None, description="what happened instead")
+
+
+class RecalledItem(BaseModel):
+    id: str = Field(description="the id to name in outcome(applied=[...]) when you used it")
+    kind: str = Field(description="fragment (a rule), belief or event")
+    text: str
+    score: float
+    tokens: int
+    source: str
+    confidence: float
+    event_ids: list[str] = Field(description="the perceived events the item rests on")
+    why: dict[str, Any] | None = Field(None, description="every channel contribution and gate decision (explain=true)")
+
+
+class RecallResult(BaseModel):
+    recall_id: str = Field(description="give it to outcome(recall_id=...)")
+    prompt: str = Field(description="the block to put into your context (empty when nothing applies)")
+    items: list[RecalledItem] = Field(description="the recalled rules and events, best first, within the budget")
+    briefing: list[RecalledItem] = Field(description="the beliefs briefed before the items")
+    tokens: int
+    budget_tokens: int
+
+
+class OutcomeResult(BaseModel):
+    ok: bool
+    outcome_id: str
+
+
+def recall_result(pack: RecallPack, explain: bool = False) -> RecallResult:
+    """The tool's view of a ``RecallPack``: its id, its rendered prompt block and its items."""
+
+    def item(r: Recalled) -> RecalledItem:
+        return RecalledItem(id=r.id, kind=r.kind, text=r.text, score=r.score, tokens=r.tokens, source=r.source,
+                            confidence=r.confidence, event_ids=list(r.event_ids), why=r.why if explain else None)
+
+    return RecallResult(recall_id=pack.recall_id, prompt=pack.render(), items=[item(r) for r in pack.items],
+                        briefing=[item(r) for r in pack.briefing], tokens=pack.tokens,
+                        budget_tokens=pack.budget_tokens)
+
+
+def _given(fields: dict) -> dict:
+    """The arguments the caller gave: an omitted one keeps the SDK's default (e.g. ``scope={}``)."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def build_server(brain, tenant: str, lock: "threading.Lock | None" = None) -> MCPServer:
+    """An MCP server whose four tools act on ``brain`` for ``tenant`` only.
+
+    ``lock`` serializes the brain calls: the SDK runs each (sync) tool call on a worker thread,
+    and the embedded brain has one writer. Servers of several tenants over one brain share it.
+    A validation error of the brain (``InvalidInput``, a ``ValueError`` naming the field)
+    becomes a tool error result; the server keeps serving.
+    """
+    if not tenant or not tenant.strip():
+        raise ValueError("mcp: the tenant must not be empty")
+    lock = lock or threading.Lock()
+    server = MCPServer("hindbrain", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
+
+    def call(operation: str, **fields):
+        with lock:
+            try:
+                return getattr(brain, operation)(tenant=tenant, **_given(fields))
+            except ValueError as exc:  # InvalidInput and the recall's unknown layers: the caller's mistake
+                raise ToolError(str(exc)) from None
+
+    @server.tool()
+    def recall(
+        query: Annotated[str | None, Field(description="free text: the task or the problem")] = None,
+        situation: Annotated[Situation | None, Field(description="a structured cue, instead of or with query")] = None,
+        trigger: Annotated[Trigger | None, Field(description="why you recall now")] = None,
+        agent: Agent = None,
+        task: Task = None,
+        scope: ScopeArg = None,
+        budget_tokens: Annotated[int, Field(ge=1, le=100_000, description="the most tokens to inject")] = 400,
+        k: Annotated[int | None, Field(ge=1, le=1000, description="at most this many items")] = None,
+        layers: Annotated[list[str] | None, Field(description="search only these layers, e.g. [\"episodic\"]")] = None,
+        scene: Annotated[str | None, Field(description="the task type, for scene beliefs")] = None,
+        user: Annotated[str | None, Field(description="the user you serve, for user beliefs")] = None,
+        explain: Annotated[bool, Field(description="include each item's score breakdown (why)")] = False,
+    ) -> RecallResult:
+        """Recall what the fleet learned that fills the gap in your context: the rules (WHEN -> DO) and
+        past events that apply, best first, within budget_tokens. Put `prompt` into your context; keep
+        `recall_id` and the ids of the items you use for outcome."""
+        pack = call("recall", query=query, situation=situation.model_dump(exclude_none=True) if situation else None,
+                    trigger=trigger, agent=agent, task=task, scope=scope, budget_tokens=budget_tokens, k=k,
+                    layers=layers, scene=scene, user=user)
+        return recall_result(pack, explain)
+
+    @server.tool()
+    def perceive(
+        text: Annotated[str | None, Field(description="what was perceived, said or done")] = None,
+        kind: Annotated[EventKind, Field(description="message, observation, action, anomaly, feedback or "
+                                                     "outcome")] = "message",
+        agent: Agent = None,
+        task: Task = None,
+        system: Annotated[str | None, Field(description="the system involved")] = None,
+        identity: Annotated[str | None, Field(description="who the agent acted as")] = None,
+        action: Annotated[str | None, Field(description="what the agent did")] = None,
+        expected: Annotated[str | None, Field(description="what should have happened")] = None,
+        actual: Annotated[str | None, Field(description="what happened instead")] = None,
+        entities: Annotated[list[str] | None, Field(description="names the event is about")] = None,
+        scope: ScopeArg = None,
+        signal: Annotated[Signal | None, Field(description="feedback provenance: explicit, implicit or self")] = None,
+        success: Annotated[bool | None, Field(description="for an outcome event")] = None,
+        polarity: Annotated[float | None, Field(description="for feedback: -1 (negative) to +1 (positive)")] = None,
+        session: Annotated[str | None, Field(description="the dialogue session")] = None,
+        speaker: Annotated[str | None, Field(description="who said it (a message)")] = None,
+        ts: Annotated[datetime | None, Field(description="when it happened (ISO 8601); default now")] = None,
+        event_id: Annotated[str | None, Field(description="your own id: the same id twice is one event")] = None,
+    ) -> str:
+        """Record something you perceived, did or were told, above all an anomaly (kind=anomaly with
+        system, action, expected, actual). Give text or action. Returns the event id."""
+        return call("perceive", text=text, kind=kind, agent=agent, task=task, system=system, identity=identity,
+                    action=action, expected=expected, actual=actual, entities=entities, scope=scope, signal=signal,
+                    success=success, polarity=polarity, session=session, speaker=speaker, ts=ts, event_id=event_id)
+
+    @server.tool()
+    def learn(
+        condition: Annotated[str, Field(description="WHEN the rule applies, e.g. submit does nothing in IAM")],
+        action: Annotated[str, Field(description="what to DO then, e.g. switch to the admin account")],
+        reason: Annotated[str | None, Field(description="BECAUSE: why it works")] = None,
+        evidence: Annotated[str | None, Field(description="what showed it works")] = None,
+        scope: ScopeArg = None,
+        source: Annotated[Source, Field(description="lived (your experience) or read (knowledge: give "
+                                                    "citation)")] = "lived",
+        citation: Annotated[str | None, Field(description="where read knowledge comes from")] = None,
+        confidence: Annotated[float | None, Field(ge=0.0, le=1.0, description="how sure you are, 0 to 1")] = None,
+        agent: Agent = None,
+        task: Task = None,
+        event_ids: Annotated[list[str] | None, Field(description="the perceived events it rests on")] = None,
+        entities: Annotated[list[str] | None, Field(description="names the rule is about")] = None,
+    ) -> str:
+        """Propose a rule for the fleet: WHEN condition, DO action, BECAUSE reason. It is recalled to
+        agents in the same situation and gains or loses credit with the outcomes. Returns the fragment id."""
+        return call("learn", condition=condition, action=action, reason=reason, evidence=evidence, scope=scope,
+                    source=source, citation=citation, confidence=confidence, agent=agent, task=task,
+                    event_ids=event_ids, entities=entities)
+
+    @server.tool()
+    def outcome(
+        success: Annotated[bool, Field(description="did the task succeed")],
+        recall_id: Annotated[str | None, Field(description="the recall_id of the recall you acted on")] = None,
+        applied: Annotated[list[str] | None, Field(description="ids of the recalled items you actually used")] = None,
+        task: Task = None,
+        agent: Agent = None,
+        steps: Annotated[int | None, Field(ge=0, description="how many steps the task took")] = None,
+        notes: Annotated[str | None, Field(description="anything worth keeping")] = None,
+    ) -> OutcomeResult:
+        """Report how the task went. Success or failure is credited only to the `applied` items, so name
+        exactly the recalled items you used (none: applied=[])."""
+        outcome_id = call("outcome", success=success, recall_id=recall_id, applied=applied, task=task,
+                          agent=agent, steps=steps, notes=notes)
+        return OutcomeResult(ok=True, outcome_id=outcome_id)
+
+    return server
+
+
+def _version() -> str:
+    from hindbrain import __version__
+
+    return __version__
+
+
+# -- HTTP: one tenant per API key ---------------------------------------------------------------
+
+class TenantRouter:
+    """The ASGI app of ``--transport http``: checks every request's bearer key, then hands the
+    request to the streamable HTTP app of the key's tenant (built on first use).
+
+    One MCP server per tenant, rather than one server reading the tenant from each call, keeps
+    the binding structural: a session lives in its tenant's session manager, so a session id
+    presented with another tenant's key is unknown there. Sessions are also bound to the key
+    that opened them (the SDK compares ``scope["user"]``), and a revoked key is refused on its
+    next request, because every request reads the key store.
+    """
+
+    def __init__(self, brain, keys: KeyStore, *, host: str = "127.0.0.1", lock: "threading.Lock | None" = None):
+        self.brain, self.keys, self.host = brain, keys, host
+        self.lock = lock or threading.Lock()
+        self._apps: dict[str, Any] = {}
+        self._building = anyio.Lock()
+        self._sessions = None  # the task group that runs each tenant's session manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        key = bearer_key(Headers(scope=scope))
+        tenant = await anyio.to_thread.run_sync(self.keys.tenant_of, key) if key else None
+        if tenant is None:
+            await _unauthorized(scope, receive, send, "a valid API key is required" if key else
+                                "send Authorization: Bearer <API key>")
+            return
+        user = AuthenticatedUser(AccessToken(token=key, client_id=_key_id(key), scopes=[]))
+        app = await self._app_of(tenant)
+        await app({**scope, "user": user}, receive, send)
+
+    async def _app_of(self, tenant: str):
+        app = self._apps.get(tenant)
+        if app is not None:
+            return app
+        async with self._building:  # two first requests of one tenant build one server
+            if tenant not in self._apps:
+                server = build_server(self.brain, tenant, self.lock)
+                app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=self.host)
+                await self._sessions.start(_run_sessions, server.session_manager)
+                self._apps[tenant] = app
+        return self._apps[tenant]
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()  # lifespan.startup
+        async with anyio.create_task_group() as sessions:
+            self._sessions = sessions
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+            sessions.cancel_scope.cancel()
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+async def _run_sessions(manager, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
+    async with manager.run():
+        task_status.started()
+        await anyio.sleep_forever()
+
+
+def bearer_key(headers: Headers) -> str | None:
+    """The key of ``Authorization: Bearer <key>`` (the scheme in any case), else None."""
+    scheme, _, key = headers.get("authorization", "").partition(" ")
+    return (key.strip() or None) if scheme.lower() == "bearer" else None
+
+
+def _key_id(key: str) -> str:
+    # A valid key reads hb_<key id>_<secret>; the id names the session's owner without the secret.
+    return key.split("_")[1]
+
+
+async def _unauthorized(scope: Scope, receive: Receive, send: Send, why: str) -> None:
+    response = JSONResponse({"error": "invalid_token", "error_description": why}, status_code=401,
+                            headers={"WWW-Authenticate": 'Bearer realm="hindbrain"'})
+    await response(scope, receive, send)
+
+
+def serve_http(brain, keys: KeyStore, host: str, port: int) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` until interrupted (SIGINT/SIGTERM)."""
+    import uvicorn
+
+    config = uvicorn.Config(TenantRouter(brain, keys, host=host), host=host, port=port, log_level="warning",
+                            lifespan="on")
+    uvicorn.Server(config).run()
+
+
+# -- command line ---------------------------------------------------------------------------------
+
+class StartupError(ValueError):
+    """The server cannot start as asked; the message says what to give instead."""
+
+
+def stdio_tenant(tenant: str | None, key: str | None, keys: KeyStore, key_env: str = KEY_ENV) -> str:
+    """The tenant a stdio server serves: ``--tenant``, or the tenant of the API key in ``key_env``.
+    Both given: they must agree."""
+    if key:
+        owner = keys.tenant_of(key)
+        if owner is None:
+            raise StartupError(f"the API key in ${key_env} is unknown or revoked")
+        if tenant and tenant != owner:
+            raise StartupError(f"--tenant {tenant!r}, but the API key in ${key_env} belongs to tenant {owner!r}")
+        return owner
+    if tenant and tenant.strip():
+        return tenant
+    raise StartupError(f"give --tenant T, or an API key (`hindbrain keys create --tenant T`) in ${key_env}")
+
+
+def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``hindbrain mcp`` (shared by ``python -m hindbrain.service.mcp``)."""
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                        help="stdio (default: a client spawns the server) or http (streamable HTTP at /mcp)")
+    parser.add_argument("--host", default="127.0.0.1", help="http: the address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="http: the port (default: 8765)")
+    parser.add_argument("--tenant", help="stdio: the tenant the tools act for (or give an API key)")
+    parser.add_argument("--api-key-env", default=KEY_ENV, metavar="VAR",
+                        help=f"stdio: the environment variable holding an API key that names the tenant "
+                             f"(default: {KEY_ENV}). Over http every request sends its own key: "
+                             f"Authorization: Bearer <key>")
+    return parser
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add the ``mcp`` subcommand to an argparse subparsers object; returns its parser."""
+    return add_options(sub.add_parser("mcp", help="MCP server: recall, perceive, learn and outcome as tools for "
+                                                  "coding agents (stdio, or streamable HTTP with API keys)"))
+
+
+def run(args: argparse.Namespace, home: str | Path) -> int:
+    """Open the brain in ``home`` and serve MCP on ``args.transport`` until the client leaves
+    (stdio) or the process is interrupted (http). Returns the exit code."""
+    from hindbrain import Brain
+
+    keys = KeyStore(home)
+    try:
+        if args.transport == "stdio":
+            tenant = stdio_tenant(args.tenant, os.environ.get(args.api_key_env), keys, args.api_key_env)
+        elif args.tenant:
+            raise StartupError("over http each request's API key names its tenant: drop --tenant")
+    except StartupError as exc:
+        print(f"hindbrain mcp: {exc}", file=sys.stderr)
+        return 2
+    brain = Brain.open(home)
+    on_main_thread = threading.current_thread() is threading.main_thread()  # signals can be set there only
+    previous = signal.getsignal(signal.SIGTERM) if on_main_thread else None
+    try:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, _interrupt)
+        if args.transport == "stdio":
+            build_server(brain, tenant).run("stdio")
+        else:
+            if not keys.list():
+                print("hindbrain mcp: no API key exists yet, so every request will be refused: "
+                      "create one with `hindbrain keys create --tenant T`", file=sys.stderr)
+            print(f"hindbrain mcp: streamable HTTP at http://{args.host}:{args.port}{MCP_PATH} "
+                  f"(Authorization: Bearer <API key>)", file=sys.stderr)
+            serve_http(brain, keys, args.host, args.port)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the close short
+        brain.close()
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def _interrupt(*_) -> None:
+    # SIGTERM unwinds like Ctrl-C, so the brain is closed (projections flushed), not abandoned: an
+    # MCP client stops a stdio server with it after a grace period, and uvicorn re-raises the
+    # SIGTERM it caught once it has shut down (with Python's default handler that kills the process).
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hindbrain.service.mcp [--home DIR] ...``: the same server as ``hindbrain mcp``."""
+    parser = argparse.ArgumentParser(prog="python -m hindbrain.service.mcp", description=__doc__.split("\n")[0])
+    parser.add_argument("--home", help="the embedded brain's folder (default: $HINDBRAIN_HOME or ./.hindbrain)")
+    args = add_options(parser).parse_args(argv)
+    return run(args, Path(args.home or os.environ.get("HINDBRAIN_HOME") or ".hindbrain"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
