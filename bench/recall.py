@@ -60,7 +60,7 @@ def unit(rng: random.Random, n: int) -> dict:
     return {"fragment_id": f"fr_{n:08d}", "ts": NOW_US - rng.randrange(0, 400) * 86_400_000_000, "condition": condition,
             "action": action, "reason": reason, "evidence": None, "text": render(condition, action, reason),
             "scope": {"env": rng.choice(ENVS)}, "source": "lived", "layer": "experience", "confidence": 0.6,
-            "status": "candidate", "event_ids": [], "entities": [system, obj]}
+            "status": "candidate", "event_ids": [], "entities": [system, obj], "agent": None, "seed": False}
 
 
 def queries(rng: random.Random, count: int) -> list[RecallInput]:

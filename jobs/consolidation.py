@@ -36,7 +36,7 @@ MERGED = UNITS_MERGED
 PRODUCER = "hindsight/hindbrain"
 
 def groups(rules: list[UnitRow]) -> list[list[UnitRow]]:
-    """Groups (≥ 2) of near-duplicate live rules, each of one tenant and layer."""
+    """Groups (≥ 2) of near-duplicate live rules, each of one tenant, layer and owner."""
     live = [r for r in rules if r.status in LIVE]
     words = [frozenset(tokens(f"{r.condition} {r.action}")) for r in live]
     lesson = [(" ".join(tokens(r.condition)), " ".join(tokens(r.action))) for r in live]
@@ -47,7 +47,9 @@ def groups(rules: list[UnitRow]) -> list[list[UnitRow]]:
     blocks: dict[tuple, list[int]] = {}
     for n, (r, w) in enumerate(zip(live, words, strict=True)):
         for t in sorted(w, key=lambda t: (df[t], t))[:BLOCK_TOKENS]:
-            blocks.setdefault((r.tenant, r.layer, t), []).append(n)
+            # Never across a privacy boundary: merging one agent's private rules with shared ones
+            # (or another agent's) would carry them past the bar of shared memory.
+            blocks.setdefault((r.tenant, r.layer, r.owner, t), []).append(n)
     parent = list(range(len(live)))
 
     def root(n: int) -> int:
@@ -75,7 +77,8 @@ def merge(group: list[UnitRow], now_us: int, run_id: str) -> list[tuple[str, dic
     ids = [r.fragment_id for r in group]
     meta = derived_id("fr", "meta", *ids)
     tenant = best.tenant
-    env = envelope("cognition", tenant, causation_ids=ids, producer=PRODUCER, record_id=meta, ts_us=now_us)
+    env = envelope("cognition", tenant, agent=best.owner, causation_ids=ids, producer=PRODUCER, record_id=meta,
+                   ts_us=now_us)  # a meta-rule of private rules stays in their agent's private memory
     cognition = {
         "envelope": env, "fragment_id": meta, "condition": best.condition, "action": best.action,
         "reason": f"merged from {len(group)} near-identical rules (words overlap ≥ {NEAR})",

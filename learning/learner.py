@@ -34,7 +34,7 @@ from hindbrain.learning import extract, lifecycle, write_gate
 from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.llm import Extractor
 from hindbrain.learning.records import cognition, decision, derived_id, is_own
-from hindbrain.projections.fragments import initial_confidence
+from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall.tokenize import tokens
 
@@ -109,7 +109,8 @@ class Learner:
         payload = json.loads(record["payload_json"])
         if "unit" in payload:
             u = payload["unit"]
-            unit = Unit(**{**u, "domains": frozenset(u["domains"]), "evidence": tuple(u["evidence"])})
+            unit = Unit(**{**u, "domains": frozenset(u["domains"]), "evidence": tuple(u["evidence"]),
+                           "agents": tuple(u.get("agents", ()))})
             t = self._tenant(record["envelope"]["tenant"])
             t.units[unit.fragment_id] = unit
             lesson = _lesson(unit.source, unit.condition, unit.action)
@@ -273,8 +274,11 @@ class Learner:
         self.counts["extracted"] += 1
         fragment_id = derived_id("fr", proposal.rule, env["record_id"], *([str(n)] if n else []))
         confidence = lifecycle.SIGNAL_CONFIDENCE[proposal.signal]
+        # A unit from someone's explicit word (a user's stated preference, an explicit approval)
+        # is theirs, not the relaying agent's experience: it goes to the shared memory at once.
+        agent = None if proposal.signal == "explicit" else env["agent"]
         rt, record = cognition(env["tenant"], fragment_id, proposal, confidence, env["ts_us"], env["record_id"],
-                               env["agent"], env["task"])
+                               agent, env["task"])
         inputs = {"rule": proposal.rule, "coordinates": {k: v for k, v in proposal.coordinates.items() if v},
                   "signal": proposal.signal}
         return [(rt, record), *self._gate(record, confidence, inputs, EXTRACT_JOB)]
@@ -294,8 +298,9 @@ class Learner:
             return []
         params = {"checks": list(write_gate.CHECKS), "hold_below": lifecycle.HOLD_BELOW, "rule": lifecycle.RULE_VERSION}
         evidence = list(record["event_ids"])
+        owner = private_to(env["agent"], record["source"], record["seed"])
         unit = Unit(fid, "candidate", confidence, record["source"], record["condition"], record["action"],
-                    evidence=tuple(evidence))
+                    evidence=tuple(evidence), agents=(env["agent"],) if env["agent"] else (), shared=owner is None)
         failed = write_gate.failed_check(record["condition"], record["action"])
         if failed:
             check, why = failed
@@ -306,12 +311,12 @@ class Learner:
         known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"]))
         # A proposal that cites the known unit as its evidence (a meta-rule) is not that unit again.
         if known and known != fid and known in t.units and known not in record["event_ids"]:
-            change = lifecycle.on_assimilation(t.units[known], confidence, fid)
+            changes = lifecycle.on_assimilation(t.units[known], confidence, fid, env["agent"])
             absorbed = {"unit": lifecycle.state_of(replace(unit, status="absorbed")), "into": known,
                         "learning": "assimilation"}
             return [decision("unit_absorbed", env["tenant"], [fid], [known], f"the same lesson as {known}: absorbed "
                              "into it as evidence (assimilation)", absorbed, env["ts_us"], job, params, fid, inputs),
-                    *self._changes(env, known, [change], cause=fid, job=job)]
+                    *self._changes(env, known, changes, cause=fid, job=job)]
         status = lifecycle.initial_status(confidence)
         kind = "unit_held" if status == "held" else "unit_accepted"
         reason = (f"confidence {confidence:.2f} < {lifecycle.HOLD_BELOW}: waits in the holding area for more evidence"
@@ -342,7 +347,7 @@ class Learner:
         out = []
         for fid in applied:
             out += self._changes(env, fid, lifecycle.on_outcome(t.units[fid], record["success"], domain,
-                                                                  env["record_id"]))
+                                                                  env["record_id"], env["agent"]))
         return out
 
     def _changes(self, env: dict, fid: str, changes: list[lifecycle.Change], cause: str | None = None,

@@ -13,6 +13,13 @@ ladder above stable: repeated success with converging positive feedback makes a 
 success across ``TRAIT_DOMAINS`` different task domains (transfer) proposes a *trait*,
 which reaches the identity layer only when a human approves it.
 
+Fleet memory (seed 001 §6.2, MISSION G2): a unit learned from one agent's experience starts
+in that agent's private memory; it enters the memory its tenant's agents share only once
+``SHARE_AGENTS`` independent agents stand behind it (the same lesson learned again by
+another agent, or an outcome of another agent that applied it and succeeded) *and* its
+confidence reaches ``SHARE_CONFIDENCE`` — so one agent's bad experience cannot reach the
+others. Units without an agent, seeds and cited knowledge are shared from the start.
+
 Pure: ``on_*`` functions take the unit's state and an observation and return the change
 (new status, confidence and the rule that fired); the learner records it as a decision.
 """
@@ -30,9 +37,10 @@ REVIEW_AFTER = 2  # consecutive failures that put a unit under review
 INVALID_AFTER = 3  # falsifications (failures + contradictions) that invalidate it
 SKILL_SUCCESSES, SKILL_RATE, SKILL_POSITIVE = 5, 0.8, 2
 TRAIT_DOMAINS = 3
+SHARE_AGENTS, SHARE_CONFIDENCE = 2, 0.8  # the stricter bar of shared memory
 THRESHOLDS = {"hold_below": HOLD_BELOW, "stable_after": STABLE_AFTER, "review_after": REVIEW_AFTER,
               "invalid_after": INVALID_AFTER, "skill": [SKILL_SUCCESSES, SKILL_RATE, SKILL_POSITIVE],
-              "trait_domains": TRAIT_DOMAINS}
+              "trait_domains": TRAIT_DOMAINS, "share": [SHARE_AGENTS, SHARE_CONFIDENCE]}
 LIVE = ("candidate", "verified", "stable", "reviewing")
 
 
@@ -52,6 +60,8 @@ class Unit:
     positive_feedback: int = 0
     domains: frozenset[str] = field(default_factory=frozenset)  # task domains it succeeded in
     evidence: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()  # the independent agents behind it: who learned it, who verified it
+    shared: bool = True  # False: only the agent it was learned from recalls it (see the module docstring)
 
 
 @dataclass(frozen=True)
@@ -64,8 +74,22 @@ class Change:
 def state_of(unit: Unit) -> dict:
     """The unit as a decision payload's ``unit`` (JSON-ready)."""
     state = asdict(unit)
-    state["domains"], state["evidence"] = sorted(unit.domains), list(unit.evidence)
+    state["domains"], state["evidence"], state["agents"] = sorted(unit.domains), list(unit.evidence), list(unit.agents)
     return state
+
+
+def with_agent(unit: Unit, agent: str | None) -> Unit:
+    """The unit with ``agent`` among its independent sources."""
+    return unit if not agent or agent in unit.agents else replace(unit, agents=(*unit.agents, agent))
+
+
+def sharing(unit: Unit) -> list[Change]:
+    """``unit_shared`` once a private unit clears the bar of shared memory, else nothing."""
+    if unit.shared or unit.status not in LIVE or len(unit.agents) < SHARE_AGENTS or unit.confidence < SHARE_CONFIDENCE:
+        return []
+    return [Change("unit_shared", replace(unit, shared=True),
+                   f"{len(unit.agents)} independent agents ({', '.join(unit.agents)}) at confidence "
+                   f"{unit.confidence:.2f} ≥ {SHARE_CONFIDENCE}: enters the memory the tenant's agents share")]
 
 
 def on_approval(unit: Unit, accept: bool, approver: str) -> Change:
@@ -90,18 +114,19 @@ def initial_status(confidence: float) -> str:
     return "held" if confidence < HOLD_BELOW else "candidate"
 
 
-def on_outcome(unit: Unit, success: bool, domain: str | None, evidence_id: str) -> list[Change]:
-    """An outcome of a task that *applied* the unit."""
+def on_outcome(unit: Unit, success: bool, domain: str | None, evidence_id: str,
+               agent: str | None = None) -> list[Change]:
+    """An outcome of a task that *applied* the unit (by ``agent``: a success makes it a source)."""
     if unit.status in ("invalid", "rejected", "held"):
         return []
     evidence = (*unit.evidence, evidence_id)
     if success:
         c = unit.confidence + (1.0 - unit.confidence) * SUCCESS_GAIN
-        u = replace(unit, confidence=c, successes=unit.successes + 1, failure_streak=0, evidence=evidence,
-                    domains=unit.domains | {domain} if domain else unit.domains)
+        u = replace(with_agent(unit, agent), confidence=c, successes=unit.successes + 1, failure_streak=0,
+                    evidence=evidence, domains=unit.domains | {domain} if domain else unit.domains)
         changes = [_status_after_success(u)]
         changes += _ladder(changes[-1].unit)
-        return changes
+        return changes + sharing(changes[-1].unit)
     u = replace(unit, confidence=unit.confidence * (1.0 - FAILURE_LOSS), failures=unit.failures + 1,
                 failure_streak=unit.failure_streak + 1, evidence=evidence)
     return [_status_after_falsification(u, "failed after being applied")]
@@ -123,15 +148,18 @@ def on_positive_feedback(unit: Unit) -> Unit:
     return replace(unit, positive_feedback=unit.positive_feedback + 1)
 
 
-def on_assimilation(unit: Unit, confidence: float, evidence_id: str) -> Change:
-    """The same lesson again (same condition and action): evidence adds up (noisy-or), and
-    a held unit is released once it clears the threshold."""
+def on_assimilation(unit: Unit, confidence: float, evidence_id: str, agent: str | None = None) -> list[Change]:
+    """The same lesson again (same condition and action), learned by ``agent``: evidence adds
+    up (noisy-or), a held unit is released once it clears the threshold, and a private unit
+    another agent learned too may clear the bar of shared memory."""
     c = 1.0 - (1.0 - unit.confidence) * (1.0 - confidence)
-    u = replace(unit, confidence=c, evidence=(*unit.evidence, evidence_id))
+    u = replace(with_agent(unit, agent), confidence=c, evidence=(*unit.evidence, evidence_id))
     if unit.status == "held" and c >= HOLD_BELOW:
-        return Change("unit_released", replace(u, status="candidate"),
-                      f"assimilated: confidence {c:.2f} ≥ {HOLD_BELOW}, leaves the holding area")
-    return Change("unit_assimilated", u, f"assimilated: the same lesson again, confidence {c:.2f}")
+        change = Change("unit_released", replace(u, status="candidate"),
+                        f"assimilated: confidence {c:.2f} ≥ {HOLD_BELOW}, leaves the holding area")
+    else:
+        change = Change("unit_assimilated", u, f"assimilated: the same lesson again, confidence {c:.2f}")
+    return [change, *sharing(change.unit)]
 
 
 def _status_after_success(u: Unit) -> Change:

@@ -33,7 +33,9 @@ RECORD_TYPES = ("decision",)
 # the learner folds the same kinds to restore itself.
 UNIT_KINDS = ("unit_accepted", "unit_held", "unit_rejected", "unit_released", "unit_assimilated", "unit_absorbed",
               "unit_verified", "unit_stable", "unit_evidence", "unit_reviewing", "unit_invalid", "unit_skill",
-              "trait_proposed", "trait_approved", "trait_declined", "unit_invalidated", "unit_archived")
+              "trait_proposed", "trait_approved", "trait_declined", "unit_invalidated", "unit_archived",
+              "unit_shared")
+UNIT_SHARED = "unit_shared"  # a private unit cleared the bar of shared memory (lifecycle.sharing)
 
 
 # A job's proposal: these near-duplicates merge into a meta-rule (the learner absorbs them).

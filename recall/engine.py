@@ -26,7 +26,7 @@ from hindbrain.recall import beliefs as belief_layers
 from hindbrain.recall import channels
 from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
-from hindbrain.recall.index import FUNCTION_WORDS, Belief, Doc, RecallIndex, TenantIndex
+from hindbrain.recall.index import FUNCTION_WORDS, SITUATION_LABELS, Belief, Doc, RecallIndex, TenantIndex
 from hindbrain.recall.query import Query
 from hindbrain.recall.scoring import CHANNELS, Weights, competition_ranks, rrf, weighted
 from hindbrain.streams.gc_pause import gc_paused
@@ -72,7 +72,7 @@ class RecallEngine:
         tenant = self.index.tenants.get(query.tenant)
         if tenant is None:
             return RecallResult([], [], [], [], clock.laps)
-        mask = tenant.layer_mask(query.layers)
+        mask = tenant.layer_mask(query.layers, query.agent)
         lexical = self._lexical(tenant, query, mask)
         clock.lap("lexical")
         cosines = self._semantic(query, mask, clock)
@@ -230,7 +230,7 @@ def _explain_terms(item: GateItem, query: Query) -> None:
         words = item.words.union(item.doc.links, item.doc.exact)
         matched = words.intersection(query.terms)
         item.why["lexical"]["matched_terms"] = sorted(matched)[:20]
-        item.matched = frozenset(matched - FUNCTION_WORDS)
+        item.matched = frozenset(matched - FUNCTION_WORDS - SITUATION_LABELS)
 
 
 class _Clock:

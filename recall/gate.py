@@ -9,10 +9,11 @@ record keeps them, so a useful unit cut by the budget is visible as a learning s
 Injection value ≈ Relevance × Confidence × Actionability × ScopeMatch ÷ TokenCost: the
 budget buys the most decision-changing value per token, not simply the top ranks.
 
-Coverage (seed 000: fill the gap, not the budget): once a rule (a unit) is selected, a
-further rule whose informative query terms are all held by the rules already selected (or
-that matched only function words) adds no new answer to this decision, only tokens, and is
-cut at the stage ``covered``. Events are the timeline, not answers: several may tell one
+Coverage (seed 000: fill the gap, not the budget): a lexical hit whose only shared terms
+with the query are function words or field labels ("system:", "action:") answers nothing
+and is cut at the stage ``covered``; once a rule (a unit) is selected, a further rule whose
+informative query terms are all held by the rules already selected adds no new answer to
+this decision, only tokens, and is cut there too. Events are the timeline, not answers: several may tell one
 story, so they are judged by value alone, and so is a rule the lexical channel did not find
 (by meaning, through the graph), which has no terms to compare, or the next step of an action
 chain (the graph linked it by entity and action). An event a selected unit rests on is cut as
@@ -148,10 +149,12 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> li
         value, cost = injection_value(item), item.doc.tokens
         if k is not None and len(selected) >= k:
             drop(item, "budget", f"beyond k={k}")
+        elif item.matched is not None and not item.matched:
+            drop(item, "covered", "it matched the query on function words and field labels only")
         elif rules and item.doc.kind == "fragment" and item.matched is not None and item.matched <= covered \
                 and not chained(item):
-            drop(item, "covered", f"its query terms ({', '.join(sorted(item.matched)[:5]) or 'function words only'})"
-                                  f" are covered by the rules already selected")
+            drop(item, "covered", f"its query terms ({', '.join(sorted(item.matched)[:5])}) are covered by the "
+                                  f"rules already selected")
         elif used + cost > budget:
             drop(item, "budget", f"{cost} tokens do not fit the {max(budget - used, 0)} left of the budget")
         else:

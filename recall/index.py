@@ -35,7 +35,8 @@ WINDOW_KINDS = (WINDOW_OPENED, WINDOW_SETTLED)  # a conflict's A/B window (jobs.
 CONFLICT_PENDING = "conflict_pending"  # two units, the same condition, different actions (jobs.forgetting)
 EVENTS_COLD = "events_cold"  # cold storage: summary and vector kept in memory (jobs.archive)
 COLD_SUMMARY_CHARS = 120
-INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD)  # besides unit states
+INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD, unit_states.UNIT_SHARED)
+SHARED = 0  # the owner code of what every agent of the tenant may recall
 
 
 def cold_summary(text: str) -> str:
@@ -75,6 +76,7 @@ class Doc:
     exact: tuple[str, ...] = ()  # exact cues (codes, URLs, accounts, systems)
     conflicts: frozenset[str] = frozenset()  # ids of units this one is known to contradict
     last_used_us: int = 0  # the last outcome that applied it: freshness counts disuse from here
+    owner: str | None = None  # the agent whose private memory holds it; None: shared in its tenant
 
     @property
     def fresh_since_us(self) -> int:
@@ -108,6 +110,11 @@ class Belief:
 Indexable = tuple[str, Doc, list[str]]  # (tenant, document, its cue terms)
 
 
+# The labels ``situation_text`` writes: every situated event and query holds them, so a match
+# on them alone says nothing about relevance (the gate's informative terms leave them out).
+SITUATION_LABELS = frozenset(_SITUATION_FIELDS)
+
+
 def situation_text(fields: dict) -> str:
     """``system: IAM / identity: normal account / ... / actual: no response``."""
     return " / ".join(f"{k}: {fields[k]}" for k in _SITUATION_FIELDS if fields.get(k))
@@ -124,13 +131,14 @@ def _with_cues(doc: Doc, fields: dict) -> tuple[Doc, list[str]]:
     return doc, terms
 
 
-def event_doc(event_id: str, fields: dict, ts_us: int) -> tuple[Doc, list[str]]:
-    """An event as a document and its cue terms; ``fields`` is a perception record or an ``events`` row."""
+def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None) -> tuple[Doc, list[str]]:
+    """An event as a document and its cue terms; ``fields`` is a perception record or an
+    ``events`` row. An event is episodic memory: private to the ``agent`` that perceived it."""
     situation = situation_text(fields)
     text = " — ".join(t for t in (fields["text"], situation) if t)
     confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
-              action=fields.get("action"), event_kind=fields.get("kind"))
+              action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None)
     return _with_cues(doc, fields)
 
 
@@ -138,7 +146,8 @@ def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
     """A fragment as a document and its cue terms, from a ``fragments`` row."""
     doc = Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
               float(row["confidence"]), dict(row["scope"]), _ts_us(row["ts"]), condition=row["condition"],
-              action=row["action"], reason=row["reason"], status=row["status"])
+              action=row["action"], reason=row["reason"], status=row["status"],
+              owner=fragments.private_to(row["agent"], row["source"], row["seed"]))
     return _with_cues(doc, {**row, "text": row["condition"]})  # the rendered text would repeat the action
 
 
@@ -156,7 +165,7 @@ def indexable(decoded: Decoded) -> list[Indexable]:
         env = record["envelope"]
         if perception_class(record) == "transactional":
             return []
-        return [(env["tenant"], *event_doc(env["record_id"], record, env["ts_us"]))]
+        return [(env["tenant"], *event_doc(env["record_id"], record, env["ts_us"], env["agent"]))]
     if decoded.record_type == "cognition":
         return [(row["tenant"], *fragment_doc(row))
                 for row in fragments.project(decoded.record_type, record, decoded.position)]
@@ -172,6 +181,8 @@ class TenantIndex:
         self.beliefs: dict[str, Belief] = {}
         self.windows: dict[str, tuple[str, str]] = {}  # open A/B windows: id → (belief A, belief B)
         self._layers = np.empty(1024, dtype=np.uint8)
+        self._owners = np.empty(1024, dtype=np.int32)  # SHARED or the code of the agent it is private to
+        self.agent_codes: dict[str, int] = {}
 
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
         """Index documents with their cue terms; a redelivered id is skipped. Returns
@@ -189,7 +200,9 @@ class TenantIndex:
         end = first + len(fresh)
         if end > len(self._layers):
             self._layers = np.resize(self._layers, max(2 * len(self._layers), end))
+            self._owners = np.resize(self._owners, len(self._layers))
         self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
+        self._owners[first:end] = [self.agent_code(doc.owner) for doc, _ in fresh]
         for n, (doc, _) in enumerate(fresh, first):
             self.docs.append(doc)
             self.by_id[doc.id] = n
@@ -217,6 +230,8 @@ class TenantIndex:
             self.add_conflict(*subject_ids[:2])
         elif kind == EVENTS_COLD:
             self.cool(subject_ids)
+        elif kind == unit_states.UNIT_SHARED:
+            self.share(subject_ids[0])
 
     def cool(self, event_ids: list[str]) -> None:
         """Cold storage: these events keep a summary (and their vector); the full text is
@@ -243,11 +258,31 @@ class TenantIndex:
         else:
             self.windows.pop(window_id, None)
 
-    def layer_mask(self, layers: list[str] | None) -> np.ndarray | None:
-        if not layers:
-            return None
-        codes = [_LAYER_CODE[name] for name in layers]
-        return np.isin(self._layers[: len(self.docs)], codes)
+    def agent_code(self, agent: str | None) -> int:
+        if agent is None:
+            return SHARED
+        return self.agent_codes.setdefault(agent, len(self.agent_codes) + 1)
+
+    def layer_mask(self, layers: list[str] | None, agent: str | None = None) -> np.ndarray | None:
+        """What a recall may see: the ``layers`` asked for, of the tenant's shared memory and
+        of ``agent``'s private memory. A recall that names no agent is the tenant's own view
+        (an operator, a single-agent app) and sees all of it: privacy between agents decides
+        what enters each agent's context; the access boundary is the tenant. None: everything."""
+        n = len(self.docs)
+        mask = np.isin(self._layers[:n], [_LAYER_CODE[name] for name in layers]) if layers else None
+        code = self.agent_codes.get(agent) if agent else None
+        if not agent or not self.agent_codes or (code is not None and len(self.agent_codes) == 1):
+            return mask  # no agent named, nothing private here, or all of it is this agent's
+        owners = self._owners[:n]
+        visible = (owners == SHARED) | (owners == code) if code is not None else owners == SHARED
+        return visible if mask is None else mask & visible
+
+    def share(self, doc_id: str) -> None:
+        """A private unit cleared the bar of shared memory: every agent may recall it now."""
+        no = self.by_id.get(doc_id)
+        if no is not None:
+            self.docs[no].owner = None
+            self._owners[no] = SHARED
 
     def count_outcome(self, applied: list[str], success: bool, ts_us: int = 0) -> None:
         for item in dict.fromkeys(applied):
@@ -335,7 +370,8 @@ class RecallIndex:
                     row = dict(zip(names, values, strict=True))
                     if table is events.TABLE and perception_class(row) == "transactional":
                         continue
-                    doc, cues = event_doc(row["event_id"], row, _ts_us(row["ts"])) if table is events.TABLE \
+                    doc, cues = event_doc(row["event_id"], row, _ts_us(row["ts"]), row["agent"]) \
+                        if table is events.TABLE \
                         else fragment_doc(row)
                     items.append((row["tenant"], doc, cues))
                 self.add(items)

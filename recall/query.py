@@ -32,6 +32,7 @@ class Query:
     k: int | None
     now_us: int
     decision_key: str | None = None  # what an A/B window splits on: the task (else the agent)
+    agent: str | None = None  # whose private memory the recall may see besides the shared one
 
 
 def build_query(q, now_us: int) -> Query:
@@ -45,5 +46,5 @@ def build_query(q, now_us: int) -> Query:
         tenant=q.tenant, text=text, semantic_text=semantic_text, terms=tokens(text) + cues,
         exact=frozenset(c for c in cues if not c.startswith(COORDINATE_PREFIXES)), trigger=q.trigger,
         scope=dict(q.scope), scene=scene, user=q.user or q.scope.get("user"), layers=q.layers,
-        budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent,
+        budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
     )

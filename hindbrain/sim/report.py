@@ -16,6 +16,8 @@ SELECT tenant, JSONExtractString(notes, 'world') AS world, JSONExtractString(not
        JSONExtractInt(notes, 'round') AS round,
        count() AS tasks, countIf(success) AS successes,
        countIf(JSONExtractBool(notes, 'known')) AS known_tasks, countIf(JSONExtractBool(notes, 'repeated')) AS repeated,
+       countIf(JSONExtractBool(notes, 'fleet_known')) AS fleet_known,
+       countIf(JSONExtractBool(notes, 'fleet_repeated')) AS fleet_repeated,
        countIf(JSONExtractString(notes, 'kind') = 'preference' AND NOT JSONExtractBool(notes, 'stated')) AS pref_tasks,
        countIf(JSONExtractBool(notes, 'obeyed')) AS pref_obeyed,
        sum(JSONExtractInt(notes, 'tokens')) AS injected_tokens,

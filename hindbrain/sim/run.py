@@ -22,8 +22,10 @@ class Counts:
     tasks: int = 0
     successes: int = 0  # done by the agent (within two attempts), not handed to a human
     first_try: int = 0
-    known_tasks: int = 0  # trap tasks whose current rule this arm had already solved once
-    repeated: int = 0  # ... in which the agent repeated the mistake
+    known_tasks: int = 0  # trap tasks whose current rule this agent had already solved once
+    repeated: int = 0  # ... in which it repeated the mistake
+    fleet_known: int = 0  # trap tasks whose current rule some agent of the fleet had solved once
+    fleet_repeated: int = 0  # ... in which the agent made the mistake again
     steps: int = 0
     pref_tasks: int = 0  # answers to a user who stated a preference in an earlier session
     pref_obeyed: int = 0
@@ -49,6 +51,7 @@ class Counts:
         return {
             "success rate": self.rate(self.successes, self.tasks),
             "repeated-mistake rate": self.rate(self.repeated, self.known_tasks),
+            "fleet repeated mistakes": self.rate(self.fleet_repeated, self.fleet_known),
             "preference consistency": self.rate(self.pref_obeyed, self.pref_tasks),
             "steps per task": self.rate(self.steps, self.tasks),
             "tokens per success": self.rate(self.injected_tokens, self.successes),
@@ -102,7 +105,8 @@ class ArmRun:
     rounds: list[Counts] = field(default_factory=list)
     total: Counts = field(default_factory=Counts)
     stale_until_dropped: int | None = None  # failures before a falsified rule stopped being injected
-    _solved: set = field(default_factory=set)  # (system, rule version) the arm has solved
+    _solved: set = field(default_factory=set)  # (system, rule version) some agent has solved
+    _solved_by: set = field(default_factory=set)  # (agent, system, rule version)
     _stated: set = field(default_factory=set)  # users who stated their preference
     _seen_systems: set = field(default_factory=set)
     _stale_ids: set = field(default_factory=set)  # items whose old fix failed after the change
@@ -146,8 +150,10 @@ def choose(injected: list[Injected], trap: Trap, rivals: tuple[Trap, ...] = ()) 
 def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals: tuple[Trap, ...] = ()) -> None:
     r, version, scope = task.round_no, (trap.changed(task.round_no), trap.env), trap.scope
     counts.tasks += 1
-    known = (trap.system, version) in run._solved
+    known = (task.agent, trap.system, version) in run._solved_by
+    fleet_known = (trap.system, version) in run._solved
     counts.known_tasks += known
+    counts.fleet_known += fleet_known
     tokens = 0
     arm.perceive(task, kind="observation", text=f"task: {trap.task}", system=trap.system, entities=[trap.system],
                  scope=scope)
@@ -163,15 +169,17 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals:
     run._seen_systems.add(trap.system)
     counts.first_contacts += first_contact
     notes = {"arm": arm.name, "round": r, "kind": "trap", "system": trap.system, "env": trap.env, "known": known,
+             "fleet_known": fleet_known,
              "first_contact": first_contact, "wrong_scope": wrong}
     if trap.works(action, r):
         counts.first_contact_successes += first_contact
         counts.first_try += 1
         _did(arm, task, trap, action)
         return _finish(arm, task, counts, True, 1, tokens, [item.id] if item else [], notes)
-    repeated = known and action == trap.naive
+    repeated, fleet_repeated = known and action == trap.naive, fleet_known and action == trap.naive
     counts.repeated += repeated
-    notes["repeated"] = repeated
+    counts.fleet_repeated += fleet_repeated
+    notes["repeated"], notes["fleet_repeated"] = repeated, fleet_repeated
     if trap.changed(r) and action == trap.fix and item is not None:
         counts.stale_failures += 1
         run._stale_failures += 1
@@ -195,6 +203,7 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals:
     arm.perceive(task, kind="action", action=fix, system=trap.system, identity=trap.identity, success=True,
                  text=f"{trap.task}: done by a human", entities=[trap.system], scope=scope)
     run._solved.add((trap.system, version))
+    run._solved_by.add((task.agent, trap.system, version))
     return _finish(arm, task, counts, False, 4, tokens, [], notes)
 
 

@@ -54,3 +54,28 @@ def test_a_belief_held_by_many_outcomes_becomes_a_rule_once(lexical_brain):
     [state] = b.sql("SELECT status FROM unit_states FINAL WHERE fragment_id = {f:String}", {"f": rule["fragment_id"]})
     assert state["status"] == "candidate"  # through the learner's gate, like any proposal
     assert b.hindsight().proposals == []
+
+
+def test_private_rules_merge_only_within_their_agent_and_the_meta_rule_stays_private(lexical_brain):
+    """Fleet memory: consolidation never carries a private rule past the bar of shared memory."""
+    from dataclasses import replace
+
+    a1 = replace(rule("a", "the IAM submit button does nothing for a normal account", "switch to the admin account"),
+                 agent="a1")
+    a1b = replace(rule("b", "IAM submit button does nothing for a normal account", "switch to the admin account now"),
+                  agent="a1")
+    a2 = replace(rule("c", "IAM submit button does nothing for the normal account", "switch to the admin account"),
+                 agent="a2")
+    assert [[r.fragment_id for r in g] for g in groups([a1, a1b, a2])] == [["a", "b"]]
+    b = lexical_brain
+    x = b.learn(tenant="acme", agent="a1", condition="the IAM submit button does nothing for a normal account",
+                action="switch to the admin account")
+    y = b.learn(tenant="acme", agent="a1", condition="IAM submit button does nothing for a normal account",
+                action="switch to the admin account and submit once")
+    [merged] = [d for d in b.hindsight().decisions if d["kind"] == "units_merged"]
+    meta = merged["subject_ids"][0]
+    assert set(merged["subject_ids"][1:]) == {x, y}
+    [row] = b.sql("SELECT agent FROM fragments FINAL WHERE fragment_id = {f:String}", {"f": meta})
+    assert row["agent"] == "a1"
+    assert meta not in [i.id for i in b.recall(tenant="acme", agent="a2", query="IAM submit button does nothing")]
+    assert meta in [i.id for i in b.recall(tenant="acme", agent="a1", query="IAM submit button does nothing")]
