@@ -153,6 +153,25 @@ class Brain:
         self.runner.submit(records)
         return [r["envelope"]["record_id"] for _, r in records]
 
+    def perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:
+        """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
+        one batch, and each position holds the event's id or the ``InvalidInput`` that
+        refused it (a server batching concurrent requests answers each one)."""
+        out: list[str | InvalidInput] = []
+        records = []
+        with gc_paused():
+            for fields in events:
+                try:
+                    record = _perception(validated(PerceiveInput, "perceive", **fields))
+                except InvalidInput as exc:
+                    out.append(exc)
+                    continue
+                records.append(("perception", record))
+                out.append(record["envelope"]["record_id"])
+            if records:
+                self.runner.submit(records)
+        return out
+
     def learn(self, **fields) -> str:
         """Propose a cognitive unit: when ``condition``, do ``action``, because ``reason``,
         verified by ``evidence``. ``source="read"`` (knowledge) needs a ``citation``.

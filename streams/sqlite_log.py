@@ -6,14 +6,17 @@ which records were written. Each topic has a single partition, 0; a topic's offs
 global offsets of its records (they grow, with gaps, like Kafka offsets after compaction).
 
 Durability: ``synchronous=FULL`` by default, so an ``append`` that returned survives a power
-loss, not only a process crash. WAL keeps readers off the writer's back.
+loss, not only a process crash. WAL keeps readers off the writer's back. ``group()`` makes
+every append inside it one transaction (one fsync): a server's group commit, which answers
+its requests only after the group committed.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from hindbrain.streams.log import LogEntry, Message, Position
@@ -50,7 +53,8 @@ class SqliteLog:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={synchronous}")
         self._db.executescript(_DDL)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered by appends inside the owner's group()
+        self._grouped = False
 
     # -- writing -------------------------------------------------------------------------
     def append(self, messages: Sequence[Message]) -> list[Position]:
@@ -63,18 +67,41 @@ class SqliteLog:
                 raise TypeError(f"message topic must be str and key str or None, not {m.topic!r}, {m.key!r}")
         with self._lock:
             cur = self._db.cursor()
-            cur.execute("BEGIN IMMEDIATE")
+            # Inside a group a savepoint scopes this append: a failed one undoes only itself.
+            begin, commit, undo = (("SAVEPOINT append", "RELEASE append", "ROLLBACK TO append; RELEASE append")
+                                   if self._grouped else ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"))
+            cur.execute(begin)
             try:
                 first = cur.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
                 cur.executemany(
                     'INSERT INTO records ("offset", topic, key, value) VALUES (?, ?, ?, ?)',
                     [(first + i, m.topic, m.key, bytes(m.value)) for i, m in enumerate(messages)],
                 )
-                cur.execute("COMMIT")
+                cur.execute(commit)
             except BaseException:
-                cur.execute("ROLLBACK")
+                for statement in undo.split("; "):
+                    cur.execute(statement)
                 raise
         return [Position(m.topic, 0, first + i) for i, m in enumerate(messages)]
+
+    @contextmanager
+    def group(self) -> Iterator[None]:
+        """Every append of this thread inside is one transaction, committed (and synced) at
+        the end; other threads wait. Re-entrant: an inner group joins the outer one."""
+        with self._lock:
+            if self._grouped:
+                yield
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            self._grouped = True
+            try:
+                yield
+            except BaseException:
+                self._grouped = False
+                self._db.execute("ROLLBACK")
+                raise
+            self._grouped = False
+            self._db.execute("COMMIT")
 
     # -- reading -------------------------------------------------------------------------
     def partitions(self, topic: str) -> list[int]:

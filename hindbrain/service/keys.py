@@ -4,7 +4,9 @@ A key reads ``hb_<key id>_<secret>``. Only the key id, its tenant and the SHA-25
 secret are stored (``<home>/keys.sqlite``): the secret is 32 random bytes, so a plain hash is
 enough (no salt or slow hash needed: there is nothing to guess), and the store never holds a
 usable key. A revoked key keeps its row (who had access, until when) and stops resolving at
-once: every lookup reads the store, so ``hindbrain keys revoke`` works on a running server.
+once, also on a running server: lookups are served from memory, and each one first asks
+SQLite whether another connection changed the file since (``PRAGMA data_version``, a few
+µs), reloading the live keys when it did.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import hashlib
 import hmac
 import secrets
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +40,10 @@ class KeyStore:
             db.execute("CREATE TABLE IF NOT EXISTS keys (key_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, "
                        "secret_sha256 TEXT NOT NULL, label TEXT NOT NULL, created_us INTEGER NOT NULL, "
                        "revoked_us INTEGER)")
+        self._reader = self._db()  # kept open: data_version only moves for *other* connections' commits
+        self._lock = threading.Lock()
+        self._version: int | None = None
+        self._live: dict[str, tuple[str, str]] = {}  # key id → (tenant, secret digest)
 
     def _db(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
@@ -64,9 +71,13 @@ class KeyStore:
         key_id, secret = _split(key or "")
         if not key_id:
             return None
-        with self._db() as db:
-            row = db.execute("SELECT tenant, secret_sha256 FROM keys WHERE key_id = ? AND revoked_us IS NULL",
-                             (key_id,)).fetchone()
+        with self._lock:
+            version = self._reader.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._version:
+                self._live = {k: (t, d) for k, t, d in self._reader.execute(
+                    "SELECT key_id, tenant, secret_sha256 FROM keys WHERE revoked_us IS NULL")}
+                self._version = version
+            row = self._live.get(key_id)
         if row is None or not hmac.compare_digest(row[1], _sha256(secret)):
             return None
         return row[0]

@@ -24,9 +24,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(home, embedder: str = "none"):
-    """Yield ``(base_url, brain, keys)`` while uvicorn serves the app on a free port."""
-    with Brain.open(home, embedder=embedder) as brain:
+def serving(home, embedder: str = "none", **brain_settings):
+    """Yield ``(base_url, brain, keys)`` while uvicorn serves the app on a free port
+    (``brain_settings``: e.g. Kafka's, for a brain whose log is a broker)."""
+    with Brain.open(home, embedder=embedder, **brain_settings) as brain:
         keys = KeyStore(home)
         port = free_port()
         server = uvicorn.Server(uvicorn.Config(create_app(brain, keys), host="127.0.0.1", port=port,

@@ -153,3 +153,65 @@ def test_concurrent_appends_from_threads_get_distinct_contiguous_batches(log):
         assert [bytes(e.value) for e in log.read(f"t{n}", 0, 0)] == [
             f"{n}-{i}-{j}".encode() for i in range(25) for j in range(3)
         ]
+
+
+def test_a_group_is_one_transaction_committed_at_its_end_and_a_failed_group_leaves_nothing(tmp_path):
+    path = tmp_path / "log.sqlite"
+    log = SqliteLog(path)
+    try:
+        with log.group():
+            log.append([Message("a", KEY, b"1")])
+            with pytest.raises(TypeError):
+                log.append([Message("a", KEY, "not bytes")])  # refused before it touches the group
+            log.append([Message("a", KEY, b"2")])
+            other = sqlite3.connect(path)  # another connection sees nothing until the group commits
+            assert other.execute("SELECT count(*) FROM records").fetchone()[0] == 0
+            with log.group():  # re-entrant: joins the outer group
+                log.append([Message("a", KEY, b"3")])
+        assert other.execute("SELECT count(*) FROM records").fetchone()[0] == 3
+        with pytest.raises(RuntimeError), log.group():
+            log.append([Message("a", KEY, b"4")])
+            raise RuntimeError("the group fails before its commit")
+        assert [bytes(e.value) for e in log.read("a", 0, 0)] == [b"1", b"2", b"3"]  # the failed group left nothing
+        other.close()
+    finally:
+        log.close()
+
+
+def test_inside_a_group_a_failed_append_undoes_only_itself(tmp_path):
+    log = SqliteLog(tmp_path / "log.sqlite")
+    real = log._db
+
+    class DiskFullOnce:  # the connection, whose next insert fails as a full disk would
+        def __init__(self):
+            self.fail = True
+
+        def cursor(self):
+            cur, conn = real.cursor(), self
+
+            class Cursor:
+                def execute(self, *a):
+                    return cur.execute(*a)
+
+                def executemany(self, *a):
+                    if conn.fail:
+                        conn.fail = False
+                        raise sqlite3.OperationalError("database or disk is full")
+                    return cur.executemany(*a)
+            return Cursor()
+
+        def execute(self, *a):
+            return real.execute(*a)
+
+    try:
+        with log.group():
+            log.append([Message("a", KEY, b"1")])
+            log._db = DiskFullOnce()
+            with pytest.raises(sqlite3.OperationalError):
+                log.append([Message("a", KEY, b"lost")])
+            log.append([Message("a", KEY, b"2")])
+        log._db = real
+        assert [bytes(e.value) for e in log.read("a", 0, 0)] == [b"1", b"2"]
+    finally:
+        log._db = real
+        log.close()
