@@ -68,8 +68,16 @@ def recall_bodies(count: int) -> list[dict]:
     return bodies
 
 
+def warm(brain) -> None:
+    """Until the reopened brain's vector graph holds every vector (the server's /readyz waits too)."""
+    semantic = brain.index.semantic
+    while semantic is not None and (semantic.pending() or semantic.unbuilt()):
+        time.sleep(0.5)
+
+
 def in_process(home: Path, embedder: str, bodies: list[dict], seconds: float) -> tuple[list[float], float]:
     with Brain.open(home, embedder=embedder) as brain:
+        warm(brain)
         for body in bodies[:50]:  # warm up like the server will be
             brain.recall(tenant=corpus.TENANT, **body)
         latencies = []

@@ -184,10 +184,15 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     @app.get("/readyz", tags=["operations"])
     async def readyz():
-        """Readiness: the brain answers a query through its owner thread."""
+        """Readiness: the brain answers a query through its owner thread, and the semantic
+        channel's vector graph holds every vector (after a reopen it is rebuilt in the
+        background; until then a search scans, several times slower: "warming")."""
         if owner.broken is not None:
             return JSONResponse(status_code=503, content={"status": "not ready",
                                                           "error": f"a log commit failed: {owner.broken}"[:300]})
+        semantic = brain.index.semantic
+        if semantic is not None and (unbuilt := semantic.unbuilt()):  # exact scans until the graph has them
+            return JSONResponse(status_code=503, content={"status": "warming", "unbuilt_vectors": unbuilt})
         try:
             await owner.call(brain.warehouse.query, "SELECT 1")
         except Exception as exc:  # noqa: BLE001 - any failure means not ready; say which
