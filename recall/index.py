@@ -77,14 +77,6 @@ class Doc:
     conflicts: frozenset[str] = frozenset()  # ids of units this one is known to contradict
     last_used_us: int = 0  # the last outcome that applied it: freshness counts disuse from here
     owner: str | None = None  # the agent whose private memory holds it; None: shared in its tenant
-    _words: frozenset[str] | None = None  # the text's token set, computed on first use (the gate's)
-
-    @property
-    def words(self) -> frozenset[str]:
-        """The text's token set, once per document rather than once per recall."""
-        if self._words is None:
-            self._words = frozenset(tokens(self.text))
-        return self._words
 
     @property
     def fresh_since_us(self) -> int:
@@ -249,7 +241,6 @@ class TenantIndex:
             if no is not None:
                 doc = self.docs[no]
                 doc.text = cold_summary(doc.text)
-                doc._words = None
                 doc.tokens = estimate_tokens(doc.text)
 
     def add_conflict(self, a: str, b: str) -> None:
