@@ -29,7 +29,15 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from hindbrain.schemas.api import InvalidInput, LearnInput, OutcomeInput, PerceiveInput, RecallInput
+from hindbrain.schemas.api import (
+    ApproveInput,
+    InvalidateInput,
+    InvalidInput,
+    LearnInput,
+    OutcomeInput,
+    PerceiveInput,
+    RecallInput,
+)
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.metrics import Metrics
 
@@ -47,6 +55,8 @@ PerceiveBody = body_model(PerceiveInput, "PerceiveBody")
 LearnBody = body_model(LearnInput, "LearnBody")
 RecallBody = body_model(RecallInput, "RecallBody")
 OutcomeBody = body_model(OutcomeInput, "OutcomeBody")
+ApproveBody = body_model(ApproveInput, "ApproveBody")
+InvalidateBody = body_model(InvalidateInput, "InvalidateBody")
 
 
 class PerceiveBatch(BaseModel):
@@ -240,6 +250,21 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     async def outcome(body: OutcomeBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """How a task went, naming the recall and the items applied: the learning signal."""
         return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **_fields(body))}
+
+    @app.get(f"/{VERSION}/traits", tags=["humans"])
+    async def traits(tenant: str = Tenant):
+        """Traits the learner proposes, waiting for a human's verdict (``/v1/approve``)."""
+        return {"traits": await owner.call(brain.pending_traits, tenant)}
+
+    @app.post(f"/{VERSION}/approve", tags=["humans"])
+    async def approve(body: ApproveBody, tenant: str = Tenant):  # type: ignore[valid-type]
+        """A human's verdict on a proposed trait: accepted, it joins the identity layer."""
+        return {"decision_id": await owner.call(brain.approve, tenant=tenant, **_fields(body))}
+
+    @app.post(f"/{VERSION}/invalidate", tags=["humans"])
+    async def invalidate(body: InvalidateBody, tenant: str = Tenant):  # type: ignore[valid-type]
+        """An environment change made a unit untrue: never injected again, kept in the log."""
+        return {"decision_id": await owner.call(brain.invalidate, tenant=tenant, **_fields(body))}
 
     @app.get(f"/{VERSION}/explain/{{item_id}}", tags=["audit"])
     async def explain(item_id: str, tenant: str = Tenant):

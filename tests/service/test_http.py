@@ -117,3 +117,21 @@ def test_many_concurrent_clients_do_not_corrupt_the_embedded_store(api):
     assert errors == []
     rows = brain.sql("SELECT count() AS n, uniqExact(text) AS texts FROM events FINAL WHERE text LIKE 'client %'")
     assert rows == [{"n": 200, "texts": 200}]
+
+
+def test_humans_approve_and_invalidate_over_http_and_bad_ids_are_422s(api):
+    base, brain, _, acme, globex = api
+    _, body, _ = call(base, "POST", "/v1/learn", {"condition": "the nightly export stalls",
+                                                  "action": "restart the exporter"}, acme)
+    fid = body["fragment_id"]
+    assert call(base, "GET", "/v1/traits", key=acme)[:2] == (200, {"traits": []})
+    status, body, _ = call(base, "POST", "/v1/approve", {"fragment_id": fid, "approver": "ops"}, acme)
+    assert status == 422 and body["detail"][0]["loc"] == ["body", "fragment_id"]  # not a proposed trait
+    status, body, _ = call(base, "POST", "/v1/invalidate", {"fragment_id": fid, "reason": "exporter v2"}, globex)
+    assert status == 422 and body["detail"][0]["loc"] == ["body", "fragment_id"]  # another tenant's unit
+    status, body, _ = call(base, "POST", "/v1/invalidate", {"fragment_id": fid, "reason": "exporter v2"}, acme)
+    assert status == 200 and body["decision_id"]
+    [state] = brain.sql("SELECT status FROM unit_states FINAL WHERE fragment_id = {f:String}", {"f": fid})
+    assert state["status"] == "invalid"
+    _, pack, _ = call(base, "POST", "/v1/recall", {"query": "nightly export stalls"}, acme)
+    assert fid not in [i["id"] for i in pack["items"]]
