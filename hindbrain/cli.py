@@ -154,14 +154,16 @@ def cmd_learner(args) -> int:
         return 2
     with KafkaLog(cfg.kafka, prefix=cfg.kafka_prefix) as log:
         learner = KafkaLearner(log, learner_group(cfg), extractor_of(cfg), cfg.batch_size)
-        learner.start()
-        print(f"hindbrain learner: group {learner_group(cfg)!r} on {cfg.kafka}; Ctrl-C stops it", file=sys.stderr)
-        try:
+        try:  # Ctrl-C may land as soon as the thread runs, even before the banner: stop cleanly then too
+            learner.start()
+            print(f"hindbrain learner: group {learner_group(cfg)!r} on {cfg.kafka}; Ctrl-C stops it",
+                  file=sys.stderr)
             while learner.alive:
                 time.sleep(0.5)
         except KeyboardInterrupt:
             pass
-        learner.stop()
+        finally:
+            learner.stop()
     return 0
 
 

@@ -193,8 +193,9 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None) -> MC
         event_ids: Annotated[list[str] | None, Field(description="the perceived events it rests on")] = None,
         entities: Annotated[list[str] | None, Field(description="names the rule is about")] = None,
     ) -> str:
-        """Propose a rule for the fleet: WHEN condition, DO action, BECAUSE reason. It is recalled to
-        agents in the same situation and gains or loses credit with the outcomes. Returns the fragment id."""
+        """Propose a rule: WHEN condition, DO action, BECAUSE reason. With an agent it is that agent's
+        until a second agent stands behind it (the fleet's sharing bar); without one it is shared at once.
+        It gains or loses credit with the outcomes. Returns the fragment id."""
         return call("learn", condition=condition, action=action, reason=reason, evidence=evidence, scope=scope,
                     source=source, citation=citation, confidence=confidence, agent=agent, task=task,
                     event_ids=event_ids, entities=entities)

@@ -20,7 +20,8 @@ def test_the_agent_loop_over_http_on_kafka(tmp_path, kafka):
                       "identity": "admin account", "action": "submit change", "success": True}):
             assert call(base, "POST", "/v1/perceive", body, key)[0] == 200
         deadline = time.monotonic() + 30  # the learner's lesson reaches recall through the topics
-        while not (pack := call(base, "POST", "/v1/recall", {"task": "t2", "situation": SITUATION}, key)[1])["items"]:
+        query = {"task": "t2", "situation": SITUATION, "layers": ["experience"]}  # the lesson, not the events
+        while not (pack := call(base, "POST", "/v1/recall", query, key)[1])["items"]:
             assert time.monotonic() < deadline, "the lesson never reached recall"
             time.sleep(0.2)
         fid = pack["items"][0]["id"]
