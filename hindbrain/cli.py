@@ -268,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--clickhouse", help="distributed: the warehouse URL (default: $HINDBRAIN_CLICKHOUSE)")
     serve.add_argument("--log-level", default="warning")
     serve.set_defaults(func=cmd_serve)
-    from hindbrain.service.mcp import add_parser as add_mcp_parser
+    from hindbrain.service.mcp_cli import add_parser as add_mcp_parser
 
     add_mcp_parser(sub).set_defaults(func=cmd_mcp)
     keys = sub.add_parser("keys", help="API keys per tenant (hashed at rest): create, revoke, list")

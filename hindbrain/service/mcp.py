@@ -34,9 +34,9 @@ from starlette.types import Receive, Scope, Send
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.schemas.api import EventKind, Signal, Source, Trigger
 from hindbrain.service.keys import KeyStore
+from hindbrain.service.mcp_cli import KEY_ENV, add_options, add_parser  # noqa: F401 - add_parser: re-exported
 
 TOOLS = ("recall", "perceive", "learn", "outcome")
-KEY_ENV = "HINDBRAIN_API_KEY"
 MCP_PATH = "/mcp"
 
 INSTRUCTIONS = """hindbrain is the shared memory of an agent fleet. The loop:
@@ -334,26 +334,6 @@ def stdio_tenant(tenant: str | None, key: str | None, keys: KeyStore, key_env: s
     if tenant and tenant.strip():
         return tenant
     raise StartupError(f"give --tenant T, or an API key (`hindbrain keys create --tenant T`) in ${key_env}")
-
-
-def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The options of ``hindbrain mcp`` (shared by ``python -m hindbrain.service.mcp``)."""
-    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                        help="stdio (default: a client spawns the server) or http (streamable HTTP at /mcp)")
-    parser.add_argument("--host", default="127.0.0.1", help="http: the address to listen on (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="http: the port (default: 8765)")
-    parser.add_argument("--tenant", help="stdio: the tenant the tools act for (or give an API key)")
-    parser.add_argument("--api-key-env", default=KEY_ENV, metavar="VAR",
-                        help=f"stdio: the environment variable holding an API key that names the tenant "
-                             f"(default: {KEY_ENV}). Over http every request sends its own key: "
-                             f"Authorization: Bearer <key>")
-    return parser
-
-
-def add_parser(sub) -> argparse.ArgumentParser:
-    """Add the ``mcp`` subcommand to an argparse subparsers object; returns its parser."""
-    return add_options(sub.add_parser("mcp", help="MCP server: recall, perceive, learn and outcome as tools for "
-                                                  "coding agents (stdio, or streamable HTTP with API keys)"))
 
 
 def run(args: argparse.Namespace, home: str | Path) -> int:
