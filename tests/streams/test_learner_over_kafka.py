@@ -89,7 +89,13 @@ def test_hindbrain_learner_runs_as_its_own_process(kafka, tmp_path):
             assert kinds == ["unit_accepted"]
         finally:
             learner.send_signal(signal.SIGINT)
-            assert learner.wait(timeout=30) == 0
+            try:  # a clean stop waits for an append in flight and the consumer's close
+                code = learner.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                learner.kill()
+                stderr = learner.stderr.read()
+                raise AssertionError(f"the learner did not stop within 60 s of Ctrl-C: {stderr}") from None
+            assert code == 0, learner.stderr.read()
     finally:
         log.close()
 
