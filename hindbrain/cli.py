@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -137,6 +138,10 @@ def cmd_worker(args) -> int:
     return 0
 
 
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def cmd_learner(args) -> int:
     """Run the fleet's one learner over Kafka until interrupted."""
     import time
@@ -152,11 +157,14 @@ def cmd_learner(args) -> int:
         print("hindbrain learner: give --kafka or HINDBRAIN_KAFKA (the embedded brain learns by itself)",
               file=sys.stderr)
         return 2
+    # SIGTERM (a process manager's stop, Kubernetes' above all) stops it as cleanly as Ctrl-C;
+    # a background job started by a shell may not even receive SIGINT (it inherits it ignored).
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     with KafkaLog(cfg.kafka, prefix=cfg.kafka_prefix) as log:
         learner = KafkaLearner(log, learner_group(cfg), extractor_of(cfg), cfg.batch_size)
-        try:  # Ctrl-C may land as soon as the thread runs, even before the banner: stop cleanly then too
+        try:  # a stop may land as soon as the thread runs, even before the banner: stop cleanly then too
             learner.start()
-            print(f"hindbrain learner: group {learner_group(cfg)!r} on {cfg.kafka}; Ctrl-C stops it",
+            print(f"hindbrain learner: group {learner_group(cfg)!r} on {cfg.kafka}; Ctrl-C or SIGTERM stops it",
                   file=sys.stderr)
             while learner.alive:
                 time.sleep(0.5)
