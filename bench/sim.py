@@ -20,7 +20,7 @@ import time
 
 from hindbrain import Brain
 from hindbrain.sim import compare, default_world, ticket_world
-from hindbrain.sim.run import format_metric, metrics_table, rounds_table
+from hindbrain.sim.run import desk_table, format_metric, metrics_table, rounds_table
 
 
 def main() -> None:
@@ -34,13 +34,7 @@ def main() -> None:
         fleet = compare(default_world(args.seed, args.rounds), brain)
         tickets = compare(ticket_world(args.seed), brain)
     print("\n".join(rounds_table(fleet)) + "\n\n" + "\n".join(metrics_table(fleet)))
-    print("\nthe ticket desk (seed 002): upset customers are satisfied far more often when the reply first "
-          "acknowledges the problem; only outcomes and hindsight's beliefs can tell the agents")
-    for n, run in tickets.items():
-        per_round = " ".join(f"{c.upset_solved}/{c.upset_tickets}" for c in run.rounds)
-        print(f"{n:>12}: upset tickets solved per round {per_round}; overall "
-              f"{format_metric('', run.total.metrics()['upset-customer tickets solved'])}; replies guided by a "
-              f"belief {run.total.belief_guided}")
+    print("\n" + "\n".join(desk_table(tickets)))
     print(f"({time.perf_counter() - t0:.1f} s)")
     if args.seeds:
         spread([int(s) for s in args.seeds.split(",")], args.rounds)

@@ -23,7 +23,7 @@ from hindbrain.brain import Brain
 from hindbrain.sim import compare, default_world, tenant_of, ticket_world
 from hindbrain.sim.report import rounds as report_rounds
 from hindbrain.sim.report import unit_metrics, write_html
-from hindbrain.sim.run import metrics_table, rounds_table
+from hindbrain.sim.run import desk_table, metrics_table, rounds_table
 
 
 def _progress(done: int, total: int, started: float) -> None:
@@ -65,12 +65,7 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7) -> int:
         stats_now = brain.stats()
     print("\nthe fleet: the same schedule through every arm; agents act only on what was injected")
     print("\n".join(rounds_table(fleet)) + "\n\n" + "\n".join(metrics_table(fleet)))
-    print("\nthe ticket desk (seed 002): upset customers are satisfied far more often when the reply first "
-          "acknowledges the problem; only outcomes, through hindsight's beliefs, can tell the agents")
-    for n, run in desk.items():
-        per_round = " ".join(f"{c.upset_solved}/{c.upset_tickets}" for c in run.rounds)
-        print(f"{n:>12}: upset customers satisfied per round {per_round}; replies guided by a belief "
-              f"{run.total.belief_guided}")
+    print("\n" + "\n".join(desk_table(desk)))
     print("\nhindbrain's units, proposed by: " + ", ".join(f"{r['job']} {r['n']}" for r in learned)
           + "; states: " + ", ".join(f"{r['status']} {r['n']}" for r in states))
     print("most useful cognitions (feedback view):")  # applied/success counted from outcomes

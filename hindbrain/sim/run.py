@@ -99,14 +99,28 @@ def rounds_table(runs: dict) -> list[str]:
     return lines
 
 
+DESK_HEADLINE = ("the ticket desk (seed 002): upset customers are satisfied far more often when the reply first "
+                 "acknowledges the problem; only outcomes, through hindsight's beliefs, can tell the agents")
+
+
+def desk_table(runs: dict) -> list[str]:
+    """The ticket desk per arm: upset customers satisfied per round, overall, and the replies a belief guided."""
+    lines = [DESK_HEADLINE]
+    for n, run in runs.items():
+        per_round = " ".join(f"{c.upset_solved}/{c.upset_tickets}" for c in run.rounds)
+        overall = format_metric("", run.total.metrics()["upset-customer tickets solved"])
+        lines.append(f"{n:>12}: upset customers satisfied per round {per_round}; overall {overall}; "
+                     f"replies guided by a belief {run.total.belief_guided}")
+    return lines
+
+
 @dataclass
 class ArmRun:
     name: str
     rounds: list[Counts] = field(default_factory=list)
     total: Counts = field(default_factory=Counts)
     stale_until_dropped: int | None = None  # failures before a falsified rule stopped being injected
-    _solved: set = field(default_factory=set)  # (system, rule version) some agent has solved
-    _solved_by: set = field(default_factory=set)  # (agent, system, rule version)
+    _solvers: dict = field(default_factory=dict)  # (system, rule version) → the agents that solved it
     _stated: set = field(default_factory=set)  # users who stated their preference
     _seen_systems: set = field(default_factory=set)
     _stale_ids: set = field(default_factory=set)  # items whose old fix failed after the change
@@ -150,8 +164,8 @@ def choose(injected: list[Injected], trap: Trap, rivals: tuple[Trap, ...] = ()) 
 def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals: tuple[Trap, ...] = ()) -> None:
     r, version, scope = task.round_no, (trap.changed(task.round_no), trap.env), trap.scope
     counts.tasks += 1
-    known = (task.agent, trap.system, version) in run._solved_by
-    fleet_known = (trap.system, version) in run._solved
+    solvers = run._solvers.get((trap.system, version), set())
+    known, fleet_known = task.agent in solvers, bool(solvers)
     counts.known_tasks += known
     counts.fleet_known += fleet_known
     tokens = 0
@@ -202,8 +216,7 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals:
     fix = trap.right_fix(r)  # the agent gives up; a human does it, and the agent sees how
     arm.perceive(task, kind="action", action=fix, system=trap.system, identity=trap.identity, success=True,
                  text=f"{trap.task}: done by a human", entities=[trap.system], scope=scope)
-    run._solved.add((trap.system, version))
-    run._solved_by.add((task.agent, trap.system, version))
+    run._solvers.setdefault((trap.system, version), set()).add(task.agent)
     return _finish(arm, task, counts, False, 4, tokens, [], notes)
 
 
