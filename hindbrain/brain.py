@@ -143,34 +143,24 @@ class Brain:
             return self._perceive_many(events)
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
-        records = []
-        for n, fields in enumerate(events):
-            try:
-                records.append(("perception", _perception(validated(PerceiveInput, "perceive", **fields))))
-            except InvalidInput as exc:  # InvalidInput(operation, field, message): keep the field, name the event
-                message = str(exc).removeprefix(f"{exc.operation}: field {exc.field!r}: ")
-                raise InvalidInput(exc.operation, exc.field, f"event #{n}: {message}") from None
-        self.runner.submit(records)
-        return [r["envelope"]["record_id"] for _, r in records]
+        checked = _checked_perceptions(events)
+        for n, result in enumerate(checked):
+            if isinstance(result, InvalidInput):  # keep the field, name the event
+                message = str(result).removeprefix(f"{result.operation}: field {result.field!r}: ")
+                raise InvalidInput(result.operation, result.field, f"event #{n}: {message}")
+        self.runner.submit([("perception", r) for r in checked])
+        return [r["envelope"]["record_id"] for r in checked]
 
     def perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:
         """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
         one batch, and each position holds the event's id or the ``InvalidInput`` that
         refused it (a server batching concurrent requests answers each one)."""
-        out: list[str | InvalidInput] = []
-        records = []
         with gc_paused():
-            for fields in events:
-                try:
-                    record = _perception(validated(PerceiveInput, "perceive", **fields))
-                except InvalidInput as exc:
-                    out.append(exc)
-                    continue
-                records.append(("perception", record))
-                out.append(record["envelope"]["record_id"])
+            checked = _checked_perceptions(events)
+            records = [("perception", r) for r in checked if not isinstance(r, InvalidInput)]
             if records:
                 self.runner.submit(records)
-        return out
+        return [r if isinstance(r, InvalidInput) else r["envelope"]["record_id"] for r in checked]
 
     def learn(self, **fields) -> str:
         """Propose a cognitive unit: when ``condition``, do ``action``, because ``reason``,
@@ -403,6 +393,17 @@ class Brain:
                 "log_records": log_length(self.log), "views": counts,
                 "dead_letters": counts["dead_letters"],
                 "indexed_documents": sum(len(t.docs) for t in self.index.tenants.values())}
+
+
+def _checked_perceptions(events: Iterable[dict]) -> list[dict | InvalidInput]:
+    """Each event's perception record, or the ``InvalidInput`` that refused it."""
+    out: list[dict | InvalidInput] = []
+    for fields in events:
+        try:
+            out.append(_perception(validated(PerceiveInput, "perceive", **fields)))
+        except InvalidInput as exc:
+            out.append(exc)
+    return out
 
 
 def semantic_index(cfg: Settings):

@@ -68,8 +68,8 @@ class SqliteLog:
         with self._lock:
             cur = self._db.cursor()
             # Inside a group a savepoint scopes this append: a failed one undoes only itself.
-            begin, commit, undo = (("SAVEPOINT append", "RELEASE append", "ROLLBACK TO append; RELEASE append")
-                                   if self._grouped else ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"))
+            begin, commit, undo = (("SAVEPOINT append", "RELEASE append", ("ROLLBACK TO append", "RELEASE append"))
+                                   if self._grouped else ("BEGIN IMMEDIATE", "COMMIT", ("ROLLBACK",)))
             cur.execute(begin)
             try:
                 first = cur.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
@@ -79,7 +79,7 @@ class SqliteLog:
                 )
                 cur.execute(commit)
             except BaseException:
-                for statement in undo.split("; "):
+                for statement in undo:
                     cur.execute(statement)
                 raise
         return [Position(m.topic, 0, first + i) for i, m in enumerate(messages)]
