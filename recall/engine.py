@@ -72,7 +72,7 @@ class RecallEngine:
         tenant = self.index.tenants.get(query.tenant)
         if tenant is None:
             return RecallResult([], [], [], [], clock.laps)
-        mask = tenant.layer_mask(query.layers, query.agent)
+        mask = tenant.visible_mask(query.layers, query.agent)
         lexical = self._lexical(tenant, query, mask)
         clock.lap("lexical")
         cosines = self._semantic(query, mask, clock)

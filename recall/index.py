@@ -263,7 +263,7 @@ class TenantIndex:
             return SHARED
         return self.agent_codes.setdefault(agent, len(self.agent_codes) + 1)
 
-    def layer_mask(self, layers: list[str] | None, agent: str | None = None) -> np.ndarray | None:
+    def visible_mask(self, layers: list[str] | None, agent: str | None = None) -> np.ndarray | None:
         """What a recall may see: the ``layers`` asked for, of the tenant's shared memory and
         of ``agent``'s private memory. A recall that names no agent is the tenant's own view
         (an operator, a single-agent app) and sees all of it: privacy between agents decides
