@@ -42,7 +42,7 @@ from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import PRODUCER_SDK, envelope, new_id, now_us, to_us
 from hindbrain.service import tenant_sql
 from hindbrain.settings import Settings
-from hindbrain.streams.gc_pause import gc_paused
+from hindbrain.streams.gc_pause import freeze_long_lived, gc_paused, thaw
 from hindbrain.streams.log import Position
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import SqliteLog
@@ -100,6 +100,7 @@ class Brain:
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")
         brain.learning.start()
+        freeze_long_lived()
         return brain
 
     def close(self) -> None:
@@ -118,6 +119,7 @@ class Brain:
                 self.index.semantic.close()
             self.warehouse.close()
             self.log.close()
+            thaw()
 
     def __enter__(self) -> Brain:
         return self

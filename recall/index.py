@@ -26,6 +26,7 @@ from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.cues import index_terms
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import estimate_tokens, tokens
+from hindbrain.schemas.api import InvalidInput
 from hindbrain.streams.processing import Decoded
 
 LAYERS = ("episodic", "experience", "knowledge", "identity")  # identity: traits a human approved
@@ -402,7 +403,7 @@ class RecallIndex:
     def validate_layers(self, layers: list[str] | None) -> None:
         unknown = sorted(set(layers or ()) - set(LAYERS))
         if unknown:
-            raise ValueError(f"recall: field 'layers': unknown layer(s) {unknown}; known: {list(LAYERS)}")
+            raise InvalidInput("recall", "layers", f"unknown layer(s) {unknown}; known: {list(LAYERS)}")
 
 
 def semantic_text(doc: Doc) -> str:

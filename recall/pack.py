@@ -67,6 +67,14 @@ class RecallPack:
             lines += [f"- [{_day(item.ts_us)}] {item.text}  ({item.id})" for item in past]
         return "\n".join(lines)
 
+    def as_dict(self) -> dict:
+        """The pack as plain JSON-ready data (what ``POST /v1/recall`` answers). Items are
+        shallow copies: ``dataclasses.asdict`` would deep-copy every nested ``why`` again,
+        measured as ~10 % of a served recall's CPU."""
+        return {"recall_id": self.recall_id, "tokens": self.tokens, "budget_tokens": self.budget_tokens,
+                "prompt": self.render(), "items": [dict(vars(i)) for i in self.items],
+                "briefing": [dict(vars(b)) for b in self.briefing], "cut": self.cut}
+
     def __iter__(self):
         return iter(self.items)
 

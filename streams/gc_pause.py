@@ -22,3 +22,19 @@ def gc_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def freeze_long_lived() -> None:
+    """Move every object alive now out of the collector's generations (``gc.freeze``).
+
+    Called once a brain has loaded its recall index and learner state: those objects live as
+    long as the brain, and otherwise every full collection walks all of them. Measured in
+    ``hindbrain serve`` at 100k units: without it, the collections that ran when a recall's
+    pause ended took 12 % of the owner thread. ``thaw`` undoes it when the brain closes, so a
+    closed brain's cycles can be collected again.
+    """
+    gc.freeze()
+
+
+def thaw() -> None:
+    gc.unfreeze()

@@ -47,8 +47,9 @@ def serving(home, embedder: str = "none", **brain_settings):
 
 
 def call(base: str, method: str, path: str, body=None, key: str | None = None, headers: dict | None = None):
-    """``(status, json body or text, response headers)`` (headers match case-insensitively)."""
-    data = None if body is None else json.dumps(body).encode()
+    """``(status, json body or text, response headers)`` (headers match case-insensitively);
+    ``body`` bytes are sent as they are."""
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
     req = urllib.request.Request(base + path, data=data, method=method, headers={
         "Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {}), **(headers or {})})
     try:

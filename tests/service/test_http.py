@@ -63,6 +63,31 @@ def test_bad_input_is_a_422_naming_the_field_and_nothing_is_written(api):
     assert brain.stats()["log_records"] == before
 
 
+def test_the_hot_routes_answer_like_the_rest_of_the_api(api):
+    base, brain, _, acme, _ = api
+    before = brain.stats()["log_records"]
+    status, _, headers = call(base, "POST", "/v1/perceive", {"text": "x"})
+    assert status == 401 and headers["WWW-Authenticate"] == "Bearer"
+    for raw in (b"{not json", b"[1, 2]", b""):
+        status, body, _ = call(base, "POST", "/v1/perceive", raw, acme)
+        assert status == 422 and body["detail"][0]["loc"] == ["body"] and body["request_id"], raw
+    assert call(base, "POST", "/v1/perceive", b'{"text": "' + b"x" * (1 << 20) + b'"}', acme)[0] == 413
+    assert brain.stats()["log_records"] == before
+    status, body, headers = call(base, "POST", "/v1/perceive", {"text": "fast"}, acme, headers={"X-Request-ID": "r-7"})
+    assert status == 200 and headers["X-Request-ID"] == "r-7" and brain.stats()["log_records"] == before + 1
+    assert brain.sql("SELECT tenant, text FROM events WHERE event_id = {e:String}",
+                     {"e": body["event_id"]}) == [{"tenant": "acme", "text": "fast"}]
+    status, body, _ = call(base, "POST", "/v1/recall", {"query": "fast", "layers": ["dreams"]}, acme)
+    assert status == 422 and body["detail"][0]["loc"] == ["body", "layers"]
+    status, body, _ = call(base, "POST", "/v1/recall", {"query": "fast", "k": "many"}, acme)
+    assert status == 422 and body["detail"][0]["loc"] == ["body", "k"]
+    assert call(base, "POST", "/v1/recall", b"{", acme)[0] == 422
+    _, text, _ = call(base, "GET", "/metrics")
+    assert 'hindbrain_http_requests_total{route="/v1/perceive",status="200"}' in text
+    assert 'hindbrain_http_requests_total{route="/v1/perceive",status="422"}' in text
+    assert 'hindbrain_http_requests_total{route="/v1/recall",status="422"}' in text
+
+
 def test_tenants_see_only_their_own_rows_in_recall_explain_and_sql(api):
     base, _, _, acme, globex = api
     _, body, _ = call(base, "POST", "/v1/learn", {"condition": "globex payroll export times out",
