@@ -183,10 +183,19 @@ def cmd_serve(args) -> int:
     from hindbrain.service.keys import KeyStore
 
     home = _home(args)
-    with Brain.open(home, kafka=args.kafka, clickhouse=args.clickhouse) as brain:
-        app = create_app(brain, KeyStore(home))
-        print(f"hindbrain serve: http://{args.host}:{args.port} (OpenAPI at /docs); brain at {home}", file=sys.stderr)
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again with the handler
+    # found before it: with the default one, the process died there and the brain never
+    # closed (no learner snapshot, no final projection). Ours turns it into an interrupt that
+    # leaves through the ``with`` below.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with Brain.open(home, kafka=args.kafka, clickhouse=args.clickhouse) as brain:
+            app = create_app(brain, KeyStore(home))
+            print(f"hindbrain serve: http://{args.host}:{args.port} (OpenAPI at /docs); brain at {home}",
+                  file=sys.stderr)
+            uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    except KeyboardInterrupt:
+        pass
     return 0
 
 
