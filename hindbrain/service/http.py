@@ -4,7 +4,8 @@ Every ``/v1`` request carries ``Authorization: Bearer <API key>``; the key's ten
 request's tenant (a body cannot name one: ``tenant`` is an unknown field there, so 422).
 Bodies are validated field by field (422 ``{"detail": [{"loc": ["body", field], "msg"}]}``,
 from FastAPI's models or from the SDK's own validation, the same shape). Every response
-carries ``X-Request-ID`` (the caller's, or a new one).
+carries ``X-Request-ID`` (the caller's, or a new one). The agents' hot routes, perceive and
+recall, skip FastAPI's stack (``FastRoutes``): the brain validates their bodies anyway.
 
 **One writer.** The embedded brain is one process owning its chDB folder. Here one thread
 owns the ``Brain``: every call is queued to it (``BrainThread``), so any number of
