@@ -190,10 +190,9 @@ class FastRoutes:
 
     async def _answer(self, handler: Handler, scope, receive) -> tuple[int, dict, list]:
         auth = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
-        tenant = self.keys.tenant_of(auth.removeprefix("Bearer ").strip() or None)
+        tenant = self.keys.tenant_of(bearer_key(auth))
         if tenant is None:
-            return 401, {"detail": "a valid API key is required: Authorization: Bearer <key>"}, [
-                (b"www-authenticate", b"Bearer")]
+            return 401, {"detail": UNAUTHORIZED}, [(b"www-authenticate", b"Bearer")]
         body, more = b"", True
         while more:
             message = await receive()
@@ -212,7 +211,20 @@ class FastRoutes:
         try:
             return 200, await handler(tenant, fields), []
         except InvalidInput as exc:
-            return 422, _detail(["body", *exc.field.split(".")], str(exc), "invalid_input"), []
+            return 422, invalid_input_detail(exc), []
+
+
+UNAUTHORIZED = "a valid API key is required: Authorization: Bearer <key>"
+
+
+def bearer_key(authorization: str | None) -> str | None:
+    """The key of an ``Authorization: Bearer <key>`` header value, else None."""
+    return authorization.removeprefix("Bearer ").strip() or None if authorization else None
+
+
+def invalid_input_detail(exc: InvalidInput) -> dict:
+    """The 422 body of the SDK's own validation: FastAPI's shape, on the field it names."""
+    return _detail(["body", *exc.field.split(".")], str(exc), "invalid_input")
 
 
 def _detail(loc: list[str], msg: str, kind: str) -> dict:
@@ -223,11 +235,9 @@ class Api(FastAPI):
     """The FastAPI app behind ``front``: request ids and metrics for every request, then the
     hot routes (``FastRoutes``), then FastAPI's own stack."""
 
-    front = None
+    front = None  # set by create_app; its layers pass lifespan scopes straight to FastAPI
 
     async def __call__(self, scope, receive, send):
-        if self.front is None or scope["type"] != "http":
-            return await super().__call__(scope, receive, send)
         await self.front(scope, receive, send)
 
 
@@ -241,24 +251,20 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         owner.close()  # the brain's calls in flight finish before the caller closes the brain
 
     app = Api(title="hindbrain", version=VERSION, docs_url="/docs", openapi_url="/openapi.json", lifespan=lifespan,
-                  description="An event-sourced brain for fleets of AI agents: perceive, learn, recall, outcome.")
+              description="An event-sourced brain for fleets of AI agents: perceive, learn, recall, outcome.")
     app.state.owner, app.state.metrics = owner, metrics
-
 
     @app.exception_handler(InvalidInput)
     async def invalid_input(request: Request, exc: InvalidInput):
-        return JSONResponse(status_code=422, content={"detail": [
-            {"loc": ["body", *exc.field.split(".")], "msg": str(exc), "type": "invalid_input"}],
-            "request_id": request.state.request_id})
+        return JSONResponse(status_code=422,
+                            content={**invalid_input_detail(exc), "request_id": request.state.request_id})
 
     async def tenant_of(authorization: str | None = Header(default=None)) -> str:
         # async on purpose: a sync dependency costs a thread-pool hop per request (~1 ms here),
         # more than the key lookup itself (one indexed SQLite read, ~0.14 ms).
-        key = authorization.removeprefix("Bearer ").strip() if authorization else None
-        tenant = keys.tenant_of(key)
+        tenant = keys.tenant_of(bearer_key(authorization))
         if tenant is None:
-            raise HTTPException(status_code=401, detail="a valid API key is required: Authorization: Bearer <key>",
-                                headers={"WWW-Authenticate": "Bearer"})
+            raise HTTPException(status_code=401, detail=UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
         return tenant
 
     Tenant = Depends(tenant_of)
