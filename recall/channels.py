@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 Contribution = tuple[float, dict]
 
+TURN_DECAY = 0.5  # each older user turn of a dialogue query counts half as much as the next (late interaction)
 EXACT_BOOST = 0.5  # a query's exact cues all matched add this much to the lexical score (capped at 1)
 GRAPH_STRENGTH = {1: 0.5, 2: 1.0}  # sharing one kind of link (entity or action) vs both: a chain
 HALF_LIFE_DAYS = {"high": 7.0, "medium": 90.0, "low": 365.0, "red_line": math.inf}
@@ -61,15 +64,63 @@ def lexical(bm25: float, query_information: float, matched_exact: list[str], que
     return score, why
 
 
+def relative_lexical_score(bm25: float, best_bm25: float, matched_exact: int, query_exact: int) -> float:
+    """BM25 relative to this recall's best lexical hit (the ``fused`` preset's lexical score),
+    plus the exact-cue boost: per-query normalised, so a long dialogue's many weak matches and
+    a short question's few strong ones land on the same scale as the semantic score."""
+    boost = EXACT_BOOST * matched_exact / query_exact if query_exact else 0.0
+    return min(1.0, (bm25 / best_bm25 if best_bm25 > 0 else 0.0) + boost)
+
+
+def lexical_relative(bm25: float, query_information: float, best_bm25: float, matched_exact: list[str],
+                     query_exact: int) -> Contribution:
+    score = relative_lexical_score(bm25, best_bm25, len(matched_exact), query_exact)
+    why = {"score": round(score, 4), "bm25": round(bm25, 4), "best_bm25": round(best_bm25, 4),
+           "coverage": round(coverage(bm25, query_information), 4)}
+    if matched_exact:
+        why["exact_cues"] = sorted(matched_exact)
+    return score, why
+
+
+def late_interaction(cosines):
+    """A candidate's semantic cosine over the query's views (rows: candidates; column 0 the
+    joined query, the others single turns, oldest first, see ``recall.dialogue``): half the
+    joined view, a quarter the best single turn, a quarter the turns' recency-weighted mean.
+    One view: its cosine. NaN (no vector yet) stays NaN."""
+    if cosines.shape[1] == 1:
+        return cosines[:, 0]
+    turns = cosines[:, 1:]
+    weights = np.array([TURN_DECAY ** (turns.shape[1] - 1 - i) for i in range(turns.shape[1])], dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        best = turns.max(axis=1)
+        recent = turns @ weights / weights.sum()
+    return 0.5 * cosines[:, 0] + 0.25 * best + 0.25 * recent
+
+
 def semantic_score(cosine: float | None) -> float:
     return 0.0 if cosine is None else max(0.0, min(1.0, cosine))
 
 
-def semantic(cosine: float | None, model: str) -> Contribution:
+def normalised_semantic_score(cosine: float | None, lowest: float, highest: float) -> float:
+    """The cosine min-max scaled over this recall's candidates (the ``fused`` preset)."""
     if cosine is None:
-        return 0.0, {"score": 0.0, "model": model, "note": "not among the nearest neighbours"}
-    score = semantic_score(cosine)
-    return score, {"score": round(score, 4), "cosine": round(cosine, 4), "model": model}
+        return 0.0
+    return 1.0 if highest <= lowest else max(0.0, min(1.0, (cosine - lowest) / (highest - lowest)))
+
+
+def semantic(cosine: float | None, model: str, views: int = 1, scale: tuple[float, float] | None = None
+             ) -> Contribution:
+    """``scale``: the (lowest, highest) cosine among the candidates when the score is min-max
+    normalised (``fused``); None: the cosine itself is the score."""
+    if cosine is None:
+        return 0.0, {"score": 0.0, "model": model, "note": "no vector yet, or not among the nearest neighbours"}
+    score = semantic_score(cosine) if scale is None else normalised_semantic_score(cosine, *scale)
+    why = {"score": round(score, 4), "cosine": round(cosine, 4), "model": model}
+    if views > 1:
+        why["views"] = views
+    if scale is not None:
+        why["scaled_between"] = [round(scale[0], 4), round(scale[1], 4)]
+    return score, why
 
 
 def chain_strength(kinds: int) -> float:

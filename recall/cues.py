@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from functools import lru_cache
+
+from hindbrain.recall.timecues import day_values, query_time_values
 
 _A, _I = re.ASCII, re.ASCII | re.IGNORECASE  # ASCII classes: a CJK neighbour is a word boundary
 _URL = re.compile(r"https?://[^\s<>\"'，。；、）】」]+", _I)
@@ -149,7 +150,7 @@ def coordinates(fields: dict, known_systems: Iterable[str] = ()) -> dict[str, li
     coords, _, systems = _structured(_structured_key(fields, known_systems))
     out = {k: list(v) for k, v in coords.items()}  # the cached lists stay untouched
     if fields.get("ts_us") is not None:
-        out["time"] = list(_day_and_week(int(fields["ts_us"]) // _US_PER_DAY))
+        out["time"] = list(day_values(int(fields["ts_us"]) // _US_PER_DAY))
     text = fields.get("text")
     if text:
         out["exact"] = sorted(set(coords.get("exact", ())) | exact_cues(str(text), systems))
@@ -171,7 +172,7 @@ def index_terms(fields: dict, ts_us: int | None) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _time_terms(day_number: int) -> tuple[str, ...]:
-    return tuple(cue_terms({"time": list(_day_and_week(day_number))}))
+    return tuple(cue_terms({"time": list(day_values(day_number))}))
 
 
 _STRUCTURED_FIELDS = ("system", "identity", "action", "expected", "actual", "condition", "reason")
@@ -220,13 +221,6 @@ def _structured(key: tuple) -> tuple[dict, tuple, tuple[str, ...]]:
     return coords, terms, systems
 
 
-@lru_cache(maxsize=4096)
-def _day_and_week(day_number: int) -> tuple[str, str]:
-    day = datetime.fromtimestamp(day_number * 86_400, UTC).date()
-    year, week, _ = day.isocalendar()
-    return day.isoformat(), f"{year}-W{week:02d}"
-
-
 def cue_terms(coords: dict[str, list[str]]) -> list[str]:
     """Index terms for a BM25 document: ``@<coordinate>:<value>``, exact cues as ``@<kind>:<value>``.
     The ``@`` keeps them apart from word tokens (which never start with it)."""
@@ -243,6 +237,11 @@ def query_cues(text: str | None, situation: dict, scope: dict, known_systems: It
     """The cue terms of a recall query — built by the very code that indexes memories, so they meet."""
     fields = {k: situation.get(k) for k in ("system", "identity", "action", "expected", "actual")}
     return cue_terms(coordinates({**fields, "text": text, "scope": scope or {}}, known_systems))
+
+
+def query_time_terms(text: str | None, now_us: int) -> list[str]:
+    """The ``@time:`` cue terms of the dates a query names ("in May 2023", "last week", "去年")."""
+    return [f"@time:{v}" for v in query_time_values(text, now_us)]
 
 
 def expected_vs_actual(situation: dict) -> str:

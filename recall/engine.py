@@ -28,11 +28,22 @@ from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
 from hindbrain.recall.index import FUNCTION_WORDS, SITUATION_LABELS, Belief, Doc, RecallIndex, TenantIndex
 from hindbrain.recall.query import Query
-from hindbrain.recall.scoring import CHANNELS, Weights, competition_ranks, rrf, weighted
+from hindbrain.recall.scoring import (
+    CHANNELS,
+    DEFAULT_PRESET,
+    Fusion,
+    Weights,
+    competition_ranks,
+    fused,
+    preset,
+    rrf,
+    weighted,
+)
 from hindbrain.streams.gc_pause import gc_paused
 
-FETCH = 64  # hits each search channel contributes
-POOL = 32  # scored candidates that reach the gate and the recall record
+FETCH = 64  # hits each search channel contributes (at least k)
+POOL = 32  # scored candidates that reach the gate and the recall record (at least k)
+TURN_FETCH = 16  # semantic hits each single turn of a dialogue query adds
 
 
 @dataclass
@@ -44,6 +55,7 @@ class Scored:
     channel_scores: dict[str, float] = field(default_factory=dict)
     no: int = -1  # the document's number in its tenant index
     penalty: float = 0.0
+    cosine: float | None = None  # the semantic channel's (late interaction) cosine
 
 
 @dataclass
@@ -57,9 +69,13 @@ class RecallResult:
 
 
 class RecallEngine:
-    def __init__(self, index: RecallIndex, weights: Weights | None = None, pool: int = POOL, fetch: int = FETCH):
-        self.index, self.weights, self.pool, self.fetch = index, weights or Weights(), pool, fetch
-        self._channel_weights = [(ch, getattr(self.weights, ch)) for ch in CHANNELS]
+    """``fusion``: a preset (``recall.scoring.PRESETS``), or one ``Weights`` for every query form."""
+
+    def __init__(self, index: RecallIndex, fusion: Fusion | Weights | None = None, pool: int = POOL,
+                 fetch: int = FETCH):
+        if isinstance(fusion, Weights):
+            fusion = Fusion("custom", fusion, fusion)
+        self.index, self.fusion, self.pool, self.fetch = index, fusion or preset(DEFAULT_PRESET), pool, fetch
 
     def recall(self, query: Query) -> RecallResult:
         # Scoring allocates only acyclic, short-lived dicts; without the pause, their churn
@@ -73,13 +89,14 @@ class RecallEngine:
         if tenant is None:
             return RecallResult([], [], [], [], clock.laps)
         mask = tenant.visible_mask(query.layers, query.agent)
-        lexical = self._lexical(tenant, query, mask)
+        fetch = max(self.fetch, query.k or 0)
+        lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
-        cosines = self._semantic(query, mask, clock)
+        cosines, views = self._semantic(query, mask, clock, fetch)
         arms = belief_layers.window_arms(tenant.windows, query.decision_key)
         briefed = _within(belief_layers.briefing(list(tenant.beliefs.values()), query.scene, query.user,
                                                  admitted=frozenset(arms)), query.budget_tokens)
-        ranked = self.score(tenant, query, lexical, cosines, mask, [b for b, _ in briefed])
+        ranked = self.score(tenant, query, lexical, cosines, mask, [b for b, _ in briefed], views)
         clock.lap("score")
         items = [GateItem(s.doc, s.score, s.scope_match, s.why) for s in ranked]
         for item in items:
@@ -92,63 +109,92 @@ class RecallEngine:
         return RecallResult(ranked, selected, cut, briefed, clock.laps, arms)
 
     # -- channels that search ------------------------------------------------------------
-    def _lexical(self, tenant: TenantIndex, query: Query, mask) -> dict[int, tuple[float, float]]:
+    def _lexical(self, tenant: TenantIndex, query: Query, mask, fetch: int) -> dict[int, tuple[float, float]]:
         """doc number → (bm25, query information) for the best ``fetch`` lexical hits."""
         scores, idfs = tenant.bm25.scores(query.terms)
         if mask is not None:
             scores = np.where(mask[: len(scores)], scores, 0.0)
         hits = np.flatnonzero(scores > 0)
-        if len(hits) > self.fetch:
-            hits = hits[np.argpartition(-scores[hits], self.fetch - 1)[: self.fetch]]
+        if len(hits) > fetch:
+            hits = hits[np.argpartition(-scores[hits], fetch - 1)[:fetch]]
         # A query term no document holds still carries information (idf as if df = 0): without
         # it, a query whose only known word is "the" would be fully "covered" by any document.
         unseen = math.log(1.0 + (len(tenant.bm25) + 0.5) / 0.5)
         information = sum(idfs.get(t, unseen) for t in query.terms)
         return {int(d): (float(scores[d]), information) for d in hits}
 
-    def _semantic(self, query: Query, mask, clock) -> dict[int, float]:
+    def _semantic(self, query: Query, mask, clock, fetch: int) -> tuple[dict[int, float], np.ndarray | None]:
+        """doc number → cosine to the joined query for the nearest neighbours of each view
+        (a dialogue's single turns add ``TURN_FETCH`` each), and the views' vectors."""
         semantic = self.index.semantic
-        if semantic is None or not query.semantic_text:
-            return {}
-        vector = semantic.embed_query(query.semantic_text)
+        texts = query.semantic_views
+        if semantic is None or not texts:
+            return {}, None
+        vectors = semantic.embed_queries(texts)
         clock.lap("embed")
-        hits = semantic.search(query.tenant, vector, self.fetch, mask)
+        hits = dict(semantic.search(query.tenant, vectors[0], fetch, mask))
+        for vector in vectors[1:]:
+            for no, _ in semantic.search(query.tenant, vector, TURN_FETCH, mask):
+                hits.setdefault(no, float("nan"))
         clock.lap("semantic")
-        return dict(hits)
+        return hits, vectors
+
+    def _late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None) -> dict[int, float]:
+        """doc number → the late-interaction cosine (``channels.late_interaction``) of every
+        candidate with a vector, whichever channel found it."""
+        if vectors is None or not nos:
+            return {}
+        late = channels.late_interaction(self.index.semantic.cosines(tenant_name, nos, vectors))
+        return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
 
     # -- scoring -------------------------------------------------------------------------
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
-              cosines: dict[int, float], mask, briefed: list[Belief]) -> list[Scored]:
-        """Every channel for every candidate; returns the best ``pool``, best first, and only
-        those get their explanation (``why``): building it costs more than the scores."""
-        w = self.weights
-        # The graph's seeds: the search channels' view of relevance (an equal mix when both are off).
-        wl, ws = (w.lexical, w.semantic) if w.lexical + w.semantic > 0 else (1.0, 1.0)
-        found = set(lexical) | set(cosines)
+              hits: dict[int, float], mask, briefed: list[Belief], views: np.ndarray | None = None) -> list[Scored]:
+        """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
+        first, and only those get their explanation (``why``): building it costs more than the
+        scores. ``hits``: the semantic search's candidates; ``views``: the query views' vectors."""
+        w = self.fusion.for_form(query.form)
+        normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
+        found = list(dict.fromkeys([*lexical, *hits]))
+        cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
+        best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
         lexical_scores = {}
         for no in found:
             bm25, information = lexical.get(no, (0.0, 0.0))
             matched = sum(1 for c in tenant.docs[no].exact if c in query.exact) if nexact else 0
-            lexical_scores[no] = channels.lexical_score(bm25, information, matched, nexact)
-        base = {no: (wl * lexical_scores[no] + ws * channels.semantic_score(cosines.get(no))) / (wl + ws)
-                for no in found}
+            lexical_scores[no] = (channels.relative_lexical_score(bm25, best_bm25, matched, nexact) if normalised
+                                  else channels.lexical_score(bm25, information, matched, nexact))
+        scale = _scale(cosines.values()) if normalised else None
+
+        def semantic_of(no: int) -> float:
+            cosine = cosines.get(no)
+            return channels.semantic_score(cosine) if scale is None else \
+                channels.normalised_semantic_score(cosine, *scale)
+
+        # The graph's seeds: the search channels' view of relevance (an equal mix when both are off).
+        wl, ws = (w.lexical, w.semantic) if w.lexical + w.semantic > 0 else (1.0, 1.0)
+        base = {no: (wl * lexical_scores[no] + ws * semantic_of(no)) / (wl + ws) for no in found}
         linked = graph(tenant, base, mask)
-        scored = [self._raw(tenant, query, no, lexical_scores.get(no, 0.0), cosines.get(no),
+        reached = linked.candidates[len(found):]
+        if reached and views is not None:
+            cosines.update(self._late_cosines(query.tenant, reached, views))
+        scored = [self._raw(tenant, query, w, no, lexical_scores.get(no, 0.0), semantic_of(no), cosines.get(no),
                             linked.scores.get(no, 0.0), briefed) for no in linked.candidates]
         if w.method == "rrf":
-            self._rrf(scored)
+            self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
-        pool = scored[: self.pool]
+        pool = scored[: max(self.pool, query.k or 0)]
         model = self.index.semantic.embedder.name if self.index.semantic is not None else "none"
+        nviews = 0 if views is None else len(views)
         for s in pool:
             no = s.no
-            s.why = self._explain(tenant, query, s, lexical.get(no, (0.0, 0.0)), cosines.get(no),
-                                  linked.links(tenant, no), model, briefed)
+            s.why = self._explain(tenant, query, w, s, lexical.get(no, (0.0, 0.0)), best_bm25, scale,
+                                  linked.links(tenant, no), model, nviews, briefed)
         return pool
 
-    def _raw(self, tenant: TenantIndex, query: Query, no: int, lexical: float, cosine: float | None,
-             graph_score: float, briefed: list[Belief]) -> Scored:
+    def _raw(self, tenant: TenantIndex, query: Query, w: Weights, no: int, lexical: float, semantic: float,
+             cosine: float | None, graph_score: float, briefed: list[Belief]) -> Scored:
         """The channel scores, penalties and belief bias of one candidate, without explanations."""
         doc = tenant.docs[no]
         counters = tenant.counters.get(doc.id)
@@ -156,55 +202,71 @@ class RecallEngine:
             (counters.success, counters.failure, counters.contradiction) if counters else (0, 0, 0))
         raw = {
             "lexical": lexical,
-            "semantic": channels.semantic_score(cosine),
+            "semantic": semantic,
             "graph": graph_score,
             "scenario": channels.scenario_score(query.scene, _item_scene(doc), query.trigger, _traits(doc)),
             "utility": channels.utility_score(success, failure),
             "freshness": channels.freshness_score(doc.fresh_since_us, query.now_us,
                                                   channels.volatility_of(doc.layer, doc.scope)),
         }
-        total = sum(weight * raw[ch] for ch, weight in self._channel_weights)
+        total = fused(raw, w)[0] if w.method == "fused" else sum(getattr(w, ch) * raw[ch] for ch in CHANNELS)
         scope_penalty, match = channels.scope_fit(doc.scope, query.scope)
         penalty = channels.contradiction_amount(doc.status, contradictions) + scope_penalty
-        bias = self.weights.belief_bias * belief_layers.bias(doc, briefed)[0] if briefed else 0.0
-        return Scored(doc, total - penalty + bias, {}, match, raw, no=no, penalty=penalty)
+        bias = w.belief_bias * belief_layers.bias(doc, briefed)[0] if briefed else 0.0
+        # fused: per-query normalised scores reach ~1, so a fixed penalty would weigh less than on
+        # the seed's raw scale; it scales the score down instead (as in RRF)
+        score = total * (1.0 - min(1.0, penalty)) if w.method == "fused" else total - penalty
+        return Scored(doc, score + bias, {}, match, raw, no=no, penalty=penalty, cosine=cosine)
 
-    def _explain(self, tenant: TenantIndex, query: Query, s: Scored, lexical: tuple[float, float],
-                 cosine: float | None, links: list, model: str, briefed: list[Belief]) -> dict:
+    def _explain(self, tenant: TenantIndex, query: Query, w: Weights, s: Scored, lexical: tuple[float, float],
+                 best_bm25: float, scale: tuple[float, float] | None, links: list, model: str, views: int,
+                 briefed: list[Belief]) -> dict:
         """``item.why``: every channel's facts, weight and contribution, the penalties, the
         belief bias and the score, from the same functions that scored it."""
         doc, counters = s.doc, tenant.counters.get(s.doc.id)
-        p = {"lexical": channels.lexical(*lexical, [c for c in doc.exact if c in query.exact], len(query.exact)),
-             "semantic": channels.semantic(cosine, model),
+        matched_exact = [c for c in doc.exact if c in query.exact]
+        p = {"lexical": channels.lexical_relative(*lexical, best_bm25, matched_exact, len(query.exact))
+             if w.method == "fused" else channels.lexical(*lexical, matched_exact, len(query.exact)),
+             "semantic": channels.semantic(s.cosine, model, views, scale),
              "graph": channels.graph(links),
              "scenario": channels.scenario(query.scene, _item_scene(doc), query.trigger, _traits(doc)),
              "utility": channels.utility(*((counters.applied, counters.success, counters.failure)
                                            if counters else (0, 0, 0))),
              "freshness": channels.freshness(doc.fresh_since_us, query.now_us,
                                              channels.volatility_of(doc.layer, doc.scope))}
-        _, contributions = weighted(s.channel_scores, self.weights)
-        why = {ch: {**p[ch][1], "weight": getattr(self.weights, ch), "contribution": round(contributions[ch], 4)}
+        _, contributions = (fused if w.method == "fused" else weighted)(s.channel_scores, w)
+        why = {ch: {**p[ch][1], "weight": getattr(w, ch), "contribution": round(contributions[ch], 4)}
                for ch in CHANNELS}
         _, why["contradiction_penalty"] = channels.contradiction_penalty(
             doc.status, counters.contradiction if counters else 0)
         _, _, why["scope"] = channels.scope_mismatch(doc.scope, query.scope)
         strength, belief_ids = belief_layers.bias(doc, briefed)
         if belief_ids:
-            why["belief_bias"] = {"beliefs": belief_ids, "contribution": round(self.weights.belief_bias * strength, 4)}
-        why["penalties"] = round(s.penalty, 4)
-        if self.weights.method == "rrf":
+            why["belief_bias"] = {"beliefs": belief_ids, "contribution": round(w.belief_bias * strength, 4)}
+        # what the penalties took from the score: subtracted, or (fused) the share they scaled away
+        taken = sum(contributions.values()) * min(1.0, s.penalty) if w.method == "fused" else s.penalty
+        why["penalties"] = round(taken, 4)
+        why["fusion"] = {"preset": self.fusion.name, "method": w.method, "query_form": query.form}
+        if w.method == "rrf":
             why["method"] = "rrf"
             why["score"] = round(s.score, 6)
         else:
             why["score"] = round(s.score, 4)
         return why
 
-    def _rrf(self, scored: list[Scored]) -> None:
+    @staticmethod
+    def _rrf(scored: list[Scored], w: Weights) -> None:
         """Replace the weighted sums by reciprocal-rank fusion of the raw channel scores;
         penalties then scale the fused score down (RRF scores are not on the channels' scale)."""
-        fused = rrf({ch: competition_ranks([s.channel_scores[ch] for s in scored]) for ch in CHANNELS}, self.weights)
+        fused = rrf({ch: competition_ranks([s.channel_scores[ch] for s in scored]) for ch in CHANNELS}, w)
         for n, s in enumerate(scored):
             s.score = sum(fused.get(n, {}).values()) * (1.0 - min(1.0, s.penalty))
+
+
+def _scale(cosines) -> tuple[float, float]:
+    """(lowest, highest) cosine among the candidates: the semantic score's min-max range."""
+    values = list(cosines)
+    return (min(values), max(values)) if values else (0.0, 0.0)
 
 
 def _item_scene(doc: Doc) -> str | None:

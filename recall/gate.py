@@ -29,7 +29,15 @@ from hindbrain.recall.index import Doc
 from hindbrain.recall.tokenize import tokens
 
 MIN_CREDIBILITY = 0.3  # below it a unit is still in the holding area (seed 001 §4.1)
-NEAR_DUPLICATE = 0.8  # Jaccard similarity of token sets above which the weaker item is dropped
+# Jaccard similarity of token sets from which the weaker item is dropped: the write hygiene's
+# "the same event" (learning.learner.MERGE_SIMILARITY). At 0.8, distinct memories that share a
+# template ("won first place in the 100 m" / "… in the long jump") were cut (docs/recall-quality.md).
+NEAR_DUPLICATE = 0.9
+# With no k, a rule scoring under this share of the best rule's relevance is another decision's
+# rule (another system, another action): it costs tokens and invites the wrong option. The next
+# step of an action chain (``chained``) is exempt: the graph, not the words, found it.
+WEAK_RULE = 0.5
+MEANING_FLOOR = 0.5  # semantic score from which an item counts as found by meaning (fused: upper half)
 # How directly an item tells the agent what to do: a rule, a belief, then events by kind.
 ACTIONABILITY = {"fragment": 1.0, "belief": 0.9, "anomaly": 0.6, "outcome": 0.6, "feedback": 0.5, "action": 0.5,
                  "observation": 0.4, "message": 0.4}
@@ -144,27 +152,53 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     return _within_budget(kept, budget_tokens - reserved_tokens, k, drop), cut
 
 
+def worth(item: GateItem) -> float:
+    """What the item is worth to this decision, whatever it costs: relevance × confidence ×
+    actionability × scope match. ``k`` keeps the ``k`` worthiest; the budget then buys by
+    worth per token (``injection_value``)."""
+    doc = item.doc
+    return max(item.relevance, 0.0) * doc.confidence * actionability(doc) * item.scope_match
+
+
+def found_by_meaning(item: GateItem) -> bool:
+    """The semantic channel ranks the item in the upper half of this recall's candidates."""
+    return item.why.get("semantic", {}).get("score", 0.0) >= MEANING_FLOOR
+
+
 def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> list[GateItem]:
-    selected, used, covered, rules = [], 0, set(), 0
-    for item in sorted(kept, key=injection_value, reverse=True):
-        value, cost = injection_value(item), item.doc.tokens
-        if k is not None and len(selected) >= k:
+    eligible, covered, rules = [], set(), 0
+    best_rule = max((i.relevance for i in kept if i.doc.kind == "fragment"), default=0.0)
+    for item in sorted(kept, key=worth, reverse=True):
+        if k is not None and len(eligible) >= k:
             drop(item, "budget", f"beyond k={k}")
-        elif item.matched is not None and not item.matched:
-            drop(item, "covered", "it matched the query on function words and field labels only")
+        elif k is None and item.doc.kind == "fragment" and item.relevance < WEAK_RULE * best_rule \
+                and not chained(item):
+            drop(item, "covered", f"its relevance {item.relevance:.2f} is under {WEAK_RULE:.0%} of the best rule's "
+                                  f"({best_rule:.2f}): not a rule for this decision")
+        elif item.matched is not None and not item.matched and not found_by_meaning(item):
+            drop(item, "covered", "it matched the query on function words and field labels only, and its meaning "
+                                  "is not close either")
+        elif rules and item.doc.kind == "fragment" and item.doc.status == "reviewing":
+            first_rule = next(i.id for i in eligible if i.doc.kind == "fragment")
+            drop(item, "covered", f"in review after failures, and {first_rule} already answers this decision")
         elif rules and item.doc.kind == "fragment" and item.matched is not None and item.matched <= covered \
                 and not chained(item):
             drop(item, "covered", f"its query terms ({', '.join(sorted(item.matched)[:5])}) are covered by the "
                                   f"rules already selected")
-        elif used + cost > budget:
+        else:
+            eligible.append(item)
+            if item.doc.kind == "fragment":
+                covered |= item.matched or frozenset()
+                rules += 1
+    selected, used = [], 0
+    for item in sorted(eligible, key=injection_value, reverse=True):
+        cost = item.doc.tokens
+        if used + cost > budget:
             drop(item, "budget", f"{cost} tokens do not fit the {max(budget - used, 0)} left of the budget")
         else:
             selected.append(item)
             used += cost
-            if item.doc.kind == "fragment":
-                covered |= item.matched or frozenset()
-                rules += 1
-            item.why["gate"] = {"stage": "selected", "value": round(value, 6)}
+            item.why["gate"] = {"stage": "selected", "value": round(injection_value(item), 6)}
     selected = _without_compressed_events(selected, drop)
     selected.sort(key=lambda i: (PLACEMENT[i.doc.layer], -i.relevance))
     for n, item in enumerate(selected):

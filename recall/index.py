@@ -136,11 +136,32 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     """An event as a document and its cue terms; ``fields`` is a perception record or an
     ``events`` row. An event is episodic memory: private to the ``agent`` that perceived it."""
     situation = situation_text(fields)
-    text = " — ".join(t for t in (fields["text"], situation) if t)
+    said = fields["text"]
+    speaker = fields.get("speaker")
+    if said and speaker:  # who said it is part of the memory: "When did Caroline …" names her
+        said = f"{speaker}: {said}"
+    text = " — ".join(t for t in (said, situation) if t)
     confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None)
-    return _with_cues(doc, fields)
+    doc, terms = _with_cues(doc, fields)
+    return doc, terms + _field_terms(fields)
+
+
+def _field_terms(fields: dict) -> list[str]:
+    """Structured fields a free-text query may name: the session as a cue, the entities'
+    words (a question says "the change request", not ``@entity:change request``), and the
+    speaker when the text does not carry it (no text: an action-only event)."""
+    terms = []
+    if fields.get("session"):
+        session = str(fields["session"])
+        terms.append(f"@session:{session.strip().lower()}")
+        terms += [t for t in tokens(session) if len(t) > 1 and not t.isdigit()]  # "s-3", not "3"
+    if fields.get("speaker") and not fields.get("text"):
+        terms += tokens(str(fields["speaker"]))
+    for entity in fields.get("entities") or ():
+        terms += tokens(str(entity))
+    return terms
 
 
 def fragment_doc(row: dict) -> tuple[Doc, list[str]]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hindbrain.recall.cues import expected_vs_actual, query_cues
+from hindbrain.recall.cues import expected_vs_actual, query_cues, query_time_terms
+from hindbrain.recall.dialogue import QueryViews, views
 from hindbrain.recall.index import COORDINATE_PREFIXES, situation_text
 from hindbrain.recall.tokenize import tokens
 
@@ -33,18 +34,34 @@ class Query:
     now_us: int
     decision_key: str | None = None  # what an A/B window splits on: the task (else the agent)
     agent: str | None = None  # whose private memory the recall may see besides the shared one
+    views: QueryViews | None = None  # a dialogue's views (recall.dialogue); None: one view, semantic_text
+
+    @property
+    def semantic_views(self) -> list[str]:
+        """What the semantic channel embeds: the joined text first, then single turns."""
+        if not self.semantic_text:
+            return []
+        return [self.semantic_text, *(self.views.turns if self.views else ())]
+
+    @property
+    def form(self) -> str:
+        """"dialogue" when the query is a conversation, else "text" (the fusion's weights differ)."""
+        return self.views.form if self.views else "text"
 
 
 def build_query(q, now_us: int) -> Query:
     """From a validated ``RecallInput``."""
     situation = dict(q.situation)
-    text = " / ".join(t for t in (q.query, situation_text(situation)) if t)
-    semantic_text = " — ".join(t for t in (q.query, expected_vs_actual(situation) if situation else None) if t)
-    cues = query_cues(q.query, situation, dict(q.scope))
+    seen = views(q.query) if q.query else None
+    lexical_query, semantic_query = (seen.lexical, seen.joined) if seen else (None, None)
+    text = " / ".join(t for t in (lexical_query, situation_text(situation)) if t)
+    semantic_text = " — ".join(t for t in (semantic_query, expected_vs_actual(situation) if situation else None) if t)
+    cues = query_cues(q.query, situation, dict(q.scope)) + query_time_terms(q.query, now_us)
     scene = q.scene or q.scope.get("scene") or q.scope.get("task_type")
     return Query(
         tenant=q.tenant, text=text, semantic_text=semantic_text, terms=tokens(text) + cues,
         exact=frozenset(c for c in cues if not c.startswith(COORDINATE_PREFIXES)), trigger=q.trigger,
         scope=dict(q.scope), scene=scene, user=q.user or q.scope.get("user"), layers=q.layers,
         budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
+        views=seen,
     )

@@ -1,17 +1,29 @@
-"""How channel scores combine into one relevance (MISSION C3).
+"""How channel scores combine into one relevance (MISSION C3), and the named presets.
 
-The default is the seed's weighted sum,
-``0.30·Lexical + 0.25·Semantic + 0.20·Graph + 0.10·Scenario + 0.10·HistoricalUtility +
-0.05·Freshness − ContradictionPenalty − ScopeMismatchPenalty``, plus a small belief bias
-(seed 002 §3: relevant beliefs re-weight retrieved items). Weights are configurable; rank
-fusion (RRF, seed 001 §3.3) is the alternative, for channels whose scores are not on one scale.
+* ``fused`` (the default) — a weighted sum over **per-query normalised** search channels,
+  scaled by the item's track record (``fused``, below):
+  lexical is BM25 relative to this recall's best lexical hit, semantic is the (late
+  interaction) cosine min-max scaled over this recall's candidates, so the two are on one
+  scale whatever the query's length or language. The weights depend on the query's form
+  (a question or a dialogue, ``recall.dialogue``) and were fitted on the tuning halves of
+  the quality harness (``bench/quality.py``; numbers in docs/recall-quality.md): on a dialogue
+  the memory is associative (a feeling, a kind of event) and lexical is only a cue; on a
+  question the words carry it.
+* ``seed`` — the seed's weighted sum of raw channel scores, ``0.30·Lexical + 0.25·Semantic +
+  0.20·Graph + 0.10·Scenario + 0.10·HistoricalUtility + 0.05·Freshness`` (seed 001 §3.3).
+* ``rrf`` — reciprocal-rank fusion of the channels' rankings (seed 001 §3.3).
+
+Every method subtracts the contradiction and scope penalties and adds a small belief bias
+(seed 002 §3: relevant beliefs re-weight retrieved items). ``HINDBRAIN_RECALL_PRESET``
+picks the preset, ``HINDBRAIN_RECALL_WEIGHTS`` (JSON) overrides channel weights of both forms.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 CHANNELS = ("lexical", "semantic", "graph", "scenario", "utility", "freshness")
+METHODS = ("weighted", "rrf", "fused")
 RRF_K = 60
 
 
@@ -24,20 +36,76 @@ class Weights:
     utility: float = 0.10
     freshness: float = 0.05
     belief_bias: float = 0.10  # times the belief's confidence, for an item a briefed belief rests on or names
-    method: str = "weighted"  # "weighted" | "rrf"
+    method: str = "weighted"  # "weighted" (raw channel scores) | "rrf" | "fused" (per-query normalised)
 
     def __post_init__(self):
-        if self.method not in ("weighted", "rrf"):
-            raise ValueError(f"recall weights: method must be 'weighted' or 'rrf', not {self.method!r}")
+        if self.method not in METHODS:
+            raise ValueError(f"recall weights: method must be one of {list(METHODS)}, not {self.method!r}")
         negative = [k for k, v in asdict(self).items() if k != "method" and v < 0]
         if negative:
             raise ValueError(f"recall weights: {negative} must not be negative")
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """The weights for each query form: a question (or a situation) and a dialogue."""
+
+    name: str
+    text: Weights
+    dialogue: Weights
+
+    def for_form(self, form: str) -> Weights:
+        return self.dialogue if form == "dialogue" else self.text
+
+    def overridden(self, **weights: float) -> Fusion:
+        """The same preset with some channel weights replaced in both forms."""
+        if not weights:
+            return self
+        return Fusion(self.name + "+custom", replace(self.text, **weights), replace(self.dialogue, **weights))
+
+
+SEED = Weights()
+PRESETS = {
+    # Fitted on the tuning halves (bench/quality.py --fit); see docs/recall-quality.md.
+    "fused": Fusion("fused",
+                    text=Weights(lexical=0.50, semantic=0.50, graph=0.05, scenario=0.05, utility=0.50, freshness=0.0,
+                                 method="fused"),
+                    dialogue=Weights(lexical=0.10, semantic=0.90, graph=0.0, scenario=0.05, utility=0.50,
+                                     freshness=0.0, method="fused")),
+    "seed": Fusion("seed", SEED, SEED),
+    "rrf": Fusion("rrf", replace(SEED, method="rrf"), replace(SEED, method="rrf")),
+}
+DEFAULT_PRESET = "fused"
+
+
+def preset(name: str) -> Fusion:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ValueError(f"recall preset must be one of {sorted(PRESETS)}, not {name!r}") from None
 
 
 def weighted(scores: dict[str, float], weights: Weights) -> tuple[float, dict[str, float]]:
     """Σ weight × score over the channels; returns the sum and each contribution."""
     parts = {ch: getattr(weights, ch) * scores.get(ch, 0.0) for ch in CHANNELS}
     return sum(parts.values()), parts
+
+
+def fused(scores: dict[str, float], weights: Weights) -> tuple[float, dict[str, float]]:
+    """The ``fused`` combination: the weighted sum of the relevance channels, scaled by the
+    item's track record, ``1 + w_utility × (2·utility − 1)`` (utility is the Beta(1, 1)
+    posterior mean of success when applied: 1.0 with no evidence, above with successes, below
+    with failures). Outcome evidence is about whether the item *works*, not whether it is
+    *about* the query, so it scales relevance rather than adding to it: a rule that failed
+    twice since it was learned falls behind the rule that replaced it, and a verified rule
+    rises over a raw event equally on topic. Returns the total and each contribution (they
+    sum to the total; utility's is what its factor added or took)."""
+    parts = {ch: getattr(weights, ch) * scores.get(ch, 0.0) for ch in CHANNELS if ch != "utility"}
+    relevance = sum(parts.values())
+    factor = 1.0 + weights.utility * (2.0 * scores.get("utility", 0.5) - 1.0)
+    contributions = {ch: v * factor for ch, v in parts.items()}
+    contributions["utility"] = relevance * (factor - 1.0)
+    return relevance * factor, contributions
 
 
 def competition_ranks(scores: list[float]) -> dict[int, int]:

@@ -221,6 +221,20 @@ class SemanticIndex:
         keys, sims = t.index.search(query_vec, k, allowed)
         return list(zip(keys.tolist(), sims.tolist(), strict=True))
 
+    def cosines(self, tenant: str, doc_nos: list[int], query_vecs: np.ndarray) -> np.ndarray:
+        """``len(doc_nos) × len(query_vecs)`` cosines of the tenant's documents to the query
+        views; NaN where a document has no vector yet (call after ``search``, which embeds a
+        small backlog first)."""
+        with self._cond:
+            t = self._tenants.get(tenant)
+        if t is None:
+            return np.full((len(doc_nos), len(query_vecs)), np.nan, dtype=np.float32)
+        return t.index.cosines(np.asarray(doc_nos, dtype=np.int64), query_vecs)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Unit query vectors of ``texts``, one embedder call."""
+        return self.embedder.embed_queries(texts)
+
     def pending(self, tenant: str | None = None) -> int:
         """Items added but not yet searchable, for one tenant or all."""
         with self._cond:

@@ -313,6 +313,29 @@ class VectorIndex:
         parts = [walked, *(self._scan(keys, q8, k) for keys in to_scan)]
         return top_k(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), k)
 
+    def cosines(self, keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+        """Cosine of each key's vector to each query row: a ``len(keys) × len(queries)``
+        matrix, NaN for a key with no vector. Late interaction (several query views) scores
+        the candidates with this instead of one search per view."""
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        queries = _unit_rows(np.asarray(queries, dtype=np.float32).reshape(-1, self.dim))
+        out = np.full((len(keys), len(queries)), np.nan, dtype=np.float32)
+        with self._lock:
+            present = np.zeros(len(keys), dtype=bool)
+            inside = keys < len(self._state)
+            present[inside] = self._state[keys[inside]] != _ABSENT
+            rows = keys[present]
+            if not len(rows):
+                return out
+            if self._graph is None:
+                vectors = self._f32[rows]
+            else:
+                blocks = rows // _BLOCK
+                vectors = _unit_rows(np.stack([self._blocks[b][r - b * _BLOCK] for b, r in
+                                               zip(blocks.tolist(), rows.tolist(), strict=True)]).astype(np.float32))
+        out[present] = vectors @ queries.T
+        return out
+
     def _search_exact(self, query: np.ndarray, k: int, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         n = len(self._state)
         valid = self._state == _TAIL

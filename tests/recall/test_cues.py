@@ -85,7 +85,7 @@ def test_coordinates_of_an_anomalous_perception():
         "action": ["submit change"],
         "anomaly": ["expected success message / actual no response"],
         "cause": ["approver role missing"],
-        "time": ["2023-11-14", "2023-W46"],
+        "time": ["2023-11-14", "2023-W46", "2023-11", "2023", "month-11"],
         "scope": ["env=prod", "task_type=access-request"],
         "exact": ["account:normal", "code:403", "system:iam"],
     }
@@ -97,7 +97,7 @@ def test_empty_coordinates_are_omitted_and_equal_outcomes_are_not_anomalies():
     assert coordinates({"kind": "anomaly", "actual": "blank page"})["anomaly"] == ["expected ? / actual blank page"]
     assert coordinates({"condition": "when IAM shows 403", "action": "switch account"})["exact"] == [
         "code:403", "system:iam"]
-    assert coordinates({"ts_us": 0})["time"] == ["1970-01-01", "1970-W01"]
+    assert coordinates({"ts_us": 0})["time"] == ["1970-01-01", "1970-W01", "1970-01", "1970", "month-01"]
 
 
 def test_cue_terms_are_prefixed_lowercase_and_deterministic():

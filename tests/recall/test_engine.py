@@ -3,6 +3,7 @@
 import json
 
 from hindbrain.recall.graph import GRAPH_MAX_DF
+from hindbrain.recall.scoring import CHANNELS, Weights, fused, weighted
 
 
 def ids(pack):
@@ -141,5 +142,8 @@ def test_each_explanation_adds_up_to_its_score(lexical_brain):
                                                         "freshness"))
         bias = why.get("belief_bias", {}).get("contribution", 0.0)
         assert abs(total - why["penalties"] + bias - why["score"]) < 1e-3
-        for ch in ("lexical", "graph", "scenario", "utility", "freshness"):
-            assert abs(why[ch]["contribution"] - why[ch]["weight"] * why[ch]["score"]) < 1e-3
+        weights = Weights(**{ch: why[ch]["weight"] for ch in CHANNELS}, method=why["fusion"]["method"])
+        combine = fused if weights.method == "fused" else weighted
+        _, parts = combine({ch: why[ch]["score"] for ch in CHANNELS}, weights)
+        for ch in CHANNELS:
+            assert abs(why[ch]["contribution"] - parts[ch]) < 1e-3, ch

@@ -1,0 +1,294 @@
+"""Recall quality at the public API: R@1/5/10 through ``Brain.recall`` with default arguments,
+next to each channel alone, the seed and RRF presets, plain ``bm25s`` and the semantic model
+alone, on every data set the harness holds, in one run.
+
+    .venv/bin/python bench/quality.py                      # held-out halves, every set (~3 min)
+    .venv/bin/python bench/quality.py --sets madial-en --half all
+    .venv/bin/python bench/quality.py --fit                # fit the fused weights on the tuning halves
+
+Data sets (docs/recall-quality.md says where each comes from):
+
+* ``madial-zh`` / ``madial-en`` — MADial-Bench (He et al., NAACL 2025, MIT), from
+  ``shared/eval-data/madial-bench``: each user a tenant, each memory perceived as an
+  observation, the query the dialogue so far *as given* (speaker tags, markup and all);
+  R@k = |top-k ∩ gold| / |gold| (the benchmark's own metric).
+* ``conv-en`` / ``conv-zh`` — conversational evidence (``bench/convmem.py``, synthetic, built
+  for this harness without looking at the product): long two-person chats over many dated
+  sessions, each conversation a tenant, each turn perceived as a ``message`` with
+  ``session``, ``speaker`` and ``ts`` (the session's date), as the API invites; questions about
+  earlier sessions whose evidence is turns.
+
+Halves: MADial by query id parity (even = tuning, odd = held-out; zh and en share ids, so one
+dialogue is in the same half in both languages); conversations by conversation (even index =
+tuning). Numbers of record are the held-out halves.
+
+Every recall here is ``recall(tenant=…, query=…, k=10, budget_tokens=100000,
+layers=["episodic"])`` — the arguments of ``shared/tools/madial-sdk``; the rows other than
+"recall() default" reuse the same brain with another fusion (``brain.engine``), which is the
+only thing that differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from hindbrain import Brain
+from hindbrain.recall.engine import RecallEngine
+from hindbrain.recall.query import build_query
+from hindbrain.recall.scoring import CHANNELS, PRESETS, Fusion, Weights
+from hindbrain.recall.tokenize import tokens
+from hindbrain.schemas.api import RecallInput
+from hindbrain.schemas.records import now_us
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+KS = (1, 5, 10)
+MADIAL = Path(__file__).resolve().parents[2] / "shared" / "eval-data" / "madial-bench" / "derived"
+
+
+@dataclass
+class Question:
+    qid: str
+    tenant: str
+    query: str
+    gold: set[str]
+    tuning: bool
+    category: str = ""
+
+
+@dataclass
+class DataSet:
+    name: str
+    events: list[dict]  # perceive(**event) arguments
+    questions: list[Question]
+    texts: dict[str, str] = field(default_factory=dict)  # event id → text, for the reference rows
+    agent: str = "agent"  # who perceived the events, and who recalls
+
+    def half(self, which: str) -> list[Question]:
+        if which == "all":
+            return self.questions
+        return [q for q in self.questions if q.tuning == (which == "tuning")]
+
+
+def madial(lang: str, root: Path = MADIAL) -> DataSet:
+    mems = [json.loads(line) for line in (root / f"madial_{lang}_memories.jsonl").read_text("utf-8").splitlines()]
+    rows = [json.loads(line) for line in (root / f"madial_{lang}_queries.jsonl").read_text("utf-8").splitlines()]
+    events = [{"tenant": f"u{m['user_id']}", "agent": "madial", "kind": "observation", "text": m["event"],
+               "event_id": f"m{m['id']}"} for m in mems]
+    questions = [Question(f"{lang}-{r['id']}", f"u{r['user_id']}", r["query"], {f"m{g}" for g in r["gold"]},
+                          r["id"] % 2 == 0) for r in rows if r.get("gold")]
+    return DataSet(f"madial-{lang}", events, questions, {e["event_id"]: e["text"] for e in events}, "madial")
+
+
+def conversations(lang: str, count: int = 10, seed: int = 0) -> DataSet:
+    import convmem
+
+    events, questions = [], []
+    for n, conv in enumerate(convmem.generate(lang=lang, conversations=count, seed=seed)):
+        tenant = conv["conv_id"]
+        for session in conv["sessions"]:
+            ts = datetime.fromisoformat(session["date"])
+            for turn in session["turns"]:
+                events.append({"tenant": tenant, "agent": "chat", "kind": "message", "session": session["session_id"],
+                               "speaker": turn["speaker"], "text": turn["text"], "ts": ts,
+                               "event_id": turn["turn_id"]})
+        questions += [Question(q["qid"], tenant, q["question"], set(q["evidence"]), n % 2 == 0, q["category"])
+                      for q in conv["questions"]]
+    return DataSet(f"conv-{lang}", events, questions, {e["event_id"]: e["text"] for e in events}, "chat")
+
+
+SETS: dict[str, Callable[[], DataSet]] = {
+    "madial-zh": lambda: madial("zh"), "madial-en": lambda: madial("en"),
+    "conv-en": lambda: conversations("en"), "conv-zh": lambda: conversations("zh"),
+}
+
+
+# -- metrics -----------------------------------------------------------------------------------
+def recall_at(gold: set[str], ranked: list[str]) -> dict[int, float]:
+    return {k: len(gold & set(ranked[:k])) / len(gold) for k in KS}
+
+
+def mean_recalls(per_question: list[dict[int, float]]) -> dict[int, float]:
+    return {k: 100 * statistics.fmean(r[k] for r in per_question) if per_question else 0.0 for k in KS}
+
+
+# -- the rows ------------------------------------------------------------------------------------
+def through_recall(brain: Brain, data: DataSet, questions: list[Question]
+                   ) -> tuple[list[dict[int, float]], list[float]]:
+    """R@k of each question through ``Brain.recall`` and its latency (ms)."""
+    out, took = [], []
+    for q in questions:
+        start = time.perf_counter()
+        pack = brain.recall(tenant=q.tenant, agent=data.agent, query=q.query, k=10, budget_tokens=100000,
+                            layers=["episodic"])
+        took.append((time.perf_counter() - start) * 1000)
+        ranked = list(dict.fromkeys(e for item in pack.items for e in (item.event_ids or [item.id])))
+        out.append(recall_at(q.gold, ranked))
+    return out, took
+
+
+def alone(channel: str) -> Fusion:
+    """One channel, per-query normalised like the default (``fused``), nothing else."""
+    w = Weights(**{ch: float(ch == channel) for ch in CHANNELS}, belief_bias=0.0, method="fused")
+    return Fusion(f"{channel} alone", w, w)
+
+
+def bm25s_row(data: DataSet, questions: list[Question]) -> list[dict[int, float]]:
+    """Plain ``bm25s`` (Lucene BM25, k1 1.5, b 0.75) per tenant over the perceived texts, with
+    hindbrain's tokenizer (word tokens + CJK bigrams: bm25s's own splits on spaces only)."""
+    import bm25s
+
+    by_tenant: dict[str, list[str]] = {}
+    for e in data.events:
+        by_tenant.setdefault(e["tenant"], []).append(e["event_id"])
+    indexes = {}
+    for tenant, ids in by_tenant.items():
+        retriever = bm25s.BM25()
+        retriever.index([tokens(data.texts[i]) or ["∅"] for i in ids], show_progress=False)
+        indexes[tenant] = (retriever, ids)
+    out = []
+    for q in questions:
+        retriever, ids = indexes[q.tenant]
+        scores = retriever.get_scores(tokens(q.query))
+        order = np.argsort(-scores, kind="stable")[:10]
+        out.append(recall_at(q.gold, [ids[i] for i in order if scores[i] > 0]))
+    return out
+
+
+def model_row(brain: Brain, data: DataSet, questions: list[Question]) -> list[dict[int, float]]:
+    """The semantic model alone: the query as given against every event text, exact cosine."""
+    embedder = brain.index.semantic.embedder
+    by_tenant: dict[str, list[str]] = {}
+    for e in data.events:
+        by_tenant.setdefault(e["tenant"], []).append(e["event_id"])
+    vectors = {t: embedder.embed_passages([data.texts[i] for i in ids]) for t, ids in by_tenant.items()}
+    out = []
+    for q in questions:
+        query = embedder.embed_queries([q.query])[0]
+        sims = vectors[q.tenant] @ query
+        ids = by_tenant[q.tenant]
+        out.append(recall_at(q.gold, [ids[i] for i in np.argsort(-sims, kind="stable")[:10]]))
+    return out
+
+
+def build(data: DataSet, home: Path) -> Brain:
+    brain = Brain.open(home)
+    for start in range(0, len(data.events), 2000):
+        brain.perceive_many(data.events[start : start + 2000])
+    brain.index.semantic.wait()
+    return brain
+
+
+# -- fitting (--fit) -------------------------------------------------------------------------------
+def candidates(brain: Brain, q: Question, fusion: Fusion) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Every scored candidate of one recall (ids, channel scores, penalties), for refitting."""
+    engine = RecallEngine(brain.index, fusion, pool=400)
+    query = build_query(RecallInput(tenant=q.tenant, query=q.query, k=10, budget_tokens=100000,
+                                    layers=["episodic"]), now_us())
+    ranked = engine.recall(query).ranked
+    return ([s.doc.id for s in ranked], np.array([[s.channel_scores[ch] for ch in CHANNELS] for s in ranked]),
+            np.array([s.penalty for s in ranked]))
+
+
+def fit(pools: list[tuple[Question, list[str], np.ndarray, np.ndarray]], start: Weights) -> Weights:
+    """Coordinate ascent on R@5 (mean of R@1, R@5, R@10 to break ties) over a grid per channel."""
+    grid = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.2)
+
+    def objective(w: np.ndarray) -> float:
+        total = 0.0
+        for q, ids, x, penalty in pools:
+            order = np.argsort(-(x @ w - penalty), kind="stable")[:10]
+            r = recall_at(q.gold, [ids[i] for i in order])
+            total += r[5] + 0.1 * (r[1] + r[10])
+        return total
+
+    w = np.array([getattr(start, ch) for ch in CHANNELS])
+    best = objective(w)
+    for _ in range(3):
+        improved = False
+        for c in range(len(CHANNELS)):
+            for value in grid:
+                trial = w.copy()
+                trial[c] = value
+                score = objective(trial)
+                if score > best + 1e-9:
+                    best, w, improved = score, trial, True
+        if not improved:
+            break
+    return replace(start, **{ch: float(v) for ch, v in zip(CHANNELS, w, strict=True)})
+
+
+# -- main ------------------------------------------------------------------------------------------
+def fmt(label: str, r: dict[int, float]) -> str:
+    return f"| {label} | " + " | ".join(f"{r[k]:.1f}" for k in KS) + " |"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {list(SETS)}")
+    ap.add_argument("--half", default="heldout", choices=("heldout", "tuning", "all"))
+    ap.add_argument("--fit", action="store_true", help="fit the fused weights per query form on the tuning halves")
+    ap.add_argument("--quick", action="store_true", help="the default row and the references only")
+    args = ap.parse_args()
+    pools: dict[str, list] = {"text": [], "dialogue": []}
+    for name in args.sets.split(","):
+        data = SETS[name]()
+        questions = data.half("tuning" if args.fit else args.half)
+        with tempfile.TemporaryDirectory() as home:
+            t0 = time.perf_counter()
+            brain = build(data, Path(home))
+            built = time.perf_counter() - t0
+            try:
+                if args.fit:
+                    for q in questions:
+                        form = build_query(RecallInput(tenant=q.tenant, query=q.query), 0).form
+                        pools[form].append((q, *candidates(brain, q, PRESETS["fused"])))
+                    print(f"{name}: {len(questions)} tuning questions collected", flush=True)
+                    continue
+                report(name, data, questions, brain, built, args.quick)
+            finally:
+                brain.close()
+    if args.fit:
+        for form, pool in pools.items():
+            if pool:
+                w = fit(pool, PRESETS["fused"].for_form(form))
+                print(f"fitted {form} ({len(pool)} questions): " +
+                      ", ".join(f"{ch} {getattr(w, ch):.2f}" for ch in CHANNELS), flush=True)
+
+
+def report(name: str, data: DataSet, questions: list[Question], brain: Brain, built: float, quick: bool) -> None:
+    print(f"\n### {name}: {len(questions)} questions, {len(data.events)} events (brain built in {built:.0f} s)\n")
+    print("| ranking | R@1 | R@5 | R@10 |\n|---|---:|---:|---:|")
+    default, took = through_recall(brain, data, questions)
+    print(fmt("**recall() default**", mean_recalls(default)), flush=True)
+    rows = [] if quick else [("preset seed", PRESETS["seed"]), ("preset rrf", PRESETS["rrf"]),
+                             *((f"{ch} alone", alone(ch)) for ch in ("lexical", "semantic"))]
+    engine = brain.engine
+    for label, fusion in rows:
+        brain.engine = RecallEngine(brain.index, fusion)
+        print(fmt(label, mean_recalls(through_recall(brain, data, questions)[0])), flush=True)
+    brain.engine = engine
+    print(fmt("bm25s (plain BM25)", mean_recalls(bm25s_row(data, questions))), flush=True)
+    print(fmt(f"{brain.index.semantic.embedder.name} alone (query as given)",
+              mean_recalls(model_row(brain, data, questions))), flush=True)
+    categories = sorted({q.category for q in questions if q.category})
+    for category in categories:
+        picked = [r for q, r in zip(questions, default, strict=True) if q.category == category]
+        print(fmt(f"recall() default, {category} ({len(picked)})", mean_recalls(picked)))
+    print(f"\nrecall() latency: p50 {statistics.median(took):.1f} ms, "
+          f"p90 {float(np.percentile(took, 90)):.1f} ms", flush=True)
+
+
+if __name__ == "__main__":
+    main()

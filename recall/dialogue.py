@@ -1,0 +1,117 @@
+"""A recall query as users send it: a question, or the dialogue so far.
+
+Agents often pass the conversation itself ("<Bart>: "I'm performing a magic trick!"" /
+"Assistant: That's fantastic!" / ...) rather than a question. Embedding that whole block
+dilutes the memory cue with the assistant's generic encouragement, and the last line alone
+loses the topic (measured on MADial-Bench, docs/recall-quality.md). So a dialogue is split
+into **views**:
+
+* the user's turns joined — the conversation's topic (the assistant's turns are dropped);
+* each of the user's most recent turns on its own — late interaction: a memory may answer
+  one turn strongly ("I got full marks in maths" ↔ "the maths competition prize");
+
+and the semantic channel scores a memory by the mean of its cosine to the joined view and its
+best cosine to a single turn, the recent ones weighing most (``recall.engine``). The lexical
+channel reads the user's turns and the speakers' names (a memory often names the person).
+
+A query that is not a dialogue (no speaker tags on two or more lines) is one view: itself.
+Pure functions, no IO.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_TURN_VIEWS = 4  # the user's most recent turns embedded on their own: each one costs an embedding
+# Who the assistant is, when a dialogue tags it (the other speakers are the user's side).
+ASSISTANT_NAMES = frozenset({
+    "assistant", "ai", "bot", "agent", "model", "gpt", "chatgpt", "claude", "助手", "助理", "机器人", "系统",
+    "客服", "小助手", "ai助手",
+})
+# "<Bart>: hi", "Bart: hi", "[Bart] hi", "**Bart**: hi", "User：你好"; a tag is a short name, not a sentence.
+_TAGGED = re.compile(r"^\s*(?:<([^<>\n]{1,32})>|\[([^\[\]\n]{1,32})\]|\*\*([^*\n]{1,32})\*\*|"
+                     r"([^\s:：<>\[\]\"“”][^:：<>\[\]\n\"“”]{0,31}?))\s*[:：]\s*(.*)$")
+# Markup around turns: dialogue delimiters and common HTML (a "<Bart>" tag is a speaker, not markup).
+_MARKUP = re.compile(r"<(?:BOD|EOD|BOS|EOS|s|/s)>|</?(?:br|p|div|span|b|i|em|strong|u|code|pre|li|ul|ol|blockquote)"
+                     r"(?:\s[^<>]*)?/?>", re.IGNORECASE)
+_QUOTES = "\"'“”‘’「」『』"
+_RELATIVE_WEIGHT = 0.5  # each older user turn counts half as much as the next one
+
+
+@dataclass(frozen=True)
+class Turn:
+    speaker: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class QueryViews:
+    form: str  # "dialogue" | "text"
+    joined: str  # the text to embed as a whole: the user's turns, or the query itself
+    turns: tuple[str, ...]  # the user's most recent turns (oldest first), each a view of its own
+    lexical: str  # what the lexical channel reads
+    speakers: tuple[str, ...]  # the user-side speakers' names, as tagged
+
+    @property
+    def texts(self) -> list[str]:
+        """Every view to embed: the joined text, then the turns (none for a plain query)."""
+        return [self.joined, *self.turns]
+
+    def turn_weights(self) -> list[float]:
+        """Weights of ``turns`` (oldest first) for the best-turn score: recent turns weigh most."""
+        n = len(self.turns)
+        return [_RELATIVE_WEIGHT ** (n - 1 - i) for i in range(n)]
+
+
+def parse_turns(text: str) -> list[Turn]:
+    """The dialogue's turns. A line without a tag continues the previous turn."""
+    turns: list[Turn] = []
+    for raw in _MARKUP.sub("\n", text).split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        match = _TAGGED.match(line)
+        speaker = next((g for g in match.groups()[:4] if g), None) if match else None
+        if speaker is not None and _plausible_name(speaker):
+            turns.append(Turn(speaker.strip(), _unquote(match.group(5))))
+        elif turns:
+            turns[-1] = Turn(turns[-1].speaker, f"{turns[-1].text} {_unquote(line)}".strip())
+        else:
+            turns.append(Turn(None, _unquote(line)))
+    return [t for t in turns if t.text]
+
+
+def _plausible_name(tag: str) -> bool:
+    """A speaker tag is a name (a few words), not a clause that happens to precede a colon
+    ("The reason is: ..." or "error: 403")."""
+    words = tag.split()
+    return 0 < len(words) <= 3 and not any(ch.isdigit() for ch in tag) and tag.strip().lower() not in _NOT_SPEAKERS
+
+
+_NOT_SPEAKERS = frozenset({"error", "warning", "note", "reason", "question", "answer", "q", "a", "http", "https",
+                           "system", "expected", "actual", "action", "identity", "url", "ps", "todo", "example",
+                           "问题", "答案", "原因", "错误", "注意"})
+
+
+def _unquote(text: str) -> str:
+    return text.strip().strip(_QUOTES).strip()
+
+
+def is_assistant(speaker: str | None) -> bool:
+    return speaker is not None and speaker.strip().lower() in ASSISTANT_NAMES
+
+
+def views(text: str) -> QueryViews:
+    """Split a query into its views (see the module docstring)."""
+    turns = parse_turns(text)
+    tagged = [t for t in turns if t.speaker is not None]
+    if len(tagged) < 2:
+        return QueryViews("text", text, (), text, ())
+    user = [t for t in turns if not is_assistant(t.speaker)] or turns
+    speakers = tuple(dict.fromkeys(t.speaker for t in user if t.speaker))
+    user_texts = [t.text for t in user]
+    joined = "\n".join(user_texts)
+    recent = tuple(user_texts[-MAX_TURN_VIEWS:]) if len(user_texts) > 1 else ()
+    lexical = " ".join([*speakers, joined])
+    return QueryViews("dialogue", joined, recent, lexical, speakers)
