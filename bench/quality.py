@@ -144,18 +144,22 @@ def alone(channel: str) -> Fusion:
     return Fusion(f"{channel} alone", w, w)
 
 
-def bm25s_row(data: DataSet, questions: list[Question]) -> list[dict[int, float]]:
+def bm25s_row(data: DataSet, questions: list[Question], speaker_in_text: bool = False) -> list[dict[int, float]]:
     """Plain ``bm25s`` (Lucene BM25, k1 1.5, b 0.75) per tenant over the perceived texts, with
-    hindbrain's tokenizer (word tokens + CJK bigrams: bm25s's own splits on spaces only)."""
+    hindbrain's tokenizer (word tokens + CJK bigrams: bm25s's own splits on spaces only).
+    ``speaker_in_text``: each text as "Speaker: text" (what a user of a plain BM25 would index)."""
     import bm25s
 
     by_tenant: dict[str, list[str]] = {}
+    text_of = {}
     for e in data.events:
         by_tenant.setdefault(e["tenant"], []).append(e["event_id"])
+        speaker = e.get("speaker") if speaker_in_text else None
+        text_of[e["event_id"]] = f"{speaker}: {e['text']}" if speaker else e["text"]
     indexes = {}
     for tenant, ids in by_tenant.items():
         retriever = bm25s.BM25()
-        retriever.index([tokens(data.texts[i]) or ["∅"] for i in ids], show_progress=False)
+        retriever.index([tokens(text_of[i]) or ["∅"] for i in ids], show_progress=False)
         indexes[tenant] = (retriever, ids)
     out = []
     for q in questions:
@@ -205,10 +209,16 @@ def fit(pools: list[tuple[Question, list[str], np.ndarray, np.ndarray]], start: 
     """Coordinate ascent on R@5 (mean of R@1, R@5, R@10 to break ties) over a grid per channel."""
     grid = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.2)
 
+    u = CHANNELS.index("utility")
+    relevance_channels = [c for c in range(len(CHANNELS)) if c != u]
+
     def objective(w: np.ndarray) -> float:
+        """The fused score (``scoring.fused``, × (1 − penalty)) of every candidate, vectorised."""
         total = 0.0
         for q, ids, x, penalty in pools:
-            order = np.argsort(-(x @ w - penalty), kind="stable")[:10]
+            score = x[:, relevance_channels] @ w[relevance_channels] * (1 + w[u] * (2 * x[:, u] - 1)) \
+                * (1 - np.minimum(1.0, penalty))
+            order = np.argsort(-score, kind="stable")[:10]
             r = recall_at(q.gold, [ids[i] for i in order])
             total += r[5] + 0.1 * (r[1] + r[10])
         return total
@@ -280,6 +290,9 @@ def report(name: str, data: DataSet, questions: list[Question], brain: Brain, bu
         print(fmt(label, mean_recalls(through_recall(brain, data, questions)[0])), flush=True)
     brain.engine = engine
     print(fmt("bm25s (plain BM25)", mean_recalls(bm25s_row(data, questions))), flush=True)
+    if any(e.get("speaker") for e in data.events):
+        print(fmt("bm25s, speaker written into the text", mean_recalls(bm25s_row(data, questions, True))),
+              flush=True)
     print(fmt(f"{brain.index.semantic.embedder.name} alone (query as given)",
               mean_recalls(model_row(brain, data, questions))), flush=True)
     categories = sorted({q.category for q in questions if q.category})

@@ -28,25 +28,28 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--seeds", default="7,8,9,10,11", help="comma-separated seeds for the spread ('' to skip)")
+    ap.add_argument("--default-layers", action="store_true",
+                    help="hindbrain's agents recall with the default layers at task start (not the rule layers)")
     args = ap.parse_args()
+    rules_only = not args.default_layers
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as home, Brain.open(home, embedder="none") as brain:
-        fleet = compare(default_world(args.seed, args.rounds), brain)
+        fleet = compare(default_world(args.seed, args.rounds), brain, rule_layers_at_start=rules_only)
         tickets = compare(ticket_world(args.seed), brain)
     print("\n".join(rounds_table(fleet)) + "\n\n" + "\n".join(metrics_table(fleet)))
     print("\n" + "\n".join(desk_table(tickets)))
     print(f"({time.perf_counter() - t0:.1f} s)")
     if args.seeds:
-        spread([int(s) for s in args.seeds.split(",")], args.rounds)
+        spread([int(s) for s in args.seeds.split(",")], args.rounds, rules_only)
 
 
-def spread(seeds: list[int], rounds: int) -> None:
+def spread(seeds: list[int], rounds: int, rules_only: bool = True) -> None:
     """Median [min–max] of each metric per arm over the seeds, and hindbrain's token share of naive RAG."""
     t0 = time.perf_counter()
     per_seed = []
     for seed in seeds:
         with tempfile.TemporaryDirectory() as home, Brain.open(home, embedder="none") as brain:
-            per_seed.append(compare(default_world(seed, rounds), brain))
+            per_seed.append(compare(default_world(seed, rounds), brain, rule_layers_at_start=rules_only))
     names = list(per_seed[0])
     print(f"\nover seeds {', '.join(map(str, seeds))} ({rounds} rounds each): median [min-max]")
     print(f"{'':>24}  " + "  ".join(f"{n:>22}" for n in names))

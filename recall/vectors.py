@@ -330,9 +330,12 @@ class VectorIndex:
             if self._graph is None:
                 vectors = self._f32[rows]
             else:
+                codes = np.empty((len(rows), self.dim), dtype=np.int8)
                 blocks = rows // _BLOCK
-                vectors = _unit_rows(np.stack([self._blocks[b][r - b * _BLOCK] for b, r in
-                                               zip(blocks.tolist(), rows.tolist(), strict=True)]).astype(np.float32))
+                for b in np.unique(blocks).tolist():
+                    at = blocks == b
+                    codes[at] = self._blocks[b][rows[at] - b * _BLOCK]
+                vectors = _unit_rows(codes.astype(np.float32))
         out[present] = vectors @ queries.T
         return out
 

@@ -16,20 +16,22 @@ from hindbrain.sim.world import World, default_world, ticket_world
 __all__ = ["ArmRun", "Counts", "World", "compare", "default_world", "simulate", "ticket_world"]
 
 
-def compare(world: World | None = None, brain=None, progress=None) -> dict[str, ArmRun]:
+def compare(world: World | None = None, brain=None, progress=None, rule_layers_at_start: bool = True
+            ) -> dict[str, ArmRun]:
     """Run the same world through the three arms in ``brain`` (a fresh lexical-only embedded
     brain when None): hindbrain learns under its tenant, and every arm records each task's
-    final outcome under its own, for ``hindbrain.sim.report``."""
+    final outcome under its own, for ``hindbrain.sim.report``. ``rule_layers_at_start=False``:
+    hindbrain's agents recall with the default layers at task start, as a new user would."""
     from hindbrain.brain import Brain
 
     world = world or default_world()
     if brain is None:
         with tempfile.TemporaryDirectory(prefix="hindbrain-sim-") as home, Brain.open(home, embedder="none") as b:
-            return compare(world, b, progress)
+            return compare(world, b, progress, rule_layers_at_start)
     return {arm.name: simulate(world, arm, progress) for arm in (
         NoMemory(Ledger(brain, tenant_of(world, "no-memory"))),
         NaiveRag(ledger=Ledger(brain, tenant_of(world, "naive-rag"))),
-        Hindbrain(brain, tenant_of(world, "hindbrain")))}
+        Hindbrain(brain, tenant_of(world, "hindbrain"), rule_layers_at_start=rule_layers_at_start))}
 
 
 def tenant_of(world: World, arm: str) -> str:

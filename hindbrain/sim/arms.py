@@ -108,8 +108,9 @@ class Hindbrain:
 
     name = "hindbrain"
 
-    def __init__(self, brain, tenant: str, budget_tokens: int = 160):
+    def __init__(self, brain, tenant: str, budget_tokens: int = 160, rule_layers_at_start: bool = True):
         self.brain, self.tenant, self.budget = brain, tenant, budget_tokens
+        self.rule_layers_at_start = rule_layers_at_start  # False: task-start recalls use the default layers
         self._recall_of: dict[str, str] = {}
         self.ledger = Ledger(brain, tenant, self._recall_of)
 
@@ -117,7 +118,7 @@ class Hindbrain:
         self.brain.perceive(tenant=self.tenant, agent=task.agent, task=task.task_id, **fields)
 
     def recall(self, task, **query) -> list[Injected]:
-        if query.get("trigger") == "task_start":  # before acting, ask for rules, not the timeline
+        if query.get("trigger") == "task_start" and self.rule_layers_at_start:  # rules, not the timeline
             query = {**query, "layers": list(RULE_LAYERS)}
         pack = self.brain.recall(tenant=self.tenant, agent=task.agent, task=task.task_id, budget_tokens=self.budget,
                                  **query)

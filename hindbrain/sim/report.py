@@ -26,7 +26,8 @@ SELECT tenant, JSONExtractString(notes, 'world') AS world, JSONExtractString(not
        countIf(JSONExtractString(notes, 'env') != '') AS scoped_tasks,
        countIf(JSONExtractBool(notes, 'wrong_scope')) AS wrong_scope,
        countIf(JSONExtractBool(notes, 'upset')) AS upset_tickets,
-       countIf(JSONExtractBool(notes, 'upset') AND success) AS upset_solved
+       countIf(JSONExtractBool(notes, 'upset') AND success) AS upset_solved,
+       countIf(JSONExtractBool(notes, 'rule_first')) AS rule_first
 FROM outcomes FINAL
 WHERE tenant LIKE 'sim-%' AND JSONExtractBool(ifNull(notes, '{}'), 'final')
 GROUP BY tenant, world, arm, round

@@ -38,6 +38,7 @@ class Counts:
     belief_guided: int = 0  # tickets whose reply followed an injected belief
     first_contacts: int = 0  # first tasks on an unseen system built like a known one (transfer)
     first_contact_successes: int = 0
+    rule_first: int = 0  # known tasks whose task-start recall brought the working rule as its first item
 
     def add(self, other: Counts) -> None:
         for name in self.__dataclass_fields__:
@@ -58,6 +59,7 @@ class Counts:
             "transfer (first contact)": self.rate(self.first_contact_successes, self.first_contacts),
             "wrong-environment rule": self.rate(self.wrong_scope, self.scoped_tasks),
             "upset-customer tickets solved": self.rate(self.upset_solved, self.upset_tickets),
+            "rule first at task start": self.rate(self.rule_first, self.known_tasks),
         }
 
 
@@ -150,6 +152,12 @@ def simulate(world: World, arm, progress=None) -> ArmRun:
     return run
 
 
+def _named_action(item: Injected, trap: Trap) -> str:
+    """The fix this item names for ``trap``, or "" when it names none."""
+    return next((action for key, action in ((trap.new_key, trap.new_fix), (trap.key, trap.fix))
+                 if key and key in item.text), "")
+
+
 def choose(injected: list[Injected], trap: Trap, rivals: tuple[Trap, ...] = ()) -> tuple[str, Injected | None]:
     """The action the agent takes: the fix the first injected item names — of this system's
     rule in any environment (``rivals``: the agent cannot tell them apart) — else the naive one."""
@@ -174,6 +182,8 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals:
     injected = arm.recall(task, query=f"{trap.task} in {trap.system}", trigger="task_start",
                           situation={"system": trap.system, "action": trap.naive}, scope=scope)
     tokens += sum(i.tokens for i in injected)
+    rule_first = known and bool(injected) and trap.works(_named_action(injected[0], trap), r)
+    counts.rule_first += rule_first
     _watch_stale(run, trap, r, injected)
     action, item = choose(injected, trap, rivals)
     wrong = trap.env is not None and action in {t.fix for t in rivals}
@@ -184,7 +194,7 @@ def _trap_task(arm, run: ArmRun, task: Task, trap: Trap, counts: Counts, rivals:
     counts.first_contacts += first_contact
     notes = {"arm": arm.name, "round": r, "kind": "trap", "system": trap.system, "env": trap.env, "known": known,
              "fleet_known": fleet_known,
-             "first_contact": first_contact, "wrong_scope": wrong}
+             "first_contact": first_contact, "wrong_scope": wrong, "rule_first": rule_first}
     if trap.works(action, r):
         counts.first_contact_successes += first_contact
         counts.first_try += 1

@@ -87,7 +87,7 @@ def test_k_up_to_100_is_honoured(lexical_brain):
     b.perceive_many([{"tenant": "t", "kind": "observation", "text": f"deploy step {n} of the release train",
                       "event_id": f"e{n}"} for n in range(150)])
     assert len(b.recall(tenant="t", query="deploy release train step", k=100, budget_tokens=100_000).items) == 100
-    assert 100 > POOL
+    assert POOL < 100
 
 
 def test_a_rule_comes_before_routine_events_about_the_same_system(lexical_brain):

@@ -163,3 +163,22 @@ def test_exact_mode_matches_brute_force(n, k, seed, masked):
 def test_quantize_uses_the_whole_int8_range():
     codes = quantize(np.array([[0.1, -0.2, 0.05], [0.0, 0.0, 0.0]]))
     assert codes.tolist() == [[64, -127, 32], [0, 0, 0]]
+
+
+@pytest.mark.parametrize("exact_limit", [10**9, 10])
+def test_cosines_of_chosen_keys_to_several_queries(data, exact_limit):
+    """Late interaction scores candidates against every query view with ``cosines``: the same
+    cosines a search returns (int8 codes in graph mode: within 0.02), NaN for a key with no vector."""
+    vectors = data[:40]
+    index = VectorIndex(DIM, exact_limit=exact_limit)
+    index.add(np.arange(40), vectors)
+    queries = data[100:103]
+    keys = np.array([3, 17, 39, 55])  # 55 was never added
+    got = index.cosines(keys, queries)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    want = unit[[3, 17, 39]] @ (queries / np.linalg.norm(queries, axis=1, keepdims=True)).T
+    assert got.shape == (4, 3) and np.isnan(got[3]).all()
+    np.testing.assert_allclose(got[:3], want, atol=0.02 if exact_limit == 10 else 1e-5)
+    top, sims = index.search(queries[0], 40)
+    found = dict(zip(top.tolist(), sims.tolist(), strict=True))
+    assert abs(found[17] - got[1, 0]) < 0.02

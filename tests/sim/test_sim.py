@@ -105,3 +105,12 @@ def test_on_the_ticket_desk_hindsight_beliefs_change_the_replies():
     upset = sum(c.upset_solved for c in hb.rounds[late]) / sum(c.upset_tickets for c in hb.rounds[late])
     baseline = sum(c.upset_solved for c in none.rounds[late]) / sum(c.upset_tickets for c in none.rounds[late])
     assert upset > baseline + 0.2
+
+
+def test_with_default_layers_the_learned_rule_is_the_first_item_at_task_start(runs):
+    """Issue 16: an agent that recalls with the default layers (events and rules alike) gets the
+    rule it learned as the first item, before the routine events about the same system."""
+    assert runs["hindbrain"].total.metrics()["rule first at task start"] >= 0.95
+    plain = compare(default_world(seed=7, rounds=6), rule_layers_at_start=False)["hindbrain"].total
+    assert plain.known_tasks >= 5 and plain.metrics()["rule first at task start"] >= 0.95
+    assert plain.metrics()["repeated-mistake rate"] <= 0.05
