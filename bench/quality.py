@@ -36,6 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -124,9 +125,10 @@ def mean_recalls(per_question: list[dict[int, float]]) -> dict[int, float]:
 
 
 # -- the rows ------------------------------------------------------------------------------------
-def through_recall(brain: Brain, data: DataSet, questions: list[Question]
+def through_recall(brain: Brain, data: DataSet, questions: list[Question], cuts: Counter | None = None
                    ) -> tuple[list[dict[int, float]], list[float]]:
-    """R@k of each question through ``Brain.recall`` and its latency (ms)."""
+    """R@k of each question through ``Brain.recall`` and its latency (ms); ``cuts`` counts the
+    gate's cuts by stage, and separately those of gold items (what the gate took from recall)."""
     out, took = [], []
     for q in questions:
         start = time.perf_counter()
@@ -134,6 +136,12 @@ def through_recall(brain: Brain, data: DataSet, questions: list[Question]
                             layers=["episodic"])
         took.append((time.perf_counter() - start) * 1000)
         ranked = list(dict.fromkeys(e for item in pack.items for e in (item.event_ids or [item.id])))
+        if cuts is not None:
+            for cut in pack.cut:
+                if cut["reason"].startswith("beyond k="):
+                    continue
+                cuts[cut["stage"]] += 1
+                cuts[f"{cut['stage']}, of a gold item"] += cut["id"] in q.gold
         out.append(recall_at(q.gold, ranked))
     return out, took
 
@@ -248,7 +256,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {list(SETS)}")
     ap.add_argument("--half", default="heldout", choices=("heldout", "tuning", "all"))
-    ap.add_argument("--fit", action="store_true", help="fit the fused weights per query form on the tuning halves")
+    ap.add_argument("--fit", action="store_true",
+                    help="fit the fused weights at both ends (question, dialogue) on the tuning halves")
     ap.add_argument("--quick", action="store_true", help="the default row and the references only")
     args = ap.parse_args()
     pools: dict[str, list] = {"text": [], "dialogue": []}
@@ -262,8 +271,9 @@ def main() -> None:
             try:
                 if args.fit:
                     for q in questions:
-                        form = build_query(RecallInput(tenant=q.tenant, query=q.query), 0).form
-                        pools[form].append((q, *candidates(brain, q, PRESETS["fused"])))
+                        share = build_query(RecallInput(tenant=q.tenant, query=q.query), 0).associative
+                        if share in (0.0, 1.0):  # the two ends are fitted; between them is interpolated
+                            pools["dialogue" if share else "text"].append((q, *candidates(brain, q, PRESETS["fused"])))
                     print(f"{name}: {len(questions)} tuning questions collected", flush=True)
                     continue
                 report(name, data, questions, brain, built, args.quick)
@@ -272,7 +282,7 @@ def main() -> None:
     if args.fit:
         for form, pool in pools.items():
             if pool:
-                w = fit(pool, PRESETS["fused"].for_form(form))
+                w = fit(pool, PRESETS["fused"].for_share(float(form == "dialogue")))
                 print(f"fitted {form} ({len(pool)} questions): " +
                       ", ".join(f"{ch} {getattr(w, ch):.2f}" for ch in CHANNELS), flush=True)
 
@@ -280,7 +290,8 @@ def main() -> None:
 def report(name: str, data: DataSet, questions: list[Question], brain: Brain, built: float, quick: bool) -> None:
     print(f"\n### {name}: {len(questions)} questions, {len(data.events)} events (brain built in {built:.0f} s)\n")
     print("| ranking | R@1 | R@5 | R@10 |\n|---|---:|---:|---:|")
-    default, took = through_recall(brain, data, questions)
+    cuts: Counter = Counter()
+    default, took = through_recall(brain, data, questions, cuts)
     print(fmt("**recall() default**", mean_recalls(default)), flush=True)
     rows = [] if quick else [("preset seed", PRESETS["seed"]), ("preset rrf", PRESETS["rrf"]),
                              *((f"{ch} alone", alone(ch)) for ch in ("lexical", "semantic"))]
@@ -301,6 +312,10 @@ def report(name: str, data: DataSet, questions: list[Question], brain: Brain, bu
         print(fmt(f"recall() default, {category} ({len(picked)})", mean_recalls(picked)))
     print(f"\nrecall() latency: p50 {statistics.median(took):.1f} ms, "
           f"p90 {float(np.percentile(took, 90)):.1f} ms", flush=True)
+    merged = brain.sql("SELECT count() AS n FROM decisions FINAL WHERE kind = 'events_merged'")[0]["n"]
+    print(f"gate cuts over {len(questions)} recalls (k aside): " +
+          (", ".join(f"{stage} {n}" for stage, n in sorted(cuts.items())) or "none") +
+          f"; events merged by the write hygiene: {merged} of {len(data.events)}", flush=True)
 
 
 if __name__ == "__main__":

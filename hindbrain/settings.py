@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hindbrain.recall.scoring import Fusion, preset
@@ -55,6 +55,12 @@ class Settings(BaseSettings):
     recall_method: str | None = Field(
         None, description="HINDBRAIN_RECALL_METHOD (older name): rrf is the rrf preset, weighted the seed preset."
     )
+
+    @field_validator("recall_preset")
+    @classmethod
+    def _known_preset(cls, name: str) -> str:
+        preset(name)  # refused here, before anything is opened, with the presets' names
+        return name
 
     def recall_fusion(self) -> Fusion:
         """The recall engine's ``Fusion``: the preset, with any weights overridden."""

@@ -14,8 +14,13 @@ and the semantic channel scores a memory by the mean of its cosine to the joined
 best cosine to a single turn, the recent ones weighing most (``recall.engine``). The lexical
 channel reads the user's turns and the speakers' names (a memory often names the person).
 
-A query that is not a dialogue (no speaker tags on two or more lines) is one view: itself.
-Pure functions, no IO.
+Several untagged lines (the user's turns pasted without names) are views the same way, each
+line a turn. A single line is one view: itself.
+
+How *associative* a query is decides how the fusion weighs the channels
+(``associative_share``): a tagged dialogue is, and so is any long query (a description, the
+turns pasted as text: its words are mostly context, its memory is a feeling or a kind of
+event); a short question is not (its few words carry it). Pure functions, no IO.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ class Turn:
 
 @dataclass(frozen=True)
 class QueryViews:
-    form: str  # "dialogue" | "text"
+    form: str  # "dialogue" (tagged turns) | "lines" (several untagged lines) | "text"
     joined: str  # the text to embed as a whole: the user's turns, or the query itself
     turns: tuple[str, ...]  # the user's most recent turns (oldest first), each a view of its own
     lexical: str  # what the lexical channel reads
@@ -98,6 +103,18 @@ def _unquote(text: str) -> str:
     return text.strip().strip(_QUOTES).strip()
 
 
+SHORT_QUERY, LONG_QUERY = 16, 40  # word tokens (CJK: bigrams); between them the share rises linearly
+
+
+def associative_share(form: str, word_tokens: int) -> float:
+    """0 for a short question, 1 for a dialogue or a long query (see the module docstring).
+    Chosen on the quality harness's tuning halves: questions there have 5-17 tokens (10th-90th
+    percentile), MADial's dialogues 36-80 with or without their speaker tags."""
+    if form == "dialogue":
+        return 1.0
+    return min(1.0, max(0.0, (word_tokens - SHORT_QUERY) / (LONG_QUERY - SHORT_QUERY)))
+
+
 def is_assistant(speaker: str | None) -> bool:
     return speaker is not None and speaker.strip().lower() in ASSISTANT_NAMES
 
@@ -107,7 +124,11 @@ def views(text: str) -> QueryViews:
     turns = parse_turns(text)
     tagged = [t for t in turns if t.speaker is not None]
     if len(tagged) < 2:
-        return QueryViews("text", text, (), text, ())
+        lines = [line.strip() for line in _MARKUP.sub("\n", text).split("\n") if line.strip()]
+        if len(lines) < 2:
+            return QueryViews("text", text, (), text, ())
+        # Several untagged lines (the user's turns pasted without names, a log): each line is a view.
+        return QueryViews("lines", "\n".join(lines), tuple(lines[-MAX_TURN_VIEWS:]), text, ())
     user = [t for t in turns if not is_assistant(t.speaker)] or turns
     speakers = tuple(dict.fromkeys(t.speaker for t in user if t.speaker))
     user_texts = [t.text for t in user]

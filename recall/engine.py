@@ -69,7 +69,7 @@ class RecallResult:
 
 
 class RecallEngine:
-    """``fusion``: a preset (``recall.scoring.PRESETS``), or one ``Weights`` for every query form."""
+    """``fusion``: a preset (``recall.scoring.PRESETS``), or one ``Weights`` for every query."""
 
     def __init__(self, index: RecallIndex, fusion: Fusion | Weights | None = None, pool: int = POOL,
                  fetch: int = FETCH):
@@ -153,7 +153,7 @@ class RecallEngine:
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
         first, and only those get their explanation (``why``): building it costs more than the
         scores. ``hits``: the semantic search's candidates; ``views``: the query views' vectors."""
-        w = self.fusion.for_form(query.form)
+        w = self.fusion.for_share(query.associative)
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *hits]))
         cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
@@ -246,7 +246,8 @@ class RecallEngine:
         # what the penalties took from the score: subtracted, or (fused) the share they scaled away
         taken = sum(contributions.values()) * min(1.0, s.penalty) if w.method == "fused" else s.penalty
         why["penalties"] = round(taken, 4)
-        why["fusion"] = {"preset": self.fusion.name, "method": w.method, "query_form": query.form}
+        why["fusion"] = {"preset": self.fusion.name, "method": w.method, "query_form": query.form,
+                         "associative": round(query.associative, 3)}
         if w.method == "rrf":
             why["method"] = "rrf"
             why["score"] = round(s.score, 6)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hindbrain.recall.cues import expected_vs_actual, query_cues, query_time_terms
-from hindbrain.recall.dialogue import QueryViews, views
+from hindbrain.recall.dialogue import QueryViews, associative_share, views
 from hindbrain.recall.index import COORDINATE_PREFIXES, situation_text
 from hindbrain.recall.tokenize import tokens
 
@@ -43,9 +43,11 @@ class Query:
             return []
         return [self.semantic_text, *(self.views.turns if self.views else ())]
 
+    associative: float = 0.0  # 0 a short question … 1 a dialogue or a long description (dialogue.associative_share)
+
     @property
     def form(self) -> str:
-        """"dialogue" when the query is a conversation, else "text" (the fusion's weights differ)."""
+        """"dialogue", "lines" (several untagged lines) or "text"."""
         return self.views.form if self.views else "text"
 
 
@@ -58,10 +60,11 @@ def build_query(q, now_us: int) -> Query:
     semantic_text = " — ".join(t for t in (semantic_query, expected_vs_actual(situation) if situation else None) if t)
     cues = query_cues(q.query, situation, dict(q.scope)) + query_time_terms(q.query, now_us)
     scene = q.scene or q.scope.get("scene") or q.scope.get("task_type")
+    associative = associative_share(seen.form, len(tokens(seen.lexical))) if seen else 0.0
     return Query(
         tenant=q.tenant, text=text, semantic_text=semantic_text, terms=tokens(text) + cues,
         exact=frozenset(c for c in cues if not c.startswith(COORDINATE_PREFIXES)), trigger=q.trigger,
         scope=dict(q.scope), scene=scene, user=q.user or q.scope.get("user"), layers=q.layers,
         budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
-        views=seen,
+        views=seen, associative=associative,
     )

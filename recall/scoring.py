@@ -48,14 +48,22 @@ class Weights:
 
 @dataclass(frozen=True)
 class Fusion:
-    """The weights for each query form: a question (or a situation) and a dialogue."""
+    """The weights at both ends of the query's associative share (``recall.dialogue``): a
+    short question (or a situation), ``text``, and a dialogue or long description, ``dialogue``;
+    in between, each channel's weight is interpolated."""
 
     name: str
     text: Weights
     dialogue: Weights
 
-    def for_form(self, form: str) -> Weights:
-        return self.dialogue if form == "dialogue" else self.text
+    def for_share(self, associative: float) -> Weights:
+        if associative <= 0.0 or self.text == self.dialogue:
+            return self.text
+        if associative >= 1.0:
+            return self.dialogue
+        mixed = {k: (1 - associative) * getattr(self.text, k) + associative * getattr(self.dialogue, k)
+                 for k in (*CHANNELS, "belief_bias")}
+        return replace(self.text, **mixed)
 
     def overridden(self, **weights: float) -> Fusion:
         """The same preset with some channel weights replaced in both forms."""
@@ -70,7 +78,7 @@ PRESETS = {
     "fused": Fusion("fused",
                     text=Weights(lexical=0.70, semantic=0.50, graph=0.05, scenario=0.05, utility=0.50, freshness=0.0,
                                  method="fused"),
-                    dialogue=Weights(lexical=0.10, semantic=0.90, graph=0.0, scenario=0.05, utility=0.50,
+                    dialogue=Weights(lexical=0.10, semantic=1.20, graph=0.0, scenario=0.05, utility=0.50,
                                      freshness=0.0, method="fused")),
     "seed": Fusion("seed", SEED, SEED),
     "rrf": Fusion("rrf", replace(SEED, method="rrf"), replace(SEED, method="rrf")),

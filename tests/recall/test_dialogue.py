@@ -1,6 +1,6 @@
 """A query as users send it: a dialogue is split into views, a question stays itself."""
 
-from hindbrain.recall.dialogue import MAX_TURN_VIEWS, parse_turns, views
+from hindbrain.recall.dialogue import LONG_QUERY, MAX_TURN_VIEWS, SHORT_QUERY, associative_share, parse_turns, views
 
 MADIAL_LIKE = ('<BOD>\n<Bart>: "Hey, did you know? I\'m going to perform a magic trick at the party!"\n'
                '<Assistant>: "That\'s fantastic! The audience will be captivated."\n'
@@ -35,9 +35,24 @@ def test_only_the_most_recent_turns_are_views_of_their_own():
     assert len(v.joined.splitlines()) == 9  # the joined view keeps every user turn
 
 
-def test_questions_and_labelled_text_are_one_view():
-    for text in ("When did Caroline go to the support group?", "error: 403 on submit\nnote: it worked yesterday",
-                 "system: IAM / identity: normal account / action: submit change", "Step 1: open\nStep 2: close",
-                 "IAM 提交后没有响应"):
+def test_questions_and_labelled_text_are_not_dialogues():
+    for text in ("When did Caroline go to the support group?",
+                 "system: IAM / identity: normal account / action: submit change", "IAM 提交后没有响应"):
         v = views(text)
         assert v.form == "text" and v.texts == [text] and v.lexical == text, text
+    for text in ("error: 403 on submit\nnote: it worked yesterday", "Step 1: open\nStep 2: close"):
+        v = views(text)  # labels are not speakers: several lines, each a view of its own
+        assert v.form == "lines" and v.turns == tuple(text.split("\n")) and v.speakers == (), text
+
+
+def test_untagged_turns_are_views_too():
+    v = views("I got full marks in maths today!\nI was so happy\nMum made dumplings to celebrate")
+    assert v.form == "lines" and len(v.turns) == 3 and v.joined.count("\n") == 2
+
+
+def test_how_associative_a_query_is():
+    assert associative_share("dialogue", 3) == 1.0  # a conversation, however short
+    assert associative_share("text", 8) == 0.0  # a question
+    assert associative_share("lines", LONG_QUERY) == 1.0  # a long description or pasted turns
+    middle = associative_share("text", (SHORT_QUERY + LONG_QUERY) // 2)
+    assert 0.0 < middle < 1.0

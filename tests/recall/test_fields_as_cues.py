@@ -33,6 +33,15 @@ def test_the_speaker_decides_whose_pet_it_is(tmp_path, monkeypatch, preset):
         pack = b.recall(tenant="c", query="Daniel 的宠物叫什么？", k=1)
         assert ids(pack) == ["t2"] and "daniel" in pack.items[0].why["lexical"]["matched_terms"]
         assert pack.items[0].text.startswith("Daniel: ")  # the prompt says who said it
+        assert pack.items[0].why["fusion"]["preset"] == preset
+
+
+def test_an_unknown_preset_is_refused_by_name(tmp_path, monkeypatch):
+    from hindbrain import Brain
+
+    monkeypatch.setenv("HINDBRAIN_RECALL_PRESET", "bm42")
+    with pytest.raises(ValueError, match="recall preset must be one of .*'bm42'"):
+        Brain.open(tmp_path / "b")
 
 
 def test_dates_sessions_and_entities_are_reachable_from_free_text(lexical_brain):
