@@ -33,6 +33,7 @@ from hindbrain.recall.scoring import (
     DEFAULT_PRESET,
     Fusion,
     Weights,
+    combined,
     competition_ranks,
     fused,
     preset,
@@ -174,13 +175,15 @@ class RecallEngine:
 
         # The graph's seeds: the search channels' view of relevance (an equal mix when both are off).
         wl, ws = (w.lexical, w.semantic) if w.lexical + w.semantic > 0 else (1.0, 1.0)
-        base = {no: (wl * lexical_scores[no] + ws * semantic_of(no)) / (wl + ws) for no in found}
+        semantic_scores = {no: semantic_of(no) for no in found}
+        base = {no: (wl * lexical_scores[no] + ws * semantic_scores[no]) / (wl + ws) for no in found}
         linked = graph(tenant, base, mask)
         reached = linked.candidates[len(found):]
         if reached and views is not None:
             cosines.update(self._late_cosines(query.tenant, reached, views))
-        scored = [self._raw(tenant, query, w, no, lexical_scores.get(no, 0.0), semantic_of(no), cosines.get(no),
-                            linked.scores.get(no, 0.0), briefed) for no in linked.candidates]
+            semantic_scores.update((no, semantic_of(no)) for no in reached)
+        scored = [self._raw(tenant, query, w, no, lexical_scores.get(no, 0.0), semantic_scores.get(no, 0.0),
+                            cosines.get(no), linked.scores.get(no, 0.0), briefed) for no in linked.candidates]
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
@@ -209,7 +212,7 @@ class RecallEngine:
             "freshness": channels.freshness_score(doc.fresh_since_us, query.now_us,
                                                   channels.volatility_of(doc.layer, doc.scope)),
         }
-        total = fused(raw, w)[0] if w.method == "fused" else sum(getattr(w, ch) * raw[ch] for ch in CHANNELS)
+        total = combined(raw, w)
         scope_penalty, match = channels.scope_fit(doc.scope, query.scope)
         penalty = channels.contradiction_amount(doc.status, contradictions) + scope_penalty
         bias = w.belief_bias * belief_layers.bias(doc, briefed)[0] if briefed else 0.0

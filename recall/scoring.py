@@ -116,6 +116,17 @@ def fused(scores: dict[str, float], weights: Weights) -> tuple[float, dict[str, 
     return relevance * factor, contributions
 
 
+def combined(scores: dict[str, float], weights: Weights) -> float:
+    """``fused``'s or ``weighted``'s total without the contributions: the hot path, run for
+    every candidate (the explained ones are checked against ``fused`` / ``weighted``)."""
+    w = weights
+    relevance = (w.lexical * scores["lexical"] + w.semantic * scores["semantic"] + w.graph * scores["graph"]
+                 + w.scenario * scores["scenario"] + w.freshness * scores["freshness"])
+    if w.method == "fused":
+        return relevance * (1.0 + w.utility * (2.0 * scores["utility"] - 1.0))
+    return relevance + w.utility * scores["utility"]
+
+
 def competition_ranks(scores: list[float]) -> dict[int, int]:
     """Position → rank (1 = best) among the positive scores; equal scores share a rank
     (1, 2, 2, 4). A channel that scores every item alike ranks none: it carries no order."""
