@@ -45,8 +45,9 @@ class Settings(BaseSettings):
 
     recall_preset: str = Field(
         "fused", description="HINDBRAIN_RECALL_PRESET: how the channels combine: fused (the default, chosen on the "
-        "quality harness: per-query normalised lexical and semantic scores, weights by query form), seed (the "
-        "seed's weighted sum, 0.30 lexical / 0.25 semantic / 0.20 graph / ...), or rrf (reciprocal-rank fusion)."
+        "quality harness: per-query normalised lexical and semantic scores, weighed by how associative the query "
+        "is), seed (the seed's weighted sum, 0.30 lexical / 0.25 semantic / 0.20 graph / ...), or rrf (reciprocal-rank "
+        "fusion)."
     )
     recall_weights: dict[str, float] = Field(
         default_factory=dict, description="HINDBRAIN_RECALL_WEIGHTS: JSON overriding the preset's channel weights, "
