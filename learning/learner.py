@@ -108,9 +108,7 @@ class Learner:
             return
         payload = json.loads(record["payload_json"])
         if "unit" in payload:
-            u = payload["unit"]
-            unit = Unit(**{**u, "domains": frozenset(u["domains"]), "evidence": tuple(u["evidence"]),
-                           "agents": tuple(u.get("agents", ()))})
+            unit = lifecycle.from_state(payload["unit"])
             t = self._tenant(record["envelope"]["tenant"])
             t.units[unit.fragment_id] = unit
             lesson = _lesson(unit.source, unit.condition, unit.action)

@@ -14,11 +14,13 @@ success across ``TRAIT_DOMAINS`` different task domains (transfer) proposes a *t
 which reaches the identity layer only when a human approves it.
 
 Fleet memory (seed 001 §6.2, MISSION G2): a unit learned from one agent's experience starts
-in that agent's private memory; it enters the memory its tenant's agents share only once
-``SHARE_AGENTS`` independent agents stand behind it (the same lesson learned again by
-another agent, or an outcome of another agent that applied it and succeeded) *and* its
-confidence reaches ``SHARE_CONFIDENCE`` — so one agent's bad experience cannot reach the
-others. Units without an agent, seeds and cited knowledge are shared from the start.
+in that agent's private memory; it enters the memory its tenant's agents share once it is
+*verified*: by outcomes (its agent applied it and succeeded: status verified), or by the fleet
+(``SHARE_AGENTS`` independent agents stand behind it at ``SHARE_CONFIDENCE``: the same lesson
+learned again by another agent, or another agent's successful application). An untested
+lesson — one agent's single bad experience — stays private. Recall marks a unit one agent
+verified with its provenance and ranks it below fleet-verified units. Units without an agent,
+seeds and cited knowledge are shared from the start.
 
 Pure: ``on_*`` functions take the unit's state and an observation and return the change
 (new status, confidence and the rule that fired); the learner records it as a decision.
@@ -42,6 +44,7 @@ THRESHOLDS = {"hold_below": HOLD_BELOW, "stable_after": STABLE_AFTER, "review_af
               "invalid_after": INVALID_AFTER, "skill": [SKILL_SUCCESSES, SKILL_RATE, SKILL_POSITIVE],
               "trait_domains": TRAIT_DOMAINS, "share": [SHARE_AGENTS, SHARE_CONFIDENCE]}
 LIVE = ("candidate", "verified", "stable", "reviewing")
+VERIFIED = ("verified", "stable")
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class Unit:
     evidence: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()  # the independent agents behind it: who learned it, who verified it
     shared: bool = True  # False: only the agent it was learned from recalls it (see the module docstring)
+    fleet: bool = False  # shared because the fleet verified it (``fleet_verified``), not one agent's outcomes
 
 
 @dataclass(frozen=True)
@@ -78,18 +82,42 @@ def state_of(unit: Unit) -> dict:
     return state
 
 
+def from_state(state: dict) -> Unit:
+    """The unit from a decision payload's ``unit`` (``state_of``'s inverse)."""
+    return Unit(**{**state, "domains": frozenset(state.get("domains", ())),
+                   "evidence": tuple(state.get("evidence", ())), "agents": tuple(state.get("agents", ()))})
+
+
 def with_agent(unit: Unit, agent: str | None) -> Unit:
     """The unit with ``agent`` among its independent sources."""
     return unit if not agent or agent in unit.agents else replace(unit, agents=(*unit.agents, agent))
 
 
+def fleet_verified(unit: Unit) -> bool:
+    """``SHARE_AGENTS`` independent agents stand behind it at ``SHARE_CONFIDENCE``."""
+    return len(unit.agents) >= SHARE_AGENTS and unit.confidence >= SHARE_CONFIDENCE
+
+
 def sharing(unit: Unit) -> list[Change]:
-    """``unit_shared`` once a private unit clears the bar of shared memory, else nothing."""
-    if unit.shared or unit.status not in LIVE or len(unit.agents) < SHARE_AGENTS or unit.confidence < SHARE_CONFIDENCE:
+    """``unit_shared`` once a private unit is verified — by outcomes (a successful application:
+    status verified or stable) or by the fleet (``fleet_verified``) — and again when a unit one
+    agent verified becomes fleet-verified (it loses its provenance mark); else nothing. A unit one
+    agent verified reaches the others marked with its provenance and ranked below fleet-verified
+    units (``recall``); issue 17: waiting for a second agent to rediscover a lesson made every
+    other agent repeat the mistake first."""
+    if unit.status not in LIVE:
         return []
-    return [Change("unit_shared", replace(unit, shared=True),
-                   f"{len(unit.agents)} independent agents ({', '.join(unit.agents)}) at confidence "
-                   f"{unit.confidence:.2f} ≥ {SHARE_CONFIDENCE}: enters the memory the tenant's agents share")]
+    if fleet_verified(unit) and not unit.fleet:
+        return [Change("unit_shared", replace(unit, shared=True, fleet=True),
+                       f"{len(unit.agents)} independent agents ({', '.join(unit.agents)}) at confidence "
+                       f"{unit.confidence:.2f} ≥ {SHARE_CONFIDENCE}: enters the memory the tenant's agents share")]
+    if not unit.shared and unit.status in VERIFIED and unit.successes:
+        learned_by = unit.agents[0] if unit.agents else "its agent"
+        return [Change("unit_shared", replace(unit, shared=True),
+                       f"verified by outcomes ({unit.successes} successful application"
+                       f"{'s' if unit.successes > 1 else ''} by {', '.join(unit.agents) or learned_by}): reaches the "
+                       f"tenant's agents marked as learned by {learned_by}, below fleet-verified units")]
+    return []
 
 
 def on_approval(unit: Unit, accept: bool, approver: str) -> Change:

@@ -12,7 +12,8 @@ score in [0, 1] (penalties: an amount to subtract) and the explanation that goes
 * scenario — the item fits the recall's scene (task type) or trigger;
 * utility — historical usefulness from outcomes of *applied* items (never "was recalled");
 * freshness — by the item's volatility class; red-line items never fade by disuse;
-* penalties — contradiction (reviewing or contradicted items) and scope mismatch.
+* penalties — contradiction (reviewing or contradicted items), scope mismatch, and a unit only
+  one agent verified (shared with its provenance, ranked below what the fleet verified).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ VOLATILITY_OF_LAYER = {"episodic": "high", "experience": "medium", "knowledge": 
 REVIEWING_PENALTY = 0.15
 CONTRADICTION_PENALTY, CONTRADICTION_CAP = 0.10, 0.30
 SCOPE_PENALTY = 0.20  # per scope coordinate the item and the recall name differently
+SINGLE_SOURCE_PENALTY = 0.10  # a unit one agent verified and shared, not yet verified by the fleet
 # Which items a trigger prefers (MISSION C1, C7): an anomaly wants rules and past anomalies,
 # a reference to the past wants the timeline, a new task wants knowledge and experience.
 TRIGGER_PREFERS = {

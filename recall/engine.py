@@ -215,6 +215,8 @@ class RecallEngine:
         total = combined(raw, w)
         scope_penalty, match = channels.scope_fit(doc.scope, query.scope)
         penalty = channels.contradiction_amount(doc.status, contradictions) + scope_penalty
+        if doc.provenance:  # verified by one agent: below the units the fleet verified
+            penalty += channels.SINGLE_SOURCE_PENALTY
         bias = w.belief_bias * belief_layers.bias(doc, briefed)[0] if briefed else 0.0
         # fused: per-query normalised scores reach ~1, so a fixed penalty would weigh less than on
         # the seed's raw scale; it scales the score down instead (as in RRF)
@@ -243,6 +245,8 @@ class RecallEngine:
         _, why["contradiction_penalty"] = channels.contradiction_penalty(
             doc.status, counters.contradiction if counters else 0)
         _, _, why["scope"] = channels.scope_mismatch(doc.scope, query.scope)
+        if doc.provenance:
+            why["provenance"] = {**doc.provenance, "penalty": channels.SINGLE_SOURCE_PENALTY}
         strength, belief_ids = belief_layers.bias(doc, briefed)
         if belief_ids:
             why["belief_bias"] = {"beliefs": belief_ids, "contribution": round(w.belief_bias * strength, 4)}

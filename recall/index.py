@@ -15,11 +15,14 @@ another tenant's documents.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from hindbrain.learning.lifecycle import fleet_verified
+from hindbrain.learning.lifecycle import from_state as lifecycle_unit
 from hindbrain.learning.write_gate import perception_class
 from hindbrain.projections import beliefs, events, fragments, unit_states
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
@@ -78,6 +81,9 @@ class Doc:
     conflicts: frozenset[str] = frozenset()  # ids of units this one is known to contradict
     last_used_us: int = 0  # the last outcome that applied it: freshness counts disuse from here
     owner: str | None = None  # the agent whose private memory holds it; None: shared in its tenant
+    # A unit one agent verified and shared (not yet fleet-verified): {"learned_by", "agents",
+    # "verified"}; recall ranks it below fleet-verified units and says so (issue 17).
+    provenance: dict | None = None
 
     @property
     def fresh_since_us(self) -> int:
@@ -240,7 +246,7 @@ class TenantIndex:
                 self.docs[no].layer = "identity"
                 self._layers[no] = _LAYER_CODE["identity"]
 
-    def apply_decision(self, kind: str, subject_ids: list[str]) -> None:
+    def apply_decision(self, kind: str, subject_ids: list[str], payload: dict | None = None) -> None:
         """What a decision of ``INDEX_DECISIONS`` changes here; the same whether it was just
         appended or is read back on load."""
         if kind == EVENTS_MERGED:
@@ -253,7 +259,7 @@ class TenantIndex:
         elif kind == EVENTS_COLD:
             self.cool(subject_ids)
         elif kind == unit_states.UNIT_SHARED:
-            self.share(subject_ids[0])
+            self.share(subject_ids[0], (payload or {}).get("unit"))
 
     def cool(self, event_ids: list[str]) -> None:
         """Cold storage: these events keep a summary (and their vector); the full text is
@@ -299,11 +305,20 @@ class TenantIndex:
         visible = (owners == SHARED) | (owners == code) if code is not None else owners == SHARED
         return visible if mask is None else mask & visible
 
-    def share(self, doc_id: str) -> None:
-        """A private unit cleared the bar of shared memory: every agent may recall it now."""
+    def share(self, doc_id: str, unit: dict | None = None) -> None:
+        """A private unit was verified: every agent may recall it now. ``unit`` (the decision's
+        state of it) says who stands behind it; verified by one agent only, it keeps its
+        provenance."""
         no = self.by_id.get(doc_id)
         if no is not None:
-            self.docs[no].owner = None
+            doc = self.docs[no]
+            agents = list((unit or {}).get("agents") or ([doc.owner] if doc.owner else []))
+            if unit is not None and not fleet_verified(lifecycle_unit(unit)):
+                doc.provenance = {"learned_by": agents[0] if agents else None, "agents": len(agents),
+                                  "verified": int(unit.get("successes") or 0)}
+            else:
+                doc.provenance = None
+            doc.owner = None
             self._owners[no] = SHARED
 
     def count_outcome(self, applied: list[str], success: bool, ts_us: int = 0) -> None:
@@ -364,7 +379,8 @@ class RecallIndex:
         tenant = self.tenants.get(record["envelope"]["tenant"])
         if tenant is None:
             return
-        tenant.apply_decision(record["kind"], record["subject_ids"])
+        payload = json.loads(record["payload_json"]) if record["kind"] == unit_states.UNIT_SHARED else None
+        tenant.apply_decision(record["kind"], record["subject_ids"], payload)
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
@@ -404,10 +420,11 @@ class RecallIndex:
         for tenant, fragment_id, status, confidence, rung in warehouse.query(
                 "SELECT tenant, fragment_id, status, confidence, rung FROM unit_states FINAL"):
             self.tenant(tenant).set_state(fragment_id, status, confidence, rung)
-        for tenant, kind, subjects in warehouse.query(
-                "SELECT tenant, kind, subject_ids FROM decisions FINAL WHERE kind IN {k:Array(String)} "
+        for tenant, kind, subjects, payload in warehouse.query(
+                "SELECT tenant, kind, subject_ids, payload_json FROM decisions FINAL WHERE kind IN {k:Array(String)} "
                 "ORDER BY ts, _offset", {"k": list(INDEX_DECISIONS)}):
-            self.tenant(tenant).apply_decision(kind, subjects)
+            self.tenant(tenant).apply_decision(
+                kind, subjects, json.loads(payload) if kind == unit_states.UNIT_SHARED and payload else None)
         for tenant, item, last_used in warehouse.query(
                 "SELECT tenant, item, toUnixTimestamp64Micro(max(ts)) FROM outcomes FINAL ARRAY JOIN applied AS item "
                 "GROUP BY tenant, item"):

@@ -89,6 +89,8 @@ def _rule(n: int, item: Recalled) -> str:
     scope = ", ".join(f"{k}={v}" for k, v in sorted(item.scope.items()))
     facts = [f"scope {scope}" if scope else "any scope", f"{item.source}", f"confidence {item.confidence:.2f}",
              item.status, item.id]
+    if provenance := item.why.get("provenance"):  # one agent's verified lesson, not yet the fleet's
+        facts.insert(2, f"learned by {provenance['learned_by']}, verified {provenance['verified']}×")
     return f"{line}  [{'; '.join(facts)}]"
 
 
