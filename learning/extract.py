@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hindbrain.recall.tokenize import tokens
+
 RECOVERY_RULE = "recovery/1"
 FEEDBACK_RULE = "feedback/1"
 CORRECTION_RULE = "correction/1"
@@ -138,6 +140,25 @@ def preference(statement: dict) -> Proposal | None:
                     f"stated in session {statement.get('session') or '?'}", [_id(statement)],
                     [e for e in (user, topic) if e], scope, "explicit", PREFERENCE_RULE,
                     {"entity": user, "scene": scope.get("scene")})
+
+
+# The words every preference uses: what it is *about* is what remains.
+_PREFERENCE_WORDS = frozenset((
+    "follow", "the", "stated", "preference", "i", "me", "my", "please", "always", "answer", "answers", "reply",
+    "replies", "respond", "in", "for", "to", "a", "an", "and", "or", "from", "now", "on", "prefer", "like", "want",
+    "would", "use", "keep", "write", "writing", "be", "no", "more", "not", "don't", "dont", "do", "actually",
+    "instead", "anymore", "any", "with", "of", "it", "is", "are", "that", "this", "your", "you", "just", "only",
+    "never", "ever", "give", "make", "all", "them", "stop", "future", "going", "forward", "again",
+    # CJK is matched as bigrams: these are the bigrams of 以后, 请用, 喜欢, 回答, 希望, 今后, 现在, 开始, 改成 ...
+    "以后", "请用", "喜欢", "回答", "回复", "希望", "我的", "给我", "一下", "不要", "不再", "总是", "请你", "我希",
+    "今后", "从现", "现在", "开始", "改成", "别再", "都用", "要再", "再用", "用点",
+))
+
+
+def preference_subject(action: str) -> frozenset[str]:
+    """The words a preference is about ("bullet", "points"), without the words every
+    preference uses ("always", "please", "answer", "no more"); CJK as bigrams."""
+    return frozenset(t for t in tokens(action) if t not in _PREFERENCE_WORDS and not t.isdigit() and len(t) > 1)
 
 
 def topic_of(event: dict) -> str | None:

@@ -191,7 +191,32 @@ class Learner:
         elif not restoring and record["kind"] in ("message", "feedback"):
             proposal = extract.preference(record)
             if proposal:
-                out += self._propose(env, proposal)
+                proposed = self._propose(env, proposal)
+                out += proposed + self._supersede(t, env, proposal, proposed)
+        return out
+
+    def _supersede(self, t: _Tenant, env: dict, proposal: extract.Proposal,
+                   proposed: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+        """A newer explicit preference of the same user on the same subject supersedes the older
+        one (issue 17: "no more bullet points" after "always bullet points"): the old unit is kept,
+        marked ``superseded`` by a decision naming the newer one, and no longer injected."""
+        accepted = [r for rt, r in proposed if rt == "decision" and r["kind"] == "unit_accepted"]
+        if not accepted:
+            return []
+        newer = accepted[0]["subject_ids"][0]
+        said = extract.preference_subject(proposal.action)
+        out = []
+        for unit in list(t.units.values()):
+            if unit.fragment_id == newer or unit.status not in lifecycle.LIVE or unit.condition != proposal.condition:
+                continue
+            shared = said & extract.preference_subject(unit.action)
+            if not shared:
+                continue  # another subject of the same user: both preferences stand
+            state = lifecycle.state_of(replace(unit, status="superseded"))
+            out.append(decision("unit_superseded", env["tenant"], [unit.fragment_id], [newer],
+                                f"superseded by the newer statement {newer} on {', '.join(sorted(shared)[:4])}: "
+                                "kept, no longer injected", {"unit": state, "by": newer}, env["ts_us"], EXTRACT_JOB,
+                                {"rule": "supersede/1"}, newer))
         return out
 
     def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:

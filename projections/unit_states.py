@@ -34,7 +34,7 @@ RECORD_TYPES = ("decision",)
 UNIT_KINDS = ("unit_accepted", "unit_held", "unit_rejected", "unit_released", "unit_assimilated", "unit_absorbed",
               "unit_verified", "unit_stable", "unit_evidence", "unit_reviewing", "unit_invalid", "unit_skill",
               "trait_proposed", "trait_approved", "trait_declined", "unit_invalidated", "unit_archived",
-              "unit_shared")
+              "unit_shared", "unit_superseded")
 UNIT_SHARED = "unit_shared"  # a private unit cleared the bar of shared memory (lifecycle.sharing)
 
 

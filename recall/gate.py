@@ -45,6 +45,7 @@ ACTIONABILITY = {"fragment": 1.0, "belief": 0.9, "anomaly": 0.6, "outcome": 0.6,
 NOT_INJECTED = {"invalid": "invalidated: no longer true", "rejected": "rejected by the write gate",
                 "absorbed": "absorbed into the same lesson already known", "merged": "merged into a newer event",
                 "held": "in the holding area until more evidence arrives",
+                "superseded": "superseded by a newer statement of the same user (see explain)",
                 "archived": "archived: over capacity, of the lowest value (kept in the log and the views)"}
 # Placement (MISSION C7): who the agent is (approved traits) → active knowledge → experience
 # rules → the timeline.
@@ -114,6 +115,12 @@ def chained(item: GateItem) -> bool:
                for via in item.why.get("graph", {}).get("via", ()))
 
 
+def personal(item: GateItem) -> bool:
+    """A unit of this recall's user (the scope stage cut every other user's): each of a user's
+    stated preferences applies to them, none is a rival that another one covers."""
+    return item.doc.kind == "fragment" and any(key in item.doc.scope for key in PERSONAL)
+
+
 def jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
@@ -172,7 +179,7 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> li
         if k is not None and len(eligible) >= k:
             drop(item, "budget", f"beyond k={k}")
         elif k is None and item.doc.kind == "fragment" and item.relevance < WEAK_RULE * best_rule \
-                and not chained(item):
+                and not chained(item) and not personal(item):
             drop(item, "covered", f"its relevance {item.relevance:.2f} is under {WEAK_RULE:.0%} of the best rule's "
                                   f"({best_rule:.2f}): not a rule for this decision")
         elif item.matched is not None and not item.matched and not found_by_meaning(item):
@@ -182,7 +189,7 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> li
             first_rule = next(i.id for i in eligible if i.doc.kind == "fragment")
             drop(item, "covered", f"in review after failures, and {first_rule} already answers this decision")
         elif rules and item.doc.kind == "fragment" and item.matched is not None and item.matched <= covered \
-                and not chained(item):
+                and not chained(item) and not personal(item):
             drop(item, "covered", f"its query terms ({', '.join(sorted(item.matched)[:5])}) are covered by the "
                                   f"rules already selected")
         else:
