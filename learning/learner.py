@@ -30,7 +30,7 @@ import json
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 
-from hindbrain.learning import extract, lifecycle, write_gate
+from hindbrain.learning import attribution, extract, lifecycle, write_gate
 from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.llm import Extractor
 from hindbrain.learning.records import cognition, decision, derived_id, is_own
@@ -73,6 +73,7 @@ class _Tenant:
     recall_domain: Recent = field(default_factory=Recent)  # recall id → task domain
     negatives: dict[str, list[dict]] = field(default_factory=dict)  # topic → negative feedback events
     last_event: Recent = field(default_factory=Recent)  # (agent, session, kind) → the last event
+    tried: Recent = field(default_factory=Recent)  # task → [(the action's words, it failed)], in order
 
 
 class Learner:
@@ -181,6 +182,9 @@ class Learner:
         t = self._tenant(env["tenant"])
         out = self._hygiene(t, record, restoring)
         task = env["task"]
+        if task and record.get("action") and (extract.is_failure(record) or extract.is_success(record)):
+            t.tried.setdefault(task, []).append((attribution.words(record["action"]), extract.is_failure(record)))
+            del t.tried[task][:-TRAJECTORY]
         if task and extract.is_failure(record):
             t.failures.setdefault(task, []).append(record)
             del t.failures[task][:-TRAJECTORY]
@@ -370,10 +374,14 @@ class Learner:
         if restoring:
             return []
         domain = t.recall_domain.get(record["recall_id"] or "")
+        tried = t.tried.get(env["task"] or "", [])
         out = []
         for fid in applied:
-            out += self._changes(env, fid, lifecycle.on_outcome(t.units[fid], record["success"], domain,
-                                                                  env["record_id"], env["agent"]))
+            # Inside the task, what the unit's own action did decides, not the task's end (issue 17):
+            # applied, failed, then another option succeeded is a failure of this unit.
+            worked = attribution.outcome_of(t.units[fid].action, tried, record["success"])
+            out += self._changes(env, fid, lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"],
+                                                                  env["agent"]))
         return out
 
     def _changes(self, env: dict, fid: str, changes: list[lifecycle.Change], cause: str | None = None,

@@ -1,0 +1,55 @@
+"""Attribution inside a task (issue 17, point 2): an applied unit whose action was performed and
+then failed is falsified, whatever the task's final outcome; a falsified rule stops being
+injected after at most two such failures."""
+
+from hindbrain import Brain
+from hindbrain.learning.attribution import outcome_of, words
+
+IAM = {"system": "IAM", "identity": "normal account", "expected": "success message", "actual": "no response"}
+
+
+def test_the_last_time_the_units_own_action_was_performed_decides():
+    rule = "switch to the admin account, then submit the change"
+    admin, other = words("submit the change as the admin account"), words("ask the IAM team")
+    assert outcome_of(rule, [(admin, True), (other, False)], task_success=True) is False  # it failed, another worked
+    assert outcome_of(rule, [(admin, True), (admin, False)], task_success=True) is True  # failed once, then worked
+    assert outcome_of(rule, [(other, False)], task_success=False) is False  # not performed: the task decides
+    assert outcome_of(rule, [], task_success=True) is True
+
+
+def task(b, n, rule, old_fix="switch to the admin account"):
+    pack = b.recall(tenant="acme", agent="a1", task=f"t{n}", situation={**IAM, "action": "submit change"},
+                    trigger="anomaly")
+    b.perceive(tenant="acme", agent="a1", task=f"t{n}", kind="anomaly", text="still nothing happened",
+               **{**IAM, "action": old_fix})
+    b.perceive(tenant="acme", agent="a1", task=f"t{n}", kind="action", text="the IAM team approved it",
+               system="IAM", identity="normal account", action="ask the IAM team to approve", success=True)
+    b.outcome(tenant="acme", agent="a1", task=f"t{n}", recall_id=pack.recall_id, applied=[rule], success=True)
+    return pack
+
+
+def test_a_rule_that_fails_inside_a_successful_task_is_falsified_and_dropped(tmp_path):
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        rule = b.learn(tenant="acme", condition="submit change in IAM as the normal account gives no response",
+                       action="switch to the admin account", seed=True, confidence=0.9)
+        assert [i.id for i in task(b, 1, rule).items][:1] == [rule]
+        [state] = b.sql("SELECT status, successes, failures FROM unit_states FINAL WHERE fragment_id = {f:String}",
+                        {"f": rule})
+        assert state["successes"] == 0 and state["failures"] == 1  # not credited with the task's success
+        task(b, 2, rule)
+        [state] = b.sql("SELECT status, failures FROM unit_states FINAL WHERE fragment_id = {f:String}", {"f": rule})
+        assert state["status"] == "reviewing" and state["failures"] == 2
+        pack = b.recall(tenant="acme", agent="a1", task="t3", situation={**IAM, "action": "submit change"},
+                        trigger="anomaly")
+        assert rule not in [i.id for i in pack.items]  # after two such failures it is no longer injected
+        assert any("IAM team" in (i.action or "") for i in pack.items)  # the option that worked is
+
+
+def test_a_rule_whose_action_worked_is_credited(tmp_path):
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        rule = b.learn(tenant="acme", condition="submit change in IAM as the normal account gives no response",
+                       action="ask the IAM team to approve", seed=True, confidence=0.9)
+        task(b, 1, rule, old_fix="submit change")
+        [state] = b.sql("SELECT successes, failures FROM unit_states FINAL WHERE fragment_id = {f:String}",
+                        {"f": rule})
+        assert state["successes"] == 1 and state["failures"] == 0
