@@ -5,7 +5,8 @@
    ``scope.scene`` or the system), the set of emotion labels and how many came from
    high-confidence sources (``signal="explicit"`` or ``scope.label_confidence`` ≥ 0.7), its
    first two agent actions (the action sequence), its outcome (the last ``success`` of its
-   events, else of ``brain.outcome``), its newest time and its event ids.
+   events, else of ``brain.outcome``, else — issue 17 — the user's last *explicit* feedback,
+   ``polarity > 0`` a success), its newest time and its event ids.
 2. **Features** (pure; rows come ordered by task, so a rerun on the same data clusters the
    same way): one-hot scene, multi-hot emotions, one-hot action sequence. Rows
    with the same features are one point weighted by its count, so K-Means runs on the
@@ -45,7 +46,9 @@ EVIDENCE_CAP = 1_000  # supporting event ids kept in the decision (support count
 
 TASK_ROWS_SQL = """
 SELECT tenant, unit, scene, emotions, labels, sure_labels, actions,
-       if(own_judged > 0, own_success, o.last_success) AS success, if(own_judged > 0, 1, o.judged) AS judged,
+       multiIf(own_judged > 0, own_success, o.judged > 0, o.last_success, feedback_judged > 0, feedback_success,
+               0) AS success,
+       if(own_judged > 0 OR o.judged > 0 OR feedback_judged > 0, 1, 0) AS judged,
        newest, events, event_ids
 FROM (
     SELECT tenant, ifNull(task, ifNull(session, event_id)) AS unit,
@@ -58,6 +61,9 @@ FROM (
                       kind = 'action' AND action IS NOT NULL))), 1, 2) AS actions,
            argMaxIf(assumeNotNull(success), ts, success IS NOT NULL) AS own_success,
            countIf(success IS NOT NULL) AS own_judged,
+           argMaxIf(assumeNotNull(polarity) > 0, ts, kind = 'feedback' AND polarity IS NOT NULL
+                    AND signal = 'explicit') AS feedback_success,
+           countIf(kind = 'feedback' AND polarity IS NOT NULL AND signal = 'explicit') AS feedback_judged,
            toUnixTimestamp64Micro(max(ts)) AS newest, count() AS events, groupArray(event_id) AS event_ids
     FROM events FINAL
     WHERE kind != 'message' OR emotion IS NOT NULL

@@ -1,14 +1,18 @@
 """Beliefs at decision time (seed 002 §3, pit 3): the warm briefing and the retrieval bias.
 
-A briefing needs no search: before each decision the top *active* beliefs of three layers
-are injected — global (confidence ≥ 0.9 and more than 50 supporting events, always), scene
-(the belief's ``scope["scene"]`` is this task type) and user (``scope["user"]`` is this user)
-— at most four in total. Beliefs come from the hindsight jobs (``belief_induced``
-decisions); the functions here work on whatever beliefs exist. Two conflicting beliefs in
-an open A/B window are both under review: each decision is briefed the one of its arm.
+A briefing needs no search: before each decision the top *active* beliefs of four layers
+are injected — situation (the belief's condition names the decision's emotion, given to
+``recall(emotion=)`` or inferred from its text, ``recall.emotion``), global (confidence ≥ 0.9
+and more than 50 supporting events, always), scene (the belief's ``scope["scene"]`` is this
+task type) and user (``scope["user"]`` is this user) — at most four in total. Beliefs come
+from the hindsight jobs (``belief_induced`` decisions); the functions here work on whatever
+beliefs exist. Two conflicting beliefs in an open A/B window are both under review: each
+decision is briefed the one of its arm.
 """
 
 from __future__ import annotations
+
+import re
 
 from hindbrain.recall.arms import arm_of
 from hindbrain.recall.index import Belief, Doc
@@ -16,17 +20,31 @@ from hindbrain.recall.tokenize import tokens
 
 MAX_BRIEFED = 4
 GLOBAL_MIN_CONFIDENCE, GLOBAL_MIN_SUPPORT = 0.9, 50
+_EMOTION_CONDITION = re.compile(r"\bemotion in \[([^\]]*)\]")
 MIN_SHARED_WORDS = 2  # distinctive words (or CJK bigrams) an item shares with a belief to be biased by it
 
 
-def layer_of(belief: Belief, scene: str | None, user: str | None, admitted: frozenset[str] = frozenset()
-             ) -> str | None:
+def emotions_of(belief: Belief) -> frozenset[str]:
+    """The emotions an induced belief's condition names ("if emotion in [angry, disappointed] …")."""
+    found = _EMOTION_CONDITION.search(belief.text)
+    return frozenset(e.strip().lower() for e in found.group(1).split(",") if e.strip()) if found else frozenset()
+
+
+def layer_of(belief: Belief, scene: str | None, user: str | None, admitted: frozenset[str] = frozenset(),
+             emotion: str | None = None) -> str | None:
     """The injection layer this belief reaches for this decision, or None. A belief under
-    review reaches it only when ``admitted`` (this decision's arm of its A/B window)."""
+    review reaches it only when ``admitted`` (this decision's arm of its A/B window). A belief
+    whose condition names emotions reaches a decision of one of them ("situation"), in its
+    scene if it names one; when the decision's emotion is unknown, it is briefed by its scene
+    as before."""
     if belief.status != "active" and belief.id not in admitted:
         return None
     if "user" in belief.scope:
         return "user" if user is not None and belief.scope["user"] == user else None
+    feelings = emotions_of(belief)
+    if feelings and emotion is not None:
+        in_scene = "scene" not in belief.scope or belief.scope["scene"] == scene
+        return "situation" if emotion in feelings and in_scene else None
     if "scene" in belief.scope:
         return "scene" if scene is not None and belief.scope["scene"] == scene else None
     if belief.confidence >= GLOBAL_MIN_CONFIDENCE and belief.support > GLOBAL_MIN_SUPPORT:
@@ -47,12 +65,13 @@ def window_arms(windows: dict[str, tuple[str, str]], decision_key: str | None) -
 
 
 def briefing(beliefs: list[Belief], scene: str | None, user: str | None,
-             limit: int = MAX_BRIEFED, admitted: frozenset[str] = frozenset()) -> list[tuple[Belief, str]]:
+             limit: int = MAX_BRIEFED, admitted: frozenset[str] = frozenset(), emotion: str | None = None
+             ) -> list[tuple[Belief, str]]:
     """The beliefs to brief, with their layer: best per layer by confidence then support,
-    interleaved global → scene → user so each layer gets a seat before any gets a second."""
-    by_layer: dict[str, list[Belief]] = {"global": [], "scene": [], "user": []}
+    interleaved situation → global → scene → user so each layer gets a seat before any gets a second."""
+    by_layer: dict[str, list[Belief]] = {"situation": [], "global": [], "scene": [], "user": []}
     for belief in beliefs:
-        layer = layer_of(belief, scene, user, admitted)
+        layer = layer_of(belief, scene, user, admitted, emotion)
         if layer:
             by_layer[layer].append(belief)
     for ranked in by_layer.values():

@@ -95,8 +95,9 @@ class RecallEngine:
         clock.lap("lexical")
         cosines, views = self._semantic(query, mask, clock, fetch)
         arms = belief_layers.window_arms(tenant.windows, query.decision_key)
+        emotion = query.emotion[0] if query.emotion else None
         briefed = _within(belief_layers.briefing(list(tenant.beliefs.values()), query.scene, query.user,
-                                                 admitted=frozenset(arms)), query.budget_tokens)
+                                                 admitted=frozenset(arms), emotion=emotion), query.budget_tokens)
         ranked = self.score(tenant, query, lexical, cosines, mask, [b for b, _ in briefed], views)
         clock.lap("score")
         items = [GateItem(s.doc, s.score, s.scope_match, s.why) for s in ranked]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from hindbrain.recall.cues import expected_vs_actual, query_cues, query_time_terms
 from hindbrain.recall.dialogue import QueryViews, associative_share, views
+from hindbrain.recall.emotion import infer as infer_emotion
 from hindbrain.recall.index import COORDINATE_PREFIXES, situation_text
 from hindbrain.recall.tokenize import tokens
 
@@ -44,11 +45,15 @@ class Query:
         return [self.semantic_text, *(self.views.turns if self.views else ())]
 
     associative: float = 0.0  # 0 a short question … 1 a dialogue or a long description (dialogue.associative_share)
+    emotion: tuple[str, float] | None = None  # (label, confidence): given (0.9) or inferred from the query
 
     @property
     def form(self) -> str:
         """"dialogue", "lines" (several untagged lines) or "text"."""
         return self.views.form if self.views else "text"
+
+
+EXPLICIT = 0.9  # an emotion the caller names (seed 001 §4.1: explicit)
 
 
 def build_query(q, now_us: int) -> Query:
@@ -67,4 +72,5 @@ def build_query(q, now_us: int) -> Query:
         scope=dict(q.scope), scene=scene, user=q.user or q.scope.get("user"), layers=q.layers,
         budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
         views=seen, associative=associative,
+        emotion=(q.emotion.strip().lower(), EXPLICIT) if q.emotion else infer_emotion(q.query),
     )

@@ -139,6 +139,8 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None) -> MC
         layers: Annotated[list[str] | None, Field(description="search only these layers, e.g. [\"episodic\"]")] = None,
         scene: Annotated[str | None, Field(description="the task type, for scene beliefs")] = None,
         user: Annotated[str | None, Field(description="the user you serve, for user beliefs")] = None,
+        emotion: Annotated[str | None, Field(description="the situation's emotion (e.g. angry), for beliefs on "
+                                                         "it; inferred from the query if omitted")] = None,
         explain: Annotated[bool, Field(description="include each item's score breakdown (why)")] = False,
     ) -> RecallResult:
         """Recall what the fleet learned that fills the gap in your context: the rules (WHEN -> DO) and
@@ -146,7 +148,7 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None) -> MC
         `recall_id` and the ids of the items you use for outcome."""
         pack = call("recall", query=query, situation=situation.model_dump(exclude_none=True) if situation else None,
                     trigger=trigger, agent=agent, task=task, scope=scope, budget_tokens=budget_tokens, k=k,
-                    layers=layers, scene=scene, user=user)
+                    layers=layers, scene=scene, user=user, emotion=emotion)
         return recall_result(pack, explain)
 
     @server.tool()

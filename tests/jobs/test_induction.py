@@ -77,3 +77,23 @@ def test_the_trigger_policy():
     assert due(7, None, now, policy) == (True, "never ran before")
     run, why = due(20, now - DAY_US, now, TriggerPolicy(min_new_events=10))
     assert run and why == "20 new events > 10"
+
+
+def test_explicit_feedback_is_the_outcome_when_no_success_is_given(lexical_brain):
+    """Issue 17: tickets whose satisfaction came only as the user's explicit feedback (polarity)
+    still teach a belief; self-evaluated feedback does not count."""
+    b = lexical_brain
+    events = []
+    for name, n, good, signal in (("fb", 40, 36, "explicit"), ("self", 40, 36, "self")):
+        for event in tasks(name, n, good, "fault", ["acknowledge the problem", "give the fix"], "angry", seed=5):
+            if event["kind"] == "outcome":  # no success field: the user's word instead
+                polarity = 1.0 if event["success"] else -1.0
+                event = {**{k: v for k, v in event.items() if k != "success"}, "kind": "feedback",
+                         "text": "thanks" if polarity > 0 else "still broken", "polarity": polarity,
+                         "signal": signal, "speaker": "user"}
+            events.append({**event, "tenant": name})
+    b.perceive_many(events)
+    b.hindsight()
+    found = {r["tenant"]: r for r in b.sql("SELECT * FROM beliefs FINAL WHERE text LIKE 'if emotion in [angry]%'")}
+    assert found["fb"]["status"] == "active" and "(36 of 40 such tasks succeeded)" in found["fb"]["text"]
+    assert "self" not in found or found["self"]["status"] != "active"
