@@ -23,9 +23,10 @@ dialogue is in the same half in both languages); conversations by conversation (
 tuning). Numbers of record are the held-out halves.
 
 Every recall here is ``recall(tenant=…, query=…, k=10, budget_tokens=100000,
-layers=["episodic"])`` — the arguments of ``shared/tools/madial-sdk``; the rows other than
-"recall() default" reuse the same brain with another fusion (``brain.engine``), which is the
-only thing that differs.
+layers=["episodic"])`` — the arguments of ``shared/tools/madial-sdk`` — except one row that
+leaves ``k`` and the budget at their defaults (no k, 400 tokens: the gate decides how many);
+the rows other than "recall() default" reuse the same brain with another fusion
+(``brain.engine``), which is the only thing that differs.
 """
 
 from __future__ import annotations
@@ -125,15 +126,15 @@ def mean_recalls(per_question: list[dict[int, float]]) -> dict[int, float]:
 
 
 # -- the rows ------------------------------------------------------------------------------------
-def through_recall(brain: Brain, data: DataSet, questions: list[Question], cuts: Counter | None = None
-                   ) -> tuple[list[dict[int, float]], list[float]]:
+def through_recall(brain: Brain, data: DataSet, questions: list[Question], cuts: Counter | None = None,
+                   every_default: bool = False) -> tuple[list[dict[int, float]], list[float]]:
     """R@k of each question through ``Brain.recall`` and its latency (ms); ``cuts`` counts the
     gate's cuts by stage, and separately those of gold items (what the gate took from recall)."""
     out, took = [], []
     for q in questions:
         start = time.perf_counter()
-        pack = brain.recall(tenant=q.tenant, agent=data.agent, query=q.query, k=10, budget_tokens=100000,
-                            layers=["episodic"])
+        sized = {} if every_default else {"k": 10, "budget_tokens": 100000}
+        pack = brain.recall(tenant=q.tenant, agent=data.agent, query=q.query, layers=["episodic"], **sized)
         took.append((time.perf_counter() - start) * 1000)
         ranked = list(dict.fromkeys(e for item in pack.items for e in (item.event_ids or [item.id])))
         if cuts is not None:
@@ -293,6 +294,8 @@ def report(name: str, data: DataSet, questions: list[Question], brain: Brain, bu
     cuts: Counter = Counter()
     default, took = through_recall(brain, data, questions, cuts)
     print(fmt("**recall() default**", mean_recalls(default)), flush=True)
+    print(fmt("recall(), k and budget left at their defaults (none, 400 tokens)",
+              mean_recalls(through_recall(brain, data, questions, every_default=True)[0])), flush=True)
     rows = [] if quick else [("preset seed", PRESETS["seed"]), ("preset rrf", PRESETS["rrf"]),
                              *((f"{ch} alone", alone(ch)) for ch in ("lexical", "semantic"))]
     engine = brain.engine

@@ -49,7 +49,7 @@ def test_near_duplicates_keep_the_better_ranked():
     assert [i.id for i in selected] == ["fr_a"] and cut[0]["reason"] == "near-duplicate of fr_a"
 
 
-def test_the_budget_buys_injection_value_per_token_and_k_keeps_the_worthiest():
+def test_the_budget_is_filled_by_worth_skipping_what_does_not_fit_and_k_keeps_the_worthiest():
     long_rule = doc("fr_long", "a long rule " * 10, tokens=80)
     short_rule = doc("fr_short", "check permissions first", tokens=10)
     chat = doc("ev_chat", "we talked about lunch", kind="event", layer="episodic", tokens=10, event_kind="message")
@@ -58,6 +58,10 @@ def test_the_budget_buys_injection_value_per_token_and_k_keeps_the_worthiest():
     selected, cut = gate(items, {}, 50, None)
     assert [i.id for i in selected] == ["fr_short", "ev_chat"]
     assert stages(cut) == {"fr_long": "budget"} and "80 tokens do not fit" in cut[0]["reason"]
+    # the most relevant rule first when it fits, not the cheapest items (value per token would
+    # have taken the two short ones and left no room for it)
+    selected, cut = gate(items, {}, 90, None)
+    assert [i.id for i in selected] == ["fr_long", "fr_short"] and stages(cut) == {"ev_chat": "budget"}
     # k is "the k best": the most relevant rule, which the budget can afford, not the cheapest
     selected, cut = gate(items, {}, 500, 1)
     assert [i.id for i in selected] == ["fr_long"] and {c["reason"] for c in cut} == {"beyond k=1"}
