@@ -2,6 +2,9 @@
 
 import json
 
+import pytest
+
+from hindbrain import Brain
 from hindbrain.recall.graph import GRAPH_MAX_DF
 from hindbrain.recall.scoring import CHANNELS, Weights, fused, weighted
 
@@ -125,23 +128,29 @@ def test_the_semantic_channel_matches_near_synonyms_across_languages(brain):
     assert ids(english) == [spinning]
 
 
-def test_each_explanation_adds_up_to_its_score(lexical_brain):
+@pytest.mark.parametrize("preset", ["fused", "seed", "rrf"])
+def test_each_explanation_adds_up_to_its_score(tmp_path, monkeypatch, preset):
     """Scores are computed without explanations and the pool is explained afterwards: the
-    two paths must agree, channel by channel, for items linked by the graph too."""
-    b = lexical_brain
-    b.learn(tenant="acme", condition="IAM role change returns 403", action="request approval", entities=["IAM"],
-            scope={"env": "prod"})
-    b.learn(tenant="acme", condition="approval ticket is pending for a day", action="request approval",
-            entities=["IAM"], scope={"env": "test"})
-    b.perceive(tenant="acme", kind="anomaly", text="IAM submit does nothing", system="IAM", action="submit change")
-    pack = b.recall(tenant="acme", query="IAM role change returns 403", scope={"env": "prod"}, trigger="anomaly")
+    two paths must agree, channel by channel, for items linked by the graph too, under every
+    preset (RRF's score is a rank fusion: there only the channel contributions are checked)."""
+    monkeypatch.setenv("HINDBRAIN_RECALL_PRESET", preset)
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        b.learn(tenant="acme", condition="IAM role change returns 403", action="request approval",
+                entities=["IAM"], scope={"env": "prod"})
+        b.learn(tenant="acme", condition="approval ticket is pending for a day", action="request approval",
+                entities=["IAM"], scope={"env": "test"})
+        b.perceive(tenant="acme", kind="anomaly", text="IAM submit does nothing", system="IAM",
+                   action="submit change")
+        pack = b.recall(tenant="acme", query="IAM role change returns 403", scope={"env": "prod"},
+                        trigger="anomaly")
     explained = json.loads(json.dumps([i.why for i in pack.items]))
-    assert any(why["graph"]["score"] > 0 for why in explained)
+    assert explained and any(why["graph"]["score"] > 0 for why in explained)
     for why in explained:
-        total = sum(why[ch]["contribution"] for ch in ("lexical", "semantic", "graph", "scenario", "utility",
-                                                        "freshness"))
-        bias = why.get("belief_bias", {}).get("contribution", 0.0)
-        assert abs(total - why["penalties"] + bias - why["score"]) < 1e-3
+        assert why["fusion"]["preset"] == preset
+        if preset != "rrf":
+            total = sum(why[ch]["contribution"] for ch in CHANNELS)
+            bias = why.get("belief_bias", {}).get("contribution", 0.0)
+            assert abs(total - why["penalties"] + bias - why["score"]) < 1e-3
         weights = Weights(**{ch: why[ch]["weight"] for ch in CHANNELS}, method=why["fusion"]["method"])
         combine = fused if weights.method == "fused" else weighted
         _, parts = combine({ch: why[ch]["score"] for ch in CHANNELS}, weights)
