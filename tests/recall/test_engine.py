@@ -105,8 +105,6 @@ def test_beliefs_are_briefed_by_layer_and_recorded_as_injected(lexical_brain):
 
 
 def test_rrf_is_an_option(tmp_path):
-    from hindbrain import Brain
-
     with Brain.open(tmp_path / "b", embedder="none", recall_method="rrf") as b:
         first = b.perceive(tenant="acme", text="SSO login loop on the billing portal")
         b.perceive(tenant="acme", text="billing portal slow")
