@@ -58,9 +58,17 @@ def lexical_score(bm25: float, query_information: float, matched_exact: int, que
     return min(1.0, coverage(bm25, query_information) + boost)
 
 
-def lexical(bm25: float, query_information: float, matched_exact: list[str], query_exact: int) -> Contribution:
-    score = lexical_score(bm25, query_information, len(matched_exact), query_exact)
+def lexical(bm25: float, query_information: float, matched_exact: list[str], query_exact: int,
+            best_bm25: float | None = None) -> Contribution:
+    """The lexical score and its explanation: ``lexical_score`` (share of the query's
+    information), or with ``best_bm25`` (the ``fused`` preset) ``relative_lexical_score``."""
+    if best_bm25 is None:
+        score = lexical_score(bm25, query_information, len(matched_exact), query_exact)
+    else:
+        score = relative_lexical_score(bm25, best_bm25, len(matched_exact), query_exact)
     why = {"score": round(score, 4), "bm25": round(bm25, 4), "coverage": round(coverage(bm25, query_information), 4)}
+    if best_bm25 is not None:
+        why["best_bm25"] = round(best_bm25, 4)
     if matched_exact:
         why["exact_cues"] = sorted(matched_exact)
     return score, why
@@ -72,16 +80,6 @@ def relative_lexical_score(bm25: float, best_bm25: float, matched_exact: int, qu
     a short question's few strong ones land on the same scale as the semantic score."""
     boost = EXACT_BOOST * matched_exact / query_exact if query_exact else 0.0
     return min(1.0, (bm25 / best_bm25 if best_bm25 > 0 else 0.0) + boost)
-
-
-def lexical_relative(bm25: float, query_information: float, best_bm25: float, matched_exact: list[str],
-                     query_exact: int) -> Contribution:
-    score = relative_lexical_score(bm25, best_bm25, len(matched_exact), query_exact)
-    why = {"score": round(score, 4), "bm25": round(bm25, 4), "best_bm25": round(best_bm25, 4),
-           "coverage": round(coverage(bm25, query_information), 4)}
-    if matched_exact:
-        why["exact_cues"] = sorted(matched_exact)
-    return score, why
 
 
 def late_interaction(cosines):

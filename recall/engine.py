@@ -93,12 +93,12 @@ class RecallEngine:
         fetch = max(self.fetch, query.k or 0)
         lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
-        cosines, views = self._semantic(query, mask, clock, fetch)
+        near, views = self._semantic(query, mask, clock, fetch)
         arms = belief_layers.window_arms(tenant.windows, query.decision_key)
         emotion = query.emotion[0] if query.emotion else None
         briefed = _within(belief_layers.briefing(list(tenant.beliefs.values()), query.scene, query.user,
                                                  admitted=frozenset(arms), emotion=emotion), query.budget_tokens)
-        ranked = self.score(tenant, query, lexical, cosines, mask, [b for b, _ in briefed], views)
+        ranked = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views)
         clock.lap("score")
         items = [GateItem(s.doc, s.score, s.scope_match, s.why) for s in ranked]
         for item in items:
@@ -125,19 +125,19 @@ class RecallEngine:
         information = sum(idfs.get(t, unseen) for t in query.terms)
         return {int(d): (float(scores[d]), information) for d in hits}
 
-    def _semantic(self, query: Query, mask, clock, fetch: int) -> tuple[dict[int, float], np.ndarray | None]:
-        """doc number → cosine to the joined query for the nearest neighbours of each view
-        (a dialogue's single turns add ``TURN_FETCH`` each), and the views' vectors."""
+    def _semantic(self, query: Query, mask, clock, fetch: int) -> tuple[list[int], np.ndarray | None]:
+        """The doc numbers nearest to each view (``fetch`` for the joined query, ``TURN_FETCH``
+        for each single turn of a dialogue) and the views' vectors. Their cosines are taken
+        afterwards for every candidate at once (``_late_cosines``)."""
         semantic = self.index.semantic
         texts = query.semantic_views
         if semantic is None or not texts:
-            return {}, None
+            return [], None
         vectors = semantic.embed_queries(texts)
         clock.lap("embed")
-        hits = dict(semantic.search(query.tenant, vectors[0], fetch, mask))
+        hits = [no for no, _ in semantic.search(query.tenant, vectors[0], fetch, mask)]
         for vector in vectors[1:]:
-            for no, _ in semantic.search(query.tenant, vector, TURN_FETCH, mask):
-                hits.setdefault(no, float("nan"))
+            hits += [no for no, _ in semantic.search(query.tenant, vector, TURN_FETCH, mask)]
         clock.lap("semantic")
         return hits, vectors
 
@@ -151,13 +151,13 @@ class RecallEngine:
 
     # -- scoring -------------------------------------------------------------------------
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
-              hits: dict[int, float], mask, briefed: list[Belief], views: np.ndarray | None = None) -> list[Scored]:
+              near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None) -> list[Scored]:
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
         first, and only those get their explanation (``why``): building it costs more than the
-        scores. ``hits``: the semantic search's candidates; ``views``: the query views' vectors."""
+        scores. ``near``: the semantic search's candidates; ``views``: the query views' vectors."""
         w = self.fusion.for_share(query.associative)
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
-        found = list(dict.fromkeys([*lexical, *hits]))
+        found = list(dict.fromkeys([*lexical, *near]))
         cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
@@ -231,8 +231,8 @@ class RecallEngine:
         belief bias and the score, from the same functions that scored it."""
         doc, counters = s.doc, tenant.counters.get(s.doc.id)
         matched_exact = [c for c in doc.exact if c in query.exact]
-        p = {"lexical": channels.lexical_relative(*lexical, best_bm25, matched_exact, len(query.exact))
-             if w.method == "fused" else channels.lexical(*lexical, matched_exact, len(query.exact)),
+        p = {"lexical": channels.lexical(*lexical, matched_exact, len(query.exact),
+                                         best_bm25 if w.method == "fused" else None),
              "semantic": channels.semantic(s.cosine, model, views, scale),
              "graph": channels.graph(links),
              "scenario": channels.scenario(query.scene, _item_scene(doc), query.trigger, _traits(doc)),

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hindbrain.learning.lifecycle import fleet_verified
-from hindbrain.learning.lifecycle import from_state as lifecycle_unit
 from hindbrain.learning.write_gate import perception_class
 from hindbrain.projections import beliefs, events, fragments, unit_states
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
@@ -313,7 +311,9 @@ class TenantIndex:
         if no is not None:
             doc = self.docs[no]
             agents = list((unit or {}).get("agents") or ([doc.owner] if doc.owner else []))
-            if unit is not None and not fleet_verified(lifecycle_unit(unit)):
+            # ``fleet`` (lifecycle.Unit): shared because the fleet verified it; a payload from
+            # before issue 17 has no flag, and then only the fleet's verification shared a unit
+            if unit is not None and not unit.get("fleet", True):
                 doc.provenance = {"learned_by": agents[0] if agents else None, "agents": len(agents),
                                   "verified": int(unit.get("successes") or 0)}
             else:

@@ -36,6 +36,8 @@ class Query:
     decision_key: str | None = None  # what an A/B window splits on: the task (else the agent)
     agent: str | None = None  # whose private memory the recall may see besides the shared one
     views: QueryViews | None = None  # a dialogue's views (recall.dialogue); None: one view, semantic_text
+    associative: float = 0.0  # 0 a short question … 1 a dialogue or a long description (dialogue.associative_share)
+    emotion: tuple[str, float] | None = None  # (label, confidence): given (0.9) or inferred from the query
 
     @property
     def semantic_views(self) -> list[str]:
@@ -43,9 +45,6 @@ class Query:
         if not self.semantic_text:
             return []
         return [self.semantic_text, *(self.views.turns if self.views else ())]
-
-    associative: float = 0.0  # 0 a short question … 1 a dialogue or a long description (dialogue.associative_share)
-    emotion: tuple[str, float] | None = None  # (label, confidence): given (0.9) or inferred from the query
 
     @property
     def form(self) -> str:
@@ -61,13 +60,17 @@ def build_query(q, now_us: int) -> Query:
     situation = dict(q.situation)
     seen = views(q.query) if q.query else None
     lexical_query, semantic_query = (seen.lexical, seen.joined) if seen else (None, None)
-    text = " / ".join(t for t in (lexical_query, situation_text(situation)) if t)
+    listed = situation_text(situation)
+    text = " / ".join(t for t in (lexical_query, listed) if t)
+    # The words of the query and of the situation, tokenised once each (" / " joins no word):
+    # the query's own count is how associative it is.
+    words = tokens(lexical_query) if lexical_query else []
     semantic_text = " — ".join(t for t in (semantic_query, expected_vs_actual(situation) if situation else None) if t)
     cues = query_cues(q.query, situation, dict(q.scope)) + query_time_terms(q.query, now_us)
     scene = q.scene or q.scope.get("scene") or q.scope.get("task_type")
-    associative = associative_share(seen.form, len(tokens(seen.lexical))) if seen else 0.0
+    associative = associative_share(seen.form, len(words)) if seen else 0.0
     return Query(
-        tenant=q.tenant, text=text, semantic_text=semantic_text, terms=tokens(text) + cues,
+        tenant=q.tenant, text=text, semantic_text=semantic_text, terms=words + tokens(listed) + cues,
         exact=frozenset(c for c in cues if not c.startswith(COORDINATE_PREFIXES)), trigger=q.trigger,
         scope=dict(q.scope), scene=scene, user=q.user or q.scope.get("user"), layers=q.layers,
         budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
