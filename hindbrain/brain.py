@@ -25,6 +25,7 @@ from hindbrain.recall.engine import RecallEngine
 from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.pack import RecallPack
 from hindbrain.recall.query import build_query
+from hindbrain.recall.reading import reading
 from hindbrain.recall.records import pack_of, recall_records
 from hindbrain.schemas.api import (
     ApproveInput,
@@ -451,11 +452,14 @@ def log_length(log) -> int:
 
 def _perception(p: PerceiveInput) -> dict:
     ts_us = to_us(p.ts) if isinstance(p.ts, datetime) else None
+    # A turn's emotion (when not given) and a reply's acts, read from its text: what a ticket
+    # desk's plain text must carry for induction to learn from it (recall.reading).
+    emotion, read = reading(p.kind, p.text, p.speaker, p.agent, p.emotion)
     return {
         "envelope": envelope("perception", p.tenant, agent=p.agent, task=p.task, record_id=p.event_id,
                              ts_us=ts_us),
         "kind": p.kind, "text": p.text, "system": p.system, "identity": p.identity, "action": p.action,
-        "expected": p.expected, "actual": p.actual, "entities": list(p.entities), "scope": dict(p.scope),
+        "expected": p.expected, "actual": p.actual, "entities": list(p.entities), "scope": {**read, **p.scope},
         "signal": p.signal, "success": p.success, "polarity": p.polarity, "session": p.session,
-        "speaker": p.speaker, "emotion": p.emotion,
+        "speaker": p.speaker, "emotion": emotion,
     }

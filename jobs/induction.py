@@ -3,8 +3,10 @@
 1. **Rows** (IO edge, ``task_rows``): one row per task (``task``, else the session, else
    the event) of the events view, aggregated in ClickHouse: its scene (``scope.task_type``,
    ``scope.scene`` or the system), the set of emotion labels and how many came from
-   high-confidence sources (``signal="explicit"`` or ``scope.label_confidence`` ≥ 0.7), its
-   first two agent actions (the action sequence), its outcome (the last ``success`` of its
+   high-confidence sources (``signal="explicit"`` or ``scope.label_confidence`` ≥ 0.7, which
+   a sure lexicon cue gives an inferred label, ``recall.emotion``), its first two agent actions
+   (the action sequence: ``action`` events, or the acts of the agent's replies,
+   ``scope.reply_acts``, ``recall.reading``), its outcome (the last ``success`` of its
    events, else of ``brain.outcome``, else — issue 17 — the user's last *explicit* feedback,
    ``polarity > 0`` a success), its newest time and its event ids.
 2. **Features** (pure; rows come ordered by task, so a rerun on the same data clusters the
@@ -57,8 +59,10 @@ FROM (
            countIf(emotion IS NOT NULL) AS labels,
            countIf(emotion IS NOT NULL AND (signal = 'explicit'
                    OR toFloat64OrZero(scope['label_confidence']) >= 0.7)) AS sure_labels,
-           arraySlice(arrayMap(x -> x.2, arraySort(x -> x.1, groupArrayIf((ts, assumeNotNull(action)),
-                      kind = 'action' AND action IS NOT NULL))), 1, 2) AS actions,
+           arraySlice(arrayFlatten(arrayMap(x -> x.2, arraySort(x -> x.1, groupArrayIf(
+                      (ts, if(kind = 'action', [assumeNotNull(action)], splitByChar(',', scope['reply_acts']))),
+                      (kind = 'action' AND action IS NOT NULL) OR (kind = 'message' AND scope['reply_acts'] != ''))))),
+                      1, 2) AS actions,
            argMaxIf(assumeNotNull(success), ts, success IS NOT NULL) AS own_success,
            countIf(success IS NOT NULL) AS own_judged,
            argMaxIf(assumeNotNull(polarity) > 0, ts, kind = 'feedback' AND polarity IS NOT NULL
@@ -66,7 +70,7 @@ FROM (
            countIf(kind = 'feedback' AND polarity IS NOT NULL AND signal = 'explicit') AS feedback_judged,
            toUnixTimestamp64Micro(max(ts)) AS newest, count() AS events, groupArray(event_id) AS event_ids
     FROM events FINAL
-    WHERE kind != 'message' OR emotion IS NOT NULL
+    WHERE kind != 'message' OR emotion IS NOT NULL OR scope['reply_acts'] != ''
     GROUP BY tenant, unit
 ) AS t
 LEFT JOIN (

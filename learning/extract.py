@@ -4,11 +4,12 @@ LLM (an optional LLM ``Extractor`` plug-in is not built yet).
 
 Rule ``recovery/1``: an anomaly (or failed step) in a system — an action, as an identity,
 expected X, got Y — followed in the same task by a success in that system after the
-identity or the action changed becomes: *when* that action gives Y instead of X as that
-identity, *do* the thing that worked (and do not repeat what failed), *because* of the
-cause the change points at (it needs the other identity, or the action itself fails),
-*verified by* the successful event. Its coordinates are the system (entity), the scene, the
-action, the anomaly, the cause and the scope.
+identity or the action changed becomes: *when* the task's goal fails in that system (or,
+with no goal known, that action gives Y instead of X), *do* the thing that worked,
+*because* of the cause the change points at, naming what failed as "not: …" (it needs the
+other identity, or the other options fail here), *verified by* the successful event. Its
+coordinates are the system (entity), the scene, the action, the anomaly, the cause and the
+scope.
 
 Rule ``feedback/1`` (drift guard, seed 001 §4.3): one negative feedback never creates a
 rule; the third negative on the same topic does ("avoid what was criticised").
@@ -20,9 +21,11 @@ topic, do as in the approved version, avoid what was criticised".
 
 Rule ``preference/1`` (seed 001 §6.1, preference consistency): a user's explicit statement
 of a preference ("I prefer answers in Chinese", "以后请用表格") — a ``message`` or
-``feedback`` from ``speaker="user"`` with ``signal="explicit"`` (or a ``feedback`` event),
-no polarity — becomes "when working for that user (``scope["user"]``), follow the stated
-preference". Plain dialogue turns ("I like hiking") carry no explicit signal and stay events.
+``feedback`` spoken by the user (``speaker="user"`` or the person's own name, as integrations
+pass it), explicit by ``signal="explicit"``, by being feedback, or by its own standing words
+("please always", "from now on", "以后") — becomes "when working for that user
+(``scope["user"]``, else the speaker's name), follow the stated preference". Plain dialogue
+turns ("I like hiking") carry no explicit signal and stay events.
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ _PREFERENCE = re.compile(
     r"\b(i (?:prefer|like|want|need|don't like|do not like|hate|always want)|please (?:always|never|use|keep|write|"
     r"answer|reply|don't|do not|avoid)|from now on|going forward|next time)\b|我(?:喜欢|不喜欢|偏好|希望|习惯|要)|"
     r"请(?:用|以后|始终|总是|不要|别)|以后|下次", re.IGNORECASE)
+
+# A statement that binds the future whatever signal the caller passed: its words say it is a rule.
+_STANDING = re.compile(r"\b(?:please (?:always|never)|from now on|going forward|in (?:the )?future|no more|no longer)\b"
+                       r"|以后|今后|从现在(?:起|开始)|别再|不要再", re.IGNORECASE)
+_NOT_USERS = frozenset(("assistant", "agent", "system", "bot", "tool", "ai"))
 
 
 @dataclass(frozen=True)
@@ -67,9 +75,16 @@ def is_success(event: dict) -> bool:
     return event.get("success") is True
 
 
-def recovery(failure: dict, success: dict) -> Proposal | None:
+def recovery(failure: dict, success: dict, goal: str | None = None, failed: tuple[str, ...] = ()) -> Proposal | None:
     """The unit a failure followed by a success teaches, or None when nothing changed
-    between them (a retry that happened to work teaches no rule) or they concern different systems."""
+    between them (a retry that happened to work teaches no rule) or they concern different systems.
+
+    The condition is general (issue 17): the system and what the agent set out to do — the
+    task's ``goal`` (the action its recall named) when it is known and is not itself one of the
+    options tried, else the failed action — with the symptom when there is no goal; never the
+    failing identity or option. Those go in the reason as "not: …", so trajectories that
+    differ only in what failed on the way are one lesson (the learner assimilates them), and
+    the unit's action names only what worked (attribution matches it against what was done)."""
     system = failure.get("system")
     if not system or success.get("system") not in (None, system):
         return None
@@ -79,23 +94,25 @@ def recovery(failure: dict, success: dict) -> Proposal | None:
         return None
     got = failure.get("actual") or failure.get("text") or "a failure"
     expected = failure.get("expected")
-    condition = f"{did} in {system}" + (f" as {as_who}" if as_who else "") + f" gives {got}"
-    if expected:
-        condition += f" instead of {expected}"
+    tried = tuple(dict.fromkeys(failed or (did,)))
+    if goal and goal not in tried and goal != new_action:
+        condition = f"{goal} in {system} fails"
+    else:
+        condition = f"{did} in {system} gives {got}" + (f" instead of {expected}" if expected else "")
     # The reason names the cause, not the story: the condition already says what failed and the
     # action what to do, and every repeated word is paid again on each injection.
     if new_who != as_who:
-        action = f"switch to the {new_who} and {new_action}; do not repeat {did}" + (f" as {as_who}" if as_who else "")
-        reason = f"it needs the {new_who}"
+        action = f"switch to the {new_who} and {new_action}"
+        reason = f"it needs the {new_who} (not: {did}" + (f" as {as_who})" if as_who else ")")
         cause = f"identity: {as_who}"
     else:
-        action = f"{new_action} instead"
-        reason = "the action itself fails, whoever runs it"
+        action = new_action
+        reason = "the other options fail here (" + "; ".join(f"not: {t}" for t in tried if t != new_action) + ")"
         cause = f"action: {did}"
     evidence = success.get("text") or f"{new_action} succeeded"
     scope = {**failure.get("scope", {}), **success.get("scope", {})}
-    coordinates = {"entity": system, "action": did, "anomaly": f"expected {expected}, got {got}", "cause": cause,
-                   "scene": scope.get("scene")}
+    coordinates = {"entity": system, "action": goal or did, "anomaly": f"expected {expected}, got {got}",
+                   "cause": cause, "scene": scope.get("scene")}
     return Proposal(condition, action, reason, evidence, [_id(failure), _id(success)], [system, *_others(failure)],
                     scope, success.get("signal") or "implicit", RECOVERY_RULE, coordinates)
 
@@ -125,14 +142,29 @@ def correction(topic: str, negatives: list[dict], approval: dict) -> Proposal | 
                     {"entity": topic, "scene": approval.get("scope", {}).get("scene")})
 
 
+def speaking_user(event: dict) -> str | None:
+    """Who the event's speaker is when it is the person the agent works for: ``"user"`` (the
+    role) or their own name, as an integration passes it (``speaker="Priya"``); None for the
+    agent itself and for other roles."""
+    speaker = (event.get("speaker") or "").strip()
+    if not speaker or speaker == event["envelope"].get("agent") or speaker.lower() in _NOT_USERS:
+        return None
+    return speaker
+
+
 def preference(statement: dict) -> Proposal | None:
-    """The unit a user's explicit preference statement asks for, or None."""
-    explicit = statement.get("signal") == "explicit" or statement["kind"] == "feedback"
+    """The unit a user's explicit preference statement asks for, or None. The statement is
+    explicit when the caller says so (``signal="explicit"``, a ``feedback`` event) or when its
+    own words make it a standing instruction ("please always", "from now on", "以后请")."""
     text = (statement.get("text") or "").strip()
-    if (statement["kind"] not in ("message", "feedback") or statement.get("speaker") != "user" or not explicit
+    speaker = speaking_user(statement)
+    explicit = statement.get("signal") == "explicit" or statement["kind"] == "feedback" or bool(_STANDING.search(text))
+    if (statement["kind"] not in ("message", "feedback") or speaker is None or not explicit
             or statement.get("polarity") is not None or not _PREFERENCE.search(text)):
         return None
     scope = dict(statement.get("scope", {}))
+    if speaker != "user":
+        scope.setdefault("user", speaker)  # the person who said it is whom it is for
     user, topic = scope.get("user"), topic_of(statement)
     condition = (f"working for user {user}" if user else "working for this tenant's users") + (
         f" on {topic}" if topic else "")

@@ -74,6 +74,7 @@ class _Tenant:
     negatives: dict[str, list[dict]] = field(default_factory=dict)  # topic → negative feedback events
     last_event: Recent = field(default_factory=Recent)  # (agent, session, kind) → the last event
     tried: Recent = field(default_factory=Recent)  # task → [(the action's words, it failed)], in order
+    goals: Recent = field(default_factory=Recent)  # task → what its recall said it set out to do
 
 
 class Learner:
@@ -250,8 +251,10 @@ class Learner:
         failures = t.failures.pop(env["task"])
         if restoring:
             return []
+        goal = t.goals.get(env["task"])
+        failed = tuple(f.get("action") for f in failures if f.get("action"))
         for failure in reversed(failures):
-            proposal = extract.recovery(failure, success)
+            proposal = extract.recovery(failure, success, goal, failed)
             if proposal:
                 return self._propose(env, proposal)
         if self.extractor is None:
@@ -361,8 +364,12 @@ class Learner:
     def _recall(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         scope, situation = record.get("scope") or {}, record.get("situation") or {}
         domain = scope.get("scene") or scope.get("task_type") or situation.get("system")
+        t = self._tenant(record["envelope"]["tenant"])
         if domain:
-            self._tenant(record["envelope"]["tenant"]).recall_domain[record["recall_id"]] = domain
+            t.recall_domain[record["recall_id"]] = domain
+        task = record["envelope"]["task"]
+        if task and situation.get("action") and task not in t.goals:  # the task's first recall names its goal
+            t.goals[task] = situation["action"]
         return []
 
     def _outcome(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:

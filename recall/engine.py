@@ -105,7 +105,8 @@ class RecallEngine:
             _explain_terms(item, query)
         reserved = sum(b.tokens for b, _ in briefed)
         recall_scope = {**query.scope, "user": query.user} if query.user else query.scope
-        selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved)
+        selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved,
+                           task=query.task)
         clock.lap("gate")
         arms = {b.id: arms[b.id] for b, _ in briefed if b.id in arms}
         return RecallResult(ranked, selected, cut, briefed, clock.laps, arms)

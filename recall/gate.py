@@ -1,8 +1,9 @@
 """The cognitive gate between recall and the prompt (MISSION C4, seed 000 exp. 1 and 7).
 
-Candidates (best first) → scope filter → conflict & invalidation check → source credibility
-→ near-duplicate removal → selection under the token budget by injection value, stopping
-each item that covers nothing new → placement.
+Candidates (best first) → context (what the recalling task perceived itself) → scope filter
+→ conflict & invalidation check → source credibility → near-duplicate removal → selection
+under the token budget by injection value, stopping each item that covers nothing new →
+placement.
 Pure: items in, (selected, cut) out. Every cut names its stage and reason; the recall
 record keeps them, so a useful unit cut by the budget is visible as a learning signal.
 
@@ -40,6 +41,7 @@ NEAR_DUPLICATE = 0.9
 # rule (another system, another action): it costs tokens and invites the wrong option. The next
 # step of an action chain (``chained``) is exempt: the graph, not the words, found it.
 WEAK_RULE = 0.5
+CHAIN_SUPPORT = 0.2  # a graph link's support (its seed's relevance × link strength) that makes a chain
 MEANING_FLOOR = 0.5  # semantic score from which an item counts as found by meaning (fused: upper half)
 # How directly an item tells the agent what to do: a rule, a belief, then events by kind.
 ACTIONABILITY = {"fragment": 1.0, "belief": 0.9, "anomaly": 0.6, "outcome": 0.6, "feedback": 0.5, "action": 0.5,
@@ -111,10 +113,12 @@ def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]
 
 
 def chained(item: GateItem) -> bool:
-    """Whether the graph reached the item through a shared entity *and* action: the next step
-    of a chain (seed 000's action chain) is a new answer even on the same query terms."""
-    return any(any(s.startswith("@entity:") for s in via["shared"]) and any(s.startswith("@action:") for s in
-                                                                          via["shared"])
+    """Whether the graph reached the item through a shared entity *and* action from a seed
+    the search found well (support ≥ ``CHAIN_SUPPORT``): the next step of a chain (seed 000's
+    action chain) is a new answer even on the same query terms; a link from a seed that only
+    matched field labels ("system:") leads to another system's story, not the next step."""
+    return any(via["support"] >= CHAIN_SUPPORT and any(s.startswith("@entity:") for s in via["shared"])
+               and any(s.startswith("@action:") for s in via["shared"])
                for via in item.why.get("graph", {}).get("via", ()))
 
 
@@ -129,9 +133,10 @@ def jaccard(a: set, b: set) -> float:
 
 
 def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int | None,
-         reserved_tokens: int = 0) -> tuple[list[GateItem], list[dict]]:
+         reserved_tokens: int = 0, task: str | None = None) -> tuple[list[GateItem], list[dict]]:
     """Run the stages; returns the placed selection and the cuts ``{"id", "stage", "reason"}``.
-    ``reserved_tokens`` of the budget are already taken (by the belief briefing)."""
+    ``reserved_tokens`` of the budget are already taken (by the belief briefing); what the
+    recalling ``task`` perceived itself is in the agent's context already (stage ``context``)."""
     cut: list[dict] = []
 
     def drop(item: GateItem, stage: str, reason: str) -> None:
@@ -141,9 +146,13 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     kept: list[GateItem] = []
     kept_ids: set[str] = set()
     kept_words: list[tuple[str, set]] = []
-    for item in items:
+    # A unit in review after failures gives way, in a conflict or as a near-duplicate, to the
+    # sound unit beside it (the new lesson that contradicts it usually ranks below it on words).
+    for item in sorted(items, key=lambda i: i.doc.status == "reviewing"):
         doc = item.doc
-        if reason := scope_conflict(doc.scope, recall_scope):
+        if task and doc.kind == "event" and doc.task == task:
+            drop(item, "context", "perceived in this task: already in the agent's context")
+        elif reason := scope_conflict(doc.scope, recall_scope):
             drop(item, "scope", reason)
         elif doc.status in NOT_INJECTED:
             drop(item, "invalidation", NOT_INJECTED[doc.status])
@@ -178,6 +187,10 @@ def found_by_meaning(item: GateItem) -> bool:
 def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> list[GateItem]:
     eligible, covered, rules = [], set(), 0
     best_rule = max((i.relevance for i in kept if i.doc.kind == "fragment"), default=0.0)
+    # A rule in review after failures gives way to any sound rule for this decision, even one
+    # that ranks below it: its own words may fit the situation better, it still failed here.
+    sound = next((i.id for i in sorted(kept, key=worth, reverse=True) if i.doc.kind == "fragment"
+                  and i.doc.status != "reviewing" and (k is not None or i.relevance >= WEAK_RULE * best_rule)), None)
     for item in sorted(kept, key=worth, reverse=True):
         if k is not None and len(eligible) >= k:
             drop(item, "budget", f"beyond k={k}")
@@ -188,9 +201,8 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> li
         elif item.matched is not None and not item.matched and not found_by_meaning(item):
             drop(item, "covered", "it matched the query on function words and field labels only, and its meaning "
                                   "is not close either")
-        elif rules and item.doc.kind == "fragment" and item.doc.status == "reviewing":
-            first_rule = next(i.id for i in eligible if i.doc.kind == "fragment")
-            drop(item, "covered", f"in review after failures, and {first_rule} already answers this decision")
+        elif sound and item.doc.kind == "fragment" and item.doc.status == "reviewing":
+            drop(item, "covered", f"in review after failures, and {sound} answers this decision")
         elif rules and item.doc.kind == "fragment" and item.matched is not None and item.matched <= covered \
                 and not chained(item) and not personal(item):
             drop(item, "covered", f"its query terms ({', '.join(sorted(item.matched)[:5])}) are covered by the "

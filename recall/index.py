@@ -37,7 +37,9 @@ WINDOW_KINDS = (WINDOW_OPENED, WINDOW_SETTLED)  # a conflict's A/B window (jobs.
 CONFLICT_PENDING = "conflict_pending"  # two units, the same condition, different actions (jobs.forgetting)
 EVENTS_COLD = "events_cold"  # cold storage: summary and vector kept in memory (jobs.archive)
 COLD_SUMMARY_CHARS = 120
-INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD, unit_states.UNIT_SHARED)
+UNIT_SUPERSEDED = "unit_superseded"  # a user's newer statement: the old one's own words go with it
+INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD, unit_states.UNIT_SHARED,
+                   UNIT_SUPERSEDED)
 SHARED = 0  # the owner code of what every agent of the tenant may recall
 
 
@@ -82,6 +84,7 @@ class Doc:
     # A unit one agent verified and shared (not yet fleet-verified): {"learned_by", "agents",
     # "verified"}; recall ranks it below fleet-verified units and says so (issue 17).
     provenance: dict | None = None
+    task: str | None = None  # events: the task that perceived it (its own recall has it in context)
 
     @property
     def fresh_since_us(self) -> int:
@@ -147,7 +150,8 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     text = " — ".join(t for t in (said, situation) if t)
     confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
-              action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None)
+              action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
+              task=fields.get("task") or (fields.get("envelope") or {}).get("task"))
     doc, terms = _with_cues(doc, fields)
     return doc, terms + _field_terms(fields)
 
@@ -258,6 +262,16 @@ class TenantIndex:
             self.cool(subject_ids)
         elif kind == unit_states.UNIT_SHARED:
             self.share(subject_ids[0], (payload or {}).get("unit"))
+        elif kind == UNIT_SUPERSEDED:
+            self.supersede_statements(subject_ids)
+
+    def supersede_statements(self, fragment_ids: list[str]) -> None:
+        """The statements a superseded unit was extracted from are superseded with it: the
+        user's own old words ("always bullet points") must not come back beside the new rule."""
+        for fragment_id in fragment_ids:
+            no = self.by_id.get(fragment_id)
+            for event_id in self.docs[no].event_ids if no is not None else ():
+                self.set_state(event_id, "superseded", None)
 
     def cool(self, event_ids: list[str]) -> None:
         """Cold storage: these events keep a summary (and their vector); the full text is

@@ -38,6 +38,7 @@ class Query:
     views: QueryViews | None = None  # a dialogue's views (recall.dialogue); None: one view, semantic_text
     associative: float = 0.0  # 0 a short question … 1 a dialogue or a long description (dialogue.associative_share)
     emotion: tuple[str, float] | None = None  # (label, confidence): given (0.9) or inferred from the query
+    task: str | None = None  # the recalling task: what it perceived is already in the agent's context
 
     @property
     def semantic_views(self) -> list[str]:
@@ -75,5 +76,5 @@ def build_query(q, now_us: int) -> Query:
         scope=dict(q.scope), scene=scene, user=q.user or q.scope.get("user"), layers=q.layers,
         budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
         views=seen, associative=associative,
-        emotion=(q.emotion.strip().lower(), EXPLICIT) if q.emotion else infer_emotion(q.query),
+        emotion=(q.emotion.strip().lower(), EXPLICIT) if q.emotion else infer_emotion(q.query), task=q.task,
     )

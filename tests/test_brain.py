@@ -37,7 +37,7 @@ def test_the_public_names_exist_exactly(tmp_path):
 
     with Brain.open(tmp_path) as brain:  # every documented keyword is accepted
         event_id = brain.perceive(
-            tenant="acme", agent="agent-7", task="t-42", kind="anomaly", text="clicked submit, nothing happened",
+            tenant="acme", agent="agent-7", task="t-41", kind="anomaly", text="clicked submit, nothing happened",
             system="IAM", identity="normal account", action="submit change", expected="success message",
             actual="no response", entities=["IAM", "change request"], scope={"env": "prod"}, signal="implicit",
             success=None, polarity=None, session="s-1", speaker="user", ts=datetime.now(UTC),

@@ -50,3 +50,30 @@ def test_chinese_revision_supersedes_too(tmp_path):
         assert len(decisions(b, "unit_superseded")) == 1
         actions, _ = preferences(b, "lin")
         assert any("段落" in a for a in actions) and not any(a.endswith("以后请用要点列表回答我") for a in actions)
+
+
+def test_a_user_speaking_in_their_own_name_is_heard_and_their_old_words_go_with_the_old_rule(tmp_path):
+    """Issue 17, finding 6: integrations pass the person's name as the speaker and no signal.
+    A standing instruction ("please always", "from now on") is explicit by its own words; the
+    user it binds is the speaker; once superseded, neither the old unit nor the old statement
+    comes back, and the user's own question of this task is not injected back to it."""
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        old_words = b.perceive(tenant="acme", agent="a1", kind="message", speaker="Priya", session="s1",
+                               text="Please always answer me in bullet points.")
+        b.perceive(tenant="acme", agent="a1", kind="message", speaker="Lena", session="s2", text="I like hiking.")
+        b.perceive(tenant="acme", agent="a2", kind="message", speaker="a2", session="s1",
+                   text="From now on I will answer in bullet points.")  # the agent's own turn binds no user
+        [first] = decisions(b, "unit_accepted")
+        assert "Priya" in first["payload_json"]
+        b.perceive(tenant="acme", agent="a3", kind="message", speaker="Priya", session="s3",
+                   text="Actually, no more bullet points for me: write short plain paragraphs from now on.")
+        assert len(decisions(b, "unit_superseded")) == 1
+        assert len(decisions(b, "unit_accepted")) == 2  # Priya's two: no rule from Lena's hiking or the agent
+        question = b.perceive(tenant="acme", agent="a1", task="q1", kind="message", speaker="Priya",
+                              text="How do I rotate my API key?")
+        pack = b.recall(tenant="acme", agent="a1", task="q1", query="answer Priya's question", user="Priya",
+                        trigger="task_start")
+        assert "paragraphs" in pack.items[0].text
+        assert not any("always answer me in bullet points" in i.text for i in pack.items)
+        cuts = {c["id"]: c["stage"] for c in pack.cut}
+        assert cuts.get(old_words) == "invalidation" and cuts.get(question) == "context"

@@ -7,9 +7,10 @@ RULE = "if emotion in [angry] then first empathize, then fix (145 of 166 such ta
 
 
 def test_the_lexicon_names_the_emotion_a_text_voices_in_both_languages():
-    assert infer("用户很生气，接口超时") == ("angry", 0.6)
-    assert infer("This is unacceptable, the export failed again") == ("angry", 0.6)
-    assert infer("我很失望") == ("disappointed", 0.6)
+    assert infer("用户很生气，接口超时") == ("angry", 0.8)  # a sure cue: it voices nothing else
+    assert infer("This is unacceptable, the export failed again") == ("angry", 0.8)
+    assert infer("this is ridiculous, the export failed again") == ("angry", 0.6)  # often a figure of speech
+    assert infer("我很失望") == ("disappointed", 0.8)
     assert infer("the export failed with a timeout") is None and infer(None) is None
 
 
