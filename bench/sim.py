@@ -1,7 +1,7 @@
 """The fleet simulator's table (issue 7): the same world, seed and agent policy through
 three arms — no memory, naive RAG, hindbrain — then the same metrics over several seeds.
 
-    python bench/sim.py [--seed 7] [--rounds 6] [--seeds 7,8,9,10,11]
+    python bench/sim.py [--seed 7] [--rounds 6] [--seeds 7,8,9,10,11] [--second-seeds 1,2,3,4,5]
 
 Prints per round the success and repeated-mistake rates, then the overall metrics, the
 ticket desk, and per metric the median and the range over ``--seeds`` (each seed is another
@@ -9,6 +9,10 @@ schedule of the same world). A repeated mistake is the naive action on a system 
 current rule the arm had already solved once; preference consistency counts answers to
 users who stated a preference in an earlier session; tokens per success is what was
 injected divided by successful tasks.
+
+Then the second world (``hindbrain.sim.second``, issue 17: written from the public SDK only,
+default calls, plain-text tickets, a rule change, a changed preference) over
+``--second-seeds``, each metric with the issue's target.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import time
 from hindbrain import Brain
 from hindbrain.sim import compare, default_world, ticket_world
 from hindbrain.sim.run import desk_table, format_metric, metrics_table, rounds_table
+from hindbrain.sim.second import report as second_world
 
 
 def main() -> None:
@@ -28,6 +33,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--seeds", default="7,8,9,10,11", help="comma-separated seeds for the spread ('' to skip)")
+    ap.add_argument("--second-seeds", default="1,2,3,4,5", help="seeds of the second world ('' to skip)")
     ap.add_argument("--default-layers", action="store_true",
                     help="hindbrain's agents recall with the default layers at task start (not the rule layers)")
     args = ap.parse_args()
@@ -41,6 +47,10 @@ def main() -> None:
     print(f"({time.perf_counter() - t0:.1f} s)")
     if args.seeds:
         spread([int(s) for s in args.seeds.split(",")], args.rounds, rules_only)
+    if args.second_seeds:
+        t0 = time.perf_counter()
+        print("\n" + "\n".join(second_world([int(s) for s in args.second_seeds.split(",")], progress=lambda _: None)))
+        print(f"({time.perf_counter() - t0:.1f} s)")
 
 
 def spread(seeds: list[int], rounds: int, rules_only: bool = True) -> None:
@@ -66,7 +76,10 @@ def spread(seeds: list[int], rounds: int, rules_only: bool = True) -> None:
                for runs in per_seed]
     print(f"hindbrain tokens per success / naive RAG's: median {statistics.median(shares):.0%} "
           f"[{min(shares):.0%}-{max(shares):.0%}] (target <= 30%)")
-    print(f"failures until hindbrain stops injecting the falsified rule, per seed: {dropped} (target <= 3)")
+    fleet = [runs["hindbrain"].total.metrics()["fleet repeated mistakes"] for runs in per_seed]
+    print(f"hindbrain fleet-wide repeated mistakes: median {statistics.median(fleet):.0%} "
+          f"[{min(fleet):.0%}-{max(fleet):.0%}] (target <= 5%, issue 17)")
+    print(f"failures until hindbrain stops injecting the falsified rule, per seed: {dropped} (target <= 2, issue 17)")
     print(f"({time.perf_counter() - t0:.1f} s)")
 
 

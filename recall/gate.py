@@ -38,9 +38,11 @@ MIN_CREDIBILITY = 0.3  # below it a unit is still in the holding area (seed 001 
 # template ("won first place in the 100 m" / "… in the long jump") were cut (docs/recall-quality.md).
 NEAR_DUPLICATE = 0.9
 # With no k, a rule scoring under this share of the best rule's relevance is another decision's
-# rule (another system, another action): it costs tokens and invites the wrong option. The next
-# step of an action chain (``chained``) is exempt: the graph, not the words, found it.
-WEAK_RULE = 0.5
+# rule (another system, another action): it costs tokens and invites the wrong option; and in a
+# decision's recall (one with a trigger) an event under this share of the best candidate's is
+# about another decision. The next step of an action chain (``chained``) is exempt: the graph,
+# not the words, found it; so is a unit of the recall's user (``personal``).
+WEAK = 0.5
 CHAIN_SUPPORT = 0.2  # a graph link's support (its seed's relevance × link strength) that makes a chain
 MEANING_FLOOR = 0.5  # semantic score from which an item counts as found by meaning (fused: upper half)
 # How directly an item tells the agent what to do: a rule, a belief, then events by kind.
@@ -101,15 +103,35 @@ def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
 
 def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]:
     """An event a selected unit rests on is already in the prompt, compressed: the unit is
-    that trajectory's lesson (seed 000 exp. 2), so the raw event is cut as ``covered``."""
-    compressed = {eid: item.id for item in selected if item.doc.kind == "fragment" for eid in item.doc.event_ids}
+    that trajectory's lesson (seed 000 exp. 2), so the raw event is cut as ``covered``. So is
+    another telling of the same lesson: an event (not an anomaly, which may be evidence
+    against the unit) of the unit's own system and action."""
+    units = [item for item in selected if item.doc.kind == "fragment"]
+    compressed = {eid: item.id for item in units for eid in item.doc.event_ids}
+    lessons = {}
+    for item in units:
+        entities = [t for t in item.doc.links if t.startswith("@entity:")]
+        actions = [t for t in item.doc.links if t.startswith("@action:")]
+        for key in ((e, a) for e in entities for a in actions):
+            lessons.setdefault(key, item.id)
     kept = []
     for item in selected:
-        if item.doc.kind == "event" and item.id in compressed:
+        doc = item.doc
+        told = _lesson_told(doc, lessons) if doc.kind == "event" and doc.event_kind != "anomaly" else None
+        if doc.kind == "event" and item.id in compressed:
             drop(item, "covered", f"compressed into {compressed[item.id]}, which is selected")
+        elif told:
+            drop(item, "covered", f"the same system and action as {told}, which is selected: its lesson")
         else:
             kept.append(item)
     return kept
+
+
+def _lesson_told(doc: Doc, lessons: dict[tuple[str, str], str]) -> str | None:
+    """The selected unit whose (system, action) link pair this event holds, or None."""
+    entities = [t for t in doc.links if t.startswith("@entity:")]
+    actions = [t for t in doc.links if t.startswith("@action:")]
+    return next((lessons[(e, a)] for e in entities for a in actions if (e, a) in lessons), None)
 
 
 def chained(item: GateItem) -> bool:
@@ -133,10 +155,13 @@ def jaccard(a: set, b: set) -> float:
 
 
 def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int | None,
-         reserved_tokens: int = 0, task: str | None = None) -> tuple[list[GateItem], list[dict]]:
+         reserved_tokens: int = 0, task: str | None = None, trigger: str | None = None,
+         user: str | None = None) -> tuple[list[GateItem], list[dict]]:
     """Run the stages; returns the placed selection and the cuts ``{"id", "stage", "reason"}``.
     ``reserved_tokens`` of the budget are already taken (by the belief briefing); what the
-    recalling ``task`` perceived itself is in the agent's context already (stage ``context``)."""
+    recalling ``task`` perceived itself is in the agent's context already (stage ``context``);
+    a ``task_start`` with no ``k`` draws on lessons, not on other conversations' turns
+    (``other_conversation``), unless they are the recall's ``user``'s own."""
     cut: list[dict] = []
 
     def drop(item: GateItem, stage: str, reason: str) -> None:
@@ -152,6 +177,9 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         doc = item.doc
         if task and doc.kind == "event" and doc.task == task:
             drop(item, "context", "perceived in this task: already in the agent's context")
+        elif trigger == "task_start" and k is None and other_conversation(doc, user):
+            drop(item, "covered", "another conversation's turn: a task start draws on lessons (rules, beliefs, "
+                                  "what was done and how it went), not on what others said")
         elif reason := scope_conflict(doc.scope, recall_scope):
             drop(item, "scope", reason)
         elif doc.status in NOT_INJECTED:
@@ -168,7 +196,18 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
             kept.append(item)
             kept_ids.add(item.id)
             kept_words.append((item.id, item.words))
-    return _within_budget(kept, budget_tokens - reserved_tokens, k, drop), cut
+    # How well the best candidate fits this decision (the task's own events aside); a plain
+    # lookup (no trigger) has no decision to fit: its events are ranked, not judged.
+    best = max((i.relevance for i in items if not (task and i.doc.kind == "event" and i.doc.task == task)),
+               default=0.0) if trigger else 0.0
+    return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best), cut
+
+
+def other_conversation(doc: Doc, user: str | None) -> bool:
+    """A dialogue turn (``message`` or ``feedback``) that is not the recall's user's own."""
+    if doc.kind != "event" or doc.event_kind not in ("message", "feedback"):
+        return False
+    return user is None or (doc.speaker != user and doc.scope.get("user") != user)
 
 
 def worth(item: GateItem) -> float:
@@ -184,20 +223,21 @@ def found_by_meaning(item: GateItem) -> bool:
     return item.why.get("semantic", {}).get("score", 0.0) >= MEANING_FLOOR
 
 
-def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop) -> list[GateItem]:
+def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best: float = 0.0) -> list[GateItem]:
     eligible, covered, rules = [], set(), 0
     best_rule = max((i.relevance for i in kept if i.doc.kind == "fragment"), default=0.0)
     # A rule in review after failures gives way to any sound rule for this decision, even one
     # that ranks below it: its own words may fit the situation better, it still failed here.
     sound = next((i.id for i in sorted(kept, key=worth, reverse=True) if i.doc.kind == "fragment"
-                  and i.doc.status != "reviewing" and (k is not None or i.relevance >= WEAK_RULE * best_rule)), None)
+                  and i.doc.status != "reviewing" and (k is not None or i.relevance >= WEAK * best_rule)), None)
     for item in sorted(kept, key=worth, reverse=True):
         if k is not None and len(eligible) >= k:
             drop(item, "budget", f"beyond k={k}")
-        elif k is None and item.doc.kind == "fragment" and item.relevance < WEAK_RULE * best_rule \
+        elif k is None and item.relevance < WEAK * (best_rule if item.doc.kind == "fragment" else best) \
                 and not chained(item) and not personal(item):
-            drop(item, "covered", f"its relevance {item.relevance:.2f} is under {WEAK_RULE:.0%} of the best rule's "
-                                  f"({best_rule:.2f}): not a rule for this decision")
+            of = ("rule", best_rule) if item.doc.kind == "fragment" else ("candidate", best)
+            drop(item, "covered", f"its relevance {item.relevance:.2f} is under {WEAK:.0%} of the best {of[0]}'s "
+                                  f"({of[1]:.2f}): not about this decision")
         elif item.matched is not None and not item.matched and not found_by_meaning(item):
             drop(item, "covered", "it matched the query on function words and field labels only, and its meaning "
                                   "is not close either")

@@ -85,6 +85,7 @@ class Doc:
     # "verified"}; recall ranks it below fleet-verified units and says so (issue 17).
     provenance: dict | None = None
     task: str | None = None  # events: the task that perceived it (its own recall has it in context)
+    speaker: str | None = None  # events: who said it (a user's own turns are about that user)
 
     @property
     def fresh_since_us(self) -> int:
@@ -151,7 +152,7 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
-              task=fields.get("task") or (fields.get("envelope") or {}).get("task"))
+              task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker)
     doc, terms = _with_cues(doc, fields)
     return doc, terms + _field_terms(fields)
 

@@ -426,23 +426,27 @@ def _cell(metric: str, values: list) -> str:
         if values else "-"
 
 
+def report(seeds: list[int], rounds: int = 10, progress=print) -> list[str]:
+    """The second world's table over ``seeds``: per metric and arm the median [min-max], and the target."""
+    runs = []
+    for seed in seeds:
+        t = time.perf_counter()
+        runs.append(run_second(seed, rounds))
+        progress(f"seed {seed}: {time.perf_counter() - t:.1f} s")
+    arms, metrics = list(runs[0]), list(runs[0]["hindbrain"])
+    rows = [["metric", *arms, "target"]] + [
+        [m, *(_cell(m, [run[a].get(m) for run in runs]) for a in arms), TARGETS.get(m, "")] for m in metrics]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [f"second world, seeds {','.join(map(str, seeds))}, {rounds} rounds: median [min-max]"] + [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="1,2,3,4,5")
     ap.add_argument("--rounds", type=int, default=10)
     args = ap.parse_args(argv)
-    runs = []
-    for seed in (int(s) for s in args.seeds.split(",")):
-        t = time.perf_counter()
-        runs.append(run_second(seed, args.rounds))
-        print(f"seed {seed}: {time.perf_counter() - t:.1f} s", flush=True)
-    arms, metrics = list(runs[0]), list(runs[0]["hindbrain"])
-    rows = [["metric", *arms, "target"]] + [
-        [m, *(_cell(m, [run[a].get(m) for run in runs]) for a in arms), TARGETS.get(m, "")] for m in metrics]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    print(f"second world, seeds {args.seeds}, {args.rounds} rounds: median [min-max]")
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+    print("\n".join(report([int(s) for s in args.seeds.split(",")], args.rounds, lambda m: print(m, flush=True))))
 
 
 if __name__ == "__main__":

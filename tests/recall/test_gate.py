@@ -74,7 +74,7 @@ def test_placement_puts_knowledge_before_rules_before_events():
     event = doc("ev_1", "the page spun forever", kind="event", layer="episodic", event_kind="anomaly")
     rule = doc("fr_1", "check permissions first")
     fact = doc("fr_2", "IAM roles change only through tickets", layer="knowledge")
-    selected, _ = gate([item(event, 0.9), item(rule, 0.5), item(fact, 0.4)], {}, 400, None)
+    selected, _ = gate([item(event, 0.9), item(rule, 0.5), item(fact, 0.4)], {}, 400, 3)  # k: no relevance floor
     assert [i.id for i in selected] == ["fr_2", "fr_1", "ev_1"]
     assert [i.why["gate"]["placement"] for i in selected] == [0, 1, 2]
 
