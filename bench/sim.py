@@ -34,10 +34,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--seeds", default="7,8,9,10,11", help="comma-separated seeds for the spread ('' to skip)")
     ap.add_argument("--second-seeds", default="1,2,3,4,5", help="seeds of the second world ('' to skip)")
-    ap.add_argument("--default-layers", action="store_true",
-                    help="hindbrain's agents recall with the default layers at task start (not the rule layers)")
+    ap.add_argument("--rule-layers", action="store_true",
+                    help="hindbrain's agents ask for the rule layers at task start (the earlier policy; default: "
+                         "the default layers, as a new user would)")
     args = ap.parse_args()
-    rules_only = not args.default_layers
+    rules_only = args.rule_layers
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as home, Brain.open(home, embedder="none") as brain:
         fleet = compare(default_world(args.seed, args.rounds), brain, rule_layers_at_start=rules_only)

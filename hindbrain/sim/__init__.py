@@ -16,12 +16,13 @@ from hindbrain.sim.world import World, default_world, ticket_world
 __all__ = ["ArmRun", "Counts", "World", "compare", "default_world", "simulate", "ticket_world"]
 
 
-def compare(world: World | None = None, brain=None, progress=None, rule_layers_at_start: bool = True
+def compare(world: World | None = None, brain=None, progress=None, rule_layers_at_start: bool = False
             ) -> dict[str, ArmRun]:
     """Run the same world through the three arms in ``brain`` (a fresh lexical-only embedded
     brain when None): hindbrain learns under its tenant, and every arm records each task's
-    final outcome under its own, for ``hindbrain.sim.report``. ``rule_layers_at_start=False``:
-    hindbrain's agents recall with the default layers at task start, as a new user would."""
+    final outcome under its own, for ``hindbrain.sim.report``. hindbrain's agents recall with the
+    default layers at task start, as a new user would (issue 17); ``rule_layers_at_start=True``
+    is the earlier policy that asked for the rule layers only."""
     from hindbrain.brain import Brain
 
     world = world or default_world()

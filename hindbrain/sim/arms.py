@@ -104,13 +104,14 @@ class NaiveRag:
 
 class Hindbrain:
     """The brain through its SDK: perceive, recall (gated, within a budget), outcome. At a
-    task's start the agent asks for rules (``layers``); on an anomaly, for everything."""
+    task's start and on an anomaly the agent recalls with the default layers (``rule_layers_at_start``:
+    rules only at the start, the earlier policy)."""
 
     name = "hindbrain"
 
-    def __init__(self, brain, tenant: str, budget_tokens: int = 160, rule_layers_at_start: bool = True):
+    def __init__(self, brain, tenant: str, budget_tokens: int = 160, rule_layers_at_start: bool = False):
         self.brain, self.tenant, self.budget = brain, tenant, budget_tokens
-        self.rule_layers_at_start = rule_layers_at_start  # False: task-start recalls use the default layers
+        self.rule_layers_at_start = rule_layers_at_start  # True: task-start recalls ask for the rule layers only
         self._recall_of: dict[str, str] = {}
         self.ledger = Ledger(brain, tenant, self._recall_of)
 
