@@ -107,3 +107,59 @@ def test_an_event_a_selected_unit_rests_on_is_cut_as_compressed_into_it():
     selected, cut = gate([item(anomaly, 0.9), item(rule, 0.8), item(other, 0.5)], {}, 400, None)
     assert [i.id for i in selected] == ["fr_rule", "ev_other"]
     assert cut == [{"id": "ev_403", "stage": "covered", "reason": "compressed into fr_rule, which is selected"}]
+
+
+def test_a_task_start_draws_on_lessons_not_on_other_conversations_or_its_own_turns():
+    """Issue 17: a ticket's recall brought back its own text and seven other customers' tickets."""
+    own = doc("ev_own", "user: the API times out", kind="event", layer="episodic", event_kind="message")
+    own.task = "t1"
+    other = doc("ev_other", "user: the API times out again", kind="event", layer="episodic", event_kind="message")
+    hers = doc("ev_hers", "Priya: I asked for bullet points", kind="event", layer="episodic", event_kind="feedback")
+    hers.speaker = "Priya"
+    done = doc("ev_done", "moved the key to eu-1: worked", kind="event", layer="episodic", event_kind="action")
+    candidates = [item(own, 1.0), item(other, 0.9), item(hers, 0.8), item(done, 0.7)]
+    selected, cut = gate(candidates, {}, 400, None, task="t1", trigger="task_start", user="Priya")
+    assert [i.id for i in selected] == ["ev_hers", "ev_done"]
+    assert stages(cut) == {"ev_own": "context", "ev_other": "covered"}
+    # A conversational lookup (no trigger) keeps other conversations' turns; k asks for them too.
+    assert "ev_other" in [i.id for i in gate(candidates, {}, 400, None, task="t1")[0]]
+    assert "ev_other" in [i.id for i in gate(candidates, {}, 400, 3, task="t1", trigger="task_start")[0]]
+
+
+def test_a_decisions_weak_events_and_a_retold_lesson_are_cut_but_evidence_against_it_stays():
+    rule = doc("fr_vpn", "when connecting in VPN fails, switch to the backup endpoint")
+    rule.links = ("@entity:vpn", "@action:switch to the backup endpoint")
+    retold = doc("ev_ok", "switch to the backup endpoint worked", kind="event", layer="episodic", event_kind="action")
+    retold.links = rule.links
+    against = doc("ev_bad", "switch to the backup endpoint: refused", kind="event", layer="episodic",
+                  event_kind="anomaly")
+    against.links = rule.links
+    far = doc("ev_far", "the invoice export in billing worked", kind="event", layer="episodic", event_kind="action")
+    candidates = [item(rule, 0.9), item(retold, 0.8), item(against, 0.7), item(far, 0.3)]
+    selected, cut = gate(candidates, {}, 400, None, trigger="task_start")
+    assert [i.id for i in selected] == ["fr_vpn", "ev_bad"]
+    assert stages(cut) == {"ev_ok": "covered", "ev_far": "covered"}
+    assert "under 50% of the best candidate's" in next(c["reason"] for c in cut if c["id"] == "ev_far")
+    # A plain lookup ranks its events instead of judging them against a decision.
+    assert "ev_far" in [i.id for i in gate(candidates, {}, 400, None)[0]]
+
+
+def test_a_chain_from_a_seed_that_only_matched_field_labels_is_no_chain():
+    best = doc("fr_best", "when opening a ticket in 权限平台 fails, fill in the project code")
+    other = doc("fr_crm", "when syncing in CRM fails, reauthorize the connector")
+    weak_link = {"graph": {"via": [{"id": "ev_crm", "shared": ["@action:reauthorize", "@entity:crm"],
+                                    "support": 0.04}]}}
+    strong_link = {"graph": {"via": [{"id": "ev_crm", "shared": ["@action:reauthorize", "@entity:crm"],
+                                      "support": 0.6}]}}
+    _, cut = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, weak_link)], {}, 400, None)
+    assert stages(cut) == {"fr_crm": "covered"}
+    selected, _ = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, strong_link)], {}, 400, None)
+    assert "fr_crm" in [i.id for i in selected]  # the next step of a chain the search found well
+
+
+def test_a_rule_in_review_gives_way_to_the_sound_rule_it_conflicts_with_even_ranked_below_it():
+    old = doc("fr_old", "when connecting fails, renew the certificate", status="reviewing", conflicts={"fr_new"})
+    new = doc("fr_new", "when connecting fails, switch to the backup endpoint", status="candidate",
+              conflicts={"fr_old"})
+    selected, cut = gate([item(old, 0.9), item(new, 0.6)], {}, 400, None)
+    assert [i.id for i in selected] == ["fr_new"] and stages(cut) == {"fr_old": "conflict"}
