@@ -75,6 +75,7 @@ class _Tenant:
     last_event: Recent = field(default_factory=Recent)  # (agent, session, kind) → the last event
     tried: Recent = field(default_factory=Recent)  # task → [(the action's words, it failed)], in order
     goals: Recent = field(default_factory=Recent)  # task → what its recall said it set out to do
+    recovered: Recent = field(default_factory=Recent)  # task → the unit its recovery taught (or absorbed into)
 
 
 class Learner:
@@ -256,7 +257,10 @@ class Learner:
         for failure in reversed(failures):
             proposal = extract.recovery(failure, success, goal, failed)
             if proposal:
-                return self._propose(env, proposal)
+                proposed = self._propose(env, proposal)
+                if taught := _taught(proposed):
+                    t.recovered[env["task"]] = taught
+                return proposed
         if self.extractor is None:
             return []
         self.counts["extractor_calls"] += 1
@@ -383,10 +387,17 @@ class Learner:
         domain = t.recall_domain.get(record["recall_id"] or "")
         tried = t.tried.get(env["task"] or "", [])
         out = []
+        corrected_by = t.recovered.get(env["task"] or "")
         for fid in applied:
             # Inside the task, what the unit's own action did decides, not the task's end (issue 17):
             # applied, failed, then another option succeeded is a failure of this unit.
             worked = attribution.outcome_of(t.units[fid].action, tried, record["success"])
+            if not worked and corrected_by not in (None, fid):
+                # It failed, and the same task found what works instead: not a flake but
+                # evidence against it with an alternative — a contradiction, in review at once.
+                out += self._changes(env, fid, lifecycle.on_contradiction(
+                    t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task"))
+                continue
             out += self._changes(env, fid, lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"],
                                                                   env["agent"]))
         return out
@@ -403,6 +414,16 @@ class Learner:
                                 env["ts_us"], job, {"rule": lifecycle.RULE_VERSION, **lifecycle.THRESHOLDS},
                                 f"{cause or env['record_id']}:{change.kind}"))
         return out
+
+
+def _taught(proposed: list[tuple[str, dict]]) -> str | None:
+    """The unit a proposal's records leave standing: the accepted one, or the one it was absorbed into."""
+    for rt, r in proposed:
+        if rt == "decision" and r["kind"] in ("unit_accepted", "unit_held"):
+            return r["subject_ids"][0]
+        if rt == "decision" and r["kind"] == "unit_absorbed":
+            return json.loads(r["payload_json"]).get("into")
+    return None
 
 
 def _lesson(source: str, condition: str, action: str) -> tuple[str, str, str]:

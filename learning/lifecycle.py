@@ -160,15 +160,16 @@ def on_outcome(unit: Unit, success: bool, domain: str | None, evidence_id: str,
     return [_status_after_falsification(u, "failed after being applied")]
 
 
-def on_contradiction(unit: Unit, evidence_id: str) -> list[Change]:
-    """New evidence against the unit (negative feedback on a task that applied it)."""
+def on_contradiction(unit: Unit, evidence_id: str, what: str = "contradicted") -> list[Change]:
+    """New evidence against the unit: negative feedback on a task that applied it, or (issue 17)
+    its action failed in a task that found what works instead (``what`` says which)."""
     if unit.status in ("invalid", "rejected"):
         return []
     u = replace(unit, confidence=unit.confidence * (1.0 - CONTRADICTION_LOSS), contradictions=unit.contradictions + 1,
                 failure_streak=unit.failure_streak + 1, evidence=(*unit.evidence, evidence_id))
-    change = _status_after_falsification(u, "contradicted")
+    change = _status_after_falsification(u, what)
     if change.unit.status not in ("reviewing", "invalid") and u.status != "held":
-        change = Change("unit_reviewing", replace(change.unit, status="reviewing"), "contradicted: under review")
+        change = Change("unit_reviewing", replace(change.unit, status="reviewing"), f"{what}: under review")
     return [change]
 
 

@@ -28,21 +28,44 @@ def task(b, n, rule, old_fix="switch to the admin account"):
     return pack
 
 
-def test_a_rule_that_fails_inside_a_successful_task_is_falsified_and_dropped(tmp_path):
+def test_a_rule_that_fails_where_another_option_then_works_is_in_review_at_once_and_gives_way(tmp_path):
+    """The task succeeded, but not by the rule: its action failed and the same task found what
+    works instead — evidence against it with an alternative, a contradiction (in review at once),
+    not a flake to count towards review."""
     with Brain.open(tmp_path / "b", embedder="none") as b:
         rule = b.learn(tenant="acme", condition="submit change in IAM as the normal account gives no response",
                        action="switch to the admin account", seed=True, confidence=0.9)
         assert [i.id for i in task(b, 1, rule).items][:1] == [rule]
-        [state] = b.sql("SELECT status, successes, failures FROM unit_states FINAL WHERE fragment_id = {f:String}",
-                        {"f": rule})
-        assert state["successes"] == 0 and state["failures"] == 1  # not credited with the task's success
-        task(b, 2, rule)
-        [state] = b.sql("SELECT status, failures FROM unit_states FINAL WHERE fragment_id = {f:String}", {"f": rule})
-        assert state["status"] == "reviewing" and state["failures"] == 2
+        [state] = b.sql("SELECT status, successes, contradictions FROM unit_states FINAL "
+                        "WHERE fragment_id = {f:String}", {"f": rule})
+        assert state["successes"] == 0 and state["contradictions"] == 1  # not credited with the task's success
+        assert state["status"] == "reviewing"
+        [why] = b.sql("SELECT reason FROM decisions FINAL WHERE kind = 'unit_reviewing'")
+        assert "worked in the same task" in why["reason"]
         pack = b.recall(tenant="acme", agent="a1", task="t3", situation={**IAM, "action": "submit change"},
                         trigger="anomaly")
-        assert rule not in [i.id for i in pack.items]  # after two such failures it is no longer injected
-        assert any("IAM team" in (i.action or "") for i in pack.items)  # the option that worked is
+        assert rule not in [i.id for i in pack.items]  # no longer injected: the option that worked is
+        assert any("IAM team" in (i.action or "") for i in pack.items)
+
+
+def test_a_rule_that_fails_twice_with_nothing_found_instead_is_falsified_and_dropped(tmp_path):
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        rule = b.learn(tenant="acme", condition="submit change in IAM as the normal account gives no response",
+                       action="switch to the admin account", seed=True, confidence=0.9)
+        other = b.learn(tenant="acme", condition="submit change in IAM gives no response",
+                        action="ask the IAM team to approve", seed=True, confidence=0.9)
+        for n in (1, 2):
+            pack = b.recall(tenant="acme", agent="a1", task=f"t{n}", situation={**IAM, "action": "submit change"},
+                            trigger="anomaly")
+            b.perceive(tenant="acme", agent="a1", task=f"t{n}", kind="anomaly", text="still nothing happened",
+                       **{**IAM, "action": "switch to the admin account"})
+            b.outcome(tenant="acme", agent="a1", task=f"t{n}", recall_id=pack.recall_id, applied=[rule], success=True)
+        [state] = b.sql("SELECT status, successes, failures FROM unit_states FINAL WHERE fragment_id = {f:String}",
+                        {"f": rule})
+        assert state["successes"] == 0 and state["failures"] == 2 and state["status"] == "reviewing"
+        pack = b.recall(tenant="acme", agent="a1", task="t3", situation={**IAM, "action": "submit change"},
+                        trigger="anomaly")
+        assert rule not in [i.id for i in pack.items] and other in [i.id for i in pack.items]
 
 
 def test_a_rule_whose_action_worked_is_credited(tmp_path):
