@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hindbrain.recall.reading import persons_turn
 from hindbrain.recall.tokenize import tokens
 
 RECOVERY_RULE = "recovery/1"
@@ -48,7 +49,6 @@ _PREFERENCE = re.compile(
 # A statement that binds the future whatever signal the caller passed: its words say it is a rule.
 _STANDING = re.compile(r"\b(?:please (?:always|never)|from now on|going forward|in (?:the )?future|no more|no longer)\b"
                        r"|以后|今后|从现在(?:起|开始)|别再|不要再", re.IGNORECASE)
-_NOT_USERS = frozenset(("assistant", "agent", "system", "bot", "tool", "ai"))
 
 
 @dataclass(frozen=True)
@@ -147,9 +147,7 @@ def speaking_user(event: dict) -> str | None:
     role) or their own name, as an integration passes it (``speaker="Priya"``); None for the
     agent itself and for other roles."""
     speaker = (event.get("speaker") or "").strip()
-    if not speaker or speaker == event["envelope"].get("agent") or speaker.lower() in _NOT_USERS:
-        return None
-    return speaker
+    return speaker if persons_turn(speaker, event["envelope"].get("agent")) else None
 
 
 def preference(statement: dict) -> Proposal | None:

@@ -108,16 +108,15 @@ def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]
     against the unit) of the unit's own system and action."""
     units = [item for item in selected if item.doc.kind == "fragment"]
     compressed = {eid: item.id for item in units for eid in item.doc.event_ids}
-    lessons = {}
+    lessons: dict[tuple[str, str], str] = {}
     for item in units:
-        entities = [t for t in item.doc.links if t.startswith("@entity:")]
-        actions = [t for t in item.doc.links if t.startswith("@action:")]
-        for key in ((e, a) for e in entities for a in actions):
+        for key in _system_actions(item.doc):
             lessons.setdefault(key, item.id)
     kept = []
     for item in selected:
         doc = item.doc
-        told = _lesson_told(doc, lessons) if doc.kind == "event" and doc.event_kind != "anomaly" else None
+        told = next((lessons[key] for key in _system_actions(doc) if key in lessons), None) \
+            if doc.kind == "event" and doc.event_kind != "anomaly" else None
         if doc.kind == "event" and item.id in compressed:
             drop(item, "covered", f"compressed into {compressed[item.id]}, which is selected")
         elif told:
@@ -127,11 +126,16 @@ def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]
     return kept
 
 
-def _lesson_told(doc: Doc, lessons: dict[tuple[str, str], str]) -> str | None:
-    """The selected unit whose (system, action) link pair this event holds, or None."""
+def _system_actions(doc: Doc) -> list[tuple[str, str]]:
+    """The (entity, action) link pairs a document holds: the lessons it tells."""
     entities = [t for t in doc.links if t.startswith("@entity:")]
     actions = [t for t in doc.links if t.startswith("@action:")]
-    return next((lessons[(e, a)] for e in entities for a in actions if (e, a) in lessons), None)
+    return [(e, a) for e in entities for a in actions]
+
+
+def in_context(doc: Doc, task: str | None) -> bool:
+    """An event the recalling task perceived itself: already in the agent's context."""
+    return task is not None and doc.kind == "event" and doc.task == task
 
 
 def chained(item: GateItem) -> bool:
@@ -175,7 +179,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     # sound unit beside it (the new lesson that contradicts it usually ranks below it on words).
     for item in sorted(items, key=lambda i: i.doc.status == "reviewing"):
         doc = item.doc
-        if task and doc.kind == "event" and doc.task == task:
+        if in_context(doc, task):
             drop(item, "context", "perceived in this task: already in the agent's context")
         elif trigger == "task_start" and k is None and other_conversation(doc, user):
             drop(item, "covered", "another conversation's turn: a task start draws on lessons (rules, beliefs, "
@@ -198,8 +202,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
             kept_words.append((item.id, item.words))
     # How well the best candidate fits this decision (the task's own events aside); a plain
     # lookup (no trigger) has no decision to fit: its events are ranked, not judged.
-    best = max((i.relevance for i in items if not (task and i.doc.kind == "event" and i.doc.task == task)),
-               default=0.0) if trigger else 0.0
+    best = max((i.relevance for i in items if not in_context(i.doc, task)), default=0.0) if trigger else 0.0
     return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best), cut
 
 
@@ -228,16 +231,16 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best:
     best_rule = max((i.relevance for i in kept if i.doc.kind == "fragment"), default=0.0)
     # A rule in review after failures gives way to any sound rule for this decision, even one
     # that ranks below it: its own words may fit the situation better, it still failed here.
-    sound = next((i.id for i in sorted(kept, key=worth, reverse=True) if i.doc.kind == "fragment"
-                  and i.doc.status != "reviewing" and (k is not None or i.relevance >= WEAK * best_rule)), None)
-    for item in sorted(kept, key=worth, reverse=True):
+    by_worth = sorted(kept, key=worth, reverse=True)
+    sound = next((i.id for i in by_worth if i.doc.kind == "fragment" and i.doc.status != "reviewing"
+                  and (k is not None or i.relevance >= WEAK * best_rule)), None)
+    for item in by_worth:
+        best_of, top = ("rule", best_rule) if item.doc.kind == "fragment" else ("candidate", best)
         if k is not None and len(eligible) >= k:
             drop(item, "budget", f"beyond k={k}")
-        elif k is None and item.relevance < WEAK * (best_rule if item.doc.kind == "fragment" else best) \
-                and not chained(item) and not personal(item):
-            of = ("rule", best_rule) if item.doc.kind == "fragment" else ("candidate", best)
-            drop(item, "covered", f"its relevance {item.relevance:.2f} is under {WEAK:.0%} of the best {of[0]}'s "
-                                  f"({of[1]:.2f}): not about this decision")
+        elif k is None and item.relevance < WEAK * top and not chained(item) and not personal(item):
+            drop(item, "covered", f"its relevance {item.relevance:.2f} is under {WEAK:.0%} of the best {best_of}'s "
+                                  f"({top:.2f}): not about this decision")
         elif item.matched is not None and not item.matched and not found_by_meaning(item):
             drop(item, "covered", "it matched the query on function words and field labels only, and its meaning "
                                   "is not close either")

@@ -249,9 +249,9 @@ class TenantIndex:
                 self.docs[no].layer = "identity"
                 self._layers[no] = _LAYER_CODE["identity"]
 
-    def apply_decision(self, kind: str, subject_ids: list[str], payload: dict | None = None) -> None:
+    def apply_decision(self, kind: str, subject_ids: list[str], payload_json: str | None = None) -> None:
         """What a decision of ``INDEX_DECISIONS`` changes here; the same whether it was just
-        appended or is read back on load."""
+        appended or is read back on load (only a share reads the payload)."""
         if kind == EVENTS_MERGED:
             for event_id in subject_ids:
                 self.set_state(event_id, "merged", None)
@@ -262,7 +262,7 @@ class TenantIndex:
         elif kind == EVENTS_COLD:
             self.cool(subject_ids)
         elif kind == unit_states.UNIT_SHARED:
-            self.share(subject_ids[0], (payload or {}).get("unit"))
+            self.share(subject_ids[0], json.loads(payload_json).get("unit") if payload_json else None)
         elif kind == UNIT_SUPERSEDED:
             self.supersede_statements(subject_ids)
 
@@ -394,8 +394,7 @@ class RecallIndex:
         tenant = self.tenants.get(record["envelope"]["tenant"])
         if tenant is None:
             return
-        payload = json.loads(record["payload_json"]) if record["kind"] == unit_states.UNIT_SHARED else None
-        tenant.apply_decision(record["kind"], record["subject_ids"], payload)
+        tenant.apply_decision(record["kind"], record["subject_ids"], record["payload_json"])
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
@@ -438,8 +437,7 @@ class RecallIndex:
         for tenant, kind, subjects, payload in warehouse.query(
                 "SELECT tenant, kind, subject_ids, payload_json FROM decisions FINAL WHERE kind IN {k:Array(String)} "
                 "ORDER BY ts, _offset", {"k": list(INDEX_DECISIONS)}):
-            self.tenant(tenant).apply_decision(
-                kind, subjects, json.loads(payload) if kind == unit_states.UNIT_SHARED and payload else None)
+            self.tenant(tenant).apply_decision(kind, subjects, payload)
         for tenant, item, last_used in warehouse.query(
                 "SELECT tenant, item, toUnixTimestamp64Micro(max(ts)) FROM outcomes FINAL ARRAY JOIN applied AS item "
                 "GROUP BY tenant, item"):

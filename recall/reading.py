@@ -28,7 +28,18 @@ def reply_acts(text: str | None) -> tuple[str, ...]:
     return ("empathize", "answer") if EMPATHY.search(text) else ("answer",)
 
 
-AGENT_ROLES = frozenset(("assistant", "agent", "bot", "ai"))
+AGENT_ROLES = frozenset(("assistant", "agent", "bot", "ai"))  # speakers that are the agent's side
+OTHER_ROLES = frozenset(("system", "tool"))  # speakers that are neither the agent nor a person
+
+
+def agents_turn(speaker: str | None, agent: str | None) -> bool:
+    """Whether the turn is the agent's own: spoken by it by name, or by an agent role."""
+    return speaker is not None and (speaker == agent or speaker.lower() in AGENT_ROLES)
+
+
+def persons_turn(speaker: str | None, agent: str | None) -> bool:
+    """Whether a person (the user, by role or by name) speaks: not the agent, not a system role."""
+    return bool(speaker) and not agents_turn(speaker, agent) and speaker.lower() not in OTHER_ROLES
 
 
 def reading(kind: str, text: str | None, speaker: str | None, agent: str | None,
@@ -39,8 +50,7 @@ def reading(kind: str, text: str | None, speaker: str | None, agent: str | None,
     reply (``reply_acts``). Other kinds, and turns whose speaker is unknown, are left as given."""
     if kind not in ("message", "feedback") or not text:
         return given_emotion, {}
-    own = speaker is not None and (speaker == agent or speaker.lower() in AGENT_ROLES)
-    if own:
+    if agents_turn(speaker, agent):
         return given_emotion, {"reply_acts": ",".join(reply_acts(text))} if kind == "message" else {}
     if given_emotion is not None or speaker is None:
         return given_emotion, {}
