@@ -55,7 +55,8 @@ class Brain:
     def __init__(self, log, warehouse: Warehouse, settings: Settings, runner=None):
         self.settings = settings
         self.log, self.warehouse = log, warehouse
-        self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size)
+        self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size,
+                                               group_window_s=settings.recall_commit_ms / 1000)
         self.index = RecallIndex(semantic_index(settings))
         self.engine = RecallEngine(self.index, settings.recall_fusion())
         self.services: list = []  # background threads (distributed mode), stopped on close
@@ -113,6 +114,7 @@ class Brain:
             self.runner.flush()
         finally:
             self._closed = True
+            self.runner.close()
             for service in reversed(self.services):
                 service.stop()
             if self.index.semantic is not None:
@@ -220,15 +222,18 @@ class Brain:
         freshness, minus contradiction and scope penalties) score the tenant's events and
         units; the gate (scope, conflicts, credibility, near-duplicates, injection value
         under the budget, placement) decides what is injected; the belief briefing comes
-        first. ``item.why`` explains every score and gate decision. The recall and the
-        injection are appended to the log before the pack is returned.
+        first. ``item.why`` explains every score and gate decision (``explain=True``: every
+        pooled candidate's full explanation goes into the recall record, not only the returned
+        items'). The recall and injection records are group-committed: appended within a few
+        milliseconds (``HINDBRAIN_RECALL_COMMIT_MS``), before any later outcome or other write; a
+        crash loses at most those of the last window.
         """
         q = validated(RecallInput, "recall", **fields)
         self.index.validate_layers(q.layers)
         query = build_query(q, now_us())
         result = self.engine.recall(query)
         recall_record, injection_record = recall_records(q, result)
-        self.runner.submit([("recall", recall_record), ("injection", injection_record)])
+        self.runner.defer([("recall", recall_record), ("injection", injection_record)])
         return pack_of(recall_record["recall_id"], q.budget_tokens, result)
 
     def believe(self, **fields) -> str:

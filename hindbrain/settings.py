@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     batch_within: float = Field(
         0.5, gt=0, description="HINDBRAIN_BATCH_WITHIN: seconds a worker waits to fill a batch before projecting it."
     )
+    recall_commit_ms: float = Field(
+        5.0, ge=0, description="HINDBRAIN_RECALL_COMMIT_MS: how long a recall's own records (recall, injection) may "
+        "wait for their group commit; a crash loses at most this window's. 0: appended before recall returns."
+    )
     log_sync: str = Field(
         "FULL", description="HINDBRAIN_LOG_SYNC: SQLite synchronous mode of the embedded log (FULL, NORMAL, EXTRA)."
     )

@@ -91,14 +91,16 @@ class RecallEngine:
             return RecallResult([], [], [], [], clock.laps)
         mask = tenant.visible_mask(query.layers, query.agent)
         fetch = max(self.fetch, query.k or 0)
+        semantic, texts = self.index.semantic, query.semantic_views
+        vectors = semantic.embed_queries_async(texts) if semantic is not None and texts else None
         lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
-        near, views = self._semantic(query, mask, clock, fetch)
+        near, views = self._semantic(query, mask, clock, fetch, vectors)
         arms = belief_layers.window_arms(tenant.windows, query.decision_key)
         emotion = query.emotion[0] if query.emotion else None
         briefed = _within(belief_layers.briefing(list(tenant.beliefs.values()), query.scene, query.user,
                                                  admitted=frozenset(arms), emotion=emotion), query.budget_tokens)
-        ranked = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views)
+        ranked, explain = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views)
         clock.lap("score")
         items = [GateItem(s.doc, s.score, s.scope_match, s.why) for s in ranked]
         for item in items:
@@ -108,6 +110,10 @@ class RecallEngine:
         selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved,
                            task=query.task, trigger=query.trigger, user=query.user)
         clock.lap("gate")
+        by_id = {s.doc.id: s for s in ranked}
+        for s in (ranked if query.explain else [by_id[i.id] for i in selected]):
+            explain(s)
+        clock.lap("explain")
         arms = {b.id: arms[b.id] for b, _ in briefed if b.id in arms}
         return RecallResult(ranked, selected, cut, briefed, clock.laps, arms)
 
@@ -126,15 +132,15 @@ class RecallEngine:
         information = sum(idfs.get(t, unseen) for t in query.terms)
         return {int(d): (float(scores[d]), information) for d in hits}
 
-    def _semantic(self, query: Query, mask, clock, fetch: int) -> tuple[list[int], np.ndarray | None]:
+    def _semantic(self, query: Query, mask, clock, fetch: int, pending) -> tuple[list[int], np.ndarray | None]:
         """The doc numbers nearest to each view (``fetch`` for the joined query, ``TURN_FETCH``
-        for each single turn of a dialogue) and the views' vectors. Their cosines are taken
-        afterwards for every candidate at once (``_late_cosines``)."""
+        for each single turn of a dialogue) and the views' vectors (``pending``: their future,
+        started before the lexical search). Their cosines are taken afterwards for every
+        candidate at once (``_late_cosines``)."""
         semantic = self.index.semantic
-        texts = query.semantic_views
-        if semantic is None or not texts:
+        if pending is None:
             return [], None
-        vectors = semantic.embed_queries(texts)
+        vectors = pending.result()
         clock.lap("embed")
         hits = [no for no, _ in semantic.search(query.tenant, vectors[0], fetch, mask)]
         for vector in vectors[1:]:
@@ -152,10 +158,12 @@ class RecallEngine:
 
     # -- scoring -------------------------------------------------------------------------
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
-              near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None) -> list[Scored]:
+              near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
-        first, and only those get their explanation (``why``): building it costs more than the
-        scores. ``near``: the semantic search's candidates; ``views``: the query views' vectors."""
+        first, each with a brief ``why`` (channel scores, what the gate reads), and the function
+        that replaces a pooled item's brief ``why`` by the full explanation: building that costs
+        more than the scores, so the recall builds it only for what it returns.
+        ``near``: the semantic search's candidates; ``views``: the query views' vectors."""
         w = self.fusion.for_share(query.associative)
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
@@ -190,13 +198,24 @@ class RecallEngine:
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
         pool = scored[: max(self.pool, query.k or 0)]
+        for s in pool:
+            s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked, tenant)
         model = self.index.semantic.embedder.name if self.index.semantic is not None else "none"
         nviews = 0 if views is None else len(views)
-        for s in pool:
-            no = s.no
-            s.why = self._explain(tenant, query, w, s, lexical.get(no, (0.0, 0.0)), best_bm25, scale,
-                                  linked.links(tenant, no), model, nviews, briefed)
-        return pool
+
+        def explain(s: Scored) -> None:
+            """The full explanation, in place of the brief one (the gate's decision and the
+            matched terms kept): built for what is returned, the whole pool on ``explain``."""
+            full = self._explain(tenant, query, w, s, lexical.get(s.no, (0.0, 0.0)), best_bm25, scale,
+                                 linked.links(tenant, s.no), model, nviews, briefed)
+            if "matched_terms" in s.why["lexical"]:
+                full["lexical"]["matched_terms"] = s.why["lexical"]["matched_terms"]
+            if "gate" in s.why:
+                full["gate"] = s.why["gate"]
+            s.why.clear()
+            s.why.update(full)
+
+        return pool, explain
 
     def _raw(self, tenant: TenantIndex, query: Query, w: Weights, no: int, lexical: float, semantic: float,
              cosine: float | None, graph_score: float, briefed: list[Belief]) -> Scored:
@@ -271,6 +290,19 @@ class RecallEngine:
         fused = rrf({ch: competition_ranks([s.channel_scores[ch] for s in scored]) for ch in CHANNELS}, w)
         for n, s in enumerate(scored):
             s.score = sum(fused.get(n, {}).values()) * (1.0 - min(1.0, s.penalty))
+
+
+def _brief_why(s: Scored, bm25: float, linked, tenant: TenantIndex) -> dict:
+    """A pooled candidate's channel scores, penalties and score: what the gate reads (bm25 for
+    the matched terms, the semantic score, the graph's links) and what the recall record keeps
+    of a candidate that was cut."""
+    why = {ch: {"score": round(s.channel_scores[ch], 4)} for ch in CHANNELS}
+    why["lexical"]["bm25"] = round(bm25, 4)
+    if s.channel_scores["graph"] > 0:
+        why["graph"] = channels.graph(linked.links(tenant, s.no))[1]
+    why["penalties"] = round(s.penalty, 4)
+    why["score"] = round(s.score, 6)
+    return why
 
 
 def _scale(cosines) -> tuple[float, float]:

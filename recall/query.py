@@ -39,6 +39,7 @@ class Query:
     associative: float = 0.0  # 0 a short question … 1 a dialogue or a long description (dialogue.associative_share)
     emotion: tuple[str, float] | None = None  # (label, confidence): given (0.9) or inferred from the query
     task: str | None = None  # the recalling task: what it perceived is already in the agent's context
+    explain: bool = False  # the full explanation for every pooled candidate, not only the returned ones
 
     @property
     def semantic_views(self) -> list[str]:
@@ -77,4 +78,5 @@ def build_query(q, now_us: int) -> Query:
         budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
         views=seen, associative=associative,
         emotion=(q.emotion.strip().lower(), EXPLICIT) if q.emotion else infer_emotion(q.query), task=q.task,
+        explain=q.explain,
     )

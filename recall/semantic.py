@@ -27,7 +27,8 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections import deque
+from collections import OrderedDict, deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,7 @@ _LOOKUP = 1024  # queued items per background step with a cache (a reload is mos
 _FLUSH = 512  # cache rows buffered before a write
 _GRAPH_STEP = 256  # graph insertions between checks for new embedding work
 _SQL_VARS = 900  # under SQLite's historical limit of 999 bound parameters
+QUERY_CACHE = 4096  # query texts whose vectors are kept (2 KB each: 8 MB)
 
 
 def text_hash(text: str) -> bytes:
@@ -117,6 +119,45 @@ class EmbeddingCache:
             self._db.close()
 
 
+class QueryCache:
+    """The unit vectors of the last ``size`` query texts, least recently used out. Thread-safe;
+    the model runs outside the lock."""
+
+    def __init__(self, embedder: Embedder, size: int = QUERY_CACHE):
+        self.embedder, self.size = embedder, size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def cached(self, texts: list[str]) -> np.ndarray | None:
+        """The texts' vectors when every one is cached, else None."""
+        with self._lock:
+            if not all(t in self._vectors for t in texts):
+                return None
+            for t in texts:
+                self._vectors.move_to_end(t)
+            self.hits += len(texts)
+            return np.stack([self._vectors[t] for t in texts]) if texts else self.embedder.embed_queries([])
+
+    def vectors(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            found = {t: self._vectors[t] for t in texts if t in self._vectors}
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            found.update(zip(missing, self.embedder.embed_queries(missing), strict=True))
+        with self._lock:
+            self.hits += len(texts) - len(missing)
+            self.misses += len(missing)
+            for t in texts:
+                self._vectors[t] = found[t]
+                self._vectors.move_to_end(t)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        if not texts:
+            return self.embedder.embed_queries([])
+        return np.stack([found[t] for t in texts])
+
+
 @dataclass(eq=False)
 class _Tenant:
     index: VectorIndex
@@ -145,6 +186,8 @@ class SemanticIndex:
         self._cond = threading.Condition()  # guards _tenants, queues, counts and the flags below
         self._stalled = False  # the last background pass failed; wait for an add or a search
         self._closed = False
+        self._queries = QueryCache(embedder)
+        self._query_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-query")
         self._thread = threading.Thread(target=self._run, name="hindbrain-semantic", daemon=True)
         self._thread.start()
 
@@ -232,8 +275,19 @@ class SemanticIndex:
         return t.index.cosines(np.asarray(doc_nos, dtype=np.int64), query_vecs)
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
-        """Unit query vectors of ``texts``, one embedder call."""
-        return self.embedder.embed_queries(texts)
+        """Unit query vectors of ``texts``: cached ones from the query cache (an agent loop
+        asks about the same situation again and again), the others in one embedder call."""
+        return self._queries.vectors(texts)
+
+    def embed_queries_async(self, texts: list[str]) -> Future:
+        """``embed_queries`` on the query thread: the model's matrix products release the GIL,
+        so the recall's lexical search runs meanwhile. ``result()`` is the array."""
+        cached = self._queries.cached(texts)
+        if cached is not None:  # no thread hop for a hit
+            done: Future = Future()
+            done.set_result(cached)
+            return done
+        return self._query_pool.submit(self._queries.vectors, texts)
 
     def pending(self, tenant: str | None = None) -> int:
         """Items added but not yet searchable, for one tenant or all."""
@@ -277,6 +331,7 @@ class SemanticIndex:
             self._closed = True
             self._cond.notify_all()
         self._thread.join()
+        self._query_pool.shutdown()
         if self._cache is not None:
             try:
                 self._flush_cache()

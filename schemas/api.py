@@ -141,6 +141,7 @@ class RecallInput(_Input):
     scene: Name | None = None  # the task type, for the scenario channel and scene beliefs
     user: Name | None = None  # the user the agent serves, for user-layer beliefs
     emotion: Name | None = None  # the situation's emotion, for beliefs conditioned on it (else inferred)
+    explain: bool = False  # every pooled candidate's full explanation in the recall record (else the returned ones')
 
     @model_validator(mode="after")
     def _needs_a_cue(self):

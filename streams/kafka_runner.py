@@ -55,6 +55,13 @@ class KafkaRunner:
             listener(decoded)
         return positions
 
+    def defer(self, records: Sequence[tuple[str, dict]]) -> None:
+        """A recall's own records: appended like ``submit``'s (the producer batches them)."""
+        self.submit(records)
+
+    def close(self) -> None:
+        """Nothing is held back here (``defer`` appends at once)."""
+
     def flush(self) -> int:
         """Wait until the projector group committed past every record this Brain appended.
         Raises TimeoutError (naming the group) if no projector makes progress in time."""

@@ -11,11 +11,19 @@ A crash between 2 and 5 loses nothing: on open the runner catches up from its co
 offset, and idempotent views absorb whatever was inserted twice.
 
 Read-your-writes: ``flush()`` runs before any read of the views (the Brain calls it).
+
+Group commit (``defer``): records nothing waits on (a recall's own recall and injection
+records) are encoded at once, then appended by a committer thread within ``group_window_s``,
+many recalls in one transaction, or earlier by the next ``submit``/``flush`` (in call order,
+in the same transaction). A crash therefore loses at most the deferred records of the last
+window; everything ``submit`` appended (perceptions, outcomes, decisions) is durable when it
+returns, and an outcome is never in the log without the recall it names before it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from hindbrain.projections.warehouse import Warehouse
@@ -27,37 +35,100 @@ from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 
 CONSUMER = "embedded-projector"
+GROUP_WINDOW_S = 0.005  # how long a deferred record may wait for its group commit
 
 Listener = Callable[[list[Decoded]], None]  # sees each appended batch, in order
 
 
 class EmbeddedRunner:
-    def __init__(self, log: SqliteLog, warehouse: Warehouse, batch_size: int = 2000):
+    def __init__(self, log: SqliteLog, warehouse: Warehouse, batch_size: int = 2000,
+                 group_window_s: float = GROUP_WINDOW_S):
         self.log, self.warehouse, self.batch_size = log, warehouse, batch_size
+        self.group_window_s = group_window_s
         self._pending: list[Decoded] = []
-        self._lock = threading.RLock()
+        self._lock = log.lock  # one lock with the log's: see SqliteLog.lock
+        self._deferred: list[tuple[list, Sequence[tuple[str, dict]]]] = []  # (messages, records) not yet appended
+        self._wake = threading.Condition(self._lock)
+        self._committer: threading.Thread | None = None
+        self._closed = False
+        self.commit_error: BaseException | None = None  # the committer's last failure (the records wait)
         self.listeners: list[Listener] = []
 
     def submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
-        """Append records durably and queue them for projection; returns their positions."""
+        """Append records durably and queue them for projection; returns their positions.
+        Deferred records go first, in the same transaction."""
         with gc_paused():
-            return self._submit(records)
+            messages = to_messages(records)
+            with self._lock:
+                return self._append(messages, records)
 
-    def _submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
+    def defer(self, records: Sequence[tuple[str, dict]]) -> None:
+        """Queue records for the next group commit (see the module docstring). They are
+        encoded now: a record that does not fit its schema is refused here, to the caller."""
+        if self.group_window_s <= 0:
+            self.submit(records)
+            return
         messages = to_messages(records)
-        with self._lock:
+        with self._wake:
+            if self._closed:
+                raise RuntimeError("the runner is closed")
+            self._deferred.append((messages, records))
+            if self._committer is None:
+                self._committer = threading.Thread(target=self._commit_deferred, name="hindbrain-group-commit",
+                                                   daemon=True)
+                self._committer.start()
+            self._wake.notify()
+
+    def _commit_deferred(self) -> None:
+        while True:
+            with self._wake:
+                self._wake.wait_for(lambda: self._deferred or self._closed)
+                if self._closed:
+                    return
+            time.sleep(self.group_window_s)  # the window: the recalls of these milliseconds commit together
+            try:
+                with self._lock, gc_paused():
+                    self._append([], [])
+                self.commit_error = None
+            except Exception as exc:  # noqa: BLE001 - kept queued; the next submit or flush raises it
+                self.commit_error = exc
+                time.sleep(1.0)  # then retry
+
+    def _append(self, messages: list, records: Sequence[tuple[str, dict]]) -> list[Position]:
+        """Appends the deferred records, then ``messages``, in one transaction (lock held);
+        returns the positions of ``messages``. On failure the deferred ones stay queued."""
+        deferred, self._deferred = self._deferred, []
+        earlier = sum(len(ms) for ms, _ in deferred)
+        if deferred:
+            records = [r for _, rs in deferred for r in rs] + list(records)
+            messages = [m for ms, _ in deferred for m in ms] + list(messages)
+        try:
             positions = self.log.append(messages)
-            decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
-            self._pending.extend(decoded)
-            for listener in self.listeners:
-                listener(decoded)
-            if len(self._pending) >= self.batch_size:
-                self.flush()
-        return positions
+        except BaseException:
+            self._deferred[:0] = deferred
+            raise
+        decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
+        self._pending.extend(decoded)
+        for listener in self.listeners:
+            listener(decoded)
+        if len(self._pending) >= self.batch_size:
+            self.flush()
+        return positions[earlier:]
+
+    def close(self) -> None:
+        """Commit what is deferred and stop the committer (then ``flush`` what is pending)."""
+        with self._wake:
+            self._append([], [])
+            self._closed = True
+            self._wake.notify_all()
+        if self._committer is not None:
+            self._committer.join()
 
     def flush(self) -> int:
         """Project and insert everything pending, then commit. Returns records projected."""
         with self._lock, gc_paused():
+            if self._deferred:
+                self._append([], [])
             if not self._pending:
                 return 0
             committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)

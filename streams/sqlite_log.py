@@ -53,8 +53,16 @@ class SqliteLog:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={synchronous}")
         self._db.executescript(_DDL)
-        self._lock = threading.RLock()  # re-entered by appends inside the owner's group()
+        # re-entered by appends inside the owner's group(); the embedded runner holds the same
+        # lock (``lock``), so a writer inside a group and the runner's committer cannot take
+        # the two in opposite orders
+        self._lock = threading.RLock()
         self._grouped = False
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The writer's lock: hold it to make several appends and reads one unit of work."""
+        return self._lock
 
     # -- writing -------------------------------------------------------------------------
     def append(self, messages: Sequence[Message]) -> list[Position]:
