@@ -199,7 +199,7 @@ class RecallEngine:
         scored.sort(key=lambda s: (-s.score, s.doc.id))
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
-            s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked, tenant)
+            s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
         model = self.index.semantic.embedder.name if self.index.semantic is not None else "none"
         nviews = 0 if views is None else len(views)
 
@@ -212,6 +212,8 @@ class RecallEngine:
                 full["lexical"]["matched_terms"] = s.why["lexical"]["matched_terms"]
             if "gate" in s.why:
                 full["gate"] = s.why["gate"]
+            if "chain" in s.why["graph"]:
+                full["graph"]["chain"] = s.why["graph"]["chain"]
             s.why.clear()
             s.why.update(full)
 
@@ -292,14 +294,14 @@ class RecallEngine:
             s.score = sum(fused.get(n, {}).values()) * (1.0 - min(1.0, s.penalty))
 
 
-def _brief_why(s: Scored, bm25: float, linked, tenant: TenantIndex) -> dict:
+def _brief_why(s: Scored, bm25: float, linked) -> dict:
     """A pooled candidate's channel scores, penalties and score: what the gate reads (bm25 for
-    the matched terms, the semantic score, the graph's links) and what the recall record keeps
+    the matched terms, the semantic score, the graph's chain support) and what the recall record keeps
     of a candidate that was cut."""
     why = {ch: {"score": round(s.channel_scores[ch], 4)} for ch in CHANNELS}
     why["lexical"]["bm25"] = round(bm25, 4)
-    if s.channel_scores["graph"] > 0:
-        why["graph"] = channels.graph(linked.links(tenant, s.no))[1]
+    if s.no in linked.chains:
+        why["graph"]["chain"] = round(linked.chains[s.no], 4)
     why["penalties"] = round(s.penalty, 4)
     why["score"] = round(s.score, 6)
     return why

@@ -140,12 +140,11 @@ def in_context(doc: Doc, task: str | None) -> bool:
 
 def chained(item: GateItem) -> bool:
     """Whether the graph reached the item through a shared entity *and* action from a seed
-    the search found well (support ≥ ``CHAIN_SUPPORT``): the next step of a chain (seed 000's
-    action chain) is a new answer even on the same query terms; a link from a seed that only
-    matched field labels ("system:") leads to another system's story, not the next step."""
-    return any(via["support"] >= CHAIN_SUPPORT and any(s.startswith("@entity:") for s in via["shared"])
-               and any(s.startswith("@action:") for s in via["shared"])
-               for via in item.why.get("graph", {}).get("via", ()))
+    the search found well (support ≥ ``CHAIN_SUPPORT``, ``why.graph.chain``): the next step of
+    a chain (seed 000's action chain) is a new answer even on the same query terms; a link
+    from a seed that only matched field labels ("system:") leads to another system's story,
+    not the next step."""
+    return item.why.get("graph", {}).get("chain", 0.0) >= CHAIN_SUPPORT
 
 
 def personal(item: GateItem) -> bool:
@@ -156,6 +155,13 @@ def personal(item: GateItem) -> bool:
 
 def jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def near_duplicate(a: set, b: set) -> bool:
+    """Jaccard ≥ ``NEAR_DUPLICATE``; sets whose sizes differ more than that allows are told
+    apart by their sizes alone (|a ∩ b| / |a ∪ b| ≤ min / max), without building either set."""
+    small, large = sorted((len(a), len(b)))
+    return (large == 0 or small >= NEAR_DUPLICATE * large) and jaccard(a, b) >= NEAR_DUPLICATE
 
 
 def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int | None,
@@ -193,7 +199,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         elif doc.confidence < MIN_CREDIBILITY:
             drop(item, "credibility", f"confidence {doc.confidence:.2f} is below {MIN_CREDIBILITY}")
         else:
-            twin = next((other for other, seen in kept_words if jaccard(item.words, seen) >= NEAR_DUPLICATE), None)
+            twin = next((other for other, seen in kept_words if near_duplicate(item.words, seen)), None)
             if twin:
                 drop(item, "near_duplicate", f"near-duplicate of {twin}")
                 continue

@@ -31,6 +31,7 @@ class Graph:
     candidates: list[int]  # the search hits, then the items the graph added
     scores: dict[int, float]  # candidate → graph score (noisy-or of its links' supports)
     seeds: list[tuple[int, float]]  # (doc number, base score), strongest first
+    chains: dict[int, float]  # candidate → its strongest chain link's support (entity *and* action shared)
 
     def links(self, tenant: TenantIndex, no: int) -> list[tuple[str, float, list[str]]]:
         """(seed id, seed base score, shared link cues) for ``channels.graph``'s explanation."""
@@ -47,7 +48,7 @@ def graph(tenant: TenantIndex, base: dict[int, float], mask) -> Graph:
     seeds = sorted((no for no, b in base.items() if b > 0), key=lambda no: (-base[no], no))[:GRAPH_SEEDS]
     candidates = list(base)
     if not seeds:
-        return Graph(candidates, {}, [])
+        return Graph(candidates, {}, [], {})
     docs = tenant.docs
     candidates += _reached(tenant, seeds, set(base), mask)
     columns: dict[str, int] = {}
@@ -69,8 +70,9 @@ def graph(tenant: TenantIndex, base: dict[int, float], mask) -> Graph:
     support[np.arange(len(seeds)), seed_rows] = 0.0  # a seed does not support itself
     score = 1.0 - np.prod(1.0 - np.minimum(support, 1.0), axis=0)
     linked = np.flatnonzero(score > 0)
+    chain = np.where(kinds == len(LINK_PREFIXES), support, 0.0).max(axis=0)
     return Graph(candidates, {candidates[r]: float(score[r]) for r in linked},
-                 [(s, base[s]) for s in seeds])
+                 [(s, base[s]) for s in seeds], {candidates[r]: float(chain[r]) for r in np.flatnonzero(chain > 0)})
 
 
 def _reached(tenant: TenantIndex, seeds: list[int], known: set[int], mask) -> list[int]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import NamedTuple
 
 import numpy as np
 
 K1, B = 1.2, 0.75
+ROW_SHARE = 1 / 16  # a term in at least this share of the documents is kept as a dense row
+ROW_BYTES = 64 << 20  # at most this much of them (160 rows at 100k documents, 16 at 1M)
 
 
 _NO_DOCS, _NO_TFS = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
@@ -77,6 +79,8 @@ class BM25Index:
         self._lengths = np.empty(1024, dtype=np.float32)
         self._n = 0
         self._total_length = 0
+        self._rows: OrderedDict[tuple[int, int], tuple[np.ndarray, float]] = OrderedDict()  # see _keep_row
+        self._rows_of = (0, 0)  # (documents, total length) the rows were computed for
         self._lock = threading.Lock()  # adding and scoring (which settles tails) exclude each other
 
     def __len__(self) -> int:
@@ -173,17 +177,40 @@ class BM25Index:
                 return scores, idfs
             avgdl = self._total_length / n or 1.0
             lengths = self._lengths[:n]
+            if self._rows_of != (n, self._total_length):  # an add changed every idf and norm
+                self._rows.clear()
+                self._rows_of = (n, self._total_length)
             for term, qtf in Counter(terms).items():
                 t = self._terms.get(term)
                 if t is None:
+                    continue
+                row = self._rows.get((t, qtf))
+                if row is not None:  # a common term, scored as a whole row
+                    self._rows.move_to_end((t, qtf))
+                    idfs[term] = row[1]
+                    scores += row[0]
                     continue
                 docs, tfs = self._postings(t)
                 df = len(docs)
                 idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
                 idfs[term] = idf
                 norm = K1 * (1.0 - B + B * lengths[docs] / avgdl)
-                scores[docs] += (idf * qtf) * tfs * (K1 + 1.0) / (tfs + norm)
+                part = (idf * qtf) * tfs * (K1 + 1.0) / (tfs + norm)
+                if df >= n * ROW_SHARE:
+                    self._keep_row((t, qtf), docs, part, n, idf)
+                scores[docs] += part
         return scores, idfs
+
+    def _keep_row(self, key: tuple[int, int], docs: np.ndarray, part: np.ndarray, n: int, idf: float) -> None:
+        """Keeps a common term's contributions as a dense row (the same values, zeros
+        elsewhere): adding a row costs a fraction of gathering and scattering its postings,
+        and the terms every document shares ("ticket", "system", "the") recur in most queries.
+        Rows live until the next add; the oldest go beyond ``ROW_BYTES``."""
+        row = np.zeros(n, dtype=np.float32)
+        row[docs] = part
+        self._rows[key] = (row, idf)
+        while len(self._rows) * 4 * n > ROW_BYTES:
+            self._rows.popitem(last=False)
 
     def _postings(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """All postings of term ``t``: the bulk segments' and the single adds'."""

@@ -147,10 +147,8 @@ def test_a_decisions_weak_events_and_a_retold_lesson_are_cut_but_evidence_agains
 def test_a_chain_from_a_seed_that_only_matched_field_labels_is_no_chain():
     best = doc("fr_best", "when opening a ticket in 权限平台 fails, fill in the project code")
     other = doc("fr_crm", "when syncing in CRM fails, reauthorize the connector")
-    weak_link = {"graph": {"via": [{"id": "ev_crm", "shared": ["@action:reauthorize", "@entity:crm"],
-                                    "support": 0.04}]}}
-    strong_link = {"graph": {"via": [{"id": "ev_crm", "shared": ["@action:reauthorize", "@entity:crm"],
-                                      "support": 0.6}]}}
+    weak_link = {"graph": {"score": 0.04, "chain": 0.04}}  # entity and action shared with a weak seed
+    strong_link = {"graph": {"score": 0.6, "chain": 0.6}}
     _, cut = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, weak_link)], {}, 400, None)
     assert stages(cut) == {"fr_crm": "covered"}
     selected, _ = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, strong_link)], {}, 400, None)
