@@ -86,6 +86,28 @@ def test_every_candidate_and_cut_is_in_the_recall_record(lexical_brain):
     assert injected["item_ids"] == ids(pack)
 
 
+def test_a_cut_candidate_keeps_its_scores_and_the_full_explanation_only_on_explain(lexical_brain):
+    b = lexical_brain
+    for env in ("prod", "test"):
+        b.learn(tenant="acme", condition=f"role change in {env}", action=f"use the {env} procedure",
+                scope={"env": env})
+
+    def recorded(pack) -> dict:
+        [recall] = [e["record"] for e in b.explain(pack.cut[0]["id"]) if e["record_type"] == "recall"
+                    and e["record"]["recall_id"] == pack.recall_id]
+        return {c["item_id"]: json.loads(c["why_json"]) for c in recall["candidates"]}
+
+    pack = b.recall(tenant="acme", query="role change procedure", scope={"env": "prod"})
+    why, cut_id, kept = recorded(pack), pack.cut[0]["id"], ids(pack)[0]
+    assert "fusion" in why[kept] and "fusion" in pack.items[0].why  # returned: explained in full
+    brief = why[cut_id]  # cut: every channel's score, the penalties, the score, the gate's reason
+    assert "fusion" not in brief and set(CHANNELS) <= set(brief) and brief["lexical"]["bm25"] > 0
+    assert brief["gate"]["stage"] == "scope" and brief["score"] > 0
+    full = recorded(b.recall(tenant="acme", query="role change procedure", scope={"env": "prod"}, explain=True))
+    assert "fusion" in full[cut_id] and full[cut_id]["gate"]["stage"] == "scope"
+    assert full[cut_id]["lexical"]["score"] == brief["lexical"]["score"]
+
+
 def test_beliefs_are_briefed_by_layer_and_recorded_as_injected(lexical_brain):
     b = lexical_brain
     refund = b.believe(tenant="acme", text="if the customer is angry and the ticket is a fault then acknowledge "
