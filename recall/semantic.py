@@ -127,34 +127,31 @@ class QueryCache:
         self.embedder, self.size = embedder, size
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = self.misses = 0
 
     def cached(self, texts: list[str]) -> np.ndarray | None:
-        """The texts' vectors when every one is cached, else None."""
+        """The texts' vectors when there are texts and every one is cached, else None."""
         with self._lock:
-            if not all(t in self._vectors for t in texts):
+            if not texts or not all(t in self._vectors for t in texts):
                 return None
             for t in texts:
                 self._vectors.move_to_end(t)
-            self.hits += len(texts)
-            return np.stack([self._vectors[t] for t in texts]) if texts else self.embedder.embed_queries([])
+            return np.stack([self._vectors[t] for t in texts])
 
     def vectors(self, texts: list[str]) -> np.ndarray:
+        """The texts' vectors, the missing ones from one embedder call (and kept)."""
         with self._lock:
             found = {t: self._vectors[t] for t in texts if t in self._vectors}
         missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if not texts:
+            return self.embedder.embed_queries([])
         if missing:
             found.update(zip(missing, self.embedder.embed_queries(missing), strict=True))
         with self._lock:
-            self.hits += len(texts) - len(missing)
-            self.misses += len(missing)
             for t in texts:
                 self._vectors[t] = found[t]
                 self._vectors.move_to_end(t)
             while len(self._vectors) > self.size:
                 self._vectors.popitem(last=False)
-        if not texts:
-            return self.embedder.embed_queries([])
         return np.stack([found[t] for t in texts])
 
 

@@ -51,7 +51,6 @@ class EmbeddedRunner:
         self._wake = threading.Condition(self._lock)
         self._committer: threading.Thread | None = None
         self._closed = False
-        self.commit_error: BaseException | None = None  # the committer's last failure (the records wait)
         self.listeners: list[Listener] = []
 
     def submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
@@ -89,10 +88,8 @@ class EmbeddedRunner:
             try:
                 with self._lock, gc_paused():
                     self._append([], [])
-                self.commit_error = None
-            except Exception as exc:  # noqa: BLE001 - kept queued; the next submit or flush raises it
-                self.commit_error = exc
-                time.sleep(1.0)  # then retry
+            except Exception:  # noqa: BLE001 - the records stay queued: the next submit or flush
+                time.sleep(1.0)  # retries them and raises to its caller; this thread retries too
 
     def _append(self, messages: list, records: Sequence[tuple[str, dict]]) -> list[Position]:
         """Appends the deferred records, then ``messages``, in one transaction (lock held);
