@@ -24,11 +24,14 @@ lint: $(STAMP)
 # started here and stopped on exit, pass or fail (the trap); a broker that already answered on
 # the port is used and left running. Otherwise the Kafka tests skip and say why.
 KAFKA_PORT := $(or $(HINDBRAIN_KAFKA_PORT),19092)
-# The tests are independent (each Kafka test has its own topic prefix, each brain its own
+# The modules are independent (each Kafka test has its own topic prefix, each brain its own
 # folder), so they run on TEST_WORKERS processes (pytest-xdist): ~110 s instead of ~185 s
-# without Kafka on 2 cores. TEST_WORKERS=0 runs them in this process.
+# without Kafka on 2 cores. A module's tests stay on one worker, in order (--dist loadscope):
+# a module-scoped fixture (one server, one brain) is built once, and tests that read what an
+# earlier test of the module wrote (tests/service/test_http.py) see it. TEST_WORKERS=0 runs
+# them in this process.
 TEST_WORKERS ?= 2
-PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS)
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 unit: $(STAMP)
 	@if [ -z "$$HINDBRAIN_TEST_KAFKA" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 	  if python3 deploy/kafka/probe.py ready $(KAFKA_PORT) 2>/dev/null; then echo "kafka: using the broker already on 127.0.0.1:$(KAFKA_PORT)"; \
