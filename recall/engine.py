@@ -110,9 +110,10 @@ class RecallEngine:
         selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved,
                            task=query.task, trigger=query.trigger, user=query.user)
         clock.lap("gate")
-        by_id = {s.doc.id: s for s in ranked}
-        for s in (ranked if query.explain else [by_id[i.id] for i in selected]):
-            explain(s)
+        returned = {i.id for i in selected}
+        for s in ranked:
+            if query.explain or s.doc.id in returned:
+                explain(s)
         clock.lap("explain")
         arms = {b.id: arms[b.id] for b, _ in briefed if b.id in arms}
         return RecallResult(ranked, selected, cut, briefed, clock.laps, arms)
