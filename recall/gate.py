@@ -159,7 +159,7 @@ def jaccard(a: set, b: set) -> float:
 
 def near_duplicate(a: set, b: set) -> bool:
     """Jaccard ≥ ``NEAR_DUPLICATE``; sets whose sizes differ more than that allows are told
-    apart by their sizes alone (|a ∩ b| / |a ∪ b| ≤ min / max), without building either set."""
+    apart by their sizes alone (|a ∩ b| / |a ∪ b| ≤ min / max), before any intersection or union."""
     small, large = sorted((len(a), len(b)))
     return (large == 0 or small >= NEAR_DUPLICATE * large) and jaccard(a, b) >= NEAR_DUPLICATE
 
