@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from hindbrain import Brain
@@ -114,15 +115,19 @@ def request_bytes(path: str, body: dict, key: str) -> bytes:
             f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n").encode() + data
 
 
-async def exchange(reader, writer, raw: bytes) -> int:
-    """One request on a kept-alive connection; returns the status. The load generator runs
-    on the same 2 cores as the server, so it is asyncio and raw sockets, not threads and
-    http.client (which cost more CPU per request than the server's own route)."""
+async def exchange(reader, writer, raw: bytes, served: Counter | None = None) -> int:
+    """One request on a kept-alive connection; returns the status (``served`` counts the
+    answering process, ``x-hindbrain-served-by``). The load generator runs on the same 2 cores
+    as the server, so it is asyncio and raw sockets, not threads and http.client (which cost
+    more CPU per request than the server's own route)."""
     writer.write(raw)
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head[9:12])
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                  if line.lower().startswith(b"content-length"))
+    lines = head.lower().split(b"\r\n")
+    length = next(int(line.split(b":")[1]) for line in lines if line.startswith(b"content-length"))
+    if served is not None:
+        served[next((line.split(b":")[1].strip().decode() for line in lines
+                     if line.startswith(b"x-hindbrain-served-by")), "owner")] += 1
     await reader.readexactly(length)
     return status
 
@@ -183,9 +188,10 @@ def closed_loop_perceive(port: int, key: str, seconds: float, connections: int =
     return asyncio.run(run())
 
 
-def closed_loop_recall(port: int, key: str, bodies: list[dict], seconds: float, connections: int) -> tuple[float, list]:
+def closed_loop_recall(port: int, key: str, bodies: list[dict], seconds: float, connections: int,
+                       served: Counter | None = None) -> tuple[float, list]:
     """Recalls as fast as ``connections`` keep-alive connections get answered: the server's
-    recall capacity (requests/s) and the latencies at that load."""
+    recall capacity (requests/s) and the latencies at that load (``served``: answers per process)."""
     raws = [request_bytes("/v1/recall", b, key) for b in bodies]
 
     async def run():
@@ -196,7 +202,7 @@ def closed_loop_recall(port: int, key: str, bodies: list[dict], seconds: float, 
             n = w
             while time.perf_counter() < stop:
                 t = time.perf_counter()
-                await exchange(reader, writer, raws[n % len(raws)])
+                await exchange(reader, writer, raws[n % len(raws)], served)
                 latencies.append(time.perf_counter() - t)
                 n += connections
             writer.close()
@@ -208,17 +214,21 @@ def closed_loop_recall(port: int, key: str, bodies: list[dict], seconds: float, 
     return asyncio.run(run())
 
 
-def serve(home: Path, port: int, embedder: str) -> subprocess.Popen:
+def serve(home: Path, port: int, embedder: str, replicas: str = "auto") -> subprocess.Popen:
+    """``hindbrain serve`` on ``home``, once it and its recall replicas all serve."""
     env = {**os.environ, "HINDBRAIN_EMBEDDER": embedder}
-    proc = subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(home), "serve", "--port", str(port)],
-                            env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(home), "serve", "--port", str(port),
+                             "--replicas", replicas], env=env)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             conn.request("GET", "/readyz")
-            if conn.getresponse().status == 200:
+            answer = conn.getresponse()
+            ready = json.loads(answer.read()).get("replicas", {"serving": 0, "of": 0})
+            if answer.status == 200 and ready["serving"] == ready["of"]:
                 return proc
+            time.sleep(0.5)
         except OSError:
             time.sleep(0.5)
     proc.kill()

@@ -228,13 +228,9 @@ class Brain:
         milliseconds (``HINDBRAIN_RECALL_COMMIT_MS``), before any later outcome or other write; a
         crash loses at most those of the last window.
         """
-        q = validated(RecallInput, "recall", **fields)
-        self.index.validate_layers(q.layers)
-        query = build_query(q, now_us())
-        result = self.engine.recall(query)
-        recall_record, injection_record = recall_records(q, result)
-        self.runner.defer([("recall", recall_record), ("injection", injection_record)])
-        return pack_of(recall_record["recall_id"], q.budget_tokens, result)
+        pack, records = recall_with_records(self.index, self.engine, fields)
+        self.runner.defer(records)
+        return pack
 
     def believe(self, **fields) -> str:
         """Assert a belief (as an operator or an outside job would): appends a
@@ -402,6 +398,18 @@ class Brain:
                 "indexed_documents": sum(len(t.docs) for t in self.index.tenants.values())}
 
 
+def recall_with_records(index: RecallIndex, engine: RecallEngine, fields: dict) -> tuple[RecallPack, list]:
+    """A recall over ``index``: the agent's pack and the log records that say what was
+    recalled and injected (the caller appends them: the Brain's runner, or a recall
+    replica's owner)."""
+    q = validated(RecallInput, "recall", **fields)
+    index.validate_layers(q.layers)
+    result = engine.recall(build_query(q, now_us()))
+    recall_record, injection_record = recall_records(q, result)
+    pack = pack_of(recall_record["recall_id"], q.budget_tokens, result)
+    return pack, [("recall", recall_record), ("injection", injection_record)]
+
+
 def _checked_perceptions(events: Iterable[dict]) -> list[dict | InvalidInput]:
     """Each event's perception record, or the ``InvalidInput`` that refused it."""
     out: list[dict | InvalidInput] = []
@@ -413,15 +421,16 @@ def _checked_perceptions(events: Iterable[dict]) -> list[dict | InvalidInput]:
     return out
 
 
-def semantic_index(cfg: Settings):
+def semantic_index(cfg: Settings, follow: bool = False):
     """The semantic channel's index for ``cfg.embedder`` (None: lexical-only recall).
-    Its vectors are cached under the brain's folder so a reopened brain re-embeds nothing."""
+    Its vectors are cached under the brain's folder so a reopened brain re-embeds nothing;
+    ``follow``: a recall replica's, which takes them from that cache only."""
     if cfg.embedder == "none":
         return None
     from hindbrain.recall.embed import embedder_from_name
     from hindbrain.recall.semantic import SemanticIndex
 
-    return SemanticIndex(embedder_from_name(cfg.embedder), cfg.home / "cache" / "embeddings.sqlite")
+    return SemanticIndex(embedder_from_name(cfg.embedder), cfg.home / "cache" / "embeddings.sqlite", follow=follow)
 
 
 def extractor_of(cfg: Settings) -> Extractor | None:

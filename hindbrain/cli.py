@@ -176,13 +176,18 @@ def cmd_learner(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    import uvicorn
-
     from hindbrain import Brain
     from hindbrain.service.http import create_app
     from hindbrain.service.keys import KeyStore
+    from hindbrain.service.replica import replica_count, serve_owner
 
     home = _home(args)
+    kafka = args.kafka or os.environ.get("HINDBRAIN_KAFKA")
+    try:
+        replicas = replica_count(args.replicas, embedded=not kafka)
+    except ValueError as exc:
+        print(f"hindbrain serve: {exc}", file=sys.stderr)
+        return 2
     # uvicorn shuts down gracefully on SIGTERM, then raises the signal again with the handler
     # found before it: with the default one, the process died there and the brain never
     # closed (no learner snapshot, no final projection). Ours turns it into an interrupt that
@@ -191,9 +196,9 @@ def cmd_serve(args) -> int:
     try:
         with Brain.open(home, kafka=args.kafka, clickhouse=args.clickhouse) as brain:
             app = create_app(brain, KeyStore(home))
-            print(f"hindbrain serve: http://{args.host}:{args.port} (OpenAPI at /docs); brain at {home}",
-                  file=sys.stderr)
-            uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+            print(f"hindbrain serve: http://{args.host}:{args.port} (OpenAPI at /docs); brain at {home}; "
+                  f"{replicas} recall replica(s)", file=sys.stderr)
+            serve_owner(brain, app, args.host, args.port, replicas, args.log_level)
     except KeyboardInterrupt:
         pass
     return 0
@@ -284,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--kafka", help="distributed: bootstrap servers (default: $HINDBRAIN_KAFKA)")
     serve.add_argument("--clickhouse", help="distributed: the warehouse URL (default: $HINDBRAIN_CLICKHOUSE)")
     serve.add_argument("--log-level", default="warning")
+    serve.add_argument("--replicas", default="auto",
+                       help="recall replicas beside the owner process (embedded brain): a number, or auto (one per "
+                            "core beyond the first, at most 3; 0 over Kafka)")
     serve.set_defaults(func=cmd_serve)
     from hindbrain.service.mcp_cli import add_parser as add_mcp_parser
 

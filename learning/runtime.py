@@ -25,7 +25,7 @@ from hindbrain.learning.lifecycle import RULE_VERSION
 from hindbrain.learning.records import is_own
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
-from hindbrain.streams.processing import Decoded, dead_letter, decode_entry
+from hindbrain.streams.processing import Decoded, dead_letter, decoded_entries
 from hindbrain.streams.sqlite_log import ALL_TOPICS
 
 CONSUMER = "learner"
@@ -48,14 +48,14 @@ class LearnerRuntime:
         committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
         offset = self._load_snapshot(committed)
         while offset < committed and (entries := self.log.read_all(offset, min(chunk, committed - offset))):
-            self.learner.process(_decoded(entries), restoring=True)
+            self.learner.process(decoded_entries(entries), restoring=True)
             offset = entries[-1].offset + 1
         self._next = committed
         # Records it appended after its last commit (then crashed) are not appended twice.
         self._already = {d.record["envelope"]["record_id"] for entries in _chunks(self.log, committed, chunk)
-                         for d in _decoded(entries) if is_own(d.record)}
+                         for d in decoded_entries(entries) if is_own(d.record)}
         while entries := self.log.read_all(self._next, chunk):
-            self.observe(_decoded(entries), end=entries[-1].offset + 1)
+            self.observe(decoded_entries(entries), end=entries[-1].offset + 1)
         self._already = set()
         self.commit()
         self.runner.listeners.append(self.observe)
@@ -122,7 +122,3 @@ def _chunks(log, offset: int, chunk: int):
     while entries := log.read_all(offset, chunk):
         yield entries
         offset = entries[-1].offset + 1
-
-
-def _decoded(entries) -> list[Decoded]:
-    return [d for d in (decode_entry(e, 0) for e in entries) if isinstance(d, Decoded)]

@@ -17,6 +17,12 @@ makes all 100k searchable in ~0.8 s (~120k vectors/s, nothing embedded). The HNS
 then built in the background (about a minute for 100k here); meanwhile searches scan the
 unbuilt part exactly: p50 16 ms, p99 46 ms instead of ~2-3 ms.
 
+A recall replica (``follow=True``) leaves the embedding of documents to another process (the
+brain's owner), which writes the cache: its background thread takes the vectors from the cache
+as they appear, rechecking a miss every ``FOLLOW_RETRY_S``, so a bulk import is embedded once
+on two cores. Only a search's small inline backlog (read-your-writes, below) is embedded by
+the replica itself.
+
 Failures are never silent and never lose items: if the embedder (or the cache) raises in the
 background, the error is kept in ``last_error``, the items go back to the front of their
 queue, and the thread waits for the next ``add`` or ``search`` to retry.
@@ -27,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,6 +52,7 @@ _FLUSH = 512  # cache rows buffered before a write
 _GRAPH_STEP = 256  # graph insertions between checks for new embedding work
 _SQL_VARS = 900  # under SQLite's historical limit of 999 bound parameters
 QUERY_CACHE = 4096  # query texts whose vectors are kept (2 KB each: 8 MB)
+FOLLOW_RETRY_S = 0.25  # a replica's recheck of the cache for vectors the owner has not written yet
 
 
 def text_hash(text: str) -> bytes:
@@ -159,6 +167,7 @@ class QueryCache:
 class _Tenant:
     index: VectorIndex
     queue: deque = field(default_factory=deque)  # Items not yet taken for embedding
+    waiting: list = field(default_factory=list)  # a replica's Items whose vector is not in the cache yet
     inflight: int = 0  # taken by a thread and being embedded
     seen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # doc_nos ever added
     total: int = 0
@@ -172,8 +181,12 @@ class SemanticIndex:
     from one tenant only. See the module docstring for read-your-writes and failure handling.
     """
 
-    def __init__(self, embedder: Embedder, cache_path: Path | None = None, *, inline_limit: int = 256):
+    def __init__(self, embedder: Embedder, cache_path: Path | None = None, *, inline_limit: int = 256,
+                 follow: bool = False):
+        if follow and cache_path is None:
+            raise ValueError("a following index reads its vectors from the owner's cache: give cache_path")
         self.embedder = embedder
+        self.follow = follow  # vectors come only from the cache, written by another process
         self.inline_limit = inline_limit
         self.last_error: BaseException | None = None
         self.failures = 0
@@ -182,6 +195,7 @@ class SemanticIndex:
         self._tenants: dict[str, _Tenant] = {}
         self._cond = threading.Condition()  # guards _tenants, queues, counts and the flags below
         self._stalled = False  # the last background pass failed; wait for an add or a search
+        self._retried_at = 0.0  # monotonic time of a replica's last recheck of its waiting items
         self._closed = False
         self._queries = QueryCache(embedder)
         self._query_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-query")
@@ -290,7 +304,7 @@ class SemanticIndex:
         """Items added but not yet searchable, for one tenant or all."""
         with self._cond:
             tenants = self._tenants.values() if tenant is None else filter(None, [self._tenants.get(tenant)])
-            return sum(len(t.queue) + t.inflight for t in tenants)
+            return sum(len(t.queue) + t.inflight + len(t.waiting) for t in tenants)
 
     def coverage(self, tenant: str) -> tuple[int, int]:
         """(documents with a vector, distinct documents added) for the tenant."""
@@ -343,14 +357,21 @@ class SemanticIndex:
 
     # -- the background thread --------------------------------------------------------------
     def _backlog(self) -> int:
-        return sum(len(t.queue) + t.inflight for t in self._tenants.values())
+        return sum(len(t.queue) + t.inflight + len(t.waiting) for t in self._tenants.values())
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._closed or (not self._stalled and self._has_work()))
+                waiting = any(t.waiting for t in self._tenants.values())
+                self._cond.wait_for(lambda: self._closed or (not self._stalled and self._has_work()),
+                                    FOLLOW_RETRY_S if waiting else None)
                 if self._closed:
                     return
+                if waiting and time.monotonic() - self._retried_at >= FOLLOW_RETRY_S:
+                    self._retried_at = time.monotonic()  # a replica's misses: look for the owner's vectors again
+                    for t in self._tenants.values():
+                        t.queue.extend(t.waiting)
+                        t.waiting = []
                 queued = [t for t in self._tenants.values() if t.queue]
                 building = [t for t in self._tenants.values() if t.index.unbuilt]
             try:
@@ -387,7 +408,7 @@ class SemanticIndex:
                 if not batch:
                     return
                 try:
-                    self._index_batch(t, latest(batch))
+                    self._index_batch(t, latest(batch), inline=everything)
                 except BaseException:
                     with self._cond:
                         t.queue.extendleft(reversed(batch))
@@ -399,14 +420,21 @@ class SemanticIndex:
                 if not everything:
                     return
 
-    def _index_batch(self, t: _Tenant, batch: list[Item]) -> None:
-        """Adds the cache hits of ``batch`` and embeds the misses, ``BATCH`` texts per call."""
+    def _index_batch(self, t: _Tenant, batch: list[Item], inline: bool = False) -> None:
+        """Adds the cache hits of ``batch`` and embeds the misses, ``BATCH`` texts per call.
+        A replica's background pass leaves its misses waiting for the owner's cache; its
+        search embeds a small backlog inline like the owner's (the same answers wherever an
+        agent's recall lands: read-your-writes)."""
         hashes = [text_hash(text) for _, _, text in batch]
         cached = self._cache.get([d for _, d, _ in batch], hashes) if self._cache is not None else {}
         if cached:
             hits = sorted(cached)
             t.index.add(np.array([batch[i][0] for i in hits]), np.stack([cached[i] for i in hits]), defer_graph=True)
         misses = [i for i in range(len(batch)) if i not in cached]
+        if self.follow and not inline:  # the owner embeds them; wait for its cache
+            with self._cond:
+                t.waiting.extend(batch[i] for i in misses)
+            return
         for start in range(0, len(misses), BATCH):
             part = misses[start : start + BATCH]
             vecs = self.embedder.embed_passages([batch[i][2] for i in part])

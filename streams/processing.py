@@ -64,6 +64,12 @@ def invalid_reason(record_type: str, record: dict, topic: str) -> str | None:
     return None
 
 
+def decoded_entries(entries: list[LogEntry]) -> list[Decoded]:
+    """The entries that decode and validate (a log reader's fold: the projector dead-letters
+    the others, so they are in no view either)."""
+    return [d for d in (decode_entry(e, 0) for e in entries) if isinstance(d, Decoded)]
+
+
 def decode_entry(entry: LogEntry, ts_us: int) -> Decoded | dict:
     """Decode and validate one log entry: a ``Decoded``, or a DeadLetter record saying why not."""
     try:

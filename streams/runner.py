@@ -48,7 +48,9 @@ class EmbeddedRunner:
         self._pending: list[Decoded] = []
         self._lock = log.lock  # one lock with the log's: see SqliteLog.lock
         self._deferred: list[tuple[list, Sequence[tuple[str, dict]]]] = []  # (messages, records) not yet appended
-        self._wake = threading.Condition(self._lock)
+        # ``_deferred`` has a lock of its own: a recall (or a replica's records, handed over on the
+        # server's event loop) queues its records without waiting for a group holding the log
+        self._wake = threading.Condition(threading.Lock())
         self._committer: threading.Thread | None = None
         self._closed = False
         self.listeners: list[Listener] = []
@@ -94,7 +96,8 @@ class EmbeddedRunner:
     def _append(self, messages: list, records: Sequence[tuple[str, dict]]) -> list[Position]:
         """Appends the deferred records, then ``messages``, in one transaction (lock held);
         returns the positions of ``messages``. On failure the deferred ones stay queued."""
-        deferred, self._deferred = self._deferred, []
+        with self._wake:
+            deferred, self._deferred = self._deferred, []
         earlier = sum(len(ms) for ms, _ in deferred)
         if deferred:
             records = [r for _, rs in deferred for r in rs] + list(records)
@@ -102,7 +105,8 @@ class EmbeddedRunner:
         try:
             positions = self.log.append(messages)
         except BaseException:
-            self._deferred[:0] = deferred
+            with self._wake:
+                self._deferred[:0] = deferred
             raise
         decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
         self._pending.extend(decoded)
@@ -115,9 +119,10 @@ class EmbeddedRunner:
     def close(self) -> None:
         """Commit what is deferred and stop the committer (then ``flush`` what is pending)."""
         with self._wake:
-            self._append([], [])
-            self._closed = True
+            self._closed = True  # no defer after this one: the append below takes them all
             self._wake.notify_all()
+        with self._lock:
+            self._append([], [])
         if self._committer is not None:
             self._committer.join()
 

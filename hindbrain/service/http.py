@@ -158,6 +158,10 @@ class BrainThread:
         self._pool.shutdown(wait=True)
 
 
+class Unavailable(Exception):
+    """A part the answer needs is down (a replica's owner): 503 with Retry-After."""
+
+
 MAX_BODY_BYTES = 1 << 20  # a hot route's JSON body; larger: 413
 Handler = Callable[[str, dict], Awaitable[dict]]  # (tenant, body fields) -> the answer
 
@@ -212,6 +216,8 @@ class FastRoutes:
             return 200, await handler(tenant, fields), []
         except InvalidInput as exc:
             return 422, invalid_input_detail(exc), []
+        except Unavailable as exc:
+            return 503, {"detail": str(exc)}, [(b"retry-after", b"1")]
 
 
 UNAUTHORIZED = "a valid API key is required: Authorization: Bearer <key>"
@@ -278,7 +284,8 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     async def readyz():
         """Readiness: the brain answers a query through its owner thread, and the semantic
         channel's vector graph holds every vector (after a reopen it is rebuilt in the
-        background; until then a search scans, several times slower: "warming")."""
+        background; until then a search scans, several times slower: "warming"). With recall
+        replicas, ``replicas`` says how many of them accept connections."""
         if owner.broken is not None:
             return JSONResponse(status_code=503, content={"status": "not ready",
                                                           "error": f"a log commit failed: {owner.broken}"[:300]})
@@ -289,6 +296,9 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
             await owner.call(brain.warehouse.query, "SELECT 1")
         except Exception as exc:  # noqa: BLE001 - any failure means not ready; say which
             return JSONResponse(status_code=503, content={"status": "not ready", "error": str(exc)[:300]})
+        replicas = getattr(app.state, "replicas", None)  # hindbrain serve --replicas: how many serve beside it
+        if replicas is not None:
+            return {"status": "ready", "replicas": {"serving": len(replicas.serving), "of": replicas.count}}
         return {"status": "ready"}
 
     @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)

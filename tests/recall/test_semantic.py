@@ -203,3 +203,32 @@ def test_precomputed_vectors_are_searchable_without_the_model(make):
     assert hits[0][0] == 1 and hits[0][1] == pytest.approx(1.0, abs=1e-3)
     assert embedder.texts == 0 and s.coverage("acme") == (3, 3)
     assert s.search("other", np.eye(embedder.dim, dtype=np.float32)[1], 2) == []
+
+
+def test_a_following_index_takes_vectors_from_the_owners_cache_and_embeds_only_its_inline_backlog(make):
+    owner_model, replica_model = Wrapped(), Wrapped()
+    owner = make(owner_model, cache=True)
+    replica = make(replica_model, cache=True, follow=True)
+    owner.add("acme", docs(300))
+    assert owner.wait(60)
+    owner._flush_cache()  # what its background thread does when idle; closing would too
+    replica.add("acme", docs(300))
+    assert replica.wait(10) and replica.coverage("acme") == (300, 300)
+    assert replica_model.texts == 0  # every vector came from the owner's cache
+    # Documents the owner has not embedded yet wait for it (no model call in the background) ...
+    replica.add("acme", docs(400, start=300))
+    time.sleep(0.5)
+    assert replica.pending("acme") == 400 and replica_model.texts == 0
+    owner.add("acme", docs(400, start=300))
+    assert owner.wait(60)
+    owner._flush_cache()
+    assert replica.wait(10) and replica.coverage("acme") == (700, 700) and replica_model.texts == 0
+    # ... but a search embeds a small backlog inline, like the owner's: an agent reads its own writes.
+    replica.add("acme", [(700, "doc-700", "the printer on floor three jams on duplex jobs")])
+    query = replica.embed_query("printer jams on duplex")
+    assert replica.search("acme", query, 1)[0][0] == 700 and replica_model.texts == 1
+
+
+def test_a_following_index_needs_a_cache(tmp_path):
+    with pytest.raises(ValueError, match="cache"):
+        SemanticIndex(Wrapped(), None, follow=True)

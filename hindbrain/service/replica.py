@@ -1,0 +1,391 @@
+"""Recall replicas: processes that answer ``POST /v1/recall`` beside the brain's owner (issue 18).
+
+One process owns an embedded brain (its log, its chDB views, its learner), and its Python
+runs one recall at a time. ``hindbrain serve --replicas N`` starts N more processes that listen
+on the same port (``SO_REUSEPORT``: the kernel spreads new connections over the processes by a
+hash of their addresses; one shared socket instead let the idle owner win nearly every
+``accept`` — measured: 4 of 4 connections). Each replica:
+
+* holds its own recall read model (``Follower``): it folds the SQLite log into a
+  ``RecallIndex`` on start, then tails it (SQLite's WAL admits readers in other processes),
+  before every recall and every ``TAIL_S`` in between. What the owner acknowledged is in the
+  log, so an agent reads its own writes whichever process its next request lands on;
+* answers recalls from it, and forwards the recall's own records (recall, injection) to the
+  owner over a private Unix socket (``/v1/internal/recorded``, with a token only the owner
+  and its replicas know), *before* it answers the agent: the owner group-commits them like
+  its own, so an outcome naming that recall is never in the log before it;
+* forwards every other request to the owner, unchanged (one writer: the owner);
+* takes document vectors from the owner's embedding cache (``SemanticIndex(follow=True)``)
+  instead of embedding them again.
+
+A replica that dies is restarted by the owner (``Replicas``); a replica whose owner died exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hmac
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import orjson
+
+from hindbrain.brain import recall_with_records, semantic_index
+from hindbrain.recall.engine import RecallEngine
+from hindbrain.recall.index import RecallIndex
+from hindbrain.recall.pack import RecallPack
+from hindbrain.service.http import VERSION, FastRoutes, RequestIds, Unavailable
+from hindbrain.service.keys import KeyStore
+from hindbrain.service.metrics import Metrics
+from hindbrain.settings import Settings
+from hindbrain.streams.gc_pause import freeze_long_lived, gc_paused
+from hindbrain.streams.processing import decoded_entries
+from hindbrain.streams.sqlite_log import SqliteLog
+
+RECORDED = f"/{VERSION}/internal/recorded"  # the owner's route for a replica's recall records
+SERVING = f"/{VERSION}/internal/serving"  # a replica tells the owner it accepts connections
+TOKEN_HEADER = b"x-hindbrain-replica"
+TOKEN_ENV = "HINDBRAIN_REPLICA_TOKEN"
+SERVED_BY = b"x-hindbrain-served-by"  # "replica-<n>" on a replica's answers: which process answered
+TAIL_S = 0.05  # a replica's tail of the log between recalls
+RESTART_S = 1.0  # the owner's wait before restarting a replica that exited
+AUTO_MAX = 3  # replicas of --replicas auto
+# what the recall index folds (RecallIndex.observe): a recall's own records are most of a served
+# log and change no recall, so a replica does not read them
+INDEXED_TOPICS = ("perceptions", "cognitions", "outcomes", "decisions")
+
+
+class Follower:
+    """The recall read model of an embedded brain's home, in a process that does not own it:
+    the log folded into a ``RecallIndex`` and tailed (``catch_up``)."""
+
+    def __init__(self, cfg: Settings):
+        self.log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
+        self.index = RecallIndex(semantic_index(cfg, follow=True))
+        self.engine = RecallEngine(self.index, cfg.recall_fusion())
+        self.next_offset = 0  # the first log offset not yet in the index
+        self._lock = threading.Lock()  # the tail and the recalls take turns
+
+    def catch_up(self, chunk: int = 20_000) -> int:
+        """Index what the log holds beyond ``next_offset`` (of ``INDEXED_TOPICS``); returns the
+        records read."""
+        done = 0
+        with self._lock, gc_paused():
+            while entries := self.log.read_all(self.next_offset, chunk, INDEXED_TOPICS):
+                self.index.observe(decoded_entries(entries))
+                self.next_offset = entries[-1].offset + 1
+                done += len(entries)
+        return done
+
+    def recall(self, fields: dict) -> tuple[RecallPack, list]:
+        """``Brain.recall`` over this read model, after catching up with the log: the pack and
+        the records the owner must append."""
+        self.catch_up()
+        with self._lock:
+            return recall_with_records(self.index, self.engine, fields)
+
+    def close(self) -> None:
+        if self.index.semantic is not None:
+            self.index.semantic.close()
+        self.log.close()
+
+
+class OwnerLink:
+    """The replica's way to the owner: its Unix socket, and the token of its internal route."""
+
+    def __init__(self, path: str, token: str):
+        self.headers = {TOKEN_HEADER.decode(): token}
+        self.client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=path), base_url="http://owner",
+                                        timeout=httpx.Timeout(120.0, connect=5.0))
+
+    async def record(self, records: list) -> None:
+        """Hands a recall's records to the owner; returns once it has queued them."""
+        try:
+            answer = await self.client.post(RECORDED, content=orjson.dumps(
+                {"records": records}, option=orjson.OPT_SERIALIZE_NUMPY), headers=self.headers)
+        except httpx.TransportError as exc:
+            raise Unavailable(f"the brain's owner process is unreachable: {exc}") from None
+        if answer.status_code != 200:
+            raise Unavailable(f"the brain's owner refused the recall's records: {answer.status_code} {answer.text}")
+
+    async def announce(self, name: str) -> None:
+        """Tells the owner this replica accepts connections (its ``/readyz`` counts it)."""
+        await self.client.post(SERVING, content=orjson.dumps({"name": name}), headers=self.headers)
+
+
+class ToOwner:
+    """Pure ASGI: forwards a request to the owner and its answer back (everything a replica
+    does not answer itself). The replica's request id goes with it."""
+
+    HOP = {b"host", b"content-length", b"connection", b"transfer-encoding", b"keep-alive", b"x-request-id"}
+
+    def __init__(self, owner: OwnerLink):
+        self.owner = owner
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "lifespan":
+            return await _lifespan(receive, send)
+        if scope["type"] != "http":
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        headers = [(k, v) for k, v in scope["headers"] if k not in self.HOP]
+        headers.append((b"x-request-id", scope["state"]["request_id"].encode("latin-1")))
+        target = scope["raw_path"].decode("latin-1") + (f"?{scope['query_string'].decode('latin-1')}"
+                                                         if scope["query_string"] else "")
+        try:
+            answer = await self.owner.client.request(scope["method"], target, headers=headers, content=body)
+        except httpx.TransportError as exc:
+            status, content = 503, orjson.dumps({"detail": f"the brain's owner process is unreachable: {exc}"})
+            out = [(b"content-type", b"application/json"), (b"retry-after", b"1")]
+        else:
+            status, content = answer.status_code, answer.content
+            out = [(k, v) for k, v in answer.headers.raw if k.lower() not in self.HOP]
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [*out, (b"content-length", str(len(content)).encode())]})
+        await send({"type": "http.response.body", "body": content})
+
+
+async def _lifespan(receive, send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+class ServedBy:
+    """Pure ASGI: names the process that answered (``x-hindbrain-served-by``)."""
+
+    def __init__(self, app, name: str):
+        self.app, self.name = app, name.encode()
+
+    async def __call__(self, scope, receive, send):
+        async def named(message):
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), (SERVED_BY, self.name)]
+            await send(message)
+
+        return await self.app(scope, receive, named if scope["type"] == "http" else send)
+
+
+def replica_app(follower: Follower, keys: KeyStore, owner: OwnerLink, name: str):
+    """The replica's ASGI app: recalls here, everything else forwarded to the owner."""
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-replica")
+
+    async def recalled(tenant: str, fields: dict) -> dict:
+        loop = asyncio.get_running_loop()
+        pack, records = await loop.run_in_executor(worker, follower.recall, {**fields, "tenant": tenant})
+        await owner.record(records)
+        return pack.as_dict()
+
+    return ServedBy(RequestIds(FastRoutes(ToOwner(owner), {f"/{VERSION}/recall": recalled}, keys), Metrics()), name)
+
+
+class ReplicaRoutes:
+    """Pure ASGI, on the owner: the internal routes of replicas holding the token (anyone
+    else: 404). ``POST /v1/internal/recorded``: ``append(records)`` is awaited (it queues them
+    for the group commit); ``POST /v1/internal/serving``: the replica is counted as serving."""
+
+    def __init__(self, app, token: str, append, serving: set[str]):
+        self.app, self.token, self.append, self.serving = app, token.encode(), append, serving
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] not in (RECORDED, SERVING):
+            return await self.app(scope, receive, send)
+        given = next((v for k, v in scope["headers"] if k == TOKEN_HEADER), b"")
+        if scope["method"] != "POST" or not hmac.compare_digest(given, self.token):
+            return await _answer(send, 404, {"detail": "Not Found"})
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if scope["path"] == SERVING:
+            self.serving.add(orjson.loads(body)["name"])
+            return await _answer(send, 200, {"serving": sorted(self.serving)})
+        await self.append([(rt, record) for rt, record in orjson.loads(body)["records"]])
+        await _answer(send, 200, {"recorded": True})
+
+
+async def _answer(send, status: int, payload: dict) -> None:
+    data = orjson.dumps(payload)
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
+class Replicas:
+    """The owner's replica processes: started on the shared listening socket, restarted when
+    one exits, stopped with the owner."""
+
+    def __init__(self, count: int, home: Path, host: str, port: int, owner_path: str, token: str,
+                 log_level: str):
+        self.count, self.home, self.host, self.port = count, home, host, port
+        self.owner_path, self.token, self.log_level = owner_path, token, log_level
+        self.processes: list[subprocess.Popen | None] = [None] * count
+        self.serving: set[str] = set()  # names of the replicas that announced themselves
+        self.restarts = 0
+        self._stopping = threading.Event()
+        self._watch = threading.Thread(target=self._keep_alive, name="hindbrain-replicas", daemon=True)
+
+    def start(self) -> None:
+        for n in range(self.count):
+            self.processes[n] = self._spawn(n)
+        self._watch.start()
+
+    def _spawn(self, n: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "hindbrain.service.replica", "--home", str(self.home), "--host", self.host,
+             "--port", str(self.port), "--owner", self.owner_path, "--name", f"replica-{n + 1}",
+             "--log-level", self.log_level], env={**os.environ, TOKEN_ENV: self.token})
+
+    def _keep_alive(self) -> None:
+        while not self._stopping.wait(RESTART_S):
+            for n, proc in enumerate(self.processes):
+                if proc is not None and proc.poll() is not None and not self._stopping.is_set():
+                    print(f"hindbrain serve: replica-{n + 1} exited ({proc.returncode}); restarting", file=sys.stderr)
+                    self.serving.discard(f"replica-{n + 1}")
+                    self.restarts += 1
+                    self.processes[n] = self._spawn(n)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
+        live = [p for p in self.processes if p is not None and p.poll() is None]
+        for proc in live:
+            proc.terminate()
+        deadline = time.monotonic() + timeout
+        for proc in live:
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def replica_count(setting: str, embedded: bool) -> int:
+    """``--replicas``: a number, or ``auto`` (one per core beyond the owner's, at most
+    ``AUTO_MAX``; none over Kafka, where one runs more servers instead)."""
+    if setting != "auto":
+        count = int(setting)
+        if count < 0:
+            raise ValueError(f"--replicas must be auto or a number ≥ 0, not {setting!r}")
+        return count
+    return min(AUTO_MAX, max(0, (os.cpu_count() or 1) - 1)) if embedded else 0
+
+
+def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str) -> None:
+    """Runs ``app`` (the owner's API over ``brain``) on ``host:port`` with ``replicas`` recall
+    replicas on the same socket, until interrupted."""
+    import uvicorn
+
+    listener = listening(host, port)
+    sockets, spare = [listener], None
+    if replicas:
+        spare = tempfile.TemporaryDirectory(prefix="hindbrain-owner-")  # a Unix socket's path is short
+        inner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        inner.bind(str(Path(spare.name) / "owner.sock"))
+        inner.listen(2048)
+        sockets.append(inner)
+        token = secrets.token_hex(16)
+
+        async def append(records: list) -> None:
+            # not through the owner's thread: queued behind the owner's own recalls, the replica
+            # would wait for them (measured: the replica idle a third of the time)
+            brain.runner.defer(records)
+
+        pool = Replicas(replicas, brain.settings.home, host, port, str(Path(spare.name) / "owner.sock"), token,
+                        log_level)
+        app.front = ServedBy(ReplicaRoutes(app.front, token, append, pool.serving), "owner")
+        app.state.replicas = pool
+        pool.start()
+    try:
+        uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False)).run(sockets=sockets)
+    finally:
+        if replicas:
+            pool.stop()
+            spare.cleanup()
+
+
+def listening(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` that the owner and its replicas all bind."""
+    return socket.create_server((host, port), backlog=2048, reuse_port=True)
+
+
+def _exit_with_owner(owner_pid: int) -> None:
+    """A replica outlives no owner (killed with -9, the owner cannot stop it)."""
+    while os.getppid() == owner_pid:
+        time.sleep(1.0)
+    os._exit(0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import uvicorn
+
+    ap = argparse.ArgumentParser(prog="python -m hindbrain.service.replica", description=__doc__.splitlines()[0])
+    ap.add_argument("--home", required=True)
+    ap.add_argument("--host", required=True)
+    ap.add_argument("--port", type=int, required=True, help="the owner's port (SO_REUSEPORT)")
+    ap.add_argument("--owner", required=True, help="the owner's Unix socket")
+    ap.add_argument("--name", default="replica")
+    ap.add_argument("--log-level", default="warning")
+    args = ap.parse_args(argv)
+    threading.Thread(target=_exit_with_owner, args=(os.getppid(),), daemon=True).start()
+    cfg = Settings(home=Path(args.home))
+    follower = Follower(cfg)
+    started = time.perf_counter()
+    follower.catch_up()
+    freeze_long_lived()
+    print(f"hindbrain serve: {args.name} (pid {os.getpid()}) indexed {follower.next_offset:,} log records in "
+          f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+    owner = OwnerLink(args.owner, os.environ[TOKEN_ENV])
+    app = replica_app(follower, KeyStore(cfg.home), owner, args.name)
+    listener = listening(args.host, args.port)
+
+    async def serve() -> None:
+        tail = asyncio.create_task(_tail(follower))
+        server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, access_log=False, lifespan="off"))
+        serving = asyncio.create_task(server.serve(sockets=[listener]))
+        try:
+            while not server.started and not serving.done():
+                await asyncio.sleep(0.02)
+            if server.started:
+                await owner.announce(args.name)
+            await serving
+        finally:
+            tail.cancel()
+            await owner.client.aclose()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        follower.close()
+    return 0
+
+
+async def _tail(follower: Follower) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(TAIL_S)
+        await loop.run_in_executor(None, follower.catch_up)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
