@@ -27,7 +27,9 @@ chain (the graph linked it by entity and action). An event a selected unit rests
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
+
+import numpy as np
 
 from hindbrain.recall.index import Doc
 from hindbrain.recall.tokenize import tokens
@@ -72,10 +74,19 @@ class GateItem:
         return self.doc.id
 
     @cached_property
-    def words(self) -> set[str]:
-        """The item's token set, computed once per recall for the duplicate check and its
-        explanation (not kept on the document: at 1M units that would be ~1 GB for ~0.3 ms)."""
-        return set(tokens(self.doc.text))
+    def words(self) -> frozenset[str]:
+        """The item's token set, for the duplicate check and its explanation (``word_set``)."""
+        return word_set(self.doc.text)
+
+
+WORD_SETS = 8192  # texts whose token sets are kept: not on every document (~1 GB at 1M units)
+
+
+@lru_cache(maxsize=WORD_SETS)
+def word_set(text: str) -> frozenset[str]:
+    """A text's token set, the last ``WORD_SETS`` texts' kept: a fleet's recalls bring back the
+    same documents again and again, and tokenising a pool cost ~0.4 ms a recall."""
+    return frozenset(tokens(text))
 
 
 def actionability(doc: Doc) -> float:
@@ -153,15 +164,23 @@ def personal(item: GateItem) -> bool:
     return item.doc.kind == "fragment" and any(key in item.doc.scope for key in PERSONAL)
 
 
-def jaccard(a: set, b: set) -> float:
-    return len(a & b) / len(a | b) if a or b else 1.0
-
-
-def near_duplicate(a: set, b: set) -> bool:
-    """Jaccard ≥ ``NEAR_DUPLICATE``; sets whose sizes differ more than that allows are told
-    apart by their sizes alone (|a ∩ b| / |a ∪ b| ≤ min / max), before any intersection or union."""
-    small, large = sorted((len(a), len(b)))
-    return (large == 0 or small >= NEAR_DUPLICATE * large) and jaccard(a, b) >= NEAR_DUPLICATE
+def near_duplicates(word_sets: list[frozenset[str]]) -> np.ndarray:
+    """``n × n`` bools: the Jaccard similarity of two token sets ≥ ``NEAR_DUPLICATE`` (two empty
+    sets: 1). One product of the sets' incidence matrix gives every intersection, instead of
+    a pool's ~500 pairwise set operations (~1 ms a recall in Python). Counts are exact in
+    float64, so the ratio is Python's ``|a ∩ b| / |a ∪ b|``."""
+    vocabulary: dict[str, int] = {}
+    rows, cols = [], []
+    for n, words in enumerate(word_sets):
+        for word in words:
+            rows.append(n)
+            cols.append(vocabulary.setdefault(word, len(vocabulary)))
+    incidence = np.zeros((len(word_sets), len(vocabulary)), dtype=np.float64)
+    incidence[rows, cols] = 1.0
+    shared = incidence @ incidence.T
+    sizes = incidence.sum(axis=1)
+    union = sizes[:, None] + sizes[None, :] - shared
+    return np.where(union > 0, shared / np.maximum(union, 1.0), 1.0) >= NEAR_DUPLICATE
 
 
 def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int | None,
@@ -180,10 +199,12 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
 
     kept: list[GateItem] = []
     kept_ids: set[str] = set()
-    kept_words: list[tuple[str, set]] = []
+    kept_at: list[int] = []  # positions in ``items`` of the kept ones, for the duplicate matrix
+    duplicates: np.ndarray | None = None  # built when a second item reaches that stage
     # A unit in review after failures gives way, in a conflict or as a near-duplicate, to the
     # sound unit beside it (the new lesson that contradicts it usually ranks below it on words).
-    for item in sorted(items, key=lambda i: i.doc.status == "reviewing"):
+    for at in sorted(range(len(items)), key=lambda n: items[n].doc.status == "reviewing"):
+        item = items[at]
         doc = item.doc
         if in_context(doc, task):
             drop(item, "context", "perceived in this task: already in the agent's context")
@@ -199,13 +220,15 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         elif doc.confidence < MIN_CREDIBILITY:
             drop(item, "credibility", f"confidence {doc.confidence:.2f} is below {MIN_CREDIBILITY}")
         else:
-            twin = next((other for other, seen in kept_words if near_duplicate(item.words, seen)), None)
+            if kept_at and duplicates is None:
+                duplicates = near_duplicates([i.words for i in items])
+            twin = next((items[k].id for k in kept_at if duplicates[at, k]), None)
             if twin:
                 drop(item, "near_duplicate", f"near-duplicate of {twin}")
                 continue
             kept.append(item)
             kept_ids.add(item.id)
-            kept_words.append((item.id, item.words))
+            kept_at.append(at)
     # How well the best candidate fits this decision (the task's own events aside); a plain
     # lookup (no trigger) has no decision to fit: its events are ranked, not judged.
     best = max((i.relevance for i in items if not in_context(i.doc, task)), default=0.0) if trigger else 0.0

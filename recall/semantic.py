@@ -263,7 +263,7 @@ class SemanticIndex:
             t = self._tenants.get(tenant)
             if t is None:
                 return []
-            backlog = len(t.queue) + t.inflight
+            backlog = len(t.queue) + t.inflight + len(t.waiting)
             if self._stalled:
                 self._stalled = False  # a search is a retry signal too
                 self._cond.notify_all()
@@ -400,6 +400,10 @@ class SemanticIndex:
         exception propagates."""
         step = _LOOKUP if self._cache is not None else BATCH
         with t.work_lock:
+            if everything and t.waiting:  # a replica's search: what waits for the owner is embedded here
+                with self._cond:
+                    t.queue.extend(t.waiting)
+                    t.waiting = []
             while True:
                 with self._cond:
                     take = len(t.queue) if everything else min(len(t.queue), step)

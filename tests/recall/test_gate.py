@@ -1,6 +1,9 @@
 """The cognitive gate, stage by stage, on hand-made candidates."""
 
-from hindbrain.recall.gate import GateItem, gate, injection_value
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hindbrain.recall.gate import NEAR_DUPLICATE, GateItem, gate, injection_value, near_duplicates
 from hindbrain.recall.index import Doc
 
 
@@ -161,3 +164,13 @@ def test_a_rule_in_review_gives_way_to_the_sound_rule_it_conflicts_with_even_ran
               conflicts={"fr_old"})
     selected, cut = gate([item(old, 0.9), item(new, 0.6)], {}, 400, None)
     assert [i.id for i in selected] == ["fr_new"] and stages(cut) == {"fr_old": "conflict"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.frozensets(st.sampled_from("abcdefghijklmnop"), max_size=12), min_size=1, max_size=12))
+def test_the_duplicate_matrix_is_the_pairwise_jaccard_test(word_sets):
+    def jaccard(a, b):
+        return len(a & b) / len(a | b) if a or b else 1.0
+
+    matrix = near_duplicates(word_sets)
+    assert matrix.tolist() == [[jaccard(a, b) >= NEAR_DUPLICATE for b in word_sets] for a in word_sets]
