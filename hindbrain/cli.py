@@ -251,12 +251,13 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="every record and decision behind an id, oldest first")
     explain.add_argument("id")
     explain.set_defaults(func=cmd_explain)
-    worker = sub.add_parser("worker", help="distributed: a Faust worker projecting Kafka into the warehouse")
+    worker = sub.add_parser("worker", help="distributed: a worker projecting Kafka into the warehouse")
     worker.add_argument("--kafka", help="bootstrap servers (default: $HINDBRAIN_KAFKA)")
     worker.add_argument("--clickhouse", help="warehouse URL (default: $HINDBRAIN_CLICKHOUSE or chdb://<home>/views)")
     worker.add_argument("--loglevel", default="info")
-    worker.add_argument("--engine", choices=("faust", "aiokafka"), default="faust",
-                        help="faust (default) or a plain aiokafka consumer running the same pipeline, ~5-10x faster")
+    worker.add_argument("--engine", choices=("aiokafka", "faust"), default="aiokafka",
+                        help="aiokafka (default: a consumer taking whole fetches as one batch) or faust (a Faust "
+                             "agent running the same pipeline, ~3x slower: see docs/distributed.md)")
     worker.set_defaults(func=cmd_worker)
     seed = sub.add_parser("seed", help="import curated cognitions (YAML/JSON) at the seed's higher confidence")
     seed.add_argument("file")

@@ -183,8 +183,10 @@ class WorkerProcess:
     """A real ``python -m hindbrain.cli worker`` in a folder of its own (chDB: one process per folder)."""
 
     def __init__(self, name: str, folder: Path, *, bootstrap: str, prefix: str, group: str, views: Path,
-                 batch_size: int = 200, script: Path | None = None, env: dict[str, str] | None = None):
-        """``script``: run that file instead of ``hindbrain.cli worker`` (same HINDBRAIN_* settings)."""
+                 batch_size: int = 200, script: Path | None = None, env: dict[str, str] | None = None,
+                 engine: str | None = None):
+        """``script``: run that file instead of ``hindbrain.cli worker`` (same HINDBRAIN_* settings);
+        ``engine``: the worker's ``--engine`` (default: the CLI's)."""
         self.name, self.folder, self.views = name, folder, views
         self.terminated = False
         folder.mkdir(parents=True, exist_ok=True)
@@ -193,7 +195,8 @@ class WorkerProcess:
                "HINDBRAIN_BATCH_WITHIN": "0.2", "HINDBRAIN_BATCH_SIZE": str(batch_size),
                "HINDBRAIN_HOME": str(folder), "PYTHONUNBUFFERED": "1", **(env or {})}
         command = ([sys.executable, str(script)] if script else
-                   [sys.executable, "-m", "hindbrain.cli", "--home", str(folder), "worker", "--loglevel", "warning"])
+                   [sys.executable, "-m", "hindbrain.cli", "--home", str(folder), "worker", "--loglevel", "warning",
+                    *(["--engine", engine] if engine else [])])
         self.logfile = folder / f"{name}.log"
         with open(self.logfile, "ab") as out:  # cwd: Faust makes its data folder (<group>-data) there
             self.proc = subprocess.Popen(command, env=env, cwd=folder, stdout=out, stderr=subprocess.STDOUT,

@@ -119,13 +119,14 @@ def assert_counts(digest, reference, work) -> None:
     assert {t: digest[t][0] for t in work.distinct} == work.distinct
 
 
-def test_kill_9_mid_stream_then_restart_on_the_same_folder_loses_nothing_and_counts_nothing_twice(proof):
+@pytest.mark.parametrize("engine", ["aiokafka", "faust"])
+def test_kill_9_mid_stream_then_restart_on_the_same_folder_loses_nothing_and_counts_nothing_twice(proof, engine):
     log, work = proof.log, workload(ROUNDS)
     first, second = work.parts(2)
     garbage = produce(log, first)[work.garbage_at]
     views = proof.root / "views"
     started = time.monotonic()
-    w1 = proof.worker("w1", views)
+    w1 = proof.worker("w1", views, engine=engine)
     wait_for(lambda: sum(committed(log, proof.group, SOURCE_TOPICS).values()) > 0, 60.0,
              "worker 1's first commit", workers=[w1])
     produce(log, second)
@@ -136,7 +137,7 @@ def test_kill_9_mid_stream_then_restart_on_the_same_folder_loses_nothing_and_cou
     # ClickHouse's Atomic database links metadata/<db> to store/ by a relative symlink: copy links as links
     shutil.copytree(views, proof.root / "w1-at-kill", symlinks=True)
 
-    w2 = proof.worker("w2", views)
+    w2 = proof.worker("w2", views, engine=engine)
     restarted = time.monotonic()
     final = wait_until_committed_to_end(log, proof.group, TAKEOVER_S, workers=[w2])
     took_over = time.monotonic() - restarted
@@ -148,8 +149,9 @@ def test_kill_9_mid_stream_then_restart_on_the_same_folder_loses_nothing_and_cou
     _, dump_at_kill = dump_views(proof.root / "w1-at-kill")
     by_w1 = records_projected(record_keys(dump_at_kill))
     offsets = sum(end.values())
-    print(f"\n[crash] {offsets} records in {len(SOURCE_TOPICS)} source topics; worker 1 projected {by_w1} distinct "
-          f"records, its group committed {sum(at_kill.values())} offsets, then kill -9 at {killed_at:.1f}s; "
+    print(f"\n[crash, {engine}] {offsets} records in {len(SOURCE_TOPICS)} source topics; worker 1 projected "
+          f"{by_w1} distinct records, its group committed {sum(at_kill.values())} offsets, then kill -9 at "
+          f"{killed_at:.1f}s; "
           f"worker 2 resumed there and read the other {offsets - sum(at_kill.values())} "
           f"(+{final[('dead_letters', 0)]} dead letter(s)) in {took_over:.1f}s; "
           f"views: {records_projected(record_keys(dump))} distinct records")
