@@ -5,9 +5,11 @@
 Prints, as medians of R runs (default 3):
 1. producer: records/s appended by one process (KafkaLog, acks=all) vs the SQLite log;
 2. end to end: ~1 KB events/s from Kafka into the views by ONE `hindbrain worker` process
-   (Faust, chDB views), timed from its first commit to its last, vs the embedded runner
+   (each engine: Faust, and aiokafka, the default; chDB views), timed from its first commit
+   to its last, vs the embedded runner
    projecting the same records;
-3. replay from Kafka (every partition from offset 0) vs replay from the SQLite log;
+3. replay from Kafka (every partition from offset 0) vs replay from the SQLite log, in-process
+   and with 2 worker processes (chunks of partitions, each worker on its own connection);
 4. recall freshness: p50/p99 seconds from another process's append to "recallable" in a
    Brain's index (its IndexTail), target p99 <= 1 s.
 Each run uses fresh topic names (a unique prefix) and fresh temporary folders.
@@ -129,17 +131,18 @@ def bench_end_to_end(kafka: str, messages: list[Message], folder: Path, engine: 
     return kafka_rate, embedded_rate
 
 
-def bench_replay(kafka: str, messages: list[Message], folder: Path) -> tuple[float, float]:
+def bench_replay(kafka: str, messages: list[Message], folder: Path, workers: int = 0) -> tuple[float, float]:
+    """Replay from Kafka vs from the SQLite log, in-process or with ``workers`` processes."""
     log = KafkaLog(kafka, prefix=f"bench-{uuid.uuid4().hex[:8]}.")
-    sqlite = SqliteLog(folder / "replay.sqlite")
-    warehouse = Warehouse(f"chdb://{folder / 'replay-views'}", database="from_kafka")
+    sqlite = SqliteLog(folder / f"replay-{workers}.sqlite")
+    warehouse = Warehouse(f"chdb://{folder / 'replay-views'}", database=f"from_kafka_{workers}")
     try:
         for i in range(0, len(messages), 5000):
             log.append(messages[i : i + 5000])
-        kafka_rate = replay(log, warehouse).records_per_second
+        kafka_rate = replay(log, warehouse, workers=workers).records_per_second
         sqlite.append(messages)
-        embedded = Warehouse(warehouse.url, database="from_sqlite")
-        embedded_rate = replay(sqlite, embedded).records_per_second
+        embedded = Warehouse(warehouse.url, database=f"from_sqlite_{workers}")
+        embedded_rate = replay(sqlite, embedded, workers=workers).records_per_second
         embedded.close()
     finally:
         warehouse.close()
@@ -184,7 +187,8 @@ def main() -> None:
         try:
             for name, fn in (("producer", bench_producer), ("end to end", bench_end_to_end),
                              ("end to end aiokafka", lambda *a: bench_end_to_end(*a, engine="aiokafka")),
-                             ("replay", bench_replay)):
+                             ("replay", bench_replay),
+                             ("replay 2 workers", lambda *a: bench_replay(*a, workers=2))):
                 kafka_value, embedded_value = fn(kafka, messages, folder)
                 runs.setdefault(f"{name} kafka", []).append(kafka_value)
                 runs.setdefault(f"{name} embedded", []).append(embedded_value)
@@ -200,7 +204,8 @@ def main() -> None:
     rows = (("producer records/s", "producer", 30_000),
             ("end-to-end events/s, 1 Faust worker", "end to end", 15_000),
             ("end-to-end events/s, 1 aiokafka worker", "end to end aiokafka", 15_000),
-            ("replay records/s", "replay", 50_000))
+            ("replay records/s, in-process", "replay", 50_000),
+            ("replay records/s, 2 worker processes", "replay 2 workers", 50_000))
     for label, key, target in rows:
         k, e = med[f"{key} kafka"], med[f"{key} embedded"]
         print(f"{label:<40}{k:>12,.0f}  target >= {target:,}  {'PASS' if k >= target else 'MISS'}"

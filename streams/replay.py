@@ -15,7 +15,8 @@ import pyarrow as pa
 from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
-from hindbrain.streams.replay_chunk import chunk_as_arrow, project_entries
+from hindbrain.streams import replay_chunk
+from hindbrain.streams.replay_chunk import project_entries
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import SqliteLog
 from hindbrain.streams.topics import TOPICS
@@ -42,25 +43,20 @@ def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0) -> 
     which return Arrow streams that this process inserts; rows are versioned by offset,
     so the order in which chunks arrive does not matter. A log of two chunks or fewer is
     replayed in-process whatever ``workers`` says. Any other ``Log`` (Kafka) is replayed
-    partition by partition from offset 0, in-process.
+    partition by partition from offset 0: in-process, or with ``workers`` each reading
+    chunks of partitions over a connection of its own.
     """
     warehouse.migrate()
     if not isinstance(log, SqliteLog):
-        return _replay_partitions(log, warehouse, chunk)
+        return _replay_partitions(log, warehouse, chunk, workers)
     started = time.perf_counter()
     records = dead = 0
     end = log.end_offset("*", 0)
     if end <= 2 * chunk:  # below that, starting processes costs more than it saves
         workers = 0
     if workers > 0:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["hindbrain.streams.replay_chunk"])
         tasks = [(str(log.path), offset, chunk, now_us()) for offset in range(0, end, chunk)]
-        with ctx.Pool(workers) as pool:
-            for count, dead_letters, streams in pool.imap_unordered(_chunk_task, tasks):
-                records, dead = records + count, dead + dead_letters
-                for name, data in streams.items():
-                    warehouse.insert_arrow(TABLES[name], pa.ipc.open_stream(data).read_all())
+        records, dead = _in_workers(warehouse, workers, _chunk_task, tasks)
     else:
         offset = 0
         while entries := log.read_all(offset, chunk):
@@ -72,21 +68,48 @@ def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0) -> 
     return ReplayReport(records, dead, seconds, warehouse.digest(), workers)
 
 
-def _replay_partitions(log, warehouse: Warehouse, chunk: int) -> ReplayReport:
+def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0) -> ReplayReport:
     """Every declared topic, every partition, from offset 0 to its end, through the same
-    projection; no consumer group is involved, so nothing is committed anywhere."""
+    projection; no consumer group is involved, so nothing is committed anywhere. With
+    ``workers``, chunks of ``chunk`` offsets go to worker processes (more than two chunks)."""
     started = time.perf_counter()
+    ends = {(t.name, p): log.end_offset(t.name, p) for t in TOPICS for p in log.partitions(t.name)}
+    tasks = [(topic, partition, offset, min(offset + chunk, end), now_us())
+             for (topic, partition), end in ends.items() for offset in range(0, end, chunk)]
+    if workers > 0 and len(tasks) > 2:
+        records, dead = _in_workers(warehouse, workers, _kafka_chunk_task, tasks,
+                                    initializer=("open_kafka", (log.bootstrap, log.prefix)))
+        return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest(), workers)
     records = dead = 0
-    for topic in TOPICS:
-        for partition in log.partitions(topic.name):
-            offset = 0
-            while entries := log.read(topic.name, partition, offset, chunk):
-                batch = project_entries(entries, now_us())
-                records, dead = records + batch.count, dead + len(batch.dead_letters)
-                insert_batch(warehouse, batch)
-                offset = entries[-1].offset + 1
+    for topic, partition, offset, stop, _ in tasks:
+        while offset < stop and (entries := [e for e in log.read(topic, partition, offset, stop - offset)
+                                             if e.offset < stop]):
+            batch = project_entries(entries, now_us())
+            records, dead = records + batch.count, dead + len(batch.dead_letters)
+            insert_batch(warehouse, batch)
+            offset = entries[-1].offset + 1
     return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest())
 
 
+def _in_workers(warehouse: Warehouse, workers: int, task, tasks: list, initializer=None) -> tuple[int, int]:
+    """Runs ``task`` over ``tasks`` in ``workers`` processes (forkserver: they share nothing with
+    this process's chDB) and inserts the Arrow streams they return, in any order (rows are
+    versioned by offset). Returns (records, dead letters)."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["hindbrain.streams.replay_chunk"])
+    records = dead = 0
+    init, args = (getattr(replay_chunk, initializer[0]), initializer[1]) if initializer else (None, ())
+    with ctx.Pool(workers, initializer=init, initargs=args) as pool:
+        for count, dead_letters, streams in pool.imap_unordered(task, tasks):
+            records, dead = records + count, dead + dead_letters
+            for name, data in streams.items():
+                warehouse.insert_arrow(TABLES[name], pa.ipc.open_stream(data).read_all())
+    return records, dead
+
+
 def _chunk_task(task: tuple) -> tuple[int, int, dict[str, bytes]]:
-    return chunk_as_arrow(*task)
+    return replay_chunk.chunk_as_arrow(*task)
+
+
+def _kafka_chunk_task(task: tuple) -> tuple[int, int, dict[str, bytes]]:
+    return replay_chunk.kafka_chunk_as_arrow(*task)

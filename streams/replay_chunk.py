@@ -34,6 +34,31 @@ def chunk_as_arrow(log_path: str, offset: int, limit: int, ts_us: int) -> tuple[
         entries = log.read_all(offset, limit)
     finally:
         log.close()
+    return entries_as_arrow(entries, ts_us)
+
+
+_kafka: dict = {}  # a worker process's KafkaLog, opened once by ``open_kafka``
+
+
+def open_kafka(bootstrap: str, prefix: str) -> None:
+    """Pool initializer: this worker's own connection to the cluster, for all its chunks."""
+    from hindbrain.streams.kafka_log import KafkaLog
+
+    _kafka["log"] = KafkaLog(bootstrap, prefix=prefix)
+
+
+def kafka_chunk_as_arrow(topic: str, partition: int, offset: int, stop: int,
+                         ts_us: int) -> tuple[int, int, dict[str, bytes]]:
+    """``chunk_as_arrow`` for the offsets ``[offset, stop)`` of one Kafka partition (a gap in
+    the offsets leaves the chunk short; what lies past ``stop`` is the next chunk's)."""
+    entries, log = [], _kafka["log"]
+    while offset < stop and (read := log.read(topic, partition, offset, stop - offset)):
+        entries += [e for e in read if e.offset < stop]
+        offset = read[-1].offset + 1
+    return entries_as_arrow(entries, ts_us)
+
+
+def entries_as_arrow(entries, ts_us: int) -> tuple[int, int, dict[str, bytes]]:
     if not entries:
         return 0, 0, {}
     batch = project_entries(entries, ts_us)

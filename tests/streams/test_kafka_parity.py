@@ -129,6 +129,9 @@ def test_embedded_and_kafka_make_identical_views_and_kafka_replays_them(tmp_path
         assert replayed.digest == expected
         assert replayed.records == sum(kafka_log.end_offset(t.name, p) for t in TOPICS
                                        for p in kafka_log.partitions(t.name))
+        # per-partition chunks in two worker processes, each with its own connection: the same views
+        in_workers = replay(kafka_log, Warehouse(url, database="kafka_replayed_in_workers"), chunk=3, workers=2)
+        assert in_workers.workers == 2 and in_workers.digest == expected and in_workers.records == replayed.records
 
         fresh = Warehouse(url, database="kafka_fresh_group")
         project_with_group(kafka_log, fresh, f"{prefix}fresh")
