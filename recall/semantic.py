@@ -325,6 +325,12 @@ class SemanticIndex:
         with self._cond:
             return sum(t.index.unbuilt for t in self._tenants.values())
 
+    def settled(self) -> bool:
+        """Nothing queued or being embedded, and every vector in its tenant's graph (a
+        replica's documents waiting for the owner's vectors aside): searches are at full speed."""
+        with self._cond:
+            return not any(t.queue or t.inflight or t.index.unbuilt for t in self._tenants.values())
+
     def wait(self, timeout: float | None = None) -> bool:
         """Blocks until every queued item is searchable; False on timeout, or at once if the
         background thread is stalled on an error (see ``last_error``)."""

@@ -1,10 +1,12 @@
 """Recall replicas: processes that answer ``POST /v1/recall`` beside the brain's owner (issue 18).
 
 One process owns an embedded brain (its log, its chDB views, its learner), and its Python
-runs one recall at a time. ``hindbrain serve --replicas N`` starts N more processes that listen
-on the same port (``SO_REUSEPORT``: the kernel spreads new connections over the processes by a
-hash of their addresses; one shared socket instead let the idle owner win nearly every
-``accept`` — measured: 4 of 4 connections). Each replica:
+runs one recall at a time. ``hindbrain serve --replicas N`` starts N more processes. The owner
+accepts every connection and hands them out in turn, itself included (``Balancer``): a
+replica's share arrives as a file descriptor over its channel and is served there from then
+on. (Letting the kernel choose was measured first: one socket shared by every process let the
+idle owner win 4 of 4 ``accept`` calls; ``SO_REUSEPORT`` hashed 4 connections 3:1 or 4:0.)
+Each replica:
 
 * holds its own recall read model (``Follower``): it folds the SQLite log into a
   ``RecallIndex`` on start, then tails it (SQLite's WAL admits readers in other processes),
@@ -93,6 +95,11 @@ class Follower:
         self.catch_up()
         with self._lock:
             return recall_with_records(self.index, self.engine, fields)
+
+    def warming(self) -> bool:
+        """Whether the semantic index is still taking the vectors from the cache or building
+        its graph (the owner's ``/readyz`` "warming"): until then a search scans, slower."""
+        return self.index.semantic is not None and not self.index.semantic.settled()
 
     def close(self) -> None:
         if self.index.semantic is not None:
@@ -231,14 +238,13 @@ async def _answer(send, status: int, payload: dict) -> None:
 
 
 class Replicas:
-    """The owner's replica processes: started on the shared listening socket, restarted when
-    one exits, stopped with the owner."""
+    """The owner's replica processes, each with a datagram channel that carries the connections
+    handed to it; restarted when one exits, stopped with the owner."""
 
-    def __init__(self, count: int, home: Path, host: str, port: int, owner_path: str, token: str,
-                 log_level: str):
-        self.count, self.home, self.host, self.port = count, home, host, port
-        self.owner_path, self.token, self.log_level = owner_path, token, log_level
+    def __init__(self, count: int, home: Path, owner_path: str, token: str, log_level: str):
+        self.count, self.home, self.owner_path, self.token, self.log_level = count, home, owner_path, token, log_level
         self.processes: list[subprocess.Popen | None] = [None] * count
+        self.channels: list[socket.socket | None] = [None] * count  # the owner's ends
         self.serving: set[str] = set()  # names of the replicas that announced themselves
         self.restarts = 0
         self._stopping = threading.Event()
@@ -246,23 +252,33 @@ class Replicas:
 
     def start(self) -> None:
         for n in range(self.count):
-            self.processes[n] = self._spawn(n)
+            self._spawn(n)
         self._watch.start()
 
-    def _spawn(self, n: int) -> subprocess.Popen:
-        return subprocess.Popen(
-            [sys.executable, "-m", "hindbrain.service.replica", "--home", str(self.home), "--host", self.host,
-             "--port", str(self.port), "--owner", self.owner_path, "--name", f"replica-{n + 1}",
-             "--log-level", self.log_level], env={**os.environ, TOKEN_ENV: self.token})
+    def _spawn(self, n: int) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        ours.setblocking(False)
+        self.processes[n] = subprocess.Popen(
+            [sys.executable, "-m", "hindbrain.service.replica", "--home", str(self.home), "--channel",
+             str(theirs.fileno()), "--owner", self.owner_path, "--name", name_of(n), "--log-level", self.log_level],
+            pass_fds=[theirs.fileno()], env={**os.environ, TOKEN_ENV: self.token})
+        theirs.close()
+        old, self.channels[n] = self.channels[n], ours
+        if old is not None:
+            old.close()
+
+    def targets(self) -> list[socket.socket]:
+        """The channels of the replicas that serve now."""
+        return [ch for n, ch in enumerate(self.channels) if ch is not None and name_of(n) in self.serving]
 
     def _keep_alive(self) -> None:
         while not self._stopping.wait(RESTART_S):
             for n, proc in enumerate(self.processes):
                 if proc is not None and proc.poll() is not None and not self._stopping.is_set():
-                    print(f"hindbrain serve: replica-{n + 1} exited ({proc.returncode}); restarting", file=sys.stderr)
-                    self.serving.discard(f"replica-{n + 1}")
+                    print(f"hindbrain serve: {name_of(n)} exited ({proc.returncode}); restarting", file=sys.stderr)
+                    self.serving.discard(name_of(n))
                     self.restarts += 1
-                    self.processes[n] = self._spawn(n)
+                    self._spawn(n)
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stopping.set()
@@ -278,6 +294,44 @@ class Replicas:
                 proc.wait()
 
 
+def name_of(n: int) -> str:
+    return f"replica-{n + 1}"
+
+
+class Balancer:
+    """The owner's accept loop: each new connection goes, in turn, to the owner itself or to a
+    serving replica, whose process gets the socket over its channel (``SCM_RIGHTS``) and serves
+    it from then on. A replica that cannot take it (it just died) leaves it to the owner."""
+
+    def __init__(self, listener: socket.socket, keep, replicas: Replicas):
+        self.listener, self.keep, self.replicas = listener, keep, replicas
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.listener.setblocking(False)
+        turn = 0
+        while True:
+            conn, _ = await loop.sock_accept(self.listener)
+            targets = [None, *self.replicas.targets()]
+            target, turn = targets[turn % len(targets)], turn + 1
+            if target is not None:
+                try:
+                    socket.send_fds(target, [b"c"], [conn.fileno()])
+                    conn.close()
+                    continue
+                except OSError:
+                    pass  # its process is gone: the owner serves this one
+            await loop.connect_accepted_socket(self.keep, conn)
+
+
+def protocol_factory(server):
+    """What uvicorn makes for each connection of ``server`` (a started ``uvicorn.Server``), so a
+    connection accepted elsewhere is served by it like one it accepted."""
+    config = server.config
+    return lambda: config.http_protocol_class(config=config, server_state=server.server_state,
+                                              app_state=server.lifespan.state)
+
+
 def replica_count(setting: str, embedded: bool) -> int:
     """``--replicas``: a number, or ``auto`` (one per core beyond the owner's, at most
     ``AUTO_MAX``; none over Kafka, where one runs more servers instead)."""
@@ -291,40 +345,46 @@ def replica_count(setting: str, embedded: bool) -> int:
 
 def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str) -> None:
     """Runs ``app`` (the owner's API over ``brain``) on ``host:port`` with ``replicas`` recall
-    replicas on the same socket, until interrupted."""
+    replicas, until interrupted."""
     import uvicorn
 
-    listener = listening(host, port)
-    sockets, spare = [listener], None
-    if replicas:
-        spare = tempfile.TemporaryDirectory(prefix="hindbrain-owner-")  # a Unix socket's path is short
-        inner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        inner.bind(str(Path(spare.name) / "owner.sock"))
-        inner.listen(2048)
-        sockets.append(inner)
-        token = secrets.token_hex(16)
+    listener = socket.create_server((host, port), backlog=2048)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False))
+    if not replicas:
+        server.run(sockets=[listener])
+        return
+    spare = tempfile.TemporaryDirectory(prefix="hindbrain-owner-")  # a Unix socket's path is short
+    inner_path = str(Path(spare.name) / "owner.sock")
+    inner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    inner.bind(inner_path)
+    inner.listen(2048)
+    token = secrets.token_hex(16)
 
-        async def append(records: list) -> None:
-            # not through the owner's thread: queued behind the owner's own recalls, the replica
-            # would wait for them (measured: the replica idle a third of the time)
-            brain.runner.defer(records)
+    async def append(records: list) -> None:
+        # not through the owner's thread: queued behind the owner's own recalls, the replica
+        # would wait for them (measured: the replica idle a third of the time)
+        brain.runner.defer(records)
 
-        pool = Replicas(replicas, brain.settings.home, host, port, str(Path(spare.name) / "owner.sock"), token,
-                        log_level)
-        app.front = ServedBy(ReplicaRoutes(app.front, token, append, pool.serving), "owner")
-        app.state.replicas = pool
-        pool.start()
+    pool = Replicas(replicas, brain.settings.home, inner_path, token, log_level)
+    app.front = ServedBy(ReplicaRoutes(app.front, token, append, pool.serving), "owner")
+    app.state.replicas = pool
+
+    async def serve() -> None:
+        serving = asyncio.create_task(server.serve(sockets=[inner]))  # the replicas' way in
+        while not server.started and not serving.done():
+            await asyncio.sleep(0.02)
+        accepting = asyncio.create_task(Balancer(listener, protocol_factory(server), pool).run())
+        try:
+            await serving
+        finally:
+            accepting.cancel()
+
+    pool.start()
     try:
-        uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False)).run(sockets=sockets)
+        asyncio.run(serve())
     finally:
-        if replicas:
-            pool.stop()
-            spare.cleanup()
-
-
-def listening(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` that the owner and its replicas all bind."""
-    return socket.create_server((host, port), backlog=2048, reuse_port=True)
+        pool.stop()
+        spare.cleanup()
 
 
 def _exit_with_owner(owner_pid: int) -> None:
@@ -339,8 +399,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m hindbrain.service.replica", description=__doc__.splitlines()[0])
     ap.add_argument("--home", required=True)
-    ap.add_argument("--host", required=True)
-    ap.add_argument("--port", type=int, required=True, help="the owner's port (SO_REUSEPORT)")
+    ap.add_argument("--channel", type=int, required=True, help="the datagram socket the owner hands connections on")
     ap.add_argument("--owner", required=True, help="the owner's Unix socket")
     ap.add_argument("--name", default="replica")
     ap.add_argument("--log-level", default="warning")
@@ -355,16 +414,19 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
     owner = OwnerLink(args.owner, os.environ[TOKEN_ENV])
     app = replica_app(follower, KeyStore(cfg.home), owner, args.name)
-    listener = listening(args.host, args.port)
+    channel = socket.socket(fileno=args.channel)
 
     async def serve() -> None:
         tail = asyncio.create_task(_tail(follower))
         server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, access_log=False, lifespan="off"))
-        serving = asyncio.create_task(server.serve(sockets=[listener]))
+        serving = asyncio.create_task(server.serve(sockets=[]))  # connections come from the owner
         try:
             while not server.started and not serving.done():
                 await asyncio.sleep(0.02)
             if server.started:
+                _take_connections(channel, protocol_factory(server), server)
+                while follower.warming():  # the owner hands it nothing until then
+                    await asyncio.sleep(0.2)
                 await owner.announce(args.name)
             await serving
         finally:
@@ -378,6 +440,26 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         follower.close()
     return 0
+
+
+def _take_connections(channel: socket.socket, protocol, server) -> None:
+    """Serves each connection the owner hands over on ``channel``; the owner gone (the
+    channel's end closed), the replica stops."""
+    loop = asyncio.get_running_loop()
+    channel.setblocking(False)
+
+    def take() -> None:
+        try:
+            message, fds, _, _ = socket.recv_fds(channel, 16, 16)
+        except BlockingIOError:
+            return
+        for fd in fds:
+            loop.create_task(loop.connect_accepted_socket(protocol, socket.socket(fileno=fd)))
+        if not message and not fds:
+            loop.remove_reader(channel.fileno())
+            server.should_exit = True
+
+    loop.add_reader(channel.fileno(), take)
 
 
 async def _tail(follower: Follower) -> None:
