@@ -126,14 +126,17 @@ class SqliteLog:
             ).fetchall()
         return [LogEntry(t, 0, o, k, v) for o, t, k, v in rows]
 
-    def read_all(self, offset: int, limit: int = 10_000, topics: Sequence[str] | None = None) -> list[LogEntry]:
-        """Records of every topic (or of ``topics``) from global ``offset`` on, in write order
-        (embedded only)."""
+    def read_all(self, offset: int, limit: int = 10_000, topics: Sequence[str] | None = None,
+                 stop: int | None = None) -> list[LogEntry]:
+        """Records of every topic (or of ``topics``) from global ``offset`` on (and before
+        ``stop``), in write order (embedded only)."""
         only = f" AND topic IN ({','.join('?' * len(topics))})" if topics else ""
+        until = ' AND "offset" < ?' if stop is not None else ""
         with self._lock:
             rows = self._db.execute(
-                f'SELECT "offset", topic, key, value FROM records WHERE "offset" >= ?{only} ORDER BY "offset" LIMIT ?',
-                (offset, *(topics or ()), limit),
+                f'SELECT "offset", topic, key, value FROM records WHERE "offset" >= ?{until}{only} '
+                'ORDER BY "offset" LIMIT ?',
+                (offset, *(() if stop is None else (stop,)), *(topics or ()), limit),
             ).fetchall()
         return [LogEntry(t, 0, o, k, v) for o, t, k, v in rows]
 

@@ -52,7 +52,7 @@ from hindbrain.service.metrics import Metrics
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import freeze_long_lived, gc_paused
 from hindbrain.streams.processing import decoded_entries
-from hindbrain.streams.sqlite_log import SqliteLog
+from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 
 RECORDED = f"/{VERSION}/internal/recorded"  # the owner's route for a replica's recall records
 SERVING = f"/{VERSION}/internal/serving"  # a replica tells the owner it accepts connections
@@ -83,10 +83,14 @@ class Follower:
         records read."""
         done = 0
         with self._lock, gc_paused():
-            while entries := self.log.read_all(self.next_offset, chunk, INDEXED_TOPICS):
+            end = self.log.end_offset(ALL_TOPICS, 0)  # read up to here, then skip the rest of it
+            while self.next_offset < end:
+                entries = self.log.read_all(self.next_offset, chunk, INDEXED_TOPICS, stop=end)
                 self.index.observe(decoded_entries(entries))
-                self.next_offset = entries[-1].offset + 1
                 done += len(entries)
+                # past what was scanned, not only past the last indexed record: the recall records
+                # after it would be scanned again at every recall (measured: 56 ms a recall)
+                self.next_offset = entries[-1].offset + 1 if len(entries) == chunk else end
         return done
 
     def recall(self, fields: dict) -> tuple[RecallPack, list]:
@@ -134,7 +138,8 @@ class ToOwner:
     """Pure ASGI: forwards a request to the owner and its answer back (everything a replica
     does not answer itself). The replica's request id goes with it."""
 
-    HOP = {b"host", b"content-length", b"connection", b"transfer-encoding", b"keep-alive", b"x-request-id"}
+    HOP = {b"host", b"content-length", b"connection", b"transfer-encoding", b"keep-alive", b"x-request-id",
+           SERVED_BY}
 
     def __init__(self, owner: OwnerLink):
         self.owner = owner
@@ -321,7 +326,14 @@ class Balancer:
                     continue
                 except OSError:
                     pass  # its process is gone: the owner serves this one
-            await loop.connect_accepted_socket(self.keep, conn)
+            await loop.connect_accepted_socket(self.keep, nodelay(conn))
+
+
+def nodelay(conn: socket.socket) -> socket.socket:
+    """No Nagle delay on a connection accepted by hand (a response's head and body are
+    separate writes; measured: ~50 ms a request without it)."""
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return conn
 
 
 def protocol_factory(server):
@@ -381,7 +393,8 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str)
 
     pool.start()
     try:
-        asyncio.run(serve())
+        with asyncio.Runner(loop_factory=server.config.get_loop_factory()) as runner:  # uvloop, as uvicorn's
+            runner.run(serve())
     finally:
         pool.stop()
         spare.cleanup()
@@ -434,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
             await owner.client.aclose()
 
     try:
-        asyncio.run(serve())
+        with asyncio.Runner(loop_factory=uvicorn.Config(app).get_loop_factory()) as runner:
+            runner.run(serve())
     except KeyboardInterrupt:
         pass
     finally:
@@ -454,7 +468,7 @@ def _take_connections(channel: socket.socket, protocol, server) -> None:
         except BlockingIOError:
             return
         for fd in fds:
-            loop.create_task(loop.connect_accepted_socket(protocol, socket.socket(fileno=fd)))
+            loop.create_task(loop.connect_accepted_socket(protocol, nodelay(socket.socket(fileno=fd))))
         if not message and not fds:
             loop.remove_reader(channel.fileno())
             server.should_exit = True
