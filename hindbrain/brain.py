@@ -58,7 +58,7 @@ class Brain:
         self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size,
                                                group_window_s=settings.recall_commit_ms / 1000)
         self.index = RecallIndex(semantic_index(settings))
-        self.engine = RecallEngine(self.index, settings.recall_fusion())
+        self.engine = RecallEngine(self.index, settings.recall_fusion(), quarantine=settings.quarantine)
         self.services: list = []  # background threads (distributed mode), stopped on close
         self.learning = None  # the learning loop in this process: LearnerRuntime or KafkaLearner
         self._tenant_views: set[str] = set()  # tenants whose SQL views exist (sql(tenant=...))

@@ -38,6 +38,11 @@ class Settings(BaseSettings):
         5.0, ge=0, description="HINDBRAIN_RECALL_COMMIT_MS: how long a recall's own records (recall, injection) may "
         "wait for their group commit; a crash loses at most this window's. 0: appended before recall returns."
     )
+    quarantine: bool = Field(
+        True, description="HINDBRAIN_QUARANTINE: the poisoning defence: a user's instruction-like words (a "
+        "changed destination for money, a credential, a link with a standing directive, a prompt-injection marker) "
+        "reach only that user's own recalls (docs/security.md). false only to measure what it defends."
+    )
     log_sync: str = Field(
         "FULL", description="HINDBRAIN_LOG_SYNC: SQLite synchronous mode of the embedded log (FULL, NORMAL, EXTRA)."
     )

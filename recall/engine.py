@@ -73,10 +73,11 @@ class RecallEngine:
     """``fusion``: a preset (``recall.scoring.PRESETS``), or one ``Weights`` for every query."""
 
     def __init__(self, index: RecallIndex, fusion: Fusion | Weights | None = None, pool: int = POOL,
-                 fetch: int = FETCH):
+                 fetch: int = FETCH, quarantine: bool = True):
         if isinstance(fusion, Weights):
             fusion = Fusion("custom", fusion, fusion)
         self.index, self.fusion, self.pool, self.fetch = index, fusion or preset(DEFAULT_PRESET), pool, fetch
+        self.quarantine = quarantine  # the gate's poisoning defence (recall.provenance); off only to measure it
 
     def recall(self, query: Query) -> RecallResult:
         # Scoring allocates only acyclic, short-lived dicts; without the pause, their churn
@@ -108,7 +109,7 @@ class RecallEngine:
         reserved = sum(b.tokens for b, _ in briefed)
         recall_scope = {**query.scope, "user": query.user} if query.user else query.scope
         selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved,
-                           task=query.task, trigger=query.trigger, user=query.user)
+                           task=query.task, trigger=query.trigger, user=query.user, quarantine=self.quarantine)
         clock.lap("gate")
         returned = {i.id for i in selected}
         for s in ranked:

@@ -185,12 +185,14 @@ def near_duplicates(word_sets: list[frozenset[str]]) -> np.ndarray:
 
 def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int | None,
          reserved_tokens: int = 0, task: str | None = None, trigger: str | None = None,
-         user: str | None = None) -> tuple[list[GateItem], list[dict]]:
+         user: str | None = None, quarantine: bool = True) -> tuple[list[GateItem], list[dict]]:
     """Run the stages; returns the placed selection and the cuts ``{"id", "stage", "reason"}``.
     ``reserved_tokens`` of the budget are already taken (by the belief briefing); what the
     recalling ``task`` perceived itself is in the agent's context already (stage ``context``);
     a ``task_start`` with no ``k`` draws on lessons, not on other conversations' turns
-    (``other_conversation``), unless they are the recall's ``user``'s own."""
+    (``other_conversation``), unless they are the recall's ``user``'s own; a user's
+    instruction-like words (``Doc.quarantine``) reach only that user's own recalls
+    (``quarantine=False``: the defence off, for measuring it)."""
     cut: list[dict] = []
 
     def drop(item: GateItem, stage: str, reason: str) -> None:
@@ -208,6 +210,9 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         doc = item.doc
         if in_context(doc, task):
             drop(item, "context", "perceived in this task: already in the agent's context")
+        elif quarantine and doc.quarantine and not own_words(doc, user):
+            drop(item, "quarantine", f"quarantined: {doc.quarantine}; kept in the log and the views, never "
+                                     f"injected into another user's task")
         elif trigger == "task_start" and k is None and other_conversation(doc, user):
             drop(item, "covered", "another conversation's turn: a task start draws on lessons (rules, beliefs, "
                                   "what was done and how it went), not on what others said")
@@ -233,6 +238,11 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     # lookup (no trigger) has no decision to fit: its events are ranked, not judged.
     best = max((i.relevance for i in items if not in_context(i.doc, task)), default=0.0) if trigger else 0.0
     return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best), cut
+
+
+def own_words(doc: Doc, user: str | None) -> bool:
+    """Whether the recall's ``user`` said it (or it is scoped to them)."""
+    return user is not None and (doc.speaker == user or doc.scope.get("user") == user)
 
 
 def other_conversation(doc: Doc, user: str | None) -> bool:

@@ -26,6 +26,7 @@ from hindbrain.projections import beliefs, events, fragments, unit_states
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.cues import index_terms
 from hindbrain.recall.lexical import BM25Index
+from hindbrain.recall.provenance import quarantine_reason
 from hindbrain.recall.tokenize import estimate_tokens, tokens
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.streams.processing import Decoded
@@ -86,6 +87,7 @@ class Doc:
     provenance: dict | None = None
     task: str | None = None  # events: the task that perceived it (its own recall has it in context)
     speaker: str | None = None  # events: who said it (a user's own turns are about that user)
+    quarantine: str | None = None  # events: why a user's words never steer another's task (recall.provenance)
 
     @property
     def fresh_since_us(self) -> int:
@@ -152,7 +154,8 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
-              task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker)
+              task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker,
+              quarantine=quarantine_reason(fields.get("kind"), fields["text"], speaker, agent, fields.get("session")))
     doc, terms = _with_cues(doc, fields)
     return doc, terms + _field_terms(fields)
 

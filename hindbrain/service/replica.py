@@ -74,7 +74,7 @@ class Follower:
     def __init__(self, cfg: Settings):
         self.log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
         self.index = RecallIndex(semantic_index(cfg, follow=True))
-        self.engine = RecallEngine(self.index, cfg.recall_fusion())
+        self.engine = RecallEngine(self.index, cfg.recall_fusion(), quarantine=cfg.quarantine)
         self.next_offset = 0  # the first log offset not yet in the index
         self._lock = threading.Lock()  # the tail and the recalls take turns
 
