@@ -119,8 +119,10 @@ def assert_counts(digest, reference, work) -> None:
     assert {t: digest[t][0] for t in work.distinct} == work.distinct
 
 
-@pytest.mark.parametrize("engine", ["aiokafka", "faust"])
-def test_kill_9_mid_stream_then_restart_on_the_same_folder_loses_nothing_and_counts_nothing_twice(proof, engine):
+def test_kill_9_mid_stream_then_restart_on_the_same_folder_loses_nothing_and_counts_nothing_twice(proof):
+    """On the default engine (aiokafka). The Faust agent passed this proof too (21 s; issue 18's
+    session); in the suite it keeps the refused-insert proof below, which is its own failure path."""
+    engine = "aiokafka"
     log, work = proof.log, workload(ROUNDS)
     first, second = work.parts(2)
     garbage = produce(log, first)[work.garbage_at]
