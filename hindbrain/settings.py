@@ -43,6 +43,11 @@ class Settings(BaseSettings):
         "changed destination for money, a credential, a link with a standing directive, a prompt-injection marker) "
         "reach only that user's own recalls (docs/security.md). false only to measure what it defends."
     )
+    rate_limit: float = Field(
+        1000.0, gt=0, description="HINDBRAIN_RATE_LIMIT: requests a second per API key that hindbrain serve "
+        "accepts (a token bucket per process); over it, 429 with Retry-After."
+    )
+    rate_burst: int = Field(2000, ge=1, description="HINDBRAIN_RATE_BURST: the burst a key may send.")
     log_sync: str = Field(
         "FULL", description="HINDBRAIN_LOG_SYNC: SQLite synchronous mode of the embedded log (FULL, NORMAL, EXTRA)."
     )

@@ -43,6 +43,7 @@ from hindbrain.schemas.api import (
     RecallInput,
 )
 from hindbrain.service.keys import KeyStore
+from hindbrain.service.limits import Limits, limits_of
 from hindbrain.service.metrics import Metrics
 
 VERSION = "v1"
@@ -317,8 +318,8 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         metrics.recalled(time.perf_counter() - started)
         return pack.as_dict()
 
-    app.front = RequestIds(FastRoutes(partial(FastAPI.__call__, app), {
-        f"/{VERSION}/perceive": perceived, f"/{VERSION}/recall": recalled}, keys), metrics)
+    app.front = RequestIds(Limits(FastRoutes(partial(FastAPI.__call__, app), {
+        f"/{VERSION}/perceive": perceived, f"/{VERSION}/recall": recalled}, keys), limits_of(brain.settings)), metrics)
 
     @app.post(f"/{VERSION}/perceive", tags=["agents"])
     async def perceive(body: PerceiveBody, tenant: str = Tenant):  # type: ignore[valid-type]

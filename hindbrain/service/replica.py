@@ -48,6 +48,7 @@ from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.pack import RecallPack
 from hindbrain.service.http import VERSION, FastRoutes, RequestIds, Unavailable
 from hindbrain.service.keys import KeyStore
+from hindbrain.service.limits import Limits, limits_of
 from hindbrain.service.metrics import Metrics
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import freeze_long_lived, gc_paused
@@ -72,6 +73,7 @@ class Follower:
     the log folded into a ``RecallIndex`` and tailed (``catch_up``)."""
 
     def __init__(self, cfg: Settings):
+        self.settings = cfg
         self.log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
         self.index = RecallIndex(semantic_index(cfg, follow=True))
         self.engine = RecallEngine(self.index, cfg.recall_fusion(), quarantine=cfg.quarantine)
@@ -206,7 +208,8 @@ def replica_app(follower: Follower, keys: KeyStore, owner: OwnerLink, name: str)
         await owner.record(records)
         return pack.as_dict()
 
-    return ServedBy(RequestIds(FastRoutes(ToOwner(owner), {f"/{VERSION}/recall": recalled}, keys), Metrics()), name)
+    routes = FastRoutes(ToOwner(owner), {f"/{VERSION}/recall": recalled}, keys)
+    return ServedBy(RequestIds(Limits(routes, limits_of(follower.settings)), Metrics()), name)
 
 
 class ReplicaRoutes:
