@@ -173,6 +173,11 @@ class _Tenant:
     total: int = 0
     work_lock: threading.Lock = field(default_factory=threading.Lock)  # one embedding pass at a time
 
+    def requeue_waiting(self) -> None:
+        """A replica's waiting items back in the queue (call with the index's ``_cond`` held)."""
+        self.queue.extend(self.waiting)
+        self.waiting = []
+
 
 class SemanticIndex:
     """The semantic channel's per-tenant vector indexes, fed in the background.
@@ -376,8 +381,7 @@ class SemanticIndex:
                 if waiting and time.monotonic() - self._retried_at >= FOLLOW_RETRY_S:
                     self._retried_at = time.monotonic()  # a replica's misses: look for the owner's vectors again
                     for t in self._tenants.values():
-                        t.queue.extend(t.waiting)
-                        t.waiting = []
+                        t.requeue_waiting()
                 queued = [t for t in self._tenants.values() if t.queue]
                 building = [t for t in self._tenants.values() if t.index.unbuilt]
             try:
@@ -408,8 +412,7 @@ class SemanticIndex:
         with t.work_lock:
             if everything and t.waiting:  # a replica's search: what waits for the owner is embedded here
                 with self._cond:
-                    t.queue.extend(t.waiting)
-                    t.waiting = []
+                    t.requeue_waiting()
             while True:
                 with self._cond:
                     take = len(t.queue) if everything else min(len(t.queue), step)

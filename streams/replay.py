@@ -82,12 +82,10 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0) 
         return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest(), workers)
     records = dead = 0
     for topic, partition, offset, stop, _ in tasks:
-        while offset < stop and (entries := [e for e in log.read(topic, partition, offset, stop - offset)
-                                             if e.offset < stop]):
+        if entries := replay_chunk.read_range(log, topic, partition, offset, stop):
             batch = project_entries(entries, now_us())
             records, dead = records + batch.count, dead + len(batch.dead_letters)
             insert_batch(warehouse, batch)
-            offset = entries[-1].offset + 1
     return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest())
 
 

@@ -49,13 +49,18 @@ def open_kafka(bootstrap: str, prefix: str) -> None:
 
 def kafka_chunk_as_arrow(topic: str, partition: int, offset: int, stop: int,
                          ts_us: int) -> tuple[int, int, dict[str, bytes]]:
-    """``chunk_as_arrow`` for the offsets ``[offset, stop)`` of one Kafka partition (a gap in
-    the offsets leaves the chunk short; what lies past ``stop`` is the next chunk's)."""
-    entries, log = [], _kafka["log"]
+    """``chunk_as_arrow`` for the offsets ``[offset, stop)`` of one Kafka partition."""
+    return entries_as_arrow(read_range(_kafka["log"], topic, partition, offset, stop), ts_us)
+
+
+def read_range(log, topic: str, partition: int, offset: int, stop: int) -> list:
+    """The entries of one partition at offsets ``[offset, stop)`` (a gap in the offsets leaves
+    the range short; what lies past ``stop`` belongs to the next range)."""
+    entries = []
     while offset < stop and (read := log.read(topic, partition, offset, stop - offset)):
         entries += [e for e in read if e.offset < stop]
         offset = read[-1].offset + 1
-    return entries_as_arrow(entries, ts_us)
+    return entries
 
 
 def entries_as_arrow(entries, ts_us: int) -> tuple[int, int, dict[str, bytes]]:

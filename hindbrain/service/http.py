@@ -42,6 +42,7 @@ from hindbrain.schemas.api import (
     PerceiveInput,
     RecallInput,
 )
+from hindbrain.service.asgi import read_body, send_json
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits, limits_of
 from hindbrain.service.metrics import Metrics
@@ -188,23 +189,16 @@ class FastRoutes:
         status, payload, extra = await self._answer(hot[1], scope, receive)
         if status == 422:
             payload["request_id"] = scope["state"]["request_id"]
-        data = orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY)
-        await send({"type": "http.response.start", "status": status, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *extra]})
-        await send({"type": "http.response.body", "body": data})
+        await send_json(send, status, payload, extra)
 
     async def _answer(self, handler: Handler, scope, receive) -> tuple[int, dict, list]:
         auth = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
         tenant = self.keys.tenant_of(bearer_key(auth))
         if tenant is None:
             return 401, {"detail": UNAUTHORIZED}, [(b"www-authenticate", b"Bearer")]
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > MAX_BODY_BYTES:
-                return 413, {"detail": f"a request body is at most {MAX_BODY_BYTES} bytes"}, []
+        body = await read_body(receive, MAX_BODY_BYTES)
+        if body is None:
+            return 413, {"detail": f"a request body is at most {MAX_BODY_BYTES} bytes"}, []
         try:
             fields = orjson.loads(body)
         except orjson.JSONDecodeError as exc:

@@ -18,12 +18,13 @@ import math
 import threading
 import time
 
-import orjson
+from hindbrain.service.asgi import read_body, send_json
 
 PREFIX = "/v1/"
 RATE = 1000.0  # requests a second per key: far above an agent's loop, a brake on a runaway one
 BURST = 2000
 MAX_BODY = 16 << 20  # a batch of 10,000 events of ~1 KB fits
+KEYS = 10_000  # buckets kept before the full ones (idle keys) are dropped: guessed keys cost no memory
 
 
 class TokenBuckets:
@@ -41,9 +42,16 @@ class TokenBuckets:
             tokens = min(float(self.burst), tokens + (now - at) * self.rate)
             if tokens >= 1.0:
                 self._buckets[key] = (tokens - 1.0, now)
+                if len(self._buckets) > KEYS:
+                    self._drop_full(now)
                 return 0.0
             self._buckets[key] = (tokens, now)
             return (1.0 - tokens) / self.rate
+
+    def _drop_full(self, now: float) -> None:
+        """Forget the buckets that have refilled: a new one starts full, so nothing changes."""
+        self._buckets = {k: (t, at) for k, (t, at) in self._buckets.items()
+                         if t + (now - at) * self.rate < self.burst}
 
 
 class Limits:
@@ -66,13 +74,9 @@ class Limits:
             return await _refuse(send, 413, f"a request body is at most {self.max_body} bytes")
         if scope["method"] not in ("POST", "PUT", "PATCH"):
             return await self.app(scope, receive, send)
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.max_body:
-                return await _refuse(send, 413, f"a request body is at most {self.max_body} bytes")
+        body = await read_body(receive, self.max_body)
+        if body is None:
+            return await _refuse(send, 413, f"a request body is at most {self.max_body} bytes")
         try:
             body.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -97,7 +101,4 @@ def limits_of(settings) -> TokenBuckets:
 
 
 async def _refuse(send, status: int, detail, headers: list | None = None) -> None:
-    data = orjson.dumps({"detail": detail})
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *(headers or [])]})
-    await send({"type": "http.response.body", "body": data})
+    await send_json(send, status, {"detail": detail}, headers)

@@ -46,6 +46,7 @@ from hindbrain.brain import recall_with_records, semantic_index
 from hindbrain.recall.engine import RecallEngine
 from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.pack import RecallPack
+from hindbrain.service.asgi import read_body, send_json
 from hindbrain.service.http import VERSION, FastRoutes, RequestIds, Unavailable
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits, limits_of
@@ -151,11 +152,7 @@ class ToOwner:
             return await _lifespan(receive, send)
         if scope["type"] != "http":
             return
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         headers = [(k, v) for k, v in scope["headers"] if k not in self.HOP]
         headers.append((b"x-request-id", scope["state"]["request_id"].encode("latin-1")))
         target = scope["raw_path"].decode("latin-1") + (f"?{scope['query_string'].decode('latin-1')}"
@@ -225,24 +222,13 @@ class ReplicaRoutes:
             return await self.app(scope, receive, send)
         given = next((v for k, v in scope["headers"] if k == TOKEN_HEADER), b"")
         if scope["method"] != "POST" or not hmac.compare_digest(given, self.token):
-            return await _answer(send, 404, {"detail": "Not Found"})
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+            return await send_json(send, 404, {"detail": "Not Found"})
+        body = orjson.loads(await read_body(receive))
         if scope["path"] == SERVING:
-            self.serving.add(orjson.loads(body)["name"])
-            return await _answer(send, 200, {"serving": sorted(self.serving)})
-        await self.append([(rt, record) for rt, record in orjson.loads(body)["records"]])
-        await _answer(send, 200, {"recorded": True})
-
-
-async def _answer(send, status: int, payload: dict) -> None:
-    data = orjson.dumps(payload)
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
-    await send({"type": "http.response.body", "body": data})
+            self.serving.add(body["name"])
+            return await send_json(send, 200, {"serving": sorted(self.serving)})
+        await self.append([(rt, record) for rt, record in body["records"]])
+        await send_json(send, 200, {"recorded": True})
 
 
 class Replicas:
@@ -254,7 +240,6 @@ class Replicas:
         self.processes: list[subprocess.Popen | None] = [None] * count
         self.channels: list[socket.socket | None] = [None] * count  # the owner's ends
         self.serving: set[str] = set()  # names of the replicas that announced themselves
-        self.restarts = 0
         self._stopping = threading.Event()
         self._watch = threading.Thread(target=self._keep_alive, name="hindbrain-replicas", daemon=True)
 
@@ -285,7 +270,6 @@ class Replicas:
                 if proc is not None and proc.poll() is not None and not self._stopping.is_set():
                     print(f"hindbrain serve: {name_of(n)} exited ({proc.returncode}); restarting", file=sys.stderr)
                     self.serving.discard(name_of(n))
-                    self.restarts += 1
                     self._spawn(n)
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -339,6 +323,15 @@ def nodelay(conn: socket.socket) -> socket.socket:
     return conn
 
 
+async def started(server, sockets: list) -> asyncio.Task:
+    """Starts ``server.serve(sockets)`` and returns its task once the server has started (or
+    has already stopped)."""
+    serving = asyncio.create_task(server.serve(sockets=sockets))
+    while not server.started and not serving.done():
+        await asyncio.sleep(0.02)
+    return serving
+
+
 def protocol_factory(server):
     """What uvicorn makes for each connection of ``server`` (a started ``uvicorn.Server``), so a
     connection accepted elsewhere is served by it like one it accepted."""
@@ -385,9 +378,7 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str)
     app.state.replicas = pool
 
     async def serve() -> None:
-        serving = asyncio.create_task(server.serve(sockets=[inner]))  # the replicas' way in
-        while not server.started and not serving.done():
-            await asyncio.sleep(0.02)
+        serving = await started(server, [inner])  # the replicas' way in
         accepting = asyncio.create_task(Balancer(listener, protocol_factory(server), pool).run())
         try:
             await serving
@@ -423,22 +414,21 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=_exit_with_owner, args=(os.getppid(),), daemon=True).start()
     cfg = Settings(home=Path(args.home))
     follower = Follower(cfg)
-    started = time.perf_counter()
-    follower.catch_up()
+    began = time.perf_counter()
+    indexed = follower.catch_up()
     freeze_long_lived()
-    print(f"hindbrain serve: {args.name} (pid {os.getpid()}) indexed {follower.next_offset:,} log records in "
-          f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print(f"hindbrain serve: {args.name} (pid {os.getpid()}) indexed {indexed:,} of {follower.next_offset:,} log "
+          f"records in {time.perf_counter() - began:.1f} s", file=sys.stderr)
     owner = OwnerLink(args.owner, os.environ[TOKEN_ENV])
     app = replica_app(follower, KeyStore(cfg.home), owner, args.name)
+    config = uvicorn.Config(app, log_level=args.log_level, access_log=False, lifespan="off")
     channel = socket.socket(fileno=args.channel)
 
     async def serve() -> None:
         tail = asyncio.create_task(_tail(follower))
-        server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, access_log=False, lifespan="off"))
-        serving = asyncio.create_task(server.serve(sockets=[]))  # connections come from the owner
+        server = uvicorn.Server(config)
+        serving = await started(server, [])  # connections come from the owner
         try:
-            while not server.started and not serving.done():
-                await asyncio.sleep(0.02)
             if server.started:
                 _take_connections(channel, protocol_factory(server), server)
                 while follower.warming():  # the owner hands it nothing until then
@@ -450,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
             await owner.client.aclose()
 
     try:
-        with asyncio.Runner(loop_factory=uvicorn.Config(app).get_loop_factory()) as runner:
+        with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
             runner.run(serve())
     except KeyboardInterrupt:
         pass

@@ -6,6 +6,7 @@ import http.client
 
 from http_helpers import call, serving
 
+from hindbrain.service import limits
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import MAX_BODY, TokenBuckets
 
@@ -56,3 +57,17 @@ def test_a_body_over_the_limit_is_a_413_before_it_is_read(tmp_path):
         answer = conn.getresponse()
         assert answer.status == 413 and b"at most" in answer.read()
         conn.close()
+
+
+def test_idle_keys_are_forgotten_and_a_key_still_limited_is_kept(monkeypatch):
+    monkeypatch.setattr(limits, "KEYS", 5)
+    now = [0.0]
+    buckets = TokenBuckets(rate=1, burst=1, clock=lambda: now[0])
+    assert buckets.take("busy") == 0.0  # its bucket is empty now
+    for n in range(20):  # guessed keys, one request each, far apart
+        now[0] += 10
+        buckets.take(f"guess-{n}")
+        assert len(buckets._buckets) <= 6
+    now[0] = 10_000.0
+    buckets.take("busy")
+    assert buckets.take("busy") > 0  # the key that used its token is still limited
