@@ -335,12 +335,20 @@ class Brain:
         Each entry: ``{"position", "record_type", "relations", "record"}``. For a fragment
         this includes the events it rests on. Empty when nothing concerns the id. With
         ``tenant``, only that tenant's records (an id is no capability: another tenant's
-        id explains nothing).
+        id explains nothing). An event or unit the poisoning defence quarantined
+        (``recall.provenance``; the defence on) carries ``"quarantine"``: why, on the record
+        that created it.
         """
         chain = self._explain(item_id)
-        if tenant is None:
-            return chain
-        return [e for e in chain if e["record"].get("envelope", {}).get("tenant") == tenant]
+        if tenant is not None:
+            chain = [e for e in chain if e["record"].get("envelope", {}).get("tenant") == tenant]
+        for entry in chain if self.engine.quarantine else ():
+            subject = entry["record"].get("fragment_id") if entry["record_type"] == "cognition" else \
+                entry["record"].get("envelope", {}).get("record_id") if entry["record_type"] == "perception" else None
+            reason = subject and self.index.quarantine_of(entry["record"]["envelope"]["tenant"], subject)
+            if reason:
+                entry["quarantine"] = reason
+        return chain
 
     def _explain(self, item_id: str) -> list[dict]:
         self.runner.flush()

@@ -191,7 +191,8 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     recalling ``task`` perceived itself is in the agent's context already (stage ``context``);
     a ``task_start`` with no ``k`` draws on lessons, not on other conversations' turns
     (``other_conversation``), unless they are the recall's ``user``'s own; a user's
-    instruction-like words (``Doc.quarantine``) reach only that user's own recalls
+    instruction-like words (``Doc.quarantine``) reach only that user's own recalls, and so does
+    a unit steering money or the agent until independent agents verified it (``Doc.fleet``)
     (``quarantine=False``: the defence off, for measuring it)."""
     cut: list[dict] = []
 
@@ -210,9 +211,10 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         doc = item.doc
         if in_context(doc, task):
             drop(item, "context", "perceived in this task: already in the agent's context")
-        elif quarantine and doc.quarantine and not own_words(doc, user):
+        elif quarantine and doc.quarantine and not own_words(doc, user) and not doc.fleet:
             drop(item, "quarantine", f"quarantined: {doc.quarantine}; kept in the log and the views, never "
-                                     f"injected into another user's task")
+                                     f"injected into another user's task"
+                                     + (" until independent agents verify it" if doc.kind == "fragment" else ""))
         elif trigger == "task_start" and k is None and other_conversation(doc, user):
             drop(item, "covered", "another conversation's turn: a task start draws on lessons (rules, beliefs, "
                                   "what was done and how it went), not on what others said")

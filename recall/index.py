@@ -26,7 +26,7 @@ from hindbrain.projections import beliefs, events, fragments, unit_states
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.cues import index_terms
 from hindbrain.recall.lexical import BM25Index
-from hindbrain.recall.provenance import quarantine_reason
+from hindbrain.recall.provenance import inherited_quarantine, quarantine_reason, unit_quarantine_reason
 from hindbrain.recall.tokenize import estimate_tokens, tokens
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.streams.processing import Decoded
@@ -87,7 +87,11 @@ class Doc:
     provenance: dict | None = None
     task: str | None = None  # events: the task that perceived it (its own recall has it in context)
     speaker: str | None = None  # events: who said it (a user's own turns are about that user)
-    quarantine: str | None = None  # events: why a user's words never steer another's task (recall.provenance)
+    # Why it never steers another user's task (recall.provenance): a user's instruction-like
+    # words (events), a rule steering money or the agent, or one resting on such words (units).
+    quarantine: str | None = None
+    session: str | None = None  # events: the conversation it was perceived in (rendered with its quote)
+    fleet: bool = False  # units: independent agents verified it (``share``); it lifts a unit's quarantine
 
     @property
     def fresh_since_us(self) -> int:
@@ -155,7 +159,8 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
               task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker,
-              quarantine=quarantine_reason(fields.get("kind"), fields["text"], speaker, agent, fields.get("session")))
+              quarantine=quarantine_reason(fields.get("kind"), fields["text"], speaker, agent, fields.get("session")),
+              session=fields.get("session"))
     doc, terms = _with_cues(doc, fields)
     return doc, terms + _field_terms(fields)
 
@@ -181,7 +186,8 @@ def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
     doc = Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
               float(row["confidence"]), dict(row["scope"]), _ts_us(row["ts"]), condition=row["condition"],
               action=row["action"], reason=row["reason"], status=row["status"],
-              owner=fragments.private_to(row["agent"], row["source"], row["seed"]))
+              owner=fragments.private_to(row["agent"], row["source"], row["seed"]),
+              quarantine=unit_quarantine_reason(row["text"], row["seed"]))
     return _with_cues(doc, {**row, "text": row["condition"]})  # the rendered text would repeat the action
 
 
@@ -227,6 +233,8 @@ class TenantIndex:
                 continue
             seen.add(doc.id)
             doc.tokens = estimate_tokens(doc.text)
+            if doc.kind == "fragment":  # the words it was learned from say more than its own cue
+                doc.quarantine = inherited_quarantine(doc.event_ids, self._quarantine_of) or doc.quarantine
             fresh.append((doc, tokens(doc.text) + cues))
         if not fresh:
             return []
@@ -241,6 +249,10 @@ class TenantIndex:
             self.docs.append(doc)
             self.by_id[doc.id] = n
         return [doc for doc, _ in fresh]
+
+    def _quarantine_of(self, doc_id: str) -> str | None:
+        no = self.by_id.get(doc_id)
+        return None if no is None else self.docs[no].quarantine
 
     def set_state(self, doc_id: str, status: str, confidence: float | None, rung: str | None = None) -> None:
         no = self.by_id.get(doc_id)
@@ -335,7 +347,7 @@ class TenantIndex:
                 doc.provenance = {"learned_by": agents[0] if agents else None, "agents": len(agents),
                                   "verified": int(unit.get("successes") or 0)}
             else:
-                doc.provenance = None
+                doc.provenance, doc.fleet = None, True
             doc.owner = None
             self._owners[no] = SHARED
 
@@ -366,6 +378,15 @@ class RecallIndex:
         if index is None:
             index = self.tenants[tenant] = TenantIndex()
         return index
+
+    def quarantine_of(self, tenant: str, doc_id: str) -> str | None:
+        """Why an indexed event or unit is quarantined (``recall.provenance``), or None."""
+        index = self.tenants.get(tenant)
+        no = None if index is None else index.by_id.get(doc_id)
+        doc = None if no is None else index.docs[no]
+        if doc is None or not doc.quarantine:
+            return None
+        return f"{doc.quarantine} (lifted: verified by independent agents)" if doc.fleet else doc.quarantine
 
     def add(self, items: list[Indexable]) -> None:
         by_tenant: dict[str, list[tuple[Doc, list[str]]]] = {}

@@ -37,7 +37,7 @@ _DIRECTIVE = re.compile(
     r"必须|总是|永远|一律|务必|以后(?:都|一律)?|记住|规定|政策|不要",
     re.IGNORECASE)
 _MONEY = re.compile(
-    r"(?:\b(?:refunds?|payments?|pay|transfer|wire|send (?:the )?(?:money|funds)|deposit|payout)\b[^.\n]{0,40}"
+    r"(?:\b(?:refunds?|payments?|pay|transfer|wire|send (?:the )?(?:money|funds)|deposit|payout)\b[^.\n]{0,80}"
     r"\b(?:account|acct|iban|wallet|routing|card)\b[^.\n]{0,12}?[#:]?\s*[A-Z]{0,4}[\d][\d\s-]{3,}\d)|"
     r"(?:退款|付款|转账|汇款|打款)[^。\n]{0,20}(?:账户|账号|卡号)[^。\n]{0,6}?\d[\d\s-]{3,}\d",
     re.IGNORECASE)
@@ -75,6 +75,42 @@ def instruction_cue(text: str | None) -> str | None:
     return None
 
 
+def unit_cue(text: str | None) -> str | None:
+    """The cue that makes a unit's rule ("when C, do A, because R") steer money or the agent
+    itself, or None. A rule is a directive by nature, so no directive word is needed; its target
+    is: an injection marker, a destination for money, an account number or a link. Credentials
+    are no cue here: ops lessons are about them ("read the secret with the service token")."""
+    if not text:
+        return None
+    if found := _INJECTION.search(text):
+        return f"a prompt-injection marker ({found.group(0)!r})"
+    for what, pattern in (*_TARGETS[:2], _TARGETS[3]):
+        if target := pattern.search(text):
+            return f"{what} ({target.group(0).strip()!r})"
+    return None
+
+
+def unit_quarantine_reason(text: str | None, seed: bool = False) -> str | None:
+    """Why a unit is quarantined until the fleet verifies it, or None: a rule that would steer
+    money or the agent (``unit_cue``), proposed by an agent (``learn``) or induced by the
+    learner. One agent's word is not enough for such a rule: an agent can be talked into
+    proposing it (fake feedback) or be compromised, and its own outcomes can be forged by it.
+    A curated seed is the operator's, trusted like the log."""
+    if seed:
+        return None
+    cue = unit_cue(text)
+    return None if cue is None else f"a rule carrying {cue}, not yet verified by independent agents"
+
+
+def inherited_quarantine(event_ids, quarantine_of) -> str | None:
+    """A unit resting on a quarantined event inherits its quarantine: the learner must not
+    launder a user's instruction into a rule (``quarantine_of``: event id → reason or None)."""
+    for event_id in event_ids:
+        if reason := quarantine_of(event_id):
+            return f"learned from a quarantined event ({event_id}: {reason})"
+    return None
+
+
 def quarantine_reason(kind: str | None, text: str | None, speaker: str | None, agent: str | None,
                       session: str | None = None) -> str | None:
     """Why an event is quarantined, or None: a user's words (``source_of``) that are
@@ -87,3 +123,22 @@ def quarantine_reason(kind: str | None, text: str | None, speaker: str | None, a
     said_by = f"{speaker}'s" if speaker else "a user's"
     where = f" in session {session}" if session else ""
     return f"{said_by} message{where} carries {cue}"
+
+
+_DONE = {"observation": "observed by", "action": "done by", "anomaly": "anomaly seen by", "outcome": "outcome seen by"}
+
+
+def origin_of(doc) -> str:
+    """Where a recalled event came from, in words, for the quoted line the pack renders:
+    "message from bob, session s-7", "observed by support-bot, task t-3". Units and beliefs:
+    empty (their own line says where they come from)."""
+    if doc.kind != "event":
+        return ""
+    kind = doc.event_kind or "event"
+    if kind in SPOKEN:
+        who = doc.speaker or "a user"
+        said = f"{kind} from {who}" if source_of(kind, doc.speaker, doc.owner) == USER else f"{kind} by {who}"
+    else:
+        said = f"{_DONE.get(kind, kind + ' by')} {doc.owner or 'an agent'}"
+    where = f"session {doc.session}" if doc.session else f"task {doc.task}" if doc.task else ""
+    return f"{said}, {where}" if where else said
