@@ -10,10 +10,11 @@ import pytest
 from http_helpers import call, serving
 
 from hindbrain.projections.views import VIEWS
+from hindbrain.service.tenant_sql import DERIVED
 
 TENANTS = ("acme", "globex", "initech")
 SYSTEMS = ("IAM", "CRM", "Vault", "Billing")
-TABLES = [v.table.name for v in VIEWS if "tenant" in dict(v.table.columns)]
+TABLES = [v.table.name for v in VIEWS if "tenant" in dict(v.table.columns)] + list(DERIVED)
 # Views that echo what the caller itself sent (its recall queries name the others' words on purpose).
 ECHOES = {"recalls", "dead_letters"}
 
