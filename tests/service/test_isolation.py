@@ -23,7 +23,7 @@ ECHOES = {"recalls", "dead_letters"}
 def fleet(tmp_path_factory):
     rng = random.Random(20261201)
     with serving(tmp_path_factory.mktemp("isolation")) as (base, brain, keys):
-        key = {t: keys.create(t) for t in TENANTS}
+        key = {t: keys.create(t, role="admin") for t in TENANTS}  # writes, then reads by SQL and explain
         owner: dict[str, str] = {}  # every id written → its tenant
         for tenant in TENANTS:
             secret = f"secret{tenant}"
