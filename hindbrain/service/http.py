@@ -44,6 +44,7 @@ from hindbrain.schemas.api import (
     RecallInput,
 )
 from hindbrain.service.asgi import read_body, send_json
+from hindbrain.service.keys import PREFIX as KEY_PREFIX
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits, limits_of
 from hindbrain.service.metrics import Metrics
@@ -410,6 +411,9 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     def revoke_key(key_id: str, tenant: str = Tenant):
         """Revoke one of this tenant's keys; it is refused from its next request on. Another
         tenant's key id is a 404, like an unknown one, and stays live."""
+        if key_id.startswith(KEY_PREFIX):  # a URL lands in access logs: the secret must not
+            raise HTTPException(status_code=422, detail=[{"loc": ["path", "key_id"], "type": "value_error",
+                                                          "msg": "give the key id, not the whole key"}])
         if not keys.revoke(key_id, tenant=tenant):
             raise HTTPException(status_code=404, detail=f"no live key {key_id!r} of this tenant")
         return {"key_id": key_id, "revoked": True}

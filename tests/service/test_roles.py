@@ -144,6 +144,8 @@ def test_an_admin_makes_lists_and_revokes_keys_of_its_own_tenant_only(api):
     assert status == 422 and body["detail"][0]["loc"] == ["body", "role"]
     assert call(base, "POST", "/v1/keys", {}, key[ADMIN])[1]["role"] == "agent"  # least privilege by default
 
+    status, body, _ = call(base, "DELETE", f"/v1/keys/{made['key']}", key=key[ADMIN])  # the secret in a URL
+    assert status == 422 and body["detail"][0]["loc"] == ["path", "key_id"] and keys.resolve(made["key"])
     assert call(base, "DELETE", f"/v1/keys/{made['key_id']}", key=key[ADMIN])[0] == 200
     assert call(base, "POST", "/v1/sql", {"query": "SELECT 1 AS one"}, made["key"])[0] == 401
     assert call(base, "DELETE", f"/v1/keys/{made['key_id']}", key=key[ADMIN])[0] == 404  # no live key any more
