@@ -218,8 +218,8 @@ def cmd_keys(args) -> int:
         if not args.tenant:
             print("keys create: --tenant is required", file=sys.stderr)
             return 2
-        print(keys.create(args.tenant, args.label or ""))
-        print("store it now: only its hash is kept", file=sys.stderr)
+        print(keys.create(args.tenant, args.label or "", args.role))
+        print(f"{args.role} key of tenant {args.tenant!r}; store it now: only its hash is kept", file=sys.stderr)
         return 0
     if args.action == "revoke":
         if not args.key_id:
@@ -230,7 +230,7 @@ def cmd_keys(args) -> int:
             return 1
         return 0
     for k in keys.list(args.tenant):
-        print(f"{k.key_id}  {k.tenant}  {'revoked' if k.revoked_us else 'live'}  {k.label}")
+        print(f"{k.key_id}  {k.tenant}  {k.role}  {'revoked' if k.revoked_us else 'live'}  {k.label}")
     return 0
 
 
@@ -297,11 +297,16 @@ def build_parser() -> argparse.ArgumentParser:
     from hindbrain.service.mcp_cli import add_parser as add_mcp_parser
 
     add_mcp_parser(sub).set_defaults(func=cmd_mcp)
-    keys = sub.add_parser("keys", help="API keys per tenant (hashed at rest): create, revoke, list")
+    from hindbrain.service.roles import DEFAULT_ROLE, ROLES
+
+    keys = sub.add_parser("keys", help="API keys per tenant and role (hashed at rest): create, revoke, list")
     keys.add_argument("action", choices=("create", "revoke", "list"))
     keys.add_argument("key_id", nargs="?", help="revoke: the key id (or the whole key)")
     keys.add_argument("--tenant")
     keys.add_argument("--label", help="create: who or what the key is for")
+    keys.add_argument("--role", choices=ROLES, default=DEFAULT_ROLE,
+                      help="create: agent (default: perceive, learn, recall, outcome), analyst (sql, explain, "
+                           "traits) or admin (approve, invalidate, hindsight, keys, and everything else)")
     keys.set_defaults(func=cmd_keys)
     return parser
 

@@ -1,7 +1,8 @@
 """``hindbrain serve``: the SDK as a JSON API for agents in any language (issue 8).
 
 Every ``/v1`` request carries ``Authorization: Bearer <API key>``; the key's tenant is the
-request's tenant (a body cannot name one: ``tenant`` is an unknown field there, so 422).
+request's tenant (a body cannot name one: ``tenant`` is an unknown field there, so 422), and
+the key's role must allow the route (``roles.py``: 403 naming both roles otherwise).
 Bodies are validated field by field (422 ``{"detail": [{"loc": ["body", field], "msg"}]}``,
 from FastAPI's models or from the SDK's own validation, the same shape). Every response
 carries ``X-Request-ID`` (the caller's, or a new one). The agents' hot routes, perceive and
@@ -43,9 +44,11 @@ from hindbrain.schemas.api import (
     RecallInput,
 )
 from hindbrain.service.asgi import read_body, send_json
+from hindbrain.service.keys import PREFIX as KEY_PREFIX
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits, limits_of
 from hindbrain.service.metrics import Metrics
+from hindbrain.service.roles import DEFAULT_ROLE, Role, allows, refusal
 
 VERSION = "v1"
 PERCEIVE = object()  # a BrainThread job: one perception's fields (runs of them are batched)
@@ -74,6 +77,12 @@ class SqlBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=100_000)
     parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class KeyBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Role = Field(DEFAULT_ROLE, description="agent, analyst or admin (docs/service.md, Keys and roles)")
+    label: str = Field("", max_length=200, description="who or what the key is for")
 
 
 class RequestIds:
@@ -193,9 +202,11 @@ class FastRoutes:
 
     async def _answer(self, handler: Handler, scope, receive) -> tuple[int, dict, list]:
         auth = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
-        tenant = self.keys.tenant_of(bearer_key(auth))
-        if tenant is None:
+        key = self.keys.resolve(bearer_key(auth))
+        if key is None:
             return 401, {"detail": UNAUTHORIZED}, [(b"www-authenticate", b"Bearer")]
+        if not allows(key.role, scope["path"]):  # the hot paths are literal routes: the path is the route
+            return 403, {"detail": refusal(key.role, scope["path"])}, []
         body = await read_body(receive, MAX_BODY_BYTES)
         if body is None:
             return 413, {"detail": f"a request body is at most {MAX_BODY_BYTES} bytes"}, []
@@ -208,7 +219,7 @@ class FastRoutes:
         if "tenant" in fields:  # the key decides the tenant
             return 422, _detail(["body", "tenant"], "Extra inputs are not permitted", "extra_forbidden"), []
         try:
-            return 200, await handler(tenant, fields), []
+            return 200, await handler(key.tenant, fields), []
         except InvalidInput as exc:
             return 422, invalid_input_detail(exc), []
         except Unavailable as exc:
@@ -260,13 +271,17 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return JSONResponse(status_code=422,
                             content={**invalid_input_detail(exc), "request_id": request.state.request_id})
 
-    async def tenant_of(authorization: str | None = Header(default=None)) -> str:
+    async def tenant_of(request: Request, authorization: str | None = Header(default=None)) -> str:
+        """The tenant of the request's key, once its role allows the matched route (401, 403)."""
         # async on purpose: a sync dependency costs a thread-pool hop per request (~1 ms here),
-        # more than the key lookup itself (one indexed SQLite read, ~0.14 ms).
-        tenant = keys.tenant_of(bearer_key(authorization))
-        if tenant is None:
+        # more than the key lookup itself (from memory, see KeyStore.resolve).
+        key = keys.resolve(bearer_key(authorization))
+        if key is None:
             raise HTTPException(status_code=401, detail=UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
-        return tenant
+        route = request.scope["route"].path  # the template (/v1/explain/{item_id}), as roles.ROUTES names it
+        if not allows(key.role, route):
+            raise HTTPException(status_code=403, detail=refusal(key.role, route))
+        return key.tenant
 
     Tenant = Depends(tenant_of)
 
@@ -376,6 +391,32 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         ``when_due`` (default) only when the trigger policy says so."""
         report = await owner.call(brain.hindsight, when_due=when_due)
         return {"skipped": report.skipped, "decisions": len(report.decisions)}
+
+    # Key management: a plain def each (FastAPI runs it on its thread pool): a key store write
+    # waits for its fsync, which must not stall the event loop.
+    @app.post(f"/{VERSION}/keys", tags=["keys"], status_code=201)
+    def create_key(body: KeyBody, tenant: str = Tenant):
+        """A new key of this tenant with ``role`` and ``label``: the only answer that ever shows
+        its secret (``key``); store it now."""
+        key = keys.create(tenant, body.label, body.role)
+        return {"key": key, "key_id": key.split("_")[1], "tenant": tenant, "role": body.role, "label": body.label}
+
+    @app.get(f"/{VERSION}/keys", tags=["keys"])
+    def list_keys(tenant: str = Tenant):
+        """This tenant's keys, live and revoked, oldest first; never a secret."""
+        return {"keys": [{"key_id": k.key_id, "role": k.role, "label": k.label, "created_us": k.created_us,
+                          "revoked_us": k.revoked_us} for k in keys.list(tenant)]}
+
+    @app.delete(f"/{VERSION}/keys/{{key_id}}", tags=["keys"])
+    def revoke_key(key_id: str, tenant: str = Tenant):
+        """Revoke one of this tenant's keys; it is refused from its next request on. Another
+        tenant's key id is a 404, like an unknown one, and stays live."""
+        if key_id.startswith(KEY_PREFIX):  # a URL lands in access logs: the secret must not
+            raise HTTPException(status_code=422, detail=[{"loc": ["path", "key_id"], "type": "value_error",
+                                                          "msg": "give the key id, not the whole key"}])
+        if not keys.revoke(key_id, tenant=tenant):
+            raise HTTPException(status_code=404, detail=f"no live key {key_id!r} of this tenant")
+        return {"key_id": key_id, "revoked": True}
 
     return app
 

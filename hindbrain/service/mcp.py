@@ -35,6 +35,7 @@ from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.schemas.api import EventKind, Signal, Source, Trigger
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.mcp_cli import KEY_ENV, add_options, add_parser  # noqa: F401 - add_parser: re-exported
+from hindbrain.service.roles import allows, refusal
 
 TOOLS = ("recall", "perceive", "learn", "outcome")
 MCP_PATH = "/mcp"
@@ -237,7 +238,8 @@ class TenantRouter:
     the binding structural: a session lives in its tenant's session manager, so a session id
     presented with another tenant's key is unknown there. Sessions are also bound to the key
     that opened them (the SDK compares ``scope["user"]``), and a revoked key is refused on its
-    next request, because every request reads the key store.
+    next request, because every request reads the key store. The tools are an agent's
+    (``roles.ROUTES["/mcp"]``): an analyst key is refused with 403 ``insufficient_scope``.
     """
 
     def __init__(self, brain, keys: KeyStore, *, host: str = "127.0.0.1", lock: "threading.Lock | None" = None):
@@ -254,13 +256,16 @@ class TenantRouter:
         if scope["type"] != "http":
             return
         key = bearer_key(Headers(scope=scope))
-        tenant = await anyio.to_thread.run_sync(self.keys.tenant_of, key) if key else None
-        if tenant is None:
+        live = await anyio.to_thread.run_sync(self.keys.resolve, key) if key else None
+        if live is None:
             await _unauthorized(scope, receive, send, "a valid API key is required" if key else
                                 "send Authorization: Bearer <API key>")
             return
-        user = AuthenticatedUser(AccessToken(token=key, client_id=_key_id(key), scopes=[]))
-        app = await self._app_of(tenant)
+        if not allows(live.role, MCP_PATH):
+            await _forbidden(scope, receive, send, refusal(live.role, MCP_PATH))
+            return
+        user = AuthenticatedUser(AccessToken(token=key, client_id=live.key_id, scopes=[]))
+        app = await self._app_of(live.tenant)
         await app({**scope, "user": user}, receive, send)
 
     async def _app_of(self, tenant: str):
@@ -297,14 +302,16 @@ def bearer_key(headers: Headers) -> str | None:
     return (key.strip() or None) if scheme.lower() == "bearer" else None
 
 
-def _key_id(key: str) -> str:
-    # A valid key reads hb_<key id>_<secret>; the id names the session's owner without the secret.
-    return key.split("_")[1]
-
-
 async def _unauthorized(scope: Scope, receive: Receive, send: Send, why: str) -> None:
     response = JSONResponse({"error": "invalid_token", "error_description": why}, status_code=401,
                             headers={"WWW-Authenticate": 'Bearer realm="hindbrain"'})
+    await response(scope, receive, send)
+
+
+async def _forbidden(scope: Scope, receive: Receive, send: Send, why: str) -> None:
+    # RFC 6750: a valid token without the rights the resource needs
+    response = JSONResponse({"error": "insufficient_scope", "error_description": why}, status_code=403,
+                            headers={"WWW-Authenticate": 'Bearer realm="hindbrain", error="insufficient_scope"'})
     await response(scope, receive, send)
 
 
@@ -324,15 +331,18 @@ class StartupError(ValueError):
 
 
 def stdio_tenant(tenant: str | None, key: str | None, keys: KeyStore, key_env: str = KEY_ENV) -> str:
-    """The tenant a stdio server serves: ``--tenant``, or the tenant of the API key in ``key_env``.
-    Both given: they must agree."""
+    """The tenant a stdio server serves: ``--tenant``, or the tenant of the API key in ``key_env``
+    (a key whose role allows the MCP tools: agent or admin). Both given: they must agree."""
     if key:
-        owner = keys.tenant_of(key)
-        if owner is None:
+        live = keys.resolve(key)
+        if live is None:
             raise StartupError(f"the API key in ${key_env} is unknown or revoked")
-        if tenant and tenant != owner:
-            raise StartupError(f"--tenant {tenant!r}, but the API key in ${key_env} belongs to tenant {owner!r}")
-        return owner
+        if not allows(live.role, MCP_PATH):
+            raise StartupError(f"the API key in ${key_env}: {refusal(live.role, MCP_PATH)}")
+        if tenant and tenant != live.tenant:
+            raise StartupError(f"--tenant {tenant!r}, but the API key in ${key_env} belongs to tenant "
+                               f"{live.tenant!r}")
+        return live.tenant
     if tenant and tenant.strip():
         return tenant
     raise StartupError(f"give --tenant T, or an API key (`hindbrain keys create --tenant T`) in ${key_env}")

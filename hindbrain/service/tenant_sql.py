@@ -21,6 +21,9 @@ import re
 
 from hindbrain.projections.views import VIEWS
 
+# the warehouse's plain views over its tables (projections/migrations.py), each with a tenant
+# column: `feedback` (an item's counters, as the README's first queries use it) and `lineage`
+DERIVED = ("feedback", "lineage")
 _TABLE_READERS = re.compile(r"^(dictget|dicthas|dictgethierarchy|dictisin|joinget)", re.IGNORECASE)
 
 
@@ -39,7 +42,9 @@ def view_statements(warehouse_db: str, tenant: str) -> list[str]:
     tables = [v.table for v in VIEWS if "tenant" in dict(v.table.columns)]
     return [f"CREATE DATABASE IF NOT EXISTS `{db}`"] + [
         f"CREATE VIEW IF NOT EXISTS `{db}`.`{t.name}` AS SELECT * FROM `{warehouse_db}`.`{t.name}` FINAL "
-        f"WHERE tenant = {literal}" for t in tables]
+        f"WHERE tenant = {literal}" for t in tables] + [
+        f"CREATE VIEW IF NOT EXISTS `{db}`.`{name}` AS SELECT * FROM `{warehouse_db}`.`{name}` "
+        f"WHERE tenant = {literal}" for name in DERIVED]  # FINAL is inside them already
 
 
 def check_ast(ast_lines: list[str], databases: set[str]) -> None:

@@ -11,7 +11,7 @@ from http_helpers import call, serving
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):
     with serving(tmp_path_factory.mktemp("served")) as (base, brain, keys):
-        yield base, brain, keys, keys.create("acme", "tests"), keys.create("globex", "tests")
+        yield base, brain, keys, keys.create("acme", "tests", "admin"), keys.create("globex", "tests", "admin")
 
 
 def test_the_agent_loop_over_http_learns_recalls_and_credits(api):

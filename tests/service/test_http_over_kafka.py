@@ -14,7 +14,7 @@ SITUATION = {"system": "IAM", "identity": "normal account", "action": "submit ch
 def test_the_agent_loop_over_http_on_kafka(tmp_path, kafka):
     settings = dict(kafka=kafka.bootstrap, kafka_prefix=kafka.prefix, worker_group=f"{kafka.prefix}projector")
     with serving(tmp_path, **settings) as (base, brain, keys):
-        key = keys.create("acme")
+        key = keys.create("acme", role="admin")  # the agent loop, then SQL
         for body in ({"task": "t1", "kind": "anomaly", "text": "clicked submit, nothing happened", **SITUATION},
                      {"task": "t1", "kind": "outcome", "text": "submit succeeded as admin", "system": "IAM",
                       "identity": "admin account", "action": "submit change", "success": True}):

@@ -10,10 +10,11 @@ import pytest
 from http_helpers import call, serving
 
 from hindbrain.projections.views import VIEWS
+from hindbrain.service.tenant_sql import DERIVED
 
 TENANTS = ("acme", "globex", "initech")
 SYSTEMS = ("IAM", "CRM", "Vault", "Billing")
-TABLES = [v.table.name for v in VIEWS if "tenant" in dict(v.table.columns)]
+TABLES = [v.table.name for v in VIEWS if "tenant" in dict(v.table.columns)] + list(DERIVED)
 # Views that echo what the caller itself sent (its recall queries name the others' words on purpose).
 ECHOES = {"recalls", "dead_letters"}
 
@@ -22,7 +23,7 @@ ECHOES = {"recalls", "dead_letters"}
 def fleet(tmp_path_factory):
     rng = random.Random(20261201)
     with serving(tmp_path_factory.mktemp("isolation")) as (base, brain, keys):
-        key = {t: keys.create(t) for t in TENANTS}
+        key = {t: keys.create(t, role="admin") for t in TENANTS}  # writes, then reads by SQL and explain
         owner: dict[str, str] = {}  # every id written → its tenant
         for tenant in TENANTS:
             secret = f"secret{tenant}"

@@ -147,7 +147,8 @@ class HttpServer:
     def __init__(self, home: Path):
         self.home, keys = home, KeyStore(home)
         self.key = {"acme": keys.create("acme"), "acme-2": keys.create("acme"), "beta": keys.create("beta"),
-                    "revoked": keys.create("acme")}
+                    "revoked": keys.create("acme"), "analyst": keys.create("acme", role="analyst"),
+                    "admin": keys.create("acme", role="admin")}
         assert keys.revoke(self.key["revoked"])
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}/mcp"
@@ -252,6 +253,20 @@ def test_http_refuses_a_request_without_a_live_key(shared_http_server, authoriza
     response = httpx2.post(http_server.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                            headers=headers)
     assert response.status_code == 401 and response.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_http_tools_need_an_agent_or_admin_key_and_an_analyst_key_gets_403(shared_http_server):
+    url, key = shared_http_server.url, shared_http_server.key
+
+    async def tools(session: ClientSession):
+        return {t.name for t in (await session.list_tools()).tools}
+
+    assert anyio.run(_http_session, url, key["admin"], tools) == set(TOOLS)
+    response = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                           headers=_bearer(key["analyst"]))
+    assert response.status_code == 403 and 'error="insufficient_scope"' in response.headers["www-authenticate"]
+    assert response.json()["error_description"] == ("/mcp needs an agent key (or an admin key); this API key is "
+                                                     "an analyst key")
 
 
 def test_http_session_is_bound_to_the_key_that_opened_it(shared_http_server):

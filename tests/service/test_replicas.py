@@ -186,6 +186,35 @@ def test_the_internal_routes_need_the_owners_token(served):
         assert status == 404
 
 
+def _first_answers(base: str, method: str, path: str, body, key: str, tries: int = 40) -> dict[str, tuple]:
+    """The first ``(status, body)`` of the owner and of the replica: one request per fresh
+    connection, which the owner deals out in turn, until both have answered."""
+    answers: dict[str, tuple] = {}
+    for _ in range(tries):
+        status, payload, headers = call(base, method, path, body, key)
+        answers.setdefault(headers["x-hindbrain-served-by"], (status, payload))
+        if answers.keys() == {"owner", "replica-1"}:
+            return answers
+    raise AssertionError(f"only {sorted(answers)} answered")
+
+
+def test_a_replica_checks_the_role_of_the_recalls_it_answers_and_forwards_the_rest_to_be_checked(served):
+    base, _, home = served
+    keys = KeyStore(home)  # written beside the running processes, as `hindbrain keys create` would
+    analyst, agent = keys.create("acme", "replica analyst", "analyst"), keys.create("acme", "replica agent")
+    recall, sql = ("POST", "/v1/recall", {"query": "password reset"}), ("POST", "/v1/sql", {"query": "SELECT 1 AS n"})
+    refused = _first_answers(base, *recall, analyst)  # answered by each process itself
+    assert {name: status for name, (status, _) in refused.items()} == {"owner": 403, "replica-1": 403}
+    assert all("/v1/recall needs an agent key" in body["detail"] for _, body in refused.values())
+    # SQL is forwarded by the replica: the owner decides, and its answer comes back
+    assert {status for status, _ in _first_answers(base, *sql, analyst).values()} == {200}
+    assert {status for status, _ in _first_answers(base, *sql, agent).values()} == {403}
+    assert {status for status, _ in _first_answers(base, *recall, agent).values()} == {200}
+    assert keys.revoke(agent.split("_")[1])
+    after = _first_answers(base, *recall, agent)  # each process's very next request with it
+    assert {name: status for name, (status, _) in after.items()} == {"owner": 401, "replica-1": 401}
+
+
 def test_a_killed_replica_is_restarted_and_a_killed_owner_takes_its_replicas_along(tmp_path):
     KeyStore(tmp_path).create("acme", "tests")
     proc, base = _serve(tmp_path, replicas=1)

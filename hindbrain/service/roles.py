@@ -1,0 +1,72 @@
+"""Roles of API keys (issue 19): which routes a key may call, in one table.
+
+Every key has one role:
+
+* ``agent``: an agent's loop: perceive (one, or a batch), learn (agents propose units),
+  recall, outcome; and the MCP server's tools, which are the same four.
+* ``analyst``: reading the tenant's memory as a whole: SQL over its views, explain, the
+  traits waiting for a verdict.
+* ``admin``: the human decisions and the operations: approve, invalidate, hindsight, the
+  tenant's keys; and every route of the other two.
+
+``agent`` and ``analyst`` are disjoint on purpose. An agent key lives in agents' processes,
+environments and sometimes their prompts, so it is the likeliest to leak: it reaches what
+recall shows, never the whole memory by SQL. An analyst reads, and writes nothing: not a
+perception, not a recall (a recall is a record in the log and counts in the learning).
+``admin`` holds everything. A ``/v1`` route missing from ``ROUTES`` needs ``admin``: a new
+route stays closed until someone places it here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Role = Literal["agent", "analyst", "admin"]
+ROLES: tuple[str, ...] = ("agent", "analyst", "admin")
+DEFAULT_ROLE = "agent"  # least privilege: most keys are made for agents (docs/service.md)
+
+# what each role may do: the roles whose routes it may call
+GRANTS: dict[str, frozenset[str]] = {
+    "agent": frozenset({"agent"}),
+    "analyst": frozenset({"analyst"}),
+    "admin": frozenset(ROLES),
+}
+
+# route (FastAPI's path template) → the role it needs
+ROUTES: dict[str, str] = {
+    "/v1/perceive": "agent",
+    "/v1/perceive/batch": "agent",
+    "/v1/learn": "agent",
+    "/v1/recall": "agent",
+    "/v1/outcome": "agent",
+    "/mcp": "agent",  # hindbrain mcp over HTTP: recall, perceive, learn, outcome as tools
+    "/v1/sql": "analyst",
+    "/v1/explain/{item_id}": "analyst",
+    "/v1/traits": "analyst",
+    "/v1/approve": "admin",
+    "/v1/invalidate": "admin",
+    "/v1/hindsight": "admin",
+    "/v1/keys": "admin",
+    "/v1/keys/{key_id}": "admin",
+}
+
+
+def needed(route: str) -> str:
+    """The role ``route`` needs (``admin`` for a route not in ``ROUTES``)."""
+    return ROUTES.get(route, "admin")
+
+
+def allows(role: str, route: str) -> bool:
+    """Whether a key of ``role`` may call ``route``."""
+    return needed(route) in GRANTS.get(role, ())
+
+
+def refusal(role: str, route: str) -> str:
+    """The 403's detail: the role the route needs, and the key's."""
+    need = needed(route)
+    also = " (or an admin key)" if need != "admin" else ""
+    return f"{route} needs {_a(need)} key{also}; this API key is {_a(role)} key"
+
+
+def _a(role: str) -> str:
+    return f"{'an' if role[:1] in 'aeiou' else 'a'} {role}"
