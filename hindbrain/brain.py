@@ -483,5 +483,5 @@ def _perception(p: PerceiveInput) -> dict:
         "kind": p.kind, "text": p.text, "system": p.system, "identity": p.identity, "action": p.action,
         "expected": p.expected, "actual": p.actual, "entities": list(p.entities), "scope": {**read, **p.scope},
         "signal": p.signal, "success": p.success, "polarity": p.polarity, "session": p.session,
-        "speaker": p.speaker, "emotion": emotion,
+        "speaker": p.speaker, "emotion": emotion, "origin": p.origin,
     }

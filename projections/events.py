@@ -27,6 +27,7 @@ TABLE = Table(
         ("session", "Nullable(String)"),
         ("speaker", "Nullable(String)"),
         ("emotion", "Nullable(String)"),
+        ("origin", "Nullable(String)"),  # who produced the text (agent, user, tool, document): perception v3
         ("producer", "String"),
     ),
     order_by=("tenant", "event_id"),
@@ -34,7 +35,7 @@ TABLE = Table(
 RECORD_TYPES = ("perception",)
 
 _PAYLOAD = ("kind", "text", "system", "identity", "action", "expected", "actual", "entities", "scope",
-            "signal", "success", "polarity", "session", "speaker", "emotion")
+            "signal", "success", "polarity", "session", "speaker", "emotion", "origin")
 
 
 def project(record_type: str, record: dict, position) -> list[dict]:

@@ -52,4 +52,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create the foundation views", _create_views, _drop_views),
     Migration(2, "unit lifecycle states from the learner's decisions",
               lambda db: [unit_states.TABLE.create_sql(db)], lambda db: [unit_states.TABLE.drop_sql(db)]),
+    # A warehouse made before perception v3 lacks the column; one made since has it from migration 1.
+    Migration(3, "who produced an event's text (perception v3: origin)",
+              lambda db: [f"ALTER TABLE `{db}`.`events` ADD COLUMN IF NOT EXISTS `origin` Nullable(String) "
+                          f"AFTER `emotion`"],
+              lambda db: [f"ALTER TABLE `{db}`.`events` DROP COLUMN IF EXISTS `origin`"]),
 )

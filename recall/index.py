@@ -91,6 +91,7 @@ class Doc:
     # words (events), a rule steering money or the agent, or one resting on such words (units).
     quarantine: str | None = None
     session: str | None = None  # events: the conversation it was perceived in (rendered with its quote)
+    origin: str | None = None  # events: who produced the text, when the producer said (agent, user, tool, document)
     fleet: bool = False  # units: independent agents verified it (``share``); it lifts a unit's quarantine
 
     @property
@@ -159,8 +160,9 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
               task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker,
-              quarantine=quarantine_reason(fields.get("kind"), fields["text"], speaker, agent, fields.get("session")),
-              session=fields.get("session"))
+              quarantine=quarantine_reason(fields.get("kind"), fields["text"], speaker, agent, fields.get("session"),
+                                           fields.get("origin")),
+              session=fields.get("session"), origin=fields.get("origin"))
     doc, terms = _with_cues(doc, fields)
     return doc, terms + _field_terms(fields)
 

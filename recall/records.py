@@ -13,7 +13,7 @@ import orjson
 from hindbrain.recall.engine import RecallResult
 from hindbrain.recall.index import Belief
 from hindbrain.recall.pack import Recalled, RecallPack
-from hindbrain.recall.provenance import origin_of
+from hindbrain.recall.provenance import attribution_of
 from hindbrain.schemas.records import envelope, new_id
 
 
@@ -62,7 +62,7 @@ def pack_of(recall_id: str, budget_tokens: int, result: RecallResult) -> RecallP
         Recalled(id=i.id, kind=i.doc.kind, text=i.doc.text, event_ids=list(i.doc.event_ids), score=i.relevance,
                  why=i.why, source=i.doc.source, layer=i.doc.layer, confidence=i.doc.confidence,
                  tokens=i.doc.tokens, scope=dict(i.doc.scope), condition=i.doc.condition, action=i.doc.action,
-                 reason=i.doc.reason, status=i.doc.status, ts_us=i.doc.ts_us, origin=origin_of(i.doc))
+                 reason=i.doc.reason, status=i.doc.status, ts_us=i.doc.ts_us, attribution=attribution_of(i.doc))
         for i in result.selected
     ]
     briefing = [

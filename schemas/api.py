@@ -50,6 +50,9 @@ Scope = dict[Name, Name]
 
 EventKind = Literal["message", "observation", "action", "anomaly", "feedback", "outcome"]
 Signal = Literal["explicit", "implicit", "self"]
+# Who produced an event's text (issue 19): the agent itself, a user talking to it, a tool's
+# output, an external document. None: read from ``kind`` and ``speaker`` (recall.provenance).
+Origin = Literal["agent", "user", "tool", "document"]
 Source = Literal["lived", "read"]
 Trigger = Literal["task_start", "anomaly", "no_progress", "no_data", "unresolved_entity", "user_reference"]
 
@@ -89,6 +92,7 @@ class PerceiveInput(_Input):
     session: Name | None = None
     speaker: Name | None = None
     emotion: Name | None = None
+    origin: Origin | None = None
     ts: datetime | None = None
     event_id: Name | None = None
 

@@ -102,13 +102,13 @@ def _sample_records() -> list[tuple[str, dict]]:
         "system": "IAM", "identity": "normal account", "action": "submit change", "expected": "success message",
         "actual": "no response", "entities": ["IAM", "change request"], "scope": {"env": "prod"},
         "signal": "implicit", "success": None, "polarity": None, "session": "s-1", "speaker": "agent",
-        "emotion": None,
+        "emotion": None, "origin": None,
     }
     message = {
         "envelope": _env("perception", "ev_2", ts=TS + 1), "kind": "message", "text": "提交按钮没有反应",
         "system": None, "identity": None, "action": None, "expected": None, "actual": None, "entities": [],
         "scope": {}, "signal": None, "success": None, "polarity": None, "session": "s-1", "speaker": "user",
-        "emotion": None,
+        "emotion": None, "origin": "user",
     }
     cognition = {
         "envelope": _env("cognition", "fr_1", ts=TS + 2, causation_ids=["ev_1"]), "fragment_id": "fr_1",

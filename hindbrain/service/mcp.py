@@ -32,7 +32,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from hindbrain.recall.pack import Recalled, RecallPack
-from hindbrain.schemas.api import EventKind, Signal, Source, Trigger
+from hindbrain.schemas.api import EventKind, Origin, Signal, Source, Trigger
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.mcp_cli import KEY_ENV, add_options, add_parser  # noqa: F401 - add_parser: re-exported
 from hindbrain.service.roles import allows, refusal
@@ -171,6 +171,8 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None) -> MC
         polarity: Annotated[float | None, Field(description="for feedback: -1 (negative) to +1 (positive)")] = None,
         session: Annotated[str | None, Field(description="the dialogue session")] = None,
         speaker: Annotated[str | None, Field(description="who said it (a message)")] = None,
+        origin: Annotated[Origin | None, Field(description="who produced the text: agent, user, tool (a tool's "
+                                                           "output) or document (a page you read)")] = None,
         ts: Annotated[datetime | None, Field(description="when it happened (ISO 8601); default now")] = None,
         event_id: Annotated[str | None, Field(description="your own id: the same id twice is one event")] = None,
     ) -> str:
@@ -178,7 +180,8 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None) -> MC
         system, action, expected, actual). Give text or action. Returns the event id."""
         return call("perceive", text=text, kind=kind, agent=agent, task=task, system=system, identity=identity,
                     action=action, expected=expected, actual=actual, entities=entities, scope=scope, signal=signal,
-                    success=success, polarity=polarity, session=session, speaker=speaker, ts=ts, event_id=event_id)
+                    success=success, polarity=polarity, session=session, speaker=speaker, origin=origin, ts=ts,
+                    event_id=event_id)
 
     @server.tool()
     def learn(

@@ -70,6 +70,8 @@ def _perception(version: int) -> dict:
     }
     if version >= 2:
         record["emotion"] = "frustrated"
+    if version >= 3:
+        record["origin"] = "tool"
     return record
 
 
@@ -78,6 +80,7 @@ def _perception(version: int) -> dict:
 SAMPLES: dict[tuple[str, int], dict] = {
     ("perception", 1): _perception(1),
     ("perception", 2): _perception(2),
+    ("perception", 3): _perception(3),
     ("cognition", 1): {
         "envelope": _envelope("fr_00000000000000000000000000000002", 1),
         "fragment_id": "fr_00000000000000000000000000000002",

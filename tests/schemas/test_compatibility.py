@@ -99,7 +99,14 @@ def test_perception_v1_reads_with_emotion_none():
     assert "emotion" in v1 and v1["emotion"] is None
     assert v2["emotion"] == "frustrated"
     assert v1["envelope"]["schema_version"] == 1
-    assert registry.current("perception").version == 2
+    assert registry.current("perception").version == 3
+
+
+def test_perceptions_before_v3_read_with_origin_none():
+    """Issue 19: an event written before ``origin`` existed has its trust read from kind and speaker."""
+    older = [registry.decode(_golden(f"perception.v{n}"))[1] for n in (1, 2)]
+    assert [record["origin"] for record in older] == [None, None]
+    assert registry.decode(_golden("perception.v3"))[1]["origin"] == "tool"
 
 
 @pytest.mark.parametrize("stem", GOLDEN_STEMS)
