@@ -35,12 +35,14 @@ class Warehouse:
 
     # -- schema --------------------------------------------------------------------------
     def reset(self) -> None:
-        """Drop every view and the migration record: an empty warehouse (for replay)."""
+        """Drop every view and table, the migration record too: an empty warehouse (for replay).
+        What is there is dropped, views first (they read the tables), whichever migrations made
+        it: a migration's ``down`` may alter a table that a half-built warehouse lacks."""
         with self._lock:
-            for m in reversed(MIGRATIONS):
-                for sql in m.down(self.database):
-                    self._client.command(sql)
-            self._client.command(f"DROP TABLE IF EXISTS `{self.database}`.`{MIGRATIONS_TABLE}`")
+            rows = self._client.query("SELECT name, engine = 'View' FROM system.tables WHERE database = {db:String}",
+                                      parameters={"db": self.database}).result_rows
+            for name, _ in sorted(rows, key=lambda row: not row[1]):
+                self._client.command(f"DROP TABLE IF EXISTS `{self.database}`.`{name}`")
 
     def migrate(self, target: int | None = None) -> list[int]:
         """Apply (or, with a lower ``target``, revert) migrations; returns the numbers run."""
