@@ -1,7 +1,9 @@
 """``hindbrain serve``: the SDK as a JSON API for agents in any language (issue 8).
 
 Every ``/v1`` request carries ``Authorization: Bearer <API key>``; the key's tenant is the
-request's tenant (a body cannot name one: ``tenant`` is an unknown field there, so 422).
+request's tenant (a body cannot name one: ``tenant`` is an unknown field there, so 422). A
+caller that means a tenant may say so in ``X-Hindbrain-Tenant`` (``hindbrain.Client`` does, for
+code written for ``Brain(tenant=...)``): another than the key's is a 422 on ``tenant``.
 Bodies are validated field by field (422 ``{"detail": [{"loc": ["body", field], "msg"}]}``,
 from FastAPI's models or from the SDK's own validation, the same shape). Every response
 carries ``X-Request-ID`` (the caller's, or a new one). The agents' hot routes, perceive and
@@ -196,6 +198,9 @@ class FastRoutes:
         tenant = self.keys.tenant_of(bearer_key(auth))
         if tenant is None:
             return 401, {"detail": UNAUTHORIZED}, [(b"www-authenticate", b"Bearer")]
+        claimed = next((v for k, v in scope["headers"] if k == TENANT_HEADER), None)
+        if claimed is not None and (wrong := wrong_tenant(claimed.decode("latin-1"), tenant)):
+            return 422, wrong, []
         body = await read_body(receive, MAX_BODY_BYTES)
         if body is None:
             return 413, {"detail": f"a request body is at most {MAX_BODY_BYTES} bytes"}, []
@@ -216,6 +221,15 @@ class FastRoutes:
 
 
 UNAUTHORIZED = "a valid API key is required: Authorization: Bearer <key>"
+TENANT_HEADER = b"x-hindbrain-tenant"
+
+
+def wrong_tenant(claimed: str, tenant: str) -> dict | None:
+    """The 422 body when the caller means another tenant than its key's, else None."""
+    if claimed == tenant:
+        return None
+    return _detail(["header", "tenant"], f"this API key's tenant is {tenant!r}, not {claimed!r}: the key decides "
+                   "the tenant (use a key of the tenant meant)", "tenant_mismatch")
 
 
 def bearer_key(authorization: str | None) -> str | None:
@@ -260,12 +274,15 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return JSONResponse(status_code=422,
                             content={**invalid_input_detail(exc), "request_id": request.state.request_id})
 
-    async def tenant_of(authorization: str | None = Header(default=None)) -> str:
+    async def tenant_of(authorization: str | None = Header(default=None),
+                        x_hindbrain_tenant: str | None = Header(default=None)) -> str:
         # async on purpose: a sync dependency costs a thread-pool hop per request (~1 ms here),
         # more than the key lookup itself (one indexed SQLite read, ~0.14 ms).
         tenant = keys.tenant_of(bearer_key(authorization))
         if tenant is None:
             raise HTTPException(status_code=401, detail=UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
+        if x_hindbrain_tenant is not None and (wrong := wrong_tenant(x_hindbrain_tenant, tenant)):
+            raise HTTPException(status_code=422, detail=wrong["detail"])
         return tenant
 
     Tenant = Depends(tenant_of)
