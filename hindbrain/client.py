@@ -249,8 +249,7 @@ class Exchange:
         wait = self.retry.wait(self.attempt, retry_after) if retryable(self.call, outcome) else None
         self.attempt += 1
         if wait is not None:
-            log.info("%s: %s; attempt %d of %d in %.2f s", self.call.operation, self._error, self.attempt + 1,
-                     self.retry.attempts, wait)
+            log.info("%s; attempt %d of %d in %.2f s", self._error, self.attempt + 1, self.retry.attempts, wait)
         return wait
 
     def _answer(self, response: httpx.Response) -> Any:

@@ -51,6 +51,7 @@ from hindbrain.streams.log import Position
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = RetryPolicy(attempts=3, backoff_s=0.01)  # retries without the default's waits
+STALL_S = 0.5
 RATE, BURST = 1, 30  # the server's per-key limit (see the module docstring)
 
 
@@ -109,7 +110,8 @@ def _spend_burst(url: str, key: str) -> None:
 class FaultyProxy:
     """Forwards requests to ``upstream``; the next ``faults`` replace answers: ``"drop"``
     forwards the request and closes the connection without its answer (the brain applied it,
-    the client never hears), a status (``503``) answers that status without forwarding."""
+    the client never hears), ``"stall"`` forwards it ``STALL_S`` late, a status (``503``)
+    answers that status without forwarding."""
 
     def __init__(self, upstream: str, faults: list):
         self.upstream, self.faults, self.seen = upstream.removeprefix("http://"), list(faults), []
@@ -124,6 +126,9 @@ class FaultyProxy:
                 with proxy._lock:
                     proxy.seen.append((self.command, self.path, body))
                     fault = proxy.faults.pop(0) if proxy.faults else None
+                if fault == "stall":  # an answer slower than the client's timeout
+                    time.sleep(STALL_S)
+                    fault = None
                 if fault is None or fault == "drop":
                     status, headers, answer = proxy.forward(self.command, self.path, self.headers, body)
                     if fault == "drop":
@@ -131,13 +136,16 @@ class FaultyProxy:
                         return
                 else:
                     status, headers, answer = fault, [("Retry-After", "0")], orjson.dumps({"detail": "injected"})
-                self.send_response(status)
-                for name, value in headers:
-                    if name.lower() not in ("content-length", "connection", "date", "server"):
-                        self.send_header(name, value)
-                self.send_header("Content-Length", str(len(answer)))
-                self.end_headers()
-                self.wfile.write(answer)
+                try:
+                    self.send_response(status)
+                    for name, value in headers:
+                        if name.lower() not in ("content-length", "connection", "date", "server"):
+                            self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(answer)))
+                    self.end_headers()
+                    self.wfile.write(answer)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up waiting (a stall past its timeout)
 
             do_GET = do_POST = do_any
 
@@ -356,6 +364,15 @@ def test_reads_are_retried_on_503_and_refusals_are_not(served, acme, proxy):
         with pytest.raises(ServiceUnavailable):
             client.explain("fr_x")
         assert len(faulty.seen) == 8  # FAST's 3 attempts, then the error
+
+
+def test_a_timeout_is_a_lost_answer(served, acme, proxy):
+    faulty = proxy("stall", None, "stall")
+    with Client(faulty.url, api_key=acme, retry=FAST, timeout=STALL_S / 2) as client:
+        assert isinstance(client.recall(query="IAM submit"), RecallPack)  # a read: asked again, answered at once
+        with pytest.raises(ServiceUnavailable, match="ReadTimeout.*may have reached the service"):
+            client.outcome(task="t-timeout", success=True)
+    assert len(faulty.seen) == 3
 
 
 def test_a_server_that_is_down_is_tried_a_bounded_number_of_times(caplog):
