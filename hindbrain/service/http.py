@@ -1,9 +1,7 @@
 """``hindbrain serve``: the SDK as a JSON API for agents in any language (issue 8).
 
 Every ``/v1`` request carries ``Authorization: Bearer <API key>``; the key's tenant is the
-request's tenant (a body cannot name one: ``tenant`` is an unknown field there, so 422). A
-caller that means a tenant may say so in ``X-Hindbrain-Tenant`` (``hindbrain.Client`` does, for
-code written for ``Brain(tenant=...)``): another than the key's is a 422 on ``tenant``.
+request's tenant (a body cannot name one: ``tenant`` is an unknown field there, so 422).
 Bodies are validated field by field (422 ``{"detail": [{"loc": ["body", field], "msg"}]}``,
 from FastAPI's models or from the SDK's own validation, the same shape). Every response
 carries ``X-Request-ID`` (the caller's, or a new one). The agents' hot routes, perceive and
@@ -171,7 +169,11 @@ Handler = Callable[[str, dict], Awaitable[dict]]  # (tenant, body fields) -> the
 
 
 class FastRoutes:
-    """Pure ASGI: the agents' hot routes (``POST /v1/perceive``, ``POST /v1/recall``) without
+    """Pure ASGI, first for every request: the tenant a caller means (``X-Hindbrain-Tenant``,
+    which ``hindbrain.Client`` sends for code written for ``Brain``'s ``tenant=``) must be its
+    key's, else 422 on ``["header", "tenant"]`` before any route runs.
+
+    Then the agents' hot routes (``POST /v1/perceive``, ``POST /v1/recall``) without
     FastAPI's routing, dependency solving and body models. The models only repeated what the
     SDK validates anyway (field-level 422s of the same shape), so a body is parsed once
     (orjson) and validated once, in the brain. Measured on a served perceive: FastAPI's stack
@@ -184,6 +186,8 @@ class FastRoutes:
         self.handlers = {path: (SimpleNamespace(path=path), fn) for path, fn in handlers.items()}
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and (wrong := self._claim_refused(scope)):  # every route's, hot or not
+            return await send_json(send, 422, {**wrong, "request_id": scope["state"]["request_id"]})
         hot = self.handlers.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
         if hot is None:
             return await self.app(scope, receive, send)
@@ -193,14 +197,22 @@ class FastRoutes:
             payload["request_id"] = scope["state"]["request_id"]
         await send_json(send, status, payload, extra)
 
+    def _claim_refused(self, scope) -> dict | None:
+        """The 422 body when ``X-Hindbrain-Tenant`` names another tenant than the request's
+        key's; None without the header, with the key's tenant, or with no valid key (the route
+        answers 401 then)."""
+        claimed = next((v for k, v in scope["headers"] if k == TENANT_HEADER), None)
+        if claimed is None or not scope["path"].startswith(f"/{VERSION}/"):
+            return None
+        auth = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
+        tenant = self.keys.tenant_of(bearer_key(auth))
+        return wrong_tenant(claimed.decode("latin-1"), tenant) if tenant is not None else None
+
     async def _answer(self, handler: Handler, scope, receive) -> tuple[int, dict, list]:
         auth = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
         tenant = self.keys.tenant_of(bearer_key(auth))
         if tenant is None:
             return 401, {"detail": UNAUTHORIZED}, [(b"www-authenticate", b"Bearer")]
-        claimed = next((v for k, v in scope["headers"] if k == TENANT_HEADER), None)
-        if claimed is not None and (wrong := wrong_tenant(claimed.decode("latin-1"), tenant)):
-            return 422, wrong, []
         body = await read_body(receive, MAX_BODY_BYTES)
         if body is None:
             return 413, {"detail": f"a request body is at most {MAX_BODY_BYTES} bytes"}, []
@@ -274,15 +286,12 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return JSONResponse(status_code=422,
                             content={**invalid_input_detail(exc), "request_id": request.state.request_id})
 
-    async def tenant_of(authorization: str | None = Header(default=None),
-                        x_hindbrain_tenant: str | None = Header(default=None)) -> str:
+    async def tenant_of(authorization: str | None = Header(default=None)) -> str:
         # async on purpose: a sync dependency costs a thread-pool hop per request (~1 ms here),
         # more than the key lookup itself (one indexed SQLite read, ~0.14 ms).
         tenant = keys.tenant_of(bearer_key(authorization))
         if tenant is None:
             raise HTTPException(status_code=401, detail=UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
-        if x_hindbrain_tenant is not None and (wrong := wrong_tenant(x_hindbrain_tenant, tenant)):
-            raise HTTPException(status_code=422, detail=wrong["detail"])
         return tenant
 
     Tenant = Depends(tenant_of)
