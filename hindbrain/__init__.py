@@ -27,3 +27,7 @@ def __getattr__(name: str):
 
         return getattr(client, name)
     raise AttributeError(f"module 'hindbrain' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_CLIENT_NAMES})

@@ -272,7 +272,9 @@ def _explained(answer: dict) -> list[dict]:
 
 
 class _Api:
-    """The ``Brain`` methods as ``Call`` s; a subclass sends them (``_send``)."""
+    """The ``Brain`` methods as ``Call`` s; a subclass sends them (``_send``) on its httpx client."""
+
+    _http_class: type = httpx.Client
 
     def __init__(self, url: str, api_key: str, *, tenant: str | None = None, timeout: float | httpx.Timeout = 30.0,
                  retry: RetryPolicy | None = None):
@@ -281,8 +283,8 @@ class _Api:
         (the server refuses a call meaning another than the key's); ``timeout``: seconds per
         request (or an ``httpx.Timeout``); ``retry``: the ``RetryPolicy`` (default: 4 attempts)."""
         self.url, self.tenant, self.retry = url, tenant, retry or RetryPolicy()
-        self._options = {"base_url": url, "timeout": timeout, "headers": {
-            "Authorization": f"Bearer {api_key}", "Accept": "application/json", "User-Agent": "hindbrain-client"}}
+        self._http = self._http_class(base_url=url, timeout=timeout, headers={
+            "Authorization": f"Bearer {api_key}", "Accept": "application/json", "User-Agent": "hindbrain-client"})
 
     def _send(self, call: Call):
         raise NotImplementedError
@@ -391,10 +393,6 @@ class Client(_Api):
     """The ``Brain`` API over HTTP (see the module docstring). A context manager; ``close()``
     closes its connections."""
 
-    def __init__(self, url: str, api_key: str, **options):
-        super().__init__(url, api_key, **options)
-        self._http = httpx.Client(**self._options)
-
     def _send(self, call: Call):
         exchange = Exchange(call, self.retry)
         while (wait := exchange.after(self._attempt(call))) is not None:
@@ -422,9 +420,7 @@ class AsyncClient(_Api):
     """``Client`` for asyncio: every method returns an awaitable (``await client.recall(...)``);
     ``async with AsyncClient(...)``, or ``await client.close()``."""
 
-    def __init__(self, url: str, api_key: str, **options):
-        super().__init__(url, api_key, **options)
-        self._http = httpx.AsyncClient(**self._options)
+    _http_class = httpx.AsyncClient
 
     async def _send(self, call: Call):
         exchange = Exchange(call, self.retry)
