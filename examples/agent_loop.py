@@ -20,8 +20,9 @@ def world(action: str) -> bool:
     return "admin account" in action
 
 
-def run_task(brain: Brain, agent: str, task: str) -> bool:
-    who = dict(tenant="acme", agent=agent, task=task)
+def run_task(brain: Brain, agent: str, task: str, tenant: str = "acme") -> bool:
+    """One task. ``brain`` may as well be a ``hindbrain.Client``: the same methods (client_loop.py)."""
+    who = dict(tenant=tenant, agent=agent, task=task)
     pack = brain.recall(**who, query="change a user's permissions in IAM", trigger="task_start",
                         situation={"system": "IAM", "action": SITUATION["action"]}, budget_tokens=300)
     print(pack.render() or "(nothing recalled)")

@@ -1,8 +1,9 @@
 """The learner: a stream processor over the log that applies the learning rules.
 
 For each record, in log order:
-* **perception** — the write gate classifies it (transactional turns are counted and go no
-  further); near-identical consecutive events of one agent's session merge (the newest
+* **perception** — an event id seen already is skipped (the same event sent again); the
+  write gate classifies it (transactional turns are counted and go no further);
+  near-identical consecutive events of one agent's session merge (the newest
   is kept, an ``events_merged`` decision names the rest, which stay in the log); failures
   and successes form the task's trajectory, from which ``extract.recovery`` proposes units;
   negative feedback is counted per topic (a rule only on the third, ``extract.feedback_rule``,
@@ -76,6 +77,7 @@ class _Tenant:
     tried: Recent = field(default_factory=Recent)  # task → [(the action's words, it failed)], in order
     goals: Recent = field(default_factory=Recent)  # task → what its recall said it set out to do
     recovered: Recent = field(default_factory=Recent)  # task → the unit its recovery taught (or absorbed into)
+    perceived: Recent = field(default_factory=Recent)  # the recent event ids: a repeated one is the same event
 
 
 class Learner:
@@ -177,6 +179,8 @@ class Learner:
 
     def _perception(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
+        if self._repeated(env):
+            return []
         kind = write_gate.perception_class(record)
         self.counts[f"perceived_{kind}"] += 1
         if kind == "transactional":
@@ -200,6 +204,18 @@ class Learner:
                 proposed = self._propose(env, proposal)
                 out += proposed + self._supersede(t, env, proposal, proposed)
         return out
+
+    def _repeated(self, env: dict) -> bool:
+        """Whether this event id was perceived already: a caller's own ``event_id`` sent again (a
+        client retrying a request whose answer it lost) is one event. The views deduplicate it by
+        id; the learner must not count it twice either (three copies of one negative feedback
+        would otherwise make the three negatives that teach a rule)."""
+        seen = self._tenant(env["tenant"]).perceived
+        if env["record_id"] in seen:
+            self.counts["repeated_perceptions"] += 1
+            return True
+        seen[env["record_id"]] = None
+        return False
 
     def _supersede(self, t: _Tenant, env: dict, proposal: extract.Proposal,
                    proposed: list[tuple[str, dict]]) -> list[tuple[str, dict]]:

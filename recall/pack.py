@@ -8,7 +8,7 @@ hindbrain is, and where it came from (C7).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
 
@@ -77,11 +77,25 @@ class RecallPack:
                 "prompt": self.render(), "items": [dict(vars(i)) for i in self.items],
                 "briefing": [dict(vars(b)) for b in self.briefing], "cut": self.cut}
 
+    @classmethod
+    def from_dict(cls, answer: dict) -> RecallPack:
+        """The pack ``as_dict`` gave (a ``POST /v1/recall`` answer), rebuilt: its ``render()``
+        is the answer's ``prompt``. Keys this version does not know (a newer server's) are left out."""
+        return cls(answer["recall_id"], [_recalled(i) for i in answer["items"]], answer["budget_tokens"],
+                   list(answer.get("cut", [])), [_recalled(b) for b in answer.get("briefing", [])])
+
     def __iter__(self):
         return iter(self.items)
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+_RECALLED_FIELDS = frozenset(f.name for f in fields(Recalled))
+
+
+def _recalled(data: dict) -> Recalled:
+    return Recalled(**{k: v for k, v in data.items() if k in _RECALLED_FIELDS})
 
 
 def _rule(n: int, item: Recalled) -> str:

@@ -142,6 +142,20 @@ def test_the_same_event_id_twice_is_one_event(brain):
     assert [c["id"] for c in pack.cut] == []
 
 
+def test_a_repeated_event_id_is_one_event_for_the_learner_too(brain):
+    """A client retrying a request whose answer it lost sends the same event again: three copies
+    of one negative feedback are not the three negatives that teach a rule."""
+    feedback = {"tenant": "acme", "agent": "a-1", "task": "t-1", "kind": "feedback", "polarity": -1.0,
+                "text": "the report is too long", "entities": ["report"], "event_id": "ev_fb_once"}
+    for _ in range(3):
+        brain.perceive(**feedback)
+    assert brain.sql("SELECT count() AS n FROM fragments") == [{"n": 0}]
+    assert brain.learning.learner.counts["repeated_perceptions"] == 2
+    for n in (2, 3):  # two more distinct negatives on the topic do teach it
+        brain.perceive(**{**feedback, "event_id": f"ev_fb_{n}"})
+    assert [r["n"] for r in brain.sql("SELECT count() AS n FROM fragments")] == [1]
+
+
 def test_recall_over_raw_messages_names_their_events(brain):
     said = [brain.perceive(tenant="acme", kind="message", session="s-1", speaker=speaker, text=text,
                            ts=datetime(2024, 5, n + 1, tzinfo=UTC))

@@ -178,7 +178,11 @@ Handler = Callable[[str, dict], Awaitable[dict]]  # (tenant, body fields) -> the
 
 
 class FastRoutes:
-    """Pure ASGI: the agents' hot routes (``POST /v1/perceive``, ``POST /v1/recall``) without
+    """Pure ASGI, first for every request: the tenant a caller means (``X-Hindbrain-Tenant``,
+    which ``hindbrain.Client`` sends for code written for ``Brain``'s ``tenant=``) must be its
+    key's, else 422 on ``["header", "tenant"]`` before any route runs.
+
+    Then the agents' hot routes (``POST /v1/perceive``, ``POST /v1/recall``) without
     FastAPI's routing, dependency solving and body models. The models only repeated what the
     SDK validates anyway (field-level 422s of the same shape), so a body is parsed once
     (orjson) and validated once, in the brain. Measured on a served perceive: FastAPI's stack
@@ -191,6 +195,8 @@ class FastRoutes:
         self.handlers = {path: (SimpleNamespace(path=path), fn) for path, fn in handlers.items()}
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and (wrong := self._claim_refused(scope)):  # every route's, hot or not
+            return await send_json(send, 422, {**wrong, "request_id": scope["state"]["request_id"]})
         hot = self.handlers.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
         if hot is None:
             return await self.app(scope, receive, send)
@@ -199,6 +205,17 @@ class FastRoutes:
         if status == 422:
             payload["request_id"] = scope["state"]["request_id"]
         await send_json(send, status, payload, extra)
+
+    def _claim_refused(self, scope) -> dict | None:
+        """The 422 body when ``X-Hindbrain-Tenant`` names another tenant than the request's
+        key's; None without the header, with the key's tenant, or with no valid key (the route
+        answers 401 then)."""
+        claimed = next((v for k, v in scope["headers"] if k == TENANT_HEADER), None)
+        if claimed is None or not scope["path"].startswith(f"/{VERSION}/"):
+            return None
+        auth = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
+        tenant = self.keys.tenant_of(bearer_key(auth))
+        return wrong_tenant(claimed.decode("latin-1"), tenant) if tenant is not None else None
 
     async def _answer(self, handler: Handler, scope, receive) -> tuple[int, dict, list]:
         auth = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
@@ -227,6 +244,15 @@ class FastRoutes:
 
 
 UNAUTHORIZED = "a valid API key is required: Authorization: Bearer <key>"
+TENANT_HEADER = b"x-hindbrain-tenant"
+
+
+def wrong_tenant(claimed: str, tenant: str) -> dict | None:
+    """The 422 body when the caller means another tenant than its key's, else None."""
+    if claimed == tenant:
+        return None
+    return _detail(["header", "tenant"], f"this API key's tenant is {tenant!r}, not {claimed!r}: the key decides "
+                   "the tenant (use a key of the tenant meant)", "tenant_mismatch")
 
 
 def bearer_key(authorization: str | None) -> str | None:

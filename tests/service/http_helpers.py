@@ -46,6 +46,21 @@ def serving(home, embedder: str = "none", **brain_settings):
             thread.join(timeout=20)
 
 
+def wait_ready(proc, base: str, timeout_s: float = 60.0) -> None:
+    """Poll ``/readyz`` until the ``hindbrain serve`` process ``proc`` answers 200; fail with
+    its stderr if it exits first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if call(base, "GET", "/readyz")[0] == 200:
+                return
+        except OSError:
+            pass
+        assert proc.poll() is None, f"hindbrain serve exited: {proc.stderr.read() if proc.stderr else ''}"
+        assert time.monotonic() < deadline, "hindbrain serve did not become ready"
+        time.sleep(0.05)
+
+
 def call(base: str, method: str, path: str, body=None, key: str | None = None, headers: dict | None = None):
     """``(status, json body or text, response headers)`` (headers match case-insensitively);
     ``body`` bytes are sent as they are."""

@@ -1,4 +1,5 @@
-"""The examples in ``examples/`` run as written (a newcomer copies them first)."""
+"""The examples in ``examples/`` run as written (a newcomer copies them first). The HTTP
+client's ``client_loop.py`` runs against the served brain of ``test_client.py``."""
 
 from __future__ import annotations
 

@@ -7,9 +7,8 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
-from http_helpers import call
+from http_helpers import call, wait_ready
 
 from hindbrain.service.keys import KeyStore
 
@@ -27,15 +26,7 @@ def test_sigterm_stops_the_server_and_closes_the_brain(tmp_path):
                              "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if call(base, "GET", "/readyz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "hindbrain serve did not become ready"
-            time.sleep(0.2)
+        wait_ready(proc, base)
         status, body, _ = call(base, "POST", "/v1/perceive", {"text": "served, then stopped"}, key)
         assert status == 200 and body["event_id"]
         snapshot = tmp_path / "cache" / "learner.snapshot"
