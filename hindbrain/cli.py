@@ -218,8 +218,9 @@ def cmd_keys(args) -> int:
         if not args.tenant:
             print("keys create: --tenant is required", file=sys.stderr)
             return 2
-        print(keys.create(args.tenant, args.label or "", args.role))
-        print(f"{args.role} key of tenant {args.tenant!r}; store it now: only its hash is kept", file=sys.stderr)
+        print(keys.create(args.tenant, args.label or "", args.role, args.agent))
+        bound = f", acting as agent {args.agent!r} only" if args.agent else ""
+        print(f"{args.role} key of tenant {args.tenant!r}{bound}; store it now: only its hash is kept", file=sys.stderr)
         return 0
     if args.action == "revoke":
         if not args.key_id:
@@ -230,7 +231,8 @@ def cmd_keys(args) -> int:
             return 1
         return 0
     for k in keys.list(args.tenant):
-        print(f"{k.key_id}  {k.tenant}  {k.role}  {'revoked' if k.revoked_us else 'live'}  {k.label}")
+        print(f"{k.key_id}  {k.tenant}  {k.role}{f' ({k.agent})' if k.agent else ''}  "
+              f"{'revoked' if k.revoked_us else 'live'}  {k.label}")
     return 0
 
 
@@ -304,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     keys.add_argument("key_id", nargs="?", help="revoke: the key id (or the whole key)")
     keys.add_argument("--tenant")
     keys.add_argument("--label", help="create: who or what the key is for")
+    keys.add_argument("--agent", help="create: the one agent the key acts as (its requests cannot name another)")
     keys.add_argument("--role", choices=ROLES, default=DEFAULT_ROLE,
                       help="create: agent (default: perceive, learn, recall, outcome), analyst (sql, explain, "
                            "traits) or admin (approve, invalidate, hindsight, keys, and everything else)")

@@ -48,7 +48,7 @@ from hindbrain.service.keys import PREFIX as KEY_PREFIX
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits, limits_of
 from hindbrain.service.metrics import Metrics
-from hindbrain.service.roles import DEFAULT_ROLE, Role, allows, refusal
+from hindbrain.service.roles import DEFAULT_ROLE, Role, WrongAgent, acting_agent, allows, refusal
 
 VERSION = "v1"
 PERCEIVE = object()  # a BrainThread job: one perception's fields (runs of them are batched)
@@ -83,6 +83,8 @@ class KeyBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Role = Field(DEFAULT_ROLE, description="agent, analyst or admin (docs/service.md, Keys and roles)")
     label: str = Field("", max_length=200, description="who or what the key is for")
+    agent: str | None = Field(None, min_length=1, max_length=200,
+                              description="the one agent the key acts as (its requests cannot name another)")
 
 
 class RequestIds:
@@ -236,6 +238,10 @@ class FastRoutes:
         if "tenant" in fields:  # the key decides the tenant
             return 422, _detail(["body", "tenant"], "Extra inputs are not permitted", "extra_forbidden"), []
         try:
+            fields = as_agent(key, fields)
+        except WrongAgent as exc:
+            return 403, {"detail": str(exc)}, []
+        try:
             return 200, await handler(key.tenant, fields), []
         except InvalidInput as exc:
             return 422, invalid_input_detail(exc), []
@@ -244,6 +250,12 @@ class FastRoutes:
 
 
 UNAUTHORIZED = "a valid API key is required: Authorization: Bearer <key>"
+
+
+def as_agent(key, fields: dict) -> dict:
+    """``fields`` acting as the agent the key allows (``roles.acting_agent``; ``WrongAgent``)."""
+    agent = acting_agent(key.agent, fields.get("agent"))
+    return {**fields, "agent": agent} if agent is not None else fields
 TENANT_HEADER = b"x-hindbrain-tenant"
 
 
@@ -307,7 +319,14 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         route = request.scope["route"].path  # the template (/v1/explain/{item_id}), as roles.ROUTES names it
         if not allows(key.role, route):
             raise HTTPException(status_code=403, detail=refusal(key.role, route))
+        request.state.key = key  # an agent-bound key: the agent routes act as its agent (``acting``)
         return key.tenant
+
+    def acting(request: Request, fields: dict) -> dict:
+        try:
+            return as_agent(request.state.key, fields)
+        except WrongAgent as exc:
+            raise HTTPException(status_code=403, detail=str(exc)) from None
 
     Tenant = Depends(tenant_of)
 
@@ -357,33 +376,33 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         f"/{VERSION}/perceive": perceived, f"/{VERSION}/recall": recalled}, keys), limits_of(brain.settings)), metrics)
 
     @app.post(f"/{VERSION}/perceive", tags=["agents"])
-    async def perceive(body: PerceiveBody, tenant: str = Tenant):  # type: ignore[valid-type]
+    async def perceive(request: Request, body: PerceiveBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """Record what an agent perceived, did or was told. Returns the event id."""
-        return await perceived(tenant, _fields(body))
+        return await perceived(tenant, acting(request, _fields(body)))
 
     @app.post(f"/{VERSION}/perceive/batch", tags=["agents"])
-    async def perceive_batch(body: PerceiveBatch, tenant: str = Tenant):
+    async def perceive_batch(request: Request, body: PerceiveBatch, tenant: str = Tenant):
         """Many events in one append (validated first: one bad event refuses the batch, naming it)."""
-        events = [{"tenant": tenant, **_fields(e)} for e in body.events]
+        events = [{"tenant": tenant, **acting(request, _fields(e))} for e in body.events]
         ids = await owner.call(brain.perceive_many, events)
         metrics.ingested(len(ids))
         return {"event_ids": ids}
 
     @app.post(f"/{VERSION}/learn", tags=["agents"])
-    async def learn(body: LearnBody, tenant: str = Tenant):  # type: ignore[valid-type]
+    async def learn(request: Request, body: LearnBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """Propose a cognitive unit ("when C, do A, because R"). Returns its fragment id."""
-        return {"fragment_id": await owner.call(brain.learn, tenant=tenant, **_fields(body))}
+        return {"fragment_id": await owner.call(brain.learn, tenant=tenant, **acting(request, _fields(body)))}
 
     @app.post(f"/{VERSION}/recall", tags=["agents"])
-    async def recall(body: RecallBody, tenant: str = Tenant):  # type: ignore[valid-type]
+    async def recall(request: Request, body: RecallBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """The few units that fill the gap, within the token budget, each score explained;
         ``prompt`` is the block to put into the agent's context."""
-        return await recalled(tenant, _fields(body))
+        return await recalled(tenant, acting(request, _fields(body)))
 
     @app.post(f"/{VERSION}/outcome", tags=["agents"])
-    async def outcome(body: OutcomeBody, tenant: str = Tenant):  # type: ignore[valid-type]
+    async def outcome(request: Request, body: OutcomeBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """How a task went, naming the recall and the items applied: the learning signal."""
-        return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **_fields(body))}
+        return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **acting(request, _fields(body)))}
 
     @app.get(f"/{VERSION}/traits", tags=["humans"])
     async def traits(tenant: str = Tenant):
@@ -424,13 +443,15 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     def create_key(body: KeyBody, tenant: str = Tenant):
         """A new key of this tenant with ``role`` and ``label``: the only answer that ever shows
         its secret (``key``); store it now."""
-        key = keys.create(tenant, body.label, body.role)
-        return {"key": key, "key_id": key.split("_")[1], "tenant": tenant, "role": body.role, "label": body.label}
+        key = keys.create(tenant, body.label, body.role, body.agent)
+        return {"key": key, "key_id": key.split("_")[1], "tenant": tenant, "role": body.role, "label": body.label,
+                "agent": body.agent}
 
     @app.get(f"/{VERSION}/keys", tags=["keys"])
     def list_keys(tenant: str = Tenant):
         """This tenant's keys, live and revoked, oldest first; never a secret."""
-        return {"keys": [{"key_id": k.key_id, "role": k.role, "label": k.label, "created_us": k.created_us,
+        return {"keys": [{"key_id": k.key_id, "role": k.role, "agent": k.agent, "label": k.label,
+                          "created_us": k.created_us,
                           "revoked_us": k.revoked_us} for k in keys.list(tenant)]}
 
     @app.delete(f"/{VERSION}/keys/{{key_id}}", tags=["keys"])

@@ -37,6 +37,9 @@ MIGRATIONS = (
     # an admin key, the role that still can, so a running fleet is not cut off by an upgrade.
     # `keys list` shows them as admin: re-issue them with least privilege and revoke the old.
     "ALTER TABLE keys ADD COLUMN role TEXT NOT NULL DEFAULT 'admin'",
+    # 3: a key bound to one agent (issue 19): it acts as that agent only. NULL: any agent of
+    # its tenant, as every key before.
+    "ALTER TABLE keys ADD COLUMN agent TEXT",
 )
 
 
@@ -50,15 +53,18 @@ class KeyInfo:
     label: str
     created_us: int
     revoked_us: int | None
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
 class LiveKey:
-    """Who a live key speaks for (``KeyStore.resolve``): its tenant and its role."""
+    """Who a live key speaks for (``KeyStore.resolve``): its tenant, its role, and the one
+    agent it acts as (None: any agent of its tenant)."""
 
     key_id: str
     tenant: str
     role: str
+    agent: str | None = None
 
 
 class KeyStore:
@@ -75,18 +81,21 @@ class KeyStore:
     def _db(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
 
-    def create(self, tenant: str, label: str = "", role: str = DEFAULT_ROLE) -> str:
-        """A new key for ``tenant`` with ``role`` (agent, analyst or admin; see ``roles.py``);
+    def create(self, tenant: str, label: str = "", role: str = DEFAULT_ROLE, agent: str | None = None) -> str:
+        """A new key for ``tenant`` with ``role`` (agent, analyst or admin; see ``roles.py``),
+        bound to ``agent`` when given (it then acts as that agent only: ``roles.acting_agent``);
         the only time the full key is ever shown. Raises ValueError naming the field."""
         if not tenant or not tenant.strip():
             raise ValueError("keys: field 'tenant': must not be empty")
         if role not in ROLES:
             raise ValueError(f"keys: field 'role': must be one of {', '.join(ROLES)}, not {role!r}")
+        if agent is not None and not agent.strip():
+            raise ValueError("keys: field 'agent': must not be empty (leave it out for any agent)")
         key_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
         with self._db() as db:
-            db.execute("INSERT INTO keys (key_id, tenant, secret_sha256, label, created_us, revoked_us, role) "
-                       "VALUES (?, ?, ?, ?, ?, NULL, ?)",
-                       (key_id, tenant, _sha256(secret), label, time.time_ns() // 1000, role))
+            db.execute("INSERT INTO keys (key_id, tenant, secret_sha256, label, created_us, revoked_us, role, agent) "
+                       "VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
+                       (key_id, tenant, _sha256(secret), label, time.time_ns() // 1000, role, agent))
         return f"{PREFIX}{key_id}_{secret}"
 
     def revoke(self, key_id: str, tenant: str | None = None) -> bool:
@@ -107,8 +116,8 @@ class KeyStore:
         with self._lock:
             version = self._reader.execute("PRAGMA data_version").fetchone()[0]
             if version != self._version:
-                self._live = {k: (LiveKey(k, t, r), d) for k, t, r, d in self._reader.execute(
-                    "SELECT key_id, tenant, role, secret_sha256 FROM keys WHERE revoked_us IS NULL")}
+                self._live = {k: (LiveKey(k, t, r, a), d) for k, t, r, a, d in self._reader.execute(
+                    "SELECT key_id, tenant, role, agent, secret_sha256 FROM keys WHERE revoked_us IS NULL")}
                 self._version = version
             row = self._live.get(key_id)
         if row is None or not hmac.compare_digest(row[1], _sha256(secret)):
@@ -122,7 +131,7 @@ class KeyStore:
 
     def list(self, tenant: str | None = None) -> list[KeyInfo]:
         """Every key (of ``tenant``), live and revoked, oldest first."""
-        sql = "SELECT key_id, tenant, role, label, created_us, revoked_us FROM keys"
+        sql = "SELECT key_id, tenant, role, label, created_us, revoked_us, agent FROM keys"
         with self._db() as db:
             rows = db.execute(sql + " WHERE tenant = ? ORDER BY created_us" if tenant else sql + " ORDER BY created_us",
                               (tenant,) if tenant else ()).fetchall()

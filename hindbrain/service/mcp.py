@@ -35,7 +35,7 @@ from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.schemas.api import EventKind, Origin, Signal, Source, Trigger
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.mcp_cli import KEY_ENV, add_options, add_parser  # noqa: F401 - add_parser: re-exported
-from hindbrain.service.roles import allows, refusal
+from hindbrain.service.roles import WrongAgent, acting_agent, allows, refusal
 
 TOOLS = ("recall", "perceive", "learn", "outcome")
 MCP_PATH = "/mcp"
@@ -107,8 +107,9 @@ def _given(fields: dict) -> dict:
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def build_server(brain, tenant: str, lock: "threading.Lock | None" = None) -> MCPServer:
-    """An MCP server whose four tools act on ``brain`` for ``tenant`` only.
+def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent: str | None = None) -> MCPServer:
+    """An MCP server whose four tools act on ``brain`` for ``tenant`` only (and as ``agent``
+    only, for a key bound to one: ``roles.acting_agent``).
 
     ``lock`` serializes the brain calls: the SDK runs each (sync) tool call on a worker thread,
     and the embedded brain has one writer. Servers of several tenants over one brain share it.
@@ -121,6 +122,10 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None) -> MC
     server = MCPServer("hindbrain", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
 
     def call(operation: str, **fields):
+        try:
+            fields["agent"] = acting_agent(agent, fields.get("agent"))
+        except WrongAgent as exc:
+            raise ToolError(str(exc)) from None
         with lock:
             try:
                 return getattr(brain, operation)(tenant=tenant, **_given(fields))
@@ -248,7 +253,7 @@ class TenantRouter:
     def __init__(self, brain, keys: KeyStore, *, host: str = "127.0.0.1", lock: "threading.Lock | None" = None):
         self.brain, self.keys, self.host = brain, keys, host
         self.lock = lock or threading.Lock()
-        self._apps: dict[str, Any] = {}
+        self._apps: dict[tuple[str, str | None], Any] = {}  # (tenant, the agent its keys are bound to)
         self._building = anyio.Lock()
         self._sessions = None  # the task group that runs each tenant's session manager
 
@@ -268,20 +273,21 @@ class TenantRouter:
             await _forbidden(scope, receive, send, refusal(live.role, MCP_PATH))
             return
         user = AuthenticatedUser(AccessToken(token=key, client_id=live.key_id, scopes=[]))
-        app = await self._app_of(live.tenant)
+        app = await self._app_of(live.tenant, live.agent)
         await app({**scope, "user": user}, receive, send)
 
-    async def _app_of(self, tenant: str):
-        app = self._apps.get(tenant)
+    async def _app_of(self, tenant: str, agent: str | None = None):
+        """The server of ``tenant``'s keys (of its keys bound to ``agent``, when given)."""
+        app = self._apps.get((tenant, agent))
         if app is not None:
             return app
         async with self._building:  # two first requests of one tenant build one server
-            if tenant not in self._apps:
-                server = build_server(self.brain, tenant, self.lock)
+            if (tenant, agent) not in self._apps:
+                server = build_server(self.brain, tenant, self.lock, agent)
                 app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=self.host)
                 await self._sessions.start(_run_sessions, server.session_manager)
-                self._apps[tenant] = app
-        return self._apps[tenant]
+                self._apps[tenant, agent] = app
+        return self._apps[tenant, agent]
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
@@ -359,7 +365,9 @@ def run(args: argparse.Namespace, home: str | Path) -> int:
     keys = KeyStore(home)
     try:
         if args.transport == "stdio":
-            tenant = stdio_tenant(args.tenant, os.environ.get(args.api_key_env), keys, args.api_key_env)
+            key = os.environ.get(args.api_key_env)
+            tenant = stdio_tenant(args.tenant, key, keys, args.api_key_env)
+            agent = keys.resolve(key).agent if key else None  # a key bound to one agent binds the tools
         elif args.tenant:
             raise StartupError("over http each request's API key names its tenant: drop --tenant")
     except StartupError as exc:
@@ -372,7 +380,7 @@ def run(args: argparse.Namespace, home: str | Path) -> int:
         if on_main_thread:
             signal.signal(signal.SIGTERM, _interrupt)
         if args.transport == "stdio":
-            build_server(brain, tenant).run("stdio")
+            build_server(brain, tenant, agent=agent).run("stdio")
         else:
             if not keys.list():
                 print("hindbrain mcp: no API key exists yet, so every request will be refused: "

@@ -70,3 +70,17 @@ def refusal(role: str, route: str) -> str:
 
 def _a(role: str) -> str:
     return f"{'an' if role[:1] in 'aeiou' else 'a'} {role}"
+
+
+class WrongAgent(ValueError):
+    """A request of a key bound to one agent names another (403)."""
+
+
+def acting_agent(bound: str | None, named: str | None) -> str | None:
+    """The agent a request acts as: a key bound to one agent acts as it (a request naming none
+    gets it; naming another is refused, ``WrongAgent``), any other key as the request names.
+    Fleet learning counts agents by name (a unit verified by two independent agents lifts its
+    quarantine, ``recall.provenance``): an unbound key can claim any name, a bound one cannot."""
+    if bound is None or named in (None, bound):
+        return bound or named
+    raise WrongAgent(f"this API key acts as agent {bound!r} only, not as {named!r}")

@@ -4,15 +4,18 @@ tenant, an old key store migrated, the MCP server's refusal of a key without the
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 import pytest
 from http_helpers import call, serving
+from mcp.server.mcpserver.exceptions import ToolError
 
+from hindbrain import Brain
 from hindbrain.cli import main
 from hindbrain.service import roles
 from hindbrain.service.keys import MIGRATIONS, KeyStore
-from hindbrain.service.mcp import StartupError, stdio_tenant
+from hindbrain.service.mcp import StartupError, build_server, stdio_tenant
 
 AGENT, ANALYST, ADMIN = "agent", "analyst", "admin"
 # The issue's split, written out here rather than read from roles.ROUTES, so that a change of
@@ -203,3 +206,35 @@ def test_the_mcp_stdio_server_takes_agent_and_admin_keys_only(tmp_path):
     assert stdio_tenant(None, keys.create("acme", role=ADMIN), keys) == "acme"
     with pytest.raises(StartupError, match="/mcp needs an agent key .* this API key is an analyst key"):
         stdio_tenant(None, keys.create("acme", role=ANALYST), keys)
+
+
+def test_a_key_bound_to_an_agent_acts_as_that_agent_only(api):
+    """Fleet verification counts agents by name: a stolen agent key must not claim a second one
+    (docs/security.md). A bound key's requests that name no agent act as its agent."""
+    base, brain, keys, key, _ = api
+    status, made, _ = call(base, "POST", "/v1/keys", {"role": "agent", "agent": "bot-7"}, key[ADMIN])
+    assert status == 201 and made["agent"] == "bot-7"
+    bot7 = made["key"]
+    for path, body in (("/v1/perceive", {"text": "as bot-8", "agent": "bot-8"}),
+                       ("/v1/recall", {"query": "anything", "agent": "bot-8"}),
+                       ("/v1/learn", {"condition": "c", "action": "a", "agent": "bot-8"}),
+                       ("/v1/outcome", {"success": True, "agent": "bot-8"}),
+                       ("/v1/perceive/batch", {"events": [{"text": "fine", "agent": "bot-7"},
+                                                          {"text": "not fine", "agent": "bot-8"}]})):
+        status, answer, _ = call(base, "POST", path, body, bot7)
+        assert status == 403 and "acts as agent 'bot-7' only, not as 'bot-8'" in answer["detail"], path
+    status, answer, _ = call(base, "POST", "/v1/perceive", {"text": "the bound key's own words"}, bot7)
+    [row] = brain.sql("SELECT agent FROM events WHERE event_id = {e:String}", {"e": answer["event_id"]})
+    assert status == 200 and row["agent"] == "bot-7"
+    assert call(base, "POST", "/v1/outcome", {"success": True, "agent": "bot-7"}, bot7)[0] == 200
+    assert [k.agent for k in keys.list("acme") if k.key_id == made["key_id"]] == ["bot-7"]
+    assert call(base, "POST", "/v1/perceive", {"text": "unbound", "agent": "bot-8"}, key[AGENT])[0] == 200
+
+
+def test_the_mcp_tools_of_an_agent_bound_key_act_as_its_agent(tmp_path):
+    with Brain.open(tmp_path / "b", embedder="none") as brain:
+        server = build_server(brain, "acme", agent="bot-7")
+        with pytest.raises(ToolError, match="acts as agent 'bot-7' only, not as 'bot-8'"):
+            asyncio.run(server.call_tool("perceive", {"text": "as another", "agent": "bot-8"}))
+        asyncio.run(server.call_tool("perceive", {"text": "as itself"}))
+        assert brain.sql("SELECT agent, text FROM events") == [{"agent": "bot-7", "text": "as itself"}]
