@@ -31,8 +31,11 @@ def test_stats_reports_rows_per_view(home, capsys):
 def test_explain_prints_the_chain_oldest_first(home, capsys):
     _, ev, fr = home
     assert main(["--home", str(home[0]), "explain", fr]) == 0
-    out = capsys.readouterr().out
-    assert out.index(ev) < out.index("cognition") < out.index("outcome")
+    out = capsys.readouterr().out  # the timeline (tests/service/test_explain_timeline.py)
+    assert out.index(ev) < out.index(f"proposed {fr}") < out.index("outcome oc_")
+    assert main(["--home", str(home[0]), "explain", fr, "--json"]) == 0
+    types = [step["record_type"] for step in json.loads(capsys.readouterr().out)]
+    assert types.index("perception") < types.index("cognition") < types.index("outcome")
 
 
 def test_explain_of_an_unknown_id_fails(home, capsys):
