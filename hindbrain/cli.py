@@ -50,9 +50,12 @@ def cmd_explain(args) -> int:
 
 def cmd_hindsight(args) -> int:
     from hindbrain import Brain
+    from hindbrain.progress import stage
 
-    with Brain.open(_home(args)) as brain:
-        report = brain.hindsight(when_due=args.when_due)
+    with Brain.open(_home(args)) as brain, stage("hindsight", unit="phases") as progress:
+        report = brain.hindsight(when_due=args.when_due,
+                                 on_phase=lambda name, seconds: progress.step(f"{name} {seconds:.2f} s"))
+        progress.summary = f"decisions: {len(report.decisions)}" if report.ran else "not due"
     print(_json({"ran": report.ran, "skipped": report.skipped, "why": report.why, "phases_s": report.phases_s,
                  "decisions": [{"kind": d["kind"], "reason": d["reason"], "subject_ids": d["subject_ids"]}
                                for d in report.decisions]}))
@@ -62,11 +65,14 @@ def cmd_hindsight(args) -> int:
 def cmd_seed(args) -> int:
     from hindbrain import Brain
     from hindbrain.learning.seeds import SeedFileError
+    from hindbrain.progress import stage
     from hindbrain.schemas.api import InvalidInput
 
     with Brain.open(_home(args)) as brain:
         try:
-            report = brain.seed(args.file, tenant=args.tenant)
+            with stage(f"seed {args.file}") as progress:
+                report = brain.seed(args.file, tenant=args.tenant)
+                progress.summary = f"{len(report.imported)} imported, {len(report.refused)} refused"
         except (SeedFileError, InvalidInput, OSError) as exc:
             print(f"hindbrain seed: {exc}", file=sys.stderr)
             return 2
