@@ -374,6 +374,7 @@ def write_measured(path: Path, measured: dict[str, dict], half: str) -> None:
            "commit": commit,
            "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
            "half": half, "embedder": os.environ.get("HINDBRAIN_EMBEDDER", "use"),
+           "load_average_1min_at_end": round(os.getloadavg()[0], 1),  # latency is the machine's as loaded then
            "what": "R@k (%) through each ranking on each set's questions; latency per query in ms, measured in "
                    "the same process (hindbrain: a whole Brain.recall; BM25: scoring and ranking on a built index; "
                    "the model: embedding the query and an exact cosine ranking)",
