@@ -76,8 +76,9 @@ def test_a_quarantined_record_says_why_on_its_line(brain_home):
     assert "perceived message" in line and "— quarantined: mallory's message in session s-1 carries" in line
 
 
-def test_the_cli_prints_the_timeline_and_json_prints_the_records(brain_home, capsys):
+def test_the_cli_prints_the_timeline_and_json_prints_the_records(brain_home, capsys, monkeypatch):
     home, ev, fr, (first, _), _ = brain_home
+    monkeypatch.setenv("HINDBRAIN_EMBEDDER", "none")  # as the brain was built: no model to load
     assert main(["--home", str(home), "explain", fr]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{fr}: ") and "--json" in out[0]

@@ -15,6 +15,8 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from hindbrain.sim.report import RECALL_BENCH, Round, write_html
 from hindbrain.sim.run import Counts
 
@@ -38,6 +40,16 @@ def fleet(seeds: tuple[int, ...], rounds: int = 4) -> list[Round]:
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+@pytest.fixture(scope="module")
+def two_seeds(tmp_path_factory) -> str:
+    return write_html(tmp_path_factory.mktemp("report") / "report.html", fleet(seeds=(7, 8))).read_text("utf-8")
+
+
+@pytest.fixture(scope="module")
+def one_seed(tmp_path_factory) -> str:
+    return write_html(tmp_path_factory.mktemp("report") / "report.html", fleet(seeds=(7,))).read_text("utf-8")
+
+
 def element(page: str, gid: str) -> ET.Element:
     """The element with this id in the page's inline SVG (each chart is well-formed XML)."""
     for chart in re.findall(r"<svg .*?</svg>", page, re.S):
@@ -59,8 +71,8 @@ def text(page: str, gid: str) -> str:
     return " ".join(element(page, gid).itertext())
 
 
-def test_each_curve_has_a_point_per_round_axes_with_ticks_and_units_and_the_band_of_the_seeds(tmp_path):
-    page = write_html(tmp_path / "report.html", fleet(seeds=(7, 8), rounds=4)).read_text(encoding="utf-8")
+def test_each_curve_has_a_point_per_round_axes_with_ticks_and_units_and_the_band_of_the_seeds(two_seeds):
+    page = two_seeds
     key = "fleet-success-rate"
     for arm in ("no-memory", "naive-rag", "hindbrain"):
         assert points(page, f"{key}-points-{arm}") == 4  # one point per round
@@ -74,14 +86,14 @@ def test_each_curve_has_a_point_per_round_axes_with_ticks_and_units_and_the_band
     assert "median of 2 seeds (7, 8)" in page
 
 
-def test_one_seed_draws_no_band_and_says_so(tmp_path):
-    page = write_html(tmp_path / "report.html", fleet(seeds=(7,))).read_text(encoding="utf-8")
+def test_one_seed_draws_no_band_and_says_so(one_seed):
+    page = one_seed
     assert "-band-" not in page and "one seed (7): no spread to draw" in page
     assert points(page, "fleet-success-rate-points-hindbrain") == 4
 
 
-def test_the_page_is_one_file_that_fetches_nothing_and_has_unique_ids(tmp_path):
-    page = write_html(tmp_path / "report.html", fleet(seeds=(7, 8))).read_text(encoding="utf-8")
+def test_the_page_is_one_file_that_fetches_nothing_and_has_unique_ids(two_seeds):
+    page = two_seeds
     assert not re.search(r"<script|<link|<img|<iframe|@import", page, re.I)
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page, re.I)
     assert not re.search(r"url\(\s*['\"]?(https?:)?//", page, re.I)
@@ -94,9 +106,8 @@ def test_the_page_is_one_file_that_fetches_nothing_and_has_unique_ids(tmp_path):
         assert (ref[0] or ref[1]) in ids
 
 
-def test_recall_quality_and_latency_come_from_the_measured_file_with_its_date_and_command(tmp_path):
-    measured = json.loads(RECALL_BENCH.read_text(encoding="utf-8"))
-    page = write_html(tmp_path / "report.html", fleet(seeds=(7,))).read_text(encoding="utf-8")
+def test_recall_quality_and_latency_come_from_the_measured_file_with_its_date_and_command(one_seed, tmp_path):
+    measured, page = json.loads(RECALL_BENCH.read_text(encoding="utf-8")), one_seed
     assert measured["measured"] in page and measured["command"] in page and measured["commit"] in page
     quality, latency = text(page, "recall-quality-axes_1"), text(page, "recall-latency-axes_1")
     for name, data in measured["sets"].items():
