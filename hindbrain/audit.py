@@ -141,7 +141,8 @@ def _decided(record: dict, item_id: str, counters: _Counters) -> str:
     payload = _loads(record.get("payload_json"))
     unit = payload.get("unit") if isinstance(payload.get("unit"), dict) else None
     state = f"; now {unit['status']} at confidence {unit['confidence']:.2f}" if unit and unit.get("status") else ""
-    return f"{verb}{after}: {record['reason']}{state} [{_rule(record)}]"
+    reason = record["reason"].removeprefix(f"{verb}: ")  # "assimilated: assimilated: …" says it once
+    return f"{verb}{after}: {reason}{state} [{_rule(record)}]"
 
 
 def _rule(record: dict) -> str:
@@ -169,12 +170,14 @@ def _considered(item_id: str, recalls: list[dict]) -> str:
         gate = _gate_of(r, item_id)
         stages[gate.get("stage", "unknown")] += 1
         example.setdefault(gate.get("stage", "unknown"), gate.get("reason", ""))
-    first, last = recalls[0], recalls[-1]
+    first = recalls[0]
     agents = sorted({r["envelope"]["agent"] for r in recalls if r["envelope"]["agent"]})
     if len(recalls) == 1:
         where = f"a recall ({_asked(first)}, recall {first['recall_id']})"
     else:
-        where = f"{len(recalls)} recalls (tasks {first['envelope']['task'] or '-'} … {last['envelope']['task'] or '-'})"
+        tasks = list(dict.fromkeys(r["envelope"]["task"] or "-" for r in recalls))
+        where = f"{len(recalls)} recalls (task {tasks[0]})" if len(tasks) == 1 else \
+            f"{len(recalls)} recalls (tasks {tasks[0]} … {tasks[-1]})"
     top = stages.most_common(1)[0][0]
     gate = ", ".join(f"{stage} {n}" for stage, n in stages.most_common())
     why = f"; e.g. {top}: {_quote(example[top])}" if example[top] else ""

@@ -4,9 +4,9 @@ plain lines in a log.
 A command splits its work into named stages (``with stage("the fleet", total=216, unit="tasks")
 as s: ... s.advance()``). In a terminal each stage is a tqdm bar, redrawn in place. Anywhere
 else — a pipe, a file, a CI log — a redrawn bar is hundreds of carriage-return frames, so a
-stage writes one line when it ends ("the fleet: 216/216 tasks in 30.1 s"), a line per named
-step it reports (``s.step("induce 0.4 s")``), and, once it has run for ``LONG_STAGE_S``, a
-line every ``EVERY_PERCENT`` so a long stage still shows it is alive.
+stage writes one line when it ends ("the fleet, three arms: 216/216 tasks in 16.7 s"), a
+line per named step it reports (``s.step("induce 0.4 s")``), and, once it has run for
+``LONG_STAGE_S``, a line every ``EVERY_PERCENT`` so a long stage still shows it is alive.
 
 tqdm rather than rich: it is already installed (usearch requires it), so the progress costs
 no new dependency, and a bar is all these commands draw. It is imported only in a terminal.
