@@ -5,6 +5,7 @@ alone, on every data set the harness holds, in one run.
     .venv/bin/python bench/quality.py                      # held-out halves, every set (~3 min)
     .venv/bin/python bench/quality.py --sets madial-en --half all
     .venv/bin/python bench/quality.py --fit                # fit the fused weights on the tuning halves
+    .venv/bin/python bench/quality.py --quick --json hindbrain/sim/recall_bench.json   # the report's chart
 
 Data sets (docs/recall-quality.md says where each comes from):
 
@@ -27,13 +28,20 @@ layers=["episodic"])`` — the arguments of ``shared/tools/madial-sdk`` — exce
 leaves ``k`` and the budget at their defaults (no k, 400 tokens: the gate decides how many);
 the rows other than "recall() default" reuse the same brain with another fusion
 (``brain.engine``), which is the only thing that differs.
+
+``--json PATH`` also writes what was measured — per set R@k of the default, plain BM25 and the
+model alone, and each one's per-query latency — with the date, the command, the commit and
+the machine: the learning report (``hindbrain report``) charts that file, it never runs the bench.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -153,10 +161,12 @@ def alone(channel: str) -> Fusion:
     return Fusion(f"{channel} alone", w, w)
 
 
-def bm25s_row(data: DataSet, questions: list[Question], speaker_in_text: bool = False) -> list[dict[int, float]]:
+def bm25s_row(data: DataSet, questions: list[Question], speaker_in_text: bool = False,
+              took: list[float] | None = None) -> list[dict[int, float]]:
     """Plain ``bm25s`` (Lucene BM25, k1 1.5, b 0.75) per tenant over the perceived texts, with
     hindbrain's tokenizer (word tokens + CJK bigrams: bm25s's own splits on spaces only).
-    ``speaker_in_text``: each text as "Speaker: text" (what a user of a plain BM25 would index)."""
+    ``speaker_in_text``: each text as "Speaker: text" (what a user of a plain BM25 would index).
+    ``took`` gets each query's latency (ms): tokenizing, scoring and ranking on a built index."""
     import bm25s
 
     by_tenant: dict[str, list[str]] = {}
@@ -172,15 +182,21 @@ def bm25s_row(data: DataSet, questions: list[Question], speaker_in_text: bool = 
         indexes[tenant] = (retriever, ids)
     out = []
     for q in questions:
+        start = time.perf_counter()
         retriever, ids = indexes[q.tenant]
         scores = retriever.get_scores(tokens(q.query))
         order = np.argsort(-scores, kind="stable")[:10]
-        out.append(recall_at(q.gold, [ids[i] for i in order if scores[i] > 0]))
+        ranked = [ids[i] for i in order if scores[i] > 0]
+        if took is not None:
+            took.append((time.perf_counter() - start) * 1000)
+        out.append(recall_at(q.gold, ranked))
     return out
 
 
-def model_row(brain: Brain, data: DataSet, questions: list[Question]) -> list[dict[int, float]]:
-    """The semantic model alone: the query as given against every event text, exact cosine."""
+def model_row(brain: Brain, data: DataSet, questions: list[Question],
+              took: list[float] | None = None) -> list[dict[int, float]]:
+    """The semantic model alone: the query as given against every event text, exact cosine.
+    ``took`` gets each query's latency (ms): embedding the query and ranking the tenant's vectors."""
     embedder = brain.index.semantic.embedder
     by_tenant: dict[str, list[str]] = {}
     for e in data.events:
@@ -188,10 +204,14 @@ def model_row(brain: Brain, data: DataSet, questions: list[Question]) -> list[di
     vectors = {t: embedder.embed_passages([data.texts[i] for i in ids]) for t, ids in by_tenant.items()}
     out = []
     for q in questions:
+        start = time.perf_counter()
         query = embedder.embed_queries([q.query])[0]
         sims = vectors[q.tenant] @ query
         ids = by_tenant[q.tenant]
-        out.append(recall_at(q.gold, [ids[i] for i in np.argsort(-sims, kind="stable")[:10]]))
+        ranked = [ids[i] for i in np.argsort(-sims, kind="stable")[:10]]
+        if took is not None:
+            took.append((time.perf_counter() - start) * 1000)
+        out.append(recall_at(q.gold, ranked))
     return out
 
 
@@ -260,10 +280,13 @@ def main() -> None:
     ap.add_argument("--fit", action="store_true",
                     help="fit the fused weights at both ends (question, dialogue) on the tuning halves")
     ap.add_argument("--quick", action="store_true", help="the default row and the references only")
+    ap.add_argument("--json", type=Path, help="also write the measured numbers here (the report's recall chart)")
+    ap.add_argument("--madial", type=Path, default=MADIAL, help=f"MADial-Bench's derived files (default: {MADIAL})")
     args = ap.parse_args()
     pools: dict[str, list] = {"text": [], "dialogue": []}
+    measured: dict[str, dict] = {}
     for name in args.sets.split(","):
-        data = SETS[name]()
+        data = madial(name.split("-")[1], args.madial) if name.startswith("madial-") else SETS[name]()
         questions = data.half("tuning" if args.fit else args.half)
         with tempfile.TemporaryDirectory() as home:
             t0 = time.perf_counter()
@@ -277,9 +300,11 @@ def main() -> None:
                             pools["dialogue" if share else "text"].append((q, *candidates(brain, q, PRESETS["fused"])))
                     print(f"{name}: {len(questions)} tuning questions collected", flush=True)
                     continue
-                report(name, data, questions, brain, built, args.quick)
+                measured[name] = report(name, data, questions, brain, built, args.quick)
             finally:
                 brain.close()
+    if args.json and measured:
+        write_measured(args.json, measured, args.half)
     if args.fit:
         for form, pool in pools.items():
             if pool:
@@ -288,7 +313,8 @@ def main() -> None:
                       ", ".join(f"{ch} {getattr(w, ch):.2f}" for ch in CHANNELS), flush=True)
 
 
-def report(name: str, data: DataSet, questions: list[Question], brain: Brain, built: float, quick: bool) -> None:
+def report(name: str, data: DataSet, questions: list[Question], brain: Brain, built: float, quick: bool) -> dict:
+    """Prints the set's table; returns what ``--json`` keeps of it (R@k and latency per ranking)."""
     print(f"\n### {name}: {len(questions)} questions, {len(data.events)} events (brain built in {built:.0f} s)\n")
     print("| ranking | R@1 | R@5 | R@10 |\n|---|---:|---:|---:|")
     cuts: Counter = Counter()
@@ -303,22 +329,58 @@ def report(name: str, data: DataSet, questions: list[Question], brain: Brain, bu
         brain.engine = RecallEngine(brain.index, fusion)
         print(fmt(label, mean_recalls(through_recall(brain, data, questions)[0])), flush=True)
     brain.engine = engine
-    print(fmt("bm25s (plain BM25)", mean_recalls(bm25s_row(data, questions))), flush=True)
+    bm25_took: list[float] = []
+    bm25 = mean_recalls(bm25s_row(data, questions, took=bm25_took))
+    print(fmt("bm25s (plain BM25)", bm25), flush=True)
     if any(e.get("speaker") for e in data.events):
         print(fmt("bm25s, speaker written into the text", mean_recalls(bm25s_row(data, questions, True))),
               flush=True)
-    print(fmt(f"{brain.index.semantic.embedder.name} alone (query as given)",
-              mean_recalls(model_row(brain, data, questions))), flush=True)
+    model_took: list[float] = []
+    model_label = f"{brain.index.semantic.embedder.name} alone (query as given)"
+    model = mean_recalls(model_row(brain, data, questions, took=model_took))
+    print(fmt(model_label, model), flush=True)
     categories = sorted({q.category for q in questions if q.category})
     for category in categories:
         picked = [r for q, r in zip(questions, default, strict=True) if q.category == category]
         print(fmt(f"recall() default, {category} ({len(picked)})", mean_recalls(picked)))
     print(f"\nrecall() latency: p50 {statistics.median(took):.1f} ms, "
-          f"p90 {float(np.percentile(took, 90)):.1f} ms", flush=True)
+          f"p90 {float(np.percentile(took, 90)):.1f} ms; bm25s {statistics.median(bm25_took):.2f} / "
+          f"{float(np.percentile(bm25_took, 90)):.2f} ms; {model_label} {statistics.median(model_took):.1f} / "
+          f"{float(np.percentile(model_took, 90)):.1f} ms", flush=True)
     merged = brain.sql("SELECT count() AS n FROM decisions FINAL WHERE kind = 'events_merged'")[0]["n"]
     print(f"gate cuts over {len(questions)} recalls (k aside): " +
           (", ".join(f"{stage} {n}" for stage, n in sorted(cuts.items())) or "none") +
           f"; events merged by the write hygiene: {merged} of {len(data.events)}", flush=True)
+    return {"questions": len(questions), "events": len(data.events), "rankings": {
+        "hindbrain recall()": _kept(mean_recalls(default), took),
+        "plain BM25 (bm25s)": _kept(bm25, bm25_took),
+        f"{brain.index.semantic.embedder.name} alone": _kept(model, model_took)}}
+
+
+def _kept(recalls: dict[int, float], took: list[float]) -> dict:
+    return {"recall_at": {str(k): round(v, 1) for k, v in recalls.items()},
+            "latency_ms": {"p50": round(statistics.median(took), 2), "p90": round(float(np.percentile(took, 90)), 2)}}
+
+
+def write_measured(path: Path, measured: dict[str, dict], half: str) -> None:
+    """The numbers of this run with where they come from, for ``hindbrain.sim.report``."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    doc = {"measured": datetime.now().astimezone().isoformat(timespec="seconds"),
+           "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
+           "commit": commit,
+           "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
+           "half": half, "embedder": os.environ.get("HINDBRAIN_EMBEDDER", "use"),
+           "load_average_1min_at_end": round(os.getloadavg()[0], 1),  # latency is the machine's as loaded then
+           "what": "R@k (%) through each ranking on each set's questions; latency per query in ms, measured in "
+                   "the same process (hindbrain: a whole Brain.recall; BM25: scoring and ranking on a built index; "
+                   "the model: embedding the query and an exact cosine ranking)",
+           "sets": measured}
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path}", flush=True)
 
 
 if __name__ == "__main__":

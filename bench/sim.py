@@ -1,11 +1,12 @@
 """The fleet simulator's table (issue 7): the same world, seed and agent policy through
 three arms — no memory, naive RAG, hindbrain — then the same metrics over several seeds.
 
-    python bench/sim.py [--seed 7] [--rounds 6] [--seeds 7,8,9,10,11] [--second-seeds 1,2,3,4,5]
+    python bench/sim.py [--seed 7] [--rounds 6] [--seeds 7,8,9,10,11] [--second-seeds 1,2,3,4,5] [--report FILE]
 
 Prints per round the success and repeated-mistake rates, then the overall metrics, the
 ticket desk, and per metric the median and the range over ``--seeds`` (each seed is another
-schedule of the same world). A repeated mistake is the naive action on a system whose
+schedule of the same world; ``--report FILE`` writes the learning report of those runs, each
+curve the median per round with the band of the seeds). A repeated mistake is the naive action on a system whose
 current rule the arm had already solved once; preference consistency counts answers to
 users who stated a preference in an earlier session; tokens per success is what was
 injected divided by successful tasks.
@@ -21,9 +22,12 @@ import argparse
 import statistics
 import tempfile
 import time
+from pathlib import Path
 
 from hindbrain import Brain
 from hindbrain.sim import compare, default_world, ticket_world
+from hindbrain.sim.report import rounds as report_rounds
+from hindbrain.sim.report import write_html
 from hindbrain.sim.run import desk_table, format_metric, metrics_table, rounds_table
 from hindbrain.sim.second import report as second_world
 
@@ -34,6 +38,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--seeds", default="7,8,9,10,11", help="comma-separated seeds for the spread ('' to skip)")
     ap.add_argument("--second-seeds", default="1,2,3,4,5", help="seeds of the second world ('' to skip)")
+    ap.add_argument("--report", type=Path, help="write the learning report (HTML) of the --seeds runs here")
     ap.add_argument("--rule-layers", action="store_true",
                     help="hindbrain's agents ask for the rule layers at task start (the earlier policy; default: "
                          "the default layers, as a new user would)")
@@ -47,20 +52,22 @@ def main() -> None:
     print("\n" + "\n".join(desk_table(tickets)))
     print(f"({time.perf_counter() - t0:.1f} s)")
     if args.seeds:
-        spread([int(s) for s in args.seeds.split(",")], args.rounds, rules_only)
+        spread([int(s) for s in args.seeds.split(",")], args.rounds, rules_only, args.report)
     if args.second_seeds:
         t0 = time.perf_counter()
         print("\n" + "\n".join(second_world([int(s) for s in args.second_seeds.split(",")], progress=lambda _: None)))
         print(f"({time.perf_counter() - t0:.1f} s)")
 
 
-def spread(seeds: list[int], rounds: int, rules_only: bool = True) -> None:
-    """Median [min–max] of each metric per arm over the seeds, and hindbrain's token share of naive RAG."""
+def spread(seeds: list[int], rounds: int, rules_only: bool = True, report: Path | None = None) -> None:
+    """Median [min–max] of each metric per arm over the seeds, and hindbrain's token share of naive RAG;
+    with ``report``, the learning report of these runs (each seed in its own brain, as here)."""
     t0 = time.perf_counter()
-    per_seed = []
+    per_seed, rows = [], []
     for seed in seeds:
         with tempfile.TemporaryDirectory() as home, Brain.open(home, embedder="none") as brain:
             per_seed.append(compare(default_world(seed, rounds), brain, rule_layers_at_start=rules_only))
+            rows += report_rounds(brain)
     names = list(per_seed[0])
     print(f"\nover seeds {', '.join(map(str, seeds))} ({rounds} rounds each): median [min-max]")
     print(f"{'':>24}  " + "  ".join(f"{n:>22}" for n in names))
@@ -82,6 +89,8 @@ def spread(seeds: list[int], rounds: int, rules_only: bool = True) -> None:
           f"[{min(fleet):.0%}-{max(fleet):.0%}] (target <= 5%, issue 17)")
     print(f"failures until hindbrain stops injecting the falsified rule, per seed: {dropped} (target <= 2, issue 17)")
     print(f"({time.perf_counter() - t0:.1f} s)")
+    if report:
+        print(f"learning report over seeds {', '.join(map(str, seeds))}: {write_html(report, rows)}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ projectors do, so replaying the log rebuilds everything this facade ever showed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -319,13 +319,15 @@ class Brain:
         return self.learning.learner
 
     # -- reading -------------------------------------------------------------------------
-    def hindsight(self, when_due: bool = False) -> HindsightReport:
+    def hindsight(self, when_due: bool = False, *, on_phase: Callable[[str, float], None] | None = None
+                  ) -> HindsightReport:
         """Run the learning jobs now and return what they decided (``report.decisions``,
         already appended to the log). ``when_due=True`` (a scheduler's call) runs them only
         when the trigger policy says so — more than 500 new events or 3 days since the last
-        run — and otherwise returns ``report.skipped`` with the reason."""
+        run — and otherwise returns ``report.skipped`` with the reason. ``on_phase(name,
+        seconds)`` is told each phase of the run as it ends (the CLI's progress)."""
         self.runner.flush()
-        report = run_hindsight(self.warehouse, self.runner.submit, now_us(), force=not when_due)
+        report = run_hindsight(self.warehouse, self.runner.submit, now_us(), force=not when_due, on_phase=on_phase)
         self.runner.flush()
         return report
 

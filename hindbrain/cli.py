@@ -31,25 +31,31 @@ def cmd_stats(args) -> int:
 
 
 def cmd_explain(args) -> int:
+    """The timeline of the records behind an id (``hindbrain.audit``); ``--json``: the records themselves."""
     from hindbrain import Brain
+    from hindbrain.audit import timeline
 
     with Brain.open(_home(args)) as brain:
         chain = brain.explain(args.id)
     if not chain:
         print(f"nothing in the log concerns {args.id!r}", file=sys.stderr)
         return 1
-    for step in chain:
-        pos = step["position"]
-        print(f"--- {pos.topic}@{pos.offset} {step['record_type']} ({', '.join(step['relations'])})")
-        print(_json(step["record"]))
+    if args.json:
+        print(_json(chain))  # each position as [topic, partition, offset], as the HTTP answer has it
+        return 0
+    print(f"{args.id}: {len(chain)} records, oldest first (UTC); --json prints the records themselves")
+    print("\n".join(timeline(args.id, chain)))
     return 0
 
 
 def cmd_hindsight(args) -> int:
     from hindbrain import Brain
+    from hindbrain.progress import stage
 
-    with Brain.open(_home(args)) as brain:
-        report = brain.hindsight(when_due=args.when_due)
+    with Brain.open(_home(args)) as brain, stage("hindsight", unit="phases") as progress:
+        report = brain.hindsight(when_due=args.when_due,
+                                 on_phase=lambda name, seconds: progress.step(f"{name} {seconds:.2f} s"))
+        progress.summary = f"decisions: {len(report.decisions)}" if report.ran else "not due"
     print(_json({"ran": report.ran, "skipped": report.skipped, "why": report.why, "phases_s": report.phases_s,
                  "decisions": [{"kind": d["kind"], "reason": d["reason"], "subject_ids": d["subject_ids"]}
                                for d in report.decisions]}))
@@ -59,11 +65,14 @@ def cmd_hindsight(args) -> int:
 def cmd_seed(args) -> int:
     from hindbrain import Brain
     from hindbrain.learning.seeds import SeedFileError
+    from hindbrain.progress import stage
     from hindbrain.schemas.api import InvalidInput
 
     with Brain.open(_home(args)) as brain:
         try:
-            report = brain.seed(args.file, tenant=args.tenant)
+            with stage(f"seed {args.file}") as progress:
+                report = brain.seed(args.file, tenant=args.tenant)
+                progress.summary = f"{len(report.imported)} imported, {len(report.refused)} refused"
         except (SeedFileError, InvalidInput, OSError) as exc:
             print(f"hindbrain seed: {exc}", file=sys.stderr)
             return 2
@@ -250,8 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="processes that decode and project the log (default: one per core; 0: in-process)")
     replay.set_defaults(func=cmd_replay)
-    explain = sub.add_parser("explain", help="every record and decision behind an id, oldest first")
+    explain = sub.add_parser("explain", help="a timeline of every record and decision behind an id, oldest first")
     explain.add_argument("id")
+    explain.add_argument("--json", action="store_true", help="the records themselves (a JSON array), not the timeline")
     explain.set_defaults(func=cmd_explain)
     worker = sub.add_parser("worker", help="distributed: a worker projecting Kafka into the warehouse")
     worker.add_argument("--kafka", help="bootstrap servers (default: $HINDBRAIN_KAFKA)")

@@ -2,15 +2,17 @@
 
 The live views are brought up to the end of the log first (as a Brain would on open),
 then the log is replayed into an empty target and both digests are printed per view.
+Progress (the two stages) goes to standard error (``hindbrain.progress``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from hindbrain.progress import stage
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.settings import Settings
-from hindbrain.streams.replay import replay
+from hindbrain.streams.replay import replay, replay_size
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import SqliteLog
 
@@ -26,17 +28,19 @@ def run_replay(home: Path, into: str | None, check: bool, workers: int = 0) -> i
     try:
         live = Warehouse(settings.warehouse_url())
         try:
-            live.migrate()
-            EmbeddedRunner(log, live).catch_up()
-            live_digest = live.digest()
+            with stage("the live views up to the end of the log", unit="records") as progress:
+                live.migrate()
+                progress.advance(EmbeddedRunner(log, live).catch_up())
+                live_digest = live.digest()
         finally:
             live.close()
         # chDB serves one folder per process: the live warehouse is closed before the
         # target opens, so the target may be another chDB folder or a server.
         target = Warehouse(into or settings.warehouse_url(), database=REPLAY_DATABASE)
         try:
-            target.reset()
-            report = replay(log, target, workers=workers)
+            with stage("replay into a fresh database", total=replay_size(log), unit="records") as progress:
+                target.reset()
+                report = replay(log, target, workers=workers, progress=progress.advance)
         finally:
             target.close()
     finally:

@@ -14,41 +14,42 @@ the views.
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from hindbrain.brain import Brain
+from hindbrain.progress import stage
 from hindbrain.sim import compare, default_world, tenant_of, ticket_world
 from hindbrain.sim.report import rounds as report_rounds
 from hindbrain.sim.report import unit_metrics, write_html
 from hindbrain.sim.run import desk_table, metrics_table, rounds_table
+from hindbrain.sim.world import World
+
+ARMS = 3  # no memory, naive RAG, hindbrain: each runs the whole schedule
 
 
-def _progress(done: int, total: int, started: float) -> None:
-    if done != total and done % max(1, total // 40):
-        return
-    width = 30
-    filled = width * done // total
-    sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} tasks "
-                     f"{time.perf_counter() - started:5.1f}s")
-    sys.stderr.flush()
+def run_world(world: World, brain: Brain, name: str) -> dict:
+    """The three arms through ``world``, as one stage of the demo's progress."""
+    tasks = sum(len(r) for r in world.schedule)
+    with stage(f"{name}, three arms", total=ARMS * tasks, unit="tasks") as progress:
+        return compare(world, brain, progress=lambda done, total: progress.advance())
 
 
 def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7) -> int:
     """The CLI's ``demo``: run the fleet and the ticket desk, print the tables and a few
-    views, write the HTML report."""
+    views, write the HTML report. Progress goes to standard error (``hindbrain.progress``)."""
     home = Path(home) if home else Path(tempfile.mkdtemp(prefix="hindbrain-demo-"))
     world = default_world(seed, rounds)
     print(f"hindbrain demo: {world.agents} agents, {len({t.system for t in world.traps})} systems with hidden rules "
-          f"and {len(world.preferences)} users with preferences, {rounds} rounds, three arms; brain at {home}")
+          f"and {len(world.preferences)} users with preferences, {rounds} rounds, three arms; brain at {home}",
+          flush=True)
     started = time.perf_counter()
-    with Brain.open(home) as brain:
-        fleet = compare(world, brain, progress=lambda done, total: _progress(done, total, started))
-        sys.stderr.write("\n")
-        desk = compare(ticket_world(seed), brain, progress=lambda done, total: _progress(done, total, started))
-        sys.stderr.write("\n")
+    with stage("open the brain"):
+        brain = Brain.open(home)
+    with brain:
+        fleet = run_world(world, brain, "the fleet")
+        desk = run_world(ticket_world(seed), brain, "the ticket desk")
         tenant = {"t": tenant_of(world, "hindbrain")}
         top = brain.sql(
             "SELECT f.text, fb.applied, fb.success FROM feedback AS fb "
@@ -60,8 +61,10 @@ def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7) -> int:
                             "AND kind = 'unit_accepted' GROUP BY job ORDER BY job", tenant)
         states = brain.sql("SELECT status, count() AS n FROM unit_states FINAL WHERE tenant = {t:String} "
                            "GROUP BY status ORDER BY status", tenant)
-        learning = unit_metrics(brain)
-        report = write_html(home / "report.html", report_rounds(brain), learning)
+        with stage("the learning report") as progress:
+            learning = unit_metrics(brain)
+            report = write_html(home / "report.html", report_rounds(brain), learning)
+            progress.summary = str(report)
         stats_now = brain.stats()
     print("\nthe fleet: the same schedule through every arm; agents act only on what was injected")
     print("\n".join(rounds_table(fleet)) + "\n\n" + "\n".join(metrics_table(fleet)))

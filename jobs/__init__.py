@@ -50,8 +50,23 @@ DEFAULT_POLICY = TriggerPolicy()
 WALL_EVERY_DAYS = 1.0  # the wall clock's period (forgetting scan)
 
 
+class _Phases(dict):
+    """Phase name → seconds, as ``HindsightReport.phases_s`` keeps them; each phase is also
+    told to ``on_phase(name, seconds)`` as it ends (a long command's progress)."""
+
+    def __init__(self, on_phase: Callable[[str, float], None] | None):
+        super().__init__()
+        self.on_phase = on_phase
+
+    def __setitem__(self, name: str, seconds: float) -> None:
+        super().__setitem__(name, seconds)
+        if self.on_phase is not None:
+            self.on_phase(name, seconds)
+
+
 def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
-                  policy: TriggerPolicy = DEFAULT_POLICY, rule: WindowRule = DEFAULT_RULE) -> HindsightReport:
+                  policy: TriggerPolicy = DEFAULT_POLICY, rule: WindowRule = DEFAULT_RULE,
+                  on_phase: Callable[[str, float], None] | None = None) -> HindsightReport:
     """The one scheduler entry point: run the due clocks' jobs (all of them with ``force``);
     append and return their decisions.
 
@@ -60,6 +75,9 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     * wall clock (every ``WALL_EVERY_DAYS``): forgetting — accessibility decay of unused
       units, conflicts pending between units — and the archive (capacity, cold storage);
     * the use clock is the learner itself: every outcome credits or falsifies what was applied.
+
+    ``on_phase(name, seconds)`` is told each phase as it ends (units, read, induce, windows,
+    summaries, consolidation, forgetting, archive, append).
     """
     last_write, last_wall, new_events = _last_runs(warehouse)
     write, why = (True, "forced") if force else due(new_events, last_write, now_us, policy)
@@ -68,7 +86,7 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
                **({} if wall else {"forgetting": wall_why, "archive": wall_why})}
     if not (write or wall):
         return HindsightReport(skipped=skipped, why=why)
-    phases: dict[str, float] = {}
+    phases = _Phases(on_phase)
     run_id = derived_id("hs", str(now_us))
     records, summary, ran = [], {"why": why, "new_events": new_events, "write": write, "wall": wall}, []
     t0 = time.perf_counter()
@@ -97,7 +115,7 @@ def run_hindsight(warehouse, submit: Callable, now_us: int, force: bool = False,
     submit(records)
     phases["append"] = time.perf_counter() - t0
     return HindsightReport(ran=ran, skipped=skipped, decisions=[r for rt, r in records if rt == "decision"],
-                           proposals=[r for rt, r in records if rt == "cognition"], phases_s=phases, why=why)
+                           proposals=[r for rt, r in records if rt == "cognition"], phases_s=dict(phases), why=why)
 
 
 def _write_clock(warehouse, units: list, now_us: int, run_id: str, rule: WindowRule, phases: dict,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -35,7 +36,8 @@ class ReplayReport:
         return self.records / self.seconds if self.seconds else float("inf")
 
 
-def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0) -> ReplayReport:
+def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0,
+           progress: Callable[[int], None] | None = None) -> ReplayReport:
     """Rebuild every view from ``log`` into ``warehouse`` (migrated here if needed).
 
     ``workers=0`` decodes and projects in this process. ``workers=N`` hands chunks of the
@@ -44,11 +46,13 @@ def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0) -> 
     so the order in which chunks arrive does not matter. A log of two chunks or fewer is
     replayed in-process whatever ``workers`` says. Any other ``Log`` (Kafka) is replayed
     partition by partition from offset 0: in-process, or with ``workers`` each reading
-    chunks of partitions over a connection of its own.
+    chunks of partitions over a connection of its own. ``progress(n)`` is told each chunk's
+    ``n`` records as they are inserted (``replay_size`` is the whole).
     """
     warehouse.migrate()
+    progress = progress or _silent
     if not isinstance(log, SqliteLog):
-        return _replay_partitions(log, warehouse, chunk, workers)
+        return _replay_partitions(log, warehouse, chunk, workers, progress)
     started = time.perf_counter()
     records = dead = 0
     end = log.end_offset("*", 0)
@@ -56,19 +60,32 @@ def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0) -> 
         workers = 0
     if workers > 0:
         tasks = [(str(log.path), offset, chunk, now_us()) for offset in range(0, end, chunk)]
-        records, dead = _in_workers(warehouse, workers, _chunk_task, tasks)
+        records, dead = _in_workers(warehouse, workers, _chunk_task, tasks, progress=progress)
     else:
         offset = 0
         while entries := log.read_all(offset, chunk):
             batch = project_entries(entries, now_us())
             records, dead = records + batch.count, dead + len(batch.dead_letters)
             insert_batch(warehouse, batch)
+            progress(len(entries))
             offset = entries[-1].offset + 1
     seconds = time.perf_counter() - started
     return ReplayReport(records, dead, seconds, warehouse.digest(), workers)
 
 
-def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0) -> ReplayReport:
+def replay_size(log) -> int:
+    """How many records ``replay`` reads from ``log``: its length (every topic, every partition)."""
+    if isinstance(log, SqliteLog):
+        return log.end_offset("*", 0)
+    return sum(log.end_offset(t.name, p) for t in TOPICS for p in log.partitions(t.name))
+
+
+def _silent(records: int) -> None:
+    pass
+
+
+def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
+                       progress: Callable[[int], None] = _silent) -> ReplayReport:
     """Every declared topic, every partition, from offset 0 to its end, through the same
     projection; no consumer group is involved, so nothing is committed anywhere. With
     ``workers``, chunks of ``chunk`` offsets go to worker processes (more than two chunks)."""
@@ -78,7 +95,7 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0) 
              for (topic, partition), end in ends.items() for offset in range(0, end, chunk)]
     if workers > 0 and len(tasks) > 2:
         records, dead = _in_workers(warehouse, workers, _kafka_chunk_task, tasks,
-                                    initializer=("open_kafka", (log.bootstrap, log.prefix)))
+                                    initializer=("open_kafka", (log.bootstrap, log.prefix)), progress=progress)
         return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest(), workers)
     records = dead = 0
     for topic, partition, offset, stop, _ in tasks:
@@ -86,10 +103,12 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0) 
             batch = project_entries(entries, now_us())
             records, dead = records + batch.count, dead + len(batch.dead_letters)
             insert_batch(warehouse, batch)
+        progress(stop - offset)
     return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest())
 
 
-def _in_workers(warehouse: Warehouse, workers: int, task, tasks: list, initializer=None) -> tuple[int, int]:
+def _in_workers(warehouse: Warehouse, workers: int, task, tasks: list, initializer=None,
+                progress: Callable[[int], None] = _silent) -> tuple[int, int]:
     """Runs ``task`` over ``tasks`` in ``workers`` processes (forkserver: they share nothing with
     this process's chDB) and inserts the Arrow streams they return, in any order (rows are
     versioned by offset). Returns (records, dead letters)."""
@@ -102,6 +121,7 @@ def _in_workers(warehouse: Warehouse, workers: int, task, tasks: list, initializ
             records, dead = records + count, dead + dead_letters
             for name, data in streams.items():
                 warehouse.insert_arrow(TABLES[name], pa.ipc.open_stream(data).read_all())
+            progress(count)
     return records, dead
 
 

@@ -173,6 +173,7 @@ def test_the_wheel_holds_only_the_hindbrain_package(wheel):
         assert f"{folder}/__init__.py" in names
     assert sorted(n.rsplit("/", 1)[1] for n in names if n.endswith(".avsc")) == SHIPPED_AVSC
     assert all(n.startswith("hindbrain/schemas/avro/") for n in names if n.endswith(".avsc"))
+    assert "hindbrain/sim/recall_bench.json" in names  # the measured numbers the learning report charts
     assert not [n for n in names if "/tests/" in n or n.startswith("tests/")]
 
 

@@ -34,6 +34,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from hindbrain.audit import timeline
 from hindbrain.schemas.api import (
     ApproveInput,
     InvalidateInput,
@@ -421,9 +422,11 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     @app.get(f"/{VERSION}/explain/{{item_id}}", tags=["audit"])
     async def explain(item_id: str, tenant: str = Tenant):
-        """Every record and decision of this tenant behind an item, oldest first."""
+        """Every record and decision of this tenant behind an item, oldest first: ``chain``, the
+        records themselves, and ``timeline``, one line per step for a person (``hindbrain.audit``)."""
         chain = await owner.call(brain.explain, item_id, tenant=tenant)
-        return {"item_id": item_id, "chain": [{**e, "position": list(e["position"])} for e in chain]}
+        return {"item_id": item_id, "timeline": timeline(item_id, chain),
+                "chain": [{**e, "position": list(e["position"])} for e in chain]}
 
     @app.post(f"/{VERSION}/sql", tags=["analysts"])
     async def sql(body: SqlBody, tenant: str = Tenant):

@@ -1,11 +1,18 @@
 """The learning report: per arm and round, from SQL over the views (every arm recorded
-each task's final outcome, with its notes, under its own tenant), drawn as static SVG
-learning curves in one HTML file — no server, no plotting dependency.
+each task's final outcome, with its notes, under its own tenant), in one static HTML file.
+
+Charts are matplotlib figures rendered to SVG and inlined in the page (``hindbrain.sim.charts``):
+nothing is fetched to view it. Each learning curve has a point per round, axes with ticks and
+units, and over several seeds of a world (tenants ``sim-<arm>-<world>-<seed>``) the median per
+round with the band from the lowest to the highest seed. Beside them, recall quality and
+latency from the benches next to the peers, read from the numbers ``bench/quality.py --json``
+wrote (``recall_bench.json``, with its date and command); the report never runs a bench.
 ``hindbrain report`` regenerates it from any brain the simulator ran in."""
 
 from __future__ import annotations
 
 import html
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,11 +54,9 @@ LEFT JOIN (SELECT recall_id, groupArrayArray(applied) AS applied FROM outcomes F
            WHERE recall_id IS NOT NULL GROUP BY recall_id) AS o ON o.recall_id = i.recall_id
 GROUP BY tenant ORDER BY tenant
 """
-COLOURS = {"no memory": "#9e9e9e", "naive RAG": "#e07b39", "hindbrain": "#2a6fdb"}
-
-
 CURVES = ("success rate", "repeated-mistake rate", "preference consistency", "tokens per success",
           "upset-customer tickets solved")
+RECALL_BENCH = Path(__file__).with_name("recall_bench.json")  # written by bench/quality.py --json
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,11 @@ class Round:
     round: int
     counts: Counts
 
+    @property
+    def seed(self) -> str:
+        """The world's seed: the last part of the arm's tenant (``hindbrain.sim.tenant_of``)."""
+        return self.tenant.rsplit("-", 1)[-1]
+
 
 def rounds(brain) -> list[Round]:
     out = []
@@ -74,13 +84,16 @@ def rounds(brain) -> list[Round]:
     return out
 
 
-def curves(rows: list[Round]) -> dict[str, dict[str, list[float | None]]]:
-    """metric → arm → one value per round (None where the round has nothing to measure)."""
-    out: dict[str, dict[str, list[float | None]]] = {m: {} for m in CURVES}
+def curves(rows: list[Round]) -> dict[str, dict[str, dict[int, list[float]]]]:
+    """metric → arm → round → the metric's value in each seed that has one (a round with
+    nothing to measure, e.g. no known task yet, has no value)."""
+    out: dict[str, dict[str, dict[int, list[float]]]] = {m: {} for m in CURVES}
     for r in rows:
         metrics = r.counts.metrics()
         for m in CURVES:
-            out[m].setdefault(r.arm, []).append(metrics[m])
+            values = out[m].setdefault(r.arm, {}).setdefault(r.round, [])
+            if metrics[m] is not None:
+                values.append(metrics[m])
     return out
 
 
@@ -115,19 +128,30 @@ def quality_per_token(t: dict[str, dict[str, float | None]], rows: list[Round]) 
     return (hb["success rate"] - none["success rate"]) / (tokens / tasks / 100)
 
 
-def write_html(path: Path, rows: list[Round], learning: dict | None = None) -> Path:
+def write_html(path: Path, rows: list[Round], learning: dict | None = None,
+               recall_bench: Path | None = RECALL_BENCH) -> Path:
+    """The report as one self-contained HTML file (inline SVG charts, no script, no link)."""
+    from hindbrain.sim import charts
+
     sections, gain = [], None
     for world in sorted({r.world for r in rows}):
         mine = [r for r in rows if r.world == world]
-        series = {m: v for m, v in curves(mine).items() if any(x is not None for xs in v.values() for x in xs)}
+        seeds = sorted({r.seed for r in mine})
+        series = {m: v for m, v in curves(mine).items() if any(xs for rounds in v.values() for xs in rounds.values())}
         t = totals(mine)
         gain = gain if world == "tickets" else quality_per_token(t, mine)
-        sections.append(f"<h2>World: {html.escape(world or 'fleet')}</h2>{_table(t)}<div class='charts'>"
-                        + "".join(_chart(m, s) for m, s in series.items()) + "</div>")
+        spread = (f"median of {len(seeds)} seeds ({', '.join(seeds)}) per round; the band spans the lowest to the "
+                  "highest seed" if len(seeds) > 1 else
+                  f"one seed ({seeds[0]}): no spread to draw; <code>python bench/sim.py --report FILE</code> draws "
+                  "the spread over seeds 7–11")
+        sections.append(f"<h2>World: {html.escape(world or 'fleet')}</h2>{_table(t)}<p class='note'>{spread}; "
+                        f"totals pool every seed.</p><div class='charts'>"
+                        + "".join(charts.learning_curve(f"{world}-{m}", m, s) for m, s in series.items()) + "</div>")
     own = "".join(f"<tr><th>{html.escape(k)}</th><td>{_plain(v)}</td></tr>" for k, v in (learning or {}).items())
     own += f"<tr><th>success gain over no memory per 100 injected tokens</th><td>{_plain(gain)}</td></tr>"
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>hindbrain learning report</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:70em}} .charts{{display:flex;flex-wrap:wrap;gap:1em}}
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:75em}} .charts{{display:flex;flex-wrap:wrap;gap:1em}}
+figure{{margin:0}} figcaption,.note{{color:#555;font-size:.9em;max-width:60em}}
 table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.3em .7em;text-align:right}}
 pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style></head><body>
 <h1>Does it learn?</h1><p>The same simulated fleet — same world, seed and agent policy — with no memory, with naive
@@ -135,35 +159,29 @@ RAG (every event stored, top-5 by similarity injected, no gate, no feedback) and
 what was injected. Curves are per round.</p>
 {"".join(sections)}
 <h2>hindbrain's own learning</h2><table>{own}</table>
+{_recall_section(recall_bench)}
 <h2>The queries behind every number</h2><pre>{html.escape(ROUNDS_SQL.strip())}</pre>
 <pre>{html.escape(UNITS_SQL.strip())}</pre><pre>{html.escape(APPLIED_SQL.strip())}</pre></body></html>"""
     path.write_text(page, encoding="utf-8")
     return path
 
 
-def _chart(metric: str, series: dict[str, list[float | None]], w: int = 320, h: int = 200) -> str:
-    values = [v for vs in series.values() for v in vs if v is not None]
-    top = max([*values, 1.0]) if metric == "tokens per success" else 1.0
-    n = max((len(vs) for vs in series.values()), default=1)
-    def x(i):
-        return 40 + (w - 60) * (i / max(1, n - 1))
-    def y(v):
-        return h - 30 - (h - 50) * (v / top)
-    lines = []
-    for arm, vs in series.items():
-        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(vs) if v is not None)
-        lines.append(f'<polyline fill="none" stroke="{COLOURS.get(arm, "#000")}" stroke-width="2" points="{points}"/>')
-    legend = "".join(f'<text x="{40 + 95 * k}" y="14" font-size="11" fill="{COLOURS.get(arm, "#000")}">{arm}</text>'
-                     for k, arm in enumerate(series))
-    label = "" if metric == "tokens per success" else "%"
-    axis = (f'<line x1="40" y1="{h - 30}" x2="{w - 20}" y2="{h - 30}" stroke="#999"/>'
-            f'<text x="4" y="{y(top) + 4:.0f}" font-size="10">{top:.0f}{label if top != 1 else ""}</text>'
-            f'<text x="4" y="{h - 26}" font-size="10">0</text>'
-            f'<text x="{w / 2 - 20:.0f}" y="{h - 8}" font-size="10">round 1 … {n}</text>')
-    if label:
-        axis = axis.replace(f">{top:.0f}<", ">100%<")
-    return (f'<figure><svg width="{w}" height="{h}" role="img" aria-label="{metric}">{legend}{axis}{"".join(lines)}'
-            f'</svg><figcaption>{metric}</figcaption></figure>')
+def _recall_section(source: Path | None) -> str:
+    """Recall quality and latency next to the peers, from the benches' measured numbers."""
+    from hindbrain.sim import charts
+
+    if source is None or not source.exists():
+        return ("<h2>Recall quality and latency</h2><p class='note'>No measured numbers here: "
+                "<code>python bench/quality.py --quick --json hindbrain/sim/recall_bench.json</code> writes them.</p>")
+    measured = json.loads(source.read_text(encoding="utf-8"))
+    where = (f"Measured {html.escape(measured['measured'])} by <code>{html.escape(measured['command'])}</code> "
+             f"(commit {html.escape(measured['commit'])}; {html.escape(measured['machine'])}, load average "
+             f"{measured.get('load_average_1min_at_end', '?')}); {html.escape(measured['half'])} questions. "
+             f"{html.escape(measured['what'])}. The simulator's naive RAG is the fleet's peer above; these sets are "
+             "the recall benchmarks of <code>docs/recall-quality.md</code>.")
+    return (f"<h2>Recall quality and latency, next to the peers</h2><div class='charts'>"
+            f"{charts.recall_quality(measured['sets'])}{charts.recall_latency(measured['sets'])}</div>"
+            f"<p class='note'>{where}</p>")
 
 
 def _table(t: dict[str, dict[str, float | None]]) -> str:

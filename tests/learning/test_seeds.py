@@ -108,6 +108,9 @@ def test_the_cli_prints_a_message_per_refused_entry(tmp_path, seed_file, capsys)
     captured = capsys.readouterr()
     assert "imported 2 cognitions, refused 3" in captured.out
     assert captured.err.count("refused:") == 3
+    # its progress: standard error is no terminal here, so one line for the stage (issue 20)
+    stage = [line for line in captured.err.splitlines() if line.startswith(f"seed {seed_file}: ")]
+    assert len(stage) == 1 and stage[0].endswith("; 2 imported, 3 refused") and "\r" not in captured.err
     with Brain.open(home, embedder="none") as b:
         assert b.sql("SELECT count() AS n FROM fragments FINAL WHERE seed")[0]["n"] == 2
     missing = tmp_path / "missing.yaml"

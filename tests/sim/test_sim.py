@@ -87,7 +87,8 @@ def test_the_report_is_sql_over_the_views_and_matches_the_run(tmp_path, capsys):
     assert learning["applications per applied cognition (reuse)"] >= 1
     assert main(["--home", str(home), "report"]) == 0
     page = (home / "report.html").read_text(encoding="utf-8")
-    assert page.count("<svg") == 4 and "FROM outcomes FINAL" in page and "naive RAG" in page
+    # four learning curves (matplotlib SVG, tests/sim/test_report_charts.py), recall quality and latency
+    assert page.count("<svg") == 4 + 2 and "FROM outcomes FINAL" in page and "naive RAG" in page
     assert "injected cognitions applied" in page and "FROM unit_states FINAL" in page
     capsys.readouterr()
     assert main(["--home", str(tmp_path / "empty"), "report"]) == 1
