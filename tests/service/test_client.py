@@ -196,9 +196,10 @@ def test_the_client_has_brains_methods_and_arguments():
     for name in ("perceive", "perceive_many", "learn", "recall", "outcome", "explain", "sql", "pending_traits",
                  "approve", "invalidate", "hindsight", "close"):
         assert callable(getattr(Client, name)) and callable(getattr(AsyncClient, name)), name
+    local = {"on_phase"}  # hindsight's progress callback runs in the brain's process: nothing to call over HTTP
     for name in ("explain", "sql", "pending_traits", "hindsight"):
         assert list(inspect.signature(getattr(Client, name)).parameters) == \
-            list(inspect.signature(getattr(Brain, name)).parameters), name
+            [p for p in inspect.signature(getattr(Brain, name)).parameters if p not in local], name
 
 
 def test_the_agent_loop_round_trips_as_brain_types(served, acme):

@@ -92,7 +92,7 @@ def test_the_cli_prints_the_timeline_and_json_prints_the_records(brain_home, cap
 
 def test_the_http_explain_answer_carries_the_same_timeline_beside_the_chain(brain_home):
     home, _, fr, _, _ = brain_home
-    key, other = KeyStore(home).create("acme", "audit"), KeyStore(home).create("globex", "audit")
+    key, other = KeyStore(home).create("acme", "audit", "analyst"), KeyStore(home).create("globex", "audit", "analyst")
     with serving(home) as (base, brain, _):
         expected = timeline(fr, brain.explain(fr, tenant="acme"))
         status, body, _ = call(base, "GET", f"/v1/explain/{fr}", key=key)
