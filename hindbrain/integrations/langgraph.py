@@ -303,7 +303,8 @@ GROUP BY ns, key HAVING NOT deleted
 ORDER BY updated_at DESC, ns, key
 """
 _UNDER = "(ns = {ns:String} OR startsWith(ns, {under:String}))"
-_ITEMS = "(ns, key) IN {items:Array(Tuple(String, String))}"
+# Two arrays of strings, not an array of tuples: parameters that survive JSON (``Client.sql``).
+_ITEMS = "has(arrayZip({namespaces:Array(String)}, {keys:Array(String)}), (ns, key))"
 
 
 def _under(prefix: tuple[str, ...]) -> tuple[str, dict]:
@@ -381,8 +382,8 @@ class HindbrainStore(BaseStore):
         _check_labels("put", namespace)
         if not namespace:
             raise InvalidInput("put", "namespace", "a namespace has at least one label")
+        self.namespaces.tenant_of("put", namespace)  # raises unless a label (or the store) names the tenant
         coords = self.namespaces.coordinates(namespace)
-        self.namespaces.tenant_of("put", namespace)
         if op.value is None:
             return tombstone_event(coords, namespace, op.key)
         return put_event(coords, namespace, op.key, op.value)
@@ -432,8 +433,9 @@ class HindbrainStore(BaseStore):
         for item in sorted(pack.items, key=lambda i: i.score, reverse=True):
             if STORE_KEY in item.scope and in_prefix(labels_of(item.scope.get(STORE_NAMESPACE, "")), prefix):
                 recalled.setdefault(item.id, item)
-        pairs = [(i.scope.get(STORE_NAMESPACE, ""), i.scope[STORE_KEY]) for i in recalled.values()]
-        rows = self._live(tenant, _ITEMS, {"items": pairs}) if pairs else []
+        which = {"namespaces": [i.scope.get(STORE_NAMESPACE, "") for i in recalled.values()],
+                 "keys": [i.scope[STORE_KEY] for i in recalled.values()]}
+        rows = self._live(tenant, _ITEMS, which) if recalled else []
         live = {row["memory_id"]: row for row in rows}
         items = [_item(live[i], item.score, pack.recall_id, item.why) for i, item in recalled.items() if i in live]
         kept = [i for i in items if passes(i.value, op.filter)]
