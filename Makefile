@@ -1,4 +1,5 @@
-# The README's two commands: `make demo` and `make test`. Both install what they need.
+# The README's two commands: `make demo` and `make test`. Both install what they need: the dev
+# tools and the framework extras whose integrations the suite tests against the real package.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -9,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,langgraph]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -37,6 +37,7 @@ from hindbrain.learning.llm import Extractor
 from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
+from hindbrain.recall import keyed
 from hindbrain.recall.tokenize import tokens
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
@@ -243,8 +244,10 @@ class Learner:
 
     def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
-        # Two speakers never say "the same event": a reply that echoes a turn is a new turn.
-        key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"))
+        # Two speakers never say "the same event": a reply that echoes a turn is a new turn; and
+        # two stored items (``recall.keyed``) are two memories by the caller's word, alike or not.
+        key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
+               keyed.item_of(record.get("scope") or {}))
         # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
         said = (record.get(k) for k in ("text", "system", "identity", "action", "expected", "actual"))
         words = frozenset(tokens(" ".join([*filter(None, said), *(record.get("entities") or ())])))

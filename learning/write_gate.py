@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from hindbrain.recall import keyed
 from hindbrain.recall.tokenize import tokens
 
 _PHATIC = frozenset({
@@ -38,8 +39,11 @@ CHECKS = ("understandable_alone", "affects_an_action", "has_conditions", "verifi
 
 
 def perception_class(record: dict) -> str:
-    """``event`` (the timeline) or ``transactional`` (discarded from learning and recall)."""
+    """``event`` (the timeline) or ``transactional`` (discarded from learning and recall). A
+    stored item's version (``recall.keyed``) is an event whatever it says: the caller keeps it."""
     if record["kind"] != "message" or record.get("system") or record.get("action") or record.get("actual"):
+        return "event"
+    if keyed.item_of(record.get("scope") or {}):
         return "event"
     text = _PUNCT.sub(" ", (record.get("text") or "").lower()).strip()
     return "transactional" if not text or text in _PHATIC else "event"

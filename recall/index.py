@@ -23,6 +23,7 @@ import numpy as np
 
 from hindbrain.learning.write_gate import perception_class
 from hindbrain.projections import beliefs, events, fragments, unit_states
+from hindbrain.recall import keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.cues import index_terms
 from hindbrain.recall.lexical import BM25Index
@@ -225,6 +226,11 @@ class TenantIndex:
         self._layers = np.empty(1024, dtype=np.uint8)
         self._owners = np.empty(1024, dtype=np.int32)  # SHARED or the code of the agent it is private to
         self.agent_codes: dict[str, int] = {}
+        # Stored items (``recall.keyed``): each item's newest version; the older ones are retired,
+        # never candidates again (an item rewritten 1,000 times must not fill the pool with them).
+        self.versions: dict[tuple[str, str], int] = {}
+        self._retired = np.zeros(1024, dtype=bool)
+        self.retired = 0
 
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
         """Index documents with their cue terms; a redelivered id is skipped. Returns
@@ -245,12 +251,34 @@ class TenantIndex:
         if end > len(self._layers):
             self._layers = np.resize(self._layers, max(2 * len(self._layers), end))
             self._owners = np.resize(self._owners, len(self._layers))
+            self._retired = np.resize(self._retired, len(self._layers))
         self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
         self._owners[first:end] = [self.agent_code(doc.owner) for doc, _ in fresh]
+        self._retired[first:end] = False
         for n, (doc, _) in enumerate(fresh, first):
             self.docs.append(doc)
             self.by_id[doc.id] = n
+            if doc.kind == "event":
+                self._take_version(n, doc)
         return [doc for doc, _ in fresh]
+
+    def _take_version(self, no: int, doc: Doc) -> None:
+        """A stored item's new version (``recall.keyed``, in log order) retires the one before it;
+        a tombstone retires itself too."""
+        item = keyed.item_of(doc.scope)
+        if item is None:
+            return
+        previous = self.versions.get(item)
+        self.versions[item] = no
+        if previous is not None and not self._retired[previous]:
+            self._retire(previous, keyed.retired_status(doc.scope))
+        if keyed.is_tombstone(doc.scope):
+            self._retire(no, keyed.DELETED)
+
+    def _retire(self, no: int, status: str) -> None:
+        self.docs[no].status = status
+        self._retired[no] = True
+        self.retired += 1
 
     def _quarantine_of(self, doc_id: str) -> str | None:
         no = self.by_id.get(doc_id)
@@ -325,7 +353,15 @@ class TenantIndex:
         """What a recall may see: the ``layers`` asked for, of the tenant's shared memory and
         of ``agent``'s private memory. A recall that names no agent is the tenant's own view
         (an operator, a single-agent app) and sees all of it: privacy between agents decides
-        what enters each agent's context; the access boundary is the tenant. None: everything."""
+        what enters each agent's context; the access boundary is the tenant. Never a stored
+        item's replaced or deleted version (``recall.keyed``). None: everything."""
+        mask = self._visible(layers, agent)
+        if not self.retired:
+            return mask
+        live = ~self._retired[: len(self.docs)]
+        return live if mask is None else mask & live
+
+    def _visible(self, layers: list[str] | None, agent: str | None) -> np.ndarray | None:
         n = len(self.docs)
         mask = np.isin(self._layers[:n], [_LAYER_CODE[name] for name in layers]) if layers else None
         code = self.agent_codes.get(agent) if agent else None
