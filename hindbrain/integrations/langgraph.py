@@ -314,7 +314,10 @@ def _under(prefix: tuple[str, ...]) -> tuple[str, dict]:
     return _UNDER, {"ns": dotted(prefix), "under": dotted(prefix) + SEPARATOR}
 
 
-def _utc(ts: datetime) -> datetime:
+def _utc(ts: datetime | str) -> datetime:
+    """A view's timestamp as an aware datetime: ``Brain.sql`` gives a datetime, ``Client.sql``
+    its ISO text (JSON has no datetime)."""
+    ts = datetime.fromisoformat(ts) if isinstance(ts, str) else ts
     return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
 
 

@@ -459,3 +459,19 @@ def test_service_errors_share_one_base():
     for kind in (AuthenticationError, PermissionDenied, NotFound, RateLimited, ServiceUnavailable):
         assert issubclass(kind, ServiceError)
     assert not issubclass(InvalidInput, ServiceError)
+
+
+def test_the_langgraph_store_works_over_the_client(served):
+    """``HindbrainStore`` calls only what ``Brain`` and ``Client`` share: over HTTP the same
+    put, get and search (a recall with its explanations) work."""
+    from hindbrain.integrations.langgraph import HindbrainStore
+
+    with Client(served.url, api_key=_key(served.store, "lg")) as client:
+        store = HindbrainStore(client)  # the layout (tenant, agent, user): the namespace names the tenant
+        namespace = ("lg", "support-bot", "bob")
+        store.put(namespace, "language", {"text": "bob prefers answers in French"})
+        store.put(namespace, "language", {"text": "bob now prefers answers in English"})
+        assert store.get(namespace, "language").value["text"] == "bob now prefers answers in English"
+        found = store.search(namespace, query="which language does bob prefer")
+        assert [item.key for item in found][:1] == ["language"] and found[0].why and found.recall_id
+        assert "English" in found[0].value["text"]
