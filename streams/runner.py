@@ -10,6 +10,12 @@ Write path, in this order:
 A crash between 2 and 5 loses nothing: on open the runner catches up from its committed
 offset, and idempotent views absorb whatever was inserted twice.
 
+A write call fails only if its records are not in the log. When the warehouse fails (4), the
+records stay behind the committed offset: the micro-batch a write makes due is left for later
+(logged, never raised to that writer, whose retry would append its records twice), and the
+next ``flush`` projects the log from the committed offset, raising to its caller while the
+warehouse still fails; a reopened brain catches up the same way.
+
 Read-your-writes: ``flush()`` runs before any read of the views (the Brain calls it).
 
 Group commit (``defer``): records nothing waits on (a recall's own recall and injection
@@ -22,6 +28,7 @@ returns, and an outcome is never in the log without the recall it names before i
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -39,6 +46,8 @@ GROUP_WINDOW_S = 0.005  # how long a deferred record may wait for its group comm
 
 Listener = Callable[[list[Decoded]], None]  # sees each appended batch, in order
 
+log = logging.getLogger(__name__)
+
 
 class EmbeddedRunner:
     def __init__(self, log: SqliteLog, warehouse: Warehouse, batch_size: int = 2000,
@@ -53,6 +62,7 @@ class EmbeddedRunner:
         self._wake = threading.Condition(threading.Lock())
         self._committer: threading.Thread | None = None
         self._closed = False
+        self._behind = False  # a projection failed: the log past the committed offset is to project
         self.listeners: list[Listener] = []
 
     def submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
@@ -113,8 +123,17 @@ class EmbeddedRunner:
         for listener in self.listeners:
             listener(decoded)
         if len(self._pending) >= self.batch_size:
-            self.flush()
+            self._project_due()
         return positions[earlier:]
+
+    def _project_due(self) -> None:
+        """Project the micro-batch an append made due. The append is durable already: a
+        failing warehouse must not turn it into the writer's error (see the module docstring)."""
+        try:
+            self.flush()
+        except Exception as exc:  # noqa: BLE001 - retried by the next flush, which raises to its caller
+            log.warning("projection into the views failed; the records are in the log and will be projected by "
+                        "the next flush or reopen: %s", exc)
 
     def close(self) -> None:
         """Commit what is deferred and stop the committer (then ``flush`` what is pending)."""
@@ -131,6 +150,9 @@ class EmbeddedRunner:
         with self._lock, gc_paused():
             if self._deferred:
                 self._append([], [])
+            if self._behind:  # an earlier projection failed: the log from the committed offset
+                self._pending = []
+                return self._project_log()
             if not self._pending:
                 return 0
             committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
@@ -141,7 +163,11 @@ class EmbeddedRunner:
                 return self._project_log()
             pending, self._pending = self._pending, []
             batch = project_batch(pending, now_us())
-            self._write(batch, next_offset=pending[-1].position.offset + 1)
+            try:
+                self._write(batch, next_offset=pending[-1].position.offset + 1)
+            except BaseException:
+                self._behind = True  # ``pending`` is dropped: the next flush reads it from the log
+                raise
             return batch.count
 
     def catch_up(self, chunk: int = 20_000) -> int:
@@ -153,6 +179,7 @@ class EmbeddedRunner:
 
     def _project_log(self, chunk: int = 20_000) -> int:
         done = 0
+        self._behind = True  # until the end of the log is projected
         offset = self.log.committed(CONSUMER, ALL_TOPICS, 0)
         while entries := self.log.read_all(offset, chunk):
             with gc_paused():
@@ -160,6 +187,7 @@ class EmbeddedRunner:
             offset = entries[-1].offset + 1
             self._write(batch, next_offset=offset)
             done += batch.count
+        self._behind = False
         return done
 
     def _write(self, batch: ProjectedBatch, next_offset: int) -> None:
@@ -175,4 +203,8 @@ class EmbeddedRunner:
 
     @property
     def pending(self) -> int:
+        """Records in the log and not yet in the views."""
+        if self._behind:
+            with self._lock:
+                return self.log.end_offset(ALL_TOPICS, 0) - self.log.committed(CONSUMER, ALL_TOPICS, 0)
         return len(self._pending)

@@ -203,6 +203,10 @@ def test_inside_a_group_a_failed_append_undoes_only_itself(tmp_path):
         def execute(self, *a):
             return real.execute(*a)
 
+        @property
+        def in_transaction(self):
+            return real.in_transaction
+
     try:
         with log.group():
             log.append([Message("a", KEY, b"1")])
