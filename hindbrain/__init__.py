@@ -8,6 +8,7 @@
 from hindbrain.brain import Brain
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.schemas.api import InvalidInput
+from hindbrain.streams.log import LogWriteError
 
-__all__ = ["Brain", "InvalidInput", "Recalled", "RecallPack"]
+__all__ = ["Brain", "InvalidInput", "LogWriteError", "Recalled", "RecallPack"]
 __version__ = "0.1.0"
