@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 
 from hindbrain.projections.warehouse import Warehouse
@@ -94,14 +93,17 @@ class EmbeddedRunner:
         while True:
             with self._wake:
                 self._wake.wait_for(lambda: self._deferred or self._closed)
+                # the window: the recalls of these milliseconds commit together; a close ends it
+                # at once (it commits them itself) rather than wait out a long window
+                self._wake.wait_for(lambda: self._closed, timeout=self.group_window_s)
                 if self._closed:
                     return
-            time.sleep(self.group_window_s)  # the window: the recalls of these milliseconds commit together
             try:
                 with self._lock, gc_paused():
                     self._append([], [])
             except Exception:  # noqa: BLE001 - the records stay queued: the next submit or flush
-                time.sleep(1.0)  # retries them and raises to its caller; this thread retries too
+                with self._wake:  # retries them and raises to its caller; this thread retries too
+                    self._wake.wait_for(lambda: self._closed, timeout=1.0)
 
     def _append(self, messages: list, records: Sequence[tuple[str, dict]]) -> list[Position]:
         """Appends the deferred records, then ``messages``, in one transaction (lock held);
