@@ -10,6 +10,11 @@ Write path, in this order:
 A crash between 2 and 5 loses nothing: on open the runner catches up from its committed
 offset, and idempotent views absorb whatever was inserted twice.
 
+Inside a log group (``SqliteLog.group``, a server's group commit) nothing of the group is
+projected before it committed: had it rolled back, the views would keep rows of records the
+log never held. The micro-batches it made due are projected when it commits; if it rolls
+back, its records (kept in memory for projection) are dropped and the log is the truth.
+
 A write call fails only if its records are not in the log. When the warehouse fails (4), the
 records stay behind the committed offset: the micro-batch a write makes due is left for later
 (logged, never raised to that writer, whose retry would append its records twice), and the
@@ -63,6 +68,7 @@ class EmbeddedRunner:
         self._closed = False
         self._behind = False  # a projection failed: the log past the committed offset is to project
         self.listeners: list[Listener] = []
+        log.on_group_end.append(self._group_ended)
 
     def submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
         """Append records durably and queue them for projection; returns their positions.
@@ -124,9 +130,17 @@ class EmbeddedRunner:
         self._pending.extend(decoded)
         for listener in self.listeners:
             listener(decoded)
-        if len(self._pending) >= self.batch_size:
+        if len(self._pending) >= self.batch_size and self.log.group_from is None:
             self._project_due()
         return positions[earlier:]
+
+    def _group_ended(self, committed: bool) -> None:
+        """The log's group ended (lock held): project what it made due, or forget what it
+        rolled back (the next flush projects the log from the committed offset)."""
+        if not committed:
+            self._pending, self._behind = [], True
+        elif len(self._pending) >= self.batch_size:
+            self._project_due()
 
     def _project_due(self) -> None:
         """Project the micro-batch an append made due. The append is durable already: a
@@ -152,23 +166,24 @@ class EmbeddedRunner:
         with self._lock, gc_paused():
             if self._deferred:
                 self._append([], [])
+            stop = self.log.group_from  # an open group's records wait for its commit (module docstring)
+            ready = self._pending if stop is None else [d for d in self._pending if d.position.offset < stop]
             if self._behind:  # an earlier projection failed: the log from the committed offset
-                self._pending = []
-                return self._project_log()
-            if not self._pending:
+                self._pending = self._pending[len(ready):]
+                return self._project_log(stop=stop)
+            if not ready:
                 return 0
             committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
-            if self._pending[-1].position.offset + 1 - committed != len(self._pending):
+            self._pending = self._pending[len(ready):]
+            if ready[-1].position.offset + 1 - committed != len(ready):
                 # Another writer appended before or between our records: committing past our
                 # batch would skip its records for good, so project the log from ``committed``.
-                self._pending = []
-                return self._project_log()
-            pending, self._pending = self._pending, []
-            batch = project_batch(pending, now_us())
+                return self._project_log(stop=stop)
+            batch = project_batch(ready, now_us())
             try:
-                self._write(batch, next_offset=pending[-1].position.offset + 1)
+                self._write(batch, next_offset=ready[-1].position.offset + 1)
             except BaseException:
-                self._behind = True  # ``pending`` is dropped: the next flush reads it from the log
+                self._behind = True  # ``ready`` is dropped: the next flush reads it from the log
                 raise
             return batch.count
 
@@ -179,11 +194,12 @@ class EmbeddedRunner:
             self.flush()
             return self._project_log(chunk)
 
-    def _project_log(self, chunk: int = 20_000) -> int:
+    def _project_log(self, chunk: int = 20_000, stop: int | None = None) -> int:
+        """Project the log from the committed offset to its end (or to ``stop``)."""
         done = 0
         self._behind = True  # until the end of the log is projected
         offset = self.log.committed(CONSUMER, ALL_TOPICS, 0)
-        while entries := self.log.read_all(offset, chunk):
+        while entries := self.log.read_all(offset, chunk, stop=stop):
             with gc_paused():
                 batch = project_batch(entries, now_us())
             offset = entries[-1].offset + 1

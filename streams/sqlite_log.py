@@ -25,7 +25,7 @@ import errno
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -73,11 +73,20 @@ class SqliteLog:
         self._lock = threading.RLock()
         self._grouped = False
         self._lost: BaseException | None = None  # what made SQLite roll the group back (module docstring)
+        self._group_from: int | None = None
+        # called with the lock held when a group ends: True once it committed, False if it rolled back
+        self.on_group_end: list[Callable[[bool], None]] = []
 
     @property
     def lock(self) -> threading.RLock:
         """The writer's lock: hold it to make several appends and reads one unit of work."""
         return self._lock
+
+    @property
+    def group_from(self) -> int | None:
+        """The first offset of the open group (its records are not committed yet), or None
+        outside a group. Only the thread holding the lock sees a group open."""
+        return self._group_from
 
     # -- writing -------------------------------------------------------------------------
     def append(self, messages: Sequence[Message]) -> list[Position]:
@@ -152,6 +161,7 @@ class SqliteLog:
                 raise refused(exc, self.path, "group") from exc
             self._grouped, self._lost = True, None
             try:
+                self._group_from = self._db.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
                 yield
                 self._check_group()  # an append of the group was lost with the transaction
                 self._db.execute("COMMIT")
@@ -159,11 +169,16 @@ class SqliteLog:
                 if self._db.in_transaction:  # not if SQLite already rolled it back (a failed COMMIT may)
                     with contextlib.suppress(sqlite3.Error):  # never hides ``exc``
                         self._db.execute("ROLLBACK")
+                self._end_group(committed=False)
                 if isinstance(exc, sqlite3.Error):
                     raise refused(exc, self.path, "commit") from exc
                 raise
-            finally:
-                self._grouped, self._lost = False, None
+            self._end_group(committed=True)
+
+    def _end_group(self, committed: bool) -> None:
+        self._grouped, self._lost, self._group_from = False, None, None
+        for callback in self.on_group_end:
+            callback(committed)
 
     # -- reading -------------------------------------------------------------------------
     def partitions(self, topic: str) -> list[int]:

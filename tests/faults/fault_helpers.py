@@ -106,11 +106,12 @@ def assert_acknowledged_logged(home: Path, acknowledged: set[str], refused: set[
     return ids
 
 
-def assert_views_equal_the_log(home: Path) -> None:
+def assert_views_equal_the_log(home: Path, clickhouse: str | None = None) -> None:
     """The views as they are (nothing is projected here) hold everything the log holds, and
     equal every view rebuilt from the log into a fresh database, digest for digest (what
-    ``hindbrain replay --check`` compares). The brain at ``home`` must be closed."""
-    settings = Settings(home=home)
+    ``hindbrain replay --check`` compares). The brain at ``home`` (views at ``clickhouse``,
+    default its own folder) must be closed."""
+    settings = Settings(home=home, clickhouse=clickhouse)
     log = SqliteLog(settings.log_path())
     try:
         assert log.committed(CONSUMER, ALL_TOPICS, 0) == log.end_offset(ALL_TOPICS, 0), "the views lag the log"
