@@ -86,10 +86,15 @@ class Client(threading.Thread):
 
 
 def start_server(home, port: int) -> subprocess.Popen:
+    """``hindbrain serve`` on ``port``, its stderr in ``home/serve.err`` (a pipe nobody reads
+    while it runs would block a server that logs much); returns once it is ready."""
+    # A recall's records wait for a commit window longer than the test: the recalls answered
+    # since the last perception are committed by the shutdown alone.
     env = {**os.environ, "HINDBRAIN_EMBEDDER": "none", "HINDBRAIN_RECALL_COMMIT_MS": "60000"}
-    proc = subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(home), "serve", "--port", str(port),
-                             "--replicas", "0", "--log-level", "warning"],
-                            env=env, cwd=home, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    with open(home / "serve.err", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(home), "serve", "--port",
+                                 str(port), "--replicas", "0", "--log-level", "warning"],
+                                env=env, cwd=home, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -99,7 +104,8 @@ def start_server(home, port: int) -> subprocess.Popen:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            raise AssertionError(f"hindbrain serve did not become ready:\n{proc.communicate()[1][-3000:]}")
+            proc.wait()
+            raise AssertionError(f"hindbrain serve did not become ready:\n{(home / 'serve.err').read_text()[-3000:]}")
         time.sleep(0.1)
 
 
@@ -115,13 +121,13 @@ def test_sigterm_mid_stream_loses_no_acknowledged_request(tmp_path):
             assert answered.acquire(timeout=30), "the server stopped answering before the signal"
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=60)
-        stderr = proc.stderr.read()
         for c in clients:
             c.join(timeout=CLIENT_TIMEOUT_S + 10)
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.stderr.close()
+            proc.wait()
+    stderr = (tmp_path / "serve.err").read_text()
     assert code == 0, stderr[-3000:]
     assert "Traceback" not in stderr, stderr[-3000:]
 
