@@ -131,6 +131,8 @@ def test_a_brain_that_dies_on_a_full_disk_recovers_everything_it_acknowledged(tm
             events = {r["event_id"] for r in brain.sql("SELECT event_id FROM events FINAL")}
             assert events == {i for i in writer.acknowledged if i.startswith("ev-")}
             assert_each_unit_judged(brain, writer.units)  # the learner re-derived what the disk refused it
+        ids = assert_acknowledged_logged(home, writer.acknowledged, writer.refused)
+        assert all(ids[i] == 1 for i in writer.acknowledged)
         assert_views_equal_the_log(home)
 
 
