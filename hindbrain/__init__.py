@@ -12,12 +12,13 @@
 from hindbrain.brain import Brain
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.schemas.api import InvalidInput
+from hindbrain.streams.log import LogWriteError
 
 # The HTTP clients are imported on first use: an embedded brain never needs httpx.
 _CLIENT_NAMES = ("AsyncClient", "AuthenticationError", "Client", "NotFound", "PermissionDenied", "RateLimited",
                  "RetryPolicy", "ServiceError", "ServiceUnavailable")
 
-__all__ = ["Brain", "InvalidInput", "Recalled", "RecallPack", *_CLIENT_NAMES]
+__all__ = ["Brain", "InvalidInput", "LogWriteError", "Recalled", "RecallPack", *_CLIENT_NAMES]
 __version__ = "0.1.0"
 
 

@@ -8,6 +8,12 @@ the Brain appends. Its records are appended like any other, so the views, the re
 and replay see them. A record the rules fail on becomes a dead letter (stage ``learn``);
 the stream goes on.
 
+What the learner appends is appended after the record it learned from, in a call of its own.
+When that append fails (a full disk), the record it learned from is durable already and its
+writer must not hear an error (a retry would append it twice): the learner's records are held
+and appended with the next batch (or at ``commit``), and until then its committed offset stays
+at the record they came from, so a crash re-derives them on reopen instead of losing them.
+
 A snapshot of the learner's state (``home/cache/learner.snapshot``, written on close and
 every ``SNAPSHOT_EVERY`` records) lets a reopened brain fold only the log after it. It is a
 cache: unreadable, from other rules, or ahead of the log, it is ignored and the log folded.
@@ -17,6 +23,7 @@ In a fleet (Kafka), ``kafka_learner.KafkaLearner`` feeds the same ``Learner`` fr
 
 from __future__ import annotations
 
+import logging
 import pickle
 from pathlib import Path
 
@@ -33,6 +40,8 @@ COMMIT_EVERY = 2000  # records between offset commits (a commit is a durable wri
 SNAPSHOT_EVERY = 100_000  # records between snapshots of the learner's state
 SNAPSHOT_VERSION = 2  # 2: a tenant's state holds its recent event ids (Learner._repeated)
 
+log = logging.getLogger(__name__)
+
 
 class LearnerRuntime:
     def __init__(self, log, runner, extractor=None, snapshot: Path | None = None):
@@ -43,6 +52,8 @@ class LearnerRuntime:
         self._uncommitted = 0
         self._since_snapshot = 0
         self._already: set[str] = set()
+        self._held: list = []  # records learned whose append failed, oldest first (module docstring)
+        self._held_from: int | None = None  # the log offset of the first record they came from
 
     def start(self, chunk: int = 20_000) -> None:
         committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
@@ -78,16 +89,39 @@ class LearnerRuntime:
         out += [("dead_letter", dl) for dl in failed]
         self._uncommitted += len(fresh)
         if out:
-            self.runner.submit(out)
+            self._held += out
+            if self._held_from is None:
+                self._held_from = fresh[0].position.offset
+        self._append_held()
         if self._uncommitted >= COMMIT_EVERY:
             self.commit()
+
+    def _append_held(self) -> bool:
+        """Append the records learned and not yet appended; False if the log refused them
+        (they stay held, see the module docstring)."""
+        if not self._held:
+            return True
+        held, self._held = self._held, []  # taken first: the append comes back here (observe)
+        try:
+            self.runner.submit(held)
+        except Exception as exc:  # noqa: BLE001 - held and retried; the writer's own record is durable
+            self._held[:0] = held
+            log.warning("the learner's %d records are held: appending them failed: %s", len(self._held), exc)
+            return False
+        if not self._held:
+            self._held_from = None
+        return True
 
     def wait_until_caught_up(self, timeout_s: float = 30.0) -> None:
         """The embedded learner follows each append synchronously: always caught up."""
 
     def commit(self, snapshot: bool = False) -> None:
         """Commit the learner's offset; with ``snapshot`` (on close) or every
-        ``SNAPSHOT_EVERY`` records, also write the snapshot of its state at that offset."""
+        ``SNAPSHOT_EVERY`` records, also write the snapshot of its state at that offset.
+        While learned records are held, only up to the record they came from, no snapshot."""
+        if not self._append_held():
+            self.log.commit(CONSUMER, ALL_TOPICS, 0, self._held_from)
+            return
         self.log.commit(CONSUMER, ALL_TOPICS, 0, self._next)
         self._since_snapshot += self._uncommitted
         self._uncommitted = 0

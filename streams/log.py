@@ -14,6 +14,10 @@ The contract, tested for every backend by ``tests/streams/log_contract.py``:
    offset order, starting at the first offset >= the one asked for.
 3. A consumer's committed offset is the *next* offset it will read (0 if it never
    committed); committing is idempotent and survives reopening the log.
+4. Storage that refuses a write (no space left, a read-only file system, an I/O error)
+   raises ``LogWriteError`` (an ``OSError``: ``errno`` ENOSPC, EROFS or EIO, ``filename`` the
+   log) from the embedded log, and the refused append left nothing of itself. Kafka's
+   failures are its own (``KafkaUnavailable``, ``TimeoutError``, ``KafkaError``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
+
+
+class LogWriteError(OSError):
+    """The log's storage refused a write: nothing of the append (or of the group) is in the
+    log. ``errno`` says why (``errno.ENOSPC`` no space left, ``errno.EROFS`` a read-only file
+    system, ``errno.EIO`` any other I/O failure); ``filename`` is the log's path. Free space
+    (or make the folder writable) and write again: the log is intact."""
 
 
 class Message(NamedTuple):

@@ -10,6 +10,17 @@ Write path, in this order:
 A crash between 2 and 5 loses nothing: on open the runner catches up from its committed
 offset, and idempotent views absorb whatever was inserted twice.
 
+Inside a log group (``SqliteLog.group``, a server's group commit) nothing of the group is
+projected before it committed: had it rolled back, the views would keep rows of records the
+log never held. The micro-batches it made due are projected when it commits; if it rolls
+back, its records (kept in memory for projection) are dropped and the log is the truth.
+
+A write call fails only if its records are not in the log. When the warehouse fails (4), the
+records stay behind the committed offset: the micro-batch a write makes due is left for later
+(logged, never raised to that writer, whose retry would append its records twice), and the
+next ``flush`` projects the log from the committed offset, raising to its caller while the
+warehouse still fails; a reopened brain catches up the same way.
+
 Read-your-writes: ``flush()`` runs before any read of the views (the Brain calls it).
 
 Group commit (``defer``): records nothing waits on (a recall's own recall and injection
@@ -22,8 +33,8 @@ returns, and an outcome is never in the log without the recall it names before i
 
 from __future__ import annotations
 
+import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 
 from hindbrain.projections.warehouse import Warehouse
@@ -39,6 +50,8 @@ GROUP_WINDOW_S = 0.005  # how long a deferred record may wait for its group comm
 
 Listener = Callable[[list[Decoded]], None]  # sees each appended batch, in order
 
+log = logging.getLogger(__name__)
+
 
 class EmbeddedRunner:
     def __init__(self, log: SqliteLog, warehouse: Warehouse, batch_size: int = 2000,
@@ -53,7 +66,9 @@ class EmbeddedRunner:
         self._wake = threading.Condition(threading.Lock())
         self._committer: threading.Thread | None = None
         self._closed = False
+        self._behind = False  # a projection failed: the log past the committed offset is to project
         self.listeners: list[Listener] = []
+        log.on_group_end.append(self._group_ended)
 
     def submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
         """Append records durably and queue them for projection; returns their positions.
@@ -84,14 +99,17 @@ class EmbeddedRunner:
         while True:
             with self._wake:
                 self._wake.wait_for(lambda: self._deferred or self._closed)
+                # the window: the recalls of these milliseconds commit together; a close ends it
+                # at once (it commits them itself) rather than wait out a long window
+                self._wake.wait_for(lambda: self._closed, timeout=self.group_window_s)
                 if self._closed:
                     return
-            time.sleep(self.group_window_s)  # the window: the recalls of these milliseconds commit together
             try:
                 with self._lock, gc_paused():
                     self._append([], [])
             except Exception:  # noqa: BLE001 - the records stay queued: the next submit or flush
-                time.sleep(1.0)  # retries them and raises to its caller; this thread retries too
+                with self._wake:  # retries them and raises to its caller; this thread retries too
+                    self._wake.wait_for(lambda: self._closed, timeout=1.0)
 
     def _append(self, messages: list, records: Sequence[tuple[str, dict]]) -> list[Position]:
         """Appends the deferred records, then ``messages``, in one transaction (lock held);
@@ -112,9 +130,26 @@ class EmbeddedRunner:
         self._pending.extend(decoded)
         for listener in self.listeners:
             listener(decoded)
-        if len(self._pending) >= self.batch_size:
-            self.flush()
+        if len(self._pending) >= self.batch_size and self.log.group_from is None:
+            self._project_due()
         return positions[earlier:]
+
+    def _group_ended(self, committed: bool) -> None:
+        """The log's group ended (lock held): project what it made due, or forget what it
+        rolled back (the next flush projects the log from the committed offset)."""
+        if not committed:
+            self._pending, self._behind = [], True
+        elif len(self._pending) >= self.batch_size:
+            self._project_due()
+
+    def _project_due(self) -> None:
+        """Project the micro-batch an append made due. The append is durable already: a
+        failing warehouse must not turn it into the writer's error (see the module docstring)."""
+        try:
+            self.flush()
+        except Exception as exc:  # noqa: BLE001 - retried by the next flush, which raises to its caller
+            log.warning("projection into the views failed; the records are in the log and will be projected by "
+                        "the next flush or reopen: %s", exc)
 
     def close(self) -> None:
         """Commit what is deferred and stop the committer (then ``flush`` what is pending)."""
@@ -131,17 +166,25 @@ class EmbeddedRunner:
         with self._lock, gc_paused():
             if self._deferred:
                 self._append([], [])
-            if not self._pending:
+            stop = self.log.group_from  # an open group's records wait for its commit (module docstring)
+            ready = self._pending if stop is None else [d for d in self._pending if d.position.offset < stop]
+            if self._behind:  # an earlier projection failed: the log from the committed offset
+                self._pending = self._pending[len(ready):]
+                return self._project_log(stop=stop)
+            if not ready:
                 return 0
             committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
-            if self._pending[-1].position.offset + 1 - committed != len(self._pending):
+            self._pending = self._pending[len(ready):]
+            if ready[-1].position.offset + 1 - committed != len(ready):
                 # Another writer appended before or between our records: committing past our
                 # batch would skip its records for good, so project the log from ``committed``.
-                self._pending = []
-                return self._project_log()
-            pending, self._pending = self._pending, []
-            batch = project_batch(pending, now_us())
-            self._write(batch, next_offset=pending[-1].position.offset + 1)
+                return self._project_log(stop=stop)
+            batch = project_batch(ready, now_us())
+            try:
+                self._write(batch, next_offset=ready[-1].position.offset + 1)
+            except BaseException:
+                self._behind = True  # ``ready`` is dropped: the next flush reads it from the log
+                raise
             return batch.count
 
     def catch_up(self, chunk: int = 20_000) -> int:
@@ -151,15 +194,18 @@ class EmbeddedRunner:
             self.flush()
             return self._project_log(chunk)
 
-    def _project_log(self, chunk: int = 20_000) -> int:
+    def _project_log(self, chunk: int = 20_000, stop: int | None = None) -> int:
+        """Project the log from the committed offset to its end (or to ``stop``)."""
         done = 0
+        self._behind = True  # until the end of the log is projected
         offset = self.log.committed(CONSUMER, ALL_TOPICS, 0)
-        while entries := self.log.read_all(offset, chunk):
+        while entries := self.log.read_all(offset, chunk, stop=stop):
             with gc_paused():
                 batch = project_batch(entries, now_us())
             offset = entries[-1].offset + 1
             self._write(batch, next_offset=offset)
             done += batch.count
+        self._behind = False
         return done
 
     def _write(self, batch: ProjectedBatch, next_offset: int) -> None:
@@ -175,4 +221,8 @@ class EmbeddedRunner:
 
     @property
     def pending(self) -> int:
+        """Records in the log and not yet in the views."""
+        if self._behind:
+            with self._lock:
+                return self.log.end_offset(ALL_TOPICS, 0) - self.log.committed(CONSUMER, ALL_TOPICS, 0)
         return len(self._pending)

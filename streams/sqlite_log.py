@@ -9,17 +9,27 @@ Durability: ``synchronous=FULL`` by default, so an ``append`` that returned surv
 loss, not only a process crash. WAL keeps readers off the writer's back. ``group()`` makes
 every append inside it one transaction (one fsync): a server's group commit, which answers
 its requests only after the group committed.
+
+A full disk, a read-only file system or an I/O error raises ``LogWriteError`` (an
+``OSError`` naming the log and the cause) and leaves nothing of the refused append. SQLite may
+answer such an error by rolling back the whole transaction, not only the failed statement:
+inside a group that loses every earlier append of the group, so the group then fails as a
+whole (each later append in it and its end raise ``LogWriteError``) rather than commit the
+appends that came after the loss and answer "done" to the callers whose records were lost.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from hindbrain.streams.log import LogEntry, Message, Position
+from hindbrain.streams.log import LogEntry, LogWriteError, Message, Position
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS records (
@@ -50,19 +60,33 @@ class SqliteLog:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={synchronous}")
-        self._db.executescript(_DDL)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.executescript(_DDL)
+        except sqlite3.Error as exc:  # e.g. a read-only folder: "unable to open database file"
+            self._db.close()
+            raise refused(exc, self.path, "open") from exc
         # re-entered by appends inside the owner's group(); the embedded runner holds the same
         # lock (``lock``), so a writer inside a group and the runner's committer cannot take
         # the two in opposite orders
         self._lock = threading.RLock()
         self._grouped = False
+        self._lost: BaseException | None = None  # what made SQLite roll the group back (module docstring)
+        self._group_from: int | None = None
+        # called with the lock held when a group ends: True once it committed, False if it rolled back
+        self.on_group_end: list[Callable[[bool], None]] = []
 
     @property
     def lock(self) -> threading.RLock:
         """The writer's lock: hold it to make several appends and reads one unit of work."""
         return self._lock
+
+    @property
+    def group_from(self) -> int | None:
+        """The first offset of the open group (its records are not committed yet), or None
+        outside a group. Only the thread holding the lock sees a group open."""
+        return self._group_from
 
     # -- writing -------------------------------------------------------------------------
     def append(self, messages: Sequence[Message]) -> list[Position]:
@@ -74,23 +98,54 @@ class SqliteLog:
             if not isinstance(m.topic, str) or not (m.key is None or isinstance(m.key, str)):
                 raise TypeError(f"message topic must be str and key str or None, not {m.topic!r}, {m.key!r}")
         with self._lock:
+            self._check_group()
             cur = self._db.cursor()
             # Inside a group a savepoint scopes this append: a failed one undoes only itself.
             begin, commit, undo = (("SAVEPOINT append", "RELEASE append", ("ROLLBACK TO append", "RELEASE append"))
                                    if self._grouped else ("BEGIN IMMEDIATE", "COMMIT", ("ROLLBACK",)))
-            cur.execute(begin)
             try:
+                cur.execute(begin)
                 first = cur.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
                 cur.executemany(
                     'INSERT INTO records ("offset", topic, key, value) VALUES (?, ?, ?, ?)',
                     [(first + i, m.topic, m.key, bytes(m.value)) for i, m in enumerate(messages)],
                 )
                 cur.execute(commit)
-            except BaseException:
-                for statement in undo:
-                    cur.execute(statement)
-                raise
+            except BaseException as exc:
+                error = refused(exc, self.path, "append") if isinstance(exc, sqlite3.Error) else exc
+                self._undo(undo, error)
+                if error is exc:
+                    raise
+                raise error from exc
         return [Position(m.topic, 0, first + i) for i, m in enumerate(messages)]
+
+    def _undo(self, statements: Sequence[str], cause: BaseException) -> None:
+        """Undo a failed append (lock held). If SQLite already rolled the whole transaction
+        back (it may, on a full disk or an I/O error), there is nothing to undo; inside a
+        group, the group is then lost to ``cause``. A failing undo never hides ``cause``."""
+        try:
+            if self._db.in_transaction:
+                for statement in statements:
+                    self._db.execute(statement)
+        except sqlite3.Error:  # the undo failed too: a group cannot be trusted; alone, drop it all
+            if self._grouped:
+                self._lost = cause
+            elif self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+        if self._grouped and not self._db.in_transaction:
+            self._lost = cause
+
+    def _check_group(self) -> None:
+        """Inside a group whose transaction SQLite rolled back, refuse (lock held): a new
+        statement would open a fresh transaction and commit without the lost appends."""
+        if not self._grouped or (self._lost is None and self._db.in_transaction):
+            return
+        cause = self._lost or "SQLite ended the transaction"
+        self._lost = cause
+        number = getattr(cause, "errno", None) or errno.EIO
+        raise LogWriteError(number, f"the group's transaction was rolled back after a failed write ({cause}): "
+                            "nothing of the group is in the log", str(self.path))
 
     @contextmanager
     def group(self) -> Iterator[None]:
@@ -100,16 +155,30 @@ class SqliteLog:
             if self._grouped:
                 yield
                 return
-            self._db.execute("BEGIN IMMEDIATE")
-            self._grouped = True
             try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise refused(exc, self.path, "group") from exc
+            self._grouped, self._lost = True, None
+            try:
+                self._group_from = self._db.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
                 yield
-            except BaseException:
-                self._grouped = False
-                self._db.execute("ROLLBACK")
+                self._check_group()  # an append of the group was lost with the transaction
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                if self._db.in_transaction:  # not if SQLite already rolled it back (a failed COMMIT may)
+                    with contextlib.suppress(sqlite3.Error):  # never hides ``exc``
+                        self._db.execute("ROLLBACK")
+                self._end_group(committed=False)
+                if isinstance(exc, sqlite3.Error):
+                    raise refused(exc, self.path, "commit") from exc
                 raise
-            self._grouped = False
-            self._db.execute("COMMIT")
+            self._end_group(committed=True)
+
+    def _end_group(self, committed: bool) -> None:
+        self._grouped, self._lost, self._group_from = False, None, None
+        for callback in self.on_group_end:
+            callback(committed)
 
     # -- reading -------------------------------------------------------------------------
     def partitions(self, topic: str) -> list[int]:
@@ -166,11 +235,18 @@ class SqliteLog:
     # -- consumer offsets ----------------------------------------------------------------
     def commit(self, consumer: str, topic: str, partition: int, offset: int) -> None:
         with self._lock:
-            self._db.execute(
-                "INSERT INTO consumer_offsets VALUES (?, ?, ?, ?) ON CONFLICT (consumer, topic, partition) "
-                "DO UPDATE SET next_offset = excluded.next_offset",
-                (consumer, topic, partition, offset),
-            )
+            self._check_group()
+            try:
+                self._db.execute(
+                    "INSERT INTO consumer_offsets VALUES (?, ?, ?, ?) ON CONFLICT (consumer, topic, partition) "
+                    "DO UPDATE SET next_offset = excluded.next_offset",
+                    (consumer, topic, partition, offset),
+                )
+            except sqlite3.Error as exc:
+                error = refused(exc, self.path, "commit of an offset")
+                if self._grouped and not self._db.in_transaction:
+                    self._lost = error
+                raise error from exc
 
     def committed(self, consumer: str, topic: str, partition: int) -> int:
         with self._lock:
@@ -183,3 +259,30 @@ class SqliteLog:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+# SQLite's primary result codes of storage that refuses a write, and the errno each becomes
+_STORAGE_ERRNO = {
+    sqlite3.SQLITE_FULL: errno.ENOSPC, sqlite3.SQLITE_READONLY: errno.EROFS, sqlite3.SQLITE_IOERR: errno.EIO,
+    sqlite3.SQLITE_CANTOPEN: errno.EIO, sqlite3.SQLITE_PERM: errno.EACCES,
+}
+
+
+def refused(exc: sqlite3.Error, path: Path, what: str) -> Exception:
+    """``exc`` as a ``LogWriteError`` when storage refused the write (a full disk, a read-only
+    file system, an I/O error), naming the log and the cause; any other error unchanged."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None or (code & 0xFF) not in _STORAGE_ERRNO:
+        return exc
+    number = _STORAGE_ERRNO[code & 0xFF]
+    if number != errno.ENOSPC and _read_only(path.parent):  # SQLite says "unable to open database file"
+        number = errno.EROFS
+    return LogWriteError(number, f"the log cannot be written ({os.strerror(number)}): {what} failed: {exc}",
+                         str(path))
+
+
+def _read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False

@@ -123,7 +123,14 @@ class BrainThread:
     (``SqliteLog.group``: one fsync for the lot) and are answered only after it committed;
     a run of perceptions is appended as one batch (``Brain.perceive_each``). Each call still
     succeeds or fails alone. Over Kafka (no ``group``) calls run one by one
-    and the producer batches."""
+    and the producer batches.
+
+    **A failed commit stops the brain's service** (fail-stop). Nobody of that group hears
+    "done" (503, ``Unavailable``, naming the failure: a full disk, a read-only folder). The
+    brain's memory (its recall index, its learner) already took in the group's records, which
+    the log does not hold: serving on would recall what was never written. So every later call
+    is refused the same way, ``/readyz`` and ``/healthz`` answer 503 (a liveness probe restarts
+    the process), and a restart reopens the brain from its log."""
 
     def __init__(self, brain):
         self.brain = brain
@@ -146,6 +153,16 @@ class BrainThread:
     def _run_group(self, loop) -> None:
         with self._queue_lock:
             jobs, self._jobs = self._jobs, []
+        results = [self.unavailable()] * len(jobs) if self.broken is not None else self._run_jobs(jobs)
+        for (*_, future), result in zip(jobs, results, strict=True):
+            loop.call_soon_threadsafe(_settle, future, result)
+
+    def unavailable(self) -> Unavailable:
+        """Why this server no longer serves (after a failed commit)."""
+        return Unavailable(f"a log commit failed, so this server stopped (restart it: the brain reopens from its "
+                           f"log): {self.broken}"[:500])
+
+    def _run_jobs(self, jobs: list[tuple]) -> list:
         results: list = []
         try:
             with self._group() if self._group else nullcontext():
@@ -164,9 +181,8 @@ class BrainThread:
                     n += 1
         except Exception as exc:  # noqa: BLE001 - the commit failed: nobody of the group may hear "done"
             self.broken = exc
-            results = [exc] * len(jobs)
-        for (*_, future), result in zip(jobs, results, strict=True):
-            loop.call_soon_threadsafe(_settle, future, result)
+            results = [self.unavailable()] * len(jobs)
+        return results
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -310,6 +326,10 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return JSONResponse(status_code=422,
                             content={**invalid_input_detail(exc), "request_id": request.state.request_id})
 
+    @app.exception_handler(Unavailable)
+    async def unavailable(request: Request, exc: Unavailable):
+        return JSONResponse(status_code=503, content={"detail": str(exc)}, headers={"Retry-After": "1"})
+
     async def tenant_of(request: Request, authorization: str | None = Header(default=None)) -> str:
         """The tenant of the request's key, once its role allows the matched route (401, 403)."""
         # async on purpose: a sync dependency costs a thread-pool hop per request (~1 ms here),
@@ -333,7 +353,10 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     @app.get("/healthz", tags=["operations"])
     async def healthz():
-        """Liveness: the process answers."""
+        """Liveness: the process answers, and no log commit failed (after one it must be
+        restarted, see ``BrainThread``)."""
+        if owner.broken is not None:
+            return JSONResponse(status_code=503, content={"status": "stopped", "error": str(owner.unavailable())})
         return {"status": "ok"}
 
     @app.get("/readyz", tags=["operations"])

@@ -11,7 +11,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 
+from hindbrain.schemas.codec import registry
 from hindbrain.streams.sqlite_log import SqliteLog
 
 CHILD = textwrap.dedent("""
@@ -61,3 +63,23 @@ def test_the_committer_commits_within_the_window_without_another_call(tmp_path):
 def test_with_no_window_the_recall_is_durable_when_it_returns(tmp_path):
     _, topics = crash_after(tmp_path, 0, "nothing")
     assert topics == ["perceptions", "recalls", "injections"]
+
+
+def test_close_commits_the_deferred_records_without_waiting_out_the_window(tmp_path):
+    """A stop (``hindbrain serve``'s SIGTERM ends in ``Brain.close``) commits what waits for its
+    group commit at once; the committer thread used to sleep out its whole window first."""
+    from hindbrain import Brain
+
+    brain = Brain.open(tmp_path, embedder="none", recall_commit_ms=60_000)
+    pack = brain.recall(tenant="acme", query="anything")
+    time.sleep(0.2)  # the committer thread takes up the recall's window (where a thread is cannot be polled)
+    started = time.monotonic()
+    brain.close()
+    assert time.monotonic() - started < 10
+    log = SqliteLog(tmp_path / "log.sqlite")
+    try:
+        entries = log.read_all(0)
+    finally:
+        log.close()
+    assert [e.topic for e in entries] == ["recalls", "injections"]
+    assert registry.decode(entries[0].value)[1]["recall_id"] == pack.recall_id

@@ -203,6 +203,10 @@ def test_inside_a_group_a_failed_append_undoes_only_itself(tmp_path):
         def execute(self, *a):
             return real.execute(*a)
 
+        @property
+        def in_transaction(self):
+            return real.in_transaction
+
     try:
         with log.group():
             log.append([Message("a", KEY, b"1")])
@@ -212,6 +216,50 @@ def test_inside_a_group_a_failed_append_undoes_only_itself(tmp_path):
             log.append([Message("a", KEY, b"2")])
         log._db = real
         assert [bytes(e.value) for e in log.read("a", 0, 0)] == [b"1", b"2"]
+    finally:
+        log._db = real
+        log.close()
+
+
+def test_inside_a_group_an_append_that_lost_the_whole_transaction_fails_the_group(tmp_path):
+    """On a full disk SQLite may roll back the whole transaction, not only the failed
+    statement. The appends after it must not commit without the ones lost before it (their
+    callers would hear "done" for records that are gone): every later append of the group and
+    its end raise ``LogWriteError``, and the log holds nothing of the group."""
+    from hindbrain.streams.log import LogWriteError
+
+    log = SqliteLog(tmp_path / "log.sqlite")
+    real = log._db
+
+    class FullDiskRollsBackAll:  # the connection, whose next insert fails and ends the transaction
+        def cursor(self):
+            cur = real.cursor()
+
+            class Cursor:
+                def execute(self, *a):
+                    return cur.execute(*a)
+
+                def executemany(self, *a):
+                    real.execute("ROLLBACK")  # what SQLite may do on SQLITE_FULL
+                    raise sqlite3.OperationalError("database or disk is full")
+            return Cursor()
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    try:
+        with pytest.raises(LogWriteError), log.group():
+            log.append([Message("a", KEY, b"acknowledged to nobody yet")])
+            log._db = FullDiskRollsBackAll()
+            with pytest.raises(sqlite3.OperationalError):
+                log.append([Message("a", KEY, b"refused")])
+            log._db = real
+            with pytest.raises(LogWriteError):  # would have opened a fresh transaction and committed alone
+                log.append([Message("a", KEY, b"after the loss")])
+        log._db = real
+        assert log.read("a", 0, 0) == []
+        log.append([Message("a", KEY, b"next")])  # the log goes on after the failed group
+        assert [bytes(e.value) for e in log.read("a", 0, 0)] == [b"next"]
     finally:
         log._db = real
         log.close()
