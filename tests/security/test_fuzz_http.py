@@ -20,6 +20,10 @@ The last test sends raw bytes to a real ``hindbrain serve`` process, for uvicorn
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 import time
 import types
 import typing
@@ -446,3 +450,86 @@ def test_a_second_statement_or_an_outfile_never_runs(target, tmp_path):
         assert answer.status_code == 422 and answer.json()["detail"][0]["loc"] == ["body", "query"], answer.text
         assert "4411" not in answer.text
     assert not outfile.exists()  # chDB wrote it before: any path the server may write, a tenant's text in it
+
+
+# -- uvicorn's parser, on a real `hindbrain serve` -------------------------------------------------
+# (what, bytes sent, then): "read" the answer until the server closes, or "cut" the connection at
+# once (a client gone mid-request: the app sees a disconnect before the body it announced).
+RAW = [
+    ("a body shorter than its Content-Length", b"POST /v1/perceive HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}"
+     b'\r\nContent-Length: 200\r\n\r\n{"text": "truncated: never acknowledged"}', "cut"),
+    ("a chunked body cut short", b"POST /v1/learn HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+     b'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n'
+     b'3a\r\n{"condition": "cut short", "action": "never acknowledged"}\r\n', "cut"),
+    ("a body longer than its Content-Length", b"POST /v1/perceive HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}"
+     b'\r\nContent-Length: 5\r\n\r\n{"text": "spills into a next request"}', "read"),
+    ("garbage chunk sizes", b"POST /v1/learn HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+     b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", "read"),
+    ("both Content-Length and chunked", b"POST /v1/perceive HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+     b'Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n1c\r\n{"text": "smuggled event"}\r\n0\r\n\r\n', "read"),
+    ("a negative Content-Length", b"POST /v1/sql HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n{}", "read"),
+    ("a NUL in a header", b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-ID: a\x00b\r\n\r\n", "read"),
+    ("a 100 kB header", b"GET /v1/traits HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: " + b"p" * 100_000
+     + b"\r\n\r\n", "read"),
+    ("not HTTP at all", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(range(256)), "read"),
+    ("a request line of odd bytes", b"P\xc3\x96ST /v1/\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n", "read"),
+]
+
+
+def exchange(port: int, raw: bytes, then: str = "read", timeout_s: float = 10.0) -> bytes:
+    """Send ``raw``; then read until the server closes, or close at once (``then="cut"``)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as sock:
+        sock.sendall(raw)
+        answer = b""
+        while then == "read" and (chunk := sock.recv(65536)):
+            answer += chunk
+        return answer
+
+
+def statuses_in(answer: bytes) -> list[int]:
+    return [int(line.split(b" ")[1]) for line in answer.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A real ``hindbrain serve`` (no replicas, lexical recall) on a free port, and an API key."""
+    key = KeyStore(tmp_path).create("acme", "fuzz")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(tmp_path), "serve", "--port",
+                             str(port), "--replicas", "0"], env={**os.environ, "HINDBRAIN_EMBEDDER": "none"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while b"200 OK" not in _get(port, "/readyz"):
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "hindbrain serve did not become ready"
+            time.sleep(0.1)
+        yield port, key, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+        proc.stderr.close()
+
+
+def _get(port: int, path: str) -> bytes:
+    try:
+        return exchange(port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    except OSError:  # not listening yet
+        return b""
+
+
+def test_uvicorns_parser_meets_broken_http_and_nothing_half_sent_is_written(served):
+    port, key, proc = served
+    for what, raw, then in RAW:
+        answer = exchange(port, raw.replace(b"{key}", key.encode()), then)
+        assert all(s < 500 for s in statuses_in(answer)), (what, answer[:300])
+        assert proc.poll() is None, what
+    assert b"200 OK" in _get(port, "/readyz")
+    body = b'{"query": "SELECT text FROM events FINAL UNION ALL SELECT condition FROM fragments FINAL"}'
+    head = (f"POST /v1/sql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Length: {len(body)}\r\n"
+            f"Content-Type: application/json\r\nConnection: close\r\n\r\n")
+    answer = exchange(port, head.encode() + body)
+    assert statuses_in(answer) == [200], answer
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["rows"] == []  # no request cut short was written
