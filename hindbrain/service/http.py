@@ -18,6 +18,7 @@ is then the point of order and each replica owns only its local index.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import threading
 import time
@@ -401,8 +402,9 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     @app.post(f"/{VERSION}/sql", tags=["analysts"])
     async def sql(body: SqlBody, tenant: str = Tenant):
-        """Read-only SQL over this tenant's views (same names as the warehouse's tables)."""
-        return {"rows": await owner.call(brain.sql, body.query, body.parameters or None, tenant=tenant)}
+        """Read-only SQL over this tenant's views (same names as the warehouse's tables); NaN and
+        infinities are null in the rows."""
+        return {"rows": finite(await owner.call(brain.sql, body.query, body.parameters or None, tenant=tenant))}
 
     @app.post(f"/{VERSION}/hindsight", tags=["operations"])
     async def hindsight(when_due: bool = True, tenant: str = Tenant):
@@ -421,6 +423,18 @@ def _settle(future: asyncio.Future, result) -> None:
         future.set_exception(result)
     else:
         future.set_result(result)
+
+
+def finite(value):
+    """``value`` with every NaN and infinity made None: JSON has neither, and an ``avg()`` over no
+    rows is NaN (the answer could not be written: a 500)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 def _fields(body: BaseModel) -> dict:

@@ -18,7 +18,8 @@ first (``formatQuerySingleLine``, which refuses several), and that text is expla
 and run. Pure checks on the AST text; the views are created once per tenant on first use. A
 query ClickHouse itself refuses (a syntax error, an unknown column, a missing parameter,
 ``throwIf``) raises ``ForbiddenQuery`` with ClickHouse's message: it is the caller's query that
-is wrong. A connection failure (``OperationalError``) is not the query's fault and propagates.
+is wrong; so is a result holding a value the client cannot represent (a date before the year 1).
+A connection failure (``OperationalError``) is not the query's fault and propagates.
 """
 
 from __future__ import annotations
@@ -95,7 +96,10 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
         ast = [row[0] for row in warehouse.query_columns(f"EXPLAIN AST {sql}", parameters, readonly=True)[1]]
         databases = {row[0] for row in warehouse.query_columns("SELECT name FROM system.databases", readonly=True)[1]}
         check_ast(ast, databases)
-        return warehouse.query_columns(sql, parameters, readonly=True, database=tenant_database(tenant))
+        try:
+            return warehouse.query_columns(sql, parameters, readonly=True, database=tenant_database(tenant))
+        except (ValueError, OverflowError) as exc:  # e.g. toDateTime64(-1e13, 6): before the year 1
+            raise ForbiddenQuery(f"the result holds a value Python cannot represent: {exc}") from None
     except StreamFailureError as exc:  # the query failed while its rows streamed
         raise ForbiddenQuery(refusal(exc)) from None
     except OperationalError:

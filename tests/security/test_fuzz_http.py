@@ -155,12 +155,14 @@ def datetimes() -> st.SearchStrategy[str]:
 
 # Analysts' queries: some fine, some ClickHouse refuses, some that reach past the tenant's views.
 SQL = ["SELECT count() AS n FROM events", "SELECT event_id, text, ts FROM events FINAL ORDER BY ts",
-       "SELECT * FROM fragments", "SELECT {x:String} AS x", "SELECT number FROM numbers(3)",
+       "SELECT * FROM fragments", "SELECT {x:String} AS x", "SELECT avg(polarity) AS p FROM events WHERE 0",
        "SELECT arrayJoin(range(10)) AS n", "SELECT tenant, count() FROM outcomes GROUP BY tenant",
-       "SELECT * FROM recalls WHERE recall_id = {x:String}", "SELECT 1/0, 'é', '\u202e'"]
+       "SELECT * FROM recalls WHERE recall_id = {x:String}", "SELECT 1/0, [nan, -inf], 'é', '\u202e'",
+       "SELECT toDateTime64(-1e13, 6) AS t", "SELECT uniqState(1) AS s"]
 BAD_SQL = ["SELECT throwIf(1)", "SELEC nothing", "SELECT 1; SELECT 2", "SHOW TABLES", "SELECT * FROM hindbrain.events",
            "SELECT * FROM url('http://127.0.0.1:1/')", "SELECT * FROM no_such_table", "SELECT {y:UInt8}",
-           "INSERT INTO events SELECT * FROM events", "SELECT * FROM system.tables"]
+           "INSERT INTO events SELECT * FROM events", "SELECT * FROM system.tables", "SELECT * FROM numbers(3)",
+           "SELECT 1 INTO OUTFILE '/dev/null'", "SELECT 1 FORMAT JSON"]
 
 
 def value_of(annotation, name: str, ids: list[str]) -> st.SearchStrategy:
@@ -411,6 +413,8 @@ FOUND = [  # (method, path, body, status, the field a 422 names); each was a 500
     ("POST", "/v1/perceive", b'{"text": "a", "ts": "0001-01-01T00:00:00+14:00"}', 422, "ts"),
     ("POST", "/v1/perceive/batch", b'{"events": [{"text": "a", "ts": "9999-12-31T23:59:59-14:00"}]}', 422, "ts"),
     ("POST", "/v1/outcome", b'{"success": true, "steps": 2147483648}', 422, "steps"),
+    ("POST", "/v1/sql", b'{"query": "SELECT avg(polarity) AS p FROM events WHERE 0"}', 200, None),  # NaN: null
+    ("POST", "/v1/sql", b'{"query": "SELECT toDateTime64(-1e13, 6) AS t"}', 422, "query"),
 ]
 
 
