@@ -23,12 +23,12 @@ import time
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from hindbrain.learning.learner import Learner
-from hindbrain.schemas.codec import CodecError, registry
+from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.kafka_runner import FETCH_BYTES, POLL_S, _LoopThread
-from hindbrain.streams.log import Position
-from hindbrain.streams.processing import Decoded, dead_letter, to_messages
+from hindbrain.streams.log import LogEntry
+from hindbrain.streams.processing import Decoded, dead_letter, decoded_entries, to_messages
 from hindbrain.streams.topics import kafka_name
 
 TOPICS = ("perceptions", "cognitions", "recalls", "outcomes", "decisions")  # what the learner's handlers read
@@ -93,15 +93,12 @@ class KafkaLearner(_LoopThread):
         return sorted(batch, key=_time_order)
 
     def _decoded(self, topic: str, partition: int, records) -> list[Decoded]:
-        out = []
-        for r in records:
-            self.positions[(topic, partition)] = r.offset + 1
-            try:
-                record_type, record = registry.decode(r.value)
-            except CodecError:
-                continue  # the projector dead-letters undecodable records
-            out.append(Decoded(Position(topic, partition, r.offset), record_type, record))
-        return out
+        """The records that decode and validate: the projector dead-letters the others (a
+        perception without a tenant, on the wrong topic, ...), so the learner does not learn
+        from them either."""
+        if records:
+            self.positions[(topic, partition)] = records[-1].offset + 1
+        return decoded_entries([LogEntry(topic, partition, r.offset, None, r.value or b"") for r in records])
 
     async def _learn(self, batch: list[Decoded]) -> None:
         out = []

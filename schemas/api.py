@@ -6,7 +6,7 @@ Every error is an ``InvalidInput`` (a ``ValueError``) whose message names the fi
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -36,6 +36,18 @@ def _utf8_within_limit(value: str) -> str:
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be blank")
+    return value
+
+
+def _utc_representable(value: datetime) -> datetime:
+    # A time whose UTC instant falls outside years 1-9999 (e.g. 0001-01-01T00:00+14:00) was
+    # appended, then broke the recall index (a 500, and the server stopped being ready) and every
+    # later read of its row.
+    if value.tzinfo is not None:
+        try:
+            value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("in UTC the time falls outside the years 1 to 9999") from None
     return value
 
 
@@ -93,7 +105,7 @@ class PerceiveInput(_Input):
     speaker: Name | None = None
     emotion: Name | None = None
     origin: Origin | None = None
-    ts: datetime | None = None
+    ts: Annotated[datetime, AfterValidator(_utc_representable)] | None = None
     event_id: Name | None = None
 
     @model_validator(mode="after")
@@ -203,7 +215,7 @@ class OutcomeInput(_Input):
     recall_id: Name | None = None
     applied: list[Name] = Field(default_factory=list, max_length=1024)
     success: bool = Field(strict=True)
-    steps: int | None = Field(default=None, ge=0, strict=True)
+    steps: int | None = Field(default=None, ge=0, le=2**31 - 1, strict=True)  # an Avro int
     notes: Text | None = None
 
 

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,11 +25,10 @@ from collections.abc import Callable, Sequence
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from hindbrain.projections.warehouse import Warehouse
-from hindbrain.schemas.codec import CodecError, registry
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.log import LogEntry, Position
-from hindbrain.streams.processing import Decoded, project_batch, to_messages
+from hindbrain.streams.processing import Decoded, decoded_entries, project_batch, to_messages
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.topics import TOPICS, kafka_name
 
@@ -152,6 +152,19 @@ class KafkaProjector(_LoopThread):
             await consumer.stop()
 
 
+def observe_each(observe: Callable[[list[Decoded]], None], batch: list[Decoded]) -> None:
+    """``observe(batch)``; if it raises, each record alone, skipping the ones that raise: a record
+    the projector dead-letters at its project stage (a decision whose payload is not JSON) once
+    stopped the index tail for good. Observing a record twice is harmless (the tail sees this
+    Brain's own records after its listener did)."""
+    try:
+        observe(batch)
+    except Exception:  # noqa: BLE001 - find the record that cannot be indexed; the others are
+        for decoded in batch:
+            with contextlib.suppress(Exception):
+                observe([decoded])
+
+
 class IndexTail(_LoopThread):
     """Feeds records appended by anyone to ``observe`` (the recall index's listener)."""
 
@@ -180,15 +193,11 @@ class IndexTail(_LoopThread):
                 batch = []
                 for tp, records in fetched.items():
                     topic = tp.topic.removeprefix(self.log.prefix)
-                    for r in records:
-                        try:
-                            record_type, record = registry.decode(r.value)
-                        except CodecError:
-                            continue  # the projector dead-letters it; the index just skips it
-                        batch.append(Decoded(Position(topic, tp.partition, r.offset), record_type, record))
+                    entries = [LogEntry(topic, tp.partition, r.offset, None, r.value or b"") for r in records]
+                    batch += decoded_entries(entries)  # what the projector dead-letters, the index skips
                     self.positions[(topic, tp.partition)] = records[-1].offset + 1
                 if batch:
-                    self.observe(batch)
+                    observe_each(self.observe, batch)
                 self.last_poll = time.monotonic()
         finally:
             await consumer.stop()

@@ -16,6 +16,13 @@ from hindbrain.streams.log import LogEntry, Message, Position
 from hindbrain.streams.topics import TOPIC_OF, key_of
 
 PRODUCER_RUNNER = "runner/hindbrain"
+# The times a record may carry, in microseconds: 0001-01-01 to 9999-12-31T23:59:59.999999 UTC,
+# what Python's datetime (and so every reader of the views) can represent.
+TS_US_RANGE = (-62_135_596_800_000_000, 253_402_300_799_999_999)
+# A dead letter keeps at most this much of its original: the whole value stays at its position
+# in the log (kept forever), and a dead letter holding a ~1 MB original whole would itself be
+# over Kafka's message limit, which stopped the projector.
+MAX_ORIGINAL = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +50,19 @@ def to_messages(records: Iterable[tuple[str, dict]]) -> list[Message]:
 
 def dead_letter(position: Position, stage: str, reason: str, original: bytes, ts_us: int, tenant: str = "") -> dict:
     """A DeadLetter record for the record at ``position``; its id is derived from the
-    position, so dead-lettering the same record again yields the same record id."""
+    position, so dead-lettering the same record again yields the same record id. An original
+    over ``MAX_ORIGINAL`` bytes is kept cut, and the reason says so."""
     env = envelope(
         "dead_letter", tenant, producer=PRODUCER_RUNNER, ts_us=ts_us,
         record_id=f"dl_{position.topic}_{position.partition}_{position.offset}",
     )
+    original, reason = bytes(original), reason[:4000]
+    if len(original) > MAX_ORIGINAL:
+        reason += (f" (original: its first {MAX_ORIGINAL} of {len(original)} bytes; the whole value is at "
+                   f"{position.topic}[{position.partition}]@{position.offset})")
+        original = original[:MAX_ORIGINAL]
     return {"envelope": env, "topic": position.topic, "position": position.offset,
-            "stage": stage, "reason": reason[:4000], "original": bytes(original)}
+            "stage": stage, "reason": reason, "original": original}
 
 
 def invalid_reason(record_type: str, record: dict, topic: str) -> str | None:
@@ -61,6 +74,8 @@ def invalid_reason(record_type: str, record: dict, topic: str) -> str | None:
         return "envelope.tenant is empty"
     if not env["record_id"]:
         return "envelope.record_id is empty"
+    if not TS_US_RANGE[0] <= env["ts_us"] <= TS_US_RANGE[1]:  # it would make rows nothing can read back
+        return f"envelope.ts_us {env['ts_us']} is outside the years 1 to 9999"
     return None
 
 

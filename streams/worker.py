@@ -82,12 +82,7 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
     async def project(stream):
         async for events in stream.take_events(settings.batch_size, settings.batch_within):
             try:
-                entries = [
-                    LogEntry(bare_name[e.message.topic], e.message.partition, e.message.offset,
-                             e.message.key.decode("utf-8", "replace") if e.message.key else None, e.message.value)
-                    for e in events
-                ]
-                batch = project_batch(entries, now_us())
+                batch = project_batch([log_entry(e.message, bare_name) for e in events], now_us())
                 await _send_dead_letters(dead_letters, batch)
                 await asyncio.to_thread(insert_batch, warehouse_now(), batch)
             except Exception:
@@ -95,6 +90,14 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
 
     app.hindbrain_project_agent = project  # for tests: the agent, by name
     return app
+
+
+def log_entry(message, bare_name: dict[str, str]) -> LogEntry:
+    """A Kafka message as the pure pipeline reads it. A tombstone (null value, which a foreign
+    producer may write) is an empty value, dead-lettered like any other: as ``None`` it made the
+    dead letter itself fail, the batch exit the worker, and every restart meet it again."""
+    key = message.key.decode("utf-8", "replace") if message.key else None
+    return LogEntry(bare_name[message.topic], message.partition, message.offset, key, message.value or b"")
 
 
 EXIT_BATCH_FAILED = 70  # EX_SOFTWARE

@@ -5,11 +5,20 @@ from __future__ import annotations
 import orjson
 
 
+class ClientGone(Exception):
+    """The client disconnected before its body was whole: nobody is left to answer, and the part
+    that came must not be acted on (a body cut short can still parse: uvicorn hands the app a
+    disconnect, and treating it as the end wrote a request nobody saw acknowledged)."""
+
+
 async def read_body(receive, limit: int | None = None) -> bytes | None:
-    """The request's whole body, or None as soon as it grows past ``limit`` bytes."""
+    """The request's whole body, or None as soon as it grows past ``limit`` bytes. Raises
+    ``ClientGone`` if the client disconnects first."""
     body, more = b"", True
     while more:
         message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
         body += message.get("body", b"")
         more = message.get("more_body", False)
         if limit is not None and len(body) > limit:

@@ -19,6 +19,8 @@ is then the point of order and each replica owns only its local index.
 from __future__ import annotations
 
 import asyncio
+import math
+import re
 import threading
 import time
 import uuid
@@ -32,6 +34,7 @@ from typing import Any
 import orjson
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from hindbrain.audit import timeline
@@ -80,6 +83,11 @@ class SqlBody(BaseModel):
     parameters: dict[str, Any] = Field(default_factory=dict)
 
 
+# A caller's request id is echoed only if it is short printable ASCII: other bytes in a response
+# header break clients (httpx refuses to read such a response), and a long one would be echoed whole.
+_REQUEST_ID = re.compile(rb"[\x21-\x7e]{1,128}")
+
+
 class KeyBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Role = Field(DEFAULT_ROLE, description="agent, analyst or admin (docs/service.md, Keys and roles)")
@@ -89,9 +97,10 @@ class KeyBody(BaseModel):
 
 
 class RequestIds:
-    """Pure ASGI middleware: ``X-Request-ID`` on every response (the caller's or a new one,
-    also in ``request.state.request_id``) and the request counters and latency histogram.
-    (Starlette's ``BaseHTTPMiddleware`` cost ~1.6 ms a request here.)"""
+    """Pure ASGI middleware: ``X-Request-ID`` on every response (the caller's if it is 1-128
+    printable ASCII characters, else a new one; also in ``request.state.request_id``) and the
+    request counters and latency histogram. (Starlette's ``BaseHTTPMiddleware`` cost ~1.6 ms a
+    request here.)"""
 
     def __init__(self, app, metrics: Metrics):
         self.app, self.metrics = app, metrics
@@ -99,8 +108,8 @@ class RequestIds:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        given = next((v for k, v in scope["headers"] if k == b"x-request-id"), b"").decode("latin-1")
-        rid = given or uuid.uuid4().hex
+        given = next((v for k, v in scope["headers"] if k == b"x-request-id"), b"")
+        rid = given.decode("ascii") if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
         started, status = time.perf_counter(), [500]
 
@@ -298,6 +307,31 @@ def _detail(loc: list[str], msg: str, kind: str) -> dict:
     return {"detail": [{"loc": loc, "msg": msg, "type": kind}]}
 
 
+class StrictJsonRequest(Request):
+    """A request whose JSON body is read by orjson, as the hot routes read theirs: ``NaN``,
+    ``Infinity``, lone surrogate escapes (``"\\ud800"``) and nesting past 1024 levels are not
+    JSON and are refused (422, FastAPI's ``json_invalid``). Python's ``json`` accepted them, and
+    a lone surrogate or a NaN then failed deep inside (a SQL parameter, the 422 that echoed it):
+    500s."""
+
+    async def json(self):
+        if not hasattr(self, "_json"):
+            self._json = orjson.loads(await self.body())
+        return self._json
+
+
+class StrictJsonRoute(APIRoute):
+    """Every FastAPI route reads its body as a ``StrictJsonRequest``."""
+
+    def get_route_handler(self):
+        handler = super().get_route_handler()
+
+        async def strict(request: Request):
+            return await handler(StrictJsonRequest(request.scope, request.receive))
+
+        return strict
+
+
 class Api(FastAPI):
     """The FastAPI app behind ``front``: request ids and metrics for every request, then the
     hot routes (``FastRoutes``), then FastAPI's own stack."""
@@ -320,6 +354,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     app = Api(title="hindbrain", version=VERSION, docs_url="/docs", openapi_url="/openapi.json", lifespan=lifespan,
               description="An event-sourced brain for fleets of AI agents: perceive, learn, recall, outcome.")
     app.state.owner, app.state.metrics = owner, metrics
+    app.router.route_class = StrictJsonRoute
 
     @app.exception_handler(InvalidInput)
     async def invalid_input(request: Request, exc: InvalidInput):
@@ -453,8 +488,9 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     @app.post(f"/{VERSION}/sql", tags=["analysts"])
     async def sql(body: SqlBody, tenant: str = Tenant):
-        """Read-only SQL over this tenant's views (same names as the warehouse's tables)."""
-        return {"rows": await owner.call(brain.sql, body.query, body.parameters or None, tenant=tenant)}
+        """Read-only SQL over this tenant's views (same names as the warehouse's tables); NaN and
+        infinities are null in the rows."""
+        return {"rows": finite(await owner.call(brain.sql, body.query, body.parameters or None, tenant=tenant))}
 
     @app.post(f"/{VERSION}/hindsight", tags=["operations"])
     async def hindsight(when_due: bool = True, tenant: str = Tenant):
@@ -501,6 +537,18 @@ def _settle(future: asyncio.Future, result) -> None:
         future.set_exception(result)
     else:
         future.set_result(result)
+
+
+def finite(value):
+    """``value`` with every NaN and infinity made None: JSON has neither, and an ``avg()`` over no
+    rows is NaN (the answer could not be written: a 500)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 def _fields(body: BaseModel) -> dict:

@@ -8,6 +8,8 @@ A pure ASGI layer in front of the routes. For every ``/v1`` request:
   is slow too. The buckets are per process (a recall replica keeps its own).
 * **size**: a body over ``max_body`` bytes is refused with 413 before it is read whole (by its
   ``Content-Length``, or as it arrives).
+* **whole bodies**: a client that disconnects before its body is whole gets nothing done (the
+  part that came may parse, but nobody sent it as a request);
 * **encoding**: a body that is not UTF-8 is refused with 422 naming the byte and its position
   (JSON is UTF-8; FastAPI's own answer was a bare "There was an error parsing the body").
 """
@@ -18,7 +20,7 @@ import math
 import threading
 import time
 
-from hindbrain.service.asgi import read_body, send_json
+from hindbrain.service.asgi import ClientGone, read_body, send_json
 
 PREFIX = "/v1/"
 RATE = 1000.0  # requests a second per key: far above an agent's loop, a brake on a runaway one
@@ -74,7 +76,10 @@ class Limits:
             return await _refuse(send, 413, f"a request body is at most {self.max_body} bytes")
         if scope["method"] not in ("POST", "PUT", "PATCH"):
             return await self.app(scope, receive, send)
-        body = await read_body(receive, self.max_body)
+        try:
+            body = await read_body(receive, self.max_body)
+        except ClientGone:
+            return  # nothing to answer, nothing acted on
         if body is None:
             return await _refuse(send, 413, f"a request body is at most {self.max_body} bytes")
         try:
