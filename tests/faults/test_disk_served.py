@@ -46,7 +46,7 @@ def test_a_full_disk_under_the_server_refuses_the_group_and_stops_it_until_a_res
         home = disk / "brain"
         acknowledged, refused = set(), set()
         with serving(home, clickhouse=views, batch_size=4) as (base, brain, keys):
-            key = keys.create("acme", "tests")
+            key = keys.create("acme", "tests", "admin")
             before = burst(base, key, "before")
             assert {s for s, _ in before.values()} == {200}
             acknowledged |= set(before)
@@ -97,7 +97,7 @@ def test_a_group_whose_commit_fails_leaves_no_row_in_the_views(tmp_path):
     projecting them before the commit would leave rows of records the log rolled back. (On the
     tmpfs above the disk refuses the first insert already, before anything falls due.)"""
     with serving(tmp_path, batch_size=4) as (base, brain, keys):
-        key = keys.create("acme", "tests")
+        key = keys.create("acme", "tests", "admin")
         acknowledged = set(burst(base, key, "before"))
         refused = {f"lost-{i}" for i in range(8)}
         real = brain.log._db

@@ -110,7 +110,7 @@ def start_server(home, port: int) -> subprocess.Popen:
 
 
 def test_sigterm_mid_stream_loses_no_acknowledged_request(tmp_path):
-    key, port = KeyStore(tmp_path).create("acme", "tests"), free_port()
+    key, port = KeyStore(tmp_path).create("acme", "tests", "admin"), free_port()
     proc = start_server(tmp_path, port)
     answered = threading.Semaphore(0)
     clients = [Client(n, port, key, answered) for n in range(CLIENTS)]

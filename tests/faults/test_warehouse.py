@@ -96,7 +96,7 @@ def test_the_server_answers_perceive_while_the_warehouse_fails(tmp_path):
     must neither fail the group (everyone's 500, and a server that is never ready again) nor
     answer 200 for records the group did not commit."""
     with serving(tmp_path, batch_size=5) as (base, brain, keys):
-        key = keys.create("acme", "tests")
+        key = keys.create("acme", "tests", "admin")
         fault = FailingInserts(brain)
         acknowledged = set()
         for i in range(30):

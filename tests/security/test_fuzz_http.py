@@ -56,7 +56,8 @@ FUZZ = settings(deadline=None, derandomize=True, database=None, print_blob=True,
 # new kind of id fails the test until its table is named here (nothing acknowledged goes unchecked).
 ACKNOWLEDGED = {"event_id": ("events", "event_id"), "event_ids": ("events", "event_id"),
                 "fragment_id": ("fragments", "fragment_id"), "outcome_id": ("outcomes", "outcome_id"),
-                "decision_id": ("decisions", "decision_id"), "recall_id": ("recalls", "recall_id")}
+                "decision_id": ("decisions", "decision_id"), "recall_id": ("recalls", "recall_id"),
+                "key_id": ("keys", "key_id")}  # keys: the key store (keys.sqlite), not a view
 # Only requests write these tables (the learner and the jobs write fragments and decisions too).
 ONLY_REQUESTS_WRITE = ("events", "outcomes")
 # A valid body needs state these bodies do not make: a proposed trait, a unit the learner knows.
@@ -77,7 +78,8 @@ class Target(types.SimpleNamespace):
 def target(tmp_path_factory):
     home = tmp_path_factory.mktemp("fuzzed")
     keys = KeyStore(home)
-    live = {"acme": keys.create("acme", "fuzz"), "globex": keys.create("globex", "fuzz")}
+    live = {"acme": keys.create("acme", "fuzz", "admin"),
+            "globex": keys.create("globex", "fuzz", "admin")}  # admin: every route is fuzzed
     revoked = keys.create("acme", "revoked")
     keys.revoke(revoked)
     # No rate limit here: the fuzzer's few hundred requests should reach the routes (429 has its own tests).
@@ -350,9 +352,11 @@ def acknowledged_ids(request: dict, response) -> list[tuple[str, str, str]]:
     return out
 
 
-def stored(brain, table: str) -> set[tuple[str, str]]:
+def stored(target, table: str) -> set[tuple[str, str]]:
+    if table == "keys":
+        return {(k.tenant, k.key_id) for k in target.keys.list()}
     column = next(c for t, c in ACKNOWLEDGED.values() if t == table)
-    return {(r["tenant"], r["id"]) for r in brain.sql(f"SELECT tenant, {column} AS id FROM {table} FINAL")}
+    return {(r["tenant"], r["id"]) for r in target.brain.sql(f"SELECT tenant, {column} AS id FROM {table} FINAL")}
 
 
 def test_the_route_table_is_enumerated_whole(target):
@@ -398,10 +402,10 @@ def test_no_request_gets_a_5xx_and_nothing_acknowledged_is_lost(target):
     for table, tenant, id_ in acknowledged:
         by_table.setdefault(table, set()).add((tenant, id_))
     for table, ids in by_table.items():
-        missing = ids - stored(target.brain, table)
+        missing = ids - stored(target, table)
         assert not missing, f"{table}: acknowledged but missing: {missing}"
     for table in ONLY_REQUESTS_WRITE:
-        extra = stored(target.brain, table) - by_table.get(table, set()) - target.seeded
+        extra = stored(target, table) - by_table.get(table, set()) - target.seeded
         assert not extra, f"{table}: written by requests that were refused: {extra}"
 
 
@@ -498,7 +502,7 @@ def statuses_in(answer: bytes) -> list[int]:
 @pytest.fixture
 def served(tmp_path):
     """A real ``hindbrain serve`` (no replicas, lexical recall) on a free port, and an API key."""
-    key = KeyStore(tmp_path).create("acme", "fuzz")
+    key = KeyStore(tmp_path).create("acme", "fuzz", "admin")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

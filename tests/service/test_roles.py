@@ -11,7 +11,6 @@ import pytest
 from http_helpers import call, serving
 from mcp.server.mcpserver.exceptions import ToolError
 
-from hindbrain import Brain
 from hindbrain.cli import main
 from hindbrain.service import roles
 from hindbrain.service.keys import MIGRATIONS, KeyStore
@@ -231,10 +230,11 @@ def test_a_key_bound_to_an_agent_acts_as_that_agent_only(api):
     assert call(base, "POST", "/v1/perceive", {"text": "unbound", "agent": "bot-8"}, key[AGENT])[0] == 200
 
 
-def test_the_mcp_tools_of_an_agent_bound_key_act_as_its_agent(tmp_path):
-    with Brain.open(tmp_path / "b", embedder="none") as brain:
-        server = build_server(brain, "acme", agent="bot-7")
-        with pytest.raises(ToolError, match="acts as agent 'bot-7' only, not as 'bot-8'"):
-            asyncio.run(server.call_tool("perceive", {"text": "as another", "agent": "bot-8"}))
-        asyncio.run(server.call_tool("perceive", {"text": "as itself"}))
-        assert brain.sql("SELECT agent, text FROM events") == [{"agent": "bot-7", "text": "as itself"}]
+def test_the_mcp_tools_of_an_agent_bound_key_act_as_its_agent(api):
+    _, brain, *_ = api  # one chDB engine per process: the module's brain (its server is idle here)
+    server = build_server(brain, "acme", agent="bot-7")
+    with pytest.raises(ToolError, match="acts as agent 'bot-7' only, not as 'bot-8'"):
+        asyncio.run(server.call_tool("perceive", {"text": "an MCP perception as another", "agent": "bot-8"}))
+    asyncio.run(server.call_tool("perceive", {"text": "an MCP perception as itself"}))
+    assert brain.sql("SELECT agent, text FROM events WHERE text LIKE 'an MCP perception%'") == \
+        [{"agent": "bot-7", "text": "an MCP perception as itself"}]
