@@ -110,7 +110,13 @@ def test_embedded_and_kafka_make_identical_views_and_kafka_replays_them(tmp_path
     messages = scripted_messages()
     url = f"chdb://{tmp_path / 'views'}"
     embedded_log = SqliteLog(tmp_path / "log.sqlite")
-    embedded = Warehouse(url, database="embedded")
+    opened: list[Warehouse] = []  # closed at the end: chDB serves one folder per process, a later test opens its own
+
+    def warehouse(database: str) -> Warehouse:
+        opened.append(Warehouse(url, database=database))
+        return opened[-1]
+
+    embedded = warehouse("embedded")
     embedded.migrate()
     embedded_log.append(messages)
     EmbeddedRunner(embedded_log, embedded).catch_up()
@@ -121,21 +127,23 @@ def test_embedded_and_kafka_make_identical_views_and_kafka_replays_them(tmp_path
     kafka_log = KafkaLog(KAFKA, prefix=prefix)
     try:
         kafka_log.append(messages)
-        over_kafka = Warehouse(url, database="kafka")
+        over_kafka = warehouse("kafka")
         project_with_group(kafka_log, over_kafka, f"{prefix}projector")
         assert over_kafka.digest() == expected
 
-        replayed = replay(kafka_log, Warehouse(url, database="kafka_replayed"))
+        replayed = replay(kafka_log, warehouse("kafka_replayed"))
         assert replayed.digest == expected
         assert replayed.records == sum(kafka_log.end_offset(t.name, p) for t in TOPICS
                                        for p in kafka_log.partitions(t.name))
         # per-partition chunks in two worker processes, each with its own connection: the same views
-        in_workers = replay(kafka_log, Warehouse(url, database="kafka_replayed_in_workers"), chunk=3, workers=2)
+        in_workers = replay(kafka_log, warehouse("kafka_replayed_in_workers"), chunk=3, workers=2)
         assert in_workers.workers == 2 and in_workers.digest == expected and in_workers.records == replayed.records
 
-        fresh = Warehouse(url, database="kafka_fresh_group")
+        fresh = warehouse("kafka_fresh_group")
         project_with_group(kafka_log, fresh, f"{prefix}fresh")
         assert fresh.digest() == expected
     finally:
         kafka_log.close()
         embedded_log.close()
+        for each in opened:
+            each.close()
