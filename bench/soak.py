@@ -303,7 +303,8 @@ def sample(pid: int, at: float, events: int, requests: int) -> Sample:
     replicas = {c: rss for c in children if (rss := rss_bytes(c))}
     with open("/proc/loadavg") as loadavg:
         load = float(loadavg.read().split()[0])
-    return Sample(at, rss_bytes(pid) or 0, replicas, events, requests, cpu_seconds(pid) + sum(map(cpu_seconds, children)), load)
+    cpu = cpu_seconds(pid) + sum(map(cpu_seconds, children))
+    return Sample(at, rss_bytes(pid) or 0, replicas, events, requests, cpu, load)
 
 
 async def sample_server(pid: int, tally: Tally, every: float, samples: list[Sample], stop: asyncio.Event) -> None:
