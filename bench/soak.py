@@ -483,8 +483,9 @@ def quiet_line(quiet: tuple[Sample, Sample] | None, args) -> str:
         return "  quiet phase: too few samples after the last event (--quiet-minutes longer than --sample)"
     a, b = quiet
     return (f"  quiet phase (recall and outcome only, {args.quiet_minutes:g} min; measured {a.at:.0f}-{b.at:.0f} s): "
-            f"{mb(a.total)} -> {mb(b.total)} ({(b.total - a.total) / a.total:+.1%}) over {b.requests - a.requests:,} "
-            "requests, no new event")
+            f"{mb(a.total)} -> {mb(b.total)} ({(b.total - a.total) / a.total:+.1%}; owner {mb(a.owner)} -> "
+            f"{mb(b.owner)}, replicas {mb(a.total - a.owner)} -> {mb(b.total - b.owner)}) over "
+            f"{b.requests - a.requests:,} requests, no new event")
 
 
 def verdict(ok: bool) -> str:
