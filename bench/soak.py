@@ -15,9 +15,12 @@
    recall again; report the outcome naming the recall and the items applied; now and then
    ``learn`` the lesson a human showed. Between calls an agent thinks (exponential,
    ``--think`` seconds on average: a model call), so the offered load is a fleet's, not a
-   stress test's; the offered and achieved request rates are printed.
+   stress test's; the offered and achieved request rates are printed. Then, for
+   ``--quiet-minutes`` (default a fifth of ``--minutes``), agents only recall and report
+   outcomes: nothing is perceived, so memory growth there is not the index's.
 3. Samples the resident memory (``/proc/<pid>/status`` VmRSS) of the server and of each
-   recall replica (its child processes) every ``--sample`` seconds.
+   recall replica (its child processes), and their CPU time (the server's cost per request,
+   steadier than latency on a shared machine), every ``--sample`` seconds.
 4. Prints per window (a minute by default): requests, errors by status, p50/p99 per route and
    the memory; at the end the error rate, the p99 of the last window against the first after
    the warm-up (one window), the memory growth from the end of the warm-up to the end (%,
