@@ -214,11 +214,12 @@ def closed_loop_recall(port: int, key: str, bodies: list[dict], seconds: float, 
     return asyncio.run(run())
 
 
-def serve(home: Path, port: int, embedder: str, replicas: str = "auto") -> subprocess.Popen:
-    """``hindbrain serve`` on ``home``, once it and its recall replicas all serve."""
+def serve(home: Path, port: int, embedder: str, replicas: str = "auto", output=None) -> subprocess.Popen:
+    """``hindbrain serve`` on ``home``, once it and its recall replicas all serve (its stdout and
+    stderr to ``output``, a file, if given)."""
     env = {**os.environ, "HINDBRAIN_EMBEDDER": embedder}
     proc = subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(home), "serve", "--port", str(port),
-                             "--replicas", replicas], env=env)
+                             "--replicas", replicas], env=env, stdout=output, stderr=output)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         try:

@@ -252,6 +252,11 @@ class SemanticIndex:
         t.total += len(fresh)
 
     # -- reading ----------------------------------------------------------------------------
+    def warm(self) -> None:
+        """Load the query model now: it loads lazily (USE: ~0.8 s), and a server's first recall
+        (each replica's, which embeds no passage) paid for it while 50 agents queued behind it."""
+        self.embedder.embed_queries(["warm-up"])
+
     def embed_query(self, text: str) -> np.ndarray:
         """The unit query vector of ``text`` (float32, ``embedder.dim``)."""
         return self.embedder.embed_queries([text])[0]

@@ -356,6 +356,8 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str)
     replicas, until interrupted."""
     import uvicorn
 
+    if brain.index.semantic is not None:
+        brain.index.semantic.warm()  # the first recall is not the query model's load
     listener = socket.create_server((host, port), backlog=2048)
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False))
     if not replicas:
@@ -416,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     follower = Follower(cfg)
     began = time.perf_counter()
     indexed = follower.catch_up()
+    if follower.index.semantic is not None:
+        follower.index.semantic.warm()  # before it announces itself: the first recall is not the model's load
     freeze_long_lived()
     print(f"hindbrain serve: {args.name} (pid {os.getpid()}) indexed {indexed:,} of {follower.next_offset:,} log "
           f"records in {time.perf_counter() - began:.1f} s", file=sys.stderr)

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from hindbrain.recall.embed import default_embedder
+from hindbrain.recall.embed import UseEmbedder, default_embedder
 from hindbrain.recall.semantic import SemanticIndex
 
 
@@ -19,9 +19,11 @@ class Wrapped:
         self.fail = fail
         self.gate: threading.Event | None = None
         self.texts = 0
+        self.queries = 0
         self.threads: set[str] = set()
 
     def embed_queries(self, texts):
+        self.queries += len(texts)
         return self.inner.embed_queries(texts)
 
     def embed_passages(self, texts):
@@ -232,3 +234,12 @@ def test_a_following_index_takes_vectors_from_the_owners_cache_and_embeds_only_i
 def test_a_following_index_needs_a_cache(tmp_path):
     with pytest.raises(ValueError, match="cache"):
         SemanticIndex(Wrapped(), None, follow=True)
+
+
+def test_warm_loads_the_query_model_before_the_first_search(make):
+    model = Wrapped()
+    model.inner = UseEmbedder()  # a model of its own: the process's shared one may be loaded already
+    index = make(model)
+    assert not model.inner._model.loaded  # lazy: a server's first recall would load it
+    index.warm()
+    assert model.inner._model.loaded and model.queries == 1
