@@ -345,10 +345,10 @@ class Brain:
         if tenant is not None:
             chain = [e for e in chain if e["record"].get("envelope", {}).get("tenant") == tenant]
         for entry in chain if self.engine.quarantine else ():
-            subject = entry["record"].get("fragment_id") if entry["record_type"] == "cognition" else \
-                entry["record"].get("envelope", {}).get("record_id") if entry["record_type"] == "perception" else None
-            reason = subject and self.index.quarantine_of(entry["record"]["envelope"]["tenant"], subject)
-            if reason:
+            record = entry["record"]
+            created = {"perception": record["envelope"]["record_id"], "cognition": record.get("fragment_id")}
+            subject = created.get(entry["record_type"])  # the event or unit this record made
+            if subject and (reason := self.index.quarantine_of(record["envelope"]["tenant"], subject)):
                 entry["quarantine"] = reason
         return chain
 

@@ -242,7 +242,7 @@ class TenantIndex:
             seen.add(doc.id)
             doc.tokens = estimate_tokens(doc.text)
             if doc.kind == "fragment":  # the words it was learned from say more than its own cue
-                doc.quarantine = inherited_quarantine(doc.event_ids, self._quarantine_of) or doc.quarantine
+                doc.quarantine = inherited_quarantine(doc.event_ids, self.quarantine_of) or doc.quarantine
             fresh.append((doc, tokens(doc.text) + cues))
         if not fresh:
             return []
@@ -280,9 +280,14 @@ class TenantIndex:
         self._retired[no] = True
         self.retired += 1
 
-    def _quarantine_of(self, doc_id: str) -> str | None:
+    def quarantine_of(self, doc_id: str) -> str | None:
+        """Why an indexed event or unit is quarantined (``recall.provenance``), or None; a unit
+        independent agents verified says its quarantine is lifted."""
         no = self.by_id.get(doc_id)
-        return None if no is None else self.docs[no].quarantine
+        doc = None if no is None else self.docs[no]
+        if doc is None or not doc.quarantine:
+            return None
+        return f"{doc.quarantine} (lifted: verified by independent agents)" if doc.fleet else doc.quarantine
 
     def set_state(self, doc_id: str, status: str, confidence: float | None, rung: str | None = None) -> None:
         no = self.by_id.get(doc_id)
@@ -418,13 +423,9 @@ class RecallIndex:
         return index
 
     def quarantine_of(self, tenant: str, doc_id: str) -> str | None:
-        """Why an indexed event or unit is quarantined (``recall.provenance``), or None."""
+        """``TenantIndex.quarantine_of`` in ``tenant``."""
         index = self.tenants.get(tenant)
-        no = None if index is None else index.by_id.get(doc_id)
-        doc = None if no is None else index.docs[no]
-        if doc is None or not doc.quarantine:
-            return None
-        return f"{doc.quarantine} (lifted: verified by independent agents)" if doc.fleet else doc.quarantine
+        return None if index is None else index.quarantine_of(doc_id)
 
     def add(self, items: list[Indexable]) -> None:
         by_tenant: dict[str, list[tuple[Doc, list[str]]]] = {}

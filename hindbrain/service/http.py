@@ -278,11 +278,13 @@ class FastRoutes:
 UNAUTHORIZED = "a valid API key is required: Authorization: Bearer <key>"
 
 
+TENANT_HEADER = b"x-hindbrain-tenant"
+
+
 def as_agent(key, fields: dict) -> dict:
     """``fields`` acting as the agent the key allows (``roles.acting_agent``; ``WrongAgent``)."""
     agent = acting_agent(key.agent, fields.get("agent"))
     return {**fields, "agent": agent} if agent is not None else fields
-TENANT_HEADER = b"x-hindbrain-tenant"
 
 
 def wrong_tenant(claimed: str, tenant: str) -> dict | None:
