@@ -1,7 +1,8 @@
 """The fleet simulator's table (issue 7): the same world, seed and agent policy through
 three arms — no memory, naive RAG, hindbrain — then the same metrics over several seeds.
 
-    python bench/sim.py [--seed 7] [--rounds 6] [--seeds 7,8,9,10,11] [--second-seeds 1,2,3,4,5] [--report FILE]
+    python bench/sim.py [--seed 7] [--rounds 6] [--seeds 7,8,9,10,11] [--second-seeds 1,2,3,4,5]
+                        [--third-seeds 1,2,3] [--third-rounds 40] [--report FILE]
 
 Prints per round the success and repeated-mistake rates, then the overall metrics, the
 ticket desk, and per metric the median and the range over ``--seeds`` (each seed is another
@@ -13,7 +14,9 @@ injected divided by successful tasks.
 
 Then the second world (``hindbrain.sim.second``, issue 17: written from the public SDK only,
 default calls, plain-text tickets, a rule change, a changed preference) over
-``--second-seeds``, each metric with the issue's target.
+``--second-seeds``, each metric with the issue's target; then the third world
+(``hindbrain.sim.third``, issue 29: written blind, agents that read ``pack.render()`` as text, a
+``Brain`` opened with default arguments) over ``--third-seeds``, ``--third-rounds`` rounds each.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from hindbrain.sim.report import rounds as report_rounds
 from hindbrain.sim.report import write_html
 from hindbrain.sim.run import desk_table, format_metric, metrics_table, rounds_table
 from hindbrain.sim.second import report as second_world
+from hindbrain.sim.third import report as third_world
 
 
 def main() -> None:
@@ -38,6 +42,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--seeds", default="7,8,9,10,11", help="comma-separated seeds for the spread ('' to skip)")
     ap.add_argument("--second-seeds", default="1,2,3,4,5", help="seeds of the second world ('' to skip)")
+    ap.add_argument("--third-seeds", default="1,2,3", help="seeds of the third world ('' to skip)")
+    ap.add_argument("--third-rounds", type=int, default=40)
     ap.add_argument("--report", type=Path, help="write the learning report (HTML) of the --seeds runs here")
     ap.add_argument("--rule-layers", action="store_true",
                     help="hindbrain's agents ask for the rule layers at task start (the earlier policy; default: "
@@ -56,6 +62,10 @@ def main() -> None:
     if args.second_seeds:
         t0 = time.perf_counter()
         print("\n" + "\n".join(second_world([int(s) for s in args.second_seeds.split(",")], progress=lambda _: None)))
+        print(f"({time.perf_counter() - t0:.1f} s)")
+    if args.third_seeds:
+        t0 = time.perf_counter()
+        print("\n" + "\n".join(third_world([int(s) for s in args.third_seeds.split(",")], args.third_rounds)))
         print(f"({time.perf_counter() - t0:.1f} s)")
 
 
