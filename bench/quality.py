@@ -13,6 +13,11 @@ Data sets (docs/recall-quality.md says where each comes from):
   ``shared/eval-data/madial-bench``: each user a tenant, each memory perceived as an
   observation, the query the dialogue so far *as given* (speaker tags, markup and all);
   R@k = |top-k ∩ gold| / |gold| (the benchmark's own metric).
+* ``hard-en`` / ``hard-zh`` — harder held-out conversations (``bench/hardconv.py``, written blind
+  for issue 30): multi-hop questions (2–3 evidence turns in different sessions, linked by a person
+  the question never names) sharing no content word with their evidence, and inference questions
+  whose evidence only implies the answer; decoy turns carry the question's words. Printed by
+  question type, plain BM25 beside each; the file marks the tuning half (even conversations).
 * ``conv-en`` / ``conv-zh`` — conversational evidence (``bench/convmem.py``, synthetic, built
   for this harness without looking at the product): long two-person chats over many dated
   sessions, each conversation a tenant, each turn perceived as a ``message`` with
@@ -65,6 +70,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 KS = (1, 5, 10)
 MADIAL = Path(__file__).resolve().parents[2] / "shared" / "eval-data" / "madial-bench" / "derived"
+HARD = Path(__file__).resolve().parent / "data"
 
 
 @dataclass
@@ -118,9 +124,27 @@ def conversations(lang: str, count: int = 10, seed: int = 0) -> DataSet:
     return DataSet(f"conv-{lang}", events, questions, {e["event_id"]: e["text"] for e in events}, "chat")
 
 
+def hard(lang: str, root: Path = HARD) -> DataSet:
+    """The blind-written harder sets (``bench/hardconv.py``): multi-hop questions whose evidence turns
+    share no content word with the question, and inference questions; the file marks each
+    conversation's half (``tuning``)."""
+    convs = json.loads((root / f"hard-{lang}.json").read_text("utf-8"))["conversations"]
+    events, questions = [], []
+    for conv in convs:
+        for session in conv["sessions"]:
+            ts = datetime.fromisoformat(session["date"])
+            events += [{"tenant": conv["conv_id"], "agent": "chat", "kind": "message", "session": session["session_id"],
+                        "speaker": turn["speaker"], "text": turn["text"], "ts": ts, "event_id": turn["turn_id"]}
+                       for turn in session["turns"]]
+        questions += [Question(q["qid"], conv["conv_id"], q["question"], set(q["evidence"]), conv["tuning"],
+                               q["category"]) for q in conv["questions"]]
+    return DataSet(f"hard-{lang}", events, questions, {e["event_id"]: e["text"] for e in events}, "chat")
+
+
 SETS: dict[str, Callable[[], DataSet]] = {
     "madial-zh": lambda: madial("zh"), "madial-en": lambda: madial("en"),
     "conv-en": lambda: conversations("en"), "conv-zh": lambda: conversations("zh"),
+    "hard-en": lambda: hard("en"), "hard-zh": lambda: hard("zh"),
 }
 
 
@@ -330,7 +354,8 @@ def report(name: str, data: DataSet, questions: list[Question], brain: Brain, bu
         print(fmt(label, mean_recalls(through_recall(brain, data, questions)[0])), flush=True)
     brain.engine = engine
     bm25_took: list[float] = []
-    bm25 = mean_recalls(bm25s_row(data, questions, took=bm25_took))
+    bm25_each = bm25s_row(data, questions, took=bm25_took)
+    bm25 = mean_recalls(bm25_each)
     print(fmt("bm25s (plain BM25)", bm25), flush=True)
     if any(e.get("speaker") for e in data.events):
         print(fmt("bm25s, speaker written into the text", mean_recalls(bm25s_row(data, questions, True))),
@@ -343,6 +368,8 @@ def report(name: str, data: DataSet, questions: list[Question], brain: Brain, bu
     for category in categories:
         picked = [r for q, r in zip(questions, default, strict=True) if q.category == category]
         print(fmt(f"recall() default, {category} ({len(picked)})", mean_recalls(picked)))
+        print(fmt(f"bm25s, {category}", mean_recalls(
+            [r for q, r in zip(questions, bm25_each, strict=True) if q.category == category])))
     print(f"\nrecall() latency: p50 {statistics.median(took):.1f} ms, "
           f"p90 {float(np.percentile(took, 90)):.1f} ms; bm25s {statistics.median(bm25_took):.2f} / "
           f"{float(np.percentile(bm25_took, 90)):.2f} ms; {model_label} {statistics.median(model_took):.1f} / "
