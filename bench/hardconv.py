@@ -212,7 +212,10 @@ EN = {
                 "I took the staircase instead of that see-through lift at the mall.",
                 "Ladders are the worst, I made my brother clean the gutters.",
             ],
-            "decoy": "They do balloon rides over the valley at dawn, the photos look unreal.",
+            "decoys": [
+                "They do balloon rides over the valley at dawn, the photos look unreal.",
+                "The skywalk over the gorge has a glass bottom, a good outing if you're brave.",
+            ],
         },
         {
             "questions": [
@@ -225,7 +228,10 @@ EN = {
                 "The lentil stew I cooked last night turned out great.",
                 "I always ask for the tofu version, force of habit.",
             ],
-            "decoy": "The new steakhouse downtown had a queue round the block for its birthday dinner deal.",
+            "decoys": [
+                "The new steakhouse downtown had a queue round the block for its birthday dinner deal.",
+                "Whatever you order at a barbecue, it ends up tasting of smoke.",
+            ],
         },
         {
             "questions": [
@@ -237,7 +243,10 @@ EN = {
                 "I start sneezing the second I walk into a house with fur on the couch.",
                 "Antihistamines are basically a food group for me at my aunt's, she has two Persians.",
             ],
-            "decoy": "A friend's cats knocked over the tree again, three of them this year.",
+            "decoys": [
+                "A friend's cats knocked over the tree again, three of them this year.",
+                "Should we adopt a kitten? The shelter has a whole litter.",
+            ],
         },
         {
             "questions": ["Would {n} like a week-long cruise?", "Is a whale-watching boat trip a good gift for {n}?"],
@@ -246,7 +255,10 @@ EN = {
                 "The ferry to the island had me green and leaning over the railing the whole crossing.",
                 "Even a rowing dinghy on a calm lake makes my stomach turn.",
             ],
-            "decoy": "Cruise prices dropped a lot this week, my neighbours booked one.",
+            "decoys": [
+                "Cruise prices dropped a lot this week, my neighbours booked one.",
+                "The whale-watching boat trip is sold out as a gift voucher until May.",
+            ],
         },
         {
             "questions": ["Is {n} likely to be awake for a sunrise call?", "Would a 6 a.m. meeting bother {n}?"],
@@ -255,13 +267,19 @@ EN = {
                 "I'm out the door by five most days, best part of my day.",
                 "By nine at night I'm usually asleep already.",
             ],
-            "decoy": "The sunrise call with the Sydney office got moved again.",
+            "decoys": [
+                "The sunrise call with the Sydney office got moved again.",
+                "A 6 a.m. meeting would bother anyone, who schedules these?",
+            ],
         },
         {
             "questions": ["When is {n} probably most productive?", "Would {n} rather have a meeting at 8 or at 4?"],
             "answer": "late: a night owl",
             "evidence": ["I did my best writing at 2 am again.", "Mornings are a write-off for me until about eleven."],
-            "decoy": "Productive people apparently have a meeting-free day, I read that somewhere.",
+            "decoys": [
+                "Productive people apparently have a meeting-free day, I read that somewhere.",
+                "Would you rather have the meeting at 8 or at 4 on Tuesday?",
+            ],
         },
         {
             "questions": ["Would {n} go for a luxury weekend at a spa?", "Is {n} likely to buy a new sports car soon?"],
@@ -270,7 +288,10 @@ EN = {
                 "I'm putting every spare penny aside for the deposit on a place of our own.",
                 "Cancelled the gym membership and both streaming subscriptions to cut costs.",
             ],
-            "decoy": "A luxury spa opened by the river, the weekend packages sold out already.",
+            "decoys": [
+                "A luxury spa opened by the river, the weekend packages sold out already.",
+                "That new sports car ad is everywhere, they want you to buy one soon.",
+            ],
         },
         {
             "questions": [
@@ -282,7 +303,10 @@ EN = {
                 "Busy places drain me, I left the market after ten minutes.",
                 "I'd rather have three people over than go to some big bash.",
             ],
-            "decoy": "Stadium concert tickets went on sale and the site crashed.",
+            "decoys": [
+                "Stadium concert tickets went on sale and the site crashed.",
+                "The New Year's street party drew a huge crowd, kind of thing you see on the news.",
+            ],
         },
         {
             "questions": ["What gift might {n} appreciate?", "What would make a good present for {n}?"],
@@ -291,7 +315,10 @@ EN = {
                 "I drove out past the last streetlights just to watch the Perseids.",
                 "Finally spotted Saturn's rings through my neighbour's scope.",
             ],
-            "decoy": "Gift cards are the lazy option but everyone seems to appreciate them.",
+            "decoys": [
+                "Gift cards are the lazy option but everyone seems to appreciate them.",
+                "What would make a good present for a five-year-old, any idea?",
+            ],
         },
         {
             "questions": ["What might {n} bring to a potluck?", "What could {n} contribute to a shared lunch?"],
@@ -300,7 +327,10 @@ EN = {
                 "My sourdough starter finally bubbled properly.",
                 "Third loaf this week, the crust keeps getting better.",
             ],
-            "decoy": "The office potluck is on Friday, bring something, they said.",
+            "decoys": [
+                "The office potluck is on Friday, bring something, they said.",
+                "The shared lunch needs someone to contribute plates and cups.",
+            ],
         },
         {
             "questions": ["What might {n} be doing on a Saturday afternoon?", "Where is {n} likely on match days?"],
@@ -309,7 +339,10 @@ EN = {
                 "Season ticket renewed, same seat behind the goal.",
                 "We lost two-one in stoppage time, I couldn't sleep.",
             ],
-            "decoy": "Saturday afternoon traffic is terrible near the ring road.",
+            "decoys": [
+                "Saturday afternoon traffic is terrible near the ring road.",
+                "Match days mean the trams are packed, I'm likely to walk.",
+            ],
         },
         {
             "questions": ["Would {n} enjoy a pasta-making class?", "Is a bakery tour a good treat for {n}?"],
@@ -318,7 +351,10 @@ EN = {
                 "Wheat gives me terrible cramps, and the coeliac test came back positive.",
                 "I bring my own rice crackers to every dinner now.",
             ],
-            "decoy": "A pasta class might be fun, they make ravioli by hand.",
+            "decoys": [
+                "A pasta class might be fun, they make ravioli by hand.",
+                "The bakery tour was a treat, good reviews all round.",
+            ],
         },
         {
             "questions": ["Why might {n} turn down a late dinner invitation?", "Why is {n} so tired lately?"],
@@ -327,7 +363,10 @@ EN = {
                 "The little one woke up four times last night.",
                 "We're still figuring out the feeding schedule, nappies everywhere.",
             ],
-            "decoy": "Turn down the music, the dinner guests are arriving late anyway.",
+            "decoys": [
+                "Turn down the music, the dinner guests are arriving late anyway.",
+                "I'm so tired lately, why does winter do this?",
+            ],
         },
         {
             "questions": [
@@ -339,7 +378,10 @@ EN = {
                 "Even a pinch of pepper makes my eyes water and I have to stop eating.",
                 "I asked for the mildest curry on the menu and it was still too hot for me.",
             ],
-            "decoy": "The new Sichuan place has a challenge board, names of everyone who finished.",
+            "decoys": [
+                "The new Sichuan place has a challenge board, names of everyone who finished.",
+                "Should we order the vindaloo for the table or is that too much?",
+            ],
         },
         {
             "questions": [
@@ -351,7 +393,10 @@ EN = {
                 "Long run of thirty kilometres this weekend, then tapering.",
                 "Coach wants me off alcohol until race day.",
             ],
-            "decoy": "Friday drinks are at the rooftop bar, skip it and you'll regret it.",
+            "decoys": [
+                "Friday drinks are at the rooftop bar, skip it and you'll regret it.",
+                "Leave the party early on Saturday night if you want, nobody minds.",
+            ],
         },
         {
             "questions": ["Would {n} rather holiday in Lapland or Bali?", "Which season does {n} probably like best?"],
@@ -360,7 +405,10 @@ EN = {
                 "Snow up to the knees and minus ten, that's when I feel alive.",
                 "The August heatwave made me miserable.",
             ],
-            "decoy": "Bali holiday photos all look the same after a while.",
+            "decoys": [
+                "Bali holiday photos all look the same after a while.",
+                "Which season do you like best for a city break?",
+            ],
         },
     ],
     "filler": [
@@ -527,37 +575,37 @@ ZH = {
                 "商场那部透明观光梯我不敢坐，宁可爬楼梯。",
                 "梯子最可怕了，清理屋檐的活都推给我哥。",
             ],
-            "decoy": "山谷那边清晨有热气球，照片美得不真实。",
+            "decoys": ["山谷那边清晨有热气球，照片美得不真实。", "玻璃栈道周末人挤人，带孩子去玩的特别多。"],
         },
         {
             "questions": ["{n}过生日，去牛排馆吃饭合适吗？", "烧烤聚会上{n}可能会点什么？"],
             "answer": "不合适/素的：不吃肉",
             "evidence": ["我已经六年没碰过荤腥了。", "昨晚炖的扁豆汤特别成功。", "我点菜一直选豆腐那一款，习惯了。"],
-            "decoy": "市中心新开的牛排馆生日套餐排队排到街角。",
+            "decoys": ["市中心新开的牛排馆生日套餐排队排到街角。", "烧烤聚会上点什么都一股烟味。"],
         },
         {
             "questions": ["让{n}住在养了三只猫的朋友家，方便吗？", "{n}适合领养一只小猫吗？"],
             "answer": "不方便：对猫毛过敏",
             "evidence": ["一进沙发上有毛的屋子，我就喷嚏不停。", "去姑妈家我得一直吃抗组胺药，她养了两只波斯。"],
-            "decoy": "朋友家的猫今年又把圣诞树推倒了，三只一起上。",
+            "decoys": ["朋友家的猫今年又把圣诞树推倒了，三只一起上。", "收容所有一窝小猫等人领养。"],
         },
         {
             "questions": ["{n}会喜欢一周的邮轮旅行吗？", "送{n}出海观鲸的船票合适吗？"],
             "answer": "不会：晕船",
             "evidence": ["去岛上那趟渡轮，我一路扶着栏杆吐。", "哪怕在平静的湖上划小舢板，我肚子都翻江倒海。"],
-            "decoy": "这周邮轮特价，邻居已经订了。",
+            "decoys": ["这周邮轮特价，邻居已经订了。", "出海观鲸的船票要提前一个月订。"],
         },
         {
             "questions": ["日出时分的电话会议，{n}起得来吗？", "早上六点开会会让{n}为难吗？"],
             "answer": "没问题：早起的人",
             "evidence": ["我多数日子五点就出门了，那是一天里最好的时光。", "晚上九点我通常已经睡着了。"],
-            "decoy": "和悉尼办公室的日出电话会议又改期了。",
+            "decoys": ["和悉尼办公室的日出电话会议又改期了。", "早上六点开会，谁能不为难？"],
         },
         {
             "questions": ["{n}一天里什么时候效率最高？", "给{n}约会议，八点好还是下午四点好？"],
             "answer": "深夜：夜猫子",
             "evidence": ["凌晨两点我又写出了最满意的一段。", "上午十一点之前我基本是废的。"],
-            "decoy": "据说高效的人每周有一天不开会，我在哪儿看到过。",
+            "decoys": ["据说高效的人每周有一天不开会，我在哪儿看到过。", "周二的会议定在八点还是下午四点？"],
         },
         {
             "questions": ["{n}会去水疗中心过个奢华周末吗？", "{n}最近会买新跑车吗？"],
@@ -566,7 +614,7 @@ ZH = {
                 "我现在每一分闲钱都存起来，准备付我们自己房子的首付。",
                 "健身卡和两个视频会员都退掉了，能省则省。",
             ],
-            "decoy": "河边开了家奢华水疗中心，周末套餐已经卖光。",
+            "decoys": ["河边开了家奢华水疗中心，周末套餐已经卖光。", "新跑车的广告到处都是，恨不得你马上买。"],
         },
         {
             "questions": ["{n}会想要体育场演唱会的票吗？", "跨年夜街头大派对适合{n}吗？"],
@@ -575,55 +623,55 @@ ZH = {
                 "热闹的地方让我很累，集市我十分钟就逃出来了。",
                 "我宁可请三个朋友来家里，也不去什么大型聚会。",
             ],
-            "decoy": "体育场演唱会开票，网站直接崩了。",
+            "decoys": ["体育场演唱会开票，网站直接崩了。", "跨年夜街头大派对上了新闻，人山人海。"],
         },
         {
             "questions": ["送{n}什么礼物最讨喜？", "给{n}挑什么礼物好？"],
             "answer": "望远镜或星图：喜欢天文",
             "evidence": ["我开车到没有路灯的地方，就为了看英仙座流星雨。", "终于用邻居的镜筒看到了土星环。"],
-            "decoy": "礼品卡最省事，好像大家都挺开心的。",
+            "decoys": ["礼品卡最省事，好像大家都挺开心的。", "给五岁小孩挑什么礼物好，有主意吗？"],
         },
         {
             "questions": ["聚餐每人带一道菜，{n}可能带什么？", "{n}会给分享午餐贡献什么？"],
             "answer": "自己烤的面包：在学烘焙",
             "evidence": ["我的酸面种终于好好冒泡了。", "这周第三条了，外壳越来越脆。"],
-            "decoy": "公司周五聚餐，说好每人带一道菜。",
+            "decoys": ["公司周五聚餐，说好每人带一道菜。", "分享午餐还缺人贡献碗筷。"],
         },
         {
             "questions": ["周六下午{n}多半在干什么？", "有比赛的日子{n}一般在哪儿？"],
             "answer": "在球场：季票持有者",
             "evidence": ["季票续上了，还是球门后面那个座位。", "补时阶段被绝杀，一比二，我一夜没睡。"],
-            "decoy": "周六下午环路堵得要命。",
+            "decoys": ["周六下午环路堵得要命。", "有比赛的日子，地铁挤得一般人都上不去。"],
         },
         {
             "questions": ["{n}会喜欢手工意面课吗？", "带{n}去逛面包房算是犒劳吗？"],
             "answer": "不会：乳糜泻，不能吃麦",
             "evidence": ["小麦一吃就绞着疼，乳糜泻检查结果是阳性。", "现在每次吃饭我都自带米饼。"],
-            "decoy": "手工意面课可能挺好玩，现场包饺子一样捏馄饨。",
+            "decoys": ["手工意面课可能挺好玩，现场包饺子一样捏馄饨。", "那家面包房值得逛，算是犒劳自己。"],
         },
         {
             "questions": ["{n}为什么可能推掉很晚的饭局？", "{n}最近为什么这么累？"],
             "answer": "家里有新生儿",
             "evidence": ["小家伙昨晚醒了四次。", "喂奶的时间表我们还在摸索，尿布堆得到处都是。"],
-            "decoy": "把音乐关小点，吃饭的客人反正会晚到。",
+            "decoys": ["把音乐关小点，吃饭的客人反正会晚到。", "最近为什么这么累，是不是冬天的缘故？"],
         },
         {
             "questions": ["新开的川菜馆有挑战辣椒的活动，{n}会参加吗？", "{n}适合点麻辣火锅吗？"],
             "answer": "不会：吃不了辣",
             "evidence": ["一点点胡椒就能让我眼泪直流、吃不下去。", "我点了菜单上最温和的咖喱，结果还是太冲了。"],
-            "decoy": "新开的川菜馆有块挑战榜，写着每个吃完的人的名字。",
+            "decoys": ["新开的川菜馆有块挑战榜，写着每个吃完的人的名字。", "那家店的麻辣火锅适合点吗？听说很正宗。"],
         },
         {
             "questions": ["{n}为什么可能不去周五的酒局？", "周六晚上的派对{n}为什么会早退？"],
             "answer": "在备战马拉松",
             "evidence": ["这周末要跑三十公里长距离，然后开始减量。", "教练让我比赛前滴酒不沾。"],
-            "decoy": "周五的酒局在天台酒吧，不去你会后悔。",
+            "decoys": ["周五的酒局在天台酒吧，不去你会后悔。", "周六晚上的派对，早退也没人在意。"],
         },
         {
             "questions": ["{n}度假更想去拉普兰还是巴厘岛？", "{n}大概最喜欢哪个季节？"],
             "answer": "拉普兰/冬天：喜欢冷",
             "evidence": ["雪没过膝盖、零下十度，那时候我才觉得活着。", "八月那波高温让我难受死了。"],
-            "decoy": "巴厘岛度假的照片看多了都一个样。",
+            "decoys": ["巴厘岛度假的照片看多了都一个样。", "你最喜欢哪个季节出去玩？"],
         },
     ],
     "filler": [
@@ -777,14 +825,15 @@ def conversation(lang: str, n: int, rng: random.Random) -> dict:
         who = rng.choice((a, b))
         tag = f"q{8 + k}"
         for _ in range(50):
-            evidence, question = rng.sample(trait["evidence"], 2), rng.choice(trait["questions"]).format(n=who)
+            variant = rng.randrange(len(trait["questions"]))
+            evidence, question = rng.sample(trait["evidence"], 2), trait["questions"][variant].format(n=who)
             if not _shared(question, evidence, lang):
                 break
         else:
             raise ValueError(f"no disjoint phrasing for {trait['answer']!r}")
         for session, text in zip(sorted(rng.sample(range(SESSIONS), 2)), evidence, strict=True):
             place(session, who, text, tag)
-        place(rng.randrange(SESSIONS), a if who == b else b, trait["decoy"], None)
+        place(rng.randrange(SESSIONS), a if who == b else b, trait["decoys"][variant], None)
         questions.append({"tag": tag, "question": question, "answer": trait["answer"], "category": "inference"})
 
     return _assemble(conv_id, lang, n, a, b, sessions, questions, pool, rng)
