@@ -185,7 +185,9 @@ def third_world(seed: int = 1, rounds: int = 40) -> World:
         pool = [s.name for s in systems if not s.lookalike_of or r >= rounds // 2]
         for agent in AGENTS:
             tasks.append(Task(r, agent, rng.choice(pool), rng.choice(ENVS)))
-        user = USERS[r % 2].name if r < 2 else rng.choice(USERS).name
+        user = rng.choice(USERS).name
+        if r < 2 or r == math.ceil(rounds * PREFERENCE_CHANGE_AT):   # both users speak first; the changer, on cue
+            user = USERS[r % 2].name if r < 2 else next(u.name for u in USERS if u.changes)
         tasks.append(Task(r, AGENTS[0], None, user=user, question=rng.choice(QUESTIONS)))
     return World(seed, rounds, systems, tuple(tasks))
 
@@ -243,33 +245,32 @@ def polarity(line: str, at: int) -> int:
 
 
 def read_for_system(lines: list[str], system: System, env: str, known: list[str]) -> Reading:
-    """The agent's reading of a pack for one decision on ``system`` in ``env``. Lines about this
-    system in this environment (or none named) come first, then this system in the other
-    environment, then other systems (an analogy, for a system never seen); within a tier, the
-    pack's order. An option named as failing in a line of this environment is avoided."""
+    """The agent's reading of a pack for one decision on ``system`` in ``env``, top down as the pack
+    is ranked (best first). A line recommending one of the system's options is followed unless a
+    line ranked above it (or itself) names that option as failing here. Lines about this system in
+    this environment (or naming none) come first, then this system in the other environment, then
+    other systems (an analogy, for a system never seen). An option a line of this environment names
+    as failing is avoided when exploring."""
     others = [n for n in known if n != system.name]
-    tiers: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    avoid: set[str] = set()
-    negative_lines: list[int] = []
+    recommended: list[tuple[int, int, str]] = []          # (tier, line, option)
+    failing_from: dict[str, int] = {}                     # option -> the first line naming it failing here
     for i, line in enumerate(lines):
         envs = _env_of(line)
         same_env = not envs or env in envs
-        own = bool(_mentions(line, system.name))
-        foreign = not own and any(_mentions(line, o) for o in others)
+        foreign = not _mentions(line, system.name) and any(_mentions(line, o) for o in others)
         for option in system.options:
             for at in _mentions(line, option):
                 p = polarity(line, at)
                 if p < 0 and same_env:
-                    avoid.add(option)
-                    negative_lines.append(i)
+                    failing_from.setdefault(option, i)
                 elif p > 0:
-                    tier = (0 if same_env else 1) + (2 if foreign else 0)
-                    tiers[tier].append((i, option))
-    for tier in sorted(tiers):
-        for i, option in tiers[tier]:
-            if option not in avoid:
-                return Reading(option, frozenset(avoid), tuple(sorted({i, *negative_lines})))
-    return Reading(None, frozenset(avoid), tuple(sorted(set(negative_lines))))
+                    recommended.append(((0 if same_env else 1) + (2 if foreign else 0), i, option))
+    avoid = frozenset(failing_from)
+    for _, i, option in sorted(recommended):
+        if failing_from.get(option, len(lines)) > i:
+            warned = {j for j in failing_from.values() if j <= i}
+            return Reading(option, avoid, tuple(sorted({i, *warned})))
+    return Reading(None, avoid, tuple(sorted(set(failing_from.values()))))
 
 
 def read_for_user(lines: list[str], user: str, users: list[str]) -> tuple[str | None, str | None, tuple[int, ...]]:
@@ -597,7 +598,7 @@ def _answer(world, arm, task, score, told: set[str]) -> None:
     arm.perceive(agent=task.agent, task=task.id, session=task.id, kind="message", speaker=user.name,
                  text=task.question + "?")
     query = f"{user.name} asks: {task.question}. How does {user.name} like answers?"
-    pack = arm.recall(agent=task.agent, task=task.id, query=query, trigger="task_start")
+    pack = arm.recall(agent=task.agent, task=task.id, query=query)     # a reply in a conversation: no trigger named
     score.tokens += count_tokens(pack.text)
     lines = pack.text.split("\n") if pack.text else []
     length, language, followed = read_for_user(lines, user.name, users)

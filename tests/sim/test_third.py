@@ -79,7 +79,11 @@ def test_no_memory_repeats_mistakes_and_the_oracle_never_does():
     assert oracle["cross-user leakage"] == 0
     assert oracle["old answer first after change"] == 0 and oracle["tasks until new answer first"] == 0
     assert oracle["env rule respected"] == 1 and oracle["transfer first try"] == 1
-    assert blind["transfer first try"] < 1 and blind["old answer first after change"] > 0
+    # with no memory the first try is a guess: wrong about two times in three, the old answer now and then
+    blinds = [run(third_world(seed, 16), NoMemory()).metrics() for seed in (1, 2, 3, 4)]
+    assert max(b["first try right"] for b in blinds) < 0.5
+    assert sum(b["old answer first after change"] for b in blinds) > 0
+    assert min(b["transfer first try"] for b in blinds if b["transfer first try"] is not None) < 1
 
 
 def test_naive_rag_remembers_what_failed():
@@ -110,3 +114,24 @@ def test_hindbrain_arm_runs_through_the_sdk(tmp_path):
         score = run(w, arm)
     assert score.tasks == 12 and score.answers == 2
     assert len(arm.recall_ids) >= 14 and all(arm.recall_ids)
+
+
+def test_reading_is_top_down_like_a_ranked_prompt():
+    """The pack is best first: a higher line's warning beats a lower recommendation, and a higher
+    recommendation is followed although a lower line names it failing (the world changed)."""
+    w = third_world(1, 4)
+    mailer, known = w.system("Mailer"), [s.name for s in w.systems]
+    new = "WHEN Mailer fails → DO api gateway | BECAUSE the other options fail here (not: smtp relay)"
+    old = "WHEN Mailer fails → DO smtp relay | BECAUSE the other options fail here (not: api gateway)"
+    assert read_for_system([new, old], mailer, "prod", known).choice == "api gateway"
+    assert read_for_system([old, new], mailer, "prod", known).choice == "smtp relay"
+    r = read_for_system(["Mailer (prod): send using smtp relay failed - connection refused",
+                         "Mailer (prod): send using smtp relay worked."], mailer, "prod", known)
+    assert r.choice is None and r.avoid == {"smtp relay"}
+
+
+def test_the_changing_user_speaks_in_the_round_her_wish_changes():
+    for seed in range(1, 6):
+        w = third_world(seed, 20)
+        said = [t.user for t in w.tasks if t.system is None and t.round == w.preference_round]
+        assert said == ["Oliver"]
