@@ -21,7 +21,9 @@ Every question shares **no content word** with its evidence turns (checked at ge
 stems in English, CJK bigrams in Chinese, minus function words), and decoy turns elsewhere in the
 conversation do share the question's words, so an exact-word match finds the decoys, not the
 evidence. Names, acts, attributes, traits and phrasings are drawn per conversation from pools, in
-a fixed order per seed: the output is deterministic.
+a fixed order per seed: the output is deterministic. The tuning and held-out halves draw their
+acts and traits from disjoint halves of the pools, so a fit on one half meets new phrasings in
+the other.
 """
 
 from __future__ import annotations
@@ -147,6 +149,16 @@ EN = {
             "walked {o}'s dog",
             "{X} took {my} spaniel out twice a day while {I} {was} sick",
             "The dog walked right into the lake yesterday, what a mess.",
+        ),
+        (
+            "drove {o} to the airport",
+            "{X} gave {me} a lift at dawn so {I} could catch {my} flight",
+            "The airport bus drove past without stopping, so I missed the check-in.",
+        ),
+        (
+            "babysat {o}'s kids",
+            "{X} stayed home with {my} two little ones the night {I} went to the concert",
+            "Those kids next door need a babysitter every weekend, poor parents.",
         ),
     ],
     # (attribute: question around {d}, the turn, values, a decoy turn with the question's words)
@@ -516,6 +528,12 @@ ZH = {
         ("给{o}做网站", "{X}帮{me}搭了个在线作品集页面", "自己从零做网站看起来挺好玩，哪天试试。"),
         ("带{o}入门爵士乐", "第一次给{me}放柯川唱片的就是{X}", "城里的爵士乐酒吧每年都说自己是新开的，入门票也贵。"),
         ("替{o}遛狗", "{I}生病那阵，{X}每天两次带{my}小猎犬出门", "狗昨天直接冲进湖里了，遛一次累半天。"),
+        (
+            "开车送{o}去机场",
+            "{I}赶早班飞机那天，是{X}一大早把{me}送到航站楼的",
+            "去机场的大巴又晚点了，还不如自己开车。",
+        ),
+        ("帮{o}带孩子", "{I}去听音乐会那晚，{X}在家陪{my}两个小不点", "隔壁那两个孩子每个周末都要人帮忙带。"),
     ],
     "attrs": [
         (
@@ -792,7 +810,10 @@ def conversation(lang: str, n: int, rng: random.Random) -> dict:
     sessions: list[list[tuple[str, str, str | None]]] = [[] for _ in range(SESSIONS)]  # (speaker, text, tag)
     people = rng.sample(pool["people"], 11)
     used_values: set[str] = set()
-    acts = rng.sample(pool["acts"], 8)
+    # the tuning half (even conversations) and the held-out half draw on disjoint acts and traits:
+    # tuning on one half cannot learn the other's phrasings
+    half = n % 2
+    acts = rng.sample(pool["acts"][half::2], 8)
     questions = []
 
     def place(session: int, speaker: str, text: str, tag: str | None) -> None:
@@ -821,7 +842,7 @@ def conversation(lang: str, n: int, rng: random.Random) -> dict:
             {"tag": tag, "question": q, "answer": value, "category": "multi-hop-3" if len(turns) == 3 else "multi-hop"}
         )
 
-    for k, trait in enumerate(rng.sample(pool["inference"], 6)):
+    for k, trait in enumerate(rng.sample(pool["inference"][half::2], 6)):
         who = rng.choice((a, b))
         tag = f"q{8 + k}"
         for _ in range(50):

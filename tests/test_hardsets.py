@@ -53,6 +53,20 @@ def test_sets_have_the_claimed_shape(hardconv, lang):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_halves_share_no_inference_evidence_or_question(lang):
+    """The held-out half meets phrasings the tuning half never had."""
+    convs = json.loads((BENCH / "data" / f"hard-{lang}.json").read_text("utf-8"))["conversations"]
+    seen = {True: set(), False: set()}
+    for conv in convs:
+        texts = {t["turn_id"]: t["text"] for s in conv["sessions"] for t in s["turns"]}
+        for q in conv["questions"]:
+            if q["category"] == "inference":
+                seen[conv["tuning"]] |= {texts[e] for e in q["evidence"]}
+            seen[conv["tuning"]].add(q["answer"] if q["category"] == "inference" else texts[q["evidence"][0]])
+    assert seen[True] and seen[False] and not seen[True] & seen[False]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_an_exact_word_match_does_not_find_the_evidence(lang):
     """Plain BM25 over the turns (words, CJK characters) ranks the evidence low: the sets measure
     something a keyword index cannot do."""
