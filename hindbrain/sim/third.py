@@ -4,8 +4,9 @@ without reading the product's recall or learning code, so it cannot have been be
     python -m hindbrain.sim.third --seeds 1,2,3 [--rounds 40]
 
 Six agents of one tenant work N rounds on systems whose hidden rules decide which option
-(identity, action variant or parameter) succeeds. Two of the systems speak Chinese. From half
-time, look-alike systems appear: a new name, the hidden rule family of a seen system. At 60 % of
+(identity, action variant or parameter) succeeds; two of the six are Chinese. From half time,
+four look-alike systems appear (two of them Chinese): a new name, the hidden rule family of a
+seen system. At 60 % of
 the run one system's working option changes. One system's rule holds only in its environment
 (what works in prod fails in test). One agent also answers two users who want opposite styles;
 one of them changes her mind once.
@@ -393,10 +394,14 @@ class Hindbrain(NoMemory):
 
 
 def _line_ids(text: str, items: list[tuple[str, str]]) -> list[str]:
-    """Which item each rendered line came from: the item whose text shares most words with the line
-    (what an LLM does when it cites what it followed)."""
+    """Which item each rendered line came from, as an LLM citing what it followed would say: the id
+    the line shows, else the item whose text shares most words with the line."""
     out = []
     for line in text.split("\n"):
+        shown = [item_id for item_id, _ in items if item_id and item_id in line]
+        if shown:
+            out.append(shown[0])
+            continue
         words = set(_terms(line))
         best = max(items, key=lambda it: len(words & set(_terms(it[1]))), default=("", ""))
         out.append(best[0] if words & set(_terms(best[1])) else "")

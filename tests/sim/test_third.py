@@ -135,3 +135,11 @@ def test_the_changing_user_speaks_in_the_round_her_wish_changes():
         w = third_world(seed, 20)
         said = [t.user for t in w.tasks if t.system is None and t.round == w.preference_round]
         assert said == ["Oliver"]
+
+
+def test_a_followed_line_is_credited_to_the_item_it_shows():
+    from hindbrain.sim.third import _line_ids
+
+    items = [("fr_1", "WHEN Mailer fails DO api gateway"), ("ev_2", "Mailer (prod): smtp relay worked.")]
+    text = "Rules:\n1. WHEN Mailer fails → DO api gateway  [verified; fr_1]\n- “Mailer (prod): smtp relay worked.”"
+    assert _line_ids(text, items) == ["", "fr_1", "ev_2"]
