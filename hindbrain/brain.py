@@ -378,8 +378,7 @@ class Brain:
             {"ids": subject_ids, "rel": relation or ""},
         )
 
-    def sql(self, query: str, parameters: dict | None = None, *, tenant: str | None = None,
-            marker: str | None = None) -> list[dict]:
+    def sql(self, query: str, parameters: dict | None = None, *, tenant: str | None = None) -> list[dict]:
         """Read-only SQL over the views (``events``, ``fragments``, ``feedback`` ...).
 
         Runs with ClickHouse ``readonly=1``: a statement that would write raises. Pending
@@ -387,12 +386,11 @@ class Brain:
         query runs in the tenant sandbox (``hindbrain.service.tenant_sql``, docs/security.md):
         one SELECT over that tenant's views (``Brain.views``) with allow-listed functions, under
         fixed limits; anything else raises ``InvalidInput`` on the field ``query`` (a stopped
-        limit is named in the message). ``marker`` (tenant queries): an id ``cancel_sql`` can
-        stop the query by. Without ``tenant``: the operator's unrestricted read of every tenant.
+        limit is named in the message). Without ``tenant``: the operator's unrestricted read.
         """
         self.runner.flush()
         if tenant is not None:
-            return self.tenant_sql(query, parameters, tenant=tenant, marker=marker)
+            return self.tenant_sql(query, parameters, tenant=tenant)
         names, rows = self.warehouse.query_columns(query, parameters, readonly=True)
         return [dict(zip(names, r, strict=True)) for r in rows]
 
@@ -400,7 +398,8 @@ class Brain:
                    marker: str | None = None) -> list[dict]:
         """``sql(query, tenant=...)`` without projecting pending records first: it touches only
         the tenant's session of the warehouse, so any thread may call it beside the brain's own
-        (the HTTP route does, after projecting on the brain's thread)."""
+        (the HTTP route does, after projecting on the brain's thread). ``marker``: an id
+        ``cancel_sql`` can stop the query by."""
         try:
             names, rows = tenant_sql.run(self.warehouse, tenant, query, parameters, self._tenant_views, marker)
         except tenant_sql.ForbiddenQuery as e:

@@ -134,6 +134,16 @@ class Warehouse:
                 self._tenant.database = self.database
             return list(result.column_names), result.result_rows
 
+    def limit_tenants(self, **limits) -> None:
+        """Change the limits of tenants' SQL (``TENANT_LIMITS`` names them) for this warehouse,
+        e.g. ``limit_tenants(max_execution_time=30)``: a new session replaces the tenant one."""
+        unknown = sorted(set(limits) - set(TENANT_LIMITS))
+        if unknown:
+            raise ValueError(f"limit_tenants: field {unknown[0]!r}: not one of {', '.join(TENANT_LIMITS)}")
+        with self._tenant_lock:
+            self._tenant.close()
+            self._tenant = limited_client(self.url, self.database, {**TENANT_LIMITS, **limits})
+
     def tenant_check(self, sql: str, parameters: dict | None = None) -> list[tuple]:
         """A query of the sandbox's own (format, explain) on the limited session."""
         with self._tenant_lock:
@@ -179,10 +189,10 @@ TENANT_LIMITS = {
 }
 
 
-def limited_client(url: str, database: str):
+def limited_client(url: str, database: str, limits: dict = TENANT_LIMITS):
     """A session for tenants' SQL: ``TENANT_LIMITS``, then ``readonly=1``, after which no query
     can change a setting (a ``SETTINGS`` clause is refused by the engine too)."""
     client = clickhouse_connect.get_client(dsn=url, database=database)
-    for name, value in {**TENANT_LIMITS, "readonly": 1}.items():
+    for name, value in {**limits, "readonly": 1}.items():
         client.command(f"SET {name} = {value!r}")
     return client

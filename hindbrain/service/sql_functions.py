@@ -351,10 +351,11 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
         'toUUIDOrNull', 'UUIDNumToString', 'UUIDStringToNum', 'UUIDToNum', 'UUIDv7ToDateTime'
     ),
 }
-# Syntax that ClickHouse writes as a function in its AST: ``x -> f(x)`` and ``EXISTS (subquery)``.
-_SYNTAX = ("lambda", "exists")
+# Syntax that ClickHouse writes as a function in its AST: ``x -> f(x)``, ``EXISTS (subquery)``, and
+# a query parameter of a composite type (``{ids:Array(String)}`` is ``_CAST``, CAST's internal twin).
+_SYNTAX = ("lambda", "exists", "_CAST")
 AGGREGATES = frozenset(n.lower() for n in _ALLOWED["aggregate"])
-FUNCTIONS = frozenset(n.lower() for names in _ALLOWED.values() for n in names) | frozenset(_SYNTAX)
+FUNCTIONS = frozenset(n.lower() for names in (*_ALLOWED.values(), _SYNTAX) for n in names)
 # Aggregate combinators (``system.aggregate_function_combinators``), longest first so ``MergeState``
 # is not read as ``State``: ``sumIf``, ``uniqMerge``, ``countDistinct`` are aggregates with suffixes.
 _COMBINATOR = re.compile(r"(If|Array|ArrayIf|Map|MergeState|State|SimpleState|Merge|ForEach|Distinct|OrDefault|OrNull|"

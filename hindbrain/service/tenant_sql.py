@@ -45,7 +45,6 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from hindbrain.projections.views import VIEWS
-from hindbrain.projections.warehouse import TENANT_LIMITS
 from hindbrain.service.sql_functions import allowed_function
 
 # the warehouse's plain views over its tables (projections/migrations.py), each with a tenant
@@ -58,13 +57,9 @@ DERIVED = ("feedback", "lineage")
 _ROOT_PARTS = {"ExpressionList", "Identifier Native"}
 # ClickHouse error codes of the limits (``TENANT_LIMITS``), and the limit each one means
 _LIMIT_CODES = {
-    "TIMEOUT_EXCEEDED": f"max_execution_time ({TENANT_LIMITS['max_execution_time']} s)",
-    "MEMORY_LIMIT_EXCEEDED": f"max_memory_usage ({TENANT_LIMITS['max_memory_usage'] >> 20} MiB)",
-    "TOO_MANY_ROWS": f"max_rows_to_read ({TENANT_LIMITS['max_rows_to_read']:,} rows)",
-    "TOO_MANY_BYTES": "max_bytes_to_read",
-    "TOO_MANY_ROWS_OR_BYTES": f"max_result_rows ({TENANT_LIMITS['max_result_rows']:,}) or max_result_bytes "
-                              f"({TENANT_LIMITS['max_result_bytes'] >> 20} MiB)",
-    "QUERY_WAS_CANCELLED": "cancelled (the client went away)",
+    "TIMEOUT_EXCEEDED": "max_execution_time", "MEMORY_LIMIT_EXCEEDED": "max_memory_usage",
+    "TOO_MANY_ROWS": "max_rows_to_read", "TOO_MANY_ROWS_OR_BYTES": "max_result_rows or max_result_bytes",
+    "QUERY_WAS_CANCELLED": "its lifetime (cancelled: the client went away)",
 }
 _CODE = re.compile(r"\(([A-Z_]+)\)")
 
