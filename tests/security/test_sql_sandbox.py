@@ -147,11 +147,11 @@ def test_every_function_the_engine_lists_is_refused_or_allowed_and_harmless(brai
                               f"SELECT `{name}`('/etc/passwd')")
             assert name in message, f"the refusal of {name} does not name it: {message[:200]}"
     # the allowed ones on the engine wall itself (the limited, read-only session, the tenant's
-    # database current), with what would make a reader of files or settings show itself
-    log = str(brain.settings.log_path())
+    # database current), with what would make a reader of files (a path) or of the server's
+    # settings ('path' is the brain's folder) show itself
     tried = 0
     for name in allowed:
-        for args in ("", "'/etc/passwd'", f"'{log}'", "'path'", "text"):
+        for args in ("", "'/etc/passwd'", "'path'"):
             try:
                 _, rows = brain.warehouse.tenant_query(f"SELECT toString({name}({args})) FROM events LIMIT 1",
                                                        None, tenant_database("acme"))
