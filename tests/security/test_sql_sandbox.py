@@ -149,7 +149,7 @@ def test_every_function_the_engine_lists_is_refused_or_allowed_and_harmless(brai
     # the allowed ones on the engine wall itself (the limited, read-only session, the tenant's
     # database current), with what would make a reader of files (a path) or of the server's
     # settings ('path' is the brain's folder) show itself
-    tried = 0
+    ran = set()
     for name in allowed:
         for args in ("", "'/etc/passwd'", "'path'"):
             try:
@@ -157,9 +157,11 @@ def test_every_function_the_engine_lists_is_refused_or_allowed_and_harmless(brai
                                                        None, tenant_database("acme"))
             except Exception:  # noqa: BLE001 - wrong arguments for this function: it read nothing
                 continue
-            tried += 1
+            ran.add(name)
             assert not leaks(brain, str(rows), args), f"{name}({args}) leaks {leaks(brain, str(rows), args)}"
-    assert tried > len(allowed)  # most functions ran with some of the arguments
+    # not vacuous: hundreds ran (the rest need other argument types, e.g. numbers or arrays, and
+    # cannot take a path or a setting's name at all)
+    assert len(ran) > 300, len(ran)
 
 
 def running(brain, marker: str) -> bool:
