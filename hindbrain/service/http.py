@@ -200,14 +200,17 @@ class BrainThread:
 async def off_owner(request: Request, pool: ThreadPoolExecutor, run: Callable[[], Any],
                     cancel: Callable[[], None], poll_s: float = 0.25) -> Any:
     """``run()`` on ``pool``; if the client goes away before it ends, ``cancel()`` (its query is
-    killed and fails) — a query nobody waits for no longer holds the lane."""
+    killed and fails) — a query nobody waits for no longer holds the lane. Cancelled again each
+    ``poll_s`` until it ends: the client may leave before the query started (the kill then found
+    nothing)."""
     loop = asyncio.get_running_loop()
     future = loop.run_in_executor(pool, run)
+    gone = False
     while not future.done():
         await asyncio.wait([future], timeout=poll_s)
-        if not future.done() and await request.is_disconnected():
+        gone = gone or (not future.done() and await request.is_disconnected())
+        if gone and not future.done():
             await loop.run_in_executor(None, cancel)
-            break
     return await future
 
 
