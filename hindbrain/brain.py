@@ -383,19 +383,42 @@ class Brain:
 
         Runs with ClickHouse ``readonly=1``: a statement that would write raises. Pending
         records are projected first, so a caller reads its own writes. With ``tenant``, the
-        query sees only that tenant's rows (the HTTP API's analysts): unqualified names are
-        the tenant's views, and database-qualified names or table functions raise
-        ``InvalidInput`` on the field ``query`` (``hindbrain.service.tenant_sql``).
+        query runs in the tenant sandbox (``hindbrain.service.tenant_sql``, docs/security.md):
+        one SELECT over that tenant's views (``Brain.views``) with allow-listed functions, under
+        fixed limits; anything else raises ``InvalidInput`` on the field ``query`` (a stopped
+        limit is named in the message). Without ``tenant``: the operator's unrestricted read.
         """
         self.runner.flush()
         if tenant is not None:
-            try:
-                names, rows = tenant_sql.run(self.warehouse, tenant, query, parameters, self._tenant_views)
-            except tenant_sql.ForbiddenQuery as e:
-                raise InvalidInput("sql", "query", str(e)) from None
-            return [dict(zip(names, r, strict=True)) for r in rows]
+            return self.tenant_sql(query, parameters, tenant=tenant)
         names, rows = self.warehouse.query_columns(query, parameters, readonly=True)
         return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def tenant_sql(self, query: str, parameters: dict | None = None, *, tenant: str,
+                   marker: str | None = None) -> list[dict]:
+        """``sql(query, tenant=...)`` without projecting pending records first: it touches only
+        the tenant's session of the warehouse, so any thread may call it beside the brain's own
+        (the HTTP route does, after projecting on the brain's thread). ``marker``: an id
+        ``cancel_sql`` can stop the query by."""
+        try:
+            names, rows = tenant_sql.run(self.warehouse, tenant, query, parameters, self._tenant_views, marker)
+        except tenant_sql.ForbiddenQuery as e:
+            raise InvalidInput("sql", "query", str(e)) from None
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def cancel_sql(self, marker: str) -> None:
+        """Stop the tenant query started with ``marker`` (it fails with ``InvalidInput``)."""
+        self.warehouse.cancel(marker)
+
+    def views(self, tenant: str) -> dict[str, list[dict]]:
+        """The views a tenant's SQL can read and their columns: ``{view: [{"name", "type"}]}``."""
+        self.tenant_sql("SELECT 1", tenant=tenant)  # creates the tenant's views on first use
+        rows = self.warehouse.query("SELECT table, name, type FROM system.columns WHERE database = {db:String} "
+                                    "ORDER BY table, position", {"db": tenant_sql.tenant_database(tenant)})
+        views: dict[str, list[dict]] = {}
+        for table, name, column_type in rows:
+            views.setdefault(table, []).append({"name": name, "type": column_type})
+        return views
 
     def stats(self) -> dict:
         """Rows per view, log length, and dead letters, for operators."""

@@ -334,6 +334,10 @@ class _Api:
         return self._send(self._call("sql", "POST", "/v1/sql", itemgetter("rows"),
                                      {"query": query, "parameters": parameters or {}}, tenant=tenant))
 
+    def views(self, tenant: str | None = None) -> dict[str, list[dict]]:
+        """``Brain.views``: the views the key's tenant's SQL reads and their columns."""
+        return self._send(self._call("views", "GET", "/v1/views", itemgetter("views"), tenant=tenant))
+
     # -- the human decisions and the jobs
     def pending_traits(self, tenant: str | None = None) -> list[dict]:
         """``Brain.pending_traits``: the proposed traits waiting for a verdict."""

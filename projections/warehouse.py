@@ -32,6 +32,12 @@ class Warehouse:
         # Analysts' SQL runs on its own session: chDB keeps a query's settings for the rest
         # of the session, so ``readonly=1`` on the writer's session would stop the runner.
         self._reader = clickhouse_connect.get_client(dsn=url, database=database, settings={"readonly": 1})
+        # Tenants' SQL: a session of its own, its own lock (chDB runs it beside the writer's
+        # inserts, on another thread, with the GIL released), the limits set before readonly=1
+        # freezes them. ``_killer`` cancels it from outside, as the tenant session is busy then.
+        self._tenant_lock, self._killer_lock = threading.Lock(), threading.Lock()
+        self._tenant = limited_client(url, database)
+        self._killer = clickhouse_connect.get_client(dsn=url, database=database)
 
     # -- schema --------------------------------------------------------------------------
     def reset(self) -> None:
@@ -117,6 +123,38 @@ class Warehouse:
                 client.database = self.database
             return list(result.column_names), result.result_rows
 
+    def tenant_query(self, sql: str, parameters: dict | None, database: str) -> tuple[list, list]:
+        """``(column_names, rows)`` of a tenant's (already checked) query on the limited session,
+        with ``database`` current. Safe beside the writer: another session, another lock."""
+        with self._tenant_lock:
+            self._tenant.database = database
+            try:
+                result = self._tenant.query(sql, parameters=parameters)
+            finally:
+                self._tenant.database = self.database
+            return list(result.column_names), result.result_rows
+
+    def limit_tenants(self, **limits) -> None:
+        """Change the limits of tenants' SQL (``TENANT_LIMITS`` names them) for this warehouse,
+        e.g. ``limit_tenants(max_execution_time=30)``: a new session replaces the tenant one."""
+        unknown = sorted(set(limits) - set(TENANT_LIMITS))
+        if unknown:
+            raise ValueError(f"limit_tenants: field {unknown[0]!r}: not one of {', '.join(TENANT_LIMITS)}")
+        with self._tenant_lock:
+            self._tenant.close()
+            self._tenant = limited_client(self.url, self.database, {**TENANT_LIMITS, **limits})
+
+    def tenant_check(self, sql: str, parameters: dict | None = None) -> list[tuple]:
+        """A query of the sandbox's own (format, explain) on the limited session."""
+        with self._tenant_lock:
+            return self._tenant.query(sql, parameters=parameters).result_rows
+
+    def cancel(self, marker: str) -> None:
+        """Cancel the running queries whose text holds ``marker`` (a tenant query's random id)."""
+        with self._killer_lock:
+            self._killer.command("KILL QUERY WHERE position(query, {m:String}) > 0 AND NOT startsWith(query, 'KILL') "
+                                 "ASYNC", parameters={"m": marker})
+
     def digest(self, tables: Sequence[Table] = tuple(v.table for v in VIEWS)) -> dict[str, tuple[int, int]]:
         """Per table ``(row count, order-independent hash of every deduplicated row)``.
 
@@ -132,6 +170,29 @@ class Warehouse:
         return out
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._tenant_lock, self._killer_lock:
+            self._tenant.close()
+            self._killer.close()
             self._reader.close()
             self._client.close()
+
+
+# What one tenant query may use (docs/service.md, "SQL"): the heaviest allowed query is one core
+# (max_threads) at the lowest CPU priority for at most 10 s, 1 GiB, 100 M rows read, and its
+# answer at most 100 000 rows and 64 MiB. Each overflow throws (the query fails, naming the limit).
+TENANT_LIMITS = {
+    "max_execution_time": 10, "timeout_overflow_mode": "throw",
+    "max_memory_usage": 1 << 30,
+    "max_rows_to_read": 100_000_000, "read_overflow_mode": "throw",
+    "max_result_rows": 100_000, "max_result_bytes": 64 << 20, "result_overflow_mode": "throw",
+    "max_threads": 1, "os_thread_priority": 19,
+}
+
+
+def limited_client(url: str, database: str, limits: dict = TENANT_LIMITS):
+    """A session for tenants' SQL: ``TENANT_LIMITS``, then ``readonly=1``, after which no query
+    can change a setting (a ``SETTINGS`` clause is refused by the engine too)."""
+    client = clickhouse_connect.get_client(dsn=url, database=database)
+    for name, value in {**limits, "readonly": 1}.items():
+        client.command(f"SET {name} = {value!r}")
+    return client

@@ -197,6 +197,23 @@ class BrainThread:
         self._pool.shutdown(wait=True)
 
 
+async def off_owner(request: Request, pool: ThreadPoolExecutor, run: Callable[[], Any],
+                    cancel: Callable[[], None], poll_s: float = 0.25) -> Any:
+    """``run()`` on ``pool``; if the client goes away before it ends, ``cancel()`` (its query is
+    killed and fails) — a query nobody waits for no longer holds the lane. Cancelled again each
+    ``poll_s`` until it ends: the client may leave before the query started (the kill then found
+    nothing)."""
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(pool, run)
+    gone = False
+    while not future.done():
+        await asyncio.wait([future], timeout=poll_s)
+        gone = gone or (not future.done() and await request.is_disconnected())
+        if gone and not future.done():
+            await loop.run_in_executor(None, cancel)
+    return await future
+
+
 class Unavailable(Exception):
     """A part the answer needs is down (a replica's owner): 503 with Retry-After."""
 
@@ -351,6 +368,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app):
         yield
+        sql_lane.shutdown(wait=True)
         owner.close()  # the brain's calls in flight finish before the caller closes the brain
 
     app = Api(title="hindbrain", version=VERSION, docs_url="/docs", openapi_url="/openapi.json", lifespan=lifespan,
@@ -488,11 +506,23 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return {"item_id": item_id, "timeline": timeline(item_id, chain),
                 "chain": [{**e, "position": list(e["position"])} for e in chain]}
 
+    # Tenant SQL runs here, never on the owner thread: one query at a time, one core (its limits).
+    sql_lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-sql")
+
     @app.post(f"/{VERSION}/sql", tags=["analysts"])
-    async def sql(body: SqlBody, tenant: str = Tenant):
-        """Read-only SQL over this tenant's views (same names as the warehouse's tables); NaN and
-        infinities are null in the rows."""
-        return {"rows": finite(await owner.call(brain.sql, body.query, body.parameters or None, tenant=tenant))}
+    async def sql(request: Request, body: SqlBody, tenant: str = Tenant):
+        """Read-only SQL over this tenant's views (``GET /v1/views``): one SELECT with allow-listed
+        functions under fixed limits (docs/service.md, "SQL"); a refused query or a stopped limit
+        is a 422 on ``query`` naming why. NaN and infinities are null in the rows."""
+        await owner.call(brain.runner.flush)  # the caller reads its own writes
+        marker = f"hindbrain-sql-{uuid.uuid4().hex}"
+        run = partial(brain.tenant_sql, body.query, body.parameters or None, tenant=tenant, marker=marker)
+        return {"rows": finite(await off_owner(request, sql_lane, run, partial(brain.cancel_sql, marker)))}
+
+    @app.get(f"/{VERSION}/views", tags=["analysts"])
+    async def views(tenant: str = Tenant):
+        """The views this tenant's SQL reads and their columns: ``{"views": {name: [{"name", "type"}]}}``."""
+        return {"views": await asyncio.get_running_loop().run_in_executor(sql_lane, brain.views, tenant)}
 
     @app.post(f"/{VERSION}/hindsight", tags=["operations"])
     async def hindsight(when_due: bool = True, tenant: str = Tenant):

@@ -157,8 +157,12 @@ class ToOwner:
         headers.append((b"x-request-id", scope["state"]["request_id"].encode("latin-1")))
         target = scope["raw_path"].decode("latin-1") + (f"?{scope['query_string'].decode('latin-1')}"
                                                          if scope["query_string"] else "")
+        forward = asyncio.ensure_future(self.owner.client.request(scope["method"], target, headers=headers,
+                                                                   content=body))
+        if not await answered_before_disconnect(forward, receive):
+            return  # the client went away: the forward's connection closed, so the owner stops (a tenant query dies)
         try:
-            answer = await self.owner.client.request(scope["method"], target, headers=headers, content=body)
+            answer = forward.result()
         except httpx.TransportError as exc:
             status, content = 503, orjson.dumps({"detail": f"the brain's owner process is unreachable: {exc}"})
             out = [(b"content-type", b"application/json"), (b"retry-after", b"1")]
@@ -168,6 +172,21 @@ class ToOwner:
         await send({"type": "http.response.start", "status": status,
                     "headers": [*out, (b"content-length", str(len(content)).encode())]})
         await send({"type": "http.response.body", "body": content})
+
+
+async def answered_before_disconnect(forward: asyncio.Future, receive) -> bool:
+    """Wait for ``forward``; if the client disconnects first, cancel it and say so (False)."""
+    async def disconnected() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    gone = asyncio.ensure_future(disconnected())
+    await asyncio.wait({forward, gone}, return_when=asyncio.FIRST_COMPLETED)
+    if forward.done():
+        gone.cancel()
+        return True
+    forward.cancel()
+    return False
 
 
 async def _lifespan(receive, send) -> None:

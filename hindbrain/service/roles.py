@@ -41,6 +41,7 @@ ROUTES: dict[str, str] = {
     "/v1/outcome": "agent",
     "/mcp": "agent",  # hindbrain mcp over HTTP: recall, perceive, learn, outcome as tools
     "/v1/sql": "analyst",
+    "/v1/views": "analyst",
     "/v1/explain/{item_id}": "analyst",
     "/v1/traits": "analyst",
     "/v1/approve": "admin",

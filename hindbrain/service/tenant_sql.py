@@ -1,49 +1,85 @@
-"""Read-only SQL for one tenant's analysts: the query only sees that tenant's rows.
+"""Read-only SQL for one tenant's analysts: a sandbox, by allow-list, with two walls.
 
-ClickHouse's own parser checks the query (``EXPLAIN AST``), then it runs with its *current
-database* set to the tenant's database, which holds one view per warehouse table
-(``SELECT * FROM <warehouse>.<table> FINAL WHERE tenant = '<tenant>'``, same names, same
-columns). An unqualified ``FROM fragments`` therefore reads the tenant's fragments; what
-could reach past the views is refused before it runs:
+The query runs with its *current database* set to the tenant's database, which holds one view
+per warehouse table (``SELECT * FROM <warehouse>.<table> FINAL WHERE tenant = '<tenant>'``, same
+names, same columns). An unqualified ``FROM fragments`` therefore reads the tenant's fragments.
 
-* a name qualified by a database (``hindbrain.events``, ``system.tables``, ``IN db.t``);
-* a table function (``file()``, ``url()``, ``remote()``, ``merge()`` ...) anywhere;
-* functions that read tables by name (``dictGet*``, ``joinGet*``);
-* anything that is not a single SELECT (``readonly=1`` refuses writes in any case): a second
-  statement after a ``;`` (chDB ran it too, unchecked, on every tenant's rows: found by
-  fuzzing), and ``INTO OUTFILE`` (chDB wrote the file, anywhere the server may write).
+**First wall, two parsers.** ClickHouse's own formatter turns the query into one statement
+(``formatQuerySingleLine``, which refuses several); that text is what is checked and what runs.
+sqlglot (its ``clickhouse`` dialect, a maintained parser of its own) must read it as a single
+SELECT (CTEs, subqueries, UNION, JOINs) with no ``SETTINGS``, ``FORMAT`` or ``INTO``, every table
+one of the tenant's views or a CTE, named without a database, and no table function. Then
+ClickHouse's ``EXPLAIN AST`` of the same text is checked again: the names of every function it
+will call must be on the allow-list (``hindbrain.service.sql_functions``: file, network, server
+settings, dictionaries, system tables are not), no ``SETTINGS`` anywhere, no name qualified by a
+database. Two parsers, so a construct one of them misreads still meets the other; the function
+names are ClickHouse's own, so what is allowed is what runs.
 
-What is checked is what runs: ClickHouse's own formatter turns the query into one statement
-first (``formatQuerySingleLine``, which refuses several), and that text is explained, checked
-and run. Pure checks on the AST text; the views are created once per tenant on first use. A
-query ClickHouse itself refuses (a syntax error, an unknown column, a missing parameter,
-``throwIf``) raises ``ForbiddenQuery`` with ClickHouse's message: it is the caller's query that
-is wrong; so is a result holding a value the client cannot represent (a date before the year 1).
-A connection failure (``OperationalError``) is not the query's fault and propagates.
+**Second wall, the engine.** The query runs on a session of its own, ``readonly=1`` (no write,
+no setting can change) with limits on every query (``projections.warehouse.TENANT_LIMITS``:
+time, memory, rows read, result rows and bytes, one thread at the lowest CPU priority). chDB
+does not confine ``file()`` to ``user_files_path`` (clickhouse-local reads any path), so that
+wall is the allow-list alone: ``tests/security/test_sql_sandbox.py`` tries every function the
+engine lists.
+
+**Off the brain's thread.** ``run`` touches only the tenant session (its own lock) and, on a
+tenant's first query, creates its views on the writer's session; the HTTP route calls it from
+a pool of its own, so a heavy query delays no other tenant's recall or perceive. Each query
+carries a random marker; ``Warehouse.cancel(marker)`` kills it (the route does when the client
+goes away).
+
+A query refused here, or one ClickHouse itself refuses (a syntax error, an unknown column,
+``throwIf``), raises ``ForbiddenQuery`` with the reason; ``QueryLimit`` (a ``ForbiddenQuery``)
+when a limit stopped it, naming the limit. A connection failure (``OperationalError``) is not the
+query's fault and propagates.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 
+import sqlglot
 from clickhouse_connect.driver.exceptions import DatabaseError, OperationalError, StreamFailureError
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from hindbrain.projections.views import VIEWS
+from hindbrain.service.sql_functions import allowed_function
+
+# sqlglot warns when it reads a statement it does not know (``SHOW TABLES``) as a bare Command;
+# the sandbox refuses those anyway, and a tenant's refused query is not the server log's business.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 # the warehouse's plain views over its tables (projections/migrations.py), each with a tenant
 # column: `feedback` (an item's counters, as the README's first queries use it) and `lineage`
 DERIVED = ("feedback", "lineage")
 
-# What the root of a SELECT's AST may hold: the selects (ExpressionList), settings and the output
-# format the client adds (Set, Identifier). ``INTO OUTFILE`` shows as its path, a Literal.
-_ROOT_PARTS = {"ExpressionList", "Set", "Identifier"}
-_TABLE_READERS = re.compile(r"^(dictget|dicthas|dictgethierarchy|dictisin|joinget)", re.IGNORECASE)
+# What the root of a SELECT's AST may hold: the selects (ExpressionList) and the output format the
+# client adds (``Identifier Native``; a FORMAT of the tenant's own is refused by sqlglot, and two
+# are a syntax error). ``SETTINGS`` shows as Set, ``INTO OUTFILE`` as its path, a Literal.
+_ROOT_PARTS = {"ExpressionList", "Identifier Native"}
+# ClickHouse error codes of the limits (``TENANT_LIMITS``), and the limit each one means
+_LIMIT_CODES = {
+    "TIMEOUT_EXCEEDED": "max_execution_time", "MEMORY_LIMIT_EXCEEDED": "max_memory_usage",
+    "TOO_MANY_ROWS": "max_rows_to_read", "TOO_MANY_ROWS_OR_BYTES": "max_result_rows or max_result_bytes",
+    "QUERY_WAS_CANCELLED": "its lifetime (cancelled: the client went away)",
+}
+_CODE = re.compile(r"\(([A-Z_]+)\)")
 
 
 class ForbiddenQuery(ValueError):
     """The query may not run here: it reaches beyond the tenant's views, or ClickHouse refused it
     (its message says why)."""
+
+
+class QueryLimit(ForbiddenQuery):
+    """A limit on tenant queries stopped this one; ``limit`` names it (``max_execution_time`` ...)."""
+
+    def __init__(self, limit: str, message: str):
+        self.limit = limit
+        super().__init__(f"the query exceeded {limit}: {message}")
 
 
 def tenant_database(tenant: str) -> str:
@@ -62,6 +98,53 @@ def view_statements(warehouse_db: str, tenant: str) -> list[str]:
         f"WHERE tenant = {literal}" for name in DERIVED]  # FINAL is inside them already
 
 
+def views_of() -> tuple[str, ...]:
+    """The names of a tenant's views (``view_statements``)."""
+    return tuple(v.table.name for v in VIEWS if "tenant" in dict(v.table.columns)) + DERIVED
+
+
+def check_syntax(sql: str, views: set[str], databases: set[str]) -> None:
+    """Raise ``ForbiddenQuery`` unless sqlglot reads ``sql`` as one SELECT over ``views`` (and its
+    own CTEs) calling allowed functions only."""
+    try:
+        statements = [s for s in sqlglot.parse(sql, read="clickhouse") if s is not None]
+    except SqlglotError as exc:
+        raise ForbiddenQuery(f"not a query this sandbox can read: {' '.join(str(exc).split())[:300]}") from None
+    if len(statements) != 1:
+        raise ForbiddenQuery(f"one statement only, not {len(statements)}")
+    root = statements[0]
+    if not isinstance(root, exp.Query):
+        raise ForbiddenQuery(f"only a SELECT may run here, not {root.key.upper()}")
+    ctes = {cte.alias for cte in root.find_all(exp.CTE)}
+    lowered = {d.lower() for d in databases}
+    for node in root.walk():
+        refusal_of_node(node, views | ctes, lowered)
+
+
+def refusal_of_node(node: exp.Expression, tables: set[str], databases: set[str]) -> None:
+    """Raise ``ForbiddenQuery`` if one node of sqlglot's tree reaches past the sandbox."""
+    for clause in ("settings", "format"):
+        if node.args.get(clause):
+            raise ForbiddenQuery(f"{clause.upper()}: not allowed in tenant SQL (the limits are fixed)")
+    if isinstance(node, exp.Into):
+        raise ForbiddenQuery("INTO: a SELECT here returns rows and nothing else")
+    if isinstance(node, exp.Table):
+        if not isinstance(node.this, exp.Identifier):
+            raise ForbiddenQuery(f"{node.this.sql('clickhouse')[:80]}: table functions are not allowed")
+        if node.db or node.catalog:
+            raise ForbiddenQuery(f"{node.sql('clickhouse')}: name tables without a database; each name is this "
+                                 "tenant's view")
+        if node.name not in tables:
+            raise ForbiddenQuery(f"{node.name}: not one of this tenant's views ({', '.join(sorted(tables))})")
+    if isinstance(node, exp.Column) and (node.catalog or node.db or node.table.lower() in databases):
+        raise ForbiddenQuery(f"{node.sql('clickhouse')}: names qualified by a database are not allowed")
+    if isinstance(node, exp.Placeholder) and str(node.args.get("kind")).lower() == "identifier":
+        # ClickHouse substitutes it after every check here: a table or column name the checks never saw
+        raise ForbiddenQuery(f"{{{node.name}:Identifier}}: identifier parameters are not allowed; write the name")
+    if isinstance(node, exp.Anonymous) and not allowed_function(node.name):
+        raise ForbiddenQuery(f"{node.name}(): not an allowed function in tenant SQL")
+
+
 def check_ast(ast_lines: list[str], databases: set[str]) -> None:
     """Raise ``ForbiddenQuery`` unless the ``EXPLAIN AST`` output stays within unqualified
     tables and harmless functions. ``databases`` are the names a qualifier could use."""
@@ -72,46 +155,57 @@ def check_ast(ast_lines: list[str], databases: set[str]) -> None:
         name = rest.split(" (", 1)[0].strip()
         if n == 0 and kind != "SelectWithUnionQuery":
             raise ForbiddenQuery(f"only a SELECT may run here, not {kind}")
-        if raw.startswith(" ") and not raw.startswith("  ") and kind not in _ROOT_PARTS:
+        if raw.startswith(" ") and not raw.startswith("  ") and kind not in _ROOT_PARTS and line not in _ROOT_PARTS:
             raise ForbiddenQuery(f"{line}: a SELECT here returns rows and nothing else (no INTO OUTFILE)")
         if kind == "TableIdentifier" and "." in name:
             raise ForbiddenQuery(f"{name}: name tables without a database; each name is this tenant's view")
         if kind == "Identifier" and "." in name and name.split(".", 1)[0].strip("`").lower() in lowered:
             raise ForbiddenQuery(f"{name}: names qualified by a database are not allowed")
-        if kind == "Function" and _TABLE_READERS.match(name):
-            raise ForbiddenQuery(f"{name}: reads a table by name")
+        if kind == "Set":
+            raise ForbiddenQuery("SETTINGS: not allowed in tenant SQL (the limits are fixed)")
         if kind == "TableExpression" and n + 1 < len(ast_lines) and ast_lines[n + 1].strip().startswith("Function "):
             func = ast_lines[n + 1].strip().split(" ")[1]
             raise ForbiddenQuery(f"{func}(): table functions are not allowed")
+        if kind == "Function" and not allowed_function(name):
+            raise ForbiddenQuery(f"{name}(): not an allowed function in tenant SQL")
 
 
 def _string_literal(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set[str]) -> tuple[list, list]:
+def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set[str],
+        marker: str | None = None) -> tuple[list, list]:
     """``(column_names, rows)`` of ``sql`` over ``tenant``'s views. ``prepared``: tenants
-    whose views exist already (the caller's cache; ``IF NOT EXISTS`` makes a miss harmless)."""
+    whose views exist already (the caller's cache; ``IF NOT EXISTS`` makes a miss harmless).
+    ``marker``: a random id that ``warehouse.cancel(marker)`` can kill the query by."""
     if tenant not in prepared:
         for statement in view_statements(warehouse.database, tenant):
             warehouse.query(statement)
         prepared.add(tenant)
     try:
         # The query travels as a parameter here: nothing of it runs.
-        ((sql,),) = warehouse.query("SELECT formatQuerySingleLine({q:String})", {"q": sql}, readonly=True)
-        ast = [row[0] for row in warehouse.query_columns(f"EXPLAIN AST {sql}", parameters, readonly=True)[1]]
-        databases = {row[0] for row in warehouse.query_columns("SELECT name FROM system.databases", readonly=True)[1]}
-        check_ast(ast, databases)
+        ((sql,),) = warehouse.tenant_check("SELECT formatQuerySingleLine({q:String})", {"q": sql})
+        databases = {row[0] for row in warehouse.tenant_check("SELECT name FROM system.databases")}
+        check_syntax(sql, set(views_of()), databases)
+        check_ast([row[0] for row in warehouse.tenant_check(f"EXPLAIN AST {sql}", parameters)], databases)
+        if marker is not None:  # after the checks: a comment of ours, in the text KILL QUERY matches
+            sql = f"{sql} /* {marker} */"
         try:
-            return warehouse.query_columns(sql, parameters, readonly=True, database=tenant_database(tenant))
+            return warehouse.tenant_query(sql, parameters, tenant_database(tenant))
         except (ValueError, OverflowError) as exc:  # e.g. toDateTime64(-1e13, 6): before the year 1
             raise ForbiddenQuery(f"the result holds a value Python cannot represent: {exc}") from None
-    except StreamFailureError as exc:  # the query failed while its rows streamed
-        raise ForbiddenQuery(refusal(exc)) from None
     except OperationalError:
         raise
-    except DatabaseError as exc:
-        raise ForbiddenQuery(refusal(exc)) from None
+    except (StreamFailureError, DatabaseError) as exc:  # StreamFailure: it failed while its rows streamed
+        raise refused(exc) from None
+
+
+def refused(exc: Exception) -> ForbiddenQuery:
+    """The ``ForbiddenQuery`` (a ``QueryLimit`` if a limit stopped it) for ClickHouse's refusal."""
+    message = refusal(exc)
+    code = next((c for c in _CODE.findall(message) if c in _LIMIT_CODES), None)
+    return QueryLimit(_LIMIT_CODES[code], message) if code else ForbiddenQuery(message)
 
 
 def refusal(exc: Exception) -> str:

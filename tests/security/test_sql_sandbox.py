@@ -1,0 +1,233 @@
+"""The tenant SQL sandbox (issue 27, point 1): an allow-list, two parsers, an engine wall, limits.
+
+One brain holds two tenants: ``acme`` (the attacker, an analyst of its own rows) and ``globex``,
+whose message carries a secret. Every attack is sent as ``Brain.sql(query, tenant="acme")``
+(the HTTP route calls the same ``tenant_sql``) and must be refused with ``InvalidInput`` on
+``query``; no answer and no error message may carry the secret, a line of ``/etc/passwd`` or the
+brain's folder. Every function ClickHouse lists (``system.functions``, read on the brain's own,
+unrestricted session) is either refused by name or on the allow-list and harmless when tried
+with a file path, the log's path and a setting's name.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from hindbrain import Brain
+from hindbrain.schemas.api import InvalidInput
+from hindbrain.service.sql_functions import allowed_function
+from hindbrain.service.tenant_sql import tenant_database, views_of
+
+SECRET = "globex-card-4242-4242-password-hunter2"
+PASSWD = "root:x:0:"
+
+
+@pytest.fixture(scope="module")
+def brain(tmp_path_factory):
+    home = tmp_path_factory.mktemp("sandbox")
+    with Brain.open(home) as b:
+        b.perceive(text=f"my card {SECRET}", tenant="globex", agent="bot")
+        for n in range(10):
+            b.perceive(text=f"acme note {n}", tenant="acme", agent="bot")
+        b.sql("SELECT 1", tenant="acme")  # the views of acme exist before any attack
+        b.sql("SELECT 1", tenant="globex")
+        yield b
+
+
+def leaks(brain, text: str, query: str = "") -> list[str]:
+    """What of another tenant, the host or the server ``text`` shows (not counting what the
+    ``query`` itself wrote, which an error message may quote)."""
+    home = str(brain.settings.home)
+    return [what for what, marker in (("another tenant's row", SECRET), ("/etc/passwd", PASSWD),
+                                      ("the brain's folder", home)) if marker in text and marker not in query]
+
+
+def refused(brain, query: str, tenant: str = "acme") -> str:
+    """The refusal's message; fails if the query ran."""
+    with pytest.raises(InvalidInput) as caught:
+        rows = brain.sql(query, tenant=tenant)
+        pytest.fail(f"ran: {query!r} -> {str(rows)[:200]}")
+    assert caught.value.field == "query"
+    message = str(caught.value)
+    assert not leaks(brain, message, query), f"the refusal of {query!r} leaks {leaks(brain, message, query)}: " \
+                                             f"{message[:300]}"
+    return message
+
+
+def attacks(home, log, victim: str = "globex") -> list[str]:
+    """SQL that reaches for host files, settings or ``victim``'s rows (bench/sql_isolation.py sends
+    them over HTTP): ``home`` is the brain's folder, ``log`` its log file."""
+    globex = tenant_database(victim)
+    return [
+        # host files, the scalar file() included, and the server's settings and identity
+        "SELECT getServerSetting('path')", "SELECT getSetting('max_execution_time')",
+        f"SELECT file('{log}')", f"SELECT extractAll(file('{log}-wal'), '.+')", "SELECT file('/etc/passwd')",
+        "SELECT `file`('/etc/passwd')", "SELECT FILE('/etc/passwd')", "SELECT fіle('/etc/passwd')",  # Cyrillic і
+        "WITH '/etc/passwd' AS p SELECT file(p)", "SELECT length(file('/proc/self/environ'))",
+        f"SELECT * FROM file('{home}/keys.sqlite', 'RawBLOB')", "SELECT * FROM file('/etc/passwd', 'LineAsString')",
+        "SELECT currentDatabase()", "SELECT hostName()", "SELECT version()", "SELECT uptime()", "SELECT tcpPort()",
+        "SELECT currentUser()", "SELECT getMacro('x')", "SELECT serverTimezone()", "SELECT chdb()",
+        "SELECT filesystemAvailable()", "SELECT aiGenerate('hello')", "SELECT sleep(3)",
+        # table functions: the network, other databases, executables, the client's input
+        "SELECT * FROM url('http://127.0.0.1:1/x', 'CSV', 'a String')", "SELECT * FROM s3('http://127.0.0.1:1/b/k')",
+        "SELECT * FROM remote('127.0.0.1', hindbrain.events)", "SELECT * FROM cluster('default', hindbrain.events)",
+        "SELECT * FROM merge('hindbrain', '^events$')", f"SELECT * FROM merge('{globex}', '.*')",
+        "SELECT * FROM view(SELECT * FROM hindbrain.events)", "SELECT * FROM input('x String')",
+        "SELECT * FROM format(CSV, 'a\n1')", "SELECT * FROM executable('id', 'TSV', 'x String')",
+        "SELECT * FROM numbers(10)", "SELECT * FROM generateRandom('a String')",
+        "SELECT * FROM mysql('127.0.0.1:1', 'd', 't', 'u', 'p')", "SELECT * FROM loop(events)",
+        # another tenant's rows: qualified names, every spelling, and by name from functions
+        "SELECT * FROM hindbrain.events", "SELECT * FROM `hindbrain`.`events`", 'SELECT * FROM "hindbrain".events',
+        "SELECT * FROM hindbrain . events", "SELECT * FROM hindbrain/**/.events", f"SELECT * FROM `{globex}`.events",
+        f"SELECT * FROM {globex}.events", f"SELECT * FROM {globex}", "SELECT * FROM system.one",
+        "SELECT * FROM INFORMATION_SCHEMA.TABLES", "SELECT * FROM system.processes",
+        "SELECT text FROM events WHERE event_id IN hindbrain.events",
+        "SELECT text FROM events WHERE event_id IN (SELECT event_id FROM hindbrain.events)",
+        "SELECT * FROM events e JOIN hindbrain.events h ON e.event_id = h.event_id",
+        "SELECT * FROM (SELECT * FROM hindbrain.events) AS events",
+        "WITH events AS (SELECT * FROM hindbrain.events) SELECT * FROM events",
+        "SELECT dictGet('d', 'a', toUInt64(1))", "SELECT joinGet('hindbrain.events', 'text', 'x')",
+        "SELECT hasColumnInTable('hindbrain', 'events', 'text')", "SELECT x FROM events GLOBAL IN (1)",
+        "SELECT 1 WHERE 1 GLOBAL IN (SELECT 1)",
+        # settings, writes, statements that are not SELECT, output elsewhere, two statements
+        "SELECT 1 SETTINGS max_execution_time = 0", "SELECT * FROM (SELECT 1 SETTINGS readonly = 0)",
+        "SELECT count() FROM events SETTINGS max_threads = 64, os_thread_priority = 0", "SET readonly = 0",
+        "SYSTEM FLUSH LOGS", "SYSTEM SHUTDOWN", "ATTACH TABLE x FROM '/etc' (a String) ENGINE = Log",
+        "SELECT 1 INTO OUTFILE '/tmp/hindbrain-sandbox-outfile'", "SELECT 1 FORMAT JSON",
+        "SELECT 1; SELECT * FROM hindbrain.events", "SELECT 1;SELECT 2", "INSERT INTO events (text) VALUES ('x')",
+        "CREATE TABLE t (a String) ENGINE = Memory", "DROP TABLE events", "ALTER TABLE events DELETE WHERE 1",
+        "KILL QUERY WHERE 1", "SHOW TABLES", "SHOW DATABASES", "DESCRIBE hindbrain.events", "EXPLAIN SELECT 1",
+        "USE hindbrain", "OPTIMIZE TABLE events", "SELECT * FROM events -- \n; SELECT * FROM hindbrain.events",
+    ]
+
+
+def test_every_attack_is_refused_and_nothing_leaks(brain):
+    for query in attacks(brain.settings.home, brain.settings.log_path()):
+        refused(brain, query)
+
+
+def test_identifier_parameters_are_refused(brain):
+    """``{t:Identifier}`` is substituted by ClickHouse after both parsers looked: a name never checked."""
+    for query in ("SELECT * FROM {t:Identifier}", "SELECT text FROM events WHERE event_id IN {t:Identifier}",
+                  "SELECT {t:Identifier} FROM events", "SELECT text FROM events e JOIN {t:Identifier} h ON 1"):
+        with pytest.raises(InvalidInput, match="Identifier"):
+            brain.sql(query, {"t": "hindbrain.events"}, tenant="acme")
+
+
+def test_the_tenant_sees_its_own_rows_in_every_view_and_no_one_elses(brain):
+    for view in views_of():
+        rows = brain.sql(f"SELECT DISTINCT tenant FROM {view}", tenant="acme")
+        assert {r["tenant"] for r in rows} <= {"acme"}, view
+    assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 10}]
+    texts = brain.sql("SELECT groupArray(text) AS t FROM events", tenant="acme")
+    assert not leaks(brain, str(texts))
+
+
+def test_ordinary_analyst_queries_run(brain):
+    """What an analyst writes: CTEs, joins of its views, UNION ALL, windows, lambdas, combinators,
+    maps, parameters, CASE, casts, JSON extraction."""
+    rows = brain.sql(
+        "WITH notes AS (SELECT event_id, text, ts FROM events WHERE text LIKE {p:String}) "
+        "SELECT n.text, row_number() OVER (ORDER BY n.ts) AS r, countIf(f.applied > 0) AS used, "
+        "arrayMap(x -> x * 2, [1, 2]) AS doubled, CASE WHEN r > 1 THEN 'later' ELSE 'first' END AS which, "
+        "toDate(n.ts) AS day, CAST(r AS String) AS rs, JSONExtractString('{\"a\": \"b\"}', 'a') AS js "
+        "FROM notes n LEFT JOIN feedback f ON f.item_id = n.event_id GROUP BY n.text, n.ts ORDER BY r",
+        {"p": "acme note%"}, tenant="acme")
+    assert len(rows) == 10 and rows[0]["doubled"] == [2, 4] and rows[0]["which"] == "first" and rows[0]["js"] == "b"
+    union = brain.sql("SELECT 1 AS n UNION ALL SELECT count() FROM events WHERE has({ids:Array(String)}, event_id)",
+                      {"ids": ["none"]}, tenant="acme")
+    assert sorted(r["n"] for r in union) == [0, 1]
+
+
+def test_every_function_the_engine_lists_is_refused_or_allowed_and_harmless(brain):
+    names = [row[0] for row in brain.warehouse.query("SELECT name FROM system.functions")]
+    assert len(names) > 1000  # the engine's whole list, read on the brain's unrestricted session
+    allowed = [n for n in names if allowed_function(n)]
+    # ClickHouse matches a case-insensitive name in any case: no refused name may share an allowed one's spelling
+    lowered = {n.lower() for n in allowed}
+    assert not [n for n in names if n.lower() in lowered and not allowed_function(n)]
+    for name in names:
+        if name not in allowed:
+            message = refused(brain, f"SELECT {name}('/etc/passwd')" if name.isidentifier() else
+                              f"SELECT `{name}`('/etc/passwd')")
+            assert name in message, f"the refusal of {name} does not name it: {message[:200]}"
+    # the allowed ones on the engine wall itself (the limited, read-only session, the tenant's
+    # database current), with what would make a reader of files (a path) or of the server's
+    # settings ('path' is the brain's folder) show itself
+    ran = set()
+    for name in allowed:
+        for args in ("", "'/etc/passwd'", "'path'"):
+            try:
+                _, rows = brain.warehouse.tenant_query(f"SELECT toString({name}({args})) FROM events LIMIT 1",
+                                                       None, tenant_database("acme"))
+            except Exception:  # noqa: BLE001 - wrong arguments for this function: it read nothing
+                continue
+            ran.add(name)
+            assert not leaks(brain, str(rows), args), f"{name}({args}) leaks {leaks(brain, str(rows), args)}"
+    # not vacuous: hundreds ran (the rest need other argument types, e.g. numbers or arrays, and
+    # cannot take a path or a setting's name at all)
+    assert len(ran) > 300, len(ran)
+
+
+def running(brain, marker: str) -> bool:
+    return bool(brain.warehouse.query("SELECT 1 FROM system.processes WHERE position(query, {m:String}) > 0 "
+                                      "AND NOT startsWith(query, 'SELECT 1 FROM system.processes')", {"m": marker}))
+
+
+HEAVY = "SELECT count() FROM events a, events b, events c, (SELECT arrayJoin(range(1000000)) x) d, events e"
+
+
+def start(brain, marker: str) -> tuple[threading.Thread, dict]:
+    """A heavy tenant query on its own thread, returned once the engine runs it."""
+    outcome: dict = {}
+
+    def run():
+        started = time.perf_counter()
+        try:
+            outcome["rows"] = brain.tenant_sql(HEAVY, tenant="acme", marker=marker)
+        except InvalidInput as exc:
+            outcome["error"] = str(exc)
+        outcome["seconds"] = time.perf_counter() - started
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not running(brain, marker) and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert running(brain, marker), f"the heavy query never ran: {outcome}"
+    return thread, outcome
+
+
+def test_limits_stop_a_query_naming_the_limit(brain):
+    try:
+        brain.warehouse.limit_tenants(max_execution_time=1)
+        assert "max_execution_time" in refused(brain, HEAVY)
+        brain.warehouse.limit_tenants(max_result_rows=5)
+        assert "max_result_rows" in refused(brain, "SELECT * FROM events")
+        brain.warehouse.limit_tenants(max_rows_to_read=3)
+        assert "max_rows_to_read" in refused(brain, "SELECT text FROM events")
+        brain.warehouse.limit_tenants(max_memory_usage=20 << 20)
+        assert "max_memory_usage" in refused(brain, "SELECT groupArray(range(number % 1000)) FROM "
+                                                    "(SELECT arrayJoin(range(1000000)) AS number)")
+        with pytest.raises(ValueError, match="readonly"):
+            brain.warehouse.limit_tenants(readonly=0)
+    finally:
+        brain.warehouse.limit_tenants()
+
+
+def test_a_running_query_delays_neither_recall_nor_perceive_and_is_cancelled(brain):
+    brain.warehouse.limit_tenants(max_execution_time=60)
+    try:
+        thread, outcome = start(brain, "hindbrain-sql-test-cancel")
+        # the brain's own calls, while the engine runs the tenant's query (arranged, not hoped for)
+        brain.perceive(text="globex works on", tenant="globex", agent="bot")
+        pack = brain.recall(query="card", tenant="globex", agent="bot")
+        assert pack.recall_id and running(brain, "hindbrain-sql-test-cancel"), outcome
+        brain.cancel_sql("hindbrain-sql-test-cancel")
+        thread.join(timeout=20)
+        assert not thread.is_alive() and "cancelled" in outcome.get("error", ""), outcome
+    finally:
+        brain.warehouse.limit_tenants()
