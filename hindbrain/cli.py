@@ -188,7 +188,7 @@ def cmd_serve(args) -> int:
     from hindbrain import Brain
     from hindbrain.service.http import create_app
     from hindbrain.service.keys import KeyStore
-    from hindbrain.service.replica import replica_count, serve_owner
+    from hindbrain.service.replica import listen, replica_count, serve_owner
 
     home = _home(args)
     kafka = args.kafka or os.environ.get("HINDBRAIN_KAFKA")
@@ -201,13 +201,18 @@ def cmd_serve(args) -> int:
     # found before it: with the default one, the process died there and the brain never
     # closed (no learner snapshot, no final projection). Ours turns it into an interrupt that
     # leaves through the ``with`` below.
+    try:  # the port first: a busy one fails in one line, before the brain loads or anything is announced
+        listener = listen(args.host, args.port)
+    except OSError as exc:
+        print(f"hindbrain serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        with Brain.open(home, kafka=args.kafka, clickhouse=args.clickhouse) as brain:
+        with listener, Brain.open(home, kafka=args.kafka, clickhouse=args.clickhouse) as brain:
             app = create_app(brain, KeyStore(home))
             print(f"hindbrain serve: http://{args.host}:{args.port} (OpenAPI at /docs); brain at {home}; "
                   f"{replicas} recall replica(s)", file=sys.stderr)
-            serve_owner(brain, app, args.host, args.port, replicas, args.log_level)
+            serve_owner(brain, app, args.host, args.port, replicas, args.log_level, listener)
     except KeyboardInterrupt:
         pass
     return 0

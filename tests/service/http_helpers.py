@@ -15,6 +15,7 @@ import uvicorn
 from hindbrain import Brain
 from hindbrain.service.http import create_app
 from hindbrain.service.keys import KeyStore
+from hindbrain.service.wire import uvicorn_options
 
 
 def free_port() -> int:
@@ -31,7 +32,8 @@ def serving(home, embedder: str = "none", **brain_settings):
         keys = KeyStore(home)
         port = free_port()
         server = uvicorn.Server(uvicorn.Config(create_app(brain, keys), host="127.0.0.1", port=port,
-                                               log_level="warning", access_log=False))
+                                               log_level="warning", access_log=False,
+                                               **uvicorn_options(brain.settings)))
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
         deadline = time.monotonic() + 20

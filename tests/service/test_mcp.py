@@ -120,7 +120,7 @@ def test_stdio_takes_the_tenant_from_an_api_key(tmp_path):
 @pytest.mark.parametrize("args, key, message", [
     ([], None, "give --tenant T, or an API key"),
     ([], "hb_0123456789ab_unknown", "unknown or revoked"),
-    (["--tenant", "beta"], "<acme>", "belongs to tenant 'acme'"),
+    (["--tenant", "beta"], "<acme>", "tenant is 'acme', not 'beta'"),
     (["--transport", "http", "--tenant", "acme"], None, "drop --tenant"),
 ], ids=["no-tenant", "unknown-key", "tenant-not-the-keys", "http-with-tenant"])
 def test_refuses_to_start_without_a_clear_tenant(tmp_path, monkeypatch, capsys, args, key, message):
