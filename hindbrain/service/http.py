@@ -337,7 +337,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         yield
         owner.close()  # the brain's calls in flight finish before the caller closes the brain
 
-    app = Api(title="hindbrain", version=VERSION, docs_url="/docs", openapi_url="/openapi.json", lifespan=lifespan,
+    app = Api(title="hindbrain", version=VERSION, docs_url=None, openapi_url=None, lifespan=lifespan,
               description="An event-sourced brain for fleets of AI agents: perceive, learn, recall, outcome.")
     app.state.owner, app.state.metrics = owner, metrics
     app.router.route_class = StrictJsonRoute
@@ -373,6 +373,16 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     Tenant = Depends(tenant_of)
 
+    def opened_by(setting: str):
+        """A dependency admitting a key whose role allows the route (``roles.ROUTES``), or
+        anyone when ``setting`` (``public_metrics``, ``public_docs``) opens it."""
+        async def key_or_setting(request: Request, authorization: str | None = Header(default=None)) -> None:
+            if not getattr(brain.settings, setting):
+                await tenant_of(request, authorization)
+        return Depends(key_or_setting)
+
+    add_docs(app, opened_by("public_docs"))
+
     @app.get("/healthz", tags=["operations"])
     async def healthz():
         """Liveness: the process answers, and no log commit failed (after one it must be
@@ -402,9 +412,12 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
             return {"status": "ready", "replicas": {"serving": len(replicas.serving), "of": replicas.count}}
         return {"status": "ready"}
 
-    @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
+    @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse,
+             dependencies=[opened_by("public_metrics")])
     async def prometheus():
-        """Prometheus text format: requests, latency histograms, ingest, dead letters, lag."""
+        """Prometheus text format: requests, latency histograms, ingest, dead letters, lag. The
+        counts are the whole brain's (every tenant's), so it needs an admin key unless
+        ``HINDBRAIN_PUBLIC_METRICS`` opens it (a scraper on a private network)."""
         return metrics.render(await owner.call(_gauges, brain))
 
     async def perceived(tenant: str, fields: dict) -> dict:
@@ -515,6 +528,33 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return {"key_id": key_id, "revoked": True}
 
     return app
+
+
+DOCS_ASSETS = "/docs/assets"
+
+
+def add_docs(app: FastAPI, guard) -> None:
+    """``/openapi.json`` and ``/docs`` behind ``guard``; Swagger UI's scripts and styles served
+    from this process (the ``swagger-ui-bundle`` package), so the page works offline (FastAPI's
+    own loads them from a CDN: a blank page without the internet). The assets themselves are
+    the public library, served without a key."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+    from swagger_ui_bundle import swagger_ui_path
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=[guard])
+    async def openapi():
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False, dependencies=[guard])
+    async def docs():
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} - API",
+                                   swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
+                                   swagger_ui_parameters={"validatorUrl": None})  # no badge from swagger.io
+
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
 
 
 def _settle(future: asyncio.Future, result) -> None:
