@@ -232,7 +232,11 @@ def cmd_keys(args) -> int:
         if not args.tenant:
             print("keys create: --tenant is required", file=sys.stderr)
             return 2
-        print(keys.create(args.tenant, args.label or "", args.role, args.agent))
+        try:
+            print(keys.create(args.tenant, args.label or "", args.role, args.agent))
+        except ValueError as exc:  # names the field (a blank --agent, an unknown role)
+            print(f"keys create: {exc}", file=sys.stderr)
+            return 2
         bound = f", acting as agent {args.agent!r} only" if args.agent else ""
         print(f"{args.role} key of tenant {args.tenant!r}{bound}; store it now: only its hash is kept", file=sys.stderr)
         return 0

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from hindbrain.audit import timeline
 from hindbrain.schemas.api import (
     ApproveInput,
+    Id,
     InvalidateInput,
     InvalidInput,
     LearnInput,
@@ -93,8 +94,8 @@ class KeyBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Role = Field(DEFAULT_ROLE, description="agent, analyst or admin (docs/service.md, Keys and roles)")
     label: str = Field("", max_length=200, description="who or what the key is for")
-    agent: str | None = Field(None, min_length=1, max_length=200,
-                              description="the one agent the key acts as (its requests cannot name another)")
+    # an agent's name as perceive takes it (not blank: " " was a 500), without control characters
+    agent: Id | None = Field(None, description="the one agent the key acts as (its requests cannot name another)")
 
 
 class RequestIds:
@@ -482,7 +483,11 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     async def explain(item_id: str, tenant: str = Tenant):
         """Every record and decision of this tenant behind an item, oldest first: ``chain``, the
         records themselves, and ``timeline``, one line per step for a person (``hindbrain.audit``)."""
-        chain = await owner.call(brain.explain, item_id, tenant=tenant)
+        try:
+            chain = await owner.call(brain.explain, item_id, tenant=tenant)
+        except InvalidInput as exc:  # the id is the path's
+            raise HTTPException(status_code=422, detail=_detail(["path", "item_id"], str(exc), "invalid_input")[
+                "detail"]) from None
         return {"item_id": item_id, "timeline": timeline(item_id, chain),
                 "chain": [{**e, "position": list(e["position"])} for e in chain]}
 
@@ -505,7 +510,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     def create_key(body: KeyBody, tenant: str = Tenant):
         """A new key of this tenant with ``role`` and ``label``: the only answer that ever shows
         its secret (``key``); store it now."""
-        key = keys.create(tenant, body.label, body.role, body.agent)
+        key = keys.create(tenant, body.label, body.role, body.agent)  # KeyBody holds what the store checks
         return {"key": key, "key_id": key.split("_")[1], "tenant": tenant, "role": body.role, "label": body.label,
                 "agent": body.agent}
 
