@@ -351,7 +351,12 @@ def serve_http(brain, keys: KeyStore, host: str, port: int) -> None:
 # -- command line ---------------------------------------------------------------------------------
 
 class StartupError(ValueError):
-    """The server cannot start as asked; the message says what to give instead."""
+    """The server cannot start as asked; the message says what to give instead. ``kind``: the
+    edge's refusal (``principal.Refused``) when the API key was refused, else None."""
+
+    def __init__(self, message: str, kind: str | None = None):
+        super().__init__(message)
+        self.kind = kind
 
 
 def stdio_tenant(tenant: str | None, key: str | None, keys: KeyStore, key_env: str = KEY_ENV) -> str:
@@ -361,7 +366,7 @@ def stdio_tenant(tenant: str | None, key: str | None, keys: KeyStore, key_env: s
         try:
             return Edge(keys).admit(f"Bearer {key}", MCP_PATH, tenant or None).tenant
         except Refused as exc:
-            raise StartupError(_STARTUP[exc.kind].format(env=key_env, tenant=tenant, why=exc)) from None
+            raise StartupError(_STARTUP[exc.kind].format(env=key_env, tenant=tenant, why=exc), exc.kind) from None
     if tenant and tenant.strip():
         return tenant
     raise StartupError(f"give --tenant T, or an API key (`hindbrain keys create --tenant T`) in ${key_env}")

@@ -25,13 +25,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(home, embedder: str = "none", **brain_settings):
+def serving(home, embedder: str = "none", app_of=None, **brain_settings):
     """Yield ``(base_url, brain, keys)`` while uvicorn serves the app on a free port
-    (``brain_settings``: e.g. Kafka's, for a brain whose log is a broker)."""
+    (``brain_settings``: e.g. Kafka's, for a brain whose log is a broker; ``app_of(brain, keys)``:
+    another ASGI app than ``create_app``'s)."""
     with Brain.open(home, embedder=embedder, **brain_settings) as brain:
         keys = KeyStore(home)
         port = free_port()
-        server = uvicorn.Server(uvicorn.Config(create_app(brain, keys), host="127.0.0.1", port=port,
+        server = uvicorn.Server(uvicorn.Config((app_of or create_app)(brain, keys), host="127.0.0.1", port=port,
                                                log_level="warning", access_log=False,
                                                **uvicorn_options(brain.settings)))
         thread = threading.Thread(target=server.run, daemon=True)
