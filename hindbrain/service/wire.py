@@ -20,6 +20,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MAX_HEADER_BYTES = 64 << 10
 HEADER_TIMEOUT_S = 10.0
+LINGER_S = 1.0  # a refused connection's input is drained this long before it is closed
 KEEP_ALIVE_S = 5  # uvicorn's default, stated: the idle time between requests of a connection
 
 
@@ -31,7 +32,7 @@ class GuardedHttp(HttpToolsProtocol):
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._head_bytes, self._begun, self._in_head = 0, 0, False
+        self._head_bytes, self._begun, self._in_head, self._draining = 0, 0, False, False
         self._head_timer = self.loop.call_later(self.header_timeout, self._head_expired)
 
     def connection_lost(self, exc) -> None:
@@ -39,6 +40,8 @@ class GuardedHttp(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._draining:  # refused: what still comes is dropped until the close (``_refuse``)
+            return
         begun = self._begun
         super().data_received(data)
         # Counted by the chunk, after the parser saw it: a chunk that leaves the headers unfinished
@@ -79,13 +82,19 @@ class GuardedHttp(HttpToolsProtocol):
             self._head_timer = None
 
     def _refuse(self, status: int, message: str) -> None:
-        """Answers ``status`` with ``message`` (JSON, as the API's errors) and closes the connection."""
+        """Answers ``status`` with ``message`` (JSON, as the API's errors), then a lingering close:
+        the write side is shut and what the client still sends is dropped for ``LINGER_S``. A plain
+        close with unread input makes the kernel send a reset, which can destroy the answer
+        before the client reads it (it would see "connection reset", not why)."""
         self._stop_head_timer()
+        self._draining = True
         body = b'{"detail": "' + message.encode("ascii") + b'"}'
         reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}[status]
         self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
                              b"connection: close\r\n\r\n%s" % (status, reason, len(body), body))
-        self.transport.close()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER_S, self.transport.close)
 
 
 def guarded(max_header_bytes: int = MAX_HEADER_BYTES, header_timeout: float = HEADER_TIMEOUT_S) -> type:
