@@ -204,7 +204,8 @@ def cmd_serve(args) -> int:
     try:  # the port first: a busy one fails in one line, before the brain loads or anything is announced
         listener = listen(args.host, args.port)
     except OSError as exc:
-        print(f"hindbrain serve: cannot listen on {args.host}:{args.port}: {os.strerror(exc.errno) if exc.errno else exc}", file=sys.stderr)
+        why = os.strerror(exc.errno) if exc.errno else str(exc)  # not the socket module's "(while attempting...)"
+        print(f"hindbrain serve: cannot listen on {args.host}:{args.port}: {why}", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
