@@ -34,7 +34,7 @@ from starlette.types import Receive, Scope, Send
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.schemas.api import EventKind, Origin, Signal, Source, Trigger
 from hindbrain.service.keys import KeyStore
-from hindbrain.service.limits import Limits
+from hindbrain.service.limits import Limits, TokenBuckets
 from hindbrain.service.mcp_cli import KEY_ENV, add_options, add_parser  # noqa: F401 - add_parser: re-exported
 from hindbrain.service.principal import Edge, Principal, Refused, acting, bearer_key
 from hindbrain.service.wire import uvicorn_options
@@ -109,14 +109,16 @@ def _given(fields: dict) -> dict:
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent: str | None = None) -> MCPServer:
+def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent: str | None = None,
+                 rate: TokenBuckets | None = None) -> MCPServer:
     """An MCP server whose four tools act on ``brain`` for ``tenant`` only (and as ``agent``
     only, for a key bound to one: ``principal.acting``).
 
     ``lock`` serializes the brain calls: the SDK runs each (sync) tool call on a worker thread,
     and the embedded brain has one writer. Servers of several tenants over one brain share it.
     A validation error of the brain (``InvalidInput``, a ``ValueError`` naming the field)
-    becomes a tool error result; the server keeps serving.
+    becomes a tool error result; the server keeps serving. ``rate``: the tool calls' bucket
+    (over stdio; over HTTP the edge's ``Limits`` rate each request by key and tenant).
     """
     if not tenant or not tenant.strip():
         raise ValueError("mcp: the tenant must not be empty")
@@ -129,6 +131,9 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
             fields = acting(bound, fields)
         except Refused as exc:
             raise ToolError(str(exc)) from None
+        if rate is not None and (wait := rate.take(tenant)) > 0:
+            raise ToolError(f"rate limit: {rate.rate:g} tool calls a second (bursts of {rate.burst}); retry after "
+                            f"{wait:.2f} s")
         with lock:
             try:
                 return getattr(brain, operation)(tenant=tenant, **_given(fields))
@@ -400,7 +405,8 @@ def run(args: argparse.Namespace, home: str | Path) -> int:
         if on_main_thread:
             signal.signal(signal.SIGTERM, _interrupt)
         if args.transport == "stdio":
-            build_server(brain, tenant, agent=agent).run("stdio")
+            rate = TokenBuckets(brain.settings.rate_limit, brain.settings.rate_burst)  # HINDBRAIN_RATE_LIMIT
+            build_server(brain, tenant, agent=agent, rate=rate).run("stdio")
         else:
             if not keys.list():
                 print("hindbrain mcp: no API key exists yet, so every request will be refused: "

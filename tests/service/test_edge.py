@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver.exceptions import ToolError
 
 from hindbrain.service.http import create_app
+from hindbrain.service.limits import TokenBuckets
 from hindbrain.service.mcp import MCP_PATH, StartupError, build_server, http_app, stdio_tenant
 from hindbrain.service.principal import bearer_key
 from hindbrain.service.replica import Follower, OwnerLink, ReplicaRoutes, replica_app
@@ -238,3 +239,14 @@ def test_the_roles_table_decides_the_other_routes_alike_on_the_owner_and_through
     finally:
         follower.close()
     assert owner == want and replicated == want
+
+
+def test_mcp_over_stdio_rates_its_tool_calls(world):
+    *_, brain, _, _ = world
+    server = build_server(brain, "acme", rate=TokenBuckets(rate=0.01, burst=2))
+    for n in range(2):
+        asyncio.run(server.call_tool("perceive", {"text": f"rated call {n}"}))
+    with pytest.raises(ToolError, match="rate limit: 0.01 tool calls a second"):
+        asyncio.run(server.call_tool("perceive", {"text": "one call too many"}))
+    rows = brain.sql("SELECT text FROM events WHERE text LIKE 'rated call%' OR text = 'one call too many'")
+    assert sorted(r["text"] for r in rows) == ["rated call 0", "rated call 1"]
