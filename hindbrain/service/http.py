@@ -244,14 +244,14 @@ class FastRoutes:
         if claimed is None or not scope["path"].startswith(f"/{VERSION}/"):
             return None
         try:
-            check_tenant(self.edge.principal(header(scope, b"authorization")), claimed.decode("latin-1"))
+            check_tenant(self.edge.principal_of(scope), claimed.decode("latin-1"))
         except Refused as exc:
             return _detail(["header", "tenant"], str(exc), "tenant_mismatch") if exc.kind == "tenant" else None
         return None
 
     async def _answer(self, handler: Handler, scope, receive) -> tuple[int, dict, list]:
         try:  # the hot paths are literal routes: the path is the route
-            key = self.edge.admit(header(scope, b"authorization"), scope["path"])
+            key = self.edge.admit_scope(scope, scope["path"])
         except Refused as exc:
             return exc.status, {"detail": str(exc)}, [(b"www-authenticate", b"Bearer")] if exc.status == 401 else []
         body = await read_body(receive, MAX_BODY_BYTES)
@@ -356,10 +356,12 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     async def tenant_of(request: Request, authorization: str | None = Header(default=None)) -> str:
         """The tenant of the request's key, once its role allows the matched route (401, 403)."""
+        # ``authorization`` documents the header in the OpenAPI schema; the key is read from the
+        # scope, resolved once per request (``Edge.principal_of``: the rate limits read it first).
         # async on purpose: a sync dependency costs a thread-pool hop per request (~1 ms here),
         # more than the key lookup itself (from memory, see KeyStore.resolve).
         try:  # the template (/v1/explain/{item_id}), as roles.ROUTES names it
-            key = edge.admit(authorization, request.scope["route"].path)
+            key = edge.admit_scope(request.scope, request.scope["route"].path)
         except Refused as exc:
             raise HTTPException(status_code=exc.status, detail=str(exc),
                                 headers={"WWW-Authenticate": "Bearer"} if exc.status == 401 else None) from None

@@ -135,9 +135,8 @@ class Limits:
     def buckets_of(self, scope) -> tuple[str, str | None]:
         """The request's bucket names: its key's id and its tenant, or its peer's address (no live key)."""
         if self.edge is not None:
-            authorization = next((v for k, v in scope["headers"] if k == b"authorization"), None)
             try:
-                principal = self.edge.principal(authorization)
+                principal = self.edge.principal_of(scope)
                 return f"key:{principal.key_id}", f"tenant:{principal.tenant}"
             except Refused:
                 pass

@@ -274,7 +274,7 @@ class TenantRouter:
         headers = Headers(scope=scope)
         claimed = headers.get("x-hindbrain-tenant")
         try:  # the one edge (principal.py); resolve reads SQLite when the key store changed: off the loop
-            live = await anyio.to_thread.run_sync(self.edge.admit, headers.get("authorization"), MCP_PATH, claimed)
+            live = await anyio.to_thread.run_sync(self.edge.admit_scope, scope, MCP_PATH, claimed)
         except Refused as exc:
             await _REFUSE[exc.kind](scope, receive, send, str(exc))
             return
