@@ -20,7 +20,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MAX_HEADER_BYTES = 64 << 10
 HEADER_TIMEOUT_S = 10.0
-LINGER_S = 1.0  # a refused connection's input is drained this long before it is closed
+LINGER_S = 1.0  # a refused connection stays this long for its client to read why, then it is closed
 KEEP_ALIVE_S = 5  # uvicorn's default, stated: the idle time between requests of a connection
 
 
@@ -40,7 +40,7 @@ class GuardedHttp(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self._draining:  # refused: what still comes is dropped until the close (``_refuse``)
+        if self._draining:  # refused: what was read already is dropped until the close (``_refuse``)
             return
         begun = self._begun
         super().data_received(data)
@@ -83,9 +83,10 @@ class GuardedHttp(HttpToolsProtocol):
 
     def _refuse(self, status: int, message: str) -> None:
         """Answers ``status`` with ``message`` (JSON, as the API's errors), then a lingering close:
-        the write side is shut and what the client still sends is dropped for ``LINGER_S``. A plain
-        close with unread input makes the kernel send a reset, which can destroy the answer
-        before the client reads it (it would see "connection reset", not why)."""
+        the write side is shut at once, the connection itself ``LINGER_S`` later. A plain close
+        with unread input makes the kernel send a reset, which can destroy the answer before the
+        client reads it (it would see "connection reset", not why). Meanwhile nothing more is
+        read (reading an 8 MB header only to drop it would cost the other clients the CPU)."""
         self._stop_head_timer()
         self._draining = True
         body = b'{"detail": "' + message.encode("ascii") + b'"}'
@@ -94,6 +95,7 @@ class GuardedHttp(HttpToolsProtocol):
                              b"connection: close\r\n\r\n%s" % (status, reason, len(body), body))
         if self.transport.can_write_eof():
             self.transport.write_eof()
+        self.transport.pause_reading()
         self.loop.call_later(LINGER_S, self.transport.close)
 
 
