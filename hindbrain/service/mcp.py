@@ -15,6 +15,7 @@ Built on the official ``mcp`` SDK (2.x, where v1's ``FastMCP`` is ``MCPServer``)
 import argparse
 import os
 import signal
+import socket
 import sys
 import threading
 from datetime import datetime
@@ -344,13 +345,14 @@ def http_app(brain, keys: KeyStore, host: str = "127.0.0.1"):
                       Metrics())
 
 
-def serve_http(brain, keys: KeyStore, host: str, port: int) -> None:
-    """Serve streamable HTTP at ``http://host:port/mcp`` until interrupted (SIGINT/SIGTERM)."""
+def serve_http(brain, keys: KeyStore, host: str, port: int, listener: socket.socket | None = None) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` (on ``listener``, when bound already)
+    until interrupted (SIGINT/SIGTERM)."""
     import uvicorn
 
     config = uvicorn.Config(http_app(brain, keys, host), host=host, port=port, log_level="warning", lifespan="on",
                             **uvicorn_options(brain.settings))
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[listener] if listener else None)
 
 
 # -- command line ---------------------------------------------------------------------------------
@@ -382,6 +384,13 @@ _STARTUP = {"unauthorized": "the API key in ${env} is unknown or revoked",
             "tenant": "--tenant {tenant!r}, but the API key in ${env}: {why}"}
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    try:
+        return socket.create_server((host, port), backlog=2048)
+    except OSError as exc:
+        raise StartupError(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}") from None
+
+
 def run(args: argparse.Namespace, home: str | Path) -> int:
     """Open the brain in ``home`` and serve MCP on ``args.transport`` until the client leaves
     (stdio) or the process is interrupted (http). Returns the exit code."""
@@ -395,6 +404,8 @@ def run(args: argparse.Namespace, home: str | Path) -> int:
             agent = keys.resolve(key).agent if key else None  # a key bound to one agent binds the tools
         elif args.tenant:
             raise StartupError("over http each request's API key names its tenant: drop --tenant")
+        else:  # the port first: a busy one fails in one line, before the brain opens or anything is announced
+            listener = _listen(args.host, args.port)
     except StartupError as exc:
         print(f"hindbrain mcp: {exc}", file=sys.stderr)
         return 2
@@ -413,7 +424,7 @@ def run(args: argparse.Namespace, home: str | Path) -> int:
                       "create one with `hindbrain keys create --tenant T`", file=sys.stderr)
             print(f"hindbrain mcp: streamable HTTP at http://{args.host}:{args.port}{MCP_PATH} "
                   f"(Authorization: Bearer <API key>)", file=sys.stderr)
-            serve_http(brain, keys, args.host, args.port)
+            serve_http(brain, keys, args.host, args.port, listener)
     except KeyboardInterrupt:
         pass
     finally:

@@ -147,3 +147,16 @@ def test_serve_on_a_busy_port_fails_at_once_in_one_line(tmp_path):
                                                 "Address already in use"]
     assert not (tmp_path / "log.sqlite").exists()  # refused before the brain was opened
     assert time.monotonic() - started < 30
+
+
+def test_mcp_over_http_on_a_busy_port_fails_at_once_in_one_line(tmp_path, capsys):
+    from hindbrain.service.mcp import main
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["--home", str(tmp_path), "--transport", "http", "--port", str(port)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"hindbrain mcp: cannot listen on 127.0.0.1:{port}: Address already in use"]
+    assert not (tmp_path / "log.sqlite").exists()  # refused before the brain was opened

@@ -155,11 +155,11 @@ class HttpServer:
         self.proc = subprocess.Popen([*SERVER, "--home", str(home), "--transport", "http", "--port", str(port)],
                                      env={**os.environ, **FAST}, cwd=REPO, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 25
-        while True:
+        while True:  # an answer, not a connection: the port is bound before the brain opens
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                httpx2.get(self.url, timeout=1.0)
                 return
-            except OSError:
+            except httpx2.HTTPError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.proc.kill()
                     pytest.fail(f"the MCP HTTP server did not come up: {self.proc.communicate()[1]}")
