@@ -36,6 +36,7 @@ from hindbrain.schemas.api import (
     OutcomeInput,
     PerceiveInput,
     RecallInput,
+    valid_id,
     validated,
 )
 from hindbrain.schemas.codec import registry
@@ -341,7 +342,7 @@ class Brain:
         (``recall.provenance``; the defence on) carries ``"quarantine"``: why, on the record
         that created it.
         """
-        chain = self._explain(item_id)
+        chain = self._explain(valid_id("explain", "item_id", item_id))  # InvalidInput, not a database error
         if tenant is not None:
             chain = [e for e in chain if e["record"].get("envelope", {}).get("tenant") == tenant]
         for entry in chain if self.engine.quarantine else ():

@@ -188,7 +188,7 @@ def cmd_serve(args) -> int:
     from hindbrain import Brain
     from hindbrain.service.http import create_app
     from hindbrain.service.keys import KeyStore
-    from hindbrain.service.replica import replica_count, serve_owner
+    from hindbrain.service.replica import listen, replica_count, serve_owner
 
     home = _home(args)
     kafka = args.kafka or os.environ.get("HINDBRAIN_KAFKA")
@@ -201,13 +201,19 @@ def cmd_serve(args) -> int:
     # found before it: with the default one, the process died there and the brain never
     # closed (no learner snapshot, no final projection). Ours turns it into an interrupt that
     # leaves through the ``with`` below.
+    try:  # the port first: a busy one fails in one line, before the brain loads or anything is announced
+        listener = listen(args.host, args.port)
+    except OSError as exc:
+        why = os.strerror(exc.errno) if exc.errno else str(exc)  # not the socket module's "(while attempting...)"
+        print(f"hindbrain serve: cannot listen on {args.host}:{args.port}: {why}", file=sys.stderr)
+        return 2
     signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        with Brain.open(home, kafka=args.kafka, clickhouse=args.clickhouse) as brain:
+        with listener, Brain.open(home, kafka=args.kafka, clickhouse=args.clickhouse) as brain:
             app = create_app(brain, KeyStore(home))
             print(f"hindbrain serve: http://{args.host}:{args.port} (OpenAPI at /docs); brain at {home}; "
                   f"{replicas} recall replica(s)", file=sys.stderr)
-            serve_owner(brain, app, args.host, args.port, replicas, args.log_level)
+            serve_owner(brain, app, args.host, args.port, replicas, args.log_level, listener)
     except KeyboardInterrupt:
         pass
     return 0
@@ -227,7 +233,11 @@ def cmd_keys(args) -> int:
         if not args.tenant:
             print("keys create: --tenant is required", file=sys.stderr)
             return 2
-        print(keys.create(args.tenant, args.label or "", args.role, args.agent))
+        try:
+            print(keys.create(args.tenant, args.label or "", args.role, args.agent))
+        except ValueError as exc:  # names the field (a blank --agent, an unknown role)
+            print(f"keys create: {exc}", file=sys.stderr)
+            return 2
         bound = f", acting as agent {args.agent!r} only" if args.agent else ""
         print(f"{args.role} key of tenant {args.tenant!r}{bound}; store it now: only its hash is kept", file=sys.stderr)
         return 0

@@ -48,6 +48,33 @@ class Settings(BaseSettings):
         "accepts (a token bucket per process); over it, 429 with Retry-After."
     )
     rate_burst: int = Field(2000, ge=1, description="HINDBRAIN_RATE_BURST: the burst a key may send.")
+    # The edge of the served API (issue 27; docs/security.md, "The edge"): what one tenant, one
+    # connection or one caller without a key can take from everyone else.
+    tenant_rate_limit: float = Field(
+        5000.0, gt=0, description="HINDBRAIN_TENANT_RATE_LIMIT: requests a second per tenant, all its keys together "
+        "(a tenant cannot multiply its share by minting keys); over it, 429."
+    )
+    tenant_rate_burst: int = Field(10000, ge=1, description="HINDBRAIN_TENANT_RATE_BURST: the burst a tenant may send.")
+    max_header_bytes: int = Field(
+        65536, ge=1024, description="HINDBRAIN_MAX_HEADER_BYTES: a request's line and headers together; larger: 431 "
+        "and the connection closed."
+    )
+    header_timeout: float = Field(
+        10.0, gt=0, description="HINDBRAIN_HEADER_TIMEOUT: seconds a connection may take to send a request's "
+        "headers (from its first byte, or from the connection); then 408 and closed."
+    )
+    body_timeout: float = Field(
+        30.0, gt=0, description="HINDBRAIN_BODY_TIMEOUT: seconds a request may take to send its whole body; then "
+        "408 and closed, nothing acted on."
+    )
+    public_metrics: bool = Field(
+        False, description="HINDBRAIN_PUBLIC_METRICS: serve /metrics without a key (it counts the whole brain, "
+        "every tenant); by default it needs an admin key."
+    )
+    public_docs: bool = Field(
+        False, description="HINDBRAIN_PUBLIC_DOCS: serve /docs and /openapi.json without a key (for a browser); by "
+        "default they need a key of any role."
+    )
     log_sync: str = Field(
         "FULL", description="HINDBRAIN_LOG_SYNC: SQLite synchronous mode of the embedded log (FULL, NORMAL, EXTRA)."
     )

@@ -6,10 +6,11 @@ Every error is an ``InvalidInput`` (a ``ValueError``) whose message names the fi
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 MAX_TEXT_BYTES = 64 * 1024
 MAX_NAME_CHARS = 256
@@ -60,6 +61,29 @@ Name = Annotated[
 ]
 Scope = dict[Name, Name]
 
+
+def _no_control_characters(value: str) -> str:
+    # An id names a record: it is matched, logged and printed (a pack, a timeline, an access log).
+    # A control character or a line separator in one forged lines there and made no real id.
+    for n, ch in enumerate(value):
+        if ch in _LINE_SEPARATORS or unicodedata.category(ch) == "Cc":
+            raise ValueError(f"must not hold control characters or line breaks ({ch!r} at position {n})")
+    return value
+
+
+_LINE_SEPARATORS = "\u2028\u2029\x85"
+Id = Annotated[Name, AfterValidator(_no_control_characters)]  # a record's id: a Name without control characters
+_ID = TypeAdapter(Id)
+
+
+def valid_id(operation: str, field: str, value) -> str:
+    """``value`` if it is a valid id (``Id``), else ``InvalidInput`` naming ``field``."""
+    try:
+        return _ID.validate_python(value)
+    except ValidationError as exc:
+        raise InvalidInput(operation, field, exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")) \
+            from None
+
 EventKind = Literal["message", "observation", "action", "anomaly", "feedback", "outcome"]
 Signal = Literal["explicit", "implicit", "self"]
 # Who produced an event's text (issue 19): the agent itself, a user talking to it, a tool's
@@ -106,7 +130,7 @@ class PerceiveInput(_Input):
     emotion: Name | None = None
     origin: Origin | None = None
     ts: Annotated[datetime, AfterValidator(_utc_representable)] | None = None
-    event_id: Name | None = None
+    event_id: Id | None = None
 
     @model_validator(mode="after")
     def _needs_text_or_action(self):
@@ -128,9 +152,9 @@ class LearnInput(_Input):
     citation: Text | None = None
     confidence: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
     seed: bool = Field(default=False, strict=True)
-    event_ids: list[Name] = Field(default_factory=list, max_length=1024)
+    event_ids: list[Id] = Field(default_factory=list, max_length=1024)
     entities: list[Name] = Field(default_factory=list, max_length=256)
-    fragment_id: Name | None = None
+    fragment_id: Id | None = None
 
     @model_validator(mode="after")
     def _unit_is_actionable(self):
@@ -174,9 +198,9 @@ class BelieveInput(_Input):
     support: int = Field(default=0, ge=0, strict=True)
     status: Literal["active", "reviewing", "inactive"] = "active"
     scope: Scope = Field(default_factory=dict)
-    event_ids: list[Name] = Field(default_factory=list, max_length=10_000)
+    event_ids: list[Id] = Field(default_factory=list, max_length=10_000)
     reason: Text | None = None
-    belief_id: Name | None = None
+    belief_id: Id | None = None
 
     @model_validator(mode="after")
     def _says_something(self):
@@ -187,7 +211,7 @@ class BelieveInput(_Input):
 
 class ApproveInput(_Input):
     tenant: Name
-    fragment_id: Name
+    fragment_id: Id
     approver: Name
     accept: bool = Field(default=True, strict=True)
     reason: Text | None = None
@@ -195,10 +219,10 @@ class ApproveInput(_Input):
 
 class InvalidateInput(_Input):
     tenant: Name
-    fragment_id: Name
+    fragment_id: Id
     reason: Text
     version: Text | None = None  # the environment version that made it untrue ("IAM v2")
-    evidence: list[Name] = Field(default_factory=list, max_length=1024)
+    evidence: list[Id] = Field(default_factory=list, max_length=1024)
     by: Name | None = None
 
     @model_validator(mode="after")
@@ -212,8 +236,8 @@ class OutcomeInput(_Input):
     tenant: Name
     agent: Name | None = None
     task: Name | None = None
-    recall_id: Name | None = None
-    applied: list[Name] = Field(default_factory=list, max_length=1024)
+    recall_id: Id | None = None
+    applied: list[Id] = Field(default_factory=list, max_length=1024)
     success: bool = Field(strict=True)
     steps: int | None = Field(default=None, ge=0, le=2**31 - 1, strict=True)  # an Avro int
     notes: Text | None = None

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from hindbrain.audit import timeline
 from hindbrain.schemas.api import (
     ApproveInput,
+    Id,
     InvalidateInput,
     InvalidInput,
     LearnInput,
@@ -50,9 +51,10 @@ from hindbrain.schemas.api import (
 from hindbrain.service.asgi import read_body, send_json
 from hindbrain.service.keys import PREFIX as KEY_PREFIX
 from hindbrain.service.keys import KeyStore
-from hindbrain.service.limits import Limits, limits_of
+from hindbrain.service.limits import Limits
 from hindbrain.service.metrics import Metrics
-from hindbrain.service.roles import DEFAULT_ROLE, Role, WrongAgent, acting_agent, allows, refusal
+from hindbrain.service.principal import Edge, Refused, acting, check_tenant
+from hindbrain.service.roles import DEFAULT_ROLE, Role
 
 VERSION = "v1"
 PERCEIVE = object()  # a BrainThread job: one perception's fields (runs of them are batched)
@@ -92,8 +94,8 @@ class KeyBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Role = Field(DEFAULT_ROLE, description="agent, analyst or admin (docs/service.md, Keys and roles)")
     label: str = Field("", max_length=200, description="who or what the key is for")
-    agent: str | None = Field(None, min_length=1, max_length=200,
-                              description="the one agent the key acts as (its requests cannot name another)")
+    # an agent's name as perceive takes it (not blank: " " was a 500), without control characters
+    agent: Id | None = Field(None, description="the one agent the key acts as (its requests cannot name another)")
 
 
 class RequestIds:
@@ -236,7 +238,7 @@ class FastRoutes:
     """
 
     def __init__(self, app, handlers: dict[str, Handler], keys: KeyStore):
-        self.app, self.keys = app, keys
+        self.app, self.edge = app, Edge(keys)
         self.handlers = {path: (SimpleNamespace(path=path), fn) for path, fn in handlers.items()}
 
     async def __call__(self, scope, receive, send):
@@ -255,20 +257,20 @@ class FastRoutes:
         """The 422 body when ``X-Hindbrain-Tenant`` names another tenant than the request's
         key's; None without the header, with the key's tenant, or with no valid key (the route
         answers 401 then)."""
-        claimed = next((v for k, v in scope["headers"] if k == TENANT_HEADER), None)
+        claimed = header(scope, TENANT_HEADER)
         if claimed is None or not scope["path"].startswith(f"/{VERSION}/"):
             return None
-        auth = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
-        tenant = self.keys.tenant_of(bearer_key(auth))
-        return wrong_tenant(claimed.decode("latin-1"), tenant) if tenant is not None else None
+        try:
+            check_tenant(self.edge.principal_of(scope), claimed.decode("latin-1"))
+        except Refused as exc:
+            return _detail(["header", "tenant"], str(exc), "tenant_mismatch") if exc.kind == "tenant" else None
+        return None
 
     async def _answer(self, handler: Handler, scope, receive) -> tuple[int, dict, list]:
-        auth = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
-        key = self.keys.resolve(bearer_key(auth))
-        if key is None:
-            return 401, {"detail": UNAUTHORIZED}, [(b"www-authenticate", b"Bearer")]
-        if not allows(key.role, scope["path"]):  # the hot paths are literal routes: the path is the route
-            return 403, {"detail": refusal(key.role, scope["path"])}, []
+        try:  # the hot paths are literal routes: the path is the route
+            key = self.edge.admit_scope(scope, scope["path"])
+        except Refused as exc:
+            return exc.status, {"detail": str(exc)}, [(b"www-authenticate", b"Bearer")] if exc.status == 401 else []
         body = await read_body(receive, MAX_BODY_BYTES)
         if body is None:
             return 413, {"detail": f"a request body is at most {MAX_BODY_BYTES} bytes"}, []
@@ -281,9 +283,9 @@ class FastRoutes:
         if "tenant" in fields:  # the key decides the tenant
             return 422, _detail(["body", "tenant"], "Extra inputs are not permitted", "extra_forbidden"), []
         try:
-            fields = as_agent(key, fields)
-        except WrongAgent as exc:
-            return 403, {"detail": str(exc)}, []
+            fields = acting(key, fields)
+        except Refused as exc:
+            return exc.status, {"detail": str(exc)}, []
         try:
             return 200, await handler(key.tenant, fields), []
         except InvalidInput as exc:
@@ -292,29 +294,12 @@ class FastRoutes:
             return 503, {"detail": str(exc)}, [(b"retry-after", b"1")]
 
 
-UNAUTHORIZED = "a valid API key is required: Authorization: Bearer <key>"
-
-
 TENANT_HEADER = b"x-hindbrain-tenant"
 
 
-def as_agent(key, fields: dict) -> dict:
-    """``fields`` acting as the agent the key allows (``roles.acting_agent``; ``WrongAgent``)."""
-    agent = acting_agent(key.agent, fields.get("agent"))
-    return {**fields, "agent": agent} if agent is not None else fields
-
-
-def wrong_tenant(claimed: str, tenant: str) -> dict | None:
-    """The 422 body when the caller means another tenant than its key's, else None."""
-    if claimed == tenant:
-        return None
-    return _detail(["header", "tenant"], f"this API key's tenant is {tenant!r}, not {claimed!r}: the key decides "
-                   "the tenant (use a key of the tenant meant)", "tenant_mismatch")
-
-
-def bearer_key(authorization: str | None) -> str | None:
-    """The key of an ``Authorization: Bearer <key>`` header value, else None."""
-    return authorization.removeprefix("Bearer ").strip() or None if authorization else None
+def header(scope, name: bytes) -> bytes | None:
+    """The first value of the request header ``name`` (lower case), else None."""
+    return next((v for k, v in scope["headers"] if k == name), None)
 
 
 def invalid_input_detail(exc: InvalidInput) -> dict:
@@ -371,7 +356,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         sql_lane.shutdown(wait=True)
         owner.close()  # the brain's calls in flight finish before the caller closes the brain
 
-    app = Api(title="hindbrain", version=VERSION, docs_url="/docs", openapi_url="/openapi.json", lifespan=lifespan,
+    app = Api(title="hindbrain", version=VERSION, docs_url=None, openapi_url=None, lifespan=lifespan,
               description="An event-sourced brain for fleets of AI agents: perceive, learn, recall, outcome.")
     app.state.owner, app.state.metrics = owner, metrics
     app.router.route_class = StrictJsonRoute
@@ -385,26 +370,39 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     async def unavailable(request: Request, exc: Unavailable):
         return JSONResponse(status_code=503, content={"detail": str(exc)}, headers={"Retry-After": "1"})
 
+    edge = Edge(keys)
+
     async def tenant_of(request: Request, authorization: str | None = Header(default=None)) -> str:
         """The tenant of the request's key, once its role allows the matched route (401, 403)."""
+        # ``authorization`` documents the header in the OpenAPI schema; the key is read from the
+        # scope, resolved once per request (``Edge.principal_of``: the rate limits read it first).
         # async on purpose: a sync dependency costs a thread-pool hop per request (~1 ms here),
         # more than the key lookup itself (from memory, see KeyStore.resolve).
-        key = keys.resolve(bearer_key(authorization))
-        if key is None:
-            raise HTTPException(status_code=401, detail=UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
-        route = request.scope["route"].path  # the template (/v1/explain/{item_id}), as roles.ROUTES names it
-        if not allows(key.role, route):
-            raise HTTPException(status_code=403, detail=refusal(key.role, route))
-        request.state.key = key  # an agent-bound key: the agent routes act as its agent (``acting``)
+        try:  # the template (/v1/explain/{item_id}), as roles.ROUTES names it
+            key = edge.admit_scope(request.scope, request.scope["route"].path)
+        except Refused as exc:
+            raise HTTPException(status_code=exc.status, detail=str(exc),
+                                headers={"WWW-Authenticate": "Bearer"} if exc.status == 401 else None) from None
+        request.state.key = key  # an agent-bound key: the agent routes act as its agent (``bound``)
         return key.tenant
 
-    def acting(request: Request, fields: dict) -> dict:
+    def bound(request: Request, fields: dict) -> dict:
         try:
-            return as_agent(request.state.key, fields)
-        except WrongAgent as exc:
-            raise HTTPException(status_code=403, detail=str(exc)) from None
+            return acting(request.state.key, fields)
+        except Refused as exc:
+            raise HTTPException(status_code=exc.status, detail=str(exc)) from None
 
     Tenant = Depends(tenant_of)
+
+    def opened_by(setting: str):
+        """A dependency admitting a key whose role allows the route (``roles.ROUTES``), or
+        anyone when ``setting`` (``public_metrics``, ``public_docs``) opens it."""
+        async def key_or_setting(request: Request, authorization: str | None = Header(default=None)) -> None:
+            if not getattr(brain.settings, setting):
+                await tenant_of(request, authorization)
+        return Depends(key_or_setting)
+
+    add_docs(app, opened_by("public_docs"))
 
     @app.get("/healthz", tags=["operations"])
     async def healthz():
@@ -435,9 +433,12 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
             return {"status": "ready", "replicas": {"serving": len(replicas.serving), "of": replicas.count}}
         return {"status": "ready"}
 
-    @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
+    @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse,
+             dependencies=[opened_by("public_metrics")])
     async def prometheus():
-        """Prometheus text format: requests, latency histograms, ingest, dead letters, lag."""
+        """Prometheus text format: requests, latency histograms, ingest, dead letters, lag. The
+        counts are the whole brain's (every tenant's), so it needs an admin key unless
+        ``HINDBRAIN_PUBLIC_METRICS`` opens it (a scraper on a private network)."""
         return metrics.render(await owner.call(_gauges, brain))
 
     async def perceived(tenant: str, fields: dict) -> dict:
@@ -451,18 +452,18 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         metrics.recalled(time.perf_counter() - started)
         return pack.as_dict()
 
-    app.front = RequestIds(Limits(FastRoutes(partial(FastAPI.__call__, app), {
-        f"/{VERSION}/perceive": perceived, f"/{VERSION}/recall": recalled}, keys), limits_of(brain.settings)), metrics)
+    app.front = RequestIds(Limits.of(FastRoutes(partial(FastAPI.__call__, app), {
+        f"/{VERSION}/perceive": perceived, f"/{VERSION}/recall": recalled}, keys), keys, brain.settings), metrics)
 
     @app.post(f"/{VERSION}/perceive", tags=["agents"])
     async def perceive(request: Request, body: PerceiveBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """Record what an agent perceived, did or was told. Returns the event id."""
-        return await perceived(tenant, acting(request, _fields(body)))
+        return await perceived(tenant, bound(request, _fields(body)))
 
     @app.post(f"/{VERSION}/perceive/batch", tags=["agents"])
     async def perceive_batch(request: Request, body: PerceiveBatch, tenant: str = Tenant):
         """Many events in one append (validated first: one bad event refuses the batch, naming it)."""
-        events = [{"tenant": tenant, **acting(request, _fields(e))} for e in body.events]
+        events = [{"tenant": tenant, **bound(request, _fields(e))} for e in body.events]
         ids = await owner.call(brain.perceive_many, events)
         metrics.ingested(len(ids))
         return {"event_ids": ids}
@@ -470,18 +471,18 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     @app.post(f"/{VERSION}/learn", tags=["agents"])
     async def learn(request: Request, body: LearnBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """Propose a cognitive unit ("when C, do A, because R"). Returns its fragment id."""
-        return {"fragment_id": await owner.call(brain.learn, tenant=tenant, **acting(request, _fields(body)))}
+        return {"fragment_id": await owner.call(brain.learn, tenant=tenant, **bound(request, _fields(body)))}
 
     @app.post(f"/{VERSION}/recall", tags=["agents"])
     async def recall(request: Request, body: RecallBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """The few units that fill the gap, within the token budget, each score explained;
         ``prompt`` is the block to put into the agent's context."""
-        return await recalled(tenant, acting(request, _fields(body)))
+        return await recalled(tenant, bound(request, _fields(body)))
 
     @app.post(f"/{VERSION}/outcome", tags=["agents"])
     async def outcome(request: Request, body: OutcomeBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """How a task went, naming the recall and the items applied: the learning signal."""
-        return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **acting(request, _fields(body)))}
+        return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **bound(request, _fields(body)))}
 
     @app.get(f"/{VERSION}/traits", tags=["humans"])
     async def traits(tenant: str = Tenant):
@@ -502,7 +503,11 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     async def explain(item_id: str, tenant: str = Tenant):
         """Every record and decision of this tenant behind an item, oldest first: ``chain``, the
         records themselves, and ``timeline``, one line per step for a person (``hindbrain.audit``)."""
-        chain = await owner.call(brain.explain, item_id, tenant=tenant)
+        try:
+            chain = await owner.call(brain.explain, item_id, tenant=tenant)
+        except InvalidInput as exc:  # the id is the path's
+            raise HTTPException(status_code=422, detail=_detail(["path", "item_id"], str(exc), "invalid_input")[
+                "detail"]) from None
         return {"item_id": item_id, "timeline": timeline(item_id, chain),
                 "chain": [{**e, "position": list(e["position"])} for e in chain]}
 
@@ -537,7 +542,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     def create_key(body: KeyBody, tenant: str = Tenant):
         """A new key of this tenant with ``role`` and ``label``: the only answer that ever shows
         its secret (``key``); store it now."""
-        key = keys.create(tenant, body.label, body.role, body.agent)
+        key = keys.create(tenant, body.label, body.role, body.agent)  # KeyBody holds what the store checks
         return {"key": key, "key_id": key.split("_")[1], "tenant": tenant, "role": body.role, "label": body.label,
                 "agent": body.agent}
 
@@ -560,6 +565,33 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return {"key_id": key_id, "revoked": True}
 
     return app
+
+
+DOCS_ASSETS = "/docs/assets"
+
+
+def add_docs(app: FastAPI, guard) -> None:
+    """``/openapi.json`` and ``/docs`` behind ``guard``; Swagger UI's scripts and styles served
+    from this process (the ``swagger-ui-bundle`` package), so the page works offline (FastAPI's
+    own loads them from a CDN: a blank page without the internet). The assets themselves are
+    the public library, served without a key."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+    from swagger_ui_bundle import swagger_ui_path
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=[guard])
+    async def openapi():
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False, dependencies=[guard])
+    async def docs():
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} - API",
+                                   swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
+                                   swagger_ui_parameters={"validatorUrl": None})  # no badge from swagger.io
+
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
 
 
 def _settle(future: asyncio.Future, result) -> None:

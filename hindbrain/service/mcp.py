@@ -15,6 +15,7 @@ Built on the official ``mcp`` SDK (2.x, where v1's ``FastMCP`` is ``MCPServer``)
 import argparse
 import os
 import signal
+import socket
 import sys
 import threading
 from datetime import datetime
@@ -34,8 +35,10 @@ from starlette.types import Receive, Scope, Send
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.schemas.api import EventKind, Origin, Signal, Source, Trigger
 from hindbrain.service.keys import KeyStore
+from hindbrain.service.limits import Limits, TokenBuckets
 from hindbrain.service.mcp_cli import KEY_ENV, add_options, add_parser  # noqa: F401 - add_parser: re-exported
-from hindbrain.service.roles import WrongAgent, acting_agent, allows, refusal
+from hindbrain.service.principal import Edge, Principal, Refused, acting, bearer_key
+from hindbrain.service.wire import uvicorn_options
 
 TOOLS = ("recall", "perceive", "learn", "outcome")
 MCP_PATH = "/mcp"
@@ -107,25 +110,31 @@ def _given(fields: dict) -> dict:
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent: str | None = None) -> MCPServer:
+def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent: str | None = None,
+                 rate: TokenBuckets | None = None) -> MCPServer:
     """An MCP server whose four tools act on ``brain`` for ``tenant`` only (and as ``agent``
-    only, for a key bound to one: ``roles.acting_agent``).
+    only, for a key bound to one: ``principal.acting``).
 
     ``lock`` serializes the brain calls: the SDK runs each (sync) tool call on a worker thread,
     and the embedded brain has one writer. Servers of several tenants over one brain share it.
     A validation error of the brain (``InvalidInput``, a ``ValueError`` naming the field)
-    becomes a tool error result; the server keeps serving.
+    becomes a tool error result; the server keeps serving. ``rate``: the tool calls' bucket
+    (over stdio; over HTTP the edge's ``Limits`` rate each request by key and tenant).
     """
     if not tenant or not tenant.strip():
         raise ValueError("mcp: the tenant must not be empty")
     lock = lock or threading.Lock()
+    bound = Principal(key_id="", tenant=tenant, role="agent", agent=agent)  # what the tools act as (principal.py)
     server = MCPServer("hindbrain", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
 
     def call(operation: str, **fields):
         try:
-            fields["agent"] = acting_agent(agent, fields.get("agent"))
-        except WrongAgent as exc:
+            fields = acting(bound, fields)
+        except Refused as exc:
             raise ToolError(str(exc)) from None
+        if rate is not None and (wait := rate.take(tenant)) > 0:
+            raise ToolError(f"rate limit: {rate.rate:g} tool calls a second (bursts of {rate.burst}); retry after "
+                            f"{wait:.2f} s")
         with lock:
             try:
                 return getattr(brain, operation)(tenant=tenant, **_given(fields))
@@ -251,7 +260,7 @@ class TenantRouter:
     """
 
     def __init__(self, brain, keys: KeyStore, *, host: str = "127.0.0.1", lock: "threading.Lock | None" = None):
-        self.brain, self.keys, self.host = brain, keys, host
+        self.brain, self.keys, self.host, self.edge = brain, keys, host, Edge(keys)
         self.lock = lock or threading.Lock()
         self._apps: dict[tuple[str, str | None], Any] = {}  # (tenant, the agent its keys are bound to)
         self._building = anyio.Lock()
@@ -263,15 +272,14 @@ class TenantRouter:
             return
         if scope["type"] != "http":
             return
-        key = bearer_key(Headers(scope=scope))
-        live = await anyio.to_thread.run_sync(self.keys.resolve, key) if key else None
-        if live is None:
-            await _unauthorized(scope, receive, send, "a valid API key is required" if key else
-                                "send Authorization: Bearer <API key>")
+        headers = Headers(scope=scope)
+        claimed = headers.get("x-hindbrain-tenant")
+        try:  # the one edge (principal.py); resolve reads SQLite when the key store changed: off the loop
+            live = await anyio.to_thread.run_sync(self.edge.admit_scope, scope, MCP_PATH, claimed)
+        except Refused as exc:
+            await _REFUSE[exc.kind](scope, receive, send, str(exc))
             return
-        if not allows(live.role, MCP_PATH):
-            await _forbidden(scope, receive, send, refusal(live.role, MCP_PATH))
-            return
+        key = bearer_key(headers.get("authorization"))
         user = AuthenticatedUser(AccessToken(token=key, client_id=live.key_id, scopes=[]))
         app = await self._app_of(live.tenant, live.agent)
         await app({**scope, "user": user}, receive, send)
@@ -305,12 +313,6 @@ async def _run_sessions(manager, *, task_status=anyio.TASK_STATUS_IGNORED) -> No
         await anyio.sleep_forever()
 
 
-def bearer_key(headers: Headers) -> str | None:
-    """The key of ``Authorization: Bearer <key>`` (the scheme in any case), else None."""
-    scheme, _, key = headers.get("authorization", "").partition(" ")
-    return (key.strip() or None) if scheme.lower() == "bearer" else None
-
-
 async def _unauthorized(scope: Scope, receive: Receive, send: Send, why: str) -> None:
     response = JSONResponse({"error": "invalid_token", "error_description": why}, status_code=401,
                             headers={"WWW-Authenticate": 'Bearer realm="hindbrain"'})
@@ -324,37 +326,69 @@ async def _forbidden(scope: Scope, receive: Receive, send: Send, why: str) -> No
     await response(scope, receive, send)
 
 
-def serve_http(brain, keys: KeyStore, host: str, port: int) -> None:
-    """Serve streamable HTTP at ``http://host:port/mcp`` until interrupted (SIGINT/SIGTERM)."""
+async def _tenant_mismatch(scope: Scope, receive: Receive, send: Send, why: str) -> None:
+    response = JSONResponse({"error": "invalid_request", "error_description": why}, status_code=422)
+    await response(scope, receive, send)
+
+
+_REFUSE = {"unauthorized": _unauthorized, "role": _forbidden, "tenant": _tenant_mismatch}
+
+
+def http_app(brain, keys: KeyStore, host: str = "127.0.0.1"):
+    """The ASGI app of ``--transport http``: ``TenantRouter`` behind the same edge layers as
+    ``hindbrain serve`` — request ids (``X-Request-ID``), rate limits by key id and tenant, the
+    body size and read deadline (``limits.Limits``)."""
+    from hindbrain.service.http import RequestIds
+    from hindbrain.service.metrics import Metrics
+
+    return RequestIds(Limits.of(TenantRouter(brain, keys, host=host), keys, brain.settings, prefixes=(MCP_PATH,)),
+                      Metrics())
+
+
+def serve_http(brain, keys: KeyStore, host: str, port: int, listener: socket.socket | None = None) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` (on ``listener``, when bound already)
+    until interrupted (SIGINT/SIGTERM)."""
     import uvicorn
 
-    config = uvicorn.Config(TenantRouter(brain, keys, host=host), host=host, port=port, log_level="warning",
-                            lifespan="on")
-    uvicorn.Server(config).run()
+    config = uvicorn.Config(http_app(brain, keys, host), host=host, port=port, log_level="warning", lifespan="on",
+                            **uvicorn_options(brain.settings))
+    uvicorn.Server(config).run(sockets=[listener] if listener else None)
 
 
 # -- command line ---------------------------------------------------------------------------------
 
 class StartupError(ValueError):
-    """The server cannot start as asked; the message says what to give instead."""
+    """The server cannot start as asked; the message says what to give instead. ``kind``: the
+    edge's refusal (``principal.Refused``) when the API key was refused, else None."""
+
+    def __init__(self, message: str, kind: str | None = None):
+        super().__init__(message)
+        self.kind = kind
 
 
 def stdio_tenant(tenant: str | None, key: str | None, keys: KeyStore, key_env: str = KEY_ENV) -> str:
     """The tenant a stdio server serves: ``--tenant``, or the tenant of the API key in ``key_env``
     (a key whose role allows the MCP tools: agent or admin). Both given: they must agree."""
     if key:
-        live = keys.resolve(key)
-        if live is None:
-            raise StartupError(f"the API key in ${key_env} is unknown or revoked")
-        if not allows(live.role, MCP_PATH):
-            raise StartupError(f"the API key in ${key_env}: {refusal(live.role, MCP_PATH)}")
-        if tenant and tenant != live.tenant:
-            raise StartupError(f"--tenant {tenant!r}, but the API key in ${key_env} belongs to tenant "
-                               f"{live.tenant!r}")
-        return live.tenant
+        try:
+            return Edge(keys).admit(f"Bearer {key}", MCP_PATH, tenant or None).tenant
+        except Refused as exc:
+            raise StartupError(_STARTUP[exc.kind].format(env=key_env, tenant=tenant, why=exc), exc.kind) from None
     if tenant and tenant.strip():
         return tenant
     raise StartupError(f"give --tenant T, or an API key (`hindbrain keys create --tenant T`) in ${key_env}")
+
+
+_STARTUP = {"unauthorized": "the API key in ${env} is unknown or revoked",
+            "role": "the API key in ${env}: {why}",
+            "tenant": "--tenant {tenant!r}, but the API key in ${env}: {why}"}
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    try:
+        return socket.create_server((host, port), backlog=2048)
+    except OSError as exc:
+        raise StartupError(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}") from None
 
 
 def run(args: argparse.Namespace, home: str | Path) -> int:
@@ -370,6 +404,8 @@ def run(args: argparse.Namespace, home: str | Path) -> int:
             agent = keys.resolve(key).agent if key else None  # a key bound to one agent binds the tools
         elif args.tenant:
             raise StartupError("over http each request's API key names its tenant: drop --tenant")
+        else:  # the port first: a busy one fails in one line, before the brain opens or anything is announced
+            listener = _listen(args.host, args.port)
     except StartupError as exc:
         print(f"hindbrain mcp: {exc}", file=sys.stderr)
         return 2
@@ -380,14 +416,15 @@ def run(args: argparse.Namespace, home: str | Path) -> int:
         if on_main_thread:
             signal.signal(signal.SIGTERM, _interrupt)
         if args.transport == "stdio":
-            build_server(brain, tenant, agent=agent).run("stdio")
+            rate = TokenBuckets(brain.settings.rate_limit, brain.settings.rate_burst)  # HINDBRAIN_RATE_LIMIT
+            build_server(brain, tenant, agent=agent, rate=rate).run("stdio")
         else:
             if not keys.list():
                 print("hindbrain mcp: no API key exists yet, so every request will be refused: "
                       "create one with `hindbrain keys create --tenant T`", file=sys.stderr)
             print(f"hindbrain mcp: streamable HTTP at http://{args.host}:{args.port}{MCP_PATH} "
                   f"(Authorization: Bearer <API key>)", file=sys.stderr)
-            serve_http(brain, keys, args.host, args.port)
+            serve_http(brain, keys, args.host, args.port, listener)
     except KeyboardInterrupt:
         pass
     finally:

@@ -49,8 +49,9 @@ from hindbrain.recall.pack import RecallPack
 from hindbrain.service.asgi import read_body, send_json
 from hindbrain.service.http import VERSION, FastRoutes, RequestIds, Unavailable
 from hindbrain.service.keys import KeyStore
-from hindbrain.service.limits import Limits, limits_of
+from hindbrain.service.limits import Limits
 from hindbrain.service.metrics import Metrics
+from hindbrain.service.wire import uvicorn_options
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import freeze_long_lived, gc_paused
 from hindbrain.streams.processing import decoded_entries
@@ -225,7 +226,7 @@ def replica_app(follower: Follower, keys: KeyStore, owner: OwnerLink, name: str)
         return pack.as_dict()
 
     routes = FastRoutes(ToOwner(owner), {f"/{VERSION}/recall": recalled}, keys)
-    return ServedBy(RequestIds(Limits(routes, limits_of(follower.settings)), Metrics()), name)
+    return ServedBy(RequestIds(Limits.of(routes, keys, follower.settings), Metrics()), name)
 
 
 class ReplicaRoutes:
@@ -370,15 +371,23 @@ def replica_count(setting: str, embedded: bool) -> int:
     return min(AUTO_MAX, max(0, (os.cpu_count() or 1) - 1)) if embedded else 0
 
 
-def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str) -> None:
-    """Runs ``app`` (the owner's API over ``brain``) on ``host:port`` with ``replicas`` recall
-    replicas, until interrupted."""
+def listen(host: str, port: int) -> socket.socket:
+    """The server's listening socket (``OSError`` when the port is taken): bound before anything
+    is announced or loaded, so a busy port fails at once."""
+    return socket.create_server((host, port), backlog=2048)
+
+
+def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str,
+                listener: socket.socket | None = None) -> None:
+    """Runs ``app`` (the owner's API over ``brain``) on ``host:port`` (or on ``listener``, bound
+    already) with ``replicas`` recall replicas, until interrupted."""
     import uvicorn
 
+    listener = listener or listen(host, port)
     if brain.index.semantic is not None:
         brain.index.semantic.warm()  # the first recall is not the query model's load
-    listener = socket.create_server((host, port), backlog=2048)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False))
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False,
+                                           **uvicorn_options(brain.settings)))
     if not replicas:
         server.run(sockets=[listener])
         return
@@ -444,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
           f"records in {time.perf_counter() - began:.1f} s", file=sys.stderr)
     owner = OwnerLink(args.owner, os.environ[TOKEN_ENV])
     app = replica_app(follower, KeyStore(cfg.home), owner, args.name)
-    config = uvicorn.Config(app, log_level=args.log_level, access_log=False, lifespan="off")
+    config = uvicorn.Config(app, log_level=args.log_level, access_log=False, lifespan="off", **uvicorn_options(cfg))
     channel = socket.socket(fileno=args.channel)
 
     async def serve() -> None:

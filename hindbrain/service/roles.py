@@ -23,6 +23,7 @@ from typing import Literal
 
 Role = Literal["agent", "analyst", "admin"]
 ROLES: tuple[str, ...] = ("agent", "analyst", "admin")
+ANY = "any"  # a route any live key may call, whatever its role
 DEFAULT_ROLE = "agent"  # least privilege: most keys are made for agents (docs/service.md)
 
 # what each role may do: the roles whose routes it may call
@@ -49,6 +50,11 @@ ROUTES: dict[str, str] = {
     "/v1/hindsight": "admin",
     "/v1/keys": "admin",
     "/v1/keys/{key_id}": "admin",
+    # outside /v1 (issue 27): the whole brain's counts are an operator's; the API's description
+    # is for anyone holding a key. Either can be opened without a key by a setting (docs/service.md).
+    "/metrics": "admin",
+    "/docs": ANY,
+    "/openapi.json": ANY,
 }
 
 
@@ -59,7 +65,8 @@ def needed(route: str) -> str:
 
 def allows(role: str, route: str) -> bool:
     """Whether a key of ``role`` may call ``route``."""
-    return needed(route) in GRANTS.get(role, ())
+    need = needed(route)
+    return role in GRANTS if need == ANY else need in GRANTS.get(role, ())
 
 
 def refusal(role: str, route: str) -> str:

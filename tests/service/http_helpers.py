@@ -15,6 +15,7 @@ import uvicorn
 from hindbrain import Brain
 from hindbrain.service.http import create_app
 from hindbrain.service.keys import KeyStore
+from hindbrain.service.wire import uvicorn_options
 
 
 def free_port() -> int:
@@ -24,14 +25,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(home, embedder: str = "none", **brain_settings):
+def serving(home, embedder: str = "none", app_of=None, **brain_settings):
     """Yield ``(base_url, brain, keys)`` while uvicorn serves the app on a free port
-    (``brain_settings``: e.g. Kafka's, for a brain whose log is a broker)."""
+    (``brain_settings``: e.g. Kafka's, for a brain whose log is a broker; ``app_of(brain, keys)``:
+    another ASGI app than ``create_app``'s)."""
     with Brain.open(home, embedder=embedder, **brain_settings) as brain:
         keys = KeyStore(home)
         port = free_port()
-        server = uvicorn.Server(uvicorn.Config(create_app(brain, keys), host="127.0.0.1", port=port,
-                                               log_level="warning", access_log=False))
+        server = uvicorn.Server(uvicorn.Config((app_of or create_app)(brain, keys), host="127.0.0.1", port=port,
+                                               log_level="warning", access_log=False,
+                                               **uvicorn_options(brain.settings)))
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
         deadline = time.monotonic() + 20

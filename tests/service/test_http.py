@@ -82,7 +82,7 @@ def test_the_hot_routes_answer_like_the_rest_of_the_api(api):
     status, body, _ = call(base, "POST", "/v1/recall", {"query": "fast", "k": "many"}, acme)
     assert status == 422 and body["detail"][0]["loc"] == ["body", "k"]
     assert call(base, "POST", "/v1/recall", b"{", acme)[0] == 422
-    _, text, _ = call(base, "GET", "/metrics")
+    _, text, _ = call(base, "GET", "/metrics", key=acme)
     assert 'hindbrain_http_requests_total{route="/v1/perceive",status="200"}' in text
     assert 'hindbrain_http_requests_total{route="/v1/perceive",status="422"}' in text
     assert 'hindbrain_http_requests_total{route="/v1/recall",status="422"}' in text
@@ -110,15 +110,15 @@ def test_health_readiness_metrics_and_the_openapi_document(api):
     assert call(base, "GET", "/healthz")[:2] == (200, {"status": "ok"})
     assert call(base, "GET", "/readyz")[:2] == (200, {"status": "ready"})
     call(base, "POST", "/v1/recall", {"query": "anything"}, acme)
-    status, text, _ = call(base, "GET", "/metrics")
+    status, text, _ = call(base, "GET", "/metrics", key=acme)
     assert status == 200 and 'hindbrain_http_requests_total{route="/v1/recall",status="200"}' in text
     assert "hindbrain_recall_seconds_bucket" in text and "hindbrain_dead_letters 0" in text
     assert "hindbrain_consumer_lag_records" in text and "hindbrain_ingested_events_total" in text
-    status, doc, _ = call(base, "GET", "/openapi.json")
+    status, doc, _ = call(base, "GET", "/openapi.json", key=acme)
     assert status == 200 and {"/v1/perceive", "/v1/recall", "/v1/outcome", "/v1/learn", "/v1/sql",
                               "/v1/explain/{item_id}", "/v1/hindsight"} <= set(doc["paths"])
     assert "tenant" not in doc["components"]["schemas"]["PerceiveBody"]["properties"]
-    assert call(base, "GET", "/docs")[0] == 200
+    assert call(base, "GET", "/docs", key=acme)[0] == 200
 
 
 def test_many_concurrent_clients_do_not_corrupt_the_embedded_store(api):

@@ -120,7 +120,7 @@ def test_stdio_takes_the_tenant_from_an_api_key(tmp_path):
 @pytest.mark.parametrize("args, key, message", [
     ([], None, "give --tenant T, or an API key"),
     ([], "hb_0123456789ab_unknown", "unknown or revoked"),
-    (["--tenant", "beta"], "<acme>", "belongs to tenant 'acme'"),
+    (["--tenant", "beta"], "<acme>", "tenant is 'acme', not 'beta'"),
     (["--transport", "http", "--tenant", "acme"], None, "drop --tenant"),
 ], ids=["no-tenant", "unknown-key", "tenant-not-the-keys", "http-with-tenant"])
 def test_refuses_to_start_without_a_clear_tenant(tmp_path, monkeypatch, capsys, args, key, message):
@@ -155,11 +155,11 @@ class HttpServer:
         self.proc = subprocess.Popen([*SERVER, "--home", str(home), "--transport", "http", "--port", str(port)],
                                      env={**os.environ, **FAST}, cwd=REPO, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 25
-        while True:
+        while True:  # an answer, not a connection: the port is bound before the brain opens
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                httpx2.get(self.url, timeout=1.0)
                 return
-            except OSError:
+            except httpx2.HTTPError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.proc.kill()
                     pytest.fail(f"the MCP HTTP server did not come up: {self.proc.communicate()[1]}")
