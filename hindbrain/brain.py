@@ -356,7 +356,9 @@ class Brain:
             chain = [e for e in chain if e["record"].get("envelope", {}).get("tenant") == tenant]
         for entry in chain if self.engine.quarantine else ():
             record = entry["record"]
-            created = {"perception": record["envelope"]["record_id"], "cognition": record.get("fragment_id")}
+            created = {"perception": record["envelope"]["record_id"], "cognition": record.get("fragment_id"),
+                       "decision": (record.get("subject_ids") or [None])[0]
+                       if record.get("kind") == BELIEF_INDUCED else None}  # a belief: tainted by its events
             subject = created.get(entry["record_type"])  # the event or unit this record made
             if subject and (reason := self.index.quarantine_of(record["envelope"]["tenant"], subject)):
                 entry["quarantine"] = reason
