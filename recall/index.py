@@ -30,6 +30,7 @@ from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
     event_quarantine,
     inherited_quarantine,
+    rests_on,
     said_text,
     split_quarantine,
     unit_quarantine_reason,
@@ -100,6 +101,7 @@ class Doc:
     session: str | None = None  # events: the conversation it was perceived in (rendered with its quote)
     origin: str | None = None  # events: who produced the text, when the producer said (agent, user, tool, document)
     fleet: bool = False  # units: independent agents verified it (``share``); it lifts a unit's quarantine
+    evidence: str | None = None  # units: what showed it works (a promoted unit names its belief: its taint)
 
     @property
     def fresh_since_us(self) -> int:
@@ -207,7 +209,7 @@ def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
     doc = Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
               float(row["confidence"]), dict(row["scope"]), _ts_us(row["ts"]), condition=row["condition"],
               action=row["action"], reason=row["reason"], status=row["status"],
-              owner=fragments.private_to(row["agent"], row["source"], row["seed"]),
+              owner=fragments.private_to(row["agent"], row["source"], row["seed"]), evidence=row.get("evidence"),
               quarantine=unit_quarantine_reason(said_text(row), row["seed"]))
     return _with_cues(doc, {**row, "text": row["condition"]})  # the rendered text would repeat the action
 
@@ -261,7 +263,8 @@ class TenantIndex:
             seen.add(doc.id)
             doc.tokens = estimate_tokens(doc.text)
             if doc.kind == "fragment":  # the words it was learned from say more than its own cue
-                doc.quarantine = inherited_quarantine(doc.event_ids, self.quarantine_of) or doc.quarantine
+                doc.quarantine = inherited_quarantine(rests_on(doc.event_ids, doc.evidence), self.quarantine_of) \
+                    or doc.quarantine
             else:
                 self._judge_with_previous(doc)
             fresh.append((doc, tokens(doc.text) + cues))
@@ -484,14 +487,19 @@ class RecallIndex:
 
     def observe(self, batch: list[Decoded]) -> None:
         """Runner listener: index appended records the moment they are in the log."""
-        self.add([item for decoded in batch for item in indexable(decoded)])
+        items = [item for decoded in batch for item in indexable(decoded)]
+        # Taint follows data: events first, then the beliefs resting on them, then the units
+        # (a unit promoted from a belief inherits its quarantine).
+        self.add([item for item in items if item[1].kind == "event"])
+        for decoded in batch:
+            if decoded.record_type == "decision" and decoded.record["kind"] == beliefs.BELIEF_INDUCED:
+                for row in beliefs.project(decoded.record_type, decoded.record, decoded.position):
+                    self.add_belief(row["tenant"], belief_of(row))
+        self.add([item for item in items if item[1].kind != "event"])
         for decoded in batch:
             if decoded.record_type == "outcome":
                 self._observe_outcome(decoded.record)
-            elif decoded.record_type == "decision" and decoded.record["kind"] == beliefs.BELIEF_INDUCED:
-                for row in beliefs.project(decoded.record_type, decoded.record, decoded.position):
-                    self.add_belief(row["tenant"], belief_of(row))
-            elif decoded.record_type == "decision":
+            elif decoded.record_type == "decision" and decoded.record["kind"] != beliefs.BELIEF_INDUCED:
                 self._observe_decision(decoded)
 
     def _observe_decision(self, decoded: Decoded) -> None:
@@ -521,8 +529,13 @@ class RecallIndex:
         """(Re)build from the views. Returns the number of documents indexed."""
         self.tenants.clear()
         self._outcomes_seen.clear()
-        for table in (events.TABLE, fragments.TABLE):
+        for table in (events.TABLE, beliefs.TABLE, fragments.TABLE):  # the order taint flows in (``observe``)
             names, rows = warehouse.query_columns(f"SELECT * FROM `{table.name}` FINAL ORDER BY _offset")
+            if table is beliefs.TABLE:
+                for values in rows:
+                    row = dict(zip(names, values, strict=True))
+                    self.tenant(row["tenant"]).add_belief(belief_of(row))
+                continue
             for start in range(0, len(rows), chunk):
                 items = []
                 for values in rows[start : start + chunk]:
@@ -552,10 +565,6 @@ class RecallIndex:
             no = index.by_id.get(item)
             if no is not None:
                 index.docs[no].last_used_us = last_used
-        names, rows = warehouse.query_columns(f"SELECT * FROM `{beliefs.TABLE.name}` FINAL ORDER BY _offset")
-        for values in rows:
-            row = dict(zip(names, values, strict=True))
-            self.tenant(row["tenant"]).add_belief(belief_of(row))
         return sum(len(t.docs) for t in self.tenants.values())
 
     def validate_layers(self, layers: list[str] | None) -> None:

@@ -176,6 +176,23 @@ def unit_quarantine_reason(text: str | None, seed: bool = False) -> str | None:
     return None if cue is None else f"a rule carrying {cue}, not yet verified by independent agents"
 
 
+BELIEF_EVIDENCE = "belief "  # a unit promoted from a belief names it as its evidence: "belief bl_…"
+
+
+def belief_evidence(belief_id: str) -> str:
+    """The evidence text of a unit promoted from ``belief_id`` (``jobs.consolidation``)."""
+    return f"{BELIEF_EVIDENCE}{belief_id}"
+
+
+def rests_on(event_ids, evidence: str | None) -> list[str]:
+    """Every id a unit rests on, for its taint: its events (or merged units) and the belief it
+    was promoted from, named by its evidence (``belief_evidence``)."""
+    ids = list(event_ids)
+    if evidence and evidence.startswith(BELIEF_EVIDENCE) and " " not in evidence[len(BELIEF_EVIDENCE):]:
+        ids.append(evidence[len(BELIEF_EVIDENCE):])
+    return ids
+
+
 def inherited_quarantine(event_ids, quarantine_of) -> str | None:
     """A unit resting on a quarantined event inherits its quarantine: the learner must not
     launder a user's instruction into a rule (``quarantine_of``: event id → reason or None)."""
