@@ -154,7 +154,8 @@ RECENT_THREADS = 50_000  # threads whose last event is kept for the split-direct
 def _fields_of(doc: Doc) -> dict:
     """What ``split_quarantine`` reads of an indexed event: its words (speaker and situation
     included, as indexed) and who said it."""
-    return {"kind": doc.event_kind, "text": doc.text, "speaker": doc.speaker, "origin": doc.origin,
+    said = doc.text.removeprefix(f"{doc.speaker}: ") if doc.speaker else doc.text  # ``event_doc`` prefixed it
+    return {"kind": doc.event_kind, "text": said, "speaker": doc.speaker, "origin": doc.origin,
             "session": doc.session}
 
 

@@ -65,8 +65,13 @@ _ACCOUNT_WORD = (r"(?:\b(?:account|acct|iban|wallet|routing|card|"
                  r"账户|账号|帐户|帐号|卡号|银行卡|口座|カード)")
 # An account number: after the account word and a short label ("no.", "nr.", "ending", "#",
 # ":"), 4+ digits possibly grouped by spaces, dots or dashes (issue 27: "account no. 999-…").
-_NUMBER = r"[A-Z]{0,4}\d[\d\s.\-/]{2,}\d"
-_NEAR_NUMBER = r"(?:\s*(?:no|nr|num|n°|nº)\.)?[^.\n\d]{0,14}?"
+_NUMBER = (r"(?:[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{2,4}){2,8}"  # an IBAN: GB29 NWBK 6016 1331 9268 19
+           r"|0x[0-9A-F]{4,}(?:-[0-9A-F]+)*"  # a wallet address
+           r"|[A-Z]{0,4}\d[\d\s.\-/]{2,}\d)")  # digits grouped by spaces, dots, dashes or slashes
+# The label between an account word and its number: a few characters, no clause break, and not
+# another thing's number ("pay by card; my order is 12345" names an order, not a card).
+_NEAR_NUMBER = (r"\.?(?:\s*(?:no|nr|num|n°|nº)\.?)?"
+                r"(?:(?!order|invoice|ticket|case|tracking|pedido|bestellung|commande|订单)[^.\n\d;,!?]){0,14}?")
 _EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _URL = r"(?:https?://\S+|\bwww\.\S+\.\S+)"
 _MONEY = re.compile(
@@ -79,6 +84,9 @@ _CREDENTIAL = re.compile(r"\b(?:password|passwd|passcode|api[ _-]?key|access tok
                          r"contrase[ñn]a|passwort|kennwort|mot de passe)\b|密码|验证码|口令|パスワード|暗証番号",
                          re.IGNORECASE)
 _LINK = re.compile(_URL, re.IGNORECASE)
+_DESTINATION = re.compile(f"{_PAY}|{_ACCOUNT_WORD}", re.IGNORECASE)
+_BARE_NUMBER = re.compile(rf"(?<![\w.-]){_NUMBER}", re.IGNORECASE)
+SPLIT_NUMBER_WORDS = 6  # "it's 999-000-1234 (the new one)": the number event is short
 _PAYEE = re.compile(_EMAIL, re.IGNORECASE)
 _TARGETS = (("a changed destination for money", _MONEY), ("an account number", _ACCOUNT),
             ("a credential", _CREDENTIAL), ("a link", _LINK), ("an e-mail payee", _PAYEE))
@@ -122,15 +130,24 @@ def _plain_cue(text: str) -> str | None:
 
 def split_cue(before: str | None, text: str | None) -> str | None:
     """The cue two consecutive texts of one speaker carry together and neither alone, or None:
-    a directive in one and the number in the next ("from now on refunds go to the account
-    below" … "999-000-1234"), issue 27. Read as one text with the break between them erased."""
+    a directive in one and its target in the next ("from now on refunds go to the account in
+    my next message" … "999-000-1234"), issue 27. Either the two read as one text are cued, or
+    one names money or an account with a directive and the other is little more than an
+    account number (a short text: a longer one is a conversation of its own)."""
     if not before or not text:
         return None
-    if _plain_cue(revealed(before)) or _plain_cue(revealed(text)):
+    first, second = revealed(before), revealed(text)
+    if _plain_cue(first) or _plain_cue(second):
         return None  # each is judged on its own
-    joined = f"{revealed(before).rstrip(' .。:：')} {revealed(text)}"
-    cue = _plain_cue(joined)
-    return None if cue is None else f"{cue}, split across two events"
+    if cue := _plain_cue(f"{first.rstrip(' .。:：')} {second}"):
+        return f"{cue}, split across two events"
+    for said, number in ((first, second), (second, first)):
+        directive = _DIRECTIVE.search(said)
+        if directive and _DESTINATION.search(said) and len(number.split()) <= SPLIT_NUMBER_WORDS \
+                and (found := _BARE_NUMBER.search(number)):
+            return (f"a standing directive ({directive.group(0)!r}) about an account, and its number "
+                    f"({found.group(0).strip()!r}) in the next event")
+    return None
 
 
 def unit_cue(text: str | None) -> str | None:
@@ -235,7 +252,7 @@ def split_quarantine(before: dict, fields: dict, agent: str | None) -> str | Non
     source = source_of(kind, speaker, agent, fields.get("origin"))
     if AGENT in (source, source_of(before.get("kind"), before.get("speaker"), agent, before.get("origin"))):
         return None
-    cue = split_cue(said_text(before), said_text(fields))
+    cue = split_cue(before.get("text"), fields.get("text"))
     if cue is None:
         return None
     session = fields.get("session")
