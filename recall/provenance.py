@@ -15,7 +15,13 @@ waiting for another user's task to recall it as guidance. Two pure judgements de
   ("always", "must", "from now on", 必须, 一律 …) together with any of those targets. Ordinary
   chat is not instruction-like: "you should try it", "I always go jogging" name no target.
 
-An event that is both (a user's instruction-like words) is *quarantined*: kept in the log, the
+Issue 27 widened both: every text-bearing field is read (``said_text``), as a reader sees it
+(``recall.disguise.revealed``: entities, NFKC, zero-width and bidi controls, homoglyphs, base64),
+cue words in en, zh, es, de, fr and ja, account numbers with punctuation, IBANs, cards,
+payees by e-mail or link; a directive and its number split over two events (``split_cue``);
+and an event without ``origin`` is no longer the agent's word (``source_of``: ``unstated``).
+
+An event that is both (low-trust instruction-like words) is *quarantined*: kept in the log, the
 views and the index, and recalled for that user's own tasks, but never injected into another
 user's or another task's pack (``gate``, stage ``quarantine``, with the cue in the reason). The
 rules are regular expressions on purpose: explainable, the same on replay, and cheap at index time.
