@@ -32,35 +32,39 @@ MIN_PRINTABLE = 0.9  # share of a decoded run's characters that must be printabl
 
 
 @cache
-def _skeletons() -> dict[str, str]:
-    """Non-ASCII character → the ASCII letter it is confusable with (UTS #39 data)."""
+def _table() -> dict[int, str | None]:
+    """The ``str.translate`` table of steps 3 and 4: every format character (Cf) → removed,
+    every non-ASCII Latin look-alike (UTS #39 data) → the ASCII letter it mimics. Built once
+    (a scan of the code points that can be Cf), then each text is one C-level pass."""
     from confusable_homoglyphs import confusables  # loads its JSON table once
 
-    table = {}
+    table: dict[int, str | None] = {}
     for char, entries in confusables.confusables_data.items():
         if len(char) != 1 or char.isascii() or ord(char) >= _CJK_FROM:
             continue
         latin = next((e["c"] for e in entries if len(e["c"]) == 1 and e["c"].isascii() and e["c"].isalpha()), None)
         if latin:
-            table[char] = latin
+            table[ord(char)] = latin
+    for point in _FORMAT_RANGES:
+        if unicodedata.category(chr(point)) == "Cf":
+            table[point] = None
     return table
 
 
-def _letter(ch: str) -> str:
-    if unicodedata.category(ch) == "Cf":
-        return ""
-    return _skeletons().get(ch, ch)
+# Where format characters live: the BMP, and the few supplementary blocks that have any
+# (Kaithi, Egyptian format controls, shorthand, musical symbols, tags).
+_FORMAT_RANGES = (*range(0x80, 0x10000), *range(0x110BD, 0x110CE), *range(0x13430, 0x13456),
+                  *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B), *range(0xE0001, 0xE0080))
 
 
 def unmasked(text: str) -> str:
     """Steps 1–4 of the module: entities, NFKC, format characters, confusable skeletons."""
     if text.isascii() and "&" not in text:
         return text
-    text = html.unescape(html.unescape(text))
+    if "&" in text:
+        text = html.unescape(html.unescape(text))
     text = unicodedata.normalize("NFKC", text)
-    if text.isascii():
-        return text
-    return "".join(map(_letter, text))
+    return text if text.isascii() else text.translate(_table())
 
 
 def decoded_runs(text: str) -> list[str]:

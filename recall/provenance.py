@@ -49,8 +49,7 @@ _DIRECTIVE = re.compile(
     r"toujours|jamais|doit|doivent|devez|dois|d[ée]sormais|dor[ée]navant|[àa] partir de maintenant|"
     r"[àa] l'avenir|assurez-vous|n'oubliez pas|rappelez-vous)\b|"
     r"必须|总是|永远|一律|务必|以后(?:都|一律)?|记住|规定|政策|不要|今后|"
-    r"必ず|常に|いつも|今後|これから(?:は)?|しなければ|してください|忘れずに|絶対に",
-    re.IGNORECASE)
+    r"必ず|常に|いつも|今後|これから(?:は)?|しなければ|してください|忘れずに|絶対に")
 _INJECTION = re.compile(
     r"\bignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier) (?:instructions|rules|messages)\b|"
     r"\b(?:system prompt|developer message|new instructions?)\b|\byou are now\b|"
@@ -58,8 +57,7 @@ _INJECTION = re.compile(
     r"\bignoriere (?:alle )?(?:vorherigen|bisherigen) (?:anweisungen|regeln)\b|"
     r"\bignore[zr]? (?:toutes )?les instructions (?:pr[ée]c[ée]dentes|ant[ée]rieures)\b|"
     r"忽略(?:之前|以上|前面)(?:的)?(?:所有)?(?:指令|指示|规则)|系统提示词?|"
-    r"(?:以前|前)の指示を(?:すべて)?無視",
-    re.IGNORECASE)
+    r"(?:以前|前)の指示を(?:すべて)?無視")
 # Where money goes: a payment word, then an account word or a payee (an e-mail, a link).
 _PAY = (r"(?:\b(?:refunds?|payments?|pay(?:outs?)?|transfer|wire|send (?:the )?(?:money|funds)|deposits?|"
         r"reembolsos?|pagos?|pagar|transferencias?|transferir|"
@@ -71,9 +69,9 @@ _ACCOUNT_WORD = (r"(?:\b(?:account|acct|iban|wallet|routing|card|"
                  r"账户|账号|帐户|帐号|卡号|银行卡|口座|カード)")
 # An account number: after the account word and a short label ("no.", "nr.", "ending", "#",
 # ":"), 4+ digits possibly grouped by spaces, dots or dashes (issue 27: "account no. 999-…").
-_NUMBER = (r"(?:[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{2,4}){2,8}"  # an IBAN: GB29 NWBK 6016 1331 9268 19
-           r"|0x[0-9A-F]{4,}(?:-[0-9A-F]+)*"  # a wallet address
-           r"|[A-Z]{0,4}\d[\d\s.\-/]{2,}\d)")  # digits grouped by spaces, dots, dashes or slashes
+_NUMBER = (r"(?:[a-z]{2}\d{2}(?:\s?[a-z0-9]{2,4}){2,8}"  # an IBAN: gb29 nwbk 6016 1331 9268 19 (lowered)
+           r"|0x[0-9a-f]{4,}(?:-[0-9a-f]+)*"  # a wallet address
+           r"|[a-z]{0,4}\d[\d\s.\-/]{2,}\d)")  # digits grouped by spaces, dots, dashes or slashes
 # The label between an account word and its number: a few characters, no clause break, and not
 # another thing's number ("pay by card; my order is 12345" names an order, not a card).
 _NEAR_NUMBER = (r"\.?(?:\s*(?:no|nr|num|n°|nº)\.?)?"
@@ -83,17 +81,24 @@ _URL = r"(?:https?://\S+|\bwww\.\S+\.\S+)"
 _MONEY = re.compile(
     rf"(?:{_PAY}[^\n]{{0,80}}?{_ACCOUNT_WORD}{_NEAR_NUMBER}{_NUMBER})|"
     rf"(?:{_PAY}[^\n]{{0,80}}?(?:{_EMAIL}|{_URL}))|"
-    rf"(?:(?:{_EMAIL}|{_URL})[^\n]{{0,40}}?{_PAY})",
-    re.IGNORECASE)
-_ACCOUNT = re.compile(rf"{_ACCOUNT_WORD}{_NEAR_NUMBER}{_NUMBER}", re.IGNORECASE)
+    rf"(?:(?:{_EMAIL}|{_URL})[^\n]{{0,40}}?{_PAY})")
+_ACCOUNT = re.compile(rf"{_ACCOUNT_WORD}{_NEAR_NUMBER}{_NUMBER}")
 _CREDENTIAL = re.compile(r"\b(?:password|passwd|passcode|api[ _-]?key|access token|secret key|otp|"
-                         r"contrase[ñn]a|passwort|kennwort|mot de passe)\b|密码|验证码|口令|パスワード|暗証番号",
-                         re.IGNORECASE)
-_LINK = re.compile(_URL, re.IGNORECASE)
-_DESTINATION = re.compile(f"{_PAY}|{_ACCOUNT_WORD}", re.IGNORECASE)
-_BARE_NUMBER = re.compile(rf"(?<![\w.-]){_NUMBER}", re.IGNORECASE)
+                         r"contrase[ñn]a|passwort|kennwort|mot de passe)\b|密码|验证码|口令|パスワード|暗証番号")
+_LINK = re.compile(_URL)
+_PAY_WORD = re.compile(_PAY)
+# Every injection marker holds one of these: a substring test skips the regex for ordinary text.
+_INJECTION_HINTS = ("ignor", "system prompt", "developer message", "new instruction", "you are now", "忽略",
+                    "系统提示", "無視")
+
+
+def _injection(lowered: str) -> re.Match | None:
+    return _INJECTION.search(lowered) if any(h in lowered for h in _INJECTION_HINTS) else None
+
+_DESTINATION = re.compile(f"{_PAY}|{_ACCOUNT_WORD}")
+_BARE_NUMBER = re.compile(rf"(?<![\w.-]){_NUMBER}")
 SPLIT_NUMBER_WORDS = 6  # "it's 999-000-1234 (the new one)": the number event is short
-_PAYEE = re.compile(_EMAIL, re.IGNORECASE)
+_PAYEE = re.compile(_EMAIL)
 _TARGETS = (("a changed destination for money", _MONEY), ("an account number", _ACCOUNT),
             ("a credential", _CREDENTIAL), ("a link", _LINK), ("an e-mail payee", _PAYEE))
 
@@ -121,9 +126,10 @@ def instruction_cue(text: str | None) -> str | None:
 
 
 def _plain_cue(text: str) -> str | None:
-    if found := _INJECTION.search(text):
-        return f"a prompt-injection marker ({found.group(0)!r})"
-    if found := _MONEY.search(text):
+    text = text.lower()  # the patterns are lower case: much faster than re.IGNORECASE (~5× here)
+    if _injection(text):
+        return f"a prompt-injection marker ({_injection(text).group(0)!r})"
+    if _PAY_WORD.search(text) and (found := _MONEY.search(text)):  # the payment word first: cheap
         return f"a changed destination for money ({found.group(0).strip()!r})"
     directive = _DIRECTIVE.search(text)
     if directive is None:
@@ -142,7 +148,7 @@ def split_cue(before: str | None, text: str | None) -> str | None:
     account number (a short text: a longer one is a conversation of its own)."""
     if not before or not text:
         return None
-    first, second = revealed(before), revealed(text)
+    first, second = revealed(before).lower(), revealed(text).lower()
     if _plain_cue(first) or _plain_cue(second):
         return None  # each is judged on its own
     if cue := _plain_cue(f"{first.rstrip(' .。:：')} {second}"):
@@ -164,8 +170,8 @@ def unit_cue(text: str | None) -> str | None:
     with the service token")."""
     if not text:
         return None
-    text = revealed(text)
-    if found := _INJECTION.search(text):
+    text = revealed(text).lower()
+    if found := _injection(text):
         return f"a prompt-injection marker ({found.group(0)!r})"
     for what, pattern in (*_TARGETS[:2], *_TARGETS[3:]):
         if target := pattern.search(text):
