@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hindbrain.jobs import HindsightReport, run_hindsight
 from hindbrain.learning import lifecycle
+from hindbrain.learning.authority import OPERATOR, granted_by, refusal, trust_raised
 from hindbrain.learning.llm import Extractor, OpenAICompatibleExtractor
 from hindbrain.learning.records import decision
 from hindbrain.learning.runtime import LearnerRuntime
@@ -167,15 +168,24 @@ class Brain:
                 self.runner.submit(records)
         return [r if isinstance(r, InvalidInput) else r["envelope"]["record_id"] for r in checked]
 
-    def learn(self, **fields) -> str:
+    def learn(self, *, granted_by: str | None = None, **fields) -> str:
         """Propose a cognitive unit: when ``condition``, do ``action``, because ``reason``,
         verified by ``evidence``. ``source="read"`` (knowledge) needs a ``citation``.
-        Returns the fragment id."""
+        Returns the fragment id.
+
+        ``seed=True`` and a ``confidence`` above the source's default raise trust: they are an
+        operator's grant (this embedded call, ``seed``, an admin key), refused with
+        ``InvalidInput`` together with an ``agent`` (``learning.authority``). ``granted_by``
+        names the operator (``explain`` shows it); default: the embedded SDK's caller."""
         data = validated(LearnInput, "learn", **fields)
+        raised = trust_raised(data.seed, data.confidence, data.source)
+        if raised and data.agent:
+            raise InvalidInput("learn", raised, refusal(raised, f"agent {data.agent!r}"))
         fragment_id = data.fragment_id or new_id("cognition")
+        producer = f"{OPERATOR}:{granted_by or 'embedded'}" if raised else PRODUCER_SDK
         record = {
             "envelope": envelope("cognition", data.tenant, agent=data.agent, task=data.task,
-                                 causation_ids=data.event_ids, record_id=fragment_id),
+                                 causation_ids=data.event_ids, record_id=fragment_id, producer=producer),
             "fragment_id": fragment_id, "condition": data.condition, "action": data.action,
             "reason": data.reason, "evidence": data.evidence, "scope": dict(data.scope), "source": data.source,
             "citation": data.citation, "confidence": data.confidence, "seed": data.seed,
@@ -199,7 +209,7 @@ class Brain:
             raise InvalidInput("seed", "tenant", "give tenant= (or 'tenant:' in the seed file)")
         accepted, refused = proposals(tenant, items)
         for data in accepted:
-            self.learn(**data.model_dump())
+            self.learn(**data.model_dump(), granted_by=f"seed file {Path(path).name}" if path is not None else "seed")
         return SeedReport([d.fragment_id for d in accepted], refused)
 
     def outcome(self, **fields) -> str:
@@ -347,10 +357,17 @@ class Brain:
             chain = [e for e in chain if e["record"].get("envelope", {}).get("tenant") == tenant]
         for entry in chain if self.engine.quarantine else ():
             record = entry["record"]
-            created = {"perception": record["envelope"]["record_id"], "cognition": record.get("fragment_id")}
+            created = {"perception": record["envelope"]["record_id"], "cognition": record.get("fragment_id"),
+                       "decision": (record.get("subject_ids") or [None])[0]
+                       if record.get("kind") == BELIEF_INDUCED else None}  # a belief: tainted by its events
             subject = created.get(entry["record_type"])  # the event or unit this record made
             if subject and (reason := self.index.quarantine_of(record["envelope"]["tenant"], subject)):
                 entry["quarantine"] = reason
+        for entry in chain:
+            record = entry["record"]
+            if entry["record_type"] == "cognition" and (granter := granted_by(
+                    record["envelope"]["producer"], record["seed"], record["confidence"], record["source"])):
+                entry["granted_by"] = granter  # who raised its trust (a seed, a confidence override)
         return chain
 
     def _explain(self, item_id: str) -> list[dict]:

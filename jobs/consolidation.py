@@ -25,6 +25,7 @@ from __future__ import annotations
 from hindbrain.jobs.units import LIVE, UnitRow
 from hindbrain.learning.records import decision, derived_id
 from hindbrain.projections.unit_states import UNITS_MERGED
+from hindbrain.recall.provenance import belief_evidence
 from hindbrain.recall.tokenize import tokens
 from hindbrain.schemas.records import envelope
 
@@ -109,7 +110,7 @@ def promotions(beliefs: list, proposed: set[str], now_us: int, run_id: str) -> l
                        ts_us=now_us)
         out.append(("cognition", {
             "envelope": env, "fragment_id": fid, "condition": " and ".join(where), "action": action,
-            "reason": f"a belief held by outcomes: {b.text}", "evidence": f"belief {b.belief_id}",
+            "reason": f"a belief held by outcomes: {b.text}", "evidence": belief_evidence(b.belief_id),
             "scope": {k: str(v) for k, v in b.scope.items()}, "source": "lived", "citation": None,
             "confidence": round(b.confidence, 6), "seed": False, "event_ids": list(b.key_event_ids),
             "entities": [],

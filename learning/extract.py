@@ -24,7 +24,8 @@ of a preference ("I prefer answers in Chinese", "以后请用表格") — a ``me
 ``feedback`` spoken by the user (``speaker="user"`` or the person's own name, as integrations
 pass it), explicit by ``signal="explicit"``, by being feedback, or by its own standing words
 ("please always", "from now on", "以后") — becomes "when working for that user
-(``scope["user"]``, else the speaker's name), follow the stated preference". Plain dialogue
+(``scope["user"]``, else the speaker's name, else — the speaker only the role "user" — that
+session), follow the stated preference" (``person_scope``: never for every user). Plain dialogue
 turns ("I like hiking") carry no explicit signal and stay events.
 """
 
@@ -150,6 +151,18 @@ def speaking_user(event: dict) -> str | None:
     return speaker if persons_turn(speaker, event["envelope"].get("agent")) else None
 
 
+def person_scope(scope: dict, speaker: str, session: str | None) -> dict | None:
+    """The scope that binds a preference to the person who stated it: ``scope["user"]`` as
+    given, else the speaker's own name; a speaker who is only the role ``"user"`` binds it to
+    the conversation (``scope["session"]``, personal like a user: ``recall.gate.PERSONAL``);
+    with neither, None: nobody to bind it to, and a role name is everybody (issue 27)."""
+    if scope.get("user"):
+        return scope
+    if speaker != "user":
+        return {**scope, "user": speaker}  # the person who said it is whom it is for
+    return {**scope, "session": session} if session else None
+
+
 def preference(statement: dict) -> Proposal | None:
     """The unit a user's explicit preference statement asks for, or None. The statement is
     explicit when the caller says so (``signal="explicit"``, a ``feedback`` event) or when its
@@ -160,11 +173,11 @@ def preference(statement: dict) -> Proposal | None:
     if (statement["kind"] not in ("message", "feedback") or speaker is None or not explicit
             or statement.get("polarity") is not None or not _PREFERENCE.search(text)):
         return None
-    scope = dict(statement.get("scope", {}))
-    if speaker != "user":
-        scope.setdefault("user", speaker)  # the person who said it is whom it is for
+    scope = person_scope(dict(statement.get("scope", {})), speaker, statement.get("session"))
+    if scope is None:
+        return None
     user, topic = scope.get("user"), topic_of(statement)
-    condition = (f"working for user {user}" if user else "working for this tenant's users") + (
+    condition = (f"working for user {user}" if user else f"working in session {scope['session']}") + (
         f" on {topic}" if topic else "")
     return Proposal(condition, f"follow the stated preference: {text}", "the user stated it explicitly",
                     f"stated in session {statement.get('session') or '?'}", [_id(statement)],

@@ -85,6 +85,8 @@ def _check(tenant: str, entry) -> tuple[str | None, LearnInput | None]:
     condition = entry.get("condition")
     if not isinstance(condition, str) or not condition.strip():
         return "no 'condition': a seed must say when it applies (its trigger condition)", None
+    if entry.get("agent"):  # a seed is the operator's word, shared at once (``learning.authority``)
+        return "field 'agent': a seed is the operator's, never an agent's: leave 'agent' out", None
     failed = failed_check(condition, entry.get("action") or "")
     if failed:
         return f"fails '{failed[0]}': {failed[1]}", None

@@ -52,6 +52,13 @@ def layer_of(belief: Belief, scene: str | None, user: str | None, admitted: froz
     return None
 
 
+def briefable(belief: Belief, user: str | None) -> bool:
+    """Whether the poisoning defence lets ``belief`` be briefed to a decision for ``user``: a
+    belief resting on quarantined words (``Belief.quarantine``) is briefed only to the user it
+    is personal to, as the words themselves reach only their speaker's recalls (issue 27)."""
+    return not belief.quarantine or (user is not None and belief.scope.get("user") == user)
+
+
 def window_arms(windows: dict[str, tuple[str, str]], decision_key: str | None) -> dict[str, tuple[str, str]]:
     """For each open A/B window, the belief this decision is given: ``{belief id: (window, arm)}``.
     Without a task or agent to split on, a decision gets neither arm (it cannot be attributed)."""

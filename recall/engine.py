@@ -99,7 +99,8 @@ class RecallEngine:
         near, views = self._semantic(query, mask, clock, fetch, vectors)
         arms = belief_layers.window_arms(tenant.windows, query.decision_key)
         emotion = query.emotion[0] if query.emotion else None
-        briefed = _within(belief_layers.briefing(list(tenant.beliefs.values()), query.scene, query.user,
+        beliefs = [b for b in tenant.beliefs.values() if not self.quarantine or belief_layers.briefable(b, query.user)]
+        briefed = _within(belief_layers.briefing(beliefs, query.scene, query.user,
                                                  admitted=frozenset(arms), emotion=emotion), query.budget_tokens)
         ranked, explain = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views)
         clock.lap("score")

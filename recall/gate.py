@@ -98,7 +98,9 @@ def injection_value(item: GateItem) -> float:
     return max(item.relevance, 0.0) * doc.confidence * actionability(doc) * item.scope_match / max(doc.tokens, 1)
 
 
-PERSONAL = ("user",)  # scope keys that make an item personal: only a recall for that user may see it
+# Scope keys that make an item personal: only a recall for that user (or that conversation:
+# a preference stated by the role "user", ``learning.extract.person_scope``) may see it.
+PERSONAL = ("user", "session")
 
 
 def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:

@@ -27,7 +27,14 @@ from hindbrain.recall import keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.cues import index_terms
 from hindbrain.recall.lexical import BM25Index
-from hindbrain.recall.provenance import inherited_quarantine, quarantine_reason, unit_quarantine_reason
+from hindbrain.recall.provenance import (
+    event_quarantine,
+    inherited_quarantine,
+    rests_on,
+    said_text,
+    split_quarantine,
+    unit_quarantine_reason,
+)
 from hindbrain.recall.tokenize import estimate_tokens, tokens
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.streams.processing import Decoded
@@ -94,6 +101,7 @@ class Doc:
     session: str | None = None  # events: the conversation it was perceived in (rendered with its quote)
     origin: str | None = None  # events: who produced the text, when the producer said (agent, user, tool, document)
     fleet: bool = False  # units: independent agents verified it (``share``); it lifts a unit's quarantine
+    evidence: str | None = None  # units: what showed it works (a promoted unit names its belief: its taint)
 
     @property
     def fresh_since_us(self) -> int:
@@ -122,6 +130,9 @@ class Belief:
     ts_us: int
     tokens: int = 0
     cues: frozenset[str] = field(default_factory=frozenset)
+    # Why it is never briefed to another user (issue 27: taint follows data): it rests on a
+    # quarantined event or unit (``TenantIndex.add_belief``).
+    quarantine: str | None = None
 
 
 Indexable = tuple[str, Doc, list[str]]  # (tenant, document, its cue terms)
@@ -135,6 +146,17 @@ SITUATION_LABELS = frozenset(_SITUATION_FIELDS)
 def situation_text(fields: dict) -> str:
     """``system: IAM / identity: normal account / ... / actual: no response``."""
     return " / ".join(f"{k}: {fields[k]}" for k in _SITUATION_FIELDS if fields.get(k))
+
+
+RECENT_THREADS = 50_000  # threads whose last event is kept for the split-directive cue, per tenant
+
+
+def _fields_of(doc: Doc) -> dict:
+    """What ``split_quarantine`` reads of an indexed event: its words (speaker and situation
+    included, as indexed) and who said it."""
+    said = doc.text.removeprefix(f"{doc.speaker}: ") if doc.speaker else doc.text  # ``event_doc`` prefixed it
+    return {"kind": doc.event_kind, "text": said, "speaker": doc.speaker, "origin": doc.origin,
+            "session": doc.session}
 
 
 def _ts_us(ts) -> int:
@@ -161,8 +183,7 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
               task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker,
-              quarantine=quarantine_reason(fields.get("kind"), fields["text"], speaker, agent, fields.get("session"),
-                                           fields.get("origin")),
+              quarantine=event_quarantine(fields, agent),
               session=fields.get("session"), origin=fields.get("origin"))
     doc, terms = _with_cues(doc, fields)
     return doc, terms + _field_terms(fields)
@@ -189,8 +210,8 @@ def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
     doc = Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
               float(row["confidence"]), dict(row["scope"]), _ts_us(row["ts"]), condition=row["condition"],
               action=row["action"], reason=row["reason"], status=row["status"],
-              owner=fragments.private_to(row["agent"], row["source"], row["seed"]),
-              quarantine=unit_quarantine_reason(row["text"], row["seed"]))
+              owner=fragments.private_to(row["agent"], row["source"], row["seed"]), evidence=row.get("evidence"),
+              quarantine=unit_quarantine_reason(said_text(row), row["seed"]))
     return _with_cues(doc, {**row, "text": row["condition"]})  # the rendered text would repeat the action
 
 
@@ -231,6 +252,7 @@ class TenantIndex:
         self.versions: dict[tuple[str, str], int] = {}
         self._retired = np.zeros(1024, dtype=bool)
         self.retired = 0
+        self.last_said: dict[tuple, Doc] = {}  # (agent, session or task, speaker) → its last event
 
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
         """Index documents with their cue terms; a redelivered id is skipped. Returns
@@ -242,7 +264,10 @@ class TenantIndex:
             seen.add(doc.id)
             doc.tokens = estimate_tokens(doc.text)
             if doc.kind == "fragment":  # the words it was learned from say more than its own cue
-                doc.quarantine = inherited_quarantine(doc.event_ids, self.quarantine_of) or doc.quarantine
+                doc.quarantine = inherited_quarantine(rests_on(doc.event_ids, doc.evidence), self.quarantine_of) \
+                    or doc.quarantine
+            else:
+                self._judge_with_previous(doc)
             fresh.append((doc, tokens(doc.text) + cues))
         if not fresh:
             return []
@@ -261,6 +286,26 @@ class TenantIndex:
             if doc.kind == "event":
                 self._take_version(n, doc)
         return [doc for doc, _ in fresh]
+
+    def _judge_with_previous(self, doc: Doc) -> None:
+        """A directive in one event and its number in the next (one speaker of one session or
+        task): both are quarantined (``recall.provenance.split_quarantine``)."""
+        thread = (doc.owner, doc.session or doc.task, doc.speaker)
+        before = self.last_said.pop(thread, None)
+        self.last_said[thread] = doc  # the newest thread last: the oldest is forgotten first
+        if len(self.last_said) > RECENT_THREADS:
+            del self.last_said[next(iter(self.last_said))]
+        if before is None or doc.quarantine or before.quarantine or not (doc.session or doc.task):
+            return
+        if reason := split_quarantine(_fields_of(before), _fields_of(doc), doc.owner):
+            doc.quarantine = reason
+            before.quarantine = f"{reason} (with {doc.id})"
+
+    def add_belief(self, belief: Belief) -> None:
+        """A belief, tainted by what it rests on: one resting on a quarantined event or unit is
+        quarantined the same way (a summary quoting a quarantined ``actual=`` word for word)."""
+        belief.quarantine = inherited_quarantine(belief.event_ids, self.quarantine_of)
+        self.beliefs[belief.id] = belief
 
     def _take_version(self, no: int, doc: Doc) -> None:
         """A stored item's new version (``recall.keyed``, in log order) retires the one before it;
@@ -285,7 +330,10 @@ class TenantIndex:
         independent agents verified says its quarantine is lifted."""
         no = self.by_id.get(doc_id)
         doc = None if no is None else self.docs[no]
-        if doc is None or not doc.quarantine:
+        if doc is None:
+            belief = self.beliefs.get(doc_id)
+            return belief.quarantine if belief is not None else None
+        if not doc.quarantine:
             return None
         return f"{doc.quarantine} (lifted: verified by independent agents)" if doc.fleet else doc.quarantine
 
@@ -440,14 +488,19 @@ class RecallIndex:
 
     def observe(self, batch: list[Decoded]) -> None:
         """Runner listener: index appended records the moment they are in the log."""
-        self.add([item for decoded in batch for item in indexable(decoded)])
+        items = [item for decoded in batch for item in indexable(decoded)]
+        # Taint follows data: events first, then the beliefs resting on them, then the units
+        # (a unit promoted from a belief inherits its quarantine).
+        self.add([item for item in items if item[1].kind == "event"])
+        for decoded in batch:
+            if decoded.record_type == "decision" and decoded.record["kind"] == beliefs.BELIEF_INDUCED:
+                for row in beliefs.project(decoded.record_type, decoded.record, decoded.position):
+                    self.add_belief(row["tenant"], belief_of(row))
+        self.add([item for item in items if item[1].kind != "event"])
         for decoded in batch:
             if decoded.record_type == "outcome":
                 self._observe_outcome(decoded.record)
-            elif decoded.record_type == "decision" and decoded.record["kind"] == beliefs.BELIEF_INDUCED:
-                for row in beliefs.project(decoded.record_type, decoded.record, decoded.position):
-                    self.add_belief(row["tenant"], belief_of(row))
-            elif decoded.record_type == "decision":
+            elif decoded.record_type == "decision" and decoded.record["kind"] != beliefs.BELIEF_INDUCED:
                 self._observe_decision(decoded)
 
     def _observe_decision(self, decoded: Decoded) -> None:
@@ -471,14 +524,19 @@ class RecallIndex:
 
     def add_belief(self, tenant: str, belief: Belief) -> None:
         with self._lock:
-            self.tenant(tenant).beliefs[belief.id] = belief
+            self.tenant(tenant).add_belief(belief)
 
     def load(self, warehouse, chunk: int = 20_000) -> int:
         """(Re)build from the views. Returns the number of documents indexed."""
         self.tenants.clear()
         self._outcomes_seen.clear()
-        for table in (events.TABLE, fragments.TABLE):
+        for table in (events.TABLE, beliefs.TABLE, fragments.TABLE):  # the order taint flows in (``observe``)
             names, rows = warehouse.query_columns(f"SELECT * FROM `{table.name}` FINAL ORDER BY _offset")
+            if table is beliefs.TABLE:
+                for values in rows:
+                    row = dict(zip(names, values, strict=True))
+                    self.tenant(row["tenant"]).add_belief(belief_of(row))
+                continue
             for start in range(0, len(rows), chunk):
                 items = []
                 for values in rows[start : start + chunk]:
@@ -508,10 +566,6 @@ class RecallIndex:
             no = index.by_id.get(item)
             if no is not None:
                 index.docs[no].last_used_us = last_used
-        names, rows = warehouse.query_columns(f"SELECT * FROM `{beliefs.TABLE.name}` FINAL ORDER BY _offset")
-        for values in rows:
-            row = dict(zip(names, values, strict=True))
-            self.tenant(row["tenant"]).beliefs[row["belief_id"]] = belief_of(row)
         return sum(len(t.docs) for t in self.tenants.values())
 
     def validate_layers(self, layers: list[str] | None) -> None:

@@ -76,6 +76,7 @@ except ImportError as exc:  # the extra is not installed
     raise ImportError("hindbrain.integrations.langgraph needs LangGraph: pip install 'hindbrain[langgraph]'") from exc
 
 from hindbrain.recall.keyed import STORE_DELETED, STORE_KEY, STORE_NAMESPACE
+from hindbrain.recall.quoting import prompt_text, quoted
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.schemas.records import new_id
 
@@ -158,6 +159,13 @@ class MemoryItem(SearchItem):
     def dict(self) -> dict:
         return {**super().dict(), "memory_id": self.memory_id, "recall_id": self.recall_id, "why": self.why}
 
+    @property
+    def prompt(self) -> str:
+        """The item as one line for a prompt, ``key: “text”``, through the one escape for what
+        reaches a prompt (``recall.quoting``; issue 27). ``value`` stays as stored: a store
+        round-trips what it was given; it is this text that goes into a prompt."""
+        return f"{prompt_text(self.key)}: {quoted(prompt_value(self.value))}"
+
 
 class SearchResults(list):
     """A search's items (a plain list to LangGraph) with the recall behind them: ``recall_id``
@@ -166,6 +174,11 @@ class SearchResults(list):
     def __init__(self, items: Iterable[MemoryItem] = (), recall_id: str | None = None, pack: Any = None):
         super().__init__(items)
         self.recall_id, self.pack = recall_id, pack
+
+    @property
+    def prompt(self) -> str:
+        """The items as a block for a prompt, one escaped line each (``MemoryItem.prompt``)."""
+        return "\n".join(item.prompt for item in self)
 
 
 # -- values and events (pure) ----------------------------------------------------------------------------
@@ -190,6 +203,13 @@ def value_text(value: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
         return json.dumps(dict(value), ensure_ascii=False), {STORE_VALUE: "json"}
     except (TypeError, ValueError) as exc:
         raise InvalidInput("put", "value", f"not JSON-serializable: {exc}") from None
+
+
+def prompt_value(value: Mapping[str, Any]) -> str:
+    """A value's words for a prompt: the text of ``{"text": s}``, else its JSON."""
+    if set(value) == {"text"} and isinstance(value["text"], str):
+        return value["text"]
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def value_of(text: str, fmt: str | None) -> dict:

@@ -38,6 +38,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from hindbrain.audit import timeline
+from hindbrain.learning.authority import key_grant
 from hindbrain.schemas.api import (
     ApproveInput,
     Id,
@@ -471,7 +472,11 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     @app.post(f"/{VERSION}/learn", tags=["agents"])
     async def learn(request: Request, body: LearnBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """Propose a cognitive unit ("when C, do A, because R"). Returns its fragment id."""
-        return {"fragment_id": await owner.call(brain.learn, tenant=tenant, **bound(request, _fields(body)))}
+        fields, key = bound(request, _fields(body)), request.state.key
+        grant, refused = key_grant(key.role, key.key_id, key.agent, fields)  # seeds are an operator's (issue 27)
+        if refused:
+            raise HTTPException(status_code=403, detail=refused)
+        return {"fragment_id": await owner.call(brain.learn, tenant=tenant, granted_by=grant, **fields)}
 
     @app.post(f"/{VERSION}/recall", tags=["agents"])
     async def recall(request: Request, body: RecallBody, tenant: str = Tenant):  # type: ignore[valid-type]

@@ -32,7 +32,10 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
+from hindbrain.learning.authority import refusal as grant_refusal
+from hindbrain.learning.authority import trust_raised
 from hindbrain.recall.pack import Recalled, RecallPack
+from hindbrain.recall.quoting import prompt_text
 from hindbrain.schemas.api import EventKind, Origin, Signal, Source, Trigger
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits, TokenBuckets
@@ -97,7 +100,8 @@ def recall_result(pack: RecallPack, explain: bool = False) -> RecallResult:
     """The tool's view of a ``RecallPack``: its id, its rendered prompt block and its items."""
 
     def item(r: Recalled) -> RecalledItem:
-        return RecalledItem(id=r.id, kind=r.kind, text=r.text, score=r.score, tokens=r.tokens, source=r.source,
+        return RecalledItem(id=prompt_text(r.id), kind=r.kind, text=prompt_text(r.text), score=r.score, tokens=r.tokens,
+                            source=prompt_text(r.source),
                             confidence=r.confidence, event_ids=list(r.event_ids), why=r.why if explain else None)
 
     return RecallResult(recall_id=pack.recall_id, prompt=pack.render(), items=[item(r) for r in pack.items],
@@ -216,6 +220,8 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
         """Propose a rule: WHEN condition, DO action, BECAUSE reason. With an agent it is that agent's
         until a second agent stands behind it (the fleet's sharing bar); without one it is shared at once.
         It gains or loses credit with the outcomes. Returns the fragment id."""
+        if raised := trust_raised(False, confidence, source):  # the tools are an agent's: no operator grant here
+            raise ToolError(f"learn: field {raised!r}: {grant_refusal(raised, 'an MCP client')}")
         return call("learn", condition=condition, action=action, reason=reason, evidence=evidence, scope=scope,
                     source=source, citation=citation, confidence=confidence, agent=agent, task=task,
                     event_ids=event_ids, entities=entities)

@@ -93,8 +93,8 @@ def test_explicit_word_seeds_and_agentless_units_are_shared_from_the_start(tmp_p
                    text="I prefer answers in Chinese, please", scope={"user": "alice"})
         [preference] = decisions(b, "unit_accepted")
         agentless = b.learn(tenant="acme", condition="deploys on Friday", action="ask the release manager first")
-        seeded = b.learn(tenant="acme", agent="a1", condition="the VPN drops", action="reconnect with the backup",
-                         seed=True, confidence=0.9)
+        seeded = b.learn(tenant="acme", condition="the VPN drops", action="reconnect with the backup",
+                         seed=True, confidence=0.9)  # a seed is the operator's, never an agent's (issue 27)
         private = b.learn(tenant="acme", agent="a1", condition="the printer jams", action="open tray two")
         pref = b.recall(tenant="acme", agent="a2", query="write the weekly answers for alice", user="alice")
         assert preference["subject_ids"][0] in {i.id for i in pref.items}  # the user's word, not a1's experience

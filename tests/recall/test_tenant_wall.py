@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindbrain import Brain
+from hindbrain.learning.authority import trust_raised
 
 LAYERS = ("episodic", "experience", "knowledge")
 TRIGGERS = ("task_start", "anomaly", "no_progress", "no_data", "unresolved_entity", "user_reference")
@@ -220,6 +221,8 @@ def write(wall: Wall, ledger: Ledger, tenants: list[str], held: list[tuple], bul
             fields = rest_on_own_events(tenant, dict(unit))
             if fields.get("source") == "read":
                 fields["citation"] = "IAM admin guide §4.3 (HTTP 403)"
+            if trust_raised(fields.get("seed", False), fields.get("confidence"), fields.get("source", "lived")):
+                fields.pop("agent", None)  # a seed or a raised confidence is an operator's, never an agent's
             ledger.own(tenant, brain.learn(tenant=tenant, **fields))
         for belief in beliefs_ if wall.believes else ():
             fields = {"confidence": 0.95, "support": 60, **rest_on_own_events(tenant, dict(belief))}

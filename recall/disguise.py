@@ -1,0 +1,91 @@
+"""What a text says once its disguise is taken off, for the provenance cues (issue 27, point 5).
+
+A cue word hidden from a regular expression is still read by the model it reaches: "ac\u200bcount",
+Cyrillic "аccount", "&#97;ccount", "ＡＣＣＯＵＮＴ", or the whole instruction as a base64 run
+the agent is asked to decode. ``revealed`` undoes each of these before the cues look:
+
+1. HTML entities are unescaped (twice: "&amp;#97;" is one more layer);
+2. NFKC folds compatibility forms (full-width letters and digits, ligatures, superscripts);
+3. format characters (Unicode category Cf: zero-width spaces and joiners, bidi embeddings and
+   isolates, the soft hyphen, the BOM) are removed: they change no word a reader sees;
+4. every letter the Unicode confusables table (UTS #39, through the maintained
+   ``confusable-homoglyphs`` package) lists as a look-alike of a Latin letter is replaced by
+   that letter (its *skeleton*), CJK and kana excepted (they are words of their own);
+5. each plausible base64 run (16+ characters of the alphabet) that decodes to printable UTF-8
+   text is appended, decoded, so its words are cued too.
+
+Pure and cached per character; a plain ASCII text without "&" takes a fast path (step 5 only).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import re
+import unicodedata
+from functools import cache
+
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_CJK_FROM = 0x2E80  # CJK radicals onward (kana, ideographs, Hangul): no Latin look-alike is meant there
+MIN_PRINTABLE = 0.9  # share of a decoded run's characters that must be printable to count as text
+
+
+@cache
+def _table() -> dict[int, str | None]:
+    """The ``str.translate`` table of steps 3 and 4: every format character (Cf) → removed,
+    every non-ASCII Latin look-alike (UTS #39 data) → the ASCII letter it mimics. Built once
+    (a scan of the code points that can be Cf), then each text is one C-level pass."""
+    from confusable_homoglyphs import confusables  # loads its JSON table once
+
+    table: dict[int, str | None] = {}
+    for char, entries in confusables.confusables_data.items():
+        if len(char) != 1 or char.isascii() or ord(char) >= _CJK_FROM:
+            continue
+        latin = next((e["c"] for e in entries if len(e["c"]) == 1 and e["c"].isascii() and e["c"].isalpha()), None)
+        if latin:
+            table[ord(char)] = latin
+    for point in _FORMAT_RANGES:
+        if unicodedata.category(chr(point)) == "Cf":
+            table[point] = None
+    return table
+
+
+# Where format characters live: the BMP, and the few supplementary blocks that have any
+# (Kaithi, Egyptian format controls, shorthand, musical symbols, tags).
+_FORMAT_RANGES = (*range(0x80, 0x10000), *range(0x110BD, 0x110CE), *range(0x13430, 0x13456),
+                  *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B), *range(0xE0001, 0xE0080))
+
+
+def unmasked(text: str) -> str:
+    """Steps 1–4 of the module: entities, NFKC, format characters, confusable skeletons."""
+    if text.isascii() and "&" not in text:
+        return text
+    if "&" in text:
+        text = html.unescape(html.unescape(text))
+    text = unicodedata.normalize("NFKC", text)
+    return text if text.isascii() else text.translate(_table())
+
+
+def decoded_runs(text: str) -> list[str]:
+    """The base64 runs of ``text`` that decode to readable UTF-8 text (step 5)."""
+    found = []
+    for run in _BASE64_RUN.findall(text):
+        body = run.rstrip("=")
+        padded = body + "=" * (-len(body) % 4)
+        try:
+            raw = base64.b64decode(padded, altchars=b"-_" if ("-" in body or "_" in body) else None, validate=True)
+            said = raw.decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if said and sum(ch.isprintable() or ch.isspace() for ch in said) >= MIN_PRINTABLE * len(said):
+            found.append(said)
+    return found
+
+
+def revealed(text: str) -> str:
+    """``text`` as a reader sees it (steps 1–4), with its decoded base64 runs (also unmasked)
+    on lines of their own (see the module)."""
+    plain = unmasked(text)
+    runs = decoded_runs(plain)
+    return "\n".join([plain, *map(unmasked, runs)]) if runs else plain
