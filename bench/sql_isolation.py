@@ -13,6 +13,9 @@
 3. Sends every attack of ``tests/security/test_sql_sandbox.py`` with the analyst key and counts
    answers that ran (2xx), that show a line of ``/etc/passwd``, the brain's folder or the
    victim's secret, and 5xx.
+4. Leaves 6 heavy queries 1.5 s after sending them (on the owner's and a replica's connections
+   in turn) and times the next query: it waits for the lane, so a query that ran on after its
+   client left shows as a wait of seconds (the limit), one that was killed as a fraction.
 
 Prints p50/p99 quiet and loaded and their ratios (target: loaded recall p99 <= 2x quiet), and
 the counts (target: 0, 0, 0, 0).
@@ -25,6 +28,7 @@ import http.client
 import importlib.util
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -144,6 +148,24 @@ def attack_counts(port: int, key: str, home: Path) -> dict:
     return counts
 
 
+def abandoned(port: int, key: str, trials: int = 6) -> list[float]:
+    """Seconds the next query waited after each abandoned heavy query (killed: well under 1 s)."""
+    waits = []
+    for n in range(trials):
+        if n % 2:  # one more connection: the owner deals connections in turn, so the next lands elsewhere
+            post(port, "GET", "/healthz", None, key)
+        body = json.dumps({"query": HEAVY}).encode()
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(f"POST /v1/sql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Type: "
+                     f"application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        time.sleep(1.5)
+        sock.close()
+        started = time.perf_counter()
+        post(port, "POST", "/v1/sql", {"query": "SELECT count() AS n FROM events"}, key)
+        waits.append(time.perf_counter() - started)
+    return waits
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=24.0, help="per phase (quiet, loaded), over all rounds")
@@ -172,6 +194,7 @@ def main() -> None:
                 failed += f
                 heavy += statuses
             counts = attack_counts(args.port, analyst, home)
+            waits = abandoned(args.port, analyst)
         finally:
             proc.terminate()
             proc.wait(timeout=60)
@@ -184,6 +207,8 @@ def main() -> None:
           f"{pct(loaded_p, .99) / pct(quiet_p, .99):.2f}x")
     print(f"victim non-2xx answers: {failed}; heavy queries answered: {len(heavy)} "
           f"(statuses {sorted({s for s, _ in heavy})}), e.g. {limits}")
+    print(f"abandoned heavy queries: the next query waited {', '.join(f'{w:.2f}' for w in waits)} s "
+          f"({sum(w < 3 for w in waits)} of {len(waits)} killed at once; one that ran on holds the lane ~8.5 s)")
     print("attacks over HTTP: " + ", ".join(f"{k} {v}" for k, v in counts.items())
           + " (targets: 0 ran, 0 reads, 0 5xx)")
 

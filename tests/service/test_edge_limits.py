@@ -160,3 +160,12 @@ def test_mcp_over_http_on_a_busy_port_fails_at_once_in_one_line(tmp_path, capsys
     assert capsys.readouterr().err.strip().splitlines() == [
         f"hindbrain mcp: cannot listen on 127.0.0.1:{port}: Address already in use"]
     assert not (tmp_path / "log.sqlite").exists()  # refused before the brain was opened
+
+
+@pytest.mark.parametrize("agent", [" ", "bot\n7"])
+def test_the_cli_refuses_a_blank_or_control_character_key_agent_in_one_line(tmp_path, capsys, agent):
+    from hindbrain.cli import main
+
+    assert main(["--home", str(tmp_path), "keys", "create", "--tenant", "acme", "--agent", agent]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("keys create: keys: field 'agent': ")
