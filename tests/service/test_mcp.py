@@ -154,7 +154,7 @@ class HttpServer:
         self.url = f"http://127.0.0.1:{port}/mcp"
         self.proc = subprocess.Popen([*SERVER, "--home", str(home), "--transport", "http", "--port", str(port)],
                                      env={**os.environ, **FAST}, cwd=REPO, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 25
+        deadline = time.monotonic() + 90  # at load 28 on 2 cores, start-up took > 25 s; a dead server fails at once
         while True:  # an answer, not a connection: the port is bound before the brain opens
             try:
                 httpx2.get(self.url, timeout=1.0)
