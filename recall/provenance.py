@@ -151,8 +151,12 @@ def split_cue(before: str | None, text: str | None) -> str | None:
     first, second = revealed(before).lower(), revealed(text).lower()
     if _plain_cue(first) or _plain_cue(second):
         return None  # each is judged on its own
-    if cue := _plain_cue(f"{first.rstrip(' .。:：')} {second}"):
-        return f"{cue}, split across two events"
+    joined = f"{first.rstrip(' .。:：')} {second}"  # only money and accounts: a question after a request
+    if _PAY_WORD.search(joined) and (found := _MONEY.search(joined)):  # ("… always …", "my API key?") no cue
+        return f"a changed destination for money ({found.group(0).strip()!r}), split across two events"
+    if (directive := _DIRECTIVE.search(joined)) and (found := _ACCOUNT.search(joined)):
+        return (f"a standing directive ({directive.group(0)!r}) with an account number "
+                f"({found.group(0).strip()!r}), split across two events")
     for said, number in ((first, second), (second, first)):
         directive = _DIRECTIVE.search(said)
         if directive and _DESTINATION.search(said) and len(number.split()) <= SPLIT_NUMBER_WORDS \
