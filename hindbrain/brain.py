@@ -142,7 +142,9 @@ class Brain:
         return record["envelope"]["record_id"]
 
     def perceive_many(self, events: Iterable[dict]) -> list[str]:
-        """Bulk ``perceive``: validates every event first, then appends all in one batch."""
+        """Bulk ``perceive``: validates every event first, then appends all in one batch. A batch
+        is one tenant's (as over HTTP, where the API key is one tenant): events of another tenant
+        are refused (``InvalidInput`` on ``tenant``, naming the event), nothing written."""
         with gc_paused():
             return self._perceive_many(events)
 
@@ -152,6 +154,7 @@ class Brain:
             if isinstance(result, InvalidInput):  # keep the field, name the event
                 message = str(result).removeprefix(f"{result.operation}: field {result.field!r}: ")
                 raise InvalidInput(result.operation, result.field, f"event #{n}: {message}")
+        one_tenant(checked)
         self.runner.submit([("perception", r) for r in checked])
         return [r["envelope"]["record_id"] for r in checked]
 
@@ -397,6 +400,23 @@ class Brain:
         names, rows = self.warehouse.query_columns(query, parameters, readonly=True)
         return [dict(zip(names, r, strict=True)) for r in rows]
 
+    def stored(self, *, tenant: str | None, prefix: Iterable[str] = (), key: str | None = None,
+               agent: str | None = None) -> list[dict]:
+        """The live items a key-value store (``HindbrainStore``) keeps on the log under the
+        namespace ``prefix`` — or the one item ``key`` of the namespace ``prefix`` — in
+        LangGraph's ``InMemoryStore`` order (``hindbrain.recall.stored``): dicts of
+        ``namespace``, ``key``, ``value``, ``created_at``, ``updated_at``, ``memory_id``,
+        ``indexed``. ``agent``: only that agent's items and the tenant's shared ones.
+        ``tenant=None`` reads every tenant's."""
+        from hindbrain.recall.stored import read_items
+
+        labels = tuple(prefix)
+        if tenant is not None and not isinstance(tenant, str):
+            raise InvalidInput("stored", "tenant", f"a tenant is a string, not {type(tenant).__name__}")
+        if not all(isinstance(label, str) for label in labels):
+            raise InvalidInput("stored", "prefix", "a namespace is a sequence of strings")
+        return read_items(self.sql, tenant, labels, key, agent)
+
     def stats(self) -> dict:
         """Rows per view, log length, and dead letters, for operators."""
         self.runner.flush()
@@ -418,6 +438,14 @@ def recall_with_records(index: RecallIndex, engine: RecallEngine, fields: dict) 
     recall_record, injection_record = recall_records(q, result)
     pack = pack_of(recall_record["recall_id"], q.budget_tokens, result)
     return pack, [("recall", recall_record), ("injection", injection_record)]
+
+
+def one_tenant(records: list[dict]) -> None:
+    """``InvalidInput`` naming the first record of another tenant than the first's."""
+    for n, record in enumerate(records):
+        if (tenant := record["envelope"]["tenant"]) != (first := records[0]["envelope"]["tenant"]):
+            raise InvalidInput("perceive", "tenant", f"event #{n}: a batch is one tenant's; this one names "
+                                                     f"{tenant!r} after {first!r} (send one batch per tenant)")
 
 
 def _checked_perceptions(events: Iterable[dict]) -> list[dict | InvalidInput]:

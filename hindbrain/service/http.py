@@ -77,6 +77,12 @@ class PerceiveBatch(BaseModel):
     events: list[PerceiveBody] = Field(min_length=1, max_length=10_000)  # type: ignore[valid-type]
 
 
+class StoreItemsBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    prefix: list[str] = Field(default_factory=list, max_length=64, description="the namespace (prefix), by label")
+    key: str | None = Field(None, min_length=1, description="one item of the namespace ``prefix``; absent: all")
+
+
 class SqlBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=100_000)
@@ -487,6 +493,16 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         chain = await owner.call(brain.explain, item_id, tenant=tenant)
         return {"item_id": item_id, "timeline": timeline(item_id, chain),
                 "chain": [{**e, "position": list(e["position"])} for e in chain]}
+
+    @app.post(f"/{VERSION}/store/items", tags=["agents"])
+    async def store_items(request: Request, body: StoreItemsBody, tenant: str = Tenant):
+        """The live items of a key-value store (LangGraph's ``HindbrainStore``) under ``prefix``, in
+        LangGraph's order (``Brain.stored``): what an agent key needs to get, list and search its
+        store. A key bound to one agent reads that agent's items and the tenant's shared ones."""
+        items = await owner.call(brain.stored, tenant=tenant, prefix=body.prefix, key=body.key,
+                                 agent=request.state.key.agent)
+        return {"items": [{**i, "namespace": list(i["namespace"]), "created_at": i["created_at"].isoformat(),
+                           "updated_at": i["updated_at"].isoformat()} for i in items]}
 
     @app.post(f"/{VERSION}/sql", tags=["analysts"])
     async def sql(body: SqlBody, tenant: str = Tenant):
