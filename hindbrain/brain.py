@@ -27,6 +27,7 @@ from hindbrain.recall.pack import RecallPack
 from hindbrain.recall.query import build_query
 from hindbrain.recall.reading import reading
 from hindbrain.recall.records import pack_of, recall_records
+from hindbrain.recall.same_event import conflict
 from hindbrain.schemas.api import (
     ApproveInput,
     BelieveInput,
@@ -134,10 +135,13 @@ class Brain:
         """Record something an agent perceived, did or was told; returns the event id.
 
         Required: ``tenant`` and one of ``text``/``action``. A caller-provided ``event_id``
-        is kept, and the same id twice is one event. Raises ``ValueError`` (InvalidInput)
+        is kept, and the same id twice is one event; the same id with other content is refused
+        (``InvalidInput`` on ``event_id``: ``hindbrain.recall.same_event``). Raises ``ValueError`` (InvalidInput)
         naming the field on bad input; nothing is written then.
         """
         record = _perception(validated(PerceiveInput, "perceive", **fields))
+        if (refused := conflict(self.index, record, {})) is not None:
+            raise refused
         self.runner.submit([("perception", record)])
         return record["envelope"]["record_id"]
 
@@ -149,7 +153,7 @@ class Brain:
             return self._perceive_many(events)
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
-        checked = _checked_perceptions(events)
+        checked = self._checked_perceptions(events)
         for n, result in enumerate(checked):
             if isinstance(result, InvalidInput):  # keep the field, name the event
                 message = str(result).removeprefix(f"{result.operation}: field {result.field!r}: ")
@@ -163,11 +167,25 @@ class Brain:
         one batch, and each position holds the event's id or the ``InvalidInput`` that
         refused it (a server batching concurrent requests answers each one)."""
         with gc_paused():
-            checked = _checked_perceptions(events)
+            checked = self._checked_perceptions(events)
             records = [("perception", r) for r in checked if not isinstance(r, InvalidInput)]
             if records:
                 self.runner.submit(records)
         return [r if isinstance(r, InvalidInput) else r["envelope"]["record_id"] for r in checked]
+
+    def _checked_perceptions(self, events: Iterable[dict]) -> list[dict | InvalidInput]:
+        """Each event's perception record, or the ``InvalidInput`` that refused it (a bad field,
+        or an event id already used for other content)."""
+        out: list[dict | InvalidInput] = []
+        earlier: dict = {}
+        for fields in events:
+            try:
+                record = _perception(validated(PerceiveInput, "perceive", **fields))
+            except InvalidInput as exc:
+                out.append(exc)
+                continue
+            out.append(conflict(self.index, record, earlier) or record)
+        return out
 
     def learn(self, **fields) -> str:
         """Propose a cognitive unit: when ``condition``, do ``action``, because ``reason``,
@@ -448,15 +466,6 @@ def one_tenant(records: list[dict]) -> None:
                                                      f"{tenant!r} after {first!r} (send one batch per tenant)")
 
 
-def _checked_perceptions(events: Iterable[dict]) -> list[dict | InvalidInput]:
-    """Each event's perception record, or the ``InvalidInput`` that refused it."""
-    out: list[dict | InvalidInput] = []
-    for fields in events:
-        try:
-            out.append(_perception(validated(PerceiveInput, "perceive", **fields)))
-        except InvalidInput as exc:
-            out.append(exc)
-    return out
 
 
 def semantic_index(cfg: Settings, follow: bool = False):
