@@ -41,6 +41,7 @@ from hindbrain.schemas.api import (
 )
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import PRODUCER_SDK, envelope, new_id, now_us, to_us
+from hindbrain.served import check_not_served
 from hindbrain.service import tenant_sql
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import freeze_long_lived, gc_paused, thaw
@@ -93,6 +94,7 @@ class Brain:
             from hindbrain.distributed import open_distributed
 
             return open_distributed(cls, cfg, extractor)
+        check_not_served(cfg.home)  # one line naming the serving process, not chDB's lock traceback
         log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
         warehouse = open_views(cfg, log)
         brain = cls(log, warehouse, cfg)
@@ -434,6 +436,14 @@ class Brain:
         if not all(isinstance(label, str) for label in labels):
             raise InvalidInput("stored", "prefix", "a namespace is a sequence of strings")
         return read_items(self.sql, tenant, labels, key, agent)
+
+    @staticmethod
+    def views(tenant: str | None = None) -> dict[str, list[dict]]:
+        """The SQL views ``sql`` reads, each with its columns (``[{"name", "type"}]``): the same
+        for every tenant (``tenant`` is accepted for symmetry with ``sql``), log columns included."""
+        from hindbrain.projections.views import TABLES
+
+        return {name: [{"name": n, "type": t} for n, t in table.all_columns] for name, table in sorted(TABLES.items())}
 
     def stats(self) -> dict:
         """Rows per view, log length, and dead letters, for operators."""

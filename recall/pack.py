@@ -35,6 +35,9 @@ class Recalled:
     attribution: str = ""  # events: where it came from ("message from bob, session s-1"), rendered with the quote
 
 
+EMPTY = "No memory relevant to this situation yet."  # what an empty pack renders
+
+
 @dataclass(frozen=True)
 class RecallPack:
     recall_id: str
@@ -49,9 +52,10 @@ class RecallPack:
         return sum(i.tokens for i in self.briefing) + sum(i.tokens for i in self.items)
 
     def render(self) -> str:
-        """The block to put into the prompt: beliefs, then rules, then past events."""
+        """The block to put into the prompt: beliefs, then rules, then past events; an empty pack
+        is a sentence saying so (an empty string in a prompt template reads as a bug)."""
         if not self.items and not self.briefing:
-            return ""
+            return EMPTY
         lines = [f"[hindbrain recall {self.recall_id}: {len(self.briefing) + len(self.items)} items, "
                  f"{self.tokens}/{self.budget_tokens} tokens]"]
         if self.briefing:

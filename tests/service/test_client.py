@@ -87,7 +87,7 @@ def served(tmp_path_factory):
     proc = _spawn(home, port, HINDBRAIN_RATE_LIMIT=str(RATE), HINDBRAIN_RATE_BURST=str(BURST))
     try:
         wait_ready(proc, f"http://127.0.0.1:{port}")
-        yield SimpleNamespace(url=f"http://127.0.0.1:{port}", keys=keys, store=store)
+        yield SimpleNamespace(url=f"http://127.0.0.1:{port}", keys=keys, store=store, home=home, pid=proc.pid)
     finally:
         _stop(proc)
 
@@ -579,3 +579,20 @@ def test_one_event_id_with_other_content_is_a_conflict_over_http(served, acme):
             client.perceive_many([{"text": "other words again", "event_id": "ev_http_conflict"}])
         assert client.sql("SELECT text FROM events WHERE event_id = 'ev_http_conflict'") == \
             [{"text": "the first words"}]
+
+
+def test_the_command_line_reaches_a_served_home_over_http(served, acme, monkeypatch, capsys):
+    """``serve`` writes ``serve.json``; ``hindbrain sql`` on that home goes to the server with
+    ``HINDBRAIN_API_KEY``, and without a key says in one line who serves it."""
+    from hindbrain.cli import main
+
+    assert orjson.loads((served.home / "serve.json").read_bytes()) == {"pid": served.pid, "url": served.url}
+    monkeypatch.delenv("HINDBRAIN_API_KEY", raising=False)
+    assert main(["sql", "SELECT 1 AS one", "--home", str(served.home)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"served by process {served.pid} at {served.url}" in err
+    with Client(served.url, api_key=acme) as client:
+        client.perceive(text="seen through the command line", event_id="ev_cli_served")
+    monkeypatch.setenv("HINDBRAIN_API_KEY", acme)
+    assert main(["sql", "SELECT text FROM events WHERE event_id = 'ev_cli_served'", "--home", str(served.home)]) == 0
+    assert orjson.loads(capsys.readouterr().out) == {"text": "seen through the command line"}
