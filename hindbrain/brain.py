@@ -40,6 +40,7 @@ from hindbrain.schemas.api import (
     validated,
 )
 from hindbrain.schemas.codec import registry
+from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.schemas.records import PRODUCER_SDK, envelope, new_id, now_us, to_us
 from hindbrain.served import check_not_served
 from hindbrain.service import tenant_sql
@@ -299,7 +300,7 @@ class Brain:
         learner = self._learner("approve")
         self.runner.flush()
         unit = learner.unit(data.tenant, data.fragment_id)
-        if unit is None or unit.rung != "trait_proposed":
+        if unit is None or unit.rung != DecisionKind.TRAIT_PROPOSED:
             found = f"its rung is {unit.rung!r}" if unit else "the learner knows no such unit"
             raise InvalidInput("approve", "fragment_id", f"{data.fragment_id!r} is not a proposed trait ({found})")
         change = lifecycle.on_approval(unit, data.accept, data.approver)

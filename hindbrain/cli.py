@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 # Commands that make the brain's folder when it is missing: a demo fills a new brain, serve,
-# worker and learner start one, keys are made before the first serve, replay --into builds one.
-CREATING = frozenset({"demo", "serve", "worker", "learner", "keys", "replay", "mcp"})
+# worker and learner start one, keys are made before the first serve, replay --into builds one,
+# seed fills a new brain with curated units.
+CREATING = frozenset({"demo", "serve", "worker", "learner", "keys", "replay", "mcp", "seed"})
 
 
 class CliError(Exception):

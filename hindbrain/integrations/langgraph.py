@@ -26,28 +26,28 @@ log and the views, never recalled again (``hindbrain.recall.keyed``). ``delete``
 tombstone (an ``action`` event, scope ``store_deleted``): the item is gone from get and search,
 every version stays in the log, and ``explain`` still shows it. A later put brings the key back.
 
-**get** reads the live version from the ``events`` view (``created_at``: the first version
-since the last delete; ``updated_at``: the live one's). **search** without a query lists the
-live items under the prefix, newest first; with a ``query`` it is a *recall* (a recall record
-in the log, like any agent's) over the episodic layer, for the prefix's agent and user, and its
-items are the stored items under the prefix, best first, each a ``MemoryItem``: ``score`` is the
-recall's relevance, ``why`` its explanation (every channel, penalty and gate decision),
-``memory_id`` the event to credit, ``recall_id`` the recall. The list itself carries
-``recall_id`` and the whole ``pack``, so ``outcome(namespace, results, success=...)`` closes
-the loop as ``Brain.outcome`` does. ``filter`` (exact values, ``$eq $ne $gt $gte $lt $lte``),
-``limit`` and ``offset`` apply to the stored items; a query search asks recall for four times
-``offset + limit`` candidates (at most 1,000) and returns fewer when the recall, its budget or the
-filter found fewer. A search or listing whose prefix stops above the tenant label reads every
-tenant: an embedded ``Brain`` only (over HTTP the API key is one tenant).
+**get** reads the live version; an overwrite is a new item (``created_at`` = ``updated_at``, as
+``InMemoryStore`` answers). **batch** answers every read from the state before the batch, then
+appends its puts and deletes (the last op of a key winning), as ``InMemoryStore.batch``.
+**search** without a query lists the live items under the prefix in ``InMemoryStore``'s order
+(``hindbrain.recall.stored``); with a ``query`` it ranks them by BM25 with a floor (an item
+sharing no content word of the query is no answer; ``index=False`` items never are) and makes a
+*recall* for the prefix's agent and user beside it (a record in the log): ``MemoryItem.why`` is
+its explanation for an item it also selected, ``memory_id`` the event to credit, ``recall_id``
+the recall; the list carries ``recall_id`` and the ``pack``, so ``outcome(namespace, results,
+success=...)`` closes the loop as ``Brain.outcome`` does. ``filter`` (exact values, ``$eq $ne
+$gt $gte $lt $lte``), ``limit`` and ``offset`` apply to the stored items. A search or listing
+whose prefix stops above the tenant label reads every tenant: an embedded ``Brain`` only.
 
 **Not supported**: ``ttl`` (hindbrain forgets by invalidation and volatility, never by a timer:
-``put(..., ttl=...)`` raises ``NotImplementedError``, as ``BaseStore`` does for such stores);
-``index`` has no effect (recall indexes every stored item by its words, cues and meaning).
+``put(..., ttl=...)`` raises ``NotImplementedError``, as ``BaseStore`` does for such stores).
+What still differs from ``InMemoryStore``, and why: docs/langgraph.md.
 
-The store calls only ``perceive_many``, ``recall``, ``outcome`` and ``sql`` on what it is given,
-so an embedded ``Brain`` and the HTTP ``hindbrain.Client`` serve alike. The async methods run the
-sync ones in a worker thread. Bad input raises ``InvalidInput`` naming the store's field
-(``namespace``, ``key``, ``value``, ``filter``) before anything is written.
+The store calls only ``perceive_many``, ``recall``, ``outcome`` and ``stored`` on what it is
+given, so an embedded ``Brain`` and the HTTP ``hindbrain.Client`` (an agent key is enough:
+``POST /v1/store/items``) serve alike. The async methods run the sync ones in a worker thread.
+Bad input raises ``InvalidInput`` naming the store's field (``namespace``, ``key``, ``value``,
+``filter``) before anything is written.
 """
 
 from __future__ import annotations
