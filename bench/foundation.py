@@ -166,23 +166,26 @@ def bench_perceive(calls: int, log_sync: str) -> tuple[float, float]:
 
 # -- 2. bulk ingest --------------------------------------------------------------------
 def bench_ingest(total: int, batch: int = 5000) -> float:
-    events = [{"tenant": f"t{i % 8}", "agent": "bench", "text": t} for i, t in enumerate(Corpus(SEED + 2).texts(total))]
+    texts = Corpus(SEED + 2).texts(total)
+    # eight tenants' events; a batch is one tenant's (Brain.perceive_many), so each is sent in its own batches
+    by_tenant = [[{"tenant": f"t{k}", "agent": "bench", "text": t} for t in texts[k::8]] for k in range(8)]
     with fresh_folder() as folder:
         brain = Brain.open(folder)
         try:
-            brain.perceive_many(events[:500])  # warm-up (also creates the tenants' indexes)
+            for events in by_tenant:
+                brain.perceive_many(events[:63])  # warm-up (also creates the tenants' indexes)
             brain.runner.flush()
-            events = events[500:]
             t0 = time.perf_counter()
-            for i in range(0, len(events), batch):
-                brain.perceive_many(events[i : i + batch])
+            for events in by_tenant:
+                for i in range(63, len(events), batch):
+                    brain.perceive_many(events[i : i + batch])
             brain.runner.flush()
             seconds = time.perf_counter() - t0
             count = brain.sql("SELECT count() FROM events")[0]["count()"]
         finally:
             brain.close()
     assert count == total, f"{count} rows in events, expected {total}"
-    return len(events) / seconds
+    return sum(len(events) - 63 for events in by_tenant) / seconds
 
 
 # -- 3. replay -------------------------------------------------------------------------
@@ -193,8 +196,9 @@ def build_mixed_log(folder: Path, target: int) -> int:
     with Brain.open(folder, log_sync="NORMAL") as brain:
         texts = corpus.texts(n_events)
         for i in range(0, n_events, 5000):
-            brain.perceive_many([{"tenant": tenants[j % 10], "agent": f"a{j % 7}", "text": texts[j],
-                                  "scope": {"env": "prod"}} for j in range(i, min(i + 5000, n_events))])
+            for t, tenant in enumerate(tenants):  # a batch is one tenant's
+                brain.perceive_many([{"tenant": tenant, "agent": f"a{j % 7}", "text": texts[j],
+                                      "scope": {"env": "prod"}} for j in range(i + t, min(i + 5000, n_events), 10)])
         for j in range(n_other // 5):  # 5 records per round: learn, recall+injection, outcome ×2
             tenant = tenants[j % 10]
             brain.learn(tenant=tenant, condition=corpus.english(8), action=corpus.english(6),

@@ -18,15 +18,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from hindbrain.schemas.decision_kinds import DecisionKind
+
 # The thresholds a decision of this kind turned on (the lifecycle passes all of them to every
 # decision; a line shows the ones that decided). Kinds not named here show every parameter.
 RELEVANT_THRESHOLDS = {
-    "unit_accepted": ("hold_below",), "unit_held": ("hold_below",), "unit_rejected": ("checks",),
-    "unit_absorbed": ("hold_below",), "unit_released": ("hold_below",), "unit_assimilated": ("share",),
-    "unit_verified": ("stable_after",), "unit_evidence": ("stable_after", "review_after", "invalid_after"),
-    "unit_stable": ("stable_after",), "unit_reviewing": ("review_after", "invalid_after"),
-    "unit_invalid": ("invalid_after",), "unit_shared": ("share",), "unit_skill": ("skill",),
-    "trait_proposed": ("trait_domains",), "trait_approved": (), "trait_declined": (), "unit_invalidated": (),
+    DecisionKind.UNIT_ACCEPTED: ("hold_below",), DecisionKind.UNIT_HELD: ("hold_below",),
+    DecisionKind.UNIT_REJECTED: ("checks",), DecisionKind.UNIT_ABSORBED: ("hold_below",),
+    DecisionKind.UNIT_RELEASED: ("hold_below",), DecisionKind.UNIT_ASSIMILATED: ("share",),
+    DecisionKind.UNIT_VERIFIED: ("stable_after",),
+    DecisionKind.UNIT_EVIDENCE: ("stable_after", "review_after", "invalid_after"),
+    DecisionKind.UNIT_STABLE: ("stable_after",), DecisionKind.UNIT_REVIEWING: ("review_after", "invalid_after"),
+    DecisionKind.UNIT_DISPROVEN: ("invalid_after",), DecisionKind.UNIT_SHARED: ("share",),
+    DecisionKind.UNIT_SKILL: ("skill",), DecisionKind.TRAIT_PROPOSED: ("trait_domains",),
+    DecisionKind.TRAIT_APPROVED: (), DecisionKind.TRAIT_DECLINED: (), DecisionKind.UNIT_INVALIDATED: (),
 }
 TEXT_CHARS = 80  # a quoted text beyond this is cut with "…": the raw records keep it whole
 

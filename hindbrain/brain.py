@@ -28,6 +28,7 @@ from hindbrain.recall.pack import RecallPack
 from hindbrain.recall.query import build_query
 from hindbrain.recall.reading import reading
 from hindbrain.recall.records import pack_of, recall_records
+from hindbrain.recall.same_event import conflict
 from hindbrain.schemas.api import (
     ApproveInput,
     BelieveInput,
@@ -41,7 +42,9 @@ from hindbrain.schemas.api import (
     validated,
 )
 from hindbrain.schemas.codec import registry
+from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.schemas.records import PRODUCER_SDK, envelope, new_id, now_us, to_us
+from hindbrain.served import check_not_served
 from hindbrain.service import tenant_sql
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import freeze_long_lived, gc_paused, thaw
@@ -94,6 +97,7 @@ class Brain:
             from hindbrain.distributed import open_distributed
 
             return open_distributed(cls, cfg, extractor)
+        check_not_served(cfg.home)  # one line naming the serving process, not chDB's lock traceback
         log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
         warehouse = open_views(cfg, log)
         brain = cls(log, warehouse, cfg)
@@ -136,24 +140,30 @@ class Brain:
         """Record something an agent perceived, did or was told; returns the event id.
 
         Required: ``tenant`` and one of ``text``/``action``. A caller-provided ``event_id``
-        is kept, and the same id twice is one event. Raises ``ValueError`` (InvalidInput)
+        is kept, and the same id twice is one event; the same id with other content is refused
+        (``InvalidInput`` on ``event_id``: ``hindbrain.recall.same_event``). Raises ``ValueError`` (InvalidInput)
         naming the field on bad input; nothing is written then.
         """
         record = _perception(validated(PerceiveInput, "perceive", **fields))
+        if (refused := conflict(self.index, record, {})) is not None:
+            raise refused
         self.runner.submit([("perception", record)])
         return record["envelope"]["record_id"]
 
     def perceive_many(self, events: Iterable[dict]) -> list[str]:
-        """Bulk ``perceive``: validates every event first, then appends all in one batch."""
+        """Bulk ``perceive``: validates every event first, then appends all in one batch. A batch
+        is one tenant's (as over HTTP, where the API key is one tenant): events of another tenant
+        are refused (``InvalidInput`` on ``tenant``, naming the event), nothing written."""
         with gc_paused():
             return self._perceive_many(events)
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
-        checked = _checked_perceptions(events)
+        checked = self._checked_perceptions(events)
         for n, result in enumerate(checked):
             if isinstance(result, InvalidInput):  # keep the field, name the event
                 message = str(result).removeprefix(f"{result.operation}: field {result.field!r}: ")
                 raise InvalidInput(result.operation, result.field, f"event #{n}: {message}")
+        one_tenant(checked)
         self.runner.submit([("perception", r) for r in checked])
         return [r["envelope"]["record_id"] for r in checked]
 
@@ -162,11 +172,25 @@ class Brain:
         one batch, and each position holds the event's id or the ``InvalidInput`` that
         refused it (a server batching concurrent requests answers each one)."""
         with gc_paused():
-            checked = _checked_perceptions(events)
+            checked = self._checked_perceptions(events)
             records = [("perception", r) for r in checked if not isinstance(r, InvalidInput)]
             if records:
                 self.runner.submit(records)
         return [r if isinstance(r, InvalidInput) else r["envelope"]["record_id"] for r in checked]
+
+    def _checked_perceptions(self, events: Iterable[dict]) -> list[dict | InvalidInput]:
+        """Each event's perception record, or the ``InvalidInput`` that refused it (a bad field,
+        or an event id already used for other content)."""
+        out: list[dict | InvalidInput] = []
+        earlier: dict = {}
+        for fields in events:
+            try:
+                record = _perception(validated(PerceiveInput, "perceive", **fields))
+            except InvalidInput as exc:
+                out.append(exc)
+                continue
+            out.append(conflict(self.index, record, earlier) or record)
+        return out
 
     def learn(self, *, granted_by: str | None = None, **fields) -> str:
         """Propose a cognitive unit: when ``condition``, do ``action``, because ``reason``,
@@ -287,7 +311,7 @@ class Brain:
         learner = self._learner("approve")
         self.runner.flush()
         unit = learner.unit(data.tenant, data.fragment_id)
-        if unit is None or unit.rung != "trait_proposed":
+        if unit is None or unit.rung != DecisionKind.TRAIT_PROPOSED:
             found = f"its rung is {unit.rung!r}" if unit else "the learner knows no such unit"
             raise InvalidInput("approve", "fragment_id", f"{data.fragment_id!r} is not a proposed trait ({found})")
         change = lifecycle.on_approval(unit, data.accept, data.approver)
@@ -428,15 +452,37 @@ class Brain:
         """Stop the tenant query started with ``marker`` (it fails with ``InvalidInput``)."""
         self.warehouse.cancel(marker)
 
-    def views(self, tenant: str) -> dict[str, list[dict]]:
-        """The views a tenant's SQL can read and their columns: ``{view: [{"name", "type"}]}``."""
-        self.tenant_sql("SELECT 1", tenant=tenant)  # creates the tenant's views on first use
+    def views(self, tenant: str | None = None) -> dict[str, list[dict]]:
+        """The views SQL can read and their columns: ``{view: [{"name", "type"}]}``. With
+        ``tenant``, the views of ``sql(..., tenant=)`` (that tenant's rows); without, the
+        warehouse's own, which an operator's ``sql`` reads."""
+        if tenant is not None:
+            self.tenant_sql("SELECT 1", tenant=tenant)  # creates the tenant's views on first use
+        db = self.warehouse.database if tenant is None else tenant_sql.tenant_database(tenant)
         rows = self.warehouse.query("SELECT table, name, type FROM system.columns WHERE database = {db:String} "
-                                    "ORDER BY table, position", {"db": tenant_sql.tenant_database(tenant)})
+                                    "ORDER BY table, position", {"db": db})
         views: dict[str, list[dict]] = {}
         for table, name, column_type in rows:
             views.setdefault(table, []).append({"name": name, "type": column_type})
         return views
+
+    def stored(self, *, tenant: str | None, prefix: Iterable[str] = (), key: str | None = None,
+               agent: str | None = None) -> list[dict]:
+        """The live items a key-value store (``HindbrainStore``) keeps on the log under the
+        namespace ``prefix`` — or the one item ``key`` of the namespace ``prefix`` — in
+        LangGraph's ``InMemoryStore`` order (``hindbrain.recall.stored``): dicts of
+        ``namespace``, ``key``, ``value``, ``created_at``, ``updated_at``, ``memory_id``,
+        ``indexed``. ``agent``: only that agent's items and the tenant's shared ones.
+        ``tenant=None`` reads every tenant's."""
+        from hindbrain.recall.stored import read_items
+
+        labels = tuple(prefix)
+        if tenant is not None and not isinstance(tenant, str):
+            raise InvalidInput("stored", "tenant", f"a tenant is a string, not {type(tenant).__name__}")
+        if not all(isinstance(label, str) for label in labels):
+            raise InvalidInput("stored", "prefix", "a namespace is a sequence of strings")
+        return read_items(self.sql, tenant, labels, key, agent)
+
 
     def stats(self) -> dict:
         """Rows per view, log length, and dead letters, for operators."""
@@ -461,15 +507,14 @@ def recall_with_records(index: RecallIndex, engine: RecallEngine, fields: dict) 
     return pack, [("recall", recall_record), ("injection", injection_record)]
 
 
-def _checked_perceptions(events: Iterable[dict]) -> list[dict | InvalidInput]:
-    """Each event's perception record, or the ``InvalidInput`` that refused it."""
-    out: list[dict | InvalidInput] = []
-    for fields in events:
-        try:
-            out.append(_perception(validated(PerceiveInput, "perceive", **fields)))
-        except InvalidInput as exc:
-            out.append(exc)
-    return out
+def one_tenant(records: list[dict]) -> None:
+    """``InvalidInput`` naming the first record of another tenant than the first's."""
+    for n, record in enumerate(records):
+        if (tenant := record["envelope"]["tenant"]) != (first := records[0]["envelope"]["tenant"]):
+            raise InvalidInput("perceive", "tenant", f"event #{n}: a batch is one tenant's; this one names "
+                                                     f"{tenant!r} after {first!r} (send one batch per tenant)")
+
+
 
 
 def semantic_index(cfg: Settings, follow: bool = False):

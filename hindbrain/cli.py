@@ -1,5 +1,12 @@
-"""The ``hindbrain`` command line: demo, report, replay, explain, stats, hindsight, seed, traits, approve,
-worker, learner, serve, mcp, keys."""
+"""The ``hindbrain`` command line: demo, report, replay, explain, stats, sql, views, hindsight, seed, traits,
+approve, worker, learner, serve, mcp, keys.
+
+``--home`` may come before or after the subcommand. A ``--home`` that does not exist is an error
+(a mistyped path must not silently become an empty brain), unless ``--create`` is given or the
+command makes a brain by nature (``CREATING``). On a home that ``hindbrain serve`` serves
+(``hindbrain.served``), ``sql``, ``explain`` and ``views`` go to the server over HTTP with the key
+in ``HINDBRAIN_API_KEY`` (an analyst or admin key); without one, and for the other commands, one
+line says which process serves it and what to use instead."""
 
 from __future__ import annotations
 
@@ -10,9 +17,39 @@ import signal
 import sys
 from pathlib import Path
 
+# Commands that make the brain's folder when it is missing: a demo fills a new brain, serve,
+# worker and learner start one, keys are made before the first serve, replay --into builds one,
+# seed fills a new brain with curated units.
+CREATING = frozenset({"demo", "serve", "worker", "learner", "keys", "replay", "mcp", "seed"})
+
+
+class CliError(Exception):
+    """A one-line refusal: printed as ``hindbrain <command>: <message>``, exit 2."""
+
 
 def _home(args) -> Path:
-    return Path(args.home or os.environ.get("HINDBRAIN_HOME") or ".hindbrain")
+    home = Path(getattr(args, "home", None) or os.environ.get("HINDBRAIN_HOME") or ".hindbrain")
+    if not home.exists() and args.command not in CREATING and not getattr(args, "create", False):
+        raise CliError(f"no brain at {home} (--home or $HINDBRAIN_HOME); give --create to make a new one there")
+    return home
+
+
+def _served(args, home: Path):
+    """A ``hindbrain.Client`` on the server serving ``home`` (with $HINDBRAIN_API_KEY), None when no
+    process serves it; ``CliError`` saying what to use when one does and this command cannot reach it."""
+    from hindbrain.served import server_of
+
+    server = server_of(home)
+    if server is None:
+        return None
+    key = os.environ.get("HINDBRAIN_API_KEY")
+    if args.command in ("sql", "explain", "views") and key:
+        from hindbrain import Client
+
+        return Client(server.url, key)
+    how = (f"HINDBRAIN_API_KEY=<analyst key> hindbrain {args.command} ..." if args.command in ("sql", "explain")
+           else "stop it, or use the HTTP API (hindbrain.Client; /metrics for counts)")
+    raise CliError(f"{home} is served by process {server.pid} at {server.url}; {how}")
 
 
 def _json(value) -> str:
@@ -25,7 +62,9 @@ def _json(value) -> str:
 def cmd_stats(args) -> int:
     from hindbrain import Brain
 
-    with Brain.open(_home(args)) as brain:
+    home = _home(args)
+    _served(args, home)
+    with Brain.open(home) as brain:
         print(_json(brain.stats()))
     return 0
 
@@ -35,8 +74,14 @@ def cmd_explain(args) -> int:
     from hindbrain import Brain
     from hindbrain.audit import timeline
 
-    with Brain.open(_home(args)) as brain:
-        chain = brain.explain(args.id)
+    home = _home(args)
+    client = _served(args, home)
+    if client is not None:
+        with client:
+            chain = client.explain(args.id, tenant=args.tenant)
+    else:
+        with Brain.open(home) as brain:
+            chain = brain.explain(args.id, tenant=args.tenant)
     if not chain:
         print(f"nothing in the log concerns {args.id!r}", file=sys.stderr)
         return 1
@@ -45,6 +90,52 @@ def cmd_explain(args) -> int:
         return 0
     print(f"{args.id}: {len(chain)} records, oldest first (UTC); --json prints the records themselves")
     print("\n".join(timeline(args.id, chain)))
+    return 0
+
+
+def cmd_sql(args) -> int:
+    """Read-only SQL over the views (``Brain.sql``): one JSON object per row, or ``--table``."""
+    from hindbrain import Brain
+    from hindbrain.schemas.api import InvalidInput
+    from hindbrain.served import BrainServed
+
+    home = _home(args)
+    client = _served(args, home)
+    try:
+        if client is not None:
+            with client:
+                rows = client.sql(args.query, tenant=args.tenant)
+        else:
+            with Brain.open(home) as brain:
+                rows = brain.sql(args.query, tenant=args.tenant)
+    except InvalidInput as exc:
+        raise CliError(str(exc)) from None
+    except (BrainServed, CliError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the engine's refusal of the query (readonly, syntax): its first line
+        raise CliError(str(exc).strip().splitlines()[0][:500]) from None
+    print(_table(rows) if args.table else "\n".join(json.dumps(r, ensure_ascii=False, default=str) for r in rows))
+    return 0
+
+
+def _table(rows: list[dict]) -> str:
+    """Rows as aligned text columns (``hindbrain sql --table``)."""
+    if not rows:
+        return "(no rows)"
+    names = list(rows[0])
+    cells = [[str(r.get(n, "")) for n in names] for r in rows]
+    widths = [max(len(n), *(len(c[i]) for c in cells)) for i, n in enumerate(names)]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip()
+                     for line in [names, ["-" * w for w in widths], *cells])
+
+
+def cmd_views(args) -> int:
+    """The views ``hindbrain sql`` reads and their columns (``Brain.views``)."""
+    from hindbrain.brain import Brain
+
+    _home(args)  # the views are the code's: the same for every brain, served or not
+    for name, columns in Brain.views().items():
+        print(f"{name}: " + ", ".join(f"{c['name']} {c['type']}" for c in columns))
     return 0
 
 
@@ -186,6 +277,7 @@ def cmd_learner(args) -> int:
 
 def cmd_serve(args) -> int:
     from hindbrain import Brain
+    from hindbrain.served import announced
     from hindbrain.service.http import create_app
     from hindbrain.service.keys import KeyStore
     from hindbrain.service.replica import listen, replica_count, serve_owner
@@ -213,7 +305,8 @@ def cmd_serve(args) -> int:
             app = create_app(brain, KeyStore(home))
             print(f"hindbrain serve: http://{args.host}:{args.port} (OpenAPI at /docs); brain at {home}; "
                   f"{replicas} recall replica(s)", file=sys.stderr)
-            serve_owner(brain, app, args.host, args.port, replicas, args.log_level, listener)
+            with announced(home, f"http://{args.host}:{args.port}"):  # serve.json: who serves this home
+                serve_owner(brain, app, args.host, args.port, replicas, args.log_level, listener)
     except KeyboardInterrupt:
         pass
     return 0
@@ -258,6 +351,7 @@ def cmd_keys(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hindbrain", description="An event-sourced brain for fleets of AI agents.")
     parser.add_argument("--home", help="the embedded brain's folder (default: $HINDBRAIN_HOME or ./.hindbrain)")
+    parser.add_argument("--create", action="store_true", help="make the brain's folder if it does not exist")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="a simulated agent fleet learns; prints metrics per round")
     demo.add_argument("--rounds", type=int, default=6)
@@ -272,6 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="a timeline of every record and decision behind an id, oldest first")
     explain.add_argument("id")
     explain.add_argument("--json", action="store_true", help="the records themselves (a JSON array), not the timeline")
+    explain.add_argument("--tenant", help="only this tenant's records (a served brain: the API key's)")
     explain.set_defaults(func=cmd_explain)
     worker = sub.add_parser("worker", help="distributed: a worker projecting Kafka into the warehouse")
     worker.add_argument("--kafka", help="bootstrap servers (default: $HINDBRAIN_KAFKA)")
@@ -302,6 +397,12 @@ def build_parser() -> argparse.ArgumentParser:
     learner.add_argument("--kafka", help="bootstrap servers (default: $HINDBRAIN_KAFKA)")
     learner.set_defaults(func=cmd_learner)
     sub.add_parser("stats", help="rows per view, log length, dead letters").set_defaults(func=cmd_stats)
+    sql = sub.add_parser("sql", help="read-only SQL over the views (see `hindbrain views`): one JSON row per line")
+    sql.add_argument("query")
+    sql.add_argument("--tenant", help="over this tenant's views only (default: every tenant's)")
+    sql.add_argument("--table", action="store_true", help="aligned text columns instead of JSON lines")
+    sql.set_defaults(func=cmd_sql)
+    sub.add_parser("views", help="the SQL views and their columns").set_defaults(func=cmd_views)
     hindsight = sub.add_parser("hindsight", help="run the learning jobs now (or --when-due, for a scheduler)")
     hindsight.add_argument("--when-due", action="store_true",
                            help="run only if > 500 new events or > 3 days since the last run; else say why")
@@ -331,12 +432,23 @@ def build_parser() -> argparse.ArgumentParser:
                       help="create: agent (default: perceive, learn, recall, outcome), analyst (sql, explain, "
                            "traits) or admin (approve, invalidate, hindsight, keys, and everything else)")
     keys.set_defaults(func=cmd_keys)
+    for command in sub.choices.values():  # --home and --create after the subcommand too
+        if "--home" not in command._option_string_actions:
+            command.add_argument("--home", default=argparse.SUPPRESS, help="as before the subcommand")
+        command.add_argument("--create", action="store_true", default=argparse.SUPPRESS,
+                             help="make the brain's folder if it does not exist")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    from hindbrain.served import BrainServed
+
+    try:
+        return args.func(args)
+    except (CliError, BrainServed) as exc:
+        print(f"hindbrain {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

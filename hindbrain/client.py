@@ -66,7 +66,16 @@ import httpx
 import orjson
 
 from hindbrain.recall.pack import RecallPack
-from hindbrain.schemas.api import InvalidInput
+from hindbrain.schemas.api import (
+    ApproveInput,
+    InvalidateInput,
+    InvalidInput,
+    LearnInput,
+    OutcomeInput,
+    PerceiveInput,
+    RecallInput,
+    validated,
+)
 from hindbrain.schemas.records import new_id
 from hindbrain.streams.log import Position
 
@@ -132,20 +141,27 @@ class RetryPolicy:
     [0.5, 1] so that many clients refused together do not come back together. A
     ``Retry-After`` answer is waited (plus up to ``backoff_s`` of jitter); one longer than
     ``max_wait_s`` is not waited for: the error is raised with its ``retry_after``.
+
+    ``deadline_s`` bounds a call as a whole: no attempt is started, and no attempt waits for its
+    answer, past that many seconds after the first was sent (a hung server costs a caller
+    ``deadline_s``, not ``attempts`` times the read timeout); None: no deadline.
     """
 
     attempts: int = 4
     backoff_s: float = 0.2
     max_wait_s: float = 10.0
+    deadline_s: float | None = 10.0
 
-    def wait(self, attempt: int, retry_after: float | None) -> float | None:
+    def wait(self, attempt: int, retry_after: float | None, left_s: float | None = None) -> float | None:
         """Seconds to wait before sending again after ``attempt`` (0: the first) failed, or
-        None: give up."""
+        None: give up (also when the wait would end past the deadline, ``left_s`` from now)."""
         if attempt + 1 >= self.attempts:
             return None
         if retry_after is not None:
-            return retry_after + random.uniform(0, self.backoff_s) if retry_after <= self.max_wait_s else None
-        return min(self.max_wait_s, self.backoff_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+            wait = retry_after + random.uniform(0, self.backoff_s) if retry_after <= self.max_wait_s else None
+        else:
+            wait = min(self.max_wait_s, self.backoff_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+        return None if wait is None or (left_s is not None and wait >= left_s) else wait
 
 
 def retry_after_s(value: str | None) -> float | None:
@@ -234,10 +250,24 @@ class Exchange:
     """One call's attempts, without IO: after each one, ``after`` says how long to wait before
     sending it again, or None when it is settled; then ``result()`` returns or raises."""
 
-    def __init__(self, call: Call, retry: RetryPolicy):
-        self.call, self.retry, self.attempt = call, retry, 0
+    def __init__(self, call: Call, retry: RetryPolicy, now: Callable[[], float] = time.monotonic):
+        self.call, self.retry, self.attempt, self.now = call, retry, 0, now
+        self.deadline = None if retry.deadline_s is None else now() + retry.deadline_s
         self._value: Any = None
         self._error: Exception | None = None
+
+    def left_s(self) -> float | None:
+        """Seconds left before the deadline (None: no deadline)."""
+        return None if self.deadline is None else max(0.0, self.deadline - self.now())
+
+    def timeout(self, configured: httpx.Timeout) -> httpx.Timeout:
+        """The next attempt's timeouts: the client's, cut to what the deadline leaves."""
+        left = self.left_s()
+        if left is None:
+            return configured
+        cut = {name: left if value is None else min(value, left)
+               for name, value in configured.as_dict().items()}
+        return httpx.Timeout(**cut)
 
     def after(self, outcome: httpx.Response | httpx.TransportError) -> float | None:
         if isinstance(outcome, httpx.Response) and outcome.is_success:
@@ -246,7 +276,7 @@ class Exchange:
         self._error = error_of(self.call, outcome)
         retry_after = retry_after_s(outcome.headers.get("retry-after")) if isinstance(outcome, httpx.Response) \
             else None
-        wait = self.retry.wait(self.attempt, retry_after) if retryable(self.call, outcome) else None
+        wait = self.retry.wait(self.attempt, retry_after, self.left_s()) if retryable(self.call, outcome) else None
         self.attempt += 1
         if wait is not None:
             log.info("%s; attempt %d of %d in %.2f s", self._error, self.attempt + 1, self.retry.attempts, wait)
@@ -271,19 +301,52 @@ def _explained(answer: dict) -> list[dict]:
     return [{**entry, "position": Position(*entry["position"])} for entry in answer["chain"]]
 
 
+def _stored_items(answer: dict) -> list[dict]:
+    return [{**i, "namespace": tuple(i["namespace"]), "created_at": datetime.fromisoformat(i["created_at"]),
+             "updated_at": datetime.fromisoformat(i["updated_at"])} for i in answer["items"]]
+
+
+DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=3.0)
+# The models ``Brain`` validates each call's fields with: the client checks them before sending.
+_MODELS = {"perceive": PerceiveInput, "learn": LearnInput, "recall": RecallInput, "outcome": OutcomeInput,
+           "approve": ApproveInput, "invalidate": InvalidateInput}
+_KEYS_TENANT = "the-api-keys-tenant"  # stands for the key's tenant while checking a call that names none
+
+
+def _check_tenant(operation: str, tenant: Any) -> None:
+    """``Brain``'s rule for a tenant (a non-blank name), for the calls that have no model."""
+    validated(RecallInput, operation, tenant=tenant, query="-")
+
+
+def checked(operation: str, fields: dict, tenant: str | None) -> None:
+    """``InvalidInput`` naming the field, as ``Brain`` raises it, before anything is sent. A
+    call naming no tenant means the key's: the one difference from ``Brain``, whose
+    ``tenant`` is required (docs/clients.md)."""
+    model = _MODELS.get(operation)
+    if model is not None:
+        validated(model, operation, **{**fields, "tenant": _KEYS_TENANT if tenant is None else tenant})
+    elif tenant is not None:
+        _check_tenant(operation, tenant)
+
+
 class _Api:
     """The ``Brain`` methods as ``Call`` s; a subclass sends them (``_send``) on its httpx client."""
 
     _http_class: type = httpx.Client
 
-    def __init__(self, url: str, api_key: str, *, tenant: str | None = None, timeout: float | httpx.Timeout = 30.0,
-                 retry: RetryPolicy | None = None):
+    def __init__(self, url: str, api_key: str, *, tenant: str | None = None,
+                 timeout: float | httpx.Timeout = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None):
         """``url``: where ``hindbrain serve`` listens; ``api_key``: a key from ``hindbrain keys
         create`` (it decides the tenant); ``tenant``: the tenant meant when a call names none
         (the server refuses a call meaning another than the key's); ``timeout``: seconds per
-        request (or an ``httpx.Timeout``); ``retry``: the ``RetryPolicy`` (default: 4 attempts)."""
+        attempt (or an ``httpx.Timeout``; default: 3 s to connect, 10 s for the rest);
+        ``retry``: the ``RetryPolicy`` (default: 4 attempts within a 10 s deadline)."""
+        if tenant is not None:
+            _check_tenant("Client", tenant)
         self.url, self.tenant, self.retry = url, tenant, retry or RetryPolicy()
-        self._http = self._http_class(base_url=url, timeout=timeout, headers={
+        self.timeout = timeout if isinstance(timeout, httpx.Timeout) else \
+            httpx.Timeout(timeout, connect=min(3.0, timeout))
+        self._http = self._http_class(base_url=url, timeout=self.timeout, headers={
             "Authorization": f"Bearer {api_key}", "Accept": "application/json", "User-Agent": "hindbrain-client"})
 
     def _send(self, call: Call):
@@ -301,11 +364,16 @@ class _Api:
         first bad one ("event #N") and nothing written. Each gets an ``event_id`` as in
         ``perceive``. A batch is one key's, so its events name one tenant (or none)."""
         batch = [{**event, "event_id": event.get("event_id") or new_id("perception")} for event in events]
-        tenants = {tenant for event in batch if (tenant := event.pop("tenant", None)) is not None}
-        if len(tenants) > 1:
-            raise InvalidInput("perceive", "tenant", f"a batch goes to one API key's tenant, not to {sorted(tenants)}")
+        tenant = batch_tenant(batch, self.tenant)
+        for n, event in enumerate(batch):
+            try:
+                checked("perceive", {k: v for k, v in event.items() if k != "tenant"}, tenant)
+            except InvalidInput as exc:  # Brain.perceive_many's words: the field, and which event
+                message = str(exc).removeprefix(f"{exc.operation}: field {exc.field!r}: ")
+                raise InvalidInput(exc.operation, exc.field, f"event #{n}: {message}") from None
+        events = [{k: v for k, v in event.items() if k != "tenant"} for event in batch]
         return self._send(self._call("perceive", "POST", "/v1/perceive/batch", itemgetter("event_ids"),
-                                     {"events": batch}, tenant=next(iter(tenants), None)))
+                                     {"events": events}, tenant=tenant, check=False))
 
     def learn(self, **fields) -> str:
         """``Brain.learn``: returns the fragment id (made by the client when not given, so a
@@ -338,6 +406,11 @@ class _Api:
         """``Brain.views``: the views the key's tenant's SQL reads and their columns."""
         return self._send(self._call("views", "GET", "/v1/views", itemgetter("views"), tenant=tenant))
 
+    def stored(self, *, tenant: str | None = None, prefix: Iterable[str] = (), key: str | None = None) -> list[dict]:
+        """``Brain.stored``: a key-value store's live items under ``prefix`` (an agent key may)."""
+        return self._send(self._call("stored", "POST", "/v1/store/items", _stored_items,
+                                     {"prefix": list(prefix), "key": key}, tenant=tenant))
+
     # -- the human decisions and the jobs
     def pending_traits(self, tenant: str | None = None) -> list[dict]:
         """``Brain.pending_traits``: the proposed traits waiting for a verdict."""
@@ -361,13 +434,29 @@ class _Api:
                                      params={"when_due": str(when_due).lower()}))
 
     def _call(self, operation: str, method: str, path: str, answer: Callable[[Any], Any], fields: dict | None = None,
-              *, tenant: str | None = None, **options) -> Call:
+              *, tenant: str | None = None, check: bool = True, **options) -> Call:
         """The ``Call``: ``fields`` as the JSON body, their ``tenant`` (or ``tenant``, or the
         client's) as the header the server checks against the key's."""
-        if fields is not None:
-            tenant = fields.pop("tenant", None) or tenant
+        if fields is not None and "tenant" in fields:
+            named = fields.pop("tenant")
+            tenant = tenant if named is None else named
+        tenant = self.tenant if tenant is None else tenant
+        if check:  # a batch checked its events itself
+            checked(operation, fields or {}, tenant)
         body = None if fields is None else _json(operation, fields)
-        return Call(operation, method, path, answer, body, tenant=tenant or self.tenant, **options)
+        return Call(operation, method, path, answer, body, tenant=tenant, **options)
+
+
+def batch_tenant(events: list[dict], default: str | None) -> str | None:
+    """The one tenant of a batch (``Brain.perceive_many``'s rule: a batch is one tenant's), or
+    None for the key's; ``InvalidInput`` on ``tenant`` naming the first event of another."""
+    tenants = [event.get("tenant", default) for event in events]
+    first = next((t for t in tenants if t is not None), None)
+    for n, tenant in enumerate(tenants):
+        if tenant is not None and tenant != first:
+            raise InvalidInput("perceive", "tenant", f"event #{n}: a batch is one tenant's; this one names "
+                                                     f"{tenant!r} after {first!r} (send one batch per tenant)")
+    return first
 
 
 def _json(operation: str, body: dict) -> bytes:
@@ -399,14 +488,14 @@ class Client(_Api):
 
     def _send(self, call: Call):
         exchange = Exchange(call, self.retry)
-        while (wait := exchange.after(self._attempt(call))) is not None:
+        while (wait := exchange.after(self._attempt(call, exchange.timeout(self.timeout)))) is not None:
             time.sleep(wait)
         return exchange.result()
 
-    def _attempt(self, call: Call) -> httpx.Response | httpx.TransportError:
+    def _attempt(self, call: Call, timeout: httpx.Timeout) -> httpx.Response | httpx.TransportError:
         try:
             return self._http.request(call.method, call.path, content=call.body, params=call.params,
-                                      headers=call.headers)
+                                      headers=call.headers, timeout=timeout)
         except httpx.TransportError as exc:
             return exc
 
@@ -428,14 +517,14 @@ class AsyncClient(_Api):
 
     async def _send(self, call: Call):
         exchange = Exchange(call, self.retry)
-        while (wait := exchange.after(await self._attempt(call))) is not None:
+        while (wait := exchange.after(await self._attempt(call, exchange.timeout(self.timeout)))) is not None:
             await asyncio.sleep(wait)
         return exchange.result()
 
-    async def _attempt(self, call: Call) -> httpx.Response | httpx.TransportError:
+    async def _attempt(self, call: Call, timeout: httpx.Timeout) -> httpx.Response | httpx.TransportError:
         try:
             return await self._http.request(call.method, call.path, content=call.body, params=call.params,
-                                            headers=call.headers)
+                                            headers=call.headers, timeout=timeout)
         except httpx.TransportError as exc:
             return exc
 

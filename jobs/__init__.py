@@ -26,9 +26,10 @@ from hindbrain.jobs.trigger import TriggerPolicy, due
 from hindbrain.jobs.units import read_units
 from hindbrain.learning.records import decision, derived_id
 from hindbrain.projections.beliefs import BELIEF_INDUCED
+from hindbrain.schemas.decision_kinds import DecisionKind
 
 PRODUCER = "hindsight/hindbrain"
-RUN_KIND = "hindsight_run"
+RUN_KIND = DecisionKind.HINDSIGHT_RUN
 CHANGED_BY = 0.01  # a belief is re-recorded when its confidence moved at least this much
 
 

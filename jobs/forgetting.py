@@ -28,10 +28,11 @@ from hindbrain.learning.records import decision, derived_id
 from hindbrain.recall.channels import HALF_LIFE_DAYS, VOLATILITY_OF_LAYER
 from hindbrain.recall.index import CONFLICT_PENDING
 from hindbrain.recall.tokenize import tokens
+from hindbrain.schemas.decision_kinds import DecisionKind
 
 JOB, VERSION = "hindsight.forgetting", "1"
 STEPS = (0.5, 0.25, 0.1)
-DECAYED, CONFLICT = "unit_decayed", CONFLICT_PENDING
+DECAYED, CONFLICT = DecisionKind.UNIT_DECAYED, CONFLICT_PENDING
 _US_PER_DAY = 86_400 * 1_000_000
 
 PAIRS_SQL = "SELECT subject_ids FROM decisions FINAL WHERE kind = 'conflict_pending'"

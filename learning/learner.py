@@ -39,13 +39,15 @@ from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall import keyed
 from hindbrain.recall.tokenize import tokens
+from hindbrain.schemas.decision_kinds import DecisionKind
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
 MERGE_WITHIN_US = 10 * 60 * 1_000_000
 TRAJECTORY = 16  # failures remembered per task
 GATE_JOB, LIFECYCLE_JOB, HYGIENE_JOB = "learner.write_gate", "learner.lifecycle", "learner.write_hygiene"
 EXTRACT_JOB = "learner.extract"
-HUMAN_KINDS = ("trait_approved", "trait_declined", "unit_invalidated")  # decided through the SDK, folded here
+# decided through the SDK, folded here
+HUMAN_KINDS = (DecisionKind.TRAIT_APPROVED, DecisionKind.TRAIT_DECLINED, DecisionKind.UNIT_INVALIDATED)
 
 
 RECENT = 50_000  # tasks, recalls and sessions remembered per tenant (older ones are done with)
@@ -142,7 +144,7 @@ class Learner:
     def _evict(self, record: dict) -> list[tuple[str, dict]]:
         """A capacity job's proposal: the live units named are archived (kept, not injected)."""
         evicted = json.loads(record["payload_json"])["evicted"]
-        return self._settle_live(record, evicted, "archived", "unit_archived", [record["decision_id"]],
+        return self._settle_live(record, evicted, "archived", DecisionKind.UNIT_ARCHIVED, [record["decision_id"]],
                                  f"archived: {record['reason']}", {})
 
     def _merge(self, record: dict) -> list[tuple[str, dict]]:
@@ -151,7 +153,7 @@ class Learner:
         meta, t = payload["meta"], self._tenant(record["envelope"]["tenant"])
         if meta not in t.units or t.units[meta].status not in lifecycle.LIVE:
             return []  # the meta-rule did not pass the gate: the originals stay as they are
-        return self._settle_live(record, payload["originals"], "absorbed", "unit_absorbed",
+        return self._settle_live(record, payload["originals"], "absorbed", DecisionKind.UNIT_ABSORBED,
                                  [meta, record["decision_id"]],
                                  f"near-identical to the meta-rule {meta}: absorbed into it as evidence",
                                  {"into": meta, "learning": "consolidation"})
@@ -176,7 +178,7 @@ class Learner:
     def pending_traits(self, tenant: str) -> list[Unit]:
         """The units whose trait proposal waits for a human (``Brain.approve``)."""
         t = self.tenants.get(tenant)
-        return [u for u in t.units.values() if u.rung == "trait_proposed"] if t else []
+        return [u for u in t.units.values() if u.rung == DecisionKind.TRAIT_PROPOSED] if t else []
 
     def _perception(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
@@ -223,7 +225,7 @@ class Learner:
         """A newer explicit preference of the same user on the same subject supersedes the older
         one (issue 17: "no more bullet points" after "always bullet points"): the old unit is kept,
         marked ``superseded`` by a decision naming the newer one, and no longer injected."""
-        accepted = [r for rt, r in proposed if rt == "decision" and r["kind"] == "unit_accepted"]
+        accepted = [r for rt, r in proposed if rt == "decision" and r["kind"] == DecisionKind.UNIT_ACCEPTED]
         if not accepted:
             return []
         newer = accepted[0]["subject_ids"][0]
@@ -236,7 +238,7 @@ class Learner:
             if not shared:
                 continue  # another subject of the same user: both preferences stand
             state = lifecycle.state_of(replace(unit, status="superseded"))
-            out.append(decision("unit_superseded", env["tenant"], [unit.fragment_id], [newer],
+            out.append(decision(DecisionKind.UNIT_SUPERSEDED, env["tenant"], [unit.fragment_id], [newer],
                                 f"superseded by the newer statement {newer} on {', '.join(sorted(shared)[:4])}: "
                                 "kept, no longer injected", {"unit": state, "by": newer}, env["ts_us"], EXTRACT_JOB,
                                 {"rule": "supersede/1"}, newer))
@@ -260,7 +262,7 @@ class Learner:
         if similarity < MERGE_SIMILARITY or env["ts_us"] - prev_ts > MERGE_WITHIN_US or prev_id == env["record_id"]:
             return []
         self.counts["merged"] += 1
-        return [decision("events_merged", env["tenant"], [prev_id], [env["record_id"]],
+        return [decision(DecisionKind.EVENTS_MERGED, env["tenant"], [prev_id], [env["record_id"]],
                          f"near-identical to the newer {env['record_id']} (similarity {similarity:.2f}); "
                          "the newest is kept, this one stays in the log", {"kept": env["record_id"]}, env["ts_us"],
                          HYGIENE_JOB, {"similarity": MERGE_SIMILARITY, "within_us": MERGE_WITHIN_US},
@@ -320,7 +322,7 @@ class Learner:
                 evidence = [e["envelope"]["record_id"] for e in negatives]
                 reason = (f"{len(negatives)} of {extract.NEGATIVES_FOR_A_RULE} negative feedback events on "
                           f"{topic}: one negative never creates a rule")
-                out.append(decision("feedback_deferred", env["tenant"], [env["record_id"]], evidence, reason,
+                out.append(decision(DecisionKind.FEEDBACK_DEFERRED, env["tenant"], [env["record_id"]], evidence, reason,
                                     {"topic": topic, "negatives": len(negatives)}, env["ts_us"], EXTRACT_JOB,
                                     {"negatives_for_a_rule": extract.NEGATIVES_FOR_A_RULE}, env["record_id"]))
         return out
@@ -361,7 +363,7 @@ class Learner:
         if failed:
             check, why = failed
             self.counts["rejected"] += 1
-            return [decision("unit_rejected", env["tenant"], [fid], evidence, f"fails '{check}': {why}",
+            return [decision(DecisionKind.UNIT_REJECTED, env["tenant"], [fid], evidence, f"fails '{check}': {why}",
                              {"unit": lifecycle.state_of(replace(unit, status="rejected")), "check": check},
                              env["ts_us"], job, params, fid, inputs)]
         known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"]))
@@ -370,11 +372,12 @@ class Learner:
             changes = lifecycle.on_assimilation(t.units[known], confidence, fid, env["agent"])
             absorbed = {"unit": lifecycle.state_of(replace(unit, status="absorbed")), "into": known,
                         "learning": "assimilation"}
-            return [decision("unit_absorbed", env["tenant"], [fid], [known], f"the same lesson as {known}: absorbed "
-                             "into it as evidence (assimilation)", absorbed, env["ts_us"], job, params, fid, inputs),
+            return [decision(DecisionKind.UNIT_ABSORBED, env["tenant"], [fid], [known],
+                             f"the same lesson as {known}: absorbed into it as evidence (assimilation)", absorbed,
+                             env["ts_us"], job, params, fid, inputs),
                     *self._changes(env, known, changes, cause=fid, job=job)]
         status = lifecycle.initial_status(confidence)
-        kind = "unit_held" if status == "held" else "unit_accepted"
+        kind = DecisionKind.UNIT_HELD if status == "held" else DecisionKind.UNIT_ACCEPTED
         reason = (f"confidence {confidence:.2f} < {lifecycle.HOLD_BELOW}: waits in the holding area for more evidence"
                   if status == "held" else
                   f"passes the four checks; starts in observation as a candidate at confidence {confidence:.2f}")
@@ -427,7 +430,7 @@ class Learner:
         for change in changes:
             self.counts[change.kind] += 1
             payload = {"unit": lifecycle.state_of(change.unit)}
-            if change.kind == "unit_reviewing" and change.unit.contradictions:
+            if change.kind == DecisionKind.UNIT_REVIEWING and change.unit.contradictions:
                 payload["learning"] = "accommodation"  # the evidence does not fit: the unit must change
             out.append(decision(change.kind, env["tenant"], [fid], [env["record_id"]], change.reason, payload,
                                 env["ts_us"], job, {"rule": lifecycle.RULE_VERSION, **lifecycle.THRESHOLDS},
@@ -438,9 +441,9 @@ class Learner:
 def _taught(proposed: list[tuple[str, dict]]) -> str | None:
     """The unit a proposal's records leave standing: the accepted one, or the one it was absorbed into."""
     for rt, r in proposed:
-        if rt == "decision" and r["kind"] in ("unit_accepted", "unit_held"):
+        if rt == "decision" and r["kind"] in (DecisionKind.UNIT_ACCEPTED, DecisionKind.UNIT_HELD):
             return r["subject_ids"][0]
-        if rt == "decision" and r["kind"] == "unit_absorbed":
+        if rt == "decision" and r["kind"] == DecisionKind.UNIT_ABSORBED:
             return json.loads(r["payload_json"]).get("into")
     return None
 

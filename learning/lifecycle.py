@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
+from hindbrain.schemas.decision_kinds import DecisionKind
+
 RULE_VERSION = "lifecycle/1"
 SIGNAL_CONFIDENCE = {"explicit": 0.9, "implicit": 0.6, "self": 0.4}
 HOLD_BELOW = 0.3
@@ -108,12 +110,12 @@ def sharing(unit: Unit) -> list[Change]:
     if unit.status not in LIVE:
         return []
     if fleet_verified(unit) and not unit.fleet:
-        return [Change("unit_shared", replace(unit, shared=True, fleet=True),
+        return [Change(DecisionKind.UNIT_SHARED, replace(unit, shared=True, fleet=True),
                        f"{len(unit.agents)} independent agents ({', '.join(unit.agents)}) at confidence "
                        f"{unit.confidence:.2f} ≥ {SHARE_CONFIDENCE}: enters the memory the tenant's agents share")]
     if not unit.shared and unit.status in VERIFIED and unit.successes:
         learned_by = unit.agents[0] if unit.agents else "its agent"
-        return [Change("unit_shared", replace(unit, shared=True),
+        return [Change(DecisionKind.UNIT_SHARED, replace(unit, shared=True),
                        f"verified by outcomes ({unit.successes} successful application"
                        f"{'s' if unit.successes > 1 else ''} by {', '.join(unit.agents) or learned_by}): reaches the "
                        f"tenant's agents marked as learned by {learned_by}, below fleet-verified units")]
@@ -123,11 +125,13 @@ def sharing(unit: Unit) -> list[Change]:
 def on_approval(unit: Unit, accept: bool, approver: str) -> Change:
     """A human's verdict on a proposed trait: accepted, it joins the identity layer;
     declined, the unit stays a skill (and is not proposed again by the same evidence)."""
-    if unit.rung != "trait_proposed":
+    if unit.rung != DecisionKind.TRAIT_PROPOSED:
         raise ValueError(f"{unit.fragment_id} is not a proposed trait (its rung is {unit.rung!r})")
     if accept:
-        return Change("trait_approved", replace(unit, rung="trait"), f"approved by {approver}: a character trait")
-    return Change("trait_declined", replace(unit, rung="skill_declined"), f"declined by {approver}: stays a skill")
+        return Change(DecisionKind.TRAIT_APPROVED, replace(unit, rung="trait"),
+                      f"approved by {approver}: a character trait")
+    return Change(DecisionKind.TRAIT_DECLINED, replace(unit, rung="skill_declined"),
+                  f"declined by {approver}: stays a skill")
 
 
 def on_invalidation(unit: Unit, reason: str, version: str | None) -> Change:
@@ -135,7 +139,7 @@ def on_invalidation(unit: Unit, reason: str, version: str | None) -> Change:
     if unit.status in ("invalid", "rejected"):
         raise ValueError(f"{unit.fragment_id} is already {unit.status}")
     where = f" (environment {version})" if version else ""
-    return Change("unit_invalidated", replace(unit, status="invalid"), f"invalidated{where}: {reason}")
+    return Change(DecisionKind.UNIT_INVALIDATED, replace(unit, status="invalid"), f"invalidated{where}: {reason}")
 
 
 def initial_status(confidence: float) -> str:
@@ -169,7 +173,7 @@ def on_contradiction(unit: Unit, evidence_id: str, what: str = "contradicted") -
                 failure_streak=unit.failure_streak + 1, evidence=(*unit.evidence, evidence_id))
     change = _status_after_falsification(u, what)
     if change.unit.status not in ("reviewing", "invalid") and u.status != "held":
-        change = Change("unit_reviewing", replace(change.unit, status="reviewing"), f"{what}: under review")
+        change = Change(DecisionKind.UNIT_REVIEWING, replace(change.unit, status="reviewing"), f"{what}: under review")
     return [change]
 
 
@@ -184,35 +188,35 @@ def on_assimilation(unit: Unit, confidence: float, evidence_id: str, agent: str 
     c = 1.0 - (1.0 - unit.confidence) * (1.0 - confidence)
     u = replace(with_agent(unit, agent), confidence=c, evidence=(*unit.evidence, evidence_id))
     if unit.status == "held" and c >= HOLD_BELOW:
-        change = Change("unit_released", replace(u, status="candidate"),
+        change = Change(DecisionKind.UNIT_RELEASED, replace(u, status="candidate"),
                         f"assimilated: confidence {c:.2f} ≥ {HOLD_BELOW}, leaves the holding area")
     else:
-        change = Change("unit_assimilated", u, f"assimilated: the same lesson again, confidence {c:.2f}")
+        change = Change(DecisionKind.UNIT_ASSIMILATED, u, f"assimilated: the same lesson again, confidence {c:.2f}")
     return [change, *sharing(change.unit)]
 
 
 def _status_after_success(u: Unit) -> Change:
     if u.status == "candidate":
-        return Change("unit_verified", replace(u, status="verified"), "applied and the task succeeded")
+        return Change(DecisionKind.UNIT_VERIFIED, replace(u, status="verified"), "applied and the task succeeded")
     if u.status == "reviewing":
-        return Change("unit_verified", replace(u, status="verified"), "succeeded again while under review")
+        return Change(DecisionKind.UNIT_VERIFIED, replace(u, status="verified"), "succeeded again while under review")
     if u.status == "verified" and u.successes >= STABLE_AFTER:
-        return Change("unit_stable", replace(u, status="stable"),
+        return Change(DecisionKind.UNIT_STABLE, replace(u, status="stable"),
                       f"{u.successes} verified deliveries ≥ {STABLE_AFTER}: a stable experience")
-    return Change("unit_evidence", u, "applied and the task succeeded")
+    return Change(DecisionKind.UNIT_EVIDENCE, u, "applied and the task succeeded")
 
 
 def _status_after_falsification(u: Unit, what: str) -> Change:
     # Counted since the last success: a lesson that held 20 times is not invalidated by three
     # flaky failures spread over months, but one the world stopped honouring goes in three.
     if u.failure_streak >= INVALID_AFTER:
-        return Change("unit_invalid", replace(u, status="invalid"),
+        return Change(DecisionKind.UNIT_DISPROVEN, replace(u, status="invalid"),
                       f"{what}: falsified {u.failure_streak} times since its last success ≥ {INVALID_AFTER}, "
                       "no longer injected")
     if u.failure_streak >= REVIEW_AFTER and u.status != "reviewing":
-        return Change("unit_reviewing", replace(u, status="reviewing"),
+        return Change(DecisionKind.UNIT_REVIEWING, replace(u, status="reviewing"),
                       f"{what}: {u.failure_streak} failures in a row ≥ {REVIEW_AFTER}")
-    return Change("unit_evidence", u, what)
+    return Change(DecisionKind.UNIT_EVIDENCE, u, what)
 
 
 def _ladder(u: Unit) -> list[Change]:
@@ -221,10 +225,10 @@ def _ladder(u: Unit) -> list[Change]:
     rate = u.successes / max(1, u.successes + u.failures)
     if (u.rung == "experience" and u.successes >= SKILL_SUCCESSES and rate >= SKILL_RATE
             and u.positive_feedback >= SKILL_POSITIVE):
-        return [Change("unit_skill", replace(u, rung="skill"),
+        return [Change(DecisionKind.UNIT_SKILL, replace(u, rung="skill"),
                        f"{u.successes} successes (rate {rate:.2f} ≥ {SKILL_RATE}) and {u.positive_feedback} "
                        f"positive feedback: a skill")]
     if u.rung == "skill" and len(u.domains) >= TRAIT_DOMAINS:  # "skill_declined" is never proposed again
-        return [Change("trait_proposed", replace(u, rung="trait_proposed"),
+        return [Change(DecisionKind.TRAIT_PROPOSED, replace(u, rung=DecisionKind.TRAIT_PROPOSED),
                        f"succeeded in {len(u.domains)} task domains ≥ {TRAIT_DOMAINS}: a trait, pending approval")]
     return []

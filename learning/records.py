@@ -23,7 +23,9 @@ def derived_id(prefix: str, *parts: str) -> str:
 def decision(kind: str, tenant: str, subject_ids: list[str], evidence_ids: list[str], reason: str, payload: dict,
              ts_us: int, job: str, parameters: dict, cause: str, inputs: dict | None = None,
              producer: str = PRODUCER) -> tuple[str, dict]:
-    """A decision record; ``cause`` is the id of the record that triggered it."""
+    """A decision record; ``cause`` is the id of the record that triggered it; ``kind`` is a
+    ``DecisionKind`` (``hindbrain.schemas.decision_kinds``), stored as its string value."""
+    kind = str(kind)  # a StrEnum member is its value: the codec and the views see a plain string
     decision_id = derived_id("dc", kind, cause, *subject_ids)
     env = envelope("decision", tenant, causation_ids=[cause], producer=producer, record_id=decision_id, ts_us=ts_us)
     return "decision", {

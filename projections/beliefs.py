@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from hindbrain.projections.table import Table, stamp
+from hindbrain.schemas.decision_kinds import DecisionKind
 
 TABLE = Table(
     name="beliefs",
@@ -28,7 +29,7 @@ TABLE = Table(
     order_by=("tenant", "belief_id"),
 )
 RECORD_TYPES = ("decision",)
-BELIEF_INDUCED = "belief_induced"
+BELIEF_INDUCED = DecisionKind.BELIEF_INDUCED
 
 
 def project(record_type: str, record: dict, position) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from hindbrain.projections.table import Table, stamp
+from hindbrain.schemas.decision_kinds import DecisionKind
 
 TABLE = Table(
     name="unit_states",
@@ -31,16 +32,19 @@ TABLE = Table(
 RECORD_TYPES = ("decision",)
 # The decisions whose payload carries a unit's whole state after them (``payload["unit"]``);
 # the learner folds the same kinds to restore itself.
-UNIT_KINDS = ("unit_accepted", "unit_held", "unit_rejected", "unit_released", "unit_assimilated", "unit_absorbed",
-              "unit_verified", "unit_stable", "unit_evidence", "unit_reviewing", "unit_invalid", "unit_skill",
-              "trait_proposed", "trait_approved", "trait_declined", "unit_invalidated", "unit_archived",
-              "unit_shared", "unit_superseded")
-UNIT_SHARED = "unit_shared"  # a private unit cleared the bar of shared memory (lifecycle.sharing)
+UNIT_KINDS = (DecisionKind.UNIT_ACCEPTED, DecisionKind.UNIT_HELD, DecisionKind.UNIT_REJECTED,
+              DecisionKind.UNIT_RELEASED, DecisionKind.UNIT_ASSIMILATED, DecisionKind.UNIT_ABSORBED,
+              DecisionKind.UNIT_VERIFIED, DecisionKind.UNIT_STABLE, DecisionKind.UNIT_EVIDENCE,
+              DecisionKind.UNIT_REVIEWING, DecisionKind.UNIT_DISPROVEN, DecisionKind.UNIT_SKILL,
+              DecisionKind.TRAIT_PROPOSED, DecisionKind.TRAIT_APPROVED, DecisionKind.TRAIT_DECLINED,
+              DecisionKind.UNIT_INVALIDATED, DecisionKind.UNIT_ARCHIVED, DecisionKind.UNIT_SHARED,
+              DecisionKind.UNIT_SUPERSEDED)
+UNIT_SHARED = DecisionKind.UNIT_SHARED  # a private unit cleared the bar of shared memory (lifecycle.sharing)
 
 
 # A job's proposal: these near-duplicates merge into a meta-rule (the learner absorbs them).
-UNITS_MERGED = "units_merged"
-UNITS_EVICTED = "units_evicted"  # a job's proposal: over capacity, these lowest-value units are archived
+UNITS_MERGED = DecisionKind.UNITS_MERGED
+UNITS_EVICTED = DecisionKind.UNITS_EVICTED  # a job's proposal: over capacity, these lowest-value units are archived
 
 
 def project(record_type: str, record: dict, position) -> list[dict]:

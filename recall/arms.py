@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 
-WINDOW_OPENED, WINDOW_SETTLED = "ab_window_opened", "ab_window_settled"  # decision kinds (subjects: window, A, B)
+from hindbrain.schemas.decision_kinds import DecisionKind
+
+# decision kinds (subjects: window, A, B)
+WINDOW_OPENED, WINDOW_SETTLED = DecisionKind.AB_WINDOW_OPENED, DecisionKind.AB_WINDOW_SETTLED
 
 
 def arm_of(window_id: str, task_id: str) -> str:

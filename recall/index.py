@@ -37,16 +37,17 @@ from hindbrain.recall.provenance import (
 )
 from hindbrain.recall.tokenize import estimate_tokens, tokens
 from hindbrain.schemas.api import InvalidInput
+from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.streams.processing import Decoded
 
 LAYERS = ("episodic", "experience", "knowledge", "identity")  # identity: traits a human approved
 TRAIT_RUNG = "trait"
-EVENTS_MERGED = "events_merged"  # write hygiene: the subjects were merged into a newer event
+EVENTS_MERGED = DecisionKind.EVENTS_MERGED  # write hygiene: the subjects were merged into a newer event
 WINDOW_KINDS = (WINDOW_OPENED, WINDOW_SETTLED)  # a conflict's A/B window (jobs.windows)
-CONFLICT_PENDING = "conflict_pending"  # two units, the same condition, different actions (jobs.forgetting)
-EVENTS_COLD = "events_cold"  # cold storage: summary and vector kept in memory (jobs.archive)
+CONFLICT_PENDING = DecisionKind.CONFLICT_PENDING  # two units, the same condition, different actions (jobs.forgetting)
+EVENTS_COLD = DecisionKind.EVENTS_COLD  # cold storage: summary and vector kept in memory (jobs.archive)
 COLD_SUMMARY_CHARS = 120
-UNIT_SUPERSEDED = "unit_superseded"  # a user's newer statement: the old one's own words go with it
+UNIT_SUPERSEDED = DecisionKind.UNIT_SUPERSEDED  # a user's newer statement: the old one's own words go with it
 INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD, unit_states.UNIT_SHARED,
                    UNIT_SUPERSEDED)
 SHARED = 0  # the owner code of what every agent of the tenant may recall

@@ -42,6 +42,9 @@ class Recalled:
     attribution: str = ""  # events: where it came from ("message from bob, session s-1"), rendered with the quote
 
 
+EMPTY = "No memory relevant to this situation yet."  # what an empty pack renders
+
+
 @dataclass(frozen=True)
 class RecallPack:
     recall_id: str
@@ -58,9 +61,10 @@ class RecallPack:
     def render(self) -> str:
         """The block to put into the prompt: beliefs, then rules, then past events. Every string
         that came from the log passes through ``recall.quoting.prompt_text`` (one line, no control
-        or format character): only the renderer writes this block's lines and headers."""
+        or format character): only the renderer writes this block's lines and headers. An empty
+        pack is a sentence saying so (an empty string in a prompt template reads as a bug)."""
         if not self.items and not self.briefing:
-            return ""
+            return EMPTY
         lines = [f"[hindbrain recall {prompt_text(self.recall_id)}: {len(self.briefing) + len(self.items)} items, "
                  f"{self.tokens}/{self.budget_tokens} tokens]"]
         if self.briefing:

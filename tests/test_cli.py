@@ -62,3 +62,56 @@ def test_hindsight_runs_and_when_due_says_why_it_skips(home, capsys):
     assert main(["--home", str(home[0]), "hindsight", "--when-due"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ran"] == [] and "new events" in report["skipped"]["induction"]
+
+
+# -- issue 31: sql, views, --home anywhere, no silent new brain, a served home ------------------
+def test_sql_answers_over_the_views_with_home_after_the_subcommand(home, capsys):
+    assert main(["sql", "SELECT kind, text FROM events", "--tenant", "acme", "--home", str(home[0])]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == \
+        [{"kind": "anomaly", "text": "submit does nothing"}]
+    assert main(["sql", "SELECT count() AS n FROM fragments", "--table", "--home", str(home[0])]) == 0
+    assert capsys.readouterr().out.split() == ["n", "-", "1"]
+    assert main(["--home", str(home[0]), "sql", "DROP TABLE events"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hindbrain sql: ") and len(err.strip().splitlines()) == 1
+
+
+def test_views_lists_every_view_and_its_columns(home, capsys):
+    assert main(["views", "--home", str(home[0])]) == 0
+    lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert {"events", "fragments", "recalls", "outcomes", "decisions"} <= set(lines)
+    assert "event_id String" in lines["events"] and "text " in lines["events"]
+
+
+def test_a_home_that_does_not_exist_is_an_error_unless_creating_is_asked(tmp_path, capsys):
+    missing = tmp_path / "brian"  # a typo of ./brain
+    assert main(["stats", "--home", str(missing)]) == 2
+    assert f"no brain at {missing}" in capsys.readouterr().err and not missing.exists()
+    assert main(["stats", "--home", str(missing), "--create"]) == 0 and missing.is_dir()
+
+
+def test_a_served_home_says_in_one_line_who_serves_it(home, capsys):
+    import subprocess
+    import sys
+
+    from hindbrain.served import FILE, BrainServed
+
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (home[0] / FILE).write_text(json.dumps({"pid": server.pid, "url": "http://127.0.0.1:1"}))
+        for command in (["stats"], ["sql", "SELECT 1"]):
+            assert main(["--home", str(home[0]), *command]) == 2
+            err = capsys.readouterr().err
+            assert len(err.strip().splitlines()) == 1 and f"served by process {server.pid}" in err
+        with pytest.raises(BrainServed, match=f"process {server.pid} at http://127.0.0.1:1"):
+            Brain.open(home[0])
+    finally:
+        server.kill()
+        server.wait()
+    assert main(["--home", str(home[0]), "stats"]) == 0  # the file of a process that died is ignored
+
+
+def test_an_empty_pack_renders_a_sentence(home):
+    with Brain.open(home[0]) as brain:
+        pack = brain.recall(tenant="nobody-here", query="anything at all")
+    assert not pack.items and pack.render() == "No memory relevant to this situation yet."

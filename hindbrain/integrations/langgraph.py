@@ -26,37 +26,36 @@ log and the views, never recalled again (``hindbrain.recall.keyed``). ``delete``
 tombstone (an ``action`` event, scope ``store_deleted``): the item is gone from get and search,
 every version stays in the log, and ``explain`` still shows it. A later put brings the key back.
 
-**get** reads the live version from the ``events`` view (``created_at``: the first version
-since the last delete; ``updated_at``: the live one's). **search** without a query lists the
-live items under the prefix, newest first; with a ``query`` it is a *recall* (a recall record
-in the log, like any agent's) over the episodic layer, for the prefix's agent and user, and its
-items are the stored items under the prefix, best first, each a ``MemoryItem``: ``score`` is the
-recall's relevance, ``why`` its explanation (every channel, penalty and gate decision),
-``memory_id`` the event to credit, ``recall_id`` the recall. The list itself carries
-``recall_id`` and the whole ``pack``, so ``outcome(namespace, results, success=...)`` closes
-the loop as ``Brain.outcome`` does. ``filter`` (exact values, ``$eq $ne $gt $gte $lt $lte``),
-``limit`` and ``offset`` apply to the stored items; a query search asks recall for four times
-``offset + limit`` candidates (at most 1,000) and returns fewer when the recall, its budget or the
-filter found fewer. A search or listing whose prefix stops above the tenant label reads every
-tenant: an embedded ``Brain`` only (over HTTP the API key is one tenant).
+**get** reads the live version; an overwrite is a new item (``created_at`` = ``updated_at``, as
+``InMemoryStore`` answers). **batch** answers every read from the state before the batch, then
+appends its puts and deletes (the last op of a key winning), as ``InMemoryStore.batch``.
+**search** without a query lists the live items under the prefix in ``InMemoryStore``'s order
+(``hindbrain.recall.stored``); with a ``query`` it ranks them by BM25 with a floor (an item
+sharing no content word of the query is no answer; ``index=False`` items never are) and makes a
+*recall* for the prefix's agent and user beside it (a record in the log): ``MemoryItem.why`` is
+its explanation for an item it also selected, ``memory_id`` the event to credit, ``recall_id``
+the recall; the list carries ``recall_id`` and the ``pack``, so ``outcome(namespace, results,
+success=...)`` closes the loop as ``Brain.outcome`` does. ``filter`` (exact values, ``$eq $ne
+$gt $gte $lt $lte``), ``limit`` and ``offset`` apply to the stored items. A search or listing
+whose prefix stops above the tenant label reads every tenant: an embedded ``Brain`` only.
 
 **Not supported**: ``ttl`` (hindbrain forgets by invalidation and volatility, never by a timer:
-``put(..., ttl=...)`` raises ``NotImplementedError``, as ``BaseStore`` does for such stores);
-``index`` has no effect (recall indexes every stored item by its words, cues and meaning).
+``put(..., ttl=...)`` raises ``NotImplementedError``, as ``BaseStore`` does for such stores).
+What still differs from ``InMemoryStore``, and why: docs/langgraph.md.
 
-The store calls only ``perceive_many``, ``recall``, ``outcome`` and ``sql`` on what it is given,
-so an embedded ``Brain`` and the HTTP ``hindbrain.Client`` serve alike. The async methods run the
-sync ones in a worker thread. Bad input raises ``InvalidInput`` naming the store's field
-(``namespace``, ``key``, ``value``, ``filter``) before anything is written.
+The store calls only ``perceive_many``, ``recall``, ``outcome`` and ``stored`` on what it is
+given, so an embedded ``Brain`` and the HTTP ``hindbrain.Client`` (an agent key is enough:
+``POST /v1/store/items``) serve alike. The async methods run the sync ones in a worker thread.
+Bad input raises ``InvalidInput`` naming the store's field (``namespace``, ``key``, ``value``,
+``filter``) before anything is written.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 try:
@@ -77,19 +76,18 @@ except ImportError as exc:  # the extra is not installed
 
 from hindbrain.recall.keyed import STORE_DELETED, STORE_KEY, STORE_NAMESPACE
 from hindbrain.recall.quoting import prompt_text, quoted
+from hindbrain.recall.stored import SEPARATOR, STORE_INDEX, dotted, prompt_value, ranked, value_text
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.schemas.records import new_id
 
 ROLES = ("tenant", "agent", "user")
-STORE_VALUE = "store_value"  # "json": the event's text is the value's JSON; absent: the value is {"text": text}
-SEPARATOR = "."  # joins a namespace's labels; LangGraph refuses it inside a label
 MAX_BUDGET = 100_000  # recall's largest budget: by default a search's ``limit`` decides, not tokens
-OVERFETCH = 4  # recall candidates asked per stored item wanted: the pool also holds the agent's other events
-MAX_K = 1000  # recall's largest k
+RECALL_K = 50  # the recall made beside a query search: the items it explains (``why``)
 
 
 class Memory(Protocol):
-    """What the store needs of a brain: ``hindbrain.Brain`` and ``hindbrain.Client`` both are one."""
+    """What the store needs of a brain: ``hindbrain.Brain`` and ``hindbrain.Client`` both are one
+    (over HTTP, an agent key is enough: ``stored`` is ``POST /v1/store/items``)."""
 
     def perceive_many(self, events: Iterable[dict]) -> list[str]: ...
 
@@ -97,7 +95,7 @@ class Memory(Protocol):
 
     def outcome(self, **fields) -> str: ...
 
-    def sql(self, query: str, parameters: dict | None = None, *, tenant: str | None = None) -> list[dict]: ...
+    def stored(self, *, tenant: str | None, prefix: tuple[str, ...] = (), key: str | None = None) -> list[dict]: ...
 
 
 @dataclass(frozen=True)
@@ -181,47 +179,15 @@ class SearchResults(list):
         return "\n".join(item.prompt for item in self)
 
 
-# -- values and events (pure) ----------------------------------------------------------------------------
-
-
-def dotted(namespace: tuple[str, ...]) -> str:
-    return SEPARATOR.join(namespace)
-
-
-def labels_of(dotted_namespace: str) -> tuple[str, ...]:
-    return tuple(dotted_namespace.split(SEPARATOR)) if dotted_namespace else ()
-
-
-def value_text(value: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
-    """The event text of a value and the scope that says how to read it back: ``{"text": s}``
-    is ``s`` itself (recall shows the words as written), any other value its JSON."""
-    if not isinstance(value, Mapping):
-        raise InvalidInput("put", "value", f"a value is a mapping (dict), not {type(value).__name__}")
-    if set(value) == {"text"} and isinstance(value["text"], str) and value["text"].strip():
-        return value["text"], {}
-    try:
-        return json.dumps(dict(value), ensure_ascii=False), {STORE_VALUE: "json"}
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput("put", "value", f"not JSON-serializable: {exc}") from None
-
-
-def prompt_value(value: Mapping[str, Any]) -> str:
-    """A value's words for a prompt: the text of ``{"text": s}``, else its JSON."""
-    if set(value) == {"text"} and isinstance(value["text"], str):
-        return value["text"]
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def value_of(text: str, fmt: str | None) -> dict:
-    """``value_text`` read back."""
-    return json.loads(text) if fmt == "json" else {"text": text}
-
-
-def put_event(coords: Coordinates, namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> dict:
-    """The perception that is a new version of the item (``perceive`` fields)."""
-    text, how = value_text(value)
+# -- events (pure) --------------------------------------------------------------------------------------
+def put_event(coords: Coordinates, namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
+              index: bool | list[str] | None = None) -> dict:
+    """The perception that is a new version of the item (``perceive`` fields); ``index=False``
+    marks it as never an answer to a query search."""
+    text, how = value_text("put", value)
+    unindexed = {STORE_INDEX: "false"} if index is False else {}
     return {"tenant": coords.tenant, "agent": coords.agent, "kind": "observation", "text": text,
-            "event_id": new_id("perception"), "scope": {**_item_scope(coords, namespace, key), **how}}
+            "event_id": new_id("perception"), "scope": {**_item_scope(coords, namespace, key), **how, **unindexed}}
 
 
 def tombstone_event(coords: Coordinates, namespace: tuple[str, ...], key: str) -> dict:
@@ -236,10 +202,6 @@ def _item_scope(coords: Coordinates, namespace: tuple[str, ...], key: str) -> di
     if coords.user is not None:
         scope["user"] = coords.user  # personal: recall's gate keeps it from every other user's recall
     return scope
-
-
-def in_prefix(namespace: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
-    return namespace[: len(prefix)] == prefix
 
 
 _OPERATORS = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a > b,
@@ -305,42 +267,6 @@ def _check_labels(operation: str, labels: Iterable[str]) -> None:
             raise InvalidInput(operation, "namespace", f"label {label!r}: a non-empty string without '.'")
 
 
-# -- the store's reads over the events view --------------------------------------------------------------
-
-# Every version of the items the condition selects, folded to the live one per item (the rule of
-# ``recall.keyed``): versions of one item share a partition, so ``_offset`` orders them.
-_LIVE_SQL = f"""
-SELECT ns, key, argMax(event_id, _offset) AS memory_id, argMax(text, _offset) AS text,
-       argMax(fmt, _offset) AS fmt, argMax(deleted, _offset) AS deleted,
-       argMax(ts, _offset) AS updated_at, minIf(ts, toInt64(_offset) > last_delete) AS created_at
-FROM (
-    SELECT scope['{STORE_NAMESPACE}'] AS ns, scope['{STORE_KEY}'] AS key, event_id, text, ts, _offset,
-           scope['{STORE_VALUE}'] AS fmt, mapContains(scope, '{STORE_DELETED}') AS deleted,
-           max(if(deleted, toInt64(_offset), -1)) OVER (PARTITION BY ns, key) AS last_delete
-    FROM {{source}} WHERE mapContains(scope, '{STORE_KEY}') AND ({{where}})
-)
-GROUP BY ns, key HAVING NOT deleted
-ORDER BY updated_at DESC, ns, key
-"""
-_UNDER = "(ns = {ns:String} OR startsWith(ns, {under:String}))"
-# Two arrays of strings, not an array of tuples: parameters that survive JSON (``Client.sql``).
-_ITEMS = "has(arrayZip({namespaces:Array(String)}, {keys:Array(String)}), (ns, key))"
-
-
-def _under(prefix: tuple[str, ...]) -> tuple[str, dict]:
-    """The SQL condition and parameters for the items under a namespace prefix."""
-    if not prefix:
-        return "ns != ''", {}
-    return _UNDER, {"ns": dotted(prefix), "under": dotted(prefix) + SEPARATOR}
-
-
-def _utc(ts: datetime | str) -> datetime:
-    """A view's timestamp as an aware datetime: ``Brain.sql`` gives a datetime, ``Client.sql``
-    its ISO text (JSON has no datetime)."""
-    ts = datetime.fromisoformat(ts) if isinstance(ts, str) else ts
-    return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
-
-
 class HindbrainStore(BaseStore):
     """LangGraph's ``BaseStore`` over a brain (module docstring: the mapping and what put and
     delete mean on an immutable log). ``memory``: a ``hindbrain.Brain`` or ``hindbrain.Client``;
@@ -357,17 +283,17 @@ class HindbrainStore(BaseStore):
 
     # -- BaseStore ----------------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order. Consecutive puts and deletes are appended in one ``perceive_many``
-        (all validated first: a bad one writes none of them), before any read that follows."""
+        """Run ``ops`` as ``InMemoryStore`` does: every read answers from the state before the
+        batch, then the puts and deletes are appended in one ``perceive_many`` (all validated
+        first: a bad one writes none of them), the last op of a key winning."""
         results: list[Result] = []
-        pending: list[dict] = []
+        puts: dict[tuple[tuple[str, ...], str], dict] = {}
         for op in ops:
             if isinstance(op, PutOp):
-                pending.append(self._version(op))
+                version = self._version(op)
+                puts[(tuple(op.namespace), op.key)] = version  # a dict keeps the key's first place
                 results.append(None)
-                continue
-            self._append(pending)
-            if isinstance(op, GetOp):
+            elif isinstance(op, GetOp):
                 results.append(self._get(op))
             elif isinstance(op, SearchOp):
                 results.append(self._search(op))
@@ -375,7 +301,7 @@ class HindbrainStore(BaseStore):
                 results.append(self._namespaces(op))
             else:
                 raise InvalidInput("batch", "ops", f"unknown operation {type(op).__name__}")
-        self._append(pending)
+        self._append(list(puts.values()))
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -409,60 +335,52 @@ class HindbrainStore(BaseStore):
         coords = self.namespaces.coordinates(namespace)
         if op.value is None:
             return tombstone_event(coords, namespace, op.key)
-        return put_event(coords, namespace, op.key, op.value)
+        return put_event(coords, namespace, op.key, op.value, op.index)
 
-    def _append(self, pending: list[dict]) -> None:
-        if not pending:
-            return
-        try:
-            self.memory.perceive_many(pending)
-        except InvalidInput as exc:
-            raise _as_store_error(exc) from None
-        finally:
-            pending.clear()
+    def _append(self, versions: list[dict]) -> None:
+        """One ``perceive_many`` per tenant (a batch is one tenant's), in the batch's order."""
+        by_tenant: dict[str, list[dict]] = {}
+        for version in versions:
+            by_tenant.setdefault(version["tenant"], []).append(version)
+        for batch in by_tenant.values():
+            try:
+                self.memory.perceive_many(batch)
+            except InvalidInput as exc:
+                raise _as_store_error(exc) from None
 
     def _get(self, op: GetOp) -> Item | None:
         namespace = tuple(op.namespace)
         _check_labels("get", namespace)
         tenant = self.namespaces.tenant_of("get", namespace)
-        rows = self._live(tenant, "ns = {ns:String} AND key = {key:String}", {"ns": dotted(namespace), "key": op.key})
-        if not rows:
+        found = self._items(tenant, namespace, op.key)
+        if not found:
             return None
-        row = rows[0]
-        return Item(value=value_of(row["text"], row["fmt"]), key=row["key"], namespace=namespace,
-                    created_at=_utc(row["created_at"]), updated_at=_utc(row["updated_at"]))
+        item = found[0]
+        return Item(value=item["value"], key=item["key"], namespace=namespace, created_at=item["created_at"],
+                    updated_at=item["updated_at"])
 
     def _search(self, op: SearchOp) -> SearchResults:
         prefix = tuple(op.namespace_prefix)
         _check_labels("search", prefix)
-        if op.query:
-            return self._recall(op, prefix)
-        where, params = _under(prefix)
-        rows = self._live(self.namespaces.coordinates(prefix).tenant, where, params)
-        items = [_item(row) for row in rows]
-        kept = [i for i in items if passes(i.value, op.filter)]
-        return SearchResults(kept[op.offset: op.offset + op.limit])
+        items = self._items(self.namespaces.coordinates(prefix).tenant, prefix)
+        if not op.query:
+            kept = [_item(i) for i in items if passes(i["value"], op.filter)]
+            return SearchResults(kept[op.offset: op.offset + op.limit])
+        pack = self._recall(op.query, prefix)
+        why = {} if pack is None else {i.id: i.why for i in pack.items}
+        recall_id = None if pack is None else pack.recall_id
+        kept = [_item(i, score, recall_id, why.get(i["memory_id"])) for score, i in ranked(op.query, items)
+                if passes(i["value"], op.filter)]
+        return SearchResults(kept[op.offset: op.offset + op.limit], recall_id, pack)
 
-    def _recall(self, op: SearchOp, prefix: tuple[str, ...]) -> SearchResults:
-        """A query search: a recall for the prefix's agent and user, its stored items under the
-        prefix, best first, with the recall's explanation."""
+    def _recall(self, query: str, prefix: tuple[str, ...]) -> Any:
+        """The recall a query search makes for the prefix's agent and user (a record in the log,
+        like any agent's, that ``outcome`` credits); None when the prefix names no tenant."""
         coords = self.namespaces.coordinates(prefix)
-        tenant = self.namespaces.tenant_of("search", prefix)
-        wanted = op.offset + op.limit
-        pack = self.memory.recall(tenant=tenant, agent=coords.agent, user=coords.user, query=op.query,
-                                  layers=["episodic"], k=max(1, min(MAX_K, OVERFETCH * wanted)),
-                                  budget_tokens=self.budget_tokens)
-        recalled = {}
-        for item in sorted(pack.items, key=lambda i: i.score, reverse=True):
-            if STORE_KEY in item.scope and in_prefix(labels_of(item.scope.get(STORE_NAMESPACE, "")), prefix):
-                recalled.setdefault(item.id, item)
-        which = {"namespaces": [i.scope.get(STORE_NAMESPACE, "") for i in recalled.values()],
-                 "keys": [i.scope[STORE_KEY] for i in recalled.values()]}
-        rows = self._live(tenant, _ITEMS, which) if recalled else []
-        live = {row["memory_id"]: row for row in rows}
-        items = [_item(live[i], item.score, pack.recall_id, item.why) for i, item in recalled.items() if i in live]
-        kept = [i for i in items if passes(i.value, op.filter)]
-        return SearchResults(kept[op.offset: op.offset + op.limit], pack.recall_id, pack)
+        if coords.tenant is None:
+            return None
+        return self.memory.recall(tenant=coords.tenant, agent=coords.agent, user=coords.user, query=query,
+                                  layers=["episodic"], k=RECALL_K, budget_tokens=self.budget_tokens)
 
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = tuple(op.match_conditions or ())
@@ -470,21 +388,21 @@ class HindbrainStore(BaseStore):
             _check_labels("list_namespaces", (label for label in condition.path if label != "*"))
         prefixes = [tuple(c.path) for c in conditions if c.match_type == "prefix"]
         known = _wildcard_free(prefixes[0]) if prefixes else ()
-        where, params = _under(known)
-        rows = self._live(self.namespaces.coordinates(known).tenant, where, params)
-        return listed({labels_of(row["ns"]) for row in rows}, op)
+        items = self._items(self.namespaces.coordinates(known).tenant, known)
+        return listed({i["namespace"] for i in items}, op)
 
-    def _live(self, tenant: str | None, where: str, params: dict) -> list[dict]:
-        """The live items the condition selects. With a tenant, over that tenant's views (the
-        HTTP API's wall); without, over every tenant's rows (an embedded Brain only)."""
-        sql = _LIVE_SQL.replace("{where}", where).replace("{source}", "events" if tenant else "events FINAL")
-        return self.memory.sql(sql, params, tenant=tenant) if tenant else self.memory.sql(sql, params)
+    def _items(self, tenant: str | None, prefix: tuple[str, ...], key: str | None = None) -> list[dict]:
+        """The live items under ``prefix`` (or the one ``key`` of it), in ``InMemoryStore``'s
+        order (``hindbrain.recall.stored``). With a tenant, over that tenant's views (the HTTP
+        API's wall); without, over every tenant's (an embedded Brain only)."""
+        return self.memory.stored(tenant=tenant, prefix=prefix, key=key)
 
 
-def _item(row: dict, score: float | None = None, recall_id: str | None = None, why: dict | None = None) -> MemoryItem:
-    return MemoryItem(namespace=labels_of(row["ns"]), key=row["key"], value=value_of(row["text"], row["fmt"]),
-                      created_at=_utc(row["created_at"]), updated_at=_utc(row["updated_at"]),
-                      memory_id=row["memory_id"], score=score, recall_id=recall_id, why=why)
+def _item(item: dict, score: float | None = None, recall_id: str | None = None, why: dict | None = None
+          ) -> MemoryItem:
+    return MemoryItem(namespace=tuple(item["namespace"]), key=item["key"], value=item["value"],
+                      created_at=item["created_at"], updated_at=item["updated_at"], memory_id=item["memory_id"],
+                      score=score, recall_id=recall_id, why=why)
 
 
 # The perceive fields a put fills, as the store's caller named them.

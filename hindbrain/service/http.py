@@ -80,6 +80,12 @@ class PerceiveBatch(BaseModel):
     events: list[PerceiveBody] = Field(min_length=1, max_length=10_000)  # type: ignore[valid-type]
 
 
+class StoreItemsBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    prefix: list[str] = Field(default_factory=list, max_length=64, description="the namespace (prefix), by label")
+    key: str | None = Field(None, min_length=1, description="one item of the namespace ``prefix``; absent: all")
+
+
 class SqlBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=100_000)
@@ -515,6 +521,16 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
                 "detail"]) from None
         return {"item_id": item_id, "timeline": timeline(item_id, chain),
                 "chain": [{**e, "position": list(e["position"])} for e in chain]}
+
+    @app.post(f"/{VERSION}/store/items", tags=["agents"])
+    async def store_items(request: Request, body: StoreItemsBody, tenant: str = Tenant):
+        """The live items of a key-value store (LangGraph's ``HindbrainStore``) under ``prefix``, in
+        LangGraph's order (``Brain.stored``): what an agent key needs to get, list and search its
+        store. A key bound to one agent reads that agent's items and the tenant's shared ones."""
+        items = await owner.call(brain.stored, tenant=tenant, prefix=body.prefix, key=body.key,
+                                 agent=request.state.key.agent)
+        return {"items": [{**i, "namespace": list(i["namespace"]), "created_at": i["created_at"].isoformat(),
+                           "updated_at": i["updated_at"].isoformat()} for i in items]}
 
     # Tenant SQL runs here, never on the owner thread: one query at a time, one core (its limits).
     sql_lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-sql")

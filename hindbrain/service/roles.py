@@ -40,6 +40,7 @@ ROUTES: dict[str, str] = {
     "/v1/learn": "agent",
     "/v1/recall": "agent",
     "/v1/outcome": "agent",
+    "/v1/store/items": "agent",  # a LangGraph store's get, list and search (what recall shows, by key)
     "/mcp": "agent",  # hindbrain mcp over HTTP: recall, perceive, learn, outcome as tools
     "/v1/sql": "analyst",
     "/v1/views": "analyst",

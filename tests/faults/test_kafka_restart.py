@@ -8,9 +8,11 @@ needs ``java`` (17+) and the Kafka jars (fetched by ``mvn`` once); otherwise it 
 
 A writer thread perceives events (ids of its own) through ``Brain.open(kafka=...)``, which also
 projects into its chDB views; a real ``hindbrain worker`` process (aiokafka engine, its own
-consumer group and chDB folder) projects the same topics. The broker stops after 50 acknowledged
-events and starts again while the writer goes on (an append waits through the outage: asserted);
-50 more are acknowledged after it is back. Then: every acknowledged event is in the
+consumer group and chDB folder) projects the same topics. After 50 acknowledged events the test
+holds the writer between two appends, stops the broker and lets the writer go: its next append
+begins while the broker is down (arranged, not hoped for: issue 31), and the broker starts again
+once it has; that append is acknowledged after the broker is back (asserted), and 50 more are.
+Then: every acknowledged event is in the
 ``perceptions`` topic exactly once (the producer is idempotent: its retries across the restart
 are not written twice), an event whose call raised at most once; the writer's views and the
 worker's hold every event of the topic exactly once and equal each other (the same digest); the
@@ -103,13 +105,22 @@ class Writer(threading.Thread):
         self.failed: dict[str, str] = {}
         self.spans: list[tuple[float, float]] = []  # (start, end) of each acknowledged call
         self.stop = threading.Event()
+        # The test holds the writer between two appends (``go`` cleared; ``parked`` says it waits),
+        # stops the broker, then lets it go: its next append starts while the broker is down.
+        self.go, self.parked = threading.Event(), threading.Event()
+        self.go.set()
+        self.call_started: float | None = None  # when the latest append began
 
     def run(self) -> None:
         n = 0
         while not self.stop.is_set():
+            if not self.go.is_set():
+                self.parked.set()
+                self.go.wait()
+                self.parked.clear()
             n += 1
             event_id = f"ev-{n}"
-            started = time.monotonic()
+            started = self.call_started = time.monotonic()
             try:
                 self.brain.perceive(tenant=f"t{n % 3}", agent=f"a{n % 8}", kind="observation", event_id=event_id,
                                     text=f"event {n}: the export job is still running")
@@ -151,17 +162,22 @@ def test_a_broker_restart_mid_stream_loses_nothing_and_doubles_nothing(tmp_path,
         writer.wait_for(BEFORE)
         wait_for(lambda: any(committed(brain.log, f"{prefix}workers", ["perceptions"]).values()), 90,
                  "the worker's first commit", workers=[worker])  # it runs: the restart is its fault to ride out
-        stopped_in = broker.stop()  # mid-stream: the writer is appending
+        writer.go.clear()  # hold the writer between two appends ...
+        assert writer.parked.wait(60), "the writer did not stop between two appends"
+        stopped_in = broker.stop()
         stopped_at, at_stop = time.monotonic(), len(writer.acknowledged)
+        writer.go.set()  # ... and let it go: its next append meets the stopped broker (mid-stream, by construction)
+        wait_for(lambda: (writer.call_started or 0) > stopped_at, 60, "an append begun while the broker is down",
+                 workers=[worker])
+        restarting_at = time.monotonic()
         restarted_in = broker.start()
-        restarted_at = time.monotonic()
         writer.wait_for(at_stop + AFTER)
         writer.stop.set()
         writer.join(timeout=60)
         assert not writer.is_alive()
         acknowledged = set(writer.acknowledged)
-        assert any(start < stopped_at and end > restarted_at - 1 for start, end in writer.spans), \
-            "no append was waiting while the broker was down: the restart was not mid-stream"
+        assert any(stopped_at < start < restarting_at < end for start, end in writer.spans), \
+            "no append begun while the broker was down was acknowledged once it was back"
         print(f"broker started in {broker.started_in:.1f}s, stopped in {stopped_in:.1f}s, restarted in "
               f"{restarted_in:.1f}s; {len(acknowledged)} events acknowledged, {len(writer.failed)} raised "
               f"({sorted(set(writer.failed.values()))[:2]})")

@@ -87,7 +87,7 @@ def served(tmp_path_factory):
     proc = _spawn(home, port, HINDBRAIN_RATE_LIMIT=str(RATE), HINDBRAIN_RATE_BURST=str(BURST))
     try:
         wait_ready(proc, f"http://127.0.0.1:{port}")
-        yield SimpleNamespace(url=f"http://127.0.0.1:{port}", keys=keys, store=store)
+        yield SimpleNamespace(url=f"http://127.0.0.1:{port}", keys=keys, store=store, home=home, pid=proc.pid)
     finally:
         _stop(proc)
 
@@ -281,7 +281,7 @@ def test_the_key_decides_the_tenant(served, acme):
             with pytest.raises(InvalidInput, match="this API key's tenant is") as refused:
                 refused_call()
             assert refused.value.field == "tenant"
-        with pytest.raises(InvalidInput, match="one API key's tenant"):
+        with pytest.raises(InvalidInput, match="event #1: a batch is one tenant's"):  # as Brain.perceive_many
             ours.perceive_many([{"tenant": "acme", "text": "a"}, {"tenant": "globex", "text": "b"}])
         assert globex.perceive(tenant="globex", text="globex's own event")  # the key's tenant named: it goes on
         status, answer, _ = call(served.url, "POST", "/v1/learn", {"condition": "c", "action": "a"}, acme,
@@ -394,7 +394,8 @@ def test_a_429_is_waited_out_as_retry_after_says(served, acme):
         assert time.monotonic() - started >= 0.9
     with Client(served.url, api_key=limited, retry=RetryPolicy(attempts=1)) as once, \
             pytest.raises(RateLimited) as refused:
-        once.outcome(success=True, task="t-429")  # the token that came back was spent by the retry
+        for _ in range(2 * BURST):  # reads until one is refused: however long since the last, the bucket empties
+            once.sql("SELECT 1")
     assert (refused.value.status, refused.value.retry_after) == (429, 1.0)
     with Client(served.url, api_key=acme) as client:
         assert count(client, "outcomes WHERE task = 't-429'") == 1  # the refused ones wrote nothing
@@ -475,3 +476,123 @@ def test_the_langgraph_store_works_over_the_client(served):
         found = store.search(namespace, query="which language does bob prefer")
         assert [item.key for item in found][:1] == ["language"] and found[0].why and found.recall_id
         assert "English" in found[0].value["text"]
+
+
+def test_the_langgraph_store_works_with_an_agent_key(served):
+    """An agent holds an agent key: put, get, list, search and delete need no analyst's SQL
+    (``/v1/store/items``), and a key bound to one agent reads only its own and shared items."""
+    from hindbrain.integrations.langgraph import HindbrainStore
+
+    agent_key = served.store.create("lg-agent", "store", role="agent")
+    bound_key = served.store.create("lg-agent", "store", role="agent", agent="crm")
+    with Client(served.url, api_key=agent_key) as client, Client(served.url, api_key=bound_key) as bound:
+        store, crm = HindbrainStore(client), HindbrainStore(bound)
+        ns = ("lg-agent", "support-bot", "bob")
+        store.put(ns, "language", {"text": "bob wants short answers in French"})
+        store.put(ns, "hidden", {"text": "short answers are a secret"}, index=False)
+        store.put(("lg-agent",), "policy", {"text": "answers are short for everyone"})
+        assert store.get(ns, "language").value == {"text": "bob wants short answers in French"}
+        assert [i.key for i in store.search(("lg-agent",))] == ["language", "hidden", "policy"]
+        found = store.search(("lg-agent", "support-bot"), query="short answers")
+        assert [i.key for i in found] == ["language"]  # hidden: index=False; policy: not under the prefix
+        assert store.list_namespaces(prefix=("lg-agent",)) == [("lg-agent",), ns]
+        store.delete(ns, "language")
+        assert store.get(ns, "language") is None
+        assert [i.key for i in crm.search(("lg-agent",))] == ["policy"]  # support-bot's items are not crm's
+        assert crm.get(ns, "hidden") is None
+
+
+class HungServer:
+    """A socket that accepts connections and never answers (a hung server); counts them."""
+
+    def __init__(self):
+        import socket
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url, self.accepted, self._held = f"http://127.0.0.1:{self.sock.getsockname()[1]}", 0, []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            self._held.append(conn)  # held open, never read nor answered
+
+    def close(self):
+        self.sock.close()
+        for conn in self._held:
+            conn.close()
+
+
+@pytest.fixture
+def hung():
+    server = HungServer()
+    yield server
+    server.close()
+
+
+def test_a_hung_server_is_unavailable_within_the_deadline(hung):
+    """The deadline bounds the whole call, retries included; the default is 10 s (3 s to connect,
+    10 s to read), not the 4 x 30 s it was."""
+    assert RetryPolicy().deadline_s == 10.0
+    with Client(hung.url, api_key="hb_000000000000_unused") as default:
+        assert (default.timeout.connect, default.timeout.read) == (3.0, 10.0)
+    with Client(hung.url, api_key="hb_000000000000_unused", retry=RetryPolicy(deadline_s=1.0)) as client:
+        started = time.monotonic()
+        with pytest.raises(ServiceUnavailable, match="ReadTimeout"):
+            client.recall(tenant="acme", query="anything")  # a read: retried, but only within the deadline
+        assert time.monotonic() - started < 2.5
+
+
+def test_the_client_checks_fields_as_brain_does_before_sending(hung):
+    """The same ``InvalidInput`` as ``Brain`` (the field named), and no connection made."""
+    with Client(hung.url, api_key="hb_000000000000_unused") as client:
+        for call_, field in [(lambda: client.perceive(tenant=123, text="x"), "tenant"),
+                             (lambda: client.perceive(tenant="", text="x"), "tenant"),
+                             (lambda: client.perceive(tenant="acme"), "text"),
+                             (lambda: client.recall(tenant=" ", query="x"), "tenant"),
+                             (lambda: client.sql("SELECT 1", tenant=7), "tenant"),
+                             (lambda: client.perceive_many([{"tenant": "acme", "text": "a"}, {"kind": "x"}]), "kind"),
+                             (lambda: client.perceive_many([{"tenant": "a", "text": "a"},
+                                                            {"tenant": "b", "text": "b"}]), "tenant")]:
+            with pytest.raises(InvalidInput) as refused:
+                call_()
+            assert refused.value.field == field, refused.value
+        with pytest.raises(InvalidInput) as embedded:
+            validated(PerceiveInput, "perceive", tenant=123, text="x")
+        with pytest.raises(InvalidInput) as sent:
+            client.perceive(tenant=123, text="x")
+        assert str(sent.value) == str(embedded.value)
+    assert hung.accepted == 0
+
+
+def test_one_event_id_with_other_content_is_a_conflict_over_http(served, acme):
+    with Client(served.url, api_key=acme) as client:
+        client.perceive(text="the first words", event_id="ev_http_conflict")
+        with pytest.raises(InvalidInput, match="'ev_http_conflict'.*other content") as refused:
+            client.perceive(text="other words", event_id="ev_http_conflict")
+        assert refused.value.field == "event_id"
+        with pytest.raises(InvalidInput, match="event #0.*'ev_http_conflict'"):
+            client.perceive_many([{"text": "other words again", "event_id": "ev_http_conflict"}])
+        assert client.sql("SELECT text FROM events WHERE event_id = 'ev_http_conflict'") == \
+            [{"text": "the first words"}]
+
+
+def test_the_command_line_reaches_a_served_home_over_http(served, acme, monkeypatch, capsys):
+    """``serve`` writes ``serve.json``; ``hindbrain sql`` on that home goes to the server with
+    ``HINDBRAIN_API_KEY``, and without a key says in one line who serves it."""
+    from hindbrain.cli import main
+
+    assert orjson.loads((served.home / "serve.json").read_bytes()) == {"pid": served.pid, "url": served.url}
+    monkeypatch.delenv("HINDBRAIN_API_KEY", raising=False)
+    assert main(["sql", "SELECT 1 AS one", "--home", str(served.home)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"served by process {served.pid} at {served.url}" in err
+    with Client(served.url, api_key=acme) as client:
+        client.perceive(text="seen through the command line", event_id="ev_cli_served")
+    monkeypatch.setenv("HINDBRAIN_API_KEY", acme)
+    assert main(["sql", "SELECT text FROM events WHERE event_id = 'ev_cli_served'", "--home", str(served.home)]) == 0
+    assert orjson.loads(capsys.readouterr().out) == {"text": "seen through the command line"}

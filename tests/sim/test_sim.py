@@ -91,7 +91,7 @@ def test_the_report_is_sql_over_the_views_and_matches_the_run(tmp_path, capsys):
     assert page.count("<svg") == 4 + 2 and "FROM outcomes FINAL" in page and "naive RAG" in page
     assert "injected cognitions applied" in page and "FROM unit_states FINAL" in page
     capsys.readouterr()
-    assert main(["--home", str(tmp_path / "empty"), "report"]) == 1
+    assert main(["--home", str(tmp_path / "empty"), "--create", "report"]) == 1  # a new, empty brain
     assert "no simulated fleet ran" in capsys.readouterr().err
 
 
