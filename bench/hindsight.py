@@ -18,6 +18,7 @@ import tempfile
 import time
 
 from hindbrain import Brain
+from hindbrain.brain import tenant_batches
 
 EMOTIONS = ["angry", "disappointed", "neutral", "happy", "confused"]
 ACTIONS = ["acknowledge the problem", "give the fix", "ask for logs", "escalate to tier 2", "offer a refund",
@@ -60,8 +61,9 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as home, Brain.open(home, embedder="none", log_sync="NORMAL") as brain:
         t0 = time.perf_counter()
-        for batch in fleet_events(args.events):
-            brain.perceive_many(batch)
+        for events in fleet_events(args.events):
+            for batch in tenant_batches(events):  # a batch is one tenant's
+                brain.perceive_many(batch)
         brain.runner.flush()
         events = brain.sql("SELECT count() AS n FROM events")[0]["n"]
         print(f"built: {events:,} events in {time.perf_counter() - t0:.0f} s (not part of the number)")

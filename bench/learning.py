@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from hindbrain import Brain
+from hindbrain.brain import tenant_batches
 from hindbrain.learning.learner import Learner
 from hindbrain.schemas.records import envelope
 from hindbrain.streams.log import Position
@@ -75,7 +76,8 @@ def ingest_rate(fields: list[dict], learn: bool) -> float:
             brain.runner.listeners.remove(brain.learning.observe)
         t0 = time.perf_counter()
         for start in range(0, len(fields), 5000):
-            brain.perceive_many(fields[start:start + 5000])
+            for batch in tenant_batches(fields[start:start + 5000]):  # a batch is one tenant's
+                brain.perceive_many(batch)
         brain.runner.flush()
         return len(fields) / (time.perf_counter() - t0)
 
@@ -85,7 +87,8 @@ def reopen_seconds(fields: list[dict]) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as home:
         with Brain.open(home, embedder="none", log_sync="NORMAL") as brain:
             for start in range(0, len(fields), 5000):
-                brain.perceive_many(fields[start:start + 5000])
+                for batch in tenant_batches(fields[start:start + 5000]):  # a batch is one tenant's
+                    brain.perceive_many(batch)
         snapshot = Path(home) / "cache" / "learner.snapshot"
         t0 = time.perf_counter()
         Brain.open(home, embedder="none").close()

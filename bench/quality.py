@@ -59,6 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from hindbrain import Brain
+from hindbrain.brain import tenant_batches
 from hindbrain.recall.engine import RecallEngine
 from hindbrain.recall.query import build_query
 from hindbrain.recall.scoring import CHANNELS, PRESETS, Fusion, Weights
@@ -242,7 +243,8 @@ def model_row(brain: Brain, data: DataSet, questions: list[Question],
 def build(data: DataSet, home: Path) -> Brain:
     brain = Brain.open(home)
     for start in range(0, len(data.events), 2000):
-        brain.perceive_many(data.events[start : start + 2000])
+        for batch in tenant_batches(data.events[start : start + 2000]):  # a batch is one tenant's
+            brain.perceive_many(batch)
     brain.index.semantic.wait()
     return brain
 

@@ -507,6 +507,15 @@ def recall_with_records(index: RecallIndex, engine: RecallEngine, fields: dict) 
     return pack, [("recall", recall_record), ("injection", injection_record)]
 
 
+def tenant_batches(events: Iterable[dict]) -> list[list[dict]]:
+    """``events`` split into one batch per tenant (``perceive_many`` takes one tenant's batch),
+    each in the order given: for a caller holding several tenants' events."""
+    batches: dict[object, list[dict]] = {}
+    for event in events:
+        batches.setdefault(event.get("tenant"), []).append(event)
+    return list(batches.values())
+
+
 def one_tenant(records: list[dict]) -> None:
     """``InvalidInput`` naming the first record of another tenant than the first's."""
     for n, record in enumerate(records):

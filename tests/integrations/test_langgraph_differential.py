@@ -106,6 +106,16 @@ def test_hindbrain_store_answers_as_langgraphs_in_memory_store(brain):
             assert [i.score for i in ours] == sorted((i.score for i in ours), reverse=True)
 
         def run(self, ops: list):
+            if any(isinstance(op, SearchOp) and op.filter and "$" in str(op.filter) for op in ops):
+                ours = self.ours.batch(ops)
+                try:
+                    ref = self.ref.batch(ops)
+                except TypeError:  # the reference raises on $gte over an item without the field; ours leaves it out
+                    assert all(isinstance(i.value.get("n"), int) for i in ours[0])
+                    return
+                for op, a, b in zip(ops, ours, ref, strict=True):
+                    self.check(op, a, b)
+                return
             ours, ref = self.both(ops)
             for op, a, b in zip(ops, ours, ref, strict=True):
                 self.check(op, a, b)

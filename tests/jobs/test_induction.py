@@ -7,6 +7,7 @@ import json
 import pytest
 from hindsight_helpers import DAY_US, tasks
 
+from hindbrain.brain import tenant_batches
 from hindbrain.jobs.confidence import ACTIVATION, age_decay, belief_confidence, wilson_lower
 from hindbrain.jobs.trigger import TriggerPolicy, due
 
@@ -92,7 +93,8 @@ def test_explicit_feedback_is_the_outcome_when_no_success_is_given(lexical_brain
                          "text": "thanks" if polarity > 0 else "still broken", "polarity": polarity,
                          "signal": signal, "speaker": "user"}
             events.append({**event, "tenant": name})
-    b.perceive_many(events)
+    for batch in tenant_batches(events):  # a batch is one tenant's
+        b.perceive_many(batch)
     b.hindsight()
     found = {r["tenant"]: r for r in b.sql("SELECT * FROM beliefs FINAL WHERE text LIKE 'if emotion in [angry]%'")}
     assert found["fb"]["status"] == "active" and "(36 of 40 such tasks succeeded)" in found["fb"]["text"]
