@@ -197,9 +197,9 @@ def _static() -> Embedder:
 
 _FACTORIES: dict[str, Callable[[], Embedder]] = {
     "use": UseEmbedder,
-    "static": _static,
     "e5": E5Embedder,
     "use+e5": lambda: EnsembleEmbedder(UseEmbedder(), E5Embedder(), weights=USE_E5_WEIGHTS),
+    "static": _static,
 }
 
 

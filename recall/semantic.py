@@ -19,7 +19,7 @@ embedder), a ``search`` first embeds its tenant's queued texts inline when there
 documents have a vector.
 
 The embedding cache is a SQLite file of float16 vectors keyed by (embedder name, hash of the
-capped text), so an edited text is re-embedded and a repeated one is not. It exists so that
+tenant and the capped text), so an edited text is re-embedded and a repeated one is not. It exists so that
 reopening a brain with 100k documents does not spend ~80 s re-embedding them. It is a **rebuildable cache, not a
 source of truth**: delete it and the vectors are recomputed from the documents. The background
 thread writes it in batches; ``close`` flushes it. Measured (``bench/vectors.py``): 100k
@@ -64,12 +64,14 @@ _LOOKUP = 512  # queued items per background step with a cache (a reload is most
 _FLUSH = 512  # cache rows buffered before a write
 _GRAPH_STEP = 256  # graph insertions between checks for new embedding work
 _SQL_VARS = 900  # under SQLite's historical limit of 999 bound parameters
+RECENT_VECTORS = 4096  # neural vectors of recent texts kept for dedup (2 KB each: 8 MB)
 QUERY_CACHE = 4096  # query texts whose vectors are kept (2 KB each: 8 MB)
 FOLLOW_RETRY_S = 0.25  # a replica's recheck of the cache for vectors the owner has not written yet
 
 
 def text_hash(text: str) -> bytes:
-    """8-byte digest of a text: a cached vector is reused only for the text it was made from."""
+    """8-byte digest of a text: a cached vector is reused only for the text it was made from
+    (the semantic index hashes the tenant with it)."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
 
 
@@ -153,6 +155,32 @@ class EmbeddingCache:
             self._db.close()
 
 
+class RecentVectors:
+    """The neural vectors of the last ``size`` distinct texts embedded, by text hash: a text
+    repeated across documents, steps or tenants is embedded once even before the SQLite cache
+    is flushed (or when there is none). Used by the background thread only."""
+
+    def __init__(self, size: int = RECENT_VECTORS):
+        self.size = size
+        self._vectors: OrderedDict[bytes, np.ndarray] = OrderedDict()
+
+    def get(self, hashes: list[bytes]) -> dict[int, np.ndarray]:
+        """Known vectors by position in ``hashes``."""
+        found = {}
+        for i, h in enumerate(hashes):
+            vec = self._vectors.get(h)
+            if vec is not None:
+                found[i] = vec
+                self._vectors.move_to_end(h)
+        return found
+
+    def put(self, hashes: list[bytes], vectors: np.ndarray) -> None:
+        for h, v in zip(hashes, vectors, strict=True):
+            self._vectors[h] = v
+        while len(self._vectors) > self.size:
+            self._vectors.popitem(last=False)
+
+
 class QueryCache:
     """The unit vectors of the last ``size`` query texts, least recently used out. Thread-safe;
     the model runs outside the lock."""
@@ -192,6 +220,7 @@ class QueryCache:
 @dataclass(eq=False)
 class _Tenant:
     index: VectorIndex
+    name: str = ""
     queue: deque = field(default_factory=deque)  # Items not yet taken for embedding
     waiting: list = field(default_factory=list)  # a replica's Items whose vector is not in the cache yet
     inflight: int = 0  # taken by a thread and being embedded
@@ -245,6 +274,7 @@ class SemanticIndex:
         self._retried_at = 0.0  # monotonic time of a replica's last recheck of its waiting items
         self._closed = False
         self._queries = QueryCache(embedder)
+        self._recent = RecentVectors()
         self._query_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-query")
         self._thread = threading.Thread(target=self._run, name="hindbrain-semantic", daemon=True)
         self._thread.start()
@@ -317,7 +347,7 @@ class SemanticIndex:
             raise RuntimeError("SemanticIndex is closed")
         t = self._tenants.get(tenant)
         if t is None:
-            t = self._tenants[tenant] = _Tenant(VectorIndex(self.embedder.dim))
+            t = self._tenants[tenant] = _Tenant(VectorIndex(self.embedder.dim), tenant)
         return t
 
     @staticmethod
@@ -527,8 +557,12 @@ class SemanticIndex:
         owner's cache; its search embeds a small backlog inline like the owner's (the same
         answers wherever an agent's recall lands: read-your-writes)."""
         texts = [capped(text, self.window) for _, _, text in batch]
-        hashes = [text_hash(text) for text in texts]
-        cached = self._cache.get(hashes) if self._cache is not None else {}
+        # keyed by tenant too: a tenant cannot tell from the lag that another one sent a text
+        hashes = [text_hash(f"{t.name}\x1f{text}") for text in texts]
+        cached = self._recent.get(hashes)
+        if self._cache is not None and len(cached) < len(batch):
+            rest = [i for i in range(len(batch)) if i not in cached]
+            cached.update((rest[j], v) for j, v in self._cache.get([hashes[i] for i in rest]).items())
         if cached:
             hits = sorted(cached)
             self._store_neural(t, [batch[i][0] for i in hits], np.stack([cached[i] for i in hits]))
@@ -551,6 +585,7 @@ class SemanticIndex:
             rows = [j for i in part for j in by_hash[hashes[i]]]
             self._store_neural(t, [batch[j][0] for j in rows],
                                np.repeat(vecs, [len(by_hash[hashes[i]]) for i in part], axis=0))
+            self._recent.put([hashes[i] for i in part], vecs)
             if self._cache is not None:
                 with self._cond:
                     self._unflushed.extend((hashes[i], v) for i, v in zip(part, vecs, strict=True))

@@ -70,23 +70,37 @@ def static_tokens(text: str) -> list[str]:
     return out
 
 
-def _stem_or_unknown(vocab: dict[str, int], word: str) -> int:
-    found = stem_lookup(vocab, word) if word.isascii() else None
-    return _UNKNOWN if found is None else found
+def rare_ids(vocab: dict[str, int], word: str) -> tuple[int, ...]:
+    """The ids standing for a word the vocabulary lacks: ``word`` less one common English
+    suffix ("printers" → "printer"), else a split into two or three known words of 3+ letters
+    ("timeout" → "time" "out"); else none (the word then stays lexical)."""
+    stems = [word] + [word[: -len(x)] for x in _SUFFIXES if len(word) > len(x) + 2 and word.endswith(x)]
+    for stem in stems:
+        found = vocab.get(stem)
+        if found is not None:
+            return (found,)
+    for stem in stems:
+        found = compound_ids(vocab, stem, parts=3)
+        if found:
+            return found
+    return ()
 
 
-def stem_lookup(vocab: dict[str, int], word: str) -> int | None:
-    """The id of ``word``, or of ``word`` less one common English suffix ("timeouts" →
-    "timeout"); None when neither is known (the word then stays lexical)."""
-    found = vocab.get(word)
-    if found is not None:
-        return found
-    for suffix in _SUFFIXES:
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            found = vocab.get(word[: -len(suffix)])
-            if found is not None:
-                return found
-    return None
+def compound_ids(vocab: dict[str, int], word: str, parts: int) -> tuple[int, ...]:
+    """``word`` as at most ``parts`` known words of 3+ letters, longest first part first; ()
+    when it cannot be covered."""
+    if parts == 0 or len(word) < 3:
+        return ()
+    whole = vocab.get(word)
+    if whole is not None:
+        return (whole,)
+    for cut in range(len(word) - 3, 2, -1):
+        head = vocab.get(word[:cut])
+        if head is not None:
+            rest = compound_ids(vocab, word[cut:], parts - 1)
+            if rest:
+                return (head, *rest)
+    return ()
 
 
 class StaticTable:
@@ -131,25 +145,32 @@ class StaticTable:
                 else:
                     append(run)
         ids = np.fromiter(map(self._lookup.get, toks, repeat(_UNKNOWN, len(toks))), dtype=np.int64, count=len(toks))
-        unknown = np.flatnonzero(ids == _UNKNOWN)
-        if len(unknown):  # rare words: their stem, else they stay lexical
-            ids[unknown] = [self._rare(toks[i]) for i in unknown.tolist()]
         boundary = ids == _BOUNDARY
         if int(boundary.sum()) != len(texts) - 1:  # a text held the separator itself: one at a time
             parts = [self.batch_ids([t.replace(_SEP, " ")]) for t in texts]
             return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
         text_of = np.cumsum(boundary)
         known = ids >= 0
-        return ids[known], np.bincount(text_of[known], minlength=len(texts))
+        flat, owner = ids[known], text_of[known]
+        unknown = np.flatnonzero(ids == _UNKNOWN)
+        if len(unknown):  # rare words: their stem or parts (a bag: order within a text is free)
+            found = [self._rare(toks[i]) for i in unknown.tolist()]
+            extra = np.fromiter((i for f in found for i in f), dtype=np.int64)
+            if len(extra):
+                flat = np.concatenate([flat, extra])
+                owner = np.concatenate([owner, np.repeat(text_of[unknown], [len(f) for f in found])])
+                order = np.argsort(owner, kind="stable")
+                flat, owner = flat[order], owner[order]
+        return flat, np.bincount(owner, minlength=len(texts))
 
-    def _rare(self, word: str) -> int:
-        """A word not in the vocabulary: its stem's id, or ``_UNKNOWN``; remembered (ids, host
-        names and typos recur), the memo emptied when it reaches ``_RARE_MEMO`` words."""
+    def _rare(self, word: str) -> tuple[int, ...]:
+        """``rare_ids`` of a word not in the vocabulary, remembered (ids, host names and typos
+        recur); the memo is emptied when it reaches ``_RARE_MEMO`` words."""
         found = self._rare_memo.get(word)
         if found is None:
             if len(self._rare_memo) >= _RARE_MEMO:
                 self._rare_memo = {}
-            found = self._rare_memo[word] = _stem_or_unknown(self.vocab, word)
+            found = self._rare_memo[word] = rare_ids(self.vocab, word) if word.isascii() else ()
         return found
 
     def embed(self, texts: list[str]) -> np.ndarray:
