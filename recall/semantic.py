@@ -322,6 +322,12 @@ class SemanticIndex:
         names = {STATIC: "static", NEURAL: self._neural_tier}
         return [names.get(int(tier[no])) if no < len(tier) else None for no in doc_nos]
 
+    def neural_count(self, tenant: str) -> int:
+        """Documents of the tenant whose vector is the neural model's (the lagging tier's progress)."""
+        with self._cond:
+            t = self._tenants.get(tenant)
+            return 0 if t is None else int(np.count_nonzero(t.tier == NEURAL))
+
     def model_of(self, tier: str | None) -> str:
         """The name of the model behind a tier's vectors."""
         return self.static.name if tier == "static" and self.static is not None else self.embedder.name

@@ -187,3 +187,39 @@ def test_perceive_then_recall_a_paraphrase_at_once_then_neural_then_replay(tmp_p
         assert item is not None and item.why["semantic"]["tier"] == "neural"
     finally:
         again.close()
+
+
+class PassagesForbidden:
+    """The brain's own model for queries only: embedding a passage in the brain's process (on
+    a request thread or its interpreter) fails the test."""
+
+    def __init__(self, model):
+        self.model, self.name, self.dim = model, model.name, model.dim
+
+    def embed_queries(self, texts):
+        return self.model.embed_queries(texts)
+
+    def embed_passages(self, texts):
+        raise AssertionError("a passage was embedded in the brain's process")
+
+
+def test_long_texts_never_hold_another_tenants_perceive_or_recall(tmp_path):
+    brain = Brain.open(tmp_path / "brain", embed_workers=0)
+    semantic = brain.index.semantic
+    pool = GatedPool()
+    semantic.pool, semantic.embedder = pool, PassagesForbidden(semantic.embedder)
+    try:
+        event = brain.perceive(tenant="quiet", agent="a1", text=EVENT)
+        long_text = ("the export job fails with a timeout " * 2000)[: 65_536 - 8]  # the API's limit: 64 kB
+        # 20 x 64 kB, while the model is held: perceive returns, the other tenant's recall answers
+        brain.perceive_many([{"tenant": "noisy", "agent": "a9", "text": f"{i} {long_text}"} for i in range(20)])
+        item = _item_of(brain.recall(tenant="quiet", agent="a1", query=PARAPHRASE), event)
+        assert item is not None and item.why["semantic"]["tier"] == "static"
+        assert pool.calls == []  # neither call waited for the model
+        pool.gate.set()
+        assert semantic.wait(60) and semantic.last_error is None
+        texts = [t for batch in pool.calls for t in batch]
+        assert len(texts) == 21 and max(map(len, texts)) == semantic.window < 65_536
+        assert semantic.neural_count("noisy") == 20
+    finally:
+        brain.close()
