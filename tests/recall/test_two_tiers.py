@@ -223,3 +223,21 @@ def test_long_texts_never_hold_another_tenants_perceive_or_recall(tmp_path):
         assert semantic.neural_count("noisy") == 20
     finally:
         brain.close()
+
+
+def test_a_worker_error_reaches_the_caller_and_the_worker_is_restarted():
+    pool = EmbedderPool("no-such-model", workers=1)
+    try:
+        with pytest.raises(RuntimeError, match="embedder worker"):
+            pool.embed_many([["x"]])
+    finally:
+        pool.close()
+    pool = EmbedderPool("static", workers=1)
+    try:
+        first = pool.embed_many([["the page keeps spinning"]])[0]
+        dead = pool._workers[0].proc
+        dead.kill()  # a worker that died is started again for the next batch
+        dead.wait()
+        assert np.allclose(pool.embed_many([["the page keeps spinning"]])[0], first)
+    finally:
+        pool.close()
