@@ -97,7 +97,7 @@ def timed_recalls(brain: Brain, qs: list[dict]) -> list[float]:
 
 
 def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_seconds: float,
-            http: bool) -> list[tuple[str, str, str]]:
+            http: bool, settle: float | None = None) -> list[tuple[str, str, str]]:
     rng = random.Random(size)
     events = [event(rng, n) for n in range(size)]
     rows = []
@@ -115,13 +115,16 @@ def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_se
                 during = timed_recalls(brain, queries(rng, 100))
                 rows.append(("recall p50, backlog", f"{ms(statistics.median(during))} (p99 {ms(pct(during, .99))})",
                              f"while {semantic.pending():,} texts wait for vectors"))
-                semantic.wait()
+                settled = semantic.wait(settle)
                 embedded = time.perf_counter() - t0
-                rows.append(("vectors embedded", f"{size / embedded:,.0f} texts/s",
-                             f"all {size:,} searchable {embedded - ingest:.0f} s after the import returned"))
-                while semantic.unbuilt():
+                neural = semantic.neural_count(TENANT)
+                rows.append(("vectors embedded", f"{neural / embedded:,.0f} texts/s",
+                             f"all {size:,} neural {embedded - ingest:.0f} s after the import returned" if settled else
+                             f"NOT SETTLED: {neural:,} of {size:,} neural after {settle:g} s (--settle); the rows "
+                             "below mix static and neural vectors"))
+                while settled and semantic.unbuilt():
                     time.sleep(0.2)
-                rows += long_texts(brain, rng, recalls)
+                rows += long_texts(brain, rng, recalls) if settled else []
             one = []
             for n in range(200):
                 t = time.perf_counter()
@@ -351,6 +354,8 @@ def main() -> None:
     ap.add_argument("--lag-rate", type=int, default=5_000, help="events/s of the vector-lag run")
     ap.add_argument("--lag-seconds", type=float, default=4.0, help="its length (0: skip it)")
     ap.add_argument("--no-http", action="store_true", help="skip the rows over HTTP")
+    ap.add_argument("--settle", type=float, default=None,
+                    help="wait at most this many seconds for the neural vectors (default: all of them)")
     ap.add_argument("--workers", default="1,2", help="embedder worker counts to measure ('' to skip)")
     args = ap.parse_args()
     if args.workers:
@@ -362,7 +367,8 @@ def main() -> None:
             print(f"  {name:<20} {value:>24}   {target}")
     for size in (int(s) for s in args.sizes.split(",")):
         t = time.perf_counter()
-        rows = measure(size, args.embedder, args.recalls, args.lag_rate, args.lag_seconds, not args.no_http)
+        rows = measure(size, args.embedder, args.recalls, args.lag_rate, args.lag_seconds, not args.no_http,
+                       args.settle)
         print(f"\n{size:,} events through Brain (defaults{', embedder=' + args.embedder if args.embedder else ''})")
         for name, value, target in rows:
             print(f"  {name:<20} {value:>24}   {target}")
