@@ -19,11 +19,11 @@ embedder), a ``search`` first embeds its tenant's queued texts inline when there
 documents have a vector.
 
 The embedding cache is a SQLite file of float16 vectors keyed by (embedder name, hash of the
-tenant and the capped text), so an edited text is re-embedded and a repeated one is not. It exists so that
-reopening a brain with 100k documents does not spend ~80 s re-embedding them. It is a **rebuildable cache, not a
-source of truth**: delete it and the vectors are recomputed from the documents. The background
-thread writes it in batches; ``close`` flushes it. Measured (``bench/vectors.py``): 100k
-vectors take 1.2 KB each on disk and are written in ~0.8 s; a fresh index reads them back and
+tenant and the capped text), so an edited text is re-embedded and a repeated one is not. It
+exists so that reopening a brain with 100k documents does not spend ~80 s re-embedding them.
+It is a **rebuildable cache, not a source of truth**: delete it and the vectors are recomputed
+from the documents. The background thread writes it in batches; ``close`` flushes it.
+Measured (``bench/vectors.py``): 100k vectors take 1.2 KB each on disk and are written in ~0.8 s; a fresh index reads them back and
 makes all 100k searchable in ~0.8 s (~120k vectors/s, nothing embedded). The HNSW graph is
 then built in the background (about a minute for 100k here); meanwhile searches scan the
 unbuilt part exactly: p50 16 ms, p99 46 ms instead of ~2-3 ms.
@@ -75,6 +75,12 @@ def text_hash(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
 
 
+def content_key(tenant: str, capped_text: str) -> bytes:
+    """The key of a neural vector in the cache and the dedup map: the tenant with the capped
+    text, so a tenant cannot tell from the lag that another one sent the same text."""
+    return text_hash(f"{tenant}\x1f{capped_text}")
+
+
 def capped(text: str, window: int) -> str:
     """The part of ``text`` a model embeds: its first ``window`` characters. The rest stays
     searchable by the lexical channel; capping bounds what one text costs the embedder (a 64 kB
@@ -96,8 +102,8 @@ def latest(batch: list[Item]) -> list[Item]:
 
 class EmbeddingCache:
     """float16 vectors in SQLite, keyed by (model, text hash): content-addressed, so a text that
-    several documents (or tenants) share is embedded once, and a replica finds the owner's vector
-    from the text alone. Thread-safe (one connection, locked)."""
+    several documents share is embedded once, and a replica finds the owner's vector from the
+    text alone (the index hashes the tenant with it). Thread-safe (one connection, locked)."""
 
     def __init__(self, path: Path, model: str, dim: int):
         self.model, self.dim = model, dim
@@ -157,7 +163,7 @@ class EmbeddingCache:
 
 class RecentVectors:
     """The neural vectors of the last ``size`` distinct texts embedded, by text hash: a text
-    repeated across documents, steps or tenants is embedded once even before the SQLite cache
+    repeated across a tenant's documents or steps is embedded once even before the SQLite cache
     is flushed (or when there is none). Used by the background thread only."""
 
     def __init__(self, size: int = RECENT_VECTORS):
@@ -563,8 +569,7 @@ class SemanticIndex:
         owner's cache; its search embeds a small backlog inline like the owner's (the same
         answers wherever an agent's recall lands: read-your-writes)."""
         texts = [capped(text, self.window) for _, _, text in batch]
-        # keyed by tenant too: a tenant cannot tell from the lag that another one sent a text
-        hashes = [text_hash(f"{t.name}\x1f{text}") for text in texts]
+        hashes = [content_key(t.name, text) for text in texts]
         cached = self._recent.get(hashes)
         if self._cache is not None and len(cached) < len(batch):
             rest = [i for i in range(len(batch)) if i not in cached]
