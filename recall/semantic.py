@@ -20,13 +20,13 @@ documents have a vector.
 
 The embedding cache is a SQLite file of float16 vectors keyed by (embedder name, hash of the
 tenant and the capped text), so an edited text is re-embedded and a repeated one is not. It
-exists so that reopening a brain with 100k documents does not spend ~80 s re-embedding them.
-It is a **rebuildable cache, not a source of truth**: delete it and the vectors are recomputed
-from the documents. The background thread writes it in batches; ``close`` flushes it.
-Measured (``bench/vectors.py``): 100k vectors take 1.2 KB each on disk and are written in ~0.8 s; a fresh index reads them back and
-makes all 100k searchable in ~0.8 s (~120k vectors/s, nothing embedded). The HNSW graph is
-then built in the background (about a minute for 100k here); meanwhile searches scan the
-unbuilt part exactly: p50 16 ms, p99 46 ms instead of ~2-3 ms.
+exists so that reopening a brain with 100k documents does not spend ~80 s re-embedding them. It
+is a **rebuildable cache, not a source of truth**: delete it and the vectors are recomputed from
+the documents. The background thread writes it in batches; ``close`` flushes it. Measured
+(``bench/vectors.py``): 100k vectors take 1.2 KB each on disk and are written in ~0.8 s; a fresh
+index reads them back and makes all 100k searchable in ~0.8 s (~120k vectors/s, nothing
+embedded). The HNSW graph is then built in the background (about a minute for 100k here);
+meanwhile searches scan the unbuilt part exactly: p50 16 ms, p99 46 ms instead of ~2-3 ms.
 
 A recall replica (``follow=True``) leaves the embedding of documents to another process (the
 brain's owner), which writes the cache: its background thread takes the vectors from the cache
