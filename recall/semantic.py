@@ -375,9 +375,12 @@ class SemanticIndex:
 
     # -- reading ----------------------------------------------------------------------------
     def warm(self) -> None:
-        """Load the query model now: it loads lazily (USE: ~0.8 s), and a server's first recall
-        (each replica's, which embeds no passage) paid for it while 50 agents queued behind it."""
+        """Load the query model and the static table now: they load lazily (USE: ~0.8 s, the
+        table ~1 s: it is expanded to the model's width), and a server's first recall (each
+        replica's, which embeds no passage) paid for it while 50 agents queued behind it."""
         self.embedder.embed_queries(["warm-up"])
+        if self.static is not None:
+            self.static.embed_passages(["warm-up"])
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit query vector of ``text`` (float32, ``embedder.dim``)."""
