@@ -16,6 +16,13 @@ Rows per size, each with its issue 18 target:
 * over HTTP on the same brain: recall p50/p99 (one connection), served recall capacity
   (closed loop, 4 connections) and batched perceive throughput;
 * ``bm25s`` indexing throughput and query p50 over the same texts.
+
+Semantic memory in two tiers (issue 28), per size: the fast tier's freshness (events with a
+vector the moment ``perceive_many`` returns, and paraphrases sharing no word found by a recall
+right after their ``perceive``), the static tier's rate beside the neural model's on the same
+texts, the neural tier's lag at a sustained rate, and another tenant's recall p99 while batches
+of 20 texts of 64 kB are perceived, against its quiet p99 (issue 27, point 6). Once per run:
+the embedder workers' rate with 1 and 2 worker processes (``--workers``).
 The engine-only benches (``bench/recall.py``, ``bench/foundation.py``) stay diagnostics; these
 are the numbers of record.
 """
@@ -42,6 +49,12 @@ TARGETS = {"perceive_many": "≥ 30,000 ev/s", "recall p50": "≤ 10 ms", "recal
            "lag": "p99 ≤ 2 s at 5,000 ev/s", "served": "≥ 200 /s on 2 cores", "http perceive": "≥ 5,000 ev/s",
            "p99 at 100/s": "< 100 ms"}
 TENANT = "bench"
+# (event, paraphrase sharing no word with it): the fast tier's freshness check
+PARAPHRASES = [("Customer demands a refund for the broken laptop", "client wants money back on damaged computer"),
+               ("The nightly export job crashed after running too long", "report generation died because of slowness"),
+               ("用户说页面一直转圈，提交后没有响应", "网站卡住了 无法加载"),
+               ("My kitten loves napping in warm sunshine", "the cat sleeps under the sun"),
+               ("Database connection pool exhausted during peak hours", "not enough DB links when traffic is high")]
 
 
 def event(rng: random.Random, n: int) -> dict:
@@ -84,7 +97,7 @@ def timed_recalls(brain: Brain, qs: list[dict]) -> list[float]:
 
 
 def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_seconds: float,
-            http: bool) -> list[tuple[str, str, str]]:
+            http: bool, settle: float | None = None) -> list[tuple[str, str, str]]:
     rng = random.Random(size)
     events = [event(rng, n) for n in range(size)]
     rows = []
@@ -98,15 +111,20 @@ def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_se
             rows.append(("perceive_many", f"{size / ingest:,.0f} ev/s", TARGETS["perceive_many"]))
             semantic = brain.index.semantic
             if semantic is not None:
+                rows += fast_tier(brain, events)
                 during = timed_recalls(brain, queries(rng, 100))
                 rows.append(("recall p50, backlog", f"{ms(statistics.median(during))} (p99 {ms(pct(during, .99))})",
                              f"while {semantic.pending():,} texts wait for vectors"))
-                semantic.wait()
+                settled = semantic.wait(settle)
                 embedded = time.perf_counter() - t0
-                rows.append(("vectors embedded", f"{size / embedded:,.0f} texts/s",
-                             f"all {size:,} searchable {embedded - ingest:.0f} s after the import returned"))
-                while semantic.unbuilt():
+                neural = semantic.neural_count(TENANT)
+                rows.append(("vectors embedded", f"{neural / embedded:,.0f} texts/s",
+                             f"all {size:,} neural {embedded - ingest:.0f} s after the import returned" if settled else
+                             f"NOT SETTLED: {neural:,} of {size:,} neural after {settle:g} s (--settle); the rows "
+                             "below mix static and neural vectors"))
+                while settled and semantic.unbuilt():
                     time.sleep(0.2)
+                rows += long_texts(brain, rng, recalls) if settled else []
             one = []
             for n in range(200):
                 t = time.perf_counter()
@@ -138,8 +156,9 @@ def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_se
 def vector_lag(brain: Brain, rng: random.Random, first: int, rate: int, seconds: float,
                patience: float = 300.0) -> list[tuple[str, str, str]]:
     """Perceive ``rate`` events/s in tenth-of-a-second batches for ``seconds``; a watcher notes
-    when each batch's vectors are searchable (the tenant's vector count reaches it: one queue,
-    first in first out). Lag = searchable - appended."""
+    when each batch's neural vectors are in (the tenant's count of neural vectors reaches it:
+    one queue, first in first out; the static tier has no lag, see ``fast_tier``). Lag =
+    neural vector searchable - appended."""
     semantic, per_batch = brain.index.semantic, max(1, rate // 10)
     appended: list[tuple[int, float]] = []  # (documents with a vector needed, when appended)
     lags: dict[int, float] = {}
@@ -147,7 +166,7 @@ def vector_lag(brain: Brain, rng: random.Random, first: int, rate: int, seconds:
 
     def watch() -> None:
         while not stop.is_set():
-            have, now = semantic.coverage(TENANT)[0], time.perf_counter()
+            have, now = semantic.neural_count(TENANT), time.perf_counter()
             for n, (needed, at) in enumerate(list(appended)):
                 if n not in lags and have >= needed:
                     lags[n] = now - at
@@ -172,8 +191,101 @@ def vector_lag(brain: Brain, rng: random.Random, first: int, rate: int, seconds:
         p99 = f"> {patience:.0f} s ({len(appended) - len(waited)} batches still waiting)"
     else:
         p99 = f"{pct(waited, 0.99):.2f} s"
-    return [("vector lag p99", p99, f"{TARGETS['lag']} (ingest held {achieved:,.0f} ev/s for {seconds:g} s; "
+    return [("neural lag p99", p99, f"{TARGETS['lag']} (ingest held {achieved:,.0f} ev/s for {seconds:g} s; "
                                     f"p50 {pct(waited, 0.5) if waited else float('nan'):.2f} s)")]
+
+
+def fast_tier(brain: Brain, events: list[dict]) -> list[tuple[str, str, str]]:
+    """The fast tier at the moment ``perceive`` returns: how many just-imported events have a
+    vector, whether paraphrases sharing no word are found by a recall right after their
+    ``perceive`` (static vectors, neural query), and the static tier's rate beside the neural
+    model's on the same texts, in this process (one core)."""
+    semantic = brain.index.semantic
+    rows = []
+    with_vector, documents = semantic.coverage(TENANT)
+    rows.append(("fast tier at return", f"{with_vector:,} / {documents:,} events",
+                 f"have a vector when perceive_many returns ({semantic.neural_count(TENANT):,} of them neural)"))
+    found, tiers = 0, Counter()
+    for text, paraphrase in PARAPHRASES:
+        event_id = brain.perceive(tenant="fresh", agent="agent-1", text=text)
+        item = next((i for i in brain.recall(tenant="fresh", agent="agent-1", query=paraphrase).items
+                     if i.id == event_id), None)
+        found += item is not None
+        tiers[item.why["semantic"].get("tier") if item else "not found"] += 1
+    rows.append(("paraphrase at once", f"{found} / {len(PARAPHRASES)} found", "a recall right after perceive, no "
+                 "shared word; tiers: " + ", ".join(f"{k} {v}" for k, v in tiers.items())))
+    if semantic.static is not None:
+        texts = [e["text"] for e in events[:50_000]]
+        semantic.static.embed_passages(texts[:1000])
+        t = time.perf_counter()
+        semantic.static.embed_passages(texts)
+        static_rate = len(texts) / (time.perf_counter() - t)
+        sample = texts[:300]
+        t = time.perf_counter()
+        semantic.embedder.embed_passages(sample)
+        neural_rate = len(sample) / (time.perf_counter() - t)
+        rows.append(("static tier rate", f"{static_rate:,.0f} texts/s",
+                     f"≥ 100,000 on a core; {static_rate / neural_rate:,.0f}x the neural model in this process "
+                     f"({neural_rate:,.0f} texts/s)"))
+    return rows
+
+
+def long_texts(brain: Brain, rng: random.Random, recalls: int, batches: int = 4) -> list[tuple[str, str, str]]:
+    """Another tenant's recall p99 while a tenant perceives batches of 20 texts of 64 kB (issue
+    27, point 6), against the same recalls when quiet. Both on a settled brain; the long texts
+    are cut to the model's window and embedded by the worker processes."""
+    qs = queries(rng, recalls)
+    quiet = timed_recalls(brain, qs)
+    sent, failed = [0], []
+
+    def noisy() -> None:
+        word = "the export job fails with a timeout and the retry loop keeps spinning "
+        text = (word * (65_536 // len(word) + 1))[: 65_536 - 16]  # the API's limit is 64 kB a text
+        try:
+            for b in range(batches):
+                brain.perceive_many([{"tenant": "noisy", "agent": "agent-9", "text": f"{b}-{i} {text}"}
+                                     for i in range(20)])
+                sent[0] += 20
+        except Exception as exc:  # reported by the caller: a failed batch must not pass for a quiet run
+            failed.append(exc)
+
+    thread = threading.Thread(target=noisy, daemon=True)
+    thread.start()
+    during = []
+    while thread.is_alive() or not during:
+        during += timed_recalls(brain, qs[: max(1, recalls // 10)])
+    thread.join()
+    if failed:
+        raise failed[0]
+    settle = brain.index.semantic.pending("noisy")
+    during += timed_recalls(brain, qs)  # while the workers embed the long texts
+    q99, d99 = pct(quiet, 0.99), pct(during, 0.99)
+    return [("recall p99, long texts", f"{ms(d99)} vs quiet {ms(q99)}",
+             f"≤ 2x: {d99 / q99:.2f}x ({sent[0]} texts of 64 kB by another tenant, {settle} still queued)")]
+
+
+def embedder_workers(texts: list[str], counts: tuple[int, ...]) -> list[tuple[str, str, str]]:
+    """The neural tier's rate with 1, 2... worker processes (``recall.workers``), and how many a
+    shard of 5,000 events/s needs at the one-worker rate."""
+    from hindbrain.recall.workers import EmbedderPool
+
+    rows, base = [], None
+    for workers in counts:
+        pool = EmbedderPool("use", workers)
+        try:
+            pool.embed_many([["warm-up"]] * workers)
+            batches = [texts[i : i + 64] for i in range(0, len(texts), 64)]
+            t = time.perf_counter()
+            for start in range(0, len(batches), 4 * workers):  # as the scheduler hands them: a step at a time
+                pool.embed_many(batches[start : start + 4 * workers])
+            rate = len(texts) / (time.perf_counter() - t)
+        finally:
+            pool.close()
+        base = base or rate / workers
+        rows.append((f"embedder workers {workers}", f"{rate:,.0f} texts/s", f"{rate / workers:,.0f} per worker"))
+    rows.append(("workers for 5k ev/s", f"{-(-5000 // int(base))}", f"at {base:,.0f} texts/s per worker "
+                 "(a worker per core; more cores, or a GPU worker, beyond this machine)"))
+    return rows
 
 
 def over_http(home: Path, embedder: str | None, qs: list[dict]) -> list[tuple[str, str, str]]:
@@ -242,10 +354,21 @@ def main() -> None:
     ap.add_argument("--lag-rate", type=int, default=5_000, help="events/s of the vector-lag run")
     ap.add_argument("--lag-seconds", type=float, default=4.0, help="its length (0: skip it)")
     ap.add_argument("--no-http", action="store_true", help="skip the rows over HTTP")
+    ap.add_argument("--settle", type=float, default=None,
+                    help="wait at most this many seconds for the neural vectors (default: all of them)")
+    ap.add_argument("--workers", default="1,2", help="embedder worker counts to measure ('' to skip)")
     args = ap.parse_args()
+    if args.workers:
+        rng = random.Random(7)
+        rows = embedder_workers([event(rng, n)["text"] for n in range(3_000)],
+                                tuple(int(w) for w in args.workers.split(",")))
+        print("\nneural tier: embedder worker processes (USE, distinct event texts, batches of 64)")
+        for name, value, target in rows:
+            print(f"  {name:<20} {value:>24}   {target}")
     for size in (int(s) for s in args.sizes.split(",")):
         t = time.perf_counter()
-        rows = measure(size, args.embedder, args.recalls, args.lag_rate, args.lag_seconds, not args.no_http)
+        rows = measure(size, args.embedder, args.recalls, args.lag_rate, args.lag_seconds, not args.no_http,
+                       args.settle)
         print(f"\n{size:,} events through Brain (defaults{', embedder=' + args.embedder if args.embedder else ''})")
         for name, value, target in rows:
             print(f"  {name:<20} {value:>24}   {target}")

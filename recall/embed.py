@@ -189,15 +189,23 @@ class EnsembleEmbedder:
 # MADial), so an equal-weight mean lets USE decide alone; 1:4 gives both an equal say.
 USE_E5_WEIGHTS = (1.0, 4.0)
 
+def _static() -> Embedder:
+    from hindbrain.recall.static import default_static
+
+    return default_static()
+
+
 _FACTORIES: dict[str, Callable[[], Embedder]] = {
     "use": UseEmbedder,
     "e5": E5Embedder,
     "use+e5": lambda: EnsembleEmbedder(UseEmbedder(), E5Embedder(), weights=USE_E5_WEIGHTS),
+    "static": _static,
 }
 
 
 def embedder_from_name(name: str) -> Embedder:
-    """The embedder a configuration names: ``"use"`` (default), ``"e5"`` or ``"use+e5"``."""
+    """The embedder a configuration names: ``"use"`` (default), ``"e5"``, ``"use+e5"`` or
+    ``"static"`` (the distilled fast tier alone, ``recall.static``)."""
     try:
         factory = _FACTORIES[name]
     except KeyError:

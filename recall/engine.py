@@ -203,7 +203,8 @@ class RecallEngine:
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
-        model = self.index.semantic.embedder.name if self.index.semantic is not None else "none"
+        semantic = self.index.semantic
+        model = semantic.embedder.name if semantic is not None else "none"
         nviews = 0 if views is None else len(views)
 
         def explain(s: Scored) -> None:
@@ -211,6 +212,9 @@ class RecallEngine:
             matched terms kept): built for what is returned, the whole pool on ``explain``."""
             full = self._explain(tenant, query, w, s, lexical.get(s.no, (0.0, 0.0)), best_bm25, scale,
                                  linked.links(tenant, s.no), model, nviews, briefed)
+            if semantic is not None and s.cosine is not None:  # which tier's vector scored it
+                tier = semantic.tiers(query.tenant, [s.no])[0]
+                full["semantic"].update(tier=tier, model=semantic.model_of(tier))
             if "matched_terms" in s.why["lexical"]:
                 full["lexical"]["matched_terms"] = s.why["lexical"]["matched_terms"]
             if "gate" in s.why:

@@ -1,27 +1,38 @@
-"""Per-tenant semantic vectors, kept current by a background thread so ingestion never waits.
+"""Per-tenant semantic vectors in two tiers: a static one at once, the neural one as it arrives.
 
-``add`` only queues ``(doc_no, doc_id, text)``; one daemon thread embeds queued texts in batches
-and adds them to the tenant's ``VectorIndex`` (one index per tenant: a search cannot even see
-another tenant's vectors). A ``search`` first embeds its tenant's queued texts inline when there
-are at most ``inline_limit`` of them, so the usual agent loop (write, then recall) reads its
-own writes; a larger backlog (a bulk import) is not waited for, and the search ranks what is
-indexed (``coverage`` says how much that is).
+**Fast tier.** ``add`` gives every document a static vector (``recall.static``: the neural
+model's token vectors, distilled, pooled; ~100k texts/s) before it returns, so an event is
+findable by meaning the moment ``perceive`` returns. Those vectors live in the neural model's
+own space: the same query vector searches both tiers in one per-tenant ``VectorIndex``.
 
-The embedding cache is a SQLite file of float16 vectors keyed by (embedder name, doc_id), with
-a hash of the text so an edited text is re-embedded. It exists so that reopening a brain with
-100k documents does not spend ~80 s re-embedding them. It is a **rebuildable cache, not a
-source of truth**: delete it and the vectors are recomputed from the documents. The background
-thread writes it in batches; ``close`` flushes it. Measured (``bench/vectors.py``): 100k
-vectors take 1.2 KB each on disk and are written in ~0.8 s; a fresh index reads them back and
-makes all 100k searchable in ~0.8 s (~120k vectors/s, nothing embedded). The HNSW graph is
-then built in the background (about a minute for 100k here); meanwhile searches scan the
-unbuilt part exactly: p50 16 ms, p99 46 ms instead of ~2-3 ms.
+**Neural tier, a lagging projection.** ``add`` also queues ``(doc_no, doc_id, text)``; one
+daemon thread schedules the model's work: one step per tenant per round (a tenant's bulk import
+cannot starve another's events), each text capped at the model's window (``capped``: the rest
+stays lexical), each distinct text embedded once (deduped by its hash), in batches handed to
+embedder worker processes (``recall.workers``: the model never runs on a request thread, nor
+holds the brain's interpreter lock). Each neural vector replaces the document's static one;
+``tiers`` says which tier made a document's vector, and recall's ``why`` names it. The neural
+vectors are a deterministic function of (model, capped text): replay recomputes them, the
+content-addressed cache below making that a lookup. Without a static tier (a custom
+embedder), a ``search`` first embeds its tenant's queued texts inline when there are at most
+``inline_limit`` of them, so the agent loop reads its own writes; ``coverage`` says how many
+documents have a vector.
+
+The embedding cache is a SQLite file of float16 vectors keyed by (embedder name, hash of the
+tenant and the capped text), so an edited text is re-embedded and a repeated one is not. It
+exists so that reopening a brain with 100k documents does not spend ~80 s re-embedding them. It
+is a **rebuildable cache, not a source of truth**: delete it and the vectors are recomputed from
+the documents. The background thread writes it in batches; ``close`` flushes it. Measured
+(``bench/vectors.py``): 100k vectors take 1.2 KB each on disk and are written in ~0.8 s; a fresh
+index reads them back and makes all 100k searchable in ~0.8 s (~120k vectors/s, nothing
+embedded). The HNSW graph is then built in the background (about a minute for 100k here);
+meanwhile searches scan the unbuilt part exactly: p50 16 ms, p99 46 ms instead of ~2-3 ms.
 
 A recall replica (``follow=True``) leaves the embedding of documents to another process (the
 brain's owner), which writes the cache: its background thread takes the vectors from the cache
 as they appear, rechecking a miss every ``FOLLOW_RETRY_S``, so a bulk import is embedded once
-on two cores. Only a search's small inline backlog (read-your-writes, below) is embedded by
-the replica itself.
+on two cores. It computes the static tier itself (it is cheap); without one, only a search's
+small inline backlog (read-your-writes) is embedded by the replica itself.
 
 Failures are never silent and never lose items: if the embedder (or the cache) raises in the
 background, the error is kept in ``last_error``, the items go back to the front of their
@@ -46,18 +57,40 @@ from hindbrain.recall.vectors import VectorIndex
 
 Item = tuple[int, str, str]  # (doc_no, doc_id, text)
 
+WINDOW_CHARS = 2048  # what a model sees of a text when it names no window: ~512 tokens
+STATIC, NEURAL = 1, 2  # the tier of a document's vector (0: none yet)
 BATCH = 64  # texts per embedder call: amortises the model's per-call cost, bounds a search's wait
-_LOOKUP = 1024  # queued items per background step with a cache (a reload is mostly cheap hits)
+_LOOKUP = 512  # queued items per background step with a cache (a reload is mostly cheap hits)
 _FLUSH = 512  # cache rows buffered before a write
 _GRAPH_STEP = 256  # graph insertions between checks for new embedding work
 _SQL_VARS = 900  # under SQLite's historical limit of 999 bound parameters
+RECENT_VECTORS = 4096  # neural vectors of recent texts kept for dedup (2 KB each: 8 MB)
 QUERY_CACHE = 4096  # query texts whose vectors are kept (2 KB each: 8 MB)
 FOLLOW_RETRY_S = 0.25  # a replica's recheck of the cache for vectors the owner has not written yet
 
 
 def text_hash(text: str) -> bytes:
-    """8-byte digest of a text: a cached vector is reused only for the text it was made from."""
+    """8-byte digest of a text: a cached vector is reused only for the text it was made from
+    (the semantic index hashes the tenant with it)."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+
+
+def content_key(tenant: str, capped_text: str) -> bytes:
+    """The key of a neural vector in the cache and the dedup map: the tenant with the capped
+    text, so a tenant cannot tell from the lag that another one sent the same text."""
+    return text_hash(f"{tenant}\x1f{capped_text}")
+
+
+def capped(text: str, window: int) -> str:
+    """The part of ``text`` a model embeds: its first ``window`` characters. The rest stays
+    searchable by the lexical channel; capping bounds what one text costs the embedder (a 64 kB
+    text took USE ~2.7 s), so a few long texts cannot hold up every tenant's vectors."""
+    return text if len(text) <= window else text[:window]
+
+
+def window_of(embedder) -> int:
+    """The characters ``embedder`` embeds of a text (its ``window_chars``, else ``WINDOW_CHARS``)."""
+    return int(getattr(embedder, "window_chars", WINDOW_CHARS))
 
 
 def latest(batch: list[Item]) -> list[Item]:
@@ -68,7 +101,9 @@ def latest(batch: list[Item]) -> list[Item]:
 
 
 class EmbeddingCache:
-    """float16 vectors in SQLite, keyed by (model, doc_id). Thread-safe (one connection, locked)."""
+    """float16 vectors in SQLite, keyed by (model, text hash): content-addressed, so a text that
+    several documents share is embedded once, and a replica finds the owner's vector from the
+    text alone (the index hashes the tenant with it). Thread-safe (one connection, locked)."""
 
     def __init__(self, path: Path, model: str, dim: int):
         self.model, self.dim = model, dim
@@ -81,30 +116,29 @@ class EmbeddingCache:
         self._db.execute("PRAGMA page_size=8192")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=OFF")  # a cache: losing the last writes only costs re-embedding
+        # "vectors", not the doc_id-keyed "embeddings" of before: an old file's rows are ignored
         self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, doc_id TEXT NOT NULL, "
-            "text_hash BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, doc_id))"
+            "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, text_hash BLOB NOT NULL, "
+            "vec BLOB NOT NULL, PRIMARY KEY (model, text_hash))"
         )
 
-    def get(self, doc_ids: list[str], hashes: list[bytes]) -> dict[int, np.ndarray]:
-        """Cached unit float32 vectors by position in ``doc_ids``, for entries whose text matches."""
-        want = {}
-        for i, (doc_id, h) in enumerate(zip(doc_ids, hashes, strict=True)):
-            want.setdefault(doc_id, []).append((i, h))
+    def get(self, hashes: list[bytes]) -> dict[int, np.ndarray]:
+        """Cached unit float32 vectors by position in ``hashes``."""
+        want: dict[bytes, list[int]] = {}
+        for i, h in enumerate(hashes):
+            want.setdefault(h, []).append(i)
         found: dict[int, np.ndarray] = {}
         unique = list(want)
         with self._lock:
             for start in range(0, len(unique), _SQL_VARS):
                 part = unique[start : start + _SQL_VARS]
                 rows = self._db.execute(
-                    f"SELECT doc_id, text_hash, vec FROM embeddings WHERE model = ? AND doc_id IN "
+                    f"SELECT text_hash, vec FROM vectors WHERE model = ? AND text_hash IN "
                     f"({','.join('?' * len(part))})", [self.model, *part]).fetchall()
-                for doc_id, h, blob in rows:
-                    if len(blob) != 2 * self.dim:
-                        continue
-                    vec = np.frombuffer(blob, dtype=np.float16)
-                    for i, wanted in want[doc_id]:
-                        if wanted == h:
+                for h, blob in rows:
+                    if len(blob) == 2 * self.dim:
+                        vec = np.frombuffer(blob, dtype=np.float16)
+                        for i in want[h]:
                             found[i] = vec
         if found:
             order = list(found)
@@ -112,19 +146,45 @@ class EmbeddingCache:
             found = dict(zip(order, unit, strict=True))
         return found
 
-    def put(self, rows: list[tuple[str, bytes, np.ndarray]]) -> None:
-        """Stores (doc_id, text_hash, vector) rows in one transaction."""
+    def put(self, rows: list[tuple[bytes, np.ndarray]]) -> None:
+        """Stores (text_hash, vector) rows in one transaction."""
         if not rows:
             return
-        params = [(self.model, d, h, v.astype(np.float16).tobytes()) for d, h, v in rows]
+        params = [(self.model, h, v.astype(np.float16).tobytes()) for h, v in rows]
         with self._lock:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", params)
+            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", params)
             self._db.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+class RecentVectors:
+    """The neural vectors of the last ``size`` distinct texts embedded, by text hash: a text
+    repeated across a tenant's documents or steps is embedded once even before the SQLite cache
+    is flushed (or when there is none). Used by the background thread only."""
+
+    def __init__(self, size: int = RECENT_VECTORS):
+        self.size = size
+        self._vectors: OrderedDict[bytes, np.ndarray] = OrderedDict()
+
+    def get(self, hashes: list[bytes]) -> dict[int, np.ndarray]:
+        """Known vectors by position in ``hashes``."""
+        found = {}
+        for i, h in enumerate(hashes):
+            vec = self._vectors.get(h)
+            if vec is not None:
+                found[i] = vec
+                self._vectors.move_to_end(h)
+        return found
+
+    def put(self, hashes: list[bytes], vectors: np.ndarray) -> None:
+        for h, v in zip(hashes, vectors, strict=True):
+            self._vectors[h] = v
+        while len(self._vectors) > self.size:
+            self._vectors.popitem(last=False)
 
 
 class QueryCache:
@@ -166,10 +226,12 @@ class QueryCache:
 @dataclass(eq=False)
 class _Tenant:
     index: VectorIndex
+    name: str = ""
     queue: deque = field(default_factory=deque)  # Items not yet taken for embedding
     waiting: list = field(default_factory=list)  # a replica's Items whose vector is not in the cache yet
     inflight: int = 0  # taken by a thread and being embedded
     seen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # doc_nos ever added
+    tier: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))  # by doc_no: 0, STATIC, NEURAL
     total: int = 0
     work_lock: threading.Lock = field(default_factory=threading.Lock)  # one embedding pass at a time
 
@@ -183,40 +245,98 @@ class SemanticIndex:
     """The semantic channel's per-tenant vector indexes, fed in the background.
 
     ``add`` never blocks on the model; ``search`` returns ``(doc_no, cosine)`` pairs, best first,
-    from one tenant only. See the module docstring for read-your-writes and failure handling.
+    from one tenant only. See the module docstring for the two tiers, read-your-writes and
+    failure handling.
+
+    ``static``: the fast tier's embedder (``recall.static``), run inside ``add``; its vectors live
+    in the neural model's space, so they share the index and are replaced as neural vectors
+    arrive. ``pool``: embedder worker processes (``recall.workers``) for the neural tier; None
+    embeds on the background thread. ``neural=False`` keeps the fast tier only (nothing is queued
+    for the model: measuring what the fast tier alone recalls).
     """
 
     def __init__(self, embedder: Embedder, cache_path: Path | None = None, *, inline_limit: int = 256,
-                 follow: bool = False):
+                 follow: bool = False, static: Embedder | None = None, pool=None, neural: bool = True):
         if follow and cache_path is None:
             raise ValueError("a following index reads its vectors from the owner's cache: give cache_path")
+        if static is not None and static.dim != embedder.dim:
+            raise ValueError(f"the static tier must live in the model's space: {static.dim} != {embedder.dim} dims")
         self.embedder = embedder
+        self.static = static
+        self.pool = pool
+        self.neural = neural
+        self.window = window_of(embedder)
+        # a brain whose only model is the static table calls its vectors static too
+        self._neural_tier = "static" if embedder.name.startswith("static") else "neural"
         self.follow = follow  # vectors come only from the cache, written by another process
         self.inline_limit = inline_limit
         self.last_error: BaseException | None = None
         self.failures = 0
         self._cache = EmbeddingCache(cache_path, embedder.name, embedder.dim) if cache_path is not None else None
-        self._unflushed: list[tuple[str, bytes, np.ndarray]] = []
+        self._unflushed: list[tuple[bytes, np.ndarray]] = []
         self._tenants: dict[str, _Tenant] = {}
         self._cond = threading.Condition()  # guards _tenants, queues, counts and the flags below
         self._stalled = False  # the last background pass failed; wait for an add or a search
         self._retried_at = 0.0  # monotonic time of a replica's last recheck of its waiting items
         self._closed = False
         self._queries = QueryCache(embedder)
+        self._recent = RecentVectors()
         self._query_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-query")
         self._thread = threading.Thread(target=self._run, name="hindbrain-semantic", daemon=True)
         self._thread.start()
 
     # -- writing ----------------------------------------------------------------------------
     def add(self, tenant: str, items: list[Item]) -> None:
-        """Queues ``(doc_no, doc_id, text)`` items for embedding; returns at once."""
+        """Gives ``(doc_no, doc_id, text)`` items their fast-tier vector (when there is a static
+        tier) and queues them for the neural model; never waits for the model."""
         with self._cond:
             t = self._open_tenant(tenant)
+        if items and self.static is not None:  # before queueing: a neural vector must never be overwritten by it
+            self._add_static(t, items)
+        with self._cond:
             if items:
-                t.queue.extend(items)
+                if self.neural:
+                    t.queue.extend(items)
                 self._mark_seen(t, [doc_no for doc_no, _, _ in items])
             self._stalled = False
             self._cond.notify_all()
+
+    def _add_static(self, t: _Tenant, items: list[Item]) -> None:
+        """The fast tier: static vectors of the capped texts, searchable at once. A text with
+        no known token gets none (it stays lexical until its neural vector)."""
+        vecs = self.static.embed_passages([capped(text, self.window) for _, _, text in items])
+        known = np.flatnonzero(np.any(vecs != 0, axis=1))
+        if len(known):
+            keys = np.array([items[i][0] for i in known], dtype=np.int64)
+            t.index.add(keys, vecs[known], defer_graph=True)
+            self._set_tier(t, keys, STATIC)
+
+    def _set_tier(self, t: _Tenant, keys: np.ndarray, tier: int) -> None:
+        with self._cond:
+            if len(t.tier) <= keys.max():
+                grown = np.zeros(max(int(keys.max()) + 1, 2 * len(t.tier)), dtype=np.int8)
+                grown[: len(t.tier)] = t.tier
+                t.tier = grown
+            t.tier[keys] = tier
+
+    def tiers(self, tenant: str, doc_nos: list[int]) -> list[str | None]:
+        """Which tier made each document's current vector: ``"static"`` (the fast tier, until the
+        model's vector arrives), ``"neural"``, or None (no vector)."""
+        with self._cond:
+            t = self._tenants.get(tenant)
+            tier = t.tier if t is not None else np.zeros(0, dtype=np.int8)
+        names = {STATIC: "static", NEURAL: self._neural_tier}
+        return [names.get(int(tier[no])) if no < len(tier) else None for no in doc_nos]
+
+    def neural_count(self, tenant: str) -> int:
+        """Documents of the tenant whose vector is the neural model's (the lagging tier's progress)."""
+        with self._cond:
+            t = self._tenants.get(tenant)
+            return 0 if t is None else int(np.count_nonzero(t.tier == NEURAL))
+
+    def model_of(self, tier: str | None) -> str:
+        """The name of the model behind a tier's vectors."""
+        return self.static.name if tier == "static" and self.static is not None else self.embedder.name
 
     def add_vectors(self, tenant: str, doc_nos: np.ndarray, vectors: np.ndarray) -> None:
         """Indexes precomputed vectors (one per doc_no, ``embedder.dim`` wide) without the
@@ -228,6 +348,8 @@ class SemanticIndex:
             if len(keys):
                 self._mark_seen(t, keys.tolist())
         t.index.add(keys, normalize_rows(np.asarray(vectors, dtype=np.float32)), defer_graph=True)
+        if len(keys):
+            self._set_tier(t, keys, NEURAL)
         with self._cond:
             self._cond.notify_all()
 
@@ -237,7 +359,7 @@ class SemanticIndex:
             raise RuntimeError("SemanticIndex is closed")
         t = self._tenants.get(tenant)
         if t is None:
-            t = self._tenants[tenant] = _Tenant(VectorIndex(self.embedder.dim))
+            t = self._tenants[tenant] = _Tenant(VectorIndex(self.embedder.dim), tenant)
         return t
 
     @staticmethod
@@ -253,9 +375,12 @@ class SemanticIndex:
 
     # -- reading ----------------------------------------------------------------------------
     def warm(self) -> None:
-        """Load the query model now: it loads lazily (USE: ~0.8 s), and a server's first recall
-        (each replica's, which embeds no passage) paid for it while 50 agents queued behind it."""
+        """Load the query model and the static table now: they load lazily (USE: ~0.8 s, the
+        table ~1 s: it is expanded to the model's width), and a server's first recall (each
+        replica's, which embeds no passage) paid for it while 50 agents queued behind it."""
         self.embedder.embed_queries(["warm-up"])
+        if self.static is not None:
+            self.static.embed_passages(["warm-up"])
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit query vector of ``text`` (float32, ``embedder.dim``)."""
@@ -359,6 +484,8 @@ class SemanticIndex:
             self._cond.notify_all()
         self._thread.join()
         self._query_pool.shutdown()
+        if self.pool is not None and getattr(self.pool, "owned", True):
+            self.pool.close()
         if self._cache is not None:
             try:
                 self._flush_cache()
@@ -439,27 +566,48 @@ class SemanticIndex:
                     return
 
     def _index_batch(self, t: _Tenant, batch: list[Item], inline: bool = False) -> None:
-        """Adds the cache hits of ``batch`` and embeds the misses, ``BATCH`` texts per call.
-        A replica's background pass leaves its misses waiting for the owner's cache; its
-        search embeds a small backlog inline like the owner's (the same answers wherever an
-        agent's recall lands: read-your-writes)."""
-        hashes = [text_hash(text) for _, _, text in batch]
-        cached = self._cache.get([d for _, d, _ in batch], hashes) if self._cache is not None else {}
+        """Adds the cache hits of ``batch`` and embeds the misses: each distinct capped text
+        once (deduped by its hash), ``BATCH`` texts per call, spread over the worker processes
+        when there is a pool. A replica's background pass leaves its misses waiting for the
+        owner's cache; its search embeds a small backlog inline like the owner's (the same
+        answers wherever an agent's recall lands: read-your-writes)."""
+        texts = [capped(text, self.window) for _, _, text in batch]
+        hashes = [content_key(t.name, text) for text in texts]
+        cached = self._recent.get(hashes)
+        if self._cache is not None and len(cached) < len(batch):
+            rest = [i for i in range(len(batch)) if i not in cached]
+            cached.update((rest[j], v) for j, v in self._cache.get([hashes[i] for i in rest]).items())
         if cached:
             hits = sorted(cached)
-            t.index.add(np.array([batch[i][0] for i in hits]), np.stack([cached[i] for i in hits]), defer_graph=True)
+            self._store_neural(t, [batch[i][0] for i in hits], np.stack([cached[i] for i in hits]))
         misses = [i for i in range(len(batch)) if i not in cached]
         if self.follow and not inline:  # the owner embeds them; wait for its cache
             with self._cond:
                 t.waiting.extend(batch[i] for i in misses)
             return
-        for start in range(0, len(misses), BATCH):
-            part = misses[start : start + BATCH]
-            vecs = self.embedder.embed_passages([batch[i][2] for i in part])
-            t.index.add(np.array([batch[i][0] for i in part]), vecs, defer_graph=True)
+        by_hash: dict[bytes, list[int]] = {}
+        for i in misses:
+            by_hash.setdefault(hashes[i], []).append(i)
+        firsts = [rows[0] for rows in by_hash.values()]
+        chunks = [[texts[i] for i in firsts[s : s + BATCH]] for s in range(0, len(firsts), BATCH)]
+        if self.pool is not None and not inline:
+            embedded = self.pool.embed_many(chunks)
+        else:
+            embedded = (self.embedder.embed_passages(chunk) for chunk in chunks)
+        for n, vecs in enumerate(embedded):
+            part = firsts[n * BATCH : n * BATCH + len(vecs)]
+            rows = [j for i in part for j in by_hash[hashes[i]]]
+            self._store_neural(t, [batch[j][0] for j in rows],
+                               np.repeat(vecs, [len(by_hash[hashes[i]]) for i in part], axis=0))
+            self._recent.put([hashes[i] for i in part], vecs)
             if self._cache is not None:
                 with self._cond:
-                    self._unflushed.extend((batch[i][1], hashes[i], v) for i, v in zip(part, vecs, strict=True))
+                    self._unflushed.extend((hashes[i], v) for i, v in zip(part, vecs, strict=True))
+
+    def _store_neural(self, t: _Tenant, doc_nos: list[int], vecs: np.ndarray) -> None:
+        keys = np.asarray(doc_nos, dtype=np.int64)
+        t.index.add(keys, vecs, defer_graph=True)
+        self._set_tier(t, keys, NEURAL)
 
     def _flush_cache(self) -> None:
         with self._cond:

@@ -174,6 +174,7 @@ def test_the_wheel_holds_only_the_hindbrain_package(wheel):
     assert sorted(n.rsplit("/", 1)[1] for n in names if n.endswith(".avsc")) == SHIPPED_AVSC
     assert all(n.startswith("hindbrain/schemas/avro/") for n in names if n.endswith(".avsc"))
     assert "hindbrain/sim/recall_bench.json" in names  # the measured numbers the learning report charts
+    assert "hindbrain/recall/static_use.npz" in names  # the fast semantic tier's distilled table
     assert not [n for n in names if "/tests/" in n or n.startswith("tests/")]
 
 

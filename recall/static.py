@@ -1,0 +1,275 @@
+"""The fast tier of semantic memory: static token vectors distilled from the neural model.
+
+Every event gets a vector before ``perceive`` returns, without the neural model (USE: ~350-700
+texts/s on two cores, far below a fleet's 5k events/s). The recipe is model2vec's: the neural
+model embedded a vocabulary once, offline (``recall/distill.py``); a text's vector is the
+weighted sum of its tokens' vectors. It costs a regular expression, dictionary look-ups and one
+small matrix product per batch: ~100k+ texts/s on a core (``bench/api.py`` prints the rate).
+
+**The same space as the neural model.** The token vectors are the neural model's own vectors
+of those tokens, reduced by a truncated SVD (no centring, so the map back is linear) and
+mapped back to the model's 512 dimensions here. A static vector is therefore searched with the
+same neural *query* vector as a neural one, in the same per-tenant index: when the neural
+vector of a document arrives it simply replaces the static one (``recall/semantic.py``), and a
+recall never needs two query embeddings or two searches. USE is itself a deep averaging network
+over word and n-gram embeddings, which is why pooled word vectors land near its sentence vectors.
+
+**Tokens** mirror the lexical channel's (``recall.tokenize``): lowercased words, and for CJK
+runs every character and every character bigram the vocabulary holds. A word the vocabulary
+lacks tries its stem without a common English suffix, then is left to the lexical channel.
+
+**Weights** (SIF, Arora et al. 2017): a token's vector is scaled by ``a / (a + p)``, with
+``p`` the teacher tokenizer's unigram probability, so "the" and "的" count ~30x less than a
+rare word. They are folded into the shipped vectors.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from itertools import repeat
+from pathlib import Path
+
+import numpy as np
+from scipy.sparse import csr_matrix
+
+TABLE = Path(__file__).with_name("static_use.npz")  # written by ``python -m hindbrain.recall.distill``
+
+_CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK_RANGES}]+|[^\W\d_{_CJK_RANGES}]+")
+_ASCII_WORD = re.compile(r"[a-z]+")
+_CJK_START = "\u3040"
+_SUFFIXES = ("ing", "ed", "es", "s", "ly", "er")
+# A batch is tokenised as one string: texts joined by a separator the patterns match as a token.
+_SEP = "\x00"
+_WORD_BATCH = re.compile(rf"\x00|[^\W\d_{_CJK_RANGES}]+")
+_NOT_CJK = re.compile(rf"[^\x00{_CJK_RANGES}]+")
+_GAP = "\x01"  # what stands for the text between CJK runs (never a token)
+_ASCII_BATCH = re.compile(r"\x00|[a-z]+")
+_BOUNDARY, _UNKNOWN = -1, -2
+_RARE_MEMO = 100_000
+_CHUNK = 4096  # texts per pooled product: bounds the gathered rows (~12 MB at 12 tokens a text)
+
+
+def cjk(ch: str) -> bool:
+    """A kana or CJK ideograph: such runs are split into characters and bigrams."""
+    o = ord(ch)
+    return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF
+
+
+def static_tokens(text: str) -> list[str]:
+    """The candidate tokens of ``text`` (lowercased words; CJK characters and bigrams)."""
+    text = text.lower()
+    if text.isascii():
+        return _ASCII_WORD.findall(text)
+    out: list[str] = []
+    for run in _TOKEN.findall(text):
+        if run[0] >= _CJK_START and cjk(run[0]):
+            out.extend(run)
+            out.extend(map(str.__add__, run, run[1:]))
+        else:
+            out.append(run)
+    return out
+
+
+def rare_ids(vocab: dict[str, int], word: str) -> tuple[int, ...]:
+    """The ids standing for a word the vocabulary lacks: ``word`` less one common English
+    suffix ("printers" → "printer"), else a split into two or three known words of 3+ letters
+    ("timeout" → "time" "out"); else none (the word then stays lexical)."""
+    stems = [word] + [word[: -len(x)] for x in _SUFFIXES if len(word) > len(x) + 2 and word.endswith(x)]
+    for stem in stems:
+        found = vocab.get(stem)
+        if found is not None:
+            return (found,)
+    for stem in stems:
+        found = compound_ids(vocab, stem, parts=3)
+        if found:
+            return found
+    return ()
+
+
+def compound_ids(vocab: dict[str, int], word: str, parts: int) -> tuple[int, ...]:
+    """``word`` as at most ``parts`` known words of 3+ letters, longest first part first; ()
+    when it cannot be covered."""
+    if parts == 0 or len(word) < 3:
+        return ()
+    whole = vocab.get(word)
+    if whole is not None:
+        return (whole,)
+    for cut in range(len(word) - 3, 2, -1):
+        head = vocab.get(word[:cut])
+        if head is not None:
+            rest = compound_ids(vocab, word[cut:], parts - 1)
+            if rest:
+                return (head, *rest)
+    return ()
+
+
+class StaticTable:
+    """A distilled table: vocabulary, weighted reduced vectors and the basis back to the
+    teacher's space. ``embed`` returns unit float32 rows of the teacher's width."""
+
+    def __init__(self, tokens: list[str], vectors: np.ndarray, basis: np.ndarray, teacher: str, version: int = 1):
+        if len(tokens) != len(vectors) or vectors.shape[1] != basis.shape[0]:
+            raise ValueError("a static table needs one vector per token and a basis of the vectors' width")
+        self.tokens = tokens
+        self.vocab = {t: i for i, t in enumerate(tokens)}
+        self._lookup = {**self.vocab, _SEP: _BOUNDARY}
+        self._rare_memo: dict[str, int] = {}
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.basis = np.asarray(basis, dtype=np.float32)
+        self.teacher = teacher
+        self.dim = self.basis.shape[1]
+        # the rows mapped back once (82 MB at 40k x 512): a text then costs a sparse sum of its
+        # tokens' rows instead of a dense 256 x 512 product (the product capped it at ~60k/s)
+        self.full = self.vectors @ self.basis
+        self.name = f"static-{teacher}-{len(tokens) // 1000}k-v{version}"
+
+    def ids(self, text: str) -> list[int]:
+        """The vocabulary ids of ``text``'s tokens, unknown ones left out."""
+        flat, counts = self.batch_ids([text])
+        return flat.tolist()
+
+    def batch_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(every text's known token ids, grouped by text; tokens per text). The whole batch
+        is tokenised by regular-expression passes over the texts joined by a separator token,
+        and looked up by ``map``: per-text Python calls cost ~50 µs a text, this a few. A
+        text is a bag, so the order of its ids is free."""
+        joined = _SEP.join(texts).lower()
+        if joined.count(_SEP) != len(texts) - 1:  # a text held the separator itself
+            joined = _SEP.join(t.replace(_SEP, " ") for t in texts).lower()
+        if joined.isascii():
+            flat, owner = self._word_ids(_ASCII_BATCH.findall(joined))
+        else:
+            parts = [self._word_ids(_WORD_BATCH.findall(joined)), *self._cjk_ids(joined)]
+            flat, owner = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+            order = np.argsort(owner, kind="stable")
+            flat, owner = flat[order], owner[order]
+        return flat, np.bincount(owner, minlength=len(texts))
+
+    def _word_ids(self, toks: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, text of each id) of words and separators; a rare word by ``rare_ids``."""
+        ids = np.fromiter(map(self._lookup.get, toks, repeat(_UNKNOWN)), dtype=np.int64, count=len(toks))
+        text_of = np.cumsum(ids == _BOUNDARY)
+        known = ids >= 0
+        flat, owner = ids[known], text_of[known]
+        unknown = np.flatnonzero(ids == _UNKNOWN)
+        if len(unknown):  # rare words: their stem or parts
+            found = [self._rare(toks[i]) for i in unknown.tolist()]
+            extra = np.fromiter((i for f in found for i in f), dtype=np.int64)
+            if len(extra):
+                flat = np.concatenate([flat, extra])
+                owner = np.concatenate([owner, np.repeat(text_of[unknown], [len(f) for f in found])])
+        return flat, owner
+
+    def _cjk_ids(self, joined: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(ids, text of each id) of every CJK character and every CJK bigram the vocabulary
+        holds: the text with everything else blanked, read a character and a pair at a time."""
+        chars = _NOT_CJK.sub(_GAP, joined)
+        char_ids = np.fromiter(map(self._lookup.get, chars, repeat(_UNKNOWN)), dtype=np.int64, count=len(chars))
+        text_of = np.cumsum(char_ids == _BOUNDARY)
+        pairs = np.fromiter(map(self._lookup.get, map(str.__add__, chars, chars[1:]), repeat(_UNKNOWN)),
+                            dtype=np.int64, count=max(0, len(chars) - 1))
+        keep_c, keep_p = char_ids >= 0, pairs >= 0  # a pair across a gap or a separator is never a token
+        return [(char_ids[keep_c], text_of[keep_c]), (pairs[keep_p], text_of[:-1][keep_p])]
+
+    def _rare(self, word: str) -> tuple[int, ...]:
+        """``rare_ids`` of a word not in the vocabulary, remembered (ids, host names and typos
+        recur); the memo is emptied when it reaches ``_RARE_MEMO`` words."""
+        found = self._rare_memo.get(word)
+        if found is None:
+            if len(self._rare_memo) >= _RARE_MEMO:
+                self._rare_memo = {}
+            found = self._rare_memo[word] = rare_ids(self.vocab, word) if word.isascii() else ()
+        return found
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """``(len(texts), dim)`` unit float32 rows; a text with no known token is a zero row."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), _CHUNK):
+            out[start : start + _CHUNK] = self._embed_chunk(texts[start : start + _CHUNK])
+        return out
+
+    def pooled(self, texts: list[str]) -> np.ndarray:
+        """Every text's summed (weighted) reduced token vectors, before the map back."""
+        return np.asarray(self._bags(texts) @ self.vectors)
+
+    def _bags(self, texts: list[str]) -> csr_matrix:
+        """The bag of tokens as a sparse (texts x vocabulary) matrix: one product sums every
+        text's token rows (np.add.reduceat over gathered rows was 5x slower)."""
+        flat, counts = self.batch_ids(texts)
+        indptr = np.concatenate(([0], np.cumsum(counts)))
+        return csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(texts), len(self.tokens)))
+
+    def _embed_chunk(self, texts: list[str]) -> np.ndarray:
+        full = np.asarray(self._bags(texts) @ self.full)
+        norms = np.linalg.norm(full, axis=1, keepdims=True)
+        np.divide(full, norms, out=full, where=norms > 0)
+        return full
+
+    # -- the file -----------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        """int8 vectors with a float16 scale per row, the basis in float16, compressed."""
+        v = self.vectors.astype(np.float32)
+        scale = np.abs(v).max(axis=1) / 127.0
+        codes = np.rint(v / np.where(scale > 0, scale, 1.0)[:, None]).astype(np.int8)
+        np.savez_compressed(path, tokens=np.array("\n".join(self.tokens).encode("utf-8")), codes=codes,
+                            scales=scale.astype(np.float16), basis=self.basis.astype(np.float16),
+                            teacher=np.array(self.teacher), version=np.array(1))
+
+    @classmethod
+    def load(cls, path: Path) -> StaticTable:
+        with np.load(path, allow_pickle=False) as z:
+            tokens = bytes(z["tokens"]).decode("utf-8").split("\n")
+            vectors = z["codes"].astype(np.float32) * z["scales"].astype(np.float32)[:, None]
+            return cls(tokens, vectors, z["basis"], str(z["teacher"]), int(z["version"]))
+
+
+class StaticEmbedder:
+    """The fast tier as an ``Embedder``: ``embed_passages`` of a distilled table. Queries are
+    embedded the same way (used only when no neural model is configured at all)."""
+
+    def __init__(self, path: Path = TABLE):
+        self.path = Path(path)
+        self._table: StaticTable | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def table(self) -> StaticTable:
+        table = self._table
+        if table is None:
+            with self._lock:
+                if self._table is None:
+                    if not self.path.exists():
+                        raise FileNotFoundError(
+                            f"no static table at {self.path}: run python -m hindbrain.recall.distill")
+                    self._table = StaticTable.load(self.path)
+                table = self._table
+        return table
+
+    @property
+    def name(self) -> str:
+        return self.table.name
+
+    @property
+    def dim(self) -> int:
+        return self.table.dim
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self.table.embed(list(texts))
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.table.embed(list(texts))
+
+
+_default: StaticEmbedder | None = None
+_default_lock = threading.Lock()
+
+
+def default_static() -> StaticEmbedder:
+    """One static table per process (~20 MB resident), shared by every brain."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = StaticEmbedder()
+        return _default

@@ -1,0 +1,163 @@
+"""Embedder workers: the neural tier's model runs in worker processes, never on a request thread.
+
+The neural model's tokenizer is pure Python (USE's sentencepiece port): in the brain's process
+it held the interpreter lock for ~2.7 s on a 64 kB text, and every other tenant's recall
+waited behind it (issue 27, point 6). A worker process has its own interpreter, so the brain's
+threads only wait for the vectors, never for the lock.
+
+``EmbedderPool(name, workers)`` runs ``workers`` processes (``python -m
+hindbrain.recall.workers NAME``), each building the embedder ``name`` names (``recall.embed``)
+once, with one BLAS thread, and embedding the batches it is sent over its stdin (pickled
+lists of texts; vectors or an error back on stdout). They are plain subprocesses rather than
+``multiprocessing`` ones: ``spawn`` re-imports the user's main module in every child, so a
+script that opens a brain outside ``if __name__ == "__main__"`` would run again in each worker.
+Workers start on first use, so a brain that never perceives starts none.
+
+The semantic index's background thread hands one batch to each worker at a time
+(``embed_many``): N workers embed ~N times as fast on N free cores, while the scheduling (fair
+per tenant, deduped by text hash, capped at the model's window) stays in one place. One batch
+in flight per worker also keeps both pipes from filling up at once (a deadlock otherwise).
+A worker that dies is restarted on the next batch; its error reaches the index, which keeps it
+in ``last_error`` and requeues the items. Measured per worker in ``bench/api.py``.
+
+A GPU: the USE model is numpy-only and runs on the CPU; a model with a device (a torch or ONNX
+embedder) would pick it where the worker builds it (``serve``), with the same batching.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+import numpy as np
+
+# one BLAS thread per worker (set before numpy loads): N workers use N cores, and threads of
+# one worker do not stall each other on a busy machine (see recall.embed.UseEmbedder)
+_ONE_THREAD = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+class _Worker:
+    """One worker process and its two pipes; started on first use, restarted after a death."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.proc: subprocess.Popen | None = None
+
+    def send(self, texts: list[str]) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen([sys.executable, "-m", "hindbrain.recall.workers", self.name],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_ONE_THREAD)
+        pickle.dump(list(texts), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self.proc.stdin.flush()
+
+    def receive(self) -> np.ndarray:
+        try:
+            kind, value = pickle.load(self.proc.stdout)
+        except (EOFError, pickle.UnpicklingError, OSError) as exc:
+            self.stop()
+            raise RuntimeError(f"embedder worker ({self.name}) died") from exc
+        if kind == "error":
+            raise RuntimeError(f"embedder worker ({self.name}): {value}")
+        return value
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()  # EOF: the worker leaves its loop
+            proc.wait(timeout=10)
+        except Exception:
+            proc.kill()
+            proc.wait()
+
+
+class EmbedderPool:
+    """``workers`` processes embedding passages with the model ``name`` names. Thread-safe:
+    concurrent ``embed_many`` calls (several brains sharing the pool) take turns."""
+
+    owned = True  # closed with the semantic index that uses it (a shared pool is not)
+
+    def __init__(self, name: str, workers: int = 1):
+        if workers < 1:
+            raise ValueError(f"embed workers must be at least 1, got {workers}")
+        self.name, self.workers = name, workers
+        self._workers = [_Worker(name) for _ in range(workers)]
+        self._lock = threading.Lock()
+
+    def embed_many(self, batches: list[list[str]]) -> list[np.ndarray]:
+        """Every batch's unit vectors, in order; one batch per worker at a time."""
+        out: list[np.ndarray] = []
+        with self._lock:
+            for start in range(0, len(batches), self.workers):
+                round_ = list(zip(self._workers, batches[start : start + self.workers], strict=False))
+                for worker, batch in round_:
+                    worker.send(batch)
+                errors = []
+                for worker, _ in round_:  # read every answer, so no worker is left mid-reply
+                    try:
+                        out.append(worker.receive())
+                    except RuntimeError as exc:
+                        errors.append(exc)
+                if errors:
+                    raise errors[0]
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            for worker in self._workers:
+                worker.stop()
+
+
+_shared: dict[tuple[str, int], EmbedderPool] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_pool(name: str, workers: int) -> EmbedderPool:
+    """One pool per (model, worker count) per process, shared by every brain it opens (a test
+    suite or a server reopening brains starts the workers once); stopped at exit."""
+    with _shared_lock:
+        pool = _shared.get((name, workers))
+        if pool is None:
+            pool = _shared[(name, workers)] = EmbedderPool(name, workers)
+            pool.owned = False
+            if len(_shared) == 1:
+                atexit.register(_close_shared)
+        return pool
+
+
+def _close_shared() -> None:
+    with _shared_lock:
+        pools = list(_shared.values())
+        _shared.clear()
+    for pool in pools:
+        pool.close()
+
+
+def serve(name: str) -> None:
+    """The worker's loop: batches in on stdin, ``("ok", vectors)`` or ``("error", message)`` out."""
+    requests = sys.stdin.buffer
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout = sys.stderr  # a stray print must not corrupt the replies
+    from hindbrain.recall.embed import embedder_from_name
+
+    model = embedder_from_name(name)
+    while True:
+        try:
+            texts = pickle.load(requests)
+        except EOFError:
+            return
+        try:
+            reply = ("ok", np.asarray(model.embed_passages(texts), dtype=np.float32))
+        except Exception as exc:  # the index keeps it and retries; the worker lives on
+            reply = ("error", f"{type(exc).__name__}: {exc}")
+        pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.flush()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
