@@ -47,7 +47,7 @@ from hindbrain.schemas.records import PRODUCER_SDK, envelope, new_id, now_us, to
 from hindbrain.served import check_not_served
 from hindbrain.service import tenant_sql
 from hindbrain.settings import Settings
-from hindbrain.streams.gc_pause import freeze_long_lived, gc_paused, thaw
+from hindbrain.streams.gc_pause import Refreezer, freeze_long_lived, gc_paused, thaw
 from hindbrain.streams.log import Position
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import SqliteLog
@@ -103,7 +103,7 @@ class Brain:
         brain = cls(log, warehouse, cfg)
         brain.runner.catch_up()
         brain.index.load(warehouse)
-        brain.runner.listeners.append(brain.index.observe)
+        brain.runner.listeners += [brain.index.observe, Refreezer()]  # Refreezer: after what it indexed
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")
         brain.learning.start()

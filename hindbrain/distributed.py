@@ -19,6 +19,7 @@ from __future__ import annotations
 from hindbrain.learning.kafka_learner import KafkaLearner
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.settings import Settings
+from hindbrain.streams.gc_pause import Refreezer
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.kafka_runner import IndexTail, KafkaProjector, KafkaRunner
 
@@ -51,8 +52,14 @@ def open_distributed(brain_cls, cfg: Settings, extractor=None):
         brain.services.append(learner)
         brain.learning = learner
     brain.index.load(warehouse)
-    tail = IndexTail(log, view_positions(warehouse), brain.index.observe)
+    refreeze = Refreezer()  # what the index holds, out of the full collections (streams/gc_pause.py)
+
+    def index_then_refreeze(batch: list) -> None:
+        brain.index.observe(batch)
+        refreeze(batch)
+
+    tail = IndexTail(log, view_positions(warehouse), index_then_refreeze)
     tail.start()
     brain.services.append(tail)
-    brain.runner.listeners.append(brain.index.observe)
+    brain.runner.listeners += [brain.index.observe, refreeze]
     return brain

@@ -66,6 +66,9 @@ from hindbrain.streams.topics import (
 
 T = TypeVar("T")
 MAX_REQUEST_SIZE = 1_048_576  # aiokafka's default; the broker's max.message.bytes default is a bit above
+# Per partition and fetch. aiokafka's default (1 MB) is ~900 records of ~1 KB: a replay of one
+# partition then costs a round trip per 900 records; 16 MB takes a whole replay chunk at once.
+READ_FETCH_BYTES = 16 * 1024 * 1024
 
 
 class KafkaUnavailable(ConnectionError):
@@ -127,7 +130,8 @@ class KafkaLog:
         # read of a topic finds it missing from the reader's metadata and waits one retry backoff
         # for a refresh: 20 ms rather than the default 100 ms.
         self._reader = await self._started_client(AIOKafkaConsumer(
-            **common, group_id=None, enable_auto_commit=False, auto_offset_reset="earliest", retry_backoff_ms=20))
+            **common, group_id=None, enable_auto_commit=False, auto_offset_reset="earliest", retry_backoff_ms=20,
+            max_partition_fetch_bytes=READ_FETCH_BYTES))
 
     async def _started_client(self, client: T) -> T:
         self._started.append(client)  # stopped by close() even if start() fails half-way
@@ -244,6 +248,19 @@ class KafkaLog:
         if tp is None:
             raise ValueError(f"topic {topic!r} has no partition {partition}")
         return (await self._reader.end_offsets([tp]))[tp]
+
+    def end_offsets(self, topics: Iterable[str]) -> dict[tuple[str, int], int]:
+        """``{(topic, partition): end offset}`` for every partition of ``topics``, in one request
+        (``end_offset`` per partition costs a round trip each: 26 of them for the declared topics)."""
+        topics = list(topics)
+        return self._run(self._end_offsets(topics), f"end offsets of {len(topics)} topics")
+
+    async def _end_offsets(self, topics: list[str]) -> dict[tuple[str, int], int]:
+        await self._ensure([self._spec(t) for t in topics])
+        tps = {TopicPartition(kafka_name(t, self.prefix), p): (t, p) for t in topics
+               for p in sorted(await self._producer.partitions_for(kafka_name(t, self.prefix)))}
+        ends = await self._reader.end_offsets(list(tps))
+        return {tps[tp]: end for tp, end in ends.items()}
 
     # -- consumer offsets ------------------------------------------------------------------------
     def commit(self, consumer: str, topic: str, partition: int, offset: int) -> None:

@@ -8,7 +8,9 @@
 * ``KafkaProjector`` is the in-process projecting consumer for a single node
   (``clickhouse="chdb:///..."``: chDB serves one process per folder, so the Brain that owns
   the folder must project). Per batch: fetch → decode/validate/project (pure) → append
-  dead letters to Kafka → insert → commit offsets, in that order (see ``streams.worker``).
+  dead letters to Kafka → insert → commit offsets, in that order (see ``streams.worker``);
+  a batch's insert (in a thread) overlaps the next batch's fetch and projection, and its
+  offsets are committed only after that insert returned.
 * ``IndexTail`` follows the ``perceptions`` and ``cognitions`` topics from where the views
   end, so records that *other* Brains append reach this Brain's recall index. Staleness is
   bounded by the poll interval (``POLL_S``) plus one fetch; ``lag()`` reports it.
@@ -26,6 +28,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
+from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.log import LogEntry, Position
 from hindbrain.streams.processing import Decoded, decoded_entries, project_batch, to_messages
@@ -134,22 +137,47 @@ class KafkaProjector(_LoopThread):
                                     enable_auto_commit=False, auto_offset_reset="earliest",
                                     max_partition_fetch_bytes=FETCH_BYTES)
         await consumer.start()
+        inserting = None  # (the insert of the previous batch, the offsets to commit once it is done)
         try:
             while not self.stopping:
                 fetched = await consumer.getmany(timeout_ms=int(POLL_S * 1000), max_records=self.batch_size)
                 entries = [LogEntry(bare[tp.topic], tp.partition, r.offset,
                                     r.key.decode("utf-8", "replace") if r.key else None, r.value or b"")
                            for tp, records in fetched.items() for r in records]
-                if not entries:
-                    continue
-                batch = project_batch(entries, now_us())
-                if batch.dead_letters:  # into the log first: the reason is part of the audit
-                    dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
-                    await asyncio.to_thread(self.log.append, dls)
-                await asyncio.to_thread(insert_batch, self.warehouse, batch)
-                await consumer.commit()  # only after the insert returned
+                batch = None
+                if entries:
+                    with gc_paused():  # acyclic garbage: the collector would walk it all for nothing
+                        batch = project_batch(entries, now_us())
+                    if batch.dead_letters:  # into the log first: the reason is part of the audit
+                        dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
+                        await asyncio.to_thread(self.log.append, dls)
+                # The previous batch was inserting while this one was fetched and projected;
+                # its offsets are committed only once its insert returned.
+                if inserting is not None:
+                    await _committed_after(consumer, *inserting)
+                    inserting = None
+                if batch is not None:
+                    inserting = (asyncio.ensure_future(asyncio.to_thread(insert_batch, self.warehouse, batch)),
+                                 next_offsets(fetched))
+            if inserting is not None:
+                await _committed_after(consumer, *inserting)
         finally:
             await consumer.stop()
+
+
+def next_offsets(fetched: dict) -> dict[TopicPartition, int]:
+    """The offsets to commit once a fetch is in the warehouse: one past each partition's last record."""
+    return {tp: records[-1].offset + 1 for tp, records in fetched.items() if records}
+
+
+async def _committed_after(consumer: AIOKafkaConsumer, insert: asyncio.Future, offsets: dict) -> None:
+    """Wait for ``insert`` (its error stops the projector, committing nothing), then commit
+    ``offsets``, except those of partitions a rebalance moved away meanwhile: their new owner
+    projects those records again, which the views deduplicate."""
+    await insert
+    assigned = consumer.assignment()
+    if kept := {tp: offset for tp, offset in offsets.items() if tp in assigned}:
+        await consumer.commit(kept)
 
 
 def observe_each(observe: Callable[[list[Decoded]], None], batch: list[Decoded]) -> None:

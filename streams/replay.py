@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -17,6 +19,7 @@ from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams import replay_chunk
+from hindbrain.streams.processing import ProjectedBatch
 from hindbrain.streams.replay_chunk import project_entries
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import SqliteLog
@@ -77,7 +80,7 @@ def replay_size(log) -> int:
     """How many records ``replay`` reads from ``log``: its length (every topic, every partition)."""
     if isinstance(log, SqliteLog):
         return log.end_offset("*", 0)
-    return sum(log.end_offset(t.name, p) for t in TOPICS for p in log.partitions(t.name))
+    return sum(_ends(log).values())
 
 
 def _silent(records: int) -> None:
@@ -88,23 +91,57 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
                        progress: Callable[[int], None] = _silent) -> ReplayReport:
     """Every declared topic, every partition, from offset 0 to its end, through the same
     projection; no consumer group is involved, so nothing is committed anywhere. With
-    ``workers``, chunks of ``chunk`` offsets go to worker processes (more than two chunks)."""
+    ``workers``, chunks of ``chunk`` offsets go to worker processes (more than two chunks).
+    In-process, three stages overlap (``_pipelined``): the log's client fetches the next chunk
+    and chDB inserts the previous one while this thread decodes and projects."""
     started = time.perf_counter()
-    ends = {(t.name, p): log.end_offset(t.name, p) for t in TOPICS for p in log.partitions(t.name)}
     tasks = [(topic, partition, offset, min(offset + chunk, end), now_us())
-             for (topic, partition), end in ends.items() for offset in range(0, end, chunk)]
+             for (topic, partition), end in _ends(log).items() for offset in range(0, end, chunk)]
     if workers > 0 and len(tasks) > 2:
         records, dead = _in_workers(warehouse, workers, _kafka_chunk_task, tasks,
                                     initializer=("open_kafka", (log.bootstrap, log.prefix)), progress=progress)
         return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest(), workers)
     records = dead = 0
-    for topic, partition, offset, stop, _ in tasks:
-        if entries := replay_chunk.read_range(log, topic, partition, offset, stop):
-            batch = project_entries(entries, now_us())
+
+    def read(task: tuple) -> list:
+        return replay_chunk.read_range(log, *task[:4])
+
+    def insert(batch, size: int) -> None:
+        insert_batch(warehouse, batch)
+        progress(size)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="replay-read") as reader, \
+            ThreadPoolExecutor(1, thread_name_prefix="replay-insert") as inserter:
+        inserted = None
+        for (_, _, offset, stop, _), entries in zip(tasks, _prefetched(reader, read, tasks), strict=True):
+            batch = project_entries(entries, now_us()) if entries else ProjectedBatch()
             records, dead = records + batch.count, dead + len(batch.dead_letters)
-            insert_batch(warehouse, batch)
-        progress(stop - offset)
+            if inserted is not None:
+                inserted.result()  # one insert in flight: memory stays at two chunks
+            inserted = inserter.submit(insert, batch, stop - offset)
+        if inserted is not None:
+            inserted.result()
     return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest())
+
+
+def _ends(log) -> dict[tuple[str, int], int]:
+    """The end offset of every partition of every declared topic: one request when the log can."""
+    names = [t.name for t in TOPICS]
+    if hasattr(log, "end_offsets"):
+        return log.end_offsets(names)
+    return {(t, p): log.end_offset(t, p) for t in names for p in log.partitions(t)}
+
+
+def _prefetched(pool: ThreadPoolExecutor, read: Callable, tasks: list) -> Iterator:
+    """``read(task)`` for each task in order, the next read already running in ``pool`` while
+    the caller works on this one's result (the log client waits on the network, not the GIL)."""
+    pending: deque = deque()
+    for task in tasks:
+        pending.append(pool.submit(read, task))
+        if len(pending) > 1:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def _in_workers(warehouse: Warehouse, workers: int, task, tasks: list, initializer=None,

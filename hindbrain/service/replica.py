@@ -53,7 +53,7 @@ from hindbrain.service.limits import Limits
 from hindbrain.service.metrics import Metrics
 from hindbrain.service.wire import uvicorn_options
 from hindbrain.settings import Settings
-from hindbrain.streams.gc_pause import freeze_long_lived, gc_paused
+from hindbrain.streams.gc_pause import Refreezer, freeze_long_lived, gc_paused
 from hindbrain.streams.processing import decoded_entries
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 
@@ -81,6 +81,7 @@ class Follower:
         self.engine = RecallEngine(self.index, cfg.recall_fusion(), quarantine=cfg.quarantine)
         self.next_offset = 0  # the first log offset not yet in the index
         self._lock = threading.Lock()  # the tail and the recalls take turns
+        self._refreeze = Refreezer()  # what it indexed leaves the full collections (streams/gc_pause.py)
 
     def catch_up(self, chunk: int = 20_000) -> int:
         """Index what the log holds beyond ``next_offset`` (of ``INDEXED_TOPICS``); returns the
@@ -91,6 +92,7 @@ class Follower:
             while self.next_offset < end:
                 entries = self.log.read_all(self.next_offset, chunk, INDEXED_TOPICS, stop=end)
                 self.index.observe(decoded_entries(entries))
+                self._refreeze(entries)
                 done += len(entries)
                 # past what was scanned, not only past the last indexed record: the recall records
                 # after it would be scanned again at every recall (measured: 56 ms a recall)
