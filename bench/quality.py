@@ -133,6 +133,11 @@ def mean_recalls(per_question: list[dict[int, float]]) -> dict[int, float]:
     return {k: 100 * statistics.fmean(r[k] for r in per_question) if per_question else 0.0 for k in KS}
 
 
+def all_gold(per_question: list[dict[int, float]], k: int = 5) -> float:
+    """% of questions with every gold item in the top ``k``: what a multi-hop answer needs."""
+    return 100 * statistics.fmean(r[k] == 1.0 for r in per_question) if per_question else 0.0
+
+
 # -- the rows ------------------------------------------------------------------------------------
 def through_recall(brain: Brain, data: DataSet, questions: list[Question], cuts: Counter | None = None,
                    every_default: bool = False) -> tuple[list[dict[int, float]], list[float]]:
@@ -342,7 +347,8 @@ def report(name: str, data: DataSet, questions: list[Question], brain: Brain, bu
     categories = sorted({q.category for q in questions if q.category})
     for category in categories:
         picked = [r for q, r in zip(questions, default, strict=True) if q.category == category]
-        print(fmt(f"recall() default, {category} ({len(picked)})", mean_recalls(picked)))
+        print(fmt(f"recall() default, {category} ({len(picked)}; all gold in the top 5: "
+                  f"{all_gold(picked):.1f} %)", mean_recalls(picked)))
     print(f"\nrecall() latency: p50 {statistics.median(took):.1f} ms, "
           f"p90 {float(np.percentile(took, 90)):.1f} ms; bm25s {statistics.median(bm25_took):.2f} / "
           f"{float(np.percentile(bm25_took, 90)):.2f} ms; {model_label} {statistics.median(model_took):.1f} / "
