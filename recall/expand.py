@@ -6,8 +6,9 @@ Saturday" says when, and shares no word with the question but the name. So, from
 ``EXPAND_SEEDS`` hits, one step (depth 1) along three kinds of link:
 
 * ``entity:<name>`` — a distinctive term of the hit (held by at most ``ENTITY_MAX_DF``
-  documents, not in the query, not a function word, not the speaker): a name, a pet, a
-  place. The query's own words are left out: they already reach what they match;
+  documents, not in the query, not the speaker, a name: capitalised inside a sentence, or
+  any Chinese term), the rarest first: a name, a pet, a place. The query's own words are left out:
+  they already reach what they match;
 * ``speaker-neighbour`` — the same speaker's turns next to the hit in the same session
   (a story told over two turns);
 * ``session-neighbour`` — the other speaker's turns next to it (a question and its answer).
@@ -32,9 +33,9 @@ EXPAND_SEEDS = 3  # the best hits expanded from
 ENTITY_MAX_DF = 6  # a term held by more documents is not distinctive enough to bridge turns
 ENTITY_TERMS = 3  # the rarest bridging terms followed from each seed
 NEIGHBOUR_SPAN = 2  # turns either side of a seed, within its session
-MIX = 0.5  # the part of an expanded item's score the link alone vouches for
+MIX = 0.8  # the part of an expanded item's score the link alone vouches for
 # Fitted on the tuning halves of the conversational sets (bench/quality.py --half tuning).
-GAIN = {"entity": 0.9, "speaker-neighbour": 0.5, "session-neighbour": 0.4}
+GAIN = {"entity": 1.0, "speaker-neighbour": 0.5, "session-neighbour": 0.4}
 VIA_KINDS = tuple(GAIN)
 
 
@@ -67,14 +68,30 @@ def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[st
     doc = tenant.docs[no]
     said = doc.text.split(": ", 1)[1] if doc.speaker and doc.text.startswith(f"{doc.speaker}: ") else doc.text
     skip = query_terms | set(tokens(doc.speaker or ""))
-    found: list[tuple[int, str]] = []
+    found: list[tuple[bool, int, str]] = []
     for term in dict.fromkeys(tokens(said)):
         if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
+            continue
+        if not _named(said, term):
             continue
         held = tenant.bm25.docs_with(term, max_df=ENTITY_MAX_DF)
         if held is not None and len(held) >= 2:
             found.append((len(held), term))
     return [term for _, term in sorted(found)[:ENTITY_TERMS]]
+
+
+def _named(text: str, term: str) -> bool:
+    """Whether the term reads as a name: capitalised inside a sentence ("my cousin Freya"; a
+    sentence's first word is capitalised whatever it is), or a Chinese/Japanese/Korean term,
+    which has no capitals (its rarity alone decides). Rare common words ("knows", "world")
+    linked filler turns on the tuning halves."""
+    if not term.isascii():
+        return True
+    for match in re.finditer(rf"\b{re.escape(term)}\b", text, re.IGNORECASE):
+        before = text[: match.start()].rstrip()
+        if match.group(0)[:1].isupper() and before and before[-1] not in ".!?:;\"'(—–-":
+            return True
+    return False
 
 
 def surface(text: str, term: str) -> str:
