@@ -5,16 +5,18 @@ usually matches one of them: "my cousin Freya …" names the cousin, "Freya grad
 Saturday" says when, and shares no word with the question but the name. So, from the best
 ``EXPAND_SEEDS`` hits, one step (depth 1) along three kinds of link:
 
-* ``entity:<name>`` — a distinctive term of the hit (held by at most ``ENTITY_MAX_DF``
-  documents, not in the query, not the speaker, a name: capitalised inside a sentence, or
-  any Chinese term), the rarest first: a name, a pet, a place. The query's own words are left out:
-  they already reach what they match;
+* ``entity:<name>`` — a distinctive name in the hit (capitalised inside a sentence, held by
+  at most ``ENTITY_MAX_DF`` documents, not in the query, not the speaker; the rarest
+  first): a person, a pet, a place. The query's own words are left out: they already reach
+  what they match;
+* ``term:<词>`` — the same for a rare Chinese/Japanese/Korean bigram, which has no capitals
+  to say it is a name: a weaker link;
 * ``speaker-neighbour`` — the same speaker's turns next to the hit in the same session
   (a story told over two turns);
 * ``session-neighbour`` — the other speaker's turns next to it (a question and its answer).
 
-Each expanded item scores ``seed score × gain(link) × (MIX + (1 − MIX) × own / best)``:
-the link vouches for it, its own relevance to the query orders the expansions, and it
+Each expanded item scores ``seed score × GAIN × (MIX + (1 − MIX) × own / best)`` (both
+per link kind): the link vouches for it, its own relevance to the query orders the expansions, and it
 never outranks the hit it came from. The item keeps the better of that and its own score.
 Bounded: ``EXPAND_SEEDS`` seeds, ``ENTITY_TERMS`` terms each, ``NEIGHBOUR_SPAN`` turns
 either side. Pure functions over the in-memory index; the engine applies them.
@@ -33,9 +35,12 @@ EXPAND_SEEDS = 3  # the best hits expanded from
 ENTITY_MAX_DF = 6  # a term held by more documents is not distinctive enough to bridge turns
 ENTITY_TERMS = 3  # the rarest bridging terms followed from each seed
 NEIGHBOUR_SPAN = 2  # turns either side of a seed, within its session
-MIX = 0.8  # the part of an expanded item's score the link alone vouches for
-# Fitted on the tuning halves of the conversational sets (bench/quality.py --half tuning).
-GAIN = {"entity": 1.0, "speaker-neighbour": 0.5, "session-neighbour": 0.4}
+# Per link kind: its gain, and the part of an expanded item's score the link alone vouches
+# for (the rest is the item's own relevance). A capitalised name is a sure link; a rare
+# Chinese bigram may be half of any word, so its item must also be relevant on its own.
+# Chosen on the tuning halves of the conversational sets (docs/recall-quality.md).
+GAIN = {"entity": 1.0, "term": 0.9, "speaker-neighbour": 0.5, "session-neighbour": 0.4}
+MIX = {"entity": 0.8, "term": 0.5, "speaker-neighbour": 0.5, "session-neighbour": 0.5}
 VIA_KINDS = tuple(GAIN)
 
 
@@ -43,7 +48,7 @@ VIA_KINDS = tuple(GAIN)
 class Expansion:
     no: int  # the expanded document's number
     source: int  # the seed's document number
-    via: str  # "entity:<name>" | "speaker-neighbour" | "session-neighbour"
+    via: str  # "entity:<name>" | "term:<cjk term>" | "speaker-neighbour" | "session-neighbour"
     score: float
 
     @property
@@ -59,7 +64,7 @@ def expansion_score(seed_score: float, kind: str, own: float, best: float, stren
     the item's own relevance is below the best candidate's (``strength``: how much the query
     is a question, ``1 − associative share``; a dialogue's memories are single events)."""
     own_share = min(1.0, own / best) if best > 0 else 0.0
-    return seed_score * GAIN[kind] * strength * (MIX + (1.0 - MIX) * max(0.0, own_share))
+    return seed_score * GAIN[kind] * strength * (MIX[kind] + (1.0 - MIX[kind]) * max(0.0, own_share))
 
 
 def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[str]:
@@ -107,7 +112,7 @@ def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask) -> list[tu
     docs, seed = tenant.docs, tenant.docs[no]
     out: list[tuple[int, str]] = []
     for term in bridge_terms(tenant, no, query_terms):
-        via = f"entity:{surface(seed.text, term)}"
+        via = f"entity:{surface(seed.text, term)}" if term.isascii() else f"term:{term}"
         out += [(int(d), via) for d in tenant.bm25.docs_with(term).tolist() if d != no]
     if seed.session is not None:
         for d in range(max(0, no - NEIGHBOUR_SPAN), min(len(docs), no + NEIGHBOUR_SPAN + 1)):

@@ -67,3 +67,12 @@ def test_an_expansion_scores_below_its_seed_and_by_its_own_relevance():
     assert 0 < low < high < 1.0
     assert expand.expansion_score(1.0, "entity", own=0.8, best=1.0, strength=0.0) == 0.0
     assert expand.expansion_score(1.0, "session-neighbour", 0.5, 1.0) < expand.expansion_score(1.0, "entity", 0.5, 1.0)
+
+
+def test_a_name_is_capitalised_inside_a_sentence():
+    said = "After two years in Portland, I finally know which bus is late. Freya agrees"
+    assert expand._named(said, "portland")
+    assert not expand._named(said, "after")  # a sentence's first word is capitalised whatever it is
+    assert not expand._named(said, "freya")
+    assert not expand._named(said, "bus")
+    assert expand._named("我表姐诗涵", "诗涵")  # no capitals: rarity decides, as a weaker "term:" link
