@@ -2,6 +2,9 @@
 
 from datetime import UTC, datetime
 
+import pytest
+
+from hindbrain import Brain
 from hindbrain.recall import expand
 
 FILLER = ["That's amazing!", "Haha, same here.", "How was your weekend?", "I made pasta again tonight.",
@@ -23,9 +26,18 @@ def _conversation():
     return turns
 
 
-def test_a_second_turn_joins_the_hit_it_shares_a_name_with(brain):
+@pytest.fixture(scope="module")
+def chat(tmp_path_factory):
+    """One brain holding the conversation (its ids), shared by the tests that only read it."""
+    brain = Brain.open(tmp_path_factory.mktemp("expand") / "brain")
     ids = _chat(brain, _conversation())
     brain.index.semantic.wait()
+    yield brain, ids
+    brain.close()
+
+
+def test_a_second_turn_joins_the_hit_it_shares_a_name_with(chat):
+    brain, ids = chat
     named, finished = ids[8], ids[40]
     pack = brain.recall(tenant="t", agent="chat", query="What is Sam's cousin like?", k=5, layers=["episodic"])
     top = [i.id for i in pack.items]
@@ -37,17 +49,16 @@ def test_a_second_turn_joins_the_hit_it_shares_a_name_with(brain):
     assert why["score"] < hit.why["score"]  # an expansion never outranks the hit it came from
 
 
-def test_a_dialogue_is_not_expanded(brain):
-    ids = _chat(brain, _conversation())
-    brain.index.semantic.wait()
+def test_a_dialogue_is_not_expanded(chat):
+    brain, ids = chat
     dialogue = "\n".join(f"<user>: line {n} about my cousin and how she helps me when I'm stressed" for n in range(6))
     pack = brain.recall(tenant="t", agent="chat", query=dialogue, k=10, layers=["episodic"], explain=True)
     assert ids[8] in [i.id for i in pack.items]
     assert not any("expansion" in i.why for i in pack.items)
 
 
-def test_links_are_distinctive_terms_and_same_session_neighbours(brain):
-    ids = _chat(brain, _conversation())
+def test_links_are_distinctive_terms_and_same_session_neighbours(chat):
+    brain, ids = chat
     tenant = brain.index.tenants["t"]
     number = {d.id: n for n, d in enumerate(tenant.docs)}
     seed = number[ids[8]]
