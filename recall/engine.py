@@ -7,6 +7,8 @@
    shared by hundreds of items is not a link);
 3. **score**: every channel of ``recall.channels`` for every candidate, combined by
    ``recall.scoring`` (the seed's weights or RRF), minus penalties, plus the belief bias;
+   then, for a question, the items one link away from the best hits (a name they hold, their
+   neighbouring turns) are lifted or added (``recall.expand``), each explained in ``why``;
 4. **gate**: the best ``pool`` candidates go through ``recall.gate`` after the briefing has
    taken its share of the budget.
 
