@@ -23,6 +23,9 @@ Halves: MADial by query id parity (even = tuning, odd = held-out; zh and en shar
 dialogue is in the same half in both languages); conversations by conversation (even index =
 tuning). Numbers of record are the held-out halves.
 
+Each set's default row is also printed per question type, with the share of questions whose
+gold items are **all** in the top 5 (what a multi-hop answer needs).
+
 Every recall here is ``recall(tenant=…, query=…, k=10, budget_tokens=100000,
 layers=["episodic"])`` — the arguments of ``shared/tools/madial-sdk`` — except one row that
 leaves ``k`` and the budget at their defaults (no k, 400 tokens: the gate decides how many);
