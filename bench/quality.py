@@ -29,6 +29,9 @@ Halves: MADial by query id parity (even = tuning, odd = held-out; zh and en shar
 dialogue is in the same half in both languages); conversations by conversation (even index =
 tuning). Numbers of record are the held-out halves.
 
+Each set's default row is also printed per question type, with the share of questions whose
+gold items are **all** in the top 5 (what a multi-hop answer needs).
+
 Every recall here is ``recall(tenant=…, query=…, k=10, budget_tokens=100000,
 layers=["episodic"])`` — the arguments of ``shared/tools/madial-sdk`` — except one row that
 leaves ``k`` and the budget at their defaults (no k, 400 tokens: the gate decides how many);
@@ -157,6 +160,11 @@ def recall_at(gold: set[str], ranked: list[str]) -> dict[int, float]:
 
 def mean_recalls(per_question: list[dict[int, float]]) -> dict[int, float]:
     return {k: 100 * statistics.fmean(r[k] for r in per_question) if per_question else 0.0 for k in KS}
+
+
+def all_gold(per_question: list[dict[int, float]], k: int = 5) -> float:
+    """% of questions with every gold item in the top ``k``: what a multi-hop answer needs."""
+    return 100 * statistics.fmean(r[k] == 1.0 for r in per_question) if per_question else 0.0
 
 
 # -- the rows ------------------------------------------------------------------------------------
@@ -375,7 +383,8 @@ def report(name: str, data: DataSet, questions: list[Question], brain: Brain, bu
     categories = sorted({q.category for q in questions if q.category})
     for category in categories:
         picked = [r for q, r in zip(questions, default, strict=True) if q.category == category]
-        print(fmt(f"recall() default, {category} ({len(picked)})", mean_recalls(picked)))
+        print(fmt(f"recall() default, {category} ({len(picked)}; all gold in the top 5: "
+                  f"{all_gold(picked):.1f} %)", mean_recalls(picked)))
         print(fmt(f"bm25s, {category}", mean_recalls(
             [r for q, r in zip(questions, bm25_each, strict=True) if q.category == category])))
     print(f"\nrecall() latency: p50 {statistics.median(took):.1f} ms, "

@@ -7,6 +7,8 @@
    shared by hundreds of items is not a link);
 3. **score**: every channel of ``recall.channels`` for every candidate, combined by
    ``recall.scoring`` (the seed's weights or RRF), minus penalties, plus the belief bias;
+   then, for a question, the items one link away from the best hits (a name they hold, their
+   neighbouring turns) are lifted or added (``recall.expand``), each explained in ``why``;
 4. **gate**: the best ``pool`` candidates go through ``recall.gate`` after the briefing has
    taken its share of the budget.
 
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hindbrain.recall import beliefs as belief_layers
-from hindbrain.recall import channels
+from hindbrain.recall import channels, expand
 from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
 from hindbrain.recall.index import FUNCTION_WORDS, SITUATION_LABELS, Belief, Doc, RecallIndex, TenantIndex
@@ -200,9 +202,12 @@ class RecallEngine:
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
+        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed)
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
+            if s.no in expanded:
+                s.why["expansion"] = expanded[s.no].why(tenant)
         semantic = self.index.semantic
         model = semantic.embedder.name if semantic is not None else "none"
         nviews = 0 if views is None else len(views)
@@ -221,10 +226,41 @@ class RecallEngine:
                 full["gate"] = s.why["gate"]
             if "chain" in s.why["graph"]:
                 full["graph"]["chain"] = s.why["graph"]["chain"]
+            if "expansion" in s.why:
+                full["expansion"] = s.why["expansion"]
             s.why.clear()
             s.why.update(full)
 
         return pool, explain
+
+    def _expand(self, tenant: TenantIndex, query: Query, w: Weights, scored: list[Scored], mask,
+                views: np.ndarray | None, cosines: dict[int, float], semantic_of, briefed: list[Belief]
+                ) -> dict[int, expand.Expansion]:
+        """Evidence that spans turns (``recall.expand``): lifts, in place, the items one link
+        away from the best hits (adding those no channel found), re-sorts ``scored`` and
+        returns document number → the expansion that placed it. A question's need; a
+        dialogue's (associative share 1) memories are single events, so it is off there."""
+        strength = 1.0 - query.associative
+        if strength <= 0 or not scored or w.method != "fused":
+            return {}
+        by_no = {s.no: s for s in scored}
+        seeds = [(s.no, s.score) for s in scored[: expand.EXPAND_SEEDS]]
+        found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
+                              set(query.terms), mask, strength)
+        new = [no for no in found if no not in by_no]
+        if new and views is not None:
+            cosines.update(self._late_cosines(query.tenant, new, views))
+        for no in new:
+            s = self._raw(tenant, query, w, no, 0.0, semantic_of(no), cosines.get(no), 0.0, briefed)
+            by_no[no] = s
+            scored.append(s)
+        # the own scores of the new items are known now: recompute their expansion against them
+        found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
+                              set(query.terms), mask, strength)
+        for no, e in found.items():
+            by_no[no].score = e.score
+        scored.sort(key=lambda s: (-s.score, s.doc.id))
+        return found
 
     def _raw(self, tenant: TenantIndex, query: Query, w: Weights, no: int, lexical: float, semantic: float,
              cosine: float | None, graph_score: float, briefed: list[Belief]) -> Scored:

@@ -1,0 +1,144 @@
+"""Evidence that spans turns (issue 30): from the best hits, the turns that complete them.
+
+A question whose answer needs two or three turns ("when did Samuel's cousin graduate?")
+usually matches one of them: "my cousin Freya …" names the cousin, "Freya graduated last
+Saturday" says when, and shares no word with the question but the name. So, from the best
+``EXPAND_SEEDS`` hits, one step (depth 1) along three kinds of link:
+
+* ``entity:<name>`` — a distinctive name in the hit (capitalised inside a sentence, held by
+  at most ``ENTITY_MAX_DF`` documents, not in the query, not the speaker; the rarest
+  first): a person, a pet, a place. The query's own words are left out: they already reach
+  what they match;
+* ``term:<词>`` — the same for a rare Chinese/Japanese/Korean bigram, which has no capitals
+  to say it is a name: a weaker link;
+* ``speaker-neighbour`` — the same speaker's turns next to the hit in the same session
+  (a story told over two turns);
+* ``session-neighbour`` — the other speaker's turns next to it (a question and its answer).
+
+Each expanded item scores ``seed score × GAIN × (MIX + (1 − MIX) × own / best)`` (both
+per link kind): the link vouches for it, its own relevance to the query orders the expansions, and it
+never outranks the hit it came from. The item keeps the better of that and its own score.
+Bounded: ``EXPAND_SEEDS`` seeds, ``ENTITY_TERMS`` terms each, ``NEIGHBOUR_SPAN`` turns
+either side. Pure functions over the in-memory index; the engine applies them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from hindbrain.recall.index import FUNCTION_WORDS, TenantIndex
+from hindbrain.recall.tokenize import tokens
+
+EXPAND_SEEDS = 5  # the best hits expanded from (3 → 5: +1 point all-gold on conv-en tuning)
+ENTITY_MAX_DF = 6  # a term held by more documents is not distinctive enough to bridge turns
+ENTITY_TERMS = 3  # the rarest bridging terms followed from each seed
+NEIGHBOUR_SPAN = 2  # turns either side of a seed, within its session
+# Per link kind: its gain, and the part of an expanded item's score the link alone vouches
+# for (the rest is the item's own relevance). A capitalised name is a sure link; a rare
+# Chinese bigram may be half of any word, so its item must also be relevant on its own.
+# Chosen on the tuning halves of the conversational sets (docs/recall-quality.md).
+GAIN = {"entity": 1.0, "term": 0.9, "speaker-neighbour": 0.5, "session-neighbour": 0.4}
+MIX = {"entity": 0.8, "term": 0.5, "speaker-neighbour": 0.5, "session-neighbour": 0.5}
+VIA_KINDS = tuple(GAIN)
+
+
+@dataclass(frozen=True)
+class Expansion:
+    no: int  # the expanded document's number
+    source: int  # the seed's document number
+    via: str  # "entity:<name>" | "term:<cjk term>" | "speaker-neighbour" | "session-neighbour"
+    score: float
+
+    @property
+    def kind(self) -> str:
+        return self.via.split(":", 1)[0]
+
+    def why(self, tenant: TenantIndex) -> dict:
+        return {"from": tenant.docs[self.source].id, "via": self.via, "depth": 1, "score": round(self.score, 6)}
+
+
+def expansion_score(seed_score: float, kind: str, own: float, best: float, strength: float = 1.0) -> float:
+    """What the link lends an item: the seed's score, damped by the link's gain and by how far
+    the item's own relevance is below the best candidate's (``strength``: how much the query
+    is a question, ``1 − associative share``; a dialogue's memories are single events)."""
+    own_share = min(1.0, own / best) if best > 0 else 0.0
+    return seed_score * GAIN[kind] * strength * (MIX[kind] + (1.0 - MIX[kind]) * max(0.0, own_share))
+
+
+def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[str]:
+    """The seed's distinctive terms, rarest first: at most ``ENTITY_TERMS``, each held by
+    2..``ENTITY_MAX_DF`` documents (itself and at least one other)."""
+    doc = tenant.docs[no]
+    said = doc.text.split(": ", 1)[1] if doc.speaker and doc.text.startswith(f"{doc.speaker}: ") else doc.text
+    skip = query_terms | set(tokens(doc.speaker or ""))
+    found: list[tuple[bool, int, str]] = []
+    for term in dict.fromkeys(tokens(said)):
+        if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
+            continue
+        if not _named(said, term):
+            continue
+        held = tenant.bm25.docs_with(term, max_df=ENTITY_MAX_DF)
+        if held is not None and len(held) >= 2:
+            found.append((len(held), term))
+    return [term for _, term in sorted(found)[:ENTITY_TERMS]]
+
+
+def _named(text: str, term: str) -> bool:
+    """Whether the term reads as a name: capitalised inside a sentence ("my cousin Freya"; a
+    sentence's first word is capitalised whatever it is), or a Chinese/Japanese/Korean term,
+    which has no capitals (its rarity alone decides). Rare common words ("knows", "world")
+    linked filler turns on the tuning halves."""
+    if not term.isascii():
+        return True
+    for match in re.finditer(rf"\b{re.escape(term)}\b", text, re.IGNORECASE):
+        before = text[: match.start()].rstrip()
+        if match.group(0)[:1].isupper() and before and before[-1] not in ".!?:;\"'(—–-":
+            return True
+    return False
+
+
+def surface(text: str, term: str) -> str:
+    """The term as the text writes it ("Freya" for ``freya``), for the explanation."""
+    if not term.isascii():
+        return term
+    match = re.search(rf"\b{re.escape(term)}\b", text, re.IGNORECASE)
+    return match.group(0) if match else term
+
+
+def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask) -> list[tuple[int, str]]:
+    """(document number, via) of every item one link away from the seed ``no``."""
+    docs, seed = tenant.docs, tenant.docs[no]
+    out: list[tuple[int, str]] = []
+    for term in bridge_terms(tenant, no, query_terms):
+        via = f"entity:{surface(seed.text, term)}" if term.isascii() else f"term:{term}"
+        out += [(int(d), via) for d in tenant.bm25.docs_with(term).tolist() if d != no]
+    if seed.session is not None:
+        for d in range(max(0, no - NEIGHBOUR_SPAN), min(len(docs), no + NEIGHBOUR_SPAN + 1)):
+            if d != no and docs[d].session == seed.session:
+                out.append((d, "speaker-neighbour" if docs[d].speaker == seed.speaker else "session-neighbour"))
+    return [(d, via) for d, via in out if mask is None or (d < len(mask) and mask[d])]
+
+
+def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, float], best: float,
+           query_terms: set[str], mask, strength: float) -> dict[int, Expansion]:
+    """Document number → its best expansion from ``seeds`` ((number, score), best first).
+    ``own``: each candidate's own score (0 for an item only a link reaches); ``best``: the
+    best candidate's score. An item keeps the expansion only where it beats its own score;
+    a seed is never expanded to."""
+    if strength <= 0 or best <= 0:
+        return {}
+    seed_nos = {no for no, _ in seeds}
+    out: dict[int, Expansion] = {}
+    for no, seed_score in seeds[:EXPAND_SEEDS]:
+        if seed_score <= 0:
+            continue
+        for d, via in linked(tenant, no, query_terms, mask):
+            if d in seed_nos:
+                continue
+            kind = via.split(":", 1)[0]
+            score = expansion_score(seed_score, kind, own.get(d, 0.0), best, strength)
+            if score > own.get(d, 0.0) and (d not in out or score > out[d].score) and math.isfinite(score):
+                out[d] = Expansion(d, no, via, score)
+    return out

@@ -1,0 +1,89 @@
+"""Evidence that spans turns (recall.expand): the turns one link away from the best hits."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from hindbrain import Brain
+from hindbrain.recall import expand
+
+FILLER = ["That's amazing!", "Haha, same here.", "How was your weekend?", "I made pasta again tonight.",
+          "The weather has been so grey lately.", "Work was busy, nothing special.", "Did you watch the match?"]
+
+
+def _chat(brain, turns):
+    """turns: (session number, speaker, text); returns their event ids."""
+    return [brain.perceive(tenant="t", agent="chat", kind="message", session=f"s{s}", speaker=who, text=text,
+                           ts=datetime(2024, 1, s, tzinfo=UTC)) for s, who, text in turns]
+
+
+def _conversation():
+    turns = []
+    for s in range(1, 9):
+        turns += [(s, "Sam" if n % 2 else "Lee", f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})") for n in range(6)]
+    turns.insert(8, (2, "Sam", "My older cousin Freya always knows what to say when I'm stressed."))
+    turns.insert(40, (7, "Sam", "Freya finished her degree last Saturday; I've never been prouder."))
+    return turns
+
+
+@pytest.fixture(scope="module")
+def chat(tmp_path_factory):
+    """One brain holding the conversation (its ids), shared by the tests that only read it."""
+    brain = Brain.open(tmp_path_factory.mktemp("expand") / "brain")
+    ids = _chat(brain, _conversation())
+    brain.index.semantic.wait()
+    yield brain, ids
+    brain.close()
+
+
+def test_a_second_turn_joins_the_hit_it_shares_a_name_with(chat):
+    brain, ids = chat
+    named, finished = ids[8], ids[40]
+    pack = brain.recall(tenant="t", agent="chat", query="What is Sam's cousin like?", k=5, layers=["episodic"])
+    top = [i.id for i in pack.items]
+    assert top[0] == named
+    assert finished in top  # it shares no word with the question, only the cousin's name with the hit
+    why = next(i.why for i in pack.items if i.id == finished)["expansion"]
+    assert why == {"from": named, "via": "entity:Freya", "depth": 1, "score": why["score"]}
+    hit = next(i for i in pack.items if i.id == named)
+    assert why["score"] < hit.why["score"]  # an expansion never outranks the hit it came from
+
+
+def test_a_dialogue_is_not_expanded(chat):
+    brain, ids = chat
+    dialogue = "\n".join(f"<user>: line {n} about my cousin and how she helps me when I'm stressed" for n in range(6))
+    pack = brain.recall(tenant="t", agent="chat", query=dialogue, k=10, layers=["episodic"], explain=True)
+    assert ids[8] in [i.id for i in pack.items]
+    assert not any("expansion" in i.why for i in pack.items)
+
+
+def test_links_are_distinctive_terms_and_same_session_neighbours(chat):
+    brain, ids = chat
+    tenant = brain.index.tenants["t"]
+    number = {d.id: n for n, d in enumerate(tenant.docs)}
+    seed = number[ids[8]]
+    links = dict(expand.linked(tenant, seed, set(), None))
+    assert links[number[ids[40]]] == "entity:Freya"
+    for n in (6, 7, 9, 10):  # two turns either side, in the same session
+        no = number[ids[n]]
+        assert links[no] == ("speaker-neighbour" if tenant.docs[no].speaker == "Sam" else "session-neighbour")
+    assert all(tenant.docs[no].session == "s2" for no, via in links.items() if not via.startswith("entity"))
+    # the query's own words are not bridges: they already reach what they match
+    assert number[ids[40]] not in dict(expand.linked(tenant, seed, {"freya"}, None))
+
+
+def test_an_expansion_scores_below_its_seed_and_by_its_own_relevance():
+    low = expand.expansion_score(1.0, "entity", own=0.0, best=1.0)
+    high = expand.expansion_score(1.0, "entity", own=0.8, best=1.0)
+    assert 0 < low < high < 1.0
+    assert expand.expansion_score(1.0, "entity", own=0.8, best=1.0, strength=0.0) == 0.0
+    assert expand.expansion_score(1.0, "session-neighbour", 0.5, 1.0) < expand.expansion_score(1.0, "entity", 0.5, 1.0)
+
+
+def test_a_name_is_capitalised_inside_a_sentence():
+    said = "After two years in Portland, I finally know which bus is late. Freya agrees"
+    assert expand._named(said, "portland")
+    assert not expand._named(said, "after")  # a sentence's first word is capitalised whatever it is
+    assert not expand._named(said, "freya")
+    assert not expand._named(said, "bus")
+    assert expand._named("我表姐诗涵", "诗涵")  # no capitals: rarity decides, as a weaker "term:" link
