@@ -47,7 +47,8 @@ def _served(args, home: Path):
         from hindbrain import Client
 
         return Client(server.url, key)
-    how = (f"HINDBRAIN_API_KEY=<analyst key> hindbrain {args.command} ..." if args.command in ("sql", "explain")
+    how = (f"HINDBRAIN_API_KEY=<analyst key> hindbrain {args.command} ..."
+           if args.command in ("sql", "explain", "views")
            else "stop it, or use the HTTP API (hindbrain.Client; /metrics for counts)")
     raise CliError(f"{home} is served by process {server.pid} at {server.url}; {how}")
 
@@ -130,11 +131,19 @@ def _table(rows: list[dict]) -> str:
 
 
 def cmd_views(args) -> int:
-    """The views ``hindbrain sql`` reads and their columns (``Brain.views``)."""
-    from hindbrain.brain import Brain
+    """The views ``hindbrain sql`` reads and their columns (``Brain.views``); with ``--tenant``, the
+    views of that tenant's SQL. A served home is asked over HTTP (its key's tenant)."""
+    from hindbrain import Brain
 
-    _home(args)  # the views are the code's: the same for every brain, served or not
-    for name, columns in Brain.views().items():
+    home = _home(args)
+    client = _served(args, home)
+    if client is not None:
+        with client:
+            views = client.views()
+    else:
+        with Brain.open(home) as brain:
+            views = brain.views(args.tenant)
+    for name, columns in views.items():
         print(f"{name}: " + ", ".join(f"{c['name']} {c['type']}" for c in columns))
     return 0
 
@@ -402,7 +411,9 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--tenant", help="over this tenant's views only (default: every tenant's)")
     sql.add_argument("--table", action="store_true", help="aligned text columns instead of JSON lines")
     sql.set_defaults(func=cmd_sql)
-    sub.add_parser("views", help="the SQL views and their columns").set_defaults(func=cmd_views)
+    views = sub.add_parser("views", help="the SQL views and their columns")
+    views.add_argument("--tenant", help="the views of this tenant's SQL (default: the warehouse's own)")
+    views.set_defaults(func=cmd_views)
     hindsight = sub.add_parser("hindsight", help="run the learning jobs now (or --when-due, for a scheduler)")
     hindsight.add_argument("--when-due", action="store_true",
                            help="run only if > 500 new events or > 3 days since the last run; else say why")
