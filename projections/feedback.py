@@ -6,7 +6,10 @@ so a record delivered twice never double counts and arrival order does not matte
 
 Attribution: an outcome credits ``success`` or ``failure`` only to the items the agent
 *applied*; items that were injected but not applied get nothing from it.
-``contradiction`` is fed by the learning loop (decision records) in a later issue.
+``contradiction`` is the learner's verdict (issue 29): a decision whose payload says
+``"contradiction": true`` — an applied unit failing where another option worked, a user's
+negative feedback on a task that applied it, an option the unit recommends failing where it
+used to succeed — counts once against each unit it names.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ TABLE = Table(
     ),
     order_by=("tenant", "item_id", "signal", "record_id"),
 )
-RECORD_TYPES = ("recall", "injection", "outcome")
+RECORD_TYPES = ("recall", "injection", "outcome", "decision")
+CONTRADICTION_MARK = '"contradiction": true'  # how ``learner._changes`` marks the payload (json.dumps)
 
 
 def view_sql(database: str) -> str:
@@ -43,8 +47,15 @@ def _signals(record_type: str, record: dict) -> list[tuple[str, str]]:
         return [(c["item_id"], "recalled") for c in record["candidates"]]
     if record_type == "injection":
         return [(i["item_id"], "injected") for i in record["items"]]
+    if record_type == "decision":
+        return [(item, "contradiction") for item in record["subject_ids"]] if is_contradiction(record) else []
     verdict = "success" if record["success"] else "failure"
     return [(item, s) for item in dict.fromkeys(record["applied"]) for s in ("applied", verdict)]
+
+
+def is_contradiction(decision: dict) -> bool:
+    """Whether the learner recorded this decision as evidence against its subjects."""
+    return CONTRADICTION_MARK in (decision.get("payload_json") or "")
 
 
 def project(record_type: str, record: dict, position) -> list[dict]:

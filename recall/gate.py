@@ -55,6 +55,7 @@ NOT_INJECTED = {"invalid": "invalidated: no longer true", "rejected": "rejected 
                 "absorbed": "absorbed into the same lesson already known", "merged": "merged into a newer event",
                 "held": "in the holding area until more evidence arrives",
                 "superseded": "superseded by a newer statement of the same user (see explain)",
+                "outdated": "outdated: this option failed later where it used to succeed (see explain)",
                 "archived": "archived: over capacity, of the lowest value (kept in the log and the views)"}
 # Placement (MISSION C7): who the agent is (approved traits) → active knowledge → experience
 # rules → the timeline.

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hindbrain.learning.write_gate import perception_class
-from hindbrain.projections import beliefs, events, fragments, unit_states
+from hindbrain.projections import beliefs, events, feedback, fragments, unit_states
 from hindbrain.recall import keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.cues import index_terms
@@ -40,8 +40,9 @@ CONFLICT_PENDING = "conflict_pending"  # two units, the same condition, differen
 EVENTS_COLD = "events_cold"  # cold storage: summary and vector kept in memory (jobs.archive)
 COLD_SUMMARY_CHARS = 120
 UNIT_SUPERSEDED = "unit_superseded"  # a user's newer statement: the old one's own words go with it
+EVENTS_OUTDATED = "events_outdated"  # change detection (learner._outdate): successes of an option that now fails
 INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD, unit_states.UNIT_SHARED,
-                   UNIT_SUPERSEDED)
+                   UNIT_SUPERSEDED, EVENTS_OUTDATED)
 SHARED = 0  # the owner code of what every agent of the tenant may recall
 
 
@@ -315,6 +316,9 @@ class TenantIndex:
             self.share(subject_ids[0], json.loads(payload_json).get("unit") if payload_json else None)
         elif kind == UNIT_SUPERSEDED:
             self.supersede_statements(subject_ids)
+        elif kind == EVENTS_OUTDATED:
+            for event_id in subject_ids:
+                self.set_state(event_id, "outdated", None)
 
     def supersede_statements(self, fragment_ids: list[str]) -> None:
         """The statements a superseded unit was extracted from are superseded with it: the
@@ -458,6 +462,9 @@ class RecallIndex:
         if tenant is None:
             return
         tenant.apply_decision(record["kind"], record["subject_ids"], record["payload_json"])
+        if feedback.is_contradiction(record):  # the same count the ``feedback`` view gives on load
+            for item in record["subject_ids"]:
+                tenant.counters.setdefault(item, Counters()).contradiction += 1
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
