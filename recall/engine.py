@@ -57,6 +57,7 @@ class Scored:
     no: int = -1  # the document's number in its tenant index
     penalty: float = 0.0
     cosine: float | None = None  # the semantic channel's (late interaction) cosine
+    chain: float = 0.0  # the graph's chain support (``linked.chains``), which the gate reads typed
 
 
 @dataclass
@@ -103,13 +104,17 @@ class RecallEngine:
                                                  admitted=frozenset(arms), emotion=emotion), query.budget_tokens)
         ranked, explain = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views)
         clock.lap("score")
-        items = [GateItem(s.doc, s.score, s.scope_match, s.why) for s in ranked]
+        items = [GateItem(s.doc, s.score, s.scope_match, s.why, semantic=s.channel_scores.get("semantic", 0.0),
+                          chain=s.chain) for s in ranked]
         for item in items:
             _explain_terms(item, query)
         reserved = sum(b.tokens for b, _ in briefed)
         recall_scope = {**query.scope, "user": query.user} if query.user else query.scope
         selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved,
                            task=query.task, trigger=query.trigger, user=query.user, quarantine=self.quarantine)
+        for item in items:  # the explanation last, from the verdict: it never feeds back into the decision
+            if item.stage:
+                item.why["gate"] = item.explanation()
         clock.lap("gate")
         returned = {i.id for i in selected}
         for s in ranked:
@@ -201,6 +206,7 @@ class RecallEngine:
         scored.sort(key=lambda s: (-s.score, s.doc.id))
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
+            s.chain = linked.chains.get(s.no, 0.0)
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
         model = self.index.semantic.embedder.name if self.index.semantic is not None else "none"
         nviews = 0 if views is None else len(views)

@@ -4,7 +4,9 @@ Candidates (best first) → context (what the recalling task perceived itself) �
 → conflict & invalidation check → source credibility → near-duplicate removal → selection
 under the token budget by injection value, stopping each item that covers nothing new →
 placement.
-Pure: items in, (selected, cut) out. Every cut names its stage and reason; the recall
+Pure: items in, (selected, cut) out; it reads the items' typed fields and writes only their verdict
+fields (``GateItem.stage`` …), never the explanation dict ``why`` (the engine renders the verdict into it
+afterwards, ``GateItem.explanation``). Every cut names its stage and reason; the recall
 record keeps them, so a useful unit cut by the budget is visible as a learning signal.
 
 Worth = Relevance × Confidence × Actionability × ScopeMatch orders the selection: ``k`` keeps
@@ -64,11 +66,28 @@ PLACEMENT = {"identity": 0, "knowledge": 1, "experience": 2, "episodic": 3}
 
 @dataclass
 class GateItem:
+    """A candidate as the gate judges it. The gate reads the typed fields only, never ``why`` (the
+    explanation the engine builds, issue 29): changing an explanation cannot change a recall. Its
+    verdict lands in ``stage`` / ``reason`` / ``value`` / ``placement``; ``explanation()`` renders it."""
+
     doc: Doc
     relevance: float
     scope_match: float
     why: dict = field(default_factory=dict)
     matched: frozenset | None = None  # the informative query terms a lexical hit holds (None: found otherwise)
+    semantic: float = 0.0  # the semantic channel's score (0..1)
+    chain: float = 0.0  # the graph's chain support: a seed's relevance × link strength (0 when not chained)
+    stage: str | None = None  # the gate's verdict: "selected" or the stage that cut it
+    reason: str = ""
+    value: float | None = None  # injection value of a selected item
+    placement: int | None = None
+
+    def explanation(self) -> dict:
+        """The gate's verdict as ``why["gate"]`` shows it (built after the decision, from it)."""
+        if self.stage == "selected":
+            return {"stage": "selected", "value": round(self.value or 0.0, 6),
+                    **({"placement": self.placement} if self.placement is not None else {})}
+        return {"stage": self.stage, "reason": self.reason}
 
     @property
     def id(self) -> str:
@@ -156,7 +175,7 @@ def chained(item: GateItem) -> bool:
     a chain (seed 000's action chain) is a new answer even on the same query terms; a link
     from a seed that only matched field labels ("system:") leads to another system's story,
     not the next step."""
-    return item.why.get("graph", {}).get("chain", 0.0) >= CHAIN_SUPPORT
+    return item.chain >= CHAIN_SUPPORT
 
 
 def personal(item: GateItem) -> bool:
@@ -199,7 +218,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
 
     def drop(item: GateItem, stage: str, reason: str) -> None:
         cut.append({"id": item.id, "stage": stage, "reason": reason})
-        item.why["gate"] = {"stage": stage, "reason": reason}
+        item.stage, item.reason = stage, reason
 
     kept: list[GateItem] = []
     kept_ids: set[str] = set()
@@ -265,7 +284,7 @@ def worth(item: GateItem) -> float:
 
 def found_by_meaning(item: GateItem) -> bool:
     """The semantic channel ranks the item in the upper half of this recall's candidates."""
-    return item.why.get("semantic", {}).get("score", 0.0) >= MEANING_FLOOR
+    return item.semantic >= MEANING_FLOOR
 
 
 def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best: float = 0.0) -> list[GateItem]:
@@ -309,9 +328,9 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best:
         else:
             selected.append(item)
             used += cost
-            item.why["gate"] = {"stage": "selected", "value": round(injection_value(item), 6)}
+            item.stage, item.value = "selected", injection_value(item)
     selected = _without_compressed_events(selected, drop)
     selected.sort(key=lambda i: (PLACEMENT[i.doc.layer], -i.relevance))
     for n, item in enumerate(selected):
-        item.why["gate"]["placement"] = n
+        item.placement = n
     return selected

@@ -79,7 +79,7 @@ def test_placement_puts_knowledge_before_rules_before_events():
     fact = doc("fr_2", "IAM roles change only through tickets", layer="knowledge")
     selected, _ = gate([item(event, 0.9), item(rule, 0.5), item(fact, 0.4)], {}, 400, 3)  # k: no relevance floor
     assert [i.id for i in selected] == ["fr_2", "fr_1", "ev_1"]
-    assert [i.why["gate"]["placement"] for i in selected] == [0, 1, 2]
+    assert [i.placement for i in selected] == [0, 1, 2]
 
 
 def test_an_item_that_covers_no_new_query_term_is_cut_once_the_gap_is_filled():
@@ -150,12 +150,35 @@ def test_a_decisions_weak_events_and_a_retold_lesson_are_cut_but_evidence_agains
 def test_a_chain_from_a_seed_that_only_matched_field_labels_is_no_chain():
     best = doc("fr_best", "when opening a ticket in 权限平台 fails, fill in the project code")
     other = doc("fr_crm", "when syncing in CRM fails, reauthorize the connector")
-    weak_link = {"graph": {"score": 0.04, "chain": 0.04}}  # entity and action shared with a weak seed
-    strong_link = {"graph": {"score": 0.6, "chain": 0.6}}
-    _, cut = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, weak_link)], {}, 400, None)
+    # entity and action shared with a weak seed, then with a strong one
+    _, cut = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, chain=0.04)], {}, 400, None)
     assert stages(cut) == {"fr_crm": "covered"}
-    selected, _ = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, strong_link)], {}, 400, None)
+    selected, _ = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, chain=0.6)], {}, 400, None)
     assert "fr_crm" in [i.id for i in selected]  # the next step of a chain the search found well
+
+
+def test_the_explanation_never_changes_the_recall():
+    """Issue 29: the gate reads typed fields, never ``why``, and writes nothing into it. The same
+    candidates with an empty explanation and with one that claims a strong chain and a close meaning
+    give the same selection and the same cuts, and the explanations come back untouched."""
+    def candidates(why):
+        return [GateItem(doc("fr_best", "when opening a ticket in 权限平台 fails, fill in the project code"), 0.8, 1.0,
+                         why()),
+                GateItem(doc("fr_crm", "when syncing in CRM fails, reauthorize the connector"), 0.05, 1.0, why(),
+                         chain=0.04),
+                GateItem(doc("ev_far", "the printer on floor 3 jammed", kind="event", layer="episodic",
+                             event_kind="observation"), 0.1, 1.0, why(), frozenset()),
+                GateItem(doc("fr_test", "use the admin account", scope={"env": "test"}), 0.9, 1.0, why())]
+
+    def lying():
+        return {"graph": {"score": 1.0, "chain": 1.0}, "semantic": {"score": 1.0}, "gate": {"stage": "selected"}}
+
+    plain, told = candidates(dict), candidates(lying)
+    a, b = (gate(c, {"env": "prod"}, 400, None, trigger="task_start") for c in (plain, told))
+    assert [i.id for i in a[0]] == [i.id for i in b[0]] == ["fr_best"] and a[1] == b[1]
+    assert [i.why for i in plain] == [{}] * 4 and [i.why for i in told] == [lying()] * 4
+    assert {i.id: i.explanation()["stage"] for i in plain} == {"fr_best": "selected", "fr_crm": "covered",
+                                                              "ev_far": "covered", "fr_test": "scope"}
 
 
 def test_a_rule_in_review_gives_way_to_the_sound_rule_it_conflicts_with_even_ranked_below_it():
