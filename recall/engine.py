@@ -111,7 +111,8 @@ class RecallEngine:
         reserved = sum(b.tokens for b, _ in briefed)
         recall_scope = {**query.scope, "user": query.user} if query.user else query.scope
         selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved,
-                           task=query.task, trigger=query.trigger, user=query.user, quarantine=self.quarantine)
+                           task=query.task, trigger=query.trigger, user=query.user, quarantine=self.quarantine,
+                           system=query.system)
         for item in items:  # the explanation last, from the verdict: it never feeds back into the decision
             if item.stage:
                 item.why["gate"] = item.explanation()

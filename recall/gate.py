@@ -157,6 +157,61 @@ def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]
     return kept
 
 
+ANSWERING = ("verified", "stable")  # a rule outcomes confirmed: it answers its situation
+
+
+def answer_to(items: list[GateItem], entity: str) -> GateItem | None:
+    """The worthiest verified rule of the situation's system (``entity``: its ``@entity:`` link), not a
+    user's preference: the answer to this decision, or None."""
+    return next((i for i in items if i.doc.kind == "fragment" and i.doc.status in ANSWERING and entity in i.doc.links
+                 and not personal(i)), None)
+
+
+def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
+    """Issue 29: once a verified rule answers the situation, the rest of the pack only costs tokens
+    and invites the wrong option. Cut (stage ``answered``, the reason naming the answer): a rule of
+    another system (its condition is about something else), another rule of the same action (it
+    restates the answer), an event of another action or another system, and a failure report of an
+    option the answer already names (it summarises them). Kept: the answer, the user's own items,
+    rules of the same system that do something else (a next step), and a failure of the answer's
+    own action (evidence against it, which change detection needs in sight)."""
+    entity = "@entity:" + " ".join(system.lower().split())
+    answer = answer_to(items, entity)
+    if answer is None:
+        return items
+    doc = answer.doc
+    actions = {t for t in doc.links if t.startswith("@action:")}
+    said = word_set(doc.text)
+    kept = []
+    for item in items:
+        why = None if item is answer or personal(item) else _beside_answer(item.doc, entity, actions, said)
+        if why:
+            drop(item, "answered", f"{why}; {answer.id} answers {system}")
+        else:
+            kept.append(item)
+    return kept
+
+
+def _beside_answer(doc: Doc, entity: str, actions: set[str], said: frozenset[str]) -> str | None:
+    """Why ``doc`` adds nothing once the answer (of ``entity``, doing ``actions``, saying ``said``) is
+    selected, or None when it may."""
+    entities = {t for t in doc.links if t.startswith("@entity:")}
+    own = {t for t in doc.links if t.startswith("@action:")}
+    if entities and entity not in entities:
+        return f"about another system ({', '.join(sorted(e[8:] for e in entities))[:60]})"
+    if doc.kind == "fragment":
+        return "restates the answer's action" if own & actions else None
+    if doc.event_kind in ("message", "feedback") or not own:
+        return None  # what someone said, or an event that names no action: not judged here
+    if own & actions:
+        return None if doc.event_kind == "anomaly" else "a success of the answer's own action: its evidence"
+    if doc.event_kind == "anomaly":
+        options = [frozenset(word_set(a[8:])) for a in own]
+        return "a failure the answer summarises" if any(o and o <= said for o in options) else \
+            "a failure of another option, which the answer replaces"
+    return "an event of another action"
+
+
 def _system_actions(doc: Doc) -> list[tuple[str, str]]:
     """The (entity, action) link pairs a document holds: the lessons it tells."""
     entities = [t for t in doc.links if t.startswith("@entity:")]
@@ -205,7 +260,8 @@ def near_duplicates(word_sets: list[frozenset[str]]) -> np.ndarray:
 
 def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int | None,
          reserved_tokens: int = 0, task: str | None = None, trigger: str | None = None,
-         user: str | None = None, quarantine: bool = True) -> tuple[list[GateItem], list[dict]]:
+         user: str | None = None, quarantine: bool = True, system: str | None = None
+         ) -> tuple[list[GateItem], list[dict]]:
     """Run the stages; returns the placed selection and the cuts ``{"id", "stage", "reason"}``.
     ``reserved_tokens`` of the budget are already taken (by the belief briefing); what the
     recalling ``task`` perceived itself is in the agent's context already (stage ``context``);
@@ -213,7 +269,8 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     (``other_conversation``), unless they are the recall's ``user``'s own; a user's
     instruction-like words (``Doc.quarantine``) reach only that user's own recalls, and so does
     a unit steering money or the agent until independent agents verified it (``Doc.fleet``)
-    (``quarantine=False``: the defence off, for measuring it)."""
+    (``quarantine=False``: the defence off, for measuring it). With the situation's ``system`` and no
+    ``k``, a verified rule of that system is the answer and the gate stops there (``stop_at_answer``)."""
     cut: list[dict] = []
 
     def drop(item: GateItem, stage: str, reason: str) -> None:
@@ -259,7 +316,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     # How well the best candidate fits this decision (the task's own events aside); a plain
     # lookup (no trigger) has no decision to fit: its events are ranked, not judged.
     best = max((i.relevance for i in items if not in_context(i.doc, task)), default=0.0) if trigger else 0.0
-    return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best), cut
+    return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best, system), cut
 
 
 def own_words(doc: Doc, user: str | None) -> bool:
@@ -287,7 +344,8 @@ def found_by_meaning(item: GateItem) -> bool:
     return item.semantic >= MEANING_FLOOR
 
 
-def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best: float = 0.0) -> list[GateItem]:
+def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best: float = 0.0,
+                   system: str | None = None) -> list[GateItem]:
     eligible, covered, rules = [], set(), 0
     best_rule = max((i.relevance for i in kept if i.doc.kind == "fragment"), default=0.0)
     # A rule in review after failures gives way to any sound rule for this decision, even one
@@ -316,6 +374,8 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best:
             if item.doc.kind == "fragment":
                 covered |= item.matched or frozenset()
                 rules += 1
+    if system and k is None:
+        eligible = stop_at_answer(eligible, system, drop)
     # The budget is filled in worth order, an item that does not fit is skipped and smaller ones
     # after it may still fit. (By value per token, the seed's formula, short items displaced
     # more relevant long ones whenever the budget bound: MADial at the default budget lost 1-6

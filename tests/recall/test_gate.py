@@ -197,3 +197,48 @@ def test_the_duplicate_matrix_is_the_pairwise_jaccard_test(word_sets):
 
     matrix = near_duplicates(word_sets)
     assert matrix.tolist() == [[jaccard(a, b) >= NEAR_DUPLICATE for b in word_sets] for a in word_sets]
+
+
+def linked(d, system, action):
+    d.links = (f"@entity:{system.lower()}", f"@action:{action}")
+    return d
+
+
+def test_a_verified_rule_answers_and_the_gate_stops_there():
+    """Issue 29 point 2: at an "approve payslip" task start the verified rule is the answer; routine events of
+    other actions, the failures it summarises, its own successes and another system's rule are cut with the
+    answer named; a failure of the answer's own action (evidence against it) and the user's preference stay."""
+    answer = linked(doc("fr_pay", "when approve payslip in Payroll fails, do use the manager role, because the "
+                               "other options fail here (not: approve as staff)"), "Payroll", "use the manager role")
+    events = [linked(doc(f"ev_{n}", text, kind="event", layer="episodic", event_kind=k), "Payroll", a)
+              for n, (text, k, a) in enumerate([
+                  ("view payslip succeeded with staff", "action", "view payslip"),
+                  ("approve as staff: 403", "anomaly", "approve as staff"),
+                  ("use the manager role worked", "action", "use the manager role"),
+                  ("use the manager role: refused", "anomaly", "use the manager role")])]
+    other = linked(doc("fr_vpn", "when connecting in VPN fails, switch to the backup endpoint"), "VPN", "switch")
+    restated = linked(doc("fr_pay2", "approve payslips in Payroll with the manager role", status="candidate"),
+                      "Payroll", "use the manager role")
+    pref = doc("fr_pref", "follow the stated preference: answer in French", scope={"user": "ann"})
+    pool = [item(answer, 0.9), *(item(e, 0.8) for e in events), item(other, 0.8), item(restated, 0.7),
+            item(pref, 0.6)]
+    selected, cut = gate(pool, {"user": "ann"}, 400, None, trigger="task_start", user="ann", system="Payroll")
+    assert [i.id for i in selected] == ["fr_pay", "fr_pref", "ev_3"]
+    answered = {c["id"]: c["reason"] for c in cut if c["stage"] == "answered"}
+    assert set(answered) == {"ev_0", "ev_1", "ev_2", "fr_vpn", "fr_pay2"}
+    assert all(r.endswith("fr_pay answers Payroll") for r in answered.values())
+    assert "another action" in answered["ev_0"] and "summarises" in answered["ev_1"]
+    assert "another system" in answered["fr_vpn"] and "restates" in answered["fr_pay2"]
+    # No verified rule (a candidate only), or no situation: nothing is cut as answered.
+    unsure = replace_status(answer, "candidate")
+    _, cut = gate([item(unsure, 0.9), *(item(e, 0.8) for e in events)], {}, 400, None, trigger="task_start",
+                  system="Payroll")
+    assert not [c for c in cut if c["stage"] == "answered"]
+    _, cut = gate(pool, {"user": "ann"}, 400, None, trigger="task_start", user="ann")
+    assert not [c for c in cut if c["stage"] == "answered"]
+
+
+def replace_status(d, status):
+    from dataclasses import replace
+
+    return replace(d, status=status)
