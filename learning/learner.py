@@ -47,6 +47,7 @@ GATE_JOB, LIFECYCLE_JOB, HYGIENE_JOB = "learner.write_gate", "learner.lifecycle"
 EXTRACT_JOB = "learner.extract"
 HUMAN_KINDS = ("trait_approved", "trait_declined", "unit_invalidated")  # decided through the SDK, folded here
 EVENTS_OUTDATED = "events_outdated"  # older successes of an option that now fails (issue 29: the world changed)
+UNIT_ATTRIBUTED = "unit_attributed"  # the learner's verdict on an applied unit, when no state changes with it
 SUCCESSES_KEPT = 16  # success events remembered per (system, option): the ones a change would outdate
 
 
@@ -452,8 +453,14 @@ class Learner:
         corrected_by = t.recovered.get(env["task"] or "")
         contradicted = t.contradicted.get(env["task"] or "", set())
         for fid in applied:
-            if fid in contradicted:
-                continue  # the task's recovery already counted this failure against it
+            if fid in contradicted:  # the recovery counted this failure against it already: only its verdict
+                self.counts[UNIT_ATTRIBUTED] += 1
+                out.append(decision(UNIT_ATTRIBUTED, env["tenant"], [fid], [env["record_id"]],
+                                    "applied; its action failed and another option worked: debited (already "
+                                    "contradicted by the task's recovery)", {"verdict": "failed"}, env["ts_us"],
+                                    LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
+                                    f"{env['record_id']}:{fid}:verdict"))
+                continue
             # Inside the task, what the unit's own action did decides, not the task's end (issue 17):
             # applied, failed, then another option succeeded is a failure of this unit.
             worked = attribution.outcome_of(t.units[fid].action, tried, record["success"])
@@ -462,22 +469,26 @@ class Learner:
                 # evidence against it with an alternative — a contradiction, in review at once.
                 out += self._changes(env, fid, lifecycle.on_contradiction(
                     t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task"),
-                    contradiction=True)
+                    contradiction=True, verdict="failed")
                 continue
-            out += self._changes(env, fid, lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"],
-                                                                  env["agent"]))
+            changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"], env["agent"])
+            out += self._changes(env, fid, changes, verdict="worked" if worked else "failed")
         return out
 
     def _changes(self, env: dict, fid: str, changes: list[lifecycle.Change], cause: str | None = None,
-                 job: str = LIFECYCLE_JOB, contradiction: bool = False) -> list[tuple[str, dict]]:
+                 job: str = LIFECYCLE_JOB, contradiction: bool = False, verdict: str | None = None
+                 ) -> list[tuple[str, dict]]:
         """The decisions recording ``changes`` to unit ``fid``; ``contradiction`` marks the first one as the
-        evidence against it that ``projections.feedback`` counts as the ``contradiction`` signal."""
+        evidence against it that ``projections.feedback`` counts as the ``contradiction`` signal, ``verdict``
+        ("worked" / "failed") as what the unit did in its task (``credited`` / ``debited``: its utility)."""
         out = []
         for change in changes:
             self.counts[change.kind] += 1
             payload = {"unit": lifecycle.state_of(change.unit)}
             if contradiction and not out:
                 payload["contradiction"] = True
+            if verdict and not out:
+                payload["verdict"] = verdict
             if change.kind == "unit_reviewing" and change.unit.contradictions:
                 payload["learning"] = "accommodation"  # the evidence does not fit: the unit must change
             out.append(decision(change.kind, env["tenant"], [fid], [env["record_id"]], change.reason, payload,

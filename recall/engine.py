@@ -233,8 +233,7 @@ class RecallEngine:
         """The channel scores, penalties and belief bias of one candidate, without explanations."""
         doc = tenant.docs[no]
         counters = tenant.counters.get(doc.id)
-        success, failure, contradictions = (
-            (counters.success, counters.failure, counters.contradiction) if counters else (0, 0, 0))
+        (success, failure), contradictions = (counters.track, counters.contradiction) if counters else ((0, 0), 0)
         raw = {
             "lexical": lexical,
             "semantic": semantic,
@@ -267,8 +266,7 @@ class RecallEngine:
              "semantic": channels.semantic(s.cosine, model, views, scale),
              "graph": channels.graph(links),
              "scenario": channels.scenario(query.scene, _item_scene(doc), query.trigger, _traits(doc)),
-             "utility": channels.utility(*((counters.applied, counters.success, counters.failure)
-                                           if counters else (0, 0, 0))),
+             "utility": channels.utility(*((counters.applied, *counters.track) if counters else (0, 0, 0))),
              "freshness": channels.freshness(doc.fresh_since_us, query.now_us,
                                              channels.volatility_of(doc.layer, doc.scope))}
         _, contributions = (fused if w.method == "fused" else weighted)(s.channel_scores, w)

@@ -103,12 +103,23 @@ class Doc:
 
 @dataclass(slots=True)
 class Counters:
-    """Usage counters of one item (MISSION D1), from outcome records."""
+    """Usage counters of one item (MISSION D1), from outcome records, and the learner's verdicts."""
 
     applied: int = 0
     success: int = 0
     failure: int = 0
     contradiction: int = 0
+    credited: int = 0  # applications the learner judged worked (``learning.attribution``)
+    debited: int = 0  # ... and judged failed, though the task may have succeeded with another option
+
+    @property
+    def track(self) -> tuple[int, int]:
+        """(worked, failed) as the utility channel counts them: the learner's verdicts on a unit
+        (issue 29: applied, failed, then another option worked is a failure of it, not the task's
+        success); the reported outcomes for what the learner does not judge (events, beliefs)."""
+        if self.credited or self.debited:
+            return self.credited, self.debited
+        return self.success, self.failure
 
 
 @dataclass(slots=True)
@@ -462,9 +473,10 @@ class RecallIndex:
         if tenant is None:
             return
         tenant.apply_decision(record["kind"], record["subject_ids"], record["payload_json"])
-        if feedback.is_contradiction(record):  # the same count the ``feedback`` view gives on load
-            for item in record["subject_ids"]:
-                tenant.counters.setdefault(item, Counters()).contradiction += 1
+        signals = feedback.verdict_signals(record)  # the same counts the ``feedback`` view gives on load
+        for item, signal in signals:
+            c = tenant.counters.setdefault(item, Counters())
+            setattr(c, signal, getattr(c, signal) + 1)
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
@@ -497,9 +509,9 @@ class RecallIndex:
                         else fragment_doc(row)
                     items.append((row["tenant"], doc, cues))
                 self.add(items)
-        for tenant, item, applied, success, failure, contradiction in warehouse.query(
-                "SELECT tenant, item_id, applied, success, failure, contradiction FROM feedback"):
-            self.tenant(tenant).counters[item] = Counters(applied, success, failure, contradiction)
+        for tenant, item, *counts in warehouse.query(
+                "SELECT tenant, item_id, applied, success, failure, contradiction, credited, debited FROM feedback"):
+            self.tenant(tenant).counters[item] = Counters(*counts)
         self._outcomes_seen.update(r[0] for r in warehouse.query("SELECT outcome_id FROM outcomes FINAL"))
         for tenant, fragment_id, status, confidence, rung in warehouse.query(
                 "SELECT tenant, fragment_id, status, confidence, rung FROM unit_states FINAL"):

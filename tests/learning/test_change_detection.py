@@ -77,3 +77,35 @@ def test_nothing_is_outdated_while_the_old_answer_still_works(tmp_path):
         outdated = decisions(b, "events_outdated")
         assert all("editor role" not in d["reason"].split("worked")[0] for d in outdated)
         assert not b.sql("SELECT item_id FROM feedback WHERE contradiction > 0")
+
+
+def test_utility_counts_the_learners_verdict_not_the_reported_outcome(tmp_path):
+    """Applied, its action failed, another option worked, and the task is reported a success: the learner
+    debits the unit, and the utility channel counts that failure (live and after reopening)."""
+    works = lambda action: "editor role" in action  # noqa: E731
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        task(b, "a1", 0, "save as viewer", works)
+        task(b, "a1", 1, "save as viewer", works)  # applied and worked: credited
+        who = dict(tenant=T, agent="a1", task="a1-t2")
+        pack = b.recall(**who, query="edit the sales dashboard in Dashboards", trigger="task_start",
+                        situation=SITUATION)
+        rule = next(i for i in pack.items if i.kind == "fragment")
+        b.perceive(**who, kind="anomaly", system="Dashboards", action=rule.action, actual="403", expected="saved")
+        b.perceive(**who, kind="action", system="Dashboards", action="use the owner role", success=True)
+        b.outcome(**who, recall_id=pack.recall_id, applied=[rule.id], success=True, steps=2)
+        [row] = b.sql("SELECT success, failure, credited, debited FROM feedback WHERE item_id = {f:String}",
+                      {"f": rule.id})
+        assert (row["success"], row["failure"]) == (2, 0)  # what the agent reported
+        assert (row["credited"], row["debited"]) == (1, 1)  # what the learner judged
+
+        def utility():
+            p = b.recall(tenant=T, agent="a1", query="edit the sales dashboard in Dashboards", explain=True)
+            return next(i.why["utility"] for i in (*p.items, ) if i.id == rule.id) if any(
+                i.id == rule.id for i in p.items) else None
+        live = utility()
+        assert live is None or (live["success"], live["failure"]) == (1, 1)
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        [row] = b.sql("SELECT credited, debited FROM feedback WHERE item_id = {f:String}", {"f": rule.id})
+        assert (row["credited"], row["debited"]) == (1, 1)
+        counters = b.index.tenants[T].counters[rule.id]
+        assert counters.track == (1, 1) and (counters.success, counters.failure) == (2, 0)
