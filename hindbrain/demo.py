@@ -36,10 +36,37 @@ def run_world(world: World, brain: Brain, name: str) -> dict:
         return compare(world, brain, progress=lambda done, total: progress.advance())
 
 
+def holds_a_fleet(home: Path) -> bool:
+    """Whether a simulated fleet already ran in ``home``: its outcomes are under the ``sim-`` tenants.
+    A second run on the same home would start from the first one's memory (hindbrain right from
+    round 1, no mistakes to repeat), which measures nothing (issue 29)."""
+    if not home.is_dir() or not any(home.iterdir()):
+        return False
+    with Brain.open(home, embedder="none") as brain:
+        return bool(brain.sql("SELECT 1 FROM outcomes WHERE tenant LIKE 'sim-%' LIMIT 1"))
+
+
+def fresh_home(home: Path | None) -> Path:
+    """``home`` when it is new or empty; else a new sibling directory (``<home>-2``, ``-3`` …), saying so on
+    standard output, so the demo never reuses an earlier fleet's memory."""
+    if home is None:
+        return Path(tempfile.mkdtemp(prefix="hindbrain-demo-"))
+    if not holds_a_fleet(home):
+        return home
+    n = 2
+    while (home.parent / f"{home.name}-{n}").exists():
+        n += 1
+    fresh = home.parent / f"{home.name}-{n}"
+    print(f"hindbrain demo: {home} already holds a simulated fleet, whose memory would carry over into this run; "
+          f"starting a fresh one in {fresh} (to look at the earlier one: hindbrain --home {home} report)", flush=True)
+    return fresh
+
+
 def run_demo(home: Path | None = None, rounds: int = 6, seed: int = 7) -> int:
     """The CLI's ``demo``: run the fleet and the ticket desk, print the tables and a few
-    views, write the HTML report. Progress goes to standard error (``hindbrain.progress``)."""
-    home = Path(home) if home else Path(tempfile.mkdtemp(prefix="hindbrain-demo-"))
+    views, write the HTML report. Progress goes to standard error (``hindbrain.progress``).
+    A ``home`` that already holds a fleet is left alone: the run starts fresh next to it."""
+    home = fresh_home(Path(home) if home else None)
     world = default_world(seed, rounds)
     print(f"hindbrain demo: {world.agents} agents, {len({t.system for t in world.traps})} systems with hidden rules "
           f"and {len(world.preferences)} users with preferences, {rounds} rounds, three arms; brain at {home}",

@@ -103,8 +103,11 @@ def recovery(failure: dict, success: dict, goal: str | None = None, failed: tupl
     # The reason names the cause, not the story: the condition already says what failed and the
     # action what to do, and every repeated word is paid again on each injection.
     if new_who != as_who:
-        action = f"switch to the {new_who} and {new_action}"
-        reason = f"it needs the {new_who} (not: {did}" + (f" as {as_who})" if as_who else ")")
+        # Each clause once (issue 29): an action that already names the identity is not told to
+        # switch to it again, and an option that already says as whom it ran is not told again.
+        action = new_action if mentions(new_action, new_who) else f"switch to {_the(new_who)} and {new_action}"
+        failing = did if not as_who or mentions(did, as_who) else f"{did} as {_the(as_who)}"
+        reason = f"it needs {_the(new_who)} (not: {failing})"
         cause = f"identity: {as_who}"
     else:
         action = new_action
@@ -116,6 +119,22 @@ def recovery(failure: dict, success: dict, goal: str | None = None, failed: tupl
                    "cause": cause, "scene": scope.get("scene")}
     return Proposal(condition, action, reason, evidence, [_id(failure), _id(success)], [system, *_others(failure)],
                     scope, success.get("signal") or "implicit", RECOVERY_RULE, coordinates)
+
+
+_ARTICLE = re.compile(r"(?:the|a|an|my|our|your|their|this|that)\s", re.IGNORECASE)
+
+
+def _the(noun: str) -> str:
+    """``noun`` with "the" in front unless it brings its own article ("the admin account" stays)."""
+    return noun if _ARTICLE.match(noun) else f"the {noun}"
+
+
+def mentions(text: str, phrase: str) -> bool:
+    """Whether ``text`` already says ``phrase`` (word by word, its article aside): "switch to the
+    admin account, then submit" mentions "admin account"."""
+    words = tokens(_ARTICLE.sub("", phrase, count=1) if _ARTICLE.match(phrase) else phrase)
+    said = tokens(text)
+    return bool(words) and any(said[i:i + len(words)] == words for i in range(len(said) - len(words) + 1))
 
 
 def feedback_rule(topic: str, negatives: list[dict]) -> Proposal | None:
@@ -137,7 +156,7 @@ def correction(topic: str, negatives: list[dict], approval: dict) -> Proposal | 
     criticised = negatives[-1]["text"]
     approved = approval.get("action") or approval.get("text")
     return Proposal(f"working on {topic}", f"do as in the approved version ({approved}); avoid what was criticised: "
-                    f"{criticised}", f"criticised ({criticised}), then explicitly approved after the change",
+                    f"{criticised}", "criticised, then explicitly approved after the change",
                     approval.get("text") or "explicit approval", [_id(e) for e in (*negatives, approval)], [topic],
                     {**negatives[-1].get("scope", {}), **approval.get("scope", {})}, "explicit", CORRECTION_RULE,
                     {"entity": topic, "scene": approval.get("scope", {}).get("scene")})

@@ -48,6 +48,9 @@ GATE_JOB, LIFECYCLE_JOB, HYGIENE_JOB = "learner.write_gate", "learner.lifecycle"
 EXTRACT_JOB = "learner.extract"
 # decided through the SDK, folded here
 HUMAN_KINDS = (DecisionKind.TRAIT_APPROVED, DecisionKind.TRAIT_DECLINED, DecisionKind.UNIT_INVALIDATED)
+EVENTS_OUTDATED = DecisionKind.EVENTS_OUTDATED  # older successes of an option that now fails (the world changed)
+UNIT_ATTRIBUTED = DecisionKind.UNIT_ATTRIBUTED  # the learner's verdict on an applied unit, when no state changes
+SUCCESSES_KEPT = 16  # success events remembered per (system, option): the ones a change would outdate
 
 
 RECENT = 50_000  # tasks, recalls and sessions remembered per tenant (older ones are done with)
@@ -80,6 +83,8 @@ class _Tenant:
     tried: Recent = field(default_factory=Recent)  # task → [(the action's words, it failed)], in order
     goals: Recent = field(default_factory=Recent)  # task → what its recall said it set out to do
     recovered: Recent = field(default_factory=Recent)  # task → the unit its recovery taught (or absorbed into)
+    contradicted: Recent = field(default_factory=Recent)  # task → the units its recovery contradicted already
+    successes: Recent = field(default_factory=Recent)  # (system, option's words) → its success events, oldest first
     perceived: Recent = field(default_factory=Recent)  # the recent event ids: a repeated one is the same event
 
 
@@ -199,6 +204,10 @@ class Learner:
             del t.failures[task][:-TRAJECTORY]
         elif task and extract.is_success(record) and task in t.failures:
             out += self._recover(t, record, restoring)
+        if extract.is_success(record) and (key := _option(record)):
+            kept = t.successes.setdefault(key, [])
+            kept.append(env["record_id"])
+            del kept[:-SUCCESSES_KEPT]
         if record["kind"] == "feedback" and record.get("polarity") is not None:
             out += self._feedback(t, record, restoring)
         elif not restoring and record["kind"] in ("message", "feedback"):
@@ -281,13 +290,47 @@ class Learner:
                 proposed = self._propose(env, proposal)
                 if taught := _taught(proposed):
                     t.recovered[env["task"]] = taught
-                return proposed
+                return proposed + self._outdate(t, failures, success, taught)
         if self.extractor is None:
             return []
         self.counts["extractor_calls"] += 1
         out = []
         for n, proposal in enumerate(self.extractor.extract([*failures, success])):
             out += self._propose(env, proposal, n)
+        return out
+
+    def _outdate(self, t: _Tenant, failures: list[dict], success: dict, taught: str | None) -> list[tuple[str, dict]]:
+        """Change detection (issue 29): an option that failed in this task, after which another
+        one worked, stops being an answer wherever it used to be one. Its older success events in
+        that system are outdated (an ``events_outdated`` decision: kept in the log, marked in
+        ``explain``, no longer injected), and every live unit that recommends it and had
+        succeeded before is contradicted (the ``contradiction`` signal; under review at once), so
+        neither the rule nor the events that carried the old answer keep suggesting it."""
+        env, out = success["envelope"], []
+        for failure in failures:
+            key = _option(failure)
+            if key is None or key == _option(success):
+                continue
+            old = t.successes.pop(key, [])
+            if old:
+                self.counts[EVENTS_OUTDATED] += 1
+                out.append(decision(
+                    EVENTS_OUTDATED, env["tenant"], old, [failure["envelope"]["record_id"], env["record_id"]],
+                    f"'{failure['action']}' failed in {key[0]} where it used to succeed, and '{success.get('action')}' "
+                    "worked instead: its older successes are outdated (kept in the log, no longer injected)",
+                    {"system": key[0], "option": failure["action"], "by": taught}, env["ts_us"], EXTRACT_JOB,
+                    {"rule": "outdate/1"}, f"{env['record_id']}:{failure['envelope']['record_id']}:outdated"))
+            done = t.contradicted.setdefault(env["task"], set())
+            for unit in list(t.units.values()):
+                if (unit.fragment_id in done or unit.fragment_id == taught or unit.status not in lifecycle.LIVE
+                        or not unit.successes or not _recommends(unit, key)):
+                    continue
+                done.add(unit.fragment_id)
+                instead = taught or success.get("action")
+                against = lifecycle.on_contradiction(unit, failure["envelope"]["record_id"],
+                                                     f"failed where it used to succeed; {instead} worked instead")
+                out += self._changes(env, unit.fragment_id, against, f"{env['record_id']}:{unit.fragment_id}",
+                                     contradiction=True)
         return out
 
     def _feedback(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
@@ -307,7 +350,8 @@ class Learner:
         if not restoring:
             for fid in applied:
                 if fid in t.units:
-                    out += self._changes(env, fid, lifecycle.on_contradiction(t.units[fid], env["record_id"]))
+                    out += self._changes(env, fid, lifecycle.on_contradiction(t.units[fid], env["record_id"]),
+                                         contradiction=True)  # a user correcting what it said
         if topic:
             negatives = t.negatives.setdefault(topic, [])
             negatives.append(record)
@@ -410,7 +454,16 @@ class Learner:
         tried = t.tried.get(env["task"] or "", [])
         out = []
         corrected_by = t.recovered.get(env["task"] or "")
+        contradicted = t.contradicted.get(env["task"] or "", set())
         for fid in applied:
+            if fid in contradicted:  # the recovery counted this failure against it already: only its verdict
+                self.counts[UNIT_ATTRIBUTED] += 1
+                out.append(decision(UNIT_ATTRIBUTED, env["tenant"], [fid], [env["record_id"]],
+                                    "applied; its action failed and another option worked: debited (already "
+                                    "contradicted by the task's recovery)", {"verdict": "failed"}, env["ts_us"],
+                                    LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
+                                    f"{env['record_id']}:{fid}:verdict"))
+                continue
             # Inside the task, what the unit's own action did decides, not the task's end (issue 17):
             # applied, failed, then another option succeeded is a failure of this unit.
             worked = attribution.outcome_of(t.units[fid].action, tried, record["success"])
@@ -418,18 +471,27 @@ class Learner:
                 # It failed, and the same task found what works instead: not a flake but
                 # evidence against it with an alternative — a contradiction, in review at once.
                 out += self._changes(env, fid, lifecycle.on_contradiction(
-                    t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task"))
+                    t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task"),
+                    contradiction=True, verdict="failed")
                 continue
-            out += self._changes(env, fid, lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"],
-                                                                  env["agent"]))
+            changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"], env["agent"])
+            out += self._changes(env, fid, changes, verdict="worked" if worked else "failed")
         return out
 
     def _changes(self, env: dict, fid: str, changes: list[lifecycle.Change], cause: str | None = None,
-                 job: str = LIFECYCLE_JOB) -> list[tuple[str, dict]]:
+                 job: str = LIFECYCLE_JOB, contradiction: bool = False, verdict: str | None = None
+                 ) -> list[tuple[str, dict]]:
+        """The decisions recording ``changes`` to unit ``fid``; ``contradiction`` marks the first one as the
+        evidence against it that ``projections.feedback`` counts as the ``contradiction`` signal, ``verdict``
+        ("worked" / "failed") as what the unit did in its task (``credited`` / ``debited``: its utility)."""
         out = []
         for change in changes:
             self.counts[change.kind] += 1
             payload = {"unit": lifecycle.state_of(change.unit)}
+            if contradiction and not out:
+                payload["contradiction"] = True
+            if verdict and not out:
+                payload["verdict"] = verdict
             if change.kind == DecisionKind.UNIT_REVIEWING and change.unit.contradictions:
                 payload["learning"] = "accommodation"  # the evidence does not fit: the unit must change
             out.append(decision(change.kind, env["tenant"], [fid], [env["record_id"]], change.reason, payload,
@@ -446,6 +508,19 @@ def _taught(proposed: list[tuple[str, dict]]) -> str | None:
         if rt == "decision" and r["kind"] == DecisionKind.UNIT_ABSORBED:
             return json.loads(r["payload_json"]).get("into")
     return None
+
+
+def _option(event: dict) -> tuple[str, frozenset[str]] | None:
+    """What an event did, as change detection compares it: (its system, its action's words)."""
+    words = attribution.words(event.get("action") or "")
+    return (event["system"], words) if event.get("system") and words else None
+
+
+def _recommends(unit: Unit, option: tuple[str, frozenset[str]]) -> bool:
+    """Whether ``unit`` tells the agent to do ``option`` in its system: its action performs the option
+    and its condition names the system."""
+    system, words = option
+    return attribution.performs(attribution.words(unit.action), words) and system.lower() in unit.condition.lower()
 
 
 def _lesson(source: str, condition: str, action: str) -> tuple[str, str, str]:

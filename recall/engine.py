@@ -59,6 +59,7 @@ class Scored:
     no: int = -1  # the document's number in its tenant index
     penalty: float = 0.0
     cosine: float | None = None  # the semantic channel's (late interaction) cosine
+    chain: float = 0.0  # the graph's chain support (``linked.chains``), which the gate reads typed
 
 
 @dataclass
@@ -106,13 +107,18 @@ class RecallEngine:
                                                  admitted=frozenset(arms), emotion=emotion), query.budget_tokens)
         ranked, explain = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views)
         clock.lap("score")
-        items = [GateItem(s.doc, s.score, s.scope_match, s.why) for s in ranked]
+        items = [GateItem(s.doc, s.score, s.scope_match, s.why, semantic=s.channel_scores.get("semantic", 0.0),
+                          chain=s.chain) for s in ranked]
         for item in items:
             _explain_terms(item, query)
         reserved = sum(b.tokens for b, _ in briefed)
         recall_scope = {**query.scope, "user": query.user} if query.user else query.scope
         selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved,
-                           task=query.task, trigger=query.trigger, user=query.user, quarantine=self.quarantine)
+                           task=query.task, trigger=query.trigger, user=query.user, quarantine=self.quarantine,
+                           system=query.system)
+        for item in items:  # the explanation last, from the verdict: it never feeds back into the decision
+            if item.stage:
+                item.why["gate"] = item.explanation()
         clock.lap("gate")
         returned = {i.id for i in selected}
         for s in ranked:
@@ -205,6 +211,7 @@ class RecallEngine:
         expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed)
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
+            s.chain = linked.chains.get(s.no, 0.0)
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
             if s.no in expanded:
                 s.why["expansion"] = expanded[s.no].why(tenant)
@@ -267,8 +274,7 @@ class RecallEngine:
         """The channel scores, penalties and belief bias of one candidate, without explanations."""
         doc = tenant.docs[no]
         counters = tenant.counters.get(doc.id)
-        success, failure, contradictions = (
-            (counters.success, counters.failure, counters.contradiction) if counters else (0, 0, 0))
+        (success, failure), contradictions = (counters.track, counters.contradiction) if counters else ((0, 0), 0)
         raw = {
             "lexical": lexical,
             "semantic": semantic,
@@ -301,8 +307,7 @@ class RecallEngine:
              "semantic": channels.semantic(s.cosine, model, views, scale),
              "graph": channels.graph(links),
              "scenario": channels.scenario(query.scene, _item_scene(doc), query.trigger, _traits(doc)),
-             "utility": channels.utility(*((counters.applied, counters.success, counters.failure)
-                                           if counters else (0, 0, 0))),
+             "utility": channels.utility(*((counters.applied, *counters.track) if counters else (0, 0, 0))),
              "freshness": channels.freshness(doc.fresh_since_us, query.now_us,
                                              channels.volatility_of(doc.layer, doc.scope))}
         _, contributions = (fused if w.method == "fused" else weighted)(s.channel_scores, w)

@@ -4,7 +4,9 @@ Candidates (best first) → context (what the recalling task perceived itself) �
 → conflict & invalidation check → source credibility → near-duplicate removal → selection
 under the token budget by injection value, stopping each item that covers nothing new →
 placement.
-Pure: items in, (selected, cut) out. Every cut names its stage and reason; the recall
+Pure: items in, (selected, cut) out; it reads the items' typed fields and writes only their verdict
+fields (``GateItem.stage`` …), never the explanation dict ``why`` (the engine renders the verdict into it
+afterwards, ``GateItem.explanation``). Every cut names its stage and reason; the recall
 record keeps them, so a useful unit cut by the budget is visible as a learning signal.
 
 Worth = Relevance × Confidence × Actionability × ScopeMatch orders the selection: ``k`` keeps
@@ -55,6 +57,7 @@ NOT_INJECTED = {"invalid": "invalidated: no longer true", "rejected": "rejected 
                 "absorbed": "absorbed into the same lesson already known", "merged": "merged into a newer event",
                 "held": "in the holding area until more evidence arrives",
                 "superseded": "superseded by a newer statement of the same user (see explain)",
+                "outdated": "outdated: this option failed later where it used to succeed (see explain)",
                 "archived": "archived: over capacity, of the lowest value (kept in the log and the views)"}
 # Placement (MISSION C7): who the agent is (approved traits) → active knowledge → experience
 # rules → the timeline.
@@ -63,11 +66,28 @@ PLACEMENT = {"identity": 0, "knowledge": 1, "experience": 2, "episodic": 3}
 
 @dataclass
 class GateItem:
+    """A candidate as the gate judges it. The gate reads the typed fields only, never ``why`` (the
+    explanation the engine builds, issue 29): changing an explanation cannot change a recall. Its
+    verdict lands in ``stage`` / ``reason`` / ``value`` / ``placement``; ``explanation()`` renders it."""
+
     doc: Doc
     relevance: float
     scope_match: float
     why: dict = field(default_factory=dict)
     matched: frozenset | None = None  # the informative query terms a lexical hit holds (None: found otherwise)
+    semantic: float = 0.0  # the semantic channel's score (0..1)
+    chain: float = 0.0  # the graph's chain support: a seed's relevance × link strength (0 when not chained)
+    stage: str | None = None  # the gate's verdict: "selected" or the stage that cut it
+    reason: str = ""
+    value: float | None = None  # injection value of a selected item
+    placement: int | None = None
+
+    def explanation(self) -> dict:
+        """The gate's verdict as ``why["gate"]`` shows it (built after the decision, from it)."""
+        if self.stage == "selected":
+            return {"stage": "selected", "value": round(self.value or 0.0, 6),
+                    **({"placement": self.placement} if self.placement is not None else {})}
+        return {"stage": self.stage, "reason": self.reason}
 
     @property
     def id(self) -> str:
@@ -139,6 +159,61 @@ def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]
     return kept
 
 
+ANSWERING = ("verified", "stable")  # a rule outcomes confirmed: it answers its situation
+
+
+def answer_to(items: list[GateItem], entity: str) -> GateItem | None:
+    """The worthiest verified rule of the situation's system (``entity``: its ``@entity:`` link), not a
+    user's preference: the answer to this decision, or None."""
+    return next((i for i in items if i.doc.kind == "fragment" and i.doc.status in ANSWERING and entity in i.doc.links
+                 and not personal(i)), None)
+
+
+def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
+    """Issue 29: once a verified rule answers the situation, the rest of the pack only costs tokens
+    and invites the wrong option. Cut (stage ``answered``, the reason naming the answer): a rule of
+    another system (its condition is about something else), another rule of the same action (it
+    restates the answer), an event of another action or another system, and a failure report of an
+    option the answer already names (it summarises them). Kept: the answer, the user's own items,
+    rules of the same system that do something else (a next step), and a failure of the answer's
+    own action (evidence against it, which change detection needs in sight)."""
+    entity = "@entity:" + " ".join(system.lower().split())
+    answer = answer_to(items, entity)
+    if answer is None:
+        return items
+    doc = answer.doc
+    actions = {t for t in doc.links if t.startswith("@action:")}
+    said = word_set(doc.text)
+    kept = []
+    for item in items:
+        why = None if item is answer or personal(item) else _beside_answer(item.doc, entity, actions, said)
+        if why:
+            drop(item, "answered", f"{why}; {answer.id} answers {system}")
+        else:
+            kept.append(item)
+    return kept
+
+
+def _beside_answer(doc: Doc, entity: str, actions: set[str], said: frozenset[str]) -> str | None:
+    """Why ``doc`` adds nothing once the answer (of ``entity``, doing ``actions``, saying ``said``) is
+    selected, or None when it may."""
+    entities = {t for t in doc.links if t.startswith("@entity:")}
+    own = {t for t in doc.links if t.startswith("@action:")}
+    if entities and entity not in entities:
+        return f"about another system ({', '.join(sorted(e[8:] for e in entities))[:60]})"
+    if doc.kind == "fragment":
+        return "restates the answer's action" if own & actions else None
+    if doc.event_kind in ("message", "feedback") or not own:
+        return None  # what someone said, or an event that names no action: not judged here
+    if own & actions:
+        return None if doc.event_kind == "anomaly" else "a success of the answer's own action: its evidence"
+    if doc.event_kind == "anomaly":
+        options = [frozenset(word_set(a[8:])) for a in own]
+        return "a failure the answer summarises" if any(o and o <= said for o in options) else \
+            "a failure of another option, which the answer replaces"
+    return "an event of another action"
+
+
 def _system_actions(doc: Doc) -> list[tuple[str, str]]:
     """The (entity, action) link pairs a document holds: the lessons it tells."""
     entities = [t for t in doc.links if t.startswith("@entity:")]
@@ -157,7 +232,7 @@ def chained(item: GateItem) -> bool:
     a chain (seed 000's action chain) is a new answer even on the same query terms; a link
     from a seed that only matched field labels ("system:") leads to another system's story,
     not the next step."""
-    return item.why.get("graph", {}).get("chain", 0.0) >= CHAIN_SUPPORT
+    return item.chain >= CHAIN_SUPPORT
 
 
 def personal(item: GateItem) -> bool:
@@ -187,7 +262,8 @@ def near_duplicates(word_sets: list[frozenset[str]]) -> np.ndarray:
 
 def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int | None,
          reserved_tokens: int = 0, task: str | None = None, trigger: str | None = None,
-         user: str | None = None, quarantine: bool = True) -> tuple[list[GateItem], list[dict]]:
+         user: str | None = None, quarantine: bool = True, system: str | None = None
+         ) -> tuple[list[GateItem], list[dict]]:
     """Run the stages; returns the placed selection and the cuts ``{"id", "stage", "reason"}``.
     ``reserved_tokens`` of the budget are already taken (by the belief briefing); what the
     recalling ``task`` perceived itself is in the agent's context already (stage ``context``);
@@ -195,12 +271,13 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     (``other_conversation``), unless they are the recall's ``user``'s own; a user's
     instruction-like words (``Doc.quarantine``) reach only that user's own recalls, and so does
     a unit steering money or the agent until independent agents verified it (``Doc.fleet``)
-    (``quarantine=False``: the defence off, for measuring it)."""
+    (``quarantine=False``: the defence off, for measuring it). With the situation's ``system`` and no
+    ``k``, a verified rule of that system is the answer and the gate stops there (``stop_at_answer``)."""
     cut: list[dict] = []
 
     def drop(item: GateItem, stage: str, reason: str) -> None:
         cut.append({"id": item.id, "stage": stage, "reason": reason})
-        item.why["gate"] = {"stage": stage, "reason": reason}
+        item.stage, item.reason = stage, reason
 
     kept: list[GateItem] = []
     kept_ids: set[str] = set()
@@ -241,7 +318,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     # How well the best candidate fits this decision (the task's own events aside); a plain
     # lookup (no trigger) has no decision to fit: its events are ranked, not judged.
     best = max((i.relevance for i in items if not in_context(i.doc, task)), default=0.0) if trigger else 0.0
-    return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best), cut
+    return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best, system), cut
 
 
 def own_words(doc: Doc, user: str | None) -> bool:
@@ -266,10 +343,11 @@ def worth(item: GateItem) -> float:
 
 def found_by_meaning(item: GateItem) -> bool:
     """The semantic channel ranks the item in the upper half of this recall's candidates."""
-    return item.why.get("semantic", {}).get("score", 0.0) >= MEANING_FLOOR
+    return item.semantic >= MEANING_FLOOR
 
 
-def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best: float = 0.0) -> list[GateItem]:
+def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best: float = 0.0,
+                   system: str | None = None) -> list[GateItem]:
     eligible, covered, rules = [], set(), 0
     best_rule = max((i.relevance for i in kept if i.doc.kind == "fragment"), default=0.0)
     # A rule in review after failures gives way to any sound rule for this decision, even one
@@ -298,6 +376,8 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best:
             if item.doc.kind == "fragment":
                 covered |= item.matched or frozenset()
                 rules += 1
+    if system and k is None:
+        eligible = stop_at_answer(eligible, system, drop)
     # The budget is filled in worth order, an item that does not fit is skipped and smaller ones
     # after it may still fit. (By value per token, the seed's formula, short items displaced
     # more relevant long ones whenever the budget bound: MADial at the default budget lost 1-6
@@ -310,9 +390,9 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best:
         else:
             selected.append(item)
             used += cost
-            item.why["gate"] = {"stage": "selected", "value": round(injection_value(item), 6)}
+            item.stage, item.value = "selected", injection_value(item)
     selected = _without_compressed_events(selected, drop)
     selected.sort(key=lambda i: (PLACEMENT[i.doc.layer], -i.relevance))
     for n, item in enumerate(selected):
-        item.why["gate"]["placement"] = n
+        item.placement = n
     return selected

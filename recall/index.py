@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hindbrain.learning.write_gate import perception_class
-from hindbrain.projections import beliefs, events, fragments, unit_states
+from hindbrain.projections import beliefs, events, feedback, fragments, unit_states
 from hindbrain.recall import keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.cues import index_terms
@@ -48,8 +48,9 @@ CONFLICT_PENDING = DecisionKind.CONFLICT_PENDING  # two units, the same conditio
 EVENTS_COLD = DecisionKind.EVENTS_COLD  # cold storage: summary and vector kept in memory (jobs.archive)
 COLD_SUMMARY_CHARS = 120
 UNIT_SUPERSEDED = DecisionKind.UNIT_SUPERSEDED  # a user's newer statement: the old one's own words go with it
+EVENTS_OUTDATED = DecisionKind.EVENTS_OUTDATED  # change detection (learner._outdate): an option that now fails
 INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD, unit_states.UNIT_SHARED,
-                   UNIT_SUPERSEDED)
+                   UNIT_SUPERSEDED, EVENTS_OUTDATED)
 SHARED = 0  # the owner code of what every agent of the tenant may recall
 
 
@@ -111,12 +112,23 @@ class Doc:
 
 @dataclass(slots=True)
 class Counters:
-    """Usage counters of one item (MISSION D1), from outcome records."""
+    """Usage counters of one item (MISSION D1), from outcome records, and the learner's verdicts."""
 
     applied: int = 0
     success: int = 0
     failure: int = 0
     contradiction: int = 0
+    credited: int = 0  # applications the learner judged worked (``learning.attribution``)
+    debited: int = 0  # ... and judged failed, though the task may have succeeded with another option
+
+    @property
+    def track(self) -> tuple[int, int]:
+        """(worked, failed) as the utility channel counts them: the learner's verdicts on a unit
+        (issue 29: applied, failed, then another option worked is a failure of it, not the task's
+        success); the reported outcomes for what the learner does not judge (events, beliefs)."""
+        if self.credited or self.debited:
+            return self.credited, self.debited
+        return self.success, self.failure
 
 
 @dataclass(slots=True)
@@ -364,6 +376,9 @@ class TenantIndex:
             self.share(subject_ids[0], json.loads(payload_json).get("unit") if payload_json else None)
         elif kind == UNIT_SUPERSEDED:
             self.supersede_statements(subject_ids)
+        elif kind == EVENTS_OUTDATED:
+            for event_id in subject_ids:
+                self.set_state(event_id, "outdated", None)
 
     def supersede_statements(self, fragment_ids: list[str]) -> None:
         """The statements a superseded unit was extracted from are superseded with it: the
@@ -512,6 +527,10 @@ class RecallIndex:
         if tenant is None:
             return
         tenant.apply_decision(record["kind"], record["subject_ids"], record["payload_json"])
+        signals = feedback.verdict_signals(record)  # the same counts the ``feedback`` view gives on load
+        for item, signal in signals:
+            c = tenant.counters.setdefault(item, Counters())
+            setattr(c, signal, getattr(c, signal) + 1)
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
 
@@ -549,9 +568,9 @@ class RecallIndex:
                         else fragment_doc(row)
                     items.append((row["tenant"], doc, cues))
                 self.add(items)
-        for tenant, item, applied, success, failure, contradiction in warehouse.query(
-                "SELECT tenant, item_id, applied, success, failure, contradiction FROM feedback"):
-            self.tenant(tenant).counters[item] = Counters(applied, success, failure, contradiction)
+        for tenant, item, *counts in warehouse.query(
+                "SELECT tenant, item_id, applied, success, failure, contradiction, credited, debited FROM feedback"):
+            self.tenant(tenant).counters[item] = Counters(*counts)
         self._outcomes_seen.update(r[0] for r in warehouse.query("SELECT outcome_id FROM outcomes FINAL"))
         for tenant, fragment_id, status, confidence, rung in warehouse.query(
                 "SELECT tenant, fragment_id, status, confidence, rung FROM unit_states FINAL"):

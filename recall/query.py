@@ -40,6 +40,7 @@ class Query:
     emotion: tuple[str, float] | None = None  # (label, confidence): given (0.9) or inferred from the query
     task: str | None = None  # the recalling task: what it perceived is already in the agent's context
     explain: bool = False  # the full explanation for every pooled candidate, not only the returned ones
+    system: str | None = None  # the situation's system: a verified rule of it answers the decision (recall.gate)
 
     @property
     def semantic_views(self) -> list[str]:
@@ -78,5 +79,5 @@ def build_query(q, now_us: int) -> Query:
         budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
         views=seen, associative=associative,
         emotion=(q.emotion.strip().lower(), EXPLICIT) if q.emotion else infer_emotion(q.query), task=q.task,
-        explain=q.explain,
+        explain=q.explain, system=situation.get("system") or None,
     )

@@ -22,3 +22,19 @@ def test_the_demo_runs_the_fleet_and_the_desk_and_writes_the_report(tmp_path, ca
                              "AND status IN ('verified', 'stable')")[0]["n"]
     assert "learner.extract" in jobs and "learn" not in jobs  # the lessons came from the agents' trajectories
     assert verified > 0  # outcomes verified what recall injected
+
+
+def test_a_second_demo_on_a_home_that_holds_a_fleet_starts_a_fresh_one(tmp_path, capsys):
+    from hindbrain.demo import fresh_home
+
+    home = tmp_path / "brain"
+    assert fresh_home(home) == home  # a new home is used as it is
+    with Brain.open(home, embedder="none") as brain:
+        brain.outcome(tenant="acme", agent="a", task="t", success=True)  # not a fleet: still reusable
+    assert fresh_home(home) == home
+    with Brain.open(home, embedder="none") as brain:
+        brain.outcome(tenant="sim-hindbrain-fleet-7", agent="a", task="t", success=True)
+    (tmp_path / "brain-2").mkdir()  # taken: the next free sibling
+    assert fresh_home(home) == tmp_path / "brain-3"
+    out = capsys.readouterr().out
+    assert f"{home} already holds a simulated fleet" in out and "brain-3" in out

@@ -54,4 +54,4 @@ def test_without_a_goal_the_condition_is_the_action_and_its_symptom_not_the_iden
         [unit] = accepted(b)
         assert unit["condition"] == "submit change in IAM gives no response" and "normal" not in unit["condition"]
         assert unit["action"] == "switch to the admin account and submit change"
-        assert unit["reason"] == "it needs the admin account (not: submit change as normal account)"
+        assert unit["reason"] == "it needs the admin account (not: submit change as the normal account)"

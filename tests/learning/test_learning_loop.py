@@ -42,7 +42,7 @@ def test_a_no_response_as_normal_then_success_as_admin_becomes_a_rule(lexical_br
     # which the reason names as "not: …"; the action names only what worked.
     assert unit["condition"] == "submit change in IAM gives no response instead of success message"
     assert unit["action"] == "switch to the admin account and submit change"
-    assert unit["reason"] == "it needs the admin account (not: submit change as normal account)"
+    assert unit["reason"] == "it needs the admin account (not: submit change as the normal account)"
     assert unit["entities"][0] == "IAM"
     assert state(b, fid)["status"] == "candidate"  # new cognitions start in observation
     pack = b.recall(tenant="acme", situation=IAM_SITUATION, trigger="anomaly")

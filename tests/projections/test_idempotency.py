@@ -10,8 +10,10 @@ from hindbrain.streams.processing import Decoded, project_batch
 # From the sample batch: rc_1 recalled and injected fr_1 and ev_2; oc_1 applied fr_1 and
 # succeeded; oc_2 applied ev_2 (listed twice in one report) and failed.
 EXPECTED_FEEDBACK = {
-    "fr_1": {"recalled": 1, "injected": 1, "applied": 1, "success": 1, "failure": 0, "contradiction": 0},
-    "ev_2": {"recalled": 1, "injected": 1, "applied": 1, "success": 0, "failure": 1, "contradiction": 0},
+    "fr_1": {"recalled": 1, "injected": 1, "applied": 1, "success": 1, "failure": 0, "contradiction": 0,
+             "credited": 0, "debited": 0},
+    "ev_2": {"recalled": 1, "injected": 1, "applied": 1, "success": 0, "failure": 1, "contradiction": 0,
+             "credited": 0, "debited": 0},
 }
 
 

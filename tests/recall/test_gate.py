@@ -79,7 +79,7 @@ def test_placement_puts_knowledge_before_rules_before_events():
     fact = doc("fr_2", "IAM roles change only through tickets", layer="knowledge")
     selected, _ = gate([item(event, 0.9), item(rule, 0.5), item(fact, 0.4)], {}, 400, 3)  # k: no relevance floor
     assert [i.id for i in selected] == ["fr_2", "fr_1", "ev_1"]
-    assert [i.why["gate"]["placement"] for i in selected] == [0, 1, 2]
+    assert [i.placement for i in selected] == [0, 1, 2]
 
 
 def test_an_item_that_covers_no_new_query_term_is_cut_once_the_gap_is_filled():
@@ -150,12 +150,35 @@ def test_a_decisions_weak_events_and_a_retold_lesson_are_cut_but_evidence_agains
 def test_a_chain_from_a_seed_that_only_matched_field_labels_is_no_chain():
     best = doc("fr_best", "when opening a ticket in 权限平台 fails, fill in the project code")
     other = doc("fr_crm", "when syncing in CRM fails, reauthorize the connector")
-    weak_link = {"graph": {"score": 0.04, "chain": 0.04}}  # entity and action shared with a weak seed
-    strong_link = {"graph": {"score": 0.6, "chain": 0.6}}
-    _, cut = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, weak_link)], {}, 400, None)
+    # entity and action shared with a weak seed, then with a strong one
+    _, cut = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, chain=0.04)], {}, 400, None)
     assert stages(cut) == {"fr_crm": "covered"}
-    selected, _ = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, strong_link)], {}, 400, None)
+    selected, _ = gate([item(best, 0.8), GateItem(other, 0.05, 1.0, chain=0.6)], {}, 400, None)
     assert "fr_crm" in [i.id for i in selected]  # the next step of a chain the search found well
+
+
+def test_the_explanation_never_changes_the_recall():
+    """Issue 29: the gate reads typed fields, never ``why``, and writes nothing into it. The same
+    candidates with an empty explanation and with one that claims a strong chain and a close meaning
+    give the same selection and the same cuts, and the explanations come back untouched."""
+    def candidates(why):
+        return [GateItem(doc("fr_best", "when opening a ticket in 权限平台 fails, fill in the project code"), 0.8, 1.0,
+                         why()),
+                GateItem(doc("fr_crm", "when syncing in CRM fails, reauthorize the connector"), 0.05, 1.0, why(),
+                         chain=0.04),
+                GateItem(doc("ev_far", "the printer on floor 3 jammed", kind="event", layer="episodic",
+                             event_kind="observation"), 0.1, 1.0, why(), frozenset()),
+                GateItem(doc("fr_test", "use the admin account", scope={"env": "test"}), 0.9, 1.0, why())]
+
+    def lying():
+        return {"graph": {"score": 1.0, "chain": 1.0}, "semantic": {"score": 1.0}, "gate": {"stage": "selected"}}
+
+    plain, told = candidates(dict), candidates(lying)
+    a, b = (gate(c, {"env": "prod"}, 400, None, trigger="task_start") for c in (plain, told))
+    assert [i.id for i in a[0]] == [i.id for i in b[0]] == ["fr_best"] and a[1] == b[1]
+    assert [i.why for i in plain] == [{}] * 4 and [i.why for i in told] == [lying()] * 4
+    assert {i.id: i.explanation()["stage"] for i in plain} == {"fr_best": "selected", "fr_crm": "covered",
+                                                              "ev_far": "covered", "fr_test": "scope"}
 
 
 def test_a_rule_in_review_gives_way_to_the_sound_rule_it_conflicts_with_even_ranked_below_it():
@@ -174,3 +197,48 @@ def test_the_duplicate_matrix_is_the_pairwise_jaccard_test(word_sets):
 
     matrix = near_duplicates(word_sets)
     assert matrix.tolist() == [[jaccard(a, b) >= NEAR_DUPLICATE for b in word_sets] for a in word_sets]
+
+
+def linked(d, system, action):
+    d.links = (f"@entity:{system.lower()}", f"@action:{action}")
+    return d
+
+
+def test_a_verified_rule_answers_and_the_gate_stops_there():
+    """Issue 29 point 2: at an "approve payslip" task start the verified rule is the answer; routine events of
+    other actions, the failures it summarises, its own successes and another system's rule are cut with the
+    answer named; a failure of the answer's own action (evidence against it) and the user's preference stay."""
+    answer = linked(doc("fr_pay", "when approve payslip in Payroll fails, do use the manager role, because the "
+                               "other options fail here (not: approve as staff)"), "Payroll", "use the manager role")
+    events = [linked(doc(f"ev_{n}", text, kind="event", layer="episodic", event_kind=k), "Payroll", a)
+              for n, (text, k, a) in enumerate([
+                  ("view payslip succeeded with staff", "action", "view payslip"),
+                  ("approve as staff: 403", "anomaly", "approve as staff"),
+                  ("use the manager role worked", "action", "use the manager role"),
+                  ("use the manager role: refused", "anomaly", "use the manager role")])]
+    other = linked(doc("fr_vpn", "when connecting in VPN fails, switch to the backup endpoint"), "VPN", "switch")
+    restated = linked(doc("fr_pay2", "approve payslips in Payroll with the manager role", status="candidate"),
+                      "Payroll", "use the manager role")
+    pref = doc("fr_pref", "follow the stated preference: answer in French", scope={"user": "ann"})
+    pool = [item(answer, 0.9), *(item(e, 0.8) for e in events), item(other, 0.8), item(restated, 0.7),
+            item(pref, 0.6)]
+    selected, cut = gate(pool, {"user": "ann"}, 400, None, trigger="task_start", user="ann", system="Payroll")
+    assert [i.id for i in selected] == ["fr_pay", "fr_pref", "ev_3"]
+    answered = {c["id"]: c["reason"] for c in cut if c["stage"] == "answered"}
+    assert set(answered) == {"ev_0", "ev_1", "ev_2", "fr_vpn", "fr_pay2"}
+    assert all(r.endswith("fr_pay answers Payroll") for r in answered.values())
+    assert "another action" in answered["ev_0"] and "summarises" in answered["ev_1"]
+    assert "another system" in answered["fr_vpn"] and "restates" in answered["fr_pay2"]
+    # No verified rule (a candidate only), or no situation: nothing is cut as answered.
+    unsure = replace_status(answer, "candidate")
+    _, cut = gate([item(unsure, 0.9), *(item(e, 0.8) for e in events)], {}, 400, None, trigger="task_start",
+                  system="Payroll")
+    assert not [c for c in cut if c["stage"] == "answered"]
+    _, cut = gate(pool, {"user": "ann"}, 400, None, trigger="task_start", user="ann")
+    assert not [c for c in cut if c["stage"] == "answered"]
+
+
+def replace_status(d, status):
+    from dataclasses import replace
+
+    return replace(d, status=status)
