@@ -38,7 +38,7 @@ from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall import keyed
-from hindbrain.recall.tokenize import tokens
+from hindbrain.recall.tokenize import repeated_tokens, tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
@@ -260,8 +260,7 @@ class Learner:
         key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
                keyed.item_of(record.get("scope") or {}))
         # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
-        said = (record.get(k) for k in ("text", "system", "identity", "action", "expected", "actual"))
-        words = frozenset(tokens(" ".join([*filter(None, said), *(record.get("entities") or ())])))
+        words = _words(record)
         previous = t.last_event.get(key)
         t.last_event[key] = (env["record_id"], record["kind"], words, env["ts_us"])
         if previous is None or restoring or not words:
@@ -529,3 +528,13 @@ def _lesson(source: str, condition: str, action: str) -> tuple[str, str, str]:
 
 _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,
              "recall": Learner._recall, "decision": Learner._decision}
+
+
+def _words(record: dict) -> frozenset[str]:
+    """The word set of an event's text, structured fields and entities (``_hygiene``). The
+    fields beside the text repeat across a fleet: their words are cached (``repeated_tokens``);
+    a token never spans the space that joins them, so the set is that of the joined text."""
+    said = [record.get(k) for k in ("system", "identity", "action", "expected", "actual")]
+    rest = " ".join([*filter(None, said), *(record.get("entities") or ())])
+    text = record.get("text")
+    return frozenset(tokens(text)).union(repeated_tokens(rest)) if text else frozenset(repeated_tokens(rest))
