@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindbrain.learning.learner import _words
+from hindbrain.learning.learner import _packed, _unpacked, _words
 from hindbrain.recall.tokenize import SEPARATOR, joined_tokens, tokens
 
 PIECES = ["error-503", "ERR_CONN", "a.b", "工单系统", "权限", "x", "—", " — ", "-", "_", "/", "@", "İstanbul",
@@ -31,3 +31,13 @@ def test_learner_words_equal_the_joined_text(text, structured, entities):
     record.update(text=text, entities=entities)
     said = [record.get(k) for k in ("text", "system", "identity", "action", "expected", "actual")]
     assert _words(record) == frozenset(tokens(" ".join([*filter(None, said), *entities])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, texts)
+def test_packed_word_sets_give_the_same_jaccard(a, b):
+    words_a, words_b = frozenset(tokens(a)), frozenset(tokens(b))
+    hashes_a, hashes_b = _unpacked(_packed(words_a)), _unpacked(_packed(words_b))
+    assert len(hashes_a) == len(words_a)
+    if words_a | words_b:
+        assert len(hashes_a & hashes_b) / len(hashes_a | hashes_b) == len(words_a & words_b) / len(words_a | words_b)

@@ -1,11 +1,12 @@
-"""Ingest through ``Brain.perceive_many`` (issue 28, round two): throughput with default arguments
-on bench/api.py's distinct structured events (en + zh, batches of 5,000), the resident bytes the
-brain's process holds per event (``tracemalloc``), and the costs this round cut, old and new
-code on the same events in one process (medians of interleaved repeats; the machine is shared).
+"""The hot path through ``Brain`` (issue 28, round two): ``perceive_many`` throughput with default
+arguments on bench/api.py's distinct structured events (en + zh, batches of 5,000), the bytes the
+brain's process holds per event (``tracemalloc``), recall latency with defaults once the neural
+tier has settled (``--recalls``), and the costs this round cut, old and new code on the same
+inputs in one process (medians of interleaved repeats; the machine is shared).
 
-    .venv/bin/python bench/ingest.py                      # 20k events, then the A/B rows
-    .venv/bin/python bench/ingest.py --sizes 20000 100000 --memory
-    .venv/bin/python bench/ingest.py --no-parts           # throughput only: runs on older checkouts too
+    .venv/bin/python bench/hotpath.py                      # 20k events, then the A/B rows
+    .venv/bin/python bench/hotpath.py --sizes 20000 100000 --memory
+    .venv/bin/python bench/hotpath.py --no-parts --recalls 300   # runs on older checkouts too
 
 To compare checkouts, run it interleaved with each checkout's own interpreter (``--no-parts``):
 a ratio of runs taken minutes apart on this machine says more about its load than the code.
@@ -25,15 +26,16 @@ import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from api import event  # noqa: E402  (bench/api.py's events: the numbers of record use the same)
+from api import TENANT, event, queries  # noqa: E402  (bench/api.py's events: the numbers of record use the same)
 
 from hindbrain import Brain  # noqa: E402
 
 BATCH = 5_000
 
 
-def ingest(size: int, memory: bool) -> tuple[float, float | None]:
-    """(events per second through ``perceive_many``, bytes held per event or None)."""
+def ingest(size: int, memory: bool, recalls: int = 0) -> tuple[float, float | None, list[float]]:
+    """(events per second through ``perceive_many``, bytes held per event or None, the seconds
+    of ``recalls`` default recalls once every vector is neural)."""
     rng = random.Random(size)
     events = [event(rng, n) for n in range(size)]
     with tempfile.TemporaryDirectory(prefix="hindbrain-ingest-") as home, Brain.open(home) as brain:
@@ -51,7 +53,16 @@ def ingest(size: int, memory: bool) -> tuple[float, float | None]:
             gc.collect()
             held = (tracemalloc.get_traced_memory()[0] - before) / (size - 100)
             tracemalloc.stop()
-    return (size - 100) / spent, held
+        latencies = []
+        if recalls:
+            brain.index.semantic.wait(600)
+            asked = queries(rng, recalls + 20)
+            for n, q in enumerate(asked):
+                t = time.perf_counter()
+                brain.recall(tenant=TENANT, agent=f"agent-{n % 8}", **q)
+                if n >= 20:  # the first twenty warm the caches
+                    latencies.append(time.perf_counter() - t)
+    return (size - 100) / spent, held, latencies
 
 
 def interleaved(old, new, repeats: int = 7) -> tuple[float, float]:
@@ -96,11 +107,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[20_000])
     ap.add_argument("--memory", action="store_true", help="also bytes held per event (tracemalloc: ~2x slower)")
-    ap.add_argument("--no-parts", action="store_true", help="throughput only")
+    ap.add_argument("--recalls", type=int, default=0, help="then time this many default recalls")
+    ap.add_argument("--no-parts", action="store_true", help="no old/new rows (they import this round's code)")
     args = ap.parse_args()
     for size in args.sizes:
-        rate, held = ingest(size, args.memory)
+        rate, held, latencies = ingest(size, args.memory, args.recalls)
         print(f"perceive_many {size:,} events: {rate:,.0f} ev/s" + (f", {held:,.0f} B/event held" if held else ""))
+        if latencies:
+            latencies.sort()
+            print(f"recall at {size:,}: p50 {statistics.median(latencies) * 1e3:.1f} ms, "
+                  f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1e3:.1f} ms ({len(latencies)} recalls)")
     if not args.no_parts:
         for what, old, new in parts():
             print(f"{what}: {old:.1f} -> {new:.1f} µs/event (x{old / new:.2f})")
