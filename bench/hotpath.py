@@ -100,7 +100,27 @@ def parts(count: int = 5_000) -> list[tuple[str, float, float]]:
     ):
         o, n = interleaved(old, new)
         rows.append((what, o / count * 1e6, n / count * 1e6))
-    return rows
+    return rows + [expansion_seeds(events[:2_000])]
+
+
+def expansion_seeds(events: list[dict], seeds: int = 300) -> tuple[str, float, float]:
+    """A recall's expansion reads each of its five best hits' candidate names; a fleet's recalls
+    find the same hits again. Old: the names worked out on every call (the cache emptied
+    first); new: cached per text. µs per seed."""
+    from hindbrain.recall import expand
+
+    with tempfile.TemporaryDirectory(prefix="hindbrain-hotpath-") as home, Brain.open(home, embedder="none") as brain:
+        brain.perceive_many(events)
+        tenant = brain.index.tenants[TENANT]
+        asked = [random.Random(n).randrange(len(tenant.docs) // 10) for n in range(seeds)]  # hits recur
+
+        def uncached():
+            for no in asked:
+                expand._name_terms.cache_clear()
+                expand.bridge_terms(tenant, no, set())
+
+        o, n = interleaved(uncached, lambda: [expand.bridge_terms(tenant, no, set()) for no in asked])
+    return "expansion, a seed's bridge terms", o / seeds * 1e6, n / seeds * 1e6
 
 
 def main() -> None:

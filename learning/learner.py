@@ -539,7 +539,9 @@ def _words(record: dict) -> frozenset[str]:
     said = [record.get(k) for k in ("system", "identity", "action", "expected", "actual")]
     rest = " ".join([*filter(None, said), *(record.get("entities") or ())])
     text = record.get("text")
-    return frozenset(tokens(text)).union(repeated_tokens(rest)) if text else frozenset(repeated_tokens(rest))
+    words = tokens(text) if text else []  # a fresh list
+    words.extend(repeated_tokens(rest))
+    return frozenset(words)
 
 
 def _packed(words: frozenset[str]) -> bytes:
