@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -81,6 +82,7 @@ def interleaved(old, new, repeats: int = 7) -> tuple[float, float]:
 def parts(count: int = 5_000) -> list[tuple[str, float, float]]:
     """(what, old µs per event, new µs per event) for each cost this round cut."""
     from hindbrain.learning.learner import _words
+    from hindbrain.recall import cues
     from hindbrain.recall.disguise import _table, unmasked
     from hindbrain.recall.index import situation_text
     from hindbrain.recall.tokenize import SEPARATOR, joined_tokens, tokens
@@ -89,11 +91,14 @@ def parts(count: int = 5_000) -> list[tuple[str, float, float]]:
     events = [{**e, "scope": {}} for e in (event(rng, n) for n in range(count))]
     docs = [f"{e['text']}{SEPARATOR}{situation_text(e)}" for e in events]
     texts, table = [e["text"] for e in events], _table()  # every text holds an em dash: none is ASCII
+    hint_ignorecase = re.compile(cues._ACCOUNT_HINT.pattern, re.ASCII | re.IGNORECASE)  # as it was
     fields = ("text", "system", "identity", "action", "expected", "actual")
     rows = []
     for what, old, new in (
         ("unmasking a line", lambda: [unicodedata.normalize("NFKC", t).translate(table) for t in texts],
          lambda: [unmasked(text) for text in texts]),
+        ("account hint of exact cues", lambda: [hint_ignorecase.search(t) for t in texts],
+         lambda: [cues._ACCOUNT_HINT.search(t.lower()) for t in texts]),
         ("index tokens", lambda: [tokens(d) for d in docs], lambda: [joined_tokens(d) for d in docs]),
         ("learner word set", lambda: [frozenset(tokens(" ".join(filter(None, map(e.get, fields))))) for e in events],
          lambda: [_words(e) for e in events]),
