@@ -28,6 +28,7 @@ it produced are applied, nothing new is appended).
 from __future__ import annotations
 
 import json
+from array import array
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 
@@ -38,7 +39,7 @@ from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall import keyed
-from hindbrain.recall.tokenize import tokens
+from hindbrain.recall.tokenize import repeated_tokens, tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
@@ -260,14 +261,14 @@ class Learner:
         key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
                keyed.item_of(record.get("scope") or {}))
         # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
-        said = (record.get(k) for k in ("text", "system", "identity", "action", "expected", "actual"))
-        words = frozenset(tokens(" ".join([*filter(None, said), *(record.get("entities") or ())])))
+        words = _words(record)
         previous = t.last_event.get(key)
-        t.last_event[key] = (env["record_id"], record["kind"], words, env["ts_us"])
+        t.last_event[key] = (env["record_id"], record["kind"], _packed(words), env["ts_us"])
         if previous is None or restoring or not words:
             return []
         prev_id, _, prev_words, prev_ts = previous
-        similarity = len(words & prev_words) / len(words | prev_words)
+        hashes, prev_hashes = {hash(w) for w in words}, _unpacked(prev_words)
+        similarity = len(hashes & prev_hashes) / len(hashes | prev_hashes)
         if similarity < MERGE_SIMILARITY or env["ts_us"] - prev_ts > MERGE_WITHIN_US or prev_id == env["record_id"]:
             return []
         self.counts["merged"] += 1
@@ -529,3 +530,28 @@ def _lesson(source: str, condition: str, action: str) -> tuple[str, str, str]:
 
 _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,
              "recall": Learner._recall, "decision": Learner._decision}
+
+
+def _words(record: dict) -> frozenset[str]:
+    """The word set of an event's text, structured fields and entities (``_hygiene``). The
+    fields beside the text repeat across a fleet: their words are cached (``repeated_tokens``);
+    a token never spans the space that joins them, so the set is that of the joined text."""
+    said = [record.get(k) for k in ("system", "identity", "action", "expected", "actual")]
+    rest = " ".join([*filter(None, said), *(record.get("entities") or ())])
+    text = record.get("text")
+    words = tokens(text) if text else []  # a fresh list
+    words.extend(repeated_tokens(rest))
+    return frozenset(words)
+
+
+def _packed(words: frozenset[str]) -> bytes:
+    """A word set as the 64-bit hashes of its words, packed: what ``_hygiene`` keeps per
+    (agent, session, kind, speaker) until the next event there. A frozenset of the words' own
+    strings held ~1.7 kB per event (tracemalloc) and was walked by every full collection; this
+    is 8 bytes a word and untracked. Jaccard over the hashes is Jaccard over the words (the
+    process's string hash: a collision among one event's words has odds ~2⁻⁶⁴)."""
+    return array("q", map(hash, words)).tobytes()
+
+
+def _unpacked(packed: bytes) -> set[int]:
+    return set(array("q", packed))

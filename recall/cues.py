@@ -42,7 +42,9 @@ _CODES = (
 )
 _CODE_NEEDS = tuple(zip(_CODES, ("digit", "_", "digit", "digit", "upper"), strict=True))  # what each must contain
 _DIGIT = re.compile(r"\d", _A)
-_ACCOUNT_HINT = re.compile(r"svc|sa[-_]|srv|bot|admin|root|normal|regular|standard|ordinary|guest|管理员|普通|访客", _I)
+# Searched in the lowered text: IGNORECASE made it the costliest pattern on non-ASCII text. A
+# pre-filter only: a superset of the hints is safe (``_ACCOUNT`` decides).
+_ACCOUNT_HINT = re.compile(r"svc|sa[-_]|srv|bot|admin|root|normal|regular|standard|ordinary|guest|管理员|普通|访客")
 _ACCOUNTS_LIST = (  # (pattern, fixed cue or None for the matched name itself)
     (re.compile(r"(?<![\w-])(?:(?:svc|sa|srv|bot)[-_][a-z0-9][a-z0-9_-]*|[a-z][a-z0-9]*[-_](?:bot|svc))(?![\w-])", _I),
      None),
@@ -124,7 +126,7 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
     for pattern, needs in _CODE_NEEDS:
         if (needs == "digit" and has_digit) or (needs == "_" and "_" in rest) or (needs == "upper" and has_upper):
             out.update(f"code:{m.group(0).lower()}" for m in pattern.finditer(rest))
-    if _ACCOUNT_HINT.search(rest):
+    if _ACCOUNT_HINT.search(rest.lower()):
         for m in _ACCOUNT.finditer(rest):
             out.add(_ACCOUNT_CUES[m.lastgroup] or f"account:{m.group(0).lower()}")
     if has_upper:
@@ -136,7 +138,9 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
     lowered = text.lower()
     for name in {_norm(n) for n in known_systems} - {""}:
         pattern = _system_pattern(name)
-        if pattern.search(text) if pattern else name in lowered:
+        # ``name in lowered`` is necessary for the pattern too (an ASCII name matches ASCII
+        # letters only): a cheap test before the case-insensitive search
+        if name in lowered and (pattern is None or pattern.search(text)):
             out.add(f"system:{name}")
     return out
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hindbrain.recall.index import FUNCTION_WORDS, TenantIndex
 from hindbrain.recall.tokenize import tokens
@@ -72,17 +73,25 @@ def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[st
     2..``ENTITY_MAX_DF`` documents (itself and at least one other)."""
     doc = tenant.docs[no]
     said = doc.text.split(": ", 1)[1] if doc.speaker and doc.text.startswith(f"{doc.speaker}: ") else doc.text
-    skip = query_terms | set(tokens(doc.speaker or ""))
-    found: list[tuple[bool, int, str]] = []
-    for term in dict.fromkeys(tokens(said)):
-        if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
-            continue
-        if not _named(said, term):
+    found: list[tuple[int, str]] = []
+    for term in _name_terms(said, doc.speaker or ""):
+        if term in query_terms:
             continue
         held = tenant.bm25.docs_with(term, max_df=ENTITY_MAX_DF)
         if held is not None and len(held) >= 2:
             found.append((len(held), term))
     return [term for _, term in sorted(found)[:ENTITY_TERMS]]
+
+
+@lru_cache(maxsize=8192)
+def _name_terms(said: str, speaker: str) -> tuple[str, ...]:
+    """The terms of a seed's words that may bridge, whatever the query: distinct, in order, not
+    the speaker's, no function word, no short or non-alphabetic Latin term, and read as a name.
+    Cached: a fleet's recalls find the same seeds again, and this was most of an expansion."""
+    skip = set(tokens(speaker))
+    return tuple(term for term in dict.fromkeys(tokens(said))
+                 if term not in skip and term not in FUNCTION_WORDS
+                 and not (term.isascii() and (len(term) < 3 or not term.isalpha())) and _named(said, term))
 
 
 def _named(text: str, term: str) -> bool:

@@ -35,7 +35,7 @@ from hindbrain.recall.provenance import (
     split_quarantine,
     unit_quarantine_reason,
 )
-from hindbrain.recall.tokenize import estimate_tokens, tokens
+from hindbrain.recall.tokenize import SEPARATOR, estimate_tokens, joined_tokens, tokens
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.streams.processing import Decoded
@@ -191,7 +191,7 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     speaker = fields.get("speaker")
     if said and speaker:  # who said it is part of the memory: "When did Caroline …" names her
         said = f"{speaker}: {said}"
-    text = " — ".join(t for t in (said, situation) if t)
+    text = SEPARATOR.join(t for t in (said, situation) if t)
     confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
@@ -281,7 +281,7 @@ class TenantIndex:
                     or doc.quarantine
             else:
                 self._judge_with_previous(doc)
-            fresh.append((doc, tokens(doc.text) + cues))
+            fresh.append((doc, joined_tokens(doc.text) + cues))
         if not fresh:
             return []
         first = self.bm25.add(fresh[0][1]) if len(fresh) == 1 else self.bm25.add_many([t for _, t in fresh])

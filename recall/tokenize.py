@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 _TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+|[^\W_]+(?:[-_.:/@][^\W_]+)*")
 # The same pattern for ASCII text (no CJK run can occur), where re.ASCII classes are faster.
@@ -38,6 +39,24 @@ def tokens(text: str) -> list[str]:
             if not run.isalnum():  # only a joiner can make a matched word non-alphanumeric
                 extend(p for p in _JOINERS.split(run) if p)
     return out
+
+
+SEPARATOR = " — "  # what joins an event's words to its situation (``recall.index.event_doc``)
+
+
+def joined_tokens(text: str) -> list[str]:
+    """``tokens(text)``, with what follows the last ``SEPARATOR`` tokenized once per distinct
+    value: an event's situation ("system: IAM / action: …") repeats across a fleet. Exact
+    because a token never spans a separator (spaces and a dash join no word), so the tokens of
+    ``a + SEPARATOR + b`` are those of ``a`` then those of ``b``."""
+    head, sep, tail = text.rpartition(SEPARATOR)
+    return [*tokens(head), *repeated_tokens(tail)] if sep else tokens(text)
+
+
+@lru_cache(maxsize=1 << 14)
+def repeated_tokens(text: str) -> tuple[str, ...]:
+    """``tokens(text)`` of a text that repeats (a situation, a system's name), cached."""
+    return tuple(tokens(text))
 
 
 def _with_parts(words: list[str]) -> list[str]:

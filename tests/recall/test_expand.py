@@ -87,3 +87,32 @@ def test_a_name_is_capitalised_inside_a_sentence():
     assert not expand._named(said, "freya")
     assert not expand._named(said, "bus")
     assert expand._named("我表姐诗涵", "诗涵")  # no capitals: rarity decides, as a weaker "term:" link
+
+
+def _bridge_terms_uncached(tenant, no, query_terms):
+    """``expand.bridge_terms`` as it was before its per-seed part was cached (the oracle)."""
+    doc = tenant.docs[no]
+    said = doc.text.split(": ", 1)[1] if doc.speaker and doc.text.startswith(f"{doc.speaker}: ") else doc.text
+    skip = query_terms | set(expand.tokens(doc.speaker or ""))
+    found = []
+    for term in dict.fromkeys(expand.tokens(said)):
+        if term in skip or term in expand.FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
+            continue
+        if expand._named(said, term):
+            held = tenant.bm25.docs_with(term, max_df=expand.ENTITY_MAX_DF)
+            if held is not None and len(held) >= 2:
+                found.append((len(held), term))
+    return [term for _, term in sorted(found)[:expand.ENTITY_TERMS]]
+
+
+def test_cached_bridge_terms_are_the_uncached_ones(chat):
+    """The seed's candidate names are cached per text; the query's own terms are still left out
+    per call (asked twice with different queries: the cache must not keep the first's)."""
+    brain, _ = chat
+    tenant = brain.index.tenants["t"]
+    for query_terms in (set(), {"freya"}, {"sam", "weekend"}):
+        for no in range(len(tenant.docs)):
+            assert expand.bridge_terms(tenant, no, query_terms) == _bridge_terms_uncached(tenant, no, query_terms)
+    cousin = next(n for n, d in enumerate(tenant.docs) if "cousin Freya" in d.text)
+    assert "freya" in expand.bridge_terms(tenant, cousin, set())
+    assert "freya" not in expand.bridge_terms(tenant, cousin, {"freya"})

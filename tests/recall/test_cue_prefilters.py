@@ -1,0 +1,38 @@
+"""The cheap tests ``exact_cues`` runs before its case-insensitive patterns (issue 28, round
+two) must be supersets: the lowered-text account hint of the case-insensitive one, and a known
+system's name in the lowered text of its pattern's match. Text with letters whose lower case
+is longer or ASCII (``İ``, the Kelvin sign) included."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hindbrain.recall import cues
+
+PIECES = ["ADMIN", "Admin", "svc-", "SA_", "Root", "guest", "İ", "\u212a", "ſ", "管理员", "普通", "BOT", " ", "-",
+          "VPN", "Gateway", "vpn gateway", "crm", "CRM sync", "x", "—", "ǅ"]
+texts = st.lists(st.sampled_from(PIECES), max_size=10).map("".join)
+HINT_CASE_INSENSITIVE = re.compile(cues._ACCOUNT_HINT.pattern, re.ASCII | re.IGNORECASE)
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts)
+def test_the_lowered_hint_finds_whatever_the_case_insensitive_one_finds(text):
+    if HINT_CASE_INSENSITIVE.search(text):
+        assert cues._ACCOUNT_HINT.search(text.lower())
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts, st.sampled_from(["vpn gateway", "crm sync", "admin", "crm"]))
+def test_a_system_pattern_matches_only_where_its_name_is_in_the_lowered_text(text, name):
+    if cues._system_pattern(name).search(text):
+        assert name in text.lower()
+    assert (f"system:{name}" in cues.exact_cues(text, [name])) == bool(cues._system_pattern(name).search(text))
+
+
+def test_known_systems_and_accounts_are_still_found():
+    found = cues.exact_cues("The VPN Gateway rejected svc-backup and the ADMIN", ["vpn gateway"])
+    assert {"system:vpn gateway", "account:svc-backup", "account:admin"} <= found
