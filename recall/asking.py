@@ -24,10 +24,13 @@ ASKING_PENALTY = 0.7
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 # A Chinese question often carries no mark: a sentence-final particle asks.
 _ASKS = re.compile(r"(?:[?？]|[吗呢么][\s\"'”」]*)$")
+_MAY_ASK = re.compile(r"[?？吗呢么]")
 
 
 def asking_share(text: str) -> float:
     """The share of ``text``'s sentences that are questions, in [0, 1] (0 for no text)."""
+    if not text or not _MAY_ASK.search(text):  # most texts: no mark, no particle (run for every perceived event)
+        return 0.0
     sentences = [s.strip().rstrip("\"'”」)") for s in _SENTENCE_END.split(text or "")]
     sentences = [s for s in sentences if s]
     if not sentences:
