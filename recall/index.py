@@ -25,6 +25,7 @@ from hindbrain.learning.write_gate import perception_class
 from hindbrain.projections import beliefs, events, feedback, fragments, unit_states
 from hindbrain.recall import keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
+from hindbrain.recall.asking import asking_share
 from hindbrain.recall.cues import index_terms
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
@@ -102,6 +103,7 @@ class Doc:
     quarantine: str | None = None
     session: str | None = None  # events: the conversation it was perceived in (rendered with its quote)
     origin: str | None = None  # events: who produced the text, when the producer said (agent, user, tool, document)
+    asks: float = 0.0  # events: the share of the text's sentences that are questions (recall.asking)
     fleet: bool = False  # units: independent agents verified it (``share``); it lifts a unit's quarantine
     evidence: str | None = None  # units: what showed it works (a promoted unit names its belief: its taint)
 
@@ -197,7 +199,7 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
               task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker,
               quarantine=event_quarantine(fields, agent),
-              session=fields.get("session"), origin=fields.get("origin"))
+              session=fields.get("session"), origin=fields.get("origin"), asks=asking_share(fields["text"] or ""))
     doc, terms = _with_cues(doc, fields)
     return doc, terms + _field_terms(fields)
 

