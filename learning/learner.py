@@ -84,7 +84,9 @@ class _Tenant:
     goals: Recent = field(default_factory=Recent)  # task → what its recall said it set out to do
     recovered: Recent = field(default_factory=Recent)  # task → the unit its recovery taught (or absorbed into)
     contradicted: Recent = field(default_factory=Recent)  # task → the units its recovery contradicted already
-    successes: Recent = field(default_factory=Recent)  # (system, option's words) → its success events, oldest first
+    successes: Recent = field(default_factory=Recent)  # (system, option's words, scope) → success events, oldest first
+    failed: Recent = field(default_factory=Recent)  # the same key → its failure events, oldest first
+    scopes: Recent = field(default_factory=Recent)  # unit → the scope its proposal named: where it holds
     perceived: Recent = field(default_factory=Recent)  # the recent event ids: a repeated one is the same event
 
 
@@ -204,10 +206,13 @@ class Learner:
             del t.failures[task][:-TRAJECTORY]
         elif task and extract.is_success(record) and task in t.failures:
             out += self._recover(t, record, restoring)
-        if extract.is_success(record) and (key := _option(record)):
-            kept = t.successes.setdefault(key, [])
-            kept.append(env["record_id"])
-            del kept[:-SUCCESSES_KEPT]
+        if key := _option(record):
+            if extract.is_success(record) and not restoring:
+                out += self._outdate_failures(t, record, key)
+            if extract.is_success(record) or extract.is_failure(record):
+                kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
+                kept.append(env["record_id"])
+                del kept[:-SUCCESSES_KEPT]
         if record["kind"] == "feedback" and record.get("polarity") is not None:
             out += self._feedback(t, record, restoring)
         elif not restoring and record["kind"] in ("message", "feedback"):
@@ -323,7 +328,7 @@ class Learner:
             done = t.contradicted.setdefault(env["task"], set())
             for unit in list(t.units.values()):
                 if (unit.fragment_id in done or unit.fragment_id == taught or unit.status not in lifecycle.LIVE
-                        or not unit.successes or not _recommends(unit, key)):
+                        or not unit.successes or not _recommends(unit, key, t.scopes.get(unit.fragment_id))):
                     continue
                 done.add(unit.fragment_id)
                 instead = taught or success.get("action")
@@ -332,6 +337,21 @@ class Learner:
                 out += self._changes(env, unit.fragment_id, against, f"{env['record_id']}:{unit.fragment_id}",
                                      contradiction=True)
         return out
+
+    def _outdate_failures(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+        """The other half of change detection: an option that works now, where it failed before (in the
+        same system and scope), makes its older failure reports outdated. They would name the new
+        answer as failing beside the rule that recommends it, and cost tokens in every pack."""
+        old = t.failed.pop(key, [])
+        if not old:
+            return []
+        env = success["envelope"]
+        self.counts[EVENTS_OUTDATED] += 1
+        return [decision(
+            EVENTS_OUTDATED, env["tenant"], old, [env["record_id"]],
+            f"'{success['action']}' worked in {key[0]} where it failed before: its older failures are outdated "
+            "(kept in the log, no longer injected)", {"system": key[0], "option": success["action"], "by": None},
+            env["ts_us"], EXTRACT_JOB, {"rule": "outdate/1"}, f"{env['record_id']}:failures:outdated")]
 
     def _feedback(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
@@ -387,6 +407,8 @@ class Learner:
 
     # -- proposals ---------------------------------------------------------------------------
     def _cognition(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        if record.get("scope"):  # folded while restoring too: change detection asks where a unit holds
+            self._tenant(record["envelope"]["tenant"]).scopes[record["fragment_id"]] = dict(record["scope"])
         if restoring:
             return []
         return self._gate(record, initial_confidence(record), {"proposed_by": record["envelope"]["producer"]},
@@ -395,6 +417,8 @@ class Learner:
     def _gate(self, record: dict, confidence: float, inputs: dict, job: str) -> list[tuple[str, dict]]:
         env, fid = record["envelope"], record["fragment_id"]
         t = self._tenant(env["tenant"])
+        if record.get("scope"):
+            t.scopes[fid] = dict(record["scope"])
         if fid in t.units:  # the same proposal again (a seed file imported twice): already decided
             self.counts["repeated_proposals"] += 1
             return []
@@ -426,9 +450,13 @@ class Learner:
                   if status == "held" else
                   f"passes the four checks; starts in observation as a candidate at confidence {confidence:.2f}")
         layer = "knowledge" if record["source"] == "read" else "experience"
-        return [decision(kind, env["tenant"], [fid], evidence, reason,
-                         {"unit": lifecycle.state_of(replace(unit, status=status)), "layer": layer,
-                          "checks": list(write_gate.CHECKS)}, env["ts_us"], job, params, fid, inputs)]
+        accepted = replace(unit, status=status)
+        out = [decision(kind, env["tenant"], [fid], evidence, reason,
+                        {"unit": lifecycle.state_of(accepted), "layer": layer,
+                         "checks": list(write_gate.CHECKS)}, env["ts_us"], job, params, fid, inputs)]
+        if status == "candidate" and inputs.get("rule") == extract.RECOVERY_RULE:
+            out += self._changes(env, fid, lifecycle.sharing_recovered(accepted, env["task"]), cause=fid, job=job)
+        return out
 
     # -- outcomes ----------------------------------------------------------------------------
     def _recall(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
@@ -510,16 +538,25 @@ def _taught(proposed: list[tuple[str, dict]]) -> str | None:
     return None
 
 
-def _option(event: dict) -> tuple[str, frozenset[str]] | None:
-    """What an event did, as change detection compares it: (its system, its action's words)."""
+def _option(event: dict) -> tuple[str, frozenset[str], frozenset] | None:
+    """What an event did, as change detection compares it: (its system, its action's words, its scope).
+    The scope is part of "where": what fails in prod may still work in test (an environment's rule),
+    so a failure in one scope outdates nothing of another."""
     words = attribution.words(event.get("action") or "")
-    return (event["system"], words) if event.get("system") and words else None
+    if not event.get("system") or not words:
+        return None
+    scope = frozenset((k, str(v)) for k, v in (event.get("scope") or {}).items() if isinstance(v, str | int | float))
+    return event["system"], words, scope
 
 
-def _recommends(unit: Unit, option: tuple[str, frozenset[str]]) -> bool:
-    """Whether ``unit`` tells the agent to do ``option`` in its system: its action performs the option
-    and its condition names the system."""
-    system, words = option
+def _recommends(unit: Unit, option: tuple, scope: dict | None = None) -> bool:
+    """Whether ``unit`` (proposed for ``scope``) tells the agent to do ``option`` where the option ran: its
+    action performs the option, its condition names the system, and its scope does not name another
+    value of a coordinate the option's scope names (a rule of test is not contradicted in prod)."""
+    system, words, where = option
+    ran = dict(where)
+    if any(k in ran and ran[k] != str(v) for k, v in (scope or {}).items()):
+        return False
     return attribution.performs(attribution.words(unit.action), words) and system.lower() in unit.condition.lower()
 
 
