@@ -50,6 +50,7 @@ EXTRACT_JOB = "learner.extract"
 HUMAN_KINDS = (DecisionKind.TRAIT_APPROVED, DecisionKind.TRAIT_DECLINED, DecisionKind.UNIT_INVALIDATED)
 EVENTS_OUTDATED = DecisionKind.EVENTS_OUTDATED  # older successes of an option that now fails (the world changed)
 UNIT_ATTRIBUTED = DecisionKind.UNIT_ATTRIBUTED  # the learner's verdict on an applied unit, when no state changes
+FAILURES_TO_OUTDATE = 2  # failures since its last success that outdate an option's success events
 SUCCESSES_KEPT = 16  # success events remembered per (system, option): the ones a change would outdate
 
 
@@ -213,6 +214,8 @@ class Learner:
                 kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
                 kept.append(env["record_id"])
                 del kept[:-SUCCESSES_KEPT]
+            if extract.is_failure(record) and not restoring:
+                out += self._outdate_successes(t, record, key)
         if record["kind"] == "feedback" and record.get("polarity") is not None:
             out += self._feedback(t, record, restoring)
         elif not restoring and record["kind"] in ("message", "feedback"):
@@ -337,6 +340,25 @@ class Learner:
                 out += self._changes(env, unit.fragment_id, against, f"{env['record_id']}:{unit.fragment_id}",
                                      contradiction=True)
         return out
+
+    def _outdate_successes(self, t: _Tenant, failure: dict, key: tuple) -> list[tuple[str, dict]]:
+        """Change detection without a recovery: an option that used to work here failed
+        ``FAILURES_TO_OUTDATE`` times since its last success (the task may have ended without finding
+        what works instead), so its older success events stop suggesting it. One failure is not
+        enough: a transient error must not erase what works."""
+        since = t.failed.get(key, [])
+        if len(since) < FAILURES_TO_OUTDATE or not t.successes.get(key):
+            return []
+        old = t.successes.pop(key)
+        env = failure["envelope"]
+        self.counts[EVENTS_OUTDATED] += 1
+        return [decision(
+            EVENTS_OUTDATED, env["tenant"], old, list(since),
+            f"'{failure['action']}' failed {len(since)} times in {key[0]} since it last worked: its older successes "
+            "are outdated (kept in the log, no longer injected)", {"system": key[0], "option": failure["action"],
+                                                                    "by": None},
+            env["ts_us"], EXTRACT_JOB, {"rule": "outdate/1", "failures": FAILURES_TO_OUTDATE},
+            f"{env['record_id']}:successes:outdated")]
 
     def _outdate_failures(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
         """The other half of change detection: an option that works now, where it failed before (in the
