@@ -51,6 +51,7 @@ EXTRACT_JOB = "learner.extract"
 HUMAN_KINDS = (DecisionKind.TRAIT_APPROVED, DecisionKind.TRAIT_DECLINED, DecisionKind.UNIT_INVALIDATED)
 EVENTS_OUTDATED = DecisionKind.EVENTS_OUTDATED  # older successes of an option that now fails (the world changed)
 UNIT_ATTRIBUTED = DecisionKind.UNIT_ATTRIBUTED  # the learner's verdict on an applied unit, when no state changes
+FAILURES_TO_OUTDATE = 2  # failures since its last success that outdate an option's success events
 SUCCESSES_KEPT = 16  # success events remembered per (system, option): the ones a change would outdate
 
 
@@ -85,7 +86,9 @@ class _Tenant:
     goals: Recent = field(default_factory=Recent)  # task → what its recall said it set out to do
     recovered: Recent = field(default_factory=Recent)  # task → the unit its recovery taught (or absorbed into)
     contradicted: Recent = field(default_factory=Recent)  # task → the units its recovery contradicted already
-    successes: Recent = field(default_factory=Recent)  # (system, option's words) → its success events, oldest first
+    successes: Recent = field(default_factory=Recent)  # (system, option's words, scope) → success events, oldest first
+    failed: Recent = field(default_factory=Recent)  # the same key → its failure events, oldest first
+    scopes: Recent = field(default_factory=Recent)  # unit → the scope its proposal named: where it holds
     perceived: Recent = field(default_factory=Recent)  # the recent event ids: a repeated one is the same event
 
 
@@ -205,10 +208,15 @@ class Learner:
             del t.failures[task][:-TRAJECTORY]
         elif task and extract.is_success(record) and task in t.failures:
             out += self._recover(t, record, restoring)
-        if extract.is_success(record) and (key := _option(record)):
-            kept = t.successes.setdefault(key, [])
-            kept.append(env["record_id"])
-            del kept[:-SUCCESSES_KEPT]
+        if key := _option(record):
+            if extract.is_success(record) and not restoring:
+                out += self._outdate_failures(t, record, key)
+            if extract.is_success(record) or extract.is_failure(record):
+                kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
+                kept.append(env["record_id"])
+                del kept[:-SUCCESSES_KEPT]
+            if extract.is_failure(record) and not restoring:
+                out += self._outdate_successes(t, record, key)
         if record["kind"] == "feedback" and record.get("polarity") is not None:
             out += self._feedback(t, record, restoring)
         elif not restoring and record["kind"] in ("message", "feedback"):
@@ -324,7 +332,7 @@ class Learner:
             done = t.contradicted.setdefault(env["task"], set())
             for unit in list(t.units.values()):
                 if (unit.fragment_id in done or unit.fragment_id == taught or unit.status not in lifecycle.LIVE
-                        or not unit.successes or not _recommends(unit, key)):
+                        or not unit.successes or not _recommends(unit, key, t.scopes.get(unit.fragment_id))):
                     continue
                 done.add(unit.fragment_id)
                 instead = taught or success.get("action")
@@ -333,6 +341,40 @@ class Learner:
                 out += self._changes(env, unit.fragment_id, against, f"{env['record_id']}:{unit.fragment_id}",
                                      contradiction=True)
         return out
+
+    def _outdate_successes(self, t: _Tenant, failure: dict, key: tuple) -> list[tuple[str, dict]]:
+        """Change detection without a recovery: an option that used to work here failed
+        ``FAILURES_TO_OUTDATE`` times since its last success (the task may have ended without finding
+        what works instead), so its older success events stop suggesting it. One failure is not
+        enough: a transient error must not erase what works."""
+        since = t.failed.get(key, [])
+        if len(since) < FAILURES_TO_OUTDATE or not t.successes.get(key):
+            return []
+        old = t.successes.pop(key)
+        env = failure["envelope"]
+        self.counts[EVENTS_OUTDATED] += 1
+        return [decision(
+            EVENTS_OUTDATED, env["tenant"], old, list(since),
+            f"'{failure['action']}' failed {len(since)} times in {key[0]} since it last worked: its older successes "
+            "are outdated (kept in the log, no longer injected)", {"system": key[0], "option": failure["action"],
+                                                                    "by": None},
+            env["ts_us"], EXTRACT_JOB, {"rule": "outdate/1", "failures": FAILURES_TO_OUTDATE},
+            f"{env['record_id']}:successes:outdated")]
+
+    def _outdate_failures(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+        """The other half of change detection: an option that works now, where it failed before (in the
+        same system and scope), makes its older failure reports outdated. They would name the new
+        answer as failing beside the rule that recommends it, and cost tokens in every pack."""
+        old = t.failed.pop(key, [])
+        if not old:
+            return []
+        env = success["envelope"]
+        self.counts[EVENTS_OUTDATED] += 1
+        return [decision(
+            EVENTS_OUTDATED, env["tenant"], old, [env["record_id"]],
+            f"'{success['action']}' worked in {key[0]} where it failed before: its older failures are outdated "
+            "(kept in the log, no longer injected)", {"system": key[0], "option": success["action"], "by": None},
+            env["ts_us"], EXTRACT_JOB, {"rule": "outdate/1"}, f"{env['record_id']}:failures:outdated")]
 
     def _feedback(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
@@ -388,6 +430,8 @@ class Learner:
 
     # -- proposals ---------------------------------------------------------------------------
     def _cognition(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        if record.get("scope"):  # folded while restoring too: change detection asks where a unit holds
+            self._tenant(record["envelope"]["tenant"]).scopes[record["fragment_id"]] = dict(record["scope"])
         if restoring:
             return []
         return self._gate(record, initial_confidence(record), {"proposed_by": record["envelope"]["producer"]},
@@ -396,6 +440,8 @@ class Learner:
     def _gate(self, record: dict, confidence: float, inputs: dict, job: str) -> list[tuple[str, dict]]:
         env, fid = record["envelope"], record["fragment_id"]
         t = self._tenant(env["tenant"])
+        if record.get("scope"):
+            t.scopes[fid] = dict(record["scope"])
         if fid in t.units:  # the same proposal again (a seed file imported twice): already decided
             self.counts["repeated_proposals"] += 1
             return []
@@ -427,9 +473,13 @@ class Learner:
                   if status == "held" else
                   f"passes the four checks; starts in observation as a candidate at confidence {confidence:.2f}")
         layer = "knowledge" if record["source"] == "read" else "experience"
-        return [decision(kind, env["tenant"], [fid], evidence, reason,
-                         {"unit": lifecycle.state_of(replace(unit, status=status)), "layer": layer,
-                          "checks": list(write_gate.CHECKS)}, env["ts_us"], job, params, fid, inputs)]
+        accepted = replace(unit, status=status)
+        out = [decision(kind, env["tenant"], [fid], evidence, reason,
+                        {"unit": lifecycle.state_of(accepted), "layer": layer,
+                         "checks": list(write_gate.CHECKS)}, env["ts_us"], job, params, fid, inputs)]
+        if status == "candidate" and inputs.get("rule") == extract.RECOVERY_RULE:
+            out += self._changes(env, fid, lifecycle.sharing_recovered(accepted, env["task"]), cause=fid, job=job)
+        return out
 
     # -- outcomes ----------------------------------------------------------------------------
     def _recall(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
@@ -511,16 +561,25 @@ def _taught(proposed: list[tuple[str, dict]]) -> str | None:
     return None
 
 
-def _option(event: dict) -> tuple[str, frozenset[str]] | None:
-    """What an event did, as change detection compares it: (its system, its action's words)."""
+def _option(event: dict) -> tuple[str, frozenset[str], frozenset] | None:
+    """What an event did, as change detection compares it: (its system, its action's words, its scope).
+    The scope is part of "where": what fails in prod may still work in test (an environment's rule),
+    so a failure in one scope outdates nothing of another."""
     words = attribution.words(event.get("action") or "")
-    return (event["system"], words) if event.get("system") and words else None
+    if not event.get("system") or not words:
+        return None
+    scope = frozenset((k, str(v)) for k, v in (event.get("scope") or {}).items() if isinstance(v, str | int | float))
+    return event["system"], words, scope
 
 
-def _recommends(unit: Unit, option: tuple[str, frozenset[str]]) -> bool:
-    """Whether ``unit`` tells the agent to do ``option`` in its system: its action performs the option
-    and its condition names the system."""
-    system, words = option
+def _recommends(unit: Unit, option: tuple, scope: dict | None = None) -> bool:
+    """Whether ``unit`` (proposed for ``scope``) tells the agent to do ``option`` where the option ran: its
+    action performs the option, its condition names the system, and its scope does not name another
+    value of a coordinate the option's scope names (a rule of test is not contradicted in prod)."""
+    system, words, where = option
+    ran = dict(where)
+    if any(k in ran and ran[k] != str(v) for k, v in (scope or {}).items()):
+        return False
     return attribution.performs(attribution.words(unit.action), words) and system.lower() in unit.condition.lower()
 
 

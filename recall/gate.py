@@ -194,6 +194,33 @@ def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
     return kept
 
 
+def own_system_first(items: list[GateItem], system: str, drop) -> list[GateItem]:
+    """Issue 29, round two: with no verified answer, the situation's own system may still have memory
+    (a candidate rule, its failures and successes). Then what other systems did is no answer here: its
+    options are another system's, it costs tokens and, read as advice, invites the wrong option. Cut
+    (stage ``answered``) an event whose entities name only other systems, and a rule of another
+    system once a rule of this one is in the pack. With nothing of this system, the rest stays: an
+    analogy is all there is for a system never seen (a look-alike)."""
+    entity = "@entity:" + " ".join(system.lower().split())
+
+    def elsewhere(item: GateItem) -> bool:
+        entities = {t for t in item.doc.links if t.startswith("@entity:")}
+        return bool(entities) and entity not in entities and not personal(item)
+
+    own = [i for i in items if not elsewhere(i) and entity in i.doc.links]
+    if not own:
+        return items
+    own_rule = next((i.id for i in own if i.doc.kind == "fragment"), None)
+    kept = []
+    for item in items:
+        if not elsewhere(item) or (item.doc.kind == "fragment" and own_rule is None) \
+                or item.doc.event_kind in ("message", "feedback"):
+            kept.append(item)
+        else:
+            drop(item, "answered", f"about another system; {own[0].id} is {system}'s own memory")
+    return kept
+
+
 def _beside_answer(doc: Doc, entity: str, actions: set[str], said: frozenset[str]) -> str | None:
     """Why ``doc`` adds nothing once the answer (of ``entity``, doing ``actions``, saying ``said``) is
     selected, or None when it may."""
@@ -378,6 +405,7 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best:
                 rules += 1
     if system and k is None:
         eligible = stop_at_answer(eligible, system, drop)
+        eligible = own_system_first(eligible, system, drop)
     # The budget is filled in worth order, an item that does not fit is skipped and smaller ones
     # after it may still fit. (By value per token, the seed's formula, short items displaced
     # more relevant long ones whenever the budget bound: MADial at the default budget lost 1-6

@@ -1,7 +1,8 @@
-"""Fleet memory (issue 8, seed 001 §6.2): within a tenant each agent's episodic memory and
-the lessons of its own experience stay private; a unit enters the memory the agents share
-only when several independent agents stand behind it at a higher confidence, recorded as a
-``unit_shared`` decision. One agent's bad experience cannot reach the others."""
+"""Fleet memory (issue 8, seed 001 §6.2): within a tenant each agent's episodic memory and its
+untested lessons stay private; a unit enters the memory the agents share once it was tested — a
+fix that worked in its agent's own task, or a successful application — marked with its provenance
+until several independent agents stand behind it at a higher confidence, recorded as
+``unit_shared`` decisions."""
 
 import json
 
@@ -27,31 +28,40 @@ def decisions(b, kind):
     return b.sql("SELECT * FROM decisions FINAL WHERE kind = {k:String} ORDER BY _offset", {"k": kind})
 
 
-def test_a_lesson_is_private_until_a_second_agent_learns_it_then_every_agent_recalls_it(tmp_path):
+def test_a_fix_that_worked_reaches_the_fleet_marked_then_a_second_agent_makes_it_the_fleets(tmp_path):
+    """Issue 29 round two: a failure then, in the same task, a success is the lesson tested once. It
+    reaches the other agents at once as a candidate with its provenance (before, it stayed private
+    until its agent applied it again, and the others repeated the mistake meanwhile)."""
     with Brain.open(tmp_path / "b", embedder="none") as b:
         lesson_from(b, "a1", "t1")
         [accepted] = decisions(b, "unit_accepted")
         fid = accepted["subject_ids"][0]
-        assert units(b, "a1") == [fid] and units(b, "a2") == [] and units(b, "a3") == []
-        assert decisions(b, "unit_shared") == []
-        lesson_from(b, "a2", "t2")  # a2 learns the same lesson on its own
         [shared] = decisions(b, "unit_shared")
-        assert shared["subject_ids"] == [fid] and "2 independent agents (a1, a2)" in shared["reason"]
-        assert json.loads(shared["payload_json"])["unit"]["shared"] is True
-        assert units(b, "a3") == [fid]  # an agent that never met IAM gets it now
+        assert shared["subject_ids"] == [fid] and "a1's own failure then success in task t1" in shared["reason"]
+        assert json.loads(shared["payload_json"])["unit"]["status"] == "candidate"
+        assert units(b, "a1") == [fid] and units(b, "a3") == [fid]
+        pack = b.recall(tenant="acme", agent="a3", situation=IAM, trigger="anomaly", layers=["experience"])
+        assert pack.items[0].why["provenance"] == {"learned_by": "a1", "agents": 1, "verified": 0, "penalty": 0.1}
+        assert "learned by a1, verified 0×" in pack.render()
+        lesson_from(b, "a2", "t2")  # a2 learns the same lesson on its own: the fleet stands behind it
+        fleet = decisions(b, "unit_shared")[1]
+        assert fleet["subject_ids"] == [fid] and "2 independent agents (a1, a2)" in fleet["reason"]
+        assert "provenance" not in b.recall(tenant="acme", agent="a3", situation=IAM, trigger="anomaly",
+                                            layers=["experience"]).items[0].why
     with Brain.open(tmp_path / "b", embedder="none") as b:  # the index is rebuilt from the views
         assert units(b, "a3") == [fid]
 
 
 def test_an_untested_lesson_stays_private_but_one_verified_by_outcomes_reaches_the_fleet_at_once(tmp_path):
-    """Issue 17: waiting for a second agent to rediscover a lesson made every other agent repeat
-    the mistake first. A lesson its agent applied successfully is shared at once, marked with
-    its provenance and ranked below what the fleet verified; a lesson nobody applied stays private."""
+    """Issue 17: a lesson an agent proposed (``learn``, not a fix it saw work) stays private until its
+    agent applies it successfully; then it is shared at once, marked with its provenance and ranked
+    below what the fleet verified."""
     with Brain.open(tmp_path / "b", embedder="none") as b:
-        lesson_from(b, "a1", "t1")
-        fid = decisions(b, "unit_accepted")[0]["subject_ids"][0]
-        assert units(b, "a2") == []  # untested: one agent's single experience does not spread
+        fid = b.learn(tenant="acme", agent="a1", condition="submit change in IAM gives no response",
+                      action="switch to the admin account, then submit change")
+        assert units(b, "a2") == []  # untested: one agent's single proposal does not spread
         pack = b.recall(tenant="acme", agent="a1", situation=IAM, task="v1")
+        assert fid in [i.id for i in pack.items]
         b.outcome(tenant="acme", agent="a1", task="v1", recall_id=pack.recall_id, applied=[fid], success=True)
         [shared] = decisions(b, "unit_shared")
         assert shared["subject_ids"] == [fid] and "verified by outcomes (1 successful application by a1)" in \
@@ -66,11 +76,6 @@ def test_an_untested_lesson_stays_private_but_one_verified_by_outcomes_reaches_t
         [item] = [i for i in b.recall(tenant="acme", agent="a3", situation=IAM, layers=["experience"], k=5).items
                   if i.id == fid]
         assert item.why["provenance"]["learned_by"] == "a1"
-        lesson_from(b, "a2", "t2")  # a second agent learns it too: now the fleet stands behind it
-        assert len(decisions(b, "unit_shared")) == 2
-        [item] = [i for i in b.recall(tenant="acme", agent="a3", situation=IAM, layers=["experience"], k=5).items
-                  if i.id == fid]
-        assert "provenance" not in item.why
 
 
 def test_episodic_memory_is_private_per_agent_and_the_tenant_view_sees_all(tmp_path):

@@ -242,3 +242,31 @@ def replace_status(d, status):
     from dataclasses import replace
 
     return replace(d, status=status)
+
+
+def test_with_no_answer_the_situations_own_system_comes_before_other_systems():
+    """Issue 29 round two: no verified rule yet, but the situation's system has memory of its own (a failure
+    here, a candidate rule): another system's events, and its rules once this system has one, are cut as
+    ``answered``; what someone said stays. With nothing of this system, the rest stays (an analogy)."""
+    mine = linked(doc("ev_mine", "send the newsletter with smtp relay: refused", kind="event", layer="episodic",
+                      event_kind="anomaly"), "Mailer", "smtp relay")
+    theirs = [linked(doc(f"ev_{n}", text, kind="event", layer="episodic", event_kind=k), "Deploy", a)
+              for n, (text, k, a) in enumerate([("ship with blue-green worked", "action", "blue-green"),
+                                                ("ship with canary: metrics missing", "anomaly", "canary")])]
+    their_rule = linked(doc("fr_deploy", "when ship the release in Deploy fails, do blue-green", status="candidate"),
+                        "Deploy", "blue-green")
+    said = doc("ev_said", "Lin: keep it short", kind="event", layer="episodic", event_kind="message")
+    pool = [item(mine, 0.7), *(item(e, 0.8) for e in theirs), item(their_rule, 0.8), item(said, 0.7)]
+    selected, cut = gate(pool, {}, 400, None, trigger="anomaly", system="Mailer")
+    answered = {c["id"]: c["reason"] for c in cut if c["stage"] == "answered"}
+    assert set(answered) == {"ev_0", "ev_1"} and all("another system" in r for r in answered.values())
+    assert {i.id for i in selected} == {"ev_mine", "fr_deploy", "ev_said"}  # no Mailer rule: Deploy's stays
+    own_rule = linked(doc("fr_mail", "when send the newsletter in Mailer fails, do api gateway", status="candidate"),
+                      "Mailer", "api gateway")
+    selected, cut = gate([*pool, item(own_rule, 0.9)], {}, 400, None, trigger="anomaly", system="Mailer")
+    assert "fr_deploy" in {c["id"] for c in cut if c["stage"] == "answered"}
+    assert {i.id for i in selected} == {"ev_mine", "fr_mail", "ev_said"}
+    # nothing of Mailer at all: the other systems' memory is all there is, and it stays
+    selected, cut = gate(pool[1:], {}, 400, None, trigger="anomaly", system="Mailer")
+    assert not [c for c in cut if c["stage"] == "answered"]
+    assert {"fr_deploy", "ev_1", "ev_said"} <= {i.id for i in selected}

@@ -43,9 +43,9 @@ def test_hindbrain_keeps_its_learning_thresholds(runs):
     assert hb.metrics()["success rate"] > rag.metrics()["success rate"] > none.metrics()["success rate"]
     assert hb.metrics()["tokens per success"] <= 0.30 * rag.metrics()["tokens per success"]  # issue 7 target
     assert none.metrics()["repeated-mistake rate"] == 1.0  # the baseline repeats every known mistake
-    # Fleet memory's price: a lesson reaches the other agents only once a second one learned it too,
-    # yet the fleet still repeats fewer mistakes than with naive RAG's shared, ungated store.
-    assert 0 < hb.metrics()["fleet repeated mistakes"] < rag.metrics()["fleet repeated mistakes"]
+    # Issue 29 round two: a fix that worked in its own task reaches the fleet at once (marked with its
+    # provenance), so the other agents no longer repeat the mistake while waiting for it (was 14 %).
+    assert hb.metrics()["fleet repeated mistakes"] <= 0.03 < rag.metrics()["fleet repeated mistakes"]
     assert hb.metrics()["wrong-environment rule"] == 0  # prod's rule never applied in test, nor the reverse
     assert hb.metrics()["transfer (first contact)"] >= 0.6
 
