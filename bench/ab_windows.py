@@ -1,4 +1,4 @@
-"""A/B window benchmark (issue 6): with a true 20-point success-rate difference the window
+"""A/B window benchmark (design.md §issue-6): with a true 20-point success-rate difference the window
 is decided correctly in ≥ 95 % of 200 simulated windows; with no true difference a winner
 is declared in ≤ 5 %.
 

@@ -1,4 +1,4 @@
-"""Speed at the public API (issue 18): what a user's calls cost through ``Brain`` and over HTTP
+"""Speed at the public API (design.md §issue-18): what a user's calls cost through ``Brain`` and over HTTP
 (``hindbrain serve``), with default arguments, on texts that are all distinct, beside ``bm25s``
 in the same process as the reference ratio (the machines are shared and noisy: ratios, not
 absolutes).
@@ -6,7 +6,7 @@ absolutes).
     .venv/bin/python bench/api.py                        # 10k and 100k events, SDK and HTTP
     .venv/bin/python bench/api.py --sizes 10000 --no-http # quicker
 
-Rows per size, each with its issue 18 target:
+Rows per size, each with its design.md §issue-18 target:
 * ``perceive_many`` throughput (batches of 5,000) and the embedding that follows it off the
   caller's path: texts embedded per second, and recall latency *during* that backlog;
 * once every vector is in (and in the vector graph): ``perceive`` p50 (one event), ``recall``
@@ -17,11 +17,11 @@ Rows per size, each with its issue 18 target:
   (closed loop, 4 connections) and batched perceive throughput;
 * ``bm25s`` indexing throughput and query p50 over the same texts.
 
-Semantic memory in two tiers (issue 28), per size: the fast tier's freshness (events with a
+Semantic memory in two tiers (design.md §issue-28), per size: the fast tier's freshness (events with a
 vector the moment ``perceive_many`` returns, and paraphrases sharing no word found by a recall
 right after their ``perceive``), the static tier's rate beside the neural model's on the same
 texts, the neural tier's lag at a sustained rate, and another tenant's recall p99 while batches
-of 20 texts of 64 kB are perceived, against its quiet p99 (issue 27, point 6). Once per run:
+of 20 texts of 64 kB are perceived, against its quiet p99 (design.md §issue-27, point 6). Once per run:
 the embedder workers' rate with 1 and 2 worker processes (``--workers``).
 The engine-only benches (``bench/recall.py``, ``bench/foundation.py``) stay diagnostics; these
 are the numbers of record.

@@ -1,4 +1,4 @@
-"""Another client's latency while the edge is attacked (issue 27, point 6): slowloris, trickled
+"""Another client's latency while the edge is attacked (design.md §issue-27, point 6): slowloris, trickled
 bodies and 8 MB headers against ``hindbrain serve`` with its default settings.
 
     python bench/edge.py [--seconds 12] [--slow 200] [--trickle 50] [--floods 2]

@@ -1,4 +1,4 @@
-"""Fusion learned, not hand-set (issue 30.3): a logistic-regression ranker over the channel
+"""Fusion learned, not hand-set (design.md §issue-30.3): a logistic-regression ranker over the channel
 features of each recall's candidates, fitted on the tuning halves of every set together,
 compared with the default (per-form weights) on the held-out halves.
 

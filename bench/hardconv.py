@@ -1,4 +1,4 @@
-"""Harder held-out conversational sets (issue 30 point 4), written blind: without reading the
+"""Harder held-out conversational sets (design.md §issue-30 point 4), written blind: without reading the
 product's recall code, so they cannot have been tuned to it.
 
     python bench/hardconv.py            # writes bench/data/hard-en.json and bench/data/hard-zh.json

@@ -1,4 +1,4 @@
-"""Hindsight benchmarks: belief induction over N events (issue 6: 1,000,000 events ≤ 60 s).
+"""Hindsight benchmarks: belief induction over N events (design.md §issue-6: 1,000,000 events ≤ 60 s).
 
     python bench/hindsight.py [--events 1000000]
 

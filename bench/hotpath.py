@@ -1,4 +1,4 @@
-"""The hot path through ``Brain`` (issue 28, round two): ``perceive_many`` throughput with default
+"""The hot path through ``Brain`` (design.md §issue-28, round two): ``perceive_many`` throughput with default
 arguments on bench/api.py's distinct structured events (en + zh, batches of 5,000), the bytes the
 brain's process holds per event (``tracemalloc``), recall latency with defaults once the neural
 tier has settled (``--recalls``), and the costs this round cut, old and new code on the same

@@ -1,4 +1,4 @@
-"""Extraction + write-gate throughput of the learner (issue 5: ≥ 20,000 events/s).
+"""Extraction + write-gate throughput of the learner (design.md §issue-5: ≥ 20,000 events/s).
 
     python bench/learning.py [--events 100000] [--runs 3]
 

@@ -15,7 +15,7 @@ Data sets (docs/recall-quality.md says where each comes from):
   observation, the query the dialogue so far *as given* (speaker tags, markup and all);
   R@k = |top-k ∩ gold| / |gold| (the benchmark's own metric).
 * ``hard-en`` / ``hard-zh`` — harder held-out conversations (``bench/hardconv.py``, written blind
-  for issue 30): multi-hop questions (2–3 evidence turns in different sessions, linked by a person
+  for design.md §issue-30): multi-hop questions (2–3 evidence turns in different sessions, linked by a person
   the question never names) sharing no content word with their evidence, and inference questions
   whose evidence only implies the answer; decoy turns carry the question's words. Printed by
   question type, plain BM25 beside each; the file marks the tuning half (even conversations).
@@ -320,7 +320,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="the default row and the references only")
     ap.add_argument("--json", type=Path, help="also write the measured numbers here (the report's recall chart)")
     ap.add_argument("--fast-tier", action="store_true",
-                    help="the neural tier off: events keep their static vectors (issue 28's fast tier alone)")
+                    help="the neural tier off: events keep their static vectors (the fast tier alone)")
     ap.add_argument("--madial", type=Path, default=MADIAL, help=f"MADial-Bench's derived files (default: {MADIAL})")
     args = ap.parse_args()
     pools: dict[str, list] = {"text": [], "dialogue": []}

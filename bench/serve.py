@@ -1,4 +1,4 @@
-"""``hindbrain serve`` under load on loopback (issue 8), against in-process calls.
+"""``hindbrain serve`` under load on loopback (design.md §issue-8), against in-process calls.
 
     python bench/serve.py [--fragments 100000] [--embedder use] [--seconds 20] [--rates 50,100,200] [--home DIR]
 

@@ -1,4 +1,4 @@
-"""The fleet simulator's table (issue 7): the same world, seed and agent policy through
+"""The fleet simulator's table (design.md §issue-7): the same world, seed and agent policy through
 three arms — no memory, naive RAG, hindbrain — then the same metrics over several seeds.
 
     python bench/sim.py [--seed 7] [--rounds 6] [--seeds 7,8,9,10,11] [--second-seeds 1,2,3,4,5]
@@ -12,10 +12,10 @@ current rule the arm had already solved once; preference consistency counts answ
 users who stated a preference in an earlier session; tokens per success is what was
 injected divided by successful tasks.
 
-Then the second world (``hindbrain.sim.second``, issue 17: written from the public SDK only,
+Then the second world (``hindbrain.sim.second``, design.md §issue-17: written from the public SDK only,
 default calls, plain-text tickets, a rule change, a changed preference) over
 ``--second-seeds``, each metric with the issue's target; then the third world
-(``hindbrain.sim.third``, issue 29: written blind, agents that read ``pack.render()`` as text, a
+(``hindbrain.sim.third``, design.md §issue-29: written blind, agents that read ``pack.render()`` as text, a
 ``Brain`` opened with default arguments) over ``--third-seeds``, ``--third-rounds`` rounds each.
 """
 
@@ -96,8 +96,9 @@ def spread(seeds: list[int], rounds: int, rules_only: bool = True, report: Path 
           f"[{min(shares):.0%}-{max(shares):.0%}] (target <= 30%)")
     fleet = [runs["hindbrain"].total.metrics()["fleet repeated mistakes"] for runs in per_seed]
     print(f"hindbrain fleet-wide repeated mistakes: median {statistics.median(fleet):.0%} "
-          f"[{min(fleet):.0%}-{max(fleet):.0%}] (target <= 5%, issue 17)")
-    print(f"failures until hindbrain stops injecting the falsified rule, per seed: {dropped} (target <= 2, issue 17)")
+          f"[{min(fleet):.0%}-{max(fleet):.0%}] (target <= 5%, design.md §issue-17)")
+    print(f"failures until hindbrain stops injecting the falsified rule, per seed: {dropped} "
+          "(target <= 2, design.md §issue-17)")
     print(f"({time.perf_counter() - t0:.1f} s)")
     if report:
         print(f"learning report over seeds {', '.join(map(str, seeds))}: {write_html(report, rows)}")

@@ -1,4 +1,4 @@
-"""Soak test of ``hindbrain serve`` (issue 19 point 5): a simulated fleet for minutes on end.
+"""Soak test of ``hindbrain serve`` (design.md §issue-19 point 5): a simulated fleet for minutes on end.
 
     python bench/soak.py                            # 50 agents for 10 minutes: the run of record
     python bench/soak.py --minutes 1 --agents 10    # a quick run (15-second windows)
@@ -27,7 +27,7 @@
    and per 1,000 events perceived, in each half of the run after the warm-up: a leak keeps
    growing when the data does not, the index grows with what is perceived), and the loss
    check after a clean stop (SIGTERM): every acknowledged event, outcome, recall and learned
-   unit id is in the log exactly once and in the views. PASS/MISS per target (issue 19):
+   unit id is in the log exactly once and in the views. PASS/MISS per target (design.md §issue-19):
    0 lost, p99 stable within 2x, memory growth < 10 % after warm-up.
 
 The load generator shares the machine's cores with the server; absolute latencies on a

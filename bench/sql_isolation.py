@@ -1,4 +1,4 @@
-"""Tenant SQL against a served brain (issue 27, points 1 and 5): isolation and the walls.
+"""Tenant SQL against a served brain (design.md §issue-27, points 1 and 5): isolation and the walls.
 
     python bench/sql_isolation.py [--seconds 24] [--rounds 4] [--events 3000] [--home DIR]
 

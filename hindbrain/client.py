@@ -1,4 +1,4 @@
-"""``Client`` and ``AsyncClient``: the ``Brain`` API over ``hindbrain serve`` (issue 20).
+"""``Client`` and ``AsyncClient``: the ``Brain`` API over ``hindbrain serve`` (design.md §issue-20).
 
     from hindbrain import Client
     with Client("http://127.0.0.1:8080", api_key="hb_...") as client:

@@ -1,4 +1,4 @@
-"""``hindbrain demo``: a simulated fleet learns on the embedded default (issue 7).
+"""``hindbrain demo``: a simulated fleet learns on the embedded default (design.md §issue-7).
 
 One world (``hindbrain.sim.world``): systems with hidden rules, one of them Chinese, a rule
 that changes in round 4 (the old lesson is falsified), a system whose rule differs between
@@ -7,7 +7,7 @@ preference once. The same seeded schedule runs through three arms — no memory,
 (every event, top-5 by similarity, ungated), hindbrain through its public SDK — and agents
 act only on what was injected. Nobody calls ``learn``: hindbrain's learner extracts the
 lessons from the agents' own trajectories, outcomes verify them, hindsight induces beliefs.
-Then a ticket desk (seed 002): only outcomes can tell the agents that upset customers want
+Then a ticket desk (design.md §seed-002): only outcomes can tell the agents that upset customers want
 the problem acknowledged first. Everything is a record in the log; the report is SQL over
 the views.
 """
@@ -39,7 +39,7 @@ def run_world(world: World, brain: Brain, name: str) -> dict:
 def holds_a_fleet(home: Path) -> bool:
     """Whether a simulated fleet already ran in ``home``: its outcomes are under the ``sim-`` tenants.
     A second run on the same home would start from the first one's memory (hindbrain right from
-    round 1, no mistakes to repeat), which measures nothing (issue 29)."""
+    round 1, no mistakes to repeat), which measures nothing (design.md §issue-29)."""
     if not home.is_dir() or not any(home.iterdir()):
         return False
     with Brain.open(home, embedder="none") as brain:

@@ -48,7 +48,7 @@ class Settings(BaseSettings):
         "accepts (a token bucket per process); over it, 429 with Retry-After."
     )
     rate_burst: int = Field(2000, ge=1, description="HINDBRAIN_RATE_BURST: the burst a key may send.")
-    # The edge of the served API (issue 27; docs/security.md, "The edge"): what one tenant, one
+    # The edge of the served API (design.md §issue-27; docs/security.md, "The edge"): what one tenant, one
     # connection or one caller without a key can take from everyone else.
     tenant_rate_limit: float = Field(
         5000.0, gt=0, description="HINDBRAIN_TENANT_RATE_LIMIT: requests a second per tenant, all its keys together "

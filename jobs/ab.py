@@ -1,4 +1,4 @@
-"""A/B windows for conflicting beliefs (MISSION E5, seed 002 §5.3): the pure half.
+"""A/B windows for conflicting beliefs (design.md §E5, design.md §seed-002-5.3): the pure half.
 
 When a new belief contradicts an active one, both go to *reviewing* and a window opens:
 each decision in it is assigned to arm A (the incumbent) or B (the challenger) by a hash of

@@ -1,4 +1,4 @@
-"""Capacity and cold storage (MISSION F4–F5, seed 001 §4.2, seed 004 §8): the wall clock
+"""Capacity and cold storage (design.md §F4–F5, design.md §seed-001-4.2, design.md §seed-004-8): the wall clock
 keeps active memory small without deleting anything (the log keeps it all).
 
 * **Capacity per kind, value-based eviction** (``units_evicted``): when a tenant holds more

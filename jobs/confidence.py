@@ -1,4 +1,4 @@
-"""Belief confidence from objective outcomes (MISSION E2, seed 002 §4).
+"""Belief confidence from objective outcomes (design.md §E2, design.md §seed-002-4).
 
 The seed's ``pos / total × log(total + 1) × decay`` grows without bound (10 of 10 gives
 2.4, 100 of 100 gives 4.6), so it cannot be compared with a threshold such as 0.72 or with

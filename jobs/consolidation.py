@@ -1,4 +1,4 @@
-"""Consolidation (MISSION F4, F6; seed 001 §4.2, §6.2): meta-rules and promoted beliefs.
+"""Consolidation (design.md §F4, F6; design.md §seed-001-4.2, §6.2): meta-rules and promoted beliefs.
 
 **Promotion** (semantic → procedural): an active belief with confidence ≥
 ``PROMOTE_CONFIDENCE`` and more than ``PROMOTE_SUPPORT`` supporting events becomes a rule —

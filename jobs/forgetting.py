@@ -1,4 +1,4 @@
-"""Forgetting as metabolism (MISSION F1–F2, seed 000 exp. 8): the wall clock's job.
+"""Forgetting as metabolism (design.md §F1–F2, design.md §seed-000-exp-8): the wall clock's job.
 
 Four separate actions, each a decision record, none a timer-driven delete:
 

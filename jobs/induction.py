@@ -1,4 +1,4 @@
-"""Belief induction (MISSION E1, E3, E6; seed 002 §5): events → tasks → K-Means → beliefs.
+"""Belief induction (design.md §E1, E3, E6; design.md §seed-002-5): events → tasks → K-Means → beliefs.
 
 1. **Rows** (IO edge, ``task_rows``): one row per task (``task``, else the session, else
    the event) of the events view, aggregated in ClickHouse: its scene (``scope.task_type``,
@@ -7,7 +7,7 @@
    a sure lexicon cue gives an inferred label, ``recall.emotion``), its first two agent actions
    (the action sequence: ``action`` events, or the acts of the agent's replies,
    ``scope.reply_acts``, ``recall.reading``), its outcome (the last ``success`` of its
-   events, else of ``brain.outcome``, else — issue 17 — the user's last *explicit* feedback,
+   events, else of ``brain.outcome``, else — design.md §issue-17 — the user's last *explicit* feedback,
    ``polarity > 0`` a success), its newest time and its event ids.
 2. **Features** (pure; rows come ordered by task, so a rerun on the same data clusters the
    same way): one-hot scene, multi-hot emotions, one-hot action sequence. Rows
@@ -220,7 +220,7 @@ def _belief(tenant: str, rows: TaskRows, members: np.ndarray, scenes: list, scen
         members = np.array([i for i in members if set(rows.emotions[i]) & set(emotions)], dtype=np.int64)
         labels = int(rows.labels[members].sum())
         if labels and rows.sure_labels[members].sum() / labels < SURE_LABELS:
-            return None  # most labels are guesses: not a belief (seed 002 pit 1)
+            return None  # most labels are guesses: not a belief (design.md §seed-002 pit 1)
     judged = members[rows.judged[members]]
     if len(judged) < MIN_TASKS:
         return None

@@ -1,4 +1,4 @@
-"""Episodic → semantic summaries (MISSION F4, seed 001 §4.2: "every night, the new episodes
+"""Episodic → semantic summaries (design.md §F4, design.md §seed-001-4.2: "every night, the new episodes
 are summarised into semantic memory").
 
 An anomaly that recurs — the same system, action and actual result in at least

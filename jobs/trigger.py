@@ -1,4 +1,4 @@
-"""When hindsight runs (MISSION E4, seed 002 pit 2): after more than ``min_new_events``
+"""When hindsight runs (design.md §E4, design.md §seed-002 pit 2): after more than ``min_new_events``
 new events or ``max_days`` since the last run; otherwise it skips and says why. Running
 on every event wasted compute and induced beliefs from noise; never running let them go stale.
 """

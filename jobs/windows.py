@@ -1,4 +1,4 @@
-"""Conflicting beliefs and their A/B windows (MISSION E5, seed 002 §5.3): the job's logic.
+"""Conflicting beliefs and their A/B windows (design.md §E5, design.md §seed-002-5.3): the job's logic.
 
 Two active beliefs of a tenant **conflict** when they prescribe different actions for the
 same condition (scene and emotions). The hindsight run then opens a window

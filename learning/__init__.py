@@ -1,3 +1,3 @@
-"""The learning loop (MISSION parts B and D): perception → verified cognition, with every
+"""The learning loop (design.md §B, §D): perception → verified cognition, with every
 step an auditable decision record. Pure rules (``write_gate``, ``extract``, ``lifecycle``)
 and one stream processor that applies them to the log (``learner``)."""

@@ -1,4 +1,4 @@
-"""Attribution inside a task (issue 17): which applied unit an outcome is evidence for.
+"""Attribution inside a task (design.md §issue-17): which applied unit an outcome is evidence for.
 
 An agent reports one outcome per task: ``outcome(applied=[...], success=...)``. When it applied
 a rule, performed the rule's action, hit an anomaly, then tried another option that worked, the

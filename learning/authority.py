@@ -1,4 +1,4 @@
-"""Who may raise a unit's trust (issue 27, point 2).
+"""Who may raise a unit's trust (design.md §issue-27, point 2).
 
 A unit's trust comes from where it came from: an agent's proposal starts at its source's
 default confidence, private to that agent, and a rule steering money or the agent waits in

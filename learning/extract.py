@@ -1,4 +1,4 @@
-"""Perception → cognition extraction (seed 000 exp. 2): compress a task's trajectory into
+"""Perception → cognition extraction (design.md §seed-000-exp-2): compress a task's trajectory into
 minimal actionable units "when C, do A, because R, verified by E". Explainable rules, no
 LLM (an optional LLM ``Extractor`` plug-in is not built yet).
 
@@ -11,15 +11,15 @@ other identity, or the other options fail here), *verified by* the successful ev
 coordinates are the system (entity), the scene, the action, the anomaly, the cause and the
 scope.
 
-Rule ``feedback/1`` (drift guard, seed 001 §4.3): one negative feedback never creates a
+Rule ``feedback/1`` (drift guard, design.md §seed-001-4.3): one negative feedback never creates a
 rule; the third negative on the same topic does ("avoid what was criticised").
 
-Rule ``correction/1`` (seed 001 §2.2, the drift guard's "explicit confirmation"): negative
+Rule ``correction/1`` (design.md §seed-001-2.2, the drift guard's "explicit confirmation"): negative
 feedback on a topic, then *explicit* positive feedback on the same topic after the work
 changed ("too much red, I don't like it" … "this one looks right") → "when working on the
 topic, do as in the approved version, avoid what was criticised".
 
-Rule ``preference/1`` (seed 001 §6.1, preference consistency): a user's explicit statement
+Rule ``preference/1`` (design.md §seed-001-6.1, preference consistency): a user's explicit statement
 of a preference ("I prefer answers in Chinese", "以后请用表格") — a ``message`` or
 ``feedback`` spoken by the user (``speaker="user"`` or the person's own name, as integrations
 pass it), explicit by ``signal="explicit"``, by being feedback, or by its own standing words
@@ -80,7 +80,7 @@ def recovery(failure: dict, success: dict, goal: str | None = None, failed: tupl
     """The unit a failure followed by a success teaches, or None when nothing changed
     between them (a retry that happened to work teaches no rule) or they concern different systems.
 
-    The condition is general (issue 17): the system and what the agent set out to do — the
+    The condition is general (design.md §issue-17): the system and what the agent set out to do — the
     task's ``goal`` (the action its recall named) when it is known and is not itself one of the
     options tried, else the failed action — with the symptom when there is no goal; never the
     failing identity or option. Those go in the reason as "not: …", so trajectories that
@@ -103,7 +103,7 @@ def recovery(failure: dict, success: dict, goal: str | None = None, failed: tupl
     # The reason names the cause, not the story: the condition already says what failed and the
     # action what to do, and every repeated word is paid again on each injection.
     if new_who != as_who:
-        # Each clause once (issue 29): an action that already names the identity is not told to
+        # Each clause once (design.md §issue-29): an action that already names the identity is not told to
         # switch to it again, and an option that already says as whom it ran is not told again.
         action = new_action if mentions(new_action, new_who) else f"switch to {_the(new_who)} and {new_action}"
         failing = did if not as_who or mentions(did, as_who) else f"{did} as {_the(as_who)}"
@@ -174,7 +174,7 @@ def person_scope(scope: dict, speaker: str, session: str | None) -> dict | None:
     """The scope that binds a preference to the person who stated it: ``scope["user"]`` as
     given, else the speaker's own name; a speaker who is only the role ``"user"`` binds it to
     the conversation (``scope["session"]``, personal like a user: ``recall.gate.PERSONAL``);
-    with neither, None: nobody to bind it to, and a role name is everybody (issue 27)."""
+    with neither, None: nobody to bind it to, and a role name is everybody (design.md §issue-27)."""
     if scope.get("user"):
         return scope
     if speaker != "user":

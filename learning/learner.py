@@ -241,7 +241,7 @@ class Learner:
     def _supersede(self, t: _Tenant, env: dict, proposal: extract.Proposal,
                    proposed: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
         """A newer explicit preference of the same user on the same subject supersedes the older
-        one (issue 17: "no more bullet points" after "always bullet points"): the old unit is kept,
+        one (design.md §issue-17: "no more bullet points" after "always bullet points"): the old unit is kept,
         marked ``superseded`` by a decision naming the newer one, and no longer injected."""
         accepted = [r for rt, r in proposed if rt == "decision" and r["kind"] == DecisionKind.UNIT_ACCEPTED]
         if not accepted:
@@ -309,7 +309,7 @@ class Learner:
         return out
 
     def _outdate(self, t: _Tenant, failures: list[dict], success: dict, taught: str | None) -> list[tuple[str, dict]]:
-        """Change detection (issue 29): an option that failed in this task, after which another
+        """Change detection (design.md §issue-29): an option that failed in this task, after which another
         one worked, stops being an answer wherever it used to be one. Its older success events in
         that system are outdated (an ``events_outdated`` decision: kept in the log, marked in
         ``explain``, no longer injected), and every live unit that recommends it and had
@@ -515,7 +515,7 @@ class Learner:
                                     LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
                                     f"{env['record_id']}:{fid}:verdict"))
                 continue
-            # Inside the task, what the unit's own action did decides, not the task's end (issue 17):
+            # Inside the task, what the unit's own action did decides, not the task's end (design.md §issue-17):
             # applied, failed, then another option succeeded is a failure of this unit.
             worked = attribution.outcome_of(t.units[fid].action, tried, record["success"])
             if not worked and corrected_by not in (None, fid):

@@ -1,4 +1,4 @@
-"""Confidence and the lifecycle of a unit (seed 000 exp. 9, seed 001 §4.1, seed 004 §2).
+"""Confidence and the lifecycle of a unit (design.md §seed-000-exp-9, design.md §seed-001-4.1, design.md §seed-004-2).
 
 Confidence starts from the signal's provenance — explicit 0.9, implicit 0.6, the agent's
 self-evaluation 0.4 — and below ``HOLD_BELOW`` a unit waits in the holding area (not
@@ -13,7 +13,7 @@ ladder above stable: repeated success with converging positive feedback makes a 
 success across ``TRAIT_DOMAINS`` different task domains (transfer) proposes a *trait*,
 which reaches the identity layer only when a human approves it.
 
-Fleet memory (seed 001 §6.2, MISSION G2): a unit learned from one agent's experience starts
+Fleet memory (design.md §seed-001-6.2, design.md §G2): a unit learned from one agent's experience starts
 in that agent's private memory; it enters the memory its tenant's agents share once it is
 *verified*: by outcomes (its agent applied it and succeeded: status verified), or by the fleet
 (``SHARE_AGENTS`` independent agents stand behind it at ``SHARE_CONFIDENCE``: the same lesson
@@ -105,7 +105,7 @@ def sharing(unit: Unit) -> list[Change]:
     status verified or stable) or by the fleet (``fleet_verified``) — and again when a unit one
     agent verified becomes fleet-verified (it loses its provenance mark); else nothing. A unit one
     agent verified reaches the others marked with its provenance and ranked below fleet-verified
-    units (``recall``); issue 17: waiting for a second agent to rediscover a lesson made every
+    units (``recall``); design.md §issue-17: waiting for a second agent to rediscover a lesson made every
     other agent repeat the mistake first."""
     if unit.status not in LIVE:
         return []
@@ -126,7 +126,7 @@ def sharing_recovered(unit: Unit, task: str | None) -> list[Change]:
     """``unit_shared`` at acceptance for a private lesson its agent's own trajectory tested: a failure,
     then in the same task a success with the unit's action (``extract.recovery``). The fix worked
     once already, so waiting for a successful *application* made every other agent repeat the
-    mistake meanwhile (issue 29: 14 % fleet repeats in the first world). It reaches them as a
+    mistake meanwhile (design.md §issue-29: 14 % fleet repeats in the first world). It reaches them as a
     candidate marked with its provenance ("learned by a1, verified 0×", ranked below what the fleet
     verified); the quarantine of a unit steering money or the agent still holds until independent
     agents verify it (``recall.provenance``), and outcomes still verify or falsify it."""
@@ -181,7 +181,7 @@ def on_outcome(unit: Unit, success: bool, domain: str | None, evidence_id: str,
 
 
 def on_contradiction(unit: Unit, evidence_id: str, what: str = "contradicted") -> list[Change]:
-    """New evidence against the unit: negative feedback on a task that applied it, or (issue 17)
+    """New evidence against the unit: negative feedback on a task that applied it, or (design.md §issue-17)
     its action failed in a task that found what works instead (``what`` says which)."""
     if unit.status in ("invalid", "rejected"):
         return []

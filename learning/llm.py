@@ -1,4 +1,4 @@
-"""The optional LLM ``Extractor`` (seed 001 §2.3): a plug-in for the trajectories the
+"""The optional LLM ``Extractor`` (design.md §seed-001-2.3): a plug-in for the trajectories the
 explainable rules cannot compress. Never required; hindbrain learns without it.
 
 When a task succeeds after failures and no rule (``recovery/1``) yields a unit, the learner

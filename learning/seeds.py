@@ -1,4 +1,4 @@
-"""Cold-start seeds (seed 001 §5.1): curated cognitions imported from a YAML or JSON file.
+"""Cold-start seeds (design.md §seed-001-5.1): curated cognitions imported from a YAML or JSON file.
 
 A seed file is a list of entries, or a mapping with ``tenant`` and ``cognitions``::
 

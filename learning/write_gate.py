@@ -1,4 +1,4 @@
-"""The write gate (seed 004 §5, seed 001 §4.3): what a perception is, and whether a proposed
+"""The write gate (design.md §seed-004-5, design.md §seed-001-4.3): what a perception is, and whether a proposed
 unit may enter memory.
 
 Perceptions: events go to the timeline; transactional content (phatic turns such as "ok",

@@ -1,4 +1,4 @@
-"""``feedback``: per-item usage counters (MISSION D1), from recall, injection and outcome records.
+"""``feedback``: per-item usage counters (design.md §D1), from recall, injection and outcome records.
 
 The table holds one row per (item, signal, record): a fact such as "recall rc_1 recalled
 fr_9". Counters are a plain aggregate over the deduplicated facts (the ``feedback`` view),
@@ -6,7 +6,7 @@ so a record delivered twice never double counts and arrival order does not matte
 
 Attribution: an outcome credits ``success`` or ``failure`` only to the items the agent
 *applied*; items that were injected but not applied get nothing from it.
-``credited`` / ``debited`` are the learner's verdict on an applied unit (issue 29: what its own
+``credited`` / ``debited`` are the learner's verdict on an applied unit (design.md §issue-29: what its own
 action did in the task, ``learning.attribution``), which the utility channel counts in place of
 the reported outcome. ``contradiction`` is the learner's verdict too: a decision whose payload says
 ``"contradiction": true`` — an applied unit failing where another option worked, a user's
@@ -35,7 +35,7 @@ RECORD_TYPES = ("recall", "injection", "outcome", "decision")
 CONTRADICTION_MARK = '"contradiction": true'  # how ``learner._changes`` marks the payload (json.dumps)
 
 
-SIGNALS_BEFORE_VERDICTS = SIGNALS[:6]  # the view before issue 29 (migration 4 adds the learner's verdicts)
+SIGNALS_BEFORE_VERDICTS = SIGNALS[:6]  # the view before design.md §issue-29 (migration 4 adds the learner's verdicts)
 
 
 def view_sql(database: str, signals: tuple[str, ...] = SIGNALS) -> str:

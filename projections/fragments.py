@@ -31,7 +31,7 @@ TABLE = Table(
 RECORD_TYPES = ("cognition",)
 
 # Initial confidence when the proposer gives none: a lived unit starts as implicit evidence
-# (0.6), a curated seed as explicit (0.9) (MISSION B7, B10). The learning loop moves it later.
+# (0.6), a curated seed as explicit (0.9) (design.md §B7, B10). The learning loop moves it later.
 DEFAULT_CONFIDENCE = {"seed": 0.9, "lived": 0.6, "read": 0.6}
 LAYER_OF_SOURCE = {"lived": "experience", "read": "knowledge"}
 

@@ -57,7 +57,7 @@ MIGRATIONS: tuple[Migration, ...] = (
               lambda db: [f"ALTER TABLE `{db}`.`events` ADD COLUMN IF NOT EXISTS `origin` Nullable(String) "
                           f"AFTER `emotion`"],
               lambda db: [f"ALTER TABLE `{db}`.`events` DROP COLUMN IF EXISTS `origin`"]),
-    Migration(4, "the learner's verdicts in the feedback view (issue 29: credited, debited)",
+    Migration(4, "the learner's verdicts in the feedback view (design.md §issue-29: credited, debited)",
               lambda db: [f"DROP VIEW IF EXISTS `{db}`.`feedback`", feedback.view_sql(db)],
               lambda db: [f"DROP VIEW IF EXISTS `{db}`.`feedback`",
                           feedback.view_sql(db, feedback.SIGNALS_BEFORE_VERDICTS)]),

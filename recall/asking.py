@@ -1,4 +1,4 @@
-"""A turn that asks does not answer (issue 30, round two).
+"""A turn that asks does not answer (design.md §issue-30, round two).
 
 A question put to recall is answered by statements: "Kofi took all the pictures when you got
 married" answers "who photographed Tom's wedding?". Turns that are themselves questions ("Does

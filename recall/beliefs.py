@@ -1,4 +1,4 @@
-"""Beliefs at decision time (seed 002 §3, pit 3): the warm briefing and the retrieval bias.
+"""Beliefs at decision time (design.md §seed-002-3, pit 3): the warm briefing and the retrieval bias.
 
 A briefing needs no search: before each decision the top *active* beliefs of four layers
 are injected — situation (the belief's condition names the decision's emotion, given to
@@ -55,7 +55,7 @@ def layer_of(belief: Belief, scene: str | None, user: str | None, admitted: froz
 def briefable(belief: Belief, user: str | None) -> bool:
     """Whether the poisoning defence lets ``belief`` be briefed to a decision for ``user``: a
     belief resting on quarantined words (``Belief.quarantine``) is briefed only to the user it
-    is personal to, as the words themselves reach only their speaker's recalls (issue 27)."""
+    is personal to, as the words themselves reach only their speaker's recalls (design.md §issue-27)."""
     return not belief.quarantine or (user is not None and belief.scope.get("user") == user)
 
 

@@ -1,4 +1,4 @@
-"""The recall channels (MISSION C3): each a pure function from facts about one candidate to a
+"""The recall channels (design.md §C3): each a pure function from facts about one candidate to a
 score in [0, 1] (penalties: an amount to subtract) and the explanation that goes into
 ``item.why``. The engine gathers the facts; these functions only judge them.
 
@@ -33,7 +33,7 @@ REVIEWING_PENALTY = 0.15
 CONTRADICTION_PENALTY, CONTRADICTION_CAP = 0.10, 0.30
 SCOPE_PENALTY = 0.20  # per scope coordinate the item and the recall name differently
 SINGLE_SOURCE_PENALTY = 0.10  # a unit one agent verified and shared, not yet verified by the fleet
-# Which items a trigger prefers (MISSION C1, C7): an anomaly wants rules and past anomalies,
+# Which items a trigger prefers (design.md §C1, C7): an anomaly wants rules and past anomalies,
 # a reference to the past wants the timeline, a new task wants knowledge and experience.
 TRIGGER_PREFERS = {
     "anomaly": {"fragment", "anomaly"},

@@ -5,7 +5,7 @@ blur ``403`` into ``404`` and ``ORA-00942`` into "some database error"; an exact
 does not. So every memory (a perceived event or a "when C, do A, because R" unit) is indexed
 under prefixed cue terms (``@entity:iam``, ``@action:submit change``, ``@code:403`` ...) next to
 its word tokens, and a recall query is turned into the same terms by the same code, so the
-two meet exactly (MISSION B3: entity, scene, action, anomaly, cause, time, scope, exact).
+two meet exactly (design.md §B3: entity, scene, action, anomaly, cause, time, scope, exact).
 Pure functions: no IO, deterministic output.
 """
 
@@ -146,7 +146,7 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
 
 
 def coordinates(fields: dict, known_systems: Iterable[str] = ()) -> dict[str, list[str]]:
-    """The MISSION B3 cue coordinates of a perception- or cognition-like dict; empty ones omitted.
+    """The design.md §B3 cue coordinates of a perception- or cognition-like dict; empty ones omitted.
 
     The ``system`` field is itself a known system, so a lowercase mention of it elsewhere counts.
     Exact cues are found field by field; all fields but the free ``text`` repeat across a

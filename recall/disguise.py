@@ -1,4 +1,4 @@
-"""What a text says once its disguise is taken off, for the provenance cues (issue 27, point 5).
+"""What a text says once its disguise is taken off, for the provenance cues (design.md §issue-27, point 5).
 
 A cue word hidden from a regular expression is still read by the model it reaches: "ac\u200bcount",
 Cyrillic "аccount", "&#97;ccount", "ＡＣＣＯＵＮＴ", or the whole instruction as a base64 run

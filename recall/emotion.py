@@ -1,5 +1,5 @@
 """The situation's emotion when the caller does not say it: a small offline lexicon, English
-and Chinese, that names the emotion a text voices and how sure it is (issue 17, point 4).
+and Chinese, that names the emotion a text voices and how sure it is (design.md §issue-17, point 4).
 
 Belief induction learns rules such as "if emotion in [angry] then acknowledge first, then fix";
 a recall that cannot be told the customer is angry never briefs them, and a perceived ticket
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-IMPLICIT = 0.6  # seed 001 §4.1: an implicit signal
+IMPLICIT = 0.6  # design.md §seed-001-4.1: an implicit signal
 SURE = 0.8  # a word that voices nothing but the emotion
 SOURCE = "lexicon/1"  # named in the perception's scope when the label was inferred
 # (emotion, sure cues, implicit cues); the first emotion whose cues a text holds is its label.

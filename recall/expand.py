@@ -1,4 +1,4 @@
-"""Evidence that spans turns (issue 30): from the best hits, the turns that complete them.
+"""Evidence that spans turns (design.md §issue-30): from the best hits, the turns that complete them.
 
 A question whose answer needs two or three turns ("when did Samuel's cousin graduate?")
 usually matches one of them: "my cousin Freya …" names the cousin, "Freya graduated last

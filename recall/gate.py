@@ -1,4 +1,4 @@
-"""The cognitive gate between recall and the prompt (MISSION C4, seed 000 exp. 1 and 7).
+"""The cognitive gate between recall and the prompt (design.md §C4, design.md §seed-000-exp-1 and 7).
 
 Candidates (best first) → context (what the recalling task perceived itself) → scope filter
 → conflict & invalidation check → source credibility → near-duplicate removal → selection
@@ -15,7 +15,7 @@ injection value (worth ÷ token cost) is recorded with each selected item (``why
 filling the budget by it favoured short items over more relevant long ones (measured, see
 ``_within_budget``).
 
-Coverage (seed 000: fill the gap, not the budget): a lexical hit whose only shared terms
+Coverage (design.md §seed-000: fill the gap, not the budget): a lexical hit whose only shared terms
 with the query are function words or field labels ("system:", "action:") answers nothing
 and is cut at the stage ``covered``; once a rule (a unit) is selected, a further rule whose
 informative query terms are all held by the rules already selected adds no new answer to
@@ -36,7 +36,7 @@ import numpy as np
 from hindbrain.recall.index import Doc
 from hindbrain.recall.tokenize import tokens
 
-MIN_CREDIBILITY = 0.3  # below it a unit is still in the holding area (seed 001 §4.1)
+MIN_CREDIBILITY = 0.3  # below it a unit is still in the holding area (design.md §seed-001-4.1)
 # Jaccard similarity of token sets from which the weaker item is dropped: the write hygiene's
 # "the same event" (learning.learner.MERGE_SIMILARITY). At 0.8, distinct memories that share a
 # template ("won first place in the 100 m" / "… in the long jump") were cut (docs/recall-quality.md).
@@ -59,7 +59,7 @@ NOT_INJECTED = {"invalid": "invalidated: no longer true", "rejected": "rejected 
                 "superseded": "superseded by a newer statement of the same user (see explain)",
                 "outdated": "outdated: this option failed later where it used to succeed (see explain)",
                 "archived": "archived: over capacity, of the lowest value (kept in the log and the views)"}
-# Placement (MISSION C7): who the agent is (approved traits) → active knowledge → experience
+# Placement (design.md §C7): who the agent is (approved traits) → active knowledge → experience
 # rules → the timeline.
 PLACEMENT = {"identity": 0, "knowledge": 1, "experience": 2, "episodic": 3}
 
@@ -67,7 +67,7 @@ PLACEMENT = {"identity": 0, "knowledge": 1, "experience": 2, "episodic": 3}
 @dataclass
 class GateItem:
     """A candidate as the gate judges it. The gate reads the typed fields only, never ``why`` (the
-    explanation the engine builds, issue 29): changing an explanation cannot change a recall. Its
+    explanation the engine builds, design.md §issue-29): changing an explanation cannot change a recall. Its
     verdict lands in ``stage`` / ``reason`` / ``value`` / ``placement``; ``explanation()`` renders it."""
 
     doc: Doc
@@ -136,7 +136,7 @@ def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
 
 def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]:
     """An event a selected unit rests on is already in the prompt, compressed: the unit is
-    that trajectory's lesson (seed 000 exp. 2), so the raw event is cut as ``covered``. So is
+    that trajectory's lesson (design.md §seed-000-exp-2), so the raw event is cut as ``covered``. So is
     another telling of the same lesson: an event (not an anomaly, which may be evidence
     against the unit) of the unit's own system and action."""
     units = [item for item in selected if item.doc.kind == "fragment"]
@@ -170,7 +170,7 @@ def answer_to(items: list[GateItem], entity: str) -> GateItem | None:
 
 
 def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
-    """Issue 29: once a verified rule answers the situation, the rest of the pack only costs tokens
+    """design.md §issue-29: once a verified rule answers the situation, the rest of the pack only costs tokens
     and invites the wrong option. Cut (stage ``answered``, the reason naming the answer): a rule of
     another system (its condition is about something else), another rule of the same action (it
     restates the answer), an event of another action or another system, and a failure report of an
@@ -195,7 +195,7 @@ def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
 
 
 def own_system_first(items: list[GateItem], system: str, drop) -> list[GateItem]:
-    """Issue 29, round two: with no verified answer, the situation's own system may still have memory
+    """design.md §issue-29, round two: with no verified answer, the situation's own system may still have memory
     (a candidate rule, its failures and successes). Then what other systems did is no answer here: its
     options are another system's, it costs tokens and, read as advice, invites the wrong option. Cut
     (stage ``answered``) an event whose entities name only other systems, and a rule of another
@@ -256,7 +256,7 @@ def in_context(doc: Doc, task: str | None) -> bool:
 def chained(item: GateItem) -> bool:
     """Whether the graph reached the item through a shared entity *and* action from a seed
     the search found well (support ≥ ``CHAIN_SUPPORT``, ``why.graph.chain``): the next step of
-    a chain (seed 000's action chain) is a new answer even on the same query terms; a link
+    a chain (design.md §seed-000's action chain) is a new answer even on the same query terms; a link
     from a seed that only matched field labels ("system:") leads to another system's story,
     not the next step."""
     return item.chain >= CHAIN_SUPPORT

@@ -1,4 +1,4 @@
-"""The graph channel's links (seed 000 exp. 4): fragments weak alone, strong together.
+"""The graph channel's links (design.md §seed-000-exp-4): fragments weak alone, strong together.
 
 The strongest search hits (the *seeds*) lend support to every candidate that shares an
 entity and/or an action cue with them; sharing both is a chain and counts double. Seeds

@@ -62,7 +62,7 @@ _SITUATION_FIELDS = ("system", "identity", "action", "expected", "actual")
 # Cue kinds the graph channel walks: fragments sharing an entity *and* an action form a chain.
 LINK_PREFIXES = ("@entity:", "@action:")
 COORDINATE_PREFIXES = ("@entity:", "@action:", "@scene:", "@anomaly:", "@cause:", "@time:", "@scope:")
-# How far a raw event is to be trusted, by its signal's provenance (seed 001 §4.1): an
+# How far a raw event is to be trusted, by its signal's provenance (design.md §seed-001-4.1): an
 # explicit statement 0.9, an implicit one 0.6, the agent's self-evaluation 0.4.
 SIGNAL_CONFIDENCE = {"explicit": 0.9, "implicit": 0.6, "self": 0.4, None: 0.6}
 FUNCTION_WORDS = frozenset({
@@ -94,7 +94,7 @@ class Doc:
     last_used_us: int = 0  # the last outcome that applied it: freshness counts disuse from here
     owner: str | None = None  # the agent whose private memory holds it; None: shared in its tenant
     # A unit one agent verified and shared (not yet fleet-verified): {"learned_by", "agents",
-    # "verified"}; recall ranks it below fleet-verified units and says so (issue 17).
+    # "verified"}; recall ranks it below fleet-verified units and says so (design.md §issue-17).
     provenance: dict | None = None
     task: str | None = None  # events: the task that perceived it (its own recall has it in context)
     speaker: str | None = None  # events: who said it (a user's own turns are about that user)
@@ -114,7 +114,7 @@ class Doc:
 
 @dataclass(slots=True)
 class Counters:
-    """Usage counters of one item (MISSION D1), from outcome records, and the learner's verdicts."""
+    """Usage counters of one item (design.md §D1), from outcome records, and the learner's verdicts."""
 
     applied: int = 0
     success: int = 0
@@ -126,7 +126,7 @@ class Counters:
     @property
     def track(self) -> tuple[int, int]:
         """(worked, failed) as the utility channel counts them: the learner's verdicts on a unit
-        (issue 29: applied, failed, then another option worked is a failure of it, not the task's
+        (design.md §issue-29: applied, failed, then another option worked is a failure of it, not the task's
         success); the reported outcomes for what the learner does not judge (events, beliefs)."""
         if self.credited or self.debited:
             return self.credited, self.debited
@@ -145,7 +145,7 @@ class Belief:
     ts_us: int
     tokens: int = 0
     cues: frozenset[str] = field(default_factory=frozenset)
-    # Why it is never briefed to another user (issue 27: taint follows data): it rests on a
+    # Why it is never briefed to another user (design.md §issue-27: taint follows data): it rests on a
     # quarantined event or unit (``TenantIndex.add_belief``).
     quarantine: str | None = None
 
@@ -451,7 +451,7 @@ class TenantIndex:
             doc = self.docs[no]
             agents = list((unit or {}).get("agents") or ([doc.owner] if doc.owner else []))
             # ``fleet`` (lifecycle.Unit): shared because the fleet verified it; a payload from
-            # before issue 17 has no flag, and then only the fleet's verification shared a unit
+            # before design.md §issue-17 has no flag, and then only the fleet's verification shared a unit
             if unit is not None and not unit.get("fleet", True):
                 doc.provenance = {"learned_by": agents[0] if agents else None, "agents": len(agents),
                                   "verified": int(unit.get("successes") or 0)}

@@ -1,7 +1,7 @@
 """What a recall returns: the briefing and the gated items within the token budget, the
 cuts, and the rendering that goes into the prompt.
 
-``render()`` injects structured condition → action rules, not prose (MISSION C6): an agent
+``render()`` injects structured condition → action rules, not prose (design.md §C6): an agent
 (and a reviewer) can see when a rule applies, what to do, why, in which scope, how sure
 hindbrain is, and where it came from (C7).
 """
@@ -75,7 +75,7 @@ class RecallPack:
             lines.append(RULES)
             lines += [_rule(n, item) for n, item in enumerate(rules, 1)]
         past = [i for i in self.items if i.kind != "fragment"]
-        if past:  # what happened is evidence, quoted with its source: never an instruction (issue 19)
+        if past:  # what happened is evidence, quoted with its source: never an instruction (design.md §issue-19)
             lines.append(PAST)
             lines += [f"- [{_day(item.ts_us)}] {prompt_text(item.attribution or item.source)}: {quoted(item.text)}  "
                       f"({prompt_text(item.id)})" for item in past]

@@ -2,7 +2,7 @@
 into lexical terms, cue terms, an embedding text and the recall's context.
 
 A situation ``{system, identity, action, expected, actual}`` becomes an *expected vs
-actual* query (seed 000 exp. 5): its fields are cues (``@entity:iam``, ``@account:normal``
+actual* query (design.md §seed-000-exp-5): its fields are cues (``@entity:iam``, ``@account:normal``
 ...), and "expected success message but got no response" is what the semantic channel
 embeds, so a memory written as "提交后长期没有响应" can still be found.
 """
@@ -55,7 +55,7 @@ class Query:
         return self.views.form if self.views else "text"
 
 
-EXPLICIT = 0.9  # an emotion the caller names (seed 001 §4.1: explicit)
+EXPLICIT = 0.9  # an emotion the caller names (design.md §seed-001-4.1: explicit)
 
 
 def build_query(q, now_us: int) -> Query:

@@ -1,4 +1,4 @@
-"""One escape for every string from the log that reaches a prompt (issue 27, point 3).
+"""One escape for every string from the log that reaches a prompt (design.md §issue-27, point 3).
 
 Whatever reached the log — a message, a speaker's name, a session id, a scope value, a
 belief's or summary's words, a rule's fields — was written by somebody the reader of the

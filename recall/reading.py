@@ -1,8 +1,8 @@
-"""What a perceived turn says beyond its words, read at the edge (issue 17): the emotion a
+"""What a perceived turn says beyond its words, read at the edge (design.md §issue-17): the emotion a
 customer's turn voices (``recall.emotion``) and what an agent's reply does.
 
 The acts of a reply are the dialogue acts belief induction
-clusters on when the agent reports no ``action`` (issue 17: a ticket desk whose agents only
+clusters on when the agent reports no ``action`` (design.md §issue-17: a ticket desk whose agents only
 write replies). A reply that apologises or names the customer's feeling *empathizes*; every
 reply *answers*. So "I'm sorry, I understand how frustrating this is. Your key moved to eu-1"
 is ("empathize", "answer"), and induction can learn "if emotion in [angry] then first

@@ -1,4 +1,4 @@
-"""How channel scores combine into one relevance (MISSION C3), and the named presets.
+"""How channel scores combine into one relevance (design.md §C3), and the named presets.
 
 * ``fused`` (the default) — a weighted sum over **per-query normalised** search channels,
   scaled by the item's track record (``fused``, below):
@@ -10,11 +10,11 @@
   the memory is associative (a feeling, a kind of event) and lexical is only a cue; on a
   question the words carry it.
 * ``seed`` — the seed's weighted sum of raw channel scores, ``0.30·Lexical + 0.25·Semantic +
-  0.20·Graph + 0.10·Scenario + 0.10·HistoricalUtility + 0.05·Freshness`` (seed 001 §3.3).
-* ``rrf`` — reciprocal-rank fusion of the channels' rankings (seed 001 §3.3).
+  0.20·Graph + 0.10·Scenario + 0.10·HistoricalUtility + 0.05·Freshness`` (design.md §seed-001-3.3).
+* ``rrf`` — reciprocal-rank fusion of the channels' rankings (design.md §seed-001-3.3).
 
 Every method subtracts the contradiction and scope penalties and adds a small belief bias
-(seed 002 §3: relevant beliefs re-weight retrieved items). ``HINDBRAIN_RECALL_PRESET``
+(design.md §seed-002-3: relevant beliefs re-weight retrieved items). ``HINDBRAIN_RECALL_PRESET``
 picks the preset, ``HINDBRAIN_RECALL_WEIGHTS`` (JSON) overrides channel weights of both forms.
 """
 

@@ -1,4 +1,4 @@
-"""When to recall: the decision-chain triggers of MISSION C1 (seed 000 exp. 4, seed 004 §7).
+"""When to recall: the decision-chain triggers of design.md §C1 (design.md §seed-000-exp-4, design.md §seed-004-7).
 
 Recall is not only for task start. These pure helpers look at what an agent is about to do
 or has just seen and say which trigger fires and why, so the agent calls ``recall`` at the

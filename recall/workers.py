@@ -2,7 +2,7 @@
 
 The neural model's tokenizer is pure Python (USE's sentencepiece port): in the brain's process
 it held the interpreter lock for ~2.7 s on a 64 kB text, and every other tenant's recall
-waited behind it (issue 27, point 6). A worker process has its own interpreter, so the brain's
+waited behind it (design.md §issue-27, point 6). A worker process has its own interpreter, so the brain's
 threads only wait for the vectors, never for the lock.
 
 ``EmbedderPool(name, workers)`` runs ``workers`` processes (``python -m

@@ -86,7 +86,7 @@ def valid_id(operation: str, field: str, value) -> str:
 
 EventKind = Literal["message", "observation", "action", "anomaly", "feedback", "outcome"]
 Signal = Literal["explicit", "implicit", "self"]
-# Who produced an event's text (issue 19): the agent itself, a user talking to it, a tool's
+# Who produced an event's text (design.md §issue-19): the agent itself, a user talking to it, a tool's
 # output, an external document. None: read from ``kind`` and ``speaker`` (recall.provenance).
 Origin = Literal["agent", "user", "tool", "document"]
 Source = Literal["lived", "read"]

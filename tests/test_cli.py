@@ -52,7 +52,7 @@ def test_replay_check_rebuilds_identical_views(home, capsys):
 def test_hindsight_runs_and_when_due_says_why_it_skips(home, capsys):
     assert main(["--home", str(home[0]), "hindsight"]) == 0
     out, err = capsys.readouterr()
-    report = json.loads(out)  # progress goes to standard error: a line per phase in a pipe (issue 20)
+    report = json.loads(out)  # progress goes to standard error: a line per phase in a pipe (design.md §issue-20)
     lines = err.splitlines()
     phases = [line.split()[1] for line in lines if line.startswith("hindsight: ") and "phases in" not in line]
     assert phases == list(report["phases_s"]) and len(phases) == 9, err  # units, read, induce ... append
@@ -64,7 +64,7 @@ def test_hindsight_runs_and_when_due_says_why_it_skips(home, capsys):
     assert report["ran"] == [] and "new events" in report["skipped"]["induction"]
 
 
-# -- issue 31: sql, views, --home anywhere, no silent new brain, a served home ------------------
+# -- design.md §issue-31: sql, views, --home anywhere, no silent new brain, a served home ------------------
 def test_sql_answers_over_the_views_with_home_after_the_subcommand(home, capsys):
     assert main(["sql", "SELECT kind, text FROM events", "--tenant", "acme", "--home", str(home[0])]) == 0
     assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == \

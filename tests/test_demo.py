@@ -9,7 +9,7 @@ def test_the_demo_runs_the_fleet_and_the_desk_and_writes_the_report(tmp_path, ca
     home = tmp_path / "brain"
     assert main(["--home", str(home), "demo", "--rounds", "3"]) == 0
     out, err = capsys.readouterr()
-    # standard error is no terminal here: a line per stage, no carriage-return frames (issue 20)
+    # standard error is no terminal here: a line per stage, no carriage-return frames (design.md §issue-20)
     stages = ["open the brain: ", "the fleet, three arms: 108/108 tasks in ",  # 12 tasks a round, 3 arms
               "the ticket desk, three arms: 360/360 tasks in ", "the learning report: "]
     assert "\r" not in err and [sum(line.startswith(s) for line in err.splitlines()) for s in stages] == [1] * 4

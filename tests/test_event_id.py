@@ -1,4 +1,4 @@
-"""One ``event_id``, one event (issue 31): the same id with other content is refused naming the
+"""One ``event_id``, one event (design.md §issue-31): the same id with other content is refused naming the
 id and writes nothing; the same content again stays one event; a batch is one tenant's."""
 
 from __future__ import annotations

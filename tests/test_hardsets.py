@@ -1,4 +1,4 @@
-"""The harder held-out conversational sets (issue 30 point 4; bench/hardconv.py): the committed files
+"""The harder held-out conversational sets (design.md §issue-30 point 4; bench/hardconv.py): the committed files
 are what the generator makes, and they have the properties they claim — evidence across sessions,
 no content word shared with the question, decoys that do share them, a marked tuning half."""
 

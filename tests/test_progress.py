@@ -1,4 +1,4 @@
-"""Progress of the long commands (issue 20 point 3): a live bar in a terminal, a line per stage
+"""Progress of the long commands (design.md §issue-20 point 3): a live bar in a terminal, a line per stage
 in a log — never carriage-return frames in a file or a pipe."""
 
 from __future__ import annotations

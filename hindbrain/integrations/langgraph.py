@@ -160,7 +160,7 @@ class MemoryItem(SearchItem):
     @property
     def prompt(self) -> str:
         """The item as one line for a prompt, ``key: “text”``, through the one escape for what
-        reaches a prompt (``recall.quoting``; issue 27). ``value`` stays as stored: a store
+        reaches a prompt (``recall.quoting``; design.md §issue-27). ``value`` stays as stored: a store
         round-trips what it was given; it is this text that goes into a prompt."""
         return f"{prompt_text(self.key)}: {quoted(prompt_value(self.value))}"
 

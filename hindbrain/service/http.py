@@ -1,4 +1,4 @@
-"""``hindbrain serve``: the SDK as a JSON API for agents in any language (issue 8).
+"""``hindbrain serve``: the SDK as a JSON API for agents in any language (design.md §issue-8).
 
 Every ``/v1`` request carries ``Authorization: Bearer <API key>``; the key's tenant is the
 request's tenant (a body cannot name one: ``tenant`` is an unknown field there, so 422), and
@@ -479,7 +479,8 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     async def learn(request: Request, body: LearnBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """Propose a cognitive unit ("when C, do A, because R"). Returns its fragment id."""
         fields, key = bound(request, _fields(body)), request.state.key
-        grant, refused = key_grant(key.role, key.key_id, key.agent, fields)  # seeds are an operator's (issue 27)
+        # a seed or a raised confidence is an operator's grant (design.md §issue-27)
+        grant, refused = key_grant(key.role, key.key_id, key.agent, fields)
         if refused:
             raise HTTPException(status_code=403, detail=refused)
         return {"fragment_id": await owner.call(brain.learn, tenant=tenant, granted_by=grant, **fields)}

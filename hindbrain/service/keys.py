@@ -1,5 +1,5 @@
-"""API keys, one tenant and one role each, hashed at rest (MISSION G1: every request is bound
-to its tenant; issue 19: least privilege per key, ``roles.py``).
+"""API keys, one tenant and one role each, hashed at rest (design.md §G1: every request is bound
+to its tenant; design.md §issue-19: least privilege per key, ``roles.py``).
 
 A key reads ``hb_<key id>_<secret>``. Only the key id, its tenant, its role and the SHA-256
 of the secret are stored (``<home>/keys.sqlite``): the secret is 32 random bytes, so a plain
@@ -31,14 +31,14 @@ from hindbrain.service.roles import DEFAULT_ROLE, ROLES
 PREFIX = "hb_"
 
 MIGRATIONS = (
-    # 1: keys bound to a tenant (issue 8)
+    # 1: keys bound to a tenant (design.md §issue-8)
     "CREATE TABLE IF NOT EXISTS keys (key_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, secret_sha256 TEXT NOT NULL, "
     "label TEXT NOT NULL, created_us INTEGER NOT NULL, revoked_us INTEGER)",
-    # 2: roles (issue 19). A key made before roles existed could call every route; it becomes
+    # 2: roles (design.md §issue-19). A key made before roles existed could call every route; it becomes
     # an admin key, the role that still can, so a running fleet is not cut off by an upgrade.
     # `keys list` shows them as admin: re-issue them with least privilege and revoke the old.
     "ALTER TABLE keys ADD COLUMN role TEXT NOT NULL DEFAULT 'admin'",
-    # 3: a key bound to one agent (issue 19): it acts as that agent only. NULL: any agent of
+    # 3: a key bound to one agent (design.md §issue-19): it acts as that agent only. NULL: any agent of
     # its tenant, as every key before.
     "ALTER TABLE keys ADD COLUMN agent TEXT",
 )

@@ -1,4 +1,4 @@
-"""One edge (issue 27, point 7): who a request speaks for, and what it may do, decided once.
+"""One edge (design.md §issue-27, point 7): who a request speaks for, and what it may do, decided once.
 
 Every entry point — the FastAPI routes, the hot routes (``FastRoutes``), the recall replicas
 (which run ``FastRoutes``), MCP over HTTP (``TenantRouter``) and MCP over stdio — calls

@@ -1,4 +1,4 @@
-"""Recall replicas: processes that answer ``POST /v1/recall`` beside the brain's owner (issue 18).
+"""Recall replicas: processes that answer ``POST /v1/recall`` beside the brain's owner (design.md §issue-18).
 
 One process owns an embedded brain (its log, its chDB views, its learner), and its Python
 runs one recall at a time. ``hindbrain serve --replicas N`` starts N more processes. The owner

@@ -1,4 +1,4 @@
-"""Roles of API keys (issue 19): which routes a key may call, in one table.
+"""Roles of API keys (design.md §issue-19): which routes a key may call, in one table.
 
 Every key has one role:
 
@@ -51,7 +51,7 @@ ROUTES: dict[str, str] = {
     "/v1/hindsight": "admin",
     "/v1/keys": "admin",
     "/v1/keys/{key_id}": "admin",
-    # outside /v1 (issue 27): the whole brain's counts are an operator's; the API's description
+    # outside /v1 (design.md §issue-27): the whole brain's counts are an operator's; the API's description
     # is for anyone holding a key. Either can be opened without a key by a setting (docs/service.md).
     "/metrics": "admin",
     "/docs": ANY,

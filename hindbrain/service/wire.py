@@ -1,4 +1,4 @@
-"""The HTTP connection's own limits (issue 27): header size and a deadline for the headers.
+"""The HTTP connection's own limits (design.md §issue-27): header size and a deadline for the headers.
 
 uvicorn's httptools protocol puts no bound on a request's headers (8 MB were accepted, held in
 memory) and no deadline on their arrival: a client sending one header byte a second held a

@@ -1,4 +1,4 @@
-"""The fleet simulator (issue 7, first slice): worlds with hidden rules and preferences,
+"""The fleet simulator (design.md §issue-7, first slice): worlds with hidden rules and preferences,
 three arms (no memory, naive RAG, hindbrain) and what they did, per round.
 
     from hindbrain.sim import compare
@@ -21,7 +21,7 @@ def compare(world: World | None = None, brain=None, progress=None, rule_layers_a
     """Run the same world through the three arms in ``brain`` (a fresh lexical-only embedded
     brain when None): hindbrain learns under its tenant, and every arm records each task's
     final outcome under its own, for ``hindbrain.sim.report``. hindbrain's agents recall with the
-    default layers at task start, as a new user would (issue 17); ``rule_layers_at_start=True``
+    default layers at task start, as a new user would (design.md §issue-17); ``rule_layers_at_start=True``
     is the earlier policy that asked for the rule layers only."""
     from hindbrain.brain import Brain
 

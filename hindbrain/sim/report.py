@@ -106,7 +106,7 @@ def totals(rows: list[Round]) -> dict[str, dict[str, float | None]]:
 
 def unit_metrics(brain) -> dict[str, float | None]:
     """hindbrain's own learning, from its views: what became verified or invalid, and what
-    of the injected cognitions the agents applied (the context layer of seed 000)."""
+    of the injected cognitions the agents applied (the context layer of design.md §seed-000)."""
     units = brain.sql(UNITS_SQL)
     applied = brain.sql(APPLIED_SQL)
     verified, invalid, total = (sum(r[k] for r in units) for k in ("verified", "invalidated", "units"))

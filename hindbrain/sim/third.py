@@ -1,4 +1,4 @@
-"""The third fleet world (issue 29 point 6), written blind: from the public SDK and a brief only,
+"""The third fleet world (design.md §issue-29 point 6), written blind: from the public SDK and a brief only,
 without reading the product's recall or learning code, so it cannot have been bent to suit them.
 
     python -m hindbrain.sim.third --seeds 1,2,3 [--rounds 40]
@@ -649,7 +649,7 @@ def compare(world: World, embedder: str | None = None, progress=None) -> dict[st
 def report(seeds: list[int], rounds: int = 40, embedder: str | None = None, progress=None) -> list[str]:
     """Per metric, each arm's median over the seeds [min-max], as printable lines."""
     per_seed = [compare(third_world(s, rounds), embedder, progress) for s in seeds]
-    lines = [f"third world (blind, issue 29): {len(AGENTS)} agents, {rounds} rounds, seeds "
+    lines = [f"third world (blind, design.md §issue-29): {len(AGENTS)} agents, {rounds} rounds, seeds "
              f"{', '.join(map(str, seeds))}: median [min-max]",
              f"{'':>32}" + "".join(f"{a:>22}" for a in ARMS)]
     for metric in Score().metrics():

@@ -57,7 +57,7 @@ class Preference:
 
 @dataclass(frozen=True)
 class Ticket:
-    """A customer's fault ticket (seed 002's example). Upset customers (angry, disappointed)
+    """A customer's fault ticket (design.md §seed-002's example). Upset customers (angry, disappointed)
     are satisfied far more often when the reply first acknowledges the problem; calm ones
     do not care. Nobody tells the agents: only outcomes, and hindsight's beliefs, can."""
 

@@ -120,7 +120,7 @@ def assert_counts(digest, reference, work) -> None:
 
 
 def test_kill_9_mid_stream_then_restart_on_the_same_folder_loses_nothing_and_counts_nothing_twice(proof):
-    """On the default engine (aiokafka). The Faust agent passed this proof too (21 s; issue 18's
+    """On the default engine (aiokafka). The Faust agent passed this proof too (21 s; design.md §issue-18's
     session); in the suite it keeps the refused-insert proof below, which is its own failure path."""
     engine = "aiokafka"
     log, work = proof.log, workload(ROUNDS)

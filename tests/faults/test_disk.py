@@ -1,4 +1,4 @@
-"""Fault injection: the brain's disk fills up, or its folder is read-only (issue 19).
+"""Fault injection: the brain's disk fills up, or its folder is read-only (design.md §issue-19).
 
 The fault is real: the brain's home is a small tmpfs (root only; otherwise the tests skip
 saying so), filled to the last byte by a file, or remounted read-only. Every write call says

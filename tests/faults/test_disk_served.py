@@ -1,5 +1,5 @@
 """Fault injection: the disk of ``hindbrain serve``'s log fills up under concurrent requests
-(issue 19).
+(design.md §issue-19).
 
 The log is on a small tmpfs filled to the last byte (root only; otherwise the test skips
 saying so); the views are elsewhere and keep working, which is the harder case: a projection

@@ -1,4 +1,4 @@
-"""Fault injection: the Kafka broker restarts mid-stream (issue 19).
+"""Fault injection: the Kafka broker restarts mid-stream (design.md §issue-19).
 
 The broker is this test's own (never the shared test broker): ``deploy/kafka/kafka-up.sh`` on a
 free port and a data folder of its own, stopped with SIGTERM (``kafka-down.sh``) while a Brain
@@ -10,7 +10,7 @@ A writer thread perceives events (ids of its own) through ``Brain.open(kafka=...
 projects into its chDB views; a real ``hindbrain worker`` process (aiokafka engine, its own
 consumer group and chDB folder) projects the same topics. After 50 acknowledged events the test
 holds the writer between two appends, stops the broker and lets the writer go: its next append
-begins while the broker is down (arranged, not hoped for: issue 31), and the broker starts again
+begins while the broker is down (arranged, not hoped for: design.md §issue-31), and the broker starts again
 once it has; that append is acknowledged after the broker is back (asserted), and 50 more are.
 Then: every acknowledged event is in the
 ``perceptions`` topic exactly once (the producer is idempotent: its retries across the restart

@@ -1,4 +1,4 @@
-"""Fault injection: SIGTERM to ``hindbrain serve`` while it group-commits requests (issue 19).
+"""Fault injection: SIGTERM to ``hindbrain serve`` while it group-commits requests (design.md §issue-19).
 
 A real ``python -m hindbrain.cli serve`` process; clients on several threads send perceptions
 one at a time and in batches (each with ids of their own, so a request that got no answer is

@@ -1,4 +1,4 @@
-"""Fault injection: the warehouse (chDB) fails while the log (SQLite) works (issue 19).
+"""Fault injection: the warehouse (chDB) fails while the log (SQLite) works (design.md §issue-19).
 
 **The injected fault**: the brain's warehouse refuses every insert (its ``insert_arrow``
 raises ``WarehouseDown``) until the test lets it work again; queries still run. The log is

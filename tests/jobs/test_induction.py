@@ -81,7 +81,7 @@ def test_the_trigger_policy():
 
 
 def test_explicit_feedback_is_the_outcome_when_no_success_is_given(lexical_brain):
-    """Issue 17: tickets whose satisfaction came only as the user's explicit feedback (polarity)
+    """design.md §issue-17: tickets whose satisfaction came only as the user's explicit feedback (polarity)
     still teach a belief; self-evaluated feedback does not count."""
     b = lexical_brain
     events = []

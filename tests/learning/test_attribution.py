@@ -1,4 +1,4 @@
-"""Attribution inside a task (issue 17, point 2): an applied unit whose action was performed and
+"""Attribution inside a task (design.md §issue-17, point 2): an applied unit whose action was performed and
 then failed is falsified, whatever the task's final outcome; a falsified rule stops being
 injected after at most two such failures."""
 

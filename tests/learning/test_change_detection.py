@@ -1,4 +1,4 @@
-"""Change detection (issue 29 points 1 and 4): when the option a verified rule recommends fails
+"""Change detection (design.md §issue-29 points 1 and 4): when the option a verified rule recommends fails
 where it used to succeed and another one works, the older evidence goes with the rule — its
 success events are outdated (a decision in the log, marked in ``explain``, no longer injected),
 the rule is contradicted (the ``contradiction`` feedback signal, penalised) — and the first

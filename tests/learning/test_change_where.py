@@ -1,4 +1,4 @@
-"""Change detection, round two (issue 29): *where* an option failed is its system and its scope (what
+"""Change detection, round two (design.md §issue-29): *where* an option failed is its system and its scope (what
 fails in prod may still work in test), an option that starts working loses its old failure reports,
 and one that failed twice since it last worked loses its old success events even when the task never
 found what works instead."""

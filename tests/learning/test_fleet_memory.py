@@ -1,4 +1,4 @@
-"""Fleet memory (issue 8, seed 001 §6.2): within a tenant each agent's episodic memory and its
+"""Fleet memory (design.md §issue-8, design.md §seed-001-6.2): within a tenant each agent's episodic memory and its
 untested lessons stay private; a unit enters the memory the agents share once it was tested — a
 fix that worked in its agent's own task, or a successful application — marked with its provenance
 until several independent agents stand behind it at a higher confidence, recorded as
@@ -29,7 +29,7 @@ def decisions(b, kind):
 
 
 def test_a_fix_that_worked_reaches_the_fleet_marked_then_a_second_agent_makes_it_the_fleets(tmp_path):
-    """Issue 29 round two: a failure then, in the same task, a success is the lesson tested once. It
+    """design.md §issue-29 round two: a failure then, in the same task, a success is the lesson tested once. It
     reaches the other agents at once as a candidate with its provenance (before, it stayed private
     until its agent applied it again, and the others repeated the mistake meanwhile)."""
     with Brain.open(tmp_path / "b", embedder="none") as b:
@@ -53,7 +53,7 @@ def test_a_fix_that_worked_reaches_the_fleet_marked_then_a_second_agent_makes_it
 
 
 def test_an_untested_lesson_stays_private_but_one_verified_by_outcomes_reaches_the_fleet_at_once(tmp_path):
-    """Issue 17: a lesson an agent proposed (``learn``, not a fix it saw work) stays private until its
+    """design.md §issue-17: a lesson an agent proposed (``learn``, not a fix it saw work) stays private until its
     agent applies it successfully; then it is shared at once, marked with its provenance and ranked
     below what the fleet verified."""
     with Brain.open(tmp_path / "b", embedder="none") as b:
@@ -99,7 +99,7 @@ def test_explicit_word_seeds_and_agentless_units_are_shared_from_the_start(tmp_p
         [preference] = decisions(b, "unit_accepted")
         agentless = b.learn(tenant="acme", condition="deploys on Friday", action="ask the release manager first")
         seeded = b.learn(tenant="acme", condition="the VPN drops", action="reconnect with the backup",
-                         seed=True, confidence=0.9)  # a seed is the operator's, never an agent's (issue 27)
+                         seed=True, confidence=0.9)  # a seed is the operator's, never an agent's (design.md §issue-27)
         private = b.learn(tenant="acme", agent="a1", condition="the printer jams", action="open tray two")
         pref = b.recall(tenant="acme", agent="a2", query="write the weekly answers for alice", user="alice")
         assert preference["subject_ids"][0] in {i.id for i in pref.items}  # the user's word, not a1's experience

@@ -1,4 +1,4 @@
-"""General conditions (issue 17, point 3): a lesson conditions on the system, the task's goal
+"""General conditions (design.md §issue-17, point 3): a lesson conditions on the system, the task's goal
 and the symptom, not on the option that happened to fail first; trajectories that differ only
 in what failed on the way are one unit, and the rule names what works once and what fails as
 "not: …"."""

@@ -1,5 +1,5 @@
 """The ladder above a stable experience: skill, a proposed trait, and the human approval
-that moves it to the identity layer (seed 000 exp. 9, seed 004 §2)."""
+that moves it to the identity layer (design.md §seed-000-exp-9, design.md §seed-004-2)."""
 
 import pytest
 

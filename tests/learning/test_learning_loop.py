@@ -38,7 +38,7 @@ def test_a_no_response_as_normal_then_success_as_admin_becomes_a_rule(lexical_br
     b = lexical_brain
     fid = iam_lesson(b)
     [unit] = b.sql("SELECT * FROM fragments FINAL WHERE fragment_id = {f:String}", {"f": fid})
-    # The condition is general (issue 17): the action and its symptom, not the failing identity,
+    # The condition is general (design.md §issue-17): the action and its symptom, not the failing identity,
     # which the reason names as "not: …"; the action names only what worked.
     assert unit["condition"] == "submit change in IAM gives no response instead of success message"
     assert unit["action"] == "switch to the admin account and submit change"

@@ -1,4 +1,4 @@
-"""Readable rules (issue 29 point 3): every unit the recovery rule extracts from the simulators'
+"""Readable rules (design.md §issue-29 point 3): every unit the recovery rule extracts from the simulators'
 worlds, the scenarios and the SDK example reads as one clean when / do / because / evidence —
 no clause says a phrase twice, the action is not restated in the reason, each failing option is
 named once in "not:" and never the option that worked. The trajectories are built the way the

@@ -1,4 +1,4 @@
-"""Cold-start seeds (seed 001 §5.1): ``brain.seed`` and ``hindbrain seed FILE``."""
+"""Cold-start seeds (design.md §seed-001-5.1): ``brain.seed`` and ``hindbrain seed FILE``."""
 
 import json
 
@@ -108,7 +108,7 @@ def test_the_cli_prints_a_message_per_refused_entry(tmp_path, seed_file, capsys)
     captured = capsys.readouterr()
     assert "imported 2 cognitions, refused 3" in captured.out
     assert captured.err.count("refused:") == 3
-    # its progress: standard error is no terminal here, so one line for the stage (issue 20)
+    # its progress: standard error is no terminal here, so one line for the stage (design.md §issue-20)
     stage = [line for line in captured.err.splitlines() if line.startswith(f"seed {seed_file}: ")]
     assert len(stage) == 1 and stage[0].endswith("; 2 imported, 3 refused") and "\r" not in captured.err
     with Brain.open(home, embedder="none") as b:

@@ -1,4 +1,4 @@
-"""Knowledge updates (issue 17, point 5): a newer explicit statement by the same user on the
+"""Knowledge updates (design.md §issue-17, point 5): a newer explicit statement by the same user on the
 same subject supersedes the older one — kept, marked superseded by a decision naming the
 newer one, never injected again; a preference on another subject stands beside it."""
 
@@ -53,7 +53,7 @@ def test_chinese_revision_supersedes_too(tmp_path):
 
 
 def test_a_user_speaking_in_their_own_name_is_heard_and_their_old_words_go_with_the_old_rule(tmp_path):
-    """Issue 17, finding 6: integrations pass the person's name as the speaker and no signal.
+    """design.md §issue-17, finding 6: integrations pass the person's name as the speaker and no signal.
     A standing instruction ("please always", "from now on") is explicit by its own words; the
     user it binds is the speaker; once superseded, neither the old unit nor the old statement
     comes back, and the user's own question of this task is not injected back to it."""

@@ -1,4 +1,4 @@
-"""The cheap tests ``exact_cues`` runs before its case-insensitive patterns (issue 28, round
+"""The cheap tests ``exact_cues`` runs before its case-insensitive patterns (design.md §issue-28, round
 two) must be supersets: the lowered-text account hint of the case-insensitive one, and a known
 system's name in the lowered text of its pattern's match. Text with letters whose lower case
 is longer or ASCII (``İ``, the Kelvin sign) included."""

@@ -1,4 +1,4 @@
-"""Cues: exact cues are found (and non-cues are not), coordinates are the MISSION B3 ones, and a
+"""Cues: exact cues are found (and non-cues are not), coordinates are the design.md §B3 ones, and a
 query's cue terms meet the terms its memory was indexed under."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Every structured field a cue (issue 16): speaker, session, time, entities, system, identity
+"""Every structured field a cue (design.md §issue-16): speaker, session, time, entities, system, identity
 and action are reachable from a free-text query that names them, in both languages; and the
 ranking rules the quality harness relies on: distinct memories are not merged, k is honoured,
 a rule comes before routine events."""

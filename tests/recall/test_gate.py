@@ -113,7 +113,7 @@ def test_an_event_a_selected_unit_rests_on_is_cut_as_compressed_into_it():
 
 
 def test_a_task_start_draws_on_lessons_not_on_other_conversations_or_its_own_turns():
-    """Issue 17: a ticket's recall brought back its own text and seven other customers' tickets."""
+    """design.md §issue-17: a ticket's recall brought back its own text and seven other customers' tickets."""
     own = doc("ev_own", "user: the API times out", kind="event", layer="episodic", event_kind="message")
     own.task = "t1"
     other = doc("ev_other", "user: the API times out again", kind="event", layer="episodic", event_kind="message")
@@ -158,7 +158,7 @@ def test_a_chain_from_a_seed_that_only_matched_field_labels_is_no_chain():
 
 
 def test_the_explanation_never_changes_the_recall():
-    """Issue 29: the gate reads typed fields, never ``why``, and writes nothing into it. The same
+    """design.md §issue-29: the gate reads typed fields, never ``why``, and writes nothing into it. The same
     candidates with an empty explanation and with one that claims a strong chain and a close meaning
     give the same selection and the same cuts, and the explanations come back untouched."""
     def candidates(why):
@@ -205,9 +205,10 @@ def linked(d, system, action):
 
 
 def test_a_verified_rule_answers_and_the_gate_stops_there():
-    """Issue 29 point 2: at an "approve payslip" task start the verified rule is the answer; routine events of
-    other actions, the failures it summarises, its own successes and another system's rule are cut with the
-    answer named; a failure of the answer's own action (evidence against it) and the user's preference stay."""
+    """design.md §issue-29 point 2: at an "approve payslip" task start the verified rule is the answer;
+    routine events of other actions, the failures it summarises, its own successes and another
+    system's rule are cut with the answer named; a failure of the answer's own action (evidence
+    against it) and the user's preference stay."""
     answer = linked(doc("fr_pay", "when approve payslip in Payroll fails, do use the manager role, because the "
                                "other options fail here (not: approve as staff)"), "Payroll", "use the manager role")
     events = [linked(doc(f"ev_{n}", text, kind="event", layer="episodic", event_kind=k), "Payroll", a)
@@ -245,7 +246,7 @@ def replace_status(d, status):
 
 
 def test_with_no_answer_the_situations_own_system_comes_before_other_systems():
-    """Issue 29 round two: no verified rule yet, but the situation's system has memory of its own (a failure
+    """design.md §issue-29 round two: no verified rule yet, but the situation's system has memory of its own (a failure
     here, a candidate rule): another system's events, and its rules once this system has one, are cut as
     ``answered``; what someone said stays. With nothing of this system, the rest stays (an analogy)."""
     mine = linked(doc("ev_mine", "send the newsletter with smtp relay: refused", kind="event", layer="episodic",

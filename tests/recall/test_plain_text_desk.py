@@ -1,4 +1,4 @@
-"""A ticket desk in plain text (issue 17, findings 5 and 6, point 4): no emotion labels, no
+"""A ticket desk in plain text (design.md §issue-17, findings 5 and 6, point 4): no emotion labels, no
 action events, satisfaction only as the customer's explicit feedback. The brain reads the
 emotion of the customer's turn and the acts of the agent's reply, induction learns the belief,
 and an angry ticket given as plain text is briefed it."""

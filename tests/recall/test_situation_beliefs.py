@@ -1,4 +1,4 @@
-"""Beliefs meet situations (issue 17, point 4): a belief whose condition names an emotion is
+"""Beliefs meet situations (design.md §issue-17, point 4): a belief whose condition names an emotion is
 briefed to the decisions of that emotion — said by the caller or inferred from the text."""
 
 from hindbrain.recall.emotion import infer

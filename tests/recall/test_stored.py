@@ -1,5 +1,5 @@
 """``hindbrain.recall.stored``: the fold of a store's versions into InMemoryStore's order, and
-relevance with a floor (issue 31). Pure functions, no brain."""
+relevance with a floor (design.md §issue-31). Pure functions, no brain."""
 
 from __future__ import annotations
 

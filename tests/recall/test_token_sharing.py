@@ -1,4 +1,4 @@
-"""Tokens computed in parts (issue 28, round two): the index tokenizes an event's situation once
+"""Tokens computed in parts (design.md §issue-28, round two): the index tokenizes an event's situation once
 per distinct value (``joined_tokens``) and the learner caches the words of the structured fields
 (``learner._words``); both must equal tokenizing the whole joined text."""
 

@@ -1,4 +1,4 @@
-"""Regression scenarios (seed 001 §6.1): multi-session scripts with expectations.
+"""Regression scenarios (design.md §seed-001-6.1): multi-session scripts with expectations.
 
 Each ``*.yaml`` here is a list of sessions; each session reopens the brain from its folder
 (a new process would see the same), then runs its steps against the public SDK:

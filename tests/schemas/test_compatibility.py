@@ -103,7 +103,7 @@ def test_perception_v1_reads_with_emotion_none():
 
 
 def test_perceptions_before_v3_read_with_origin_none():
-    """Issue 19: an event written before ``origin`` existed has its trust read from kind and speaker."""
+    """design.md §issue-19: an event written before ``origin`` existed has its trust read from kind and speaker."""
     older = [registry.decode(_golden(f"perception.v{n}"))[1] for n in (1, 2)]
     assert [record["origin"] for record in older] == [None, None]
     assert registry.decode(_golden("perception.v3"))[1]["origin"] == "tool"

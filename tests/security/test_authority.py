@@ -1,4 +1,4 @@
-"""Issue 27, point 2: trust is raised only by an operator, never together with an agent identity.
+"""design.md §issue-27, point 2: trust is raised only by an operator, never together with an agent identity.
 
 An agent key that sent ``"seed": true, "confidence": 1.0`` minted a fleet-wide rule that was
 never quarantined; embedded, ``learn(agent=..., seed=True)`` did the same."""

@@ -1,4 +1,4 @@
-"""Issue 27, point 5: cues that survive disguise. Variants written for these tests (not the
+"""design.md §issue-27, point 5: cues that survive disguise. Variants written for these tests (not the
 issue's own texts), one group per class: each must be cued; the ordinary texts beside them
 must not (no false quarantine)."""
 

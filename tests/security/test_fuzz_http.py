@@ -1,4 +1,4 @@
-"""Fuzzing every HTTP route of ``hindbrain serve`` (issue 19 point 3).
+"""Fuzzing every HTTP route of ``hindbrain serve`` (design.md §issue-19 point 3).
 
 Hypothesis sends requests to the in-process ASGI app (``create_app`` over an embedded, lexical-only
 brain): every route of the app's route table (a new route is fuzzed without touching this file),

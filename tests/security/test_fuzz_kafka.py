@@ -1,4 +1,4 @@
-"""Fuzzing the records the projectors consume (issue 19 point 3): nothing crashes, nothing is lost.
+"""Fuzzing the records the projectors consume (design.md §issue-19 point 3): nothing crashes, nothing is lost.
 
 Hypothesis makes records no hindbrain writer would: garbage bytes, empty and null values, Avro
 cut short or with bytes after it, valid Avro of a schema version or a record type nobody ships,

@@ -1,4 +1,4 @@
-"""A MINJA-style probe through the SDK (issue 19): one user of a support agent says, in his own
+"""A MINJA-style probe through the SDK (design.md §issue-19): one user of a support agent says, in his own
 sessions, that refunds must go to his account; later other users' refund tasks recall through
 the same agent. The attacker's words must never reach their packs; he still recalls his own."""
 
@@ -83,7 +83,7 @@ def test_without_the_defence_the_probe_poisons_the_victims_packs(tmp_path):
 
 @pytest.mark.parametrize("kind", ["observation", "outcome"])
 def test_what_the_agent_says_it_saw_itself_is_not_quarantined_and_an_unstated_origin_is_not_trusted(tmp_path, kind):
-    """Only ``origin="agent"`` is the agent's word (issue 27): the same text with no origin may
+    """Only ``origin="agent"`` is the agent's word (design.md §issue-27): the same text with no origin may
     be a tool's output forwarded as is, so, carrying a cue, it is quarantined."""
     with Brain.open(tmp_path, embedder="none") as brain:
         brain.perceive(tenant="shop", agent="support-bot", kind=kind, origin="agent",

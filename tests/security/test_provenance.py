@@ -38,7 +38,7 @@ def test_only_what_somebody_said_to_the_agent_is_a_users_word():
     assert source_of("message", "mallory", "support-bot") == "user"
     assert source_of("feedback", None, "support-bot") == "user"
     # the agent's own reply by its name, and what it observed, are unstated: a user may take the
-    # agent's name, and a tool's output is forwarded as an observation (issue 27); only the
+    # agent's name, and a tool's output is forwarded as an observation (design.md §issue-27); only the
     # producer's origin="agent" is the agent's word
     assert source_of("message", "support-bot", "support-bot") == "unstated"
     assert source_of("message", "support-bot", "support-bot", origin="agent") == "agent"

@@ -1,4 +1,4 @@
-"""The tenant SQL sandbox (issue 27, point 1): an allow-list, two parsers, an engine wall, limits.
+"""The tenant SQL sandbox (design.md §issue-27, point 1): an allow-list, two parsers, an engine wall, limits.
 
 One brain holds two tenants: ``acme`` (the attacker, an analyst of its own rows) and ``globex``,
 whose message carries a secret. Every attack is sent as ``Brain.sql(query, tenant="acme")``

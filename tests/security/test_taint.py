@@ -1,4 +1,4 @@
-"""Issue 27, point 4: taint follows data. Every derived record carries the least trusted
+"""design.md §issue-27, point 4: taint follows data. Every derived record carries the least trusted
 provenance of its inputs: a belief, summary, meta-rule or promoted rule resting on quarantined
 events is quarantined the same way, per job, live and after a reopen (the index rebuilt from
 the views).

@@ -1,4 +1,4 @@
-"""Across sessions, guidance only from verified units (issue 19): a rule that would steer money
+"""Across sessions, guidance only from verified units (design.md §issue-19): a rule that would steer money
 or the agent reaches no other task on one agent's word; the events a pack brings back are
 quoted with their source, never rendered as instructions."""
 

@@ -1,4 +1,4 @@
-"""``hindbrain.Client`` and ``AsyncClient`` against a real ``hindbrain serve`` process (issue 20).
+"""``hindbrain.Client`` and ``AsyncClient`` against a real ``hindbrain serve`` process (design.md §issue-20).
 
 The server runs with a per-key rate limit of one request a second in bursts of 30, and each
 test has a key of its own: no test sends 30 requests, except the one that spends its burst to
@@ -56,7 +56,7 @@ RATE, BURST = 1, 30  # the server's per-key limit (see the module docstring)
 
 
 def _key(store: KeyStore, tenant: str) -> str:
-    """A key that may call every route: ``admin`` where keys have roles (issue 19), else any key."""
+    """A key that may call every route: ``admin`` where keys have roles (design.md §issue-19), else any key."""
     if "role" in inspect.signature(store.create).parameters:
         return store.create(tenant, "client tests", role="admin")
     return store.create(tenant, "client tests")
@@ -296,7 +296,8 @@ def test_the_key_decides_the_tenant(served, acme):
 
 def test_a_role_that_does_not_allow_the_route_is_a_permission_error(served):
     if "role" not in inspect.signature(KeyStore.create).parameters:
-        pytest.skip("no key roles (issue 19) in this tree: the 403 mapping is tested with an injected answer only")
+        pytest.skip("no key roles (design.md §issue-19) in this tree: the 403 mapping is tested with an injected "
+                    "answer only")
     agent = served.store.create("acme", "client tests", role="agent")
     with Client(served.url, api_key=agent) as client, pytest.raises(PermissionDenied) as denied:
         client.sql("SELECT 1")

@@ -1,4 +1,4 @@
-"""One edge (issue 27, point 7): the same role-and-binding matrix through every entry point.
+"""One edge (design.md §issue-27, point 7): the same role-and-binding matrix through every entry point.
 
 Each case is a key (every role, bound to an agent or not, or no live key), a way of writing the
 ``Authorization`` header, the tenant the caller claims (none, or another), and the agent the

@@ -1,4 +1,4 @@
-"""Who may take what at the edge (issue 27, point 6): the rate per parsed key and per tenant, on
+"""Who may take what at the edge (design.md §issue-27, point 6): the rate per parsed key and per tenant, on
 HTTP and MCP over HTTP (with request ids); ``/metrics`` and the API docs behind a key unless a
 setting opens them; the docs load nothing from another host."""
 

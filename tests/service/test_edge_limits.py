@@ -1,4 +1,4 @@
-"""The walls at the edge (issue 27, points 6 and 8): what one connection can take from the others,
+"""The walls at the edge (design.md §issue-27, points 6 and 8): what one connection can take from the others,
 on raw sockets against a real server on loopback (slow headers, a trickled body, an 8 MB
 header); bad ids; ``serve`` on a busy port. Rates and what needs a key: test_edge_access.py."""
 

@@ -1,4 +1,4 @@
-"""An audit a person can read (issue 20 point 5): ``explain`` as a timeline, one line per step,
+"""An audit a person can read (design.md §issue-20 point 5): ``explain`` as a timeline, one line per step,
 from the CLI (``--json``: the records themselves) and in the HTTP answer beside the chain.
 
 One small real brain: an agent's anomaly, a unit learned from it, two agents who recall it

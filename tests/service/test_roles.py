@@ -1,4 +1,4 @@
-"""Keys with roles (issue 19): every ``/v1`` route × every role through a real app on loopback,
+"""Keys with roles (design.md §issue-19): every ``/v1`` route × every role through a real app on loopback,
 revocation on the very next request for each role, key management over HTTP bound to its
 tenant, an old key store migrated, the MCP server's refusal of a key without the agent's rights."""
 

@@ -1,4 +1,4 @@
-"""``/v1/sql`` off the brain's thread (issue 27, point 1): a running tenant query delays no other
+"""``/v1/sql`` off the brain's thread (design.md §issue-27, point 1): a running tenant query delays no other
 tenant's recall or perceive, is killed when its client goes away, and its refusals are 422s.
 
 The conditions are arranged, not hoped for: each check waits until the engine lists the heavy

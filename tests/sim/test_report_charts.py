@@ -1,4 +1,4 @@
-"""Charts people can read (issue 20 point 4): the learning report's curves are matplotlib SVG
+"""Charts people can read (design.md §issue-20 point 4): the learning report's curves are matplotlib SVG
 inlined in one HTML file — a point per round, axes with ticks and units, the band of the
 seeds — beside recall quality and latency from the benches' measured numbers, and nothing in
 the page is fetched from anywhere.

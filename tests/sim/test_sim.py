@@ -41,9 +41,9 @@ def test_hindbrain_keeps_its_learning_thresholds(runs):
     assert hb.metrics()["repeated-mistake rate"] <= 0.05
     assert hb.metrics()["preference consistency"] >= 0.95
     assert hb.metrics()["success rate"] > rag.metrics()["success rate"] > none.metrics()["success rate"]
-    assert hb.metrics()["tokens per success"] <= 0.30 * rag.metrics()["tokens per success"]  # issue 7 target
+    assert hb.metrics()["tokens per success"] <= 0.30 * rag.metrics()["tokens per success"]  # design.md §issue-7 target
     assert none.metrics()["repeated-mistake rate"] == 1.0  # the baseline repeats every known mistake
-    # Issue 29 round two: a fix that worked in its own task reaches the fleet at once (marked with its
+    # design.md §issue-29 round two: a fix that worked in its own task reaches the fleet at once (marked with its
     # provenance), so the other agents no longer repeat the mistake while waiting for it (was 14 %).
     assert hb.metrics()["fleet repeated mistakes"] <= 0.03 < rag.metrics()["fleet repeated mistakes"]
     assert hb.metrics()["wrong-environment rule"] == 0  # prod's rule never applied in test, nor the reverse
@@ -109,7 +109,7 @@ def test_on_the_ticket_desk_hindsight_beliefs_change_the_replies():
 
 
 def test_with_default_layers_the_learned_rule_is_the_first_item_at_task_start(runs):
-    """Issue 16: an agent that recalls with the default layers (events and rules alike) gets the
+    """design.md §issue-16: an agent that recalls with the default layers (events and rules alike) gets the
     rule it learned as the first item, before the routine events about the same system."""
     assert runs["hindbrain"].total.metrics()["rule first at task start"] >= 0.95
     plain = compare(default_world(seed=7, rounds=6), rule_layers_at_start=False)["hindbrain"].total

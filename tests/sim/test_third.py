@@ -1,4 +1,4 @@
-"""The third world's mechanics (issue 29 point 6): the world, the agents' reading of a pack and the
+"""The third world's mechanics (design.md §issue-29 point 6): the world, the agents' reading of a pack and the
 counters — not hindbrain's scores. A tiny schedule runs in well under a second without a brain;
 one short run goes through the real SDK to show the hindbrain arm plugs in."""
 

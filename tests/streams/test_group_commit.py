@@ -1,4 +1,4 @@
-"""Group commit of a recall's own records (issue 18): what a crash can lose, exactly.
+"""Group commit of a recall's own records (design.md §issue-18): what a crash can lose, exactly.
 
 A recall's recall and injection records wait up to ``HINDBRAIN_RECALL_COMMIT_MS`` for their
 group commit; everything else (perceptions, outcomes) is durable when its call returns. The
