@@ -318,7 +318,8 @@ class Learner:
         env, out = success["envelope"], []
         for failure in failures:
             key = _option(failure)
-            if key is None or key == _option(success):
+            # the same action where it ran (a recovery by identity): the rule it teaches says which identity
+            if key is None or key[:3] == (_option(success) or ())[:3]:
                 continue
             old = t.successes.pop(key, [])
             if old:
@@ -561,22 +562,24 @@ def _taught(proposed: list[tuple[str, dict]]) -> str | None:
     return None
 
 
-def _option(event: dict) -> tuple[str, frozenset[str], frozenset] | None:
-    """What an event did, as change detection compares it: (its system, its action's words, its scope).
-    The scope is part of "where": what fails in prod may still work in test (an environment's rule),
-    so a failure in one scope outdates nothing of another."""
+def _option(event: dict) -> tuple[str, frozenset[str], frozenset, frozenset[str]] | None:
+    """What an event did, as change detection compares it: (its system, its action's words, its
+    scope, its identity's words). The scope is part of "where": what fails in prod may still work
+    in test (an environment's rule), so a failure in one scope outdates nothing of another. The
+    identity is part of the choice: "submit change" failing as the normal account says nothing of
+    "submit change" as the admin account, so a success as one never outdates a failure as the other."""
     words = attribution.words(event.get("action") or "")
     if not event.get("system") or not words:
         return None
     scope = frozenset((k, str(v)) for k, v in (event.get("scope") or {}).items() if isinstance(v, str | int | float))
-    return event["system"], words, scope
+    return event["system"], words, scope, attribution.words(event.get("identity") or "")
 
 
 def _recommends(unit: Unit, option: tuple, scope: dict | None = None) -> bool:
     """Whether ``unit`` (proposed for ``scope``) tells the agent to do ``option`` where the option ran: its
     action performs the option, its condition names the system, and its scope does not name another
     value of a coordinate the option's scope names (a rule of test is not contradicted in prod)."""
-    system, words, where = option
+    system, words, where, _identity = option  # a rule names what to do; who does it is its action's words
     ran = dict(where)
     if any(k in ran and ran[k] != str(v) for k, v in (scope or {}).items()):
         return False

@@ -67,3 +67,15 @@ def test_two_failures_since_it_last_worked_outdate_an_options_successes_one_does
         assert not any(worked & s for s in outdated(b))
         did(b, "a1", "t6", "blue-green", False)  # twice since it last worked, and no task found better
         assert any(worked <= s for s in outdated(b))
+
+
+def test_who_did_it_is_part_of_the_option_a_success_as_admin_keeps_the_failure_as_normal(tmp_path):
+    """The same action by another identity is another choice: "submit change" working as the admin
+    account says nothing of "submit change" as the normal account, whose failure stays evidence."""
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        b.perceive(tenant=T, agent="a1", task="t1", kind="anomaly", text="nothing happened", system="IAM",
+                   identity="normal account", action="submit change", expected="success message", actual="no response")
+        b.perceive(tenant=T, agent="a1", task="t1", kind="outcome", success=True, system="IAM",
+                   identity="admin account", action="submit change")
+        assert not outdated(b)
+        assert b.sql("SELECT count() AS n FROM decisions FINAL WHERE kind = 'unit_accepted'")[0]["n"] == 1
