@@ -457,7 +457,7 @@ class Brain:
         ``tenant``, the views of ``sql(..., tenant=)`` (that tenant's rows); without, the
         warehouse's own, which an operator's ``sql`` reads."""
         if tenant is not None:
-            self.tenant_sql("SELECT 1", tenant=tenant)  # creates the tenant's views on first use
+            tenant_sql.prepare(self.warehouse, tenant, self._tenant_views)
         db = self.warehouse.database if tenant is None else tenant_sql.tenant_database(tenant)
         rows = self.warehouse.query("SELECT table, name, type FROM system.columns WHERE database = {db:String} "
                                     "ORDER BY table, position", {"db": db})

@@ -179,10 +179,7 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
     """``(column_names, rows)`` of ``sql`` over ``tenant``'s views. ``prepared``: tenants
     whose views exist already (the caller's cache; ``IF NOT EXISTS`` makes a miss harmless).
     ``marker``: a random id that ``warehouse.cancel(marker)`` can kill the query by."""
-    if tenant not in prepared:
-        for statement in view_statements(warehouse.database, tenant):
-            warehouse.query(statement)
-        prepared.add(tenant)
+    prepare(warehouse, tenant, prepared)
     try:
         # The query travels as a parameter here: nothing of it runs.
         ((sql,),) = warehouse.tenant_check("SELECT formatQuerySingleLine({q:String})", {"q": sql})
@@ -199,6 +196,14 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
         raise
     except (StreamFailureError, DatabaseError) as exc:  # StreamFailure: it failed while its rows streamed
         raise refused(exc) from None
+
+
+def prepare(warehouse, tenant: str, prepared: set[str]) -> None:
+    """Create ``tenant``'s database of views unless ``prepared`` (the caller's cache) says it exists."""
+    if tenant not in prepared:
+        for statement in view_statements(warehouse.database, tenant):
+            warehouse.query(statement)
+        prepared.add(tenant)
 
 
 def refused(exc: Exception) -> ForbiddenQuery:
