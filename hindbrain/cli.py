@@ -53,6 +53,20 @@ def _served(args, home: Path):
     raise CliError(f"{home} is served by process {server.pid} at {server.url}; {how}")
 
 
+def _on_home(args, method: str, *call_args, **call_kwargs):
+    """``method`` of the brain at ``--home``: over HTTP when a server serves it (``_served``), else
+    embedded. ``Client`` and ``Brain`` take the same arguments for it."""
+    from hindbrain import Brain
+
+    home = _home(args)
+    client = _served(args, home)
+    if client is not None:
+        with client:
+            return getattr(client, method)(*call_args, **call_kwargs)
+    with Brain.open(home) as brain:
+        return getattr(brain, method)(*call_args, **call_kwargs)
+
+
 def _json(value) -> str:
     def fallback(o):
         return o.hex() if isinstance(o, bytes) else str(o)
@@ -72,17 +86,9 @@ def cmd_stats(args) -> int:
 
 def cmd_explain(args) -> int:
     """The timeline of the records behind an id (``hindbrain.audit``); ``--json``: the records themselves."""
-    from hindbrain import Brain
     from hindbrain.audit import timeline
 
-    home = _home(args)
-    client = _served(args, home)
-    if client is not None:
-        with client:
-            chain = client.explain(args.id, tenant=args.tenant)
-    else:
-        with Brain.open(home) as brain:
-            chain = brain.explain(args.id, tenant=args.tenant)
+    chain = _on_home(args, "explain", args.id, tenant=args.tenant)
     if not chain:
         print(f"nothing in the log concerns {args.id!r}", file=sys.stderr)
         return 1
@@ -96,19 +102,11 @@ def cmd_explain(args) -> int:
 
 def cmd_sql(args) -> int:
     """Read-only SQL over the views (``Brain.sql``): one JSON object per row, or ``--table``."""
-    from hindbrain import Brain
     from hindbrain.schemas.api import InvalidInput
     from hindbrain.served import BrainServed
 
-    home = _home(args)
-    client = _served(args, home)
     try:
-        if client is not None:
-            with client:
-                rows = client.sql(args.query, tenant=args.tenant)
-        else:
-            with Brain.open(home) as brain:
-                rows = brain.sql(args.query, tenant=args.tenant)
+        rows = _on_home(args, "sql", args.query, tenant=args.tenant)
     except InvalidInput as exc:
         raise CliError(str(exc)) from None
     except (BrainServed, CliError):
