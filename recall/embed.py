@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -213,14 +213,23 @@ def embedder_from_name(name: str) -> Embedder:
     return factory()
 
 
-_default: UseEmbedder | None = None
-_default_lock = threading.Lock()
+T = TypeVar("T")
 
 
-def default_embedder() -> UseEmbedder:
-    """One UseEmbedder per process, so every brain shares one loaded model (~70 MB)."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = UseEmbedder()
-        return _default
+def one_per_process(make: Callable[[], T]) -> Callable[[], T]:
+    """A getter that makes its value on the first call, once even when threads race, and returns
+    that same value to every later call: what every brain of a process shares (a loaded model)."""
+    made: list[T] = []
+    lock = threading.Lock()
+
+    def get() -> T:
+        with lock:
+            if not made:
+                made.append(make())
+            return made[0]
+
+    return get
+
+
+default_embedder = one_per_process(UseEmbedder)
+default_embedder.__doc__ = "One UseEmbedder per process, so every brain shares one loaded model (~70 MB)."

@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 from scipy.sparse import csr_matrix
 
+from hindbrain.recall.embed import one_per_process
+
 TABLE = Path(__file__).with_name("static_use.npz")  # written by ``python -m hindbrain.recall.distill``
 
 _CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -262,14 +264,5 @@ class StaticEmbedder:
         return self.table.embed(list(texts))
 
 
-_default: StaticEmbedder | None = None
-_default_lock = threading.Lock()
-
-
-def default_static() -> StaticEmbedder:
-    """One static table per process (~20 MB resident), shared by every brain."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = StaticEmbedder()
-        return _default
+default_static = one_per_process(StaticEmbedder)
+default_static.__doc__ = "One static table per process, shared by every brain."
