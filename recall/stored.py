@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hindbrain.recall.keyed import STORE_DELETED, STORE_KEY, STORE_NAMESPACE
+from hindbrain.recall.lexical import K1, B  # the same BM25 parameters as the lexical channel
 from hindbrain.recall.tokenize import tokens
 from hindbrain.schemas.api import InvalidInput
 
@@ -39,7 +40,6 @@ _STOPWORDS = ("a an and are as at be but by did do does for from had has have he
               "of on or our she so than that the their them then there these they this to too was we were what when "
               "where which who why will with you your")
 STOPWORDS = frozenset(_STOPWORDS.split(" "))
-K1, B = 1.2, 0.75  # BM25's usual term-frequency saturation and length normalization
 
 
 # -- values (pure) -------------------------------------------------------------------------------
