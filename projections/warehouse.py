@@ -101,6 +101,12 @@ class Warehouse:
         with self._lock:
             self._client.insert_arrow(table.name, data)
 
+    def query_arrow(self, sql: str):
+        """The result of ``sql`` as an Arrow table, on the writer's session (in a process that
+        holds a chDB warehouse, the only chDB engine it may use: ``streams.columnar``)."""
+        with self._lock:
+            return self._client.query_arrow(sql)
+
     def query(self, sql: str, parameters: dict | None = None, readonly: bool = False) -> list[tuple]:
         return self.query_columns(sql, parameters, readonly)[1]
 

@@ -28,10 +28,11 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
+from hindbrain.streams import columnar
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.log import LogEntry, Position
-from hindbrain.streams.processing import Decoded, decoded_entries, project_batch, to_messages
+from hindbrain.streams.processing import Decoded, decoded_entries, to_messages
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.topics import TOPICS, kafka_name
 
@@ -128,6 +129,7 @@ class KafkaProjector(_LoopThread):
     def __init__(self, log: KafkaLog, warehouse: Warehouse, group: str, batch_size: int = 2000):
         super().__init__(f"hindbrain-projector {group}")
         self.log, self.warehouse, self.group, self.batch_size = log, warehouse, group, batch_size
+        self.engine = columnar.engine_for(warehouse)  # perceptions decoded by columns
         for t in TOPICS:  # topics exist before the group subscribes (no auto-creation)
             log.partitions(t.name)
 
@@ -147,7 +149,7 @@ class KafkaProjector(_LoopThread):
                 batch = None
                 if entries:
                     with gc_paused():  # acyclic garbage: the collector would walk it all for nothing
-                        batch = project_batch(entries, now_us())
+                        batch = columnar.project_batch(entries, now_us(), self.engine)
                     if batch.dead_letters:  # into the log first: the reason is part of the audit
                         dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
                         await asyncio.to_thread(self.log.append, dls)

@@ -37,6 +37,8 @@ class ProjectedBatch:
     rows: dict[str, list[dict]] = field(default_factory=dict)
     dead_letters: list[dict] = field(default_factory=list)  # DeadLetter records, not yet in the log
     count: int = 0
+    # Rows already in columns (``streams.columnar``), by table: inserted beside ``rows``.
+    tables: dict[str, list] = field(default_factory=dict)
 
     def add_rows(self, rows_by_table: dict[str, list[dict]]) -> None:
         for table, rows in rows_by_table.items():

@@ -18,7 +18,7 @@ import pyarrow as pa
 from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
-from hindbrain.streams import replay_chunk
+from hindbrain.streams import columnar, replay_chunk
 from hindbrain.streams.processing import ProjectedBatch
 from hindbrain.streams.replay_chunk import project_entries
 from hindbrain.streams.sink import insert_batch
@@ -65,9 +65,9 @@ def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0,
         tasks = [(str(log.path), offset, chunk, now_us()) for offset in range(0, end, chunk)]
         records, dead = _in_workers(warehouse, workers, _chunk_task, tasks, progress=progress)
     else:
-        offset = 0
+        offset, engine = 0, columnar.engine_for(warehouse)
         while entries := log.read_all(offset, chunk):
-            batch = project_entries(entries, now_us())
+            batch = project_entries(entries, now_us(), engine)
             records, dead = records + batch.count, dead + len(batch.dead_letters)
             insert_batch(warehouse, batch)
             progress(len(entries))
@@ -102,6 +102,7 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
                                     initializer=("open_kafka", (log.bootstrap, log.prefix)), progress=progress)
         return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest(), workers)
     records = dead = 0
+    engine = columnar.engine_for(warehouse)
 
     def read(task: tuple) -> list:
         return replay_chunk.read_range(log, *task[:4])
@@ -114,7 +115,7 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
             ThreadPoolExecutor(1, thread_name_prefix="replay-insert") as inserter:
         inserted = None
         for (_, _, offset, stop, _), entries in zip(tasks, _prefetched(reader, read, tasks), strict=True):
-            batch = project_entries(entries, now_us()) if entries else ProjectedBatch()
+            batch = project_entries(entries, now_us(), engine) if entries else ProjectedBatch()
             records, dead = records + batch.count, dead + len(batch.dead_letters)
             if inserted is not None:
                 inserted.result()  # one insert in flight: memory stays at two chunks

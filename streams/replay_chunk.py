@@ -10,15 +10,17 @@ from __future__ import annotations
 import pyarrow as pa
 
 from hindbrain.projections.views import TABLES
+from hindbrain.streams import columnar
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch
 from hindbrain.streams.sqlite_log import SqliteLog
 
 
-def project_entries(entries, ts_us: int) -> ProjectedBatch:
-    """Project log entries; dead letters become rows directly (replay never appends)."""
+def project_entries(entries, ts_us: int, engine: columnar.Engine | None = None) -> ProjectedBatch:
+    """Project log entries; dead letters become rows directly (replay never appends). With an
+    ``engine``, perceptions are decoded and projected by columns (``streams.columnar``)."""
     with gc_paused():
-        batch = project_batch(entries, ts_us)
+        batch = columnar.project_batch(entries, ts_us, engine)
         for dl in batch.dead_letters:
             pos = entries[0].position._replace(topic=dl["topic"], offset=dl["position"])
             project_batch([Decoded(pos, "dead_letter", dl)], ts_us, batch)
@@ -38,6 +40,13 @@ def chunk_as_arrow(log_path: str, offset: int, limit: int, ts_us: int) -> tuple[
 
 
 _kafka: dict = {}  # a worker process's KafkaLog, opened once by ``open_kafka``
+_engines: list = []  # a worker process's in-memory chDB for the columnar decode, made on first use
+
+
+def _engine() -> columnar.Engine:
+    if not _engines:
+        _engines.append(columnar.memory_engine())
+    return _engines[0]
 
 
 def open_kafka(bootstrap: str, prefix: str) -> None:
@@ -66,11 +75,14 @@ def read_range(log, topic: str, partition: int, offset: int, stop: int) -> list:
 def entries_as_arrow(entries, ts_us: int) -> tuple[int, int, dict[str, bytes]]:
     if not entries:
         return 0, 0, {}
-    batch = project_entries(entries, ts_us)
+    batch = project_entries(entries, ts_us, _engine())
     streams = {}
     with gc_paused():
-        for name, rows in batch.rows.items():
-            table = TABLES[name].to_arrow(rows)
+        for name in batch.rows.keys() | batch.tables.keys():
+            parts = batch.tables.get(name, [])
+            if name in batch.rows:
+                parts = [TABLES[name].to_arrow(batch.rows[name]), *parts]
+            table = pa.concat_tables(parts)
             sink = pa.BufferOutputStream()
             with pa.ipc.new_stream(sink, table.schema) as writer:
                 writer.write_table(table)

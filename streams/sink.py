@@ -13,3 +13,6 @@ def insert_batch(warehouse: Warehouse, batch: ProjectedBatch) -> None:
     with gc_paused():
         for name, rows in batch.rows.items():
             warehouse.insert(TABLES[name], rows)
+        for name, tables in batch.tables.items():
+            for table in tables:
+                warehouse.insert_arrow(TABLES[name], table)

@@ -1,0 +1,224 @@
+"""Columnar decode of the hot record type: many Avro bodies → one Arrow table, in native code.
+
+Decoding a perception with fastavro builds a Python dict per record (~50 µs each under load,
+most of a replay's time). Here a whole batch of current-version perceptions becomes one Avro
+object container (header + one block of the concatenated bodies) that chDB's Avro reader
+turns into Arrow columns; the ``events`` rows are then column operations (``project_events``).
+
+Exactly the same records are accepted as by the per-record path (``processing.decode_entry``):
+* only values written with the *current* perception schema on the ``perceptions`` topic are
+  taken; any other version, type or topic goes to the per-record path;
+* each body is followed in the block by a 4-byte marker (its index), declared as a last
+  ``fixed`` field of the container's schema. A body with trailing bytes or cut short shifts
+  what follows, so a marker reads wrong (the per-record path rejects such a body for its
+  trailing bytes) and the batch falls back;
+* strings must be valid UTF-8 (fastavro rejects the others; the Avro reader copies bytes);
+* rows failing ``invalid_reason``'s checks (empty tenant or record id, time out of range) go
+  to the per-record path, which dead-letters them with its reason.
+A batch chDB cannot read at all goes to the per-record path whole: slower, never different.
+
+``Engine`` runs one SQL query and returns Arrow: the warehouse's own chDB session when the
+warehouse is chDB (chDB allows one engine path per process), or a private in-memory chDB
+otherwise (a worker process, a ClickHouse server warehouse: ``file()`` must read *this*
+machine's file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hindbrain.projections.views import TABLES, VIEWS_BY_RECORD_TYPE
+from hindbrain.schemas.codec import HEADER_LEN, MAGIC, registry
+from hindbrain.streams import processing
+from hindbrain.streams.log import LogEntry
+from hindbrain.streams.processing import TS_US_RANGE, ProjectedBatch
+
+Engine = Callable[[str], pa.Table]
+MIN_BATCH = 256  # below this, one chDB query (~2-5 ms) costs more than the dicts it saves
+_MARKER = "_hb_index"
+_SHM = "/dev/shm" if os.path.isdir("/dev/shm") else None  # a container never touches the disk there
+
+
+@dataclass(frozen=True)
+class _Hot:
+    record_type: str
+    topic: str
+    header: bytes  # magic + fingerprint of the current writer schema
+    container_schema: bytes  # the writer schema + the marker field, as JSON
+
+
+def _hot(record_type: str, topic: str) -> _Hot:
+    current = registry.current(record_type)
+    schema = json.loads(_canonical(current.parsed))
+    schema["fields"].append({"name": _MARKER, "type": {"type": "fixed", "name": "HbIndex", "size": 4}})
+    return _Hot(record_type, topic, MAGIC + current.fingerprint, json.dumps(schema).encode())
+
+
+def _canonical(parsed) -> str:
+    from fastavro.schema import to_parsing_canonical_form
+
+    return to_parsing_canonical_form(parsed)
+
+
+PERCEPTIONS = _hot("perception", "perceptions")
+# Only ``events`` reads perceptions: a second view on them would need its columnar projector too.
+assert [v.table.name for v in VIEWS_BY_RECORD_TYPE["perception"]] == ["events"], "perception views changed"
+
+
+def split_hot(entries: list[LogEntry], hot: _Hot = PERCEPTIONS) -> tuple[list[int], list[int]]:
+    """Indexes of ``entries`` the columnar path may take, and of the others."""
+    fast, slow = [], []
+    header, topic = hot.header, hot.topic
+    for i, e in enumerate(entries):
+        (fast if e.topic == topic and e.value[:HEADER_LEN] == header else slow).append(i)
+    return fast, slow
+
+
+def container(values: list[bytes], hot: _Hot = PERCEPTIONS) -> bytes:
+    """An Avro object container with one block: each value's body (past the single-object
+    header) followed by its 4-byte index."""
+    sync = os.urandom(16)
+    markers = _indexes(len(values))
+    parts: list = [None] * (2 * len(values))
+    parts[0::2] = [memoryview(v)[HEADER_LEN:] for v in values]
+    parts[1::2] = [markers[i:i + 4] for i in range(0, len(markers), 4)]
+    block = b"".join(parts)
+    meta = _long(2) + _bytes(b"avro.schema") + _bytes(hot.container_schema) + _bytes(b"avro.codec") \
+        + _bytes(b"null") + _long(0)
+    return b"".join((b"Obj\x01", meta, sync, _long(len(values)), _long(len(block)), block, sync))
+
+
+def _indexes(n: int) -> bytes:
+    """0 .. n-1 as little-endian uint32, back to back: the markers, and what they must read."""
+    return np.arange(n, dtype="<u4").tobytes()
+
+
+def _long(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)  # zigzag
+    out = bytearray()
+    while n & ~0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _bytes(b: bytes) -> bytes:
+    return _long(len(b)) + b
+
+
+def decode(values: list[bytes], engine: Engine, hot: _Hot = PERCEPTIONS) -> pa.Table | None:
+    """The records of ``values`` (each a full log value with ``hot.header``) as one Arrow
+    table, row i from value i; None if chDB cannot read them or any row is not exactly what
+    the per-record decoder reads (the caller then decodes them one by one)."""
+    data = container(values, hot)
+    fd, path = tempfile.mkstemp(suffix=".avro", dir=_SHM)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        table = engine(f"SELECT * FROM file('{path}', 'Avro')")
+    except Exception:  # noqa: BLE001 - a block chDB cannot read: the per-record path says why, per record
+        return None
+    finally:
+        os.unlink(path)
+    if table.num_rows != len(values):
+        return None
+    markers = table.column(_MARKER).combine_chunks().cast(pa.binary(4))
+    if markers.null_count or markers.buffers()[1].to_pybytes()[4 * markers.offset:4 * (markers.offset + len(values))] \
+            != _indexes(len(values)):
+        return None
+    try:
+        table.validate(full=True)  # UTF-8 of every string column
+    except pa.ArrowInvalid:
+        return None
+    return table.drop_columns([_MARKER])
+
+
+def valid_rows(table: pa.Table) -> pa.ChunkedArray:
+    """``invalid_reason``'s checks as a mask (the topic and type are known to match)."""
+    env = table.column("envelope")
+    tenant, record_id, ts = (pc.struct_field(env, name) for name in ("tenant", "record_id", "ts_us"))
+    return pc.and_(pc.and_(pc.not_equal(pc.binary_length(tenant), 0), pc.not_equal(pc.binary_length(record_id), 0)),
+                   pc.and_(pc.greater_equal(ts, TS_US_RANGE[0]), pc.less_equal(ts, TS_US_RANGE[1])))
+
+
+_EVENTS = TABLES["events"]
+_PAYLOAD = ("kind", "text", "system", "identity", "action", "expected", "actual", "entities", "scope",
+            "signal", "success", "polarity", "session", "speaker", "emotion", "origin")
+
+
+def project_events(table: pa.Table, topic: str, partitions: pa.Array, offsets: pa.Array) -> pa.Table:
+    """``events`` rows of decoded perceptions (``projections.events.project``, by columns)."""
+    env = table.column("envelope")
+    field = {name: pc.struct_field(env, name) for name in ("tenant", "record_id", "ts_us", "agent", "task",
+                                                            "producer")}
+    columns = {"tenant": field["tenant"], "event_id": field["record_id"], "ts": field["ts_us"],
+               "agent": field["agent"], "task": field["task"], "producer": field["producer"],
+               **{name: table.column(name) for name in _PAYLOAD},
+               "_topic": pa.array([topic] * table.num_rows, pa.string()),
+               "_partition": partitions, "_offset": offsets}
+    schema = _EVENTS.arrow_schema()
+    return pa.Table.from_arrays([_cast(columns[f.name], f.type) for f in schema], schema=schema)
+
+
+def _cast(column, to: pa.DataType):
+    if pa.types.is_timestamp(to):
+        return column.cast(pa.int64()).cast(to)
+    return column.cast(to)
+
+
+def events_of(entries: list[LogEntry], engine: Engine) -> tuple[pa.Table | None, list[int]]:
+    """The ``events`` rows of the hot entries, columnar, and the indexes of ``entries`` the
+    per-record path must take (every entry when the batch is small or chDB refuses it)."""
+    fast, slow = split_hot(entries)
+    if len(fast) < MIN_BATCH:
+        return None, list(range(len(entries)))
+    decoded = decode([entries[i].value for i in fast], engine)
+    if decoded is None:
+        return None, list(range(len(entries)))
+    mask = valid_rows(decoded)
+    if not pc.all(mask).as_py():
+        keep = mask.to_pylist()
+        slow += [i for i, ok in zip(fast, keep, strict=True) if not ok]
+        fast = [i for i, ok in zip(fast, keep, strict=True) if ok]
+        decoded = decoded.filter(mask)
+        slow.sort()
+    partitions = pa.array([entries[i].partition for i in fast], pa.uint32())
+    offsets = pa.array([entries[i].offset for i in fast], pa.uint64())
+    return project_events(decoded, PERCEPTIONS.topic, partitions, offsets), slow
+
+
+def project_batch(entries: list[LogEntry], ts_us: int, engine: Engine | None) -> ProjectedBatch:
+    """``processing.project_batch`` of ``entries``, the hot records by columns when ``engine``
+    is given: the same rows, dead letters and count."""
+    if engine is None:
+        return processing.project_batch(entries, ts_us)
+    events, slow = events_of(entries, engine)
+    if events is None:
+        return processing.project_batch(entries, ts_us)
+    batch = processing.project_batch([entries[i] for i in slow], ts_us)
+    batch.tables.setdefault("events", []).append(events)
+    batch.count += events.num_rows
+    return batch
+
+
+def memory_engine() -> Engine:
+    """A private in-memory chDB (a process without a chDB warehouse)."""
+    import chdb
+
+    return lambda sql: chdb.query(sql, "ArrowTable")
+
+
+def engine_for(warehouse) -> Engine:
+    """The warehouse's session if it is chDB (one engine path per process), else in-memory chDB."""
+    if warehouse.url.startswith("chdb://"):
+        return warehouse.query_arrow
+    return memory_engine()
