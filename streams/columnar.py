@@ -210,6 +210,14 @@ def project_batch(entries: list[LogEntry], ts_us: int, engine: Engine | None) ->
     return batch
 
 
+# "0" turns the columnar path off (the per-record path alone): the baseline of bench/distributed.py.
+SWITCH = "HINDBRAIN_COLUMNAR_DECODE"
+
+
+def enabled() -> bool:
+    return os.environ.get(SWITCH, "1") != "0"
+
+
 def memory_engine() -> Engine:
     """A private in-memory chDB (a process without a chDB warehouse)."""
     import chdb
@@ -217,8 +225,11 @@ def memory_engine() -> Engine:
     return lambda sql: chdb.query(sql, "ArrowTable")
 
 
-def engine_for(warehouse) -> Engine:
-    """The warehouse's session if it is chDB (one engine path per process), else in-memory chDB."""
+def engine_for(warehouse) -> Engine | None:
+    """The warehouse's session if it is chDB (one engine path per process), else in-memory chDB;
+    None when the columnar path is switched off."""
+    if not enabled():
+        return None
     if warehouse.url.startswith("chdb://"):
         return warehouse.query_arrow
     return memory_engine()

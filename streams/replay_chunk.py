@@ -43,7 +43,9 @@ _kafka: dict = {}  # a worker process's KafkaLog, opened once by ``open_kafka``
 _engines: list = []  # a worker process's in-memory chDB for the columnar decode, made on first use
 
 
-def _engine() -> columnar.Engine:
+def _engine() -> columnar.Engine | None:
+    if not columnar.enabled():
+        return None
     if not _engines:
         _engines.append(columnar.memory_engine())
     return _engines[0]

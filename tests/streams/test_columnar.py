@@ -1,0 +1,88 @@
+"""The columnar decode of perceptions makes exactly the rows, dead letters and counts of the
+per-record path, whatever is wrong with the batch (then it falls back, never differs)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from hindbrain.projections.views import TABLES
+from hindbrain.schemas.codec import registry
+from hindbrain.schemas.records import envelope
+from hindbrain.streams import columnar, processing
+from hindbrain.streams.log import LogEntry
+
+TS = 1_700_000_000_000_000
+N = columnar.MIN_BATCH + 44
+
+
+def perception(i: int, **env) -> dict:
+    return {"envelope": {**envelope("perception", f"tenant-{i % 3}", agent=f"agent-{i % 5}", task=None,
+                                    ts_us=TS + i), **env},
+            "kind": "anomaly" if i % 2 else "message", "text": f"AAAA submit {i} did nothing 权限不足",
+            "system": "IAM" if i % 4 else None, "identity": None, "action": None, "expected": None, "actual": None,
+            "entities": ["IAM", f"e{i}"][: i % 3], "scope": {"env": "prod", "n": str(i)} if i % 2 else {},
+            "signal": None, "success": [None, True, False][i % 3], "polarity": 0.5 if i % 7 == 0 else None,
+            "session": None, "speaker": "user" if i % 6 == 0 else None, "emotion": None,
+            "origin": "tool" if i % 5 == 0 else None}
+
+
+def entries(records: list[dict]) -> list[LogEntry]:
+    return [LogEntry("perceptions", i % 4, 1000 + i, None, registry.encode("perception", r))
+            for i, r in enumerate(records)]
+
+
+def events(batch: processing.ProjectedBatch) -> pa.Table:
+    parts = [TABLES["events"].to_arrow(batch.rows.get("events", [])), *batch.tables.get("events", [])]
+    return pa.concat_tables(parts).sort_by("_offset")
+
+
+def both(warehouse, batch_entries: list[LogEntry]):
+    slow = processing.project_batch(batch_entries, TS)
+    fast = columnar.project_batch(batch_entries, TS, columnar.engine_for(warehouse))
+    assert fast.count == slow.count == len(batch_entries)
+    assert events(fast).equals(events(slow))
+    assert [d["reason"] for d in fast.dead_letters] == [d["reason"] for d in slow.dead_letters]
+    assert {k: v for k, v in fast.rows.items() if k != "events"} == \
+        {k: v for k, v in slow.rows.items() if k != "events"}
+    return fast
+
+
+@pytest.fixture
+def warehouse(open_warehouse):
+    return open_warehouse()
+
+
+def test_a_clean_batch_is_decoded_by_columns(warehouse):
+    fast = both(warehouse, entries([perception(i) for i in range(N)]))
+    assert fast.tables["events"][0].num_rows == N and "events" not in fast.rows
+
+
+def test_rows_that_fail_validation_take_the_per_record_path(warehouse):
+    records = [perception(i) for i in range(N)]
+    records[3]["envelope"]["tenant"] = ""
+    records[7]["envelope"]["record_id"] = ""
+    records[11]["envelope"]["ts_us"] = 2 ** 62  # past the year 9999
+    batch = entries(records)
+    batch[20] = LogEntry("perceptions", 0, 1020, None, registry.encode("perception", records[20], version=1))
+    batch[21] = LogEntry("perceptions", 0, 1021, None, b"\xc3\x01 not avro")
+    fast = both(warehouse, batch)
+    assert len(fast.dead_letters) == 4
+    assert fast.tables["events"][0].num_rows == N - 5  # the v1 record too: decoded one by one
+
+
+@pytest.mark.parametrize("damage", ["trailing", "cut", "utf8"])
+def test_a_batch_chdb_would_read_differently_falls_back_whole(warehouse, damage):
+    batch = entries([perception(i) for i in range(N)])
+    value = batch[50].value
+    value = {"trailing": value + b"\x00\x02", "cut": value[:-6],
+             "utf8": value.replace(b"AAAA", b"\xff\xfeAA")}[damage]
+    batch[50] = LogEntry("perceptions", 2, 1050, None, value)
+    fast = both(warehouse, batch)
+    assert not fast.tables  # the per-record path made every row
+    assert len(fast.dead_letters) == 1 and fast.dead_letters[0]["position"] == 1050
+
+
+def test_a_small_batch_is_not_worth_a_query(warehouse):
+    fast = both(warehouse, entries([perception(i) for i in range(10)]))
+    assert not fast.tables
