@@ -62,7 +62,8 @@ class Brain:
         self.log, self.warehouse = log, warehouse
         self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size,
                                                group_window_s=settings.recall_commit_ms / 1000)
-        self.index = RecallIndex(semantic_index(settings))
+        # the fleet's embedder group writes the neural vectors: this index follows them (VectorTail)
+        self.index = RecallIndex(semantic_index(settings, follow=bool(settings.kafka and settings.kafka_embedders)))
         self.engine = RecallEngine(self.index, settings.recall_fusion(), quarantine=settings.quarantine)
         self.services: list = []  # background threads (distributed mode), stopped on close
         self.learning = None  # the learning loop in this process: LearnerRuntime or KafkaLearner

@@ -20,7 +20,7 @@ from pathlib import Path
 # Commands that make the brain's folder when it is missing: a demo fills a new brain, serve,
 # worker and learner start one, keys are made before the first serve, replay --into builds one,
 # seed fills a new brain with curated units.
-CREATING = frozenset({"demo", "serve", "worker", "learner", "keys", "replay", "mcp", "seed"})
+CREATING = frozenset({"demo", "serve", "worker", "embedder", "learner", "keys", "replay", "mcp", "seed"})
 
 
 class CliError(Exception):
@@ -245,6 +245,15 @@ def cmd_worker(args) -> int:
     return 0
 
 
+def cmd_embedder(args) -> int:
+    from hindbrain.settings import Settings
+    from hindbrain.streams.embedders import run_embedder
+
+    overrides = {k: v for k, v in {"home": args.home, "kafka": args.kafka}.items() if v}
+    run_embedder(Settings(**overrides), loglevel=args.loglevel)
+    return 0
+
+
 def _raise_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -383,6 +392,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="aiokafka (default: a consumer taking whole fetches as one batch) or faust (a Faust "
                              "agent running the same pipeline, ~3x slower: see docs/distributed.md)")
     worker.set_defaults(func=cmd_worker)
+    embedder = sub.add_parser("embedder", help="distributed: a member of the embedder group (neural vectors to the "
+                                               "Kafka vectors topic; start one per core, up to 4 per topic)")
+    embedder.add_argument("--kafka", help="bootstrap servers (default: $HINDBRAIN_KAFKA)")
+    embedder.add_argument("--loglevel", default="info")
+    embedder.set_defaults(func=cmd_embedder)
     seed = sub.add_parser("seed", help="import curated cognitions (YAML/JSON) at the seed's higher confidence")
     seed.add_argument("file")
     seed.add_argument("--tenant", help="the tenant to seed (default: the file's 'tenant:')")

@@ -61,5 +61,13 @@ def open_distributed(brain_cls, cfg: Settings, extractor=None):
     tail = IndexTail(log, view_positions(warehouse), index_then_refreeze)
     tail.start()
     brain.services.append(tail)
+    if cfg.kafka_embedders and brain.index.semantic is not None:
+        from hindbrain.recall.semantic import EmbeddingCache
+        from hindbrain.streams.embedders import VectorTail
+
+        model = brain.index.semantic.embedder  # the vectors land where the following index looks for them
+        vectors = VectorTail(log, EmbeddingCache(cfg.home / "cache" / "embeddings.sqlite", model.name, model.dim))
+        vectors.start()
+        brain.services.append(vectors)
     brain.runner.listeners += [brain.index.observe, refreeze]
     return brain

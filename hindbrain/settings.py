@@ -88,6 +88,11 @@ class Settings(BaseSettings):
         1, ge=0, description="HINDBRAIN_EMBED_WORKERS: processes that embed passages with the neural model (the "
         "lagging tier; every event has its static vector before perceive returns). 0: a thread of the brain's own."
     )
+    kafka_embedders: bool = Field(
+        False, description="HINDBRAIN_KAFKA_EMBEDDERS: in distributed mode, the neural tier comes from the "
+        "`hindbrain embedder` consumer group through the Kafka `vectors` topic (streams/embedders.py) instead of "
+        "this process's embed workers; every event still has its static vector before perceive returns."
+    )
 
     recall_preset: str = Field(
         "fused", description="HINDBRAIN_RECALL_PRESET: how the channels combine: fused (the default, chosen on the "

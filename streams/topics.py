@@ -73,7 +73,11 @@ TOPICS = (
     Topic("dead_letters", "dead_letter", partitions=1),
 )
 TOPIC_OF = {t.record_type: t.name for t in TOPICS}
-DECLARED = {t.name: t for t in TOPICS}
+# Not a record topic (no view projects it, replay does not read it as records): the neural
+# tier's vectors, written by the embedder group (``streams.embedders``), keyed by text hash.
+# A projection like the views, kept like the log so a replay rebuilds the tier without the model.
+VECTORS = Topic("vectors", None, partitions=4)
+DECLARED = {t.name: t for t in (*TOPICS, VECTORS)}
 
 
 def key_of(record: dict) -> str:
