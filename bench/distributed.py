@@ -11,13 +11,20 @@ Prints, as medians of R runs (default 3):
 3. replay from Kafka (every partition from offset 0) vs replay from the SQLite log, in-process
    and with 2 worker processes (chunks of partitions, each worker on its own connection);
 4. recall freshness: p50/p99 seconds from another process's append to "recallable" in a
-   Brain's index (its IndexTail), target p99 <= 1 s.
-Each run uses fresh topic names (a unique prefix) and fresh temporary folders.
+   Brain's index (its IndexTail), target p99 <= 1 s;
+5. the columnar decode (streams/columnar.py) against the per-record path it replaces, both in
+   this run (HINDBRAIN_COLUMNAR_DECODE=0 is the baseline): replay in-process and the worker;
+6. the embedder group (streams/embedders.py): texts/s into the vectors topic with 1 and 2
+   `hindbrain embedder` processes (one BLAS thread each), per worker, and the workers a
+   5,000 ev/s shard needs at that rate.
+Each run uses fresh topic names (a unique prefix) and fresh temporary folders. ``--only`` picks
+sections (producer, e2e, replay, freshness, columnar, embedders).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import shutil
@@ -151,6 +158,104 @@ def bench_replay(kafka: str, messages: list[Message], folder: Path, workers: int
     return kafka_rate, embedded_rate
 
 
+def with_columnar(on: bool, fn, *args, **kwargs):
+    """``fn(*args)`` with the columnar decode on or off (the env var reaches worker subprocesses)."""
+    before = os.environ.get("HINDBRAIN_COLUMNAR_DECODE")
+    os.environ["HINDBRAIN_COLUMNAR_DECODE"] = "1" if on else "0"
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if before is None:
+            os.environ.pop("HINDBRAIN_COLUMNAR_DECODE")
+        else:
+            os.environ["HINDBRAIN_COLUMNAR_DECODE"] = before
+
+
+def bench_kafka_replay(kafka: str, messages: list[Message], folder: Path, columnar: bool) -> float:
+    """Replay from Kafka in-process, records/s, with the columnar decode on or off."""
+    log = KafkaLog(kafka, prefix=f"bench-{uuid.uuid4().hex[:8]}.")
+    warehouse = Warehouse(f"chdb://{folder / 'replay-views'}",
+                          database=f"columnar_{int(columnar)}_{uuid.uuid4().hex[:6]}")
+    try:
+        for i in range(0, len(messages), 5000):
+            log.append(messages[i : i + 5000])
+        return with_columnar(columnar, replay, log, warehouse).records_per_second
+    finally:
+        warehouse.close()
+        log.close()
+
+
+def event_messages(n: int, seed: int) -> list[Message]:
+    """``bench/api.py``'s distinct structured events (en + zh, ~70 chars) as perceptions: the
+    texts the embedded default's per-worker rate is measured on."""
+    from api import event
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        e = event(rng, i)
+        record = {"envelope": envelope("perception", e["tenant"], agent=e["agent"], task=e["task"]),
+                  "kind": e["kind"], "text": e["text"], "system": e["system"], "identity": None,
+                  "action": e["action"], "expected": None, "actual": None, "entities": [], "scope": {},
+                  "signal": None, "success": e.get("success"), "polarity": None, "session": None, "speaker": None,
+                  "emotion": None}
+        out.append(Message("perceptions", key_of(record), registry.encode("perception", record)))
+    return out
+
+
+def bench_pool(messages: list[Message]) -> float:
+    """The embedded default's rate on the same texts: one ``recall.workers`` process, batches of 64."""
+    from hindbrain.recall.workers import EmbedderPool
+
+    texts = [registry.decode(m.value)[1]["text"] for m in messages]
+    pool = EmbedderPool("use", 1)
+    try:
+        pool.embed_many([["warm-up"]])
+        t0 = time.perf_counter()
+        for i in range(0, len(texts), 64):
+            pool.embed_many([texts[i : i + 64]])
+        return rate(len(texts), time.perf_counter() - t0)
+    finally:
+        pool.close()
+
+
+def bench_embedders(kafka: str, messages: list[Message], workers: int) -> float:
+    """Texts/s that ``workers`` `hindbrain embedder` processes put into the vectors topic, from
+    the first vector to the last (the model's load is not in the number)."""
+    prefix, group = f"bench-{uuid.uuid4().hex[:8]}.", f"bench-{uuid.uuid4().hex[:8]}"
+    log = KafkaLog(kafka, prefix=prefix)
+    folder = Path(tempfile.mkdtemp(prefix="hb-emb-"))
+    procs = []
+    try:
+        for i in range(0, len(messages), 5000):
+            log.append(messages[i : i + 5000])
+        log.partitions("vectors")
+        env = {**os.environ, "HINDBRAIN_KAFKA": kafka, "HINDBRAIN_KAFKA_PREFIX": prefix,
+               "HINDBRAIN_WORKER_GROUP": group, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1"}
+        procs = [subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(folder / f"e{n}"),
+                                   "embedder", "--loglevel", "error"], env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for n in range(workers)]
+        first = None
+        deadline = time.monotonic() + 1800
+        while True:
+            done = sum(log.end_offset("vectors", p) for p in log.partitions("vectors"))
+            if first is None and done:
+                first = (time.perf_counter(), done)
+            if done >= len(messages):
+                return rate(done - first[1], time.perf_counter() - first[0])
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                raise RuntimeError(f"embedders stopped at {done} of {len(messages)} vectors")
+            time.sleep(0.05)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(60)
+        log.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def bench_freshness(kafka: str, folder: Path, samples: int = 200) -> tuple[float, float]:
     prefix = f"bench-{uuid.uuid4().hex[:8]}."
     other = KafkaLog(kafka, prefix=prefix)
@@ -177,7 +282,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=50_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", default="producer,e2e,replay,freshness,columnar,embedders",
+                    help="comma-separated sections to run")
+    ap.add_argument("--embed-texts", type=int, default=3000, help="distinct ~900-char texts for the embedder rows")
     args = ap.parse_args()
+    only = set(args.only.split(","))
     kafka = os.environ.get("HINDBRAIN_KAFKA") or sys.exit("set HINDBRAIN_KAFKA=host:port (make kafka-up)")
     messages = one_kb_messages(args.events, seed=1)
     size = statistics.mean(len(m.value) for m in messages)
@@ -185,18 +294,39 @@ def main() -> None:
     for n in range(args.repeats):
         folder = Path(tempfile.mkdtemp(prefix="hb-dist-"))
         try:
-            for name, fn in (("producer", bench_producer), ("end to end", bench_end_to_end),
-                             ("end to end aiokafka", lambda *a: bench_end_to_end(*a, engine="aiokafka")),
-                             ("replay", bench_replay),
-                             ("replay 2 workers", lambda *a: bench_replay(*a, workers=2))):
+            sections = (("producer", "producer", bench_producer), ("e2e", "end to end", bench_end_to_end),
+                        ("e2e", "end to end aiokafka", lambda *a: bench_end_to_end(*a, engine="aiokafka")),
+                        ("replay", "replay", bench_replay),
+                        ("replay", "replay 2 workers", lambda *a: bench_replay(*a, workers=2)))
+            for name, fn in ((name, fn) for section, name, fn in sections if section in only):
                 kafka_value, embedded_value = fn(kafka, messages, folder)
                 runs.setdefault(f"{name} kafka", []).append(kafka_value)
                 runs.setdefault(f"{name} embedded", []).append(embedded_value)
                 print(f"run {n + 1}: {name}: kafka {kafka_value:,.0f}/s, embedded {embedded_value:,.0f}/s", flush=True)
-            p50, p99 = bench_freshness(kafka, folder)
-            runs.setdefault("freshness p50", []).append(p50)
-            runs.setdefault("freshness p99", []).append(p99)
-            print(f"run {n + 1}: freshness p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms", flush=True)
+            if "columnar" in only:
+                for on in (False, True):  # the per-record baseline and the columnar decode, same run
+                    label = "columnar" if on else "per-record"
+                    r = bench_kafka_replay(kafka, messages, folder, on)
+                    (folder / f"e2e-{label}").mkdir()
+                    e2e, _ = with_columnar(on, bench_end_to_end, kafka, messages, folder / f"e2e-{label}",
+                                           engine="aiokafka")
+                    runs.setdefault(f"replay {label}", []).append(r)
+                    runs.setdefault(f"worker {label}", []).append(e2e)
+                    print(f"run {n + 1}: {label}: replay {r:,.0f} rec/s, worker {e2e:,.0f} ev/s", flush=True)
+            if "embedders" in only:
+                texts = event_messages(args.embed_texts, seed=n)
+                r = bench_pool(texts)
+                runs.setdefault("embedders pool", []).append(r)
+                print(f"run {n + 1}: 1 embedded-default worker process: {r:,.0f} texts/s", flush=True)
+                for workers in (1, 2):
+                    r = bench_embedders(kafka, texts, workers)
+                    runs.setdefault(f"embedders {workers}", []).append(r)
+                    print(f"run {n + 1}: {workers} embedder(s): {r:,.0f} texts/s", flush=True)
+            if "freshness" in only:
+                p50, p99 = bench_freshness(kafka, folder)
+                runs.setdefault("freshness p50", []).append(p50)
+                runs.setdefault("freshness p99", []).append(p99)
+                print(f"run {n + 1}: freshness p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms", flush=True)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in runs.items()}
@@ -207,9 +337,26 @@ def main() -> None:
             ("replay records/s, in-process", "replay", 50_000),
             ("replay records/s, 2 worker processes", "replay 2 workers", 50_000))
     for label, key, target in rows:
+        if f"{key} kafka" not in med:
+            continue
         k, e = med[f"{key} kafka"], med[f"{key} embedded"]
         print(f"{label:<40}{k:>12,.0f}  target >= {target:,}  {'PASS' if k >= target else 'MISS'}"
               f"   embedded {e:,.0f} (kafka/embedded {k / e:.2f})")
+    if "replay columnar" in med:
+        for what, target in (("replay", 50_000), ("worker", 15_000)):
+            new, old = med[f"{what} columnar"], med[f"{what} per-record"]
+            print(f"{what + ' columnar decode, /s':<40}{new:>12,.0f}  target >= {target:,}  "
+                  f"{'PASS' if new >= target else 'MISS'}   per-record {old:,.0f} "
+                  f"(columnar/per-record {new / old:.2f})")
+    if "embedders 1" in med:
+        one, two = med["embedders 1"], med["embedders 2"]
+        print(f"{'embedder group texts/s, 1 / 2 workers':<40}{one:>12,.0f} / {two:,.0f}  per worker {one:,.0f} / "
+              f"{two / 2:,.0f}  (2 vs 1: {two / one:.2f}x; embedded default's 1 worker: "
+              f"{med['embedders pool']:,.0f}, group/default {one / med['embedders pool']:.2f})")
+        print(f"{'embedders a 5,000 ev/s shard needs':<40}{math.ceil(5000 / one):>12}  at {one:,.0f} texts/s "
+              f"each (a core each; distinct texts: repeats are deduped)")
+    if "freshness p99" not in med:
+        return
     p99 = med["freshness p99"]
     print(f"{'recall freshness p50 / p99 (s)':<40}{med['freshness p50']:>6.3f} / {p99:.3f}  target p99 <= 1 s  "
           f"{'PASS' if p99 <= 1 else 'MISS'}   embedded: immediate (same process)")
