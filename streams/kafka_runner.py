@@ -148,8 +148,9 @@ class KafkaProjector(_LoopThread):
                            for tp, records in fetched.items() for r in records]
                 batch = None
                 if entries:
-                    with gc_paused():  # acyclic garbage: the collector would walk it all for nothing
-                        batch = columnar.project_batch(entries, now_us(), self.engine)
+                    # In a thread, so the loop's fetcher fetches the next batch meanwhile (chDB's
+                    # decode and the inserts release the GIL).
+                    batch = await asyncio.to_thread(_projected, entries, self.engine)
                     if batch.dead_letters:  # into the log first: the reason is part of the audit
                         dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
                         await asyncio.to_thread(self.log.append, dls)
@@ -165,6 +166,11 @@ class KafkaProjector(_LoopThread):
                 await _committed_after(consumer, *inserting)
         finally:
             await consumer.stop()
+
+
+def _projected(entries: list[LogEntry], engine: columnar.Engine | None):
+    with gc_paused():  # acyclic garbage: the collector would walk it all for nothing
+        return columnar.project_batch(entries, now_us(), engine)
 
 
 def next_offsets(fetched: dict) -> dict[TopicPartition, int]:
