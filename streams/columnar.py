@@ -53,13 +53,48 @@ class _Hot:
     topic: str
     header: bytes  # magic + fingerprint of the current writer schema
     container_schema: bytes  # the writer schema + the marker field, as JSON
+    utf8_sql: str | None  # true when every string of the row is UTF-8; None: checked in Arrow instead
 
 
 def _hot(record_type: str, topic: str) -> _Hot:
     current = registry.current(record_type)
     schema = json.loads(_canonical(current.parsed))
+    checks = _utf8_checks(schema, "")
     schema["fields"].append({"name": _MARKER, "type": {"type": "fixed", "name": "HbIndex", "size": 4}})
-    return _Hot(record_type, topic, MAGIC + current.fingerprint, json.dumps(schema).encode())
+    utf8 = None if checks is None else " AND ".join(checks) or "1"
+    return _Hot(record_type, topic, MAGIC + current.fingerprint, json.dumps(schema).encode(), utf8)
+
+
+def _utf8_checks(avro, expr: str, depth: int = 0) -> list[str] | None:
+    """chDB expressions true when every string under ``expr`` (of Avro type ``avro``) is valid
+    UTF-8 (``isValidUTF8`` refuses what Python's strict decoder refuses: overlong forms,
+    surrogates, past U+10FFFF); None for a type this does not cover (the Arrow check then runs)."""
+    if isinstance(avro, str):
+        return [f"isValidUTF8({expr})"] if avro == "string" else (
+            [] if avro in ("null", "boolean", "int", "long", "float", "double", "bytes") else None)
+    if isinstance(avro, list):  # a union: only [null, T] is covered
+        kinds = [t for t in avro if t != "null"]
+        return _utf8_checks(kinds[0], f"assumeNotNull({expr})", depth) if len(kinds) == 1 else None
+    kind, var = avro.get("type"), f"x{depth}"
+    if kind == "record":
+        out = []
+        for f in avro["fields"]:
+            inner = _utf8_checks(f["type"], f"tupleElement({expr}, '{f['name']}')" if expr else f"`{f['name']}`",
+                                 depth)
+            if inner is None:
+                return None
+            out += inner
+        return out
+    if kind in ("array", "map"):
+        items = _utf8_checks(avro["items" if kind == "array" else "values"], var, depth + 1)
+        if items is None:
+            return None
+        values = f"mapValues({expr})" if kind == "map" else expr
+        out = [f"arrayAll({var} -> {' AND '.join(items)}, {values})"] if items else []
+        return out + ([f"arrayAll({var} -> isValidUTF8({var}), mapKeys({expr}))"] if kind == "map" else [])
+    if kind in ("fixed", "enum"):  # bytes of a set size; symbols are Avro names (ASCII)
+        return []
+    return _utf8_checks(kind, expr, depth) if isinstance(kind, str) else None
 
 
 def _canonical(parsed) -> str:
@@ -124,7 +159,8 @@ def decode(values: list[bytes], engine: Engine, hot: _Hot = PERCEPTIONS) -> pa.T
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        table = engine(f"SELECT * FROM file('{path}', 'Avro')")
+        utf8 = hot.utf8_sql or "1"
+        table = engine(f"SELECT *, {utf8} AS _hb_utf8 FROM file('{path}', 'Avro')")
     except Exception:  # noqa: BLE001 - a block chDB cannot read: the per-record path says why, per record
         return None
     finally:
@@ -135,11 +171,14 @@ def decode(values: list[bytes], engine: Engine, hot: _Hot = PERCEPTIONS) -> pa.T
     if markers.null_count or markers.buffers()[1].to_pybytes()[4 * markers.offset:4 * (markers.offset + len(values))] \
             != _indexes(len(values)):
         return None
-    try:
-        table.validate(full=True)  # UTF-8 of every string column
-    except pa.ArrowInvalid:
+    if not pc.all(table.column("_hb_utf8").cast(pa.bool_())).as_py():
         return None
-    return table.drop_columns([_MARKER])
+    if hot.utf8_sql is None:
+        try:
+            table.validate(full=True)  # UTF-8 of every string column, in a second pass
+        except pa.ArrowInvalid:
+            return None
+    return table.drop_columns([_MARKER, "_hb_utf8"])
 
 
 def valid_rows(table: pa.Table) -> pa.ChunkedArray:

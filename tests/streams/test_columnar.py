@@ -71,16 +71,26 @@ def test_rows_that_fail_validation_take_the_per_record_path(warehouse):
     assert fast.tables["events"][0].num_rows == N - 5  # the v1 record too: decoded one by one
 
 
-@pytest.mark.parametrize("damage", ["trailing", "cut", "utf8"])
+@pytest.mark.parametrize("damage", ["trailing", "cut", "utf8", "surrogate-in-a-map", "overlong-in-the-envelope"])
 def test_a_batch_chdb_would_read_differently_falls_back_whole(warehouse, damage):
     batch = entries([perception(i) for i in range(N)])
-    value = batch[50].value
+    value = batch[51].value  # odd: it has a scope map
     value = {"trailing": value + b"\x00\x02", "cut": value[:-6],
-             "utf8": value.replace(b"AAAA", b"\xff\xfeAA")}[damage]
-    batch[50] = LogEntry("perceptions", 2, 1050, None, value)
+             "utf8": value.replace(b"AAAA", b"\xff\xfeAA"),
+             "surrogate-in-a-map": value.replace(b"prod", b"\xed\xa0\x80d"),
+             "overlong-in-the-envelope": value.replace(b"agent-1", b"agent\xc0\x80")}[damage]
+    assert value != batch[51].value
+    batch[51] = LogEntry("perceptions", 2, 1051, None, value)
     fast = both(warehouse, batch)
     assert not fast.tables  # the per-record path made every row
-    assert len(fast.dead_letters) == 1 and fast.dead_letters[0]["position"] == 1050
+    assert len(fast.dead_letters) == 1 and fast.dead_letters[0]["position"] == 1051
+
+
+def test_the_utf8_check_covers_every_string_of_the_schema():
+    assert columnar.PERCEPTIONS.utf8_sql is not None
+    for name in ("record_id", "tenant", "agent", "task", "causation_ids", "producer", "text", "entities", "scope",
+                 "origin"):
+        assert name in columnar.PERCEPTIONS.utf8_sql
 
 
 def test_a_small_batch_is_not_worth_a_query(warehouse):
