@@ -4,6 +4,7 @@ batches of 5,000 distinct structured events (en + zh, bench/api.py's generator).
     .venv/bin/python bench/ingest_profile.py                              # 20k: stage laps
     .venv/bin/python bench/ingest_profile.py --size 100000                # 100k
     .venv/bin/python bench/ingest_profile.py --profile --skip 15000       # plus a cProfile of the last batch
+    .venv/bin/python bench/ingest_profile.py --embedder none              # no semantic tier (no background thread)
 
 Stage laps: each stage's function is wrapped by a timer (one wrapper call per batch, so the
 laps cost nothing measurable, unlike a profiler's per-call hooks, which inflate the many small
@@ -82,12 +83,15 @@ def main() -> None:
     ap.add_argument("--skip", type=int, default=15_000)
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--out", default=None, help="save the raw profile here (pstats)")
+    ap.add_argument("--embedder", default=None, help="Brain.open's embedder (default: the brain's default; "
+                    "'none': no semantic tier, so no background thread competes for the interpreter)")
     args = ap.parse_args()
     rng = random.Random(args.size)
     events = [api.event(rng, n) for n in range(args.size)]
     profile = cProfile.Profile()
     rates, wall = [], 0.0
-    with tempfile.TemporaryDirectory(prefix="hindbrain-ingest-") as home, Brain.open(home) as brain:
+    kw = {"embedder": args.embedder} if args.embedder else {}
+    with tempfile.TemporaryDirectory(prefix="hindbrain-ingest-") as home, Brain.open(home, **kw) as brain:
         instrument(brain)
         for start in range(0, args.size, args.batch):
             batch = events[start:start + args.batch]
