@@ -142,8 +142,9 @@ def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_se
                              "below mix static and neural vectors"))
                 while settled and semantic.unbuilt():
                     time.sleep(0.2)
-                rows.append(("owner resident, settled", f"{(resident_bytes() - resident) / size:,.0f} B/event",
-                             "RSS growth once every vector is neural and in the graph"))
+                if settled:
+                    rows.append(("owner resident, settled", f"{(resident_bytes() - resident) / size:,.0f} B/event",
+                                 "RSS growth once every vector is neural and in the graph"))
                 rows += long_texts(brain, rng, recalls) if settled else []
             one = []
             for n in range(200):
