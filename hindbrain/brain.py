@@ -103,7 +103,7 @@ class Brain:
         warehouse = open_views(cfg, log)
         brain = cls(log, warehouse, cfg)
         brain.runner.catch_up()
-        brain.index.load(warehouse)
+        brain.index.load(warehouse, one_log=True)  # the views of one SQLite log: folded in its order
         brain.runner.listeners += [brain.index.observe, Refreezer()]  # Refreezer: after what it indexed
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")

@@ -81,6 +81,13 @@ def _system_pattern(name: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", _I) if name.isascii() else None
 
 
+def _two_letters(word: str) -> bool:
+    """Whether an ``_ALLCAPS`` match holds two letters or more: its first character is one and
+    the rest are ASCII capitals or digits, so it does unless the rest is all digits (``A1``,
+    ``E404``). ``sum(c.isalpha() for c in word) >= 2`` was ~4 µs an event (a generator per word)."""
+    return not word[1:].isdigit()
+
+
 def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
     """The exact cues in ``text``, lowercased and prefixed by kind: ``code:`` ``url:`` ``host:``
     ``path:`` ``account:`` ``system:``. Only numbers that read as HTTP codes become codes."""
@@ -132,7 +139,7 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
     if has_upper:
         for m in _ALLCAPS.finditer(rest):
             word = m.group(0)
-            if word not in _NOT_SYSTEMS and sum(c.isalpha() for c in word) >= 2 and f"code:{word.lower()}" not in out:
+            if word not in _NOT_SYSTEMS and _two_letters(word) and f"code:{word.lower()}" not in out:
                 out.add(f"system:{word.lower()}")
         out.update(f"system:{m.group(0).lower()}" for m in _CAMEL.finditer(rest))
     lowered = text.lower()

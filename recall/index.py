@@ -15,6 +15,7 @@ another tenant's documents.
 
 from __future__ import annotations
 
+import heapq
 import json
 import threading
 from dataclasses import dataclass, field
@@ -548,31 +549,36 @@ class RecallIndex:
         with self._lock:
             self.tenant(tenant).add_belief(belief)
 
-    def load(self, warehouse, chunk: int = 20_000) -> int:
-        """(Re)build from the views. Returns the number of documents indexed."""
+    def load(self, warehouse, chunk: int = 20_000, *, one_log: bool = False) -> int:
+        """(Re)build from the views. Returns the number of documents indexed.
+
+        ``one_log``: the views' ``_offset`` is one offset space (the embedded SQLite log), so
+        events, beliefs and units are folded in log order, as ``observe`` folded them when they
+        were appended: the same document numbers (a replica folding the log, the vector keys)
+        and the same fields. Otherwise (a topic per record type) all events, then the beliefs,
+        then the units: the order taint flows in."""
         self.tenants.clear()
         self._outcomes_seen.clear()
-        for table in (events.TABLE, beliefs.TABLE, fragments.TABLE):  # the order taint flows in (``observe``)
-            names, rows = warehouse.query_columns(f"SELECT * FROM `{table.name}` FINAL ORDER BY _offset")
+        for table, names, rows in _runs(warehouse, (events.TABLE, beliefs.TABLE, fragments.TABLE), one_log, chunk):
             if table is beliefs.TABLE:
                 for values in rows:
                     row = dict(zip(names, values, strict=True))
                     self.tenant(row["tenant"]).add_belief(belief_of(row))
                 continue
-            for start in range(0, len(rows), chunk):
-                items = []
-                for values in rows[start : start + chunk]:
-                    row = dict(zip(names, values, strict=True))
-                    if table is events.TABLE and perception_class(row) == "transactional":
-                        continue
-                    doc, cues = event_doc(row["event_id"], row, _ts_us(row["ts"]), row["agent"]) \
-                        if table is events.TABLE \
-                        else fragment_doc(row)
-                    items.append((row["tenant"], doc, cues))
-                self.add(items)
+            items = []
+            for values in rows:
+                row = dict(zip(names, values, strict=True))
+                if table is events.TABLE and perception_class(row) == "transactional":
+                    continue
+                doc, cues = event_doc(row["event_id"], row, _ts_us(row["ts"]), row["agent"]) \
+                    if table is events.TABLE \
+                    else fragment_doc(row)
+                items.append((row["tenant"], doc, cues))
+            self.add(items)
         for tenant, item, *counts in warehouse.query(
                 "SELECT tenant, item_id, applied, success, failure, contradiction, credited, debited FROM feedback"):
-            self.tenant(tenant).counters[item] = Counters(*counts)
+            if any(counts):  # an item with no count has none when folded from the log either
+                self.tenant(tenant).counters[item] = Counters(*counts)
         self._outcomes_seen.update(r[0] for r in warehouse.query("SELECT outcome_id FROM outcomes FINAL"))
         for tenant, fragment_id, status, confidence, rung in warehouse.query(
                 "SELECT tenant, fragment_id, status, confidence, rung FROM unit_states FINAL"):
@@ -594,6 +600,36 @@ class RecallIndex:
         unknown = sorted(set(layers or ()) - set(LAYERS))
         if unknown:
             raise InvalidInput("recall", "layers", f"unknown layer(s) {unknown}; known: {list(LAYERS)}")
+
+
+def _runs(warehouse, tables: tuple, one_log: bool, chunk: int):
+    """``(table, column names, rows)`` runs of at most ``chunk`` rows of one table each: in log
+    order across the tables (``one_log``; a run ends where another table's row comes next, so
+    what a unit rests on is indexed before it), or table after table."""
+    read = {}
+    for n, table in enumerate(tables):
+        names, rows = warehouse.query_columns(f"SELECT * FROM `{table.name}` FINAL ORDER BY _offset")
+        if rows:  # an empty result names no columns
+            read[n] = (table, names, rows)
+    if not one_log:
+        for table, names, rows in read.values():
+            for start in range(0, len(rows), chunk):
+                yield table, names, rows[start : start + chunk]
+        return
+    run, current = [], None
+    for _, n, values in heapq.merge(*(_keyed(n, names.index("_offset"), rows) for n, (_, names, rows) in read.items())):
+        if run and (n != current or len(run) == chunk):
+            yield *read[current][:2], run
+            run = []
+        run.append(values)
+        current = n
+    if run:
+        yield *read[current][:2], run
+
+
+def _keyed(n: int, at: int, rows: list):
+    """``(log offset, table number, row)`` of each row (its own generator: bound ``n`` and ``at``)."""
+    return ((values[at], n, values) for values in rows)
 
 
 def semantic_text(doc: Doc) -> str:

@@ -21,6 +21,10 @@ ROW_BYTES = 64 << 20  # at most this much of them (160 rows at 100k documents, 1
 
 _NO_DOCS, _NO_TFS = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
 _NO_DOCS.flags.writeable = _NO_TFS.flags.writeable = False
+# An empty tail, shared: most terms of a bulk-built index (a ticket number, a case id) never get
+# a tail (``add_many`` writes segments), and a bytearray each cost ~65 bytes an event at 100k
+# events (tracemalloc, design.md §issue-28). ``add`` gives a term its own bytearray on its first write.
+_NO_TAIL = b""
 _TAIL = 256  # postings a term collects in its tail before they move into its arrays
 _PAIR = np.dtype("<i4")  # a tail is little-endian int32 pairs (doc, tf)
 _TF_BYTES = [tf.to_bytes(4, "little") for tf in range(256)]
@@ -74,7 +78,7 @@ class BM25Index:
         self._docs: list[np.ndarray] = []
         self._tfs: list[np.ndarray] = []
         self._settled: list[int] = []
-        self._tails: list[bytearray] = []
+        self._tails: list[bytearray | bytes] = []  # ``_NO_TAIL`` until the term's first ``add``
         self._segments: list[_Segment] = []  # bulk-added postings, newest last
         self._lengths = np.empty(1024, dtype=np.float32)
         self._n = 0
@@ -101,6 +105,8 @@ class BM25Index:
                 if t is None:
                     t = term_ids[term] = self._new_term()
                 tail = tails[t]
+                if tail is _NO_TAIL:
+                    tail = tails[t] = bytearray()
                 tail += doc_bytes
                 tail += _TF_BYTES[tf] if tf < 256 else tf.to_bytes(4, "little", signed=True)
                 if len(tail) >= 8 * _TAIL:
@@ -146,7 +152,7 @@ class BM25Index:
         self._docs.append(_NO_DOCS)  # shared and empty: the first settle allocates
         self._tfs.append(_NO_TFS)
         self._settled.append(0)
-        self._tails.append(bytearray())
+        self._tails.append(_NO_TAIL)
         return len(self._tails) - 1
 
     def _settle(self, t: int) -> int:
@@ -163,7 +169,7 @@ class BM25Index:
         self._docs[t][n:end] = pairs[:, 0]
         self._tfs[t][n:end] = pairs[:, 1]
         self._settled[t] = end
-        self._tails[t] = bytearray()
+        self._tails[t] = _NO_TAIL
         return end
 
     def scores(self, terms: list[str]) -> tuple[np.ndarray, dict[str, float]]:

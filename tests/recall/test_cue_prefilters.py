@@ -36,3 +36,17 @@ def test_a_system_pattern_matches_only_where_its_name_is_in_the_lowered_text(tex
 def test_known_systems_and_accounts_are_still_found():
     found = cues.exact_cues("The VPN Gateway rejected svc-backup and the ADMIN", ["vpn gateway"])
     assert {"system:vpn gateway", "account:svc-backup", "account:admin"} <= found
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.from_regex(cues._ALLCAPS, fullmatch=True))
+def test_two_letters_counts_the_letters_of_every_allcaps_match(word):
+    match = cues._ALLCAPS.fullmatch(word)
+    if match:  # the lookarounds may refuse what the generator made
+        assert cues._two_letters(word) == (sum(c.isalpha() for c in word) >= 2)
+
+
+def test_a_capital_and_digits_is_no_system():
+    found = cues.exact_cues("A1 and E404 on the VPN")
+    assert "system:a1" not in found and "system:e404" not in found and "system:vpn" in found
+    assert "system:crm2" in cues.exact_cues("CRM2 is down")
