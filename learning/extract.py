@@ -44,8 +44,8 @@ PREFERENCE_RULE = "preference/1"
 NEGATIVES_FOR_A_RULE = 3
 _PREFERENCE = re.compile(
     r"\b(i (?:prefer|like|want|need|don't like|do not like|hate|always want)|please (?:always|never|use|keep|write|"
-    r"answer|reply|don't|do not|avoid)|from now on|going forward|next time)\b|我(?:喜欢|不喜欢|偏好|希望|习惯|要)|"
-    r"请(?:用|以后|始终|总是|不要|别)|以后|下次", re.IGNORECASE)
+    r"answer|reply|don't|do not|avoid|give me)|from now on|going forward|next time)\b|"
+    r"我(?:喜欢|不喜欢|偏好|希望|习惯|要)|请(?:用|以后|始终|总是|不要|别)|以后|下次", re.IGNORECASE)
 
 # A statement that binds the future whatever signal the caller passed: its words say it is a rule.
 _STANDING = re.compile(r"\b(?:please (?:always|never)|from now on|going forward|in (?:the )?future|no more|no longer)\b"

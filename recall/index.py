@@ -268,6 +268,7 @@ class TenantIndex:
         self._retired = np.zeros(1024, dtype=bool)
         self.retired = 0
         self.last_said: dict[tuple, Doc] = {}  # (agent, session or task, speaker) → its last event
+        self.persons: dict[str, str] = {}  # lower-cased name → a user some unit is personal to (``person_named``)
 
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
         """Index documents with their cue terms; a redelivered id is skipped. Returns
@@ -298,9 +299,21 @@ class TenantIndex:
         for n, (doc, _) in enumerate(fresh, first):
             self.docs.append(doc)
             self.by_id[doc.id] = n
+            if doc.kind == "fragment" and isinstance(doc.scope.get("user"), str):
+                self.persons.setdefault(doc.scope["user"].strip().lower(), doc.scope["user"])
             if doc.kind == "event":
                 self._take_version(n, doc)
         return [doc for doc, _ in fresh]
+
+    def person_named(self, text: str) -> str | None:
+        """The one user ``text`` names (a whole word, any case) among the users this tenant holds personal
+        units for, or None (nobody, or several: whose recall it is stays open)."""
+        if not self.persons or not text:
+            return None
+        said = f" {' '.join(tokens(text))} "
+        named = {name for key, name in self.persons.items()
+                 if f" {' '.join(tokens(key))} " in said or (not key.isascii() and key in text)}
+        return next(iter(named)) if len(named) == 1 else None
 
     def _judge_with_previous(self, doc: Doc) -> None:
         """A directive in one event and its number in the next (one speaker of one session or
