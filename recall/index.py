@@ -106,6 +106,7 @@ class Doc:
     asks: float = 0.0  # events: the share of the text's sentences that are questions (recall.asking)
     fleet: bool = False  # units: independent agents verified it (``share``); it lifts a unit's quarantine
     evidence: str | None = None  # units: what showed it works (a promoted unit names its belief: its taint)
+    shared: bool = False  # events: a report on a system (``system_report``): every agent sees it, ``owner`` did it
 
     @property
     def fresh_since_us(self) -> int:
@@ -197,11 +198,22 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
+              shared=system_report(fields),
               task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker,
               quarantine=event_quarantine(fields, agent),
               session=fields.get("session"), origin=fields.get("origin"), asks=asking_share(fields["text"] or ""))
     doc, terms = _with_cues(doc, fields)
     return doc, terms + _field_terms(fields)
+
+
+def system_report(fields: dict) -> bool:
+    """Whether an event reports how an option fared in a named system ("Mailer: smtp relay failed"): a fact
+    about the system every agent of the tenant meets, not the agent's private experience, so it is shared
+    from the start (design.md §issue-29; docs/fleet-memory.md). Kept private otherwise (what an agent was
+    told, thought or noted), and a quarantined report still reaches no other user's task (``recall.gate``)."""
+    return bool(fields.get("system") and (fields.get("action") or fields.get("identity"))
+                and fields.get("kind") in ("action", "anomaly", "outcome")
+                and (isinstance(fields.get("success"), bool) or fields.get("kind") == "anomaly"))
 
 
 def _field_terms(fields: dict) -> list[str]:
@@ -294,7 +306,7 @@ class TenantIndex:
             self._owners = np.resize(self._owners, len(self._layers))
             self._retired = np.resize(self._retired, len(self._layers))
         self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
-        self._owners[first:end] = [self.agent_code(doc.owner) for doc, _ in fresh]
+        self._owners[first:end] = [SHARED if doc.shared else self.agent_code(doc.owner) for doc, _ in fresh]
         self._retired[first:end] = False
         for n, (doc, _) in enumerate(fresh, first):
             self.docs.append(doc)

@@ -139,13 +139,18 @@ def _rule(n: int, item: Recalled) -> str:
 
 def said_once(text: str) -> str:
     """An event's text without its structured suffix (`` — system: S / action: A …``, ``index.situation_text``)
-    when what was said already names every value there: the same words twice cost tokens in every prompt."""
+    when what was said already names what the suffix adds: the system, who and what was done, and what
+    happened when it is not what was expected (what was expected is the goal, not the news). The same words
+    twice cost tokens in every prompt."""
     said, sep, listed = text.rpartition(SEPARATOR)
     if not sep or not said.strip():
         return text
-    values = [part.split(": ", 1)[1] for part in listed.split(" / ") if ": " in part]
+    fields = dict(part.split(": ", 1) for part in listed.split(" / ") if ": " in part)
+    if not fields or any(": " not in part for part in listed.split(" / ")):
+        return text
+    news = [v for k, v in fields.items() if k != "expected" and not (k == "actual" and v == fields.get("expected"))]
     folded = said.lower()
-    return said if values and all(v.strip().lower() in folded for v in values) else text
+    return said if all(v.strip().lower() in folded for v in news) else text
 
 
 def _day(ts_us: int) -> str:
