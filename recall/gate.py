@@ -329,6 +329,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         cut.append({"id": item.id, "stage": stage, "reason": reason})
         item.stage, item.reason = stage, reason
 
+    newest = newest_reports(items)
     kept: list[GateItem] = []
     kept_ids: set[str] = set()
     kept_at: list[int] = []  # positions in ``items`` of the kept ones, for the duplicate matrix
@@ -351,6 +352,9 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
             drop(item, "scope", reason)
         elif doc.status in NOT_INJECTED:
             drop(item, "invalidation", NOT_INJECTED[doc.status])
+        elif doc.report and newest[doc.report].id != item.id:
+            drop(item, "conflict", f"an older report on the same option; the newest, {newest[doc.report].id}, says "
+                                   "how it fares now")
         elif clash := sorted(doc.conflicts & kept_ids):
             drop(item, "conflict", f"contradicts {clash[0]}, which ranks higher here")
         elif doc.confidence < MIN_CREDIBILITY:
@@ -369,6 +373,19 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     # lookup (no trigger) has no decision to fit: its events are ranked, not judged.
     best = max((i.relevance for i in items if not in_context(i.doc, task)), default=0.0) if trigger else 0.0
     return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best, system, user, trigger), cut
+
+
+def newest_reports(items: list[GateItem]) -> dict[tuple, Doc]:
+    """Per option reported on (``Doc.report``: a system, who, what, where), its newest report among the
+    candidates (design.md §issue-29): "smtp relay worked" from before a change and "smtp relay failed" after
+    it are not two opinions, the newer says how the option fares now. Not a verdict on the older one: if
+    the failure was a flake, the next success is newer again."""
+    newest: dict[tuple, Doc] = {}
+    for item in items:
+        doc = item.doc
+        if doc.report and (doc.report not in newest or doc.ts_us > newest[doc.report].ts_us):
+            newest[doc.report] = doc
+    return newest
 
 
 def own_words(doc: Doc, user: str | None) -> bool:

@@ -295,3 +295,22 @@ def test_a_reply_to_a_user_stops_at_that_users_stated_preference():
     assert not [c for c in cut if c["stage"] == "answered"]
     _, cut = gate(pool, {"user": "Lin"}, 400, None, user="Lin", trigger="task_start")
     assert not [c for c in cut if c["stage"] == "answered"]
+
+
+def test_the_newest_report_on_an_option_is_the_one_that_counts():
+    """design.md §issue-29: "smtp relay worked" from before a change and "smtp relay failed" after it: the newer
+    one says how the option fares now; another environment's report is another option's."""
+    def report(id, text, ts, env="prod", kind="action"):
+        d = doc(id, text, kind="event", layer="episodic", event_kind=kind)
+        d.ts_us, d.report = ts, ("mailer", "", "smtp relay", (("env", env),))
+        return d
+
+    old = report("ev_old", "Mailer (prod): smtp relay worked", 1)
+    new = report("ev_new", "Mailer (prod): smtp relay failed", 2, kind="anomaly")
+    test = report("ev_test", "Mailer (test): smtp relay worked", 3, env="test")
+    selected, cut = gate([item(old, 0.9), item(new, 0.5), item(test, 0.5)], {}, 400, None)
+    assert {i.id for i in selected} == {"ev_new", "ev_test"} and stages(cut) == {"ev_old": "conflict"}
+    assert "ev_new" in cut[0]["reason"]
+    flake_then_fixed = report("ev_again", "Mailer (prod): smtp relay worked", 4)
+    selected, _ = gate([item(old, 0.9), item(new, 0.5), item(flake_then_fixed, 0.5)], {}, 400, None)
+    assert [i.id for i in selected] == ["ev_again"]
