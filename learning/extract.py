@@ -96,7 +96,10 @@ def recovery(failure: dict, success: dict, goal: str | None = None, failed: tupl
     got = failure.get("actual") or failure.get("text") or "a failure"
     expected = failure.get("expected")
     tried = tuple(dict.fromkeys(failed or (did,)))
-    if goal and goal not in tried and goal != new_action:
+    # the goal is the condition unless it is itself an option tried; an identity change that kept the action
+    # (the goal: "提交报销单" as another account) leaves the goal what was set out to do, not an option
+    same_goal = goal == did == new_action and new_who != as_who
+    if goal and (same_goal or (goal not in tried and goal != new_action)):
         condition = f"{goal} in {system} fails"
     else:
         condition = f"{did} in {system} gives {got}" + (f" instead of {expected}" if expected else "")
