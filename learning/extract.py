@@ -44,8 +44,8 @@ PREFERENCE_RULE = "preference/1"
 NEGATIVES_FOR_A_RULE = 3
 _PREFERENCE = re.compile(
     r"\b(i (?:prefer|like|want|need|don't like|do not like|hate|always want)|please (?:always|never|use|keep|write|"
-    r"answer|reply|don't|do not|avoid)|from now on|going forward|next time)\b|我(?:喜欢|不喜欢|偏好|希望|习惯|要)|"
-    r"请(?:用|以后|始终|总是|不要|别)|以后|下次", re.IGNORECASE)
+    r"answer|reply|don't|do not|avoid|give me)|from now on|going forward|next time)\b|"
+    r"我(?:喜欢|不喜欢|偏好|希望|习惯|要)|请(?:用|以后|始终|总是|不要|别)|以后|下次", re.IGNORECASE)
 
 # A statement that binds the future whatever signal the caller passed: its words say it is a rule.
 _STANDING = re.compile(r"\b(?:please (?:always|never)|from now on|going forward|in (?:the )?future|no more|no longer)\b"
@@ -96,7 +96,10 @@ def recovery(failure: dict, success: dict, goal: str | None = None, failed: tupl
     got = failure.get("actual") or failure.get("text") or "a failure"
     expected = failure.get("expected")
     tried = tuple(dict.fromkeys(failed or (did,)))
-    if goal and goal not in tried and goal != new_action:
+    # the goal is the condition unless it is itself an option tried; an identity change that kept the action
+    # (the goal: "提交报销单" as another account) leaves the goal what was set out to do, not an option
+    same_goal = goal == did == new_action and new_who != as_who
+    if goal and (same_goal or (goal not in tried and goal != new_action)):
         condition = f"{goal} in {system} fails"
     else:
         condition = f"{did} in {system} gives {got}" + (f" instead of {expected}" if expected else "")

@@ -90,6 +90,7 @@ class _Tenant:
     failed: Recent = field(default_factory=Recent)  # the same key → its failure events, oldest first
     scopes: Recent = field(default_factory=Recent)  # unit → the scope its proposal named: where it holds
     perceived: Recent = field(default_factory=Recent)  # the recent event ids: a repeated one is the same event
+    reports: Recent = field(default_factory=Recent)  # (system, scope) → its recent failure events, any task
 
 
 class Learner:
@@ -208,6 +209,8 @@ class Learner:
             del t.failures[task][:-TRAJECTORY]
         elif task and extract.is_success(record) and task in t.failures:
             out += self._recover(t, record, restoring)
+        elif (key := _option(record)) and extract.is_success(record) and not restoring and not t.successes.get(key):
+            out += self._recover_across(t, record, key)
         if key := _option(record):
             if extract.is_success(record) and not restoring:
                 out += self._outdate_failures(t, record, key)
@@ -215,6 +218,10 @@ class Learner:
                 kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
                 kept.append(env["record_id"])
                 del kept[:-SUCCESSES_KEPT]
+            if extract.is_failure(record):
+                kept = t.reports.setdefault(key[:1] + key[2:3], [])
+                kept.append(record)
+                del kept[:-TRAJECTORY]
             if extract.is_failure(record) and not restoring:
                 out += self._outdate_successes(t, record, key)
         if record["kind"] == "feedback" and record.get("polarity") is not None:
@@ -307,6 +314,21 @@ class Learner:
         for n, proposal in enumerate(self.extractor.extract([*failures, success])):
             out += self._propose(env, proposal, n)
         return out
+
+    def _recover_across(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+        """``recovery/1`` across tasks (design.md §issue-29): the first success of an option in a system and scope
+        where other options failed before, in any task of the tenant, teaches the same lesson as a failure then
+        a success in one task would. With failure reports shared (``recall.index.system_report``) most agents
+        succeed at the first try and no single task holds the trajectory, so without it the fleet's knowledge
+        stayed a handful of raw events in every prompt and never became a rule that answers."""
+        tried = (key[1], key[3])
+        failures = [f for f in t.reports.get(key[:1] + key[2:3], []) if (o := _option(f)) and (o[1], o[3]) != tried]
+        if not failures:
+            return []
+        env = success["envelope"]
+        failed = tuple(f.get("action") for f in failures if f.get("action"))
+        proposal = extract.recovery(failures[-1], success, t.goals.get(env["task"] or ""), failed)
+        return self._propose(env, proposal) if proposal else []
 
     def _outdate(self, t: _Tenant, failures: list[dict], success: dict, taught: str | None) -> list[tuple[str, dict]]:
         """Change detection (design.md §issue-29): an option that failed in this task, after which another

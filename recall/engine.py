@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -94,6 +94,10 @@ class RecallEngine:
         tenant = self.index.tenants.get(query.tenant)
         if tenant is None:
             return RecallResult([], [], [], [], clock.laps)
+        if query.user is None and (named := tenant.person_named(query.text)):
+            # "How does Lin like answers?" with no ``user``: the recall is for the user it names, so that
+            # user's own preferences are in scope (and nobody else's), as if ``user`` had been passed
+            query = replace(query, user=named)
         mask = tenant.visible_mask(query.layers, query.agent)
         fetch = max(self.fetch, query.k or 0)
         semantic, texts = self.index.semantic, query.semantic_views

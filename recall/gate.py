@@ -221,6 +221,29 @@ def own_system_first(items: list[GateItem], system: str, drop) -> list[GateItem]
     return kept
 
 
+def stop_at_person(items: list[GateItem], user: str, drop) -> list[GateItem]:
+    """design.md §issue-29: a reply to ``user`` (no situation) whose own stated preferences are in the pack: those
+    answer how to work for them. The rest is someone else's conversation or the fleet's work, and the
+    user's own questions hold no answer (``recall.asking``): cut at the stage ``answered``, naming the
+    preference. Kept: the user's units and what the user stated."""
+    answer = next((i for i in items if personal(i) and own_words(i.doc, user)), None)
+    if answer is None:
+        return items
+    kept = []
+    for item in items:
+        doc = item.doc
+        if item is answer or (personal(item) and own_words(doc, user)):
+            kept.append(item)
+        elif not own_words(doc, user):
+            drop(item, "answered", f"not {user}'s own: {answer.id}, {user}'s stated preference, answers how to "
+                                   f"work for {user}")
+        elif doc.asks >= 0.5:
+            drop(item, "answered", f"{user}'s own question holds no answer; {answer.id} is {user}'s preference")
+        else:
+            kept.append(item)
+    return kept
+
+
 def _beside_answer(doc: Doc, entity: str, actions: set[str], said: frozenset[str]) -> str | None:
     """Why ``doc`` adds nothing once the answer (of ``entity``, doing ``actions``, saying ``said``) is
     selected, or None when it may."""
@@ -306,6 +329,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         cut.append({"id": item.id, "stage": stage, "reason": reason})
         item.stage, item.reason = stage, reason
 
+    newest = newest_reports(items)
     kept: list[GateItem] = []
     kept_ids: set[str] = set()
     kept_at: list[int] = []  # positions in ``items`` of the kept ones, for the duplicate matrix
@@ -328,6 +352,9 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
             drop(item, "scope", reason)
         elif doc.status in NOT_INJECTED:
             drop(item, "invalidation", NOT_INJECTED[doc.status])
+        elif doc.report and newest[doc.report].id != item.id:
+            drop(item, "conflict", f"an older report on the same option; the newest, {newest[doc.report].id}, says "
+                                   "how it fares now")
         elif clash := sorted(doc.conflicts & kept_ids):
             drop(item, "conflict", f"contradicts {clash[0]}, which ranks higher here")
         elif doc.confidence < MIN_CREDIBILITY:
@@ -345,7 +372,20 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     # How well the best candidate fits this decision (the task's own events aside); a plain
     # lookup (no trigger) has no decision to fit: its events are ranked, not judged.
     best = max((i.relevance for i in items if not in_context(i.doc, task)), default=0.0) if trigger else 0.0
-    return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best, system), cut
+    return _within_budget(kept, budget_tokens - reserved_tokens, k, drop, best, system, user, trigger), cut
+
+
+def newest_reports(items: list[GateItem]) -> dict[tuple, Doc]:
+    """Per option reported on (``Doc.report``: a system, who, what, where), its newest report among the
+    candidates (design.md §issue-29): "smtp relay worked" from before a change and "smtp relay failed" after
+    it are not two opinions, the newer says how the option fares now. Not a verdict on the older one: if
+    the failure was a flake, the next success is newer again."""
+    newest: dict[tuple, Doc] = {}
+    for item in items:
+        doc = item.doc
+        if doc.report and (doc.report not in newest or doc.ts_us > newest[doc.report].ts_us):
+            newest[doc.report] = doc
+    return newest
 
 
 def own_words(doc: Doc, user: str | None) -> bool:
@@ -374,7 +414,8 @@ def found_by_meaning(item: GateItem) -> bool:
 
 
 def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best: float = 0.0,
-                   system: str | None = None) -> list[GateItem]:
+                   system: str | None = None, user: str | None = None, trigger: str | None = None
+                   ) -> list[GateItem]:
     eligible, covered, rules = [], set(), 0
     best_rule = max((i.relevance for i in kept if i.doc.kind == "fragment"), default=0.0)
     # A rule in review after failures gives way to any sound rule for this decision, even one
@@ -406,6 +447,8 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best:
     if system and k is None:
         eligible = stop_at_answer(eligible, system, drop)
         eligible = own_system_first(eligible, system, drop)
+    elif user and k is None and not trigger:  # a reply in a conversation, not a decision of the work
+        eligible = stop_at_person(eligible, user, drop)
     # The budget is filled in worth order, an item that does not fit is skipped and smaller ones
     # after it may still fit. (By value per token, the seed's formula, short items displaced
     # more relevant long ones whenever the budget bound: MADial at the default budget lost 1-6

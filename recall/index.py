@@ -107,6 +107,9 @@ class Doc:
     asks: float = 0.0  # events: the share of the text's sentences that are questions (recall.asking)
     fleet: bool = False  # units: independent agents verified it (``share``); it lifts a unit's quarantine
     evidence: str | None = None  # units: what showed it works (a promoted unit names its belief: its taint)
+    # events: a report on how an option fared in a system, (system, identity, action, scope) (``system_report``):
+    # every agent sees it (``owner`` did it), and the newest report on an option is the one that counts (recall.gate)
+    report: tuple | None = None
 
     @property
     def fresh_since_us(self) -> int:
@@ -198,11 +201,26 @@ def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None)
     confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
     doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
               action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
+              report=system_report(fields),
               task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker,
               quarantine=event_quarantine(fields, agent),
               session=fields.get("session"), origin=fields.get("origin"), asks=asking_share(fields["text"] or ""))
     doc, terms = _with_cues(doc, fields)
     return doc, terms + _field_terms(fields)
+
+
+def system_report(fields: dict) -> tuple | None:
+    """What option an event reports on when it says how that option fared in a named system ("Mailer: smtp
+    relay failed"): (system, identity, action, scope), lower-cased; None for any other event. Such a report
+    is a fact about the system every agent meets, not the agent's private experience, so it is shared from
+    the start (design.md §issue-29; docs/fleet-memory.md). Kept private otherwise (what an agent was told,
+    thought or noted), and a quarantined report still reaches no other user's task (``recall.gate``)."""
+    if not (fields.get("system") and (fields.get("action") or fields.get("identity"))
+            and fields.get("kind") in ("action", "anomaly", "outcome")
+            and (isinstance(fields.get("success"), bool) or fields.get("kind") == "anomaly")):
+        return None
+    scope = tuple(sorted((str(k), str(v)) for k, v in (fields.get("scope") or {}).items()))
+    return (*(" ".join(str(fields.get(k) or "").lower().split()) for k in ("system", "identity", "action")), scope)
 
 
 def _field_terms(fields: dict) -> list[str]:
@@ -269,6 +287,7 @@ class TenantIndex:
         self._retired = np.zeros(1024, dtype=bool)
         self.retired = 0
         self.last_said: dict[tuple, Doc] = {}  # (agent, session or task, speaker) → its last event
+        self.persons: dict[str, str] = {}  # lower-cased name → a user some unit is personal to (``person_named``)
 
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
         """Index documents with their cue terms; a redelivered id is skipped. Returns
@@ -294,14 +313,26 @@ class TenantIndex:
             self._owners = np.resize(self._owners, len(self._layers))
             self._retired = np.resize(self._retired, len(self._layers))
         self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
-        self._owners[first:end] = [self.agent_code(doc.owner) for doc, _ in fresh]
+        self._owners[first:end] = [SHARED if doc.report else self.agent_code(doc.owner) for doc, _ in fresh]
         self._retired[first:end] = False
         for n, (doc, _) in enumerate(fresh, first):
             self.docs.append(doc)
             self.by_id[doc.id] = n
+            if doc.kind == "fragment" and isinstance(doc.scope.get("user"), str):
+                self.persons.setdefault(doc.scope["user"].strip().lower(), doc.scope["user"])
             if doc.kind == "event":
                 self._take_version(n, doc)
         return [doc for doc, _ in fresh]
+
+    def person_named(self, text: str) -> str | None:
+        """The one user ``text`` names (a whole word, any case) among the users this tenant holds personal
+        units for, or None (nobody, or several: whose recall it is stays open)."""
+        if not self.persons or not text:
+            return None
+        said = f" {' '.join(tokens(text))} "
+        named = {name for key, name in self.persons.items()
+                 if f" {' '.join(tokens(key))} " in said or (not key.isascii() and key in text)}
+        return next(iter(named)) if len(named) == 1 else None
 
     def _judge_with_previous(self, doc: Doc) -> None:
         """A directive in one event and its number in the next (one speaker of one session or

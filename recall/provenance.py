@@ -293,5 +293,7 @@ def attribution_of(doc) -> str:
             else f"{kind} by {who}"
     else:
         said = f"{_DONE.get(kind, kind + ' by')} {doc.owner or 'an agent'}"
+    if getattr(doc, "report", None):  # a report on a system: who did it is its source; its id traces the rest
+        return said
     where = f"session {doc.session}" if doc.session else f"task {doc.task}" if doc.task else ""
     return f"{said}, {where}" if where else said

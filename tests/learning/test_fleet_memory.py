@@ -105,3 +105,19 @@ def test_explicit_word_seeds_and_agentless_units_are_shared_from_the_start(tmp_p
         assert preference["subject_ids"][0] in {i.id for i in pref.items}  # the user's word, not a1's experience
         other = {i.id for i in b.recall(tenant="acme", agent="a2", query="deploys Friday VPN drops printer jams").items}
         assert {agentless, seeded} <= other and private not in other
+
+
+def test_a_report_on_a_system_is_the_fleets_and_says_who_did_it(tmp_path):
+    """design.md §issue-29: "Mailer: smtp relay failed" is a fact about the system every agent meets, not a1's
+    private experience: a2 sees it before any lesson is learned (before, a2 repeated the failure). What a1
+    noted in words stays a1's."""
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        failed = b.perceive(tenant="acme", agent="a1", task="t1", kind="anomaly", system="Mailer",
+                            action="smtp relay", success=False, text="Mailer: smtp relay failed, connection refused")
+        noted = b.perceive(tenant="acme", agent="a1", task="t1", kind="observation", system="Mailer",
+                           text="Mailer: the relay looked slow today")
+        pack = b.recall(tenant="acme", agent="a2", task="t2", query="send the newsletter with Mailer",
+                        situation={"system": "Mailer", "action": "send the newsletter"}, trigger="task_start")
+        seen = {i.id for i in pack.items}
+        assert failed in seen and noted not in seen
+        assert "anomaly seen by a1" in pack.render()

@@ -271,3 +271,46 @@ def test_with_no_answer_the_situations_own_system_comes_before_other_systems():
     selected, cut = gate(pool[1:], {}, 400, None, trigger="anomaly", system="Mailer")
     assert not [c for c in cut if c["stage"] == "answered"]
     assert {"fr_deploy", "ev_1", "ev_said"} <= {i.id for i in selected}
+
+
+def test_a_reply_to_a_user_stops_at_that_users_stated_preference():
+    """design.md §issue-29: "How does Lin like answers?" — Lin's preference answers it; what Oliver said, the
+    fleet's work and Lin's own earlier questions are cut as answered; with no preference of hers, or in a
+    decision (a trigger), nothing is."""
+    pref = doc("fr_lin", "follow the stated preference: short answers in Chinese", scope={"user": "Lin"})
+    oliver = doc("ev_o", "Oliver: I want detailed answers", kind="event", layer="episodic", event_kind="message")
+    oliver.speaker = "Oliver"
+    asked = doc("ev_q", "Lin: when is the next maintenance window?", kind="event", layer="episodic",
+                event_kind="message")
+    asked.speaker, asked.asks = "Lin", 1.0
+    said = doc("ev_s", "Lin: too long, keep it short", kind="event", layer="episodic", event_kind="feedback")
+    said.speaker = "Lin"
+    work = doc("ev_w", "Mailer: smtp relay worked", kind="event", layer="episodic", event_kind="action")
+    pool = [item(pref, 0.9), item(oliver, 0.8), item(asked, 0.8), item(said, 0.7), item(work, 0.6)]
+    selected, cut = gate(pool, {"user": "Lin"}, 400, None, user="Lin")
+    assert {i.id for i in selected} == {"fr_lin", "ev_s"}
+    assert stages(cut) == {"ev_o": "answered", "ev_q": "answered", "ev_w": "answered"}
+    assert all("fr_lin" in c["reason"] for c in cut)
+    _, cut = gate(pool[1:], {"user": "Lin"}, 400, None, user="Lin")
+    assert not [c for c in cut if c["stage"] == "answered"]
+    _, cut = gate(pool, {"user": "Lin"}, 400, None, user="Lin", trigger="task_start")
+    assert not [c for c in cut if c["stage"] == "answered"]
+
+
+def test_the_newest_report_on_an_option_is_the_one_that_counts():
+    """design.md §issue-29: "smtp relay worked" from before a change and "smtp relay failed" after it: the newer
+    one says how the option fares now; another environment's report is another option's."""
+    def report(id, text, ts, env="prod", kind="action"):
+        d = doc(id, text, kind="event", layer="episodic", event_kind=kind)
+        d.ts_us, d.report = ts, ("mailer", "", "smtp relay", (("env", env),))
+        return d
+
+    old = report("ev_old", "Mailer (prod): smtp relay worked", 1)
+    new = report("ev_new", "Mailer (prod): smtp relay failed", 2, kind="anomaly")
+    test = report("ev_test", "Mailer (test): smtp relay worked", 3, env="test")
+    selected, cut = gate([item(old, 0.9), item(new, 0.5), item(test, 0.5)], {}, 400, None)
+    assert {i.id for i in selected} == {"ev_new", "ev_test"} and stages(cut) == {"ev_old": "conflict"}
+    assert "ev_new" in cut[0]["reason"]
+    flake_then_fixed = report("ev_again", "Mailer (prod): smtp relay worked", 4)
+    selected, _ = gate([item(old, 0.9), item(new, 0.5), item(flake_then_fixed, 0.5)], {}, 400, None)
+    assert [i.id for i in selected] == ["ev_again"]
