@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from hindbrain.recall.index import semantic_text
-from hindbrain.recall.semantic import NEURAL, capped
+from hindbrain.recall.semantic import NEURAL, STATIC, capped
 from hindbrain.recall.vectors import VectorIndex, _mask, top_k
 
 VERSION = 1
@@ -113,9 +113,12 @@ def write_snapshot(index, directory: Path, offset: int) -> Path | None:
             order = np.argsort(hashes, kind="stable")
             hashes[order].tofile(stem.with_suffix(".hash"))
             order.astype(np.int64).tofile(stem.with_suffix(".hkey"))
+            # the tiers were copied before the save: a vector added in between reads "static", the
+            # safe side (a replica then looks for its neural vector in the cache)
             tiers = np.zeros(len(state), dtype=np.int8)
             shown = min(len(tier), len(state))
-            tiers[:shown] = np.where(state[:shown] != 0, tier[:shown], 0)
+            tiers[:shown] = tier[:shown]
+            tiers = np.where(state != 0, np.maximum(tiers, STATIC), 0).astype(np.int8)
             tiers.tofile(stem.with_suffix(".tier"))
             tenants.append({"name": tenant, "stem": stem.name, "docs": count, "index": meta,
                             "neural": int(np.count_nonzero(tiers == NEURAL))})
@@ -192,10 +195,10 @@ def attach_or_rebuild(semantic, directory: Path, log_end: int) -> str:
 
 
 class Checkpoints:
-    """The owner's background checkpoints: every ``interval`` seconds, when the vectors grew by
-    ``GROWTH`` (and ``MIN_GROWTH``) since the last snapshot and the graphs are built (a snapshot
-    mid-build would leave its replicas scanning the rest), writes one. ``offset()`` gives the
-    log's end."""
+    """The owner's background checkpoints: every ``interval`` seconds, when the vectors (or the
+    neural ones) grew by ``GROWTH`` (and ``MIN_GROWTH``) since the last snapshot and the graphs
+    are built (a snapshot mid-build would leave its replicas scanning the rest), writes one.
+    ``offset()`` gives the log's end."""
 
     def __init__(self, index, directory: Path, offset, interval: float = INTERVAL_S):
         self.index, self.directory, self.offset, self.interval = index, Path(directory), offset, interval
@@ -213,7 +216,7 @@ class Checkpoints:
 
     def due(self) -> bool:
         semantic = self.index.semantic
-        if semantic is None or not semantic.settled():
+        if semantic is None or semantic.unbuilt():  # the neural tier may lag for good under load: not awaited
             return False
         now = sum(progress(semantic))
         return now - self.written >= max(MIN_GROWTH, GROWTH * self.written) or (self.unbuilt > 0 and now > 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 
 from hindbrain import Brain
 from hindbrain.recall.vector_snapshot import (
+    Checkpoints,
     LayeredIndex,
     MappedTenant,
     SnapshotRefused,
@@ -188,3 +190,23 @@ def test_a_replica_embeds_only_the_documents_after_the_snapshot(home, tmp_path):
             assert top_ids(follower.index, "acme", "airship hangar gate jammed", k=1)[0][0] == fresh
         finally:
             follower.close()
+
+
+def test_checkpoints_write_a_snapshot_once_the_vectors_grew_and_not_again_until_they_grow(tmp_path):
+    with Brain.open(tmp_path / "brain", embedder="static") as brain:
+        brain.perceive_many(events(1_100))
+        assert brain.index.semantic.wait(60)
+        target = tmp_path / "snapshots"
+        checkpoints = Checkpoints(brain.index, target, lambda: 1_100, interval=0.05).start()
+        try:
+            deadline = time.monotonic() + 30
+            while current_manifest(target) is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            held = current_manifest(target)
+            assert held is not None and held["vectors"] == 1_100 and held["offset"] == 1_100
+            assert not checkpoints.due()  # nothing new since
+            brain.perceive_many(events(5, start=1_100))
+            assert not checkpoints.due()  # 5 is below the growth that pays for a snapshot
+        finally:
+            checkpoints.stop()
+        assert checkpoints.last_error is None
