@@ -17,8 +17,10 @@ Each replica:
   and its replicas know), *before* it answers the agent: the owner group-commits them like
   its own, so an outcome naming that recall is never in the log before it;
 * forwards every other request to the owner, unchanged (one writer: the owner);
-* takes document vectors from the owner's embedding cache (``SemanticIndex(follow=True)``)
-  instead of embedding them again.
+* maps the owner's vector snapshot read-only (``recall.vector_snapshot``: the codes, the graph,
+  a key map), so it neither embeds nor rebuilds what the owner had; the vectors of documents after
+  the snapshot come from the owner's embedding cache (``SemanticIndex(follow=True)``) instead of
+  being embedded again. A missing or damaged snapshot is named on stderr and the vectors rebuilt.
 
 A replica that dies is restarted by the owner (``Replicas``); a replica whose owner died exits.
 """
