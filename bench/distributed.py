@@ -19,6 +19,14 @@ Prints, as medians of R runs (default 3):
    5,000 ev/s shard needs at that rate.
 Each run uses fresh topic names (a unique prefix) and fresh temporary folders. ``--only`` picks
 sections (producer, e2e, replay, freshness, columnar, embedders).
+
+    python bench/distributed.py --replica-start 100000 [--replica-vectors 1000000] [--repeats R]
+
+needs no broker: it times a recall replica's start (design.md §issue-28, point 4) on a home of N
+events, old (rebuild the vectors: the embedding cache, then the HNSW graph) vs new (map the
+owner's snapshot), R rounds alternating, medians and their ratio; ``--replica-vectors M`` also
+times the vector layer alone at M synthetic 512-d vectors (the graph build a replica used to
+redo, vs checking and mapping the saved files).
 """
 
 from __future__ import annotations
@@ -280,6 +288,139 @@ def bench_freshness(kafka: str, folder: Path, samples: int = 200) -> tuple[float
     return lags[len(lags) // 2], lags[int(len(lags) * 0.99) - 1]
 
 
+def _bench_module(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).parent / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _settle(semantic, timeout: float = 3600.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not semantic.settled() and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def replica_home(folder: Path, events: int, embedder: str) -> Path:
+    """A closed brain of ``events`` distinct events (bench/api.py's), every vector in its graph,
+    so its close wrote the snapshot a replica maps."""
+    api = _bench_module("api")
+    rng = random.Random(28)
+    home = folder / "home"
+    began = time.perf_counter()
+    with Brain.open(home, embedder=embedder) as brain:
+        for start in range(0, events, 5_000):
+            brain.perceive_many([api.event(rng, n) for n in range(start, min(events, start + 5_000))])
+        built = time.perf_counter()
+        _settle(brain.index.semantic)
+        print(f"home: {events:,} events perceived in {built - began:.0f} s, vectors settled "
+              f"{time.perf_counter() - built:.0f} s later", flush=True)
+    return home
+
+
+def start_replica(home: Path, embedder: str, mapped: bool) -> dict:
+    """A replica's read model started on ``home`` until it would announce itself (its log folded
+    and its vectors settled): seconds per phase, model calls, bytes its vectors hold."""
+    from hindbrain.service.replica import Follower
+    from hindbrain.settings import Settings
+
+    snapshots, hidden = home / "cache" / "vectors", home / "cache" / "vectors.hidden"
+    if not mapped:
+        snapshots.rename(hidden)  # the old start: no snapshot, rebuild
+    try:
+        t0 = time.perf_counter()
+        follower = Follower(Settings(home=home, embedder=embedder))
+        semantic = follower.index.semantic
+        calls = []
+        for model in filter(None, (semantic.embedder, semantic.static)):
+            embed = model.embed_passages
+            model.embed_passages = lambda texts, embed=embed: (calls.append(len(texts)), embed(texts))[1]
+        t1 = time.perf_counter()
+        follower.catch_up()
+        t2 = time.perf_counter()
+        while follower.warming():
+            time.sleep(0.05)
+        t3 = time.perf_counter()
+        out = {"total": t3 - t0, "open": t1 - t0, "fold": t2 - t1, "settle": t3 - t2, "texts embedded": sum(calls),
+               "vector bytes": semantic.memory_bytes(), "note": follower.vectors}
+        follower.close()
+        return out
+    finally:
+        if not mapped:
+            hidden.rename(snapshots)
+
+
+def bench_replica_start(events: int, repeats: int, embedder: str, vectors: int) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="hb-replica-"))
+    try:
+        home = replica_home(folder, events, embedder)
+        runs: dict[str, list[dict]] = {"old": [], "new": []}
+        for n in range(repeats):
+            for kind in ("new", "old"):
+                r = start_replica(home, embedder, mapped=kind == "new")
+                runs[kind].append(r)
+                print(f"round {n + 1} {kind}: {r['total']:.2f} s (open {r['open']:.2f}, fold {r['fold']:.2f}, settle "
+                      f"{r['settle']:.2f}), {r['texts embedded']:,} texts embedded, vectors hold "
+                      f"{r['vector bytes'] / 2**20:.0f} MiB; {r['note']}; load {os.getloadavg()[0]:.1f}", flush=True)
+        med = {k: {f: statistics.median(r[f] for r in v) for f in ("total", "open", "fold", "settle")}
+               for k, v in runs.items()}
+        print(f"\nreplica start at {events:,} events ({embedder} embedder), median of {repeats}: "
+              f"old {med['old']['total']:.2f} s (fold {med['old']['fold']:.2f}, settle {med['old']['settle']:.2f}) "
+              f"-> new {med['new']['total']:.2f} s (open {med['new']['open']:.2f}, fold {med['new']['fold']:.2f}, "
+              f"settle {med['new']['settle']:.2f}); old/new {med['old']['total'] / med['new']['total']:.1f}x")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if vectors:
+        bench_vector_layer(vectors)
+
+
+def bench_vector_layer(n: int) -> None:
+    """The vector part alone at ``n`` vectors: the graph a replica rebuilt vs the snapshot it maps."""
+    import numpy as np
+
+    from hindbrain.recall.vector_snapshot import _crc
+    from hindbrain.recall.vectors import VectorIndex
+
+    folder = Path(tempfile.mkdtemp(prefix="hb-vectors-"))
+    try:
+        rng = np.random.default_rng(28)
+        centres = rng.normal(size=(2_000, 512)).astype(np.float32)
+        index = VectorIndex(512)
+        for start in range(0, n, 50_000):
+            part = min(n, start + 50_000) - start
+            vecs = centres[rng.integers(0, 2_000, part)] + 0.6 * rng.normal(size=(part, 512)).astype(np.float32)
+            index.add(np.arange(start, start + part), vecs, defer_graph=True)
+        t0 = time.perf_counter()
+        index.build_graph(threads=2)  # 2 threads: the fastest rebuild there is (a replica's used 1)
+        rebuilt = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        meta = index.save(folder / "t0")
+        saved = time.perf_counter() - t0
+        size = sum(p.stat().st_size for p in folder.iterdir())
+        queries = centres[:50] + 0.6 * rng.normal(size=(50, 512)).astype(np.float32)
+        want = [index.search(q, 10)[0].tolist() for q in queries]
+        del index
+        t0 = time.perf_counter()
+        for p in folder.iterdir():
+            _crc(p)
+        checked = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        mapped = VectorIndex.mapped(folder / "t0", meta)
+        opened = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        got = [mapped.search(q, 10)[0].tolist() for q in queries]
+        searched = (time.perf_counter() - t0) / len(queries)
+        same = sum(a == b for a, b in zip(want, got, strict=True))
+        print(f"vector layer at {n:,} vectors: rebuild (graph, 2 threads) {rebuilt:.1f} s vs snapshot: saved in "
+              f"{saved:.1f} s ({size / 2**20:,.0f} MiB), CRC-checked in {checked:.2f} s, mapped in {opened:.3f} s, "
+              f"first 50 searches {1000 * searched:.1f} ms each, {same}/50 top-10 identical to the saved index's; "
+              f"rebuild/(check+map) {rebuilt / (checked + opened):,.0f}x; load {os.getloadavg()[0]:.1f}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=50_000)
@@ -287,8 +428,16 @@ def main() -> None:
     ap.add_argument("--only", default="producer,e2e,replay,freshness,columnar,embedders",
                     help="comma-separated sections to run")
     ap.add_argument("--embed-texts", type=int, default=3000, help="distinct ~900-char texts for the embedder rows")
+    ap.add_argument("--replica-start", type=int, default=0, metavar="N",
+                    help="only time a replica's start on N events, old vs new (no broker needed)")
+    ap.add_argument("--replica-vectors", type=int, default=0, metavar="M",
+                    help="with --replica-start: also the vector layer alone at M vectors")
+    ap.add_argument("--replica-embedder", default="static",
+                    help="the brain's embedder there (default static: the home is built in minutes, not hours)")
     args = ap.parse_args()
     only = set(args.only.split(","))
+    if args.replica_start:
+        return bench_replica_start(args.replica_start, args.repeats, args.replica_embedder, args.replica_vectors)
     kafka = os.environ.get("HINDBRAIN_KAFKA") or sys.exit("set HINDBRAIN_KAFKA=host:port (make kafka-up)")
     messages = one_kb_messages(args.events, seed=1)
     size = statistics.mean(len(m.value) for m in messages)

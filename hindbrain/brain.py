@@ -8,6 +8,7 @@ projectors do, so replaying the log rebuilds everything this facade ever showed.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from hindbrain.recall.query import build_query
 from hindbrain.recall.reading import reading
 from hindbrain.recall.records import pack_of, recall_records
 from hindbrain.recall.same_event import conflict
+from hindbrain.recall.vector_snapshot import write_if_changed
 from hindbrain.schemas.api import (
     ApproveInput,
     BelieveInput,
@@ -50,7 +52,7 @@ from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import Refreezer, freeze_long_lived, gc_paused, thaw
 from hindbrain.streams.log import Position
 from hindbrain.streams.runner import EmbeddedRunner
-from hindbrain.streams.sqlite_log import SqliteLog
+from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.streams.topics import TOPICS
 
 
@@ -119,6 +121,7 @@ class Brain:
             if self.learning is not None:
                 self.learning.commit(snapshot=True)
             self.runner.flush()
+            self.checkpoint_vectors()
         finally:
             self._closed = True
             self.runner.close()
@@ -129,6 +132,19 @@ class Brain:
             self.warehouse.close()
             self.log.close()
             thaw()
+
+    def checkpoint_vectors(self) -> Path | None:
+        """Saves the semantic vectors for recall replicas to map (``recall.vector_snapshot``)
+        when they changed since the last snapshot; the embedded brain does at ``close``. A
+        failure is reported, not raised: replicas then rebuild the vectors, as they can."""
+        if self.index.semantic is None or not isinstance(self.log, SqliteLog):
+            return None  # replicas exist only beside an embedded brain
+        try:
+            return write_if_changed(self.index, vector_snapshots(self.settings), self.log.end_offset(ALL_TOPICS, 0))
+        except Exception as exc:
+            print(f"hindbrain: the vector snapshot was not written ({exc!r}); replicas will rebuild the vectors",
+                  file=sys.stderr)
+            return None
 
     def __enter__(self) -> Brain:
         return self
@@ -546,6 +562,11 @@ def semantic_index(cfg: Settings, follow: bool = False):
     pool = shared_pool(cfg.embedder, cfg.embed_workers) if cfg.embed_workers and static and not follow else None
     return SemanticIndex(model, cfg.home / "cache" / "embeddings.sqlite", follow=follow, static=static, pool=pool,
                          inline_limit=0 if static else 256)
+
+
+def vector_snapshots(cfg: Settings) -> Path:
+    """Where the owner's vector snapshots live, for its recall replicas to map."""
+    return cfg.home / "cache" / "vectors"
 
 
 def extractor_of(cfg: Settings) -> Extractor | None:

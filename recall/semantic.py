@@ -234,6 +234,7 @@ class _Tenant:
     tier: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))  # by doc_no: 0, STATIC, NEURAL
     total: int = 0
     work_lock: threading.Lock = field(default_factory=threading.Lock)  # one embedding pass at a time
+    mapped: bool = False  # index is a LayeredIndex over the owner's snapshot (recall.vector_snapshot)
 
     def requeue_waiting(self) -> None:
         """A replica's waiting items back in the queue (call with the index's ``_cond`` held)."""
@@ -279,6 +280,7 @@ class SemanticIndex:
         self._stalled = False  # the last background pass failed; wait for an add or a search
         self._retried_at = 0.0  # monotonic time of a replica's last recheck of its waiting items
         self._closed = False
+        self.mapped_docs = 0  # documents whose vector came from the owner's snapshot (a replica)
         self._queries = QueryCache(embedder)
         self._recent = RecentVectors()
         self._query_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-query")
@@ -291,6 +293,8 @@ class SemanticIndex:
         tier) and queues them for the neural model; never waits for the model."""
         with self._cond:
             t = self._open_tenant(tenant)
+        if items and t.mapped:  # a replica: what the owner's snapshot holds is neither embedded nor rebuilt
+            items = self._from_snapshot(t, items)
         if items and self.static is not None:  # before queueing: a neural vector must never be overwritten by it
             self._add_static(t, items)
         with self._cond:
@@ -300,6 +304,55 @@ class SemanticIndex:
                 self._mark_seen(t, [doc_no for doc_no, _, _ in items])
             self._stalled = False
             self._cond.notify_all()
+
+    def _from_snapshot(self, t: _Tenant, items: list[Item]) -> list[Item]:
+        """Links the items the mapped snapshot holds (same document, same text) to its vectors
+        and returns the others. A linked item is not embedded; unless its mapped vector is
+        already the neural one, it is queued for the neural tier (the owner's cache) as usual."""
+        from hindbrain.recall.vector_snapshot import doc_hashes
+
+        keys = np.fromiter((doc_no for doc_no, _, _ in items), dtype=np.int64, count=len(items))
+        found, tier = t.index.match(keys, doc_hashes((doc_id, capped(text, self.window))
+                                                     for _, doc_id, text in items))
+        if not found.any():
+            return items
+        with_vector = found & (tier > 0)
+        for code in (STATIC, NEURAL):
+            if (tier[with_vector] == code).any():
+                self._set_tier(t, keys[with_vector & (tier == code)], code)
+        with self._cond:
+            if self.neural:
+                t.queue.extend(items[i] for i in np.flatnonzero(found & (tier != NEURAL)).tolist())
+            self._mark_seen(t, keys[found].tolist())
+            self.mapped_docs += int(np.count_nonzero(found))
+        return [items[i] for i in np.flatnonzero(~found).tolist()]
+
+    def attach(self, snapshot) -> None:
+        """Maps the owner's vectors (a ``recall.vector_snapshot.Snapshot``): each tenant's index
+        becomes a ``LayeredIndex`` over the mapped one. Call before anything is added."""
+        from hindbrain.recall.vector_snapshot import LayeredIndex
+
+        with self._cond:
+            if self._tenants:
+                raise RuntimeError("attach a vector snapshot before adding documents")
+            for name, mapped in snapshot.tenants.items():
+                self._tenants[name] = _Tenant(LayeredIndex(mapped), name, mapped=True)
+
+    def tenant_vectors(self) -> list[tuple[str, VectorIndex, np.ndarray]]:
+        """Each tenant's name, vector index and tier by doc_no (a copy): what a snapshot saves."""
+        with self._cond:
+            return [(t.name, t.index, t.tier.copy()) for t in self._tenants.values() if not t.mapped]
+
+    def neural_total(self) -> int:
+        """Documents over all tenants whose vector is the neural model's."""
+        with self._cond:
+            return sum(int(np.count_nonzero(t.tier == NEURAL)) for t in self._tenants.values())
+
+    def vector_count(self) -> int:
+        """Vectors held over all tenants."""
+        with self._cond:
+            indexes = [t.index for t in self._tenants.values()]
+        return sum(len(ix) for ix in indexes)
 
     def _add_static(self, t: _Tenant, items: list[Item]) -> None:
         """The fast tier: static vectors of the capped texts, searchable at once. A text with

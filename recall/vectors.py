@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 from usearch.index import Index, MetricKind
@@ -177,6 +178,7 @@ class VectorIndex:
         self._tail = _NO_KEYS  # keys waiting for the graph, from _tail_head on
         self._tail_head = 0
         self._graphed = 0
+        self._frozen = False  # a mapped snapshot (``VectorIndex.mapped``): read-only
 
     # -- adding -----------------------------------------------------------------------------
     def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False) -> None:
@@ -187,6 +189,8 @@ class VectorIndex:
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), self.dim)
         if len(keys) == 0:
             return
+        if self._frozen:
+            raise RuntimeError("this VectorIndex maps a snapshot read-only: add to an index layered over it")
         if keys.min() < 0:
             raise ValueError("vector keys must be non-negative (dense document numbers)")
         keys, vectors = _dedupe_last(keys, _unit_rows(vectors))
@@ -211,14 +215,17 @@ class VectorIndex:
         One thread by default, for two reasons: a background build should leave a core to the
         searches, and usearch's multi-threaded inserts leave some nodes unreachable (measured on
         30k clustered vectors: 2-14 points no search could find with 2 threads, 0 with 1)."""
+        if self._frozen:
+            return 0
         with self._write_lock:
             self._drain_tail(limit, threads=threads)
             return self.unbuilt
 
     @property
     def unbuilt(self) -> int:
-        """Vectors stored but not yet in the graph (0 in exact mode)."""
-        return len(self._tail) - self._tail_head if self._graph is not None else 0
+        """Vectors stored but not yet in the graph (0 in exact mode, and in a mapped snapshot,
+        whose unbuilt part is scanned exactly for good: nothing will build it)."""
+        return len(self._tail) - self._tail_head if self._graph is not None and not self._frozen else 0
 
     def _add_exact(self, keys: np.ndarray, vectors: np.ndarray) -> None:
         n = int(keys.max()) + 1
@@ -414,6 +421,61 @@ class VectorIndex:
             if end > start:
                 yield b * _BLOCK, sorted_keys[start:end]
             start = end
+
+    # -- persisting -------------------------------------------------------------------------
+    def save(self, stem: Path) -> dict:
+        """Writes this index beside ``stem`` (``stem.state``, then ``stem.f32`` in exact mode, or
+        ``stem.codes`` and ``stem.usearch`` over the graph) and returns what ``mapped`` needs.
+
+        Holds the write lock (adds and graph building wait; searches go on), so the files are
+        one consistent cut. The caller makes the set of files appear atomically
+        (``recall.vector_snapshot``)."""
+        stem = Path(stem)
+        with self._write_lock:
+            with self._lock:
+                state = self._state.copy()
+                exact = self._graph is None
+            state.tofile(stem.with_suffix(".state"))
+            if exact:
+                self._f32[: len(state)].tofile(stem.with_suffix(".f32"))
+            else:
+                # rows of a replaced code are rewritten only under the write lock: safe to read here
+                with stem.with_suffix(".codes").open("wb") as out:
+                    for block in self._blocks:
+                        block.tofile(out)
+                self._graph.save(str(stem.with_suffix(".usearch")))
+        return {"dim": self.dim, "keys": len(state), "exact": exact, "blocks": 0 if exact else len(self._blocks),
+                "vectors": int(np.count_nonzero(state != _ABSENT)),
+                "unbuilt": 0 if exact else int(np.count_nonzero(state == _TAIL))}
+
+    @classmethod
+    def mapped(cls, stem: Path, meta: dict) -> VectorIndex:
+        """A read-only index over the files ``save`` wrote (``meta``: what it returned): the
+        vectors are memory-mapped and the graph is a usearch view, so nothing is rebuilt, no
+        vector is copied, and processes mapping the same files share their pages. ``add``
+        raises; layer a writable index over it (``recall.vector_snapshot.LayeredIndex``)."""
+        stem = Path(stem)
+        index = cls(int(meta["dim"]))
+        index._frozen = True
+        n = int(meta["keys"])
+        index._state = np.fromfile(stem.with_suffix(".state"), dtype=np.int8, count=n)
+        if len(index._state) != n:
+            raise ValueError(f"{stem.with_suffix('.state')}: {len(index._state)} keys, expected {n}")
+        index._count = int(np.count_nonzero(index._state != _ABSENT))
+        if meta["exact"]:
+            index._f32 = np.memmap(stem.with_suffix(".f32"), dtype=np.float32, mode="r", shape=(n, index.dim)) \
+                if n else np.zeros((0, index.dim), dtype=np.float32)
+            return index
+        index._f32 = None
+        rows = int(meta["blocks"]) * _BLOCK
+        codes = np.memmap(stem.with_suffix(".codes"), dtype=np.int8, mode="r", shape=(rows, index.dim))
+        index._blocks = [codes[b * _BLOCK : (b + 1) * _BLOCK] for b in range(int(meta["blocks"]))]
+        index._graph = Index.restore(str(stem.with_suffix(".usearch")), view=True)
+        if index._graph is None or index._graph.ndim != index.dim:
+            raise ValueError(f"{stem.with_suffix('.usearch')}: not a {index.dim}-d usearch index")
+        index._tail = np.flatnonzero(index._state == _TAIL).astype(np.int64)  # scanned at every search
+        index._graphed = int(np.count_nonzero(index._state == _GRAPHED))
+        return index
 
     # -- size -------------------------------------------------------------------------------
     def __len__(self) -> int:

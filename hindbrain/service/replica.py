@@ -17,8 +17,10 @@ Each replica:
   and its replicas know), *before* it answers the agent: the owner group-commits them like
   its own, so an outcome naming that recall is never in the log before it;
 * forwards every other request to the owner, unchanged (one writer: the owner);
-* takes document vectors from the owner's embedding cache (``SemanticIndex(follow=True)``)
-  instead of embedding them again.
+* maps the owner's vector snapshot read-only (``recall.vector_snapshot``: the codes, the graph,
+  a key map), so it neither embeds nor rebuilds what the owner had; the vectors of documents after
+  the snapshot come from the owner's embedding cache (``SemanticIndex(follow=True)``) instead of
+  being embedded again. A missing or damaged snapshot is named on stderr and the vectors rebuilt.
 
 A replica that dies is restarted by the owner (``Replicas``); a replica whose owner died exits.
 """
@@ -42,10 +44,11 @@ from pathlib import Path
 import httpx
 import orjson
 
-from hindbrain.brain import recall_with_records, semantic_index
+from hindbrain.brain import recall_with_records, semantic_index, vector_snapshots
 from hindbrain.recall.engine import RecallEngine
 from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.pack import RecallPack
+from hindbrain.recall.vector_snapshot import Checkpoints, attach_or_rebuild
 from hindbrain.service.asgi import read_body, send_json
 from hindbrain.service.http import VERSION, FastRoutes, RequestIds, Unavailable
 from hindbrain.service.keys import KeyStore
@@ -78,6 +81,8 @@ class Follower:
         self.settings = cfg
         self.log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
         self.index = RecallIndex(semantic_index(cfg, follow=True))
+        # the owner's vectors, mapped before the fold: what they hold is neither embedded nor rebuilt
+        self.vectors = attach_or_rebuild(self.index.semantic, vector_snapshots(cfg), self.log.end_offset(ALL_TOPICS, 0))
         self.engine = RecallEngine(self.index, cfg.recall_fusion(), quarantine=cfg.quarantine)
         self.next_offset = 0  # the first log offset not yet in the index
         self._lock = threading.Lock()  # the tail and the recalls take turns
@@ -405,6 +410,9 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str,
         # would wait for them (measured: the replica idle a third of the time)
         brain.runner.defer(records)
 
+    # a replica started later (one restarted after a crash) maps vectors this recent
+    checkpoints = Checkpoints(brain.index, vector_snapshots(brain.settings),
+                              lambda: brain.log.end_offset(ALL_TOPICS, 0)).start()
     pool = Replicas(replicas, brain.settings.home, inner_path, token, log_level)
     app.front = ServedBy(ReplicaRoutes(app.front, token, append, pool.serving), "owner")
     app.state.replicas = pool
@@ -422,6 +430,7 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str,
         with asyncio.Runner(loop_factory=server.config.get_loop_factory()) as runner:  # uvloop, as uvicorn's
             runner.run(serve())
     finally:
+        checkpoints.stop()
         pool.stop()
         spare.cleanup()
 
@@ -452,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         follower.index.semantic.warm()  # before it announces itself: the first recall is not the model's load
     freeze_long_lived()
     print(f"hindbrain serve: {args.name} (pid {os.getpid()}) indexed {indexed:,} of {follower.next_offset:,} log "
-          f"records in {time.perf_counter() - began:.1f} s", file=sys.stderr)
+          f"records in {time.perf_counter() - began:.1f} s; {follower.vectors}", file=sys.stderr)
     owner = OwnerLink(args.owner, os.environ[TOKEN_ENV])
     app = replica_app(follower, KeyStore(cfg.home), owner, args.name)
     config = uvicorn.Config(app, log_level=args.log_level, access_log=False, lifespan="off", **uvicorn_options(cfg))

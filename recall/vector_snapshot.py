@@ -1,0 +1,420 @@
+"""The owner's vectors on disk, mapped by recall replicas instead of rebuilt (design.md §issue-28, point 4).
+
+A replica used to rebuild every tenant's ``VectorIndex`` at start: it folded the log, gave each
+document its static vector (the fast tier: model calls), took each neural vector from the
+owner's embedding cache, and then built the HNSW graph again (~50 s for 100k vectors on one
+core here, ~7 min for 1M), searching by exact scan, slower, until it had. The owner had all of
+that already.
+
+**Writing (the owner).** ``write_snapshot`` saves each tenant's index (``VectorIndex.save``:
+the int8 codes or float32 rows, the per-key state, the usearch graph), the tier of each vector
+(static or neural) and a *key map*: for each of the owner's document numbers, an 8-byte hash
+of the document id and the text its vector was made from. The files go to a fresh
+``gen-*`` folder with a manifest naming each file's size and CRC-32 and the log offset the
+capture began at; the folder is renamed into place and ``CURRENT`` is then replaced (a temp file
+renamed over it), so a reader sees a whole snapshot or the previous one, never a half-written
+one. The previous generation is kept (a replica may be opening it); older ones are deleted
+(a process that mapped one keeps its pages: unlinking does not unmap). ``Checkpoints`` writes
+one every ``INTERVAL_S`` while the vectors grew by ``GROWTH`` since the last, and the brain
+writes one when it closes.
+
+**Mapping (a replica).** ``open_snapshot`` checks the manifest (the model, its width and
+window, the offset not beyond the log's end) and every file's size and CRC-32 (a truncated or
+corrupt file is named and refused: the replica then rebuilds, as before, saying why), then
+maps each tenant read-only (``VectorIndex.mapped``: ``np.memmap`` and usearch ``view``;
+replicas of one owner share those pages). Nothing is embedded or rebuilt.
+
+**Catching up.** The replica still folds the log for its lexical read model (``RecallIndex``,
+not persisted here); as documents arrive, ``SemanticIndex.add`` looks each up in the key map
+by (document id, capped text). A hit takes the owner's vector and tier: no static embedding, a
+neural vector already there is not looked up again, a static one is queued for the owner's
+cache as before. A miss (a document after the snapshot, or whose text differs) is embedded as
+any new document is. The owner's and the replica's document numbers differ (the owner loads its
+index from the views, table by table; a replica folds the log in order), so results are
+translated through the key map (``LayeredIndex``); a document re-embedded after the snapshot
+(its neural vector replacing the static one) lives in a small writable index layered over the
+mapped one and hides the mapped vector.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hindbrain.recall.index import semantic_text
+from hindbrain.recall.semantic import NEURAL, STATIC, capped
+from hindbrain.recall.vectors import VectorIndex, _mask, top_k
+
+VERSION = 1
+CURRENT = "CURRENT"
+MANIFEST = "manifest.json"
+INTERVAL_S = 60.0  # a checkpoint is considered this often
+GROWTH = 0.10  # ... and written when the vectors grew by this fraction since the last one
+MIN_GROWTH = 1_000  # ... and by at least this many
+_CRC_CHUNK = 1 << 24
+
+
+class SnapshotRefused(Exception):
+    """The snapshot cannot be used (missing, stale, truncated, corrupt); the message says why."""
+
+
+def doc_hash(doc_id: str, capped_text: str) -> int:
+    """The key map's key: a mapped vector is taken only for the document *and* the text it was
+    made from (as a signed int64, numpy's native sort order)."""
+    digest = hashlib.blake2b(f"{doc_id}\x1f{capped_text}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+def doc_hashes(pairs) -> np.ndarray:
+    """``doc_hash`` of each ``(doc_id, capped_text)``, as an int64 array."""
+    return np.fromiter((doc_hash(d, t) for d, t in pairs), dtype=np.int64)
+
+
+def _crc(path: Path) -> int:
+    crc = 0
+    with path.open("rb") as f:
+        while chunk := f.read(_CRC_CHUNK):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+# -- writing (the owner) ----------------------------------------------------------------------
+def write_snapshot(index, directory: Path, offset: int) -> Path | None:
+    """Saves the semantic vectors of ``index`` (a ``RecallIndex``) under ``directory`` as a new
+    generation and makes it current; returns its folder (None: no semantic index). ``offset``
+    is the log's end when the capture began: what it may cover (the key map, not the offset,
+    decides which vectors a replica takes)."""
+    semantic = index.semantic
+    if semantic is None:
+        return None
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    name = f"gen-{time.time_ns()}"
+    tmp = directory / f".{name}.tmp"
+    tmp.mkdir()
+    try:
+        tenants = []
+        for n, (tenant, vectors, tier) in enumerate(semantic.tenant_vectors()):
+            stem = tmp / f"t{n}"
+            meta = vectors.save(stem)
+            state = np.fromfile(stem.with_suffix(".state"), dtype=np.int8)
+            docs = index.tenant(tenant).docs
+            count = min(len(docs), len(state))  # a document's vector is added after the document
+            hashes = doc_hashes((docs[no].id, capped(semantic_text(docs[no]), semantic.window)) for no in range(count))
+            order = np.argsort(hashes, kind="stable")
+            hashes[order].tofile(stem.with_suffix(".hash"))
+            order.astype(np.int64).tofile(stem.with_suffix(".hkey"))
+            # the tiers were copied before the save: a vector added in between reads "static", the
+            # safe side (a replica then looks for its neural vector in the cache)
+            tiers = np.zeros(len(state), dtype=np.int8)
+            shown = min(len(tier), len(state))
+            tiers[:shown] = tier[:shown]
+            tiers = np.where(state != 0, np.maximum(tiers, STATIC), 0).astype(np.int8)
+            tiers.tofile(stem.with_suffix(".tier"))
+            tenants.append({"name": tenant, "stem": stem.name, "docs": count, "index": meta,
+                            "neural": int(np.count_nonzero(tiers == NEURAL))})
+        files = {p.name: {"bytes": p.stat().st_size, "crc32": _crc(p)} for p in sorted(tmp.iterdir())}
+        manifest = {"version": VERSION, "model": semantic.embedder.name, "dim": semantic.embedder.dim,
+                    "window": semantic.window, "offset": int(offset), "written_at": time.time(),
+                    "vectors": sum(t["index"]["vectors"] for t in tenants),
+                    "neural": sum(t["neural"] for t in tenants),
+                    "unbuilt": sum(t["index"]["unbuilt"] for t in tenants), "tenants": tenants, "files": files}
+        (tmp / MANIFEST).write_text(json.dumps(manifest))
+        final = directory / name
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    pointer = directory / f".{CURRENT}.{os.getpid()}.tmp"
+    pointer.write_text(name)
+    os.replace(pointer, directory / CURRENT)
+    _prune(directory, keep=2)
+    return final
+
+
+def _prune(directory: Path, keep: int) -> None:
+    """Deletes all but the newest ``keep`` generations (and temp folders left by a crash)."""
+    gens = sorted((p for p in directory.iterdir() if p.name.startswith("gen-") and p.is_dir()),
+                  key=lambda p: int(p.name[4:]))
+    for old in gens[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    for stale in directory.glob(".gen-*.tmp"):
+        if time.time() - stale.stat().st_mtime > 3600:
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+def progress(semantic) -> tuple[int, int]:
+    """(vectors, neural vectors) held: what a newer snapshot would add."""
+    return semantic.vector_count(), semantic.neural_total()
+
+
+def current_manifest(directory: Path) -> dict | None:
+    """The manifest of the current snapshot under ``directory`` (None: none, or unreadable)."""
+    try:
+        name = (Path(directory) / CURRENT).read_text().strip()
+        return json.loads((Path(directory) / name / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def write_if_changed(index, directory: Path, offset: int) -> Path | None:
+    """``write_snapshot`` unless the current snapshot already holds as many vectors, all in
+    their graphs (a brain reopened and closed unchanged, or closed before its graphs were
+    rebuilt, does not replace a good snapshot with a slower one)."""
+    if index.semantic is None:
+        return None
+    held = current_manifest(directory)
+    if held is not None and (held.get("vectors"), held.get("neural")) == progress(index.semantic) and \
+            (held.get("unbuilt") == 0 or index.semantic.unbuilt() > 0):
+        return None
+    return write_snapshot(index, directory, offset)
+
+
+def attach_or_rebuild(semantic, directory: Path, log_end: int) -> str:
+    """A replica's start: maps the owner's snapshot into ``semantic`` (a following
+    ``SemanticIndex``), or leaves it to rebuild; returns the line that says which, and why."""
+    if semantic is None:
+        return "vectors: none (lexical recall only)"
+    began = time.perf_counter()
+    try:
+        snapshot = open_snapshot(directory, semantic.embedder.name, semantic.embedder.dim, semantic.window, log_end)
+    except SnapshotRefused as exc:
+        return f"vectors: {exc}; rebuilding them from the embedding cache"
+    semantic.attach(snapshot)
+    return (f"vectors: mapped {snapshot.vectors():,} of the owner's ({snapshot.folder.name}, log offset "
+            f"{snapshot.offset:,}, {len(snapshot.tenants)} tenants) in {time.perf_counter() - began:.2f} s")
+
+
+class Checkpoints:
+    """The owner's background checkpoints: every ``interval`` seconds, when the vectors (or the
+    neural ones) grew by ``GROWTH`` (and ``MIN_GROWTH``) since the last snapshot and the graphs
+    are built (a snapshot mid-build would leave its replicas scanning the rest), writes one.
+    ``offset()`` gives the log's end."""
+
+    def __init__(self, index, directory: Path, offset, interval: float = INTERVAL_S):
+        self.index, self.directory, self.offset, self.interval = index, Path(directory), offset, interval
+        held = current_manifest(directory)
+        held = held or {}
+        self.written = int(held.get("vectors", 0)) + int(held.get("neural", 0))  # progress in the last snapshot
+        self.unbuilt = int(held.get("unbuilt", 0))  # its vectors not in their graphs then
+        self.last_error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hindbrain-vector-checkpoints", daemon=True)
+
+    def start(self) -> Checkpoints:
+        self._thread.start()
+        return self
+
+    def due(self) -> bool:
+        semantic = self.index.semantic
+        if semantic is None or semantic.unbuilt():  # the neural tier may lag for good under load: not awaited
+            return False
+        now = sum(progress(semantic))
+        return now - self.written >= max(MIN_GROWTH, GROWTH * self.written) or (self.unbuilt > 0 and now > 0)
+
+    def write(self) -> Path | None:
+        written = write_snapshot(self.index, self.directory, self.offset())
+        held = current_manifest(self.directory) or {}
+        self.written = int(held.get("vectors", 0)) + int(held.get("neural", 0))
+        self.unbuilt = int(held.get("unbuilt", 0))
+        return written
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                if self.due():
+                    self.write()
+            except Exception as exc:  # a failed checkpoint costs the replicas a rebuild, not the owner
+                self.last_error = exc
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+
+# -- reading (a replica) ----------------------------------------------------------------------
+@dataclass
+class MappedTenant:
+    """One tenant's mapped vectors: the index (keyed by the owner's document numbers), the key
+    map (sorted hashes and the owner's number of each) and the tier of each vector."""
+
+    index: VectorIndex
+    hashes: np.ndarray
+    keys: np.ndarray
+    tier: np.ndarray
+
+
+@dataclass
+class Snapshot:
+    folder: Path
+    offset: int
+    tenants: dict[str, MappedTenant]
+
+    def vectors(self) -> int:
+        return sum(len(t.index) for t in self.tenants.values())
+
+
+def open_snapshot(directory: Path, model: str, dim: int, window: int, log_end: int) -> Snapshot:
+    """Maps the current snapshot under ``directory``; raises ``SnapshotRefused`` saying why it
+    cannot be used (none, another model, ahead of the log, a file truncated or corrupt)."""
+    directory = Path(directory)
+    try:
+        name = (directory / CURRENT).read_text().strip()
+    except FileNotFoundError:
+        raise SnapshotRefused(f"no vector snapshot in {directory}") from None
+    folder = directory / name
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError) as exc:
+        raise SnapshotRefused(f"{folder / MANIFEST} is unreadable: {exc}") from None
+    want = {"version": VERSION, "model": model, "dim": dim, "window": window}
+    differs = {k: manifest.get(k) for k, v in want.items() if manifest.get(k) != v}
+    if differs:
+        raise SnapshotRefused(f"stale vector snapshot {folder.name}: it has {differs}, this replica {want}")
+    if manifest["offset"] > log_end:
+        raise SnapshotRefused(f"stale vector snapshot {folder.name}: it covers the log to offset "
+                              f"{manifest['offset']:,}, beyond the log's end {log_end:,} (another log?)")
+    for file, expected in manifest["files"].items():
+        path = folder / file
+        size = path.stat().st_size if path.exists() else None
+        if size != expected["bytes"]:
+            raise SnapshotRefused(f"truncated vector snapshot: {path} has {size} bytes, the manifest "
+                                  f"{expected['bytes']}")
+        if _crc(path) != expected["crc32"]:
+            raise SnapshotRefused(f"corrupt vector snapshot: {path} fails its CRC-32")
+    tenants = {}
+    for entry in manifest["tenants"]:
+        stem = folder / entry["stem"]
+        try:
+            index = VectorIndex.mapped(stem, entry["index"])
+        except (OSError, ValueError) as exc:
+            raise SnapshotRefused(f"vector snapshot {stem} cannot be mapped: {exc}") from None
+        hashes = np.fromfile(stem.with_suffix(".hash"), dtype=np.int64)
+        keys = np.fromfile(stem.with_suffix(".hkey"), dtype=np.int64)
+        tier = np.fromfile(stem.with_suffix(".tier"), dtype=np.int8)
+        if len(hashes) != entry["docs"] or len(keys) != entry["docs"] or len(tier) != entry["index"]["keys"]:
+            raise SnapshotRefused(f"vector snapshot {stem}: key map and manifest disagree")
+        tenants[entry["name"]] = MappedTenant(index, hashes, keys, tier)
+    return Snapshot(folder, int(manifest["offset"]), tenants)
+
+
+class LayeredIndex:
+    """A writable ``VectorIndex`` (keyed by this process's document numbers) over a mapped one
+    (keyed by the owner's), with the same interface as ``VectorIndex`` for ``SemanticIndex``.
+
+    ``match`` links this process's documents to the mapped vectors; only linked mapped vectors
+    are found, under this process's numbers. A key added to the writable index hides its
+    mapped vector (a neural vector replacing a static one)."""
+
+    def __init__(self, base: MappedTenant):
+        self.base = base
+        self.dim = base.index.dim
+        self.top = VectorIndex(self.dim)
+        self._lock = threading.Lock()
+        self._local_of = np.full(len(base.tier), -1, dtype=np.int64)  # owner key → ours
+        self._owner_of = np.full(0, -1, dtype=np.int64)  # our key → the owner's
+        self._valid = np.zeros(len(base.tier), dtype=bool)  # linked, with a vector, not hidden
+        self._valid_count = 0
+
+    def match(self, keys: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Links our ``keys`` to mapped documents by their ``doc_hashes``: returns which matched
+        and the mapped tier of each (0 where it has no vector or did not match)."""
+        at = np.searchsorted(self.base.hashes, hashes)
+        found = at < len(self.base.hashes)
+        found[found] = self.base.hashes[at[found]] == hashes[found]
+        owner = np.full(len(keys), -1, dtype=np.int64)
+        owner[found] = self.base.keys[at[found]]
+        tier = np.zeros(len(keys), dtype=np.int8)
+        inside = found & (owner < len(self.base.tier))
+        tier[inside] = self.base.tier[owner[inside]]
+        with self._lock:
+            if len(keys) and int(keys.max()) >= len(self._owner_of):
+                grown = np.full(max(int(keys.max()) + 1, 2 * len(self._owner_of)), -1, dtype=np.int64)
+                grown[: len(self._owner_of)] = self._owner_of
+                self._owner_of = grown
+            self._owner_of[keys[found]] = owner[found]
+            self._local_of[owner[inside]] = keys[inside]
+            with_vector = owner[inside & (tier > 0)]
+            fresh = with_vector[~self._valid[with_vector]]
+            self._valid[fresh] = True
+            self._valid_count += len(fresh)
+        return found, tier
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False) -> None:
+        """Adds to the writable index; a key's mapped vector is hidden from then on."""
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        self.top.add(keys, vectors, defer_graph=defer_graph)
+        with self._lock:
+            inside = keys[keys < len(self._owner_of)]
+            owner = self._owner_of[inside]
+            owner = owner[owner >= 0]
+            hidden = owner[self._valid[owner]]
+            self._valid[hidden] = False
+            self._valid_count -= len(hidden)
+
+    def _base_mask(self, allowed: np.ndarray | None) -> np.ndarray | None:
+        """The owner keys a mapped search may return: linked, not hidden, allowed."""
+        with self._lock:
+            if allowed is None and self._valid_count == len(self.base.index):
+                return None
+            mask = self._valid.copy()
+            local = self._local_of
+        if allowed is not None:
+            ours = _mask(allowed, len(self._owner_of) + 1)
+            mask &= ours[np.where(local >= 0, local, len(ours) - 1)]
+        return mask
+
+    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        keys, sims = self.top.search(query, k, allowed)
+        if not self._valid_count:
+            return keys, sims
+        owner, base_sims = self.base.index.search(query, k, self._base_mask(allowed))
+        local = self._local_of[owner]
+        keep = (local >= 0) & ~np.isin(local, keys)  # a key added meanwhile: the writable one wins
+        return top_k(np.concatenate([keys, local[keep]]), np.concatenate([sims, base_sims[keep]]), k)
+
+    def cosines(self, keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        out = self.top.cosines(keys, queries)
+        if out.shape[1] == 0:
+            return out
+        with self._lock:
+            missing = np.flatnonzero(np.isnan(out[:, 0]) & (keys < len(self._owner_of)))
+            owner = self._owner_of[keys[missing]]
+            linked = owner >= 0
+            linked[linked] = self._valid[owner[linked]]
+        if linked.any():
+            out[missing[linked]] = self.base.index.cosines(owner[linked], queries)
+        return out
+
+    def build_graph(self, limit: int | None = None, *, threads: int = 1) -> int:
+        return self.top.build_graph(limit, threads=threads)
+
+    @property
+    def unbuilt(self) -> int:
+        return self.top.unbuilt
+
+    @property
+    def exact(self) -> bool:
+        return self.top.exact and self.base.index.exact
+
+    def __len__(self) -> int:
+        return len(self.top) + self._valid_count
+
+    def memory_bytes(self) -> int:
+        """Bytes held in this process (the mapped files' pages are the page cache's, shared)."""
+        return self.top.memory_bytes() + self._local_of.nbytes + self._owner_of.nbytes + self._valid.nbytes \
+            + self.base.hashes.nbytes + self.base.keys.nbytes + self.base.tier.nbytes
+
+    def save(self, stem: Path) -> dict:
+        raise RuntimeError("a replica's layered vectors are not checkpointed: the owner's are")
