@@ -169,6 +169,10 @@ class RecallEngine:
         return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
 
     # -- scoring -------------------------------------------------------------------------
+    def weights(self, query: Query) -> Weights:
+        """The fusion's weights for ``query``: by its associative share and whether it is indirect."""
+        return self.fusion.for_query(query.associative, query.indirect)
+
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
@@ -176,7 +180,7 @@ class RecallEngine:
         that replaces a pooled item's brief ``why`` by the full explanation: building that costs
         more than the scores, so the recall builds it only for what it returns.
         ``near``: the semantic search's candidates; ``views``: the query views' vectors."""
-        w = self.fusion.for_share(query.associative)
+        w = self.weights(query)
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
         cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
@@ -332,6 +336,8 @@ class RecallEngine:
         why["penalties"] = round(taken, 4)
         why["fusion"] = {"preset": self.fusion.name, "method": w.method, "query_form": query.form,
                          "associative": round(query.associative, 3)}
+        if query.indirect:
+            why["fusion"]["indirect"] = True  # an inference or a described person: meaning leads
         if w.method == "rrf":
             why["method"] = "rrf"
             why["score"] = round(s.score, 6)
