@@ -28,17 +28,20 @@ _INFERENCE_EN = re.compile(
     r"\b(?:would|might|could|should)\b(?!\s+(?:you|u|i|we)\b)|\bwhy\b[^?]{0,40}\bso\b|"
     r"\b(?:likely|unlikely|probably|kind of thing|"
     r"cup of tea|good (?:fit|idea|choice|outing|gift|present|match)|suit(?:s|ed)? (?:him|her|them)|"
-    r"enjoy|appeal to|be into|interested in)\b", re.IGNORECASE)
+    r"enjoy|appeal to|be into|interested in|prefer|recommend|worth it|"
+    r"(?:type|sort|kind) of (?:person|guy|woman|man))\b",
+    re.IGNORECASE)
 # A person described by a relative clause: "the (person|friend|...) who/that", "whoever".
 _DESCRIBED_EN = re.compile(
     r"\bwhoever\b|\b(?:the|a|that)\s+(?:\w+\s+)?(?:person|people|friend|one|guy|man|woman|someone|somebody|"
     r"colleague|coworker|co-worker|neighbou?r|relative|cousin|housemate|flatmate|roommate|classmate|"
     r"teammate|partner|spouse|boss|acquaintance|individual|kid|girl|boy|lady)\s+(?:who|that|whom)\b",
     re.IGNORECASE)
-# 会喜欢 / 会不会 / 适合 / 可能 / 多半 / 愿不愿意 / 合…胃口 / 起得来吗: supposition or appraisal; "会…吗" asks
+# 会喜欢 / 会不会 / 适合 / 可能 / 多半 / 愿不愿意 / 值得 / 合…胃口 / 起得来吗: supposition or appraisal; "会…吗" asks
 # whether someone would. Not 大概 / 估计 alone: "大概什么时候" is "roughly when", a fact.
 _INFERENCE_ZH = re.compile(r"会不会|多半|[得不][来了]吗|什么礼物|挑什么.{0,4}好|为什么(?:这么|那么|总是|老是)|"
-                           r"会喜欢|会想|会愿意|愿不愿意|适合|合适|可能|应该会|"
+                           r"会喜欢|会想|会愿意|愿不愿意|想不想|爱不爱|要不要|能不能|适合|合适|可能|应该会|值得|推荐|是否|"
+                           r"吃得消|受得了|怎么样|"
                            r"合.{0,4}胃口|讨喜|喜不喜欢|会[^，。？?]{1,12}吗|为什么会|怎么会")
 # "…的那个人" / "…的人的" / "…的朋友": a person named by what they did (a verb phrase before 的).
 _DESCRIBED_ZH = re.compile(r"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)"
