@@ -27,6 +27,7 @@ import numpy as np
 from hindbrain.recall import beliefs as belief_layers
 from hindbrain.recall import channels, expand
 from hindbrain.recall.asking import asking_penalty
+from hindbrain.recall.brevity import brevity_penalty
 from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
 from hindbrain.recall.index import FUNCTION_WORDS, SITUATION_LABELS, Belief, Doc, RecallIndex, TenantIndex
@@ -296,6 +297,8 @@ class RecallEngine:
             penalty += channels.SINGLE_SOURCE_PENALTY
         if doc.asks and w.method == "fused":  # a turn that asks holds no answer (recall.asking)
             penalty += asking_penalty(doc.asks, query.associative)
+        if doc.event_kind == "message" and w.method == "fused":  # a turn that says little (recall.brevity)
+            penalty += brevity_penalty(doc.tokens, query.associative)
         bias = w.belief_bias * belief_layers.bias(doc, briefed)[0] if briefed else 0.0
         # fused: per-query normalised scores reach ~1, so a fixed penalty would weigh less than on
         # the seed's raw scale; it scales the score down instead (as in RRF)
@@ -328,6 +331,10 @@ class RecallEngine:
         if doc.asks and w.method == "fused":
             why["asks"] = {"share": round(doc.asks, 3),
                            "penalty": round(asking_penalty(doc.asks, query.associative), 4)}
+        if doc.event_kind == "message" and w.method == "fused":
+            brevity = brevity_penalty(doc.tokens, query.associative)
+            if brevity > 0:
+                why["brevity"] = {"tokens": doc.tokens, "penalty": round(brevity, 4)}
         strength, belief_ids = belief_layers.bias(doc, briefed)
         if belief_ids:
             why["belief_bias"] = {"beliefs": belief_ids, "contribution": round(w.belief_bias * strength, 4)}
