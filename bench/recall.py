@@ -1,6 +1,11 @@
 """Recall latency at 100k and 1M fragments: per channel and total, against bm25s.
 
     python bench/recall.py [--sizes 100000 1000000] [--queries 300]
+    python bench/recall.py --sizes 100000 --indirect   # + indirect questions, lexical weight 0 against 1.0
+
+``--indirect`` also times questions the fusion treats as indirect (``recall.indirect``: "would …
+likely …", "the colleague who …") with the default preset and with ``indirect_lexical`` 1.0 (the
+weights of before), interleaved query by query on the same index, and prints both and their ratio.
 
 For each size, one tenant's index is filled with synthetic cognitive units (systems, actions,
 error codes, scopes, English and Chinese text), exactly as the Brain builds documents
@@ -77,6 +82,39 @@ def queries(rng: random.Random, count: int) -> list[RecallInput]:
             q = RecallInput(tenant=TENANT, query=f"{system}{obj}{symptom}怎么办", budget_tokens=300)
         out.append(q)
     return out
+
+
+def indirect_queries(rng: random.Random, count: int) -> list[RecallInput]:
+    """Questions in the indirect forms (an inference; a person only described) about the units' topics."""
+    out = []
+    for n in range(count):
+        system, symptom, obj = rng.choice(SYSTEMS), rng.choice(SYMPTOMS), rng.choice(OBJECTS)
+        text = (f"Would the {obj} in {system} likely work again if it {symptom}?" if n % 3 == 0 else
+                f"What did the colleague who fixed the {obj} in {system} do when it {symptom}?" if n % 3 == 1 else
+                f"{system}的{obj}{symptom}，换个账号会不会好？")
+        out.append(RecallInput(tenant=TENANT, query=text))
+    return out
+
+
+def measure_indirect(index: RecallIndex, qs: list[RecallInput]) -> dict[str, list[float]]:
+    """Whole-recall ms of each query with the default preset and with ``indirect_lexical`` 1.0,
+    interleaved (which goes first alternates)."""
+    from dataclasses import replace
+
+    from hindbrain.recall.scoring import PRESETS
+
+    engines = {"default": RecallEngine(index), "before": RecallEngine(index, replace(PRESETS["fused"],
+                                                                                        indirect_lexical=1.0))}
+    took: dict[str, list[float]] = {arm: [] for arm in engines}
+    for q in qs[:20]:
+        for engine in engines.values():
+            engine.recall(build_query(q, NOW_US))  # warm up
+    for n, q in enumerate(qs):
+        for arm in (("default", "before") if n % 2 else ("before", "default")):
+            t0 = time.perf_counter()
+            engines[arm].recall(build_query(q, NOW_US))
+            took[arm].append((time.perf_counter() - t0) * 1000)
+    return took
 
 
 def rss_bytes() -> int:
@@ -170,6 +208,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--indirect", action="store_true", help="also A/B the indirect questions' lexical weight")
     args = ap.parse_args()
     rng = random.Random(SEED)
     TEMPLATE_ROWS.extend(unit(rng, n) for n in range(TEMPLATES))
@@ -197,6 +236,12 @@ def main() -> None:
               f"(index {bm25s_index_s:.1f} s)")
         print(f"ratio total/bm25s p50 {statistics.median(laps['total']) / statistics.median(bm25s_ms):.2f}x, "
               f"lexical/bm25s p50 {statistics.median(laps['lexical']) / statistics.median(bm25s_ms):.2f}x")
+        if args.indirect:
+            took = measure_indirect(index, indirect_queries(random.Random(SEED + 3), args.queries))
+            for arm, ms in took.items():
+                print(f"indirect questions, {arm:<8} p50 {pct(ms, 0.5):.2f} ms  p99 {pct(ms, 0.99):.2f} ms")
+            ratio = statistics.median(took["default"]) / statistics.median(took["before"])
+            print(f"indirect p50 ratio default/before {ratio:.2f}x")
         index.semantic.close()
         del index
         gc.collect()

@@ -27,6 +27,7 @@ import numpy as np
 from hindbrain.recall import beliefs as belief_layers
 from hindbrain.recall import channels, expand
 from hindbrain.recall.asking import asking_penalty
+from hindbrain.recall.brevity import brevity_penalty
 from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
 from hindbrain.recall.index import FUNCTION_WORDS, SITUATION_LABELS, Belief, Doc, RecallIndex, TenantIndex
@@ -173,6 +174,10 @@ class RecallEngine:
         return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
 
     # -- scoring -------------------------------------------------------------------------
+    def weights(self, query: Query) -> Weights:
+        """The fusion's weights for ``query``: by its associative share and whether it is indirect."""
+        return self.fusion.for_query(query.associative, query.indirect)
+
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
@@ -180,7 +185,7 @@ class RecallEngine:
         that replaces a pooled item's brief ``why`` by the full explanation: building that costs
         more than the scores, so the recall builds it only for what it returns.
         ``near``: the semantic search's candidates; ``views``: the query views' vectors."""
-        w = self.fusion.for_share(query.associative)
+        w = self.weights(query)
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
         cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
@@ -296,6 +301,8 @@ class RecallEngine:
             penalty += channels.SINGLE_SOURCE_PENALTY
         if doc.asks and w.method == "fused":  # a turn that asks holds no answer (recall.asking)
             penalty += asking_penalty(doc.asks, query.associative)
+        if doc.event_kind == "message" and w.method == "fused":  # a turn that says little (recall.brevity)
+            penalty += brevity_penalty(doc.tokens, query.associative)
         bias = w.belief_bias * belief_layers.bias(doc, briefed)[0] if briefed else 0.0
         # fused: per-query normalised scores reach ~1, so a fixed penalty would weigh less than on
         # the seed's raw scale; it scales the score down instead (as in RRF)
@@ -328,6 +335,10 @@ class RecallEngine:
         if doc.asks and w.method == "fused":
             why["asks"] = {"share": round(doc.asks, 3),
                            "penalty": round(asking_penalty(doc.asks, query.associative), 4)}
+        if doc.event_kind == "message" and w.method == "fused":
+            brevity = brevity_penalty(doc.tokens, query.associative)
+            if brevity > 0:
+                why["brevity"] = {"tokens": doc.tokens, "penalty": round(brevity, 4)}
         strength, belief_ids = belief_layers.bias(doc, briefed)
         if belief_ids:
             why["belief_bias"] = {"beliefs": belief_ids, "contribution": round(w.belief_bias * strength, 4)}
@@ -336,6 +347,8 @@ class RecallEngine:
         why["penalties"] = round(taken, 4)
         why["fusion"] = {"preset": self.fusion.name, "method": w.method, "query_form": query.form,
                          "associative": round(query.associative, 3)}
+        if query.indirect:
+            why["fusion"]["indirect"] = True  # an inference or a described person: meaning leads
         if w.method == "rrf":
             why["method"] = "rrf"
             why["score"] = round(s.score, 6)

@@ -55,6 +55,9 @@ class Fusion:
     name: str
     text: Weights
     dialogue: Weights
+    # An indirect question's (``recall.indirect``: an inference, a person only described) lexical
+    # weight, as a share of its form's: its words find decoys, not evidence. 1: no change.
+    indirect_lexical: float = 1.0
 
     def for_share(self, associative: float) -> Weights:
         if associative <= 0.0 or self.text == self.dialogue:
@@ -65,11 +68,18 @@ class Fusion:
                  for k in (*CHANNELS, "belief_bias")}
         return replace(self.text, **mixed)
 
+    def for_query(self, associative: float, indirect: bool = False) -> Weights:
+        """``for_share``, with an indirect question's lexical weight scaled by ``indirect_lexical``."""
+        w = self.for_share(associative)
+        return replace(w, lexical=w.lexical * self.indirect_lexical) if indirect and self.indirect_lexical != 1.0 \
+            else w
+
     def overridden(self, **weights: float) -> Fusion:
         """The same preset with some channel weights replaced in both forms."""
         if not weights:
             return self
-        return Fusion(self.name + "+custom", replace(self.text, **weights), replace(self.dialogue, **weights))
+        return Fusion(self.name + "+custom", replace(self.text, **weights), replace(self.dialogue, **weights),
+                      self.indirect_lexical)
 
 
 SEED = Weights()
@@ -80,7 +90,10 @@ PRESETS = {
                     text=Weights(lexical=0.35, semantic=0.50, graph=0.05, scenario=0.05, utility=0.50, freshness=0.0,
                                  method="fused"),
                     dialogue=Weights(lexical=0.10, semantic=1.20, graph=0.0, scenario=0.05, utility=0.50,
-                                     freshness=0.0, method="fused")),
+                                     freshness=0.0, method="fused"),
+                    # chosen on the tuning halves of every question set (0 / 0.1 / 0.2 / 0.3 / 0.5 / 1):
+                    # docs/recall-quality.md, round two, third pass
+                    indirect_lexical=0.0),
     "seed": Fusion("seed", SEED, SEED),
     "rrf": Fusion("rrf", replace(SEED, method="rrf"), replace(SEED, method="rrf")),
 }

@@ -1,0 +1,57 @@
+"""Questions whose words do not say what answers them (design.md §issue-30, round two, third pass).
+
+Most questions name what they ask about, and the evidence repeats those words: "What did Leila
+see in Lisbon?" meets "Leila: the tiles in Lisbon were …". Two forms do not:
+
+* **inference** — "Would Priya enjoy a spa weekend?", "Why might Yuki turn down a late
+  dinner?", "适合领养一只小猫吗？": the evidence *implies* the answer ("I'm putting every spare
+  penny aside …") and shares no word with the question; turns that do share its words (an
+  advert for spa weekends) are about something else;
+* **a described person** — "the person who photographed Tom's wedding", "whoever painted the
+  flat", "帮嘉诚带孩子的那个人": the question describes someone by an act instead of naming
+  them, and the evidence names them ("Kofi took all the pictures when you got married").
+
+For these the lexical channel finds the question's words and little else, so the fusion lowers
+its weight and lets meaning lead (``recall.engine``). ``indirect`` is a pure function of the
+question text: it reads the form (a modal of supposition, a relative clause on a person), not
+the topic, so it holds for questions about anything.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Supposition: a modal or an appraisal asked about someone ("would she enjoy", "is X likely to",
+# "a good fit for", "X's kind of thing"); "would you like" / "could you" ask the assistant for
+# something and are not inference.
+_INFERENCE_EN = re.compile(
+    r"\b(?:would|might|could|should)\b(?!\s+(?:you|u|i|we)\b)|\bwhy\b[^?]{0,40}\bso\b|"
+    r"\b(?:likely|unlikely|probably|kind of thing|"
+    r"cup of tea|good (?:fit|idea|choice|outing|gift|present|match)|suit(?:s|ed)? (?:him|her|them)|"
+    r"enjoy|appeal to|be into|interested in|prefer|recommend|worth it|"
+    r"(?:type|sort|kind) of (?:person|guy|woman|man))\b",
+    re.IGNORECASE)
+# A person described by a relative clause: "the (person|friend|...) who/that", "whoever".
+_DESCRIBED_EN = re.compile(
+    r"\bwhoever\b|\b(?:the|a|that)\s+(?:\w+\s+)?(?:person|people|friend|one|guy|man|woman|someone|somebody|"
+    r"colleague|coworker|co-worker|neighbou?r|relative|cousin|housemate|flatmate|roommate|classmate|"
+    r"teammate|partner|spouse|boss|acquaintance|individual|kid|girl|boy|lady)\s+(?:who|that|whom)\b",
+    re.IGNORECASE)
+# 会喜欢 / 会不会 / 适合 / 可能 / 多半 / 愿不愿意 / 值得 / 合…胃口 / 起得来吗: supposition or appraisal; "会…吗" asks
+# whether someone would. Not 大概 / 估计 alone: "大概什么时候" is "roughly when", a fact.
+_INFERENCE_ZH = re.compile(r"会不会|多半|[得不][来了]吗|什么礼物|挑什么.{0,4}好|为什么(?:这么|那么|总是|老是)|"
+                           r"会喜欢|会想|会愿意|愿不愿意|想不想|爱不爱|要不要|能不能|适合|合适|可能|应该会|值得|推荐|是否|"
+                           r"吃得消|受得了|怎么样|"
+                           r"合.{0,4}胃口|讨喜|喜不喜欢|会[^，。？?]{1,12}吗|为什么会|怎么会")
+# "…的那个人" / "…的人的" / "…的朋友": a person named by what they did (a verb phrase before 的).
+_DESCRIBED_ZH = re.compile(r"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)"
+                           r"(?:的|[^\w]|$|是|会|现在|后来|最近|开始|在|做|去|搬|学|养|玩|喜欢)")
+
+
+def indirect(question: str) -> bool:
+    """Whether ``question`` asks for an inference or about a person it only describes (see the
+    module docstring). A dialogue is never passed here: its form is associative already."""
+    if not question:
+        return False
+    return bool(_INFERENCE_EN.search(question) or _DESCRIBED_EN.search(question)
+                or _INFERENCE_ZH.search(question) or _DESCRIBED_ZH.search(question))

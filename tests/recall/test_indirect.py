@@ -1,0 +1,90 @@
+"""Indirect questions (recall.indirect): an inference or a person only described lowers the lexical weight."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from hindbrain import Brain
+from hindbrain.recall.indirect import indirect
+from hindbrain.recall.query import build_query
+from hindbrain.recall.scoring import PRESETS
+from hindbrain.schemas.api import RecallInput
+
+
+@pytest.mark.parametrize("question", [
+    "Would Anna like a week of hiking in the Alps?",
+    "Why might Omar skip the office party?",
+    "Is a jazz club a good outing for Ravi?",
+    "Is Lena likely to move abroad next year?",
+    "Where does the colleague who fixed Sam's laptop live now?",
+    "What pet does whoever repaired the roof have?",
+    "Should Ines take the night train?",
+    "丽丽会喜欢去海边露营吗？",
+    "王强适合养一条大狗吗？",
+    "帮小李搬家的那个人现在在哪儿工作？",
+    "周末晚上阿明多半在干什么？",
+])
+def test_inference_and_described_people_are_indirect(question):
+    assert indirect(question)
+
+
+@pytest.mark.parametrize("question", [
+    "What did Leila see in Lisbon?",
+    "When did Henry adopt Biscuit?",
+    "Could you list Liam's pets?",  # a request to the assistant, not a supposition
+    "Would you remind me where Zoe grew up?",
+    "Why did Felix's dog need to see a vet?",  # a reason stated in a turn: a fact
+    "What is Aisha's current job?",
+    "张伟大概什么时候搬到深圳的？",  # "roughly when": a fact
+    "我的朋友小王住在哪里？",
+    "刘洋的荷兰猪生了什么病？",
+    "",
+])
+def test_direct_questions_are_not(question):
+    assert not indirect(question)
+
+
+def test_only_a_plain_questions_form_is_read():
+    def q(text):
+        return build_query(RecallInput(tenant="t", query=text), 0)
+
+    assert q("Would Anna enjoy a week of hiking?").indirect
+    assert not q("What did Anna do last week?").indirect
+    dialogue = "<Anna>: would you like to hear about my trip?\n<Assistant>: sure!\n<Anna>: it might rain"
+    assert not q(dialogue).indirect  # a dialogue's form is associative already
+
+
+def test_the_fused_preset_scales_lexical_for_an_indirect_question():
+    fused = PRESETS["fused"]
+    direct, scaled = fused.for_query(0.0), fused.for_query(0.0, indirect=True)
+    assert scaled.lexical == pytest.approx(direct.lexical * fused.indirect_lexical)
+    assert scaled.lexical < direct.lexical
+    assert scaled.semantic == direct.semantic
+    assert PRESETS["seed"].for_query(0.0, indirect=True) == PRESETS["seed"].for_query(0.0)  # the seed as specified
+
+
+@pytest.fixture(scope="module")
+def chat(tmp_path_factory):
+    brain = Brain.open(tmp_path_factory.mktemp("indirect") / "brain")
+    turns = [("Tom", "The new sports car advert is everywhere, they want you to buy one soon."),
+             ("Mei", "Cancelled the gym and both streaming subscriptions, every penny goes to the house deposit."),
+             ("Tom", "I made pasta again tonight.")]
+    ids = [brain.perceive(tenant="t", agent="chat", kind="message", session="s1", speaker=who, text=text,
+                          ts=datetime(2024, 1, 1, tzinfo=UTC)) for who, text in turns]
+    brain.index.semantic.wait()
+    yield brain, ids
+    brain.close()
+
+
+def test_an_indirect_questions_lexical_channel_carries_no_weight_and_says_why(chat):
+    brain, (decoy, *_) = chat
+    pack = brain.recall(tenant="t", agent="chat", query="Is Mei likely to buy a new sports car soon?", k=3,
+                        layers=["episodic"], explain=True)
+    why = next(i.why for i in pack.items if i.id == decoy)
+    assert why["fusion"]["indirect"] is True
+    assert why["lexical"]["score"] > 0.5, "the decoy carries the question's words"
+    assert why["lexical"]["weight"] == pytest.approx(PRESETS["fused"].text.lexical * PRESETS["fused"].indirect_lexical)
+    direct = brain.recall(tenant="t", agent="chat", query="Which sports car advert is everywhere?", k=3,
+                          layers=["episodic"], explain=True)
+    assert "indirect" not in direct.items[0].why["fusion"]
+    assert direct.items[0].id == decoy
