@@ -30,7 +30,15 @@ from hindbrain.recall.asking import asking_penalty
 from hindbrain.recall.brevity import brevity_penalty
 from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
-from hindbrain.recall.index import FUNCTION_WORDS, SITUATION_LABELS, Belief, Doc, RecallIndex, TenantIndex
+from hindbrain.recall.index import (
+    FUNCTION_WORDS,
+    SITUATION_LABELS,
+    Belief,
+    Doc,
+    RecallIndex,
+    TenantIndex,
+    semantic_text,
+)
 from hindbrain.recall.query import Query
 from hindbrain.recall.scoring import (
     CHANNELS,
@@ -165,6 +173,18 @@ class RecallEngine:
         clock.lap("semantic")
         return hits, vectors
 
+    def _upgrade(self, tenant: TenantIndex, name: str, near: list[int],
+                 lexical: dict[int, tuple[float, float]]) -> None:
+        """The candidates still on their static vector get the model's now, the semantic
+        channel's best first, then the lexical ones (``SemanticIndex.upgrade``: bounded, each
+        text once): a recall right after a bulk import ranks in the model's space."""
+        semantic = self.index.semantic
+        order = list(dict.fromkeys([*near, *sorted(lexical, key=lambda no: -lexical[no][0])]))
+        static = [no for no, tier in zip(order, semantic.tiers(name, order), strict=True) if tier == "static"]
+        if static:
+            docs = tenant.docs
+            semantic.upgrade(name, [(no, docs[no].id, semantic_text(docs[no])) for no in static])
+
     def _late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None) -> dict[int, float]:
         """doc number → the late-interaction cosine (``channels.late_interaction``) of every
         candidate with a vector, whichever channel found it."""
@@ -188,6 +208,8 @@ class RecallEngine:
         w = self.weights(query)
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
+        if views is not None:
+            self._upgrade(tenant, query.tenant, near, lexical)
         cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)

@@ -10,7 +10,10 @@ daemon thread schedules the model's work: one step per tenant per round (a tenan
 cannot starve another's events), each text capped at the model's window (``capped``: the rest
 stays lexical), each distinct text embedded once (deduped by its hash), in batches handed to
 embedder worker processes (``recall.workers``: the model never runs on a request thread, nor
-holds the brain's interpreter lock). Each neural vector replaces the document's static one;
+holds the brain's interpreter lock), except for one bounded case: a recall re-embeds its own
+candidates still on static vectors (``upgrade``: at most 16 short texts, each once), so a recall
+right after a bulk import, or while the workers start, ranks in the model's space; longer texts
+always wait for the workers. Each neural vector replaces the document's static one;
 ``tiers`` says which tier made a document's vector, and recall's ``why`` names it. The neural
 vectors are a deterministic function of (model, capped text): replay recomputes them, the
 content-addressed cache below making that a lookup. Without a static tier (a custom
@@ -59,6 +62,13 @@ Item = tuple[int, str, str]  # (doc_no, doc_id, text)
 
 WINDOW_CHARS = 2048  # what a model sees of a text when it names no window: ~512 tokens
 STATIC, NEURAL = 1, 2  # the tier of a document's vector (0: none yet)
+# What a recall re-embeds with the model for its candidates still on static vectors
+# (SemanticIndex.upgrade): at most 16 texts of at most 512 characters, 4,096 characters in all,
+# ~1.2 ms a short text on one core: ~20 ms at most, paid once per text. Longer texts wait for the
+# workers: the request thread never embeds a long text (a 64 kB event cannot hold a recall).
+UPGRADE_LIMIT = 16
+UPGRADE_TEXT_CHARS = 512
+UPGRADE_CHARS = 4096
 BATCH = 64  # texts per embedder call: amortises the model's per-call cost, bounds a search's wait
 _LOOKUP = 512  # queued items per background step with a cache (a reload is mostly cheap hits)
 _FLUSH = 512  # cache rows buffered before a write
@@ -271,6 +281,7 @@ class SemanticIndex:
         self._neural_tier = "static" if embedder.name.startswith("static") else "neural"
         self.follow = follow  # vectors come only from the cache, written by another process
         self.inline_limit = inline_limit
+        self.upgrade_limit = UPGRADE_LIMIT  # 0: a recall never embeds (the fast tier alone until the workers)
         self.last_error: BaseException | None = None
         self.failures = 0
         self._cache = EmbeddingCache(cache_path, embedder.name, embedder.dim) if cache_path is not None else None
@@ -462,6 +473,40 @@ class SemanticIndex:
                 self._record(exc)
         keys, sims = t.index.search(query_vec, k, allowed)
         return list(zip(keys.tolist(), sims.tolist(), strict=True))
+
+    def upgrade(self, tenant: str, items: list[Item], limit: int | None = None) -> int:
+        """Gives the first ``limit`` of ``items`` (a recall's candidates, best first) that still
+        carry their static vector the neural one now, on the calling thread, with the model the
+        process holds for its queries; returns how many. Read-your-writes for the neural tier,
+        bounded: the candidates a recall ranks are scored in the model's space even while the
+        worker processes lag (a bulk import, their start), at most ``limit`` (``upgrade_limit``)
+        short texts per recall (``UPGRADE_*``), and each text once: the background pass later
+        finds it in the recent vectors instead of embedding it again. A failure is recorded like a
+        background one and the recall goes on with the static vectors."""
+        limit = self.upgrade_limit if limit is None else limit
+        if self.static is None or not self.neural or limit <= 0 or not items:
+            return 0
+        with self._cond:
+            t = self._tenants.get(tenant)
+            tier = t.tier if t is not None else None
+        if tier is None:
+            return 0
+        todo, chars = [], 0
+        for item in items:
+            size = len(item[2])
+            if item[0] < len(tier) and tier[item[0]] == STATIC and size <= UPGRADE_TEXT_CHARS:
+                if len(todo) == limit or chars + size > UPGRADE_CHARS:
+                    break
+                todo.append(item)
+                chars += size
+        if not todo:
+            return 0
+        try:
+            self._index_batch(t, todo, inline=True)
+        except Exception as exc:  # keep serving on the static vectors; the items stay queued
+            self._record(exc)
+            return 0
+        return len(todo)
 
     def cosines(self, tenant: str, doc_nos: list[int], query_vecs: np.ndarray) -> np.ndarray:
         """``len(doc_nos) × len(query_vecs)`` cosines of the tenant's documents to the query

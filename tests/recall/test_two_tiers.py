@@ -10,7 +10,7 @@ import pytest
 from hindbrain import Brain
 from hindbrain.recall import distill
 from hindbrain.recall.embed import default_embedder
-from hindbrain.recall.semantic import SemanticIndex, capped
+from hindbrain.recall.semantic import UPGRADE_TEXT_CHARS, SemanticIndex, capped
 from hindbrain.recall.static import StaticTable, default_static, static_tokens
 from hindbrain.recall.workers import EmbedderPool
 
@@ -161,6 +161,7 @@ def test_perceive_then_recall_a_paraphrase_at_once_then_neural_then_replay(tmp_p
     brain = Brain.open(tmp_path / "brain", embed_workers=0)
     pool = GatedPool()
     brain.index.semantic.pool = pool  # the neural tier waits until released: the fast tier alone answers
+    brain.index.semantic.upgrade_limit = 0  # and the recall re-embeds none of its candidates (below)
     try:
         for text in OTHERS:
             brain.perceive(tenant="acme", agent="a1", text=text)
@@ -189,18 +190,52 @@ def test_perceive_then_recall_a_paraphrase_at_once_then_neural_then_replay(tmp_p
         again.close()
 
 
+def test_a_recall_ranks_its_candidates_in_the_models_space_while_the_workers_lag(tmp_path):
+    """Read-your-writes for the neural tier, bounded: the workers hold every text (a bulk import,
+    their start); a recall re-embeds its own short candidates still on static vectors, at most
+    ``upgrade_limit``; the workers then give the rest theirs."""
+    brain = Brain.open(tmp_path / "brain", embed_workers=0)
+    semantic = brain.index.semantic
+    pool = GatedPool()
+    semantic.pool = pool
+    try:
+        rows = [{"tenant": "acme", "agent": "a1", "text": f"ticket {i}: {text}"}
+                for i, text in enumerate([EVENT, *OTHERS] * 8)]
+        brain.perceive_many(rows)
+        assert semantic.neural_count("acme") == 0
+        pack = brain.recall(tenant="acme", agent="a1", query=PARAPHRASE, k=5)
+        upgraded = semantic.neural_count("acme")
+        assert 0 < upgraded <= semantic.upgrade_limit < len(rows)
+        top = pack.items[0]
+        assert top.text.endswith(EVENT) and top.why["semantic"]["tier"] == "neural"
+        semantic.upgrade_limit = 0  # switched off, the same recall ranks on what the fast tier gave
+        again = brain.recall(tenant="acme", agent="a1", query=PARAPHRASE, k=5)
+        assert semantic.neural_count("acme") == upgraded and again.items[0].text.endswith(EVENT)
+        pool.gate.set()
+        assert semantic.wait(60)
+        assert semantic.neural_count("acme") == len(rows)  # the workers' vectors for the rest
+        assert semantic.last_error is None
+    finally:
+        brain.close()
+
+
 class PassagesForbidden:
-    """The brain's own model for queries only: embedding a passage in the brain's process (on
-    a request thread or its interpreter) fails the test."""
+    """The brain's own model for queries, and for a recall's few short candidates
+    (``SemanticIndex.upgrade``): embedding a long passage in the brain's process (on a request
+    thread or its interpreter) fails the test; the short ones are recorded."""
 
     def __init__(self, model):
         self.model, self.name, self.dim = model, model.name, model.dim
+        self.passages: list[str] = []
 
     def embed_queries(self, texts):
         return self.model.embed_queries(texts)
 
     def embed_passages(self, texts):
-        raise AssertionError("a passage was embedded in the brain's process")
+        if max(map(len, texts)) > UPGRADE_TEXT_CHARS:
+            raise AssertionError("a long passage was embedded in the brain's process")
+        self.passages.extend(texts)
+        return self.model.embed_passages(texts)
 
 
 def test_long_texts_never_hold_another_tenants_perceive_or_recall(tmp_path):
@@ -214,8 +249,10 @@ def test_long_texts_never_hold_another_tenants_perceive_or_recall(tmp_path):
         # 20 x 64 kB, while the model is held: perceive returns, the other tenant's recall answers
         brain.perceive_many([{"tenant": "noisy", "agent": "a9", "text": f"{i} {long_text}"} for i in range(20)])
         item = _item_of(brain.recall(tenant="quiet", agent="a1", query=PARAPHRASE), event)
-        assert item is not None and item.why["semantic"]["tier"] == "static"
-        assert pool.calls == []  # neither call waited for the model
+        # the recall re-embedded its own short candidate, none of the other tenant's long texts
+        assert item is not None and item.why["semantic"]["tier"] == "neural"
+        assert semantic.embedder.passages == [EVENT]
+        assert pool.calls == []  # neither call waited for the workers
         pool.gate.set()
         assert semantic.wait(60) and semantic.last_error is None
         texts = [t for batch in pool.calls for t in batch]
