@@ -18,6 +18,15 @@ def brain(lexical_brain):
     (which may add weaker neighbours) is tested in tests/recall."""
     return lexical_brain
 
+@pytest.fixture(scope="module")
+def untouched_brain(tmp_path_factory):
+    """One lexical brain for the bad-input tests, which must leave it empty: each asserts that
+    nothing was written, so a write by one fails that test (opening a brain per case was most
+    of their time)."""
+    with Brain.open(tmp_path_factory.mktemp("untouched") / "brain", embedder="none") as b:
+        yield b
+
+
 def log_length(brain: Brain) -> int:
     return brain.log.end_offset(ALL_TOPICS, 0)
 
@@ -90,7 +99,8 @@ BAD_PERCEPTIONS = {
 
 
 @pytest.mark.parametrize("fields,field", BAD_PERCEPTIONS.values(), ids=BAD_PERCEPTIONS.keys())
-def test_bad_perceptions_raise_naming_the_field_and_write_nothing(brain, fields, field):
+def test_bad_perceptions_raise_naming_the_field_and_write_nothing(untouched_brain, fields, field):
+    brain = untouched_brain
     before = log_length(brain)
     with pytest.raises(ValueError, match=f"'{field}'"):
         brain.perceive(**fields)
@@ -115,7 +125,8 @@ def test_text_of_exactly_64_kib_is_accepted(brain):
     ("outcome", {"tenant": "acme", "success": 1}, "success"),
     ("outcome", {"tenant": "acme", "success": True, "steps": -1}, "steps"),
 ])
-def test_bad_input_to_other_operations_raises_naming_the_field(brain, operation, fields, field):
+def test_bad_input_to_other_operations_raises_naming_the_field(untouched_brain, operation, fields, field):
+    brain = untouched_brain
     with pytest.raises(ValueError, match=f"'{field}'"):
         getattr(brain, operation)(**fields)
     assert log_length(brain) == 0
