@@ -33,6 +33,8 @@ KAFKA_PORT := $(or $(HINDBRAIN_KAFKA_PORT),19092)
 # earlier test of the module wrote (tests/service/test_http.py) see it. TEST_WORKERS=0 runs
 # them in this process.
 TEST_WORKERS ?= 3
+# The hypothesis tests run derandomized here (tests/conftest.py): the same examples every run.
+export HINDBRAIN_HYPOTHESIS_PROFILE ?= ci
 PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 unit: $(STAMP)
 	@if [ -z "$$HINDBRAIN_TEST_KAFKA" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \

@@ -13,6 +13,7 @@ import socket
 import uuid
 
 import pytest
+from hypothesis import settings
 
 from hindbrain import Brain
 from hindbrain.projections.warehouse import Warehouse
@@ -20,6 +21,13 @@ from hindbrain.schemas.records import envelope
 from hindbrain.streams.log import Position
 from hindbrain.streams.processing import dead_letter
 from hindbrain.streams.topics import TOPIC_OF
+
+# Hypothesis: each property test sets its own max_examples (what its time in the suite allows).
+# `make test` (and CI, which runs it) loads the "ci" profile: derandomized and without the
+# example database, so every run tries the same examples, takes the same time, and a failure
+# repeats on the next run. Any other run explores new examples (hypothesis's default).
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.load_profile(os.environ.get("HINDBRAIN_HYPOTHESIS_PROFILE", "default"))
 
 SERVER_ENV = "HINDBRAIN_TEST_CLICKHOUSE"
 NO_SERVER = "HINDBRAIN_TEST_CLICKHOUSE not set: no ClickHouse server reachable (and no Docker engine here)"

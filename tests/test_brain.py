@@ -69,56 +69,10 @@ def test_the_public_names_exist_exactly(tmp_path):
         assert isinstance(brain.sql("SELECT 1 AS one"), list)
 
 
-# -- bad input: ValueError naming the field, nothing written -----------------------------------
-BAD_PERCEPTIONS = {
-    "missing tenant": ({"text": "x"}, "tenant"),
-    "empty tenant": ({"tenant": "", "text": "x"}, "tenant"),
-    "unknown kind": ({"tenant": "acme", "kind": "gossip", "text": "x"}, "kind"),
-    "empty text and action": ({"tenant": "acme", "text": "", "action": "  "}, "text"),
-    "no text nor action": ({"tenant": "acme", "kind": "message"}, "text"),
-    "text over 64 KiB": ({"tenant": "acme", "text": "x" * (64 * 1024 + 1)}, "text"),
-    "CJK text over 64 KiB of UTF-8": ({"tenant": "acme", "text": "权" * 21846}, "text"),
-    "non-UTF-8 bytes": ({"tenant": "acme", "text": b"\xff\xfe not utf-8"}, "text"),
-    "lone surrogate": ({"tenant": "acme", "text": "broken \udcff"}, "text"),
-    "tenant not a string": ({"tenant": 42, "text": "x"}, "tenant"),
-    "success not a bool": ({"tenant": "acme", "text": "x", "success": "yes"}, "success"),
-    "entities not a list": ({"tenant": "acme", "text": "x", "entities": "IAM"}, "entities"),
-    "scope not a dict": ({"tenant": "acme", "text": "x", "scope": ["env"]}, "scope"),
-    "polarity out of range": ({"tenant": "acme", "text": "x", "polarity": 2.0}, "polarity"),
-    "unknown field": ({"tenant": "acme", "text": "x", "mood": "sad"}, "mood"),
-}
-
-
-@pytest.mark.parametrize("fields,field", BAD_PERCEPTIONS.values(), ids=BAD_PERCEPTIONS.keys())
-def test_bad_perceptions_raise_naming_the_field_and_write_nothing(brain, fields, field):
-    before = log_length(brain)
-    with pytest.raises(ValueError, match=f"'{field}'"):
-        brain.perceive(**fields)
-    assert log_length(brain) == before
-    assert brain.sql("SELECT count() AS n FROM events") == [{"n": 0}]
-
-
+# -- bad input: ValueError naming the field, nothing written (also tests/test_brain_input.py) ------
 def test_text_of_exactly_64_kib_is_accepted(brain):
     brain.perceive(tenant="acme", text="x" * (64 * 1024))
     assert log_length(brain) == 1
-
-
-@pytest.mark.parametrize("operation,fields,field", [
-    ("learn", {"tenant": "acme", "condition": "c", "action": ""}, "action"),
-    ("learn", {"tenant": "acme", "condition": "c", "action": "a", "source": "read"}, "citation"),
-    ("learn", {"tenant": "acme", "condition": "c", "action": "a", "confidence": 1.5}, "confidence"),
-    ("recall", {"tenant": "acme", "query": "x", "budget_tokens": 0}, "budget_tokens"),
-    ("recall", {"tenant": "acme", "query": "x", "trigger": "boredom"}, "trigger"),
-    ("recall", {"query": "x"}, "tenant"),
-    ("recall", {"tenant": "acme", "query": "x", "layers": ["dreams"]}, "layers"),
-    ("outcome", {"tenant": "acme", "applied": ["fr_1"]}, "success"),
-    ("outcome", {"tenant": "acme", "success": 1}, "success"),
-    ("outcome", {"tenant": "acme", "success": True, "steps": -1}, "steps"),
-])
-def test_bad_input_to_other_operations_raises_naming_the_field(brain, operation, fields, field):
-    with pytest.raises(ValueError, match=f"'{field}'"):
-        getattr(brain, operation)(**fields)
-    assert log_length(brain) == 0
 
 
 def test_perceive_many_is_all_or_nothing(brain):

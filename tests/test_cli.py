@@ -1,6 +1,7 @@
 """The command line: stats, explain, replay --check and hindsight on an embedded brain."""
 
 import json
+import shutil
 
 import pytest
 
@@ -8,15 +9,25 @@ from hindbrain import Brain
 from hindbrain.cli import main
 
 
-@pytest.fixture
-def home(tmp_path):
-    home = tmp_path / "brain"
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """One brain written once per module (opening and writing it was most of each test's time);
+    each test gets a copy of its closed folder, so what one test writes no other test sees."""
+    home = tmp_path_factory.mktemp("cli") / "brain"
     with Brain.open(home) as brain:
         ev = brain.perceive(tenant="acme", kind="anomaly", text="submit does nothing", system="IAM")
         fr = brain.learn(tenant="acme", condition="IAM submit does nothing", action="use the admin account",
                          event_ids=[ev])
         pack = brain.recall(tenant="acme", query="IAM submit")
         brain.outcome(tenant="acme", recall_id=pack.recall_id, applied=[fr], success=True)
+    return home, ev, fr
+
+
+@pytest.fixture
+def home(written, tmp_path):
+    original, ev, fr = written
+    home = tmp_path / "brain"
+    shutil.copytree(original, home, symlinks=True)  # the engine links its tables relatively: the copy is whole
     return home, ev, fr
 
 

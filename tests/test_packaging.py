@@ -184,12 +184,14 @@ def _fresh_venv(where: Path, wheel: Path) -> Path:
     if pip_version >= (22, 3):  # `pip --python` installs into another environment: no pip needed in the venv
         _run([sys.executable, "-m", "venv", "--without-pip", where], cwd=where.parent)
         python = where / "bin" / "python"
+        # --no-compile: the smoke run imports a handful of modules; byte-compiling all of them is time spent for nothing
         _run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", "--quiet",
-              wheel], cwd=where.parent)
+              "--no-compile", wheel], cwd=where.parent)
     else:
         _run([sys.executable, "-m", "venv", where], cwd=where.parent)
         python = where / "bin" / "python"
-        _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", wheel], cwd=where.parent)
+        _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", "--no-compile", wheel],
+             cwd=where.parent)
     purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=where).stdout
     # Lines of a .pth are appended to sys.path after the venv's own site-packages, so the venv's
     # hindbrain wins over anything of ours on those paths (whose own .pth files are not run).
