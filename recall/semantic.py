@@ -482,9 +482,11 @@ class SemanticIndex:
         worker processes lag (a bulk import, their start), at most ``limit`` (``upgrade_limit``)
         short texts per recall (``UPGRADE_*``), and each text once: the background pass later
         finds it in the recent vectors instead of embedding it again. A failure is recorded like a
-        background one and the recall goes on with the static vectors."""
+        background one and the recall goes on with the static vectors. A following index (a
+        recall replica, a brain fed by the Kafka embedder group) never embeds here: its vectors
+        are the owner's or the fleet's to make, once."""
         limit = self.upgrade_limit if limit is None else limit
-        if self.static is None or not self.neural or limit <= 0 or not items:
+        if self.static is None or not self.neural or self.follow or limit <= 0 or not items:
             return 0
         with self._cond:
             t = self._tenants.get(tenant)
