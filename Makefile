@@ -26,13 +26,13 @@ lint: $(STAMP)
 # the port is used and left running. Otherwise the Kafka tests skip and say why.
 KAFKA_PORT := $(or $(HINDBRAIN_KAFKA_PORT),19092)
 # The modules are independent (each Kafka test has its own topic prefix, each brain its own
-# folder), so they run on TEST_WORKERS processes (pytest-xdist). Three on 2 cores: many tests
-# wait on a broker, a server or a subprocess, and with Kafka the suite took 199 s on 3 workers
-# against 254 s on 2 (issue 18). A module's tests stay on one worker, in order (--dist loadscope):
+# folder), so they run on TEST_WORKERS processes (pytest-xdist). Four on 2 cores: many tests
+# wait on a broker, a server or a subprocess (199 s on 3 workers against 254 s on 2, issue 18),
+# and beside another CPU-bound process the suite took 350 s on 4 against 395 s on 3 (issue 31). A module's tests stay on one worker, in order (--dist loadscope):
 # a module-scoped fixture (one server, one brain) is built once, and tests that read what an
 # earlier test of the module wrote (tests/service/test_http.py) see it. TEST_WORKERS=0 runs
 # them in this process.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 # The hypothesis tests run derandomized here (tests/conftest.py): the same examples every run.
 export HINDBRAIN_HYPOTHESIS_PROFILE ?= ci
 PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
