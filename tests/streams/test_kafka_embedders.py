@@ -23,12 +23,29 @@ def tiers_of(brain: Brain, query: str) -> dict[str, str]:
     return {item.id: item.why.get("semantic", {}).get("tier") for item in pack.items}
 
 
-def wait_for(predicate, what: str, timeout: float = 90.0):
+def wait_for(predicate, what, timeout: float = 240.0):
+    """Polls ``predicate`` until it holds; the deadline only bounds a run on a loaded machine
+    (a whole suite on 2 busy cores took ~90 s here for what takes ~10 s alone). ``what`` is the
+    message, or a function giving it then (the state the wait stopped in)."""
     deadline = time.monotonic() + timeout
     while not (got := predicate()):
-        assert time.monotonic() < deadline, what
+        assert time.monotonic() < deadline, what() if callable(what) else what
         time.sleep(0.1)
     return got
+
+
+def follow_state(brain: Brain) -> str:
+    """Where a following brain's neural tier stands: documents indexed, vectors read from the
+    topic, items still waiting for theirs, whether the tails run."""
+    from hindbrain.streams.embedders import VectorTail
+    from hindbrain.streams.kafka_runner import IndexTail
+
+    semantic = brain.index.semantic
+    tenant = brain.index.tenants.get("acme")
+    tails = {type(s).__name__: (s.alive, getattr(s, "received", None), getattr(s, "_error", None))
+             for s in brain.services if isinstance(s, VectorTail | IndexTail)}
+    return (f"documents {0 if tenant is None else len(tenant.docs)}, neural {semantic.neural_count('acme')}, "
+            f"pending {semantic.pending('acme')}, tails (alive, received, error) {tails}")
 
 
 def test_the_embedder_group_makes_the_neural_tier_and_a_replay_reads_it_back(tmp_path, kafka):
@@ -43,7 +60,7 @@ def test_the_embedder_group_makes_the_neural_tier_and_a_replay_reads_it_back(tmp
         worker.start()
         try:
             wait_for(lambda: brain.index.semantic.neural_count("acme") == len(ids),
-                     "the embedder group's vectors never reached recall")
+                     lambda: f"the embedder group's vectors never reached recall: {follow_state(brain)}")
         finally:
             worker.stop()
             log.close()
@@ -54,7 +71,8 @@ def test_the_embedder_group_makes_the_neural_tier_and_a_replay_reads_it_back(tmp
     # neural tier comes back from the vectors topic; no embedder runs now.
     with Brain.open(tmp_path / "replayed", **{**settings, "worker_group": f"{kafka.prefix}replay"}) as again:
         wait_for(lambda: again.index.semantic.neural_count("acme") == len(ids),
-                 "the replayed brain never read the neural tier back from the vectors topic")
+                 lambda: f"the replayed brain never read the neural tier back from the vectors topic: "
+                         f"{follow_state(again)}")
         got = tiers_of(again, query)
         assert got and set(got) <= set(ids) and set(got.values()) == {"neural"}
 
