@@ -43,6 +43,13 @@ def open_distributed(brain_cls, cfg: Settings, extractor=None):
     log = KafkaLog(cfg.kafka, prefix=cfg.kafka_prefix)
     warehouse = open_views(cfg, log)
     brain = brain_cls(log, warehouse, cfg, runner=KafkaRunner(log, cfg.worker_group))
+    # The index loads the views and then follows the topics from where the views end: both read
+    # before this process's projector starts inserting, or a batch projected between the two
+    # reads would be in the positions but not in the index (a replayed brain once indexed none
+    # of its events that way: tests/streams/test_kafka_embedders.py). With a ClickHouse server,
+    # other workers project meanwhile and that window remains (docs/distributed.md).
+    brain.index.load(warehouse)
+    positions = view_positions(warehouse)
     if cfg.warehouse_url().startswith("chdb://"):
         projector = KafkaProjector(log, warehouse, cfg.worker_group, cfg.batch_size)
         projector.start()
@@ -51,14 +58,13 @@ def open_distributed(brain_cls, cfg: Settings, extractor=None):
         learner.start()  # single node: this process is the fleet's one learner
         brain.services.append(learner)
         brain.learning = learner
-    brain.index.load(warehouse)
     refreeze = Refreezer()  # what the index holds, out of the full collections (streams/gc_pause.py)
 
     def index_then_refreeze(batch: list) -> None:
         brain.index.observe(batch)
         refreeze(batch)
 
-    tail = IndexTail(log, view_positions(warehouse), index_then_refreeze)
+    tail = IndexTail(log, positions, index_then_refreeze)
     tail.start()
     brain.services.append(tail)
     if cfg.kafka_embedders and brain.index.semantic is not None:
