@@ -178,12 +178,9 @@ class RecallEngine:
         """The candidates still on their static vector get the model's now, the semantic
         channel's best first, then the lexical ones (``SemanticIndex.upgrade``: bounded, each
         text once): a recall right after a bulk import ranks in the model's space."""
-        semantic = self.index.semantic
+        docs = tenant.docs
         order = list(dict.fromkeys([*near, *sorted(lexical, key=lambda no: -lexical[no][0])]))
-        static = [no for no, tier in zip(order, semantic.tiers(name, order), strict=True) if tier == "static"]
-        if static:
-            docs = tenant.docs
-            semantic.upgrade(name, [(no, docs[no].id, semantic_text(docs[no])) for no in static])
+        self.index.semantic.upgrade(name, order, lambda no: (docs[no].id, semantic_text(docs[no])))
 
     def _late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None) -> dict[int, float]:
         """doc number → the late-interaction cosine (``channels.late_interaction``) of every

@@ -474,10 +474,11 @@ class SemanticIndex:
         keys, sims = t.index.search(query_vec, k, allowed)
         return list(zip(keys.tolist(), sims.tolist(), strict=True))
 
-    def upgrade(self, tenant: str, items: list[Item], limit: int | None = None) -> int:
-        """Gives the first ``limit`` of ``items`` (a recall's candidates, best first) that still
+    def upgrade(self, tenant: str, doc_nos: list[int], text_of, limit: int | None = None) -> int:
+        """Gives the first ``limit`` of ``doc_nos`` (a recall's candidates, best first) that still
         carry their static vector the neural one now, on the calling thread, with the model the
-        process holds for its queries; returns how many. Read-your-writes for the neural tier,
+        process holds for its queries; returns how many. ``text_of(doc_no)`` is the document's
+        ``(doc_id, text)``, asked only of those. Read-your-writes for the neural tier,
         bounded: the candidates a recall ranks are scored in the model's space even while the
         worker processes lag (a bulk import, their start), at most ``limit`` (``upgrade_limit``)
         short texts per recall (``UPGRADE_*``), and each text once: the background pass later
@@ -486,7 +487,7 @@ class SemanticIndex:
         recall replica, a brain fed by the Kafka embedder group) never embeds here: its vectors
         are the owner's or the fleet's to make, once."""
         limit = self.upgrade_limit if limit is None else limit
-        if self.static is None or not self.neural or self.follow or limit <= 0 or not items:
+        if self.static is None or not self.neural or self.follow or limit <= 0 or not doc_nos:
             return 0
         with self._cond:
             t = self._tenants.get(tenant)
@@ -494,13 +495,16 @@ class SemanticIndex:
         if tier is None:
             return 0
         todo, chars = [], 0
-        for item in items:
-            size = len(item[2])
-            if item[0] < len(tier) and tier[item[0]] == STATIC and size <= UPGRADE_TEXT_CHARS:
-                if len(todo) == limit or chars + size > UPGRADE_CHARS:
-                    break
-                todo.append(item)
-                chars += size
+        for no in doc_nos:
+            if no >= len(tier) or tier[no] != STATIC:
+                continue
+            doc_id, text = text_of(no)
+            if len(text) > UPGRADE_TEXT_CHARS:
+                continue
+            if len(todo) == limit or chars + len(text) > UPGRADE_CHARS:
+                break
+            todo.append((no, doc_id, text))
+            chars += len(text)
         if not todo:
             return 0
         try:
