@@ -174,15 +174,6 @@ class EnsembleEmbedder:
         self.dim = sum(e.dim for e in embedders)
         self._scales = [np.float32(np.sqrt(w / sum(weights))) for w in weights]
 
-    @property
-    def slices(self) -> list[slice]:
-        """Each member's columns in a row (``recall.members`` scores the members apart)."""
-        out, start = [], 0
-        for e in self.members:
-            out.append(slice(start, start + e.dim))
-            start += e.dim
-        return out
-
     def _join(self, parts: list[np.ndarray]) -> np.ndarray:
         return np.concatenate([normalize_rows(p) * scale for p, scale in zip(parts, self._scales, strict=True)],
                               axis=1)

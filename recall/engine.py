@@ -39,7 +39,6 @@ from hindbrain.recall.index import (
     TenantIndex,
     semantic_text,
 )
-from hindbrain.recall.members import MemberScale, member_views
 from hindbrain.recall.query import Query
 from hindbrain.recall.scoring import (
     CHANNELS,
@@ -87,13 +86,11 @@ class RecallEngine:
     """``fusion``: a preset (``recall.scoring.PRESETS``), or one ``Weights`` for every query."""
 
     def __init__(self, index: RecallIndex, fusion: Fusion | Weights | None = None, pool: int = POOL,
-                 fetch: int = FETCH, quarantine: bool = True, equal_members: bool = True):
+                 fetch: int = FETCH, quarantine: bool = True):
         if isinstance(fusion, Weights):
             fusion = Fusion("custom", fusion, fusion)
         self.index, self.fusion, self.pool, self.fetch = index, fusion or preset(DEFAULT_PRESET), pool, fetch
         self.quarantine = quarantine  # the gate's poisoning defence (recall.provenance); off only to measure it
-        # an ensemble's members standardised per recall (recall.members); off: their fixed mix (to measure it)
-        self.equal_members = equal_members
 
     def recall(self, query: Query) -> RecallResult:
         # Scoring allocates only acyclic, short-lived dicts; without the pause, their churn
@@ -164,7 +161,7 @@ class RecallEngine:
         """The doc numbers nearest to each view (``fetch`` for the joined query, ``TURN_FETCH``
         for each single turn of a dialogue) and the views' vectors (``pending``: their future,
         started before the lexical search). Their cosines are taken afterwards for every
-        candidate at once (``_late_scorer``)."""
+        candidate at once (``_late_cosines``)."""
         semantic = self.index.semantic
         if pending is None:
             return [], None
@@ -185,29 +182,13 @@ class RecallEngine:
         order = list(dict.fromkeys([*near, *sorted(lexical, key=lambda no: -lexical[no][0])]))
         self.index.semantic.upgrade(name, order, lambda no: (docs[no].id, semantic_text(docs[no])))
 
-    def _late_scorer(self, tenant_name: str, vectors: np.ndarray | None):
-        """This recall's ``nos → {doc number: late-interaction cosine}`` (``channels.late_interaction``)
-        for every candidate with a vector, whichever channel found it. For an ensemble embedder
-        each member's cosines get an equal say (``recall.members``), scaled on the first
-        candidates asked for and kept for the later ones (graph, expansion)."""
-        semantic = self.index.semantic
-        slices = getattr(semantic.embedder, "slices", None) if semantic is not None else None
-        members = member_views(vectors, slices) if vectors is not None and self.equal_members and slices \
-            and len(slices) > 1 else None
-        fitted: list[MemberScale] = []
-
-        def late(nos: list[int]) -> dict[int, float]:
-            if vectors is None or not nos:
-                return {}
-            mixed = channels.late_interaction(semantic.cosines(tenant_name, nos, vectors))
-            if members is not None:
-                per = [channels.late_interaction(semantic.cosines(tenant_name, nos, m)) for m in members]
-                if not fitted:
-                    fitted.append(MemberScale.fit(per, mixed))
-                mixed = fitted[0].combine(per, mixed)
-            return {no: float(c) for no, c in zip(nos, mixed.tolist(), strict=True) if c == c}
-
-        return late
+    def _late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None) -> dict[int, float]:
+        """doc number → the late-interaction cosine (``channels.late_interaction``) of every
+        candidate with a vector, whichever channel found it."""
+        if vectors is None or not nos:
+            return {}
+        late = channels.late_interaction(self.index.semantic.cosines(tenant_name, nos, vectors))
+        return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
 
     # -- scoring -------------------------------------------------------------------------
     def weights(self, query: Query) -> Weights:
@@ -226,8 +207,7 @@ class RecallEngine:
         found = list(dict.fromkeys([*lexical, *near]))
         if views is not None:
             self._upgrade(tenant, query.tenant, near, lexical)
-        late = self._late_scorer(query.tenant, views)
-        cosines = late(found)
+        cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
         lexical_scores = {}
@@ -250,14 +230,14 @@ class RecallEngine:
         linked = graph(tenant, base, mask)
         reached = linked.candidates[len(found):]
         if reached and views is not None:
-            cosines.update(late(reached))
+            cosines.update(self._late_cosines(query.tenant, reached, views))
             semantic_scores.update((no, semantic_of(no)) for no in reached)
         scored = [self._raw(tenant, query, w, no, lexical_scores.get(no, 0.0), semantic_scores.get(no, 0.0),
                             cosines.get(no), linked.scores.get(no, 0.0), briefed) for no in linked.candidates]
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
-        expanded = self._expand(tenant, query, w, scored, mask, late, cosines, semantic_of, briefed)
+        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed)
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
             s.chain = linked.chains.get(s.no, 0.0)
@@ -290,7 +270,7 @@ class RecallEngine:
         return pool, explain
 
     def _expand(self, tenant: TenantIndex, query: Query, w: Weights, scored: list[Scored], mask,
-                late, cosines: dict[int, float], semantic_of, briefed: list[Belief]
+                views: np.ndarray | None, cosines: dict[int, float], semantic_of, briefed: list[Belief]
                 ) -> dict[int, expand.Expansion]:
         """Evidence that spans turns (``recall.expand``): lifts, in place, the items one link
         away from the best hits (adding those no channel found), re-sorts ``scored`` and
@@ -304,8 +284,8 @@ class RecallEngine:
         found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
                               set(query.terms), mask, strength)
         new = [no for no in found if no not in by_no]
-        if new:
-            cosines.update(late(new))
+        if new and views is not None:
+            cosines.update(self._late_cosines(query.tenant, new, views))
         for no in new:
             s = self._raw(tenant, query, w, no, 0.0, semantic_of(no), cosines.get(no), 0.0, briefed)
             by_no[no] = s
