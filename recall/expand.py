@@ -5,10 +5,11 @@ usually matches one of them: "my cousin Freya …" names the cousin, "Freya grad
 Saturday" says when, and shares no word with the question but the name. So, from the best
 ``EXPAND_SEEDS`` hits, one step (depth 1) along three kinds of link:
 
-* ``entity:<name>`` — a distinctive name in the hit (capitalised inside a sentence, held by
-  at most ``ENTITY_MAX_DF`` documents, not in the query, not the speaker; the rarest
-  first): a person, a pet, a place. The query's own words are left out: they already reach
-  what they match;
+* ``entity:<name>`` — a distinctive name in the hit (capitalised inside a sentence, or opening
+  one and written capitalised in every document that holds it; held by at most
+  ``ENTITY_MAX_DF`` documents, not in the query, not the speaker; the rarest first): a
+  person, a pet, a place. The query's own words are left out: they already reach what they
+  match;
 * ``term:<词>`` — the same for a rare Chinese/Japanese/Korean bigram, which has no capitals
   to say it is a name: a weaker link;
 * ``speaker-neighbour`` — the same speaker's turns next to the hit in the same session
@@ -74,37 +75,81 @@ def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[st
     doc = tenant.docs[no]
     said = doc.text.split(": ", 1)[1] if doc.speaker and doc.text.startswith(f"{doc.speaker}: ") else doc.text
     found: list[tuple[int, str]] = []
-    for term in _name_terms(said, doc.speaker or ""):
+    for term, sure in _name_terms(said, doc.speaker or ""):
         if term in query_terms:
             continue
         held = tenant.bm25.docs_with(term, max_df=ENTITY_MAX_DF)
-        if held is not None and len(held) >= 2:
+        if held is not None and len(held) >= 2 and (sure or _always_capitalised(tenant, held, term)):
             found.append((len(held), term))
     return [term for _, term in sorted(found)[:ENTITY_TERMS]]
 
 
 @lru_cache(maxsize=8192)
-def _name_terms(said: str, speaker: str) -> tuple[str, ...]:
+def _name_terms(said: str, speaker: str) -> tuple[tuple[str, bool], ...]:
     """The terms of a seed's words that may bridge, whatever the query: distinct, in order, not
-    the speaker's, no function word, no short or non-alphabetic Latin term, and read as a name.
-    Cached: a fleet's recalls find the same seeds again, and this was most of an expansion."""
+    the speaker's, no function word, no short or non-alphabetic Latin term, and read as a name
+    (``_named``), each with whether that is sure (False: it only opens sentences here, so the
+    documents holding it decide). Cached: a fleet's recalls find the same seeds again, and this
+    was most of an expansion."""
     skip = set(tokens(speaker))
-    return tuple(term for term in dict.fromkeys(tokens(said))
-                 if term not in skip and term not in FUNCTION_WORDS
-                 and not (term.isascii() and (len(term) < 3 or not term.isalpha())) and _named(said, term))
+    out = []
+    for term in dict.fromkeys(tokens(said)):
+        if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
+            continue
+        named = _named(said, term)
+        if named is not None:
+            out.append((term, named))
+    return tuple(out)
 
 
-def _named(text: str, term: str) -> bool:
-    """Whether the term reads as a name: capitalised inside a sentence ("my cousin Freya"; a
-    sentence's first word is capitalised whatever it is), or a Chinese/Japanese/Korean term,
-    which has no capitals (its rarity alone decides). Rare common words ("knows", "world")
-    linked filler turns on the tuning halves."""
+def _named(text: str, term: str) -> bool | None:
+    """Whether the term reads as a name: True when capitalised inside a sentence ("my cousin
+    Freya"), or a Chinese/Japanese/Korean term, which has no capitals (its rarity alone
+    decides); False (maybe) when it is capitalised only where it opens a sentence ("Kofi took
+    the pictures."), since a sentence's first word is capitalised whatever it is; None when it
+    is also written in lower case here, or not at all. Rare common words ("knows", "world") linked
+    filler turns on the tuning halves."""
     if not term.isascii():
         return True
+    seen = lower = False
     for match in re.finditer(rf"\b{re.escape(term)}\b", text, re.IGNORECASE):
+        seen = True
+        if not match.group(0)[:1].isupper():
+            lower = True
+            continue
         before = text[: match.start()].rstrip()
-        if match.group(0)[:1].isupper() and before and before[-1] not in ".!?:;\"'(—–-":
+        if before and before[-1] not in ".!?:;\"'(—–-":
             return True
+    return False if seen and not lower else None
+
+
+def _always_capitalised(tenant: TenantIndex, held, term: str) -> bool:
+    """Whether every document holding the term writes it capitalised, each time: a name opening
+    its sentence in a turn ("Kofi took the pictures.", "Kofi plays the clarinet now.") is a name
+    wherever it is written; an ordinary word opening one sentence is in lower case in another."""
+    pattern = re.compile(rf"\b{re.escape(term)}\b", re.IGNORECASE)
+    return all(m.group(0)[:1].isupper() for d in held.tolist() for m in pattern.finditer(tenant.docs[d].text))
+
+
+OPENING_NAMES = True  # a rare CJK term that opens a sentence is a name (an A/B switch for bench/names_ab.py)
+_OPENERS = "。！？!?；;：:\n\"“「『（("
+
+
+def _opens_a_sentence(tenant: TenantIndex, held, term: str) -> bool:
+    """Whether a rare Chinese/Japanese/Korean term opens a sentence in some document holding it:
+    the subject of "志远加入了附近的冰壶俱乐部" is the person another turn names ("是志远把我送到
+    航站楼的"). A sentence's first two characters are a name or a rare word about as often as
+    not, but rare ones that open sentences are mostly names and places; bigrams made across a
+    word's edge ("远加") never open one."""
+    for d in held.tolist():
+        doc = tenant.docs[d]
+        said = doc.text.split(": ", 1)[1] if doc.speaker and doc.text.startswith(f"{doc.speaker}: ") else doc.text
+        start = said.find(term)
+        while start >= 0:
+            before = said[:start].rstrip()
+            if not before or before[-1] in _OPENERS:
+                return True
+            start = said.find(term, start + 1)
     return False
 
 
@@ -121,8 +166,10 @@ def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask) -> list[tu
     docs, seed = tenant.docs, tenant.docs[no]
     out: list[tuple[int, str]] = []
     for term in bridge_terms(tenant, no, query_terms):
-        via = f"entity:{surface(seed.text, term)}" if term.isascii() else f"term:{term}"
-        out += [(int(d), via) for d in tenant.bm25.docs_with(term).tolist() if d != no]
+        held = tenant.bm25.docs_with(term)
+        sure = term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term))
+        via = f"entity:{surface(seed.text, term)}" if sure else f"term:{term}"
+        out += [(int(d), via) for d in held.tolist() if d != no]
     if seed.session is not None:
         for d in range(max(0, no - NEIGHBOUR_SPAN), min(len(docs), no + NEIGHBOUR_SPAN + 1)):
             if d != no and docs[d].session == seed.session:

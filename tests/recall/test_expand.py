@@ -82,11 +82,30 @@ def test_an_expansion_scores_below_its_seed_and_by_its_own_relevance():
 
 def test_a_name_is_capitalised_inside_a_sentence():
     said = "After two years in Portland, I finally know which bus is late. Freya agrees"
-    assert expand._named(said, "portland")
-    assert not expand._named(said, "after")  # a sentence's first word is capitalised whatever it is
-    assert not expand._named(said, "freya")
-    assert not expand._named(said, "bus")
-    assert expand._named("我表姐诗涵", "诗涵")  # no capitals: rarity decides, as a weaker "term:" link
+    assert expand._named(said, "portland") is True
+    # a sentence's first word is capitalised whatever it is: maybe a name, the other documents decide
+    assert expand._named(said, "after") is False
+    assert expand._named(said, "freya") is False
+    assert expand._named(said, "bus") is None
+    assert expand._named("Honestly, it is honestly fine.", "honestly") is None  # in lower case too
+    assert expand._named("我表姐诗涵", "诗涵") is True  # no capitals: rarity decides, as a weaker "term:" link
+
+
+def test_a_name_that_only_opens_sentences_bridges_when_every_document_capitalises_it(chat):
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = [("s1", "Kofi took all the pictures when you got married."),
+            ("s1", "Honestly the cake was the best part."),
+            ("s2", "Kofi has been practising the clarinet every night."),
+            ("s2", "Honestly I slept through it."),
+            ("s3", "I honestly think the band was too loud.")]
+    for session, text in said:
+        brain.perceive(tenant="kofi", kind="message", speaker="Mei", session=session, text=text)
+    tenant = brain.index.tenants["kofi"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
+              for word in ("pictures", "cake", "clarinet")}
+    assert "kofi" in expand.bridge_terms(tenant, number["pictures"], set())
+    assert "honestly" not in expand.bridge_terms(tenant, number["cake"], set())  # lower case in another turn
+    assert (number["clarinet"], "entity:Kofi") in expand.linked(tenant, number["pictures"], set(), None)
 
 
 def _bridge_terms_uncached(tenant, no, query_terms):
@@ -98,9 +117,10 @@ def _bridge_terms_uncached(tenant, no, query_terms):
     for term in dict.fromkeys(expand.tokens(said)):
         if term in skip or term in expand.FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
-        if expand._named(said, term):
+        named = expand._named(said, term)
+        if named is not None:
             held = tenant.bm25.docs_with(term, max_df=expand.ENTITY_MAX_DF)
-            if held is not None and len(held) >= 2:
+            if held is not None and len(held) >= 2 and (named or expand._always_capitalised(tenant, held, term)):
                 found.append((len(held), term))
     return [term for _, term in sorted(found)[:expand.ENTITY_TERMS]]
 
@@ -116,3 +136,18 @@ def test_cached_bridge_terms_are_the_uncached_ones(chat):
     cousin = next(n for n, d in enumerate(tenant.docs) if "cousin Freya" in d.text)
     assert "freya" in expand.bridge_terms(tenant, cousin, set())
     assert "freya" not in expand.bridge_terms(tenant, cousin, {"freya"})
+
+
+def test_a_rare_cjk_term_that_opens_a_sentence_links_as_a_name(chat):
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["我赶早班飞机那天，是志远一大早把我送到航站楼的。", "志远加入了附近的冰壶俱乐部。",
+            "听说新航站楼下个月开放。", "我们周末去吃火锅吧。"]
+    for n, text in enumerate(said):
+        brain.perceive(tenant="zh", kind="message", speaker="建国", session=f"s{n}", text=text)
+    tenant = brain.index.tenants["zh"]
+    seed = next(n for n, d in enumerate(tenant.docs) if "早班" in d.text)
+    curling = next(n for n, d in enumerate(tenant.docs) if "冰壶" in d.text)
+    opening = next(n for n, d in enumerate(tenant.docs) if "开放" in d.text)
+    links = expand.linked(tenant, seed, set(), None)
+    assert (curling, "entity:志远") in links  # it opens "志远加入了…": a name
+    assert (opening, "term:航站") in links  # held by two turns, opening neither: a weaker link
