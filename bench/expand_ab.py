@@ -7,7 +7,9 @@ per half and question type, and each arm's latency (p50, p99, p50 ratio to the f
 Arms:
 * ``inside`` — names only where capitalised inside a sentence, one step (before 237e00a);
 * ``opening`` — also a name that opens its sentence (Latin script: capitalised wherever the
-  documents holding it write it; CJK: a rare term opening a sentence links as a name).
+  documents holding it write it; CJK: a rare term opening a sentence links as a name);
+* ``slots1`` / ``slots2`` / ``slots3`` — ``opening`` with at most that many expansions among the
+  best five places (``expand.EXPAND_SLOTS``).
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
 """
@@ -34,12 +36,15 @@ def _never(*_) -> bool:
     return False
 
 
-ARMS = {"inside": False, "opening": True}  # arm → whether a name may open its sentence
+# arm → (whether a name may open its sentence, expansions allowed among the best five places)
+ARMS = {"inside": (False, None), "opening": (True, None), "slots1": (True, 1), "slots2": (True, 2),
+        "slots3": (True, 3)}
 
 
 def set_arm(arm: str) -> None:
-    expand._always_capitalised = EVERYWHERE if ARMS[arm] else _never
-    expand.OPENING_NAMES = ARMS[arm]
+    opening, slots = ARMS[arm]
+    expand._always_capitalised = EVERYWHERE if opening else _never
+    expand.OPENING_NAMES, expand.EXPAND_SLOTS = opening, slots
 
 
 def main() -> None:
@@ -49,7 +54,7 @@ def main() -> None:
     ap.add_argument("--arms", default="inside,opening", help=f"comma-separated, of {list(ARMS)}")
     args = ap.parse_args()
     arms = args.arms.split(",")
-    defaults = (expand._always_capitalised, expand.OPENING_NAMES)
+    defaults = (expand._always_capitalised, expand.OPENING_NAMES, expand.EXPAND_SLOTS)
     for name in args.sets.split(","):
         data = quality.SETS[name]()
         with tempfile.TemporaryDirectory() as home:
@@ -64,7 +69,7 @@ def main() -> None:
                         r, t = one(brain, data, q)
                         got[a].append(r)
                         took[a].append(t)
-                expand._always_capitalised, expand.OPENING_NAMES = defaults
+                expand._always_capitalised, expand.OPENING_NAMES, expand.EXPAND_SLOTS = defaults
                 cats = sorted({q.category for q in questions})
                 print(f"\n### {name}, {half} half: {len(questions)} questions; R@5 (all gold in the top 5, %)")
                 print("| arm | all | " + " | ".join(cats) + " |")

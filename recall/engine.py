@@ -291,8 +291,9 @@ class RecallEngine:
             by_no[no] = s
             scored.append(s)
         # the own scores of the new items are known now: recompute their expansion against them
-        found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
-                              set(query.terms), mask, strength)
+        own = {no: s.score for no, s in by_no.items()}
+        found = expand.within_slots(expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask,
+                                                  strength), own, slots=expand.EXPAND_SLOTS)
         for no, e in found.items():
             by_no[no].score = e.score
         scored.sort(key=lambda s: (-s.score, s.doc.id))

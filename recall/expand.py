@@ -18,7 +18,9 @@ Saturday" says when, and shares no word with the question but the name. So, from
 
 Each expanded item scores ``seed score × GAIN × (MIX + (1 − MIX) × own / best)`` (both
 per link kind): the link vouches for it, its own relevance to the query orders the expansions, and it
-never outranks the hit it came from. The item keeps the better of that and its own score.
+never outranks the hit it came from. The item keeps the better of that and its own score,
+and at most ``EXPAND_SLOTS`` expansions stand among the best ``EXPAND_SEEDS`` places
+(``within_slots``): the second hop of a question comes in, the first-hop hits stay.
 Bounded: ``EXPAND_SEEDS`` seeds, ``ENTITY_TERMS`` terms each, ``NEIGHBOUR_SPAN`` turns
 either side. Pure functions over the in-memory index; the engine applies them.
 """
@@ -34,6 +36,11 @@ from hindbrain.recall.index import FUNCTION_WORDS, TenantIndex
 from hindbrain.recall.tokenize import tokens
 
 EXPAND_SEEDS = 5  # the best hits expanded from (3 → 5: +1 point all-gold on conv-en tuning)
+# Of the best EXPAND_SEEDS places, at most this many go to expansions: the rest stay the hits'
+# own, so a link never pushes out more than one first-hop hit. Tuning halves, R@5 against no
+# limit (bench/expand_ab.py): 1 → hard-zh +2.1, conv-zh +0.8, conv-en +0.2, hard-en ±0; 2 → −0.7
+# / +0.8 / ±0 / ±0; 3 → ±0 but conv-zh +0.5. None: no limit.
+EXPAND_SLOTS: int | None = 1
 ENTITY_MAX_DF = 6  # a term held by more documents is not distinctive enough to bridge turns
 ENTITY_TERMS = 3  # the rarest bridging terms followed from each seed
 NEIGHBOUR_SPAN = 2  # turns either side of a seed, within its session
@@ -198,3 +205,21 @@ def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, f
             if score > own.get(d, 0.0) and (d not in out or score > out[d].score) and math.isfinite(score):
                 out[d] = Expansion(d, no, via, score)
     return out
+
+
+def within_slots(found: dict[int, Expansion], own: dict[int, float], places: int = EXPAND_SEEDS,
+                 slots: int | None = None) -> dict[int, Expansion]:
+    """The expansions kept when at most ``slots`` of them may stand among the best ``places``
+    (``own``: every candidate's own score): the weakest expansion in those places is dropped
+    (its item keeps its own score) until the rest fit. ``slots`` None: all kept."""
+    if slots is None:
+        return found
+    kept = dict(found)
+    while kept:
+        score = {no: kept[no].score if no in kept else s for no, s in own.items()}
+        top = sorted(score, key=lambda no: -score[no])[:places]
+        extra = [no for no in top if no in kept][slots:]
+        if not extra:
+            break
+        del kept[extra[-1]]
+    return kept

@@ -151,3 +151,16 @@ def test_a_rare_cjk_term_that_opens_a_sentence_links_as_a_name(chat):
     links = expand.linked(tenant, seed, set(), None)
     assert (curling, "entity:志远") in links  # it opens "志远加入了…": a name
     assert (opening, "term:航站") in links  # held by two turns, opening neither: a weaker link
+
+
+def test_expansions_take_at_most_their_slots_among_the_best_places():
+    own = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.7, 5: 0.6, 6: 0.5, 7: 0.1, 8: 0.05}
+    found = {7: expand.Expansion(7, 1, "entity:Kofi", 0.95), 8: expand.Expansion(8, 1, "entity:Jun", 0.85),
+             6: expand.Expansion(6, 2, "speaker-neighbour", 0.88)}
+    assert expand.within_slots(found, own, places=5, slots=None) == found
+    assert set(expand.within_slots(found, own, places=5, slots=3)) == {6, 7, 8}
+    assert set(expand.within_slots(found, own, places=5, slots=2)) == {6, 7}  # the weakest in the top five goes
+    assert set(expand.within_slots(found, own, places=5, slots=1)) == {7}
+    # an expansion below the best places takes no slot
+    low = {8: expand.Expansion(8, 1, "entity:Jun", 0.2)}
+    assert expand.within_slots({**found, **low}, own, places=5, slots=1).keys() == {7, 8}
