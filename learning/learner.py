@@ -200,6 +200,7 @@ class Learner:
             return []
         t = self._tenant(env["tenant"])
         out = self._hygiene(t, record, restoring)
+        option = _option(record)  # pure: computed once for the branches below
         task = env["task"]
         if task and record.get("action") and (extract.is_failure(record) or extract.is_success(record)):
             t.tried.setdefault(task, []).append((attribution.words(record["action"]), extract.is_failure(record)))
@@ -209,9 +210,9 @@ class Learner:
             del t.failures[task][:-TRAJECTORY]
         elif task and extract.is_success(record) and task in t.failures:
             out += self._recover(t, record, restoring)
-        elif (key := _option(record)) and extract.is_success(record) and not restoring and not t.successes.get(key):
-            out += self._recover_across(t, record, key)
-        if key := _option(record):
+        elif option and extract.is_success(record) and not restoring and not t.successes.get(option):
+            out += self._recover_across(t, record, option)
+        if key := option:
             if extract.is_success(record) and not restoring:
                 out += self._outdate_failures(t, record, key)
             if extract.is_success(record) or extract.is_failure(record):
