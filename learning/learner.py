@@ -39,7 +39,7 @@ from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall import keyed
-from hindbrain.recall.tokenize import repeated_tokens, tokens
+from hindbrain.recall.tokenize import recent_tokens, repeated_tokens, tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
@@ -624,9 +624,7 @@ def _words(record: dict) -> frozenset[str]:
     said = [record.get(k) for k in ("system", "identity", "action", "expected", "actual")]
     rest = " ".join([*filter(None, said), *(record.get("entities") or ())])
     text = record.get("text")
-    words = tokens(text) if text else []  # a fresh list
-    words.extend(repeated_tokens(rest))
-    return frozenset(words)
+    return frozenset((*(recent_tokens(text) if text else ()), *repeated_tokens(rest)))
 
 
 def _packed(words: frozenset[str]) -> bytes:
