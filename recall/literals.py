@@ -18,8 +18,8 @@ range) raises ``ValueError`` at import: the prefilter is then not exact and must
 from __future__ import annotations
 
 import re
-from re import _constants as c
-from re import _parser as sre_parse
+from re import _constants as c  # the stdlib's own pattern parser (private, as in 3.11–3.13): the
+from re import _parser as sre_parse  # expansion reads exactly what ``re`` compiles
 
 import ahocorasick
 
