@@ -39,7 +39,7 @@ from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall import keyed
-from hindbrain.recall.tokenize import repeated_tokens, tokens
+from hindbrain.recall.tokenize import recent_tokens, repeated_tokens, tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
@@ -200,6 +200,7 @@ class Learner:
             return []
         t = self._tenant(env["tenant"])
         out = self._hygiene(t, record, restoring)
+        option = _option(record)  # pure: computed once for the branches below
         task = env["task"]
         if task and record.get("action") and (extract.is_failure(record) or extract.is_success(record)):
             t.tried.setdefault(task, []).append((attribution.words(record["action"]), extract.is_failure(record)))
@@ -209,9 +210,9 @@ class Learner:
             del t.failures[task][:-TRAJECTORY]
         elif task and extract.is_success(record) and task in t.failures:
             out += self._recover(t, record, restoring)
-        elif (key := _option(record)) and extract.is_success(record) and not restoring and not t.successes.get(key):
-            out += self._recover_across(t, record, key)
-        if key := _option(record):
+        elif option and extract.is_success(record) and not restoring and not t.successes.get(option):
+            out += self._recover_across(t, record, option)
+        if key := option:
             if extract.is_success(record) and not restoring:
                 out += self._outdate_failures(t, record, key)
             if extract.is_success(record) or extract.is_failure(record):
@@ -623,9 +624,7 @@ def _words(record: dict) -> frozenset[str]:
     said = [record.get(k) for k in ("system", "identity", "action", "expected", "actual")]
     rest = " ".join([*filter(None, said), *(record.get("entities") or ())])
     text = record.get("text")
-    words = tokens(text) if text else []  # a fresh list
-    words.extend(repeated_tokens(rest))
-    return frozenset(words)
+    return frozenset((*(recent_tokens(text) if text else ()), *repeated_tokens(rest)))
 
 
 def _packed(words: frozenset[str]) -> bytes:

@@ -40,7 +40,9 @@ _CODES = (
     re.compile(r"(?<![\w-])[A-Z]{1,3}\d{3,6}(?!\w)", _A),  # E1234, TS2345
     re.compile(r"(?<!\w)E(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)", _A),
 )
-_CODE_NEEDS = tuple(zip(_CODES, ("digit", "_", "digit", "digit", "upper"), strict=True))  # what each must contain
+# What each must contain: a digit; and a dash for ORA-00942, "0x" for a hex code (a substring test
+# is ~30x cheaper than a scan, and most texts with a digit hold neither: issue 28)
+_CODE_NEEDS = tuple(zip(_CODES, ("dash", "_", "hex", "digit", "upper"), strict=True))
 _DIGIT = re.compile(r"\d", _A)
 # Searched in the lowered text: IGNORECASE made it the costliest pattern on non-ASCII text. A
 # pre-filter only: a superset of the hints is safe (``_ACCOUNT`` decides).
@@ -131,7 +133,9 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
                 out.add(f"code:{m.group(1)}")
     has_upper = not rest.islower()
     for pattern, needs in _CODE_NEEDS:
-        if (needs == "digit" and has_digit) or (needs == "_" and "_" in rest) or (needs == "upper" and has_upper):
+        if (needs == "digit" and has_digit) or (needs == "_" and "_" in rest) or (needs == "upper" and has_upper) \
+                or (needs == "dash" and has_digit and "-" in rest) \
+                or (needs == "hex" and has_digit and ("0x" in rest or "0X" in rest)):
             out.update(f"code:{m.group(0).lower()}" for m in pattern.finditer(rest))
     if _ACCOUNT_HINT.search(rest.lower()):
         for m in _ACCOUNT.finditer(rest):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 
 from hindbrain.recall.disguise import revealed
+from hindbrain.recall.literals import Prefilter
 
 AGENT, USER, TOOL, DOCUMENT = "agent", "user", "tool", "document"
 UNSTATED = "unstated"  # no origin given and not a user's turn: nothing says the agent wrote it
@@ -103,6 +104,12 @@ _TARGETS = (("a changed destination for money", _MONEY), ("an account number", _
             ("a credential", _CREDENTIAL), ("a link", _LINK), ("an e-mail payee", _PAYEE))
 
 
+# Every cue ``_plain_cue`` and ``split_cue`` return needs an injection marker, a payment word or a
+# directive word: a text holding none of their literals (most texts) is passed in one C scan
+# instead of three regular expressions (~25 µs an event; ``recall.literals``: exact by construction).
+_MAY_CUE = Prefilter(_INJECTION, _PAY_WORD, _DIRECTIVE)
+
+
 def source_of(kind: str | None, speaker: str | None, agent: str | None, origin: str | None = None) -> str:
     """Who produced the text: the ``origin`` the producer gave; else ``"user"`` for what
     somebody said to the agent (a message or feedback not in the agent's name); else
@@ -127,6 +134,8 @@ def instruction_cue(text: str | None) -> str | None:
 
 def _plain_cue(text: str) -> str | None:
     text = text.lower()  # the patterns are lower case: much faster than re.IGNORECASE (~5× here)
+    if not _MAY_CUE.may_match(text):
+        return None
     if _injection(text):
         return f"a prompt-injection marker ({_injection(text).group(0)!r})"
     if _PAY_WORD.search(text) and (found := _MONEY.search(text)):  # the payment word first: cheap
@@ -152,6 +161,8 @@ def split_cue(before: str | None, text: str | None) -> str | None:
     if _plain_cue(first) or _plain_cue(second):
         return None  # each is judged on its own
     joined = f"{first.rstrip(' .。:：')} {second}"  # only money and accounts: a question after a request
+    if not (_MAY_CUE.may_match(joined) or _MAY_CUE.may_match(first) or _MAY_CUE.may_match(second)):
+        return None  # each branch below needs a payment or directive word in one of these
     if _PAY_WORD.search(joined) and (found := _MONEY.search(joined)):  # ("… always …", "my API key?") no cue
         return f"a changed destination for money ({found.group(0).strip()!r}), split across two events"
     if (directive := _DIRECTIVE.search(joined)) and (found := _ACCOUNT.search(joined)):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hindbrain.recall import cues
@@ -50,3 +50,19 @@ def test_a_capital_and_digits_is_no_system():
     found = cues.exact_cues("A1 and E404 on the VPN")
     assert "system:a1" not in found and "system:e404" not in found and "system:vpn" in found
     assert "system:crm2" in cues.exact_cues("CRM2 is down")
+
+
+CODE_PIECES = ["ORA", "-", "00942", "0x", "0X", "8007", "0005", "E", "1234", "ERR", "_", "CONN", "ENOENT", " ", "x",
+               "—", "‐", "TS", "2345", "a"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(CODE_PIECES), max_size=8).map("".join))
+@example("0X8007")
+@example("ORA-00942")
+@example("x 0x80070005 E1234")
+def test_the_code_gates_are_supersets(text):
+    """A dash-number code needs "-" and a hex code "0x"/"0X": the substring gates skip no match."""
+    ungated = {f"code:{m.group(0).lower()}" for pattern, _ in cues._CODE_NEEDS for m in pattern.finditer(text)}
+    found = cues.exact_cues(text)
+    assert {c for c in ungated if not c[5:].isdigit()} <= found
