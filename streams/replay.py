@@ -105,7 +105,8 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
     engine = columnar.engine_for(warehouse)
     # Perceptions into a chDB warehouse: the broker's record batches straight into chDB (no
     # object per record); any range chDB or a check refuses takes the per-record path below.
-    raw = engine is not None and kafka_batches.enabled() and warehouse.url.startswith("chdb://") and hasattr(log, "read_batches")
+    raw = (engine is not None and kafka_batches.enabled() and warehouse.url.startswith("chdb://")
+           and hasattr(log, "read_batches"))
 
     def read(task: tuple):
         topic, partition, offset, stop = task[:4]
