@@ -14,6 +14,8 @@ Prints, as medians of R runs (default 3):
    Brain's index (its IndexTail), target p99 <= 1 s;
 5. the columnar decode (streams/columnar.py) against the per-record path it replaces, both in
    this run (HINDBRAIN_COLUMNAR_DECODE=0 is the baseline): replay in-process and the worker;
+   and replay with the record batches straight into chDB (streams/kafka_batches.py; off:
+   HINDBRAIN_KAFKA_BATCHES=0), its digest checked equal to the other two;
 6. the embedder group (streams/embedders.py): texts/s into the vectors topic with 1 and 2
    `hindbrain embedder` processes (one BLAS thread each), per worker, and the workers a
    5,000 ev/s shard needs at that rate.
@@ -179,16 +181,25 @@ def with_columnar(on: bool, fn, *args, **kwargs):
             os.environ["HINDBRAIN_COLUMNAR_DECODE"] = before
 
 
-def bench_kafka_replay(kafka: str, messages: list[Message], folder: Path, columnar: bool) -> float:
-    """Replay from Kafka in-process, records/s, with the columnar decode on or off."""
+def bench_kafka_replay(kafka: str, messages: list[Message], folder: Path, columnar: bool,
+                       batches: bool = False) -> tuple[float, dict]:
+    """Replay from Kafka in-process: (records/s, digest), with the columnar decode on or off and
+    the record batches straight into chDB (``streams/kafka_batches.py``) on or off."""
     log = KafkaLog(kafka, prefix=f"bench-{uuid.uuid4().hex[:8]}.")
     warehouse = Warehouse(f"chdb://{folder / 'replay-views'}",
-                          database=f"columnar_{int(columnar)}_{uuid.uuid4().hex[:6]}")
+                          database=f"columnar_{int(columnar)}{int(batches)}_{uuid.uuid4().hex[:6]}")
+    before = os.environ.get("HINDBRAIN_KAFKA_BATCHES")
+    os.environ["HINDBRAIN_KAFKA_BATCHES"] = "1" if batches else "0"
     try:
         for i in range(0, len(messages), 5000):
             log.append(messages[i : i + 5000])
-        return with_columnar(columnar, replay, log, warehouse).records_per_second
+        report = with_columnar(columnar, replay, log, warehouse)
+        return report.records_per_second, report.digest
     finally:
+        if before is None:
+            os.environ.pop("HINDBRAIN_KAFKA_BATCHES")
+        else:
+            os.environ["HINDBRAIN_KAFKA_BATCHES"] = before
         warehouse.close()
         log.close()
 
@@ -455,9 +466,14 @@ def main() -> None:
                 runs.setdefault(f"{name} embedded", []).append(embedded_value)
                 print(f"run {n + 1}: {name}: kafka {kafka_value:,.0f}/s, embedded {embedded_value:,.0f}/s", flush=True)
             if "columnar" in only:
+                r, digest = bench_kafka_replay(kafka, messages, folder, True, batches=True)
+                runs.setdefault("replay batches", []).append(r)
+                print(f"run {n + 1}: record batches into chDB: replay {r:,.0f} rec/s; load {os.getloadavg()[0]:.1f}",
+                      flush=True)
                 for on in (False, True):  # the per-record baseline and the columnar decode, same run
                     label = "columnar" if on else "per-record"
-                    r = bench_kafka_replay(kafka, messages, folder, on)
+                    r, same = bench_kafka_replay(kafka, messages, folder, on)
+                    assert same == digest, f"{label} replay's digest differs from the record batches'"
                     (folder / f"e2e-{label}").mkdir()
                     e2e, _ = with_columnar(on, bench_end_to_end, kafka, messages, folder / f"e2e-{label}",
                                            engine="aiokafka")
@@ -493,6 +509,11 @@ def main() -> None:
         k, e = med[f"{key} kafka"], med[f"{key} embedded"]
         print(f"{label:<40}{k:>12,.0f}  target >= {target:,}  {'PASS' if k >= target else 'MISS'}"
               f"   embedded {e:,.0f} (kafka/embedded {k / e:.2f})")
+    if "replay batches" in med:
+        new, col, old = med["replay batches"], med["replay columnar"], med["replay per-record"]
+        print(f"{'replay, record batches into chDB, /s':<40}{new:>12,.0f}  target >= 50,000  "
+              f"{'PASS' if new >= 50_000 else 'MISS'}   columnar {col:,.0f} (x{new / col:.2f}), per-record {old:,.0f} "
+              f"(x{new / old:.2f}); digests equal")
     if "replay columnar" in med:
         for what, target in (("replay", 50_000), ("worker", 15_000)):
             new, old = med[f"{what} columnar"], med[f"{what} per-record"]
