@@ -225,18 +225,22 @@ _EVENT_SOURCES = {"tenant": "envelope.tenant", "event_id": "envelope.record_id",
                   "task": "envelope.task", "producer": "envelope.producer"}
 
 
+def event_sources() -> tuple[str, str]:
+    """The ``events`` columns (log coordinates aside) and their SQL from a decoded perception."""
+    names = [name for name, _ in TABLES["events"].columns]
+    return ", ".join(f"`{n}`" for n in names), ", ".join(_EVENT_SOURCES.get(n, f"`{n}`") for n in names)
+
+
 def insert_sql(database: str, path: str, framed: Framed, partition: int, start: int, stop: int) -> str:
     """The one statement that checks every row of ``framed`` (at ``path``) and, if all pass,
     inserts the rows at offsets ``[start, stop)`` into ``events``; it throws otherwise."""
-    table = TABLES["events"]
-    names = [name for name, _ in table.columns]
-    sources = [_EVENT_SOURCES.get(name, f"`{name}`") for name in names]
+    names, sources = event_sources()
     offset = (f"toUInt64(transform(_hb_row - _hb_offset_delta, {_array(framed.starts)}, {_array(framed.bases)}, "
               "toUInt64(0)) + _hb_offset_delta)")
     keep = f"_hb_row < {framed.rows} AND _hb_at >= {start} AND _hb_at < {stop}"
     # plus(): both sides are computed for every row (an AND could skip the check where keep is false)
-    return (f"INSERT INTO `{database}`.`{table.name}` ({', '.join(f'`{n}`' for n in names)}, _topic, _partition, "
-            f"_offset) SELECT {', '.join(sources)}, '{PERCEPTIONS.topic}', {partition}, _hb_at FROM ("
+    return (f"INSERT INTO `{database}`.`events` ({names}, _topic, _partition, "
+            f"_offset) SELECT {sources}, '{PERCEPTIONS.topic}', {partition}, _hb_at FROM ("
             f"SELECT *, if(_hb_row < {framed.rows}, {offset}, toUInt64(0)) AS _hb_at FROM ("
             f"SELECT *, rowNumberInAllBlocks() AS _hb_row FROM file('{path}', 'Avro'))) "
             f"WHERE plus(throwIf(NOT ({_checks(framed)}), '{MISMATCH}'), {keep}) = 1 "
