@@ -10,7 +10,10 @@
   the folder must project). Per batch: fetch → decode/validate/project (pure) → append
   dead letters to Kafka → insert → commit offsets, in that order (see ``streams.worker``);
   a batch's insert (in a thread) overlaps the next batch's fetch and projection, and its
-  offsets are committed only after that insert returned.
+  offsets are committed only after that insert returned. Into a chDB warehouse, a fetch's
+  perceptions are inserted by one ``INSERT … SELECT`` already in the projection step
+  (``columnar.project_or_insert``), before the batch's dead letters are appended: still
+  before its commit, so a crash re-projects them (the views dedupe).
 * ``IndexTail`` follows the ``perceptions`` and ``cognitions`` topics from where the views
   end, so records that *other* Brains append reach this Brain's recall index. Staleness is
   bounded by the poll interval (``POLL_S``) plus one fetch; ``lag()`` reports it.
