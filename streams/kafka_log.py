@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
+from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
 from hindbrain.streams.log import LogEntry, Message, Position
@@ -243,14 +244,13 @@ class KafkaLog:
     def read_batches(self, topic: str, partition: int, offset: int, stop: int) -> list[bytes] | None:
         """The raw record sets (Kafka v2 record batches, as the broker sends them) covering offsets
         ``[offset, stop)`` of one partition, for ``streams.kafka_batches``: no object per record.
-        None when the broker answers with an error (the caller reads with ``read`` instead)."""
+        None when the broker answers with an error or the batches end before ``stop`` (the
+        caller reads with ``read`` instead)."""
         return self._run(self._read_batches(topic, partition, offset, stop),
                          f"raw read of {topic!r}[{partition}]@{offset}")
 
     async def _read_batches(self, topic: str, partition: int, offset: int, stop: int) -> list[bytes] | None:
-        from aiokafka.protocol.fetch import FetchRequest
-
-        from hindbrain.streams.kafka_batches import next_offset
+        from hindbrain.streams.kafka_batches import next_offset  # (pyarrow, chDB: only for a replay)
 
         tp = await self._tp(topic, partition)
         if tp is None:
@@ -269,8 +269,10 @@ class KafkaLog:
                 return None
             records = part[-1]
             reached = next_offset(records)
-            if reached is None or reached <= offset:  # the end of the partition (or a batch past the byte limit)
-                break
+            if reached is None or reached <= offset:
+                # Short of ``stop`` (offsets past the high watermark's records, a log start moved):
+                # the per-record reader decides what is there, never a silently short range.
+                return None
             out.append(records)
             offset = reached
         return out
