@@ -14,6 +14,9 @@ Prints, as medians of R runs (default 3):
    Brain's index (its IndexTail), target p99 <= 1 s;
 5. the columnar decode (streams/columnar.py) against the per-record path it replaces, both in
    this run (HINDBRAIN_COLUMNAR_DECODE=0 is the baseline): replay in-process and the worker;
+   and both straight into chDB (HINDBRAIN_KAFKA_BATCHES=0 is the columnar baseline): replay
+   of the Kafka record batches (streams/kafka_batches.py), the worker's one INSERT…SELECT per
+   fetch (columnar.insert_events); the three replays' digests are checked equal;
 6. the embedder group (streams/embedders.py): texts/s into the vectors topic with 1 and 2
    `hindbrain embedder` processes (one BLAS thread each), per worker, and the workers a
    5,000 ev/s shard needs at that rate.
@@ -179,18 +182,35 @@ def with_columnar(on: bool, fn, *args, **kwargs):
             os.environ["HINDBRAIN_COLUMNAR_DECODE"] = before
 
 
-def bench_kafka_replay(kafka: str, messages: list[Message], folder: Path, columnar: bool) -> float:
-    """Replay from Kafka in-process, records/s, with the columnar decode on or off."""
+def bench_kafka_replay(kafka: str, messages: list[Message], folder: Path, columnar: bool,
+                       batches: bool = False) -> tuple[float, dict]:
+    """Replay from Kafka in-process: (records/s, digest), with the columnar decode on or off and
+    the record batches straight into chDB (``streams/kafka_batches.py``) on or off."""
     log = KafkaLog(kafka, prefix=f"bench-{uuid.uuid4().hex[:8]}.")
     warehouse = Warehouse(f"chdb://{folder / 'replay-views'}",
-                          database=f"columnar_{int(columnar)}_{uuid.uuid4().hex[:6]}")
+                          database=f"columnar_{int(columnar)}{int(batches)}_{uuid.uuid4().hex[:6]}")
     try:
         for i in range(0, len(messages), 5000):
             log.append(messages[i : i + 5000])
-        return with_columnar(columnar, replay, log, warehouse).records_per_second
+        report = with_batches(batches, with_columnar, columnar, replay, log, warehouse)
+        return report.records_per_second, report.digest
     finally:
         warehouse.close()
         log.close()
+
+
+def with_batches(on: bool, fn, *args, **kwargs):
+    """``fn(*args)`` with perceptions straight into chDB on or off (``HINDBRAIN_KAFKA_BATCHES``,
+    which reaches worker subprocesses)."""
+    before = os.environ.get("HINDBRAIN_KAFKA_BATCHES")
+    os.environ["HINDBRAIN_KAFKA_BATCHES"] = "1" if on else "0"
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if before is None:
+            os.environ.pop("HINDBRAIN_KAFKA_BATCHES")
+        else:
+            os.environ["HINDBRAIN_KAFKA_BATCHES"] = before
 
 
 def event_messages(n: int, seed: int) -> list[Message]:
@@ -455,15 +475,21 @@ def main() -> None:
                 runs.setdefault(f"{name} embedded", []).append(embedded_value)
                 print(f"run {n + 1}: {name}: kafka {kafka_value:,.0f}/s, embedded {embedded_value:,.0f}/s", flush=True)
             if "columnar" in only:
-                for on in (False, True):  # the per-record baseline and the columnar decode, same run
-                    label = "columnar" if on else "per-record"
-                    r = bench_kafka_replay(kafka, messages, folder, on)
+                digest = None
+                # The per-record baseline, the columnar decode through Arrow, and straight into chDB
+                # (replay: the record batches; the worker: one INSERT…SELECT per fetch), same run.
+                for label, on, direct in (("per-record", False, False), ("columnar", True, False),
+                                          ("direct", True, True)):
+                    r, same = bench_kafka_replay(kafka, messages, folder, on, batches=direct)
+                    assert digest in (None, same), f"the {label} replay's digest differs from the per-record one"
+                    digest = same
                     (folder / f"e2e-{label}").mkdir()
-                    e2e, _ = with_columnar(on, bench_end_to_end, kafka, messages, folder / f"e2e-{label}",
-                                           engine="aiokafka")
+                    e2e, _ = with_batches(direct, with_columnar, on, bench_end_to_end, kafka, messages,
+                                          folder / f"e2e-{label}", engine="aiokafka")
                     runs.setdefault(f"replay {label}", []).append(r)
                     runs.setdefault(f"worker {label}", []).append(e2e)
-                    print(f"run {n + 1}: {label}: replay {r:,.0f} rec/s, worker {e2e:,.0f} ev/s", flush=True)
+                    print(f"run {n + 1}: {label}: replay {r:,.0f} rec/s, worker {e2e:,.0f} ev/s; "
+                          f"load {os.getloadavg()[0]:.1f}", flush=True)
             if "embedders" in only:
                 texts = event_messages(args.embed_texts, seed=n)
                 r = bench_pool(texts)
@@ -493,12 +519,12 @@ def main() -> None:
         k, e = med[f"{key} kafka"], med[f"{key} embedded"]
         print(f"{label:<40}{k:>12,.0f}  target >= {target:,}  {'PASS' if k >= target else 'MISS'}"
               f"   embedded {e:,.0f} (kafka/embedded {k / e:.2f})")
-    if "replay columnar" in med:
+    if "replay direct" in med:
         for what, target in (("replay", 50_000), ("worker", 15_000)):
-            new, old = med[f"{what} columnar"], med[f"{what} per-record"]
-            print(f"{what + ' columnar decode, /s':<40}{new:>12,.0f}  target >= {target:,}  "
-                  f"{'PASS' if new >= target else 'MISS'}   per-record {old:,.0f} "
-                  f"(columnar/per-record {new / old:.2f})")
+            new, col, old = med[f"{what} direct"], med[f"{what} columnar"], med[f"{what} per-record"]
+            print(f"{what + ' straight into chDB, /s':<40}{new:>12,.0f}  target >= {target:,}  "
+                  f"{'PASS' if new >= target else 'MISS'}   columnar {col:,.0f} (x{new / col:.2f}), "
+                  f"per-record {old:,.0f} (x{new / old:.2f}); columnar/per-record {col / old:.2f}")
     if "embedders 1" in med:
         one, two = med["embedders 1"], med["embedders 2"]
         print(f"{'embedder group texts/s, 1 / 2 workers':<40}{one:>12,.0f} / {two:,.0f}  per worker {one:,.0f} / "

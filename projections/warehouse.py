@@ -107,6 +107,11 @@ class Warehouse:
         with self._lock:
             return self._client.query_arrow(sql)
 
+    def command(self, sql: str) -> None:
+        """Run one statement that returns no rows (e.g. ``INSERT … SELECT``) on the writer's session."""
+        with self._lock:
+            self._client.command(sql)
+
     def query(self, sql: str, parameters: dict | None = None, readonly: bool = False) -> list[tuple]:
         return self.query_columns(sql, parameters, readonly)[1]
 

@@ -249,6 +249,62 @@ def project_batch(entries: list[LogEntry], ts_us: int, engine: Engine | None) ->
     return batch
 
 
+def insert_sql(database: str, path: str, partitions: list[int], offsets: list[int], hot: _Hot = PERCEPTIONS) -> str:
+    """One statement that checks every row of the container at ``path`` (its marker, UTF-8,
+    ``invalid_reason``'s checks) and, if all pass, inserts their ``events`` rows; it throws
+    before writing any row otherwise (``ORDER BY``: every row is read and checked before the
+    first reaches the table)."""
+    from hindbrain.streams.kafka_batches import event_sources
+
+    names, sources = event_sources()
+    checks = " AND ".join([f"reinterpretAsUInt32({_MARKER}) = _hb_row", hot.utf8_sql or "0",
+                           "length(envelope.tenant) > 0", "length(envelope.record_id) > 0",
+                           f"envelope.ts_us BETWEEN {TS_US_RANGE[0]} AND {TS_US_RANGE[1]}"])
+    return (f"INSERT INTO `{database}`.`{_EVENTS.name}` ({names}, _topic, _partition, _offset) "
+            f"SELECT {sources}, '{hot.topic}', arrayElement([{','.join(map(str, partitions))}], _hb_row + 1), "
+            f"arrayElement([{','.join(map(str, offsets))}], _hb_row + 1) "
+            f"FROM (SELECT *, rowNumberInAllBlocks() AS _hb_row FROM file('{path}', 'Avro')) "
+            f"WHERE throwIf(NOT ({checks}), 'hindbrain: a record the columnar insert does not take') = 0 "
+            "ORDER BY _hb_row SETTINGS max_threads = 1")
+
+
+def insert_events(entries: list[LogEntry], warehouse) -> tuple[int, list[int]] | None:
+    """The ``events`` rows of the hot entries straight into a chDB ``warehouse`` in one
+    ``INSERT … SELECT`` (no row crosses into Python): ``(rows inserted, indexes of the entries
+    the per-record path must take)``; None, with nothing written, when the batch is small, chDB
+    cannot read it or any hot row fails a check (the caller then projects it by ``project_batch``)."""
+    fast, slow = split_hot(entries)
+    if len(fast) < MIN_BATCH:
+        return None
+    fd, path = tempfile.mkstemp(suffix=".avro", dir=_SHM)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(container([entries[i].value for i in fast]))
+        warehouse.command(insert_sql(warehouse.database, path, [entries[i].partition for i in fast],
+                                     [entries[i].offset for i in fast]))
+    except Exception:  # noqa: BLE001 - a row the per-record path must take (with its reason), or unreadable bytes
+        return None
+    finally:
+        os.unlink(path)
+    return len(fast), slow
+
+
+def project_or_insert(entries: list[LogEntry], ts_us: int, warehouse, engine: Engine | None) -> ProjectedBatch:
+    """``project_batch``, except that into a chDB warehouse (with the columnar decode on and
+    ``HINDBRAIN_KAFKA_BATCHES`` not 0) the hot rows are inserted here, at once (``insert_events``):
+    the batch returned holds the rest, its count all of them."""
+    from hindbrain.streams import kafka_batches
+
+    if engine is not None and kafka_batches.enabled() and warehouse.url.startswith("chdb://"):
+        done = insert_events(entries, warehouse)
+        if done is not None:
+            count, slow = done
+            batch = processing.project_batch([entries[i] for i in slow], ts_us)
+            batch.count += count
+            return batch
+    return project_batch(entries, ts_us, engine)
+
+
 # "0" turns the columnar path off (the per-record path alone): the baseline of bench/distributed.py.
 SWITCH = "HINDBRAIN_COLUMNAR_DECODE"
 

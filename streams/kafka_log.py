@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
+from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
 from hindbrain.streams.log import LogEntry, Message, Position
@@ -239,6 +240,42 @@ class KafkaLog:
                 # fetcher task crashes if the assignment it was woken for is gone when it runs.)
                 self._reader.pause(tp)
             return out[:limit]
+
+    def read_batches(self, topic: str, partition: int, offset: int, stop: int) -> list[bytes] | None:
+        """The raw record sets (Kafka v2 record batches, as the broker sends them) covering offsets
+        ``[offset, stop)`` of one partition, for ``streams.kafka_batches``: no object per record.
+        None when the broker answers with an error or the batches end before ``stop`` (the
+        caller reads with ``read`` instead)."""
+        return self._run(self._read_batches(topic, partition, offset, stop),
+                         f"raw read of {topic!r}[{partition}]@{offset}")
+
+    async def _read_batches(self, topic: str, partition: int, offset: int, stop: int) -> list[bytes] | None:
+        from hindbrain.streams.kafka_batches import next_offset  # (pyarrow, chDB: only for a replay)
+
+        tp = await self._tp(topic, partition)
+        if tp is None:
+            return []
+        client = self._producer.client  # _tp() asked it for this topic's metadata
+        node = client.cluster.leader_for_partition(tp)
+        if node is None or node < 0:
+            return None
+        out = []
+        while offset < stop:
+            request = FetchRequest(max_wait_time=0, min_bytes=0, max_bytes=READ_FETCH_BYTES, isolation_level=0,
+                                   topics=[(tp.topic, [(partition, offset, READ_FETCH_BYTES)])])
+            response = await client.send(node, request)
+            ((_, ((_, error, _, *part),)),) = response.topics
+            if error:
+                return None
+            records = part[-1]
+            reached = next_offset(records)
+            if reached is None or reached <= offset:
+                # Short of ``stop`` (offsets past the high watermark's records, a log start moved):
+                # the per-record reader decides what is there, never a silently short range.
+                return None
+            out.append(records)
+            offset = reached
+        return out
 
     def end_offset(self, topic: str, partition: int) -> int:
         return self._run(self._end_offset(topic, partition), f"end offset of {topic!r}[{partition}]")

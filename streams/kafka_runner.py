@@ -10,7 +10,10 @@
   the folder must project). Per batch: fetch → decode/validate/project (pure) → append
   dead letters to Kafka → insert → commit offsets, in that order (see ``streams.worker``);
   a batch's insert (in a thread) overlaps the next batch's fetch and projection, and its
-  offsets are committed only after that insert returned.
+  offsets are committed only after that insert returned. Into a chDB warehouse, a fetch's
+  perceptions are inserted by one ``INSERT … SELECT`` already in the projection step
+  (``columnar.project_or_insert``), before the batch's dead letters are appended: still
+  before its commit, so a crash re-projects them (the views dedupe).
 * ``IndexTail`` follows the ``perceptions`` and ``cognitions`` topics from where the views
   end, so records that *other* Brains append reach this Brain's recall index. Staleness is
   bounded by the poll interval (``POLL_S``) plus one fetch; ``lag()`` reports it.
@@ -150,7 +153,7 @@ class KafkaProjector(_LoopThread):
                 if entries:
                     # In a thread, so the loop's fetcher fetches the next batch meanwhile (chDB's
                     # decode and the inserts release the GIL).
-                    batch = await asyncio.to_thread(_projected, entries, self.engine)
+                    batch = await asyncio.to_thread(_projected, entries, self.warehouse, self.engine)
                     if batch.dead_letters:  # into the log first: the reason is part of the audit
                         dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
                         await asyncio.to_thread(self.log.append, dls)
@@ -168,9 +171,12 @@ class KafkaProjector(_LoopThread):
             await consumer.stop()
 
 
-def _projected(entries: list[LogEntry], engine: columnar.Engine | None):
+def _projected(entries: list[LogEntry], warehouse: Warehouse, engine: columnar.Engine | None):
+    """The batch projected; into a chDB warehouse its perceptions are inserted here already
+    (``columnar.project_or_insert``): before the batch's dead letters reach the log, which is
+    harmless as nothing is committed before both did (a crash re-projects, the views dedupe)."""
     with gc_paused():  # acyclic garbage: the collector would walk it all for nothing
-        return columnar.project_batch(entries, now_us(), engine)
+        return columnar.project_or_insert(entries, now_us(), warehouse, engine)
 
 
 def next_offsets(fetched: dict) -> dict[TopicPartition, int]:

@@ -18,7 +18,7 @@ import pyarrow as pa
 from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
-from hindbrain.streams import columnar, replay_chunk
+from hindbrain.streams import columnar, kafka_batches, replay_chunk
 from hindbrain.streams.processing import ProjectedBatch
 from hindbrain.streams.replay_chunk import project_entries
 from hindbrain.streams.sink import insert_batch
@@ -103,25 +103,53 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
         return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest(), workers)
     records = dead = 0
     engine = columnar.engine_for(warehouse)
+    # Perceptions into a chDB warehouse: the broker's record batches straight into chDB (no
+    # object per record); any range chDB or a check refuses takes the per-record path below.
+    raw = (engine is not None and kafka_batches.enabled() and warehouse.url.startswith("chdb://")
+           and hasattr(log, "read_batches"))
 
-    def read(task: tuple) -> list:
+    def read(task: tuple):
+        topic, partition, offset, stop = task[:4]
+        if raw and topic == kafka_batches.TOPIC:
+            sets = log.read_batches(topic, partition, offset, stop)
+            if sets and (framed := kafka_batches.frame(sets, offset, stop)) is not None:
+                return framed
         return replay_chunk.read_range(log, *task[:4])
 
     def insert(batch, size: int) -> None:
         insert_batch(warehouse, batch)
         progress(size)
 
+    def insert_framed(framed, task: tuple) -> tuple[int, int]:
+        _, partition, offset, stop, _ = task
+        if (count := kafka_batches.insert_events(warehouse, framed, partition, offset, stop)) is not None:
+            progress(stop - offset)
+            return count, 0
+        batch = project_entries(replay_chunk.read_range(log, *task[:4]), now_us(), engine)
+        insert(batch, stop - offset)
+        return batch.count, len(batch.dead_letters)
+
     with ThreadPoolExecutor(1, thread_name_prefix="replay-read") as reader, \
             ThreadPoolExecutor(1, thread_name_prefix="replay-insert") as inserter:
         inserted = None
-        for (_, _, offset, stop, _), entries in zip(tasks, _prefetched(reader, read, tasks), strict=True):
-            batch = project_entries(entries, now_us(), engine) if entries else ProjectedBatch()
-            records, dead = records + batch.count, dead + len(batch.dead_letters)
+        framed_counts = []  # the records of ranges inserted whole by chDB (known once inserted)
+        for task, got in zip(tasks, _prefetched(reader, read, tasks), strict=True):
+            if isinstance(got, kafka_batches.Framed):
+                job: tuple = (insert_framed, got, task)
+            else:
+                batch = project_entries(got, now_us(), engine) if got else ProjectedBatch()
+                records, dead = records + batch.count, dead + len(batch.dead_letters)
+                job = (insert, batch, task[3] - task[2])
             if inserted is not None:
                 inserted.result()  # one insert in flight: memory stays at two chunks
-            inserted = inserter.submit(insert, batch, stop - offset)
+            inserted = inserter.submit(*job)
+            if job[0] is insert_framed:
+                framed_counts.append(inserted)
         if inserted is not None:
             inserted.result()
+        for done in framed_counts:
+            count, dead_letters = done.result()
+            records, dead = records + count, dead + dead_letters
     return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest())
 
 

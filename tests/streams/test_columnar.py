@@ -96,3 +96,47 @@ def test_the_utf8_check_covers_every_string_of_the_schema():
 def test_a_small_batch_is_not_worth_a_query(warehouse):
     fast = both(warehouse, entries([perception(i) for i in range(10)]))
     assert not fast.tables
+
+
+def direct(open_warehouse, batch_entries: list[LogEntry]):
+    """``project_or_insert`` into one warehouse (the hot rows go straight in), the per-record
+    path into another: the same digests, dead letters and count. The direct batch's remainder."""
+    from hindbrain.streams.sink import insert_batch
+
+    slow_wh, fast_wh = open_warehouse(), open_warehouse()
+    slow = processing.project_batch(batch_entries, TS)
+    insert_batch(slow_wh, slow)
+    fast = columnar.project_or_insert(batch_entries, TS, fast_wh, columnar.engine_for(fast_wh))
+    insert_batch(fast_wh, fast)
+    assert fast.count == slow.count == len(batch_entries)
+    assert [d["reason"] for d in fast.dead_letters] == [d["reason"] for d in slow.dead_letters]
+    assert fast_wh.digest() == slow_wh.digest()
+    assert fast_wh.query(f"SELECT groupArray(_offset) FROM (SELECT _offset FROM `{fast_wh.database}`.events "
+                         "ORDER BY _offset)") == slow_wh.query(
+        f"SELECT groupArray(_offset) FROM (SELECT _offset FROM `{slow_wh.database}`.events ORDER BY _offset)")
+    return fast
+
+
+def test_a_clean_batch_goes_straight_into_chdb(open_warehouse):
+    batch = entries([perception(i) for i in range(N)])
+    batch[5] = LogEntry("cognitions", 1, 7, None, b"\xc3\x01 not avro")  # not hot: the per-record path
+    fast = direct(open_warehouse, batch)
+    assert "events" not in fast.rows and not fast.tables and len(fast.dead_letters) == 1
+
+
+@pytest.mark.parametrize("damage", ["trailing-last", "cut", "utf8", "empty tenant"])
+def test_a_batch_with_a_row_the_insert_refuses_is_projected_whole(open_warehouse, damage):
+    records = [perception(i) for i in range(N)]
+    if damage == "empty tenant":
+        records[9]["envelope"]["tenant"] = ""
+    batch = entries(records)
+    last = len(batch) - 1
+    if damage == "trailing-last":  # only the marker after the last body can tell
+        batch[last] = LogEntry("perceptions", 3, 1000 + last, None, batch[last].value + b"\x00")
+    elif damage in ("cut", "utf8"):
+        value = batch[51].value
+        batch[51] = LogEntry("perceptions", 3, 1051, None,
+                             value[:-6] if damage == "cut" else value.replace(b"AAAA", b"\xff\xfeAA"))
+    fast = direct(open_warehouse, batch)
+    assert len(fast.dead_letters) == 1  # nothing went in directly: every row projected here
+    assert "events" in fast.rows or "events" in fast.tables

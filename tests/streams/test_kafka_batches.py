@@ -1,0 +1,123 @@
+"""Replay of Kafka record batches straight into chDB (``streams.kafka_batches``) makes exactly
+the views of the per-record replay; a range with anything it does not take falls back whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindbrain.schemas.codec import registry
+from hindbrain.schemas.records import envelope
+from hindbrain.streams import kafka_batches
+from hindbrain.streams.log import Message
+from hindbrain.streams.replay import replay
+from hindbrain.streams.topics import key_of
+
+TS = 1_700_000_000_000_000
+
+
+def perception(i: int, **env) -> dict:
+    return {"envelope": {**envelope("perception", f"tenant-{i % 3}", agent=f"agent-{i % 5}", task=None,
+                                    ts_us=TS + i), **env},
+            "kind": "anomaly" if i % 2 else "message", "text": f"AAAA submit {i} did nothing 权限不足",
+            "system": "IAM" if i % 4 else None, "identity": None, "action": None, "expected": None, "actual": None,
+            "entities": ["IAM", f"e{i}" * (i % 90)][: i % 3], "scope": {"env": "prod", "n": str(i)} if i % 2 else {},
+            "signal": None, "success": [None, True, False][i % 3], "polarity": 0.5 if i % 7 == 0 else None,
+            "session": None, "speaker": "user" if i % 6 == 0 else None, "emotion": None,
+            "origin": "tool" if i % 5 == 0 else None}
+
+
+def message(record: dict, key: str | None = "k", value: bytes | None = None) -> Message:
+    return Message("perceptions", key, registry.encode("perception", record) if value is None else value)
+
+
+def clean(n: int, start: int = 0) -> list[Message]:
+    return [message(perception(i), key=key_of(perception(i))) for i in range(start, start + n)]
+
+
+@pytest.fixture
+def spied(monkeypatch):
+    """The results of every ``insert_events`` (rows written, or None: the range fell back)."""
+    results: list = []
+    insert = kafka_batches.insert_events
+
+    def spy(*args):
+        results.append(insert(*args))
+        return results[-1]
+
+    monkeypatch.setattr(kafka_batches, "insert_events", spy)
+    return results
+
+
+def both(kafka, open_warehouse, monkeypatch, messages: list[Message], chunk: int = 20_000):
+    """Replay ``messages`` per record and through the batches; the two reports."""
+    log = kafka.log()
+    try:
+        for i in range(0, len(messages), 50):  # several produce requests: several batches
+            log.append(messages[i:i + 50])
+        monkeypatch.setenv("HINDBRAIN_COLUMNAR_DECODE", "0")
+        slow = replay(log, open_warehouse(), chunk=chunk)
+        monkeypatch.delenv("HINDBRAIN_COLUMNAR_DECODE")
+        fast = replay(log, open_warehouse(), chunk=chunk)
+    finally:
+        log.close()
+    assert (fast.records, fast.dead_letters, fast.digest) == (slow.records, slow.dead_letters, slow.digest)
+    return fast
+
+
+def test_clean_batches_go_straight_into_chdb(kafka, open_warehouse, monkeypatch, spied):
+    report = both(kafka, open_warehouse, monkeypatch, clean(400))
+    assert report.records == 400 and report.digest["events"][0] == 400
+    assert spied and None not in spied and sum(spied) == 400
+
+
+def test_ranges_cutting_through_batches_take_only_their_offsets(kafka, open_warehouse, monkeypatch, spied):
+    report = both(kafka, open_warehouse, monkeypatch, clean(300), chunk=17)  # 17 never matches a batch's size
+    assert report.digest["events"][0] == 300
+    assert None not in spied and sum(spied) == 300
+
+
+def _bad(kind: str) -> Message:
+    record = perception(10_000)
+    good = registry.encode("perception", record)
+    if kind == "trailing bytes":
+        return message(record, value=good + b"\x00\x02")
+    if kind == "cut short":
+        return message(record, value=good[:-3])
+    if kind == "invalid UTF-8":
+        return message(record, value=good.replace(b"AAAA", b"\xff\xfe\xfd\xfc"))
+    if kind == "empty tenant":
+        return message(perception(10_000, tenant=""))
+    if kind == "not Avro":
+        return message(record, value=b"not a hindbrain record at all")
+    if kind == "no key":
+        return message(record, key=None)
+    raise AssertionError(kind)
+
+
+BAD = ["trailing bytes", "cut short", "invalid UTF-8", "empty tenant", "not Avro"]
+
+
+def test_a_bad_record_sends_its_range_to_the_per_record_path(kafka, open_warehouse, monkeypatch, spied):
+    """One partition, ranges of 41 offsets: each bad kind once in the middle of a range and once
+    last in one (where only the sentinel can tell), then a clean range; and a record with no key
+    (the per-record reader's business), in whichever partition the producer puts it."""
+    ranges = []
+    for kind in BAD:
+        ranges.append(clean(20) + [_bad(kind)] + clean(20, 20))
+        ranges.append(clean(40) + [_bad(kind)])
+    ranges.append(clean(41))
+    log = kafka.log()
+    try:
+        for r in ranges:  # a produce request per range: its own batch
+            log.append([Message(m.topic, "one-key", m.value) for m in r])
+        log.append([_bad("no key")])
+        monkeypatch.setenv("HINDBRAIN_COLUMNAR_DECODE", "0")
+        slow = replay(log, open_warehouse(), chunk=41)
+        monkeypatch.delenv("HINDBRAIN_COLUMNAR_DECODE")
+        fast = replay(log, open_warehouse(), chunk=41)
+    finally:
+        log.close()
+    assert (fast.records, fast.dead_letters, fast.digest) == (slow.records, slow.dead_letters, slow.digest)
+    assert fast.records == 41 * len(ranges) + 1 and fast.dead_letters > 0
+    assert spied.count(None) == 2 * len(BAD) + 1  # every range holding a bad record fell back whole
+    assert spied.count(41) == 1  # the clean range after them did not
