@@ -200,7 +200,9 @@ def own_system_first(items: list[GateItem], system: str, drop) -> list[GateItem]
     options are another system's, it costs tokens and, read as advice, invites the wrong option. Cut
     (stage ``answered``) an event whose entities name only other systems, and a rule of another
     system once a rule of this one is in the pack. With nothing of this system, the rest stays: an
-    analogy is all there is for a system never seen (a look-alike)."""
+    analogy is all there is for a system never seen (a look-alike); and the analogy is a lesson when there
+    is one: once another system's rule is in the pack, other systems' events (the raw story that rule, or
+    none, was drawn from) are cut too, the rule says what carries over in one line."""
     entity = "@entity:" + " ".join(system.lower().split())
 
     def elsewhere(item: GateItem) -> bool:
@@ -209,7 +211,17 @@ def own_system_first(items: list[GateItem], system: str, drop) -> list[GateItem]
 
     own = [i for i in items if not elsewhere(i) and entity in i.doc.links]
     if not own:
-        return items
+        lesson = next((i.id for i in items if i.doc.kind == "fragment" and elsewhere(i)), None)
+        if lesson is None:
+            return items
+        kept = []
+        for item in items:
+            if elsewhere(item) and item.doc.kind == "event" and item.doc.event_kind not in ("message", "feedback"):
+                drop(item, "answered", f"another system's event; {lesson}, a lesson of another system, is the "
+                                       f"analogy for {system}")
+            else:
+                kept.append(item)
+        return kept
     own_rule = next((i.id for i in own if i.doc.kind == "fragment"), None)
     kept = []
     for item in items:
