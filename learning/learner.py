@@ -76,7 +76,7 @@ class Recent(OrderedDict):
 @dataclass
 class _Tenant:
     units: dict[str, Unit] = field(default_factory=dict)
-    lessons: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (source, condition, action) → unit
+    lessons: dict[tuple, str] = field(default_factory=dict)  # (source, condition, action, scope) → unit
     failures: Recent = field(default_factory=Recent)  # task → its failed steps
     applied: Recent = field(default_factory=Recent)  # task → units it applied
     recall_domain: Recent = field(default_factory=Recent)  # recall id → task domain
@@ -129,7 +129,7 @@ class Learner:
             unit = lifecycle.from_state(payload["unit"])
             t = self._tenant(record["envelope"]["tenant"])
             t.units[unit.fragment_id] = unit
-            lesson = _lesson(unit.source, unit.condition, unit.action)
+            lesson = _lesson(unit.source, unit.condition, unit.action, t.scopes.get(unit.fragment_id))
             if unit.status in lifecycle.LIVE or unit.status == "held":
                 t.lessons.setdefault(lesson, unit.fragment_id)
             elif payload.get("into") and t.lessons.get(lesson) == unit.fragment_id:
@@ -213,6 +213,7 @@ class Learner:
             out += self._recover_across(t, record, key)
         if key := _option(record):
             if extract.is_success(record) and not restoring:
+                out += self._doubt_replaced(t, record, key)
                 out += self._outdate_failures(t, record, key)
             if extract.is_success(record) or extract.is_failure(record):
                 kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
@@ -365,6 +366,40 @@ class Learner:
                                      contradiction=True)
         return out
 
+    def _doubt_replaced(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+        """Change detection that does not punish a flake (design.md §issue-29): a rule whose option failed once in
+        its scope since it last worked there may have met a transient error, and stays trusted on that alone.
+        It is contradicted (under review at once) when the system shows the option was *replaced*: here, in
+        the scope of this success, the rule's option failed since it last worked and this other option worked.
+        The rule's own scope need not be this one: a change of a system is seen in whichever environment an
+        agent meets it first, and each environment's rule failing once there is then no longer a flake."""
+        system, scope, env = key[0], key[2], success["envelope"]
+        replaced = [k for k, ids in t.failed.items() if ids and k[0] == system and k[2] == scope
+                    and (k[1], k[3]) != (key[1], key[3])]
+        done = t.contradicted.setdefault(env["task"], set()) if env["task"] else set()
+        out = []
+        for old in replaced:
+            for unit in list(t.units.values()):
+                if unit.fragment_id in done or unit.status not in lifecycle.LIVE or not unit.successes:
+                    continue
+                # Every word of the failed option (and of who did it) in the rule's action: "page size 500" does not
+                # recommend "page size 10000"; and a rule that names what just worked is confirmed, not replaced.
+                said = attribution.words(unit.action)
+                if system.lower() not in unit.condition.lower() or not old[1] | old[3] <= said \
+                        or key[1] | key[3] <= said:
+                    continue
+                where = frozenset((k, str(v)) for k, v in (t.scopes.get(unit.fragment_id) or {}).items())
+                failed_there = t.failed.get((system, old[1], where, old[3]))
+                if not failed_there:
+                    continue  # it has not failed where it holds: nothing to doubt there yet
+                done.add(unit.fragment_id)
+                against = lifecycle.on_contradiction(
+                    unit, failed_there[-1], f"failed where it used to succeed; in {system} "
+                                            f"'{success.get('identity') or success.get('action')}' replaced it")
+                out += self._changes(env, unit.fragment_id, against, f"{env['record_id']}:{unit.fragment_id}",
+                                     contradiction=True)
+        return out
+
     def _outdate_successes(self, t: _Tenant, failure: dict, key: tuple) -> list[tuple[str, dict]]:
         """Change detection without a recovery: an option that used to work here failed
         ``FAILURES_TO_OUTDATE`` times since its last success (the task may have ended without finding
@@ -480,7 +515,7 @@ class Learner:
             return [decision(DecisionKind.UNIT_REJECTED, env["tenant"], [fid], evidence, f"fails '{check}': {why}",
                              {"unit": lifecycle.state_of(replace(unit, status="rejected")), "check": check},
                              env["ts_us"], job, params, fid, inputs)]
-        known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"]))
+        known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"], record.get("scope")))
         # A proposal that cites the known unit as its evidence (a meta-rule) is not that unit again.
         if known and known != fid and known in t.units and known not in record["event_ids"]:
             changes = lifecycle.on_assimilation(t.units[known], confidence, fid, env["agent"])
@@ -608,8 +643,12 @@ def _recommends(unit: Unit, option: tuple, scope: dict | None = None) -> bool:
     return attribution.performs(attribution.words(unit.action), words) and system.lower() in unit.condition.lower()
 
 
-def _lesson(source: str, condition: str, action: str) -> tuple[str, str, str]:
-    return source, " ".join(tokens(condition)), " ".join(tokens(action))
+def _lesson(source: str, condition: str, action: str, scope: dict | None = None) -> tuple:
+    """What makes two proposals the same lesson: its words, and where it was learned (design.md §issue-29).
+    The same fix learned in prod and in test is two units, each scoped where it holds: absorbed into the
+    first, the second scope's agents never saw it (the gate cuts a rule whose scope names another value)."""
+    where = tuple(sorted((str(k), str(v)) for k, v in (scope or {}).items()))
+    return source, " ".join(tokens(condition)), " ".join(tokens(action)), where
 
 
 _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,

@@ -180,7 +180,7 @@ def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
     entity = "@entity:" + " ".join(system.lower().split())
     answer = answer_to(items, entity)
     if answer is None:
-        return items
+        return summarised_failures(items, entity, drop)
     doc = answer.doc
     actions = {t for t in doc.links if t.startswith("@action:")}
     said = word_set(doc.text)
@@ -191,6 +191,28 @@ def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
             drop(item, "answered", f"{why}; {answer.id} answers {system}")
         else:
             kept.append(item)
+    return kept
+
+
+def summarised_failures(items: list[GateItem], entity: str, drop) -> list[GateItem]:
+    """With no verified answer yet, a sound rule of the system (a candidate) already names the options that
+    failed as "not: …": a failure report of such an option, not of the rule's own action, says it again
+    (stage ``answered``). Everything else stays until outcomes verify the rule."""
+    rules = [i for i in items if i.doc.kind == "fragment" and i.doc.status != "reviewing" and not personal(i)
+             and entity in i.doc.links]
+    if not rules:
+        return items
+    kept = []
+    for item in items:
+        doc = item.doc
+        own = {t for t in doc.links if t.startswith("@action:")}
+        by = next((r for r in rules if doc.event_kind == "anomaly" and entity in doc.links and own
+                   and not own & {t for t in r.doc.links if t.startswith("@action:")}
+                   and any(word_set(a[8:]) and word_set(a[8:]) <= word_set(r.doc.text) for a in own)), None)
+        if by is None:
+            kept.append(item)
+        else:
+            drop(item, "answered", f"a failure {by.id} names already (not: …)")
     return kept
 
 
@@ -222,7 +244,10 @@ def own_system_first(items: list[GateItem], system: str, drop) -> list[GateItem]
             else:
                 kept.append(item)
         return kept
-    own_rule = next((i.id for i in own if i.doc.kind == "fragment"), None)
+    # What this system's own memory says works (a rule, or a report that an option worked here) makes an
+    # analogy from another system redundant; its failures alone leave the analogy standing.
+    own_rule = next((i.id for i in own if i.doc.kind == "fragment" or (i.doc.report and i.doc.event_kind != "anomaly"
+                                                                       and i.doc.event_kind != "outcome")), None)
     kept = []
     for item in items:
         if not elsewhere(item) or (item.doc.kind == "fragment" and own_rule is None) \
