@@ -390,8 +390,8 @@ class Learner:
                     continue
                 where = frozenset((k, str(v)) for k, v in (t.scopes.get(unit.fragment_id) or {}).items())
                 failed_there = t.failed.get((system, old[1], where, old[3]))
-                if not failed_there:
-                    continue  # it has not failed where it holds: nothing to doubt there yet
+                if not failed_there or failed_there[-1] in unit.evidence:
+                    continue  # it has not failed where it holds (nothing to doubt yet), or that failure counted
                 done.add(unit.fragment_id)
                 against = lifecycle.on_contradiction(
                     unit, failed_there[-1], f"failed where it used to succeed; in {system} "

@@ -392,7 +392,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         elif doc.report and newest[doc.report].id != item.id:
             drop(item, "conflict", f"an older report on the same option; the newest, {newest[doc.report].id}, says "
                                    "how it fares now")
-        elif clash := sorted(doc.conflicts & kept_ids):
+        elif (clash := sorted(doc.conflicts & kept_ids)) and not personal(item):  # a user's statements all stand
             drop(item, "conflict", f"contradicts {clash[0]}, which ranks higher here")
         elif doc.confidence < MIN_CREDIBILITY:
             drop(item, "credibility", f"confidence {doc.confidence:.2f} is below {MIN_CREDIBILITY}")
