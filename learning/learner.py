@@ -91,6 +91,8 @@ class _Tenant:
     scopes: Recent = field(default_factory=Recent)  # unit → the scope its proposal named: where it holds
     perceived: Recent = field(default_factory=Recent)  # the recent event ids: a repeated one is the same event
     reports: Recent = field(default_factory=Recent)  # (system, scope) → its recent failure events, any task
+    routine: Recent = field(default_factory=Recent)  # option key → {agent: its last success}, until a failure
+    routines: Recent = field(default_factory=Recent)  # option key → the routine unit it taught
 
 
 class Learner:
@@ -213,12 +215,17 @@ class Learner:
             out += self._recover_across(t, record, key)
         if key := _option(record):
             if extract.is_success(record) and not restoring:
+                out += self._routine(t, record, key)
                 out += self._doubt_replaced(t, record, key)
                 out += self._outdate_failures(t, record, key)
             if extract.is_success(record) or extract.is_failure(record):
                 kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
                 kept.append(env["record_id"])
                 del kept[:-SUCCESSES_KEPT]
+            if extract.is_failure(record) and t.routine.get(key) is not None:
+                t.routine[key] = {}  # a routine is what kept working: its count starts again
+            if extract.is_failure(record) and not restoring:
+                out += self._routine_broken(t, record, key)
             if extract.is_failure(record):
                 kept = t.reports.setdefault(key[:1] + key[2:3], [])
                 kept.append(record)
@@ -365,6 +372,43 @@ class Learner:
                 out += self._changes(env, unit.fragment_id, against, f"{env['record_id']}:{unit.fragment_id}",
                                      contradiction=True)
         return out
+
+    def _routine(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+        """``routine/1``: the option's successes by independent agents since it last failed here, once they are
+        ``extract.ROUTINE_AGENTS`` and no live rule of the system already names it in this scope, become a rule
+        (proposed once per option; a failure starts the count again). A shared fact about the system, like
+        its reports: it reaches the fleet at once, as a recovery does."""
+        seen = t.routine.setdefault(key, {})
+        if seen is None:
+            return []  # taught already
+        seen[success["envelope"].get("agent")] = success
+        where = dict(key[2])
+        if any(key[0].lower() in u.condition.lower() and key[1] | key[3] <= attribution.words(u.action)
+               and {k: str(v) for k, v in (t.scopes.get(u.fragment_id) or {}).items()} == where
+               for u in t.units.values() if u.status in lifecycle.LIVE):
+            return []  # a rule says it already
+        proposal = extract.routine(list(seen.values()), t.goals.get(success["envelope"]["task"] or ""))
+        if proposal is None:
+            return []
+        t.routine[key] = None
+        proposed = self._propose(success["envelope"], proposal)
+        if taught := _taught(proposed):
+            t.routines[key] = taught
+        return proposed
+
+    def _routine_broken(self, t: _Tenant, failure: dict, key: tuple) -> list[tuple[str, dict]]:
+        """A routine's premise is that its option never failed where it holds (its evidence is success reports
+        only, no contrast): the first failure there contradicts it (under review), as a newer failure report
+        hides an older success one (``recall.gate.newest_reports``). A rule learned from a failure then a
+        success is stickier: one failure may be a flake (``_doubt_replaced``)."""
+        fid = t.routines.pop(key, None)
+        unit = t.units.get(fid or "")
+        if unit is None or unit.status not in lifecycle.LIVE or unit.status == "reviewing":
+            return []
+        env = failure["envelope"]
+        against = lifecycle.on_contradiction(unit, env["record_id"], "a routine whose option failed where it "
+                                                                     "had always worked")
+        return self._changes(env, fid, against, f"{env['record_id']}:{fid}", contradiction=True)
 
     def _doubt_replaced(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
         """Change detection that does not punish a flake (design.md §issue-29): a rule whose option failed once in
@@ -535,8 +579,10 @@ class Learner:
         out = [decision(kind, env["tenant"], [fid], evidence, reason,
                         {"unit": lifecycle.state_of(accepted), "layer": layer,
                          "checks": list(write_gate.CHECKS)}, env["ts_us"], job, params, fid, inputs)]
-        if status == "candidate" and inputs.get("rule") == extract.RECOVERY_RULE:
-            out += self._changes(env, fid, lifecycle.sharing_recovered(accepted, env["task"]), cause=fid, job=job)
+        if status == "candidate" and inputs.get("rule") in (extract.RECOVERY_RULE, extract.ROUTINE_RULE):
+            routine = inputs.get("rule") == extract.ROUTINE_RULE
+            out += self._changes(env, fid, lifecycle.sharing_recovered(accepted, env["task"], routine), cause=fid,
+                                 job=job)
         return out
 
     # -- outcomes ----------------------------------------------------------------------------
@@ -572,6 +618,15 @@ class Learner:
                                     "contradicted by the task's recovery)", {"verdict": "failed"}, env["ts_us"],
                                     LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
                                     f"{env['record_id']}:{fid}:verdict"))
+                continue
+            if t.units[fid].status == "reviewing" and tried and not attribution.performed(t.units[fid].action, tried):
+                # A rule in review reads "X failed here lately" (``recall.pack``): an agent that heeded it did
+                # something else, which says nothing for "do X" (credited, it was verified again the next task).
+                self.counts[UNIT_ATTRIBUTED] += 1
+                out.append(decision(UNIT_ATTRIBUTED, env["tenant"], [fid], [env["record_id"]],
+                                    "applied while in review, its action not performed: heeded as a warning, no "
+                                    "verdict on it", {"verdict": "none"}, env["ts_us"], LIFECYCLE_JOB,
+                                    {"rule": lifecycle.RULE_VERSION}, f"{env['record_id']}:{fid}:verdict"))
                 continue
             # Inside the task, what the unit's own action did decides, not the task's end (design.md §issue-17):
             # applied, failed, then another option succeeded is a failure of this unit.
