@@ -233,8 +233,10 @@ def preference(statement: dict) -> Proposal | None:
     user, topic = scope.get("user"), topic_of(statement)
     condition = (f"working for user {user}" if user else f"working in session {scope['session']}") + (
         f" on {topic}" if topic else "")
-    return Proposal(condition, f"follow the stated preference: {text}", "the user stated it explicitly",
-                    f"stated in session {statement.get('session') or '?'}", [_id(statement)],
+    # No "because": "the user stated it explicitly" restated "the stated preference" in every reply's prompt
+    # (design.md §issue-29: ~7 tokens a line); that it was stated, and where, is the evidence.
+    return Proposal(condition, f"follow the stated preference: {text}", "",
+                    f"stated explicitly in session {statement.get('session') or '?'}", [_id(statement)],
                     [e for e in (user, topic) if e], scope, "explicit", PREFERENCE_RULE,
                     {"entity": user, "scene": scope.get("scene")})
 
