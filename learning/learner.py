@@ -382,6 +382,9 @@ class Learner:
         if seen is None:
             return []  # taught already
         seen[success["envelope"].get("agent")] = success
+        if len(seen) < extract.ROUTINE_AGENTS:
+            return []  # the units are scanned only once the count is reached, not on every success
+        t.routine[key] = None
         where = dict(key[2])
         if any(key[0].lower() in u.condition.lower() and key[1] | key[3] <= attribution.words(u.action)
                and {k: str(v) for k, v in (t.scopes.get(u.fragment_id) or {}).items()} == where
@@ -390,7 +393,6 @@ class Learner:
         proposal = extract.routine(list(seen.values()), t.goals.get(success["envelope"]["task"] or ""))
         if proposal is None:
             return []
-        t.routine[key] = None
         proposed = self._propose(success["envelope"], proposal)
         if taught := _taught(proposed):
             t.routines[key] = taught
@@ -417,9 +419,12 @@ class Learner:
         the scope of this success, the rule's option failed since it last worked and this other option worked.
         The rule's own scope need not be this one: a change of a system is seen in whichever environment an
         agent meets it first, and each environment's rule failing once there is then no longer a flake."""
-        system, scope, env = key[0], key[2], success["envelope"]
-        replaced = [k for k, ids in t.failed.items() if ids and k[0] == system and k[2] == scope
-                    and (k[1], k[3]) != (key[1], key[3])]
+        system, env = key[0], success["envelope"]
+        # the options that failed here lately (``reports``: this system and scope's last failures, not every key)
+        recent = {o for f in t.reports.get(key[:1] + key[2:3], []) if (o := _option(f))}
+        replaced = [k for k in recent if t.failed.get(k) and (k[1], k[3]) != (key[1], key[3])]
+        if not replaced:
+            return []
         done = t.contradicted.setdefault(env["task"], set()) if env["task"] else set()
         out = []
         for old in replaced:
