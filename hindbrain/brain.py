@@ -520,7 +520,7 @@ def recall_with_records(index: RecallIndex, engine: RecallEngine, fields: dict) 
     index.validate_layers(q.layers)
     result = engine.recall(build_query(q, now_us()))
     recall_record, injection_record = recall_records(q, result)
-    pack = pack_of(recall_record["recall_id"], q.budget_tokens, result)
+    pack = pack_of(recall_record["recall_id"], q.budget_tokens, result, q.scope)
     return pack, [("recall", recall_record), ("injection", injection_record)]
 
 

@@ -49,8 +49,11 @@ def groups(rules: list[UnitRow]) -> list[list[UnitRow]]:
     for n, (r, w) in enumerate(zip(live, words, strict=True)):
         for t in sorted(w, key=lambda t: (df[t], t))[:BLOCK_TOKENS]:
             # Never across a privacy boundary: merging one agent's private rules with shared ones
-            # (or another agent's) would carry them past the bar of shared memory.
-            blocks.setdefault((r.tenant, r.layer, r.owner, t), []).append(n)
+            # (or another agent's) would carry them past the bar of shared memory. Nor across scopes: the
+            # same fix learned in prod and in test is a rule of each (the meta-rule would keep one scope's,
+            # and absorbing the other left that environment without its rule).
+            where = tuple(sorted((str(k), str(v)) for k, v in r.scope.items()))
+            blocks.setdefault((r.tenant, r.layer, r.owner, where, t), []).append(n)
     parent = list(range(len(live)))
 
     def root(n: int) -> int:

@@ -48,3 +48,9 @@ def outcome_of(unit_action: str, tried: list[tuple[frozenset[str], bool]], task_
     if not results:
         return task_success
     return not results[-1]  # the last time its action was performed decides
+
+
+def performed(unit_action: str, tried: list[tuple[frozenset[str], bool]]) -> bool:
+    """Whether the unit's action is among the task's performed actions at all."""
+    mine = words(unit_action)
+    return any(performs(mine, done) for done, _ in tried)

@@ -41,6 +41,8 @@ RECOVERY_RULE = "recovery/1"
 FEEDBACK_RULE = "feedback/1"
 CORRECTION_RULE = "correction/1"
 PREFERENCE_RULE = "preference/1"
+ROUTINE_RULE = "routine/1"
+ROUTINE_AGENTS = 2  # independent agents whose success with one option, and no failure of it, make a routine
 NEGATIVES_FOR_A_RULE = 3
 _PREFERENCE = re.compile(
     r"\b(i (?:prefer|like|want|need|don't like|do not like|hate|always want)|please (?:always|never|use|keep|write|"
@@ -124,6 +126,36 @@ def recovery(failure: dict, success: dict, goal: str | None = None, failed: tupl
                     scope, success.get("signal") or "implicit", RECOVERY_RULE, coordinates)
 
 
+def routine(successes: list[dict], goal: str | None = None) -> Proposal | None:
+    """The unit repeated success teaches where nothing failed (design.md §issue-29): ``ROUTINE_AGENTS``
+    independent agents did the same thing in one system and scope and it worked each time. Without it a
+    system that never failed kept no rule, and every agent's prompt carried a quoted success event (three
+    times the tokens of the rule it amounts to). None when the successes are fewer than that, name no
+    system or option, or the condition would only restate the action (no goal beside the option).
+
+    The condition is what was set out to do in the system (the task's ``goal``; for an identity choice, the
+    action done as that identity); the action names only the option; no reason (nothing failed: there is
+    no "not: …"), the evidence says who it worked for."""
+    agents = sorted({s["envelope"].get("agent") for s in successes} - {None, ""})
+    if len(agents) < ROUTINE_AGENTS:
+        return None
+    last = successes[-1]
+    system, action, who = last.get("system"), last.get("action"), last.get("identity")
+    if not system or not action:
+        return None
+    if who:
+        goal = goal or action
+        do = f"use {_the(who)}" if goal == action else action if mentions(action, who) else f"{action} as {_the(who)}"
+    elif not goal or mentions(goal, action) or mentions(action, goal):
+        return None
+    else:
+        do = action
+    coordinates = {"entity": system, "action": goal, "cause": "routine"}
+    return Proposal(f"{goal} in {system}", do, "", f"worked for {', '.join(agents)}; no failure of it seen",
+                    [_id(s) for s in successes], [system], dict(last.get("scope") or {}), "implicit", ROUTINE_RULE,
+                    coordinates)
+
+
 _ARTICLE = re.compile(r"(?:the|a|an|my|our|your|their|this|that)\s", re.IGNORECASE)
 
 
@@ -201,8 +233,10 @@ def preference(statement: dict) -> Proposal | None:
     user, topic = scope.get("user"), topic_of(statement)
     condition = (f"working for user {user}" if user else f"working in session {scope['session']}") + (
         f" on {topic}" if topic else "")
-    return Proposal(condition, f"follow the stated preference: {text}", "the user stated it explicitly",
-                    f"stated in session {statement.get('session') or '?'}", [_id(statement)],
+    # No "because": "the user stated it explicitly" restated "the stated preference" in every reply's prompt
+    # (design.md §issue-29: ~7 tokens a line); that it was stated, and where, is the evidence.
+    return Proposal(condition, f"follow the stated preference: {text}", "",
+                    f"stated explicitly in session {statement.get('session') or '?'}", [_id(statement)],
                     [e for e in (user, topic) if e], scope, "explicit", PREFERENCE_RULE,
                     {"entity": user, "scene": scope.get("scene")})
 

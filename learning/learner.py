@@ -76,7 +76,7 @@ class Recent(OrderedDict):
 @dataclass
 class _Tenant:
     units: dict[str, Unit] = field(default_factory=dict)
-    lessons: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (source, condition, action) → unit
+    lessons: dict[tuple, str] = field(default_factory=dict)  # (source, condition, action, scope) → unit
     failures: Recent = field(default_factory=Recent)  # task → its failed steps
     applied: Recent = field(default_factory=Recent)  # task → units it applied
     recall_domain: Recent = field(default_factory=Recent)  # recall id → task domain
@@ -91,6 +91,8 @@ class _Tenant:
     scopes: Recent = field(default_factory=Recent)  # unit → the scope its proposal named: where it holds
     perceived: Recent = field(default_factory=Recent)  # the recent event ids: a repeated one is the same event
     reports: Recent = field(default_factory=Recent)  # (system, scope) → its recent failure events, any task
+    routine: Recent = field(default_factory=Recent)  # option key → {agent: its last success}, until a failure
+    routines: Recent = field(default_factory=Recent)  # option key → the routine unit it taught
 
 
 class Learner:
@@ -129,7 +131,7 @@ class Learner:
             unit = lifecycle.from_state(payload["unit"])
             t = self._tenant(record["envelope"]["tenant"])
             t.units[unit.fragment_id] = unit
-            lesson = _lesson(unit.source, unit.condition, unit.action)
+            lesson = _lesson(unit.source, unit.condition, unit.action, t.scopes.get(unit.fragment_id))
             if unit.status in lifecycle.LIVE or unit.status == "held":
                 t.lessons.setdefault(lesson, unit.fragment_id)
             elif payload.get("into") and t.lessons.get(lesson) == unit.fragment_id:
@@ -214,11 +216,17 @@ class Learner:
             out += self._recover_across(t, record, option)
         if key := option:
             if extract.is_success(record) and not restoring:
+                out += self._routine(t, record, key)
+                out += self._doubt_replaced(t, record, key)
                 out += self._outdate_failures(t, record, key)
             if extract.is_success(record) or extract.is_failure(record):
                 kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
                 kept.append(env["record_id"])
                 del kept[:-SUCCESSES_KEPT]
+            if extract.is_failure(record) and t.routine.get(key) is not None:
+                t.routine[key] = {}  # a routine is what kept working: its count starts again
+            if extract.is_failure(record) and not restoring:
+                out += self._routine_broken(t, record, key)
             if extract.is_failure(record):
                 kept = t.reports.setdefault(key[:1] + key[2:3], [])
                 kept.append(record)
@@ -366,6 +374,82 @@ class Learner:
                                      contradiction=True)
         return out
 
+    def _routine(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+        """``routine/1``: the option's successes by independent agents since it last failed here, once they are
+        ``extract.ROUTINE_AGENTS`` and no live rule of the system already names it in this scope, become a rule
+        (proposed once per option; a failure starts the count again). A shared fact about the system, like
+        its reports: it reaches the fleet at once, as a recovery does."""
+        seen = t.routine.setdefault(key, {})
+        if seen is None:
+            return []  # taught already
+        seen[success["envelope"].get("agent")] = success
+        if len(seen) < extract.ROUTINE_AGENTS:
+            return []  # the units are scanned only once the count is reached, not on every success
+        t.routine[key] = None
+        where = dict(key[2])
+        if any(key[0].lower() in u.condition.lower() and key[1] | key[3] <= attribution.words(u.action)
+               and {k: str(v) for k, v in (t.scopes.get(u.fragment_id) or {}).items()} == where
+               for u in t.units.values() if u.status in lifecycle.LIVE):
+            return []  # a rule says it already
+        proposal = extract.routine(list(seen.values()), t.goals.get(success["envelope"]["task"] or ""))
+        if proposal is None:
+            return []
+        proposed = self._propose(success["envelope"], proposal)
+        if taught := _taught(proposed):
+            t.routines[key] = taught
+        return proposed
+
+    def _routine_broken(self, t: _Tenant, failure: dict, key: tuple) -> list[tuple[str, dict]]:
+        """A routine's premise is that its option never failed where it holds (its evidence is success reports
+        only, no contrast): the first failure there contradicts it (under review), as a newer failure report
+        hides an older success one (``recall.gate.newest_reports``). A rule learned from a failure then a
+        success is stickier: one failure may be a flake (``_doubt_replaced``)."""
+        fid = t.routines.pop(key, None)
+        unit = t.units.get(fid or "")
+        if unit is None or unit.status not in lifecycle.LIVE or unit.status == "reviewing":
+            return []
+        env = failure["envelope"]
+        against = lifecycle.on_contradiction(unit, env["record_id"], "a routine whose option failed where it "
+                                                                     "had always worked")
+        return self._changes(env, fid, against, f"{env['record_id']}:{fid}", contradiction=True)
+
+    def _doubt_replaced(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+        """Change detection that does not punish a flake (design.md §issue-29): a rule whose option failed once in
+        its scope since it last worked there may have met a transient error, and stays trusted on that alone.
+        It is contradicted (under review at once) when the system shows the option was *replaced*: here, in
+        the scope of this success, the rule's option failed since it last worked and this other option worked.
+        The rule's own scope need not be this one: a change of a system is seen in whichever environment an
+        agent meets it first, and each environment's rule failing once there is then no longer a flake."""
+        system, env = key[0], success["envelope"]
+        # the options that failed here lately (``reports``: this system and scope's last failures, not every key)
+        recent = {o for f in t.reports.get(key[:1] + key[2:3], []) if (o := _option(f))}
+        replaced = [k for k in recent if t.failed.get(k) and (k[1], k[3]) != (key[1], key[3])]
+        if not replaced:
+            return []
+        done = t.contradicted.setdefault(env["task"], set()) if env["task"] else set()
+        out = []
+        for old in replaced:
+            for unit in list(t.units.values()):
+                if unit.fragment_id in done or unit.status not in lifecycle.LIVE or not unit.successes:
+                    continue
+                # Every word of the failed option (and of who did it) in the rule's action: "page size 500" does not
+                # recommend "page size 10000"; and a rule that names what just worked is confirmed, not replaced.
+                said = attribution.words(unit.action)
+                if system.lower() not in unit.condition.lower() or not old[1] | old[3] <= said \
+                        or key[1] | key[3] <= said:
+                    continue
+                where = frozenset((k, str(v)) for k, v in (t.scopes.get(unit.fragment_id) or {}).items())
+                failed_there = t.failed.get((system, old[1], where, old[3]))
+                if not failed_there or failed_there[-1] in unit.evidence:
+                    continue  # it has not failed where it holds (nothing to doubt yet), or that failure counted
+                done.add(unit.fragment_id)
+                against = lifecycle.on_contradiction(
+                    unit, failed_there[-1], f"failed where it used to succeed; in {system} "
+                                            f"'{success.get('identity') or success.get('action')}' replaced it")
+                out += self._changes(env, unit.fragment_id, against, f"{env['record_id']}:{unit.fragment_id}",
+                                     contradiction=True)
+        return out
+
     def _outdate_successes(self, t: _Tenant, failure: dict, key: tuple) -> list[tuple[str, dict]]:
         """Change detection without a recovery: an option that used to work here failed
         ``FAILURES_TO_OUTDATE`` times since its last success (the task may have ended without finding
@@ -481,7 +565,7 @@ class Learner:
             return [decision(DecisionKind.UNIT_REJECTED, env["tenant"], [fid], evidence, f"fails '{check}': {why}",
                              {"unit": lifecycle.state_of(replace(unit, status="rejected")), "check": check},
                              env["ts_us"], job, params, fid, inputs)]
-        known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"]))
+        known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"], record.get("scope")))
         # A proposal that cites the known unit as its evidence (a meta-rule) is not that unit again.
         if known and known != fid and known in t.units and known not in record["event_ids"]:
             changes = lifecycle.on_assimilation(t.units[known], confidence, fid, env["agent"])
@@ -501,8 +585,10 @@ class Learner:
         out = [decision(kind, env["tenant"], [fid], evidence, reason,
                         {"unit": lifecycle.state_of(accepted), "layer": layer,
                          "checks": list(write_gate.CHECKS)}, env["ts_us"], job, params, fid, inputs)]
-        if status == "candidate" and inputs.get("rule") == extract.RECOVERY_RULE:
-            out += self._changes(env, fid, lifecycle.sharing_recovered(accepted, env["task"]), cause=fid, job=job)
+        if status == "candidate" and inputs.get("rule") in (extract.RECOVERY_RULE, extract.ROUTINE_RULE):
+            routine = inputs.get("rule") == extract.ROUTINE_RULE
+            out += self._changes(env, fid, lifecycle.sharing_recovered(accepted, env["task"], routine), cause=fid,
+                                 job=job)
         return out
 
     # -- outcomes ----------------------------------------------------------------------------
@@ -538,6 +624,15 @@ class Learner:
                                     "contradicted by the task's recovery)", {"verdict": "failed"}, env["ts_us"],
                                     LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
                                     f"{env['record_id']}:{fid}:verdict"))
+                continue
+            if t.units[fid].status == "reviewing" and tried and not attribution.performed(t.units[fid].action, tried):
+                # A rule in review reads "X failed here lately" (``recall.pack``): an agent that heeded it did
+                # something else, which says nothing for "do X" (credited, it was verified again the next task).
+                self.counts[UNIT_ATTRIBUTED] += 1
+                out.append(decision(UNIT_ATTRIBUTED, env["tenant"], [fid], [env["record_id"]],
+                                    "applied while in review, its action not performed: heeded as a warning, no "
+                                    "verdict on it", {"verdict": "none"}, env["ts_us"], LIFECYCLE_JOB,
+                                    {"rule": lifecycle.RULE_VERSION}, f"{env['record_id']}:{fid}:verdict"))
                 continue
             # Inside the task, what the unit's own action did decides, not the task's end (design.md §issue-17):
             # applied, failed, then another option succeeded is a failure of this unit.
@@ -609,8 +704,12 @@ def _recommends(unit: Unit, option: tuple, scope: dict | None = None) -> bool:
     return attribution.performs(attribution.words(unit.action), words) and system.lower() in unit.condition.lower()
 
 
-def _lesson(source: str, condition: str, action: str) -> tuple[str, str, str]:
-    return source, " ".join(tokens(condition)), " ".join(tokens(action))
+def _lesson(source: str, condition: str, action: str, scope: dict | None = None) -> tuple:
+    """What makes two proposals the same lesson: its words, and where it was learned (design.md §issue-29).
+    The same fix learned in prod and in test is two units, each scoped where it holds: absorbed into the
+    first, the second scope's agents never saw it (the gate cuts a rule whose scope names another value)."""
+    where = tuple(sorted((str(k), str(v)) for k, v in (scope or {}).items()))
+    return source, " ".join(tokens(condition)), " ".join(tokens(action)), where
 
 
 _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,

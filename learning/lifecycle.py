@@ -122,16 +122,21 @@ def sharing(unit: Unit) -> list[Change]:
     return []
 
 
-def sharing_recovered(unit: Unit, task: str | None) -> list[Change]:
+def sharing_recovered(unit: Unit, task: str | None, routine: bool = False) -> list[Change]:
     """``unit_shared`` at acceptance for a private lesson its agent's own trajectory tested: a failure,
     then in the same task a success with the unit's action (``extract.recovery``). The fix worked
     once already, so waiting for a successful *application* made every other agent repeat the
     mistake meanwhile (design.md §issue-29: 14 % fleet repeats in the first world). It reaches them as a
     candidate marked with its provenance ("learned by a1, verified 0×", ranked below what the fleet
     verified); the quarantine of a unit steering money or the agent still holds until independent
-    agents verify it (``recall.provenance``), and outcomes still verify or falsify it."""
+    agents verify it (``recall.provenance``), and outcomes still verify or falsify it. A ``routine`` (the
+    same option working for independent agents, ``extract.routine``) is shared the same way."""
     if unit.shared or unit.status != "candidate" or not unit.agents:
         return []
+    if routine:
+        return [Change(DecisionKind.UNIT_SHARED, replace(unit, shared=True),
+                       "a routine: the same option worked for independent agents and never failed here; reaches "
+                       "the tenant's agents as a candidate, below fleet-verified units")]
     return [Change(DecisionKind.UNIT_SHARED, replace(unit, shared=True),
                    f"learned from {unit.agents[0]}'s own failure then success"
                    f"{f' in task {task}' if task else ''}: the fix worked once; reaches the tenant's agents as a "

@@ -180,7 +180,7 @@ def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
     entity = "@entity:" + " ".join(system.lower().split())
     answer = answer_to(items, entity)
     if answer is None:
-        return items
+        return summarised_failures(items, entity, drop)
     doc = answer.doc
     actions = {t for t in doc.links if t.startswith("@action:")}
     said = word_set(doc.text)
@@ -194,13 +194,37 @@ def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
     return kept
 
 
+def summarised_failures(items: list[GateItem], entity: str, drop) -> list[GateItem]:
+    """With no verified answer yet, a sound rule of the system (a candidate) already names the options that
+    failed as "not: …": a failure report of such an option, not of the rule's own action, says it again
+    (stage ``answered``). Everything else stays until outcomes verify the rule."""
+    rules = [i for i in items if i.doc.kind == "fragment" and i.doc.status != "reviewing" and not personal(i)
+             and entity in i.doc.links]
+    if not rules:
+        return items
+    kept = []
+    for item in items:
+        doc = item.doc
+        own = {t for t in doc.links if t.startswith("@action:")}
+        by = next((r for r in rules if doc.event_kind == "anomaly" and entity in doc.links and own
+                   and not own & {t for t in r.doc.links if t.startswith("@action:")}
+                   and any(word_set(a[8:]) and word_set(a[8:]) <= word_set(r.doc.text) for a in own)), None)
+        if by is None:
+            kept.append(item)
+        else:
+            drop(item, "answered", f"a failure {by.id} names already (not: …)")
+    return kept
+
+
 def own_system_first(items: list[GateItem], system: str, drop) -> list[GateItem]:
     """design.md §issue-29, round two: with no verified answer, the situation's own system may still have memory
     (a candidate rule, its failures and successes). Then what other systems did is no answer here: its
     options are another system's, it costs tokens and, read as advice, invites the wrong option. Cut
     (stage ``answered``) an event whose entities name only other systems, and a rule of another
     system once a rule of this one is in the pack. With nothing of this system, the rest stays: an
-    analogy is all there is for a system never seen (a look-alike)."""
+    analogy is all there is for a system never seen (a look-alike); and the analogy is a lesson when there
+    is one: once another system's rule is in the pack, other systems' events (the raw story that rule, or
+    none, was drawn from) are cut too, the rule says what carries over in one line."""
     entity = "@entity:" + " ".join(system.lower().split())
 
     def elsewhere(item: GateItem) -> bool:
@@ -209,8 +233,21 @@ def own_system_first(items: list[GateItem], system: str, drop) -> list[GateItem]
 
     own = [i for i in items if not elsewhere(i) and entity in i.doc.links]
     if not own:
-        return items
-    own_rule = next((i.id for i in own if i.doc.kind == "fragment"), None)
+        lesson = next((i.id for i in items if i.doc.kind == "fragment" and elsewhere(i)), None)
+        if lesson is None:
+            return items
+        kept = []
+        for item in items:
+            if elsewhere(item) and item.doc.kind == "event" and item.doc.event_kind not in ("message", "feedback"):
+                drop(item, "answered", f"another system's event; {lesson}, a lesson of another system, is the "
+                                       f"analogy for {system}")
+            else:
+                kept.append(item)
+        return kept
+    # What this system's own memory says works (a rule, or a report that an option worked here) makes an
+    # analogy from another system redundant; its failures alone leave the analogy standing.
+    own_rule = next((i.id for i in own if i.doc.kind == "fragment" or (i.doc.report and i.doc.event_kind != "anomaly"
+                                                                       and i.doc.event_kind != "outcome")), None)
     kept = []
     for item in items:
         if not elsewhere(item) or (item.doc.kind == "fragment" and own_rule is None) \
@@ -355,7 +392,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         elif doc.report and newest[doc.report].id != item.id:
             drop(item, "conflict", f"an older report on the same option; the newest, {newest[doc.report].id}, says "
                                    "how it fares now")
-        elif clash := sorted(doc.conflicts & kept_ids):
+        elif (clash := sorted(doc.conflicts & kept_ids)) and not personal(item):  # a user's statements all stand
             drop(item, "conflict", f"contradicts {clash[0]}, which ranks higher here")
         elif doc.confidence < MIN_CREDIBILITY:
             drop(item, "credibility", f"confidence {doc.confidence:.2f} is below {MIN_CREDIBILITY}")

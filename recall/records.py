@@ -57,7 +57,7 @@ def recall_records(q, result: RecallResult) -> tuple[dict, dict]:
     return recall_record, injection_record
 
 
-def pack_of(recall_id: str, budget_tokens: int, result: RecallResult) -> RecallPack:
+def pack_of(recall_id: str, budget_tokens: int, result: RecallResult, scope: dict | None = None) -> RecallPack:
     items = [
         Recalled(id=i.id, kind=i.doc.kind, text=i.doc.text, event_ids=list(i.doc.event_ids), score=i.relevance,
                  why=i.why, source=i.doc.source, layer=i.doc.layer, confidence=i.doc.confidence,
@@ -72,4 +72,4 @@ def pack_of(recall_id: str, budget_tokens: int, result: RecallResult) -> RecallP
                  tokens=b.tokens, scope=dict(b.scope), status=b.status, ts_us=b.ts_us)
         for b, layer in result.briefed
     ]
-    return RecallPack(recall_id, items, budget_tokens, result.cut, briefing, result.timings_ms)
+    return RecallPack(recall_id, items, budget_tokens, result.cut, briefing, result.timings_ms, dict(scope or {}))

@@ -56,7 +56,8 @@ def test_the_public_names_exist_exactly(tmp_path):
         )
         assert isinstance(event_id, str) and isinstance(fragment_id, str) and isinstance(pack.recall_id, str)
         assert {fragment_id, event_id} <= set(ids(pack))
-        assert pack.render().startswith(f"[hindbrain recall {pack.recall_id}:")
+        assert pack.render(detail=True).startswith(f"[hindbrain recall {pack.recall_id}:")
+        assert pack.render().startswith("WHEN ")  # by default only what a model acts on: no title
         assert "WHEN submit does nothing in IAM → DO switch to the admin account" in pack.render()
         assert "switch to the admin account" in pack.render()
         for item in pack.items:

@@ -21,6 +21,15 @@ def test_groups_are_near_duplicates_of_one_tenant_and_layer_only():
     assert [[r.fragment_id for r in g] for g in groups(rules)] == [["a", "b"]]
 
 
+def test_rules_of_different_scopes_never_merge():
+    """The same fix learned in prod and in test is a rule of each: the meta-rule keeps one scope, and the other
+    environment lost its rule (design.md §issue-29)."""
+    prod, test, test2 = (rule(f, "rebuild the index in Search fails", "page size 500") for f in "abc")
+    test, test2 = (UnitRow(**{**vars(r), "scope": {"env": "test"}}) for r in (test, test2))
+    test2 = UnitRow(**{**vars(test2), "action": "use page size 500"})
+    assert [[r.fragment_id for r in g] for g in groups([prod, test, test2])] == [["b", "c"]]
+
+
 def test_the_best_proven_rule_speaks_for_the_merged_group(lexical_brain):
     b = lexical_brain
     a = b.learn(tenant="acme", condition="the IAM submit button does nothing for a normal account",

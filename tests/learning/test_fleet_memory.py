@@ -42,7 +42,7 @@ def test_a_fix_that_worked_reaches_the_fleet_marked_then_a_second_agent_makes_it
         assert units(b, "a1") == [fid] and units(b, "a3") == [fid]
         pack = b.recall(tenant="acme", agent="a3", situation=IAM, trigger="anomaly", layers=["experience"])
         assert pack.items[0].why["provenance"] == {"learned_by": "a1", "agents": 1, "verified": 0, "penalty": 0.1}
-        assert "learned by a1, verified 0×" in pack.render()
+        assert "learned by a1, verified 0×" in pack.render(detail=True)
         lesson_from(b, "a2", "t2")  # a2 learns the same lesson on its own: the fleet stands behind it
         fleet = decisions(b, "unit_shared")[1]
         assert fleet["subject_ids"] == [fid] and "2 independent agents (a1, a2)" in fleet["reason"]
@@ -70,7 +70,7 @@ def test_an_untested_lesson_stays_private_but_one_verified_by_outcomes_reaches_t
         [item] = pack.items
         assert item.id == fid and item.why["provenance"] == {"learned_by": "a1", "agents": 1, "verified": 1,
                                                              "penalty": 0.1}
-        assert "learned by a1, verified 1×" in pack.render()
+        assert "learned by a1, verified 1×" in pack.render(detail=True)
         assert item.why["penalties"] >= 0.1 * item.why["score"]  # ranked below what the fleet verified
     with Brain.open(tmp_path / "b", embedder="none") as b:  # provenance is rebuilt from the views
         [item] = [i for i in b.recall(tenant="acme", agent="a3", situation=IAM, layers=["experience"], k=5).items

@@ -81,7 +81,44 @@ def example_units() -> list[extract.Proposal]:
         extract.recovery(failure, plain)]
 
 
-UNITS = [u for u in (*first_world_units(), *second_world_units(), *scenario_units(), *example_units()) if u]
+def third_world_events(system, option: str, ok: bool, n: int, agent: str = "a-1") -> dict:
+    """An attempt as the third world's agents perceive it (``hindbrain.sim.third._work``)."""
+    fields = {system.field: option, **({"action": system.goal} if system.field == "identity" else {})}
+    e = event("action" if ok else "anomaly", n, system=system.name, success=ok, expected=system.expected,
+              actual=system.expected if ok else system.failure(option), scope={"env": "prod"}, **fields)
+    e["envelope"]["agent"] = agent
+    return e
+
+
+def third_world_units() -> list[extract.Proposal]:
+    """Each system's failing options before the one that works, with the goal the agents' recall names."""
+    from hindbrain.sim.third import _systems
+
+    out = []
+    for system in _systems():
+        for bad in (o for o in system.options if o != system.working):
+            failure = third_world_events(system, bad, False, 1)
+            out.append(extract.recovery(failure, third_world_events(system, system.working, True, 2), system.goal,
+                                        (failure.get("action"),)))
+    return out
+
+
+def routines() -> list[extract.Proposal]:
+    """``routine/1`` over every world's systems: the working option, done by two agents, with and without a goal."""
+    from hindbrain.sim.third import _systems
+
+    out = [extract.routine([third_world_events(s, s.working, True, 1, "a-1"),
+                            third_world_events(s, s.working, True, 2, "a-2")], goal)
+           for s in _systems() for goal in (s.goal, None)]
+    for system in SYSTEMS.values():
+        done = [event("action", n, system=system.name, action=system.working(1), success=True) for n in (1, 2)]
+        done[1]["envelope"]["agent"] = "a-2"
+        out.append(extract.routine(done, system.task))
+    return [u for u in out if u]
+
+
+UNITS = [u for u in (*first_world_units(), *second_world_units(), *scenario_units(), *example_units(),
+                     *third_world_units()) if u]
 
 
 def repeated_phrase(text: str) -> str | None:
@@ -132,3 +169,19 @@ def test_the_checker_catches_the_garble():
     assert repeated_phrase("switch to the admin account and switch to the admin account, then submit once")
     assert repeated_phrase("submit the change as the normal account as normal account") is None  # 2 words ...
     assert extract.mentions("submit the change as the normal account", "normal account")  # ... caught here instead
+
+
+def test_every_system_of_the_third_world_teaches_a_routine():
+    assert len(third_world_units()) >= 20 and len(routines()) >= 10 + len(SYSTEMS)
+
+
+@pytest.mark.parametrize("unit", routines(), ids=lambda u: f"{u.condition[:40]}→{u.action[:30]}")
+def test_each_routine_reads_once(unit: extract.Proposal):
+    """A routine has no "because" (nothing failed): when / do, each once, and the evidence says who it worked for."""
+    for clause in (unit.condition, unit.action, unit.evidence):
+        assert repeated_phrase(clause) is None, clause
+    assert unit.reason == "" and unit.evidence.startswith("worked for a-1, a-2")
+    assert not extract.mentions(unit.condition, unit.action) and not extract.mentions(unit.action, unit.condition)
+    item = Recalled("fr", "fragment", "", [], 1.0, {}, "lived", "experience", 0.6, 1, condition=unit.condition,
+                    action=unit.action, reason=unit.reason)
+    assert _rule(1, item, detail=False) == f"WHEN {unit.condition} → DO {unit.action}"

@@ -230,11 +230,12 @@ def test_a_verified_rule_answers_and_the_gate_stops_there():
     assert all(r.endswith("fr_pay answers Payroll") for r in answered.values())
     assert "another action" in answered["ev_0"] and "summarises" in answered["ev_1"]
     assert "another system" in answered["fr_vpn"] and "restates" in answered["fr_pay2"]
-    # No verified rule (a candidate only), or no situation: nothing is cut as answered.
+    # No verified rule (a candidate only): only the failure it names as "not: …" is cut; no situation: nothing.
     unsure = replace_status(answer, "candidate")
     _, cut = gate([item(unsure, 0.9), *(item(e, 0.8) for e in events)], {}, 400, None, trigger="task_start",
                   system="Payroll")
-    assert not [c for c in cut if c["stage"] == "answered"]
+    assert {c["id"]: c["reason"] for c in cut if c["stage"] == "answered"} == {
+        "ev_1": "a failure fr_pay names already (not: …)"}
     _, cut = gate(pool, {"user": "ann"}, 400, None, trigger="task_start", user="ann")
     assert not [c for c in cut if c["stage"] == "answered"]
 
@@ -267,10 +268,14 @@ def test_with_no_answer_the_situations_own_system_comes_before_other_systems():
     selected, cut = gate([*pool, item(own_rule, 0.9)], {}, 400, None, trigger="anomaly", system="Mailer")
     assert "fr_deploy" in {c["id"] for c in cut if c["stage"] == "answered"}
     assert {i.id for i in selected} == {"ev_mine", "fr_mail", "ev_said"}
-    # nothing of Mailer at all: the other systems' memory is all there is, and it stays
+    # nothing of Mailer at all: another system's lesson is the analogy, in one line, without the events
     selected, cut = gate(pool[1:], {}, 400, None, trigger="anomaly", system="Mailer")
+    assert {c["id"] for c in cut if c["stage"] == "answered"} == {"ev_0", "ev_1"}
+    assert {i.id for i in selected} == {"fr_deploy", "ev_said"}
+    # ... and with no lesson anywhere, the other systems' events are all there is: they stay
+    selected, cut = gate([*pool[1:3], pool[4]], {}, 400, None, trigger="anomaly", system="Mailer")
     assert not [c for c in cut if c["stage"] == "answered"]
-    assert {"fr_deploy", "ev_1", "ev_said"} <= {i.id for i in selected}
+    assert {"ev_0", "ev_1", "ev_said"} <= {i.id for i in selected}
 
 
 def test_a_reply_to_a_user_stops_at_that_users_stated_preference():

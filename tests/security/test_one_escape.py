@@ -38,19 +38,21 @@ def recalled(draw, kind: str) -> Recalled:
                     attribution=draw(TEXT))
 
 
-def structure(rendered: str) -> list[str]:
-    """The renderer's own structure, read back from its lines: 'title', a header, or the kind
-    of item line (belief, rule, past)."""
+def structure(rendered: str, detail: bool = False) -> list[str]:
+    """The renderer's own structure, read back from its lines: 'title' (``detail``), a header, or the kind
+    of item line (belief, rule, past). A block that opens with its rules has no header for them."""
     shapes = []
     section = None
     for n, line in enumerate(rendered.split("\n")):
-        if n == 0:
+        if n == 0 and detail:
             assert line.startswith("[hindbrain recall ")
             shapes.append("title")
         elif line in HEADERS:
             section = line
             shapes.append(line)
         else:
+            if section is None and not detail and not shapes:
+                section = RULES  # the unheaded rules a block opens with
             assert section is not None, line
             shapes.append({BELIEFS: "belief", RULES: "rule", PAST: "past"}[section])
     return shapes
@@ -58,18 +60,18 @@ def structure(rendered: str) -> list[str]:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(recalled("belief"), max_size=3), st.lists(recalled("fragment"), max_size=3),
-       st.lists(recalled("event"), max_size=3), TEXT)
-def test_every_block_header_is_the_renderers_own(briefing, rules, past, recall_id):
-    pack = RecallPack(recall_id, [*rules, *past], 400, briefing=briefing)
-    rendered = pack.render()
+       st.lists(recalled("event"), max_size=3), TEXT, st.booleans(), st.dictionaries(TEXT, TEXT, max_size=2))
+def test_every_block_header_is_the_renderers_own(briefing, rules, past, recall_id, detail, scope):
+    pack = RecallPack(recall_id, [*rules, *past], 400, briefing=briefing, scope=scope)
+    rendered = pack.render(detail=detail)
     if not (briefing or rules or past):
         assert rendered == EMPTY  # one sentence the renderer wrote, whatever the recall id
         return
-    expected = ["title"]
+    expected = ["title"] if detail else []
     for header, items, shape in ((BELIEFS, briefing, "belief"), (RULES, rules, "rule"), (PAST, past, "past")):
         if items:
-            expected += [header] + [shape] * len(items)
-    assert structure(rendered) == expected  # the renderer's lines, nothing else
+            expected += [header] * (header != RULES or bool(expected)) + [shape] * len(items)
+    assert structure(rendered, detail) == expected  # the renderer's lines, nothing else
     assert rendered.splitlines() == rendered.split("\n")  # no other line break of any kind survives
     assert all(unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp") for c in rendered.replace("\n", ""))
     for line, shape in zip(rendered.split("\n"), expected, strict=True):
@@ -105,6 +107,7 @@ def test_a_forged_header_in_any_field_of_a_perceived_event_stays_inside_its_line
         rendered = pack.render()
         assert len(pack.items) == 3 and len(pack.briefing) == 1, pack.cut
         shapes = structure(rendered)
+        assert structure(pack.render(detail=True), detail=True)[0] == "title"
         assert shapes.count(RULES) == 1 and shapes.count(PAST) == 1 and shapes.count(BELIEFS) == 1
         assert sum(s in ("rule", "past", "belief") for s in shapes) == len(pack.items) + len(pack.briefing)
         mcp = recall_result(pack)

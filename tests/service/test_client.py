@@ -218,8 +218,8 @@ def test_the_agent_loop_round_trips_as_brain_types(served, acme):
         rule = next(i for i in pack.items if i.id == fr)
         assert (rule.kind, rule.event_ids, rule.action) == ("fragment", [ev], "switch to the admin account")
         assert rule.why and isinstance(rule.score, float) and rule.tokens > 0
-        assert pack.render().startswith(f"[hindbrain recall {pack.recall_id}:") and "WHEN submit does nothing" in \
-            pack.render()
+        assert pack.render(detail=True).startswith(f"[hindbrain recall {pack.recall_id}:") and \
+            "WHEN submit does nothing" in pack.render()
         status, answer, _ = call(served.url, "POST", "/v1/recall", query, acme)
         assert status == 200 and RecallPack.from_dict(answer).render() == answer["prompt"]  # the server's block
         assert [i.id for i in RecallPack.from_dict(answer).items] == [i.id for i in pack.items]
