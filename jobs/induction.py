@@ -182,6 +182,7 @@ def _cluster(features: np.ndarray, weights: np.ndarray, max_k: int, seed: int) -
     """Labels per distinct point and the k with the best silhouette (k = 2 … max_k)."""
     from sklearn.cluster import KMeans, MiniBatchKMeans
     from sklearn.metrics import silhouette_score
+    from threadpoolctl import threadpool_limits
 
     n = len(features)
     if n <= 2:
@@ -189,15 +190,20 @@ def _cluster(features: np.ndarray, weights: np.ndarray, max_k: int, seed: int) -
     rng = np.random.default_rng(seed)
     sample = rng.choice(n, size=min(SILHOUETTE_SAMPLE, int(weights.sum())), p=weights / weights.sum())
     best = (-2.0, None, 0)
-    for k in range(2, min(max_k, n) + 1):  # k = n: each distinct situation its own cluster
-        model = (MiniBatchKMeans(k, random_state=seed, n_init=3, batch_size=4096) if n > MINIBATCH_ABOVE
-                 else KMeans(k, random_state=seed, n_init=4))
-        labels = model.fit_predict(features, sample_weight=weights)
-        if len(set(labels[sample].tolist())) < 2:
-            continue
-        score = silhouette_score(features[sample], labels[sample])
-        if score > best[0]:
-            best = (score, labels, k)
+    # Up to MINIBATCH_ABOVE points a fit is milliseconds of work, less than waking OpenMP's
+    # threads: beside other busy processes the default pool made each KMeans fit ~50 ms
+    # (4-5x the one-thread time, bench/induction_threads.py), and hindsight spent most of its
+    # time there. Larger inputs keep the library's threads.
+    with threadpool_limits(1 if n <= MINIBATCH_ABOVE else None):
+        for k in range(2, min(max_k, n) + 1):  # k = n: each distinct situation its own cluster
+            model = (MiniBatchKMeans(k, random_state=seed, n_init=3, batch_size=4096) if n > MINIBATCH_ABOVE
+                     else KMeans(k, random_state=seed, n_init=4))
+            labels = model.fit_predict(features, sample_weight=weights)
+            if len(set(labels[sample].tolist())) < 2:
+                continue
+            score = silhouette_score(features[sample], labels[sample])
+            if score > best[0]:
+                best = (score, labels, k)
     if best[1] is None:  # every point alike: one cluster
         return np.zeros(n, dtype=np.int64), 1
     return best[1], best[2]

@@ -11,6 +11,7 @@ with a file path, the log's path and a setting's name.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -159,17 +160,53 @@ def test_every_function_the_engine_lists_is_refused_or_allowed_and_harmless(brai
     # settings ('path' is the brain's folder) show itself
     ran = set()
     for name in allowed:
+        code = None
         for args in ("", "'/etc/passwd'", "'path'"):
-            try:
-                _, rows = brain.warehouse.tenant_query(f"SELECT toString({name}({args})) FROM events LIMIT 1",
-                                                       None, tenant_database("acme"))
-            except Exception:  # noqa: BLE001 - wrong arguments for this function: it read nothing
+            if args == "'path'" and code in ARITY:  # the code of the call with '/etc/passwd'
+                continue  # one string argument is the wrong number of arguments, whichever string it is
+            rows, code = tried_on_the_wall(brain, name, args)
+            if rows is None:  # wrong arguments for this function: it read nothing
                 continue
             ran.add(name)
             assert not leaks(brain, str(rows), args), f"{name}({args}) leaks {leaks(brain, str(rows), args)}"
     # not vacuous: hundreds ran (the rest need other argument types, e.g. numbers or arrays, and
     # cannot take a path or a setting's name at all)
     assert len(ran) > 300, len(ran)
+
+
+# The engine's codes for a call whose arguments' number or types are wrong: it refuses the call
+# while analysing the query, before reading anything. TOO_MANY_ / TOO_FEW_ARGUMENTS_FOR_FUNCTION,
+# NUMBER_OF_ARGUMENTS_DOESNT_MATCH; ILLEGAL_TYPE_OF_ARGUMENT.
+ARITY = {34, 35, 42}
+ARGUMENTS = ARITY | {43}
+
+
+def engine_code(exc: Exception) -> int | None:
+    found = re.search(r"Code: (\d+)", str(exc))
+    return int(found.group(1)) if found else None
+
+
+def tried_on_the_wall(brain, name: str, args: str) -> tuple[list | None, int | None]:
+    """``toString(name(args))`` over the tenant's events on the tenant session: ``(rows, None)``,
+    or ``(None, the engine's error code)`` when the engine refused it.
+
+    The call's arguments are constants, so whether the engine accepts their number and types
+    does not depend on the FROM clause: the same expression without it (a third of the time a
+    round trip that fails for a type: no view to expand) answers that first, and only calls it
+    accepts run over the events. Of ~4,400 calls ~3,300 are refused for their arguments."""
+    call = f"toString({name}({args}))"
+    database = tenant_database("acme")
+    try:
+        if args:  # with no argument the refusal (a count) comes as early with the FROM clause
+            brain.warehouse.tenant_query(f"SELECT {call}", None, database)
+    except Exception as exc:  # noqa: BLE001 - the engine's refusal, read by its code
+        if engine_code(exc) in ARGUMENTS:
+            return None, engine_code(exc)
+    try:
+        _, rows = brain.warehouse.tenant_query(f"SELECT {call} FROM events LIMIT 1", None, database)
+    except Exception as exc:  # noqa: BLE001
+        return None, engine_code(exc)
+    return rows, None
 
 
 def running(brain, marker: str) -> bool:
