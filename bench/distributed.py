@@ -20,11 +20,15 @@ Prints, as medians of R runs (default 3):
 Each run uses fresh topic names (a unique prefix) and fresh temporary folders. ``--only`` picks
 sections (producer, e2e, replay, freshness, columnar, embedders).
 
-    python bench/distributed.py --replica-start 100000 [--replica-vectors 1000000] [--repeats R]
+    python bench/distributed.py --replica-start 100000 [--replica-modes restore,fold[,rebuild]] [--owner]
+        [--replica-home DIR] [--no-graph] [--baseline-repeats B] [--replica-vectors 1000000] [--repeats R]
 
 needs no broker: it times a recall replica's start (design.md §issue-28, point 4) on a home of N
-events, old (rebuild the vectors: the embedding cache, then the HNSW graph) vs new (map the
-owner's snapshot), R rounds alternating, medians and their ratio; ``--replica-vectors M`` also
+events, each start in a fresh process: ``restore`` (the owner's snapshot: read model and vectors,
+then the log after it), ``fold`` (the vectors mapped, the whole log folded: the start before
+``recall.index_snapshot``), ``rebuild`` (no snapshot), R rounds alternating, medians and their
+ratios against the last mode; ``--owner`` also times the owner's reopen (its own snapshot vs the
+views); ``--replica-vectors M`` also
 times the vector layer alone at M synthetic 512-d vectors (the graph build a replica used to
 redo, vs checking and mapping the saved files).
 """
@@ -369,13 +373,49 @@ def start_replica(home: Path, embedder: str, mode: str) -> dict:
             hidden.rename(snapshots)
 
 
+def reopen_owner(home: Path, embedder: str, mode: str, settle_cap: float = 120.0) -> dict:
+    """The owner's ``Brain.open`` on ``home``: ``restore`` (its own snapshot, the graph loaded) or
+    ``load`` (HINDBRAIN_INDEX_SNAPSHOT=0: the index loaded from the views, the graph rebuilt in the
+    background, as before). Seconds to open and until the vectors settle (at most ``settle_cap``
+    more); the home is left as it was (no snapshot written at close)."""
+    os.environ["HINDBRAIN_INDEX_SNAPSHOT"] = "0" if mode == "load" else "1"
+    t0 = time.perf_counter()
+    brain = Brain.open(home, embedder=embedder)
+    t1 = time.perf_counter()
+    semantic = brain.index.semantic
+    while semantic is not None and not semantic.settled() and time.perf_counter() - t1 < settle_cap:
+        time.sleep(0.1)
+    t2 = time.perf_counter()
+    settled = semantic is None or semantic.settled()
+    brain.checkpoint_vectors = lambda: None  # measure, do not touch the home
+    brain.close()
+    return {"open": t1 - t0, "settle": t2 - t1, "settled": settled, "note": brain.index_start, "rss": _rss()}
+
+
+def bench_owner_reopen(home: Path, repeats: int, embedder: str) -> None:
+    runs: dict[str, list[dict]] = {"restore": [], "load": []}
+    for n in range(repeats):
+        for mode in runs:
+            r = _in_child(reopen_owner, home, embedder, mode)
+            runs[mode].append(r)
+            print(f"owner round {n + 1} {mode}: open {r['open']:.2f} s, then vectors "
+                  f"{'settled' if r['settled'] else 'still building'} after {r['settle']:.1f} s; RSS "
+                  f"{r['rss'] / 2**20:,.0f} MiB; {r['note']}; load {os.getloadavg()[0]:.1f}", flush=True)
+    med = {k: statistics.median(r["open"] for r in v) for k, v in runs.items()}
+    settle = {k: statistics.median(r["settle"] for r in v) for k, v in runs.items()}
+    print(f"\nowner reopen, median of {repeats}: restore {med['restore']:.2f} s (+{settle['restore']:.1f} s to "
+          f"settle) vs load from the views {med['load']:.2f} s (+{settle['load']:.1f} s to settle, capped); "
+          f"load/restore open {med['load'] / med['restore']:.1f}x")
+
+
 def _rss() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def bench_replica_start(events: int, repeats: int, embedder: str, vectors: int, modes: list[str],
-                        keep: Path | None = None, graph: bool = True) -> None:
+                        keep: Path | None = None, graph: bool = True, baseline_repeats: int | None = None,
+                        owner: bool = False) -> None:
     folder = keep or Path(tempfile.mkdtemp(prefix="hb-replica-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -383,6 +423,8 @@ def bench_replica_start(events: int, repeats: int, embedder: str, vectors: int, 
         runs: dict[str, list[dict]] = {mode: [] for mode in modes}
         for n in range(repeats):
             for mode in modes:
+                if mode == modes[-1] and n >= (baseline_repeats or repeats):
+                    continue  # a 1M fold is ~10 min a round here: fewer rounds of the baseline
                 r = _in_child(start_replica, home, embedder, mode)  # a fresh process: nothing cached in it
                 runs[mode].append(r)
                 print(f"round {n + 1} {mode}: {r['total']:.2f} s (open {r['open']:.2f}, fold {r['fold']:.2f}, settle "
@@ -396,6 +438,8 @@ def bench_replica_start(events: int, repeats: int, embedder: str, vectors: int, 
             f"{mode} {m['total']:.2f} s (open {m['open']:.2f}, fold {m['fold']:.2f}, settle {m['settle']:.2f}, "
             f"RSS {m['rss'] / 2**20:,.0f} MiB; {modes[-1]}/{mode} {base / m['total']:.1f}x)"
             for mode, m in med.items()))
+        if owner:
+            bench_owner_reopen(home, repeats, embedder)
     finally:
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -477,11 +521,16 @@ def main() -> None:
                     help="with --replica-start: build the home here and keep it (reused when it exists)")
     ap.add_argument("--no-graph", action="store_true",
                     help="with --replica-start: do not wait for the owner's graph before its close")
+    ap.add_argument("--baseline-repeats", type=int, default=None,
+                    help="with --replica-start: rounds of the last (baseline) mode, if fewer than --repeats")
+    ap.add_argument("--owner", action="store_true",
+                    help="with --replica-start: also the owner's reopen, restored vs loaded from the views")
     args = ap.parse_args()
     only = set(args.only.split(","))
     if args.replica_start:
         return bench_replica_start(args.replica_start, args.repeats, args.replica_embedder, args.replica_vectors,
-                                   args.replica_modes.split(","), args.replica_home, not args.no_graph)
+                                   args.replica_modes.split(","), args.replica_home, not args.no_graph,
+                                   args.baseline_repeats, args.owner)
     kafka = os.environ.get("HINDBRAIN_KAFKA") or sys.exit("set HINDBRAIN_KAFKA=host:port (make kafka-up)")
     messages = one_kb_messages(args.events, seed=1)
     size = statistics.mean(len(m.value) for m in messages)

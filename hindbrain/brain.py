@@ -110,6 +110,7 @@ class Brain:
         brain.runner.catch_up()
         brain.index_start = open_index(cfg, log, warehouse, brain.index)
         brain.runner.listeners += [brain.index.observe, Refreezer()]  # Refreezer: after what it indexed
+        log.on_group_end.append(brain.index.diverge)  # a rolled-back group: its records stay out of any snapshot
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")
         brain.learning.start()
@@ -143,7 +144,7 @@ class Brain:
         if not isinstance(self.log, SqliteLog):
             return None  # replicas exist only beside an embedded brain
         try:
-            return write_if_changed(self.index, vector_snapshots(self.settings), self.log.end_offset(ALL_TOPICS, 0))
+            return write_if_changed(self.index, vector_snapshots(self.settings), lambda: snapshot_offset(self.log))
         except Exception as exc:
             print(f"hindbrain: the vector snapshot was not written ({exc!r}); replicas will rebuild the vectors",
                   file=sys.stderr)
@@ -585,6 +586,12 @@ def open_index(cfg: Settings, log: SqliteLog, warehouse: Warehouse, index: Recal
         index.load(warehouse, one_log=True)  # the views of one SQLite log: folded in its order
     index.folded = max(index.folded, end)  # the rest of the log is records the index does not fold
     return line
+
+
+def snapshot_offset(log: SqliteLog) -> int | None:
+    """The log's end for a snapshot of the recall index, or None while a group commit is open
+    (records the index folded may yet be rolled back: ``recall.vector_snapshot.write_snapshot``)."""
+    return None if log.group_from is not None else log.end_offset(ALL_TOPICS, 0)
 
 
 def fold_log(index: RecallIndex, log: SqliteLog, start: int, end: int, chunk: int = 20_000) -> int:

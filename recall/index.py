@@ -518,6 +518,9 @@ class RecallIndex:
         # are global): where a process restoring that snapshot goes on folding.
         self.fold_lock = threading.RLock()
         self.folded = 0
+        # The log rolled back records this index had folded (a refused group commit, a full disk):
+        # it is no fold of the log any more, and must not be saved as one (``diverge``).
+        self.diverged = False
 
     def tenant(self, tenant: str) -> TenantIndex:
         index = self.tenants.get(tenant)
@@ -547,6 +550,12 @@ class RecallIndex:
             self._observe(batch)
             if batch:
                 self.folded = max(self.folded, max(d.position.offset for d in batch) + 1)
+
+    def diverge(self, committed: bool) -> None:
+        """The log's group ended (``SqliteLog.on_group_end``): not committed, what this index
+        folded of it is in no log; a restart rebuilds from the log, and no snapshot is written."""
+        if not committed:
+            self.diverged = True
 
     def _observe(self, batch: list[Decoded]) -> None:
         items = [item for decoded in batch for item in indexable(decoded)]

@@ -80,20 +80,27 @@ def doc_hashes(pairs) -> np.ndarray:
 
 
 # -- writing (the owner) ----------------------------------------------------------------------
-def write_snapshot(index, directory: Path, offset) -> Path:
+def write_snapshot(index, directory: Path, offset) -> Path | None:
     """Saves ``index`` (a ``RecallIndex``) under ``directory`` as a new generation and makes it
     current; returns its folder. Two parts, one cut: the semantic vectors (below; none for a
     lexical-only index) and the rest of the read model (``recall.index_snapshot``: the lexical
     index, the document table, counters, beliefs). ``offset`` (an int or a callable giving one)
     is the log's end; the snapshot covers the log up to the smaller of it and what the index
     has folded (``RecallIndex.folded``), read while no record is being folded, so a reader
-    folds the log from exactly there."""
+    folds the log from exactly there. The callable returns None while a group commit is open
+    (its records may yet roll back): nothing is written then (None)."""
     from hindbrain.recall import index_snapshot
 
+    if index.diverged:
+        raise RuntimeError("the recall index holds records the log rolled back: it is not saved as a fold of the log")
     tmp = new_generation(directory)
     try:
         with index.fold_lock:  # records wait (seconds at 1M documents): the files are one cut of the fold
-            covered = min(int(offset() if callable(offset) else offset), index.folded)
+            end = offset() if callable(offset) else offset
+            if end is None:  # a group commit is open: what the index folded of it may yet roll back
+                shutil.rmtree(tmp, ignore_errors=True)
+                return None
+            covered = min(int(end), index.folded)
             manifest = {"version": VERSION, "offset": covered, "written_at": time.time(), "vectors": 0,
                         "neural": 0, "unbuilt": 0, "tenants": []}
             counts = {}
@@ -146,8 +153,13 @@ def write_if_changed(index, directory: Path, offset: int) -> Path | None:
     (its offset) and as many vectors, all in their graphs (a brain reopened and closed
     unchanged, or closed before its graphs were rebuilt, does not replace a good snapshot with
     a slower one)."""
+    if index.diverged:  # a restart rebuilds it from the log; the last good snapshot stays
+        return None
+    end = offset() if callable(offset) else offset
+    if end is None:
+        return None
     held = current_manifest(directory)
-    same_fold = held is not None and "index" in held and held.get("offset") == min(offset, index.folded)
+    same_fold = held is not None and "index" in held and held.get("offset") == min(end, index.folded)
     if same_fold and (index.semantic is None or (
             (held.get("vectors"), held.get("neural")) == progress(index.semantic) and
             (held.get("unbuilt") == 0 or index.semantic.unbuilt() > 0))):

@@ -44,7 +44,13 @@ from pathlib import Path
 import httpx
 import orjson
 
-from hindbrain.brain import INDEXED_TOPICS, recall_with_records, semantic_index, vector_snapshots
+from hindbrain.brain import (
+    INDEXED_TOPICS,
+    recall_with_records,
+    semantic_index,
+    snapshot_offset,
+    vector_snapshots,
+)
 from hindbrain.recall.engine import RecallEngine
 from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.index_snapshot import restore
@@ -410,7 +416,7 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str,
 
     # a replica started later (one restarted after a crash) maps vectors this recent
     checkpoints = Checkpoints(brain.index, vector_snapshots(brain.settings),
-                              lambda: brain.log.end_offset(ALL_TOPICS, 0)).start()
+                              lambda: snapshot_offset(brain.log)).start()
     pool = Replicas(replicas, brain.settings.home, inner_path, token, log_level)
     app.front = ServedBy(ReplicaRoutes(app.front, token, append, pool.serving), "owner")
     app.state.replicas = pool
