@@ -10,11 +10,8 @@ that already.
 the int8 codes or float32 rows, the per-key state, the usearch graph), the tier of each vector
 (static or neural) and a *key map*: for each of the owner's document numbers, an 8-byte hash
 of the document id and the text its vector was made from. The files go to a fresh
-``gen-*`` folder with a manifest naming each file's size and CRC-32 and the log offset the
-capture began at; the folder is renamed into place and ``CURRENT`` is then replaced (a temp file
-renamed over it), so a reader sees a whole snapshot or the previous one, never a half-written
-one. The previous generation is kept (a replica may be opening it); older ones are deleted
-(a process that mapped one keeps its pages: unlinking does not unmap). ``Checkpoints`` writes
+``gen-*`` folder (``recall.snapshot_files``: a manifest naming each file's size and CRC-32 and
+the log offset it covers, renamed into place, ``CURRENT`` swapped, the previous generation kept). ``Checkpoints`` writes
 one every ``INTERVAL_S`` while the vectors grew by ``GROWTH`` since the last, and the brain
 writes one when it closes.
 
@@ -24,8 +21,11 @@ corrupt file is named and refused: the replica then rebuilds, as before, saying 
 maps each tenant read-only (``VectorIndex.mapped``: ``np.memmap`` and usearch ``view``;
 replicas of one owner share those pages). Nothing is embedded or rebuilt.
 
-**Catching up.** The replica still folds the log for its lexical read model (``RecallIndex``,
-not persisted here); as documents arrive, ``SemanticIndex.add`` looks each up in the key map
+**With the read model** (``recall.index_snapshot``, in the same generation): the replica
+restores the documents under the owner's numbers and links them to these vectors one to one
+(``LayeredIndex.link_all``); only the log after the snapshot is folded.
+**Without it** (a snapshot of vectors only, or the index part refused): the replica folds the
+whole log, and as documents arrive, ``SemanticIndex.add`` looks each up in the key map
 by (document id, capped text). A hit takes the owner's vector and tier: no static embedding, a
 neural vector already there is not looked up again, a static one is queued for the owner's
 cache as before. A miss (a document after the snapshot, or whose text differs) is embedded as
@@ -165,20 +165,6 @@ def write_if_changed(index, directory: Path, offset: int) -> Path | None:
             (held.get("unbuilt") == 0 or index.semantic.unbuilt() > 0))):
         return None
     return write_snapshot(index, directory, offset)
-
-
-def attach_or_rebuild(semantic, directory: Path, log_end: int) -> str:
-    """A replica's start: maps the owner's snapshot into ``semantic`` (a following
-    ``SemanticIndex``), or leaves it to rebuild; returns the line that says which, and why."""
-    if semantic is None:
-        return "vectors: none (lexical recall only)"
-    began = time.perf_counter()
-    try:
-        snapshot = open_snapshot(directory, semantic.embedder.name, semantic.embedder.dim, semantic.window, log_end)
-    except SnapshotRefused as exc:
-        return f"vectors: {exc}; rebuilding them from the embedding cache"
-    semantic.attach(snapshot)
-    return mapped_line(snapshot, time.perf_counter() - began)
 
 
 def mapped_line(snapshot: Snapshot, seconds: float) -> str:
