@@ -23,11 +23,15 @@ Prints, as medians of R runs (default 3):
 Each run uses fresh topic names (a unique prefix) and fresh temporary folders. ``--only`` picks
 sections (producer, e2e, replay, freshness, columnar, embedders).
 
-    python bench/distributed.py --replica-start 100000 [--replica-vectors 1000000] [--repeats R]
+    python bench/distributed.py --replica-start 100000 [--replica-modes restore,fold[,rebuild]] [--owner]
+        [--replica-home DIR] [--no-graph] [--baseline-repeats B] [--replica-vectors 1000000] [--repeats R]
 
 needs no broker: it times a recall replica's start (design.md §issue-28, point 4) on a home of N
-events, old (rebuild the vectors: the embedding cache, then the HNSW graph) vs new (map the
-owner's snapshot), R rounds alternating, medians and their ratio; ``--replica-vectors M`` also
+events, each start in a fresh process: ``restore`` (the owner's snapshot: read model and vectors,
+then the log after it), ``fold`` (the vectors mapped, the whole log folded: the start before
+``recall.index_snapshot``), ``rebuild`` (no snapshot), R rounds alternating, medians and their
+ratios against the last mode; ``--owner`` also times the owner's reopen (its own snapshot vs the
+views); ``--replica-vectors M`` also
 times the vector layer alone at M synthetic 512-d vectors (the graph build a replica used to
 redo, vs checking and mapping the saved files).
 """
@@ -323,38 +327,51 @@ def _settle(semantic, timeout: float = 3600.0) -> None:
         time.sleep(0.2)
 
 
-def replica_home(folder: Path, events: int, embedder: str) -> Path:
-    """A closed brain of ``events`` distinct events (bench/api.py's), every vector in its graph,
-    so its close wrote the snapshot a replica maps."""
+def replica_home(folder: Path, events: int, embedder: str, graph: bool = True) -> Path:
+    """A closed brain of ``events`` distinct events (bench/api.py's), every text embedded, so its
+    close wrote the snapshot a replica maps; ``graph``: every vector in its graph too (a 1M graph
+    takes over an hour on one loaded core: without it the snapshot holds the vectors unbuilt,
+    which a replica maps the same way and scans instead of walking). Kept if it exists."""
+    home = folder / "home"
+    if (home / "cache" / "vectors" / "CURRENT").exists():
+        print(f"home: reusing {home}", flush=True)
+        return home
     api = _bench_module("api")
     rng = random.Random(28)
-    home = folder / "home"
     began = time.perf_counter()
     with Brain.open(home, embedder=embedder) as brain:
         for start in range(0, events, 5_000):
             brain.perceive_many([api.event(rng, n) for n in range(start, min(events, start + 5_000))])
         built = time.perf_counter()
-        _settle(brain.index.semantic)
-        print(f"home: {events:,} events perceived in {built - began:.0f} s, vectors settled "
-              f"{time.perf_counter() - built:.0f} s later", flush=True)
+        if brain.index.semantic is not None:
+            brain.index.semantic.wait()
+            if graph:
+                _settle(brain.index.semantic)
+        print(f"home: {events:,} events perceived in {built - began:.0f} s, vectors "
+              f"{'settled' if graph else 'embedded'} {time.perf_counter() - built:.0f} s later; "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
     return home
 
 
-def start_replica(home: Path, embedder: str, mapped: bool) -> dict:
+def start_replica(home: Path, embedder: str, mode: str) -> dict:
     """A replica's read model started on ``home`` until it would announce itself (its log folded
-    and its vectors settled): seconds per phase, model calls, bytes its vectors hold."""
+    and its vectors settled): seconds per phase, model calls, bytes its vectors hold. ``mode``:
+    ``restore`` (the snapshot's index and vectors, the log after it), ``fold`` (the vectors
+    mapped, the whole log folded: HINDBRAIN_INDEX_SNAPSHOT=0, the start before
+    ``recall.index_snapshot``) or ``rebuild`` (no snapshot: the vectors rebuilt too)."""
     from hindbrain.service.replica import Follower
     from hindbrain.settings import Settings
 
     snapshots, hidden = home / "cache" / "vectors", home / "cache" / "vectors.hidden"
-    if not mapped:
-        snapshots.rename(hidden)  # the old start: no snapshot, rebuild
+    if mode == "rebuild":
+        snapshots.rename(hidden)
+    os.environ["HINDBRAIN_INDEX_SNAPSHOT"] = "0" if mode == "fold" else "1"
     try:
         t0 = time.perf_counter()
         follower = Follower(Settings(home=home, embedder=embedder))
         semantic = follower.index.semantic
         calls = []
-        for model in filter(None, (semantic.embedder, semantic.static)):
+        for model in filter(None, (semantic.embedder, semantic.static)) if semantic else ():
             embed = model.embed_passages
             model.embed_passages = lambda texts, embed=embed: (calls.append(len(texts)), embed(texts))[1]
         t1 = time.perf_counter()
@@ -363,37 +380,100 @@ def start_replica(home: Path, embedder: str, mapped: bool) -> dict:
         while follower.warming():
             time.sleep(0.05)
         t3 = time.perf_counter()
+        tenant = next(iter(follower.index.tenants.values()))
+        made = getattr(tenant.docs, "made", len(tenant.docs))
         out = {"total": t3 - t0, "open": t1 - t0, "fold": t2 - t1, "settle": t3 - t2, "texts embedded": sum(calls),
-               "vector bytes": semantic.memory_bytes(), "note": follower.vectors}
+               "vector bytes": semantic.memory_bytes() if semantic else 0, "note": follower.vectors,
+               "docs made": made, "rss": _rss()}
         follower.close()
         return out
     finally:
-        if not mapped:
+        os.environ.pop("HINDBRAIN_INDEX_SNAPSHOT", None)
+        if mode == "rebuild":
             hidden.rename(snapshots)
 
 
-def bench_replica_start(events: int, repeats: int, embedder: str, vectors: int) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="hb-replica-"))
+def reopen_owner(home: Path, embedder: str, mode: str, settle_cap: float = 120.0) -> dict:
+    """The owner's ``Brain.open`` on ``home``: ``restore`` (its own snapshot, the graph loaded) or
+    ``load`` (HINDBRAIN_INDEX_SNAPSHOT=0: the index loaded from the views, the graph rebuilt in the
+    background, as before). Seconds to open and until the vectors settle (at most ``settle_cap``
+    more); the home is left as it was (no snapshot written at close)."""
+    os.environ["HINDBRAIN_INDEX_SNAPSHOT"] = "0" if mode == "load" else "1"
+    t0 = time.perf_counter()
+    brain = Brain.open(home, embedder=embedder)
+    t1 = time.perf_counter()
+    semantic = brain.index.semantic
+    while semantic is not None and not semantic.settled() and time.perf_counter() - t1 < settle_cap:
+        time.sleep(0.1)
+    t2 = time.perf_counter()
+    settled = semantic is None or semantic.settled()
+    brain.checkpoint_vectors = lambda: None  # measure, do not touch the home
+    brain.close()
+    return {"open": t1 - t0, "settle": t2 - t1, "settled": settled, "note": brain.index_start, "rss": _rss()}
+
+
+def bench_owner_reopen(home: Path, repeats: int, embedder: str) -> None:
+    runs: dict[str, list[dict]] = {"restore": [], "load": []}
+    for n in range(repeats):
+        for mode in runs:
+            r = _in_child(reopen_owner, home, embedder, mode)
+            runs[mode].append(r)
+            print(f"owner round {n + 1} {mode}: open {r['open']:.2f} s, then vectors "
+                  f"{'settled' if r['settled'] else 'still building'} after {r['settle']:.1f} s; RSS "
+                  f"{r['rss'] / 2**20:,.0f} MiB; {r['note']}; load {os.getloadavg()[0]:.1f}", flush=True)
+    med = {k: statistics.median(r["open"] for r in v) for k, v in runs.items()}
+    settle = {k: statistics.median(r["settle"] for r in v) for k, v in runs.items()}
+    print(f"\nowner reopen, median of {repeats}: restore {med['restore']:.2f} s (+{settle['restore']:.1f} s to "
+          f"settle) vs load from the views {med['load']:.2f} s (+{settle['load']:.1f} s to settle, capped); "
+          f"load/restore open {med['load'] / med['restore']:.1f}x")
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def bench_replica_start(events: int, repeats: int, embedder: str, vectors: int, modes: list[str],
+                        keep: Path | None = None, graph: bool = True, baseline_repeats: int | None = None,
+                        owner: bool = False) -> None:
+    folder = keep or Path(tempfile.mkdtemp(prefix="hb-replica-"))
+    folder.mkdir(parents=True, exist_ok=True)
     try:
-        home = replica_home(folder, events, embedder)
-        runs: dict[str, list[dict]] = {"old": [], "new": []}
+        home = replica_home(folder, events, embedder, graph)
+        runs: dict[str, list[dict]] = {mode: [] for mode in modes}
         for n in range(repeats):
-            for kind in ("new", "old"):
-                r = start_replica(home, embedder, mapped=kind == "new")
-                runs[kind].append(r)
-                print(f"round {n + 1} {kind}: {r['total']:.2f} s (open {r['open']:.2f}, fold {r['fold']:.2f}, settle "
-                      f"{r['settle']:.2f}), {r['texts embedded']:,} texts embedded, vectors hold "
-                      f"{r['vector bytes'] / 2**20:.0f} MiB; {r['note']}; load {os.getloadavg()[0]:.1f}", flush=True)
-        med = {k: {f: statistics.median(r[f] for r in v) for f in ("total", "open", "fold", "settle")}
+            for mode in modes:
+                if mode == modes[-1] and n >= (baseline_repeats or repeats):
+                    continue  # a 1M fold is ~10 min a round here: fewer rounds of the baseline
+                r = _in_child(start_replica, home, embedder, mode)  # a fresh process: nothing cached in it
+                runs[mode].append(r)
+                print(f"round {n + 1} {mode}: {r['total']:.2f} s (open {r['open']:.2f}, fold {r['fold']:.2f}, settle "
+                      f"{r['settle']:.2f}), {r['texts embedded']:,} texts embedded, {r['docs made']:,} documents made "
+                      f"objects, vectors hold {r['vector bytes'] / 2**20:.0f} MiB, RSS {r['rss'] / 2**20:,.0f} MiB; "
+                      f"{r['note']}; load {os.getloadavg()[0]:.1f}", flush=True)
+        med = {k: {f: statistics.median(r[f] for r in v) for f in ("total", "open", "fold", "settle", "rss")}
                for k, v in runs.items()}
-        print(f"\nreplica start at {events:,} events ({embedder} embedder), median of {repeats}: "
-              f"old {med['old']['total']:.2f} s (fold {med['old']['fold']:.2f}, settle {med['old']['settle']:.2f}) "
-              f"-> new {med['new']['total']:.2f} s (open {med['new']['open']:.2f}, fold {med['new']['fold']:.2f}, "
-              f"settle {med['new']['settle']:.2f}); old/new {med['old']['total'] / med['new']['total']:.1f}x")
+        base = med[modes[-1]]["total"]
+        print(f"\nreplica start at {events:,} events ({embedder} embedder), median of {repeats}: " + "; ".join(
+            f"{mode} {m['total']:.2f} s (open {m['open']:.2f}, fold {m['fold']:.2f}, settle {m['settle']:.2f}, "
+            f"RSS {m['rss'] / 2**20:,.0f} MiB; {modes[-1]}/{mode} {base / m['total']:.1f}x)"
+            for mode, m in med.items()))
+        if owner:
+            bench_owner_reopen(home, repeats, embedder)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
     if vectors:
         bench_vector_layer(vectors)
+
+
+def _in_child(fn, *args):
+    """``fn(*args)`` in a fresh process (a replica is a process of its own: nothing this one
+    loaded or cached helps it): its result, pickled back."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(fn, args)
 
 
 def bench_vector_layer(n: int) -> None:
@@ -454,10 +534,23 @@ def main() -> None:
                     help="with --replica-start: also the vector layer alone at M vectors")
     ap.add_argument("--replica-embedder", default="static",
                     help="the brain's embedder there (default static: the home is built in minutes, not hours)")
+    ap.add_argument("--replica-modes", default="restore,fold",
+                    help="with --replica-start: restore (the snapshot), fold (vectors mapped, the log folded), "
+                         "rebuild (no snapshot); ratios are against the last")
+    ap.add_argument("--replica-home", type=Path, default=None,
+                    help="with --replica-start: build the home here and keep it (reused when it exists)")
+    ap.add_argument("--no-graph", action="store_true",
+                    help="with --replica-start: do not wait for the owner's graph before its close")
+    ap.add_argument("--baseline-repeats", type=int, default=None,
+                    help="with --replica-start: rounds of the last (baseline) mode, if fewer than --repeats")
+    ap.add_argument("--owner", action="store_true",
+                    help="with --replica-start: also the owner's reopen, restored vs loaded from the views")
     args = ap.parse_args()
     only = set(args.only.split(","))
     if args.replica_start:
-        return bench_replica_start(args.replica_start, args.repeats, args.replica_embedder, args.replica_vectors)
+        return bench_replica_start(args.replica_start, args.repeats, args.replica_embedder, args.replica_vectors,
+                                   args.replica_modes.split(","), args.replica_home, not args.no_graph,
+                                   args.baseline_repeats, args.owner)
     kafka = os.environ.get("HINDBRAIN_KAFKA") or sys.exit("set HINDBRAIN_KAFKA=host:port (make kafka-up)")
     messages = one_kb_messages(args.events, seed=1)
     size = statistics.mean(len(m.value) for m in messages)

@@ -25,6 +25,7 @@ from hindbrain.projections.views import VIEWS
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.recall.engine import RecallEngine
 from hindbrain.recall.index import RecallIndex
+from hindbrain.recall.index_snapshot import restore
 from hindbrain.recall.pack import RecallPack
 from hindbrain.recall.query import build_query
 from hindbrain.recall.reading import reading
@@ -51,6 +52,7 @@ from hindbrain.service import tenant_sql
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import Refreezer, freeze_long_lived, gc_paused, thaw
 from hindbrain.streams.log import Position
+from hindbrain.streams.processing import decoded_entries
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.streams.topics import TOPICS
@@ -71,6 +73,7 @@ class Brain:
         self.learning = None  # the learning loop in this process: LearnerRuntime or KafkaLearner
         self._tenant_views: set[str] = set()  # tenants whose SQL views exist (sql(tenant=...))
         self._closed = False
+        self.index_start = ""  # how the recall index was built on open (``open_index``)
 
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod
@@ -105,8 +108,9 @@ class Brain:
         warehouse = open_views(cfg, log)
         brain = cls(log, warehouse, cfg)
         brain.runner.catch_up()
-        brain.index.load(warehouse, one_log=True)  # the views of one SQLite log: folded in its order
+        brain.index_start = open_index(cfg, log, warehouse, brain.index)
         brain.runner.listeners += [brain.index.observe, Refreezer()]  # Refreezer: after what it indexed
+        log.on_group_end.append(brain.index.diverge)  # a rolled-back group: its records stay out of any snapshot
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")
         brain.learning.start()
@@ -137,10 +141,10 @@ class Brain:
         """Saves the semantic vectors for recall replicas to map (``recall.vector_snapshot``)
         when they changed since the last snapshot; the embedded brain does at ``close``. A
         failure is reported, not raised: replicas then rebuild the vectors, as they can."""
-        if self.index.semantic is None or not isinstance(self.log, SqliteLog):
+        if not isinstance(self.log, SqliteLog):
             return None  # replicas exist only beside an embedded brain
         try:
-            return write_if_changed(self.index, vector_snapshots(self.settings), self.log.end_offset(ALL_TOPICS, 0))
+            return write_if_changed(self.index, vector_snapshots(self.settings), lambda: snapshot_offset(self.log))
         except Exception as exc:
             print(f"hindbrain: the vector snapshot was not written ({exc!r}); replicas will rebuild the vectors",
                   file=sys.stderr)
@@ -562,6 +566,47 @@ def semantic_index(cfg: Settings, follow: bool = False):
     pool = shared_pool(cfg.embedder, cfg.embed_workers) if cfg.embed_workers and static and not follow else None
     return SemanticIndex(model, cfg.home / "cache" / "embeddings.sqlite", follow=follow, static=static, pool=pool,
                          inline_limit=0 if static else 256)
+
+
+# what the recall index folds (RecallIndex.observe): a recall's own records are most of a served
+# log and change no recall, so a process folding the log does not read them
+INDEXED_TOPICS = ("perceptions", "cognitions", "outcomes", "decisions")
+
+
+def open_index(cfg: Settings, log: SqliteLog, warehouse: Warehouse, index: RecallIndex) -> str:
+    """The owner's recall index on open: restored from its own snapshot (``recall.index_snapshot``:
+    the lexical index, the documents, the vectors and their graph read back, not rebuilt) and the
+    log after it folded, or, with no usable snapshot, loaded from the views (folded in the log's
+    order: the same document numbers). Returns the line saying which."""
+    end = log.end_offset(ALL_TOPICS, 0)
+    line, start = restore(index, vector_snapshots(cfg), end, writable=True)
+    if start:
+        fold_log(index, log, start, end)
+    else:
+        index.load(warehouse, one_log=True)  # the views of one SQLite log: folded in its order
+    index.folded = max(index.folded, end)  # the rest of the log is records the index does not fold
+    return line
+
+
+def snapshot_offset(log: SqliteLog) -> int | None:
+    """The log's end for a snapshot of the recall index, or None while a group commit is open
+    (records the index folded may yet be rolled back: ``recall.vector_snapshot.write_snapshot``)."""
+    return None if log.group_from is not None else log.end_offset(ALL_TOPICS, 0)
+
+
+def fold_log(index: RecallIndex, log: SqliteLog, start: int, end: int, chunk: int = 20_000) -> int:
+    """Folds the log's ``INDEXED_TOPICS`` from ``start`` to ``end`` into ``index``; returns the
+    records read."""
+    done = 0
+    with gc_paused():
+        while start < end:
+            entries = log.read_all(start, chunk, INDEXED_TOPICS, stop=end)
+            if not entries:
+                break
+            index.observe(decoded_entries(entries))
+            done += len(entries)
+            start = entries[-1].offset + 1 if len(entries) == chunk else end
+    return done
 
 
 def vector_snapshots(cfg: Settings) -> Path:

@@ -513,6 +513,14 @@ class RecallIndex:
         self.semantic = semantic  # recall.semantic.SemanticIndex, or None for lexical-only recall
         self._lock = threading.Lock()  # the Brain's own appends and a log tail both add
         self._outcomes_seen: set[str] = set()  # a redelivered outcome must not count twice
+        # Held while records are folded, so a snapshot (``recall.index_snapshot``) is one cut of
+        # the fold; ``folded``: the first offset of the embedded log not folded yet (its offsets
+        # are global): where a process restoring that snapshot goes on folding.
+        self.fold_lock = threading.RLock()
+        self.folded = 0
+        # The log rolled back records this index had folded (a refused group commit, a full disk):
+        # it is no fold of the log any more, and must not be saved as one (``diverge``).
+        self.diverged = False
 
     def tenant(self, tenant: str) -> TenantIndex:
         index = self.tenants.get(tenant)
@@ -538,6 +546,18 @@ class RecallIndex:
 
     def observe(self, batch: list[Decoded]) -> None:
         """Runner listener: index appended records the moment they are in the log."""
+        with self.fold_lock:
+            self._observe(batch)
+            if batch:
+                self.folded = max(self.folded, max(d.position.offset for d in batch) + 1)
+
+    def diverge(self, committed: bool) -> None:
+        """The log's group ended (``SqliteLog.on_group_end``): not committed, what this index
+        folded of it is in no log; a restart rebuilds from the log, and no snapshot is written."""
+        if not committed:
+            self.diverged = True
+
+    def _observe(self, batch: list[Decoded]) -> None:
         items = [item for decoded in batch for item in indexable(decoded)]
         # Taint follows data: events first, then the beliefs resting on them, then the units
         # (a unit promoted from a belief inherits its quarantine).

@@ -7,9 +7,11 @@ with the Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``, which is never nega
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 from collections import Counter, OrderedDict
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -62,6 +64,58 @@ class _Segment(NamedTuple):
         return _Segment.from_postings(np.concatenate([ta, tb]), np.concatenate([da, db]), np.concatenate([fa, fb]))
 
 
+def term_hash(term: str) -> int:
+    """A term's key in a saved vocabulary (``_Base``): stable across processes (``hash()`` is
+    salted), as a signed int64, numpy's native sort order."""
+    return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little", signed=True)
+
+
+_BASE_FILES = ("hash", "voff", "vocab", "starts", "docs", "tfs", "len")
+
+
+class _Base(NamedTuple):
+    """A saved index, mapped read-only (``BM25Index.mapped``): the vocabulary sorted by
+    ``term_hash`` (each term's UTF-8 bytes in ``vocab[voff[i]:voff[i + 1]]``, checked on lookup,
+    so a hash collision never merges two terms) and, per vocabulary entry, its postings
+    ``docs[starts[i]:starts[i + 1]]`` with frequencies ``tfs[...]``: one segment, keyed by term
+    string instead of this process's term numbers."""
+
+    hashes: np.ndarray  # int64, sorted
+    voff: np.ndarray  # int64, len(hashes) + 1
+    vocab: np.ndarray  # uint8
+    starts: np.ndarray  # int64, len(hashes) + 1
+    docs: np.ndarray  # int32
+    tfs: np.ndarray  # float32
+
+    def find(self, term: str) -> int:
+        """The vocabulary entry of ``term``, or -1."""
+        h = term_hash(term)
+        i = int(np.searchsorted(self.hashes, h))
+        raw = None
+        while i < len(self.hashes) and self.hashes[i] == h:
+            raw = raw or term.encode()
+            if self.vocab[self.voff[i] : self.voff[i + 1]].tobytes() == raw:
+                return i
+            i += 1
+        return -1
+
+    def postings(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        start, end = self.starts[i], self.starts[i + 1]
+        return self.docs[start:end], self.tfs[start:end]
+
+    def terms(self) -> list[str]:
+        """Every vocabulary term, in entry order (the owner re-saving a restored index)."""
+        raw, off = self.vocab.tobytes(), self.voff.tolist()
+        return [raw[off[i] : off[i + 1]].decode() for i in range(len(self.hashes))]
+
+
+def _read(path: Path, dtype) -> np.ndarray:
+    """A saved column mapped read-only (an empty file cannot be mapped: an empty array)."""
+    if path.stat().st_size == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r")
+
+
 class BM25Index:
     """Per term (numbered in ``_terms``): numpy arrays of doc numbers and term frequencies
     for scoring, filled up to ``_settled[t]``, plus a tail of recent (doc, tf) pairs.
@@ -80,10 +134,11 @@ class BM25Index:
         self._settled: list[int] = []
         self._tails: list[bytearray | bytes] = []  # ``_NO_TAIL`` until the term's first ``add``
         self._segments: list[_Segment] = []  # bulk-added postings, newest last
+        self._base: _Base | None = None  # a saved index this one continues (``mapped``): documents 0 .. its n - 1
         self._lengths = np.empty(1024, dtype=np.float32)
         self._n = 0
         self._total_length = 0
-        self._rows: OrderedDict[tuple[int, int], tuple[np.ndarray, float]] = OrderedDict()  # see _keep_row
+        self._rows: OrderedDict[tuple[str, int], tuple[np.ndarray, float]] = OrderedDict()  # see _keep_row
         self._rows_of = (0, 0)  # (documents, total length) the rows were computed for
         self._lock = threading.Lock()  # adding and scoring (which settles tails) exclude each other
 
@@ -187,27 +242,27 @@ class BM25Index:
                 self._rows.clear()
                 self._rows_of = (n, self._total_length)
             for term, qtf in Counter(terms).items():
-                t = self._terms.get(term)
-                if t is None:
+                t, b = self._lookup(term)
+                if t is None and b < 0:
                     continue
-                row = self._rows.get((t, qtf))
+                row = self._rows.get((term, qtf))
                 if row is not None:  # a common term, scored as a whole row
-                    self._rows.move_to_end((t, qtf))
+                    self._rows.move_to_end((term, qtf))
                     idfs[term] = row[1]
                     scores += row[0]
                     continue
-                docs, tfs = self._postings(t)
+                docs, tfs = self._postings(t, b)
                 df = len(docs)
                 idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
                 idfs[term] = idf
                 norm = K1 * (1.0 - B + B * lengths[docs] / avgdl)
                 part = (idf * qtf) * tfs * (K1 + 1.0) / (tfs + norm)
                 if df >= n * ROW_SHARE:
-                    self._keep_row((t, qtf), docs, part, n, idf)
+                    self._keep_row((term, qtf), docs, part, n, idf)
                 scores[docs] += part
         return scores, idfs
 
-    def _keep_row(self, key: tuple[int, int], docs: np.ndarray, part: np.ndarray, n: int, idf: float) -> None:
+    def _keep_row(self, key: tuple[str, int], docs: np.ndarray, part: np.ndarray, n: int, idf: float) -> None:
         """Keeps a common term's contributions as a dense row (the same values, zeros
         elsewhere): adding a row costs a fraction of gathering and scattering its postings,
         and the terms every document shares ("ticket", "system", "the") recur in most queries.
@@ -218,10 +273,23 @@ class BM25Index:
         while len(self._rows) * 4 * n > ROW_BYTES:
             self._rows.popitem(last=False)
 
-    def _postings(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        """All postings of term ``t``: the bulk segments' and the single adds'."""
+    def _lookup(self, term: str) -> tuple[int | None, int]:
+        """``term``'s number in this process (None: no posting since the base) and its base
+        vocabulary entry (-1: not in the base)."""
+        return self._terms.get(term), -1 if self._base is None else self._base.find(term)
+
+    def _postings(self, t: int | None, b: int = -1) -> tuple[np.ndarray, np.ndarray]:
+        """All postings of a term (``_lookup``): the base's, the bulk segments' and the single adds'."""
+        docs, tfs = [], []
+        if b >= 0:
+            found = self._base.postings(b)
+            docs.append(found[0])
+            tfs.append(found[1])
+        if t is None:
+            return docs[0], tfs[0]
         live = self._settle(t)
-        docs, tfs = [self._docs[t][:live]], [self._tfs[t][:live]]
+        docs.append(self._docs[t][:live])
+        tfs.append(self._tfs[t][:live])
         for segment in self._segments:
             found = segment.postings(t)
             if found is not None:
@@ -235,15 +303,18 @@ class BM25Index:
         """The documents holding ``term`` (e.g. a cue term such as ``@entity:iam``); None
         when more than ``max_df`` hold it (counted without gathering the postings)."""
         with self._lock:
-            t = self._terms.get(term)
-            if t is None:
+            t, b = self._lookup(term)
+            if t is None and b < 0:
                 return _NO_DOCS
-            if max_df is not None and self._df(t) > max_df:
+            if max_df is not None and self._df(t, b) > max_df:
                 return None
-            return self._postings(t)[0]
+            return self._postings(t, b)[0]
 
-    def _df(self, t: int) -> int:
-        df = self._settled[t] + len(self._tails[t]) // 8
+    def _df(self, t: int | None, b: int = -1) -> int:
+        df = 0 if b < 0 else int(self._base.starts[b + 1] - self._base.starts[b])
+        if t is None:
+            return df
+        df += self._settled[t] + len(self._tails[t]) // 8
         for segment in self._segments:
             found = segment.postings(t)  # slices: nothing is copied
             if found is not None:
@@ -261,3 +332,74 @@ class BM25Index:
             hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
         order = hits[np.argsort(-scores[hits], kind="stable")]
         return [(int(d), float(scores[d])) for d in order]
+
+    # -- persisting (recall.index_snapshot) -------------------------------------------------
+    def save(self, stem: Path) -> dict:
+        """Writes the whole index beside ``stem`` (``stem.bm25-hash`` ...) as one saved base
+        (``_Base``: every posting, the vocabulary by ``term_hash``, the lengths) and returns
+        what ``mapped`` needs. Holds the lock: adds and scoring wait (seconds at 1M documents)."""
+        stem = Path(stem)
+        with self._lock:
+            n, total = self._n, self._total_length
+            terms = list(self._terms)  # term number → term
+            parts_t, parts_d, parts_f = [], [], []
+            for t in range(len(terms)):
+                live = self._settle(t)
+                if live:
+                    parts_t.append(np.full(live, t, dtype=np.int64))
+                    parts_d.append(self._docs[t][:live].astype(np.int64))
+                    parts_f.append(self._tfs[t][:live])
+            for seg in self._segments:
+                parts_t.append(np.repeat(seg.terms, np.diff(seg.starts)))
+                parts_d.append(seg.docs.astype(np.int64))
+                parts_f.append(seg.tfs)
+            lengths = np.array(self._lengths[:n], dtype=np.float32)
+            base = self._base
+            if base is not None:  # the base's entries keep their number; this process's terms follow
+                vocab = base.terms()
+                number = {term: i for i, term in enumerate(vocab)}
+                remap = np.array([number.setdefault(term, len(number)) for term in terms], dtype=np.int64)
+                vocab += [term for term in number if number[term] >= len(base.hashes)]
+                parts_t = [np.repeat(np.arange(len(base.hashes), dtype=np.int64), np.diff(base.starts))] + \
+                    [remap[p] for p in parts_t]
+                parts_d.insert(0, np.asarray(base.docs, dtype=np.int64))
+                parts_f.insert(0, np.asarray(base.tfs))
+            else:
+                vocab = terms
+        term_ids = np.concatenate(parts_t) if parts_t else np.zeros(0, dtype=np.int64)
+        docs = np.concatenate(parts_d) if parts_d else np.zeros(0, dtype=np.int64)
+        tfs = np.concatenate(parts_f).astype(np.float32) if parts_f else np.zeros(0, dtype=np.float32)
+        hashes = np.fromiter((term_hash(term) for term in vocab), dtype=np.int64, count=len(vocab))
+        order = np.argsort(hashes, kind="stable")  # vocabulary entry → its rank by hash
+        rank = np.empty(len(vocab), dtype=np.int64)
+        rank[order] = np.arange(len(vocab))
+        ranked = rank[term_ids]
+        by = np.argsort((ranked << 32) | docs, kind="stable")
+        raw = [vocab[i].encode() for i in order.tolist()]
+        voff = np.zeros(len(raw) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in raw], out=voff[1:])
+        columns = {"hash": hashes[order], "voff": voff, "vocab": np.frombuffer(b"".join(raw), dtype=np.uint8),
+                   "starts": np.searchsorted(ranked[by], np.arange(len(vocab) + 1)).astype(np.int64),
+                   "docs": docs[by].astype(np.int32), "tfs": tfs[by], "len": lengths}
+        for name, column in columns.items():
+            column.tofile(stem.with_suffix(f".bm25-{name}"))
+        return {"documents": n, "total_length": int(total), "terms": len(vocab), "postings": len(docs)}
+
+    @classmethod
+    def mapped(cls, stem: Path, meta: dict) -> BM25Index:
+        """An index continuing the one ``save`` wrote (``meta``: what it returned): its postings
+        and vocabulary are memory-mapped (nothing is re-tokenised or re-sorted; processes mapping
+        the same files share their pages) and later documents are added as to any index."""
+        stem = Path(stem)
+        dtypes = {"hash": np.int64, "voff": np.int64, "vocab": np.uint8, "starts": np.int64, "docs": np.int32,
+                  "tfs": np.float32, "len": np.float32}
+        col = {name: _read(stem.with_suffix(f".bm25-{name}"), dtypes[name]) for name in _BASE_FILES}
+        n, terms = int(meta["documents"]), int(meta["terms"])
+        if len(col["len"]) != n or len(col["hash"]) != terms or len(col["starts"]) != terms + 1 or \
+                len(col["docs"]) != int(meta["postings"]) or len(col["tfs"]) != len(col["docs"]):
+            raise ValueError(f"{stem}: the saved lexical index's columns disagree with its manifest")
+        index = cls()
+        index._base = _Base(col["hash"], col["voff"], col["vocab"], col["starts"], col["docs"], col["tfs"])
+        index._lengths = np.resize(np.asarray(col["len"], dtype=np.float32), max(1024, 2 * n))
+        index._n, index._total_length = n, int(meta["total_length"])
+        return index

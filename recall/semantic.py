@@ -349,6 +349,33 @@ class SemanticIndex:
             for name, mapped in snapshot.tenants.items():
                 self._tenants[name] = _Tenant(LayeredIndex(mapped), name, mapped=True)
 
+    def restored(self, tenant: str, index: VectorIndex | None, tier: np.ndarray, count: int, pending) -> None:
+        """A tenant whose documents ``0 .. count - 1`` were restored from a snapshot
+        (``recall.index_snapshot``), numbered as when its vectors were saved: ``index`` holds
+        those vectors (the owner's own, loaded), or None for the ``LayeredIndex`` ``attach``
+        made (a replica: linked one to one). ``tier``: the saved tier of each. The documents not
+        on the neural tier are queued for it (``pending(doc_nos)`` gives their items), as when folded."""
+        with self._cond:
+            if index is None:
+                t = self._tenants[tenant]
+                t.index.link_all(count)
+                self.mapped_docs += count
+            else:
+                if tenant in self._tenants:
+                    raise RuntimeError(f"tenant {tenant!r} has vectors already: restore before adding")
+                t = self._tenants[tenant] = _Tenant(index, tenant)
+            t.tier = np.zeros(max(count, len(tier)), dtype=np.int8)
+            t.tier[: len(tier)] = tier
+            t.seen = np.ones(count, dtype=bool)
+            t.total = count
+        todo = np.flatnonzero(t.tier[:count] != NEURAL)
+        if self.neural and len(todo):
+            items = pending(todo)
+            with self._cond:
+                t.queue.extend(items)
+        with self._cond:
+            self._cond.notify_all()
+
     def tenant_vectors(self) -> list[tuple[str, VectorIndex, np.ndarray]]:
         """Each tenant's name, vector index and tier by doc_no (a copy): what a snapshot saves."""
         with self._cond:

@@ -10,11 +10,8 @@ that already.
 the int8 codes or float32 rows, the per-key state, the usearch graph), the tier of each vector
 (static or neural) and a *key map*: for each of the owner's document numbers, an 8-byte hash
 of the document id and the text its vector was made from. The files go to a fresh
-``gen-*`` folder with a manifest naming each file's size and CRC-32 and the log offset the
-capture began at; the folder is renamed into place and ``CURRENT`` is then replaced (a temp file
-renamed over it), so a reader sees a whole snapshot or the previous one, never a half-written
-one. The previous generation is kept (a replica may be opening it); older ones are deleted
-(a process that mapped one keeps its pages: unlinking does not unmap). ``Checkpoints`` writes
+``gen-*`` folder (``recall.snapshot_files``: a manifest naming each file's size and CRC-32 and
+the log offset it covers, renamed into place, ``CURRENT`` swapped, the previous generation kept). ``Checkpoints`` writes
 one every ``INTERVAL_S`` while the vectors grew by ``GROWTH`` since the last, and the brain
 writes one when it closes.
 
@@ -24,8 +21,11 @@ corrupt file is named and refused: the replica then rebuilds, as before, saying 
 maps each tenant read-only (``VectorIndex.mapped``: ``np.memmap`` and usearch ``view``;
 replicas of one owner share those pages). Nothing is embedded or rebuilt.
 
-**Catching up.** The replica still folds the log for its lexical read model (``RecallIndex``,
-not persisted here); as documents arrive, ``SemanticIndex.add`` looks each up in the key map
+**With the read model** (``recall.index_snapshot``, in the same generation): the replica
+restores the documents under the owner's numbers and links them to these vectors one to one
+(``LayeredIndex.link_all``); only the log after the snapshot is folded.
+**Without it** (a snapshot of vectors only, or the index part refused): the replica folds the
+whole log, and as documents arrive, ``SemanticIndex.add`` looks each up in the key map
 by (document id, capped text). A hit takes the owner's vector and tier: no static embedding, a
 neural vector already there is not looked up again, a static one is queued for the owner's
 cache as before. A miss (a document after the snapshot, or whose text differs) is embedded as
@@ -39,12 +39,9 @@ mapped one and hides the mapped vector.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import shutil
 import threading
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,19 +49,22 @@ import numpy as np
 
 from hindbrain.recall.index import semantic_text
 from hindbrain.recall.semantic import NEURAL, STATIC, capped
+from hindbrain.recall.snapshot_files import (
+    SnapshotRefused,
+    current_manifest,
+    new_generation,
+    open_generation,
+    seal,
+)
+from hindbrain.recall.snapshot_files import crc as _crc
 from hindbrain.recall.vectors import VectorIndex, _mask, top_k
 
+__all__ = ["SnapshotRefused", "current_manifest", "_crc"]  # re-exported: their home moved to snapshot_files
+
 VERSION = 1
-CURRENT = "CURRENT"
-MANIFEST = "manifest.json"
 INTERVAL_S = 60.0  # a checkpoint is considered this often
-GROWTH = 0.10  # ... and written when the vectors grew by this fraction since the last one
+GROWTH = 0.10  # ... and written when the vectors (or the folded log) grew by this fraction since the last one
 MIN_GROWTH = 1_000  # ... and by at least this many
-_CRC_CHUNK = 1 << 24
-
-
-class SnapshotRefused(Exception):
-    """The snapshot cannot be used (missing, stale, truncated, corrupt); the message says why."""
 
 
 def doc_hash(doc_id: str, capped_text: str) -> int:
@@ -79,77 +79,68 @@ def doc_hashes(pairs) -> np.ndarray:
     return np.fromiter((doc_hash(d, t) for d, t in pairs), dtype=np.int64)
 
 
-def _crc(path: Path) -> int:
-    crc = 0
-    with path.open("rb") as f:
-        while chunk := f.read(_CRC_CHUNK):
-            crc = zlib.crc32(chunk, crc)
-    return crc
-
-
 # -- writing (the owner) ----------------------------------------------------------------------
-def write_snapshot(index, directory: Path, offset: int) -> Path | None:
-    """Saves the semantic vectors of ``index`` (a ``RecallIndex``) under ``directory`` as a new
-    generation and makes it current; returns its folder (None: no semantic index). ``offset``
-    is the log's end when the capture began: what it may cover (the key map, not the offset,
-    decides which vectors a replica takes)."""
-    semantic = index.semantic
-    if semantic is None:
-        return None
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    name = f"gen-{time.time_ns()}"
-    tmp = directory / f".{name}.tmp"
-    tmp.mkdir()
+def write_snapshot(index, directory: Path, offset) -> Path | None:
+    """Saves ``index`` (a ``RecallIndex``) under ``directory`` as a new generation and makes it
+    current; returns its folder. Two parts, one cut: the semantic vectors (below; none for a
+    lexical-only index) and the rest of the read model (``recall.index_snapshot``: the lexical
+    index, the document table, counters, beliefs). ``offset`` (an int or a callable giving one)
+    is the log's end; the snapshot covers the log up to the smaller of it and what the index
+    has folded (``RecallIndex.folded``), read while no record is being folded, so a reader
+    folds the log from exactly there. The callable returns None while a group commit is open
+    (its records may yet roll back): nothing is written then (None)."""
+    from hindbrain.recall import index_snapshot
+
+    if index.diverged:
+        raise RuntimeError("the recall index holds records the log rolled back: it is not saved as a fold of the log")
+    tmp = new_generation(directory)
     try:
-        tenants = []
-        for n, (tenant, vectors, tier) in enumerate(semantic.tenant_vectors()):
-            stem = tmp / f"t{n}"
-            meta = vectors.save(stem)
-            state = np.fromfile(stem.with_suffix(".state"), dtype=np.int8)
-            docs = index.tenant(tenant).docs
-            count = min(len(docs), len(state))  # a document's vector is added after the document
-            hashes = doc_hashes((docs[no].id, capped(semantic_text(docs[no]), semantic.window)) for no in range(count))
-            order = np.argsort(hashes, kind="stable")
-            hashes[order].tofile(stem.with_suffix(".hash"))
-            order.astype(np.int64).tofile(stem.with_suffix(".hkey"))
-            # the tiers were copied before the save: a vector added in between reads "static", the
-            # safe side (a replica then looks for its neural vector in the cache)
-            tiers = np.zeros(len(state), dtype=np.int8)
-            shown = min(len(tier), len(state))
-            tiers[:shown] = tier[:shown]
-            tiers = np.where(state != 0, np.maximum(tiers, STATIC), 0).astype(np.int8)
-            tiers.tofile(stem.with_suffix(".tier"))
-            tenants.append({"name": tenant, "stem": stem.name, "docs": count, "index": meta,
-                            "neural": int(np.count_nonzero(tiers == NEURAL))})
-        files = {p.name: {"bytes": p.stat().st_size, "crc32": _crc(p)} for p in sorted(tmp.iterdir())}
-        manifest = {"version": VERSION, "model": semantic.embedder.name, "dim": semantic.embedder.dim,
-                    "window": semantic.window, "offset": int(offset), "written_at": time.time(),
-                    "vectors": sum(t["index"]["vectors"] for t in tenants),
-                    "neural": sum(t["neural"] for t in tenants),
-                    "unbuilt": sum(t["index"]["unbuilt"] for t in tenants), "tenants": tenants, "files": files}
-        (tmp / MANIFEST).write_text(json.dumps(manifest))
-        final = directory / name
-        os.replace(tmp, final)
+        with index.fold_lock:  # records wait (seconds at 1M documents): the files are one cut of the fold
+            end = offset() if callable(offset) else offset
+            if end is None:  # a group commit is open: what the index folded of it may yet roll back
+                shutil.rmtree(tmp, ignore_errors=True)
+                return None
+            covered = min(int(end), index.folded)
+            manifest = {"version": VERSION, "offset": covered, "written_at": time.time(), "vectors": 0,
+                        "neural": 0, "unbuilt": 0, "tenants": []}
+            counts = {}
+            manifest["index"] = index_snapshot.write_index(index, tmp, counts)
+            if index.semantic is not None:
+                manifest.update(write_vectors(index, tmp, counts))
+        return seal(tmp, manifest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    pointer = directory / f".{CURRENT}.{os.getpid()}.tmp"
-    pointer.write_text(name)
-    os.replace(pointer, directory / CURRENT)
-    _prune(directory, keep=2)
-    return final
 
 
-def _prune(directory: Path, keep: int) -> None:
-    """Deletes all but the newest ``keep`` generations (and temp folders left by a crash)."""
-    gens = sorted((p for p in directory.iterdir() if p.name.startswith("gen-") and p.is_dir()),
-                  key=lambda p: int(p.name[4:]))
-    for old in gens[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
-    for stale in directory.glob(".gen-*.tmp"):
-        if time.time() - stale.stat().st_mtime > 3600:
-            shutil.rmtree(stale, ignore_errors=True)
+def write_vectors(index, folder: Path, counts: dict[str, int]) -> dict:
+    """Writes each tenant's vectors into ``folder``; returns the manifest's vector fields.
+    ``counts``: each tenant's documents in the saved document table (its key map covers those)."""
+    semantic = index.semantic
+    tenants = []
+    for n, (tenant, vectors, tier) in enumerate(semantic.tenant_vectors()):
+        stem = folder / f"t{n}"
+        meta = vectors.save(stem)
+        state = np.fromfile(stem.with_suffix(".state"), dtype=np.int8)
+        docs = index.tenant(tenant).docs
+        # a document's vector is added after the document; no later document than the table holds
+        count = min(len(docs), len(state), counts.get(tenant, len(docs)))
+        hashes = doc_hashes((docs[no].id, capped(semantic_text(docs[no]), semantic.window)) for no in range(count))
+        order = np.argsort(hashes, kind="stable")
+        hashes[order].tofile(stem.with_suffix(".hash"))
+        order.astype(np.int64).tofile(stem.with_suffix(".hkey"))
+        # the tiers were copied before the save: a vector added in between reads "static", the
+        # safe side (a replica then looks for its neural vector in the cache)
+        tiers = np.zeros(len(state), dtype=np.int8)
+        shown = min(len(tier), len(state))
+        tiers[:shown] = tier[:shown]
+        tiers = np.where(state != 0, np.maximum(tiers, STATIC), 0).astype(np.int8)
+        tiers.tofile(stem.with_suffix(".tier"))
+        tenants.append({"name": tenant, "stem": stem.name, "docs": count, "index": meta,
+                        "neural": int(np.count_nonzero(tiers == NEURAL))})
+    return {"model": semantic.embedder.name, "dim": semantic.embedder.dim, "window": semantic.window,
+            "vectors": sum(t["index"]["vectors"] for t in tenants), "neural": sum(t["neural"] for t in tenants),
+            "unbuilt": sum(t["index"]["unbuilt"] for t in tenants), "tenants": tenants}
 
 
 def progress(semantic) -> tuple[int, int]:
@@ -157,41 +148,28 @@ def progress(semantic) -> tuple[int, int]:
     return semantic.vector_count(), semantic.neural_total()
 
 
-def current_manifest(directory: Path) -> dict | None:
-    """The manifest of the current snapshot under ``directory`` (None: none, or unreadable)."""
-    try:
-        name = (Path(directory) / CURRENT).read_text().strip()
-        return json.loads((Path(directory) / name / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def write_if_changed(index, directory: Path, offset: int) -> Path | None:
-    """``write_snapshot`` unless the current snapshot already holds as many vectors, all in
-    their graphs (a brain reopened and closed unchanged, or closed before its graphs were
-    rebuilt, does not replace a good snapshot with a slower one)."""
-    if index.semantic is None:
+    """``write_snapshot`` unless the current snapshot already holds this index: the same fold
+    (its offset) and as many vectors, all in their graphs (a brain reopened and closed
+    unchanged, or closed before its graphs were rebuilt, does not replace a good snapshot with
+    a slower one)."""
+    if index.diverged:  # a restart rebuilds it from the log; the last good snapshot stays
+        return None
+    end = offset() if callable(offset) else offset
+    if end is None:
         return None
     held = current_manifest(directory)
-    if held is not None and (held.get("vectors"), held.get("neural")) == progress(index.semantic) and \
-            (held.get("unbuilt") == 0 or index.semantic.unbuilt() > 0):
+    same_fold = held is not None and "index" in held and held.get("offset") == min(end, index.folded)
+    if same_fold and (index.semantic is None or (
+            (held.get("vectors"), held.get("neural")) == progress(index.semantic) and
+            (held.get("unbuilt") == 0 or index.semantic.unbuilt() > 0))):
         return None
     return write_snapshot(index, directory, offset)
 
 
-def attach_or_rebuild(semantic, directory: Path, log_end: int) -> str:
-    """A replica's start: maps the owner's snapshot into ``semantic`` (a following
-    ``SemanticIndex``), or leaves it to rebuild; returns the line that says which, and why."""
-    if semantic is None:
-        return "vectors: none (lexical recall only)"
-    began = time.perf_counter()
-    try:
-        snapshot = open_snapshot(directory, semantic.embedder.name, semantic.embedder.dim, semantic.window, log_end)
-    except SnapshotRefused as exc:
-        return f"vectors: {exc}; rebuilding them from the embedding cache"
-    semantic.attach(snapshot)
+def mapped_line(snapshot: Snapshot, seconds: float) -> str:
     return (f"vectors: mapped {snapshot.vectors():,} of the owner's ({snapshot.folder.name}, log offset "
-            f"{snapshot.offset:,}, {len(snapshot.tenants)} tenants) in {time.perf_counter() - began:.2f} s")
+            f"{snapshot.offset:,}, {len(snapshot.tenants)} tenants) in {seconds:.2f} s")
 
 
 class Checkpoints:
@@ -202,10 +180,7 @@ class Checkpoints:
 
     def __init__(self, index, directory: Path, offset, interval: float = INTERVAL_S):
         self.index, self.directory, self.offset, self.interval = index, Path(directory), offset, interval
-        held = current_manifest(directory)
-        held = held or {}
-        self.written = int(held.get("vectors", 0)) + int(held.get("neural", 0))  # progress in the last snapshot
-        self.unbuilt = int(held.get("unbuilt", 0))  # its vectors not in their graphs then
+        self._took(current_manifest(directory) or {})
         self.last_error: BaseException | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hindbrain-vector-checkpoints", daemon=True)
@@ -214,18 +189,24 @@ class Checkpoints:
         self._thread.start()
         return self
 
+    def _took(self, held: dict) -> None:
+        self.written = int(held.get("vectors", 0)) + int(held.get("neural", 0))  # progress in the last snapshot
+        self.unbuilt = int(held.get("unbuilt", 0))  # its vectors not in their graphs then
+        self.covered = int(held.get("offset", 0)) if "index" in held else 0  # the log it folded
+
     def due(self) -> bool:
         semantic = self.index.semantic
+        folded = self.index.folded - self.covered
+        if folded >= max(MIN_GROWTH, GROWTH * self.covered) and (semantic is None or not semantic.unbuilt()):
+            return True  # the log grew: a replica would fold it all again
         if semantic is None or semantic.unbuilt():  # the neural tier may lag for good under load: not awaited
             return False
         now = sum(progress(semantic))
         return now - self.written >= max(MIN_GROWTH, GROWTH * self.written) or (self.unbuilt > 0 and now > 0)
 
     def write(self) -> Path | None:
-        written = write_snapshot(self.index, self.directory, self.offset())
-        held = current_manifest(self.directory) or {}
-        self.written = int(held.get("vectors", 0)) + int(held.get("neural", 0))
-        self.unbuilt = int(held.get("unbuilt", 0))
+        written = write_snapshot(self.index, self.directory, self.offset)
+        self._took(current_manifest(self.directory) or {})
         return written
 
     def _run(self) -> None:
@@ -264,40 +245,28 @@ class Snapshot:
         return sum(len(t.index) for t in self.tenants.values())
 
 
-def open_snapshot(directory: Path, model: str, dim: int, window: int, log_end: int) -> Snapshot:
-    """Maps the current snapshot under ``directory``; raises ``SnapshotRefused`` saying why it
-    cannot be used (none, another model, ahead of the log, a file truncated or corrupt)."""
-    directory = Path(directory)
-    try:
-        name = (directory / CURRENT).read_text().strip()
-    except FileNotFoundError:
-        raise SnapshotRefused(f"no vector snapshot in {directory}") from None
-    folder = directory / name
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-    except (OSError, ValueError) as exc:
-        raise SnapshotRefused(f"{folder / MANIFEST} is unreadable: {exc}") from None
+def open_snapshot(directory: Path, model: str, dim: int, window: int, log_end: int, *,
+                  writable: bool = False) -> Snapshot:
+    """Maps the current snapshot's vectors under ``directory``; raises ``SnapshotRefused`` saying
+    why they cannot be used (none, another model, ahead of the log, a file truncated or corrupt).
+    ``writable``: read into memory instead of mapped (the owner reopening its own)."""
+    folder, manifest = open_generation(directory, log_end)
+    return map_vectors(folder, manifest, model, dim, window, writable=writable)
+
+
+def map_vectors(folder: Path, manifest: dict, model: str, dim: int, window: int, *,
+                writable: bool = False) -> Snapshot:
+    """The vectors of a checked generation (``snapshot_files.open_generation``)."""
     want = {"version": VERSION, "model": model, "dim": dim, "window": window}
     differs = {k: manifest.get(k) for k, v in want.items() if manifest.get(k) != v}
     if differs:
         raise SnapshotRefused(f"stale vector snapshot {folder.name}: it has {differs}, this replica {want}")
-    if manifest["offset"] > log_end:
-        raise SnapshotRefused(f"stale vector snapshot {folder.name}: it covers the log to offset "
-                              f"{manifest['offset']:,}, beyond the log's end {log_end:,} (another log?)")
-    for file, expected in manifest["files"].items():
-        path = folder / file
-        size = path.stat().st_size if path.exists() else None
-        if size != expected["bytes"]:
-            raise SnapshotRefused(f"truncated vector snapshot: {path} has {size} bytes, the manifest "
-                                  f"{expected['bytes']}")
-        if _crc(path) != expected["crc32"]:
-            raise SnapshotRefused(f"corrupt vector snapshot: {path} fails its CRC-32")
     tenants = {}
     for entry in manifest["tenants"]:
         stem = folder / entry["stem"]
         try:
-            index = VectorIndex.mapped(stem, entry["index"])
-        except (OSError, ValueError) as exc:
+            index = VectorIndex.mapped(stem, entry["index"], writable=writable)
+        except (OSError, ValueError, RuntimeError) as exc:
             raise SnapshotRefused(f"vector snapshot {stem} cannot be mapped: {exc}") from None
         hashes = np.fromfile(stem.with_suffix(".hash"), dtype=np.int64)
         keys = np.fromfile(stem.with_suffix(".hkey"), dtype=np.int64)
@@ -349,6 +318,23 @@ class LayeredIndex:
             self._valid[fresh] = True
             self._valid_count += len(fresh)
         return found, tier
+
+    def link_all(self, count: int) -> None:
+        """Links our documents ``0 .. count - 1`` to the owner's of the same numbers: a document
+        table restored from the same generation (``recall.index_snapshot``) numbers them as the
+        owner did when it saved these vectors, so no key is hashed or looked up."""
+        n = min(count, len(self.base.tier))
+        keys = np.arange(n, dtype=np.int64)
+        with self._lock:
+            if count > len(self._owner_of):
+                grown = np.full(count, -1, dtype=np.int64)
+                grown[: len(self._owner_of)] = self._owner_of
+                self._owner_of = grown
+            self._owner_of[:n] = keys
+            self._local_of[:n] = keys
+            fresh = np.flatnonzero((self.base.tier[:n] > 0) & ~self._valid[:n])
+            self._valid[fresh] = True
+            self._valid_count += len(fresh)
 
     def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False) -> None:
         """Adds to the writable index; a key's mapped vector is hidden from then on."""

@@ -72,6 +72,7 @@ Choices from these numbers:
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from pathlib import Path
@@ -449,28 +450,32 @@ class VectorIndex:
                 "unbuilt": 0 if exact else int(np.count_nonzero(state == _TAIL))}
 
     @classmethod
-    def mapped(cls, stem: Path, meta: dict) -> VectorIndex:
+    def mapped(cls, stem: Path, meta: dict, *, writable: bool = False) -> VectorIndex:
         """A read-only index over the files ``save`` wrote (``meta``: what it returned): the
         vectors are memory-mapped and the graph is a usearch view, so nothing is rebuilt, no
         vector is copied, and processes mapping the same files share their pages. ``add``
-        raises; layer a writable index over it (``recall.vector_snapshot.LayeredIndex``)."""
+        raises; layer a writable index over it (``recall.vector_snapshot.LayeredIndex``).
+
+        ``writable``: read into memory instead (the owner reopening its own snapshot: the
+        graph is loaded, not rebuilt, and it keeps adding)."""
         stem = Path(stem)
         index = cls(int(meta["dim"]))
-        index._frozen = True
+        index._frozen = not writable
+        load = np.fromfile if writable else functools.partial(np.memmap, mode="r")
         n = int(meta["keys"])
         index._state = np.fromfile(stem.with_suffix(".state"), dtype=np.int8, count=n)
         if len(index._state) != n:
             raise ValueError(f"{stem.with_suffix('.state')}: {len(index._state)} keys, expected {n}")
         index._count = int(np.count_nonzero(index._state != _ABSENT))
         if meta["exact"]:
-            index._f32 = np.memmap(stem.with_suffix(".f32"), dtype=np.float32, mode="r", shape=(n, index.dim)) \
+            index._f32 = load(stem.with_suffix(".f32"), dtype=np.float32).reshape(n, index.dim) \
                 if n else np.zeros((0, index.dim), dtype=np.float32)
             return index
         index._f32 = None
         rows = int(meta["blocks"]) * _BLOCK
-        codes = np.memmap(stem.with_suffix(".codes"), dtype=np.int8, mode="r", shape=(rows, index.dim))
+        codes = load(stem.with_suffix(".codes"), dtype=np.int8).reshape(rows, index.dim)
         index._blocks = [codes[b * _BLOCK : (b + 1) * _BLOCK] for b in range(int(meta["blocks"]))]
-        index._graph = Index.restore(str(stem.with_suffix(".usearch")), view=True)
+        index._graph = Index.restore(str(stem.with_suffix(".usearch")), view=not writable)
         if index._graph is None or index._graph.ndim != index.dim:
             raise ValueError(f"{stem.with_suffix('.usearch')}: not a {index.dim}-d usearch index")
         index._tail = np.flatnonzero(index._state == _TAIL).astype(np.int64)  # scanned at every search

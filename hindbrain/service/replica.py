@@ -44,11 +44,18 @@ from pathlib import Path
 import httpx
 import orjson
 
-from hindbrain.brain import recall_with_records, semantic_index, vector_snapshots
+from hindbrain.brain import (
+    INDEXED_TOPICS,
+    recall_with_records,
+    semantic_index,
+    snapshot_offset,
+    vector_snapshots,
+)
 from hindbrain.recall.engine import RecallEngine
 from hindbrain.recall.index import RecallIndex
+from hindbrain.recall.index_snapshot import restore
 from hindbrain.recall.pack import RecallPack
-from hindbrain.recall.vector_snapshot import Checkpoints, attach_or_rebuild
+from hindbrain.recall.vector_snapshot import Checkpoints
 from hindbrain.service.asgi import read_body, send_json
 from hindbrain.service.http import VERSION, FastRoutes, RequestIds, Unavailable
 from hindbrain.service.keys import KeyStore
@@ -68,9 +75,6 @@ SERVED_BY = b"x-hindbrain-served-by"  # "replica-<n>" on a replica's answers: wh
 TAIL_S = 0.05  # a replica's tail of the log between recalls
 RESTART_S = 1.0  # the owner's wait before restarting a replica that exited
 AUTO_MAX = 3  # replicas of --replicas auto
-# what the recall index folds (RecallIndex.observe): a recall's own records are most of a served
-# log and change no recall, so a replica does not read them
-INDEXED_TOPICS = ("perceptions", "cognitions", "outcomes", "decisions")
 
 
 class Follower:
@@ -81,10 +85,10 @@ class Follower:
         self.settings = cfg
         self.log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
         self.index = RecallIndex(semantic_index(cfg, follow=True))
-        # the owner's vectors, mapped before the fold: what they hold is neither embedded nor rebuilt
-        self.vectors = attach_or_rebuild(self.index.semantic, vector_snapshots(cfg), self.log.end_offset(ALL_TOPICS, 0))
+        # the owner's snapshot (recall.index_snapshot): the read model and the vectors it held are
+        # mapped, not folded, embedded or rebuilt; the log is folded from where it ends
+        self.vectors, self.next_offset = restore(self.index, vector_snapshots(cfg), self.log.end_offset(ALL_TOPICS, 0))
         self.engine = RecallEngine(self.index, cfg.recall_fusion(), quarantine=cfg.quarantine)
-        self.next_offset = 0  # the first log offset not yet in the index
         self._lock = threading.Lock()  # the tail and the recalls take turns
         self._refreeze = Refreezer()  # what it indexed leaves the full collections (streams/gc_pause.py)
 
@@ -412,7 +416,7 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str,
 
     # a replica started later (one restarted after a crash) maps vectors this recent
     checkpoints = Checkpoints(brain.index, vector_snapshots(brain.settings),
-                              lambda: brain.log.end_offset(ALL_TOPICS, 0)).start()
+                              lambda: snapshot_offset(brain.log)).start()
     pool = Replicas(replicas, brain.settings.home, inner_path, token, log_level)
     app.front = ServedBy(ReplicaRoutes(app.front, token, append, pool.serving), "owner")
     app.state.replicas = pool

@@ -132,7 +132,7 @@ def test_a_replica_maps_the_owners_vectors_and_finds_its_top_k_without_a_model_c
     assert manifest["vectors"] == manifest["neural"] == N and manifest["offset"] >= N
     follower, calls = started(path)
     try:
-        assert follower.vectors.startswith(f"vectors: mapped {N} of the owner's")
+        assert follower.vectors.startswith(f"snapshot: restored {N} documents of 1 tenants, {N} vectors")
         assert calls == [] and follower.index.semantic.mapped_docs == N
         assert {q: top_ids(follower.index, "acme", q) for q in QUERIES} == answers
         assert follower.index.semantic.tiers("acme", [0, N - 1]) == ["neural", "neural"]
@@ -156,7 +156,7 @@ def test_a_damaged_snapshot_is_refused_by_name_and_the_replica_rebuilds(home, tm
         data.write_bytes(raw)
     follower, calls = started(copy)
     try:
-        assert f"{damage} vector snapshot" in follower.vectors and "rebuilding" in follower.vectors
+        assert f"{damage} snapshot" in follower.vectors and "rebuilding" in follower.vectors
         assert follower.index.semantic.mapped_docs == 0 and sum(calls) == N  # the static tier, as before
         assert follower.index.semantic.wait(60)  # the neural vectors, from the owner's cache
         for q in QUERIES:  # the cache keeps float16: near-ties may swap, the similarities agree
