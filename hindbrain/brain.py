@@ -144,7 +144,8 @@ class Brain:
         if not isinstance(self.log, SqliteLog):
             return None  # replicas exist only beside an embedded brain
         try:
-            return write_if_changed(self.index, vector_snapshots(self.settings), lambda: snapshot_offset(self.log))
+            return write_if_changed(self.index, vector_snapshots(self.settings), lambda: snapshot_offset(self.log),
+                                    self.log.lock)
         except Exception as exc:
             print(f"hindbrain: the vector snapshot was not written ({exc!r}); replicas will rebuild the vectors",
                   file=sys.stderr)

@@ -42,6 +42,7 @@ import hashlib
 import shutil
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def doc_hashes(pairs) -> np.ndarray:
 
 
 # -- writing (the owner) ----------------------------------------------------------------------
-def write_snapshot(index, directory: Path, offset) -> Path | None:
+def write_snapshot(index, directory: Path, offset, writer_lock=None) -> Path | None:
     """Saves ``index`` (a ``RecallIndex``) under ``directory`` as a new generation and makes it
     current; returns its folder. Two parts, one cut: the semantic vectors (below; none for a
     lexical-only index) and the rest of the read model (``recall.index_snapshot``: the lexical
@@ -88,14 +89,20 @@ def write_snapshot(index, directory: Path, offset) -> Path | None:
     is the log's end; the snapshot covers the log up to the smaller of it and what the index
     has folded (``RecallIndex.folded``), read while no record is being folded, so a reader
     folds the log from exactly there. The callable returns None while a group commit is open
-    (its records may yet roll back): nothing is written then (None)."""
+    (its records may yet roll back): nothing is written then (None).
+
+    ``writer_lock`` is the log writer's lock (``SqliteLog.lock``), taken before the fold lock:
+    the writer folds its records into the index while holding its own lock, so taking them in
+    the other order deadlocks against a group commit (a close waiting on the log's end while
+    the commit waits to fold)."""
     from hindbrain.recall import index_snapshot
 
     if index.diverged:
         raise RuntimeError("the recall index holds records the log rolled back: it is not saved as a fold of the log")
     tmp = new_generation(directory)
     try:
-        with index.fold_lock:  # records wait (seconds at 1M documents): the files are one cut of the fold
+        # records wait (seconds at 1M documents): the files are one cut of the fold
+        with writer_lock if writer_lock is not None else nullcontext(), index.fold_lock:
             end = offset() if callable(offset) else offset
             if end is None:  # a group commit is open: what the index folded of it may yet roll back
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -148,7 +155,7 @@ def progress(semantic) -> tuple[int, int]:
     return semantic.vector_count(), semantic.neural_total()
 
 
-def write_if_changed(index, directory: Path, offset: int) -> Path | None:
+def write_if_changed(index, directory: Path, offset, writer_lock=None) -> Path | None:
     """``write_snapshot`` unless the current snapshot already holds this index: the same fold
     (its offset) and as many vectors, all in their graphs (a brain reopened and closed
     unchanged, or closed before its graphs were rebuilt, does not replace a good snapshot with
@@ -164,7 +171,7 @@ def write_if_changed(index, directory: Path, offset: int) -> Path | None:
             (held.get("vectors"), held.get("neural")) == progress(index.semantic) and
             (held.get("unbuilt") == 0 or index.semantic.unbuilt() > 0))):
         return None
-    return write_snapshot(index, directory, offset)
+    return write_snapshot(index, directory, offset, writer_lock)
 
 
 def mapped_line(snapshot: Snapshot, seconds: float) -> str:
@@ -176,10 +183,11 @@ class Checkpoints:
     """The owner's background checkpoints: every ``interval`` seconds, when the vectors (or the
     neural ones) grew by ``GROWTH`` (and ``MIN_GROWTH``) since the last snapshot and the graphs
     are built (a snapshot mid-build would leave its replicas scanning the rest), writes one.
-    ``offset()`` gives the log's end."""
+    ``offset()`` gives the log's end; ``writer_lock`` is the log writer's (``write_snapshot``)."""
 
-    def __init__(self, index, directory: Path, offset, interval: float = INTERVAL_S):
+    def __init__(self, index, directory: Path, offset, interval: float = INTERVAL_S, writer_lock=None):
         self.index, self.directory, self.offset, self.interval = index, Path(directory), offset, interval
+        self.writer_lock = writer_lock
         self._took(current_manifest(directory) or {})
         self.last_error: BaseException | None = None
         self._stop = threading.Event()
@@ -205,7 +213,7 @@ class Checkpoints:
         return now - self.written >= max(MIN_GROWTH, GROWTH * self.written) or (self.unbuilt > 0 and now > 0)
 
     def write(self) -> Path | None:
-        written = write_snapshot(self.index, self.directory, self.offset)
+        written = write_snapshot(self.index, self.directory, self.offset, self.writer_lock)
         self._took(current_manifest(self.directory) or {})
         return written
 

@@ -416,7 +416,7 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str,
 
     # a replica started later (one restarted after a crash) maps vectors this recent
     checkpoints = Checkpoints(brain.index, vector_snapshots(brain.settings),
-                              lambda: snapshot_offset(brain.log)).start()
+                              lambda: snapshot_offset(brain.log), writer_lock=brain.log.lock).start()
     pool = Replicas(replicas, brain.settings.home, inner_path, token, log_level)
     app.front = ServedBy(ReplicaRoutes(app.front, token, append, pool.serving), "owner")
     app.state.replicas = pool

@@ -185,3 +185,39 @@ def test_a_damaged_or_stale_index_snapshot_is_refused_by_name_and_the_log_folded
             assert np.allclose([s for _, s in got], [s for _, s in want], atol=0.005), (got, want)
     finally:
         follower.close()
+
+
+class _FoldLockWatch:
+    """``RecallIndex.fold_lock`` in a test: notes, at each acquire, whether the acquiring thread
+    holds the log writer's lock too."""
+
+    def __init__(self, lock, writer):
+        self.lock, self.writer, self.writer_held = lock, writer, []
+
+    def __enter__(self):
+        self.writer_held.append(self.writer._is_owned())
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self.lock.__exit__(*exc)
+
+    def acquire(self, *args, **kwargs):
+        self.writer_held.append(self.writer._is_owned())
+        return self.lock.acquire(*args, **kwargs)
+
+    def release(self):
+        return self.lock.release()
+
+
+def test_a_snapshot_takes_the_log_writers_lock_before_the_fold_lock(tmp_path):
+    # The group commit folds its records under the log writer's lock; a snapshot that took the
+    # fold lock first and then read the log's end under the writer's lock deadlocked against it
+    # (a close hung forever in the suite). Both must take them in one order: writer, then fold.
+    with Brain.open(tmp_path / "brain", embedder="static") as brain:
+        brain.perceive(tenant="acme", agent="agent-1", text="the boiler pressure gauge reads high")
+        watch = _FoldLockWatch(brain.index.fold_lock, brain.log.lock)
+        brain.index.fold_lock = watch
+        brain.perceive(tenant="acme", agent="agent-1", text="the boiler was vented and reads normal")
+        assert brain.checkpoint_vectors() is not None  # it wrote: the fold lock was taken
+        assert watch.writer_held and all(watch.writer_held), watch.writer_held
+        brain.index.fold_lock = watch.lock
