@@ -88,7 +88,9 @@ def test_stdio_serves_the_loop_for_the_bound_tenant(tmp_path):
     assert all("tenant" not in schema["properties"] for schema in got["schemas"].values())
     fragment, recalled = got["fragment"], got["recalled"]
     assert fragment.startswith("fr_") and _ids(recalled) == [fragment]
-    assert recalled["recall_id"] in recalled["prompt"] and f"DO {ACTION}" in recalled["prompt"]
+    # the rule a model acts on, without the bookkeeping (issue 29: the id travels beside the prompt)
+    assert recalled["recall_id"].startswith("rc_") and recalled["recall_id"] not in recalled["prompt"]
+    assert f"DO {ACTION}" in recalled["prompt"]
     assert {"id", "kind", "text", "score", "tokens"} <= set(recalled["items"][0])
     assert recalled["items"][0]["why"] is None  # only explain=true carries the score breakdown
     assert got["done"]["ok"] is True and got["done"]["outcome_id"]
