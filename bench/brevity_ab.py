@@ -11,7 +11,6 @@ per half and question type, the semantic channel alone beside it, and each arm's
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality  # noqa: E402
-from indirect_ab import one, row  # noqa: E402
+from indirect_ab import latency, one, row  # noqa: E402
 
 from hindbrain.recall import brevity  # noqa: E402
 from hindbrain.recall.engine import RecallEngine  # noqa: E402
@@ -59,10 +58,7 @@ def main() -> None:
                 for a in arms:
                     row(f"{a[0]}, {a[1]}", got[a], questions, cats)
                 row("semantic channel alone", alone, questions, cats)
-                base = statistics.median(took[arms[0]])
-                for a in arms:
-                    p50, p99 = statistics.median(took[a]), statistics.quantiles(took[a], n=100)[98]
-                    print(f"  latency {a}: p50 {p50:.2f} ms, p99 {p99:.2f} ms, p50 ratio x{p50 / base:.2f}", flush=True)
+                latency(took)
             brain.close()
 
 

@@ -17,7 +17,6 @@ Arms:
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality  # noqa: E402
-from indirect_ab import one  # noqa: E402
+from indirect_ab import latency, one  # noqa: E402
 
 from hindbrain.recall import expand  # noqa: E402
 
@@ -79,10 +78,7 @@ def main() -> None:
                         rs = [r for q, r in zip(questions, got[a], strict=True) if c is None or q.category == c]
                         cells.append(f"{quality.mean_recalls(rs)[5]:.1f} ({quality.all_gold(rs):.0f})")
                     print(f"| {a} | " + " | ".join(cells) + " |", flush=True)
-                base = statistics.median(took[arms[0]])
-                for a in arms:
-                    p50, p99 = statistics.median(took[a]), statistics.quantiles(took[a], n=100)[98]
-                    print(f"  latency {a}: p50 {p50:.2f} ms, p99 {p99:.2f} ms, p50 ratio x{p50 / base:.2f}", flush=True)
+                latency(took)
             brain.close()
 
 

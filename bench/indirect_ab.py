@@ -43,6 +43,14 @@ def row(label: str, got: list[dict[int, float]], questions: list, cats: list[str
     print(f"| {label} | {quality.mean_recalls(got)[5]:.1f} | " + " | ".join(f"{b:.1f}" for b in by) + " |")
 
 
+def latency(took: dict, label=str) -> None:
+    """Each arm's p50, p99 and p50 ratio to the first arm's (``took``: arm → recall times, ms)."""
+    base = statistics.median(next(iter(took.values())))
+    for arm, times in took.items():
+        p50, p99 = statistics.median(times), statistics.quantiles(times, n=100)[98]
+        print(f"  latency {label(arm)}: p50 {p50:.2f} ms, p99 {p99:.2f} ms, p50 ratio x{p50 / base:.2f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="hard-en,hard-zh,conv-en,conv-zh")
@@ -79,11 +87,7 @@ def main() -> None:
                 for v in values:
                     row(f"indirect_lexical {v}", got[v], questions, cats)
                 row("semantic channel alone", alone, questions, cats)
-                base = statistics.median(took[1.0])
-                for v in values:
-                    p50, p99 = statistics.median(took[v]), statistics.quantiles(took[v], n=100)[98]
-                    print(f"  latency indirect_lexical {v}: p50 {p50:.2f} ms, p99 {p99:.2f} ms, "
-                          f"p50 ratio x{p50 / base:.2f}")
+                latency(took, lambda v: f"indirect_lexical {v}")
             brain.close()
 
 
