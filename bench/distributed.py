@@ -173,17 +173,24 @@ def bench_replay(kafka: str, messages: list[Message], folder: Path, workers: int
     return kafka_rate, embedded_rate
 
 
-def with_columnar(on: bool, fn, *args, **kwargs):
-    """``fn(*args)`` with the columnar decode on or off (the env var reaches worker subprocesses)."""
-    before = os.environ.get("HINDBRAIN_COLUMNAR_DECODE")
-    os.environ["HINDBRAIN_COLUMNAR_DECODE"] = "1" if on else "0"
+def with_switches(switches: dict[str, bool], fn, *args, **kwargs):
+    """``fn(*args)`` with each ``HINDBRAIN_*`` switch set on or off, restored after (env vars reach
+    worker subprocesses): ``HINDBRAIN_COLUMNAR_DECODE`` (the columnar decode) and
+    ``HINDBRAIN_KAFKA_BATCHES`` (perceptions straight into chDB)."""
+    before = {name: os.environ.get(name) for name in switches}
+    os.environ.update({name: "1" if on else "0" for name, on in switches.items()})
     try:
         return fn(*args, **kwargs)
     finally:
-        if before is None:
-            os.environ.pop("HINDBRAIN_COLUMNAR_DECODE")
-        else:
-            os.environ["HINDBRAIN_COLUMNAR_DECODE"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+
+
+def switches(columnar: bool, batches: bool) -> dict[str, bool]:
+    return {"HINDBRAIN_COLUMNAR_DECODE": columnar, "HINDBRAIN_KAFKA_BATCHES": batches}
 
 
 def bench_kafka_replay(kafka: str, messages: list[Message], folder: Path, columnar: bool,
@@ -196,25 +203,11 @@ def bench_kafka_replay(kafka: str, messages: list[Message], folder: Path, column
     try:
         for i in range(0, len(messages), 5000):
             log.append(messages[i : i + 5000])
-        report = with_batches(batches, with_columnar, columnar, replay, log, warehouse)
+        report = with_switches(switches(columnar, batches), replay, log, warehouse)
         return report.records_per_second, report.digest
     finally:
         warehouse.close()
         log.close()
-
-
-def with_batches(on: bool, fn, *args, **kwargs):
-    """``fn(*args)`` with perceptions straight into chDB on or off (``HINDBRAIN_KAFKA_BATCHES``,
-    which reaches worker subprocesses)."""
-    before = os.environ.get("HINDBRAIN_KAFKA_BATCHES")
-    os.environ["HINDBRAIN_KAFKA_BATCHES"] = "1" if on else "0"
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        if before is None:
-            os.environ.pop("HINDBRAIN_KAFKA_BATCHES")
-        else:
-            os.environ["HINDBRAIN_KAFKA_BATCHES"] = before
 
 
 def event_messages(n: int, seed: int) -> list[Message]:
@@ -577,8 +570,8 @@ def main() -> None:
                     assert digest in (None, same), f"the {label} replay's digest differs from the per-record one"
                     digest = same
                     (folder / f"e2e-{label}").mkdir()
-                    e2e, _ = with_batches(direct, with_columnar, on, bench_end_to_end, kafka, messages,
-                                          folder / f"e2e-{label}", engine="aiokafka")
+                    e2e, _ = with_switches(switches(on, direct), bench_end_to_end, kafka, messages,
+                                           folder / f"e2e-{label}", engine="aiokafka")
                     runs.setdefault(f"replay {label}", []).append(r)
                     runs.setdefault(f"worker {label}", []).append(e2e)
                     print(f"run {n + 1}: {label}: replay {r:,.0f} rec/s, worker {e2e:,.0f} ev/s; "
