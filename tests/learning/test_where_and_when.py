@@ -38,6 +38,17 @@ def status(b, fid):
     return units(b)[fid][2]
 
 
+def verified_then_failed_once(b):
+    """A rule learned in test ("smtp relay" worked where "batch queue" failed), verified once by
+    an agent applying it, then failing once where it was applied; returns its id."""
+    report(b, "a1", "t1", "batch queue", False, "test")
+    report(b, "a2", "t2", "smtp relay", True, "test")
+    rule = rule_of(b, "smtp relay", "test")
+    report(b, "a3", "t3", "smtp relay", True, "test", applied=[rule])
+    report(b, "a4", "t4", "smtp relay", False, "test", applied=[rule])
+    return rule
+
+
 def test_the_same_fix_learned_in_another_environment_is_that_environments_rule(tmp_path):
     with Brain.open(tmp_path / "b", embedder="none") as b:
         for env in ("prod", "test"):
@@ -100,11 +111,7 @@ def test_one_failure_is_a_flake_until_the_system_shows_the_option_replaced(tmp_p
 
 def test_a_flake_then_the_same_option_working_again_leaves_the_rule_trusted(tmp_path):
     with Brain.open(tmp_path / "b", embedder="none") as b:
-        report(b, "a1", "t1", "batch queue", False, "test")
-        report(b, "a2", "t2", "smtp relay", True, "test")
-        rule = rule_of(b, "smtp relay", "test")
-        report(b, "a3", "t3", "smtp relay", True, "test", applied=[rule])
-        report(b, "a4", "t4", "smtp relay", False, "test", applied=[rule])
+        rule = verified_then_failed_once(b)
         report(b, "a5", "t5", "smtp relay", True, "test", applied=[rule])
         report(b, "a6", "t6", "smtp relay", True, "prod")
         assert status(b, rule) in ("verified", "stable")
@@ -112,11 +119,7 @@ def test_a_flake_then_the_same_option_working_again_leaves_the_rule_trusted(tmp_
 
 def test_a_rule_in_review_heeded_as_a_warning_is_not_verified_by_it(tmp_path):
     with Brain.open(tmp_path / "b", embedder="none") as b:
-        report(b, "a1", "t1", "batch queue", False, "test")
-        report(b, "a2", "t2", "smtp relay", True, "test")
-        rule = rule_of(b, "smtp relay", "test")
-        report(b, "a3", "t3", "smtp relay", True, "test", applied=[rule])
-        report(b, "a4", "t4", "smtp relay", False, "test", applied=[rule])
+        rule = verified_then_failed_once(b)
         report(b, "a5", "t5", "api gateway", True, "prod")  # not yet: smtp relay never failed in prod
         report(b, "a5", "t6", "smtp relay", False, "prod")
         report(b, "a6", "t7", "api gateway", True, "prod")
