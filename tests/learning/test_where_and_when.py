@@ -90,11 +90,7 @@ def test_a_failure_resets_the_count_of_a_routine(tmp_path):
 
 def test_one_failure_is_a_flake_until_the_system_shows_the_option_replaced(tmp_path):
     with Brain.open(tmp_path / "b", embedder="none") as b:
-        report(b, "a1", "t1", "batch queue", False, "test")
-        report(b, "a2", "t2", "smtp relay", True, "test")
-        rule = rule_of(b, "smtp relay", "test")
-        report(b, "a3", "t3", "smtp relay", True, "test", applied=[rule])  # verified
-        report(b, "a4", "t4", "smtp relay", False, "test", applied=[rule])  # one failure: a flake, perhaps
+        rule = verified_then_failed_once(b)  # verified, then one failure: a flake, perhaps
         assert status(b, rule) != "reviewing"
         report(b, "a5", "t5", "smtp relay", False, "prod")  # the option fails in prod too ...
         assert status(b, rule) != "reviewing"
