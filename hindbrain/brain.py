@@ -595,9 +595,10 @@ def snapshot_offset(log: SqliteLog) -> int | None:
     return None if log.group_from is not None else log.end_offset(ALL_TOPICS, 0)
 
 
-def fold_log(index: RecallIndex, log: SqliteLog, start: int, end: int, chunk: int = 20_000) -> int:
-    """Folds the log's ``INDEXED_TOPICS`` from ``start`` to ``end`` into ``index``; returns the
-    records read."""
+def fold_log(index: RecallIndex, log: SqliteLog, start: int, end: int, chunk: int = 20_000,
+             folded: Callable[[list], None] | None = None) -> int:
+    """Folds the log's ``INDEXED_TOPICS`` from ``start`` to ``end`` into ``index``, ``chunk``
+    records at a time, each chunk handed to ``folded`` after; returns the records read."""
     done = 0
     with gc_paused():
         while start < end:
@@ -605,7 +606,11 @@ def fold_log(index: RecallIndex, log: SqliteLog, start: int, end: int, chunk: in
             if not entries:
                 break
             index.observe(decoded_entries(entries))
+            if folded is not None:
+                folded(entries)
             done += len(entries)
+            # past what was scanned, not only past the last indexed record: the recall records
+            # after it would be scanned again at every replica recall (measured: 56 ms a recall)
             start = entries[-1].offset + 1 if len(entries) == chunk else end
     return done
 

@@ -45,7 +45,7 @@ import httpx
 import orjson
 
 from hindbrain.brain import (
-    INDEXED_TOPICS,
+    fold_log,
     recall_with_records,
     semantic_index,
     snapshot_offset,
@@ -63,8 +63,7 @@ from hindbrain.service.limits import Limits
 from hindbrain.service.metrics import Metrics
 from hindbrain.service.wire import uvicorn_options
 from hindbrain.settings import Settings
-from hindbrain.streams.gc_pause import Refreezer, freeze_long_lived, gc_paused
-from hindbrain.streams.processing import decoded_entries
+from hindbrain.streams.gc_pause import Refreezer, freeze_long_lived
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 
 RECORDED = f"/{VERSION}/internal/recorded"  # the owner's route for a replica's recall records
@@ -95,17 +94,10 @@ class Follower:
     def catch_up(self, chunk: int = 20_000) -> int:
         """Index what the log holds beyond ``next_offset`` (of ``INDEXED_TOPICS``); returns the
         records read."""
-        done = 0
-        with self._lock, gc_paused():
+        with self._lock:
             end = self.log.end_offset(ALL_TOPICS, 0)  # read up to here, then skip the rest of it
-            while self.next_offset < end:
-                entries = self.log.read_all(self.next_offset, chunk, INDEXED_TOPICS, stop=end)
-                self.index.observe(decoded_entries(entries))
-                self._refreeze(entries)
-                done += len(entries)
-                # past what was scanned, not only past the last indexed record: the recall records
-                # after it would be scanned again at every recall (measured: 56 ms a recall)
-                self.next_offset = entries[-1].offset + 1 if len(entries) == chunk else end
+            done = fold_log(self.index, self.log, self.next_offset, end, chunk, self._refreeze)
+            self.next_offset = max(self.next_offset, end)
         return done
 
     def recall(self, fields: dict) -> tuple[RecallPack, list]:

@@ -16,9 +16,10 @@ import pytest
 from http_helpers import call, free_port
 
 from hindbrain import Brain
+from hindbrain.brain import INDEXED_TOPICS
 from hindbrain.schemas.codec import registry
 from hindbrain.service.keys import KeyStore
-from hindbrain.service.replica import INDEXED_TOPICS, RECORDED, Follower, replica_count
+from hindbrain.service.replica import RECORDED, Follower, replica_count
 from hindbrain.settings import Settings
 from hindbrain.streams.sqlite_log import SqliteLog
 
