@@ -180,7 +180,9 @@ def test_a_damaged_or_stale_index_snapshot_is_refused_by_name_and_the_log_folded
         assert follower.index.semantic.wait(60)  # the vectors it did not map, from the owner's cache
         # the cache keeps float16 (the snapshot int8 codes): near-ties may swap, the scores agree
         for got, want in zip(answers(lambda q: follower.recall(q)[0]), owner, strict=True):
-            assert len(got) == len(want) and {i for i, _ in got[:1]} == {i for i, _ in want[:1]}
+            # the same best answer; among items the owner scores exactly alike, either order is it
+            assert len(got) == len(want) and all(g in {i for i, s in want if s == want[0][1]} for g, _ in got[:1]), (
+                got, want)
             assert len({i for i, _ in got} & {i for i, _ in want}) >= 0.8 * len(want)
             assert np.allclose([s for _, s in got], [s for _, s in want], atol=0.005), (got, want)
     finally:
