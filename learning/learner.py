@@ -228,7 +228,7 @@ class Learner:
             if extract.is_failure(record) and not restoring:
                 out += self._routine_broken(t, record, key)
             if extract.is_failure(record):
-                kept = t.reports.setdefault(key[:1] + key[2:3], [])
+                kept = t.reports.setdefault(_where(key), [])
                 kept.append(record)
                 del kept[:-TRAJECTORY]
             if extract.is_failure(record) and not restoring:
@@ -331,7 +331,7 @@ class Learner:
         succeed at the first try and no single task holds the trajectory, so without it the fleet's knowledge
         stayed a handful of raw events in every prompt and never became a rule that answers."""
         tried = (key[1], key[3])
-        failures = [f for f in t.reports.get(key[:1] + key[2:3], []) if (o := _option(f)) and (o[1], o[3]) != tried]
+        failures = [f for f in t.reports.get(_where(key), []) if (o := _option(f)) and (o[1], o[3]) != tried]
         if not failures:
             return []
         env = success["envelope"]
@@ -422,7 +422,7 @@ class Learner:
         agent meets it first, and each environment's rule failing once there is then no longer a flake."""
         system, env = key[0], success["envelope"]
         # the options that failed here lately (``reports``: this system and scope's last failures, not every key)
-        recent = {o for f in t.reports.get(key[:1] + key[2:3], []) if (o := _option(f))}
+        recent = {o for f in t.reports.get(_where(key), []) if (o := _option(f))}
         replaced = [k for k in recent if t.failed.get(k) and (k[1], k[3]) != (key[1], key[3])]
         if not replaced:
             return []
@@ -618,21 +618,14 @@ class Learner:
         contradicted = t.contradicted.get(env["task"] or "", set())
         for fid in applied:
             if fid in contradicted:  # the recovery counted this failure against it already: only its verdict
-                self.counts[UNIT_ATTRIBUTED] += 1
-                out.append(decision(UNIT_ATTRIBUTED, env["tenant"], [fid], [env["record_id"]],
-                                    "applied; its action failed and another option worked: debited (already "
-                                    "contradicted by the task's recovery)", {"verdict": "failed"}, env["ts_us"],
-                                    LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
-                                    f"{env['record_id']}:{fid}:verdict"))
+                out.append(self._verdict_only(env, fid, "failed", "applied; its action failed and another option "
+                                              "worked: debited (already contradicted by the task's recovery)"))
                 continue
             if t.units[fid].status == "reviewing" and tried and not attribution.performed(t.units[fid].action, tried):
                 # A rule in review reads "X failed here lately" (``recall.pack``): an agent that heeded it did
                 # something else, which says nothing for "do X" (credited, it was verified again the next task).
-                self.counts[UNIT_ATTRIBUTED] += 1
-                out.append(decision(UNIT_ATTRIBUTED, env["tenant"], [fid], [env["record_id"]],
-                                    "applied while in review, its action not performed: heeded as a warning, no "
-                                    "verdict on it", {"verdict": "none"}, env["ts_us"], LIFECYCLE_JOB,
-                                    {"rule": lifecycle.RULE_VERSION}, f"{env['record_id']}:{fid}:verdict"))
+                out.append(self._verdict_only(env, fid, "none", "applied while in review, its action not "
+                                              "performed: heeded as a warning, no verdict on it"))
                 continue
             # Inside the task, what the unit's own action did decides, not the task's end (design.md §issue-17):
             # applied, failed, then another option succeeded is a failure of this unit.
@@ -647,6 +640,13 @@ class Learner:
             changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"], env["agent"])
             out += self._changes(env, fid, changes, verdict="worked" if worked else "failed")
         return out
+
+    def _verdict_only(self, env: dict, fid: str, verdict: str, reason: str) -> tuple[str, dict]:
+        """The attribution of an outcome to unit ``fid`` that changes nothing else about it."""
+        self.counts[UNIT_ATTRIBUTED] += 1
+        return decision(UNIT_ATTRIBUTED, env["tenant"], [fid], [env["record_id"]], reason, {"verdict": verdict},
+                        env["ts_us"], LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
+                        f"{env['record_id']}:{fid}:verdict")
 
     def _changes(self, env: dict, fid: str, changes: list[lifecycle.Change], cause: str | None = None,
                  job: str = LIFECYCLE_JOB, contradiction: bool = False, verdict: str | None = None
@@ -691,6 +691,11 @@ def _option(event: dict) -> tuple[str, frozenset[str], frozenset, frozenset[str]
         return None
     scope = frozenset((k, str(v)) for k, v in (event.get("scope") or {}).items() if isinstance(v, str | int | float))
     return event["system"], words, scope, attribution.words(event.get("identity") or "")
+
+
+def _where(option: tuple) -> tuple:
+    """(system, scope) of an option key (``_option``): where its failure reports are kept."""
+    return option[:1] + option[2:3]
 
 
 def _recommends(unit: Unit, option: tuple, scope: dict | None = None) -> bool:
