@@ -182,7 +182,7 @@ def stop_at_answer(items: list[GateItem], system: str, drop) -> list[GateItem]:
     if answer is None:
         return summarised_failures(items, entity, drop)
     doc = answer.doc
-    actions = {t for t in doc.links if t.startswith("@action:")}
+    actions = actions_of(doc)
     said = word_set(doc.text)
     kept = []
     for item in items:
@@ -202,12 +202,13 @@ def summarised_failures(items: list[GateItem], entity: str, drop) -> list[GateIt
              and entity in i.doc.links]
     if not rules:
         return items
+    rules_doing = [(r, actions_of(r.doc)) for r in rules]
     kept = []
     for item in items:
         doc = item.doc
-        own = {t for t in doc.links if t.startswith("@action:")}
-        by = next((r for r in rules if doc.event_kind == "anomaly" and entity in doc.links and own
-                   and not own & {t for t in r.doc.links if t.startswith("@action:")}
+        own = actions_of(doc)
+        by = next((r for r, does in rules_doing if doc.event_kind == "anomaly" and entity in doc.links and own
+                   and not own & does
                    and any(word_set(a[8:]) and word_set(a[8:]) <= word_set(r.doc.text) for a in own)), None)
         if by is None:
             kept.append(item)
@@ -285,7 +286,7 @@ def _beside_answer(doc: Doc, entity: str, actions: set[str], said: frozenset[str
     """Why ``doc`` adds nothing once the answer (of ``entity``, doing ``actions``, saying ``said``) is
     selected, or None when it may."""
     entities = {t for t in doc.links if t.startswith("@entity:")}
-    own = {t for t in doc.links if t.startswith("@action:")}
+    own = actions_of(doc)
     if entities and entity not in entities:
         return f"about another system ({', '.join(sorted(e[8:] for e in entities))[:60]})"
     if doc.kind == "fragment":
@@ -299,6 +300,11 @@ def _beside_answer(doc: Doc, entity: str, actions: set[str], said: frozenset[str
         return "a failure the answer summarises" if any(o and o <= said for o in options) else \
             "a failure of another option, which the answer replaces"
     return "an event of another action"
+
+
+def actions_of(doc: Doc) -> set[str]:
+    """The ``@action:`` links of a document: what it says was done."""
+    return {t for t in doc.links if t.startswith("@action:")}
 
 
 def _system_actions(doc: Doc) -> list[tuple[str, str]]:
