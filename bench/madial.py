@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import time
@@ -57,7 +58,10 @@ from hindbrain.recall.tokenize import tokens
 KS = (1, 3, 5, 10)
 VARIANTS = ("whole", "user", "last3", "last")
 RRF_K = 60
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval-data" / "madial-bench"
+# HINDBRAIN_EVAL_DATA names the eval-data folder when the checkout is not beside ../shared (a worktree).
+EVAL_DATA = Path(os.environ.get("HINDBRAIN_EVAL_DATA")
+                 or Path(__file__).resolve().parents[2] / "shared" / "eval-data")
+DEFAULT_DATA = EVAL_DATA / "madial-bench"
 
 # "<Bart>:"hello"" or "<Assistant>: "hi"" ; a few English lines lost their tag in translation.
 _TAGGED = re.compile(r"^<([^<>:]{1,20})>\s*[:：]\s*(.*)$")

@@ -74,7 +74,10 @@ from hindbrain.schemas.records import now_us
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 KS = (1, 5, 10)
-MADIAL = Path(__file__).resolve().parents[2] / "shared" / "eval-data" / "madial-bench" / "derived"
+# HINDBRAIN_EVAL_DATA names the eval-data folder when the checkout is not beside ../shared (a worktree).
+EVAL_DATA = Path(os.environ.get("HINDBRAIN_EVAL_DATA")
+                 or Path(__file__).resolve().parents[2] / "shared" / "eval-data")
+MADIAL = EVAL_DATA / "madial-bench" / "derived"
 HARD = Path(__file__).resolve().parent / "data"
 
 
