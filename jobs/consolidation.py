@@ -85,8 +85,11 @@ def merge(group: list[UnitRow], now_us: int, run_id: str) -> list[tuple[str, dic
                    ts_us=now_us)  # a meta-rule of private rules stays in their agent's private memory
     cognition = {
         "envelope": env, "fragment_id": meta, "condition": best.condition, "action": best.action,
-        "reason": f"merged from {len(group)} near-identical rules (words overlap ≥ {NEAR})",
-        "evidence": f"{sum(r.successes for r in group)} verified deliveries across them",
+        # The reason is the representative's own: it renders as the rule's BECAUSE in a prompt, where
+        # "merged from 3 rules" would read as the cause. How it was merged is part of its evidence.
+        "reason": best.reason or None,
+        "evidence": f"merged from {len(group)} near-identical rules (words overlap ≥ {NEAR}); "
+                    f"{sum(r.successes for r in group)} verified deliveries across them",
         "scope": {k: str(v) for k, v in best.scope.items()}, "source": best.source, "citation": best.citation,
         "confidence": max(r.confidence for r in group), "seed": False, "event_ids": ids, "entities": [],
     }

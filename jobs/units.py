@@ -14,7 +14,8 @@ SELECT f.tenant, f.fragment_id, f.condition, f.action, f.source, f.layer, f.cita
        ifNull(s.confidence, f.confidence) AS confidence, ifNull(s.successes, 0) AS successes,
        ifNull(s.failures, 0) AS failures,
        greatest(toUnixTimestamp64Micro(f.ts), ifNull(u.last_used, 0)) AS last_used, ifNull(d.step, 0) AS step,
-       ifNull(d.since, 0) AS step_since, f.agent, f.seed, sh.fragment_id != '' AS shared_later
+       ifNull(d.since, 0) AS step_since, f.agent, f.seed, sh.fragment_id != '' AS shared_later,
+       ifNull(f.reason, '') AS reason
 FROM (SELECT * FROM fragments FINAL) AS f
 LEFT JOIN (SELECT tenant, fragment_id, status, confidence, successes, failures FROM unit_states FINAL) AS s
     USING (tenant, fragment_id)
@@ -51,6 +52,7 @@ class UnitRow:
     agent: str | None = None  # who proposed it
     seed: bool = False
     shared_later: bool = False  # a unit_shared decision moved it into the shared memory
+    reason: str = ""  # why the action works ("" when the unit gives none)
 
     @property
     def live(self) -> bool:

@@ -35,7 +35,7 @@ def test_the_best_proven_rule_speaks_for_the_merged_group(lexical_brain):
     a = b.learn(tenant="acme", condition="the IAM submit button does nothing for a normal account",
                 action="switch to the admin account")
     c = b.learn(tenant="acme", condition="IAM submit button does nothing for a normal account",
-                action="switch to the admin account and submit once")
+                action="switch to the admin account and submit once", reason="permission changes need admin")
     b.outcome(tenant="acme", task="t1", applied=[c], success=True)
     report = b.hindsight()
     [merged] = [d for d in report.decisions if d["kind"] == "units_merged"]
@@ -47,6 +47,10 @@ def test_the_best_proven_rule_speaks_for_the_merged_group(lexical_brain):
     assert row["action"] == "switch to the admin account and submit once" and set(row["event_ids"]) == {a, c}
     pack = b.recall(tenant="acme", query="IAM submit button does nothing")
     assert [i.id for i in pack.items if i.kind == "fragment"] == [meta]
+    # its reason is the representative's own, not how it was merged (that is part of its evidence)
+    assert "BECAUSE permission changes need admin" in pack.render() and "merged from" not in pack.render()
+    [row] = b.sql("SELECT reason, evidence FROM fragments FINAL WHERE fragment_id = {f:String}", {"f": meta})
+    assert row["reason"] == "permission changes need admin" and row["evidence"].startswith("merged from 2 ")
     assert not [d for d in b.hindsight().decisions if d["kind"] == "units_merged"]  # nothing left to merge
 
 
