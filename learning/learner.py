@@ -93,6 +93,9 @@ class _Tenant:
     reports: Recent = field(default_factory=Recent)  # (system, scope) → its recent failure events, any task
     routine: Recent = field(default_factory=Recent)  # option key → {agent: its last success}, until a failure
     routines: Recent = field(default_factory=Recent)  # option key → the routine unit it taught
+    # While restoring: a proposal's unit id → (the map above that names what it taught, its key), until the
+    # gate's decision on it is folded (it comes later in the log). See ``_restore_taught``.
+    teaching: Recent = field(default_factory=Recent)
 
 
 class Learner:
@@ -124,12 +127,18 @@ class Learner:
 
     # -- applying its own records (the state is a fold of the log) -------------------------
     def _apply(self, record_type: str, record: dict) -> None:
+        if record_type == "cognition" and record.get("scope"):  # its own proposals' too: where each unit holds
+            self._tenant(record["envelope"]["tenant"]).scopes[record["fragment_id"]] = dict(record["scope"])
         if record_type != "decision" or record["kind"] not in UNIT_KINDS:
             return
         payload = json.loads(record["payload_json"])
+        t = self._tenant(record["envelope"]["tenant"])
+        if t.teaching and record["subject_ids"] and (left := _taught_by(record)) is not None:
+            taught = t.teaching.pop(record["subject_ids"][0], None)
+            if taught is not None:
+                getattr(t, taught[0])[taught[1]] = left
         if "unit" in payload:
             unit = lifecycle.from_state(payload["unit"])
-            t = self._tenant(record["envelope"]["tenant"])
             t.units[unit.fragment_id] = unit
             lesson = _lesson(unit.source, unit.condition, unit.action, t.scopes.get(unit.fragment_id))
             if unit.status in lifecycle.LIVE or unit.status == "held":
@@ -215,24 +224,25 @@ class Learner:
         elif option and extract.is_success(record) and not restoring and not t.successes.get(option):
             out += self._recover_across(t, record, option)
         if key := option:
-            if extract.is_success(record) and not restoring:
-                out += self._routine(t, record, key)
-                out += self._doubt_replaced(t, record, key)
-                out += self._outdate_failures(t, record, key)
+            if extract.is_success(record):
+                out += self._routine(t, record, key, restoring)
+            if extract.is_success(record):
+                out += self._doubt_replaced(t, record, key, restoring)
+                out += self._outdate_failures(t, record, key, restoring)
             if extract.is_success(record) or extract.is_failure(record):
                 kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
                 kept.append(env["record_id"])
                 del kept[:-SUCCESSES_KEPT]
             if extract.is_failure(record) and t.routine.get(key) is not None:
                 t.routine[key] = {}  # a routine is what kept working: its count starts again
-            if extract.is_failure(record) and not restoring:
-                out += self._routine_broken(t, record, key)
+            if extract.is_failure(record):
+                out += self._routine_broken(t, record, key, restoring)
             if extract.is_failure(record):
                 kept = t.reports.setdefault(_where(key), [])
                 kept.append(record)
                 del kept[:-TRAJECTORY]
-            if extract.is_failure(record) and not restoring:
-                out += self._outdate_successes(t, record, key)
+            if extract.is_failure(record):
+                out += self._outdate_successes(t, record, key, restoring)
         if record["kind"] == "feedback" and record.get("polarity") is not None:
             out += self._feedback(t, record, restoring)
         elif not restoring and record["kind"] in ("message", "feedback"):
@@ -305,18 +315,19 @@ class Learner:
     def _recover(self, t: _Tenant, success: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = success["envelope"]
         failures = t.failures.pop(env["task"])
-        if restoring:
-            return []
         goal = t.goals.get(env["task"])
         failed = tuple(f.get("action") for f in failures if f.get("action"))
         for failure in reversed(failures):
             proposal = extract.recovery(failure, success, goal, failed)
+            if proposal and restoring:
+                self._restore_taught(t, env, proposal, "recovered", env["task"])
+                return self._outdate(t, failures, success, _proposal_id(env, proposal), restoring)
             if proposal:
                 proposed = self._propose(env, proposal)
                 if taught := _taught(proposed):
                     t.recovered[env["task"]] = taught
                 return proposed + self._outdate(t, failures, success, taught)
-        if self.extractor is None:
+        if self.extractor is None or restoring:
             return []
         self.counts["extractor_calls"] += 1
         out = []
@@ -339,7 +350,8 @@ class Learner:
         proposal = extract.recovery(failures[-1], success, t.goals.get(env["task"] or ""), failed)
         return self._propose(env, proposal) if proposal else []
 
-    def _outdate(self, t: _Tenant, failures: list[dict], success: dict, taught: str | None) -> list[tuple[str, dict]]:
+    def _outdate(self, t: _Tenant, failures: list[dict], success: dict, taught: str | None,
+                 restoring: bool = False) -> list[tuple[str, dict]]:
         """Change detection (design.md §issue-29): an option that failed in this task, after which another
         one worked, stops being an answer wherever it used to be one. Its older success events in
         that system are outdated (an ``events_outdated`` decision: kept in the log, marked in
@@ -353,7 +365,7 @@ class Learner:
             if key is None or key[:3] == (_option(success) or ())[:3]:
                 continue
             old = t.successes.pop(key, [])
-            if old:
+            if old and not restoring:
                 self.counts[EVENTS_OUTDATED] += 1
                 out.append(decision(
                     EVENTS_OUTDATED, env["tenant"], old, [failure["envelope"]["record_id"], env["record_id"]],
@@ -367,6 +379,8 @@ class Learner:
                         or not unit.successes or not _recommends(unit, key, t.scopes.get(unit.fragment_id))):
                     continue
                 done.add(unit.fragment_id)
+                if restoring:
+                    continue  # its contradiction is in the log
                 instead = taught or success.get("action")
                 against = lifecycle.on_contradiction(unit, failure["envelope"]["record_id"],
                                                      f"failed where it used to succeed; {instead} worked instead")
@@ -374,7 +388,7 @@ class Learner:
                                      contradiction=True)
         return out
 
-    def _routine(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+    def _routine(self, t: _Tenant, success: dict, key: tuple, restoring: bool = False) -> list[tuple[str, dict]]:
         """``routine/1``: the option's successes by independent agents since it last failed here, once they are
         ``extract.ROUTINE_AGENTS`` and no live rule of the system already names it in this scope, become a rule
         (proposed once per option; a failure starts the count again). A shared fact about the system, like
@@ -394,26 +408,28 @@ class Learner:
         proposal = extract.routine(list(seen.values()), t.goals.get(success["envelope"]["task"] or ""))
         if proposal is None:
             return []
+        if restoring:
+            return self._restore_taught(t, success["envelope"], proposal, "routines", key)
         proposed = self._propose(success["envelope"], proposal)
         if taught := _taught(proposed):
             t.routines[key] = taught
         return proposed
 
-    def _routine_broken(self, t: _Tenant, failure: dict, key: tuple) -> list[tuple[str, dict]]:
+    def _routine_broken(self, t: _Tenant, failure: dict, key: tuple, restoring: bool = False) -> list[tuple[str, dict]]:
         """A routine's premise is that its option never failed where it holds (its evidence is success reports
         only, no contrast): the first failure there contradicts it (under review), as a newer failure report
         hides an older success one (``recall.gate.newest_reports``). A rule learned from a failure then a
         success is stickier: one failure may be a flake (``_doubt_replaced``)."""
         fid = t.routines.pop(key, None)
         unit = t.units.get(fid or "")
-        if unit is None or unit.status not in lifecycle.LIVE or unit.status == "reviewing":
+        if restoring or unit is None or unit.status not in lifecycle.LIVE or unit.status == "reviewing":
             return []
         env = failure["envelope"]
         against = lifecycle.on_contradiction(unit, env["record_id"], "a routine whose option failed where it "
                                                                      "had always worked")
         return self._changes(env, fid, against, f"{env['record_id']}:{fid}", contradiction=True)
 
-    def _doubt_replaced(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+    def _doubt_replaced(self, t: _Tenant, success: dict, key: tuple, restoring: bool = False) -> list[tuple[str, dict]]:
         """Change detection that does not punish a flake (design.md §issue-29): a rule whose option failed once in
         its scope since it last worked there may have met a transient error, and stays trusted on that alone.
         It is contradicted (under review at once) when the system shows the option was *replaced*: here, in
@@ -443,6 +459,8 @@ class Learner:
                 if not failed_there or failed_there[-1] in unit.evidence:
                     continue  # it has not failed where it holds (nothing to doubt yet), or that failure counted
                 done.add(unit.fragment_id)
+                if restoring:
+                    continue  # its contradiction is in the log
                 against = lifecycle.on_contradiction(
                     unit, failed_there[-1], f"failed where it used to succeed; in {system} "
                                             f"'{success.get('identity') or success.get('action')}' replaced it")
@@ -450,7 +468,8 @@ class Learner:
                                      contradiction=True)
         return out
 
-    def _outdate_successes(self, t: _Tenant, failure: dict, key: tuple) -> list[tuple[str, dict]]:
+    def _outdate_successes(self, t: _Tenant, failure: dict, key: tuple,
+                           restoring: bool = False) -> list[tuple[str, dict]]:
         """Change detection without a recovery: an option that used to work here failed
         ``FAILURES_TO_OUTDATE`` times since its last success (the task may have ended without finding
         what works instead), so its older success events stop suggesting it. One failure is not
@@ -459,6 +478,8 @@ class Learner:
         if len(since) < FAILURES_TO_OUTDATE or not t.successes.get(key):
             return []
         old = t.successes.pop(key)
+        if restoring:
+            return []  # its decision is in the log
         env = failure["envelope"]
         self.counts[EVENTS_OUTDATED] += 1
         return [decision(
@@ -469,12 +490,13 @@ class Learner:
             env["ts_us"], EXTRACT_JOB, {"rule": "outdate/1", "failures": FAILURES_TO_OUTDATE},
             f"{env['record_id']}:successes:outdated")]
 
-    def _outdate_failures(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+    def _outdate_failures(self, t: _Tenant, success: dict, key: tuple,
+                          restoring: bool = False) -> list[tuple[str, dict]]:
         """The other half of change detection: an option that works now, where it failed before (in the
         same system and scope), makes its older failure reports outdated. They would name the new
         answer as failing beside the rule that recommends it, and cost tokens in every pack."""
         old = t.failed.pop(key, [])
-        if not old:
+        if not old or restoring:
             return []
         env = success["envelope"]
         self.counts[EVENTS_OUTDATED] += 1
@@ -525,7 +547,7 @@ class Learner:
     def _propose(self, env: dict, proposal: extract.Proposal, n: int = 0) -> list[tuple[str, dict]]:
         """An extracted unit (the ``n``-th from its cause): its cognition record, then the gate's decision on it."""
         self.counts["extracted"] += 1
-        fragment_id = derived_id("fr", proposal.rule, env["record_id"], *([str(n)] if n else []))
+        fragment_id = _proposal_id(env, proposal, n)
         confidence = lifecycle.SIGNAL_CONFIDENCE[proposal.signal]
         # A unit from someone's explicit word (a user's stated preference, an explicit approval)
         # is theirs, not the relaying agent's experience: it goes to the shared memory at once.
@@ -535,6 +557,15 @@ class Learner:
         inputs = {"rule": proposal.rule, "coordinates": {k: v for k, v in proposal.coordinates.items() if v},
                   "signal": proposal.signal}
         return [(rt, record), *self._gate(record, confidence, inputs, EXTRACT_JOB)]
+
+    @staticmethod
+    def _restore_taught(t: _Tenant, env: dict, proposal: extract.Proposal, taught: str, key) -> list:
+        """While restoring, a proposal the running learner made here is not made again (its records are in
+        the log), but what it taught must be known as it was: ``t.<taught>[key]`` is set to the unit the
+        gate leaves standing once its decision is folded (``_apply``). Without it a reopened learner never
+        broke a routine it had taught before the restart."""
+        t.teaching[_proposal_id(env, proposal)] = (taught, key)
+        return []
 
     # -- proposals ---------------------------------------------------------------------------
     def _cognition(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
@@ -670,13 +701,25 @@ class Learner:
         return out
 
 
+def _proposal_id(env: dict, proposal: extract.Proposal, n: int = 0) -> str:
+    """The unit id of the ``n``-th proposal caused by the record ``env``: the same when the log is folded again."""
+    return derived_id("fr", proposal.rule, env["record_id"], *([str(n)] if n else []))
+
+
 def _taught(proposed: list[tuple[str, dict]]) -> str | None:
     """The unit a proposal's records leave standing: the accepted one, or the one it was absorbed into."""
     for rt, r in proposed:
-        if rt == "decision" and r["kind"] in (DecisionKind.UNIT_ACCEPTED, DecisionKind.UNIT_HELD):
-            return r["subject_ids"][0]
-        if rt == "decision" and r["kind"] == DecisionKind.UNIT_ABSORBED:
-            return json.loads(r["payload_json"]).get("into")
+        if rt == "decision" and (left := _taught_by(r)) is not None:
+            return left
+    return None
+
+
+def _taught_by(decision_record: dict) -> str | None:
+    """The unit a gate decision on a proposal leaves standing, if it is one that does."""
+    if decision_record["kind"] in (DecisionKind.UNIT_ACCEPTED, DecisionKind.UNIT_HELD):
+        return decision_record["subject_ids"][0]
+    if decision_record["kind"] == DecisionKind.UNIT_ABSORBED:
+        return json.loads(decision_record["payload_json"]).get("into")
     return None
 
 

@@ -266,3 +266,28 @@ def test_a_snapshot_spares_the_fold_and_a_bad_one_is_ignored(tmp_path, monkeypat
         assert sum(folded) > 0  # folded from the log instead
         unit = b.learning.learner.unit("acme", fid)
         assert unit.successes == 2 and unit.status == "stable"
+
+
+def test_a_learner_folded_from_the_log_alone_holds_the_running_learners_state(tmp_path):
+    """Replaying the log rebuilds everything: a learner that restores from the log with no snapshot (a crash,
+    a new node) must decide on from the state the running one had — its counts, where each unit holds, the
+    routines and recoveries it taught, what it outdated. A short run of the third world (changes, routines,
+    environments, preferences), then every field of every tenant compared."""
+    import dataclasses
+
+    from hindbrain.learning.learner import Learner
+    from hindbrain.learning.runtime import decoded_entries
+    from hindbrain.sim.third import Hindbrain, run, third_world
+
+    with Brain.open(tmp_path, embedder="none") as b:
+        run(third_world(seed=3, rounds=8), Hindbrain(b))
+        folded, offset = Learner(), 0
+        while entries := b.log.read_all(offset, 5_000):
+            folded.process(decoded_entries(entries), restoring=True)
+            offset = entries[-1].offset + 1
+        running = b.learning.learner
+    assert set(folded.tenants) == set(running.tenants)
+    for name, t in running.tenants.items():
+        for field in dataclasses.fields(t):
+            if field.name != "teaching":  # a restore's own bookkeeping
+                assert getattr(folded.tenants[name], field.name) == getattr(t, field.name), (name, field.name)

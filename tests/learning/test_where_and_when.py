@@ -127,3 +127,21 @@ def test_a_rule_in_review_heeded_as_a_warning_is_not_verified_by_it(tmp_path):
             "SELECT payload_json FROM decisions FINAL WHERE kind = 'unit_attributed' AND has(subject_ids, {f:String})",
             {"f": rule})]
         assert verdict["verdict"] == "none"
+
+
+def test_a_reopened_brain_counts_and_breaks_routines_as_the_running_one_did(tmp_path):
+    """The learner's state is a fold of the log: a routine's count started before a restart goes on after it,
+    and the routine a reopened brain did not teach itself is still broken by its option's first failure.
+    The learner's snapshot (a cache of that fold) is removed at each restart: the log alone rebuilds it."""
+    snapshot = tmp_path / "b" / "cache" / "learner.snapshot"
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        report(b, "a1", "t1", "smtp relay", True)
+    snapshot.unlink()
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        report(b, "a2", "t2", "smtp relay", True)  # the second agent: counted with the first across the restart
+        [fid] = units(b)
+    snapshot.unlink()
+    with Brain.open(tmp_path / "b", embedder="none") as b:
+        assert status(b, fid) == "candidate"
+        report(b, "a3", "t3", "smtp relay", False)
+        assert status(b, fid) == "reviewing"
