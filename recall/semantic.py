@@ -197,40 +197,60 @@ class RecentVectors:
             self._vectors.popitem(last=False)
 
 
+_VIEW_SEP = "\x1e"  # joins a query's joined text and a later view into one cache key
+
+
 class QueryCache:
     """The unit vectors of the last ``size`` query texts, least recently used out. Thread-safe;
-    the model runs outside the lock."""
+    the model runs outside the lock.
+
+    ``texts`` is one query's views, the joined text first (``Query.semantic_views``). With an
+    embedder that embeds views together (``embed_query_views``: an ensemble whose e5 member
+    reads the joined text only), a later view's row depends on the joined text too, so it is
+    kept under both; a miss embeds the query's views in one call."""
 
     def __init__(self, embedder: Embedder, size: int = QUERY_CACHE):
         self.embedder, self.size = embedder, size
+        self._by_views = getattr(embedder, "embed_query_views", None)
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
+    def _keys(self, texts: list[str]) -> list[str]:
+        if self._by_views is None or len(texts) < 2:
+            return texts
+        return [texts[0], *(f"{texts[0]}{_VIEW_SEP}{t}" for t in texts[1:])]
+
     def cached(self, texts: list[str]) -> np.ndarray | None:
         """The texts' vectors when there are texts and every one is cached, else None."""
+        keys = self._keys(texts)
         with self._lock:
-            if not texts or not all(t in self._vectors for t in texts):
+            if not keys or not all(k in self._vectors for k in keys):
                 return None
-            for t in texts:
-                self._vectors.move_to_end(t)
-            return np.stack([self._vectors[t] for t in texts])
+            for k in keys:
+                self._vectors.move_to_end(k)
+            return np.stack([self._vectors[k] for k in keys])
 
     def vectors(self, texts: list[str]) -> np.ndarray:
         """The texts' vectors, the missing ones from one embedder call (and kept)."""
-        with self._lock:
-            found = {t: self._vectors[t] for t in texts if t in self._vectors}
-        missing = list(dict.fromkeys(t for t in texts if t not in found))
         if not texts:
             return self.embedder.embed_queries([])
-        if missing:
-            found.update(zip(missing, self.embedder.embed_queries(missing), strict=True))
+        keys = self._keys(texts)
         with self._lock:
-            for t in texts:
-                self._vectors[t] = found[t]
-                self._vectors.move_to_end(t)
+            found = {k: self._vectors[k] for k in keys if k in self._vectors}
+        if keys is not texts:  # views embedded together: any miss embeds them all
+            if len(found) < len(keys):
+                found.update(zip(keys, self._by_views(texts), strict=True))
+        else:
+            missing = list(dict.fromkeys(t for t in texts if t not in found))
+            if missing:
+                found.update(zip(missing, self.embedder.embed_queries(missing), strict=True))
+        with self._lock:
+            for k in keys:
+                self._vectors[k] = found[k]
+                self._vectors.move_to_end(k)
             while len(self._vectors) > self.size:
                 self._vectors.popitem(last=False)
-        return np.stack([found[t] for t in texts])
+        return np.stack([found[k] for k in keys])
 
 
 @dataclass(eq=False)

@@ -100,6 +100,52 @@ def test_weighted_ensemble_cosine_is_the_weighted_mean():
         EnsembleEmbedder(*members, weights=(1.0,))
 
 
+class CountingEmbedder(FakeEmbedder):
+    """A FakeEmbedder that records every text it embeds as a query."""
+
+    def __init__(self, name: str, dim: int, seed: int):
+        super().__init__(name, dim, seed)
+        self.seen: list[str] = []
+
+    def embed_queries(self, texts):
+        self.seen += texts
+        return super().embed_queries(texts)
+
+
+def test_a_joined_only_member_embeds_a_querys_first_view_alone():
+    full, joined = CountingEmbedder("a", 7, 1), CountingEmbedder("b", 5, 2)
+    ens = EnsembleEmbedder(full, joined, weights=(1.0, 4.0), joined_only=(False, True))
+    views = ["the turns joined", "first turn", "last turn"]
+    rows = ens.embed_query_views(views)
+    assert full.seen == views and joined.seen == ["the turns joined"]
+    assert rows.shape == (3, 12) and np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-6)
+    # each view's cosine to a passage: its own share from the full member, the joined text's from the other
+    p = ens.embed_passages(["a memory"])[0]
+    pa, pb = (normalize_rows(m.embed_passages(["a memory"]))[0] for m in (full, joined))
+    qa, qb = normalize_rows(FakeEmbedder("a", 7, 1).embed_queries(views)), \
+        normalize_rows(FakeEmbedder("b", 5, 2).embed_queries(views[:1]))[0]
+    assert np.allclose(rows @ p, 0.2 * (qa @ pa) + 0.8 * (qb @ pb), atol=1e-6)
+    # a plain query (one view) and embed_queries are unchanged
+    assert np.allclose(ens.embed_query_views(["one"]), ens.embed_queries(["one"]))
+    with pytest.raises(ValueError, match="joined_only"):
+        EnsembleEmbedder(full, joined, joined_only=(True,))
+
+
+def test_the_query_cache_keys_a_later_view_by_its_joined_text_too():
+    from hindbrain.recall.semantic import QueryCache
+
+    full, joined = CountingEmbedder("a", 7, 1), CountingEmbedder("b", 5, 2)
+    cache = QueryCache(EnsembleEmbedder(full, joined, joined_only=(False, True)))
+    first = cache.vectors(["dialogue one", "same turn"])
+    assert cache.cached(["dialogue one", "same turn"]) is not None
+    # the same turn under another joined text has another row (the joined member's part differs)
+    assert cache.cached(["dialogue two", "same turn"]) is None
+    second = cache.vectors(["dialogue two", "same turn"])
+    assert not np.allclose(first[1], second[1])
+    assert np.allclose(first[1], cache.vectors(["dialogue one", "same turn"])[1])
+    assert joined.seen == ["dialogue one", "dialogue two"]
+
+
 def test_embedder_from_name():
     assert isinstance(embedder_from_name("use"), UseEmbedder)
     with pytest.raises(ValueError, match="use, e5, use\\+e5"):
