@@ -28,22 +28,27 @@ from indirect_ab import latency, one  # noqa: E402
 
 from hindbrain.recall import expand  # noqa: E402
 
-EVERYWHERE = expand._always_capitalised
-
 
 def _never(*_) -> bool:
     return False
 
 
-# arm → (whether a name may open its sentence, expansions allowed among the best five places)
-ARMS = {"inside": (False, None), "opening": (True, None), "slots1": (True, 1), "slots2": (True, 2),
-        "slots3": (True, 3)}
+# arm → the expansion's switches it sets (the rest keep their defaults)
+BEFORE = {"GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False}
+ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
+        "opening": {"EXPAND_SLOTS": None, **BEFORE},
+        "slots1": {"EXPAND_SLOTS": 1, **BEFORE}, "slots2": {"EXPAND_SLOTS": 2, **BEFORE},
+        "slots3": {"EXPAND_SLOTS": 3, **BEFORE},
+        "grammar": {"SAME_WORDS_SKIPPED": False},
+        "same": {"GRAMMAR_FREE": False},
+        "default": {}}
+DEFAULTS = {name: getattr(expand, name) for name in {n for arm in ARMS.values() for n in arm}}
 
 
 def set_arm(arm: str) -> None:
-    opening, slots = ARMS[arm]
-    expand._always_capitalised = EVERYWHERE if opening else _never
-    expand.OPENING_NAMES, expand.EXPAND_SLOTS = opening, slots
+    for name, value in {**DEFAULTS, **ARMS[arm]}.items():
+        setattr(expand, name, value)
+    expand._name_terms.cache_clear()  # its terms depend on the switches
 
 
 def main() -> None:
@@ -53,7 +58,6 @@ def main() -> None:
     ap.add_argument("--arms", default="inside,opening", help=f"comma-separated, of {list(ARMS)}")
     args = ap.parse_args()
     arms = args.arms.split(",")
-    defaults = (expand._always_capitalised, expand.OPENING_NAMES, expand.EXPAND_SLOTS)
     for name in args.sets.split(","):
         data = quality.SETS[name]()
         with tempfile.TemporaryDirectory() as home:
@@ -68,7 +72,7 @@ def main() -> None:
                         r, t = one(brain, data, q)
                         got[a].append(r)
                         took[a].append(t)
-                expand._always_capitalised, expand.OPENING_NAMES, expand.EXPAND_SLOTS = defaults
+                set_arm("default")
                 cats = sorted({q.category for q in questions})
                 print(f"\n### {name}, {half} half: {len(questions)} questions; R@5 (all gold in the top 5, %)")
                 print("| arm | all | " + " | ".join(cats) + " |")
