@@ -292,8 +292,18 @@ class RecallEngine:
             scored.append(s)
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
-        found = expand.within_slots(expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask,
-                                                  strength), own, slots=expand.EXPAND_SLOTS)
+        found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength)
+        pair = expand.best_pair(tenant, seeds, own, set(query.terms), mask) \
+            if query.described and expand.PAIRS else None
+        if pair is None:
+            found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)
+        else:  # the pair takes the expansion's slot among the best places
+            placed = expand.pair_placed(pair, own)
+            found.pop(pair.partner, None)
+            slots = None if expand.EXPAND_SLOTS is None else max(0, expand.EXPAND_SLOTS - 1)
+            found = expand.within_slots(found, {**own, **placed}, slots=slots)
+            for no, other in ((pair.partner, pair.seed), (pair.seed, pair.partner)):
+                found[no] = expand.Expansion(no, other, pair.via, placed[no], pair=True)
         for no, e in found.items():
             by_no[no].score = e.score
         scored.sort(key=lambda s: (-s.score, s.doc.id))

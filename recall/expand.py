@@ -59,13 +59,17 @@ class Expansion:
     source: int  # the seed's document number
     via: str  # "entity:<name>" | "term:<cjk term>" | "speaker-neighbour" | "session-neighbour"
     score: float
+    pair: bool = False  # placed with ``source`` as a described person's pair (``best_pair``)
 
     @property
     def kind(self) -> str:
         return self.via.split(":", 1)[0]
 
     def why(self, tenant: TenantIndex) -> dict:
-        return {"from": tenant.docs[self.source].id, "via": self.via, "depth": 1, "score": round(self.score, 6)}
+        why = {"from": tenant.docs[self.source].id, "via": self.via, "depth": 1, "score": round(self.score, 6)}
+        if self.pair:
+            why["pair"] = "the question describes a person: this turn and the other answer it together"
+        return why
 
 
 def expansion_score(seed_score: float, kind: str, own: float, best: float, strength: float = 1.0) -> float:
@@ -244,3 +248,47 @@ def within_slots(found: dict[int, Expansion], own: dict[int, float], places: int
             break
         del kept[extra[-1]]
     return kept
+
+
+PAIRS = True  # a described person's best pair stands among the best places (an A/B switch for bench/expand_ab.py)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A seed and the item one name away from it that together answer a question about a person it
+    only describes: one turn says who did the act, the other what is asked about them."""
+    seed: int
+    partner: int
+    via: str  # "entity:<name>"
+    value: float  # own[seed] + own[partner]: how much of the question the two cover together
+
+
+def best_pair(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, float],
+              query_terms: set[str], mask) -> Pair | None:
+    """The seed (of the best ``EXPAND_SEEDS``) and the item a name links it to whose own scores
+    sum highest. Each turn of the pair answers a different part of the question ("Kofi took all
+    the pictures when you got married" / "Kofi has been practising the clarinet"), so neither
+    alone needs to rank high; what singles the pair out is that both are relevant. A link's
+    strength does not: every name links two turns alike. Names only (``entity:``): a rare CJK
+    bigram or a neighbouring turn says nothing of the person."""
+    best: Pair | None = None
+    seed_nos = {no for no, _ in seeds[:EXPAND_SEEDS]}
+    for no, _ in seeds[:EXPAND_SEEDS]:
+        for d, via in linked(tenant, no, query_terms, mask):
+            if d in seed_nos or not via.startswith("entity:"):
+                continue
+            value = own.get(no, 0.0) + own.get(d, 0.0)
+            if best is None or value > best.value:
+                best = Pair(no, d, via, value)
+    return best
+
+
+def pair_placed(pair: Pair, own: dict[int, float], places: int = EXPAND_SEEDS) -> dict[int, float]:
+    """The scores that put both turns of ``pair`` among the best ``places`` (``own``: every
+    candidate's score): each at least just above the (places − 1)-th of the other candidates, so
+    at most one of them leaves those places; the seed stays ahead of its partner."""
+    others = sorted((s for no, s in own.items() if no not in (pair.seed, pair.partner)), reverse=True)
+    floor = others[places - 2] if len(others) >= places - 1 else 0.0
+    lift = max(abs(floor), 1e-9) * 1e-6
+    seed = max(own.get(pair.seed, 0.0), floor + 2 * lift)
+    return {pair.seed: seed, pair.partner: min(seed - lift / 2, max(own.get(pair.partner, 0.0), floor + lift))}

@@ -55,3 +55,11 @@ def indirect(question: str) -> bool:
         return False
     return bool(_INFERENCE_EN.search(question) or _DESCRIBED_EN.search(question)
                 or _INFERENCE_ZH.search(question) or _DESCRIBED_ZH.search(question))
+
+
+def describes_someone(question: str) -> bool:
+    """Whether ``question`` asks about a person it only describes by what they did ("the friend
+    who fixed Mei's bike", "whoever painted the flat", "给志强理发的那个人"): its answer lies in
+    two turns, one saying who did it and one saying the thing asked about them, joined by the
+    person's name (``recall.expand.best_pair``)."""
+    return bool(question) and bool(_DESCRIBED_EN.search(question) or _DESCRIBED_ZH.search(question))
