@@ -34,14 +34,15 @@ def _never(*_) -> bool:
 
 
 # arm → the expansion's switches it sets (the rest keep their defaults)
-BEFORE = {"GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False}
+BEFORE = {"GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False}
 ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
         "opening": {"EXPAND_SLOTS": None, **BEFORE},
         "slots1": {"EXPAND_SLOTS": 1, **BEFORE}, "slots2": {"EXPAND_SLOTS": 2, **BEFORE},
         "slots3": {"EXPAND_SLOTS": 3, **BEFORE},
-        "grammar": {"SAME_WORDS_SKIPPED": False, "PAIRS": False},
-        "same": {"GRAMMAR_FREE": False, "PAIRS": False},
-        "nopairs": {"PAIRS": False},
+        "grammar": {"SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False},
+        "same": {"GRAMMAR_FREE": False, "PAIRS": False, "LINK_FOUND": False},
+        "nopairs": {"PAIRS": False, "LINK_FOUND": False},
+        "pairs": {"LINK_FOUND": False},
         "default": {}}
 DEFAULTS = {name: getattr(expand, name) for name in {n for arm in ARMS.values() for n in arm}}
 

@@ -437,7 +437,10 @@ def _explain_terms(item: GateItem, query: Query) -> None:
         words = item.words.union(item.doc.links, item.doc.exact)
         matched = words.intersection(query.terms)
         item.why["lexical"]["matched_terms"] = sorted(matched)[:20]
-        item.matched = frozenset(matched - FUNCTION_WORDS - SITUATION_LABELS)
+        # an item a link placed was found through its seed, not by the function words it shares
+        # with the query: the gate's "matched on function words only" cut is not for it
+        if not (expand.LINK_FOUND and "expansion" in item.why):
+            item.matched = frozenset(matched - FUNCTION_WORDS - SITUATION_LABELS)
 
 
 class _Clock:

@@ -250,6 +250,7 @@ def within_slots(found: dict[int, Expansion], own: dict[int, float], places: int
     return kept
 
 
+LINK_FOUND = True  # an expanded item is "found otherwise" for the gate (an A/B switch for bench/expand_ab.py)
 PAIRS = True  # a described person's best pair stands among the best places (an A/B switch for bench/expand_ab.py)
 
 
