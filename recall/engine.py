@@ -283,7 +283,11 @@ class RecallEngine:
         seeds = [(s.no, s.score) for s in scored[: expand.EXPAND_SEEDS]]
         found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
                               set(query.terms), mask, strength)
-        new = [no for no in found if no not in by_no]
+        # a question about a person it only describes: the name-linked pairs of the best hits,
+        # each turn scored on its own
+        links = expand.pair_links(tenant, scored[: expand.EXPAND_SEEDS], set(query.terms), mask) \
+            if query.described and expand.PAIRS else []
+        new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links)] if no not in by_no))
         if new and views is not None:
             cosines.update(self._late_cosines(query.tenant, new, views))
         for no in new:
@@ -293,12 +297,11 @@ class RecallEngine:
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
         found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength)
-        pair = expand.best_pair(tenant, seeds, own, set(query.terms), mask) \
-            if query.described and expand.PAIRS else None
-        if pair is None:
+        pair = expand.best_pair(links, own)
+        placed = expand.pair_placed(pair, own) if pair is not None else {}
+        if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
             found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)
         else:  # the pair takes the expansion's slot among the best places
-            placed = expand.pair_placed(pair, own)
             found.pop(pair.partner, None)
             slots = None if expand.EXPAND_SLOTS is None else max(0, expand.EXPAND_SLOTS - 1)
             found = expand.within_slots(found, {**own, **placed}, slots=slots)

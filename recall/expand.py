@@ -264,23 +264,30 @@ class Pair:
     value: float  # own[seed] + own[partner]: how much of the question the two cover together
 
 
-def best_pair(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, float],
-              query_terms: set[str], mask) -> Pair | None:
-    """The seed (of the best ``EXPAND_SEEDS``) and the item a name links it to whose own scores
-    sum highest. Each turn of the pair answers a different part of the question ("Kofi took all
-    the pictures when you got married" / "Kofi has been practising the clarinet"), so neither
-    alone needs to rank high; what singles the pair out is that both are relevant. A link's
-    strength does not: every name links two turns alike. Names only (``entity:``): a rare CJK
-    bigram or a neighbouring turn says nothing of the person."""
+def pair_links(tenant: TenantIndex, hits, query_terms: set[str], mask) -> list[tuple[int, int, str]]:
+    """(seed, item, via) for every name (``entity:``) link of the best ``EXPAND_SEEDS`` of ``hits``
+    (scored, best first) to an item that is none of those hits: the pair brings a turn the hits
+    lack (two hits already stand among the best places; with pairs of hits allowed, they won over
+    pairs that completed a hit, and the tuning halves lost 4 points of all-gold multi-hop).
+    Names only: a rare CJK bigram or a neighbouring turn says nothing of a person."""
+    seeds = [s.no for s in hits[:EXPAND_SEEDS]]
+    return [(no, d, via) for no in seeds for d, via in linked(tenant, no, query_terms, mask)
+            if via.startswith("entity:") and d not in seeds]
+
+
+def best_pair(links: list[tuple[int, int, str]], own: dict[int, float]) -> Pair | None:
+    """Of ``pair_links``, the seed and item whose own scores (``own``) sum highest. Each turn of
+    the pair answers a different part of the question ("Kofi took all the pictures when you got
+    married" / "Kofi has been practising the clarinet"), so neither alone needs to rank high; what
+    singles the pair out is that both are relevant. A link's strength does not: every name links
+    two turns alike. (The product, "both or nothing", tied the sum on the tuning halves' multi-hop
+    questions and lost 2 points R@5 on the three-turn ones; a generic turn that names someone,
+    "Maren told me her flatmate, Lars, is staying", can pair with a strong single hit and win.)"""
     best: Pair | None = None
-    seed_nos = {no for no, _ in seeds[:EXPAND_SEEDS]}
-    for no, _ in seeds[:EXPAND_SEEDS]:
-        for d, via in linked(tenant, no, query_terms, mask):
-            if d in seed_nos or not via.startswith("entity:"):
-                continue
-            value = own.get(no, 0.0) + own.get(d, 0.0)
-            if best is None or value > best.value:
-                best = Pair(no, d, via, value)
+    for no, d, via in links:
+        value = own.get(no, 0.0) + own.get(d, 0.0)
+        if best is None or value > best.value:
+            best = Pair(no, d, via, value)
     return best
 
 

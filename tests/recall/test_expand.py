@@ -228,7 +228,8 @@ def test_a_pair_is_placed_among_the_best_places_with_the_seed_first():
 def test_a_described_person_gets_both_turns_of_the_pair_that_answers(chat):
     """"the person who photographed Tom's wedding" names nobody; one turn says Kofi took the
     pictures, another (no word shared with the question) what Kofi plays. Another player's turn
-    is as relevant as Kofi's on its own, but its name leads to nothing the question asks about."""
+    is as relevant as Kofi's on its own, but nothing links it to the wedding; another name links
+    two turns that answer nothing the question asks."""
     brain, _ = chat  # a tenant of its own in the shared brain
     turns = []
     for s in range(1, 9):
@@ -236,12 +237,13 @@ def test_a_described_person_gets_both_turns_of_the_pair_that_answers(chat):
     turns += [(2, "Mei", "Kofi took all the pictures when you got married."),
               (3, "Tom", "We went to a wedding where nobody photographed anything, phones were banned."),
               (4, "Tom", "Lars has been practising the harp every night."),
-              (5, "Mei", "Maren told me her flatmate, Lars, is staying with them for a while."),
+              (5, "Mei", "Maren repaired my bicycle, it rides like new."),
+              (6, "Tom", "Maren relocated to Denver in the spring."),
               (6, "Mei", "Kofi has been practising the clarinet every night."),
               (7, "Tom", "Turn down the music, the guests are arriving late anyway.")]
     ids = _chat(brain, turns, tenant="pair")
     brain.index.semantic.wait()
-    pictures, clarinet = ids[-6], ids[-2]
+    pictures, clarinet = ids[-7], ids[-2]
     pack = brain.recall(tenant="pair", agent="chat", query="Which instrument does the person who photographed "
                         "Tom's wedding play?", k=5, layers=["episodic"])
     top = [i.id for i in pack.items]
