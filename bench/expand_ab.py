@@ -9,7 +9,14 @@ Arms:
 * ``opening`` — also a name that opens its sentence (Latin script: capitalised wherever the
   documents holding it write it; CJK: a rare term opening a sentence links as a name);
 * ``slots1`` / ``slots2`` / ``slots3`` — ``opening`` with at most that many expansions among the
-  best five places (``expand.EXPAND_SLOTS``).
+  best five places (``expand.EXPAND_SLOTS``); ``slots1`` is main before the fifth pass;
+* ``grammar`` / ``same`` — ``slots1`` with one of the fifth pass's link filters: no CJK bigram of
+  grammar as a name (``GRAMMAR_FREE``), no link to a turn repeating the seed's words
+  (``SAME_WORDS_SKIPPED``);
+* ``nopairs`` — both filters, no pair for a described person (``PAIRS``, ``LINK_FOUND``);
+* ``pairs`` — the pairs, but an expanded item still cut by the gate as matching function words
+  only (``LINK_FOUND`` off);
+* ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
 """
@@ -48,9 +55,11 @@ DEFAULTS = {name: getattr(expand, name) for name in {n for arm in ARMS.values() 
 
 
 def set_arm(arm: str) -> None:
+    grammar = expand.GRAMMAR_FREE
     for name, value in {**DEFAULTS, **ARMS[arm]}.items():
         setattr(expand, name, value)
-    expand._name_terms.cache_clear()  # its terms depend on the switches
+    if grammar != expand.GRAMMAR_FREE:
+        expand._name_terms.cache_clear()  # the cached name terms depend on it
 
 
 def main() -> None:
