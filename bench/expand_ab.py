@@ -16,6 +16,7 @@ Arms:
 * ``nopairs`` — both filters, no pair for a described person (``PAIRS``, ``LINK_FOUND``);
 * ``pairs`` — the pairs, but an expanded item still cut by the gate as matching function words
   only (``LINK_FOUND`` off);
+* ``noclause`` — everything but the described question cut into two views (``indirect.CLAUSE_VIEWS``);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import quality  # noqa: E402
 from indirect_ab import latency, one  # noqa: E402
 
-from hindbrain.recall import expand  # noqa: E402
+from hindbrain.recall import expand, indirect  # noqa: E402
 
 
 def _never(*_) -> bool:
@@ -41,23 +42,27 @@ def _never(*_) -> bool:
 
 
 # arm → the expansion's switches it sets (the rest keep their defaults)
-BEFORE = {"GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False}
+BEFORE = {"GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False,
+          "CLAUSE_VIEWS": False}
 ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
         "opening": {"EXPAND_SLOTS": None, **BEFORE},
         "slots1": {"EXPAND_SLOTS": 1, **BEFORE}, "slots2": {"EXPAND_SLOTS": 2, **BEFORE},
         "slots3": {"EXPAND_SLOTS": 3, **BEFORE},
-        "grammar": {"SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False},
-        "same": {"GRAMMAR_FREE": False, "PAIRS": False, "LINK_FOUND": False},
-        "nopairs": {"PAIRS": False, "LINK_FOUND": False},
-        "pairs": {"LINK_FOUND": False},
+        "grammar": {"SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "same": {"GRAMMAR_FREE": False, "PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "nopairs": {"PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "pairs": {"LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "noclause": {"CLAUSE_VIEWS": False},
         "default": {}}
-DEFAULTS = {name: getattr(expand, name) for name in {n for arm in ARMS.values() for n in arm}}
+IN_INDIRECT = {"CLAUSE_VIEWS"}  # the switches of recall.indirect; the rest are recall.expand's
+DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
+            for name in {n for arm in ARMS.values() for n in arm}}
 
 
 def set_arm(arm: str) -> None:
     grammar = expand.GRAMMAR_FREE
     for name, value in {**DEFAULTS, **ARMS[arm]}.items():
-        setattr(expand, name, value)
+        setattr(indirect if name in IN_INDIRECT else expand, name, value)
     if grammar != expand.GRAMMAR_FREE:
         expand._name_terms.cache_clear()  # the cached name terms depend on it
 

@@ -9,13 +9,13 @@ embeds, so a memory written as "提交后长期没有响应" can still be found.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hindbrain.recall.cues import expected_vs_actual, query_cues, query_time_terms
 from hindbrain.recall.dialogue import QueryViews, associative_share, views
 from hindbrain.recall.emotion import infer as infer_emotion
 from hindbrain.recall.index import COORDINATE_PREFIXES, situation_text
-from hindbrain.recall.indirect import describes_someone, indirect
+from hindbrain.recall.indirect import described_clauses, describes_someone, indirect
 from hindbrain.recall.tokenize import tokens
 
 
@@ -65,6 +65,8 @@ def build_query(q, now_us: int) -> Query:
     """From a validated ``RecallInput``."""
     situation = dict(q.situation)
     seen = views(q.query) if q.query else None
+    if seen is not None and seen.form == "text" and (clauses := described_clauses(q.query)):
+        seen = replace(seen, turns=clauses)  # the description and the rest, each a view (recall.indirect)
     lexical_query, semantic_query = (seen.lexical, seen.joined) if seen else (None, None)
     listed = situation_text(situation)
     text = " / ".join(t for t in (lexical_query, listed) if t)
