@@ -6,7 +6,9 @@ import pytest
 
 from hindbrain import Brain
 from hindbrain.recall import expand
-from hindbrain.recall.indirect import describes_someone
+from hindbrain.recall.indirect import described_clauses, describes_someone
+from hindbrain.recall.query import build_query
+from hindbrain.schemas.api import RecallInput
 
 FILLER = ["That's amazing!", "Haha, same here.", "How was your weekend?", "I made pasta again tonight.",
           "The weather has been so grey lately.", "Work was busy, nothing special.", "Did you watch the match?"]
@@ -208,6 +210,22 @@ def test_a_question_that_describes_someone_by_an_act():
     for question in ("Which instrument does Kofi play?", "Who photographed Tom's wedding?",
                      "Would Priya enjoy a spa weekend?", "立新现在做什么工作？", ""):
         assert not describes_someone(question), question
+
+
+def test_a_described_question_is_cut_where_its_description_starts():
+    assert described_clauses("Which instrument does the person who photographed Tom's wedding play?") == (
+        "Which instrument does the person", "who photographed Tom's wedding play?")
+    assert described_clauses("What does whoever coached Mei's team do for work?") == (
+        "What does", "whoever coached Mei's team do for work?")
+    assert described_clauses("开车送美玲去机场的那个人开始玩什么运动？") == (
+        "开车送美玲去机场", "的那个人开始玩什么运动？")
+    assert described_clauses("Which instrument does Kofi play?") == ()
+    # each part is a view of its own, after the whole question; other questions keep one view
+    query = build_query(RecallInput(tenant="t", query="Which city did the friend who fixed my bike move to?"), 0)
+    assert query.semantic_views == ["Which city did the friend who fixed my bike move to?", "Which city did the friend",
+                                    "who fixed my bike move to?"]
+    assert build_query(RecallInput(tenant="t", query="Which city did Jun move to?"), 0).semantic_views == [
+        "Which city did Jun move to?"]
 
 
 def test_a_pair_is_placed_among_the_best_places_with_the_seed_first():
