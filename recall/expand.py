@@ -23,6 +23,13 @@ and at most ``EXPAND_SLOTS`` expansions stand among the best ``EXPAND_SEEDS`` pl
 (``within_slots``): the second hop of a question comes in, the first-hop hits stay.
 Bounded: ``EXPAND_SEEDS`` seeds, ``ENTITY_TERMS`` terms each, ``NEIGHBOUR_SPAN`` turns
 either side. Pure functions over the in-memory index; the engine applies them.
+
+A question about a person it only describes ("the friend who fixed Mei's bike",
+``recall.indirect.describes_someone``) needs two turns that each answer half of it: one says
+who did the act, the other what is asked about them, joined by the name. For it, the seed and
+name-linked item whose own scores sum highest (``best_pair``) both stand among the best places
+(``pair_placed``), in the expansion's slot. Not a name: a CJK bigram holding a pronoun or a
+particle (``GRAMMATICAL_CHARS``); no link: a turn that repeats the seed's words.
 """
 
 from __future__ import annotations
