@@ -9,7 +9,15 @@ Arms:
 * ``opening`` — also a name that opens its sentence (Latin script: capitalised wherever the
   documents holding it write it; CJK: a rare term opening a sentence links as a name);
 * ``slots1`` / ``slots2`` / ``slots3`` — ``opening`` with at most that many expansions among the
-  best five places (``expand.EXPAND_SLOTS``).
+  best five places (``expand.EXPAND_SLOTS``); ``slots1`` is main before the fifth pass;
+* ``grammar`` / ``same`` — ``slots1`` with one of the fifth pass's link filters: no CJK bigram of
+  grammar as a name (``GRAMMAR_FREE``), no link to a turn repeating the seed's words
+  (``SAME_WORDS_SKIPPED``);
+* ``nopairs`` — both filters, no pair for a described person (``PAIRS``, ``LINK_FOUND``);
+* ``pairs`` — the pairs, but an expanded item still cut by the gate as matching function words
+  only (``LINK_FOUND`` off);
+* ``noclause`` — everything but the described question cut into two views (``indirect.CLAUSE_VIEWS``);
+* ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
 """
@@ -26,24 +34,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import quality  # noqa: E402
 from indirect_ab import latency, one  # noqa: E402
 
-from hindbrain.recall import expand  # noqa: E402
-
-EVERYWHERE = expand._always_capitalised
+from hindbrain.recall import expand, indirect  # noqa: E402
 
 
 def _never(*_) -> bool:
     return False
 
 
-# arm → (whether a name may open its sentence, expansions allowed among the best five places)
-ARMS = {"inside": (False, None), "opening": (True, None), "slots1": (True, 1), "slots2": (True, 2),
-        "slots3": (True, 3)}
+# arm → the expansion's switches it sets (the rest keep their defaults)
+BEFORE = {"GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False,
+          "CLAUSE_VIEWS": False}
+ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
+        "opening": {"EXPAND_SLOTS": None, **BEFORE},
+        "slots1": {"EXPAND_SLOTS": 1, **BEFORE}, "slots2": {"EXPAND_SLOTS": 2, **BEFORE},
+        "slots3": {"EXPAND_SLOTS": 3, **BEFORE},
+        "grammar": {"SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "same": {"GRAMMAR_FREE": False, "PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "nopairs": {"PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "pairs": {"LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "noclause": {"CLAUSE_VIEWS": False},
+        "default": {}}
+IN_INDIRECT = {"CLAUSE_VIEWS"}  # the switches of recall.indirect; the rest are recall.expand's
+DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
+            for name in {n for arm in ARMS.values() for n in arm}}
 
 
 def set_arm(arm: str) -> None:
-    opening, slots = ARMS[arm]
-    expand._always_capitalised = EVERYWHERE if opening else _never
-    expand.OPENING_NAMES, expand.EXPAND_SLOTS = opening, slots
+    grammar = expand.GRAMMAR_FREE
+    for name, value in {**DEFAULTS, **ARMS[arm]}.items():
+        setattr(indirect if name in IN_INDIRECT else expand, name, value)
+    if grammar != expand.GRAMMAR_FREE:
+        expand._name_terms.cache_clear()  # the cached name terms depend on it
 
 
 def main() -> None:
@@ -53,7 +74,6 @@ def main() -> None:
     ap.add_argument("--arms", default="inside,opening", help=f"comma-separated, of {list(ARMS)}")
     args = ap.parse_args()
     arms = args.arms.split(",")
-    defaults = (expand._always_capitalised, expand.OPENING_NAMES, expand.EXPAND_SLOTS)
     for name in args.sets.split(","):
         data = quality.SETS[name]()
         with tempfile.TemporaryDirectory() as home:
@@ -68,7 +88,7 @@ def main() -> None:
                         r, t = one(brain, data, q)
                         got[a].append(r)
                         took[a].append(t)
-                expand._always_capitalised, expand.OPENING_NAMES, expand.EXPAND_SLOTS = defaults
+                set_arm("default")
                 cats = sorted({q.category for q in questions})
                 print(f"\n### {name}, {half} half: {len(questions)} questions; R@5 (all gold in the top 5, %)")
                 print("| arm | all | " + " | ".join(cats) + " |")

@@ -283,7 +283,11 @@ class RecallEngine:
         seeds = [(s.no, s.score) for s in scored[: expand.EXPAND_SEEDS]]
         found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
                               set(query.terms), mask, strength)
-        new = [no for no in found if no not in by_no]
+        # a question about a person it only describes: the name-linked pairs of the best hits,
+        # each turn scored on its own
+        links = expand.pair_links(tenant, scored[: expand.EXPAND_SEEDS], set(query.terms), mask) \
+            if query.described and expand.PAIRS else []
+        new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links)] if no not in by_no))
         if new and views is not None:
             cosines.update(self._late_cosines(query.tenant, new, views))
         for no in new:
@@ -292,8 +296,17 @@ class RecallEngine:
             scored.append(s)
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
-        found = expand.within_slots(expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask,
-                                                  strength), own, slots=expand.EXPAND_SLOTS)
+        found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength)
+        pair = expand.best_pair(links, own)
+        placed = expand.pair_placed(pair, own) if pair is not None else {}
+        if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
+            found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)
+        else:  # the pair takes the expansion's slot among the best places
+            found.pop(pair.partner, None)
+            slots = None if expand.EXPAND_SLOTS is None else max(0, expand.EXPAND_SLOTS - 1)
+            found = expand.within_slots(found, {**own, **placed}, slots=slots)
+            for no, other in ((pair.partner, pair.seed), (pair.seed, pair.partner)):
+                found[no] = expand.Expansion(no, other, pair.via, placed[no], pair=True)
         for no, e in found.items():
             by_no[no].score = e.score
         scored.sort(key=lambda s: (-s.score, s.doc.id))
@@ -427,7 +440,10 @@ def _explain_terms(item: GateItem, query: Query) -> None:
         words = item.words.union(item.doc.links, item.doc.exact)
         matched = words.intersection(query.terms)
         item.why["lexical"]["matched_terms"] = sorted(matched)[:20]
-        item.matched = frozenset(matched - FUNCTION_WORDS - SITUATION_LABELS)
+        # an item a link placed was found through its seed, not by the function words it shares
+        # with the query: the gate's "matched on function words only" cut is not for it
+        if not (expand.LINK_FOUND and "expansion" in item.why):
+            item.matched = frozenset(matched - FUNCTION_WORDS - SITUATION_LABELS)
 
 
 class _Clock:

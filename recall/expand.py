@@ -23,6 +23,13 @@ and at most ``EXPAND_SLOTS`` expansions stand among the best ``EXPAND_SEEDS`` pl
 (``within_slots``): the second hop of a question comes in, the first-hop hits stay.
 Bounded: ``EXPAND_SEEDS`` seeds, ``ENTITY_TERMS`` terms each, ``NEIGHBOUR_SPAN`` turns
 either side. Pure functions over the in-memory index; the engine applies them.
+
+A question about a person it only describes ("the friend who fixed Mei's bike",
+``recall.indirect.describes_someone``) needs two turns that each answer half of it: one says
+who did the act, the other what is asked about them, joined by the name. For it, the seed and
+name-linked item whose own scores sum highest (``best_pair``) both stand among the best places
+(``pair_placed``), in the expansion's slot. Not a name: a CJK bigram holding a pronoun or a
+particle (``GRAMMATICAL_CHARS``); no link: a turn that repeats the seed's words.
 """
 
 from __future__ import annotations
@@ -59,13 +66,17 @@ class Expansion:
     source: int  # the seed's document number
     via: str  # "entity:<name>" | "term:<cjk term>" | "speaker-neighbour" | "session-neighbour"
     score: float
+    pair: bool = False  # placed with ``source`` as a described person's pair (``best_pair``)
 
     @property
     def kind(self) -> str:
         return self.via.split(":", 1)[0]
 
     def why(self, tenant: TenantIndex) -> dict:
-        return {"from": tenant.docs[self.source].id, "via": self.via, "depth": 1, "score": round(self.score, 6)}
+        why = {"from": tenant.docs[self.source].id, "via": self.via, "depth": 1, "score": round(self.score, 6)}
+        if self.pair:
+            why["pair"] = "the question describes a person: this turn and the other answer it together"
+        return why
 
 
 def expansion_score(seed_score: float, kind: str, own: float, best: float, strength: float = 1.0) -> float:
@@ -103,10 +114,20 @@ def _name_terms(said: str, speaker: str) -> tuple[tuple[str, bool], ...]:
     for term in dict.fromkeys(tokens(said)):
         if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
+        if GRAMMAR_FREE and not term.isascii() and GRAMMATICAL_CHARS.intersection(term):
+            continue
         named = _named(said, term)
         if named is not None:
             out.append((term, named))
     return tuple(out)
+
+
+# Characters that are pronouns or grammatical particles, never part of a name or a place: a CJK
+# bigram holding one ("我的", "我们", "在练", "动了") is a piece of grammar, however rare it is in
+# a tenant, and opening a sentence does not make it a name (on the tuning halves these took the
+# expansion's slot from the second hop: "我的" linked "我的自行车…" to "我的公寓…").
+GRAMMATICAL_CHARS = frozenset("我你您他她它们的了吗呢吧啊呀嘛着过这那是在就都也还很把被得么")
+GRAMMAR_FREE = True  # an A/B switch for bench/expand_ab.py
 
 
 def _named(text: str, term: str) -> bool | None:
@@ -177,11 +198,22 @@ def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask) -> list[tu
         sure = term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term))
         via = f"entity:{surface(seed.text, term)}" if sure else f"term:{term}"
         out += [(int(d), via) for d in held.tolist() if d != no]
+    if SAME_WORDS_SKIPPED:
+        said = _said(seed)
+        out = [(d, via) for d, via in out if _said(docs[d]) != said]
     if seed.session is not None:
         for d in range(max(0, no - NEIGHBOUR_SPAN), min(len(docs), no + NEIGHBOUR_SPAN + 1)):
             if d != no and docs[d].session == seed.session:
                 out.append((d, "speaker-neighbour" if docs[d].speaker == seed.speaker else "session-neighbour"))
     return [(d, via) for d, via in out if mask is None or (d < len(mask) and mask[d])]
+
+
+SAME_WORDS_SKIPPED = True  # an A/B switch for bench/expand_ab.py
+
+
+def _said(doc) -> str:
+    """The words of a turn without its speaker's name."""
+    return doc.text.split(": ", 1)[1] if doc.speaker and doc.text.startswith(f"{doc.speaker}: ") else doc.text
 
 
 def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, float], best: float,
@@ -223,3 +255,55 @@ def within_slots(found: dict[int, Expansion], own: dict[int, float], places: int
             break
         del kept[extra[-1]]
     return kept
+
+
+LINK_FOUND = True  # an expanded item is "found otherwise" for the gate (an A/B switch for bench/expand_ab.py)
+PAIRS = True  # a described person's best pair stands among the best places (an A/B switch for bench/expand_ab.py)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A seed and the item one name away from it that together answer a question about a person it
+    only describes: one turn says who did the act, the other what is asked about them."""
+    seed: int
+    partner: int
+    via: str  # "entity:<name>"
+    value: float  # own[seed] + own[partner]: how much of the question the two cover together
+
+
+def pair_links(tenant: TenantIndex, hits, query_terms: set[str], mask) -> list[tuple[int, int, str]]:
+    """(seed, item, via) for every name (``entity:``) link of the best ``EXPAND_SEEDS`` of ``hits``
+    (scored, best first) to an item that is none of those hits: the pair brings a turn the hits
+    lack (two hits already stand among the best places; with pairs of hits allowed, they won over
+    pairs that completed a hit, and the tuning halves lost 4 points of all-gold multi-hop).
+    Names only: a rare CJK bigram or a neighbouring turn says nothing of a person."""
+    seeds = [s.no for s in hits[:EXPAND_SEEDS]]
+    return [(no, d, via) for no in seeds for d, via in linked(tenant, no, query_terms, mask)
+            if via.startswith("entity:") and d not in seeds]
+
+
+def best_pair(links: list[tuple[int, int, str]], own: dict[int, float]) -> Pair | None:
+    """Of ``pair_links``, the seed and item whose own scores (``own``) sum highest. Each turn of
+    the pair answers a different part of the question ("Kofi took all the pictures when you got
+    married" / "Kofi has been practising the clarinet"), so neither alone needs to rank high; what
+    singles the pair out is that both are relevant. A link's strength does not: every name links
+    two turns alike. (The product, "both or nothing", tied the sum on the tuning halves' multi-hop
+    questions and lost 2 points R@5 on the three-turn ones; a generic turn that names someone,
+    "Maren told me her flatmate, Lars, is staying", can pair with a strong single hit and win.)"""
+    best: Pair | None = None
+    for no, d, via in links:
+        value = own.get(no, 0.0) + own.get(d, 0.0)
+        if best is None or value > best.value:
+            best = Pair(no, d, via, value)
+    return best
+
+
+def pair_placed(pair: Pair, own: dict[int, float], places: int = EXPAND_SEEDS) -> dict[int, float]:
+    """The scores that put both turns of ``pair`` among the best ``places`` (``own``: every
+    candidate's score): each at least just above the (places − 1)-th of the other candidates, so
+    at most one of them leaves those places; the seed stays ahead of its partner."""
+    others = sorted((s for no, s in own.items() if no not in (pair.seed, pair.partner)), reverse=True)
+    floor = others[places - 2] if len(others) >= places - 1 else 0.0
+    lift = max(abs(floor), 1e-9) * 1e-6
+    seed = max(own.get(pair.seed, 0.0), floor + 2 * lift)
+    return {pair.seed: seed, pair.partner: min(seed - lift / 2, max(own.get(pair.partner, 0.0), floor + lift))}

@@ -55,3 +55,31 @@ def indirect(question: str) -> bool:
         return False
     return bool(_INFERENCE_EN.search(question) or _DESCRIBED_EN.search(question)
                 or _INFERENCE_ZH.search(question) or _DESCRIBED_ZH.search(question))
+
+
+def describes_someone(question: str) -> bool:
+    """Whether ``question`` asks about a person it only describes by what they did ("the friend
+    who fixed Mei's bike", "whoever painted the flat", "给志强理发的那个人"): its answer lies in
+    two turns, one saying who did it and one saying the thing asked about them, joined by the
+    person's name (``recall.expand.best_pair``)."""
+    return bool(question) and bool(_DESCRIBED_EN.search(question) or _DESCRIBED_ZH.search(question))
+
+
+CLAUSE_VIEWS = True  # an A/B switch for bench/expand_ab.py
+_RELATIVE_EN = re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE)
+_RELATIVE_ZH = re.compile(r"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)")
+
+
+def described_clauses(question: str) -> tuple[str, ...]:
+    """A described-person question cut where its description starts ("Which instrument does the
+    person" | "who photographed Tom's wedding play?"; "开车送美玲去机场" | "的那个人开始玩什么运动？"):
+    each part is a view of its own for the semantic channel, so the turn that says who did the
+    act meets the act without the thing asked about diluting it, and the other way round.
+    Empty when the question is not of that form."""
+    if not CLAUSE_VIEWS or not describes_someone(question):
+        return ()
+    match = _RELATIVE_ZH.search(question) or _RELATIVE_EN.search(question)
+    if match is None:
+        return ()
+    head, tail = question[: match.start()].strip(), question[match.start():].strip()
+    return tuple(part for part in (head, tail) if part)

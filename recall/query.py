@@ -9,13 +9,13 @@ embeds, so a memory written as "提交后长期没有响应" can still be found.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hindbrain.recall.cues import expected_vs_actual, query_cues, query_time_terms
 from hindbrain.recall.dialogue import QueryViews, associative_share, views
 from hindbrain.recall.emotion import infer as infer_emotion
 from hindbrain.recall.index import COORDINATE_PREFIXES, situation_text
-from hindbrain.recall.indirect import indirect
+from hindbrain.recall.indirect import described_clauses, describes_someone, indirect
 from hindbrain.recall.tokenize import tokens
 
 
@@ -39,6 +39,7 @@ class Query:
     views: QueryViews | None = None  # a dialogue's views (recall.dialogue); None: one view, semantic_text
     associative: float = 0.0  # 0 a short question … 1 a dialogue or a long description (dialogue.associative_share)
     indirect: bool = False  # a question for an inference or about a person it only describes (recall.indirect)
+    described: bool = False  # a question about a person it only describes by an act (recall.indirect)
     emotion: tuple[str, float] | None = None  # (label, confidence): given (0.9) or inferred from the query
     task: str | None = None  # the recalling task: what it perceived is already in the agent's context
     explain: bool = False  # the full explanation for every pooled candidate, not only the returned ones
@@ -64,6 +65,8 @@ def build_query(q, now_us: int) -> Query:
     """From a validated ``RecallInput``."""
     situation = dict(q.situation)
     seen = views(q.query) if q.query else None
+    if seen is not None and seen.form == "text" and (clauses := described_clauses(q.query)):
+        seen = replace(seen, turns=clauses)  # the description and the rest, each a view (recall.indirect)
     lexical_query, semantic_query = (seen.lexical, seen.joined) if seen else (None, None)
     listed = situation_text(situation)
     text = " / ".join(t for t in (lexical_query, listed) if t)
@@ -80,6 +83,7 @@ def build_query(q, now_us: int) -> Query:
         scope=dict(q.scope), scene=scene, user=q.user or q.scope.get("user"), layers=q.layers,
         budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
         views=seen, associative=associative, indirect=bool(seen) and seen.form == "text" and indirect(q.query),
+        described=bool(seen) and seen.form == "text" and describes_someone(q.query),
         emotion=(q.emotion.strip().lower(), EXPLICIT) if q.emotion else infer_emotion(q.query), task=q.task,
         explain=q.explain, system=situation.get("system") or None,
     )

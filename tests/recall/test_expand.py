@@ -6,14 +6,17 @@ import pytest
 
 from hindbrain import Brain
 from hindbrain.recall import expand
+from hindbrain.recall.indirect import described_clauses, describes_someone
+from hindbrain.recall.query import build_query
+from hindbrain.schemas.api import RecallInput
 
 FILLER = ["That's amazing!", "Haha, same here.", "How was your weekend?", "I made pasta again tonight.",
           "The weather has been so grey lately.", "Work was busy, nothing special.", "Did you watch the match?"]
 
 
-def _chat(brain, turns):
+def _chat(brain, turns, tenant="t"):
     """turns: (session number, speaker, text); returns their event ids."""
-    return [brain.perceive(tenant="t", agent="chat", kind="message", session=f"s{s}", speaker=who, text=text,
+    return [brain.perceive(tenant=tenant, agent="chat", kind="message", session=f"s{s}", speaker=who, text=text,
                            ts=datetime(2024, 1, s, tzinfo=UTC)) for s, who, text in turns]
 
 
@@ -117,6 +120,8 @@ def _bridge_terms_uncached(tenant, no, query_terms):
     for term in dict.fromkeys(expand.tokens(said)):
         if term in skip or term in expand.FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
+        if not term.isascii() and expand.GRAMMATICAL_CHARS.intersection(term):
+            continue
         named = expand._named(said, term)
         if named is not None:
             held = tenant.bm25.docs_with(term, max_df=expand.ENTITY_MAX_DF)
@@ -164,3 +169,102 @@ def test_expansions_take_at_most_their_slots_among_the_best_places():
     # an expansion below the best places takes no slot
     low = {8: expand.Expansion(8, 1, "entity:Jun", 0.2)}
     assert expand.within_slots({**found, **low}, own, places=5, slots=1).keys() == {7, 8}
+
+
+def test_a_cjk_bigram_of_grammar_is_never_a_name(chat):
+    """"我的" opens sentences in a few turns of a tenant, rare enough to bridge; it is a pronoun
+    and a particle, so it links nothing, while the name in the same turn still does."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["我的单车被阿俊弄好了，骑起来跟新的一样。", "我的公寓墙面重新漆了一遍。", "阿俊每晚都在练大提琴。",
+            "听说新航站楼下个月开放。"]
+    for n, text in enumerate(said):
+        brain.perceive(tenant="grammar", kind="message", speaker="美玲", session=f"s{n}", text=text)
+    tenant = brain.index.tenants["grammar"]
+    bike = next(n for n, d in enumerate(tenant.docs) if "单车" in d.text)
+    cello = next(n for n, d in enumerate(tenant.docs) if "大提琴" in d.text)
+    links = expand.linked(tenant, bike, set(), None)
+    assert not [via for _, via in links if "我的" in via]
+    assert (cello, "term:阿俊") in links or (cello, "entity:阿俊") in links
+    assert "我的" not in expand.bridge_terms(tenant, bike, set())
+
+
+def test_a_turn_that_repeats_the_seed_is_no_link(chat):
+    brain, _ = chat  # a tenant of its own in the shared brain
+    for session, who in (("s1", "Mei"), ("s2", "Tom")):
+        brain.perceive(tenant="echo", kind="message", speaker=who, session=session,
+                       text="Half of it, I fell asleep on the sofa.")
+    brain.perceive(tenant="echo", kind="message", speaker="Tom", session="s3", text="Half the town came to the fair.")
+    tenant = brain.index.tenants["echo"]
+    first, second, fair = range(3)
+    links = dict(expand.linked(tenant, first, set(), None))
+    assert second not in links  # the same words, said again: no evidence the seed does not give
+    assert links.get(fair) == "entity:Half"
+
+
+def test_a_question_that_describes_someone_by_an_act():
+    for question in ("Which instrument does the person who photographed Tom's wedding play?",
+                     "What does whoever coached Mei's football team do for work?",
+                     "Which city did the friend that fixed my bike move to?",
+                     "开车送美玲去机场的那个人开始玩什么运动？", "给美玲粉刷房间的朋友现在做什么工作？"):
+        assert describes_someone(question), question
+    for question in ("Which instrument does Kofi play?", "Who photographed Tom's wedding?",
+                     "Would Priya enjoy a spa weekend?", "立新现在做什么工作？", ""):
+        assert not describes_someone(question), question
+
+
+def test_a_described_question_is_cut_where_its_description_starts():
+    assert described_clauses("Which instrument does the person who photographed Tom's wedding play?") == (
+        "Which instrument does the person", "who photographed Tom's wedding play?")
+    assert described_clauses("What does whoever coached Mei's team do for work?") == (
+        "What does", "whoever coached Mei's team do for work?")
+    assert described_clauses("开车送美玲去机场的那个人开始玩什么运动？") == (
+        "开车送美玲去机场", "的那个人开始玩什么运动？")
+    assert described_clauses("Which instrument does Kofi play?") == ()
+    # each part is a view of its own, after the whole question; other questions keep one view
+    query = build_query(RecallInput(tenant="t", query="Which city did the friend who fixed my bike move to?"), 0)
+    assert query.semantic_views == ["Which city did the friend who fixed my bike move to?", "Which city did the friend",
+                                    "who fixed my bike move to?"]
+    assert build_query(RecallInput(tenant="t", query="Which city did Jun move to?"), 0).semantic_views == [
+        "Which city did Jun move to?"]
+
+
+def test_a_pair_is_placed_among_the_best_places_with_the_seed_first():
+    own = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.7, 5: 0.6, 6: 0.5, 7: 0.4, 9: 0.1}
+    for seed in (2, 5):  # a seed inside the best places, and one on their edge
+        pair = expand.Pair(seed, 9, "entity:Kofi", own[seed] + own[9])
+        placed = {**own, **expand.pair_placed(pair, own, places=5)}
+        top = sorted(placed, key=lambda no: -placed[no])[:5]
+        assert {seed, 9} <= set(top)
+        assert top.index(seed) < top.index(9)
+        assert len(set(top) - {seed, 9} - set(sorted(own, key=lambda no: -own[no])[:5])) == 0  # nothing new
+        assert len([no for no in sorted(own, key=lambda no: -own[no])[:5] if no not in top]) == 1  # one leaves
+    # a pair already among the best places keeps its scores
+    pair = expand.Pair(1, 2, "entity:Kofi", 1.9)
+    assert expand.pair_placed(pair, own, places=5) == {1: 1.0, 2: 0.9}
+
+
+def test_a_described_person_gets_both_turns_of_the_pair_that_answers(chat):
+    """"the person who photographed Tom's wedding" names nobody; one turn says Kofi took the
+    pictures, another (no word shared with the question) what Kofi plays. Another player's turn
+    is as relevant as Kofi's on its own, but nothing links it to the wedding; another name links
+    two turns that answer nothing the question asks."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    turns = []
+    for s in range(1, 9):
+        turns += [(s, "Tom" if n % 2 else "Mei", f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})") for n in range(6)]
+    turns += [(2, "Mei", "Kofi took all the pictures when you got married."),
+              (3, "Tom", "We went to a wedding where nobody photographed anything, phones were banned."),
+              (4, "Tom", "Lars has been practising the harp every night."),
+              (5, "Mei", "Maren repaired my bicycle, it rides like new."),
+              (6, "Tom", "Maren relocated to Denver in the spring."),
+              (6, "Mei", "Kofi has been practising the clarinet every night."),
+              (7, "Tom", "Turn down the music, the guests are arriving late anyway.")]
+    ids = _chat(brain, turns, tenant="pair")
+    brain.index.semantic.wait()
+    pictures, clarinet = ids[-7], ids[-2]
+    pack = brain.recall(tenant="pair", agent="chat", query="Which instrument does the person who photographed "
+                        "Tom's wedding play?", k=5, layers=["episodic"])
+    top = [i.id for i in pack.items]
+    assert pictures in top and clarinet in top
+    why = next(i.why for i in pack.items if i.id == clarinet)["expansion"]
+    assert why["via"] == "entity:Kofi" and why["from"] == pictures and "pair" in why
