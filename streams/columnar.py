@@ -254,7 +254,7 @@ def insert_sql(database: str, path: str, partitions: list[int], offsets: list[in
     ``invalid_reason``'s checks) and, if all pass, inserts their ``events`` rows; it throws
     before writing any row otherwise (``ORDER BY``: every row is read and checked before the
     first reaches the table)."""
-    from hindbrain.streams.kafka_batches import event_sources
+    from hindbrain.streams.kafka_batches import INSERT_SETTINGS, event_sources
 
     names, sources = event_sources()
     checks = " AND ".join([f"reinterpretAsUInt32({_MARKER}) = _hb_row", hot.utf8_sql or "0",
@@ -265,7 +265,7 @@ def insert_sql(database: str, path: str, partitions: list[int], offsets: list[in
             f"arrayElement([{','.join(map(str, offsets))}], _hb_row + 1) "
             f"FROM (SELECT *, rowNumberInAllBlocks() AS _hb_row FROM file('{path}', 'Avro')) "
             f"WHERE throwIf(NOT ({checks}), 'hindbrain: a record the columnar insert does not take') = 0 "
-            "ORDER BY _hb_row SETTINGS max_threads = 1")
+            f"ORDER BY _hb_row SETTINGS {INSERT_SETTINGS}")
 
 
 def insert_events(entries: list[LogEntry], warehouse) -> tuple[int, list[int]] | None:

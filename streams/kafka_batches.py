@@ -213,8 +213,14 @@ def insert_sql(database: str, path: str, framed: Framed, partition: int, start: 
             f"SELECT *, if(_hb_row < {framed.rows}, {offset}, toUInt64(0)) AS _hb_at FROM ("
             f"SELECT *, rowNumberInAllBlocks() AS _hb_row FROM file('{path}', 'Avro'))) "
             f"WHERE plus(throwIf(NOT ({_checks(framed)}), '{MISMATCH}'), {keep}) = 1 "
-            "ORDER BY _hb_row SETTINGS max_threads = 1")
+            f"ORDER BY _hb_row SETTINGS {INSERT_SETTINGS}")
 
+
+# One thread per insert (replay runs inserts side by side instead). No ReplacingMergeTree merge
+# of the block at insert time: it cost ~a fifth of the insert's CPU and only collapses duplicate
+# records *within* one range, which every read already collapses (``FINAL``), as it does those
+# of two ranges or two deliveries.
+INSERT_SETTINGS = "max_threads = 1, optimize_on_insert = 0"
 
 # "0" turns this path off (the columnar decode of aiokafka's records): a baseline of bench/distributed.py.
 SWITCH = "HINDBRAIN_KAFKA_BATCHES"

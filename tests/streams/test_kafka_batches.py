@@ -3,6 +3,8 @@ the views of the per-record replay; a range with anything it does not take falls
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from hindbrain.schemas.codec import registry
@@ -121,3 +123,45 @@ def test_a_bad_record_sends_its_range_to_the_per_record_path(kafka, open_warehou
     assert fast.records == 41 * len(ranges) + 1 and fast.dead_letters > 0
     assert spied.count(None) == 2 * len(BAD) + 1  # every range holding a bad record fell back whole
     assert spied.count(41) == 1  # the clean range after them did not
+
+
+def test_a_record_delivered_twice_in_one_range_is_one_row_on_every_path(kafka, open_warehouse, monkeypatch, spied):
+    """The insert does not merge its block (``optimize_on_insert = 0``): a record appended twice
+    (an at-least-once retry) lands twice in one part, and reads collapse it like any duplicate."""
+    twice = clean(30)
+    twice[20:20] = twice[5:8]  # the same three records again, inside the range
+    report = both(kafka, open_warehouse, monkeypatch, twice)
+    assert report.records == 33 and report.digest["events"][0] == 30
+    assert None not in spied and sum(spied) == 33
+
+
+def test_ranges_are_inserted_side_by_side_on_sessions_of_their_own(kafka, open_warehouse, monkeypatch):
+    """With two inserters, two record-batch inserts are in flight at once (the first two wait
+    for each other), each on a session of its own, not the writer's (there they would queue on
+    its lock); the views are those of one inserter."""
+    sessions: list = []
+    meet = threading.Barrier(2, timeout=60)  # broken (the replay raises) if the two never overlap
+    insert = kafka_batches.insert_events
+
+    def spy(session, *args):
+        sessions.append(session)
+        if len(sessions) <= 2 and not one_at_a_time:
+            meet.wait()
+        return insert(session, *args)
+
+    monkeypatch.setattr(kafka_batches, "insert_events", spy)
+    log = kafka.log()
+    try:
+        messages = clean(200)
+        for i in range(0, len(messages), 50):
+            log.append(messages[i:i + 50])
+        one_at_a_time = True
+        one = replay(log, open_warehouse(), chunk=10, inserters=1)
+        one_sessions, sessions[:], one_at_a_time = {id(s) for s in sessions}, [], False
+        warehouse = open_warehouse()
+        two = replay(log, warehouse, chunk=10, inserters=2)
+    finally:
+        log.close()
+    assert (two.records, two.digest) == (one.records, one.digest) and two.digest["events"][0] == 200
+    assert len(one_sessions) == 1 and len({id(s) for s in sessions}) == 2
+    assert warehouse not in sessions
