@@ -212,6 +212,34 @@ class Session:
             self._client.close()
 
 
+class ThreadSessions:
+    """One ``Warehouse.session`` per thread that asks (``mine``), all closed on exit: inserts
+    from a pool of threads run side by side in chDB, each on its own session."""
+
+    def __init__(self, warehouse: Warehouse):
+        self.warehouse, self._local, self._opened = warehouse, threading.local(), []
+        self._lock = threading.Lock()
+
+    def mine(self) -> Session:
+        if (session := getattr(self._local, "session", None)) is None:
+            session = self._local.session = self.warehouse.session()
+            with self._lock:
+                self._opened.append(session)
+        return session
+
+    def close(self) -> None:
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for session in opened:
+            session.close()
+
+    def __enter__(self) -> ThreadSessions:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 # What one tenant query may use (docs/service.md, "SQL"): the heaviest allowed query is one core
 # (max_threads) at the lowest CPU priority for at most 10 s, 1 GiB, 100 M rows read, and its
 # answer at most 100 000 rows and 64 MiB. Each overflow throws (the query fails, naming the limit).

@@ -216,7 +216,11 @@ def insert_sql(database: str, path: str, framed: Framed, partition: int, start: 
             f"ORDER BY _hb_row SETTINGS {INSERT_SETTINGS}")
 
 
-# One thread per insert (replay runs inserts side by side instead). No ReplacingMergeTree merge
+# Record-batch inserts in flight at once (replay, the worker), each on its own chDB session: the
+# MergeTree write of one range is single-threaded (sort, compress, write), so two use two cores.
+INSERTERS = 2
+
+# One thread per insert (replay and the worker run inserts side by side instead). No ReplacingMergeTree merge
 # of the block at insert time: it cost ~a fifth of the insert's CPU and only collapses duplicate
 # records *within* one range, which every read already collapses (``FINAL``), as it does those
 # of two ranges or two deliveries.

@@ -7,7 +7,6 @@ into the ``dead_letters`` view directly, with the same row the live runner deriv
 from __future__ import annotations
 
 import multiprocessing
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -17,18 +16,15 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hindbrain.projections.views import TABLES
-from hindbrain.projections.warehouse import Warehouse
+from hindbrain.projections.warehouse import ThreadSessions, Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams import columnar, kafka_batches, replay_chunk
+from hindbrain.streams.kafka_batches import INSERTERS
 from hindbrain.streams.processing import ProjectedBatch
 from hindbrain.streams.replay_chunk import project_entries
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import SqliteLog
 from hindbrain.streams.topics import TOPICS
-
-# Record-batch inserts in flight at once in a Kafka replay, each on its own chDB session: the
-# MergeTree write of one range is single-threaded (sort, compress, write), so two use two cores.
-INSERTERS = 2
 
 
 @dataclass(frozen=True)
@@ -136,7 +132,7 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
         insert(batch, stop - offset)
         return batch.count, len(batch.dead_letters)
 
-    with _Sessions(warehouse) as sessions, ThreadPoolExecutor(1, thread_name_prefix="replay-read") as reader, \
+    with ThreadSessions(warehouse) as sessions, ThreadPoolExecutor(1, thread_name_prefix="replay-read") as reader, \
             ThreadPoolExecutor(inserters, thread_name_prefix="replay-insert") as inserter:
         in_flight: deque = deque()  # at most ``inserters`` inserts: memory stays at a few chunks
         framed_counts = []  # the records of ranges inserted whole by chDB (known once inserted)
@@ -158,29 +154,6 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
             count, dead_letters = done.result()
             records, dead = records + count, dead + dead_letters
     return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest())
-
-
-class _Sessions:
-    """One writer session of ``warehouse`` per inserting thread (``mine``), closed on exit:
-    record-batch inserts on their own sessions run side by side in chDB."""
-
-    def __init__(self, warehouse: Warehouse):
-        self.warehouse, self._local, self._opened = warehouse, threading.local(), []
-        self._lock = threading.Lock()
-
-    def mine(self):
-        if (session := getattr(self._local, "session", None)) is None:
-            session = self._local.session = self.warehouse.session()
-            with self._lock:
-                self._opened.append(session)
-        return session
-
-    def __enter__(self) -> _Sessions:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for session in self._opened:
-            session.close()
 
 
 def _ends(log) -> dict[tuple[str, int], int]:
