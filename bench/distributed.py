@@ -15,8 +15,9 @@ Prints, as medians of R runs (default 3):
 5. the columnar decode (streams/columnar.py) against the per-record path it replaces, both in
    this run (HINDBRAIN_COLUMNAR_DECODE=0 is the baseline): replay in-process and the worker;
    and both straight into chDB (HINDBRAIN_KAFKA_BATCHES=0 is the columnar baseline): replay
-   of the Kafka record batches (streams/kafka_batches.py), the worker's one INSERT…SELECT per
-   fetch (columnar.insert_events); the three replays' digests are checked equal;
+   of the Kafka record batches (streams/kafka_batches.py), the worker on the same record batches
+   (KafkaProjector: paused perception partitions, one INSERT…SELECT a partition and fetch);
+   the three replays' digests are checked equal;
 6. the embedder group (streams/embedders.py): texts/s into the vectors topic with 1 and 2
    `hindbrain embedder` processes (one BLAS thread each), per worker, and the workers a
    5,000 ev/s shard needs at that rate.

@@ -10,11 +10,15 @@
   the folder must project). Per batch: fetch → decode/validate/project (pure) → append
   dead letters to Kafka → insert → commit offsets, in that order (see ``streams.worker``);
   a batch's insert (in a thread) overlaps the next batch's fetch and projection, and its
-  offsets are committed only after that insert returned. Into a chDB warehouse, a fetch's
-  perceptions are inserted by one ``INSERT … SELECT`` in that insert step
-  (``columnar.insert_or_project``); if it refuses a row, they are projected there and their
-  dead letters appended before their rows are inserted: all before the commit, so a crash
-  re-projects them (the views dedupe).
+  offsets are committed only after that insert returned. Into a chDB warehouse, perceptions
+  never become record objects: their partitions are paused as they are assigned, and each
+  loop fetches the broker's record batches from the group's position (``KafkaLog.fetch_batches``,
+  ~``batch_size`` records a partition), moves the position past them and inserts them in the
+  insert step as replay does (``streams.kafka_batches``: one ``INSERT … SELECT`` a partition,
+  two at once on sessions of their own). A fetch a check refuses is read and projected per
+  record there, its dead letters appended before its rows are inserted: all before the
+  commit, so a crash re-projects them (the views dedupe). The consumer keeps the group
+  membership, positions and commits, and hands over the other topics' records.
 * ``IndexTail`` follows the ``perceptions`` and ``cognitions`` topics from where the views
   end, so records that *other* Brains append reach this Brain's recall index. Staleness is
   bounded by the poll interval (``POLL_S``) plus one fetch; ``lag()`` reports it.
