@@ -8,9 +8,10 @@ which goes first: an in-process ``replay`` of every partition into a fresh chDB 
 child process of each interpreter (so each imports its own checkout's code), and a
 ``hindbrain worker`` (aiokafka engine) of each, timed as ``bench/distributed.py`` does (from
 the group's first commit to its last, counting the records past what the first commit
-covered). Prints medians, new/old ratios and the load average; the replays' digests are
-checked equal. Replay never writes the log, so every replay and every fresh worker group reads
-the same records.
+covered). Prints medians, new/old ratios and the load average, and each side's CPU seconds
+per 1,000 records (the replay's process, the worker's over its whole run: on a machine other
+sessions load, CPU is the steadier measure); the replays' digests are checked equal. Replay
+never writes the log, so every replay and every fresh worker group reads the same records.
 """
 
 from __future__ import annotations
@@ -31,14 +32,17 @@ from distributed import one_kb_messages, wait_committed
 from hindbrain.streams.kafka_log import KafkaLog
 
 _REPLAY = """
-import json, sys
+import json, resource, sys
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.replay import replay
 log = KafkaLog(sys.argv[1], prefix=sys.argv[2])
 warehouse = Warehouse("chdb://" + sys.argv[3], database="replayed")
+cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+before = cpu()
 report = replay(log, warehouse)
-print(json.dumps({"rate": report.records_per_second, "records": report.records, "digest": report.digest}))
+print(json.dumps({"rate": report.records_per_second, "records": report.records, "digest": report.digest,
+                  "cpu": cpu() - before}))
 warehouse.close()
 log.close()
 """
@@ -54,7 +58,15 @@ def replay_in(python: str, kafka: str, prefix: str) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def worker_in(python: str, kafka: str, prefix: str, log: KafkaLog, events: int) -> float:
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def worker_in(python: str, kafka: str, prefix: str, log: KafkaLog, events: int) -> tuple[float, float]:
+    """(events/s from the first commit to the last, the worker's CPU seconds per 1,000 events
+    over its whole run: start-up, fetch, inserts, background merges)."""
     group, home = f"ab-{uuid.uuid4().hex[:8]}", Path(tempfile.mkdtemp(prefix="hb-kafka-ab-"))
     env = {**os.environ, "HINDBRAIN_KAFKA": kafka, "HINDBRAIN_KAFKA_PREFIX": prefix, "HINDBRAIN_WORKER_GROUP": group,
            "HINDBRAIN_CLICKHOUSE": f"chdb://{home / 'views'}", "HINDBRAIN_BATCH_SIZE": "5000",
@@ -63,11 +75,12 @@ def worker_in(python: str, kafka: str, prefix: str, log: KafkaLog, events: int) 
                                "--engine", "aiokafka"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         first, last, covered = wait_committed(log, group)
+        cpu = process_cpu(worker.pid)
     finally:
         worker.terminate()
         worker.wait(60)
         shutil.rmtree(home, ignore_errors=True)
-    return (events - covered) / (last - first)
+    return (events - covered) / (last - first), 1000 * cpu / events
 
 
 def main() -> None:
@@ -95,12 +108,16 @@ def main() -> None:
                     got = replay_in(python, kafka, prefix)
                     digests.add(json.dumps(got["digest"], sort_keys=True))
                     runs.setdefault(f"replay {label}", []).append(got["rate"])
-                    print(f"round {n + 1}: {label} replay {got['rate']:,.0f} rec/s; load {os.getloadavg()[0]:.1f}",
+                    runs.setdefault(f"replay cpu {label}", []).append(1000 * got["cpu"] / got["records"])
+                    print(f"round {n + 1}: {label} replay {got['rate']:,.0f} rec/s, "
+                          f"{1000 * got['cpu'] / got['records']:.2f} CPU s per 1k; load {os.getloadavg()[0]:.1f}",
                           flush=True)
                 if "worker" in only:
-                    r = worker_in(python, kafka, prefix, log, args.events)
+                    r, cpu = worker_in(python, kafka, prefix, log, args.events)
                     runs.setdefault(f"worker {label}", []).append(r)
-                    print(f"round {n + 1}: {label} worker {r:,.0f} ev/s; load {os.getloadavg()[0]:.1f}", flush=True)
+                    runs.setdefault(f"worker cpu {label}", []).append(cpu)
+                    print(f"round {n + 1}: {label} worker {r:,.0f} ev/s, {cpu:.2f} CPU s per 1k (with start-up); "
+                          f"load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         log.close()
     print(f"\n{args.events:,} events of ~1.2 KB, median of {args.repeats} interleaved rounds")
@@ -109,6 +126,8 @@ def main() -> None:
             new, old = statistics.median(runs[f"{what} new"]), statistics.median(runs[f"{what} old"])
             print(f"{what:<8} new {new:>10,.0f}/s  old {old:>10,.0f}/s  new/old x{new / old:.2f}  "
                   f"target >= {target:,} {'PASS' if new >= target else 'MISS'}")
+            new, old = statistics.median(runs[f"{what} cpu new"]), statistics.median(runs[f"{what} cpu old"])
+            print(f"{'':<8} CPU s per 1,000: new {new:.3f}  old {old:.3f}  new/old x{new / old:.2f}")
     if "replay" in only:
         assert len(digests) == 1, "the two checkouts' replays made different views"
         print("replay digests: equal")
