@@ -15,8 +15,9 @@ Prints, as medians of R runs (default 3):
 5. the columnar decode (streams/columnar.py) against the per-record path it replaces, both in
    this run (HINDBRAIN_COLUMNAR_DECODE=0 is the baseline): replay in-process and the worker;
    and both straight into chDB (HINDBRAIN_KAFKA_BATCHES=0 is the columnar baseline): replay
-   of the Kafka record batches (streams/kafka_batches.py), the worker's one INSERT…SELECT per
-   fetch (columnar.insert_events); the three replays' digests are checked equal;
+   of the Kafka record batches (streams/kafka_batches.py), the worker on the same record batches
+   (KafkaProjector: paused perception partitions, one INSERT…SELECT a partition and fetch);
+   the three replays' digests are checked equal;
 6. the embedder group (streams/embedders.py): texts/s into the vectors topic with 1 and 2
    `hindbrain embedder` processes (one BLAS thread each), per worker, and the workers a
    5,000 ev/s shard needs at that rate.
@@ -102,17 +103,18 @@ def bench_producer(kafka: str, messages: list[Message], folder: Path) -> tuple[f
     return kafka_rate, rate(len(messages), time.perf_counter() - t0)
 
 
-def wait_committed(log: KafkaLog, group: str, timeout_s: float = 300) -> tuple[float, float]:
-    """(time of the first progress, time everything was committed) of ``group``."""
+def wait_committed(log: KafkaLog, group: str, timeout_s: float = 300) -> tuple[float, float, int]:
+    """(time of the first progress, time everything was committed, records the first progress
+    seen covered) of ``group``."""
     ends = {(t.name, p): log.end_offset(t.name, p) for t in TOPICS for p in log.partitions(t.name)}
-    first = None
+    first, covered = None, 0
     deadline = time.monotonic() + timeout_s
     while True:
         done = {k: log.committed(group, *k) for k in ends}
         if first is None and any(done.values()):
-            first = time.perf_counter()
+            first, covered = time.perf_counter(), sum(done.values())
         if all(done[k] >= ends[k] for k in ends):
-            return first or time.perf_counter(), time.perf_counter()
+            return first or time.perf_counter(), time.perf_counter(), covered
         if time.monotonic() > deadline:
             raise TimeoutError(f"{group} stuck at {done} of {ends}")
         time.sleep(0.01)
@@ -133,12 +135,12 @@ def bench_end_to_end(kafka: str, messages: list[Message], folder: Path, engine: 
                                    "--loglevel", "error", "--engine", engine], env=env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
         try:
-            first, last = wait_committed(log, group)
+            first, last, covered = wait_committed(log, group)
         finally:
             worker.terminate()
             worker.wait(60)
-        # the first commit already covers one batch: count from there
-        kafka_rate = rate(len(messages) - 5000, last - first)
+        # the first commit already covers a batch or more (a raw fetch per partition): count from there
+        kafka_rate = rate(len(messages) - covered, last - first)
     finally:
         log.close()
     sqlite = SqliteLog(folder / "e2e.sqlite")

@@ -112,6 +112,12 @@ class Warehouse:
         with self._lock:
             self._client.command(sql)
 
+    def session(self) -> Session:
+        """Another writing session on this warehouse, for statements that run beside the
+        writer's: chDB runs each session's query on a thread of its own, so two ``INSERT …
+        SELECT`` on two sessions use two cores (on the writer's session they queue on its lock)."""
+        return Session(self.url, self.database)
+
     def query(self, sql: str, parameters: dict | None = None, readonly: bool = False) -> list[tuple]:
         return self.query_columns(sql, parameters, readonly)[1]
 
@@ -186,6 +192,52 @@ class Warehouse:
             self._killer.close()
             self._reader.close()
             self._client.close()
+
+
+class Session:
+    """A writer session of its own (``Warehouse.session``): ``command`` like the warehouse's,
+    its own lock. Close it when done."""
+
+    def __init__(self, url: str, database: str):
+        self.url, self.database = url, database
+        self._lock = threading.Lock()
+        self._client = clickhouse_connect.get_client(dsn=url, database=database)
+
+    def command(self, sql: str) -> None:
+        with self._lock:
+            self._client.command(sql)
+
+    def close(self) -> None:
+        with self._lock:
+            self._client.close()
+
+
+class ThreadSessions:
+    """One ``Warehouse.session`` per thread that asks (``mine``), all closed on exit: inserts
+    from a pool of threads run side by side in chDB, each on its own session."""
+
+    def __init__(self, warehouse: Warehouse):
+        self.warehouse, self._local, self._opened = warehouse, threading.local(), []
+        self._lock = threading.Lock()
+
+    def mine(self) -> Session:
+        if (session := getattr(self._local, "session", None)) is None:
+            session = self._local.session = self.warehouse.session()
+            with self._lock:
+                self._opened.append(session)
+        return session
+
+    def close(self) -> None:
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for session in opened:
+            session.close()
+
+    def __enter__(self) -> ThreadSessions:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 # What one tenant query may use (docs/service.md, "SQL"): the heaviest allowed query is one core

@@ -254,7 +254,7 @@ def insert_sql(database: str, path: str, partitions: list[int], offsets: list[in
     ``invalid_reason``'s checks) and, if all pass, inserts their ``events`` rows; it throws
     before writing any row otherwise (``ORDER BY``: every row is read and checked before the
     first reaches the table)."""
-    from hindbrain.streams.kafka_batches import event_sources
+    from hindbrain.streams.kafka_batches import INSERT_SETTINGS, event_sources
 
     names, sources = event_sources()
     checks = " AND ".join([f"reinterpretAsUInt32({_MARKER}) = _hb_row", hot.utf8_sql or "0",
@@ -265,44 +265,50 @@ def insert_sql(database: str, path: str, partitions: list[int], offsets: list[in
             f"arrayElement([{','.join(map(str, offsets))}], _hb_row + 1) "
             f"FROM (SELECT *, rowNumberInAllBlocks() AS _hb_row FROM file('{path}', 'Avro')) "
             f"WHERE throwIf(NOT ({checks}), 'hindbrain: a record the columnar insert does not take') = 0 "
-            "ORDER BY _hb_row SETTINGS max_threads = 1")
+            f"ORDER BY _hb_row SETTINGS {INSERT_SETTINGS}")
 
 
-def insert_events(entries: list[LogEntry], warehouse) -> tuple[int, list[int]] | None:
-    """The ``events`` rows of the hot entries straight into a chDB ``warehouse`` in one
-    ``INSERT … SELECT`` (no row crosses into Python): ``(rows inserted, indexes of the entries
-    the per-record path must take)``; None, with nothing written, when the batch is small, chDB
-    cannot read it or any hot row fails a check (the caller then projects it by ``project_batch``)."""
-    fast, slow = split_hot(entries)
-    if len(fast) < MIN_BATCH:
-        return None
+def insert_events(entries: list[LogEntry], warehouse) -> bool:
+    """The ``events`` rows of ``entries`` (hot entries, from ``split_insertable``) straight into
+    a chDB ``warehouse`` in one ``INSERT … SELECT`` (no row crosses into Python); False, with
+    nothing written, when chDB cannot read them or any row fails a check (the caller then
+    projects them by ``project_batch``)."""
     fd, path = tempfile.mkstemp(suffix=".avro", dir=_SHM)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(container([entries[i].value for i in fast]))
-        warehouse.command(insert_sql(warehouse.database, path, [entries[i].partition for i in fast],
-                                     [entries[i].offset for i in fast]))
+            f.write(container([e.value for e in entries]))
+        warehouse.command(insert_sql(warehouse.database, path, [e.partition for e in entries],
+                                     [e.offset for e in entries]))
     except Exception:  # noqa: BLE001 - a row the per-record path must take (with its reason), or unreadable bytes
-        return None
+        return False
     finally:
         os.unlink(path)
-    return len(fast), slow
+    return True
 
 
-def project_or_insert(entries: list[LogEntry], ts_us: int, warehouse, engine: Engine | None) -> ProjectedBatch:
-    """``project_batch``, except that into a chDB warehouse (with the columnar decode on and
-    ``HINDBRAIN_KAFKA_BATCHES`` not 0) the hot rows are inserted here, at once (``insert_events``):
-    the batch returned holds the rest, its count all of them."""
+def split_insertable(entries: list[LogEntry], warehouse, engine: Engine | None) -> tuple[list[LogEntry],
+                                                                                         list[LogEntry]]:
+    """``(hot, rest)``: the entries one ``INSERT … SELECT`` may take (``insert_or_project``) and
+    the others, each in log order. Nothing is hot unless the warehouse is chDB, the columnar
+    decode is on (``engine``), ``HINDBRAIN_KAFKA_BATCHES`` is not 0 and at least ``MIN_BATCH``
+    entries are hot."""
     from hindbrain.streams import kafka_batches
 
-    if engine is not None and kafka_batches.enabled() and warehouse.url.startswith("chdb://"):
-        done = insert_events(entries, warehouse)
-        if done is not None:
-            count, slow = done
-            batch = processing.project_batch([entries[i] for i in slow], ts_us)
-            batch.count += count
-            return batch
-    return project_batch(entries, ts_us, engine)
+    if engine is None or not kafka_batches.enabled() or not warehouse.url.startswith("chdb://"):
+        return [], entries
+    fast, slow = split_hot(entries)
+    if len(fast) < MIN_BATCH:
+        return [], entries
+    return [entries[i] for i in fast], [entries[i] for i in slow]
+
+
+def insert_or_project(hot: list[LogEntry], ts_us: int, warehouse, engine: Engine | None) -> ProjectedBatch:
+    """``hot`` inserted by one ``INSERT … SELECT`` (``insert_events``): an empty batch that counts
+    them. If the insert refuses any row, nothing of it is written and ``hot`` is projected here
+    (``project_batch``, dead letters included) for the caller to insert: the same rows either way."""
+    if not hot or insert_events(hot, warehouse):
+        return ProjectedBatch(count=len(hot))
+    return project_batch(hot, ts_us, engine)
 
 
 # "0" turns the columnar path off (the per-record path alone): the baseline of bench/distributed.py.

@@ -250,32 +250,48 @@ class KafkaLog:
                          f"raw read of {topic!r}[{partition}]@{offset}")
 
     async def _read_batches(self, topic: str, partition: int, offset: int, stop: int) -> list[bytes] | None:
-        from hindbrain.streams.kafka_batches import next_offset  # (pyarrow, chDB: only for a replay)
+        out = []
+        while offset < stop:
+            got = await self._fetch_batches(topic, partition, offset)
+            if got is None or not got[0]:
+                # Short of ``stop`` (offsets past the high watermark's records, a log start moved):
+                # the per-record reader decides what is there, never a silently short range.
+                return None
+            out.append(got[0])
+            offset = got[1]
+        return out
+
+    def fetch_batches(self, topic: str, partition: int, offset: int,
+                      max_bytes: int = READ_FETCH_BYTES) -> tuple[bytes, int] | None:
+        """One fetch of the raw record set at ``offset`` of one partition (whole Kafka v2 batches
+        up to about ``max_bytes``, as the broker sends them: at least one batch) and the offset
+        past its last whole batch: ``(b"", offset)`` when nothing is there yet; None on a broker
+        error."""
+        return self._run(self._fetch_batches(topic, partition, offset, max_bytes),
+                         f"raw fetch of {topic!r}[{partition}]@{offset}")
+
+    async def _fetch_batches(self, topic: str, partition: int, offset: int,
+                             max_bytes: int = READ_FETCH_BYTES) -> tuple[bytes, int] | None:
+        from hindbrain.streams.kafka_batches import next_offset  # (pyarrow, chDB: only for raw batches)
 
         tp = await self._tp(topic, partition)
         if tp is None:
-            return []
+            return None
         client = self._producer.client  # _tp() asked it for this topic's metadata
         node = client.cluster.leader_for_partition(tp)
         if node is None or node < 0:
             return None
-        out = []
-        while offset < stop:
-            request = FetchRequest(max_wait_time=0, min_bytes=0, max_bytes=READ_FETCH_BYTES, isolation_level=0,
-                                   topics=[(tp.topic, [(partition, offset, READ_FETCH_BYTES)])])
-            response = await client.send(node, request)
-            ((_, ((_, error, _, *part),)),) = response.topics
-            if error:
-                return None
-            records = part[-1]
-            reached = next_offset(records)
-            if reached is None or reached <= offset:
-                # Short of ``stop`` (offsets past the high watermark's records, a log start moved):
-                # the per-record reader decides what is there, never a silently short range.
-                return None
-            out.append(records)
-            offset = reached
-        return out
+        request = FetchRequest(max_wait_time=0, min_bytes=0, max_bytes=max_bytes, isolation_level=0,
+                               topics=[(tp.topic, [(partition, offset, max_bytes)])])
+        response = await client.send(node, request)
+        ((_, ((_, error, _, *part),)),) = response.topics
+        if error:
+            return None
+        records = part[-1]
+        reached = next_offset(records)
+        if reached is None or reached <= offset:
+            return b"", offset
+        return records, reached
 
     def end_offset(self, topic: str, partition: int) -> int:
         return self._run(self._end_offset(topic, partition), f"end offset of {topic!r}[{partition}]")

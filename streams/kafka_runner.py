@@ -10,10 +10,15 @@
   the folder must project). Per batch: fetch → decode/validate/project (pure) → append
   dead letters to Kafka → insert → commit offsets, in that order (see ``streams.worker``);
   a batch's insert (in a thread) overlaps the next batch's fetch and projection, and its
-  offsets are committed only after that insert returned. Into a chDB warehouse, a fetch's
-  perceptions are inserted by one ``INSERT … SELECT`` already in the projection step
-  (``columnar.project_or_insert``), before the batch's dead letters are appended: still
-  before its commit, so a crash re-projects them (the views dedupe).
+  offsets are committed only after that insert returned. Into a chDB warehouse, perceptions
+  never become record objects: their partitions are paused as they are assigned, and each
+  loop fetches the broker's record batches from the group's position (``KafkaLog.fetch_batches``,
+  ~``batch_size`` records a partition), moves the position past them and inserts them in the
+  insert step as replay does (``streams.kafka_batches``: one ``INSERT … SELECT`` a partition,
+  two at once on sessions of their own). A fetch a check refuses is read and projected per
+  record there, its dead letters appended before its rows are inserted: all before the
+  commit, so a crash re-projects them (the views dedupe). The consumer keeps the group
+  membership, positions and commits, and hands over the other topics' records.
 * ``IndexTail`` follows the ``perceptions`` and ``cognitions`` topics from where the views
   end, so records that *other* Brains append reach this Brain's recall index. Staleness is
   bounded by the poll interval (``POLL_S``) plus one fetch; ``lag()`` reports it.
@@ -26,21 +31,25 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import IllegalStateError
 
-from hindbrain.projections.warehouse import Warehouse
+from hindbrain.projections.warehouse import ThreadSessions, Warehouse
 from hindbrain.schemas.records import now_us
-from hindbrain.streams import columnar
+from hindbrain.streams import columnar, kafka_batches, replay_chunk
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.log import LogEntry, Position
-from hindbrain.streams.processing import Decoded, decoded_entries, to_messages
+from hindbrain.streams.processing import Decoded, ProjectedBatch, decoded_entries, to_messages
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.topics import TOPICS, kafka_name
 
 POLL_S = 0.1
 FETCH_BYTES = 16 * 1024 * 1024  # per partition and fetch: whole batches, not 1 MB slices (aiokafka's default)
+MIN_FETCH_BYTES = 64 * 1024  # a raw fetch's least (the broker sends at least one whole batch anyway)
 
 
 class KafkaRunner:
@@ -133,50 +142,146 @@ class KafkaProjector(_LoopThread):
         super().__init__(f"hindbrain-projector {group}")
         self.log, self.warehouse, self.group, self.batch_size = log, warehouse, group, batch_size
         self.engine = columnar.engine_for(warehouse)  # perceptions decoded by columns
+        # Perceptions into a chDB warehouse: the broker's record batches fetched and inserted as
+        # they are (``streams.kafka_batches``), no record object each; their partitions are
+        # paused in the consumer, which keeps the group membership, positions and commits.
+        self.raw = (self.engine is not None and kafka_batches.enabled() and warehouse.url.startswith("chdb://"))
+        self._record_bytes = 1024  # the last raw fetch's bytes per record: sizes the next to ~batch_size records
+        # A batch's record-batch inserts side by side, each on a chDB session of its own (as replay's).
+        self._sessions = ThreadSessions(warehouse)
+        self._inserters = ThreadPoolExecutor(kafka_batches.INSERTERS, thread_name_prefix="projector-insert")
         for t in TOPICS:  # topics exist before the group subscribes (no auto-creation)
             log.partitions(t.name)
 
     async def run(self) -> None:
         bare = {kafka_name(t.name, self.log.prefix): t.name for t in TOPICS}
-        consumer = AIOKafkaConsumer(*bare, bootstrap_servers=self.log.bootstrap, group_id=self.group,
+        consumer = AIOKafkaConsumer(bootstrap_servers=self.log.bootstrap, group_id=self.group,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
                                     max_partition_fetch_bytes=FETCH_BYTES)
+        raw_topic = kafka_name(kafka_batches.TOPIC, self.log.prefix)
+        consumer.subscribe(list(bare), listener=_PausedOnAssignment(consumer, raw_topic if self.raw else None))
         await consumer.start()
         inserting = None  # (the insert of the previous batch, the offsets to commit once it is done)
         try:
             while not self.stopping:
-                fetched = await consumer.getmany(timeout_ms=int(POLL_S * 1000), max_records=self.batch_size)
+                ranges = await self._fetch_raw(consumer, raw_topic) if self.raw else []
+                # Records of the other topics (all of them without ``raw``); with record batches
+                # in hand, only what the consumer already holds: the poll wait is for idle times.
+                fetched = await consumer.getmany(timeout_ms=0 if ranges else int(POLL_S * 1000),
+                                                 max_records=self.batch_size)
                 entries = [LogEntry(bare[tp.topic], tp.partition, r.offset,
                                     r.key.decode("utf-8", "replace") if r.key else None, r.value or b"")
                            for tp, records in fetched.items() for r in records]
-                batch = None
-                if entries:
-                    # In a thread, so the loop's fetcher fetches the next batch meanwhile (chDB's
-                    # decode and the inserts release the GIL).
-                    batch = await asyncio.to_thread(_projected, entries, self.warehouse, self.engine)
+                job = None
+                if entries or ranges:
+                    # In a thread, so the loop's fetcher fetches the next batch meanwhile.
+                    hot, batch = await asyncio.to_thread(_projected, entries, self.warehouse, self.engine)
                     if batch.dead_letters:  # into the log first: the reason is part of the audit
                         dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
                         await asyncio.to_thread(self.log.append, dls)
+                    job = (self._insert, hot, batch, ranges)
                 # The previous batch was inserting while this one was fetched and projected;
                 # its offsets are committed only once its insert returned.
                 if inserting is not None:
                     await _committed_after(consumer, *inserting)
                     inserting = None
-                if batch is not None:
-                    inserting = (asyncio.ensure_future(asyncio.to_thread(insert_batch, self.warehouse, batch)),
-                                 next_offsets(fetched))
+                if job is not None:
+                    offsets = {**next_offsets(fetched), **{r.tp: r.stop for r in ranges}}
+                    inserting = (asyncio.ensure_future(asyncio.to_thread(*job)), offsets)
             if inserting is not None:
                 await _committed_after(consumer, *inserting)
         finally:
             await consumer.stop()
+            self._inserters.shutdown()
+            self._sessions.close()
+
+    async def _fetch_raw(self, consumer: AIOKafkaConsumer, topic: str) -> list[_Range]:
+        """One raw fetch per assigned partition of ``topic`` (perceptions), from the consumer's
+        position, which then moves past what was fetched (committed once inserted)."""
+        out = []
+        for tp in sorted(consumer.assignment()):
+            if tp.topic != topic:
+                continue
+            try:
+                start = await consumer.position(tp)
+            except IllegalStateError:  # a rebalance took it away meanwhile
+                continue
+            stop, framed = await asyncio.to_thread(self._fetch_range, tp.partition, start)
+            if stop == start:
+                continue
+            with contextlib.suppress(IllegalStateError):
+                consumer.seek(tp, stop)
+            out.append(_Range(tp, start, stop, framed))
+        return out
+
+    def _fetch_range(self, partition: int, start: int) -> tuple[int, kafka_batches.Framed | None]:
+        """``(stop, framed)``: the record batches of one fetch at ``start`` (sized to about
+        ``batch_size`` records), framed for the insert; ``framed`` None when the per-record path
+        must take ``[start, stop)`` (compressed, a broker error), ``stop == start`` when empty."""
+        want = min(FETCH_BYTES, max(MIN_FETCH_BYTES, self.batch_size * self._record_bytes))
+        got = self.log.fetch_batches(kafka_batches.TOPIC, partition, start, want)
+        if got is None:  # a broker error: the per-record reader says what is there
+            read = self.log.read(kafka_batches.TOPIC, partition, start, self.batch_size)
+            return (read[-1].offset + 1 if read else start), None
+        records, stop = got
+        framed = kafka_batches.frame([records], start, stop) if records else None
+        if framed is not None:
+            self._record_bytes = max(1, len(records) // framed.rows)
+        return stop, framed
+
+    def _insert(self, hot: list[LogEntry], batch: ProjectedBatch, ranges: list[_Range]) -> None:
+        """A batch into the warehouse (in a thread, beside the next fetch): record batches and the
+        other perceptions each by one ``INSERT … SELECT``; what such an insert refuses (nothing of
+        it written) is projected here, its dead letters into the log before its rows, as any batch's."""
+        def inserted(r: _Range) -> bool:
+            return r.framed is not None and kafka_batches.insert_events(
+                self._sessions.mine(), r.framed, r.tp.partition, r.start, r.stop) is not None
+
+        refused = [replay_chunk.read_range(self.log, kafka_batches.TOPIC, r.tp.partition, r.start, r.stop)
+                   for r, done in zip(ranges, self._inserters.map(inserted, ranges), strict=True) if not done]
+        with gc_paused():
+            projected = [columnar.insert_or_project(hot, now_us(), self.warehouse, self.engine)]
+            projected += [columnar.project_batch(entries, now_us(), self.engine) for entries in refused]
+        for done in projected:
+            if done.dead_letters:
+                self.log.append(to_messages(("dead_letter", dl) for dl in done.dead_letters))
+            insert_batch(self.warehouse, done)
+        insert_batch(self.warehouse, batch)
 
 
-def _projected(entries: list[LogEntry], warehouse: Warehouse, engine: columnar.Engine | None):
-    """The batch projected; into a chDB warehouse its perceptions are inserted here already
-    (``columnar.project_or_insert``): before the batch's dead letters reach the log, which is
-    harmless as nothing is committed before both did (a crash re-projects, the views dedupe)."""
+class _PausedOnAssignment(ConsumerRebalanceListener):
+    """Pauses the partitions of ``topic`` (perceptions fetched as record batches) as they are
+    assigned, before the consumer fetches any of their records: they are never ``getmany``'s."""
+
+    def __init__(self, consumer: AIOKafkaConsumer, topic: str | None):
+        self.consumer, self.topic = consumer, topic
+
+    async def on_partitions_revoked(self, revoked) -> None:
+        pass
+
+    async def on_partitions_assigned(self, assigned) -> None:
+        if paused := [tp for tp in assigned if tp.topic == self.topic]:
+            self.consumer.pause(*paused)
+
+
+@dataclass(frozen=True)
+class _Range:
+    """Offsets ``[start, stop)`` of one perception partition, fetched as record batches."""
+
+    tp: TopicPartition
+    start: int
+    stop: int
+    framed: kafka_batches.Framed | None  # None: the per-record path reads and projects the range
+
+
+def _projected(entries: list[LogEntry], warehouse: Warehouse,
+               engine: columnar.Engine | None) -> tuple[list[LogEntry], ProjectedBatch]:
+    """``(hot, batch)``: the perceptions one ``INSERT … SELECT`` takes into a chDB warehouse, left
+    for the insert step (``KafkaProjector._insert``, overlapping the next fetch), and the rest
+    projected (``columnar.split_insertable``; every entry when the warehouse is not chDB)."""
+    hot, rest = columnar.split_insertable(entries, warehouse, engine)
     with gc_paused():  # acyclic garbage: the collector would walk it all for nothing
-        return columnar.project_or_insert(entries, now_us(), warehouse, engine)
+        return hot, columnar.project_batch(rest, now_us(), engine)
 
 
 def next_offsets(fetched: dict) -> dict[TopicPartition, int]:

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hindbrain.projections.views import TABLES
-from hindbrain.projections.warehouse import Warehouse
+from hindbrain.projections.warehouse import ThreadSessions, Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams import columnar, kafka_batches, replay_chunk
+from hindbrain.streams.kafka_batches import INSERTERS
 from hindbrain.streams.processing import ProjectedBatch
 from hindbrain.streams.replay_chunk import project_entries
 from hindbrain.streams.sink import insert_batch
@@ -40,7 +41,7 @@ class ReplayReport:
 
 
 def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0,
-           progress: Callable[[int], None] | None = None) -> ReplayReport:
+           progress: Callable[[int], None] | None = None, inserters: int = INSERTERS) -> ReplayReport:
     """Rebuild every view from ``log`` into ``warehouse`` (migrated here if needed).
 
     ``workers=0`` decodes and projects in this process. ``workers=N`` hands chunks of the
@@ -50,12 +51,13 @@ def replay(log, warehouse: Warehouse, chunk: int = 20_000, workers: int = 0,
     replayed in-process whatever ``workers`` says. Any other ``Log`` (Kafka) is replayed
     partition by partition from offset 0: in-process, or with ``workers`` each reading
     chunks of partitions over a connection of its own. ``progress(n)`` is told each chunk's
-    ``n`` records as they are inserted (``replay_size`` is the whole).
+    ``n`` records as they are inserted (``replay_size`` is the whole). ``inserters``: a Kafka
+    replay's inserts in flight at once (each of Kafka record batches on its own chDB session).
     """
     warehouse.migrate()
     progress = progress or _silent
     if not isinstance(log, SqliteLog):
-        return _replay_partitions(log, warehouse, chunk, workers, progress)
+        return _replay_partitions(log, warehouse, chunk, workers, progress, inserters)
     started = time.perf_counter()
     records = dead = 0
     end = log.end_offset("*", 0)
@@ -88,12 +90,13 @@ def _silent(records: int) -> None:
 
 
 def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
-                       progress: Callable[[int], None] = _silent) -> ReplayReport:
+                       progress: Callable[[int], None] = _silent, inserters: int = INSERTERS) -> ReplayReport:
     """Every declared topic, every partition, from offset 0 to its end, through the same
     projection; no consumer group is involved, so nothing is committed anywhere. With
     ``workers``, chunks of ``chunk`` offsets go to worker processes (more than two chunks).
-    In-process, three stages overlap (``_pipelined``): the log's client fetches the next chunk
-    and chDB inserts the previous one while this thread decodes and projects."""
+    In-process, three stages overlap (``_prefetched``): the log's client fetches the next chunk
+    and chDB inserts the previous ones (``inserters`` at once, each record-batch insert on a
+    session of its own) while this thread decodes and projects."""
     started = time.perf_counter()
     tasks = [(topic, partition, offset, min(offset + chunk, end), now_us())
              for (topic, partition), end in _ends(log).items() for offset in range(0, end, chunk)]
@@ -122,16 +125,16 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
 
     def insert_framed(framed, task: tuple) -> tuple[int, int]:
         _, partition, offset, stop, _ = task
-        if (count := kafka_batches.insert_events(warehouse, framed, partition, offset, stop)) is not None:
+        if (count := kafka_batches.insert_events(sessions.mine(), framed, partition, offset, stop)) is not None:
             progress(stop - offset)
             return count, 0
         batch = project_entries(replay_chunk.read_range(log, *task[:4]), now_us(), engine)
         insert(batch, stop - offset)
         return batch.count, len(batch.dead_letters)
 
-    with ThreadPoolExecutor(1, thread_name_prefix="replay-read") as reader, \
-            ThreadPoolExecutor(1, thread_name_prefix="replay-insert") as inserter:
-        inserted = None
+    with ThreadSessions(warehouse) as sessions, ThreadPoolExecutor(1, thread_name_prefix="replay-read") as reader, \
+            ThreadPoolExecutor(inserters, thread_name_prefix="replay-insert") as inserter:
+        in_flight: deque = deque()  # at most ``inserters`` inserts: memory stays at a few chunks
         framed_counts = []  # the records of ranges inserted whole by chDB (known once inserted)
         for task, got in zip(tasks, _prefetched(reader, read, tasks), strict=True):
             if isinstance(got, kafka_batches.Framed):
@@ -140,13 +143,13 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
                 batch = project_entries(got, now_us(), engine) if got else ProjectedBatch()
                 records, dead = records + batch.count, dead + len(batch.dead_letters)
                 job = (insert, batch, task[3] - task[2])
-            if inserted is not None:
-                inserted.result()  # one insert in flight: memory stays at two chunks
-            inserted = inserter.submit(*job)
+            if len(in_flight) >= inserters:
+                in_flight.popleft().result()
+            in_flight.append(inserter.submit(*job))
             if job[0] is insert_framed:
-                framed_counts.append(inserted)
-        if inserted is not None:
-            inserted.result()
+                framed_counts.append(in_flight[-1])
+        for done in in_flight:
+            done.result()
         for done in framed_counts:
             count, dead_letters = done.result()
             records, dead = records + count, dead + dead_letters

@@ -3,11 +3,14 @@ the views of the per-record replay; a range with anything it does not take falls
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import envelope
-from hindbrain.streams import kafka_batches
+from hindbrain.streams import kafka_batches, kafka_runner
 from hindbrain.streams.log import Message
 from hindbrain.streams.replay import replay
 from hindbrain.streams.topics import key_of
@@ -121,3 +124,99 @@ def test_a_bad_record_sends_its_range_to_the_per_record_path(kafka, open_warehou
     assert fast.records == 41 * len(ranges) + 1 and fast.dead_letters > 0
     assert spied.count(None) == 2 * len(BAD) + 1  # every range holding a bad record fell back whole
     assert spied.count(41) == 1  # the clean range after them did not
+
+
+def test_a_record_delivered_twice_in_one_range_is_one_row_on_every_path(kafka, open_warehouse, monkeypatch, spied):
+    """The insert does not merge its block (``optimize_on_insert = 0``): a record appended twice
+    (an at-least-once retry) lands twice in one part, and reads collapse it like any duplicate."""
+    twice = clean(30)
+    twice[20:20] = twice[5:8]  # the same three records again, inside the range
+    report = both(kafka, open_warehouse, monkeypatch, twice)
+    assert report.records == 33 and report.digest["events"][0] == 30
+    assert None not in spied and sum(spied) == 33
+
+
+def test_ranges_are_inserted_side_by_side_on_sessions_of_their_own(kafka, open_warehouse, monkeypatch):
+    """With two inserters, two record-batch inserts are in flight at once (the first two wait
+    for each other), each on a session of its own, not the writer's (there they would queue on
+    its lock); the views are those of one inserter."""
+    sessions: list = []
+    meet = threading.Barrier(2, timeout=60)  # broken (the replay raises) if the two never overlap
+    insert = kafka_batches.insert_events
+
+    def spy(session, *args):
+        sessions.append(session)
+        if len(sessions) <= 2 and not one_at_a_time:
+            meet.wait()
+        return insert(session, *args)
+
+    monkeypatch.setattr(kafka_batches, "insert_events", spy)
+    log = kafka.log()
+    try:
+        messages = clean(200)
+        for i in range(0, len(messages), 50):
+            log.append(messages[i:i + 50])
+        one_at_a_time = True
+        one = replay(log, open_warehouse(), chunk=10, inserters=1)
+        one_sessions, sessions[:], one_at_a_time = {id(s) for s in sessions}, [], False
+        warehouse = open_warehouse()
+        two = replay(log, warehouse, chunk=10, inserters=2)
+    finally:
+        log.close()
+    assert (two.records, two.digest) == (one.records, one.digest) and two.digest["events"][0] == 200
+    assert len(one_sessions) == 1 and len({id(s) for s in sessions}) == 2
+    assert warehouse not in sessions
+
+
+def project(log, warehouse, group: str, timeout_s: float = 120.0) -> None:
+    """An in-process ``KafkaProjector`` of ``group`` until it committed every partition's end."""
+    from hindbrain.streams.kafka_runner import KafkaProjector
+    from hindbrain.streams.topics import TOPICS
+
+    projector = KafkaProjector(log, warehouse, group=group, batch_size=50)
+    projector.start()
+    try:
+        deadline = time.monotonic() + timeout_s
+        for topic in TOPICS:  # dead_letters last: by then the projector appended its own
+            for partition in log.partitions(topic.name):
+                while log.committed(group, topic.name, partition) < log.end_offset(topic.name, partition):
+                    assert projector.alive and time.monotonic() < deadline, f"{group} stuck at {topic.name}"
+                    time.sleep(0.05)
+    finally:
+        projector.stop()
+
+
+def test_the_worker_inserts_record_batches_and_dead_letters_what_they_refuse(kafka, open_warehouse, monkeypatch,
+                                                                            spied):
+    """The projecting consumer fetches perceptions as record batches (their partitions paused in
+    the group) and inserts them as replay does; a fetch holding a bad record is projected per
+    record with its dead letter. Same views as the per-record projector; nothing committed twice
+    or skipped (every partition's end reached)."""
+    log = kafka.log()
+    try:
+        for kind in BAD:  # a produce request each: one batch each, bad records mid-batch and last
+            log.append([Message(m.topic, "one-key", m.value) for m in clean(20) + [_bad(kind)] + clean(20, 20)])
+        log.append(clean(200))  # every partition
+        log.append([Message("outcomes", "k", b"\x00 not an outcome")])  # another topic: the consumer's records
+        monkeypatch.setenv("HINDBRAIN_KAFKA_BATCHES", "0")
+        slow = open_warehouse()
+        project(log, slow, f"{kafka.prefix}slow")
+        monkeypatch.delenv("HINDBRAIN_KAFKA_BATCHES")
+        assert not spied
+        through_the_consumer = set()  # the topics of the records the consumer's getmany handed over
+        projected = kafka_runner._projected
+
+        def spy(entries, *args):
+            through_the_consumer.update(e.topic for e in entries)
+            return projected(entries, *args)
+
+        monkeypatch.setattr(kafka_runner, "_projected", spy)
+        fast = open_warehouse()
+        project(log, fast, f"{kafka.prefix}fast")
+    finally:
+        log.close()
+    assert fast.digest() == slow.digest()
+    assert fast.digest()["events"][0] == 200 + 40 * len(BAD)
+    assert fast.digest()["dead_letters"][0] == len(BAD) + 1
+    assert spied.count(None) >= 1 and sum(n for n in spied if n) >= 100  # batches went in; bad ones fell back
+    assert through_the_consumer == {"outcomes", "dead_letters"}  # never a perception: all came as batches
