@@ -34,6 +34,10 @@ lint: $(STAMP)
 # the port is used and left running. Otherwise the Kafka tests skip and say why.
 KAFKA_PORT := $(or $(HINDBRAIN_KAFKA_PORT),19092)
 KAFKA_UP_LOG := deploy/kafka/cache/kafka-up.log
+# The suite's broker lives minutes: C1 only (no C2 compilation) halves its CPU, start-up
+# included (deploy/kafka/README.md, "The test suite's broker"). A caller's setting wins;
+# `make kafka-up` (a broker that may live long) keeps the full JIT.
+test unit: export KAFKA_JVM_PERFORMANCE_OPTS ?= -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:TieredStopAtLevel=1
 # The modules are independent (each Kafka test has its own topic prefix, each brain its own
 # folder), so they run on TEST_WORKERS processes (pytest-xdist). Four on 2 cores: many tests
 # wait on a broker, a server or a subprocess (199 s on 3 workers against 254 s on 2, issue 18),
