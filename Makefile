@@ -53,15 +53,21 @@ TEST_WORKERS ?= 4
 unexport PYTHONDONTWRITEBYTECODE
 # The hypothesis tests run derandomized here (tests/conftest.py): the same examples every run.
 export HINDBRAIN_HYPOTHESIS_PROFILE ?= ci
-PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+# pytest's temporary folders: one per checkout (keyed by its path), emptied when the next run
+# starts and removed when a run passes (kept after a failure, to look at). Pytest's default root
+# (/tmp/pytest-of-<user>) is shared by every pytest run on the machine, and a run that ends
+# deletes the numbered folders beyond the newest three, whoever left them: on a machine shared
+# with other test runs one `make test` spent 126 s deleting theirs after its last test (issue 31).
+TEST_TMP := $(or $(TMPDIR),/tmp)/hindbrain-tests-$(shell id -u)-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --basetemp=$(TEST_TMP)
 unit: $(STAMP)
 	@if [ -z "$$HINDBRAIN_TEST_KAFKA" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 	  if python3 deploy/kafka/probe.py ready $(KAFKA_PORT) 2>/dev/null; then echo "kafka: using the broker already on 127.0.0.1:$(KAFKA_PORT)"; \
 	  else trap 'bash deploy/kafka/kafka-down.sh' EXIT; trap 'exit 130' INT TERM; bash deploy/kafka/kafka-up.sh || exit 1; fi; \
 	  echo "HINDBRAIN_TEST_KAFKA=127.0.0.1:$(KAFKA_PORT) $(PYTEST)"; \
-	  HINDBRAIN_TEST_KAFKA=127.0.0.1:$(KAFKA_PORT) $(PYTEST); \
+	  HINDBRAIN_TEST_KAFKA=127.0.0.1:$(KAFKA_PORT) $(PYTEST) && rm -rf $(TEST_TMP); \
 	else \
-	  echo "$(PYTEST)"; $(PYTEST); \
+	  echo "$(PYTEST)"; $(PYTEST) && rm -rf $(TEST_TMP); \
 	fi
 
 # `make test` starts the broker in the background while the venv installs and ruff runs (each
