@@ -34,6 +34,10 @@ lint: $(STAMP)
 # the port is used and left running. Otherwise the Kafka tests skip and say why.
 KAFKA_PORT := $(or $(HINDBRAIN_KAFKA_PORT),19092)
 KAFKA_UP_LOG := deploy/kafka/cache/kafka-up.log
+# The suite's broker lives minutes: C1 only (no C2 compilation) halves its CPU, start-up
+# included (deploy/kafka/README.md, "The test suite's broker"). A caller's setting wins;
+# `make kafka-up` (a broker that may live long) keeps the full JIT.
+test unit: export KAFKA_JVM_PERFORMANCE_OPTS ?= -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:TieredStopAtLevel=1
 # The modules are independent (each Kafka test has its own topic prefix, each brain its own
 # folder), so they run on TEST_WORKERS processes (pytest-xdist). Four on 2 cores: many tests
 # wait on a broker, a server or a subprocess (199 s on 3 workers against 254 s on 2, issue 18),
@@ -49,15 +53,21 @@ TEST_WORKERS ?= 4
 unexport PYTHONDONTWRITEBYTECODE
 # The hypothesis tests run derandomized here (tests/conftest.py): the same examples every run.
 export HINDBRAIN_HYPOTHESIS_PROFILE ?= ci
-PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+# pytest's temporary folders: one per checkout (keyed by its path), emptied when the next run
+# starts and removed when a run passes (kept after a failure, to look at). Pytest's default root
+# (/tmp/pytest-of-<user>) is shared by every pytest run on the machine, and a run that ends
+# deletes the numbered folders beyond the newest three, whoever left them: on a machine shared
+# with other test runs one `make test` spent 126 s deleting theirs after its last test (issue 31).
+TEST_TMP := $(or $(TMPDIR),/tmp)/hindbrain-tests-$(shell id -u)-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --basetemp=$(TEST_TMP)
 unit: $(STAMP)
 	@if [ -z "$$HINDBRAIN_TEST_KAFKA" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 	  if python3 deploy/kafka/probe.py ready $(KAFKA_PORT) 2>/dev/null; then echo "kafka: using the broker already on 127.0.0.1:$(KAFKA_PORT)"; \
 	  else trap 'bash deploy/kafka/kafka-down.sh' EXIT; trap 'exit 130' INT TERM; bash deploy/kafka/kafka-up.sh || exit 1; fi; \
 	  echo "HINDBRAIN_TEST_KAFKA=127.0.0.1:$(KAFKA_PORT) $(PYTEST)"; \
-	  HINDBRAIN_TEST_KAFKA=127.0.0.1:$(KAFKA_PORT) $(PYTEST); \
+	  HINDBRAIN_TEST_KAFKA=127.0.0.1:$(KAFKA_PORT) $(PYTEST) && rm -rf $(TEST_TMP); \
 	else \
-	  echo "$(PYTEST)"; $(PYTEST); \
+	  echo "$(PYTEST)"; $(PYTEST) && rm -rf $(TEST_TMP); \
 	fi
 
 # `make test` starts the broker in the background while the venv installs and ruff runs (each

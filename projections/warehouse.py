@@ -22,12 +22,14 @@ class Warehouse:
     def __init__(self, url: str, database: str = DATABASE):
         self.url, self.database = url, database
         self._lock = threading.RLock()  # clickhouse-connect's chDB client is not thread-safe
+        # The session that creates the database stays open as ``_killer`` (its KILL QUERY needs
+        # no current database): each client's start reads the engine's ~1,300 settings (~40 ms
+        # of CPU), and a brain opens four sessions, not five (docs/speed.md, "Opening a brain").
         if url.startswith("chdb://"):
             boot = clickhouse_connect.get_client(dsn=url, database="default")
         else:
             boot = clickhouse_connect.get_client(dsn=url)
         boot.command(f"CREATE DATABASE IF NOT EXISTS `{database}`")
-        boot.close()
         self._client = clickhouse_connect.get_client(dsn=url, database=database)
         # Analysts' SQL runs on its own session: chDB keeps a query's settings for the rest
         # of the session, so ``readonly=1`` on the writer's session would stop the runner.
@@ -37,7 +39,7 @@ class Warehouse:
         # freezes them. ``_killer`` cancels it from outside, as the tenant session is busy then.
         self._tenant_lock, self._killer_lock = threading.Lock(), threading.Lock()
         self._tenant = limited_client(url, database)
-        self._killer = clickhouse_connect.get_client(dsn=url, database=database)
+        self._killer = boot
 
     # -- schema --------------------------------------------------------------------------
     def reset(self) -> None:

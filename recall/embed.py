@@ -214,12 +214,15 @@ def _static() -> Embedder:
     return default_static()
 
 
+# USE is the process's one model (``default_embedder``, defined below): a brain opened after
+# another (a test suite, a server reopening homes) shares the loaded model instead of loading
+# its weights and parsing its tokenizer again (~0.9 s of CPU a brain; bench/shared_model.py).
 _FACTORIES: dict[str, Callable[[], Embedder]] = {
-    "use": UseEmbedder,
+    "use": lambda: default_embedder(),
     "e5": E5Embedder,
     # e5 reads a dialogue's joined turns only: one e5 embedding a recall instead of five, within
     # noise of five on the MADial tuning halves (docs/recall-quality.md, round two, fifth pass)
-    "use+e5": lambda: EnsembleEmbedder(UseEmbedder(), E5Embedder(), weights=USE_E5_WEIGHTS,
+    "use+e5": lambda: EnsembleEmbedder(default_embedder(), E5Embedder(), weights=USE_E5_WEIGHTS,
                                        joined_only=(False, True)),
     "static": _static,
 }
