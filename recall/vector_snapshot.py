@@ -132,7 +132,9 @@ def write_vectors(index, folder: Path, counts: dict[str, int]) -> dict:
         docs = index.tenant(tenant).docs
         # a document's vector is added after the document; no later document than the table holds
         count = min(len(docs), len(state), counts.get(tenant, len(docs)))
-        hashes = doc_hashes((docs[no].id, capped(semantic_text(docs[no]), semantic.window)) for no in range(count))
+        # peek: a read of every document must not make each an object for good (recall.doc_table)
+        hashes = doc_hashes((doc.id, capped(semantic_text(doc), semantic.window))
+                            for doc in map(docs.peek, range(count)))
         order = np.argsort(hashes, kind="stable")
         hashes[order].tofile(stem.with_suffix(".hash"))
         order.astype(np.int64).tofile(stem.with_suffix(".hkey"))
