@@ -27,6 +27,8 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections.abc import Callable
+from functools import lru_cache
+from operator import attrgetter
 
 import numpy as np
 import orjson
@@ -61,9 +63,15 @@ def json_default(value):
     raise TypeError(f"not JSON: {type(value).__name__}")
 
 
+@lru_cache(maxsize=8)
+def _getter(fields: tuple[str, ...]):
+    return attrgetter(*fields)
+
+
 def packed(obj, fields: tuple[str, ...]) -> bytes:
-    """``obj``'s fields as one JSON row (a list of values, in ``fields``' order)."""
-    return orjson.dumps([getattr(obj, f) for f in fields], default=json_default)
+    """``obj``'s fields as one JSON row (an array of values, in ``fields``' order; read in one C
+    call, which the fold pays for every event)."""
+    return orjson.dumps(_getter(fields)(obj), default=json_default)
 
 
 def unpacked(cls, field_decoders: list, row) -> object:
