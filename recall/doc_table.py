@@ -124,6 +124,12 @@ class DocTable:
             raise IndexError(no)
         return self._unpack(no)
 
+    def as_added(self, no: int):
+        """Document ``no`` as its row holds it (as packed when added, or as a snapshot saved it),
+        ignoring changes made to its object since; a document not packed yet as held."""
+        held = self._made.get(no) if no >= self._nbase + len(self._ends) else None
+        return held if held is not None else self._unpack(no)  # packed meanwhile: its row is in
+
     def _unpack(self, no: int):
         if no < self._nbase:
             row = self._base[int(self._base_offsets[no]) : int(self._base_offsets[no + 1])]

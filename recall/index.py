@@ -520,6 +520,8 @@ class RecallIndex:
     def __init__(self, semantic=None):
         self.tenants: dict[str, TenantIndex] = {}
         self.semantic = semantic  # recall.semantic.SemanticIndex, or None for lexical-only recall
+        if semantic is not None:  # its neural queue holds document numbers; the texts stay here
+            semantic.text_of = self.added_text
         self._lock = threading.Lock()  # the Brain's own appends and a log tail both add
         self._outcomes_seen: set[str] = set()  # a redelivered outcome must not count twice
         # Held while records are folded, so a snapshot (``recall.index_snapshot``) is one cut of
@@ -536,6 +538,11 @@ class RecallIndex:
         if index is None:
             index = self.tenants[tenant] = TenantIndex()
         return index
+
+    def added_text(self, tenant: str, no: int) -> str:
+        """What the embedder sees of document ``no`` of ``tenant``, as it was added (a change
+        since, such as a cold summary, does not change which text its vector is made from)."""
+        return semantic_text(self.tenants[tenant].docs.as_added(no))
 
     def quarantine_of(self, tenant: str, doc_id: str) -> str | None:
         """``TenantIndex.quarantine_of`` in ``tenant``."""

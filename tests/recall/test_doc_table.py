@@ -1,6 +1,7 @@
 """DocTable: documents as packed rows, objects only once read, every change on the one object."""
 
 import dataclasses
+import time
 
 import numpy as np
 
@@ -71,3 +72,48 @@ def test_reading_while_packing_never_blocks_the_buffer():
         table.append(doc(n))
     table.pack()
     assert bytes(row) and table.peek(199).id == "e199"
+
+
+class Recording:
+    """A tiny embedder that records the texts it embeds and waits for ``gate`` before each batch."""
+
+    name, dim = "recording", 8
+
+    def __init__(self):
+        import threading
+
+        self.gate, self.seen = threading.Event(), []
+
+    def embed_queries(self, texts):
+        return self.embed_passages(texts)
+
+    def embed_passages(self, texts):
+        self.gate.wait(10)
+        self.seen += texts
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+def test_the_neural_queue_holds_numbers_and_embeds_each_text_as_added():
+    """Queued documents are numbers (the texts stay in the table), and the text embedded is the
+    one the document was added with, not a cold summary made while it waited."""
+    from hindbrain.recall.index import RecallIndex, cold_summary, event_doc
+    from hindbrain.recall.semantic import SemanticIndex
+
+    embedder = Recording()
+    semantic = SemanticIndex(embedder, inline_limit=0)
+    try:
+        index = RecallIndex(semantic)
+        index.add([("z", *event_doc("z0", {"text": "first", "scope": {}}, 0, "a1"))])
+        while semantic._tenants["z"].queue:  # the background thread holds it, waiting at the gate
+            time.sleep(0.01)
+        long = "the export job fails with a timeout " * 8
+        index.add([("t", *event_doc(f"e{n}", {"text": f"{long}{n}", "scope": {}}, n, "a1")) for n in range(3)])
+        queued = list(semantic._tenants["t"].queue)
+        assert len(queued) == 3 and all(text is None for _, _, text in queued)
+        index.tenant("t").cool(["e1"])
+        assert index.tenant("t").docs[1].text == cold_summary(f"{long}1")
+        embedder.gate.set()
+        assert semantic.wait(20)
+        assert sorted(embedder.seen) == sorted(["first", *(f"{long}{n}" for n in range(3))])
+    finally:
+        semantic.close()
