@@ -71,6 +71,7 @@ def instrument(brain: Brain) -> None:
     for n, listener in enumerate(listeners):
         owner = getattr(listener, "__self__", None)
         label = (names["Refreezer"] if type(listener).__name__ == "Refreezer" else
+                 "6b heap trim" if type(listener).__name__ == "HeapTrimmer" else
                  "5 learner observe" if owner is brain.learning else names["observe"])
         listeners[n] = _timed(label, listener)
     _wrap(index_mod, "indexable", "4a   event_doc (cues, quarantine)")

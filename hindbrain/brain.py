@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
+from hindbrain.heap_trim import HeapTrimmer
 from hindbrain.jobs import HindsightReport, run_hindsight
 from hindbrain.learning import lifecycle
 from hindbrain.learning.authority import OPERATOR, granted_by, refusal, trust_raised
@@ -109,7 +110,8 @@ class Brain:
         brain = cls(log, warehouse, cfg)
         brain.runner.catch_up()
         brain.index_start = open_index(cfg, log, warehouse, brain.index)
-        brain.runner.listeners += [brain.index.observe, Refreezer()]  # Refreezer: after what it indexed
+        # Refreezer and HeapTrimmer: after what it indexed (the collection frees, the trim returns the pages)
+        brain.runner.listeners += [brain.index.observe, Refreezer(), HeapTrimmer()]
         log.on_group_end.append(brain.index.diverge)  # a rolled-back group: its records stay out of any snapshot
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")

@@ -28,6 +28,7 @@ from hindbrain.recall import keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.asking import asking_share
 from hindbrain.recall.cues import index_terms
+from hindbrain.recall.doc_table import DocTable
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
     event_quarantine,
@@ -273,7 +274,7 @@ def indexable(decoded: Decoded) -> list[Indexable]:
 class TenantIndex:
     def __init__(self):
         self.bm25 = BM25Index()
-        self.docs: list[Doc] = []
+        self.docs = DocTable(Doc)  # packed rows; a document is an object once read (recall.doc_table)
         self.by_id: dict[str, int] = {}
         self.counters: dict[str, Counters] = {}
         self.beliefs: dict[str, Belief] = {}
@@ -286,13 +287,13 @@ class TenantIndex:
         self.versions: dict[tuple[str, str], int] = {}
         self._retired = np.zeros(1024, dtype=bool)
         self.retired = 0
-        self.last_said: dict[tuple, Doc] = {}  # (agent, session or task, speaker) → its last event
+        self.last_said: dict[tuple, int] = {}  # (agent, session or task, speaker) → its last event's number
         self.persons: dict[str, str] = {}  # lower-cased name → a user some unit is personal to (``person_named``)
 
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
         """Index documents with their cue terms; a redelivered id is skipped. Returns
         the documents added (numbered in order from ``len(docs)`` before the call)."""
-        fresh, seen = [], set()
+        fresh, seen, adding = [], set(), {}
         for doc, cues in docs:
             if doc.id in self.by_id or doc.id in seen:
                 continue
@@ -302,7 +303,9 @@ class TenantIndex:
                 doc.quarantine = inherited_quarantine(rests_on(doc.event_ids, doc.evidence), self.quarantine_of) \
                     or doc.quarantine
             else:
-                self._judge_with_previous(doc)
+                no = len(self.docs) + len(fresh)  # the number it gets below
+                adding[no] = doc
+                self._judge_with_previous(doc, no, adding)
             fresh.append((doc, joined_tokens(doc.text) + cues))
         if not fresh:
             return []
@@ -322,6 +325,7 @@ class TenantIndex:
                 self.persons.setdefault(doc.scope["user"].strip().lower(), doc.scope["user"])
             if doc.kind == "event":
                 self._take_version(n, doc)
+        self.docs.pack()  # the batch is done with: its documents become rows until read
         return [doc for doc, _ in fresh]
 
     def person_named(self, text: str) -> str | None:
@@ -334,19 +338,24 @@ class TenantIndex:
                  if f" {' '.join(tokens(key))} " in said or (not key.isascii() and key in text)}
         return next(iter(named)) if len(named) == 1 else None
 
-    def _judge_with_previous(self, doc: Doc) -> None:
+    def _judge_with_previous(self, doc: Doc, no: int, adding: dict[int, Doc]) -> None:
         """A directive in one event and its number in the next (one speaker of one session or
-        task): both are quarantined (``recall.provenance.split_quarantine``)."""
+        task): both are quarantined (``recall.provenance.split_quarantine``). ``no``: ``doc``'s
+        number; ``adding``: the documents of this batch not in the table yet, by number."""
         thread = (doc.owner, doc.session or doc.task, doc.speaker)
-        before = self.last_said.pop(thread, None)
-        self.last_said[thread] = doc  # the newest thread last: the oldest is forgotten first
+        before_no = self.last_said.pop(thread, None)
+        self.last_said[thread] = no  # the newest thread last: the oldest is forgotten first
         if len(self.last_said) > RECENT_THREADS:
             del self.last_said[next(iter(self.last_said))]
-        if before is None or doc.quarantine or before.quarantine or not (doc.session or doc.task):
+        if before_no is None or doc.quarantine or not (doc.session or doc.task):
+            return
+        before = adding.get(before_no) or self.docs.peek(before_no)  # read only: no object kept
+        if before.quarantine:
             return
         if reason := split_quarantine(_fields_of(before), _fields_of(doc), doc.owner):
             doc.quarantine = reason
-            before.quarantine = f"{reason} (with {doc.id})"
+            changed = adding.get(before_no) or self.docs[before_no]  # kept: it changes
+            changed.quarantine = f"{reason} (with {doc.id})"
 
     def add_belief(self, belief: Belief) -> None:
         """A belief, tainted by what it rests on: one resting on a quarantined event or unit is
@@ -376,7 +385,7 @@ class TenantIndex:
         """Why an indexed event or unit is quarantined (``recall.provenance``), or None; a unit
         independent agents verified says its quarantine is lifted."""
         no = self.by_id.get(doc_id)
-        doc = None if no is None else self.docs[no]
+        doc = None if no is None else self.docs.peek(no)
         if doc is None:
             belief = self.beliefs.get(doc_id)
             return belief.quarantine if belief is not None else None
@@ -419,7 +428,7 @@ class TenantIndex:
         user's own old words ("always bullet points") must not come back beside the new rule."""
         for fragment_id in fragment_ids:
             no = self.by_id.get(fragment_id)
-            for event_id in self.docs[no].event_ids if no is not None else ():
+            for event_id in self.docs.peek(no).event_ids if no is not None else ():
                 self.set_state(event_id, "superseded", None)
 
     def cool(self, event_ids: list[str]) -> None:
@@ -495,7 +504,7 @@ class TenantIndex:
     def count_outcome(self, applied: list[str], success: bool, ts_us: int = 0) -> None:
         for item in dict.fromkeys(applied):
             no = self.by_id.get(item)
-            if no is not None and ts_us > self.docs[no].last_used_us:
+            if no is not None and ts_us > self.docs.peek(no).last_used_us:
                 self.docs[no].last_used_us = ts_us
             c = self.counters.setdefault(item, Counters())
             c.applied += 1
@@ -511,6 +520,8 @@ class RecallIndex:
     def __init__(self, semantic=None):
         self.tenants: dict[str, TenantIndex] = {}
         self.semantic = semantic  # recall.semantic.SemanticIndex, or None for lexical-only recall
+        if semantic is not None:  # its neural queue holds document numbers; the texts stay here
+            semantic.text_of = self.added_text
         self._lock = threading.Lock()  # the Brain's own appends and a log tail both add
         self._outcomes_seen: set[str] = set()  # a redelivered outcome must not count twice
         # Held while records are folded, so a snapshot (``recall.index_snapshot``) is one cut of
@@ -527,6 +538,11 @@ class RecallIndex:
         if index is None:
             index = self.tenants[tenant] = TenantIndex()
         return index
+
+    def added_text(self, tenant: str, no: int) -> str:
+        """What the embedder sees of document ``no`` of ``tenant``, as it was added (a change
+        since, such as a cold summary, does not change which text its vector is made from)."""
+        return semantic_text(self.tenants[tenant].docs.as_added(no))
 
     def quarantine_of(self, tenant: str, doc_id: str) -> str | None:
         """``TenantIndex.quarantine_of`` in ``tenant``."""

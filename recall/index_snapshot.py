@@ -12,9 +12,10 @@ holds ``RecallIndex.fold_lock`` while both are written), and restores it:
   after the snapshot are added over it as to any index;
 * **document table** per tenant: each ``Doc`` as one JSON row (``rows`` + ``roff``), its id in
   an id column (``ids``, one JSON array: ``by_id`` is built from it in one parse) and the
-  numpy columns the index already keeps (layer, owner code, retired). A ``MappedDocs`` makes a
-  ``Doc`` object of a row only when something reads that document (a recall's candidates),
-  once, and keeps it (documents are mutated in place: a status, a counter's freshness);
+  numpy columns the index already keeps (layer, owner code, retired): the rows a live index packs
+  its documents into (``recall.doc_table``), restored as a ``DocTable`` over the mapped rows, which
+  makes a ``Doc`` object of a row only when something reads that document (a recall's
+  candidates), once, and keeps it (documents are mutated in place: a status, a counter's freshness);
 * **the rest** per tenant in one JSON file: counters, beliefs, A/B windows, agent codes, stored
   items' versions, the split-directive threads (as document numbers), persons; and the outcome
   ids already counted.
@@ -31,12 +32,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import orjson
 
+from hindbrain.recall.doc_table import DocTable, decoders, json_default, packed
 from hindbrain.recall.index import Belief, Counters, Doc, RecallIndex, TenantIndex, semantic_text
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.snapshot_files import SnapshotRefused, open_generation
@@ -46,128 +47,7 @@ DOC_FIELDS = tuple(f.name for f in dataclasses.fields(Doc))
 BELIEF_FIELDS = tuple(f.name for f in dataclasses.fields(Belief))
 
 
-def _tupled(value):
-    """JSON gave lists where the object held tuples (nested: a report's scope pairs)."""
-    return tuple(_tupled(v) for v in value) if isinstance(value, list) else value
-
-
-def _decoders(cls) -> list[Callable | None]:
-    """Per field of ``cls``, what turns its JSON value back into the field's type (None: as is),
-    read from the annotations, so a field added later is covered by its declared type."""
-    out = []
-    for f in dataclasses.fields(cls):
-        kind = str(f.type)
-        if kind.startswith("frozenset"):
-            out.append(frozenset)
-        elif kind.startswith("tuple[str"):  # flat: cheaper than walking it
-            out.append(lambda v: None if v is None else tuple(v))
-        elif kind.startswith("tuple"):
-            out.append(lambda v: None if v is None else _tupled(v))
-        else:
-            out.append(None)
-    return out
-
-
-_DOC_DECODERS = _decoders(Doc)
-_BELIEF_DECODERS = _decoders(Belief)
-
-
-def _default(value):
-    if isinstance(value, frozenset | set):
-        return sorted(value)
-    raise TypeError(f"not JSON: {type(value).__name__}")
-
-
-def _row(obj, fields: tuple[str, ...]) -> bytes:
-    return orjson.dumps([getattr(obj, f) for f in fields], default=_default)
-
-
-def _obj(cls, decoders, values: list):
-    return cls(*[v if d is None else d(v) for d, v in zip(decoders, values, strict=True)])
-
-
-class MappedDocs:
-    """A tenant's document table restored from a snapshot: a list of ``Doc`` to the index (by
-    number, ``len``, ``append``, iteration), whose first ``n`` rows are made objects on first
-    read, once (the object is kept: the index mutates documents in place)."""
-
-    def __init__(self, rows: np.ndarray, offsets: np.ndarray):
-        # plain views: a memmap's slicing costs ~10x an ndarray's, a memoryview's less still
-        self._rows, self._offsets = memoryview(np.asarray(rows)), np.asarray(offsets)
-        self._n = len(offsets) - 1
-        self._made: dict[int, Doc] = {}
-        self._after: list[Doc] = []  # documents added after the snapshot
-
-    def __len__(self) -> int:
-        return self._n + len(self._after)
-
-    def __getitem__(self, no):
-        if isinstance(no, slice):
-            return [self[i] for i in range(*no.indices(len(self)))]
-        if no < 0:
-            no += len(self)
-        if no >= self._n:
-            return self._after[no - self._n]
-        doc = self._made.get(no)
-        if doc is None:
-            if no < 0:
-                raise IndexError(no)
-            doc = self._made.setdefault(no, self.peek(no))  # one object per document, whichever thread made it
-        return doc
-
-    def peek(self, no: int) -> Doc:
-        """Document ``no`` as saved or as held, without keeping a new object (a snapshot
-        writer reading every document)."""
-        if no >= self._n:
-            return self._after[no - self._n]
-        made = self._made.get(no)
-        if made is not None:
-            return made
-        start, end = int(self._offsets[no]), int(self._offsets[no + 1])
-        return _obj(Doc, _DOC_DECODERS, orjson.loads(self._rows[start:end]))
-
-    def append(self, doc: Doc) -> None:
-        self._after.append(doc)
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-    @property
-    def made(self) -> int:
-        """Saved documents made objects so far."""
-        return len(self._made)
-
-
-class SavedThreads(dict):
-    """``TenantIndex.last_said`` restored: each thread's last event as its document number until
-    the thread is read (``pop``, ``[]``, ``get``, ``values``, ``items``), then as the ``Doc`` (at 100k
-    events 50,000 threads: making each an object at the start cost seconds)."""
-
-    def __init__(self, docs: MappedDocs, numbers: dict):
-        super().__init__(numbers)
-        self._docs = docs
-
-    def _doc(self, value):
-        return self._docs[value] if isinstance(value, int) else value
-
-    def pop(self, key, *default):
-        return self._doc(super().pop(key, *default))
-
-    def __getitem__(self, key):
-        return self._doc(super().__getitem__(key))
-
-    def get(self, key, default=None):
-        return self._doc(super().get(key, default))
-
-    def values(self):
-        return [self._doc(v) for v in super().values()]
-
-    def items(self):
-        return [(k, self._doc(v)) for k, v in super().items()]
-
-    def numbers(self, by_id: dict) -> list[tuple]:
-        """(thread, document number) of each thread, nothing made an object."""
-        return [(k, v if isinstance(v, int) else by_id.get(v.id)) for k, v in super().items()]
+_BELIEF_DECODERS = decoders(Belief)
 
 
 def _read(path: Path, dtype) -> np.ndarray:
@@ -188,14 +68,14 @@ def write_index(index: RecallIndex, folder: Path, counts: dict[str, int]) -> dic
         lexical = tenant.bm25.save(stem)
         if lexical["documents"] != count:
             raise RuntimeError(f"tenant {name!r}: {count} documents but {lexical['documents']} in its lexical index")
-        peek = tenant.docs.peek if isinstance(tenant.docs, MappedDocs) else tenant.docs.__getitem__
+        peek = tenant.docs.peek
         offsets = np.zeros(count + 1, dtype=np.int64)
         ids = []
         with stem.with_suffix(".rows").open("wb") as out:
             for no in range(count):
                 doc = peek(no)
                 ids.append(doc.id)
-                row = _row(doc, DOC_FIELDS)
+                row = packed(doc, DOC_FIELDS)
                 out.write(row)
                 offsets[no + 1] = offsets[no] + len(row)
         offsets.tofile(stem.with_suffix(".roff"))
@@ -207,20 +87,14 @@ def write_index(index: RecallIndex, folder: Path, counts: dict[str, int]) -> dic
             "beliefs": [[getattr(b, f) for f in BELIEF_FIELDS] for b in tenant.beliefs.values()],
             "windows": tenant.windows, "agent_codes": tenant.agent_codes,
             "versions": [[list(item), no] for item, no in tenant.versions.items()], "retired": tenant.retired,
-            "last_said": [[list(key), no] for key, no in _thread_numbers(tenant) if no is not None],
+            "last_said": [[list(key), no] for key, no in tenant.last_said.items()],
             "persons": tenant.persons,
         }
-        stem.with_suffix(".state").write_bytes(orjson.dumps(state, default=_default))
+        stem.with_suffix(".state").write_bytes(orjson.dumps(state, default=json_default))
         tenants.append({"name": name, "stem": stem.name, "docs": count, "lexical": lexical})
     (folder / "outcomes.json").write_bytes(orjson.dumps(sorted(index._outcomes_seen)))
     return {"version": INDEX_VERSION, "doc_fields": list(DOC_FIELDS), "belief_fields": list(BELIEF_FIELDS),
             "documents": sum(t["docs"] for t in tenants), "tenants": tenants}
-
-
-def _thread_numbers(tenant: TenantIndex) -> list[tuple]:
-    if isinstance(tenant.last_said, SavedThreads):
-        return tenant.last_said.numbers(tenant.by_id)
-    return [(key, tenant.by_id.get(doc.id)) for key, doc in tenant.last_said.items()]
 
 
 # -- restoring ------------------------------------------------------------------------------
@@ -254,7 +128,7 @@ def _tenant(stem: Path, entry: dict) -> TenantIndex:
     offsets = _read(stem.with_suffix(".roff"), np.int64)
     if len(offsets) != count + 1:
         raise ValueError(f"{stem.with_suffix('.roff')}: {len(offsets) - 1} rows, the manifest {count}")
-    tenant.docs = MappedDocs(_read(stem.with_suffix(".rows"), np.uint8), offsets)
+    tenant.docs = DocTable.over(Doc, _read(stem.with_suffix(".rows"), np.uint8), offsets)
     ids = orjson.loads(stem.with_suffix(".ids").read_bytes())
     if len(ids) != count:
         raise ValueError(f"{stem.with_suffix('.ids')}: {len(ids)} ids, the manifest {count}")
@@ -269,13 +143,14 @@ def _tenant(stem: Path, entry: dict) -> TenantIndex:
         setattr(tenant, f"_{column}", held)
     state = orjson.loads(stem.with_suffix(".state").read_bytes())
     tenant.counters = {item: Counters(*values) for item, values in state["counters"].items()}
-    beliefs = (_obj(Belief, _BELIEF_DECODERS, values) for values in state["beliefs"])
+    beliefs = (Belief(*[v if d is None else d(v) for d, v in zip(_BELIEF_DECODERS, values, strict=True)])
+               for values in state["beliefs"])
     tenant.beliefs = {b.id: b for b in beliefs}
     tenant.windows = {k: tuple(v) for k, v in state["windows"].items()}
     tenant.agent_codes = state["agent_codes"]
     tenant.versions = {tuple(item): no for item, no in state["versions"]}
     tenant.retired = int(state["retired"])
-    tenant.last_said = SavedThreads(tenant.docs, {tuple(key): no for key, no in state["last_said"]})
+    tenant.last_said = {tuple(key): no for key, no in state["last_said"]}
     tenant.persons = state["persons"]
     return tenant
 

@@ -40,9 +40,10 @@ def conflict(index: RecallIndex, record: dict, earlier: dict[tuple[str, str], di
         earlier[where] = record
         tenant = index.tenants.get(env["tenant"])
         at = None if tenant is None else tenant.by_id.get(env["record_id"])
-        if at is None or tenant.docs[at].kind != "event":
+        held = None if at is None else tenant.docs.peek(at)  # read only: no object kept (recall.doc_table)
+        if held is None or held.kind != "event":
             return None
-        known = signature(tenant.docs[at])
+        known = signature(held)
     if known == record_signature(record):
         return None
     return InvalidInput("perceive", "event_id", f"{env['record_id']!r} is already an event of tenant {env['tenant']!r} "

@@ -58,7 +58,7 @@ import numpy as np
 from hindbrain.recall.embed import Embedder, normalize_rows
 from hindbrain.recall.vectors import VectorIndex
 
-Item = tuple[int, str, str]  # (doc_no, doc_id, text)
+Item = tuple[int, str, str | None]  # (doc_no, doc_id, text); text None: ``SemanticIndex.text_of`` reads it when taken
 
 WINDOW_CHARS = 2048  # what a model sees of a text when it names no window: ~512 tokens
 STATIC, NEURAL = 1, 2  # the tier of a document's vector (0: none yet)
@@ -302,6 +302,11 @@ class SemanticIndex:
         self.follow = follow  # vectors come only from the cache, written by another process
         self.inline_limit = inline_limit
         self.upgrade_limit = UPGRADE_LIMIT  # 0: a recall never embeds (the fast tier alone until the workers)
+        # (tenant, doc_no) → the text a document was added with, when its owner keeps the texts (a
+        # ``RecallIndex`` sets it): the neural tier's queue then holds numbers, not texts. At 100k
+        # events with the model far behind, queued texts held ~330 B an event (the string, its UTF-8
+        # copy, the item): most of what was left above 3 kB (design.md §issue-28, point 3).
+        self.text_of = None
         self.last_error: BaseException | None = None
         self.failures = 0
         self._cache = EmbeddingCache(cache_path, embedder.name, embedder.dim) if cache_path is not None else None
@@ -331,7 +336,7 @@ class SemanticIndex:
         with self._cond:
             if items:
                 if self.neural:
-                    t.queue.extend(items)
+                    t.queue.extend(items if self.text_of is None else ((no, doc_id, None) for no, doc_id, _ in items))
                 self._mark_seen(t, [doc_no for doc_no, _, _ in items])
             self._stalled = False
             self._cond.notify_all()
@@ -704,7 +709,7 @@ class SemanticIndex:
                 if not batch:
                     return
                 try:
-                    self._index_batch(t, latest(batch), inline=everything)
+                    self._index_batch(t, latest(self._with_texts(t, batch)), inline=everything)
                 except BaseException:
                     with self._cond:
                         t.queue.extendleft(reversed(batch))
@@ -715,6 +720,12 @@ class SemanticIndex:
                     self._cond.notify_all()
                 if not everything:
                     return
+
+    def _with_texts(self, t: _Tenant, batch: list[Item]) -> list[Item]:
+        """The batch with every text read (``text_of``) where the queue held only the number."""
+        if all(text is not None for _, _, text in batch):
+            return batch
+        return [(no, doc_id, self.text_of(t.name, no) if text is None else text) for no, doc_id, text in batch]
 
     def _index_batch(self, t: _Tenant, batch: list[Item], inline: bool = False) -> None:
         """Adds the cache hits of ``batch`` and embeds the misses: each distinct capped text

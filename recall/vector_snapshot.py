@@ -7,7 +7,7 @@ core here, ~7 min for 1M), searching by exact scan, slower, until it had. The ow
 that already.
 
 **Writing (the owner).** ``write_snapshot`` saves each tenant's index (``VectorIndex.save``:
-the int8 codes or float32 rows, the per-key state, the usearch graph), the tier of each vector
+the int8 codes or float16 rows, the per-key state, the usearch graph), the tier of each vector
 (static or neural) and a *key map*: for each of the owner's document numbers, an 8-byte hash
 of the document id and the text its vector was made from. The files go to a fresh
 ``gen-*`` folder (``recall.snapshot_files``: a manifest naming each file's size and CRC-32 and
@@ -62,7 +62,7 @@ from hindbrain.recall.vectors import VectorIndex, _mask, top_k
 
 __all__ = ["SnapshotRefused", "current_manifest", "_crc"]  # re-exported: their home moved to snapshot_files
 
-VERSION = 1
+VERSION = 2  # 2: exact-mode rows are float16 (``stem.f16``), not float32
 INTERVAL_S = 60.0  # a checkpoint is considered this often
 GROWTH = 0.10  # ... and written when the vectors (or the folded log) grew by this fraction since the last one
 MIN_GROWTH = 1_000  # ... and by at least this many
@@ -132,7 +132,9 @@ def write_vectors(index, folder: Path, counts: dict[str, int]) -> dict:
         docs = index.tenant(tenant).docs
         # a document's vector is added after the document; no later document than the table holds
         count = min(len(docs), len(state), counts.get(tenant, len(docs)))
-        hashes = doc_hashes((docs[no].id, capped(semantic_text(docs[no]), semantic.window)) for no in range(count))
+        # peek: a read of every document must not make each an object for good (recall.doc_table)
+        hashes = doc_hashes((doc.id, capped(semantic_text(doc), semantic.window))
+                            for doc in map(docs.peek, range(count)))
         order = np.argsort(hashes, kind="stable")
         hashes[order].tofile(stem.with_suffix(".hash"))
         order.astype(np.int64).tofile(stem.with_suffix(".hkey"))

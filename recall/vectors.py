@@ -3,8 +3,13 @@
 Keys are a tenant's dense document numbers (0..n-1), so storage is indexed by key: no key map,
 and an ``allowed`` mask (also indexed by key) lines up with it directly.
 
-* **Small (≤ ``EXACT_LIMIT`` vectors): exact.** A float32 matrix and one matrix-vector product.
-  Per-user candidate sets (MADial's ~80 memories, most tenants) are ranked exactly.
+* **Small (≤ ``EXACT_LIMIT`` vectors): exact.** float16 rows in chunks that never move
+  (``recall.row_chunks``: 1 kB a 512-d vector, no doubling copies; it was a float32 matrix grown
+  by doubling, 3.3 kB a vector at 20k) scanned with usearch's SIMD float16 cosine kernel, one
+  chunk at a time (numpy has no fast float16 path: converting 20k rows to float32 took ~200 ms
+  here, the kernel ~4 ms, as fast as the float32 einsum it replaces). float16 keeps a cosine
+  within ~1e-3 of the float32 one, so rankings are unchanged but for near-ties. Per-user
+  candidate sets (MADial's ~80 memories, most tenants) are ranked exactly.
 * **Large: usearch HNSW over int8 codes.** Each unit vector is quantised with its own absmax
   scale (``rint(x / max|x| * 127)``). Cosine ignores a per-vector scale, so this uses the whole
   int8 range instead of usearch's fixed ``x * 127`` cast, which wastes most of it on 512-d unit
@@ -81,7 +86,9 @@ import numpy as np
 from usearch.index import Index, MetricKind
 from usearch.index import search as usearch_scan
 
-EXACT_LIMIT = 20_000  # vectors; at or below this every search is exact float32
+from hindbrain.recall.row_chunks import RowChunks
+
+EXACT_LIMIT = 20_000  # vectors; at or below this every search is exact (float16 rows)
 _WALK_COST = 20  # one candidate fetched by a graph walk costs about as much as scanning 20 codes
 CONNECTIVITY = 32
 EXPANSION_ADD = 64
@@ -123,11 +130,13 @@ def _mask(allowed: np.ndarray | None, n: int) -> np.ndarray | None:
     return np.concatenate([allowed, np.zeros(n - len(allowed), dtype=bool)])
 
 
-def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """``matrix @ query`` without BLAS: einsum's single-threaded loop is as fast at these sizes
-    (1.7 ms for 20k x 512) and keeps p99 low where OpenBLAS's threads stall on a busy machine
-    (measured here: matvec p99 17 ms vs einsum 4 ms at 20k)."""
-    return np.einsum("ij,j->i", matrix, query)
+def _scan_rows(rows: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact top-``k`` (row number, cosine) of ``rows`` (float16 or int8, the query of the same
+    type) with usearch's single-threaded SIMD kernel: no BLAS thread pool to stall on a busy
+    machine, and no float32 copy of the rows. A zero row scores 0."""
+    found = usearch_scan(rows, query, min(k, len(rows)), MetricKind.Cos, exact=True, threads=1)
+    sims = np.nan_to_num((1.0 - found.distances).astype(np.float32), nan=0.0)
+    return found.keys.astype(np.int64), sims
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:
@@ -137,7 +146,8 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
 
 
 def _grow(a: np.ndarray, n: int) -> np.ndarray:
-    """``a`` with at least ``n`` rows (zero-filled), doubling so appends are amortised O(1)."""
+    """``a`` (per-key state: a byte a key) with at least ``n`` rows (zero-filled), doubling so
+    appends are amortised O(1)."""
     if len(a) >= n:
         return a
     out = np.zeros((max(n, 2 * len(a), 64), *a.shape[1:]), dtype=a.dtype)
@@ -158,8 +168,8 @@ class VectorIndex:
     """Cosine nearest neighbours over ``(key, vector)`` pairs; a re-added key replaces its vector.
 
     Thread-safe: searches and adds may come from any threads. Adds are serialised; a search
-    waits at most for one graph chunk. Similarities above ``EXACT_LIMIT`` are cosines of the
-    int8 codes (within ~0.01 of the float ones).
+    waits at most for one graph chunk. Similarities are cosines of the float16 rows (within
+    ~1e-3 of the float32 ones) up to ``EXACT_LIMIT``, of the int8 codes (within ~0.01) above.
     """
 
     def __init__(self, dim: int, *, exact_limit: int = EXACT_LIMIT, connectivity: int = CONNECTIVITY,
@@ -171,8 +181,8 @@ class VectorIndex:
         self._write_lock = threading.Lock()  # one add at a time
         self._state = np.zeros(0, dtype=np.int8)  # per key: _ABSENT / _TAIL / _GRAPHED
         self._count = 0
-        # exact mode
-        self._f32: np.ndarray | None = np.zeros((0, dim), dtype=np.float32)
+        # exact mode: float16 unit rows by key
+        self._rows: RowChunks | None = RowChunks(dim)
         # graph mode
         self._blocks: list[np.ndarray] = []
         self._graph: Index | None = None
@@ -229,23 +239,21 @@ class VectorIndex:
         return len(self._tail) - self._tail_head if self._graph is not None and not self._frozen else 0
 
     def _add_exact(self, keys: np.ndarray, vectors: np.ndarray) -> None:
-        n = int(keys.max()) + 1
-        self._f32 = _grow(self._f32, n)
-        self._state = _grow(self._state, n)
+        self._rows.put(keys, vectors)
+        self._state = _grow(self._state, int(keys.max()) + 1)
         self._count += int(np.count_nonzero(self._state[keys] == _ABSENT))
-        self._f32[keys] = vectors
         self._state[keys] = _TAIL  # "present" in exact mode
 
     def _to_graph(self) -> None:
-        """Exact → graph: every present vector becomes int8 codes on the tail; the float
-        matrix is dropped. Called once, under the lock, when an add would pass the limit."""
+        """Exact → graph: every present vector becomes int8 codes on the tail; the float16
+        rows are dropped. Called once, under the lock, when an add would pass the limit."""
         present = np.flatnonzero(self._state == _TAIL)
         self._graph = Index(ndim=self.dim, metric=MetricKind.Cos, dtype="i8", connectivity=self.connectivity,
                             expansion_add=self.expansion_add, expansion_search=self.expansion_search)
         for start in range(0, len(present), 8192):
             part = present[start : start + 8192]
-            self._store_codes(part, quantize(self._f32[part]))
-        self._f32 = None
+            self._store_codes(part, quantize(self._rows.take(part)))
+        self._rows = None
         self._tail, self._tail_head = present.astype(np.int64), 0
 
     def _store_codes(self, keys: np.ndarray, codes: np.ndarray) -> None:
@@ -336,7 +344,7 @@ class VectorIndex:
             if not len(rows):
                 return out
             if self._graph is None:
-                vectors = self._f32[rows]
+                vectors = self._rows.take(rows).astype(np.float32)
             else:
                 codes = np.empty((len(rows), self.dim), dtype=np.int8)
                 blocks = rows // _BLOCK
@@ -348,15 +356,28 @@ class VectorIndex:
         return out
 
     def _search_exact(self, query: np.ndarray, k: int, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        n = len(self._state)
+        """Each chunk scanned in place when every row of it may answer, else its candidate
+        rows gathered first; the chunks' best merged."""
         valid = self._state == _TAIL
         if allowed is not None:
             valid &= allowed
-        cand = np.flatnonzero(valid)
-        if len(cand) == 0:
+        q16 = query.astype(np.float16)
+        found_keys, found_sims = [], []
+        for start, rows in self._rows.spans(len(valid)):
+            here = valid[start : start + len(rows)]
+            if here.all():
+                at, sims = _scan_rows(rows, q16, k)
+                found_keys.append(at + start)
+            else:
+                cand = np.flatnonzero(here)
+                if not len(cand):
+                    continue
+                at, sims = _scan_rows(rows[cand], q16, k)
+                found_keys.append(cand[at] + start)
+            found_sims.append(sims)
+        if not found_keys:
             return _NO_KEYS, _NO_SIMS
-        sims = _dot(self._f32[cand], query) if len(cand) < n // 2 else _dot(self._f32[:n], query)[cand]
-        return top_k(cand, sims, k)
+        return top_k(np.concatenate(found_keys), np.concatenate(found_sims), k)
 
     def _search_graph(self, q8: np.ndarray, k: int, allowed: np.ndarray | None):
         """Under the lock: the graph's answer, and the key sets to scan exactly afterwards."""
@@ -409,9 +430,9 @@ class VectorIndex:
                 rows = block[part[0] - base : part[-1] - base + 1]
             else:
                 rows = block[part - base]
-            found = usearch_scan(rows, q8, min(k, len(part)), MetricKind.Cos, exact=True, threads=1)
-            found_keys.append(part[found.keys.astype(np.int64)])
-            found_sims.append((1.0 - found.distances).astype(np.float32))
+            at, sims = _scan_rows(rows, q8, k)
+            found_keys.append(part[at])
+            found_sims.append(sims)
         return np.concatenate(found_keys), np.concatenate(found_sims)
 
     def _by_block(self, sorted_keys: np.ndarray):
@@ -425,7 +446,7 @@ class VectorIndex:
 
     # -- persisting -------------------------------------------------------------------------
     def save(self, stem: Path) -> dict:
-        """Writes this index beside ``stem`` (``stem.state``, then ``stem.f32`` in exact mode, or
+        """Writes this index beside ``stem`` (``stem.state``, then ``stem.f16`` in exact mode, or
         ``stem.codes`` and ``stem.usearch`` over the graph) and returns what ``mapped`` needs.
 
         Holds the write lock (adds and graph building wait; searches go on), so the files are
@@ -438,7 +459,10 @@ class VectorIndex:
                 exact = self._graph is None
             state.tofile(stem.with_suffix(".state"))
             if exact:
-                self._f32[: len(state)].tofile(stem.with_suffix(".f32"))
+                with stem.with_suffix(".f16").open("wb") as out:
+                    held = min(len(state), self._rows.capacity)  # keys past the rows' end are absent
+                    self._rows.tofile(out, held)
+                    np.zeros((len(state) - held, self.dim), dtype=np.float16).tofile(out)
             else:
                 # rows of a replaced code are rewritten only under the write lock: safe to read here
                 with stem.with_suffix(".codes").open("wb") as out:
@@ -468,10 +492,11 @@ class VectorIndex:
             raise ValueError(f"{stem.with_suffix('.state')}: {len(index._state)} keys, expected {n}")
         index._count = int(np.count_nonzero(index._state != _ABSENT))
         if meta["exact"]:
-            index._f32 = load(stem.with_suffix(".f32"), dtype=np.float32).reshape(n, index.dim) \
-                if n else np.zeros((0, index.dim), dtype=np.float32)
+            rows = load(stem.with_suffix(".f16"), dtype=np.float16).reshape(n, index.dim) \
+                if n else np.zeros((0, index.dim), dtype=np.float16)
+            index._rows = RowChunks.over(rows)
             return index
-        index._f32 = None
+        index._rows = None
         rows = int(meta["blocks"]) * _BLOCK
         codes = load(stem.with_suffix(".codes"), dtype=np.int8).reshape(rows, index.dim)
         index._blocks = [codes[b * _BLOCK : (b + 1) * _BLOCK] for b in range(int(meta["blocks"]))]
@@ -488,15 +513,15 @@ class VectorIndex:
 
     @property
     def exact(self) -> bool:
-        """True while every search is exact float32 (at most ``exact_limit`` vectors)."""
+        """True while every search is exact over float16 rows (at most ``exact_limit`` vectors)."""
         return self._graph is None
 
     def memory_bytes(self) -> int:
-        """Bytes held: the float matrix or the int8 blocks plus the graph, and per-key state."""
+        """Bytes held: the float16 rows or the int8 blocks plus the graph, and per-key state."""
         with self._lock:
             total = self._state.nbytes + self._tail.nbytes
-            if self._f32 is not None:
-                total += self._f32.nbytes
+            if self._rows is not None:
+                total += self._rows.nbytes
             total += sum(b.nbytes for b in self._blocks)
             if self._graph is not None:
                 total += self._graph.memory_usage

@@ -16,8 +16,9 @@ import pytest
 from hindbrain import Brain
 from hindbrain.brain import vector_snapshots
 from hindbrain.recall import lexical
+from hindbrain.recall.doc_table import DocTable
 from hindbrain.recall.index import RecallIndex
-from hindbrain.recall.index_snapshot import MappedDocs, restore
+from hindbrain.recall.index_snapshot import restore
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.snapshot_files import current_manifest
 from hindbrain.recall.vector_snapshot import write_snapshot
@@ -85,11 +86,10 @@ def test_a_restored_index_equals_the_saved_one_field_by_field(tmp_path):
         assert line.startswith("snapshot: restored") and offset == saved.folded == end
         assert set(restored.tenants) == {"t", "u"}
         for name, tenant in restored.tenants.items():
-            assert isinstance(tenant.docs, MappedDocs) and tenant.docs.made == 0  # objects only when read
+            assert isinstance(tenant.docs, DocTable) and tenant.docs.made == 0  # objects only when read
             assert _differences(saved.tenants[name], tenant) == [], name
             assert tenant.persons == saved.tenants[name].persons
-            for key, doc in tenant.last_said.items():  # the same object the table holds: mutations stick
-                assert doc is tenant.docs[tenant.by_id[doc.id]] and doc.id == saved.tenants[name].last_said[key].id
+            assert tenant.last_said == saved.tenants[name].last_said  # threads by document number
             same_scores(saved.tenants[name].bm25, tenant.bm25, TERMS if name == "t" else OTHER)
         assert restored._outcomes_seen == saved._outcomes_seen
         assert any(d.quarantine for d in restored.tenants["t"].docs) and restored.tenants["t"].retired == 3

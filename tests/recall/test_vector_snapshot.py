@@ -147,7 +147,7 @@ def test_a_damaged_snapshot_is_refused_by_name_and_the_replica_rebuilds(home, tm
     copy = tmp_path / "home"
     shutil.copytree(path, copy)
     vectors = copy / "cache" / "vectors"
-    data = next(vectors.glob("gen-*/t0.f32"))
+    data = next(vectors.glob("gen-*/t0.f16"))
     raw = bytearray(data.read_bytes())
     if damage == "truncated":
         data.write_bytes(raw[: len(raw) // 2])

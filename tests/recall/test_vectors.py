@@ -153,11 +153,18 @@ def test_exact_mode_matches_brute_force(n, k, seed, masked):
     index = VectorIndex(8)
     index.add(np.arange(n), vecs)
     keys, sims = index.search(query, k, allowed)
-    cos = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)) @ (query / np.linalg.norm(query))
+    unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    cos = unit @ (query / np.linalg.norm(query))
+    # the rows are stored as float16 (and the query searched as float16): exactly their cosines,
+    # within ~1e-3 of the float32 ones
+    rows, q16 = unit.astype(np.float16).astype(np.float64), (query / np.linalg.norm(query)).astype(np.float16)
+    cos16 = rows @ q16.astype(np.float64) / np.linalg.norm(rows, axis=1) / np.linalg.norm(q16.astype(np.float64))
     cand = np.arange(n) if allowed is None else np.flatnonzero(allowed)
-    want_keys, want_sims = top_k(cand, cos[cand], k)
-    assert np.allclose(sims, want_sims, atol=1e-5)
-    assert keys.tolist() == want_keys.tolist()
+    _, want_sims = top_k(cand, cos16[cand], k)
+    assert len(keys) == len(want_sims) and set(keys.tolist()) <= set(cand.tolist())
+    # the top k, up to ties
+    assert np.allclose(sims, cos16[keys], atol=1e-5) and np.allclose(sims, want_sims, atol=1e-5)
+    assert np.allclose(sims, cos[keys], atol=2e-3)
 
 
 def test_quantize_uses_the_whole_int8_range():
@@ -178,7 +185,7 @@ def test_cosines_of_chosen_keys_to_several_queries(data, exact_limit):
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     want = unit[[3, 17, 39]] @ (queries / np.linalg.norm(queries, axis=1, keepdims=True)).T
     assert got.shape == (4, 3) and np.isnan(got[3]).all()
-    np.testing.assert_allclose(got[:3], want, atol=0.02 if exact_limit == 10 else 1e-5)
+    np.testing.assert_allclose(got[:3], want, atol=0.02 if exact_limit == 10 else 2e-3)  # int8 / float16 rows
     top, sims = index.search(queries[0], 40)
     found = dict(zip(top.tolist(), sims.tolist(), strict=True))
     assert abs(found[17] - got[1, 0]) < 0.02
