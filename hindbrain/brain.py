@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 
@@ -130,14 +131,19 @@ class Brain:
             self.checkpoint_vectors()
         finally:
             self._closed = True
-            self.runner.close()
-            for service in reversed(self.services):
-                service.stop()
-            if self.index.semantic is not None:
-                self.index.semantic.close()
-            self.warehouse.close()
-            self.log.close()
-            thaw()
+            # Every part is released even when one fails to stop (a Kafka service raising what killed
+            # it): a chDB engine left open would refuse every other brain of this process. The callbacks
+            # run last pushed first, so in the order runner, services (newest first), vectors, views,
+            # log; the error is raised once all ran.
+            with ExitStack() as release:
+                release.callback(thaw)
+                release.callback(self.log.close)
+                release.callback(self.warehouse.close)
+                if self.index.semantic is not None:
+                    release.callback(self.index.semantic.close)
+                for service in self.services:
+                    release.callback(service.stop)
+                release.callback(self.runner.close)
 
     def checkpoint_vectors(self) -> Path | None:
         """Saves the semantic vectors for recall replicas to map (``recall.vector_snapshot``)

@@ -229,7 +229,10 @@ class KafkaLog:
                 # Until the limit or the end known above; the caller's timeout bounds the loop.
                 while len(out) < limit and await self._reader.position(tp) < end:
                     batch = await self._reader.getmany(tp, timeout_ms=500, max_records=limit - len(out))
-                    out += [LogEntry(topic, partition, r.offset, None if r.key is None else r.key.decode("utf-8"),
+                    # A foreign producer's key need not be UTF-8: replaced, as the consumers' paths do (the
+                    # record is its value; a strict decode here stopped a replay or a worker's fallback).
+                    out += [LogEntry(topic, partition, r.offset,
+                                     None if r.key is None else r.key.decode("utf-8", "replace"),
                                      r.value if r.value is not None else b"")
                             for r in batch.get(tp, ())]
             finally:

@@ -278,3 +278,22 @@ def test_reopening_rebuilds_the_recall_index_from_the_views(tmp_path):
         (fragment,) = [i for i in pack.items if i.id == fr]
         assert fragment.event_ids == [ev] and fragment.kind == "fragment"
         assert ids(brain.recall(tenant="acme", query="certificate", layers=["episodic"])) == [ev]
+
+
+def test_a_part_that_fails_to_stop_does_not_keep_the_others_open(tmp_path):
+    """``close`` releases every part even when one raises (a Kafka service re-raising what stopped it): the
+    error reaches the caller, and the views' engine is closed — chDB holds one engine per process, so a
+    brain left open would refuse every other home this process opens."""
+    import pytest
+
+    class FailsToStop:
+        def stop(self):
+            raise RuntimeError("the service died")
+
+    b = Brain.open(tmp_path / "a", embedder="none")
+    b.services.append(FailsToStop())
+    with pytest.raises(RuntimeError, match="the service died"):
+        b.close()
+    with Brain.open(tmp_path / "b", embedder="none") as other:  # another home: the first engine was closed
+        other.perceive(tenant="acme", kind="observation", text="still works")
+        assert other.sql("SELECT count() AS n FROM events")[0]["n"] == 1
