@@ -287,11 +287,11 @@ class HindbrainStore(BaseStore):
         batch, then the puts and deletes are appended in one ``perceive_many`` (all validated
         first: a bad one writes none of them), the last op of a key winning."""
         results: list[Result] = []
-        puts: dict[tuple[tuple[str, ...], str], dict] = {}
+        puts: dict[tuple[tuple[str, ...], str], tuple[bool, dict]] = {}  # (a delete, its version) per key
         for op in ops:
             if isinstance(op, PutOp):
                 version = self._version(op)
-                puts[(tuple(op.namespace), op.key)] = version  # a dict keeps the key's first place
+                puts[(tuple(op.namespace), op.key)] = (op.value is None, version)  # a dict keeps the key's first place
                 results.append(None)
             elif isinstance(op, GetOp):
                 results.append(self._get(op))
@@ -301,7 +301,11 @@ class HindbrainStore(BaseStore):
                 results.append(self._namespaces(op))
             else:
                 raise InvalidInput("batch", "ops", f"unknown operation {type(op).__name__}")
-        self._append(list(puts.values()))
+        # The puts before the deletes: each key is there once, so the items and their order come out the
+        # same, but a namespace a delete empties and a put of another key refills in this batch keeps its
+        # place (``recall.stored.fold`` drops a namespace when its last item goes), as it does in
+        # ``InMemoryStore``, which empties it in the batch and refills it.
+        self._append([version for _, version in sorted(puts.values(), key=lambda put: put[0])])
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
