@@ -18,10 +18,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality  # noqa: E402
-from indirect_ab import latency, one, row  # noqa: E402
+from indirect_ab import interleaved, latency, one, row  # noqa: E402
 
 from hindbrain.recall import brevity  # noqa: E402
 from hindbrain.recall.engine import RecallEngine  # noqa: E402
+
+
+def set_brevity(arm: tuple[float, int]) -> None:
+    brevity.BREVITY_PENALTY, brevity.BREVITY_TOKENS = arm
 
 
 def main() -> None:
@@ -40,14 +44,7 @@ def main() -> None:
             default = brain.engine
             for half in (("tuning", "heldout") if args.half == "both" else (args.half,)):
                 questions = data.half(half)
-                got = {a: [] for a in arms}
-                took = {a: [] for a in arms}
-                for n, q in enumerate(questions):
-                    for a in arms[n % len(arms):] + arms[: n % len(arms)]:
-                        brevity.BREVITY_PENALTY, brevity.BREVITY_TOKENS = a
-                        r, t = one(brain, data, q)
-                        got[a].append(r)
-                        took[a].append(t)
+                got, took = interleaved(brain, data, questions, arms, set_brevity)
                 brevity.BREVITY_PENALTY, brevity.BREVITY_TOKENS = arms[0]
                 brain.engine = semantic
                 alone = [one(brain, data, q)[0] for q in questions]

@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality  # noqa: E402
-from indirect_ab import latency, one  # noqa: E402
+from indirect_ab import interleaved, latency  # noqa: E402
 
 ARMS = {"five": (False, False), "joined": (False, True), "use": (False, True)}
 
@@ -37,6 +38,13 @@ class NoQuery:
 
     def embed_queries(self, texts):
         return np.zeros((len(texts), self.dim), dtype=np.float32)
+
+
+def set_arm(semantic, members: tuple, without_e5: tuple, arm: str) -> None:
+    """The arm's query side: which members embed a query, and e5 on which views."""
+    semantic.embedder.joined_only = ARMS[arm]
+    semantic.embedder.members = without_e5 if arm == "use" else members
+    semantic._queries._vectors.clear()  # every recall embeds its own views
 
 
 def main() -> None:
@@ -58,16 +66,8 @@ def main() -> None:
             without_e5 = (members[0], NoQuery(members[1]))
             for half in (("tuning", "heldout") if args.half == "both" else (args.half,)):
                 questions = data.half(half)
-                got = {a: [] for a in arms}
-                took = {a: [] for a in arms}
-                for n, q in enumerate(questions):
-                    for a in arms[n % len(arms):] + arms[: n % len(arms)]:
-                        semantic.embedder.joined_only = ARMS[a]
-                        semantic.embedder.members = without_e5 if a == "use" else members
-                        semantic._queries._vectors.clear()  # every recall embeds its own views
-                        r, t = one(brain, data, q)
-                        got[a].append(r)
-                        took[a].append(t)
+                got, took = interleaved(brain, data, questions, arms,
+                                        partial(set_arm, semantic, members, without_e5))
                 print(f"\n### {name}, {half} half: {len(questions)} questions, R@1 / R@5 / R@10")
                 for a in arms:
                     m = quality.mean_recalls(got[a])

@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality  # noqa: E402
-from indirect_ab import latency, one  # noqa: E402
+from indirect_ab import interleaved, latency  # noqa: E402
 
 from hindbrain.recall import expand, indirect  # noqa: E402
 
@@ -80,14 +80,7 @@ def main() -> None:
             brain = quality.build(data, Path(home))
             for half in (("tuning", "heldout") if args.half == "both" else (args.half,)):
                 questions = data.half(half)
-                got = {a: [] for a in arms}
-                took = {a: [] for a in arms}
-                for n, q in enumerate(questions):
-                    for a in arms[n % len(arms):] + arms[: n % len(arms)]:
-                        set_arm(a)
-                        r, t = one(brain, data, q)
-                        got[a].append(r)
-                        took[a].append(t)
+                got, took = interleaved(brain, data, questions, arms, set_arm)
                 set_arm("default")
                 cats = sorted({q.category for q in questions})
                 print(f"\n### {name}, {half} half: {len(questions)} questions; R@5 (all gold in the top 5, %)")

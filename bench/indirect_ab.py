@@ -37,6 +37,21 @@ def one(brain, data, q) -> tuple[dict[int, float], float]:
     return quality.recall_at(q.gold, ranked), took
 
 
+def interleaved(brain, data, questions: list, arms: list, set_arm) -> tuple[dict, dict]:
+    """Each question asked once per arm (``set_arm(arm)`` switches to it), the arms' order rotated
+    question by question so the machine's drift falls on every arm alike. Returns arm → the
+    questions' recalls (``quality.recall_at``), and arm → their recall times (ms)."""
+    got: dict = {a: [] for a in arms}
+    took: dict = {a: [] for a in arms}
+    for n, q in enumerate(questions):
+        for a in arms[n % len(arms):] + arms[: n % len(arms)]:
+            set_arm(a)
+            r, t = one(brain, data, q)
+            got[a].append(r)
+            took[a].append(t)
+    return got, took
+
+
 def row(label: str, got: list[dict[int, float]], questions: list, cats: list[str]) -> None:
     """R@5 over the half and by question type, as a table row."""
     by = [quality.mean_recalls([r for q, r in zip(questions, got, strict=True) if q.category == c])[5] for c in cats]

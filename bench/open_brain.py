@@ -32,21 +32,28 @@ def open_close(fifth_session: bool) -> tuple[float, float]:
         return time.process_time() - cpu, time.perf_counter() - wall
 
 
+def before_and_now(run, repeats: int, labels: tuple[str, str], unit: str = "ms") -> None:
+    """Alternates ``run(True)`` (before) and ``run(False)`` (now), each returning (CPU s, wall s),
+    ``repeats`` times; prints each arm's medians in ``unit`` (ms or s) and the ratio now/before."""
+    scale = 1000 if unit == "ms" else 1
+    runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for _ in range(repeats):
+        for arm in (True, False):
+            runs[arm].append(run(arm))
+    med = {arm: (statistics.median(c for c, _ in r), statistics.median(w for _, w in r)) for arm, r in runs.items()}
+    width = max(map(len, labels))
+    for arm, label in zip((True, False), labels, strict=True):
+        print(f"{label:{width}s} cpu {med[arm][0] * scale:7.2f} {unit}   wall {med[arm][1] * scale:7.2f} {unit}   "
+              f"(median of {repeats})")
+    print(f"ratio now/before: cpu {med[False][0] / med[True][0]:.2f}   wall {med[False][1] / med[True][1]:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=15)
     args = ap.parse_args()
     open_close(False)  # imports, the engine's first start
-    runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-    for _ in range(args.repeats):
-        for arm in (True, False):
-            runs[arm].append(open_close(arm))
-    med = {arm: (statistics.median(c for c, _ in r), statistics.median(w for _, w in r)) for arm, r in runs.items()}
-    for arm, label in ((True, "five sessions (before)"), (False, "four sessions (now)")):
-        print(f"{label:24s} cpu {med[arm][0] * 1000:7.1f} ms   wall {med[arm][1] * 1000:7.1f} ms   (median of "
-              f"{args.repeats})")
-    print(f"ratio now/before: cpu {med[False][0] / med[True][0]:.2f}   wall {med[False][1] / med[True][1]:.2f}")
-
+    before_and_now(open_close, args.repeats, ("five sessions (before)", "four sessions (now)"))
 
 if __name__ == "__main__":
     main()

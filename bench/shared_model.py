@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import argparse
 import resource
-import statistics
+import sys
 import tempfile
 import time
+from pathlib import Path
 
-from hindbrain import Brain
-from hindbrain.recall import embed
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from open_brain import before_and_now  # noqa: E402
+
+from hindbrain import Brain  # noqa: E402
+from hindbrain.recall import embed  # noqa: E402
 
 
 def cpu() -> float:
@@ -49,15 +53,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     args = ap.parse_args()
     one_brain(False), one_brain(True)  # imports, the embed worker, the shared model's one load
-    runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-    for _ in range(args.repeats):
-        for arm in (True, False):
-            runs[arm].append(one_brain(arm))
-    med = {arm: (statistics.median(c for c, _ in r), statistics.median(w for _, w in r)) for arm, r in runs.items()}
-    for arm, label in ((True, "a model per brain (before)"), (False, "one model per process (now)")):
-        print(f"{label:29s} cpu {med[arm][0]:6.2f} s   wall {med[arm][1]:6.2f} s   (median of {args.repeats})")
-    print(f"ratio now/before: cpu {med[False][0] / med[True][0]:.2f}   wall {med[False][1] / med[True][1]:.2f}")
-
+    before_and_now(one_brain, args.repeats, ("a model per brain (before)", "one model per process (now)"), "s")
 
 if __name__ == "__main__":
     main()
