@@ -226,7 +226,6 @@ class Learner:
         if key := option:
             if extract.is_success(record):
                 out += self._routine(t, record, key, restoring)
-            if extract.is_success(record):
                 out += self._doubt_replaced(t, record, key, restoring)
                 out += self._outdate_failures(t, record, key, restoring)
             if extract.is_success(record) or extract.is_failure(record):
@@ -237,11 +236,9 @@ class Learner:
                 t.routine[key] = {}  # a routine is what kept working: its count starts again
             if extract.is_failure(record):
                 out += self._routine_broken(t, record, key, restoring)
-            if extract.is_failure(record):
                 kept = t.reports.setdefault(_where(key), [])
                 kept.append(record)
                 del kept[:-TRAJECTORY]
-            if extract.is_failure(record):
                 out += self._outdate_successes(t, record, key, restoring)
         if record["kind"] == "feedback" and record.get("polarity") is not None:
             out += self._feedback(t, record, restoring)
