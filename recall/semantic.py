@@ -211,7 +211,8 @@ class QueryCache:
 
     def __init__(self, embedder: Embedder, size: int = QUERY_CACHE):
         self.embedder, self.size = embedder, size
-        self._by_views = getattr(embedder, "embed_query_views", None)
+        # only an embedder with a member that reads the joined text alone makes a view depend on it
+        self._by_views = embedder.embed_query_views if any(getattr(embedder, "joined_only", ())) else None
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
