@@ -53,8 +53,7 @@ def indirect(question: str) -> bool:
     module docstring). A dialogue is never passed here: its form is associative already."""
     if not question:
         return False
-    return bool(_INFERENCE_EN.search(question) or _DESCRIBED_EN.search(question)
-                or _INFERENCE_ZH.search(question) or _DESCRIBED_ZH.search(question))
+    return bool(_INFERENCE_EN.search(question) or _INFERENCE_ZH.search(question)) or describes_someone(question)
 
 
 def describes_someone(question: str) -> bool:
