@@ -53,8 +53,23 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "nopairs": {"PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
         "pairs": {"LINK_FOUND": False, "CLAUSE_VIEWS": False},
         "noclause": {"CLAUSE_VIEWS": False},
-        "default": {}}
-IN_INDIRECT = {"CLAUSE_VIEWS"}  # the switches of recall.indirect; the rest are recall.expand's
+        "default": {},
+        "cseeds": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "own"},
+        "cseeds3": {"CLAUSE_SEEDS": 3, "PAIR_VALUE": "own"},
+        "cseeds10": {"CLAUSE_SEEDS": 10, "PAIR_VALUE": "own"},
+        "clause": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "clause"},
+        "both": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "both", "CLAUSE_MIX": 0.1},
+        "both03": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "both", "CLAUSE_MIX": 0.03},
+        "noseeds": {"CLAUSE_SEEDS": 0, "PAIR_VALUE": "own", "IN_PERSON": False, "PERSON_VIEWS": False},
+        "noperson": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "own", "IN_PERSON": False, "PERSON_VIEWS": False},
+        "person": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "own", "IN_PERSON": True, "PERSON_VIEWS": False},
+        "person3": {"CLAUSE_SEEDS": 3, "PAIR_VALUE": "own", "IN_PERSON": True},
+        "pboth": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "both", "CLAUSE_MIX": 0.1, "IN_PERSON": True},
+        "pboth03": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "both", "CLAUSE_MIX": 0.03, "IN_PERSON": True},
+        "pview": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "own", "IN_PERSON": True, "PERSON_VIEWS": True},
+        "pview0": {"CLAUSE_SEEDS": 0, "PAIR_VALUE": "own", "IN_PERSON": True, "PERSON_VIEWS": True},
+        "pclause": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "clause", "IN_PERSON": True}}
+IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON"}  # the switches of recall.indirect; the rest are recall.expand's
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hindbrain.recall import beliefs as belief_layers
-from hindbrain.recall import channels, expand
+from hindbrain.recall import channels, expand, indirect
 from hindbrain.recall.asking import asking_penalty
 from hindbrain.recall.brevity import brevity_penalty
 from hindbrain.recall.gate import GateItem, gate
@@ -114,6 +114,8 @@ class RecallEngine:
         lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
         near, views = self._semantic(query, mask, clock, fetch, vectors)
+        if query.described and views is not None:
+            near, views = self._in_person(tenant, query, mask, [*lexical, *near], near, views)
         arms = belief_layers.window_arms(tenant.windows, query.decision_key)
         emotion = query.emotion[0] if query.emotion else None
         beliefs = [b for b in tenant.beliefs.values() if not self.quarantine or belief_layers.briefable(b, query.user)]
@@ -173,6 +175,22 @@ class RecallEngine:
         clock.lap("semantic")
         return hits, vectors
 
+    def _in_person(self, tenant: TenantIndex, query: Query, mask, found: list[int], near: list[int],
+                   views: np.ndarray) -> tuple[list[int], np.ndarray]:
+        """A described-person question's parts also as its conversation's participants (the
+        speakers of what was ``found``) would say them (``indirect.in_person``): more views, and
+        the semantic hits of each."""
+        if not expand.PERSON_VIEWS or query.views is None:
+            return near, views
+        speakers = {tenant.docs[no].speaker for no in found[: 2 * self.fetch]} - {None}
+        said = [r for part in query.views.turns[:2] for r in indirect.in_person(part, speakers)]
+        if not said:
+            return near, views
+        semantic = self.index.semantic
+        more = semantic.embed_queries(said)
+        hits = [no for vector in more for no, _ in semantic.search(query.tenant, vector, TURN_FETCH, mask)]
+        return near + hits, np.vstack([views, more])
+
     def _upgrade(self, tenant: TenantIndex, name: str, near: list[int],
                  lexical: dict[int, tuple[float, float]]) -> None:
         """The candidates still on their static vector get the model's now, the semantic
@@ -189,6 +207,26 @@ class RecallEngine:
             return {}
         late = channels.late_interaction(self.index.semantic.cosines(tenant_name, nos, vectors))
         return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
+
+    def _clause_cosines(self, tenant: TenantIndex, query: Query, nos: list[int], views: np.ndarray | None
+                        ) -> dict[int, tuple[float, float]] | None:
+        """doc number → its cosine to each part of a described-person question cut in two
+        (``indirect.described_clauses``: views 1 and 2), each part also read as the
+        conversation's participants would say it (``indirect.in_person``; the speakers of ``nos``):
+        the best of those readings."""
+        if views is None or len(views) < 3 or not nos or query.views is None:
+            return None
+        semantic = self.index.semantic
+        speakers = {tenant.docs[no].speaker for no in nos[: expand.PARTICIPANT_SAMPLE]} - {None}
+        parts = []
+        for part, vector in zip(query.views.turns[:2], views[1:3], strict=False):
+            said = indirect.in_person(part, speakers)
+            rows = np.vstack([vector[None, :], semantic.embed_queries(list(said))]) if said else vector[None, :]
+            parts.append(np.fmax.reduce(semantic.cosines(query.tenant, nos, rows), axis=1))
+        if len(parts) < 2:
+            return None
+        return {no: (float(h), float(t)) for no, h, t in zip(nos, parts[0].tolist(), parts[1].tolist(), strict=True)
+                if h == h and t == t}
 
     # -- scoring -------------------------------------------------------------------------
     def weights(self, query: Query) -> Weights:
@@ -285,7 +323,10 @@ class RecallEngine:
                               set(query.terms), mask, strength)
         # a question about a person it only describes: the name-linked pairs of the best hits,
         # each turn scored on its own
-        links = expand.pair_links(tenant, scored[: expand.EXPAND_SEEDS], set(query.terms), mask) \
+        clause = self._clause_cosines(tenant, query, [s.no for s in scored], views) \
+            if query.described and expand.PAIRS else None
+        links = expand.pair_links(tenant, [s.no for s in scored[: expand.EXPAND_SEEDS]], set(query.terms), mask,
+                                  expand.clause_seeds(clause)) \
             if query.described and expand.PAIRS else []
         new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links)] if no not in by_no))
         if new and views is not None:
@@ -297,7 +338,9 @@ class RecallEngine:
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
         found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength)
-        pair = expand.best_pair(links, own)
+        if clause is not None and new:
+            clause.update(self._clause_cosines(tenant, query, new, views) or {})
+        pair = expand.best_pair(links, own, clause)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
             found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)

@@ -271,18 +271,46 @@ class Pair:
     value: float  # own[seed] + own[partner]: how much of the question the two cover together
 
 
-def pair_links(tenant: TenantIndex, hits, query_terms: set[str], mask) -> list[tuple[int, int, str]]:
+PERSON_VIEWS = True  # a described question's parts as its participants say them are views too (engine._in_person)
+PARTICIPANT_SAMPLE = 50  # the best candidates whose speakers are the conversation's participants
+CLAUSE_SEEDS = 5  # the best turns by each clause of a described question, seeds of its pairs too
+CLAUSE_MIX = 0.1  # the clause value's weight against the fused scores (PAIR_VALUE "both")
+PAIR_VALUE = "own"  # "own": the fused scores summed; "clause": each turn on its clause; "both"
+
+
+def clause_seeds(clause: dict[int, tuple[float, float]] | None) -> list[int]:
+    """The best ``CLAUSE_SEEDS`` turns by each clause's cosine (head, description): a turn that
+    says who did the act may rank low on the whole question, which also asks something else."""
+    if not clause or not CLAUSE_SEEDS:
+        return []
+    out: list[int] = []
+    for part in (0, 1):
+        out += sorted(clause, key=lambda no: -clause[no][part])[:CLAUSE_SEEDS]
+    return list(dict.fromkeys(out))
+
+
+def pair_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mask,
+               more: list[int] = ()) -> list[tuple[int, int, str]]:
     """(seed, item, via) for every name (``entity:``) link of the best ``EXPAND_SEEDS`` of ``hits``
     (scored, best first) to an item that is none of those hits: the pair brings a turn the hits
     lack (two hits already stand among the best places; with pairs of hits allowed, they won over
     pairs that completed a hit, and the tuning halves lost 4 points of all-gold multi-hop).
     Names only: a rare CJK bigram or a neighbouring turn says nothing of a person."""
-    seeds = [s.no for s in hits[:EXPAND_SEEDS]]
-    return [(no, d, via) for no in seeds for d, via in linked(tenant, no, query_terms, mask)
-            if via.startswith("entity:") and d not in seeds]
+    best = set(hits)
+    return [(no, d, via) for no in dict.fromkeys([*hits, *more]) for d, via in linked(tenant, no, query_terms, mask)
+            if via.startswith("entity:") and d not in best]
 
 
-def best_pair(links: list[tuple[int, int, str]], own: dict[int, float]) -> Pair | None:
+def _standardised(clause: dict[int, tuple[float, float]]) -> dict[int, tuple[float, float]]:
+    import numpy as np
+    nos = list(clause)
+    m = np.array([clause[no] for no in nos])
+    z = (m - m.mean(axis=0)) / (m.std(axis=0) + 1e-9)
+    return {no: (float(a), float(b)) for no, (a, b) in zip(nos, z.tolist(), strict=True)}
+
+
+def best_pair(links: list[tuple[int, int, str]], own: dict[int, float],
+              clause: dict[int, tuple[float, float]] | None = None) -> Pair | None:
     """Of ``pair_links``, the seed and item whose own scores (``own``) sum highest. Each turn of
     the pair answers a different part of the question ("Kofi took all the pictures when you got
     married" / "Kofi has been practising the clarinet"), so neither alone needs to rank high; what
@@ -291,8 +319,12 @@ def best_pair(links: list[tuple[int, int, str]], own: dict[int, float]) -> Pair 
     questions and lost 2 points R@5 on the three-turn ones; a generic turn that names someone,
     "Maren told me her flatmate, Lars, is staying", can pair with a strong single hit and win.)"""
     best: Pair | None = None
+    z = _standardised(clause) if clause and PAIR_VALUE != "own" else {}
     for no, d, via in links:
-        value = own.get(no, 0.0) + own.get(d, 0.0)
+        value = own.get(no, 0.0) + own.get(d, 0.0) if PAIR_VALUE != "clause" else 0.0
+        if z:
+            a, b = z.get(no, (-3.0, -3.0)), z.get(d, (-3.0, -3.0))
+            value += CLAUSE_MIX * max(a[1] + b[0], a[0] + b[1])
         if best is None or value > best.value:
             best = Pair(no, d, via, value)
     return best

@@ -82,3 +82,31 @@ def described_clauses(question: str) -> tuple[str, ...]:
         return ()
     head, tail = question[: match.start()].strip(), question[match.start():].strip()
     return tuple(part for part in (head, tail) if part)
+
+
+IN_PERSON = True  # an A/B switch for bench/expand_ab.py
+
+
+def in_person(text: str, participants) -> tuple[str, ...]:
+    """``text`` as the conversation's own participants would say it: each participant it names
+    (``participants``: the speakers of the turns at hand) read as "you" and, separately, as "I"
+    ("who photographed Tom's wedding" → "who photographed your wedding" / "… my wedding";
+    "开车送美玲去机场" → "开车送你去机场" / "开车送我去机场"). A chat's turns speak of their two
+    people in the first and second person ("Kofi took all the pictures when you got married"),
+    a question about them in the third. Empty when it names none."""
+    if not IN_PERSON or not text:
+        return ()
+    named = [p for p in participants if p and (re.search(rf"\b{re.escape(p)}\b", text) if p.isascii() else p in text)]
+    if not named:
+        return ()
+    out = []
+    for whose, who in (("your", "you"), ("my", "me")):
+        said = text
+        for p in named:
+            if p.isascii():
+                said = re.sub(rf"\b{re.escape(p)}'s\b", whose, said)
+                said = re.sub(rf"\b{re.escape(p)}\b", who, said)
+            else:
+                said = said.replace(p, "你" if who == "you" else "我")
+        out.append(said)
+    return tuple(out)
