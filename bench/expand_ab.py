@@ -17,6 +17,10 @@ Arms:
 * ``pairs`` — the pairs, but an expanded item still cut by the gate as matching function words
   only (``LINK_FOUND`` off);
 * ``noclause`` — everything but the described question cut into two views (``indirect.CLAUSE_VIEWS``);
+* ``noseeds`` — the fifth pass as it landed: none of the sixth pass's switches;
+* ``person`` — the sixth pass's pair seeds from each part of a described question, each part also
+  read as the participants say it for those seeds (``CLAUSE_SEEDS``, ``indirect.IN_PERSON``), but
+  no views of those readings (``PERSON_VIEWS``);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -42,33 +46,22 @@ def _never(*_) -> bool:
 
 
 # arm → the expansion's switches it sets (the rest keep their defaults)
-BEFORE = {"GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False,
+# the sixth pass's switches off: the arms before it keep their meaning
+SIXTH = {"CLAUSE_SEEDS": 0, "IN_PERSON": False, "PERSON_VIEWS": False}
+BEFORE = {**SIXTH, "GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False,
           "CLAUSE_VIEWS": False}
 ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
         "opening": {"EXPAND_SLOTS": None, **BEFORE},
         "slots1": {"EXPAND_SLOTS": 1, **BEFORE}, "slots2": {"EXPAND_SLOTS": 2, **BEFORE},
         "slots3": {"EXPAND_SLOTS": 3, **BEFORE},
-        "grammar": {"SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
-        "same": {"GRAMMAR_FREE": False, "PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
-        "nopairs": {"PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
-        "pairs": {"LINK_FOUND": False, "CLAUSE_VIEWS": False},
-        "noclause": {"CLAUSE_VIEWS": False},
+        "grammar": {**SIXTH, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "same": {**SIXTH, "GRAMMAR_FREE": False, "PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "nopairs": {**SIXTH, "PAIRS": False, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "pairs": {**SIXTH, "LINK_FOUND": False, "CLAUSE_VIEWS": False},
+        "noclause": {**SIXTH, "CLAUSE_VIEWS": False},
         "default": {},
-        "cseeds": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "own"},
-        "cseeds3": {"CLAUSE_SEEDS": 3, "PAIR_VALUE": "own"},
-        "cseeds10": {"CLAUSE_SEEDS": 10, "PAIR_VALUE": "own"},
-        "clause": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "clause"},
-        "both": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "both", "CLAUSE_MIX": 0.1},
-        "both03": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "both", "CLAUSE_MIX": 0.03},
-        "noseeds": {"CLAUSE_SEEDS": 0, "PAIR_VALUE": "own", "IN_PERSON": False, "PERSON_VIEWS": False},
-        "noperson": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "own", "IN_PERSON": False, "PERSON_VIEWS": False},
-        "person": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "own", "IN_PERSON": True, "PERSON_VIEWS": False},
-        "person3": {"CLAUSE_SEEDS": 3, "PAIR_VALUE": "own", "IN_PERSON": True},
-        "pboth": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "both", "CLAUSE_MIX": 0.1, "IN_PERSON": True},
-        "pboth03": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "both", "CLAUSE_MIX": 0.03, "IN_PERSON": True},
-        "pview": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "own", "IN_PERSON": True, "PERSON_VIEWS": True},
-        "pview0": {"CLAUSE_SEEDS": 0, "PAIR_VALUE": "own", "IN_PERSON": True, "PERSON_VIEWS": True},
-        "pclause": {"CLAUSE_SEEDS": 5, "PAIR_VALUE": "clause", "IN_PERSON": True}}
+        "noseeds": SIXTH,
+        "person": {"PERSON_VIEWS": False}}
 IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON"}  # the switches of recall.indirect; the rest are recall.expand's
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}

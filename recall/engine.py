@@ -338,9 +338,7 @@ class RecallEngine:
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
         found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength)
-        if clause is not None and new:
-            clause.update(self._clause_cosines(tenant, query, new, views) or {})
-        pair = expand.best_pair(links, own, clause)
+        pair = expand.best_pair(links, own)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
             found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)

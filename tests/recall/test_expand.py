@@ -6,7 +6,7 @@ import pytest
 
 from hindbrain import Brain
 from hindbrain.recall import expand
-from hindbrain.recall.indirect import described_clauses, describes_someone
+from hindbrain.recall.indirect import described_clauses, describes_someone, in_person
 from hindbrain.recall.query import build_query
 from hindbrain.schemas.api import RecallInput
 
@@ -268,3 +268,44 @@ def test_a_described_person_gets_both_turns_of_the_pair_that_answers(chat):
     assert pictures in top and clarinet in top
     why = next(i.why for i in pack.items if i.id == clarinet)["expansion"]
     assert why["via"] == "entity:Kofi" and why["from"] == pictures and "pair" in why
+
+
+def test_a_question_about_the_participants_reads_as_they_would_say_it():
+    people = {"Tom", "Mei"}
+    assert in_person("who photographed Tom's wedding play?", people) == (
+        "who photographed your wedding play?", "who photographed my wedding play?")
+    assert in_person("whoever drove Mei to the airport", people) == (
+        "whoever drove you to the airport", "whoever drove me to the airport")
+    assert in_person("开车送美玲去机场", {"美玲", "志强"}) == ("开车送你去机场", "开车送我去机场")
+    assert in_person("who photographed Tomas's wedding", people) == ()  # a whole name only
+    assert in_person("who fixed the bike", people) == ()
+
+
+def test_a_described_act_told_in_the_second_person_meets_the_question(chat, monkeypatch):
+    """"the person who painted Marcus's flat": Marcus's own conversation says "your apartment"
+    (Ines to Marcus), never his name. Read as the participants say it (two more views), the
+    question meets the turn closer than in the third person, and both turns of the answer stand
+    among the best five."""
+    brain, _ = chat
+    turns = []
+    for s in range(1, 9):
+        turns += [(s, "Marcus" if n % 2 else "Ines", f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})") for n in range(6)]
+    turns += [(2, "Ines", "Bjorn spent two days putting new colour on the walls of your apartment."),
+              (3, "Marcus", "My bike has a flat again, it needs to be fixed before Monday."),
+              (5, "Marcus", "Henrik relocated to Denver in the spring."),
+              (6, "Ines", "Bjorn relocated to Tallinn in the spring.")]
+    ids = _chat(brain, turns, tenant="in-person")
+    brain.index.semantic.wait()
+    walls, tallinn = ids[-4], ids[-1]
+
+    def recall(k=5):
+        return brain.recall(tenant="in-person", agent="chat", query="Which city did the person who painted "
+                            "Marcus's flat move to?", k=k, budget_tokens=100000, layers=["episodic"], explain=True)
+
+    pack = recall()
+    top = {i.id: i.why for i in pack.items}
+    assert walls in top and tallinn in top
+    assert top[walls]["semantic"]["views"] == 5  # the question, its two parts, the description as "you" and "I"
+    monkeypatch.setattr(expand, "PERSON_VIEWS", False)
+    before = next(i.why for i in recall(k=40).items if i.id == walls)["semantic"]
+    assert before["views"] == 3 and top[walls]["semantic"]["cosine"] > before["cosine"]
