@@ -20,7 +20,9 @@ Arms:
 * ``noseeds`` — the fifth pass as it landed: none of the sixth pass's switches;
 * ``person`` — the sixth pass's pair seeds from each part of a described question, each part also
   read as the participants say it for those seeds (``CLAUSE_SEEDS``, ``indirect.IN_PERSON``), but
-  no views of those readings (``PERSON_VIEWS``);
+  no views of those readings (``PERSON_VIEWS``) and no chains;
+* ``nochains`` — the sixth pass but no chain of three turns for a described person's relative
+  (``CHAINS``);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -47,7 +49,7 @@ def _never(*_) -> bool:
 
 # arm → the expansion's switches it sets (the rest keep their defaults)
 # the sixth pass's switches off: the arms before it keep their meaning
-SIXTH = {"CLAUSE_SEEDS": 0, "IN_PERSON": False, "PERSON_VIEWS": False}
+SIXTH = {"CLAUSE_SEEDS": 0, "IN_PERSON": False, "PERSON_VIEWS": False, "CHAINS": False}
 BEFORE = {**SIXTH, "GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False,
           "CLAUSE_VIEWS": False}
 ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
@@ -61,7 +63,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "noclause": {**SIXTH, "CLAUSE_VIEWS": False},
         "default": {},
         "noseeds": SIXTH,
-        "person": {"PERSON_VIEWS": False}}
+        "person": {"PERSON_VIEWS": False, "CHAINS": False},
+        "nochains": {"CHAINS": False}}
 IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON"}  # the switches of recall.indirect; the rest are recall.expand's
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}

@@ -328,7 +328,10 @@ class RecallEngine:
         links = expand.pair_links(tenant, [s.no for s in scored[: expand.EXPAND_SEEDS]], set(query.terms), mask,
                                   expand.clause_seeds(clause)) \
             if query.described and expand.PAIRS else []
-        new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links)] if no not in by_no))
+        chains = expand.chain_links(tenant, links, [s.no for s in scored[: expand.EXPAND_SEEDS]], set(query.terms),
+                                    mask) if query.relative and expand.CHAINS else []
+        new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(c[2] for c in chains)]
+                                 if no not in by_no))
         if new and views is not None:
             cosines.update(self._late_cosines(query.tenant, new, views))
         for no in new:
@@ -338,16 +341,20 @@ class RecallEngine:
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
         found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength)
-        pair = expand.best_pair(links, own)
+        pair = expand.best_chain(chains, own) or expand.best_pair(links, own)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
             found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)
-        else:  # the pair takes the expansion's slot among the best places
-            found.pop(pair.partner, None)
+        else:  # the pair (or chain) takes the expansion's slot among the best places
+            for no in pair.turns[1:]:
+                found.pop(no, None)
             slots = None if expand.EXPAND_SLOTS is None else max(0, expand.EXPAND_SLOTS - 1)
             found = expand.within_slots(found, {**own, **placed}, slots=slots)
-            for no, other in ((pair.partner, pair.seed), (pair.seed, pair.partner)):
-                found[no] = expand.Expansion(no, other, pair.via, placed[no], pair=True)
+            steps = [(pair.partner, pair.seed, pair.via), (pair.seed, pair.partner, pair.via)]
+            if pair.far is not None:
+                steps.append((pair.far, pair.partner, pair.far_via))
+            for no, other, via in steps:
+                found[no] = expand.Expansion(no, other, via, placed[no], pair=True)
         for no, e in found.items():
             by_no[no].score = e.score
         scored.sort(key=lambda s: (-s.score, s.doc.id))

@@ -268,7 +268,13 @@ class Pair:
     seed: int
     partner: int
     via: str  # "entity:<name>"
-    value: float  # own[seed] + own[partner]: how much of the question the two cover together
+    value: float  # own[seed] + own[partner] (+ own[far]): how much of the question the turns cover together
+    far: int | None = None  # a chain's third turn, one more name away from the partner (``best_chain``)
+    far_via: str | None = None
+
+    @property
+    def turns(self) -> tuple[int, ...]:
+        return (self.seed, self.partner) if self.far is None else (self.seed, self.partner, self.far)
 
 
 PERSON_VIEWS = True  # a described question's parts as its participants say them are views too (engine._in_person)
@@ -318,11 +324,43 @@ def best_pair(links: list[tuple[int, int, str]], own: dict[int, float]) -> Pair 
 
 
 def pair_placed(pair: Pair, own: dict[int, float], places: int = EXPAND_SEEDS) -> dict[int, float]:
-    """The scores that put both turns of ``pair`` among the best ``places`` (``own``: every
-    candidate's score): each at least just above the (places − 1)-th of the other candidates, so
-    at most one of them leaves those places; the seed stays ahead of its partner."""
-    others = sorted((s for no, s in own.items() if no not in (pair.seed, pair.partner)), reverse=True)
-    floor = others[places - 2] if len(others) >= places - 1 else 0.0
+    """The scores that put every turn of ``pair`` (two, or a chain's three) among the best
+    ``places`` (``own``: every candidate's score): each at least just above the (places − n + 1)-th
+    of the other candidates, so at most n − 1 of them leave those places; the seed stays ahead of
+    its partner, the partner ahead of the far turn."""
+    turns = pair.turns
+    others = sorted((s for no, s in own.items() if no not in turns), reverse=True)
+    floor = others[places - len(turns)] if len(others) > places - len(turns) else 0.0
     lift = max(abs(floor), 1e-9) * 1e-6
-    seed = max(own.get(pair.seed, 0.0), floor + 2 * lift)
-    return {pair.seed: seed, pair.partner: min(seed - lift / 2, max(own.get(pair.partner, 0.0), floor + lift))}
+    out, above = {}, math.inf
+    for n, no in enumerate(turns):
+        out[no] = above = min(above - lift / 2, max(own.get(no, 0.0), floor + (len(turns) - n) * lift))
+    return out
+
+
+CHAINS = True  # a described person's relative: a chain of three turns (an A/B switch for bench/expand_ab.py)
+
+
+def chain_links(tenant: TenantIndex, links: list[tuple[int, int, str]], hits: list[int], query_terms: set[str],
+                mask) -> list[tuple[int, int, int, str, str]]:
+    """(seed, partner, far, via, far_via): each ``pair_links`` link continued by another name of
+    the partner to a turn that is neither the seed nor one of the best ``hits``: "Kofi gave you
+    that trim" → "Kofi told me his flatmate, Callum, is staying" → "Callum has been practising the
+    cello". A question about the relative of a described person needs all three."""
+    best = set(hits)
+    out = []
+    for seed, partner, via in links:
+        for far, far_via in linked(tenant, partner, query_terms, mask):
+            if far_via.startswith("entity:") and far_via.lower() != via.lower() and far != seed and far not in best:
+                out.append((seed, partner, far, via, far_via))
+    return out
+
+
+def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, float]) -> Pair | None:
+    """Of ``chain_links``, the one whose three turns' own scores sum highest (as ``best_pair``)."""
+    best: Pair | None = None
+    for seed, partner, far, via, far_via in chains:
+        value = own.get(seed, 0.0) + own.get(partner, 0.0) + own.get(far, 0.0)
+        if best is None or value > best.value:
+            best = Pair(seed, partner, via, value, far, far_via)
+    return best

@@ -64,6 +64,25 @@ def describes_someone(question: str) -> bool:
     return bool(question) and bool(_DESCRIBED_EN.search(question) or _DESCRIBED_ZH.search(question))
 
 
+# Kinship and social roles: "the <role> of <a described person>" asks about a third person, whom
+# a turn names as the described one's relative ("Kofi told me his flatmate, Callum, …").
+_ROLES_EN = (r"sibling|brother|sister|spouse|husband|wife|partner|boyfriend|girlfriend|fianc[eé]e?|housemate|"
+             r"flatmate|roommate|boss|manager|colleague|co-?worker|friend|neighbou?r|cousin|mother|father|mum|"
+             r"mom|dad|parent|son|daughter|child|kid|uncle|aunt|niece|nephew|grand(?:mother|father|ma|pa)")
+_RELATIVE_OF_EN = re.compile(rf"\b(?:{_ROLES_EN})s?\s+of\s+(?:{_DESCRIBED_EN.pattern})", re.IGNORECASE)
+_ROLES_ZH = ("配偶|妻子|丈夫|老公|老婆|爱人|兄弟姐妹|兄弟|姐妹|哥哥|姐姐|弟弟|妹妹|室友|合租伙伴|上司|老板|经理|同事|"
+             "父亲|母亲|爸爸|妈妈|儿子|女儿|孩子|男朋友|女朋友|未婚夫|未婚妻|邻居|表哥|表姐|表弟|表妹|堂哥|堂姐|叔叔|阿姨|舅舅")
+_RELATIVE_OF_ZH = re.compile(rf"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)的(?:{_ROLES_ZH})")
+
+
+def describes_relative(question: str) -> bool:
+    """Whether ``question`` asks about a relative or associate of a person it only describes ("the
+    housemate of the person who fixed Mei's bike", "帮美玲修自行车的那个人的室友"): three turns, one
+    saying who did the act, one naming that person's relative, one saying the thing asked about
+    the relative, chained by two names (``recall.expand.best_chain``)."""
+    return bool(question) and bool(_RELATIVE_OF_EN.search(question) or _RELATIVE_OF_ZH.search(question))
+
+
 CLAUSE_VIEWS = True  # an A/B switch for bench/expand_ab.py
 _RELATIVE_EN = re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE)
 _RELATIVE_ZH = re.compile(r"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)")

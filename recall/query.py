@@ -15,7 +15,7 @@ from hindbrain.recall.cues import expected_vs_actual, query_cues, query_time_ter
 from hindbrain.recall.dialogue import QueryViews, associative_share, views
 from hindbrain.recall.emotion import infer as infer_emotion
 from hindbrain.recall.index import COORDINATE_PREFIXES, situation_text
-from hindbrain.recall.indirect import described_clauses, describes_someone, indirect
+from hindbrain.recall.indirect import described_clauses, describes_relative, describes_someone, indirect
 from hindbrain.recall.tokenize import tokens
 
 
@@ -40,6 +40,7 @@ class Query:
     associative: float = 0.0  # 0 a short question … 1 a dialogue or a long description (dialogue.associative_share)
     indirect: bool = False  # a question for an inference or about a person it only describes (recall.indirect)
     described: bool = False  # a question about a person it only describes by an act (recall.indirect)
+    relative: bool = False  # … about that person's relative or associate ("the flatmate of whoever …")
     emotion: tuple[str, float] | None = None  # (label, confidence): given (0.9) or inferred from the query
     task: str | None = None  # the recalling task: what it perceived is already in the agent's context
     explain: bool = False  # the full explanation for every pooled candidate, not only the returned ones
@@ -84,6 +85,7 @@ def build_query(q, now_us: int) -> Query:
         budget_tokens=q.budget_tokens, k=q.k, now_us=now_us, decision_key=q.task or q.agent, agent=q.agent,
         views=seen, associative=associative, indirect=bool(seen) and seen.form == "text" and indirect(q.query),
         described=bool(seen) and seen.form == "text" and describes_someone(q.query),
+        relative=bool(seen) and seen.form == "text" and describes_relative(q.query),
         emotion=(q.emotion.strip().lower(), EXPLICIT) if q.emotion else infer_emotion(q.query), task=q.task,
         explain=q.explain, system=situation.get("system") or None,
     )
