@@ -328,9 +328,9 @@ class RecallEngine:
         links = expand.pair_links(tenant, [s.no for s in scored[: expand.EXPAND_SEEDS]], set(query.terms), mask,
                                   expand.clause_seeds(clause)) \
             if query.described and expand.PAIRS else []
-        chains = expand.chain_links(tenant, links, [s.no for s in scored[: expand.EXPAND_SEEDS]], set(query.terms),
-                                    mask) if query.relative and expand.CHAINS else []
-        new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(c[2] for c in chains)]
+        chains = expand.chain_links(tenant, [s.no for s in scored[: expand.EXPAND_SEEDS]], set(query.terms), mask,
+                                    expand.clause_seeds(clause)) if query.relative and expand.CHAINS else []
+        new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3])]
                                  if no not in by_no))
         if new and views is not None:
             cosines.update(self._late_cosines(query.tenant, new, views))

@@ -341,18 +341,21 @@ def pair_placed(pair: Pair, own: dict[int, float], places: int = EXPAND_SEEDS) -
 CHAINS = True  # a described person's relative: a chain of three turns (an A/B switch for bench/expand_ab.py)
 
 
-def chain_links(tenant: TenantIndex, links: list[tuple[int, int, str]], hits: list[int], query_terms: set[str],
-                mask) -> list[tuple[int, int, int, str, str]]:
-    """(seed, partner, far, via, far_via): each ``pair_links`` link continued by another name of
-    the partner to a turn that is neither the seed nor one of the best ``hits``: "Kofi gave you
+def chain_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mask,
+                more: list[int] = ()) -> list[tuple[int, int, int, str, str]]:
+    """(seed, partner, far, via, far_via): from each of the best ``EXPAND_SEEDS`` of ``hits`` and
+    ``more``, a name to a partner and another of the partner's names to a far turn: "Kofi gave you
     that trim" → "Kofi told me his flatmate, Callum, is staying" → "Callum has been practising the
-    cello". A question about the relative of a described person needs all three."""
-    best = set(hits)
+    cello". A question about the relative of a described person needs all three; any of them may
+    be a hit already (a chain of hits keeps its places: no pair displaces one of its turns)."""
     out = []
-    for seed, partner, via in links:
-        for far, far_via in linked(tenant, partner, query_terms, mask):
-            if far_via.startswith("entity:") and far_via.lower() != via.lower() and far != seed and far not in best:
-                out.append((seed, partner, far, via, far_via))
+    for seed in dict.fromkeys([*hits[:EXPAND_SEEDS], *more]):
+        for partner, via in linked(tenant, seed, query_terms, mask):
+            if not via.startswith("entity:"):
+                continue
+            for far, far_via in linked(tenant, partner, query_terms, mask):
+                if far_via.startswith("entity:") and far_via.lower() != via.lower() and far != seed:
+                    out.append((seed, partner, far, via, far_via))
     return out
 
 

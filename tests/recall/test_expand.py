@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from hindbrain import Brain
-from hindbrain.recall import expand
+from hindbrain.recall import expand, indirect
 from hindbrain.recall.indirect import described_clauses, describes_someone, in_person
 from hindbrain.recall.query import build_query
 from hindbrain.schemas.api import RecallInput
@@ -309,3 +309,49 @@ def test_a_described_act_told_in_the_second_person_meets_the_question(chat, monk
     monkeypatch.setattr(expand, "PERSON_VIEWS", False)
     before = next(i.why for i in recall(k=40).items if i.id == walls)["semantic"]
     assert before["views"] == 3 and top[walls]["semantic"]["cosine"] > before["cosine"]
+
+
+def test_a_question_about_a_described_persons_relative():
+    assert indirect.describes_relative("Which instrument does the housemate of the friend who cut Yuki's hair play?")
+    assert indirect.describes_relative("What does the boss of whoever painted Aisha's flat do?")
+    assert indirect.describes_relative("帮思琪修自行车的那个人的兄弟姐妹会什么乐器？")
+    assert not indirect.describes_relative("What is the name of the person who fixed my bike?")  # not a relation
+    assert not indirect.describes_relative("Which city did the person who painted Marcus's flat move to?")
+    assert not indirect.describes_relative("给美玲理发的那个人的工作是什么？")  # 的 + what is asked, not a relative
+
+
+def test_a_chain_of_three_is_placed_in_order_pushing_out_at_most_two():
+    own = {n: 1.0 - n / 100 for n in range(10)}
+    chain = expand.Pair(7, 8, "entity:Kofi", 0.0, far=9, far_via="entity:Callum")
+    placed = {**own, **expand.pair_placed(chain, own, places=5)}
+    top = sorted(placed, key=lambda n: -placed[n])[:5]
+    assert top == [0, 1, 7, 8, 9]
+
+
+@pytest.mark.parametrize("chains", [True, False])
+def test_a_described_persons_relative_gets_the_chain_of_three_turns(chat, monkeypatch, chains):
+    """"the flatmate of the friend who cut Yuki's hair": one turn says Kofi gave the trim, one that
+    Kofi's flatmate is Callum, one what Callum plays; none shares a word with the question but the
+    names joining them. Without the chain (the control arm) the third turn is left out."""
+    monkeypatch.setattr(expand, "CHAINS", chains)
+    brain, _ = chat
+    turns = []
+    for s in range(1, 9):
+        turns += [(s, "Yuki" if n % 2 else "Omar", f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})") for n in range(6)]
+    turns += [(2, "Yuki", "Kofi gave me that trim, the shortest I've had in years."),
+              (3, "Omar", "I cut my finger on the hair clipper, don't laugh."),
+              (4, "Yuki", "Kofi told me his flatmate, Callum, is staying with them for a while."),
+              (5, "Omar", "Maren told me her brother, Anton, is staying with them for a while."),
+              (6, "Omar", "Lars has been practising the harp every night."),
+              (7, "Yuki", "Callum has been practising the cello every night."),
+              (8, "Omar", "Anton has been practising the drums every night.")]
+    tenant = f"chain-{chains}"
+    ids = _chat(brain, turns, tenant=tenant)
+    brain.index.semantic.wait()
+    trim, flatmate, cello = ids[-7], ids[-5], ids[-2]
+    pack = brain.recall(tenant=tenant, agent="chat", query="Which instrument does the flatmate of the friend who "
+                        "cut Yuki's hair play?", k=5, layers=["episodic"])
+    top = {i.id: i.why for i in pack.items}
+    assert (trim in top and flatmate in top and cello in top) is chains
+    if chains:
+        assert top[cello]["expansion"]["via"] == "entity:Callum" and top[cello]["expansion"]["from"] == flatmate
