@@ -29,7 +29,12 @@ A question about a person it only describes ("the friend who fixed Mei's bike",
 who did the act, the other what is asked about them, joined by the name. For it, the seed and
 name-linked item whose own scores sum highest (``best_pair``) both stand among the best places
 (``pair_placed``), in the expansion's slot. Not a name: a CJK bigram holding a pronoun or a
-particle (``GRAMMATICAL_CHARS``); no link: a turn that repeats the seed's words.
+particle (``GRAMMATICAL_CHARS``); no link: a turn that repeats the seed's words. Pairs start
+from the best hits and from the best turns of each part of the question (``clause_seeds``), each
+part also read as the conversation's participants say it (``recall.indirect.in_person``). A
+question about a described person's relative ("the flatmate of whoever cut Yuki's hair") needs
+three turns joined by two names: the best chain (``chain_links``, ``best_chain``) stands among
+the best places instead.
 """
 
 from __future__ import annotations
