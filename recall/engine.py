@@ -182,7 +182,7 @@ class RecallEngine:
         the semantic hits of each."""
         if not expand.PERSON_VIEWS or query.views is None:
             return near, views
-        speakers = {tenant.docs[no].speaker for no in found[: 2 * self.fetch]} - {None}
+        speakers = _participants(tenant, found)
         said = [r for part in query.views.turns[:2] for r in indirect.in_person(part, speakers)]
         if not said:
             return near, views
@@ -217,7 +217,7 @@ class RecallEngine:
         if views is None or len(views) < 3 or not nos or query.views is None:
             return None
         semantic = self.index.semantic
-        speakers = {tenant.docs[no].speaker for no in nos[: expand.PARTICIPANT_SAMPLE]} - {None}
+        speakers = _participants(tenant, nos)
         parts = []
         for part, vector in zip(query.views.turns[:2], views[1:3], strict=False):
             said = indirect.in_person(part, speakers)
@@ -471,6 +471,12 @@ def _item_scene(doc: Doc) -> str | None:
 
 def _traits(doc: Doc) -> set[str]:
     return {doc.kind, doc.layer, doc.event_kind or ""}
+
+
+def _participants(tenant: TenantIndex, nos: list[int]) -> set[str]:
+    """The conversation's participants as far as a recall sees them: the speakers of its first
+    ``expand.PARTICIPANT_SAMPLE`` candidates."""
+    return {tenant.docs[no].speaker for no in nos[: expand.PARTICIPANT_SAMPLE]} - {None}
 
 
 def _within(briefed: list[tuple[Belief, str]], budget: int) -> list[tuple[Belief, str]]:

@@ -283,7 +283,7 @@ class Pair:
 
 
 PERSON_VIEWS = True  # a described question's parts as its participants say them are views too (engine._in_person)
-PARTICIPANT_SAMPLE = 50  # the best candidates whose speakers are the conversation's participants
+PARTICIPANT_SAMPLE = 50  # the candidates whose speakers are taken as the conversation's participants
 # The best turns by each part of a described question, seeds of its pairs too (tuning halves,
 # bench/expand_ab.py: 5 → hard-en multi-hop R@5 70 → 74, 3 the same, 10 ±0; hard-zh ±0).
 CLAUSE_SEEDS = 5
