@@ -180,14 +180,26 @@ def coordinates(fields: dict, known_systems: Iterable[str] = ()) -> dict[str, li
 def index_terms(fields: dict, ts_us: int | None) -> list[str]:
     """``cue_terms(coordinates({**fields, "ts_us": ts_us}))`` — the same terms, with the
     structured part's terms cached too (this runs for every indexed event)."""
-    _, (head, scope_terms, exact), systems = _structured(_structured_key(fields, ()))
+    return list(indexed_terms(fields, ts_us))
+
+
+def indexed_terms(fields: dict, ts_us: int | None) -> tuple[str, ...]:
+    """``index_terms`` as a tuple shared by every event with the same structured fields, day and
+    exact cues of its text: only the text's cues are found per event; the terms are put together
+    once per distinct combination (a fleet repeats its systems, actions and days: issue 28)."""
+    key = _structured_key(fields, ())
     text = fields.get("text")
-    if text:
-        found = exact_cues(str(text), systems)
-        if found:
-            exact = tuple(sorted(set(exact) | {f"@{v}" for v in map(_norm, found) if v}))
-    time_terms = () if ts_us is None else _time_terms(int(ts_us) // _US_PER_DAY)
-    return _unique([*head, *time_terms, *scope_terms, *exact])
+    found = exact_cues(str(text), _structured(key)[2]) if text else ()
+    return _terms_of(key, None if ts_us is None else int(ts_us) // _US_PER_DAY, frozenset(found))
+
+
+@lru_cache(maxsize=1 << 15)
+def _terms_of(key: tuple, day: int | None, found: frozenset[str]) -> tuple[str, ...]:
+    _, (head, scope_terms, exact), _ = _structured(key)
+    if found:
+        exact = tuple(sorted(set(exact) | {f"@{v}" for v in map(_norm, found) if v}))
+    time_terms = () if day is None else _time_terms(day)
+    return tuple(_unique([*head, *time_terms, *scope_terms, *exact]))
 
 
 @lru_cache(maxsize=4096)
