@@ -56,7 +56,7 @@ def _fail():
     raise Unsupported
 
 
-_ENV = {"varint": varint, "zigzag": zigzag, "DOUBLE": _DOUBLE, "INT": _INT_RANGE, "LONG": _LONG_RANGE,
+_ENV = {"SMALL": _SMALL, "varint": varint, "zigzag": zigzag, "DOUBLE": _DOUBLE, "INT": _INT_RANGE, "LONG": _LONG_RANGE,
         "fail": _fail, "str": str, "int": int, "bool": bool, "float": float, "bytes": bytes, "list": list,
         "dict": dict, "type": type, "len": len, "TRUE": b"\x01", "FALSE": b"\x00", "ZERO": b"\x00"}
 
@@ -157,6 +157,13 @@ def _union(src: _Source, branches: list, value: str, depth: int) -> bool:
     return _primitive(src, others[0], value, depth + 1)
 
 
+def _length(src: _Source, value: str, depth: int) -> None:
+    """A string's or bytes' length as Avro's ``long``: one byte below 64, looked up (no call)."""
+    size = src.name("n")
+    src.emit(depth, f"{size} = len({value})")
+    src.emit(depth, f"w(SMALL[{size} << 1] if {size} < 64 else varint({size} << 1))")
+
+
 def _primitive(src: _Source, kind: str, value: str, depth: int) -> bool:
     emit = src.emit
     if kind == "null":
@@ -173,11 +180,11 @@ def _primitive(src: _Source, kind: str, value: str, depth: int) -> bool:
         raw = src.name("b")
         emit(depth, f"if type({value}) is not str: fail()")
         emit(depth, f"{raw} = {value}.encode()")
-        emit(depth, f"w(varint(len({raw}) << 1))")
+        _length(src, raw, depth)
         emit(depth, f"w({raw})")
     elif kind == "bytes":
         emit(depth, f"if type({value}) is not bytes: fail()")
-        emit(depth, f"w(varint(len({value}) << 1))")
+        _length(src, value, depth)
         emit(depth, f"w({value})")
     else:
         return False
