@@ -193,7 +193,9 @@ def indexed_terms(fields: dict, ts_us: int | None) -> tuple[str, ...]:
     return _terms_of(key, None if ts_us is None else int(ts_us) // _US_PER_DAY, frozenset(found))
 
 
-@lru_cache(maxsize=1 << 15)
+# A combination holding a one-off cue (a ticket's own code or link) is never met again: the cache stays
+# small (~1 kB an entry) so such events cannot make it a resident cost of their own.
+@lru_cache(maxsize=1 << 12)
 def _terms_of(key: tuple, day: int | None, found: frozenset[str]) -> tuple[str, ...]:
     _, (head, scope_terms, exact), _ = _structured(key)
     if found:

@@ -190,9 +190,10 @@ def _with_cues(doc: Doc, fields: dict) -> tuple[Doc, list[str]]:
     return doc, list(terms)
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=1 << 12)
 def _links_and_exact(terms: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The cue terms the graph channel walks, and the exact ones: per distinct term tuple (``indexed_terms``)."""
+    """The cue terms the graph channel walks, and the exact ones: per distinct term tuple (``indexed_terms``;
+    the same bound)."""
     return (tuple(t for t in terms if t.startswith(LINK_PREFIXES)),
             tuple(t for t in terms if not t.startswith(COORDINATE_PREFIXES)))
 
