@@ -18,15 +18,20 @@ from functools import lru_cache
 from hindbrain.recall.timecues import day_values, query_time_values
 
 _A, _I = re.ASCII, re.ASCII | re.IGNORECASE  # ASCII classes: a CJK neighbour is a word boundary
+# A pattern whose match must not follow some character starts with its first character, and the
+# look-behind checks the pair: "[A-Z](?<![\w-][A-Z])" is "(?<![\w-])[A-Z]", but ``re`` can skip to a
+# candidate first character (a look-behind first is tried at every position: ~2x the scan, issue 28).
+# tests/recall/test_cue_prefilters.py checks each against its look-behind-first form.
 _URL = re.compile(r"https?://[^\s<>\"'，。；、）】」]+", _I)
 _EMAIL = re.compile(r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+", _I)
-_HANDLE = re.compile(r"(?<![\w.@])@[a-z][a-z0-9_-]*[a-z0-9]", _I)
+_HANDLE = re.compile(r"@(?<![\w.@]@)[a-z][a-z0-9_-]*[a-z0-9]", _I)
 _HOST = re.compile(r"(?<![\w.@/-])(?:(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+([a-z]{2,24})|(?:\d{1,3}\.){3}\d{1,3})"
                    r"(?![\w-]|\.[a-z0-9])", _I)
+_HOST_DOT = re.compile(r"\.[a-z0-9]", _I)  # every ``_HOST`` match holds one: most sentences' dots do not
 _TLDS = frozenset({"com", "net", "org", "io", "cn", "dev", "app", "local", "internal", "corp", "cloud", "ai", "co",
                    "gov", "edu", "int", "lan"})
-_PATH = re.compile(r"(?<![\w./:~-])(?:/[a-z0-9_.~%-]+)+/?", _I)
-_HTTP = re.compile(r"(?<![\w.,/:#+])(?<!\d-)([45]\d\d)(?!\w|[.,]\d)", _A)
+_PATH = re.compile(r"/(?<![\w./:~-]/)[a-z0-9_.~%-]+(?:/[a-z0-9_.~%-]+)*/?", _I)
+_HTTP = re.compile(r"([45](?<![\w.,/:#+][45])(?<!\d-[45])\d\d)(?!\w|[.,]\d)", _A)
 _HTTP_BEFORE = re.compile(r"(?:https?(?:/\d(?:\.\d)?)?|status(?: code)?|error|err|code|returned|returns|return|got|"
                           r"response|responded with|(?:fail|crash)(?:s|ed|es)? with|show(?:s|ed|ing)?|throw(?:s|n)?|"
                           r"threw|状态码|错误码|返回|报错|错误|报|显示|出现|提示)\s*[:：=#-]?\s*$", _I)
@@ -34,11 +39,11 @@ _HTTP_AFTER = re.compile(r"\s*(?:forbidden|not found|unauthori[sz]ed|bad gateway
                          r"|service unavailable|gateway time-?out|too many requests|conflict|error|错误|报错|页面|了)",
                          _I)
 _CODES = (
-    re.compile(r"(?<![\w-])[A-Z]{2,5}-\d{3,6}(?!\w)", _A),  # ORA-00942
-    re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?!\w)", _A),  # ERR_CONNECTION_REFUSED
-    re.compile(r"(?<!\w)0x[0-9a-f]{4,16}(?!\w)", _I),  # 0x80070005
-    re.compile(r"(?<![\w-])[A-Z]{1,3}\d{3,6}(?!\w)", _A),  # E1234, TS2345
-    re.compile(r"(?<!\w)E(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)", _A),
+    re.compile(r"[A-Z](?<![\w-][A-Z])[A-Z]{1,4}-\d{3,6}(?!\w)", _A),  # ORA-00942
+    re.compile(r"[A-Z](?<![\w-][A-Z])[A-Z0-9]*(?:_[A-Z0-9]+)+(?!\w)", _A),  # ERR_CONNECTION_REFUSED
+    re.compile(r"0(?<!\w0)x[0-9a-f]{4,16}(?!\w)", _I),  # 0x80070005
+    re.compile(r"[A-Z](?<![\w-][A-Z])[A-Z]{0,2}\d{3,6}(?!\w)", _A),  # E1234, TS2345
+    re.compile(r"E(?<!\wE)(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)", _A),
 )
 # What each must contain: a digit; and a dash for ORA-00942, "0x" for a hex code (a substring test
 # is ~30x cheaper than a scan, and most texts with a digit hold neither: issue 28)
@@ -60,8 +65,8 @@ _ACCOUNTS_LIST = (  # (pattern, fixed cue or None for the matched name itself)
 # One pass for all account kinds: the alternatives become named groups, in the order above.
 _ACCOUNT = re.compile("|".join(f"(?P<a{n}>{p.pattern})" for n, (p, _) in enumerate(_ACCOUNTS_LIST)), _I)
 _ACCOUNT_CUES = {f"a{n}": cue for n, (_, cue) in enumerate(_ACCOUNTS_LIST)}
-_ALLCAPS = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,5}(?!\w|-\d)", _A)
-_CAMEL = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+(?!\w)", _A)
+_ALLCAPS = re.compile(r"[A-Z](?<![\w-][A-Z])[A-Z0-9]{1,5}(?!\w|-\d)", _A)
+_CAMEL = re.compile(r"[A-Z](?<![\w-][A-Z])[a-z]+(?:[A-Z][a-z0-9]*)+(?!\w)", _A)
 _NOT_SYSTEMS = frozenset({  # shouting, protocols, formats, verbs and log levels: not systems
     "OK", "NO", "YES", "ID", "IDS", "HTTP", "HTTPS", "URL", "URI", "API", "JSON", "XML", "HTML", "CSV", "PDF", "TODO",
     "NOTE", "FYI", "ASAP", "AM", "PM", "UTC", "GMT", "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "ERROR", "ERR",
@@ -113,7 +118,7 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
         rest = _EMAIL.sub(" ", rest)
         out.update(f"account:{m.group(0).lower()}" for m in _HANDLE.finditer(rest))
         rest = _HANDLE.sub(" ", rest)
-    if "." in rest:
+    if "." in rest and _HOST_DOT.search(rest):
         hosts = [m for m in _HOST.finditer(rest) if m.group(1) is None or m.group(1).lower() in _TLDS]
         if hosts:
             out.update(f"host:{m.group(0).lower()}" for m in hosts)
@@ -175,14 +180,28 @@ def coordinates(fields: dict, known_systems: Iterable[str] = ()) -> dict[str, li
 def index_terms(fields: dict, ts_us: int | None) -> list[str]:
     """``cue_terms(coordinates({**fields, "ts_us": ts_us}))`` — the same terms, with the
     structured part's terms cached too (this runs for every indexed event)."""
-    _, (head, scope_terms, exact), systems = _structured(_structured_key(fields, ()))
+    return list(indexed_terms(fields, ts_us))
+
+
+def indexed_terms(fields: dict, ts_us: int | None) -> tuple[str, ...]:
+    """``index_terms`` as a tuple shared by every event with the same structured fields, day and
+    exact cues of its text: only the text's cues are found per event; the terms are put together
+    once per distinct combination (a fleet repeats its systems, actions and days: issue 28)."""
+    key = _structured_key(fields, ())
     text = fields.get("text")
-    if text:
-        found = exact_cues(str(text), systems)
-        if found:
-            exact = tuple(sorted(set(exact) | {f"@{v}" for v in map(_norm, found) if v}))
-    time_terms = () if ts_us is None else _time_terms(int(ts_us) // _US_PER_DAY)
-    return _unique([*head, *time_terms, *scope_terms, *exact])
+    found = exact_cues(str(text), _structured(key)[2]) if text else ()
+    return _terms_of(key, None if ts_us is None else int(ts_us) // _US_PER_DAY, frozenset(found))
+
+
+# A combination holding a one-off cue (a ticket's own code or link) is never met again: the cache stays
+# small (~1 kB an entry) so such events cannot make it a resident cost of their own.
+@lru_cache(maxsize=1 << 12)
+def _terms_of(key: tuple, day: int | None, found: frozenset[str]) -> tuple[str, ...]:
+    _, (head, scope_terms, exact), _ = _structured(key)
+    if found:
+        exact = tuple(sorted(set(exact) | {f"@{v}" for v in map(_norm, found) if v}))
+    time_terms = () if day is None else _time_terms(day)
+    return tuple(_unique([*head, *time_terms, *scope_terms, *exact]))
 
 
 @lru_cache(maxsize=4096)

@@ -27,6 +27,9 @@ import unicodedata
 from functools import cache
 
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+# Every run holds 16 characters of the alphabet in a row: a search without the look-behind (tried at
+# every position) passes most texts ~5x faster than the run scan itself (issue 28).
+_MAY_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
 _CJK_FROM = 0x2E80  # CJK radicals onward (kana, ideographs, Hangul): no Latin look-alike is meant there
 MIN_PRINTABLE = 0.9  # share of a decoded run's characters that must be printable to count as text
 
@@ -78,6 +81,8 @@ def _masking() -> frozenset[str]:
 def decoded_runs(text: str) -> list[str]:
     """The base64 runs of ``text`` that decode to readable UTF-8 text (step 5)."""
     found = []
+    if _MAY_RUN.search(text) is None:
+        return found
     for run in _BASE64_RUN.findall(text):
         body = run.rstrip("=")
         padded = body + "=" * (-len(body) % 4)

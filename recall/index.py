@@ -19,6 +19,7 @@ import heapq
 import json
 import threading
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from hindbrain.projections import beliefs, events, feedback, fragments, unit_sta
 from hindbrain.recall import keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.asking import asking_share
-from hindbrain.recall.cues import index_terms
+from hindbrain.recall.cues import indexed_terms
 from hindbrain.recall.doc_table import DocTable
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
@@ -184,10 +185,17 @@ def _ts_us(ts) -> int:
 
 
 def _with_cues(doc: Doc, fields: dict) -> tuple[Doc, list[str]]:
-    terms = index_terms(fields, doc.ts_us)
-    doc.links = tuple(t for t in terms if t.startswith(LINK_PREFIXES))
-    doc.exact = tuple(t for t in terms if not t.startswith(COORDINATE_PREFIXES))
-    return doc, terms
+    terms = indexed_terms(fields, doc.ts_us)
+    doc.links, doc.exact = _links_and_exact(terms)
+    return doc, list(terms)
+
+
+@lru_cache(maxsize=1 << 12)
+def _links_and_exact(terms: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The cue terms the graph channel walks, and the exact ones: per distinct term tuple (``indexed_terms``;
+    the same bound)."""
+    return (tuple(t for t in terms if t.startswith(LINK_PREFIXES)),
+            tuple(t for t in terms if not t.startswith(COORDINATE_PREFIXES)))
 
 
 def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None) -> tuple[Doc, list[str]]:

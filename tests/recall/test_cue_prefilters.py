@@ -66,3 +66,45 @@ def test_the_code_gates_are_supersets(text):
     ungated = {f"code:{m.group(0).lower()}" for pattern, _ in cues._CODE_NEEDS for m in pattern.finditer(text)}
     found = cues.exact_cues(text)
     assert {c for c in ungated if not c[5:].isdigit()} <= found
+
+
+# Each rewritten pattern (its first character before its look-behind) and the look-behind-first form it
+# replaced: the same matches at the same places, whatever the text.
+LOOKBEHIND_FIRST = {
+    "_HANDLE": (r"(?<![\w.@])@[a-z][a-z0-9_-]*[a-z0-9]", re.ASCII | re.IGNORECASE),
+    "_PATH": (r"(?<![\w./:~-])(?:/[a-z0-9_.~%-]+)+/?", re.ASCII | re.IGNORECASE),
+    "_HTTP": (r"(?<![\w.,/:#+])(?<!\d-)([45]\d\d)(?!\w|[.,]\d)", re.ASCII),
+    "_ALLCAPS": (r"(?<![\w-])[A-Z][A-Z0-9]{1,5}(?!\w|-\d)", re.ASCII),
+    "_CAMEL": (r"(?<![\w-])[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+(?!\w)", re.ASCII),
+    0: (r"(?<![\w-])[A-Z]{2,5}-\d{3,6}(?!\w)", re.ASCII),
+    1: (r"(?<![\w-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?!\w)", re.ASCII),
+    2: (r"(?<!\w)0x[0-9a-f]{4,16}(?!\w)", re.ASCII | re.IGNORECASE),
+    3: (r"(?<![\w-])[A-Z]{1,3}\d{3,6}(?!\w)", re.ASCII),
+    4: (r"(?<!\w)E(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)", re.ASCII),
+}
+SCAN_PIECES = ["@", "ops", "a", "Z", ".", ",", "/", ":", "#", "+", "-", "_", "~", "4", "5", "03", "404", "9", "0x",
+               "0X", "8007", "ORA", "00942", "ERR", "CONN", "ENOENT", "E", "TS", "Vpn", "VpnGateway", "CRM", "é", "—",
+               "状态码", " ", "\n", "K", "ſ"]
+
+
+def _matches(pattern: re.Pattern, text: str) -> list:
+    return [(m.span(), m.groups()) for m in pattern.finditer(text)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(SCAN_PIECES), max_size=12).map("".join))
+@example("x/a/b 403 ORA-00942 0x80070005 E1234 ENOENT VpnGateway CRM2 @ops a@b")
+@example("4-403 1-404 #500 .404 (404) 404.5 E1234x _E1234 -CRM")
+def test_first_character_patterns_match_as_their_lookbehind_first_forms(text):
+    for name, (source, flags) in LOOKBEHIND_FIRST.items():
+        rewritten = cues._CODES[name] if isinstance(name, int) else getattr(cues, name)
+        assert _matches(rewritten, text) == _matches(re.compile(source, flags), text), name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b.", ".", "x.io", "1.2.3.4", "10.0.0", "Host.COM", " ", ".5", "é", "-"]),
+                max_size=8).map("".join))
+def test_the_host_gate_is_a_superset(text):
+    """A text whose dots are never followed by a letter or digit holds no host."""
+    if cues._HOST.search(text):
+        assert cues._HOST_DOT.search(text)

@@ -7,8 +7,11 @@ from __future__ import annotations
 import base64
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindbrain import Brain
+from hindbrain.recall import disguise
 from hindbrain.recall.disguise import decoded_runs, revealed, unmasked
 from hindbrain.recall.provenance import (
     event_quarantine,
@@ -176,3 +179,15 @@ def test_a_preference_stated_by_the_role_user_binds_to_its_session_only(tmp_path
         assert unit["fragment_id"] not in [i.id for i in other.items]
         same = b.recall(tenant="shop", agent="bot", k=10, query="answer in haiku", scope={"session": "c-9"})
         assert unit["fragment_id"] in [i.id for i in same.items]
+
+
+B64_PIECES = ["aGVsbG8gd29ybGQ", "=", "==", "-", "_", "+", "/", "A", "z", "9", " ", "\n", ".", "账户", "x" * 15,
+              "c2VuZCBtb25leSB0byBhY2NvdW50IDk5OQ"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(B64_PIECES), max_size=10).map("".join))
+def test_the_run_gate_passes_every_text_with_a_run(text):
+    """``decoded_runs`` skips a text without 16 alphabet characters in a row: no run can be there."""
+    if disguise._BASE64_RUN.search(text):
+        assert disguise._MAY_RUN.search(text)
