@@ -14,6 +14,8 @@ half to choose; on the held-out half only to report.
 from __future__ import annotations
 
 import argparse
+import math
+import statistics
 import sys
 import tempfile
 from dataclasses import replace
@@ -34,10 +36,17 @@ def with_dialogue_lexical(w: float) -> Fusion:
     return replace(base, name=f"fused, dialogue lexical {w:g}", dialogue=replace(base.dialogue, lexical=w))
 
 
-def r_at_5(brain, data: quality.DataSet, questions: list[quality.Question], fusion: Fusion) -> float:
-    """R@5 through ``Brain.recall`` with ``fusion`` as the brain's engine."""
+def per_question(brain, data: quality.DataSet, questions: list[quality.Question], fusion: Fusion) -> list[float]:
+    """Each question's R@5 through ``Brain.recall`` with ``fusion`` as the brain's engine."""
     brain.engine = RecallEngine(brain.index, fusion)
-    return quality.mean_recalls(quality.through_recall(brain, data, questions)[0])[5]
+    return [r[5] for r in quality.through_recall(brain, data, questions)[0]]
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test p-value of ``wins`` against ``losses`` (ties left out)."""
+    n = wins + losses
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2 ** n if n else 1.0
+    return min(1.0, 2 * tail)
 
 
 def choose(r5: dict[str, dict[str, float]], channels: dict[str, dict[str, float]]) -> float:
@@ -58,25 +67,32 @@ def main() -> None:
     args = ap.parse_args()
     r5: dict[str, dict[str, float]] = {f"{w:g}": {} for w in WEIGHTS}
     channels: dict[str, dict[str, float]] = {}
+    against: dict[str, dict[str, tuple[int, int]]] = {f"{w:g}": {} for w in WEIGHTS}  # vs semantic alone
     for lang in ("zh", "en"):
         data = quality.madial(lang, args.madial)
         questions = data.half(args.half)
         with tempfile.TemporaryDirectory() as home:
             brain = quality.build(data, Path(home))
             try:
-                channels[lang] = {ch: r_at_5(brain, data, questions, quality.alone(ch))
-                                  for ch in ("lexical", "semantic")}
+                each = {ch: per_question(brain, data, questions, quality.alone(ch)) for ch in ("lexical", "semantic")}
+                channels[lang] = {ch: 100 * statistics.fmean(v) for ch, v in each.items()}
                 for w in WEIGHTS:
-                    r5[f"{w:g}"][lang] = r_at_5(brain, data, questions, with_dialogue_lexical(w))
+                    got = per_question(brain, data, questions, with_dialogue_lexical(w))
+                    r5[f"{w:g}"][lang] = 100 * statistics.fmean(got)
+                    pairs = list(zip(got, each["semantic"], strict=True))
+                    against[f"{w:g}"][lang] = (sum(a > b for a, b in pairs), sum(a < b for a, b in pairs))
             finally:
                 brain.close()
-    print(f"| dialogue lexical weight ({args.half}, R@5) | zh | en | worst margin to the best channel |")
-    print("|---|---:|---:|---:|")
+    print(f"| dialogue lexical weight ({args.half}, R@5) | zh | en | worst margin to the best channel | "
+          "questions better / worse than semantic alone, zh; en (sign test p) |")
+    print("|---|---:|---:|---:|---|")
     for w, cells in r5.items():
         margin = min(cells[lang] - max(channels[lang].values()) for lang in channels)
-        print(f"| {w} | {cells['zh']:.1f} | {cells['en']:.1f} | {margin:+.1f} |")
+        signs = "; ".join(f"{a} / {b} (p {sign_test(a, b):.2f})"
+                          for a, b in (against[w][lang] for lang in ("zh", "en")))
+        print(f"| {w} | {cells['zh']:.1f} | {cells['en']:.1f} | {margin:+.1f} | {signs} |")
     for ch in ("lexical", "semantic"):
-        print(f"| {ch} alone | {channels['zh'][ch]:.1f} | {channels['en'][ch]:.1f} | |")
+        print(f"| {ch} alone | {channels['zh'][ch]:.1f} | {channels['en'][ch]:.1f} | | |")
     print(f"chosen by the worst margin: {choose(r5, channels):g}")
 
 

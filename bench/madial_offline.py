@@ -201,9 +201,23 @@ def e5_feedback(b: float, top: int) -> Variant:
     return score
 
 
+FEEDBACK = {f"USE + {b} e5 feedback from USE's top {top}": e5_feedback(b, top) for top in (1, 3) for b in (0.25, 0.5)}
+def centred(a: float) -> Variant:
+    """The static e5 cosines after removing the candidates' mean vector from both sides: the
+    distilled e5 vectors share one dominant direction (mean pairwise cosine ~0.98)."""
+    def score(m, q, v):
+        mean = m["mse"].mean(0)
+        mem, qry = m["mse"] - mean, v["qse"][q.views] - mean
+        mem /= np.linalg.norm(mem, axis=1, keepdims=True) + 1e-9
+        qry /= np.linalg.norm(qry, axis=1, keepdims=True) + 1e-9
+        s = late_interaction(mem @ qry.T)
+        return s if a == 0 else std(late(m["mu"], v["qu"], q.views)) + a * std(s)
+    return score
+
+
 STATIC_E5: dict[str, Variant] = {
-    **{f"USE + {b} e5 feedback from USE's top {top}": e5_feedback(b, top) for top in (1, 3) for b in (0.25, 0.5)},
     "static e5 alone, both sides static": lambda m, q, v: late(m["mse"], v["qse"], q.views),
+    **{f"static e5 centred{'' if a == 0 else f', USE + {a} x'}": centred(a) for a in (0, 0.1, 0.25, 0.5)},
     "static e5 query vs e5 memories, alone": lambda m, q, v: late(m["me"], v["qse"], q.views),
     **{f"USE + {a} static e5 ({'e5' if mem == 'me' else 'static'} memories, {rows})": static_e5(a, mem, rows)
        for mem in ("mse", "me") for rows in ("joined", "five") for a in (0.25, 0.5, 1.0)},
@@ -239,17 +253,17 @@ def main() -> None:
     ap.add_argument("--half", default="tuning", choices=("tuning", "heldout", "all"))
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "hindbrain-madial-offline")
     ap.add_argument("--static-e5", type=Path, help="a distilled e5 table (recall/distill.py --teacher e5): its arms")
-    ap.add_argument("--only-static-e5", action="store_true", help="print the static e5 arms and USE only")
+    ap.add_argument("--match", default="", help="only the arms whose name holds this text (the first arm always)")
     args = ap.parse_args()
     langs = {lang: build(lang, args.cache, args.static_e5) for lang in ("zh", "en")}
-    rows = dict(VARIANTS)
-    if args.static_e5:
-        rows = {**({k: rows[k] for k in list(rows)[:1]} if args.only_static_e5 else rows), **STATIC_E5}
-    for lam in () if args.only_static_e5 else (0.01, 0.1, 1.0):
+    rows = {**VARIANTS, **FEEDBACK, **(STATIC_E5 if args.static_e5 else {})}
+    for lam in (0.01, 0.1, 1.0):
         rows[f"USE→e5 ridge map {lam}, alone"] = lambda d, lam=lam: ridge_map(d, lam, True)
         rows[f"USE→e5 ridge map {lam}, + USE"] = lambda d, lam=lam: ridge_map(d, lam, False)
     print(f"| variant ({args.half} half, R@5) | zh | en |\n|---|---:|---:|")
-    for name, variant in rows.items():
+    for n, (name, variant) in enumerate(rows.items()):
+        if n and args.match not in name:
+            continue
         cells = [r_at_5(d, variant(d) if name.startswith("USE→e5") else variant, args.half) for d in langs.values()]
         print(f"| {name} | {cells[0]:.1f} | {cells[1]:.1f} |", flush=True)
 
