@@ -14,7 +14,9 @@ e5 on two busy cores).
 Families (docs/recall-quality.md, round two, fifth pass): the models and how e5 reads a
 dialogue; USE's own views; the distilled static tier as a second model; a ridge map from USE's
 query space into e5's fitted on the memories; the dialogue's lexical weight, fixed or scaled by a
-per-query confidence.
+per-query confidence. Sixth pass: e5 feedback (each memory's e5 cosine to USE's best memories: no
+e5 query) and, with ``--static-e5 TABLE`` (``python -m hindbrain.recall.distill --teacher e5``), the
+distilled e5 table alone, centred, against e5's memory vectors, and as USE's second model.
 """
 
 from __future__ import annotations
