@@ -14,7 +14,9 @@ e5 on two busy cores).
 Families (docs/recall-quality.md, round two, fifth pass): the models and how e5 reads a
 dialogue; USE's own views; the distilled static tier as a second model; a ridge map from USE's
 query space into e5's fitted on the memories; the dialogue's lexical weight, fixed or scaled by a
-per-query confidence.
+per-query confidence. Sixth pass: e5 feedback (each memory's e5 cosine to USE's best memories: no
+e5 query) and, with ``--static-e5 TABLE`` (``python -m hindbrain.recall.distill --teacher e5``), the
+distilled e5 table alone, centred, against e5's memory vectors, and as USE's second model.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class Lang:
     queries: list[Query]
 
 
-def build(lang: str, cache: Path) -> Lang:
+def build(lang: str, cache: Path, static_e5: Path | None = None) -> Lang:
     mems = [json.loads(line) for line in (MADIAL / f"madial_{lang}_memories.jsonl").read_text("utf-8").splitlines()]
     rows = [json.loads(line) for line in (MADIAL / f"madial_{lang}_queries.jsonl").read_text("utf-8").splitlines()]
     rows = [r for r in rows if r.get("gold")]
@@ -82,6 +84,11 @@ def build(lang: str, cache: Path) -> Lang:
                "ms": static.embed_passages(events), "qs": static.embed_passages(texts)}
         cache.mkdir(parents=True, exist_ok=True)
         np.savez(path, **vec)
+    if static_e5 is not None:  # a distilled e5 table (recall/distill.py --teacher e5): both sides static
+        from hindbrain.recall.static import StaticEmbedder
+
+        table = StaticEmbedder(static_e5)
+        vec["mse"], vec["qse"] = table.embed_passages([m["event"] for m in mems]), table.embed_queries(texts)
     users = np.array([m["user_id"] for m in mems])
     bm25 = {}
     for u in set(users.tolist()):
@@ -170,9 +177,52 @@ VARIANTS: dict[str, Variant] = {
     "USE late + 0.3 every turn": lambda m, q, v: late(m["mu"], v["qu"], q.views)
     + 0.3 * (m["mu"] @ v["qu"][q.all_turns].mean(0)),
     **{f"USE + {a} static": static_second(a) for a in (0.1, 0.25, 0.5, 1.0)},
-    **{f"lexical weight {w}": lexical_weight(w) for w in (0.0, 0.05, 0.1, 0.2)},
+    **{f"lexical weight {w}": lexical_weight(w) for w in (0.0, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2)},
     **{f"lexical by BM25 margin {c}": lexical_margin(c) for c in (0.1, 0.2, 0.3)},
     **{f"lexical by semantic margin {c}": semantic_margin(c) for c in (0.2, 0.4)},
+}
+
+
+def static_e5(a: float, memories: str, e5_rows: str) -> Variant:
+    """USE's late interaction plus ``a`` x the distilled e5 table's cosines (standardised per
+    query): the query always static (no e5 pass on the recall path); the memories static too
+    (``mse``) or e5's own vectors, which the neural worker would compute off the recall path (``me``)."""
+    def score(m, q, v):
+        rows = {"five": q.views, "joined": q.views[:1]}[e5_rows]
+        return std(late(m["mu"], v["qu"], q.views)) + a * std(late(m[memories], v["qse"], rows))
+    return score
+
+
+def e5_feedback(b: float, top: int) -> Variant:
+    """USE's late interaction plus ``b`` x each memory's e5 cosine to the e5 centroid of USE's
+    best ``top`` memories (standardised): e5 read only between memories, all off the recall path."""
+    def score(m, q, v):
+        s = late(m["mu"], v["qu"], q.views)
+        centroid = m["me"][np.argsort(-s, kind="stable")[:top]].mean(0)
+        return std(s) + b * std(m["me"] @ centroid)
+    return score
+
+
+FEEDBACK = {f"USE + {b} e5 feedback from USE's top {top}": e5_feedback(b, top) for top in (1, 3) for b in (0.25, 0.5)}
+def centred(a: float) -> Variant:
+    """The static e5 cosines after removing the candidates' mean vector from both sides: the
+    distilled e5 vectors share one dominant direction (mean pairwise cosine ~0.98)."""
+    def score(m, q, v):
+        mean = m["mse"].mean(0)
+        mem, qry = m["mse"] - mean, v["qse"][q.views] - mean
+        mem /= np.linalg.norm(mem, axis=1, keepdims=True) + 1e-9
+        qry /= np.linalg.norm(qry, axis=1, keepdims=True) + 1e-9
+        s = late_interaction(mem @ qry.T)
+        return s if a == 0 else std(late(m["mu"], v["qu"], q.views)) + a * std(s)
+    return score
+
+
+STATIC_E5: dict[str, Variant] = {
+    "static e5 alone, both sides static": lambda m, q, v: late(m["mse"], v["qse"], q.views),
+    **{f"static e5 centred{'' if a == 0 else f', USE + {a} x'}": centred(a) for a in (0, 0.1, 0.25, 0.5)},
+    "static e5 query vs e5 memories, alone": lambda m, q, v: late(m["me"], v["qse"], q.views),
+    **{f"USE + {a} static e5 ({'e5' if mem == 'me' else 'static'} memories, {rows})": static_e5(a, mem, rows)
+       for mem in ("mse", "me") for rows in ("joined", "five") for a in (0.25, 0.5, 1.0)},
 }
 
 
@@ -194,7 +244,7 @@ def r_at_5(data: Lang, variant: Variant, half: str) -> float:
     for q in data.queries:
         if half != "all" and (half == "tuning") == bool(q.id % 2):
             continue
-        m = {k: data.vec[k][q.cand] for k in ("mu", "me", "ms")}
+        m = {k: data.vec[k][q.cand] for k in ("mu", "me", "ms", "mse") if k in data.vec}
         order = np.argsort(-variant(m, q, data.vec), kind="stable")[:5]
         got.append(len(set(data.ids[q.cand][order].tolist()) & set(q.gold)) / len(q.gold))
     return 100 * float(np.mean(got))
@@ -204,14 +254,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--half", default="tuning", choices=("tuning", "heldout", "all"))
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "hindbrain-madial-offline")
+    ap.add_argument("--static-e5", type=Path, help="a distilled e5 table (recall/distill.py --teacher e5): its arms")
+    ap.add_argument("--match", default="", help="only the arms whose name holds this text (the first arm always)")
     args = ap.parse_args()
-    langs = {lang: build(lang, args.cache) for lang in ("zh", "en")}
-    rows = dict(VARIANTS)
+    langs = {lang: build(lang, args.cache, args.static_e5) for lang in ("zh", "en")}
+    rows = {**VARIANTS, **FEEDBACK, **(STATIC_E5 if args.static_e5 else {})}
     for lam in (0.01, 0.1, 1.0):
         rows[f"USE→e5 ridge map {lam}, alone"] = lambda d, lam=lam: ridge_map(d, lam, True)
         rows[f"USE→e5 ridge map {lam}, + USE"] = lambda d, lam=lam: ridge_map(d, lam, False)
     print(f"| variant ({args.half} half, R@5) | zh | en |\n|---|---:|---:|")
-    for name, variant in rows.items():
+    for n, (name, variant) in enumerate(rows.items()):
+        if n and args.match not in name:
+            continue
         cells = [r_at_5(d, variant(d) if name.startswith("USE→e5") else variant, args.half) for d in langs.values()]
         print(f"| {name} | {cells[0]:.1f} | {cells[1]:.1f} |", flush=True)
 

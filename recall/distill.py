@@ -2,6 +2,7 @@
 
     .venv/bin/python -m hindbrain.recall.distill                 # USE, 40k tokens, 256 dims (~2-3 min)
     .venv/bin/python -m hindbrain.recall.distill --size 5000 --out /tmp/t.npz
+    .venv/bin/python -m hindbrain.recall.distill --teacher e5 --dim 256 --out /tmp/static_e5.npz
 
 Offline and deterministic for a given model. The vocabulary comes from the teacher's own
 sentencepiece model (USE multilingual v3 ships one): its whole-word pieces (16 languages),
@@ -141,10 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dim", type=int, default=256, help="reduced width of the stored vectors")
     ap.add_argument("--bags", type=int, default=16_000, help="random token bags the output map is fitted on")
     ap.add_argument("--out", type=Path, default=TABLE)
+    ap.add_argument("--teacher", choices=("use", "e5"), default="use",
+                    help="the neural model distilled; the vocabulary is USE's either way (static.py tokenises)")
     args = ap.parse_args(argv)
-    from hindbrain.recall.embed import UseEmbedder
+    from hindbrain.recall.embed import E5Embedder, UseEmbedder
 
-    teacher = UseEmbedder()
+    teacher = UseEmbedder() if args.teacher == "use" else E5Embedder()
     vocab = vocabulary(*_use_pieces(), args.size)
     t0 = time.perf_counter()
 

