@@ -11,7 +11,9 @@ rotates every round: the machine is shared, so only same-run ratios mean anythin
 with 20 recalls, then measures the recall capacity: a closed loop on ``--connections``
 keep-alive connections for ``--seconds`` (``bench/serve.py``'s asyncio generator, in this
 process). Prints each arm's median recalls/s and p50/p99 latency at that load, and every arm's
-ratio to the first, with the load average. ``--profile DIR``: py-spy records each server
+ratio to the first, with the load average, and the CPU the server's processes (owner and
+replicas, every thread) spent per answered recall (``/proc``): on a loaded machine the rate
+follows the other sessions, the CPU a recall much less. ``--profile DIR``: py-spy records each server
 process (owner and replicas) of the last round to ``DIR/<arm>-<pid>.txt`` (collapsed stacks).
 """
 
@@ -98,6 +100,30 @@ def start(python: str, home: Path, port: int, replicas: str, log) -> subprocess.
     raise RuntimeError("serve did not become ready")
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of ``pids`` so far (``/proc/<pid>/stat``), every thread included."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pids: list[int]) -> Counter:
+    """CPU seconds so far by (process, thread name), from ``/proc/<pid>/task``."""
+    out = Counter()
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                comm = (task / "comm").read_text().strip()
+                fields = (task / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            out[pid, comm] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
 def children(pid: int) -> list[int]:
     out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
     return [int(p) for p in out]
@@ -114,6 +140,7 @@ def main() -> None:
     ap.add_argument("--replicas", default="auto")
     ap.add_argument("--port", type=int, default=18431)
     ap.add_argument("--profile", help="py-spy the servers of the last round into this folder")
+    ap.add_argument("--threads", action="store_true", help="print each round's CPU a recall by thread")
     ap.add_argument("--in-process", action="store_true", help="time recalls in this process instead")
     ap.add_argument("--recalls", type=int, default=300)
     ap.add_argument("--runs", type=int, default=2)
@@ -130,6 +157,7 @@ def main() -> None:
     arms = [tuple(a.split("=", 1)) for a in args.arms.split(",")]
     rates: dict[str, list[float]] = {name: [] for name, _ in arms}
     lats: dict[str, list[float]] = {name: [] for name, _ in arms}
+    cpus: dict[str, list[float]] = {name: [] for name, _ in arms}
     loads = []
     for r in range(args.rounds):
         order = arms[r % len(arms):] + arms[:r % len(arms)]
@@ -150,25 +178,35 @@ def main() -> None:
                             stderr=subprocess.DEVNULL))
                     time.sleep(0.5)
                 served = Counter()
+                pids = [proc.pid, *children(proc.pid)]
+                before, threads = cpu_seconds(pids), thread_cpu(pids)
                 rate, lat = serve.closed_loop_recall(args.port, key, bodies, args.seconds, args.connections, served)
+                spent = (cpu_seconds(pids) - before) / max(1, sum(served.values()))
+                if args.threads:
+                    threads = thread_cpu(pids) - threads
+                    print("  CPU ms a recall by thread: " + ", ".join(
+                        f"{'owner' if pid == proc.pid else pid}/{comm} {1000 * t / sum(served.values()):.2f}"
+                        for (pid, comm), t in threads.most_common(8)))
                 rates[name].append(rate)
+                cpus[name].append(spent)
                 lats[name] += lat
                 loads.append(os.getloadavg()[0])
-                print(f"round {r + 1} {name}: {rate:,.0f} recalls/s ({dict(served)}), "
-                      f"load {loads[-1]:.1f}", flush=True)
+                print(f"round {r + 1} {name}: {rate:,.0f} recalls/s, server CPU {spent * 1000:.2f} ms a recall "
+                      f"({dict(served)}), load {loads[-1]:.1f}", flush=True)
             finally:
                 for spy in spies:
                     spy.wait(timeout=60)
                 proc.terminate()
                 proc.wait(timeout=60)
-    base = statistics.median(rates[arms[0][0]])
+    base, base_cpu = statistics.median(rates[arms[0][0]]), statistics.median(cpus[arms[0][0]])
     print(f"\n{args.connections} connections, closed loop, {args.seconds:g} s x {args.rounds} rounds; "
           f"load average {min(loads):.1f}-{max(loads):.1f}")
     for name, _ in arms:
-        med = statistics.median(rates[name])
+        med, cpu = statistics.median(rates[name]), statistics.median(cpus[name])
         print(f"  {name:<10} median {med:7,.1f} recalls/s (x{med / base:.2f})  "
               f"[{', '.join(f'{x:.0f}' for x in rates[name])}]  p50 {api.ms(api.pct(lats[name], .5))}, "
-              f"p99 {api.ms(api.pct(lats[name], .99))}")
+              f"p99 {api.ms(api.pct(lats[name], .99))}; server CPU a recall median {cpu * 1000:.2f} ms "
+              f"(x{cpu / base_cpu:.2f}) [{', '.join(f'{x * 1000:.1f}' for x in cpus[name])}]")
 
 
 if __name__ == "__main__":
