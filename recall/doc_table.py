@@ -33,6 +33,8 @@ from operator import attrgetter
 import numpy as np
 import orjson
 
+from hindbrain.recall.freezing import freezer
+
 
 def _tupled(value):
     """JSON gave lists where the object held tuples (nested: a report's scope pairs)."""
@@ -113,6 +115,7 @@ class DocTable:
             if not 0 <= no < self._n:
                 raise IndexError(no)
             doc = self._made.setdefault(no, self._unpack(no))  # one object per document, whichever thread made it
+            freezer.note()  # kept for good: out of the full collections soon (recall.freezing)
         return doc
 
     def peek(self, no: int):

@@ -28,6 +28,7 @@ from hindbrain.recall import beliefs as belief_layers
 from hindbrain.recall import channels, expand, indirect
 from hindbrain.recall.asking import asking_penalty
 from hindbrain.recall.brevity import brevity_penalty
+from hindbrain.recall.freezing import freezer
 from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
 from hindbrain.recall.index import (
@@ -96,7 +97,9 @@ class RecallEngine:
         # Scoring allocates only acyclic, short-lived dicts; without the pause, their churn
         # triggered full collections over the index's objects (~170 ms at 100k units).
         with gc_paused():
-            return self._recall(query)
+            result = self._recall(query)
+        freezer.settle()  # the documents it read into objects: out of the full collections (recall.freezing)
+        return result
 
     def _recall(self, query: Query) -> RecallResult:
         clock = _Clock()

@@ -18,10 +18,12 @@ delimiters. Both are pure and total: any str in, one line out.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 OPEN, CLOSE = "“", "”"  # the renderer's quote delimiters
 _DELIMITERS = str.maketrans({OPEN: '"', CLOSE: '"', "„": '"', "‟": '"'})
+_QUOTES = re.compile("[“”„‟]")  # a search in C; ``translate`` of a non-ASCII str is ~15 µs a line
 _BREAKING = frozenset({"Cc", "Zl", "Zp", "Zs"})  # become a space: they separate words
 _HIDDEN = frozenset({"Cf", "Cs", "Co", "Cn"})  # vanish: format controls, lone surrogates, private/unassigned
 
@@ -41,8 +43,12 @@ def prompt_text(value: object) -> str:
     if value is None:
         return ""
     text = str(value)
-    if text.isascii() and text.isprintable() and "  " not in text and text == text.strip():
-        return text  # the common case: nothing to do (no control is printable ASCII)
+    # The common case, in C: ``isprintable`` is False exactly for the categories above (Other and
+    # Separator) except the ASCII space (checked for every code point), so a printable text with
+    # single inner spaces only needs its quote delimiters swapped. Per character in Python, a
+    # served recall's prompt of Chinese or "—" texts cost ~0.5 ms.
+    if text.isprintable() and "  " not in text and text == text.strip():
+        return text if text.isascii() or not _QUOTES.search(text) else text.translate(_DELIMITERS)
     return " ".join("".join(map(_cleaned, text)).split()).translate(_DELIMITERS)
 
 

@@ -70,21 +70,22 @@ class EmbeddedRunner:
         self.listeners: list[Listener] = []
         log.on_group_end.append(self._group_ended)
 
-    def submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
+    def submit(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> list[Position]:
         """Append records durably and queue them for projection; returns their positions.
-        Deferred records go first, in the same transaction."""
+        Deferred records go first, in the same transaction. ``messages``: as ``defer``'s."""
         with gc_paused():
-            messages = to_messages(records)
+            messages = to_messages(records) if messages is None else messages
             with self._lock:
                 return self._append(messages, records)
 
-    def defer(self, records: Sequence[tuple[str, dict]]) -> None:
+    def defer(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> None:
         """Queue records for the next group commit (see the module docstring). They are
-        encoded now: a record that does not fit its schema is refused here, to the caller."""
+        encoded now: a record that does not fit its schema is refused here, to the caller.
+        ``messages``: the records encoded already (``to_messages``, by a recall replica)."""
         if self.group_window_s <= 0:
-            self.submit(records)
+            self.submit(records, messages)
             return
-        messages = to_messages(records)
+        messages = to_messages(records) if messages is None else messages
         with self._wake:
             if self._closed:
                 raise RuntimeError("the runner is closed")

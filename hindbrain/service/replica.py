@@ -12,10 +12,10 @@ Each replica:
   ``RecallIndex`` on start, then tails it (SQLite's WAL admits readers in other processes),
   before every recall and every ``TAIL_S`` in between. What the owner acknowledged is in the
   log, so an agent reads its own writes whichever process its next request lands on;
-* answers recalls from it, and forwards the recall's own records (recall, injection) to the
-  owner over a private Unix socket (``/v1/internal/recorded``, with a token only the owner
-  and its replicas know), *before* it answers the agent: the owner group-commits them like
-  its own, so an outcome naming that recall is never in the log before it;
+* answers recalls from it, and hands the recall's own records (recall, injection), encoded
+  for the log, to the owner over a private Unix socket (``service.handover``: frames, with a
+  token only the owner and its replicas know), *before* it answers the agent: the owner
+  group-commits them like its own, so an outcome naming that recall is never in the log before it;
 * forwards every other request to the owner, unchanged (one writer: the owner);
 * maps the owner's vector snapshot read-only (``recall.vector_snapshot``: the codes, the graph,
   a key map), so it neither embeds nor rebuilds what the owner had; the vectors of documents after
@@ -57,6 +57,7 @@ from hindbrain.recall.index_snapshot import restore
 from hindbrain.recall.pack import RecallPack
 from hindbrain.recall.vector_snapshot import Checkpoints
 from hindbrain.service.asgi import read_body, send_json
+from hindbrain.service.handover import RecordsLink, frame, serve_records
 from hindbrain.service.http import VERSION, FastRoutes, RequestIds, Unavailable
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits
@@ -66,7 +67,6 @@ from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import Refreezer, freeze_long_lived
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 
-RECORDED = f"/{VERSION}/internal/recorded"  # the owner's route for a replica's recall records
 SERVING = f"/{VERSION}/internal/serving"  # a replica tells the owner it accepts connections
 TOKEN_HEADER = b"x-hindbrain-replica"
 TOKEN_ENV = "HINDBRAIN_REPLICA_TOKEN"
@@ -107,6 +107,12 @@ class Follower:
         with self._lock:
             return recall_with_records(self.index, self.engine, fields)
 
+    def answer(self, fields: dict) -> tuple[dict, bytes]:
+        """``recall``'s pack as the answer's data and its records as the owner's frame
+        (``handover.frame``: encoded here, on the replica's core, not the owner's)."""
+        pack, records = self.recall(fields)
+        return pack.as_dict(), frame(records)
+
     def warming(self) -> bool:
         """Whether the semantic index is still taking the vectors from the cache or building
         its graph (the owner's ``/readyz`` "warming"): until then a search scans, slower."""
@@ -118,23 +124,33 @@ class Follower:
         self.log.close()
 
 
-class OwnerLink:
-    """The replica's way to the owner: its Unix socket, and the token of its internal route."""
+def records_path(owner_path: str) -> str:
+    """The owner's records socket (``handover.serve_records``), beside its HTTP socket."""
+    return str(Path(owner_path).with_name("records.sock"))
 
-    def __init__(self, path: str, token: str):
+
+class OwnerLink:
+    """The replica's way to the owner: its Unix socket (HTTP, for what the replica forwards),
+    its records socket (``handover``), and the token of both."""
+
+    def __init__(self, path: str, token: str, records: str | None = None):
         self.headers = {TOKEN_HEADER.decode(): token}
         self.client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=path), base_url="http://owner",
                                         timeout=httpx.Timeout(120.0, connect=5.0))
+        self.records = RecordsLink(records or records_path(path), token)
 
-    async def record(self, records: list) -> None:
-        """Hands a recall's records to the owner; returns once it has queued them."""
+    async def record(self, data: bytes) -> None:
+        """Hands a recall's records (a ``handover.frame``) to the owner; returns once it has queued them."""
         try:
-            answer = await self.client.post(RECORDED, content=orjson.dumps(
-                {"records": records}, option=orjson.OPT_SERIALIZE_NUMPY), headers=self.headers)
-        except httpx.TransportError as exc:
-            raise Unavailable(f"the brain's owner process is unreachable: {exc}") from None
-        if answer.status_code != 200:
-            raise Unavailable(f"the brain's owner refused the recall's records: {answer.status_code} {answer.text}")
+            queued = await asyncio.wait_for(self.records.send(data), 120.0)
+        except (TimeoutError, OSError, asyncio.IncompleteReadError) as exc:
+            raise Unavailable(f"the brain's owner process is unreachable: {exc!r}") from None
+        if not queued:
+            raise Unavailable("the brain's owner refused the recall's records")
+
+    async def aclose(self) -> None:
+        self.records.close()
+        await self.client.aclose()
 
     async def announce(self, name: str) -> None:
         """Tells the owner this replica accepts connections (its ``/readyz`` counts it)."""
@@ -224,34 +240,31 @@ def replica_app(follower: Follower, keys: KeyStore, owner: OwnerLink, name: str)
 
     async def recalled(tenant: str, fields: dict) -> dict:
         loop = asyncio.get_running_loop()
-        pack, records = await loop.run_in_executor(worker, follower.recall, {**fields, "tenant": tenant})
+        answer, records = await loop.run_in_executor(worker, follower.answer, {**fields, "tenant": tenant})
         await owner.record(records)
-        return pack.as_dict()
+        return answer
 
     routes = FastRoutes(ToOwner(owner), {f"/{VERSION}/recall": recalled}, keys)
     return ServedBy(RequestIds(Limits.of(routes, keys, follower.settings), Metrics()), name)
 
 
 class ReplicaRoutes:
-    """Pure ASGI, on the owner: the internal routes of replicas holding the token (anyone
-    else: 404). ``POST /v1/internal/recorded``: ``append(records)`` is awaited (it queues them
-    for the group commit); ``POST /v1/internal/serving``: the replica is counted as serving."""
+    """Pure ASGI, on the owner: the internal route of replicas holding the token (anyone
+    else: 404). ``POST /v1/internal/serving``: the replica is counted as serving. (Their
+    recall records come over the records socket, ``service.handover``.)"""
 
-    def __init__(self, app, token: str, append, serving: set[str]):
-        self.app, self.token, self.append, self.serving = app, token.encode(), append, serving
+    def __init__(self, app, token: str, serving: set[str]):
+        self.app, self.token, self.serving = app, token.encode(), serving
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["path"] not in (RECORDED, SERVING):
+        if scope["type"] != "http" or scope["path"] != SERVING:
             return await self.app(scope, receive, send)
         given = next((v for k, v in scope["headers"] if k == TOKEN_HEADER), b"")
         if scope["method"] != "POST" or not hmac.compare_digest(given, self.token):
             return await send_json(send, 404, {"detail": "Not Found"})
         body = orjson.loads(await read_body(receive))
-        if scope["path"] == SERVING:
-            self.serving.add(body["name"])
-            return await send_json(send, 200, {"serving": sorted(self.serving)})
-        await self.append([(rt, record) for rt, record in body["records"]])
-        await send_json(send, 200, {"recorded": True})
+        self.serving.add(body["name"])
+        return await send_json(send, 200, {"serving": sorted(self.serving)})
 
 
 class Replicas:
@@ -401,25 +414,27 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str,
     inner.listen(2048)
     token = secrets.token_hex(16)
 
-    async def append(records: list) -> None:
+    async def append(records: list, messages: list) -> None:
         # not through the owner's thread: queued behind the owner's own recalls, the replica
         # would wait for them (measured: the replica idle a third of the time)
-        brain.runner.defer(records)
+        brain.runner.defer(records, messages)
 
     # a replica started later (one restarted after a crash) maps vectors this recent
     checkpoints = Checkpoints(brain.index, vector_snapshots(brain.settings),
                               lambda: snapshot_offset(brain.log), writer_lock=brain.log.lock).start()
     pool = Replicas(replicas, brain.settings.home, inner_path, token, log_level)
-    app.front = ServedBy(ReplicaRoutes(app.front, token, append, pool.serving), "owner")
+    app.front = ServedBy(ReplicaRoutes(app.front, token, pool.serving), "owner")
     app.state.replicas = pool
 
     async def serve() -> None:
+        records = await serve_records(records_path(inner_path), token, append)  # before a replica can serve
         serving = await started(server, [inner])  # the replicas' way in
         accepting = asyncio.create_task(Balancer(listener, protocol_factory(server), pool).run())
         try:
             await serving
         finally:
             accepting.cancel()
+            records.close()
 
     pool.start()
     try:
@@ -476,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
             await serving
         finally:
             tail.cancel()
-            await owner.client.aclose()
+            await owner.aclose()
 
     try:
         with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:

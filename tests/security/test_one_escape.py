@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain import Brain
+from hindbrain.recall import quoting
 from hindbrain.recall.pack import BELIEFS, EMPTY, PAST, RULES, Recalled, RecallPack
 from hindbrain.recall.quoting import CLOSE, OPEN, prompt_text, quoted
 from hindbrain.service.mcp import recall_result
@@ -84,6 +85,14 @@ def test_prompt_text_is_one_clean_line_and_idempotent(value):
     assert "\n" not in flat and len(flat.splitlines()) <= 1 and flat == flat.strip()
     assert OPEN not in flat and CLOSE not in flat and prompt_text(flat) == flat
     assert quoted(value) == f"{OPEN}{flat}{CLOSE}"
+
+
+@given(st.one_of(TEXT, st.lists(st.sampled_from(["提交", "—", "“", "”", "„", " ", "  ", "\u3000", "ok"]), max_size=6)
+                 .map("".join)))
+def test_prompt_text_equals_its_per_character_definition(value):
+    # the fast path (``str.isprintable``) must give what cleaning every character gives
+    slow = " ".join("".join(map(quoting._cleaned, value)).split()).translate(quoting._DELIMITERS)
+    assert prompt_text(value) == slow
 
 
 def test_prompt_text_keeps_ordinary_words():

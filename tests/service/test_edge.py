@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 
 import anyio
 import httpx
@@ -25,6 +27,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver.exceptions import ToolError
 
+from hindbrain.service.handover import serve_records
 from hindbrain.service.http import create_app
 from hindbrain.service.limits import TokenBuckets
 from hindbrain.service.mcp import MCP_PATH, StartupError, build_server, http_app, stdio_tenant
@@ -54,14 +57,30 @@ def expected(role: str, bound: str | None, claim: str | None, named: str | None)
 
 
 def _owner_app(brain, keys):
-    """The owner's API with the route its replicas hand their recall records to."""
+    """The owner's API with its replicas' internal route."""
     app = create_app(brain, keys)
-
-    async def append(records: list) -> None:
-        brain.runner.defer(records)
-
-    app.front = ReplicaRoutes(app.front, TOKEN, append, set())
+    app.front = ReplicaRoutes(app.front, TOKEN, set())
     return app
+
+
+@asynccontextmanager
+async def _linked(brain, owner_base: str):
+    """An ``OwnerLink`` to the owner at ``owner_base`` (over TCP, not its Unix socket) and a
+    records socket that queues what the replica hands over in ``brain``, as ``serve_owner``'s."""
+    async def append(records: list, messages: list) -> None:
+        brain.runner.defer(records, messages)
+
+    with tempfile.TemporaryDirectory(prefix="hb-edge-") as folder:
+        path = str(Path(folder) / "records.sock")
+        server = await serve_records(path, TOKEN, append)
+        owner = OwnerLink("unused.sock", TOKEN, records=path)
+        await owner.client.aclose()
+        owner.client = httpx.AsyncClient(base_url=owner_base, timeout=30)
+        try:
+            yield owner
+        finally:
+            await owner.aclose()
+            server.close()
 
 
 @contextmanager
@@ -151,12 +170,10 @@ def test_every_entry_point_decides_the_matrix_alike(world):
 
 
 async def _through_replica(follower, keys, owner_base: str, brain, requests: list) -> tuple[list, list]:
-    owner = OwnerLink("unused.sock", TOKEN)
-    await owner.client.aclose()
-    owner.client = httpx.AsyncClient(base_url=owner_base, timeout=30)  # the owner over TCP, not its Unix socket
-    app = replica_app(follower, keys, owner, "replica-test")
     recalls, forwarded = [], []
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://replica") as replica:
+    async with _linked(brain, owner_base) as owner, httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=replica_app(follower, keys, owner, "replica-test")),
+            base_url="http://replica") as replica:
         for headers, named in requests:
             answer = await replica.post("/v1/recall", json={"query": "anything", **_named(named)}, headers=headers)
             assert answer.headers["x-hindbrain-served-by"] == "replica-test"
@@ -165,7 +182,6 @@ async def _through_replica(follower, keys, owner_base: str, brain, requests: lis
                                         headers=headers)
             forwarded.append(_decision(answer.status_code, answer.text, brain,
                                        answer.json()["event_id"] if answer.status_code == 200 else None))
-    await owner.client.aclose()
     return recalls, forwarded
 
 
@@ -222,16 +238,12 @@ def test_the_roles_table_decides_the_other_routes_alike_on_the_owner_and_through
     owner = [call(base, method, path, body, key[role, agent])[0] for method, path, body, role, agent in cases]
 
     async def through_replica() -> list[int]:
-        link = OwnerLink("unused.sock", TOKEN)
-        await link.client.aclose()
-        link.client = httpx.AsyncClient(base_url=base, timeout=30)
-        app = replica_app(follower, keys, link, "replica-test")
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://replica") as replica:
-            statuses = [(await replica.request(method, path, json=body, headers={
+        async with _linked(brain, base) as link, httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=replica_app(follower, keys, link, "replica-test")),
+                base_url="http://replica") as replica:
+            return [(await replica.request(method, path, json=body, headers={
                 "Authorization": f"Bearer {key[role, agent]}"})).status_code
                 for method, path, body, role, agent in cases]
-        await link.client.aclose()
-        return statuses
 
     follower = Follower(Settings(home=home, embedder="none"))
     try:

@@ -19,7 +19,7 @@ from hindbrain import Brain
 from hindbrain.brain import INDEXED_TOPICS
 from hindbrain.schemas.codec import registry
 from hindbrain.service.keys import KeyStore
-from hindbrain.service.replica import RECORDED, Follower, replica_count
+from hindbrain.service.replica import SERVING, Follower, replica_count
 from hindbrain.settings import Settings
 from hindbrain.streams.sqlite_log import SqliteLog
 
@@ -183,7 +183,7 @@ def test_a_replicas_recall_is_in_the_log_before_the_outcome_that_names_it(served
 def test_the_internal_routes_need_the_owners_token(served):
     base, key, _ = served
     for headers in ({}, {"x-hindbrain-replica": "guessed"}):
-        status, _, _ = call(base, "POST", RECORDED, {"records": []}, key, headers=headers)
+        status, _, _ = call(base, "POST", SERVING, {"name": "replica-9"}, key, headers=headers)
         assert status == 404
 
 

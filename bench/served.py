@@ -1,0 +1,213 @@
+"""Served recalls per second over HTTP, two interpreters (checkouts) interleaved on one brain.
+
+    python bench/served.py --home /tmp/brain20k --size 20000                    # build once (api.py's events)
+    python bench/served.py --home /tmp/brain20k --arms main=/work/main/.venv/bin/python,branch=.venv/bin/python \
+        --rounds 5 --seconds 8 [--replicas auto] [--profile DIR]
+    python bench/served.py --home /tmp/brain20k --in-process --recalls 300      # p50/p90/p99 in this process
+
+The brain holds ``bench/api.py``'s distinct structured events (8 agents, en + zh), every vector
+neural. Each round starts ``hindbrain serve`` with each arm's interpreter in turn (the order
+rotates every round: the machine is shared, so only same-run ratios mean anything), warms it
+with 20 recalls, then measures the recall capacity: a closed loop on ``--connections``
+keep-alive connections for ``--seconds`` (``bench/serve.py``'s asyncio generator, in this
+process). Prints each arm's median recalls/s and p50/p99 latency at that load, and every arm's
+ratio to the first, with the load average, and the CPU the server's processes (owner and
+replicas, every thread) spent per answered recall (``/proc``): on a loaded machine the rate
+follows the other sessions, the CPU a recall much less. ``--profile DIR``: py-spy records each server
+process (owner and replicas) of the last round to ``DIR/<arm>-<pid>.txt`` (collapsed stacks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+api, serve = _load("api"), _load("serve")
+
+
+def build(home: Path, size: int) -> None:
+    """``size`` of api.py's events through ``perceive_many``; returns once every vector is neural."""
+    from hindbrain import Brain
+
+    rng = random.Random(size)
+    events = [api.event(rng, n) for n in range(size)]
+    t0 = time.perf_counter()
+    with Brain.open(home) as brain:
+        for start in range(0, size, 5_000):
+            brain.perceive_many(events[start:start + 5_000])
+        semantic = brain.index.semantic
+        if semantic is not None:
+            semantic.wait()
+            while semantic.unbuilt():
+                time.sleep(0.2)
+    print(f"built {size:,} events in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+
+
+def in_process(home: Path, recalls: int, runs: int) -> None:
+    """p50/p90/p99 of ``recalls`` recalls (api.py's query mix, agent-1), ``runs`` times, in this process."""
+    from hindbrain import Brain
+
+    with Brain.open(home) as brain:
+        serve.warm(brain)
+        qs = api.queries(random.Random(5), recalls + 20)
+        api.timed_recalls(brain, qs[:20])
+        for run in range(runs):
+            spent = api.timed_recalls(brain, qs[20:])
+            print(f"run {run + 1}: {len(spent)} recalls p50 {api.ms(statistics.median(spent), 2)}, "
+                  f"p90 {api.ms(api.pct(spent, .9), 2)}, p99 {api.ms(api.pct(spent, .99), 2)}, "
+                  f"max {api.ms(max(spent), 2)} (load {os.getloadavg()[0]:.1f})", flush=True)
+
+
+def start(python: str, home: Path, port: int, replicas: str, log) -> subprocess.Popen:
+    env = {**os.environ}
+    proc = subprocess.Popen([python, "-m", "hindbrain.cli", "--home", str(home), "serve", "--port", str(port),
+                             "--replicas", replicas], env=env, stdout=log, stderr=log)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{python} serve exited {proc.returncode}")
+        try:
+            import http.client
+            import json
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/readyz")
+            answer = conn.getresponse()
+            ready = json.loads(answer.read()).get("replicas", {"serving": 0, "of": 0})
+            if answer.status == 200 and ready["serving"] == ready["of"]:
+                return proc
+        except OSError:
+            pass
+        time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("serve did not become ready")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of ``pids`` so far (``/proc/<pid>/stat``), every thread included."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pids: list[int]) -> Counter:
+    """CPU seconds so far by (process, thread name), from ``/proc/<pid>/task``."""
+    out = Counter()
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                comm = (task / "comm").read_text().strip()
+                fields = (task / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            out[pid, comm] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [int(p) for p in out]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", required=True)
+    ap.add_argument("--size", type=int, default=20_000, help="events to build the brain with when --home is empty")
+    ap.add_argument("--arms", default=f"this={sys.executable}", help="name=python,... (the first is the baseline)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=8)
+    ap.add_argument("--connections", type=int, default=4)
+    ap.add_argument("--replicas", default="auto")
+    ap.add_argument("--port", type=int, default=18431)
+    ap.add_argument("--profile", help="py-spy the servers of the last round into this folder")
+    ap.add_argument("--threads", action="store_true", help="print each round's CPU a recall by thread")
+    ap.add_argument("--in-process", action="store_true", help="time recalls in this process instead")
+    ap.add_argument("--recalls", type=int, default=300)
+    ap.add_argument("--runs", type=int, default=2)
+    args = ap.parse_args()
+    home = Path(args.home)
+    if not (home / "log.sqlite").exists():
+        build(home, args.size)
+    if args.in_process:
+        return in_process(home, args.recalls, args.runs)
+    from hindbrain.service.keys import KeyStore
+
+    key = KeyStore(home).create(api.TENANT, "bench")
+    bodies = [{"agent": "agent-1", **q} for q in api.queries(random.Random(3), 300)]
+    arms = [tuple(a.split("=", 1)) for a in args.arms.split(",")]
+    rates: dict[str, list[float]] = {name: [] for name, _ in arms}
+    lats: dict[str, list[float]] = {name: [] for name, _ in arms}
+    cpus: dict[str, list[float]] = {name: [] for name, _ in arms}
+    loads = []
+    for r in range(args.rounds):
+        order = arms[r % len(arms):] + arms[:r % len(arms)]
+        for name, python in order:
+            with open(home.parent / f"serve-{name}.log", "a") as log:
+                proc = start(python, home, args.port, args.replicas, log)
+            spies = []
+            try:
+                for body in bodies[:20]:
+                    serve.Client(args.port, key).post("/v1/recall", body)
+                if args.profile and r == args.rounds - 1:
+                    Path(args.profile).mkdir(parents=True, exist_ok=True)
+                    for pid in [proc.pid, *children(proc.pid)]:
+                        spies.append(subprocess.Popen(
+                            [str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "-f", "raw", "-r", "200",
+                             "-d", str(int(args.seconds)), "-p", str(pid), "-o",
+                             f"{args.profile}/{name}-{pid}.txt"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL))
+                    time.sleep(0.5)
+                served = Counter()
+                pids = [proc.pid, *children(proc.pid)]
+                before, threads = cpu_seconds(pids), thread_cpu(pids)
+                rate, lat = serve.closed_loop_recall(args.port, key, bodies, args.seconds, args.connections, served)
+                spent = (cpu_seconds(pids) - before) / max(1, sum(served.values()))
+                if args.threads:
+                    threads = thread_cpu(pids) - threads
+                    print("  CPU ms a recall by thread: " + ", ".join(
+                        f"{'owner' if pid == proc.pid else pid}/{comm} {1000 * t / sum(served.values()):.2f}"
+                        for (pid, comm), t in threads.most_common(8)))
+                rates[name].append(rate)
+                cpus[name].append(spent)
+                lats[name] += lat
+                loads.append(os.getloadavg()[0])
+                print(f"round {r + 1} {name}: {rate:,.0f} recalls/s, server CPU {spent * 1000:.2f} ms a recall "
+                      f"({dict(served)}), load {loads[-1]:.1f}", flush=True)
+            finally:
+                for spy in spies:
+                    spy.wait(timeout=60)
+                proc.terminate()
+                proc.wait(timeout=60)
+    base, base_cpu = statistics.median(rates[arms[0][0]]), statistics.median(cpus[arms[0][0]])
+    print(f"\n{args.connections} connections, closed loop, {args.seconds:g} s x {args.rounds} rounds; "
+          f"load average {min(loads):.1f}-{max(loads):.1f}")
+    for name, _ in arms:
+        med, cpu = statistics.median(rates[name]), statistics.median(cpus[name])
+        print(f"  {name:<10} median {med:7,.1f} recalls/s (x{med / base:.2f})  "
+              f"[{', '.join(f'{x:.0f}' for x in rates[name])}]  p50 {api.ms(api.pct(lats[name], .5))}, "
+              f"p99 {api.ms(api.pct(lats[name], .99))}; server CPU a recall median {cpu * 1000:.2f} ms "
+              f"(x{cpu / base_cpu:.2f}) [{', '.join(f'{x * 1000:.1f}' for x in cpus[name])}]")
+
+
+if __name__ == "__main__":
+    main()
