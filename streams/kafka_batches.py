@@ -192,7 +192,12 @@ def _checks(framed: Framed) -> str:
 
 
 def _array(values: list[int]) -> str:
-    return "[" + ",".join(map(str, values)) + "]" if values else "[]::Array(UInt64)"
+    """``values`` as a UInt64 array in SQL: a string split once when the statement is planned.
+    An array literal of a range's ~1,000-5,000 batch numbers cost ~2 us an element to plan (a
+    pair of them in one ``transform`` ~20 ms for 4,700 batches, as a split string ~7 ms)."""
+    if not values:
+        return "[]::Array(UInt64)"
+    return f"arrayMap(x -> toUInt64(x), splitByChar(',', '{','.join(map(str, values))}'))"
 
 
 _EVENT_SOURCES = {"tenant": "envelope.tenant", "event_id": "envelope.record_id",
