@@ -236,7 +236,7 @@ INSERTERS = 2
 # of the block at insert time: it cost ~a fifth of the insert's CPU and only collapses duplicate
 # records *within* one range, which every read already collapses (``FINAL``), as it does those
 # of two ranges or two deliveries.
-INSERT_SETTINGS = "max_threads = 1, optimize_on_insert = 0"
+INSERT_SETTINGS = "max_threads = 1, optimize_on_insert = 0, compile_expressions = 0"
 
 # "0" turns this path off (the columnar decode of aiokafka's records): a baseline of bench/distributed.py.
 SWITCH = "HINDBRAIN_KAFKA_BATCHES"
