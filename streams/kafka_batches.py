@@ -51,6 +51,7 @@ from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import envelope
 from hindbrain.streams.columnar import _SHM, PERCEPTIONS, _bytes, _canonical, _long, _utf8_checks
 from hindbrain.streams.processing import TS_US_RANGE
+from hindbrain.streams.replay_chunk import read_range
 
 _BATCH = struct.Struct(">qiibIhiqqqhii")  # the v2 record batch header, 61 bytes
 _COMPRESSION, _CONTROL = 0x07, 0x20
@@ -264,3 +265,14 @@ def insert_events(warehouse, framed: Framed, partition: int, start: int, stop: i
         return None
     finally:
         os.unlink(path)
+
+
+def insert_or_read(session, log, framed: Framed | None, partition: int, start: int, stop: int) -> int | list:
+    """Offsets ``[start, stop)`` of a ``perceptions`` partition into ``events`` through ``framed``
+    (``insert_events``): the rows written; or, when there is no frame (compressed batches, a
+    broker error) or the insert refuses a row (nothing of it written), the range's log entries
+    for the per-record path, which the caller projects as it does any records (replay writes
+    dead letters as rows, the worker appends them to the log). Replay and the worker share it."""
+    if framed is not None and (count := insert_events(session, framed, partition, start, stop)) is not None:
+        return count
+    return read_range(log, TOPIC, partition, start, stop)
