@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from hindbrain.projections.table import Table, stamp
 
+# A part of up to this many bytes (uncompressed) is written *compact*: every column in one file,
+# instead of a file or more per column (ClickHouse's default stops at 10 MiB). A replay range or a
+# worker fetch of ~1 KB events is 5-25 MB: as a wide part that is ~90 files created, written and
+# renamed per insert, which made a Kafka replay ~1.7x slower on a busy machine (docs/speed.md,
+# "Round four"). Merges make wide parts past this size, as before; what a query reads is the same.
+COMPACT_UP_TO = 128 * 1024 * 1024
+
 TABLE = Table(
     name="events",
     columns=(
@@ -31,6 +38,7 @@ TABLE = Table(
         ("producer", "String"),
     ),
     order_by=("tenant", "event_id"),
+    settings=(("min_bytes_for_wide_part", COMPACT_UP_TO),),
 )
 RECORD_TYPES = ("perception",)
 

@@ -61,4 +61,9 @@ MIGRATIONS: tuple[Migration, ...] = (
               lambda db: [f"DROP VIEW IF EXISTS `{db}`.`feedback`", feedback.view_sql(db)],
               lambda db: [f"DROP VIEW IF EXISTS `{db}`.`feedback`",
                           feedback.view_sql(db, feedback.SIGNALS_BEFORE_VERDICTS)]),
+    # A warehouse made before it has the default (10 MiB); one made since has it from migration 1.
+    Migration(5, "events: parts up to 128 MiB written compact (one file, not one per column)",
+              lambda db: [f"ALTER TABLE `{db}`.`events` MODIFY SETTING {events.TABLE.settings_sql}"],
+              lambda db: [f"ALTER TABLE `{db}`.`events` RESET SETTING "
+                          + ", ".join(name for name, _ in events.TABLE.settings)]),
 )

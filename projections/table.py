@@ -42,6 +42,8 @@ class Table:
     # Columns that depend on how the record was delivered, not on the record itself (e.g.
     # when a dead letter was written): left out of the content digest, like log columns.
     delivery_columns: tuple[str, ...] = ()
+    # MergeTree settings of the table (``SETTINGS`` of its DDL), e.g. how big a part is written compact.
+    settings: tuple[tuple[str, int], ...] = ()
 
     @property
     def content_columns(self) -> list[str]:
@@ -62,7 +64,12 @@ class Table:
         return (
             f"CREATE TABLE IF NOT EXISTS `{database}`.`{self.name}` (\n    {cols}\n)\n"
             f"ENGINE = ReplacingMergeTree(_offset)\nORDER BY ({', '.join(self.order_by)})"
+            + (f"\nSETTINGS {self.settings_sql}" if self.settings else "")
         )
+
+    @property
+    def settings_sql(self) -> str:
+        return ", ".join(f"{name} = {value}" for name, value in self.settings)
 
     def drop_sql(self, database: str) -> str:
         return f"DROP TABLE IF EXISTS `{database}`.`{self.name}`"

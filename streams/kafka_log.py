@@ -307,15 +307,18 @@ class KafkaLog:
 
     def end_offsets(self, topics: Iterable[str]) -> dict[tuple[str, int], int]:
         """``{(topic, partition): end offset}`` for every partition of ``topics``, in one request
-        (``end_offset`` per partition costs a round trip each: 26 of them for the declared topics)."""
+        (``end_offset`` per partition costs a round trip each: 26 of them for the declared topics).
+        A topic that does not exist has no partition here and is not created: reading the log
+        (replay) does not write the cluster, and creating five empty topics cost a replay of 50k
+        records on a fresh prefix ~0.25 s of its ~1 s."""
         topics = list(topics)
         return self._run(self._end_offsets(topics), f"end offsets of {len(topics)} topics")
 
     async def _end_offsets(self, topics: list[str]) -> dict[tuple[str, int], int]:
-        await self._ensure([self._spec(t) for t in topics])
+        cluster = await self._producer.client.fetch_all_metadata()
         tps = {TopicPartition(kafka_name(t, self.prefix), p): (t, p) for t in topics
-               for p in sorted(await self._producer.partitions_for(kafka_name(t, self.prefix)))}
-        ends = await self._reader.end_offsets(list(tps))
+               for p in sorted(cluster.partitions_for_topic(kafka_name(t, self.prefix)) or ())}
+        ends = await self._reader.end_offsets(list(tps)) if tps else {}
         return {tps[tp]: end for tp, end in ends.items()}
 
     # -- consumer offsets ------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from aiokafka.errors import IllegalStateError
 
 from hindbrain.projections.warehouse import ThreadSessions, Warehouse
 from hindbrain.schemas.records import now_us
-from hindbrain.streams import columnar, kafka_batches, replay_chunk
+from hindbrain.streams import columnar, kafka_batches
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.log import LogEntry, Position
@@ -233,12 +233,11 @@ class KafkaProjector(_LoopThread):
         """A batch into the warehouse (in a thread, beside the next fetch): record batches and the
         other perceptions each by one ``INSERT … SELECT``; what such an insert refuses (nothing of
         it written) is projected here, its dead letters into the log before its rows, as any batch's."""
-        def inserted(r: _Range) -> bool:
-            return r.framed is not None and kafka_batches.insert_events(
-                self._sessions.mine(), r.framed, r.tp.partition, r.start, r.stop) is not None
+        def inserted(r: _Range) -> int | list[LogEntry]:
+            return kafka_batches.insert_or_read(self._sessions.mine(), self.log, r.framed, r.tp.partition, r.start,
+                                                r.stop)
 
-        refused = [replay_chunk.read_range(self.log, kafka_batches.TOPIC, r.tp.partition, r.start, r.stop)
-                   for r, done in zip(ranges, self._inserters.map(inserted, ranges), strict=True) if not done]
+        refused = [got for got in self._inserters.map(inserted, ranges) if not isinstance(got, int)]
         with gc_paused():
             projected = [columnar.insert_or_project(hot, now_us(), self.warehouse, self.engine)]
             projected += [columnar.project_batch(entries, now_us(), self.engine) for entries in refused]

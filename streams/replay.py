@@ -125,10 +125,11 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
 
     def insert_framed(framed, task: tuple) -> tuple[int, int]:
         _, partition, offset, stop, _ = task
-        if (count := kafka_batches.insert_events(sessions.mine(), framed, partition, offset, stop)) is not None:
+        got = kafka_batches.insert_or_read(sessions.mine(), log, framed, partition, offset, stop)
+        if isinstance(got, int):
             progress(stop - offset)
-            return count, 0
-        batch = project_entries(replay_chunk.read_range(log, *task[:4]), now_us(), engine)
+            return got, 0
+        batch = project_entries(got, now_us(), engine)  # refused: the per-record path, dead letters as rows
         insert(batch, stop - offset)
         return batch.count, len(batch.dead_letters)
 
