@@ -90,6 +90,7 @@ def test_the_hot_routes_answer_like_the_rest_of_the_api(api):
 
 def test_tenants_see_only_their_own_rows_in_recall_explain_and_sql(api):
     base, _, _, acme, globex = api
+    call(base, "POST", "/v1/learn", {"condition": "acme's nightly build is red", "action": "rerun it"}, acme)
     _, body, _ = call(base, "POST", "/v1/learn", {"condition": "globex payroll export times out",
                                                   "action": "use the replica"}, globex)
     secret = body["fragment_id"]
