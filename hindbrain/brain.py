@@ -77,7 +77,7 @@ class Brain:
         self._closed = False
         self.index_start = ""  # how the recall index was built on open (``open_index``)
         # gives free heap pages back after bulk work; perceive_many holds its trim until it returns
-        self.heap_trimmer = HeapTrimmer()
+        self.heap_trimmer = HeapTrimmer(also=getattr(warehouse, "release_memory", None))
 
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod

@@ -25,7 +25,7 @@ import ctypes
 import ctypes.util
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 TRIM_EVERY = 5_000  # records folded between two trims: one ``perceive_many`` batch of the default size
@@ -56,10 +56,12 @@ class HeapTrimmer:
     ``trims`` and ``spent_s`` say how often and at what cost (wall seconds in the trims).
     Thread-safe: the runner's listeners run on whichever thread appends."""
 
-    def __init__(self, every: int = TRIM_EVERY):
+    def __init__(self, every: int = TRIM_EVERY, also: Callable[[], None] | None = None):
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"HeapTrimmer: field 'every' must be an int >= 1, not {every!r}")
         self.every = every
+        self.also = also  # another allocator's release, run after each trim (embedded chDB's)
+        self.last_error: BaseException | None = None  # what ``also`` last raised (the trim goes on)
         self.since = 0
         self.trims = 0
         self.spent_s = 0.0
@@ -98,6 +100,11 @@ class HeapTrimmer:
     def _trim(self) -> None:
         t = time.perf_counter()
         release_free_heap()
+        if self.also is not None:
+            try:
+                self.also()
+            except Exception as exc:  # noqa: BLE001 - memory not given back must not fail an ingest
+                self.last_error = exc
         with self._lock:
             self.spent_s += time.perf_counter() - t
             self.trims += 1

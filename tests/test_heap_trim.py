@@ -71,3 +71,24 @@ def test_perceive_many_trims_after_its_batch_is_done(lexical_brain, monkeypatch)
     lexical_brain.heap_trimmer.every = 3
     lexical_brain.perceive_many([{"tenant": "t", "agent": "a", "text": f"event {n}"} for n in range(5)])
     assert inside == [False]
+
+
+def test_another_allocators_release_runs_with_each_trim_and_its_error_is_kept(monkeypatch):
+    monkeypatch.setattr(heap_trim, "release_free_heap", lambda: True)
+    released = []
+
+    def release():
+        released.append(1)
+        if len(released) == 2:
+            raise RuntimeError("engine closed")
+
+    trimmer = HeapTrimmer(every=2, also=release)
+    trimmer([1, 2])
+    trimmer([3, 4])  # its release fails: kept, the ingest goes on
+    assert released == [1, 1] and trimmer.trims == 2
+    assert isinstance(trimmer.last_error, RuntimeError)
+
+
+def test_the_embedded_engine_gives_its_free_pages_back(lexical_brain):
+    """``SYSTEM JEMALLOC PURGE`` on the canceller's session: accepted by the embedded chDB."""
+    lexical_brain.warehouse.release_memory()
