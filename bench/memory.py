@@ -7,15 +7,20 @@ defaults and ``perceive_many`` in batches of 5,000 (``bench/api.py``'s distinct 
 Prints, per event: the RSS growth over the import (what ``bench/api.py`` reports, native
 allocations included: the vector graph, numpy, chDB), the Python heap growth ``tracemalloc``
 sees, and its biggest holders by source line (``--top``), measured after a full collection.
-Then what the recall index's parts report about themselves (vectors, lexical index). The
-tracing makes the import ~2x slower: this bench is for bytes, ``bench/api.py`` for speed.
+Then where the RSS growth lives (``/proc/self/smaps``: glibc's main heap, anonymous mappings,
+which hold pymalloc's arenas, numpy's large arrays and the threads' arenas, and file pages), what
+the embedded chDB's allocator (jemalloc) holds and has allocated, and what the recall index's
+parts report about themselves (vectors, lexical index). The tracing makes the import ~2x slower
+and its own tables count in the RSS: ``--no-trace`` for the RSS of record, ``bench/api.py`` for speed.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import random
+import re
 import sys
 import tempfile
 import tracemalloc
@@ -27,6 +32,32 @@ from api import TENANT, event, resident_bytes  # noqa: E402  (the numbers of rec
 from hindbrain import Brain  # noqa: E402
 
 BATCH = 5_000
+
+
+def rss_by_kind() -> collections.Counter:
+    """Resident bytes by kind of mapping: ``heap`` (glibc's main arena), ``anon`` (other
+    anonymous memory), ``chdb`` (the engine's code pages), ``files`` (other files and libraries)."""
+    out, kind = collections.Counter(), "anon"
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split(maxsplit=6)
+            if head and not head[0].endswith(":") and "-" in head[0]:
+                path = head[5].strip() if len(head) > 5 else ""
+                kind = "heap" if path == "[heap]" else "anon" if not path or path.startswith("[") else \
+                    "chdb" if "_chdb" in path else "files"
+            elif head and head[0] == "Rss:":
+                out[kind] += int(head[1]) * 1024
+    return out
+
+
+def jemalloc(brain) -> dict[str, int]:
+    """The embedded chDB's allocator: bytes allocated and resident (``system.jemalloc_stats``);
+    empty for a ClickHouse server."""
+    if not brain.warehouse.url.startswith("chdb://"):
+        return {}
+    text = brain.warehouse.query("SELECT stats FROM system.jemalloc_stats")[0][0]
+    found = re.search(r"Allocated: (\d+),.*?resident: (\d+)", text)
+    return {"allocated": int(found[1]), "resident": int(found[2])} if found else {}
 
 
 def main() -> None:
@@ -42,7 +73,7 @@ def main() -> None:
         brain.perceive(tenant=TENANT, agent="agent-0", text="warm-up")
         brain.recall(tenant=TENANT, agent="agent-0", query="warm-up")
         gc.collect()
-        rss0 = resident_bytes()
+        rss0, kinds0, je0, blocks0 = resident_bytes(), rss_by_kind(), jemalloc(brain), sys.getallocatedblocks()
         if not args.no_trace:
             tracemalloc.start(args.depth)
             before = tracemalloc.take_snapshot()
@@ -51,6 +82,13 @@ def main() -> None:
         gc.collect()
         n = args.size
         print(f"{n:,} events: RSS growth {(resident_bytes() - rss0) / n:,.0f} B/event")
+        kinds = rss_by_kind()
+        grown = ", ".join(f"{k} {(kinds[k] - kinds0[k]) / n:,.0f}" for k in ("heap", "anon", "chdb", "files"))
+        print(f"  by mapping: {grown} B/event; pymalloc blocks {(sys.getallocatedblocks() - blocks0) / n:.1f}/event")
+        je = jemalloc(brain)
+        if je:
+            print(f"  chDB's jemalloc: allocated {(je['allocated'] - je0['allocated']) / n:,.0f}, "
+                  f"resident {(je['resident'] - je0['resident']) / n:,.0f} B/event")
         if not args.no_trace:
             after = tracemalloc.take_snapshot()
             traced = tracemalloc.get_traced_memory()[0]

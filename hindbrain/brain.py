@@ -76,6 +76,8 @@ class Brain:
         self._tenant_views: set[str] = set()  # tenants whose SQL views exist (sql(tenant=...))
         self._closed = False
         self.index_start = ""  # how the recall index was built on open (``open_index``)
+        # gives free heap pages back after bulk work; perceive_many holds its trim until it returns
+        self.heap_trimmer = HeapTrimmer(also=getattr(warehouse, "release_memory", None))
 
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod
@@ -112,7 +114,7 @@ class Brain:
         brain.runner.catch_up()
         brain.index_start = open_index(cfg, log, warehouse, brain.index)
         # Refreezer and HeapTrimmer: after what it indexed (the collection frees, the trim returns the pages)
-        brain.runner.listeners += [brain.index.observe, Refreezer(), HeapTrimmer()]
+        brain.runner.listeners += [brain.index.observe, Refreezer(), brain.heap_trimmer]
         log.on_group_end.append(brain.index.diverge)  # a rolled-back group: its records stay out of any snapshot
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")
@@ -184,7 +186,9 @@ class Brain:
         """Bulk ``perceive``: validates every event first, then appends all in one batch. A batch
         is one tenant's (as over HTTP, where the API key is one tenant): events of another tenant
         are refused (``InvalidInput`` on ``tenant``, naming the event), nothing written."""
-        with gc_paused():
+        # the trim waits for the batch's temporaries (its records, the decoded batch, the
+        # learner's pass) to be freed at return (hindbrain.heap_trim)
+        with self.heap_trimmer.deferred(), gc_paused():
             return self._perceive_many(events)
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
@@ -201,11 +205,14 @@ class Brain:
         """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
         one batch, and each position holds the event's id or the ``InvalidInput`` that
         refused it (a server batching concurrent requests answers each one)."""
-        with gc_paused():
-            checked = self._checked_perceptions(events)
-            records = [("perception", r) for r in checked if not isinstance(r, InvalidInput)]
-            if records:
-                self.runner.submit(records)
+        with self.heap_trimmer.deferred(), gc_paused():
+            return self._perceive_each(events)
+
+    def _perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:
+        checked = self._checked_perceptions(events)
+        records = [("perception", r) for r in checked if not isinstance(r, InvalidInput)]
+        if records:
+            self.runner.submit(records)
         return [r if isinstance(r, InvalidInput) else r["envelope"]["record_id"] for r in checked]
 
     def _checked_perceptions(self, events: Iterable[dict]) -> list[dict | InvalidInput]:

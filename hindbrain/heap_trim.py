@@ -8,13 +8,25 @@ events (``bench/memory.py``): RSS grew 9.5 kB an event, of which ``malloc_trim(0
 3.6 kB. ``HeapTrimmer`` asks after every ``every`` records folded, so the cost (a walk over the
 free chunks: milliseconds) is spread over thousands of events and a single ``perceive`` never
 pays it. Elsewhere than glibc (musl, macOS) it does nothing.
+
+**When a bulk call returns, not inside it** (``HeapTrimmer.deferred``). As a runner listener the
+trim ran in the middle of a batch's work: before the learner had read the batch, and while the
+call still held its validated records, the decoded batch and the warehouse's Arrow columns. All
+of that is freed only when the call returns, so the last batch of an import stayed resident as
+free heap until the next 5,000 records. ``Brain.perceive_many`` now holds the trim for its
+duration and trims on the way out when it is due. Measured through ``Brain`` at 100k events
+(docs/speed.md, "Resident bytes"): see there for the numbers. Paths without a bulk call around
+them (Kafka, replay) keep trimming from the listener.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 TRIM_EVERY = 5_000  # records folded between two trims: one ``perceive_many`` batch of the default size
 
@@ -39,22 +51,60 @@ def release_free_heap() -> bool:
 
 
 class HeapTrimmer:
-    """A runner listener: ``release_free_heap`` after every ``every`` records it is shown.
-    ``trims`` and ``spent_s`` say how often and at what cost (wall seconds in the trims)."""
+    """A runner listener: ``release_free_heap`` after every ``every`` records it is shown,
+    or, while a bulk call holds it (``deferred``), when the last such call returns.
+    ``trims`` and ``spent_s`` say how often and at what cost (wall seconds in the trims).
+    Thread-safe: the runner's listeners run on whichever thread appends."""
 
-    def __init__(self, every: int = TRIM_EVERY):
+    def __init__(self, every: int = TRIM_EVERY, also: Callable[[], None] | None = None):
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"HeapTrimmer: field 'every' must be an int >= 1, not {every!r}")
         self.every = every
+        self.also = also  # another allocator's release, run after each trim (embedded chDB's)
+        self.last_error: BaseException | None = None  # what ``also`` last raised (the trim goes on)
         self.since = 0
         self.trims = 0
         self.spent_s = 0.0
+        self._holders = 0  # bulk calls running inside ``deferred``
+        self._lock = threading.Lock()
 
     def __call__(self, records) -> None:
-        self.since += len(records)
-        if self.since >= self.every:
-            self.since = 0
-            t = time.perf_counter()
-            release_free_heap()
+        with self._lock:
+            self.since += len(records)
+            due = self._take_due()
+        if due:
+            self._trim()
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """For the duration of a bulk call: count what it folds, trim (when due) once it and
+        every other holder are done, after their temporaries are freed."""
+        with self._lock:
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                due = self._take_due()
+            if due:
+                self._trim()
+
+    def _take_due(self) -> bool:
+        """Under the lock: whether to trim now (and the count restarts)."""
+        if self.since < self.every or self._holders:
+            return False
+        self.since = 0
+        return True
+
+    def _trim(self) -> None:
+        t = time.perf_counter()
+        release_free_heap()
+        if self.also is not None:
+            try:
+                self.also()
+            except Exception as exc:  # noqa: BLE001 - memory not given back must not fail an ingest
+                self.last_error = exc
+        with self._lock:
             self.spent_s += time.perf_counter() - t
             self.trims += 1

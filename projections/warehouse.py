@@ -174,6 +174,15 @@ class Warehouse:
             self._killer.command("KILL QUERY WHERE position(query, {m:String}) > 0 AND NOT startsWith(query, 'KILL') "
                                  "ASYNC", parameters={"m": marker})
 
+    def release_memory(self) -> None:
+        """Embedded chDB: its allocator (jemalloc, inside the owner's process) gives back the free
+        pages its inserts and merges left; they would decay by themselves in ~5-10 s
+        (``dirty_decay_ms`` 5000). Runs on the canceller's session, beside the writer's. A
+        ClickHouse server's memory is not this process's: nothing to do."""
+        if self.url.startswith("chdb://"):
+            with self._killer_lock:
+                self._killer.command("SYSTEM JEMALLOC PURGE")
+
     def digest(self, tables: Sequence[Table] = tuple(v.table for v in VIEWS)) -> dict[str, tuple[int, int]]:
         """Per table ``(row count, order-independent hash of every deduplicated row)``.
 

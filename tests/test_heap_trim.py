@@ -40,3 +40,55 @@ def test_it_trims_once_every_so_many_records(monkeypatch):
 def test_a_bad_interval_is_refused_by_name(every):
     with pytest.raises(ValueError, match="every"):
         HeapTrimmer(every=every)
+
+
+def test_a_held_trim_waits_for_the_last_holder(monkeypatch):
+    """While bulk calls hold it, the listener only counts; the trim comes once, as the last one
+    returns, and only if it is due."""
+    calls = []
+    monkeypatch.setattr(heap_trim, "release_free_heap", lambda: calls.append(1) or True)
+    trimmer = HeapTrimmer(every=3)
+    with trimmer.deferred():
+        with trimmer.deferred():
+            trimmer([1, 2, 3, 4])
+            trimmer([5, 6, 7])
+        assert calls == []  # another call still holds it
+    assert calls == [1] and trimmer.trims == 1
+    with trimmer.deferred():
+        trimmer([8, 9])  # not due: nothing on the way out
+    assert calls == [1]
+    trimmer([10])  # due again, nobody holding: the listener trims
+    assert len(calls) == 2
+
+
+def test_perceive_many_trims_after_its_batch_is_done(lexical_brain, monkeypatch):
+    """The trim runs once the call has returned (its records freed), not inside the append."""
+    import inspect
+
+    inside = []
+    monkeypatch.setattr(heap_trim, "release_free_heap",
+                        lambda: inside.append(any(f.function == "_perceive_many" for f in inspect.stack())))
+    lexical_brain.heap_trimmer.every = 3
+    lexical_brain.perceive_many([{"tenant": "t", "agent": "a", "text": f"event {n}"} for n in range(5)])
+    assert inside == [False]
+
+
+def test_another_allocators_release_runs_with_each_trim_and_its_error_is_kept(monkeypatch):
+    monkeypatch.setattr(heap_trim, "release_free_heap", lambda: True)
+    released = []
+
+    def release():
+        released.append(1)
+        if len(released) == 2:
+            raise RuntimeError("engine closed")
+
+    trimmer = HeapTrimmer(every=2, also=release)
+    trimmer([1, 2])
+    trimmer([3, 4])  # its release fails: kept, the ingest goes on
+    assert released == [1, 1] and trimmer.trims == 2
+    assert isinstance(trimmer.last_error, RuntimeError)
+
+
+def test_the_embedded_engine_gives_its_free_pages_back(lexical_brain):
+    """``SYSTEM JEMALLOC PURGE`` on the canceller's session: accepted by the embedded chDB."""
+    lexical_brain.warehouse.release_memory()
