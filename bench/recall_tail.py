@@ -15,24 +15,20 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import os
 import random
 import statistics
+import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).parent
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(HERE))
+import served  # noqa: E402
 
-
-served, api = _load("served"), _load("api")
+api = served.api  # the api.py served.py loaded: its events and queries
 
 
 def form(q: dict) -> str:

@@ -214,14 +214,18 @@ def closed_loop_recall(port: int, key: str, bodies: list[dict], seconds: float, 
     return asyncio.run(run())
 
 
-def serve(home: Path, port: int, embedder: str, replicas: str = "auto", output=None) -> subprocess.Popen:
-    """``hindbrain serve`` on ``home``, once it and its recall replicas all serve (its stdout and
-    stderr to ``output``, a file, if given)."""
-    env = {**os.environ, "HINDBRAIN_EMBEDDER": embedder}
-    proc = subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(home), "serve", "--port", str(port),
+def serve(home: Path, port: int, embedder: str | None, replicas: str = "auto", output=None,
+          python: str = sys.executable) -> subprocess.Popen:
+    """``hindbrain serve`` on ``home`` with ``python`` (a checkout's interpreter), once it and its
+    recall replicas all serve (its stdout and stderr to ``output``, a file, if given).
+    ``embedder`` None: the home's own (``HINDBRAIN_EMBEDDER`` as the environment has it)."""
+    env = {**os.environ, **({"HINDBRAIN_EMBEDDER": embedder} if embedder else {})}
+    proc = subprocess.Popen([python, "-m", "hindbrain.cli", "--home", str(home), "serve", "--port", str(port),
                              "--replicas", replicas], env=env, stdout=output, stderr=output)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{python} serve exited {proc.returncode}")
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             conn.request("GET", "/readyz")

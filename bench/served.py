@@ -76,30 +76,6 @@ def in_process(home: Path, recalls: int, runs: int) -> None:
                   f"max {api.ms(max(spent), 2)} (load {os.getloadavg()[0]:.1f})", flush=True)
 
 
-def start(python: str, home: Path, port: int, replicas: str, log) -> subprocess.Popen:
-    env = {**os.environ}
-    proc = subprocess.Popen([python, "-m", "hindbrain.cli", "--home", str(home), "serve", "--port", str(port),
-                             "--replicas", replicas], env=env, stdout=log, stderr=log)
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{python} serve exited {proc.returncode}")
-        try:
-            import http.client
-            import json
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/readyz")
-            answer = conn.getresponse()
-            ready = json.loads(answer.read()).get("replicas", {"serving": 0, "of": 0})
-            if answer.status == 200 and ready["serving"] == ready["of"]:
-                return proc
-        except OSError:
-            pass
-        time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("serve did not become ready")
-
-
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU of ``pids`` so far (``/proc/<pid>/stat``), every thread included."""
     total = 0
@@ -163,7 +139,7 @@ def main() -> None:
         order = arms[r % len(arms):] + arms[:r % len(arms)]
         for name, python in order:
             with open(home.parent / f"serve-{name}.log", "a") as log:
-                proc = start(python, home, args.port, args.replicas, log)
+                proc = serve.serve(home, args.port, None, args.replicas, log, python=python)
             spies = []
             try:
                 for body in bodies[:20]:
