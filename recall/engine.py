@@ -117,8 +117,11 @@ class RecallEngine:
         lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
         near, views = self._semantic(query, mask, clock, fetch, vectors)
-        if query.described and views is not None:
-            near, views = self._in_person(tenant, query, mask, [*lexical, *near], near, views)
+        if query.described and query.views is not None:
+            speakers = _participants(tenant, [*lexical, *near])
+            query = replace(query, readings=tuple(indirect.in_person(part, speakers) for part in query.views.turns[:2]))
+            if views is not None:
+                near, views = self._in_person(query, mask, near, views)
         arms = belief_layers.window_arms(tenant.windows, query.decision_key)
         emotion = query.emotion[0] if query.emotion else None
         beliefs = [b for b in tenant.beliefs.values() if not self.quarantine or belief_layers.briefable(b, query.user)]
@@ -178,15 +181,10 @@ class RecallEngine:
         clock.lap("semantic")
         return hits, vectors
 
-    def _in_person(self, tenant: TenantIndex, query: Query, mask, found: list[int], near: list[int],
-                   views: np.ndarray) -> tuple[list[int], np.ndarray]:
-        """A described-person question's parts also as its conversation's participants (the
-        speakers of what was ``found``) would say them (``indirect.in_person``): more views, and
-        the semantic hits of each."""
-        if not expand.PERSON_VIEWS or query.views is None:
-            return near, views
-        speakers = _participants(tenant, found)
-        said = [r for part in query.views.turns[:2] for r in indirect.in_person(part, speakers)]
+    def _in_person(self, query: Query, mask, near: list[int], views: np.ndarray) -> tuple[list[int], np.ndarray]:
+        """A described-person question's parts also as its conversation's participants would say
+        them (``query.readings``): more views, and the semantic hits of each."""
+        said = [r for part in query.readings for r in part] if expand.PERSON_VIEWS else []
         if not said:
             return near, views
         semantic = self.index.semantic
@@ -211,19 +209,17 @@ class RecallEngine:
         late = channels.late_interaction(self.index.semantic.cosines(tenant_name, nos, vectors))
         return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
 
-    def _clause_cosines(self, tenant: TenantIndex, query: Query, nos: list[int], views: np.ndarray | None
+    def _clause_cosines(self, query: Query, nos: list[int], views: np.ndarray | None
                         ) -> dict[int, tuple[float, float]] | None:
         """doc number → its cosine to each part of a described-person question cut in two
         (``indirect.described_clauses``: views 1 and 2), each part also read as the
-        conversation's participants would say it (``indirect.in_person``; the speakers of ``nos``):
-        the best of those readings."""
-        if views is None or len(views) < 3 or not nos or query.views is None:
+        conversation's participants would say it (``query.readings``; their vectors are cached
+        by then): the best of those readings."""
+        if views is None or len(views) < 3 or not nos:
             return None
         semantic = self.index.semantic
-        speakers = _participants(tenant, nos)
         parts = []
-        for part, vector in zip(query.views.turns[:2], views[1:3], strict=False):
-            said = indirect.in_person(part, speakers)
+        for said, vector in zip(query.readings, views[1:3], strict=False):
             rows = np.vstack([vector[None, :], semantic.embed_queries(list(said))]) if said else vector[None, :]
             parts.append(np.fmax.reduce(semantic.cosines(query.tenant, nos, rows), axis=1))
         if len(parts) < 2:
@@ -326,13 +322,13 @@ class RecallEngine:
                               set(query.terms), mask, strength)
         # a question about a person it only describes: the name-linked pairs of the best hits,
         # each turn scored on its own
-        clause = self._clause_cosines(tenant, query, [s.no for s in scored], views) \
-            if query.described and expand.PAIRS else None
-        links = expand.pair_links(tenant, [s.no for s in scored[: expand.EXPAND_SEEDS]], set(query.terms), mask,
-                                  expand.clause_seeds(clause)) \
-            if query.described and expand.PAIRS else []
-        chains = expand.chain_links(tenant, [s.no for s in scored[: expand.EXPAND_SEEDS]], set(query.terms), mask,
-                                    expand.clause_seeds(clause)) if query.relative and expand.CHAINS else []
+        links, chains = [], []
+        if query.described and expand.PAIRS:
+            hits = [s.no for s in scored[: expand.EXPAND_SEEDS]]
+            more = expand.clause_seeds(self._clause_cosines(query, [s.no for s in scored], views))
+            links = expand.pair_links(tenant, hits, set(query.terms), mask, more)
+            if query.relative and expand.CHAINS:
+                chains = expand.chain_links(tenant, hits, set(query.terms), mask, more)
         new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3])]
                                  if no not in by_no))
         if new and views is not None:

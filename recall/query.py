@@ -41,6 +41,9 @@ class Query:
     indirect: bool = False  # a question for an inference or about a person it only describes (recall.indirect)
     described: bool = False  # a question about a person it only describes by an act (recall.indirect)
     relative: bool = False  # … about that person's relative or associate ("the flatmate of whoever …")
+    # each part of a described question as its conversation's participants would say it
+    # (``indirect.in_person``): filled by the engine, which knows the participants
+    readings: tuple[tuple[str, ...], ...] = ()
     emotion: tuple[str, float] | None = None  # (label, confidence): given (0.9) or inferred from the query
     task: str | None = None  # the recalling task: what it perceived is already in the agent's context
     explain: bool = False  # the full explanation for every pooled candidate, not only the returned ones

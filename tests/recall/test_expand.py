@@ -20,10 +20,14 @@ def _chat(brain, turns, tenant="t"):
                            ts=datetime(2024, 1, s, tzinfo=UTC)) for s, who, text in turns]
 
 
+def _small_talk(first, second):
+    """Eight sessions of six filler turns between two speakers (``second`` says the odd ones)."""
+    return [(s, second if n % 2 else first, f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})")
+            for s in range(1, 9) for n in range(6)]
+
+
 def _conversation():
-    turns = []
-    for s in range(1, 9):
-        turns += [(s, "Sam" if n % 2 else "Lee", f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})") for n in range(6)]
+    turns = _small_talk("Lee", "Sam")
     turns.insert(8, (2, "Sam", "My older cousin Freya always knows what to say when I'm stressed."))
     turns.insert(40, (7, "Sam", "Freya finished her degree last Saturday; I've never been prouder."))
     return turns
@@ -249,9 +253,7 @@ def test_a_described_person_gets_both_turns_of_the_pair_that_answers(chat):
     is as relevant as Kofi's on its own, but nothing links it to the wedding; another name links
     two turns that answer nothing the question asks."""
     brain, _ = chat  # a tenant of its own in the shared brain
-    turns = []
-    for s in range(1, 9):
-        turns += [(s, "Tom" if n % 2 else "Mei", f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})") for n in range(6)]
+    turns = _small_talk("Mei", "Tom")
     turns += [(2, "Mei", "Kofi took all the pictures when you got married."),
               (3, "Tom", "We went to a wedding where nobody photographed anything, phones were banned."),
               (4, "Tom", "Lars has been practising the harp every night."),
@@ -287,9 +289,7 @@ def test_a_described_act_told_in_the_second_person_meets_the_question(chat, monk
     question meets the turn closer than in the third person, and both turns of the answer stand
     among the best five."""
     brain, _ = chat
-    turns = []
-    for s in range(1, 9):
-        turns += [(s, "Marcus" if n % 2 else "Ines", f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})") for n in range(6)]
+    turns = _small_talk("Ines", "Marcus")
     turns += [(2, "Ines", "Bjorn spent two days putting new colour on the walls of your apartment."),
               (3, "Marcus", "My bike has a flat again, it needs to be fixed before Monday."),
               (5, "Marcus", "Henrik relocated to Denver in the spring."),
@@ -335,9 +335,7 @@ def test_a_described_persons_relative_gets_the_chain_of_three_turns(chat, monkey
     names joining them. Without the chain (the control arm) the third turn is left out."""
     monkeypatch.setattr(expand, "CHAINS", chains)
     brain, _ = chat
-    turns = []
-    for s in range(1, 9):
-        turns += [(s, "Yuki" if n % 2 else "Omar", f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})") for n in range(6)]
+    turns = _small_talk("Omar", "Yuki")
     turns += [(2, "Yuki", "Kofi gave me that trim, the shortest I've had in years."),
               (3, "Omar", "I cut my finger on the hair clipper, don't laugh."),
               (4, "Yuki", "Kofi told me his flatmate, Callum, is staying with them for a while."),
