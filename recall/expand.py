@@ -302,10 +302,11 @@ def clause_seeds(clause: dict[int, tuple[float, float]] | None) -> list[int]:
 
 def pair_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mask,
                more: list[int] = ()) -> list[tuple[int, int, str]]:
-    """(seed, item, via) for every name (``entity:``) link of the best ``EXPAND_SEEDS`` of ``hits``
-    (scored, best first) to an item that is none of those hits: the pair brings a turn the hits
-    lack (two hits already stand among the best places; with pairs of hits allowed, they won over
-    pairs that completed a hit, and the tuning halves lost 4 points of all-gold multi-hop).
+    """(seed, item, via) for every name (``entity:``) link of ``hits`` (the best ``EXPAND_SEEDS``
+    document numbers) and ``more`` (``clause_seeds``) to an item that is none of those hits: the
+    pair brings a turn the hits lack (two hits already stand among the best places; with pairs of
+    hits allowed, they won over pairs that completed a hit, and the tuning halves lost 4 points of
+    all-gold multi-hop).
     Names only: a rare CJK bigram or a neighbouring turn says nothing of a person."""
     best = set(hits)
     return [(no, d, via) for no in dict.fromkeys([*hits, *more]) for d, via in linked(tenant, no, query_terms, mask)
@@ -348,13 +349,13 @@ CHAINS = True  # a described person's relative: a chain of three turns (an A/B s
 
 def chain_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mask,
                 more: list[int] = ()) -> list[tuple[int, int, int, str, str]]:
-    """(seed, partner, far, via, far_via): from each of the best ``EXPAND_SEEDS`` of ``hits`` and
+    """(seed, partner, far, via, far_via): from each of ``hits`` (as ``pair_links``) and
     ``more``, a name to a partner and another of the partner's names to a far turn: "Kofi gave you
     that trim" → "Kofi told me his flatmate, Callum, is staying" → "Callum has been practising the
     cello". A question about the relative of a described person needs all three; any of them may
     be a hit already (a chain of hits keeps its places: no pair displaces one of its turns)."""
     out = []
-    for seed in dict.fromkeys([*hits[:EXPAND_SEEDS], *more]):
+    for seed in dict.fromkeys([*hits, *more]):
         for partner, via in linked(tenant, seed, query_terms, mask):
             if not via.startswith("entity:"):
                 continue
