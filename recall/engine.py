@@ -41,12 +41,12 @@ from hindbrain.recall.index import (
     semantic_text,
 )
 from hindbrain.recall.query import Query
+from hindbrain.recall.raw_scores import raw_scores
 from hindbrain.recall.scoring import (
     CHANNELS,
     DEFAULT_PRESET,
     Fusion,
     Weights,
-    combined,
     competition_ranks,
     fused,
     preset,
@@ -269,8 +269,10 @@ class RecallEngine:
         if reached and views is not None:
             cosines.update(self._late_cosines(query.tenant, reached, views))
             semantic_scores.update((no, semantic_of(no)) for no in reached)
-        scored = [self._raw(tenant, query, w, no, lexical_scores.get(no, 0.0), semantic_scores.get(no, 0.0),
-                            cosines.get(no), linked.scores.get(no, 0.0), briefed) for no in linked.candidates]
+        nos = linked.candidates
+        scored = self._raw(tenant, query, w, nos, [lexical_scores.get(no, 0.0) for no in nos],
+                           [semantic_scores.get(no, 0.0) for no in nos], cosines,
+                           [linked.scores.get(no, 0.0) for no in nos], briefed)
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
@@ -333,9 +335,9 @@ class RecallEngine:
                                  if no not in by_no))
         if new and views is not None:
             cosines.update(self._late_cosines(query.tenant, new, views))
-        for no in new:
-            s = self._raw(tenant, query, w, no, 0.0, semantic_of(no), cosines.get(no), 0.0, briefed)
-            by_no[no] = s
+        for s in self._raw(tenant, query, w, new, [0.0] * len(new), [semantic_of(no) for no in new], cosines,
+                           [0.0] * len(new), briefed):
+            by_no[s.no] = s
             scored.append(s)
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
@@ -359,35 +361,16 @@ class RecallEngine:
         scored.sort(key=lambda s: (-s.score, s.doc.id))
         return found
 
-    def _raw(self, tenant: TenantIndex, query: Query, w: Weights, no: int, lexical: float, semantic: float,
-             cosine: float | None, graph_score: float, briefed: list[Belief]) -> Scored:
-        """The channel scores, penalties and belief bias of one candidate, without explanations."""
-        doc = tenant.docs[no]
-        counters = tenant.counters.get(doc.id)
-        (success, failure), contradictions = (counters.track, counters.contradiction) if counters else ((0, 0), 0)
-        raw = {
-            "lexical": lexical,
-            "semantic": semantic,
-            "graph": graph_score,
-            "scenario": channels.scenario_score(query.scene, _item_scene(doc), query.trigger, _traits(doc)),
-            "utility": channels.utility_score(success, failure),
-            "freshness": channels.freshness_score(doc.fresh_since_us, query.now_us,
-                                                  channels.volatility_of(doc.layer, doc.scope)),
-        }
-        total = combined(raw, w)
-        scope_penalty, match = channels.scope_fit(doc.scope, query.scope)
-        penalty = channels.contradiction_amount(doc.status, contradictions) + scope_penalty
-        if doc.provenance:  # verified by one agent: below the units the fleet verified
-            penalty += channels.SINGLE_SOURCE_PENALTY
-        if doc.asks and w.method == "fused":  # a turn that asks holds no answer (recall.asking)
-            penalty += asking_penalty(doc.asks, query.associative)
-        if doc.event_kind == "message" and w.method == "fused":  # a turn that says little (recall.brevity)
-            penalty += brevity_penalty(doc.tokens, query.associative)
-        bias = w.belief_bias * belief_layers.bias(doc, briefed)[0] if briefed else 0.0
-        # fused: per-query normalised scores reach ~1, so a fixed penalty would weigh less than on
-        # the seed's raw scale; it scales the score down instead (as in RRF)
-        score = total * (1.0 - min(1.0, penalty)) if w.method == "fused" else total - penalty
-        return Scored(doc, score + bias, {}, match, raw, no=no, penalty=penalty, cosine=cosine)
+    def _raw(self, tenant: TenantIndex, query: Query, w: Weights, nos: list[int], lexical: list[float],
+             semantic: list[float], cosines: dict[int, float], graph_scores: list[float],
+             briefed: list[Belief]) -> list[Scored]:
+        """The channel scores, penalties and belief bias of the candidates ``nos``, without
+        explanations: one columnar pass (``recall.raw_scores``), not a dozen calls per candidate."""
+        docs = [tenant.docs[no] for no in nos]
+        raw = raw_scores(docs, tenant.counters, query, w, lexical, semantic, graph_scores, briefed)
+        return [Scored(doc, score, {}, match, ch, no=no, penalty=penalty, cosine=cosines.get(no))
+                for doc, no, ch, score, penalty, match in zip(docs, nos, raw.channels, raw.scores, raw.penalties,
+                                                              raw.matches, strict=True)]
 
     def _explain(self, tenant: TenantIndex, query: Query, w: Weights, s: Scored, lexical: tuple[float, float],
                  best_bm25: float, scale: tuple[float, float] | None, links: list, model: str, views: int,
