@@ -58,6 +58,7 @@ from hindbrain.streams.processing import decoded_entries
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.streams.topics import TOPICS
+from hindbrain.switching import shorten_switch_interval
 
 
 class Brain:
@@ -65,6 +66,7 @@ class Brain:
 
     def __init__(self, log, warehouse: Warehouse, settings: Settings, runner=None):
         self.settings = settings
+        shorten_switch_interval(settings.switch_interval_ms)  # recalls beside busy threads (hindbrain/switching.py)
         self.log, self.warehouse = log, warehouse
         self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size,
                                                group_window_s=settings.recall_commit_ms / 1000)

@@ -38,6 +38,11 @@ class Settings(BaseSettings):
         5.0, ge=0, description="HINDBRAIN_RECALL_COMMIT_MS: how long a recall's own records (recall, injection) may "
         "wait for their group commit; a crash loses at most this window's. 0: appended before recall returns."
     )
+    switch_interval_ms: float = Field(
+        0.5, ge=0, description="HINDBRAIN_SWITCH_INTERVAL_MS: the interpreter's switch interval a brain (or a recall "
+        "replica) sets in its process, when shorter than the one in force: how long a recall waits for the GIL "
+        "while another thread is busy in Python (hindbrain/switching.py). 0: leave the interpreter's (5 ms)."
+    )
     quarantine: bool = Field(
         True, description="HINDBRAIN_QUARANTINE: the poisoning defence: a user's instruction-like words (a "
         "changed destination for money, a credential, a link with a standing directive, a prompt-injection marker) "

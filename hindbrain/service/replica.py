@@ -66,6 +66,7 @@ from hindbrain.service.wire import uvicorn_options
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import Refreezer, freeze_long_lived
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
+from hindbrain.switching import shorten_switch_interval
 
 SERVING = f"/{VERSION}/internal/serving"  # a replica tells the owner it accepts connections
 TOKEN_HEADER = b"x-hindbrain-replica"
@@ -82,6 +83,7 @@ class Follower:
 
     def __init__(self, cfg: Settings):
         self.settings = cfg
+        shorten_switch_interval(cfg.switch_interval_ms)  # its recalls beside the tail's fold (hindbrain/switching.py)
         self.log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
         self.index = RecallIndex(semantic_index(cfg, follow=True))
         # the owner's snapshot (recall.index_snapshot): the read model and the vectors it held are
