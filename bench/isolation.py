@@ -1,6 +1,7 @@
 """Another tenant's recall while 64 kB texts arrive, by the interpreter's switch interval, in one process.
 
     python bench/isolation.py --home DIR [--intervals 5,1,0.5,0.2] [--rounds 3] [--recalls 40]
+    python bench/isolation.py --mechanism [--intervals 5,0.5]   # no brain: the GIL waits alone
 
 The brain in ``--home`` holds ``bench/api.py``'s events (``bench/served.py`` builds it). A
 thread perceives texts of 64 kB for the tenant "noisy" (batches of 4, the API's largest text)
@@ -15,7 +16,9 @@ what the shorter interval costs the ingest) and the load average.
 Why the interval: a recall gives up the GIL many times (numpy on large arrays, the vector
 search, a lock). With another thread busy in Python, each time it waits until that thread is
 made to drop the GIL, the switch interval (5 ms by default), so a recall with ten such points
-waits up to ~50 ms.
+waits up to ~50 ms. ``--mechanism`` shows that alone: a thread tokenising in Python, and in this
+thread "recalls" of ten ``argpartition`` calls over 100k floats (each gives up the GIL), their
+wall and CPU p50 by interval, 3 rounds of 30 alternated.
 """
 
 from __future__ import annotations
@@ -61,21 +64,59 @@ class Noise:
             self.error = exc
 
 
+def mechanism(intervals: list[float]) -> None:
+    """The GIL waits alone: see the module docstring."""
+    import re
+
+    import numpy as np
+
+    stop = threading.Event()
+    words, text = re.compile(r"\w+"), TEXT[:6000]
+
+    def busy() -> None:
+        while not stop.is_set():
+            [w.lower() for w in words.findall(text)]
+
+    threading.Thread(target=busy, daemon=True).start()
+    scores = np.random.default_rng(0).random(100_000).astype(np.float32)
+    rows: dict[float, list[tuple[float, float]]] = {ms: [] for ms in intervals}
+    for _ in range(3):
+        for ms in intervals:
+            sys.setswitchinterval(ms / 1000)
+            wall, cpu = [], []
+            for _ in range(30):
+                t, c = time.perf_counter(), time.thread_time()
+                for _ in range(10):
+                    np.argpartition(-scores, 63)
+                wall.append(time.perf_counter() - t)
+                cpu.append(time.thread_time() - c)
+            rows[ms].append((statistics.median(wall), statistics.median(cpu)))
+    stop.set()
+    for ms in intervals:
+        print(f"{ms:>5} ms: wall p50 {', '.join(api.ms(w) for w, _ in rows[ms])}; "
+              f"CPU p50 {', '.join(api.ms(c) for _, c in rows[ms])} (load {os.getloadavg()[0]:.1f})")
+
+
 def block(brain, qs: list[dict]) -> list[float]:
     return api.timed_recalls(brain, qs)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--home", required=True)
+    ap.add_argument("--home")
+    ap.add_argument("--mechanism", action="store_true", help="the GIL waits alone, no brain")
     ap.add_argument("--intervals", default="5,1,0.5,0.2", help="switch intervals to compare, ms (the first is the "
                     "interpreter's default)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--recalls", type=int, default=40)
     args = ap.parse_args()
+    intervals = [float(x) for x in args.intervals.split(",")]
+    if args.mechanism:
+        return mechanism(intervals)
+    if not args.home:
+        ap.error("--home is required (or --mechanism)")
     from hindbrain import Brain
 
-    intervals = [float(x) for x in args.intervals.split(",")]
     rows: dict[float, list[tuple[float, float, float, float, float]]] = {ms: [] for ms in intervals}
     rng = random.Random(7)
     with Brain.open(args.home) as brain:
