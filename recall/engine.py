@@ -154,8 +154,8 @@ class RecallEngine:
     def _lexical(self, tenant: TenantIndex, query: Query, mask, fetch: int) -> dict[int, tuple[float, float]]:
         """doc number → (bm25, query information) for the best ``fetch`` lexical hits."""
         scores, idfs = tenant.bm25.scores(query.terms)
-        if mask is not None:
-            scores = np.where(mask[: len(scores)], scores, 0.0)
+        if mask is not None:  # in place: ``scores`` is this recall's own array; a new n-long one cost fresh pages
+            np.multiply(scores, mask[: len(scores)], out=scores)
         hits = np.flatnonzero(scores > 0)
         if len(hits) > fetch:
             hits = hits[np.argpartition(-scores[hits], fetch - 1)[:fetch]]
