@@ -380,8 +380,9 @@ _STRUCTURED_FIELDS = ("system", "identity", "action", "expected", "actual", "con
 
 def _structured_key(fields: dict, known_systems: Iterable[str]) -> tuple:
     get = fields.get
-    scope = tuple(sorted((str(k), "" if v is None else str(v)) for k, v in (get("scope") or {}).items()))
-    return (tuple(get(k) for k in _STRUCTURED_FIELDS), get("kind") == "anomaly", tuple(get("entities") or ()), scope,
+    scope = get("scope")
+    scope = tuple(sorted((str(k), "" if v is None else str(v)) for k, v in scope.items())) if scope else ()
+    return (tuple(map(get, _STRUCTURED_FIELDS)), get("kind") == "anomaly", tuple(get("entities") or ()), scope,
             tuple(known_systems))
 
 

@@ -229,10 +229,13 @@ def said_text(fields: dict) -> str:
     """Every text-bearing field of a perception or a unit, one per line, for the cues: not only
     ``text`` (design.md §issue-27: the instruction in ``actual=``, ``action=``, ``system=``, a speaker's
     name, a citation, a scope value, an entity)."""
-    parts = [fields.get(name) for name in TEXT_FIELDS]
-    parts += [f"{k} {v}" for k, v in (fields.get("scope") or {}).items()]
-    parts += list(fields.get("entities") or ())
-    return "\n".join(str(p) for p in parts if p)
+    get = fields.get
+    parts = [p for p in map(get, TEXT_FIELDS) if p]  # map, no generator: it runs for every perceived event
+    if scope := get("scope"):
+        parts += [f"{k} {v}" for k, v in scope.items()]
+    if entities := get("entities"):
+        parts += [e for e in entities if e]
+    return "\n".join(p if type(p) is str else str(p) for p in parts)
 
 
 TEXT_FIELDS = ("text", "speaker", "system", "identity", "action", "expected", "actual", "condition", "reason",
