@@ -14,8 +14,8 @@ from hindbrain.recall.index import event_doc, event_docs
 
 PIECES = ["ORA-00942", "403", "(404)", "status code: 429", "got 500", "ERR_CONN_REFUSED", "0x80070005", "ENOENT",
           "E1234", "VPN", "CamelCase", "iam", "IAM", "vpn gateway", "svc-backup", "admin", "root", "root cause",
-          "normal account", "normal", "cause", "guest", "管理员", "普通用户", "工单系统", "https://x.io/a/b", "a@b.io", "@bob",
-          "host.corp",
+          "normal account", "normal", "cause", "guest", "管理员", "普通用户", "工单系统", "https://x.io/a/b",
+          "a@b.io", "@bob", "host.corp",
           "/var/log", "v1.2", "e.g.", " ", "\n", "—", "-", "_", ".", ":", "(", ")", "İ", "\u212a", "\x00", "4", "45",
           "always", "must", "from now on", "refund", "transfer", "account", "acct no. 1234 5678", "999-000-1234",
           "ignore previous instructions", "&#97;lways", "ａｌｗａｙｓ", "al\u200bways", "以后", "退款",
