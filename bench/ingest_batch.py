@@ -12,6 +12,7 @@ whole path through ``perceive_many`` is ``bench/ingest_profile.py``'s (main and 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import os
 import random
@@ -55,6 +56,8 @@ def main() -> None:
                                                              for r, a in zip(records, agents, strict=True)]
     assert [common_perceive(e) for e in events] == [validated(PerceiveInput, "perceive", **e).__dict__ for e in events]
     spent: dict[str, list[float]] = {name: [] for name in arms}
+    gc.collect()
+    gc.disable()  # as under perceive_many (streams.gc_pause): a collection inside an arm would be charged to it
     names = list(arms)
     for n in range(args.rounds):
         for name in names[n % len(names):] + names[: n % len(names)]:  # rotated: no arm always first
