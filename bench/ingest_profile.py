@@ -74,7 +74,7 @@ def instrument(brain: Brain) -> None:
                  "6b heap trim" if type(listener).__name__ == "HeapTrimmer" else
                  "5 learner observe" if owner is brain.learning else names["observe"])
         listeners[n] = _timed(label, listener)
-    _wrap(index_mod, "indexable", "4a   event_doc (cues, quarantine)")
+    _wrap(index_mod, "indexables", "4a   event_doc (cues, quarantine)")
     _wrap(index_mod.TenantIndex, "add_many", "4b   TenantIndex.add_many")
     _wrap(lexical.BM25Index, "add_many", "4b1    bm25 add_many")
     _wrap(semantic.SemanticIndex, "add", "4c   semantic add (static tier)")

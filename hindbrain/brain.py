@@ -43,6 +43,7 @@ from hindbrain.schemas.api import (
     OutcomeInput,
     PerceiveInput,
     RecallInput,
+    common_perceive,
     valid_id,
     validated,
 )
@@ -178,7 +179,7 @@ class Brain:
         (``InvalidInput`` on ``event_id``: ``hindbrain.recall.same_event``). Raises ``ValueError`` (InvalidInput)
         naming the field on bad input; nothing is written then.
         """
-        record = _perception(validated(PerceiveInput, "perceive", **fields))
+        record = _perception(perceived(fields))
         if (refused := conflict(self.index, record, {})) is not None:
             raise refused
         self.runner.submit([("perception", record)])
@@ -224,7 +225,7 @@ class Brain:
         earlier: dict = {}
         for fields in events:
             try:
-                record = _perception(validated(PerceiveInput, "perceive", **fields))
+                record = _perception(perceived(fields))
             except InvalidInput as exc:
                 out.append(exc)
                 continue
@@ -668,16 +669,24 @@ def log_length(log) -> int:
     return sum(log.end_offset(t.name, p) for t in TOPICS for p in log.partitions(t.name))
 
 
-def _perception(p: PerceiveInput) -> dict:
-    ts_us = to_us(p.ts) if isinstance(p.ts, datetime) else None
+def _perception(p: dict) -> dict:
+    """The perception record of ``p``, a ``PerceiveInput``'s field values (``perceived``)."""
+    ts_us = to_us(p["ts"]) if isinstance(p["ts"], datetime) else None
     # A turn's emotion (when not given) and a reply's acts, read from its text: what a ticket
     # desk's plain text must carry for induction to learn from it (recall.reading).
-    emotion, read = reading(p.kind, p.text, p.speaker, p.agent, p.emotion)
+    emotion, read = reading(p["kind"], p["text"], p["speaker"], p["agent"], p["emotion"])
     return {
-        "envelope": envelope("perception", p.tenant, agent=p.agent, task=p.task, record_id=p.event_id,
+        "envelope": envelope("perception", p["tenant"], agent=p["agent"], task=p["task"], record_id=p["event_id"],
                              ts_us=ts_us),
-        "kind": p.kind, "text": p.text, "system": p.system, "identity": p.identity, "action": p.action,
-        "expected": p.expected, "actual": p.actual, "entities": list(p.entities), "scope": {**read, **p.scope},
-        "signal": p.signal, "success": p.success, "polarity": p.polarity, "session": p.session,
-        "speaker": p.speaker, "emotion": emotion, "origin": p.origin,
+        "kind": p["kind"], "text": p["text"], "system": p["system"], "identity": p["identity"], "action": p["action"],
+        "expected": p["expected"], "actual": p["actual"], "entities": list(p["entities"]),
+        "scope": {**read, **p["scope"]}, "signal": p["signal"], "success": p["success"], "polarity": p["polarity"],
+        "session": p["session"], "speaker": p["speaker"], "emotion": emotion, "origin": p["origin"],
     }
+
+
+def perceived(fields: dict) -> dict:
+    """``PerceiveInput``'s field values of ``fields``: the common shape checked without the model
+    (``common_perceive``), anything else by it (``InvalidInput`` naming the field)."""
+    values = common_perceive(fields) if type(fields) is dict else None
+    return values if values is not None else validated(PerceiveInput, "perceive", **fields).__dict__

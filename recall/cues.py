@@ -12,6 +12,7 @@ Pure functions: no IO, deterministic output.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -161,6 +162,162 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
     return out
 
 
+# Batch form (issue 28): the texts of a ``perceive_many`` batch joined by ``SEP`` and each family's
+# pattern run once over the join, its matches mapped back to their text (``bisect``). ``SEP`` is in
+# no character class of the patterns run over the join (``\w``, ``\s``, the look-behind classes), so
+# at a text's edge every look-around sees what it sees at the edge of the text alone; a text holding a
+# character the simple path does not handle ("@", "/", a dot before a letter or digit: the URL, e-mail,
+# handle, host and path families, which rewrite the text the later families read) takes ``exact_cues``.
+SEP = "\x00"
+
+
+def exact_cues_many(texts: list[str], known_systems: list[Iterable[str]]) -> list[set[str]]:
+    """``[exact_cues(t, s) for t, s in zip(texts, known_systems)]``, the same sets, with each pattern
+    run once over the batch instead of once a text (see ``SEP``); a family whose pattern needs a
+    character few texts hold ("_", "-", "0x", an account hint) runs over those texts only."""
+    out: list[set[str]] = [set() for _ in texts]
+    simple = [n for n, text in enumerate(texts) if text]
+    batch = [texts[n] for n in simple]
+    joined, starts = SEP.join(batch), _starts(batch)
+    alone = _needing_one_by_one(batch, starts, joined)
+    if alone:
+        for k in alone:
+            out[simple[k]] = exact_cues(batch[k], known_systems[simple[k]])
+        simple = [n for k, n in enumerate(simple) if k not in alone]
+        batch = [texts[n] for n in simple]
+        joined, starts = SEP.join(batch), _starts(batch)
+    if not simple:
+        return out
+    found = [out[n] for n in simple]
+
+    def owner(pos: int) -> int:
+        return bisect_right(starts, pos) - 1
+
+    if _DIGIT.search(joined):
+        for m in _HTTP.finditer(joined):
+            k = owner(m.start())
+            text, begin = batch[k], m.start() - starts[k]
+            end = m.end() - starts[k]
+            before, after = text[max(0, begin - 24) : begin], text[end:]
+            single = not (text[:begin] + after).strip(" \t\n()[]【】（）:：.。,，!！") or (
+                before.endswith(("(", "[", "（", "【")) and after.startswith((")", "]", "）", "】")))
+            if single or _HTTP_BEFORE.search(before) or _HTTP_AFTER.match(after):
+                found[k].add(f"code:{m.group(1)}")
+    # each family's need is a character every match holds (``_CODE_NEEDS``): where few texts hold it,
+    # only those are scanned
+    for pattern, needs in _CODE_NEEDS:
+        if needs in ("digit", "upper"):  # most texts: one scan of the batch
+            for m in pattern.finditer(joined):
+                found[owner(m.start())].add(f"code:{m.group(0).lower()}")
+            continue
+        for k in _holding(joined, starts, _NEEDLES[needs]):
+            found[k].update(f"code:{m.group(0).lower()}" for m in pattern.finditer(batch[k]))
+    for k in _hinted(batch, starts, joined):  # the account scan is ~10 µs a text: only where a hint is
+        for m in _ACCOUNT.finditer(batch[k]):
+            found[k].add(_ACCOUNT_CUES[m.lastgroup] or f"account:{m.group(0).lower()}")
+    for m in _ALLCAPS.finditer(joined):  # after every code: a code is no system
+        word = m.group(0)
+        into = found[owner(m.start())]
+        if word not in _NOT_SYSTEMS and _two_letters(word) and f"code:{word.lower()}" not in into:
+            into.add(f"system:{word.lower()}")
+    for m in _CAMEL.finditer(joined):
+        found[owner(m.start())].add(f"system:{m.group(0).lower()}")
+    _known_systems_many(batch, starts, joined, [known_systems[n] for n in simple], found)
+    return out
+
+
+_NEEDLES = {"dash": ("-",), "_": ("_",), "hex": ("0x", "0X")}
+
+
+def _holding(joined: str, starts: list[int], needles: tuple[str, ...]) -> list[int]:
+    """The texts (numbers, in order) holding one of ``needles`` (``str.find``: far cheaper than a scan)."""
+    held: set[int] = set()
+    for needle in needles:
+        at = joined.find(needle)
+        while at >= 0:
+            k = bisect_right(starts, at) - 1
+            held.add(k)
+            at = joined.find(needle, starts[k + 1]) if k + 1 < len(starts) else -1
+    return sorted(held)
+
+
+def _needing_one_by_one(batch: list[str], starts: list[int], joined: str) -> set[int]:
+    """The texts holding what only ``exact_cues`` handles: "@", "/" (e-mails, handles, URLs, paths), or a
+    dot before a letter or digit (``_HOST_DOT``: a host name, which the later families must not read)."""
+    alone = set(_holding(joined, starts, ("@", "/")))
+    at = joined.find(".")
+    while at >= 0:
+        k = bisect_right(starts, at) - 1
+        if k not in alone and _HOST_DOT.match(joined, at):
+            alone.add(k)
+        at = joined.find(".", at + 1)
+    return alone
+
+
+def _hinted(batch: list[str], starts: list[int], joined: str) -> list[int]:
+    """The texts of ``batch`` whose lowered text holds an account hint (``_ACCOUNT_HINT``), in order."""
+    lowered = joined.lower()
+    if len(lowered) != len(joined):  # a letter whose lower case is longer ("İ"): offsets move, so one by one
+        return [k for k, text in enumerate(batch) if _ACCOUNT_HINT.search(text.lower())]
+    found, at = [], 0
+    while (m := _ACCOUNT_HINT.search(lowered, at)) is not None:
+        k = bisect_right(starts, m.start()) - 1
+        found.append(k)
+        at = starts[k + 1] if k + 1 < len(starts) else len(lowered)
+    return found
+
+
+def _known_systems_many(batch: list[str], starts: list[int], joined: str, known: list[Iterable[str]],
+                        out: list[set[str]]) -> None:
+    """The known-system part of ``exact_cues`` for each text of ``batch`` (``joined`` at ``starts``)."""
+    lowered = joined.lower() if any(known) else None
+    wanted: dict[str, list[int]] = {}
+    for k, names in enumerate(known):
+        for name in _normed_names(tuple(names)):
+            if SEP in name:  # a match could span two texts: this text alone
+                if name in batch[k].lower() and _system_pattern(name) is None or \
+                        _system_pattern(name) is not None and _system_pattern(name).search(batch[k]):
+                    out[k].add(f"system:{name}")
+                continue
+            wanted.setdefault(name, []).append(k)
+    for name, ks in wanted.items():
+        pattern = _system_pattern(name)
+        if pattern is None:  # a non-ASCII name: a substring of the lowered text
+            for k in ks:
+                if name in batch[k].lower():
+                    out[k].add(f"system:{name}")
+            continue
+        holders = set(ks)
+        if lowered is None or len(lowered) != len(joined):  # offsets move: the scan itself
+            for m in pattern.finditer(joined):
+                k = bisect_right(starts, m.start()) - 1
+                if k in holders:
+                    out[k].add(f"system:{name}")
+            continue
+        # An ASCII match is the name in the lowered text (tests/recall/test_cue_prefilters): find it there,
+        # and let the pattern decide at that place (its word boundaries)
+        at = lowered.find(name)
+        while at >= 0:
+            k = bisect_right(starts, at) - 1
+            if k in holders and pattern.match(joined, at):
+                out[k].add(f"system:{name}")
+            at = lowered.find(name, at + 1)
+
+
+@lru_cache(maxsize=1024)
+def _normed_names(names: tuple) -> frozenset[str]:
+    return frozenset({_norm(n) for n in names} - {""})
+
+
+def _starts(texts: list[str]) -> list[int]:
+    """Where each text begins in ``SEP.join(texts)``."""
+    starts, at = [], 0
+    for text in texts:
+        starts.append(at)
+        at += len(text) + 1
+    return starts
+
+
 def coordinates(fields: dict, known_systems: Iterable[str] = ()) -> dict[str, list[str]]:
     """The design.md §B3 cue coordinates of a perception- or cognition-like dict; empty ones omitted.
 
@@ -193,6 +350,15 @@ def indexed_terms(fields: dict, ts_us: int | None) -> tuple[str, ...]:
     return _terms_of(key, None if ts_us is None else int(ts_us) // _US_PER_DAY, frozenset(found))
 
 
+def indexed_terms_many(records: list[dict], ts_us: list[int | None]) -> list[tuple[str, ...]]:
+    """``indexed_terms`` of each record, the texts' exact cues found over the batch at once (``exact_cues_many``)."""
+    keys = [_structured_key(fields, ()) for fields in records]
+    texts = [fields.get("text") for fields in records]
+    found = exact_cues_many([str(text) if text else "" for text in texts], [_structured(key)[2] for key in keys])
+    return [_terms_of(key, None if ts is None else int(ts) // _US_PER_DAY, frozenset(cues) if text else frozenset())
+            for key, ts, text, cues in zip(keys, ts_us, texts, found, strict=True)]
+
+
 # A combination holding a one-off cue (a ticket's own code or link) is never met again: the cache stays
 # small (~1 kB an entry) so such events cannot make it a resident cost of their own.
 @lru_cache(maxsize=1 << 12)
@@ -214,8 +380,9 @@ _STRUCTURED_FIELDS = ("system", "identity", "action", "expected", "actual", "con
 
 def _structured_key(fields: dict, known_systems: Iterable[str]) -> tuple:
     get = fields.get
-    scope = tuple(sorted((str(k), "" if v is None else str(v)) for k, v in (get("scope") or {}).items()))
-    return (tuple(get(k) for k in _STRUCTURED_FIELDS), get("kind") == "anomaly", tuple(get("entities") or ()), scope,
+    scope = get("scope")
+    scope = tuple(sorted((str(k), "" if v is None else str(v)) for k, v in scope.items())) if scope else ()
+    return (tuple(map(get, _STRUCTURED_FIELDS)), get("kind") == "anomaly", tuple(get("entities") or ()), scope,
             tuple(known_systems))
 
 

@@ -28,11 +28,11 @@ from hindbrain.projections import beliefs, events, feedback, fragments, unit_sta
 from hindbrain.recall import keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.asking import asking_share
-from hindbrain.recall.cues import indexed_terms
+from hindbrain.recall.cues import indexed_terms, indexed_terms_many
 from hindbrain.recall.doc_table import DocTable
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
-    event_quarantine,
+    event_quarantines,
     inherited_quarantine,
     rests_on,
     said_text,
@@ -201,21 +201,38 @@ def _links_and_exact(terms: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str
 def event_doc(event_id: str, fields: dict, ts_us: int, agent: str | None = None) -> tuple[Doc, list[str]]:
     """An event as a document and its cue terms; ``fields`` is a perception record or an
     ``events`` row. An event is episodic memory: private to the ``agent`` that perceived it."""
-    situation = situation_text(fields)
-    said = fields["text"]
-    speaker = fields.get("speaker")
-    if said and speaker:  # who said it is part of the memory: "When did Caroline …" names her
-        said = f"{speaker}: {said}"
-    text = SEPARATOR.join(t for t in (said, situation) if t)
-    confidence = SIGNAL_CONFIDENCE.get(fields.get("signal"), SIGNAL_CONFIDENCE[None])
-    doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived", confidence, dict(fields["scope"]), ts_us,
-              action=fields.get("action"), event_kind=fields.get("kind"), owner=agent or None,
-              report=system_report(fields),
-              task=fields.get("task") or (fields.get("envelope") or {}).get("task"), speaker=speaker,
-              quarantine=event_quarantine(fields, agent),
-              session=fields.get("session"), origin=fields.get("origin"), asks=asking_share(fields["text"] or ""))
-    doc, terms = _with_cues(doc, fields)
-    return doc, terms + _field_terms(fields)
+    return event_docs([(event_id, fields, ts_us, agent)])[0]
+
+
+EventRow = tuple[str, dict, int, "str | None"]  # (event id, perception record or ``events`` row, ts_us, agent)
+
+
+def event_docs(rows: list[EventRow]) -> list[tuple[Doc, list[str]]]:
+    """``event_doc`` of each row, the batch's exact cues and quarantine judged at once (issue 28:
+    ``cues.exact_cues_many``, ``provenance.event_quarantines``): the same documents and terms."""
+    records = [fields for _, fields, _, _ in rows]
+    agents = [agent for _, _, _, agent in rows]
+    terms = indexed_terms_many(records, [ts_us for _, _, ts_us, _ in rows])
+    quarantines = event_quarantines(records, agents)
+    out = []
+    for (event_id, fields, ts_us, agent), cues, quarantine in zip(rows, terms, quarantines, strict=True):
+        get = fields.get
+        said, speaker = fields["text"], get("speaker")
+        if said and speaker:  # who said it is part of the memory: "When did Caroline …" names her
+            said = f"{speaker}: {said}"
+        situation = situation_text(fields)
+        text = f"{said}{SEPARATOR}{situation}" if said and situation else said or situation
+        doc = Doc(event_id, "event", "episodic", text, [event_id], "perceived",
+                  SIGNAL_CONFIDENCE.get(get("signal"), _UNSIGNALLED), dict(fields["scope"]), ts_us,
+                  action=get("action"), event_kind=get("kind"), owner=agent or None, report=system_report(fields),
+                  task=get("task") or (get("envelope") or {}).get("task"), speaker=speaker, quarantine=quarantine,
+                  session=get("session"), origin=get("origin"), asks=asking_share(fields["text"] or ""))
+        doc.links, doc.exact = _links_and_exact(cues)
+        out.append((doc, [*cues, *_field_terms(fields)]))
+    return out
+
+
+_UNSIGNALLED = SIGNAL_CONFIDENCE[None]
 
 
 def system_report(fields: dict) -> tuple | None:
@@ -263,6 +280,27 @@ def belief_of(row: dict) -> Belief:
     cues = frozenset(t for t in tokens(row["text"]) if t not in FUNCTION_WORDS)
     return Belief(row["belief_id"], row["text"], float(row["confidence"]), int(row["support"]), row["status"],
                   dict(row["scope"]), list(row["event_ids"]), _ts_us(row["ts"]), estimate_tokens(row["text"]), cues)
+
+
+def indexables(batch: list[Decoded]) -> list[Indexable]:
+    """``indexable`` of each record of ``batch``, in order; the batch's events made documents at once
+    (``event_docs``)."""
+    out: list[Indexable | None] = []
+    events_at, rows = [], []
+    for decoded in batch:
+        if decoded.record_type == "perception":
+            record = decoded.record
+            if perception_class(record) == "transactional":
+                continue
+            env = record["envelope"]
+            events_at.append(len(out))
+            rows.append((env["record_id"], record, env["ts_us"], env["agent"]))
+            out.append(None)
+        elif decoded.record_type == "cognition":
+            out.extend(indexable(decoded))
+    for at, (doc, cues), (_, record, _, _) in zip(events_at, event_docs(rows), rows, strict=True):
+        out[at] = (record["envelope"]["tenant"], doc, cues)
+    return out
 
 
 def indexable(decoded: Decoded) -> list[Indexable]:
@@ -582,7 +620,7 @@ class RecallIndex:
             self.diverged = True
 
     def _observe(self, batch: list[Decoded]) -> None:
-        items = [item for decoded in batch for item in indexable(decoded)]
+        items = indexables(batch)
         # Taint follows data: events first, then the beliefs resting on them, then the units
         # (a unit promoted from a belief inherits its quarantine).
         self.add([item for item in items if item[1].kind == "event"])

@@ -18,6 +18,7 @@ range) raises ``ValueError`` at import: the prefilter is then not exact and must
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from re import _constants as c  # the stdlib's own pattern parser (private, as in 3.11–3.13): the
 from re import _parser as sre_parse  # expansion reads exactly what ``re`` compiles
 
@@ -103,6 +104,20 @@ class Prefilter:
         for s in self.literals:
             self._automaton.add_word(s, None)
         self._automaton.make_automaton()
+
+    def matching(self, joined: str, starts: list[int]) -> list[int]:
+        """The texts (numbers, in order) of ``joined`` (texts beginning at ``starts``, apart by a
+        separator no literal holds) that contain a literal: ``may_match`` of each, in one pass that
+        skips to the next text at a text's first literal."""
+        found: list[int] = []
+        after = -1  # the end of the last text found: its further literals are skipped
+        for end, _ in self._automaton.iter(joined):  # one pass: an iterator from an offset copies the text
+            if end < after:
+                continue
+            k = bisect_right(starts, end) - 1
+            found.append(k)
+            after = starts[k + 1] if k + 1 < len(starts) else len(joined)
+        return found
 
     def may_match(self, text: str) -> bool:
         """False only when ``text`` contains none of the literals (so none of the patterns can match)."""

@@ -143,6 +143,25 @@ def instruction_cue(text: str | None) -> str | None:
     return _plain_cue(revealed(text))
 
 
+_SEP = "\x00"  # apart the texts of a batch: no cue word holds it
+
+
+def instruction_cues(texts: list[str | None]) -> list[str | None]:
+    """``[instruction_cue(t) for t in texts]``, the cue words' prefilter run once over the batch
+    (``Prefilter.matching``): only a text holding a cue word goes through the regular expressions."""
+    out: list[str | None] = [None] * len(texts)
+    present = [n for n, text in enumerate(texts) if text]
+    shown = [revealed(texts[n]) for n in present]  # a scan per character: no cheaper over the batch
+    lowered = [text.lower() for text in shown]
+    joined, starts, at = _SEP.join(lowered), [], 0
+    for text in lowered:
+        starts.append(at)
+        at += len(text) + 1
+    for k in _MAY_CUE.matching(joined, starts):  # no cue word holds _SEP: a text's own changes nothing
+        out[present[k]] = _plain_cue(shown[k])
+    return out
+
+
 def _plain_cue(text: str) -> str | None:
     text = text.lower()  # the patterns are lower case: much faster than re.IGNORECASE (~5× here)
     if not _MAY_CUE.may_match(text):
@@ -210,10 +229,13 @@ def said_text(fields: dict) -> str:
     """Every text-bearing field of a perception or a unit, one per line, for the cues: not only
     ``text`` (design.md §issue-27: the instruction in ``actual=``, ``action=``, ``system=``, a speaker's
     name, a citation, a scope value, an entity)."""
-    parts = [fields.get(name) for name in TEXT_FIELDS]
-    parts += [f"{k} {v}" for k, v in (fields.get("scope") or {}).items()]
-    parts += list(fields.get("entities") or ())
-    return "\n".join(str(p) for p in parts if p)
+    get = fields.get
+    parts = [p for p in map(get, TEXT_FIELDS) if p]  # map, no generator: it runs for every perceived event
+    if scope := get("scope"):
+        parts += [f"{k} {v}" for k, v in scope.items()]
+    if entities := get("entities"):
+        parts += [e for e in entities if e]
+    return "\n".join(p if type(p) is str else str(p) for p in parts)
 
 
 TEXT_FIELDS = ("text", "speaker", "system", "identity", "action", "expected", "actual", "condition", "reason",
@@ -282,6 +304,22 @@ def event_quarantine(fields: dict, agent: str | None) -> str | None:
     """``quarantine_reason`` over every text-bearing field of a perception (``said_text``)."""
     return quarantine_reason(fields.get("kind"), said_text(fields), fields.get("speaker"), agent,
                              fields.get("session"), fields.get("origin"))
+
+
+def event_quarantines(records: list[dict], agents: list[str | None]) -> list[str | None]:
+    """``[event_quarantine(f, a) for f, a in zip(records, agents)]``, the cues judged over the batch at
+    once (``instruction_cues``); the agent's own words are not read."""
+    out: list[str | None] = [None] * len(records)
+    judged = [(n, source) for n, (fields, agent) in enumerate(zip(records, agents, strict=True))
+              if (source := source_of(fields.get("kind"), fields.get("speaker"), agent, fields.get("origin"))) != AGENT]
+    cues = instruction_cues([said_text(records[n]) for n, _ in judged])
+    for (n, source), cue in zip(judged, cues, strict=True):
+        if cue is not None:
+            fields = records[n]
+            session = fields.get("session")
+            out[n] = f"{_said_by(source, fields.get('kind'), fields.get('speaker'))}" \
+                     f"{f' in session {session}' if session else ''} carries {cue}"
+    return out
 
 
 def split_quarantine(before: dict, fields: dict, agent: str | None) -> str | None:

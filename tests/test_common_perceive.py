@@ -1,0 +1,57 @@
+"""The common-shape check of a perception (``schemas.api.common_perceive``, issue 28) accepts only what
+``PerceiveInput`` accepts, with the model's values; anything else is left to the model (None)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hindbrain.schemas.api import MAX_NAME_CHARS, MAX_TEXT_BYTES, PerceiveInput, common_perceive
+
+WEIRD_STRINGS = ["", " ", "\t\n", "x", "bob", "a" * MAX_NAME_CHARS, "a" * (MAX_NAME_CHARS + 1), "工单系统", "\ud800",
+                 "ev\n1", "ev\x00", "ev\u2028", "é" * 300, "Ｘ", "—"]
+strings = st.one_of(st.sampled_from(WEIRD_STRINGS), st.text(max_size=12))
+values = st.one_of(st.none(), strings, st.booleans(), st.integers(-2, 2), st.floats(allow_nan=True),
+                   st.just([]), st.just(()), st.lists(strings, max_size=3),
+                   st.dictionaries(strings, strings, max_size=2), st.just(datetime(2024, 1, 1, tzinfo=UTC)),
+                   st.sampled_from(["message", "anomaly", "explicit", "tool"]))
+NAMES = ["tenant", "agent", "task", "kind", "text", "system", "identity", "action", "expected", "actual", "entities",
+         "scope", "signal", "success", "polarity", "session", "speaker", "emotion", "origin", "ts", "event_id", "extra"]
+fields = st.dictionaries(st.sampled_from(NAMES), values, max_size=8)
+
+
+def _model(fields: dict) -> dict | None:
+    try:
+        return PerceiveInput(**fields).__dict__
+    except ValueError:
+        return None
+
+
+@settings(max_examples=800, deadline=None)
+@given(fields, st.sampled_from(["t", "acme", " ", "工单"]), st.sampled_from(["ticket 1", "", None, " ", "x" * 10]))
+def test_what_the_check_accepts_the_model_accepts_with_the_same_values(given_fields, tenant, text):
+    one = {"tenant": tenant, "text": text, **given_fields}
+    fast = common_perceive(one)
+    if fast is not None:
+        assert fast == _model(one)
+
+
+def test_the_common_shape_is_taken_without_the_model():
+    one = {"tenant": "bench", "agent": "agent-1", "task": "t1", "kind": "anomaly", "text": "ticket 1: 登录 — 403",
+           "system": "IAM", "action": "submit", "success": False, "scope": {"user": "bob"}, "entities": ["CR-1"],
+           "event_id": "ev-1", "polarity": -0.5, "signal": "explicit", "origin": "user", "session": "s-1"}
+    assert common_perceive(one) == PerceiveInput(**one).__dict__
+
+
+@pytest.mark.parametrize("change", [
+    {"tenant": " "}, {"text": None, "action": " "}, {"kind": "chat"}, {"success": 0}, {"polarity": 2.0},
+    {"polarity": math.nan}, {"event_id": "ev\n1"}, {"text": "x" * (MAX_TEXT_BYTES + 1)}, {"text": "\ud800"},
+    {"entities": ["ok", ""]}, {"scope": {"k": 1}}, {"extra": 1}, {"ts": datetime(2024, 1, 1, tzinfo=UTC)},
+    {"agent": "a" * (MAX_NAME_CHARS + 1)}, {"entities": ("CR-1",)},
+])
+def test_anything_else_is_left_to_the_model(change):
+    assert common_perceive({"tenant": "t", "text": "hello", **change}) is None
