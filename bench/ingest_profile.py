@@ -76,7 +76,7 @@ def instrument(brain: Brain) -> None:
         listeners[n] = _timed(label, listener)
     _wrap(index_mod, "indexable", "4a   event_doc (cues, quarantine)")
     _wrap(index_mod.TenantIndex, "add_many", "4b   TenantIndex.add_many")
-    _wrap(lexical.BM25Index, "add_many", "4b1    bm25 add_many")
+    _wrap(lexical.BM25Index, "add_texts", "4b1    bm25 add_texts (tokens, numbering, segment)")
     _wrap(semantic.SemanticIndex, "add", "4c   semantic add (static tier)")
     _wrap(semantic.SemanticIndex, "_add_static", "4c1    static embed + vector add")
     _wrap(runner_mod, "project_batch", "7 project rows")

@@ -44,12 +44,12 @@ class _Segment(NamedTuple):
     tfs: np.ndarray  # float32
 
     @classmethod
-    def from_postings(cls, term_ids: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> _Segment:
-        """From (term, doc, tf) triples with unique (term, doc) pairs, in any order."""
-        order = np.argsort((term_ids << 32) | docs, kind="stable")
-        term_ids = term_ids[order]
-        terms, starts = np.unique(term_ids, return_index=True)
-        return cls(terms, np.append(starts, len(term_ids)), docs[order].astype(np.int32), tfs[order])
+    def from_keys(cls, keys: np.ndarray, tfs: np.ndarray) -> _Segment:
+        """From sorted, unique, non-empty ``term << 32 | doc`` keys (``np.unique``'s output) and
+        each one's frequency: the terms' boundaries are where the high half changes (no sort)."""
+        term_ids = keys >> 32
+        starts = np.concatenate(([0], np.flatnonzero(term_ids[1:] != term_ids[:-1]) + 1, [len(keys)]))
+        return cls(term_ids[starts[:-1]], starts, (keys & 0xFFFFFFFF).astype(np.int32), tfs)
 
     def postings(self, term: int) -> tuple[np.ndarray, np.ndarray] | None:
         i = int(np.searchsorted(self.terms, term))
@@ -58,12 +58,27 @@ class _Segment(NamedTuple):
         start, end = self.starts[i], self.starts[i + 1]
         return self.docs[start:end], self.tfs[start:end]
 
-    def merged(self, other: _Segment) -> _Segment:
-        def triples(seg):
-            return np.repeat(seg.terms, np.diff(seg.starts)), seg.docs.astype(np.int64), seg.tfs
-
-        (ta, da, fa), (tb, db, fb) = triples(self), triples(other)
-        return _Segment.from_postings(np.concatenate([ta, tb]), np.concatenate([da, db]), np.concatenate([fa, fb]))
+    def merged(self, newer: _Segment) -> _Segment:
+        """Both segments' postings as one, in the same layout (by term, then document), given
+        that ``newer``'s documents all follow this one's (``add_texts`` numbers them in order).
+        Each posting moves to its term's place in the union of the two vocabularies: linear,
+        where sorting the concatenated postings made the merges ~1/3 of ``add_texts`` at 20k."""
+        terms = np.union1d(self.terms, newer.terms)
+        mine, theirs = np.searchsorted(terms, self.terms), np.searchsorted(terms, newer.terms)
+        count_a, count_b = np.diff(self.starts), np.diff(newer.starts)
+        before = np.zeros(len(terms), dtype=np.int64)  # each term's postings from this segment
+        before[mine] = count_a
+        total = before.copy()
+        total[theirs] += count_b
+        starts = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(total, out=starts[1:])
+        to_a = np.repeat(starts[mine] - self.starts[:-1], count_a) + np.arange(len(self.docs))
+        to_b = np.repeat(starts[theirs] + before[theirs] - newer.starts[:-1], count_b) + np.arange(len(newer.docs))
+        docs = np.empty(len(self.docs) + len(newer.docs), dtype=np.int32)
+        tfs = np.empty(len(docs), dtype=np.float32)
+        docs[to_a], docs[to_b] = self.docs, newer.docs
+        tfs[to_a], tfs[to_b] = self.tfs, newer.tfs
+        return _Segment(terms, starts, docs, tfs)
 
 
 def term_hash(term: str) -> int:
@@ -202,7 +217,7 @@ class BM25Index:
         if len(flat):
             docs = np.repeat(np.arange(first, first + m, dtype=np.int64), lengths)
             keys, counts = np.unique((flat << 32) | docs, return_counts=True)
-            segment = _Segment.from_postings(keys >> 32, keys & 0xFFFFFFFF, counts.astype(np.float32))
+            segment = _Segment.from_keys(keys, counts.astype(np.float32))
             segments = self._segments
             segments.append(segment)
             while len(segments) >= 2 and 4 * len(segments[-1].docs) >= len(segments[-2].docs):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain.recall import _scan
-from hindbrain.recall.lexical import BM25Index
+from hindbrain.recall.lexical import BM25Index, _Segment
 from hindbrain.recall.static import default_static, py_static_ids
 from hindbrain.recall.tokenize import SEPARATOR, joined_tokens, py_tokens, tokens
 
@@ -53,10 +53,27 @@ def test_term_ids_name_what_is_not_a_string():
         _scan.term_ids(["a"], [[], []], {})
 
 
+class _OldSegment(_Segment):
+    """``recall.lexical._Segment`` as it was: built and merged by sorting every posting."""
+
+    @classmethod
+    def from_postings(cls, term_ids, docs, tfs):
+        order = np.argsort((term_ids << 32) | docs, kind="stable")
+        term_ids = term_ids[order]
+        terms, starts = np.unique(term_ids, return_index=True)
+        return cls(terms, np.append(starts, len(term_ids)), docs[order].astype(np.int32), tfs[order])
+
+    def merged(self, other):
+        def triples(seg):
+            return np.repeat(seg.terms, np.diff(seg.starts)), seg.docs.astype(np.int64), seg.tfs
+
+        (ta, da, fa), (tb, db, fb) = triples(self), triples(other)
+        return _OldSegment.from_postings(np.concatenate([ta, tb]), np.concatenate([da, db]),
+                                         np.concatenate([fa, fb]))
+
+
 def _old_add_many(index: BM25Index, docs_terms: list[list[str]]) -> None:
     """``BM25Index.add_many`` as it was before the C numbering: the reference for scores."""
-    from hindbrain.recall.lexical import _Segment
-
     first, m = index._n, len(docs_terms)
     if first + m > len(index._lengths):
         index._lengths = np.resize(index._lengths, max(2 * len(index._lengths), first + m))
@@ -74,7 +91,7 @@ def _old_add_many(index: BM25Index, docs_terms: list[list[str]]) -> None:
     if flat:
         docs = np.repeat(np.arange(first, first + m, dtype=np.int64), lengths)
         keys, counts = np.unique((np.asarray(flat, dtype=np.int64) << 32) | docs, return_counts=True)
-        index._segments.append(_Segment.from_postings(keys >> 32, keys & 0xFFFFFFFF, counts.astype(np.float32)))
+        index._segments.append(_OldSegment.from_postings(keys >> 32, keys & 0xFFFFFFFF, counts.astype(np.float32)))
         while len(index._segments) >= 2 and 4 * len(index._segments[-1].docs) >= len(index._segments[-2].docs):
             newer = index._segments.pop()
             index._segments[-1] = index._segments[-1].merged(newer)
@@ -85,7 +102,7 @@ _events = st.lists(st.lists(st.sampled_from(_WORDS), min_size=0, max_size=8).map
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_events, min_size=1, max_size=4), st.lists(st.sampled_from(_WORDS + ["nope"]), min_size=1, max_size=4))
+@given(st.lists(_events, min_size=1, max_size=8), st.lists(st.sampled_from(_WORDS + ["nope"]), min_size=1, max_size=4))
 def test_bm25_scores_and_rankings_equal_the_old_numbering(batches, query):
     new, old = BM25Index(), BM25Index()
     for batch in batches:
@@ -94,6 +111,9 @@ def test_bm25_scores_and_rankings_equal_the_old_numbering(batches, query):
         _old_add_many(old, [joined_tokens(t) + c for t, c in zip(batch, cues, strict=True)])
         new.add(tokens(batch[0]))  # single adds (the tails) interleave with the segments
         old.add(tokens(batch[0]))
+    assert len(new._segments) == len(old._segments)
+    for a, b in zip(new._segments, old._segments, strict=True):  # the same postings, laid out the same
+        assert all(np.array_equal(x, y) and x.dtype == y.dtype for x, y in zip(a, b, strict=True))
     q = tokens(" ".join(query))
     (s_new, idf_new), (s_old, idf_old) = new.scores(q), old.scores(q)
     assert np.array_equal(s_new, s_old) and idf_new == idf_old
