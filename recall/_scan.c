@@ -6,6 +6,8 @@
  *   tokens(text)                      recall/tokenize.py  py_tokens
  *   term_ids(texts, terms, vocab)     recall/lexical.py   BM25Index.add_many's numbering
  *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids
+ *   pool(ids, counts, table, out)     recall/static.py  the sparse product it replaces
+ *   estimate_tokens(text)             recall/tokenize.py  py_estimate_tokens
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -13,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 /* ---- character classes ------------------------------------------------------------------ */
@@ -412,6 +415,93 @@ done:
     return result;
 }
 
+
+/* ---- the static tier's pooled vectors ------------------------------------------------------- */
+
+/* pool(ids, counts, table, out): out[t] = the sum of table's rows ids[...] of text t (grouped by
+ * text, counts[t] of them, added in order as scipy's sparse product adds them), scaled to unit
+ * length (a text with no id, or a zero sum, stays a zero row). ids and counts: int64 buffers;
+ * table: C-contiguous float32 (rows, dim); out: writable C-contiguous float32 (len(counts), dim). */
+static PyObject *scan_pool(PyObject *self, PyObject *args) {
+    Py_buffer ids = {0}, counts = {0}, table = {0}, out = {0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*:pool", &ids, &counts, &table, &out))
+        return NULL;
+    /* the shapes come from the caller (recall/static.py checks them); here only what keeps reads in bounds */
+    Py_ssize_t n_ids = ids.len / 8, n_texts = counts.len / 8;
+    const int64_t *id = ids.buf, *count = counts.buf;
+    if (n_texts == 0 || out.len % (n_texts * (Py_ssize_t)sizeof(float)) != 0) {
+        if (n_texts == 0) {
+            result = Py_NewRef(Py_None);
+        } else {
+            PyErr_SetString(PyExc_ValueError, "out must hold one float32 row per text");
+        }
+        goto done;
+    }
+    Py_ssize_t dim = out.len / (n_texts * (Py_ssize_t)sizeof(float));
+    Py_ssize_t rows = dim ? table.len / (dim * (Py_ssize_t)sizeof(float)) : 0;
+    if (dim == 0 || table.len != rows * dim * (Py_ssize_t)sizeof(float)) {
+        PyErr_SetString(PyExc_ValueError, "table must be float32 rows as wide as out's");
+        goto done;
+    }
+    const float *tab = table.buf;
+    float *dst = out.buf;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t t = 0; t < n_texts; t++, dst += dim) {
+        if (count[t] < 0 || k + count[t] > n_ids) {
+            PyErr_SetString(PyExc_ValueError, "counts add up to more ids than given");
+            goto done;
+        }
+        memset(dst, 0, (size_t)dim * sizeof(float));
+        for (int64_t c = 0; c < count[t]; c++, k++) {
+            if (id[k] < 0 || id[k] >= rows) {
+                PyErr_Format(PyExc_IndexError, "token id %lld is not a row of the table", (long long)id[k]);
+                goto done;
+            }
+            const float *row = tab + id[k] * dim;
+            for (Py_ssize_t j = 0; j < dim; j++)
+                dst[j] += row[j];
+        }
+        double norm = 0.0;
+        for (Py_ssize_t j = 0; j < dim; j++)
+            norm += (double)dst[j] * dst[j];
+        if (norm > 0.0) {
+            float scale = (float)(1.0 / sqrt(norm));
+            for (Py_ssize_t j = 0; j < dim; j++)
+                dst[j] *= scale;
+        }
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* estimate_tokens(text): recall.tokenize.py_estimate_tokens: one token per CJK character (kana,
+ * ideographs, hangul), one per 4 other characters (rounded up), at least one. */
+static PyObject *scan_estimate_tokens(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "a text must be str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t cjk = 0;
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND) {
+        const int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            cjk += (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) ||
+                   (c >= 0xAC00 && c <= 0xD7AF);
+        }
+    }
+    Py_ssize_t estimate = cjk + (n - cjk + 3) / 4;
+    return PyLong_FromSsize_t(estimate > 1 ? estimate : 1);
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -419,6 +509,9 @@ static PyMethodDef methods[] = {
      "(a new term gets len(vocab)), as int64 bytes."},
     {"static_ids", scan_static_ids, METH_VARARGS,
      "static_ids(texts, vocab, memo) -> (ids, counts, rare): each text's static-tier bag, int64 bytes."},
+    {"pool", scan_pool, METH_VARARGS,
+     "pool(ids, counts, table, out): each text's rows of table summed into out, scaled to unit length."},
+    {"estimate_tokens", scan_estimate_tokens, METH_O, "recall.tokenize.estimate_tokens(text), the loop in C."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -94,6 +94,12 @@ def _is_cjk(ch: str) -> bool:
 
 
 def estimate_tokens(text: str) -> int:
-    """Prompt tokens a text costs, roughly: one per CJK character, one per 4 other chars."""
+    """Prompt tokens a text costs, roughly: one per CJK character, one per 4 other chars. The
+    loop in C (``recall/_scan.c``: ~0.3 µs a text where the oracle takes ~2)."""
+    return _scan.estimate_tokens(text)
+
+
+def py_estimate_tokens(text: str) -> int:
+    """``estimate_tokens`` in pure Python: the oracle of the C loop."""
     cjk = 0 if text.isascii() else sum(map(len, _CJK_CHARS.findall(text)))
     return max(1, cjk + math.ceil((len(text) - cjk) / 4))

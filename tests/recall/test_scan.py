@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hindbrain.recall import _scan
 from hindbrain.recall.lexical import BM25Index, _Segment
 from hindbrain.recall.static import default_static, py_static_ids
-from hindbrain.recall.tokenize import SEPARATOR, joined_tokens, py_tokens, tokens
+from hindbrain.recall.tokenize import SEPARATOR, estimate_tokens, joined_tokens, py_estimate_tokens, py_tokens, tokens
 
 # Pieces that meet the tokenisers' edges: joiners, digits (decimal and not: "²", "٣"), an
 # underscore, CJK of both classes (hangul is CJK for the lexical tokens, a word for the static
@@ -153,3 +153,33 @@ def test_static_vectors_are_the_oracles_pooled_rows(table):
     for row, text in zip(got, batch, strict=True):
         pooled = table.full[py_static_ids(table.vocab, text)].sum(axis=0)
         assert np.allclose(row, pooled / np.linalg.norm(pooled), atol=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts)
+def test_estimate_tokens_is_the_oracles(text):
+    assert estimate_tokens(text) == py_estimate_tokens(text)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=8))
+def test_pooled_rows_are_the_sparse_products(table, batch):
+    # the C pooling against the sparse product it replaced: each text's rows of ``full`` summed
+    # in the same order, then scaled to unit length (zero rows stay zero)
+    from scipy.sparse import csr_matrix
+
+    flat, counts = table.batch_ids(batch)
+    indptr = np.concatenate(([0], np.cumsum(counts)))
+    bags = csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(batch), len(table.tokens)))
+    summed = np.asarray(bags @ table.full)
+    norms = np.linalg.norm(summed, axis=1, keepdims=True)
+    expected = np.divide(summed, norms, out=np.zeros_like(summed), where=norms > 0)
+    assert np.allclose(table.embed(batch), expected, atol=1e-6, rtol=0)
+
+
+def test_pool_refuses_what_would_read_out_of_bounds(table):
+    out = np.empty((1, table.dim), dtype=np.float32)
+    with pytest.raises(IndexError, match="not a row"):
+        _scan.pool(np.array([len(table.tokens)], dtype=np.int64), np.array([1], dtype=np.int64), table.full, out)
+    with pytest.raises(ValueError, match="more ids"):
+        _scan.pool(np.array([0], dtype=np.int64), np.array([2], dtype=np.int64), table.full, out)
