@@ -3,8 +3,8 @@
 Every event gets a vector before ``perceive`` returns, without the neural model (USE: ~350-700
 texts/s on two cores, far below a fleet's 5k events/s). The recipe is model2vec's: the neural
 model embedded a vocabulary once, offline (``recall/distill.py``); a text's vector is the
-weighted sum of its tokens' vectors. It costs a regular expression, dictionary look-ups and one
-small matrix product per batch: ~100k+ texts/s on a core (``bench/api.py`` prints the rate).
+weighted sum of its tokens' vectors. A batch costs one C pass for its tokens' ids and one for the
+pooled sums (``recall/_scan.c``): ~100-170k texts/s of a core (``bench/static_tier.py``).
 
 **The same space as the neural model.** The token vectors are the neural model's own vectors
 of those tokens, reduced by a truncated SVD (no centring, so the map back is linear) and
