@@ -202,8 +202,10 @@ class BM25Index:
         """
         with self._lock:
             known = len(self._terms)
-            flat, lengths = _scan.term_ids(texts, terms, self._terms)
-            self._new_terms(len(self._terms) - known)
+            try:
+                flat, lengths = _scan.term_ids(texts, terms, self._terms)
+            finally:  # a bad document raises after earlier ones numbered new terms: they get their lists
+                self._new_terms(len(self._terms) - known)
             return self._add_numbered(np.frombuffer(flat, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64))
 
     def _add_numbered(self, flat: np.ndarray, lengths: np.ndarray) -> int:

@@ -72,6 +72,16 @@ class _OldSegment(_Segment):
                                          np.concatenate([fa, fb]))
 
 
+def test_a_refused_batch_leaves_the_index_whole():
+    index = BM25Index()
+    with pytest.raises(TypeError, match="a text must be str"):
+        index.add_texts(["fresh words here", None], [[], []])
+    assert len(index) == 0 and len(index._tails) == len(index._terms)  # the numbered terms got their lists
+    index.add_texts(["fresh words", "more words"], [["@x"], []])
+    index.add(["words", "later"])
+    assert index.top(["words"], 5) and [d for d, _ in index.top(["later"], 5)] == [2]
+
+
 def _old_add_many(index: BM25Index, docs_terms: list[list[str]]) -> None:
     """``BM25Index.add_many`` as it was before the C numbering: the reference for scores."""
     first, m = index._n, len(docs_terms)
