@@ -352,10 +352,13 @@ class TenantIndex:
                 no = len(self.docs) + len(fresh)  # the number it gets below
                 adding[no] = doc
                 self._judge_with_previous(doc, no, adding)
-            fresh.append((doc, joined_tokens(doc.text) + cues))
+            fresh.append((doc, cues))
         if not fresh:
             return []
-        first = self.bm25.add(fresh[0][1]) if len(fresh) == 1 else self.bm25.add_many([t for _, t in fresh])
+        if len(fresh) == 1:  # one document: its postings go to the terms' tails (no segment of one)
+            first = self.bm25.add(joined_tokens(fresh[0][0].text) + fresh[0][1])
+        else:  # a batch: tokenised, numbered and made a segment in one pass (recall.lexical.add_texts)
+            first = self.bm25.add_texts([doc.text for doc, _ in fresh], [cues for _, cues in fresh])
         end = first + len(fresh)
         if end > len(self._layers):
             self._layers = np.resize(self._layers, max(2 * len(self._layers), end))

@@ -3,8 +3,8 @@
 Every event gets a vector before ``perceive`` returns, without the neural model (USE: ~350-700
 texts/s on two cores, far below a fleet's 5k events/s). The recipe is model2vec's: the neural
 model embedded a vocabulary once, offline (``recall/distill.py``); a text's vector is the
-weighted sum of its tokens' vectors. It costs a regular expression, dictionary look-ups and one
-small matrix product per batch: ~100k+ texts/s on a core (``bench/api.py`` prints the rate).
+weighted sum of its tokens' vectors. A batch costs one C pass for its tokens' ids and one for the
+pooled sums (``recall/_scan.c``): ~100-170k texts/s of a core (``bench/static_tier.py``).
 
 **The same space as the neural model.** The token vectors are the neural model's own vectors
 of those tokens, reduced by a truncated SVD (no centring, so the map back is linear) and
@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import re
 import threading
-from itertools import repeat
 from pathlib import Path
 
 import numpy as np
 from scipy.sparse import csr_matrix
 
+from hindbrain.recall import _scan
 from hindbrain.recall.embed import one_per_process
 
 TABLE = Path(__file__).with_name("static_use.npz")  # written by ``python -m hindbrain.recall.distill``
@@ -42,15 +42,8 @@ _TOKEN = re.compile(rf"[{_CJK_RANGES}]+|[^\W\d_{_CJK_RANGES}]+")
 _ASCII_WORD = re.compile(r"[a-z]+")
 _CJK_START = "\u3040"
 _SUFFIXES = ("ing", "ed", "es", "s", "ly", "er")
-# A batch is tokenised as one string: texts joined by a separator the patterns match as a token.
-_SEP = "\x00"
-_WORD_BATCH = re.compile(rf"\x00|[^\W\d_{_CJK_RANGES}]+")
-_NOT_CJK = re.compile(rf"[^\x00{_CJK_RANGES}]+")
-_GAP = "\x01"  # what stands for the text between CJK runs (never a token)
-_ASCII_BATCH = re.compile(r"\x00|[a-z]+")
-_BOUNDARY, _UNKNOWN = -1, -2
 _RARE_MEMO = 100_000
-_CHUNK = 4096  # texts per pooled product: bounds the gathered rows (~12 MB at 12 tokens a text)
+_CHUNK = 4096  # texts per C call: bounds the ids held at once
 
 
 def cjk(ch: str) -> bool:
@@ -72,6 +65,14 @@ def static_tokens(text: str) -> list[str]:
         else:
             out.append(run)
     return out
+
+
+def py_static_ids(vocab: dict[str, int], text: str) -> list[int]:
+    """A text's bag of ids in pure Python (``StaticTable.batch_ids`` of one text, as a multiset):
+    each token's id, else a word's ``rare_ids`` (CJK characters and pairs have no stem: they are
+    never ASCII). The oracle the C loop is held to."""
+    return [i for tok in static_tokens(text) for i in
+            ((vocab[tok],) if tok in vocab else rare_ids(vocab, tok) if tok.isascii() else ())]
 
 
 def rare_ids(vocab: dict[str, int], word: str) -> tuple[int, ...]:
@@ -116,15 +117,14 @@ class StaticTable:
             raise ValueError("a static table needs one vector per token and a basis of the vectors' width")
         self.tokens = tokens
         self.vocab = {t: i for i, t in enumerate(tokens)}
-        self._lookup = {**self.vocab, _SEP: _BOUNDARY}
-        self._rare_memo: dict[str, int] = {}
+        self._rare_memo: dict[str, tuple[int, ...]] = {}  # a word the vocabulary lacks → its rare_ids
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.basis = np.asarray(basis, dtype=np.float32)
         self.teacher = teacher
         self.dim = self.basis.shape[1]
         # the rows mapped back once (82 MB at 40k x 512): a text then costs a sparse sum of its
         # tokens' rows instead of a dense 256 x 512 product (the product capped it at ~60k/s)
-        self.full = self.vectors @ self.basis
+        self.full = np.ascontiguousarray(self.vectors @ self.basis, dtype=np.float32)
         self.name = f"static-{teacher}-{len(tokens) // 1000}k-v{version}"
 
     def ids(self, text: str) -> list[int]:
@@ -133,81 +133,44 @@ class StaticTable:
         return flat.tolist()
 
     def batch_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(every text's known token ids, grouped by text; tokens per text). The whole batch
-        is tokenised by regular-expression passes over the texts joined by a separator token,
-        and looked up by ``map``: per-text Python calls cost ~50 µs a text, this a few. A
-        text is a bag, so the order of its ids is free."""
-        joined = _SEP.join(texts).lower()
-        if joined.count(_SEP) != len(texts) - 1:  # a text held the separator itself
-            joined = _SEP.join(t.replace(_SEP, " ") for t in texts).lower()
-        if joined.isascii():
-            flat, owner = self._word_ids(_ASCII_BATCH.findall(joined))
-        else:
-            parts = [self._word_ids(_WORD_BATCH.findall(joined)), *self._cjk_ids(joined)]
-            flat, owner = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-            order = np.argsort(owner, kind="stable")
-            flat, owner = flat[order], owner[order]
-        return flat, np.bincount(owner, minlength=len(texts))
+        """(every text's known token ids, grouped by text; tokens per text), int64. One C call
+        over the batch (``recall/_scan.c``: ~1.5 µs a text, the batched regular expressions and
+        ``map`` look-ups it replaces ~11); ``py_static_ids`` is its oracle. A word the vocabulary
+        lacks is resolved once by ``rare_ids`` (remembered), then the batch is read again. A text
+        is a bag, so the order of its ids is free."""
+        flat, counts, rare = _scan.static_ids(texts, self.vocab, self._rare_memo)
+        if rare:
+            self._remember(rare)
+            flat, counts, rare = _scan.static_ids(texts, self.vocab, self._rare_memo)
+            assert not rare, "every rare word was just remembered"
+        return np.frombuffer(flat, dtype=np.int64), np.frombuffer(counts, dtype=np.int64)
 
-    def _word_ids(self, toks: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, text of each id) of words and separators; a rare word by ``rare_ids``."""
-        ids = np.fromiter(map(self._lookup.get, toks, repeat(_UNKNOWN)), dtype=np.int64, count=len(toks))
-        text_of = np.cumsum(ids == _BOUNDARY)
-        known = ids >= 0
-        flat, owner = ids[known], text_of[known]
-        unknown = np.flatnonzero(ids == _UNKNOWN)
-        if len(unknown):  # rare words: their stem or parts
-            found = [self._rare(toks[i]) for i in unknown.tolist()]
-            extra = np.fromiter((i for f in found for i in f), dtype=np.int64)
-            if len(extra):
-                flat = np.concatenate([flat, extra])
-                owner = np.concatenate([owner, np.repeat(text_of[unknown], [len(f) for f in found])])
-        return flat, owner
-
-    def _cjk_ids(self, joined: str) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(ids, text of each id) of every CJK character and every CJK bigram the vocabulary
-        holds: the text with everything else blanked, read a character and a pair at a time."""
-        chars = _NOT_CJK.sub(_GAP, joined)
-        char_ids = np.fromiter(map(self._lookup.get, chars, repeat(_UNKNOWN)), dtype=np.int64, count=len(chars))
-        text_of = np.cumsum(char_ids == _BOUNDARY)
-        pairs = np.fromiter(map(self._lookup.get, map(str.__add__, chars, chars[1:]), repeat(_UNKNOWN)),
-                            dtype=np.int64, count=max(0, len(chars) - 1))
-        keep_c, keep_p = char_ids >= 0, pairs >= 0  # a pair across a gap or a separator is never a token
-        return [(char_ids[keep_c], text_of[keep_c]), (pairs[keep_p], text_of[:-1][keep_p])]
-
-    def _rare(self, word: str) -> tuple[int, ...]:
-        """``rare_ids`` of a word not in the vocabulary, remembered (ids, host names and typos
-        recur); the memo is emptied when it reaches ``_RARE_MEMO`` words."""
-        found = self._rare_memo.get(word)
-        if found is None:
-            if len(self._rare_memo) >= _RARE_MEMO:
-                self._rare_memo = {}
-            found = self._rare_memo[word] = rare_ids(self.vocab, word) if word.isascii() else ()
-        return found
+    def _remember(self, words: list[str]) -> None:
+        """``rare_ids`` of words the vocabulary lacks, kept in the memo (ids, host names and typos
+        recur); the memo is emptied first when these would take it past ``_RARE_MEMO`` words."""
+        words = set(words)
+        if len(self._rare_memo) + len(words) > _RARE_MEMO:
+            self._rare_memo = {}
+        memo = self._rare_memo
+        for word in words:
+            memo[word] = rare_ids(self.vocab, word) if word.isascii() else ()
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """``(len(texts), dim)`` unit float32 rows; a text with no known token is a zero row."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        """``(len(texts), dim)`` unit float32 rows; a text with no known token is a zero row.
+        Each text's rows of ``full`` are summed and scaled in one C loop (``_scan.pool``: the
+        sparse product, the norms and the division were three passes, ~5 µs a text; this ~1.7)."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), _CHUNK):
-            out[start : start + _CHUNK] = self._embed_chunk(texts[start : start + _CHUNK])
+            flat, counts = self.batch_ids(texts[start : start + _CHUNK])
+            _scan.pool(flat, counts, self.full, out[start : start + _CHUNK])
         return out
 
     def pooled(self, texts: list[str]) -> np.ndarray:
         """Every text's summed (weighted) reduced token vectors, before the map back."""
-        return np.asarray(self._bags(texts) @ self.vectors)
-
-    def _bags(self, texts: list[str]) -> csr_matrix:
-        """The bag of tokens as a sparse (texts x vocabulary) matrix: one product sums every
-        text's token rows (np.add.reduceat over gathered rows was 5x slower)."""
         flat, counts = self.batch_ids(texts)
         indptr = np.concatenate(([0], np.cumsum(counts)))
-        return csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(texts), len(self.tokens)))
-
-    def _embed_chunk(self, texts: list[str]) -> np.ndarray:
-        full = np.asarray(self._bags(texts) @ self.full)
-        norms = np.linalg.norm(full, axis=1, keepdims=True)
-        np.divide(full, norms, out=full, where=norms > 0)
-        return full
+        bags = csr_matrix((np.ones(len(flat), dtype=np.float32), flat, indptr), shape=(len(texts), len(self.tokens)))
+        return np.asarray(bags @ self.vectors)
 
     # -- the file -----------------------------------------------------------------------
     def save(self, path: Path) -> None:

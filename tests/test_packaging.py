@@ -155,7 +155,7 @@ def wheel(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"  # build in a copy: setuptools writes build/ and *.egg-info next to pyproject.toml
     shutil.copytree(REPO, source, ignore=lambda folder, names: [
-        n for n in names if n in NOT_COPIED or n.endswith(".egg-info") or n.endswith(".pyc")
+        n for n in names if n in NOT_COPIED or n.endswith((".egg-info", ".pyc", ".so"))  # the build compiles its own
     ])
     _build_wheel(source, work / "dist")
     wheels = list((work / "dist").glob("hindbrain-*.whl"))
@@ -175,6 +175,7 @@ def test_the_wheel_holds_only_the_hindbrain_package(wheel):
     assert all(n.startswith("hindbrain/schemas/avro/") for n in names if n.endswith(".avsc"))
     assert "hindbrain/sim/recall_bench.json" in names  # the measured numbers the learning report charts
     assert "hindbrain/recall/static_use.npz" in names  # the fast semantic tier's distilled table
+    assert [n for n in names if n.startswith("hindbrain/recall/_scan.") and n.endswith(".so")]  # compiled by the build
     assert not [n for n in names if "/tests/" in n or n.startswith("tests/")]
 
 

@@ -1,0 +1,526 @@
+/* The per-token loops of ingest in C (issue 28): a batch's texts tokenised and looked up in
+ * one call each, without a Python object per token beyond the look-up key.
+ *
+ * Each function is the exact counterpart of a pure-Python oracle kept beside it (the property
+ * tests in tests/recall/test_scan.py compare them on random unicode, CJK and joined words):
+ *   tokens(text)                      recall/tokenize.py  py_tokens
+ *   term_ids(texts, terms, vocab)     recall/lexical.py   BM25Index.add_many's numbering
+ *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids
+ *   pool(ids, counts, table, out)     recall/static.py  the sparse product it replaces
+ *   estimate_tokens(text)             recall/tokenize.py  py_estimate_tokens
+ *
+ * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
+ * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- character classes ------------------------------------------------------------------ */
+
+/* recall.tokenize: a CJK run (kana, ideographs, hangul syllables) becomes character bigrams. */
+static inline int lexical_cjk(Py_UCS4 c) {
+    return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) ||
+           (c >= 0x3040 && c <= 0x30FF) || (c >= 0xAC00 && c <= 0xD7AF);
+}
+
+/* recall.static: kana and ideographs (no hangul: its syllables are words there). */
+static inline int static_cjk(Py_UCS4 c) {
+    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+           (c >= 0xF900 && c <= 0xFAFF);
+}
+
+static inline int alnum(Py_UCS4 c) {
+    if (c < 128)
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+    return Py_UNICODE_ISALNUM(c);
+}
+
+static inline int joiner(Py_UCS4 c) {
+    return c == '-' || c == '_' || c == '.' || c == ':' || c == '/' || c == '@';
+}
+
+/* [^\W\d_<CJK>]: a letter of a static-tier word */
+static inline int static_letter(Py_UCS4 c) {
+    if (c < 128)
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    return Py_UNICODE_ISALNUM(c) && !Py_UNICODE_ISDECIMAL(c) && !static_cjk(c);
+}
+
+/* ---- a growable int64 buffer --------------------------------------------------------------- */
+
+typedef struct {
+    int64_t *data;
+    Py_ssize_t len, cap;
+} Buf;
+
+static int buf_push(Buf *b, int64_t v) {
+    if (b->len == b->cap) {
+        Py_ssize_t cap = b->cap ? 2 * b->cap : 1024;
+        int64_t *grown = PyMem_Realloc(b->data, (size_t)cap * sizeof(int64_t));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    b->data[b->len++] = v;
+    return 0;
+}
+
+static PyObject *buf_bytes(Buf *b) {
+    return PyBytes_FromStringAndSize((const char *)b->data, b->len * (Py_ssize_t)sizeof(int64_t));
+}
+
+static PyObject *str_lower; /* interned "lower" */
+
+static PyObject *lowered(PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "a text must be str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    return PyObject_CallMethodNoArgs(text, str_lower);
+}
+
+/* ---- the lexical tokens -------------------------------------------------------------------- */
+
+/* Calls emit(ctx, low, start, end) for each token of the lowercased text, in recall.tokenize.tokens'
+ * order: a CJK run's bigrams (a lone character as itself); a word, then its parts when it is joined. */
+typedef int (*emit_fn)(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end);
+
+static int lexical_walk(PyObject *low, emit_fn emit, void *ctx) {
+    const int kind = PyUnicode_KIND(low);
+    const void *data = PyUnicode_DATA(low);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(low);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 0x3040 && lexical_cjk(c)) {
+            Py_ssize_t j = i + 1;
+            while (j < n && lexical_cjk(PyUnicode_READ(kind, data, j)))
+                j++;
+            if (j - i == 1) {
+                if (emit(ctx, low, i, j) < 0)
+                    return -1;
+            } else {
+                for (Py_ssize_t k = i; k + 1 < j; k++)
+                    if (emit(ctx, low, k, k + 2) < 0)
+                        return -1;
+            }
+            i = j;
+        } else if (alnum(c)) {
+            Py_ssize_t j = i + 1;
+            int joined = 0;
+            for (;;) {
+                while (j < n && alnum(PyUnicode_READ(kind, data, j)))
+                    j++;
+                /* (?:[-_.:/@][^\W_]+)*: a joiner counts only when a word character follows it */
+                if (j + 1 < n && joiner(PyUnicode_READ(kind, data, j)) && alnum(PyUnicode_READ(kind, data, j + 1))) {
+                    joined = 1;
+                    j += 2;
+                    continue;
+                }
+                break;
+            }
+            if (emit(ctx, low, i, j) < 0)
+                return -1;
+            if (joined) { /* the parts between joiners, each non-empty by construction */
+                Py_ssize_t start = i;
+                for (Py_ssize_t k = i; k <= j; k++) {
+                    if (k == j || joiner(PyUnicode_READ(kind, data, k))) {
+                        if (emit(ctx, low, start, k) < 0)
+                            return -1;
+                        start = k + 1;
+                    }
+                }
+            }
+            i = j;
+        } else {
+            i++;
+        }
+    }
+    return 0;
+}
+
+static int emit_list(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *tok = PyUnicode_Substring(low, start, end);
+    if (!tok)
+        return -1;
+    int rc = PyList_Append((PyObject *)ctx, tok);
+    Py_DECREF(tok);
+    return rc;
+}
+
+typedef struct {
+    PyObject *vocab;
+    Buf *ids;
+    Py_ssize_t count;
+} Numbering;
+
+/* A term's number in vocab; a new term gets the next one (len(vocab)). */
+static int number_term(Numbering *nb, PyObject *term) {
+    PyObject *found = PyDict_GetItemWithError(nb->vocab, term);
+    int64_t id;
+    if (found) {
+        id = PyLong_AsLongLong(found);
+        if (id == -1 && PyErr_Occurred())
+            return -1;
+    } else {
+        if (PyErr_Occurred())
+            return -1;
+        id = PyDict_GET_SIZE(nb->vocab);
+        PyObject *value = PyLong_FromLongLong(id);
+        if (!value)
+            return -1;
+        int rc = PyDict_SetItem(nb->vocab, term, value);
+        Py_DECREF(value);
+        if (rc < 0)
+            return -1;
+    }
+    nb->count++;
+    return buf_push(nb->ids, id);
+}
+
+static int emit_number(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *tok = PyUnicode_Substring(low, start, end);
+    if (!tok)
+        return -1;
+    int rc = number_term((Numbering *)ctx, tok);
+    Py_DECREF(tok);
+    return rc;
+}
+
+static PyObject *scan_tokens(PyObject *self, PyObject *text) {
+    PyObject *low = lowered(text);
+    if (!low)
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out && lexical_walk(low, emit_list, out) < 0)
+        Py_CLEAR(out);
+    Py_DECREF(low);
+    return out;
+}
+
+/* term_ids(texts, terms, vocab) -> (ids, lengths): int64 bytes. Document d's terms are the
+ * tokens of texts[d] (when texts is not None) followed by terms[d] (when terms is not None). */
+static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
+    PyObject *texts, *terms, *vocab;
+    if (!PyArg_ParseTuple(args, "OOO!:term_ids", &texts, &terms, &PyDict_Type, &vocab))
+        return NULL;
+    PyObject *tseq = NULL, *xseq = NULL, *result = NULL;
+    Buf ids = {0}, lengths = {0};
+    Py_ssize_t m = -1;
+    if (texts != Py_None) {
+        if (!(tseq = PySequence_Fast(texts, "texts must be a sequence")))
+            goto done;
+        m = PySequence_Fast_GET_SIZE(tseq);
+    }
+    if (terms != Py_None) {
+        if (!(xseq = PySequence_Fast(terms, "terms must be a sequence")))
+            goto done;
+        if (m >= 0 && PySequence_Fast_GET_SIZE(xseq) != m) {
+            PyErr_SetString(PyExc_ValueError, "texts and terms must be of the same length");
+            goto done;
+        }
+        m = PySequence_Fast_GET_SIZE(xseq);
+    }
+    if (m < 0)
+        m = 0;
+    Numbering nb = {vocab, &ids, 0};
+    for (Py_ssize_t d = 0; d < m; d++) {
+        nb.count = 0;
+        if (tseq) {
+            PyObject *low = lowered(PySequence_Fast_GET_ITEM(tseq, d));
+            if (!low)
+                goto done;
+            int rc = lexical_walk(low, emit_number, &nb);
+            Py_DECREF(low);
+            if (rc < 0)
+                goto done;
+        }
+        if (xseq) {
+            PyObject *doc = PySequence_Fast(PySequence_Fast_GET_ITEM(xseq, d), "a document's terms must be a sequence");
+            if (!doc)
+                goto done;
+            Py_ssize_t k = PySequence_Fast_GET_SIZE(doc);
+            for (Py_ssize_t j = 0; j < k; j++) {
+                PyObject *term = PySequence_Fast_GET_ITEM(doc, j);
+                if (!PyUnicode_Check(term)) {
+                    PyErr_Format(PyExc_TypeError, "a term must be str, not %.100s", Py_TYPE(term)->tp_name);
+                    Py_DECREF(doc);
+                    goto done;
+                }
+                if (number_term(&nb, term) < 0) {
+                    Py_DECREF(doc);
+                    goto done;
+                }
+            }
+            Py_DECREF(doc);
+        }
+        if (buf_push(&lengths, nb.count) < 0)
+            goto done;
+    }
+    {
+        PyObject *a = buf_bytes(&ids), *b = a ? buf_bytes(&lengths) : NULL;
+        if (a && b)
+            result = PyTuple_Pack(2, a, b);
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+done:
+    Py_XDECREF(tseq);
+    Py_XDECREF(xseq);
+    PyMem_Free(ids.data);
+    PyMem_Free(lengths.data);
+    return result;
+}
+
+/* ---- the static tier's token ids ------------------------------------------------------------ */
+
+typedef struct {
+    PyObject *vocab, *memo, *rare;
+    Buf *ids;
+    Py_ssize_t count;
+} Bagging;
+
+/* A token's vocabulary id, if it has one (absent: nothing). */
+static int bag_known(Bagging *bg, PyObject *tok) {
+    PyObject *found = PyDict_GetItemWithError(bg->vocab, tok);
+    if (!found)
+        return PyErr_Occurred() ? -1 : 0;
+    int64_t id = PyLong_AsLongLong(found);
+    if (id == -1 && PyErr_Occurred())
+        return -1;
+    bg->count++;
+    return buf_push(bg->ids, id);
+}
+
+/* A word: its id; else the ids memo holds for it (recall.static.rare_ids); else it is listed in
+ * rare for the caller to resolve (and the caller scans again). */
+static int bag_word(Bagging *bg, PyObject *word) {
+    PyObject *found = PyDict_GetItemWithError(bg->vocab, word);
+    if (!found && PyErr_Occurred())
+        return -1;
+    if (!found) {
+        found = PyDict_GetItemWithError(bg->memo, word);
+        if (!found) {
+            if (PyErr_Occurred())
+                return -1;
+            return PyList_Append(bg->rare, word);
+        }
+        PyObject *seq = PySequence_Fast(found, "a rare word's ids must be a sequence");
+        if (!seq)
+            return -1;
+        for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
+            int64_t id = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, j));
+            if ((id == -1 && PyErr_Occurred()) || buf_push(bg->ids, id) < 0) {
+                Py_DECREF(seq);
+                return -1;
+            }
+            bg->count++;
+        }
+        Py_DECREF(seq);
+        return 0;
+    }
+    int64_t id = PyLong_AsLongLong(found);
+    if (id == -1 && PyErr_Occurred())
+        return -1;
+    bg->count++;
+    return buf_push(bg->ids, id);
+}
+
+static int bag_span(Bagging *bg, PyObject *low, Py_ssize_t start, Py_ssize_t end, int word) {
+    PyObject *tok = PyUnicode_Substring(low, start, end);
+    if (!tok)
+        return -1;
+    int rc = word ? bag_word(bg, tok) : bag_known(bg, tok);
+    Py_DECREF(tok);
+    return rc;
+}
+
+/* The text's bag, in text order: each word (maximal run of static letters); each CJK run's
+ * characters, then its adjacent pairs, the ones the vocabulary holds. */
+static int static_walk(Bagging *bg, PyObject *low) {
+    const int kind = PyUnicode_KIND(low);
+    const void *data = PyUnicode_DATA(low);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(low);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 0x3040 && static_cjk(c)) {
+            Py_ssize_t j = i + 1;
+            while (j < n && static_cjk(PyUnicode_READ(kind, data, j)))
+                j++;
+            for (Py_ssize_t k = i; k < j; k++)
+                if (bag_span(bg, low, k, k + 1, 0) < 0)
+                    return -1;
+            for (Py_ssize_t k = i; k + 1 < j; k++)
+                if (bag_span(bg, low, k, k + 2, 0) < 0)
+                    return -1;
+            i = j;
+        } else if (static_letter(c)) {
+            Py_ssize_t j = i + 1;
+            while (j < n && static_letter(PyUnicode_READ(kind, data, j)))
+                j++;
+            if (bag_span(bg, low, i, j, 1) < 0)
+                return -1;
+            i = j;
+        } else {
+            i++;
+        }
+    }
+    return 0;
+}
+
+/* static_ids(texts, vocab, memo) -> (ids, counts, rare): ids int64 bytes grouped by text,
+ * counts int64 bytes (ids per text), rare: the words found neither in vocab nor in memo (when
+ * any is listed, the ids are incomplete: resolve them into memo and call again). */
+static PyObject *scan_static_ids(PyObject *self, PyObject *args) {
+    PyObject *texts, *vocab, *memo;
+    if (!PyArg_ParseTuple(args, "OO!O!:static_ids", &texts, &PyDict_Type, &vocab, &PyDict_Type, &memo))
+        return NULL;
+    PyObject *seq = PySequence_Fast(texts, "texts must be a sequence");
+    if (!seq)
+        return NULL;
+    PyObject *rare = PyList_New(0), *result = NULL;
+    Buf ids = {0}, counts = {0};
+    if (!rare)
+        goto done;
+    Bagging bg = {vocab, memo, rare, &ids, 0};
+    for (Py_ssize_t d = 0; d < PySequence_Fast_GET_SIZE(seq); d++) {
+        PyObject *low = lowered(PySequence_Fast_GET_ITEM(seq, d));
+        if (!low)
+            goto done;
+        bg.count = 0;
+        int rc = static_walk(&bg, low);
+        Py_DECREF(low);
+        if (rc < 0 || buf_push(&counts, bg.count) < 0)
+            goto done;
+    }
+    {
+        PyObject *a = buf_bytes(&ids), *b = a ? buf_bytes(&counts) : NULL;
+        if (a && b)
+            result = PyTuple_Pack(3, a, b, rare);
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+done:
+    Py_DECREF(seq);
+    Py_XDECREF(rare);
+    PyMem_Free(ids.data);
+    PyMem_Free(counts.data);
+    return result;
+}
+
+
+/* ---- the static tier's pooled vectors ------------------------------------------------------- */
+
+/* pool(ids, counts, table, out): out[t] = the sum of table's rows ids[...] of text t (grouped by
+ * text, counts[t] of them, added in order as scipy's sparse product adds them), scaled to unit
+ * length (a text with no id, or a zero sum, stays a zero row). ids and counts: int64 buffers;
+ * table: C-contiguous float32 (rows, dim); out: writable C-contiguous float32 (len(counts), dim). */
+static PyObject *scan_pool(PyObject *self, PyObject *args) {
+    Py_buffer ids = {0}, counts = {0}, table = {0}, out = {0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*:pool", &ids, &counts, &table, &out))
+        return NULL;
+    /* the shapes come from the caller (recall/static.py checks them); here only what keeps reads in bounds */
+    Py_ssize_t n_ids = ids.len / 8, n_texts = counts.len / 8;
+    const int64_t *id = ids.buf, *count = counts.buf;
+    if (n_texts == 0 || out.len % (n_texts * (Py_ssize_t)sizeof(float)) != 0) {
+        if (n_texts == 0) {
+            result = Py_NewRef(Py_None);
+        } else {
+            PyErr_SetString(PyExc_ValueError, "out must hold one float32 row per text");
+        }
+        goto done;
+    }
+    Py_ssize_t dim = out.len / (n_texts * (Py_ssize_t)sizeof(float));
+    Py_ssize_t rows = dim ? table.len / (dim * (Py_ssize_t)sizeof(float)) : 0;
+    if (dim == 0 || table.len != rows * dim * (Py_ssize_t)sizeof(float)) {
+        PyErr_SetString(PyExc_ValueError, "table must be float32 rows as wide as out's");
+        goto done;
+    }
+    const float *tab = table.buf;
+    float *dst = out.buf;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t t = 0; t < n_texts; t++, dst += dim) {
+        if (count[t] < 0 || k + count[t] > n_ids) {
+            PyErr_SetString(PyExc_ValueError, "counts add up to more ids than given");
+            goto done;
+        }
+        memset(dst, 0, (size_t)dim * sizeof(float));
+        for (int64_t c = 0; c < count[t]; c++, k++) {
+            if (id[k] < 0 || id[k] >= rows) {
+                PyErr_Format(PyExc_IndexError, "token id %lld is not a row of the table", (long long)id[k]);
+                goto done;
+            }
+            const float *row = tab + id[k] * dim;
+            for (Py_ssize_t j = 0; j < dim; j++)
+                dst[j] += row[j];
+        }
+        double norm = 0.0;
+        for (Py_ssize_t j = 0; j < dim; j++)
+            norm += (double)dst[j] * dst[j];
+        if (norm > 0.0) {
+            float scale = (float)(1.0 / sqrt(norm));
+            for (Py_ssize_t j = 0; j < dim; j++)
+                dst[j] *= scale;
+        }
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* estimate_tokens(text): recall.tokenize.py_estimate_tokens: one token per CJK character (kana,
+ * ideographs, hangul), one per 4 other characters (rounded up), at least one. */
+static PyObject *scan_estimate_tokens(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "a text must be str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t cjk = 0;
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND) {
+        const int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            cjk += (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) ||
+                   (c >= 0xAC00 && c <= 0xD7AF);
+        }
+    }
+    Py_ssize_t estimate = cjk + (n - cjk + 3) / 4;
+    return PyLong_FromSsize_t(estimate > 1 ? estimate : 1);
+}
+
+static PyMethodDef methods[] = {
+    {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
+    {"term_ids", scan_term_ids, METH_VARARGS,
+     "term_ids(texts, terms, vocab) -> (ids, lengths): each document's tokens then terms numbered in vocab "
+     "(a new term gets len(vocab)), as int64 bytes."},
+    {"static_ids", scan_static_ids, METH_VARARGS,
+     "static_ids(texts, vocab, memo) -> (ids, counts, rare): each text's static-tier bag, int64 bytes."},
+    {"pool", scan_pool, METH_VARARGS,
+     "pool(ids, counts, table, out): each text's rows of table summed into out, scaled to unit length."},
+    {"estimate_tokens", scan_estimate_tokens, METH_O, "recall.tokenize.estimate_tokens(text), the loop in C."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", "Ingest's per-token loops in C (issue 28).", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    str_lower = PyUnicode_InternFromString("lower");
+    if (!str_lower)
+        return NULL;
+    return PyModule_Create(&module);
+}
