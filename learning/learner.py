@@ -206,35 +206,39 @@ class Learner:
         if self._repeated(env):
             return []
         kind = write_gate.perception_class(record)
-        self.counts[f"perceived_{kind}"] += 1
+        self.counts[_PERCEIVED[kind]] += 1
         if kind == "transactional":
             return []
         t = self._tenant(env["tenant"])
         out = self._hygiene(t, record, restoring)
         option = _option(record)  # pure: computed once for the branches below
+        # the record is read only here: what it is, once (every event asked these ~10 times: issue 28)
+        failure, success = extract.is_failure(record), extract.is_success(record)
         task = env["task"]
-        if task and record.get("action") and (extract.is_failure(record) or extract.is_success(record)):
-            t.tried.setdefault(task, []).append((attribution.words(record["action"]), extract.is_failure(record)))
-            del t.tried[task][:-TRAJECTORY]
-        if task and extract.is_failure(record):
-            t.failures.setdefault(task, []).append(record)
-            del t.failures[task][:-TRAJECTORY]
-        elif task and extract.is_success(record) and task in t.failures:
+        if task and (failure or success) and record.get("action"):
+            tried = t.tried.setdefault(task, [])
+            tried.append((attribution.words(record["action"]), failure))
+            del tried[:-TRAJECTORY]
+        if task and failure:
+            failures = t.failures.setdefault(task, [])
+            failures.append(record)
+            del failures[:-TRAJECTORY]
+        elif task and success and task in t.failures:
             out += self._recover(t, record, restoring)
-        elif option and extract.is_success(record) and not restoring and not t.successes.get(option):
+        elif option and success and not restoring and not t.successes.get(option):
             out += self._recover_across(t, record, option)
         if key := option:
-            if extract.is_success(record):
+            if success:
                 out += self._routine(t, record, key, restoring)
                 out += self._doubt_replaced(t, record, key, restoring)
                 out += self._outdate_failures(t, record, key, restoring)
-            if extract.is_success(record) or extract.is_failure(record):
-                kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
+            if success or failure:
+                kept = (t.successes if success else t.failed).setdefault(key, [])
                 kept.append(env["record_id"])
                 del kept[:-SUCCESSES_KEPT]
-            if extract.is_failure(record) and t.routine.get(key) is not None:
-                t.routine[key] = {}  # a routine is what kept working: its count starts again
-            if extract.is_failure(record):
+            if failure:
+                if t.routine.get(key) is not None:
+                    t.routine[key] = {}  # a routine is what kept working: its count starts again
                 out += self._routine_broken(t, record, key, restoring)
                 kept = t.reports.setdefault(_where(key), [])
                 kept.append(record)
@@ -292,13 +296,13 @@ class Learner:
         key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
                keyed.item_of(record.get("scope") or {}))
         # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
-        words = _words(record)
+        hashes = _word_hashes(record)
         previous = t.last_event.get(key)
-        t.last_event[key] = (env["record_id"], record["kind"], _packed(words), env["ts_us"])
-        if previous is None or restoring or not words:
+        t.last_event[key] = (env["record_id"], record["kind"], array("q", hashes).tobytes(), env["ts_us"])
+        if previous is None or restoring or not hashes:
             return []
         prev_id, _, prev_words, prev_ts = previous
-        hashes, prev_hashes = {hash(w) for w in words}, _unpacked(prev_words)
+        prev_hashes = _unpacked(prev_words)
         similarity = len(hashes & prev_hashes) / len(hashes | prev_hashes)
         if similarity < MERGE_SIMILARITY or env["ts_us"] - prev_ts > MERGE_WITHIN_US or prev_id == env["record_id"]:
             return []
@@ -757,27 +761,28 @@ def _lesson(source: str, condition: str, action: str, scope: dict | None = None)
     return source, " ".join(tokens(condition)), " ".join(tokens(action)), where
 
 
+_PERCEIVED = {kind: f"perceived_{kind}" for kind in ("event", "transactional")}  # the counters' names, made once
 _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,
              "recall": Learner._recall, "decision": Learner._decision}
 
 
-def _words(record: dict) -> frozenset[str]:
-    """The word set of an event's text, structured fields and entities (``_hygiene``). The
+def _word_hashes(record: dict) -> set[int]:
+    """The hashes of the word set of an event's text, structured fields and entities
+    (``_hygiene``): what it keeps per (agent, session, kind, speaker), packed as 8 bytes a
+    word (a frozenset of the words' own strings held ~1.7 kB per event and was walked by every
+    full collection), and compares by Jaccard, which over the hashes is Jaccard over the words
+    (the process's string hash: a collision among one event's words has odds ~2⁻⁶⁴). The
     fields beside the text repeat across a fleet: their words are cached (``repeated_tokens``);
     a token never spans the space that joins them, so the set is that of the joined text."""
-    said = [record.get(k) for k in ("system", "identity", "action", "expected", "actual")]
-    rest = " ".join([*filter(None, said), *(record.get("entities") or ())])
-    text = record.get("text")
-    return frozenset((*(recent_tokens(text) if text else ()), *repeated_tokens(rest)))
-
-
-def _packed(words: frozenset[str]) -> bytes:
-    """A word set as the 64-bit hashes of its words, packed: what ``_hygiene`` keeps per
-    (agent, session, kind, speaker) until the next event there. A frozenset of the words' own
-    strings held ~1.7 kB per event (tracemalloc) and was walked by every full collection; this
-    is 8 bytes a word and untracked. Jaccard over the hashes is Jaccard over the words (the
-    process's string hash: a collision among one event's words has odds ~2⁻⁶⁴)."""
-    return array("q", map(hash, words)).tobytes()
+    get = record.get
+    said = [v for v in (get("system"), get("identity"), get("action"), get("expected"), get("actual")) if v]
+    if entities := get("entities"):
+        said += entities
+    text = get("text")
+    hashes = set(map(hash, recent_tokens(text))) if text else set()
+    if said:
+        hashes.update(map(hash, repeated_tokens(" ".join(said))))
+    return hashes
 
 
 def _unpacked(packed: bytes) -> set[int]:
