@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from array import array
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field, replace
 
 from hindbrain.learning import attribution, extract, lifecycle, write_gate
@@ -68,9 +68,57 @@ class Recent(OrderedDict):
             self.popitem(last=False)
 
     def setdefault(self, key, default=None):
-        if key not in self:
-            self[key] = default
-        return self[key]
+        held = self.get(key, _ABSENT)  # one lookup where a hit is the common case
+        if held is _ABSENT:
+            self[key] = held = default
+        return held
+
+
+_ABSENT = object()
+
+
+class RecentSet:
+    """The last ``RECENT`` distinct keys added, oldest out first: what ``Recent`` answers for
+    membership alone, without its ordered dict's links and slots (a set and a deque: ~60 bytes
+    an id less; the learner's recent event ids held ~180 bytes each at 100k events, design.md
+    §issue-28) and without a Python-level ``__setitem__`` on every event."""
+
+    __slots__ = ("_keys", "_order", "size")
+
+    def __init__(self, size: int | None = None):
+        self.size = RECENT if size is None else size
+        self._keys: set = set()
+        self._order: deque = deque()
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def add(self, key) -> None:
+        """Remembers ``key`` (a key already held keeps its place, as in ``Recent``)."""
+        if key in self._keys:
+            return
+        self._keys.add(key)
+        self._order.append(key)
+        if len(self._order) > self.size:
+            self._keys.discard(self._order.popleft())
+
+    def __eq__(self, other) -> bool:  # a replayed learner holds the same ids in the same order
+        return isinstance(other, RecentSet) and (self.size, self._order) == (other.size, other._order)
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"RecentSet({len(self):,} of {self.size:,})"
+
+    def __getstate__(self):
+        return self.size, list(self._order)
+
+    def __setstate__(self, state) -> None:
+        self.size, order = state
+        self._order, self._keys = deque(order), set(order)
 
 
 @dataclass
@@ -89,7 +137,7 @@ class _Tenant:
     successes: Recent = field(default_factory=Recent)  # (system, option's words, scope) → success events, oldest first
     failed: Recent = field(default_factory=Recent)  # the same key → its failure events, oldest first
     scopes: Recent = field(default_factory=Recent)  # unit → the scope its proposal named: where it holds
-    perceived: Recent = field(default_factory=Recent)  # the recent event ids: a repeated one is the same event
+    perceived: RecentSet = field(default_factory=RecentSet)  # the recent event ids: a repeated one is the same event
     reports: Recent = field(default_factory=Recent)  # (system, scope) → its recent failure events, any task
     routine: Recent = field(default_factory=Recent)  # option key → {agent: its last success}, until a failure
     routines: Recent = field(default_factory=Recent)  # option key → the routine unit it taught
@@ -262,7 +310,7 @@ class Learner:
         if env["record_id"] in seen:
             self.counts["repeated_perceptions"] += 1
             return True
-        seen[env["record_id"]] = None
+        seen.add(env["record_id"])
         return False
 
     def _supersede(self, t: _Tenant, env: dict, proposal: extract.Proposal,
