@@ -9,7 +9,8 @@ So such an id is held as its 128 bits in two sorted ``uint64`` columns (per pref
 ``int32`` column of numbers: 20 bytes. Lookups stay exact: the hex digits *are* the 128 bits
 (lowercase only: ``ev_AB…`` is another id, kept as a string), and any id of another form is
 kept in a plain dict. New ids go to a small dict first and are merged into the sorted columns
-when it reaches 1/16 of them (one sort per merge, amortised over the ids it took in).
+when it reaches 1/8 of them (the new ones sorted and inserted: O(n) bytes moved a merge,
+amortised over the ids it took in).
 
 Ids are added, never removed, like the documents (setting a known id again renumbers it, as a
 dict would). Not locked: the index's fold is
@@ -26,9 +27,10 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 _HEX_ID = re.compile(r"([^\W\d_]{1,8}_)([0-9a-f]{32})", re.ASCII)  # "ev_" + 128 bits in lowercase hex
+_match = _HEX_ID.fullmatch
 _LOW = (1 << 64) - 1
 _MERGE_MIN = 1024  # ids held in the dict before the first merge
-_MERGE_SHARE = 16  # ... and then 1/16 of the merged ones
+_MERGE_SHARE = 8  # ... and then 1/8 of the merged ones
 _BITS_PER_ID = 16  # the negative filter's size (``_Sorted.bits``)
 _BITS_MIN = 1 << 16
 
@@ -37,13 +39,14 @@ class _Sorted:
     """One prefix's 128-bit ids: sorted (high, low) columns with their numbers, and the recent
     ids in a dict until the next merge."""
 
-    __slots__ = ("high", "low", "numbers", "recent", "filter")
+    __slots__ = ("high", "low", "numbers", "recent", "filter", "merge_at")
 
     def __init__(self):
         self.high = np.empty(0, dtype=np.uint64)
         self.low = np.empty(0, dtype=np.uint64)
         self.numbers = np.empty(0, dtype=np.int32)
         self.recent: dict[int, int] = {}
+        self.merge_at = _MERGE_MIN  # the recent dict's size that makes the next merge
         # A bit per (low bits of an) id, ~16 bits an id: an id never added is answered from here
         # nearly always (~6 % false positives), without the columns' search (~1 µs in numpy):
         # what ingest asks of every new event. A bytearray, whose item is read in ~30 ns.
@@ -61,39 +64,36 @@ class _Sorted:
             i += 1
         return -1
 
-    def get(self, value: int) -> int | None:
-        bits, mask = self.filter
-        at = value & mask
-        if not bits[at >> 3] >> (at & 7) & 1:
-            return None
-        no = self.recent.get(value)
-        if no is not None:
-            return no
-        row = self.find(value)
-        return None if row < 0 else int(self.numbers[row])
-
     def put(self, value: int, no: int) -> None:
-        row = self.find(value) if value not in self.recent else -1
-        if row >= 0:  # renumbered, as a dict would be
-            self.numbers[row] = no
-            return
-        self.recent[value] = no
         bits, mask = self.filter
         at = value & mask
+        if bits[at >> 3] >> (at & 7) & 1 and value not in self.recent:  # perhaps held: search (a new id: never)
+            row = self.find(value)
+            if row >= 0:  # renumbered, as a dict would be
+                self.numbers[row] = no
+                return
+        self.recent[value] = no
         bits[at >> 3] |= 1 << (at & 7)
-        if len(self.recent) >= max(_MERGE_MIN, len(self.high) // _MERGE_SHARE):
+        if len(self.recent) >= self.merge_at:
             self.merge()
 
     def merge(self) -> None:
         if not self.recent:
             return
-        values = np.fromiter(self.recent, dtype=object, count=len(self.recent))
-        high = np.concatenate([self.high, np.array([v >> 64 for v in values], dtype=np.uint64)])
-        low = np.concatenate([self.low, np.array([v & _LOW for v in values], dtype=np.uint64)])
-        numbers = np.concatenate([self.numbers, np.fromiter(self.recent.values(), dtype=np.int32,
-                                                            count=len(self.recent))])
-        order = np.lexsort((low, high))
-        self.high, self.low, self.numbers = high[order], low[order], numbers[order]
+        # Only the recent ids are sorted, then inserted in place (a copy of the columns, no sort of
+        # them): a merge costs O(n) bytes moved, not O(n log n). ``find`` scans a run of equal highs,
+        # so the columns need only be ordered by the high half.
+        values = list(self.recent)
+        new_high = np.array([v >> 64 for v in values], dtype=np.uint64)
+        order = np.argsort(new_high, kind="stable")
+        new_high = new_high[order]
+        new_low = np.array([v & _LOW for v in values], dtype=np.uint64)[order]
+        new_numbers = np.fromiter(self.recent.values(), dtype=np.int32, count=len(values))[order]
+        at = self.high.searchsorted(new_high, side="right")
+        high = np.insert(self.high, at, new_high)
+        low, numbers = np.insert(self.low, at, new_low), np.insert(self.numbers, at, new_numbers)
+        self.high, self.low, self.numbers = high, low, numbers
+        self.merge_at = max(_MERGE_MIN, len(high) // _MERGE_SHARE)
         if len(high) * _BITS_PER_ID > 8 * len(self.filter[0]):
             self._rebuild_bits(len(high) * _BITS_PER_ID)
         else:  # what ``numbered`` put straight into the dict has no bit yet
@@ -130,6 +130,7 @@ class IdNumbers:
     def __init__(self, pairs: Iterable[tuple[str, int]] = ()):
         self._by_prefix: dict[str, _Sorted] = {}
         self._other: dict[str, int] = {}  # ids of any other form, as given
+        self._parsed = ("", None)  # the last id read and its match: ``id in`` then ``[id] =`` parse it once
         for doc_id, no in pairs:
             self[doc_id] = no
 
@@ -138,7 +139,7 @@ class IdNumbers:
         """The ids numbered 0, 1, … in order (a snapshot's id column)."""
         out = cls()
         for no, doc_id in enumerate(ids):
-            hexed = _HEX_ID.fullmatch(doc_id)
+            hexed = _match(doc_id)
             if hexed is None:
                 out._other[doc_id] = no
             else:  # straight into the dict, one merge at the end (a repeated id: the last wins, as in a dict)
@@ -148,13 +149,33 @@ class IdNumbers:
             part.merge()
         return out
 
+    def _hexed(self, doc_id):
+        last, hexed = self._parsed
+        if doc_id is not last:
+            hexed = _match(doc_id) if doc_id.__class__ is str else None
+            self._parsed = (doc_id, hexed)
+        return hexed
+
     def get(self, doc_id: str, default=None):
-        hexed = _HEX_ID.fullmatch(doc_id) if isinstance(doc_id, str) else None
+        # flat: ingest asks this of every event, most often for an id never added
+        hexed = self._hexed(doc_id)
         if hexed is None:
             return self._other.get(doc_id, default)
         part = self._by_prefix.get(hexed[1])
-        no = None if part is None else part.get(int(hexed[2], 16))
-        return default if no is None else no
+        if part is None:
+            return default
+        value = int(hexed[2], 16)
+        bits, mask = part.filter
+        at = value & mask
+        if not bits[at >> 3] >> (at & 7) & 1:
+            return default
+        no = part.recent.get(value)
+        if no is None:
+            row = part.find(value)
+            if row < 0:
+                return default
+            no = int(part.numbers[row])
+        return no
 
     def __contains__(self, doc_id: str) -> bool:
         return self.get(doc_id) is not None
@@ -166,7 +187,7 @@ class IdNumbers:
         return no
 
     def __setitem__(self, doc_id: str, no: int) -> None:
-        hexed = _HEX_ID.fullmatch(doc_id) if isinstance(doc_id, str) else None
+        hexed = self._hexed(doc_id)
         if hexed is None:
             self._other[doc_id] = no
             return
