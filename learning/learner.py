@@ -28,6 +28,7 @@ it produced are applied, nothing new is appended).
 from __future__ import annotations
 
 import json
+import re
 from array import array
 from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field, replace
@@ -75,6 +76,22 @@ class Recent(OrderedDict):
 
 
 _ABSENT = object()
+
+
+_EVENT_ID = re.compile(r"ev_([0-9a-f]{32})", re.ASCII).fullmatch  # what the SDK makes: 128 bits in lowercase hex
+
+
+def compact_id(record_id: str) -> int | str:
+    """An event id as the learner keeps it: the 128 bits of an ``ev_`` + 32 hex digits id as an
+    int (44 bytes, and not the id string, which the index no longer holds either: recall.id_numbers),
+    any other id as given. Exact: an int never equals a string, and the hex digits are the bits."""
+    hexed = _EVENT_ID(record_id)
+    return record_id if hexed is None else int(hexed[1], 16)
+
+
+def expanded_id(key: int | str) -> str:
+    """The id ``compact_id`` made ``key`` from."""
+    return f"ev_{key:032x}" if key.__class__ is int else key
 
 
 class RecentSet:
@@ -306,11 +323,11 @@ class Learner:
         client retrying a request whose answer it lost) is one event. The views deduplicate it by
         id; the learner must not count it twice either (three copies of one negative feedback
         would otherwise make the three negatives that teach a rule)."""
-        seen = self._tenant(env["tenant"]).perceived
-        if env["record_id"] in seen:
+        seen, key = self._tenant(env["tenant"]).perceived, compact_id(env["record_id"])
+        if key in seen:
             self.counts["repeated_perceptions"] += 1
             return True
-        seen.add(env["record_id"])
+        seen.add(key)
         return False
 
     def _supersede(self, t: _Tenant, env: dict, proposal: extract.Proposal,
@@ -346,10 +363,11 @@ class Learner:
         # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
         hashes = _word_hashes(record)
         previous = t.last_event.get(key)
-        t.last_event[key] = (env["record_id"], record["kind"], array("q", hashes).tobytes(), env["ts_us"])
+        t.last_event[key] = (compact_id(env["record_id"]), array("q", hashes).tobytes(), env["ts_us"])
         if previous is None or restoring or not hashes:
             return []
-        prev_id, _, prev_words, prev_ts = previous
+        prev_key, prev_words, prev_ts = previous
+        prev_id = expanded_id(prev_key)
         prev_hashes = _unpacked(prev_words)
         similarity = len(hashes & prev_hashes) / len(hashes | prev_hashes)
         if similarity < MERGE_SIMILARITY or env["ts_us"] - prev_ts > MERGE_WITHIN_US or prev_id == env["record_id"]:
