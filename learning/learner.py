@@ -268,14 +268,15 @@ class Learner:
 
     def _perception(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
-        if self._repeated(env):
+        event_key = compact_id(env["record_id"])  # once: the recent set and the last event keep it
+        if self._repeated(env, event_key):
             return []
         kind = write_gate.perception_class(record)
         self.counts[_PERCEIVED[kind]] += 1
         if kind == "transactional":
             return []
         t = self._tenant(env["tenant"])
-        out = self._hygiene(t, record, restoring)
+        out = self._hygiene(t, record, restoring, event_key)
         option = _option(record)  # pure: computed once for the branches below
         # the record is read only here: what it is, once (every event asked these ~10 times: issue 28)
         failure, success = extract.is_failure(record), extract.is_success(record)
@@ -318,12 +319,12 @@ class Learner:
                 out += proposed + self._supersede(t, env, proposal, proposed)
         return out
 
-    def _repeated(self, env: dict) -> bool:
+    def _repeated(self, env: dict, key: int | str) -> bool:
         """Whether this event id was perceived already: a caller's own ``event_id`` sent again (a
         client retrying a request whose answer it lost) is one event. The views deduplicate it by
         id; the learner must not count it twice either (three copies of one negative feedback
         would otherwise make the three negatives that teach a rule)."""
-        seen, key = self._tenant(env["tenant"]).perceived, compact_id(env["record_id"])
+        seen = self._tenant(env["tenant"]).perceived
         if key in seen:
             self.counts["repeated_perceptions"] += 1
             return True
@@ -354,7 +355,7 @@ class Learner:
                                 {"rule": "supersede/1"}, newer))
         return out
 
-    def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+    def _hygiene(self, t: _Tenant, record: dict, restoring: bool, event_key: int | str) -> list[tuple[str, dict]]:
         env = record["envelope"]
         # Two speakers never say "the same event": a reply that echoes a turn is a new turn; and
         # two stored items (``recall.keyed``) are two memories by the caller's word, alike or not.
@@ -363,7 +364,7 @@ class Learner:
         # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
         hashes = _word_hashes(record)
         previous = t.last_event.get(key)
-        t.last_event[key] = (compact_id(env["record_id"]), array("q", hashes).tobytes(), env["ts_us"])
+        t.last_event[key] = (event_key, array("q", hashes).tobytes(), env["ts_us"])
         if previous is None or restoring or not hashes:
             return []
         prev_key, prev_words, prev_ts = previous
