@@ -59,7 +59,8 @@ from hindbrain.heap_trim import release_free_heap
 from hindbrain.recall.embed import Embedder, normalize_rows
 from hindbrain.recall.vectors import VectorIndex
 
-Item = tuple[int, str, str | None]  # (doc_no, doc_id, text); text None: ``SemanticIndex.text_of`` reads it when taken
+# (doc_no, doc_id, text); text None: ``SemanticIndex.text_of`` reads it when taken (and doc_id is None then)
+Item = tuple[int, str | None, str | None]
 
 WINDOW_CHARS = 2048  # what a model sees of a text when it names no window: ~512 tokens
 STATIC, NEURAL = 1, 2  # the tier of a document's vector (0: none yet)
@@ -340,7 +341,10 @@ class SemanticIndex:
         with self._cond:
             if items:
                 if self.neural:
-                    t.queue.extend(items if self.text_of is None else ((no, doc_id, None) for no, doc_id, _ in items))
+                    # with ``text_of`` the queue holds numbers only: not the text, nor the id (nothing
+                    # downstream reads a queued item's id, and holding it kept every id string of an
+                    # import alive until its neural vector: ~85 B an event, recall.id_numbers)
+                    t.queue.extend(items if self.text_of is None else ((no, None, None) for no, _, _ in items))
                 self._mark_seen(t, [doc_no for doc_no, _, _ in items])
             self._stalled = False
             self._cond.notify_all()
