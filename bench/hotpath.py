@@ -81,7 +81,7 @@ def interleaved(old, new, repeats: int = 7) -> tuple[float, float]:
 
 def parts(count: int = 5_000) -> list[tuple[str, float, float]]:
     """(what, old µs per event, new µs per event) for each cost this round cut."""
-    from hindbrain.learning.learner import _words
+    from hindbrain.learning.learner import _word_hashes
     from hindbrain.recall import cues
     from hindbrain.recall.disguise import _table, unmasked
     from hindbrain.recall.index import situation_text
@@ -101,7 +101,7 @@ def parts(count: int = 5_000) -> list[tuple[str, float, float]]:
          lambda: [cues._ACCOUNT_HINT.search(t.lower()) for t in texts]),
         ("index tokens", lambda: [tokens(d) for d in docs], lambda: [joined_tokens(d) for d in docs]),
         ("learner word set", lambda: [frozenset(tokens(" ".join(filter(None, map(e.get, fields))))) for e in events],
-         lambda: [_words(e) for e in events]),
+         lambda: [_word_hashes(e) for e in events]),
     ):
         o, n = interleaved(old, new)
         rows.append((what, o / count * 1e6, n / count * 1e6))

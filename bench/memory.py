@@ -23,6 +23,7 @@ import random
 import re
 import sys
 import tempfile
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from api import TENANT, event, resident_bytes  # noqa: E402  (the numbers of record use the same events)
 
 from hindbrain import Brain  # noqa: E402
+from hindbrain.heap_trim import release_free_heap  # noqa: E402
 
 BATCH = 5_000
 
@@ -66,6 +68,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--no-trace", action="store_true", help="RSS only (tracemalloc off)")
     ap.add_argument("--depth", type=int, default=1, help="frames kept per allocation; > 1 prints the callers")
+    ap.add_argument("--settle", action="store_true",
+                    help="then wait for every vector to be neural and in the graph, and split the growth again")
     args = ap.parse_args()
     rng = random.Random(args.size)
     events = [event(rng, n) for n in range(args.size)]
@@ -74,39 +78,55 @@ def main() -> None:
         brain.recall(tenant=TENANT, agent="agent-0", query="warm-up")
         gc.collect()
         rss0, kinds0, je0, blocks0 = resident_bytes(), rss_by_kind(), jemalloc(brain), sys.getallocatedblocks()
+        before = None
         if not args.no_trace:
             tracemalloc.start(args.depth)
             before = tracemalloc.take_snapshot()
         for start in range(0, args.size, BATCH):
             brain.perceive_many(events[start:start + BATCH])
-        gc.collect()
-        n = args.size
-        print(f"{n:,} events: RSS growth {(resident_bytes() - rss0) / n:,.0f} B/event")
-        kinds = rss_by_kind()
-        grown = ", ".join(f"{k} {(kinds[k] - kinds0[k]) / n:,.0f}" for k in ("heap", "anon", "chdb", "files"))
-        print(f"  by mapping: {grown} B/event; pymalloc blocks {(sys.getallocatedblocks() - blocks0) / n:.1f}/event")
-        je = jemalloc(brain)
-        if je:
-            print(f"  chDB's jemalloc: allocated {(je['allocated'] - je0['allocated']) / n:,.0f}, "
-                  f"resident {(je['resident'] - je0['resident']) / n:,.0f} B/event")
-        if not args.no_trace:
-            after = tracemalloc.take_snapshot()
-            traced = tracemalloc.get_traced_memory()[0]
-            tracemalloc.stop()
-            diffs = after.compare_to(before, "lineno" if args.depth == 1 else "traceback")
-            total = sum(d.size_diff for d in diffs)
-            print(f"  python heap (tracemalloc) {total / n:,.0f} B/event ({traced / 2**20:,.0f} MiB traced)")
-            for d in diffs[: args.top]:
-                frame = d.traceback[0]
-                print(f"    {d.size_diff / n:>8,.0f} B/event  {d.count_diff / n:>6.2f} blocks/event  "
-                      f"{Path(frame.filename).name}:{frame.lineno}")
-                for caller in list(d.traceback)[1:]:
-                    print(f"{'':>40}{Path(caller.filename).name}:{caller.lineno}")
-        semantic = brain.index.semantic
-        if semantic is not None:
-            print(f"  vector indexes report {semantic.memory_bytes() / n:,.0f} B/event "
-                  f"({semantic.pending():,} texts still queued for the neural tier)")
+        report(brain, args, "the import", rss0, kinds0, je0, blocks0, before)
+        if args.settle and brain.index.semantic is not None:
+            semantic = brain.index.semantic
+            t0 = time.perf_counter()
+            semantic.wait()
+            while semantic.unbuilt():
+                time.sleep(0.2)
+            print(f"settled {time.perf_counter() - t0:.0f} s later")
+            report(brain, args, "settled", rss0, kinds0, je0, blocks0, before)
+            settled = resident_bytes()
+            release_free_heap()
+            print(f"  a malloc_trim now returns {(settled - resident_bytes()) / args.size:,.0f} B/event "
+                  "(free heap the settling left resident)")
 
+
+def report(brain, args, label: str, rss0: int, kinds0, je0, blocks0, before) -> None:
+    """The growth since the baseline, split by mapping, allocator and (traced) source line."""
+    gc.collect()
+    n = args.size
+    print(f"{n:,} events, {label}: RSS growth {(resident_bytes() - rss0) / n:,.0f} B/event")
+    kinds = rss_by_kind()
+    grown = ", ".join(f"{k} {(kinds[k] - kinds0[k]) / n:,.0f}" for k in ("heap", "anon", "chdb", "files"))
+    print(f"  by mapping: {grown} B/event; pymalloc blocks {(sys.getallocatedblocks() - blocks0) / n:.1f}/event")
+    je = jemalloc(brain)
+    if je:
+        print(f"  chDB's jemalloc: allocated {(je['allocated'] - je0['allocated']) / n:,.0f}, "
+              f"resident {(je['resident'] - je0['resident']) / n:,.0f} B/event")
+    if before is not None:
+        after = tracemalloc.take_snapshot()
+        traced = tracemalloc.get_traced_memory()[0]
+        diffs = after.compare_to(before, "lineno" if args.depth == 1 else "traceback")
+        total = sum(d.size_diff for d in diffs)
+        print(f"  python heap (tracemalloc) {total / n:,.0f} B/event ({traced / 2**20:,.0f} MiB traced)")
+        for d in diffs[: args.top]:
+            frame = d.traceback[0]
+            print(f"    {d.size_diff / n:>8,.0f} B/event  {d.count_diff / n:>6.2f} blocks/event  "
+                  f"{Path(frame.filename).name}:{frame.lineno}")
+            for caller in list(d.traceback)[1:]:
+                print(f"{'':>40}{Path(caller.filename).name}:{caller.lineno}")
+    semantic = brain.index.semantic
+    if semantic is not None:
+        print(f"  vector indexes report {semantic.memory_bytes() / n:,.0f} B/event "
+              f"({semantic.pending():,} texts still queued for the neural tier)")
 
 if __name__ == "__main__":
     main()

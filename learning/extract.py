@@ -221,11 +221,15 @@ def preference(statement: dict) -> Proposal | None:
     """The unit a user's explicit preference statement asks for, or None. The statement is
     explicit when the caller says so (``signal="explicit"``, a ``feedback`` event) or when its
     own words make it a standing instruction ("please always", "from now on", "以后请")."""
-    text = (statement.get("text") or "").strip()
+    # the cheap tests first: most messages are no user's statement (the learner asks this of each)
+    if statement["kind"] not in ("message", "feedback") or statement.get("polarity") is not None:
+        return None
     speaker = speaking_user(statement)
+    if speaker is None:
+        return None
+    text = (statement.get("text") or "").strip()
     explicit = statement.get("signal") == "explicit" or statement["kind"] == "feedback" or bool(_STANDING.search(text))
-    if (statement["kind"] not in ("message", "feedback") or speaker is None or not explicit
-            or statement.get("polarity") is not None or not _PREFERENCE.search(text)):
+    if not explicit or not _PREFERENCE.search(text):
         return None
     scope = person_scope(dict(statement.get("scope", {})), speaker, statement.get("session"))
     if scope is None:

@@ -28,8 +28,9 @@ it produced are applied, nothing new is appended).
 from __future__ import annotations
 
 import json
+import re
 from array import array
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field, replace
 
 from hindbrain.learning import attribution, extract, lifecycle, write_gate
@@ -68,9 +69,73 @@ class Recent(OrderedDict):
             self.popitem(last=False)
 
     def setdefault(self, key, default=None):
-        if key not in self:
-            self[key] = default
-        return self[key]
+        held = self.get(key, _ABSENT)  # one lookup where a hit is the common case
+        if held is _ABSENT:
+            self[key] = held = default
+        return held
+
+
+_ABSENT = object()
+
+
+_EVENT_ID = re.compile(r"ev_([0-9a-f]{32})", re.ASCII).fullmatch  # what the SDK makes: 128 bits in lowercase hex
+
+
+def compact_id(record_id: str) -> int | str:
+    """An event id as the learner keeps it: the 128 bits of an ``ev_`` + 32 hex digits id as an
+    int (44 bytes, and not the id string, which the index no longer holds either: recall.id_numbers),
+    any other id as given. Exact: an int never equals a string, and the hex digits are the bits."""
+    hexed = _EVENT_ID(record_id)
+    return record_id if hexed is None else int(hexed[1], 16)
+
+
+def expanded_id(key: int | str) -> str:
+    """The id ``compact_id`` made ``key`` from."""
+    return f"ev_{key:032x}" if key.__class__ is int else key
+
+
+class RecentSet:
+    """The last ``RECENT`` distinct keys added, oldest out first: what ``Recent`` answers for
+    membership alone, without its ordered dict's links and slots (a set and a deque: ~60 bytes
+    an id less; the learner's recent event ids held ~180 bytes each at 100k events, design.md
+    §issue-28) and without a Python-level ``__setitem__`` on every event."""
+
+    __slots__ = ("_keys", "_order", "size")
+
+    def __init__(self, size: int | None = None):
+        self.size = RECENT if size is None else size
+        self._keys: set = set()
+        self._order: deque = deque()
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def add(self, key) -> None:
+        """Remembers ``key`` (a key already held keeps its place, as in ``Recent``)."""
+        if key in self._keys:
+            return
+        self._keys.add(key)
+        self._order.append(key)
+        if len(self._order) > self.size:
+            self._keys.discard(self._order.popleft())
+
+    def __eq__(self, other) -> bool:  # a replayed learner holds the same ids in the same order
+        return isinstance(other, RecentSet) and (self.size, self._order) == (other.size, other._order)
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"RecentSet({len(self):,} of {self.size:,})"
+
+    def __getstate__(self):
+        return self.size, list(self._order)
+
+    def __setstate__(self, state) -> None:
+        self.size, order = state
+        self._order, self._keys = deque(order), set(order)
 
 
 @dataclass
@@ -89,7 +154,7 @@ class _Tenant:
     successes: Recent = field(default_factory=Recent)  # (system, option's words, scope) → success events, oldest first
     failed: Recent = field(default_factory=Recent)  # the same key → its failure events, oldest first
     scopes: Recent = field(default_factory=Recent)  # unit → the scope its proposal named: where it holds
-    perceived: Recent = field(default_factory=Recent)  # the recent event ids: a repeated one is the same event
+    perceived: RecentSet = field(default_factory=RecentSet)  # the recent event ids: a repeated one is the same event
     reports: Recent = field(default_factory=Recent)  # (system, scope) → its recent failure events, any task
     routine: Recent = field(default_factory=Recent)  # option key → {agent: its last success}, until a failure
     routines: Recent = field(default_factory=Recent)  # option key → the routine unit it taught
@@ -203,38 +268,43 @@ class Learner:
 
     def _perception(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
-        if self._repeated(env):
+        event_key = compact_id(env["record_id"])  # once: the recent set and the last event keep it
+        if self._repeated(env, event_key):
             return []
         kind = write_gate.perception_class(record)
-        self.counts[f"perceived_{kind}"] += 1
+        self.counts[_PERCEIVED[kind]] += 1
         if kind == "transactional":
             return []
         t = self._tenant(env["tenant"])
-        out = self._hygiene(t, record, restoring)
+        out = self._hygiene(t, record, restoring, event_key)
         option = _option(record)  # pure: computed once for the branches below
+        # the record is read only here: what it is, once (every event asked these ~10 times: issue 28)
+        failure, success = extract.is_failure(record), extract.is_success(record)
         task = env["task"]
-        if task and record.get("action") and (extract.is_failure(record) or extract.is_success(record)):
-            t.tried.setdefault(task, []).append((attribution.words(record["action"]), extract.is_failure(record)))
-            del t.tried[task][:-TRAJECTORY]
-        if task and extract.is_failure(record):
-            t.failures.setdefault(task, []).append(record)
-            del t.failures[task][:-TRAJECTORY]
-        elif task and extract.is_success(record) and task in t.failures:
+        if task and (failure or success) and record.get("action"):
+            tried = t.tried.setdefault(task, [])
+            tried.append((attribution.words(record["action"]), failure))
+            del tried[:-TRAJECTORY]
+        if task and failure:
+            failures = t.failures.setdefault(task, [])
+            failures.append(record)
+            del failures[:-TRAJECTORY]
+        elif task and success and task in t.failures:
             out += self._recover(t, record, restoring)
-        elif option and extract.is_success(record) and not restoring and not t.successes.get(option):
+        elif option and success and not restoring and not t.successes.get(option):
             out += self._recover_across(t, record, option)
         if key := option:
-            if extract.is_success(record):
+            if success:
                 out += self._routine(t, record, key, restoring)
                 out += self._doubt_replaced(t, record, key, restoring)
                 out += self._outdate_failures(t, record, key, restoring)
-            if extract.is_success(record) or extract.is_failure(record):
-                kept = (t.successes if extract.is_success(record) else t.failed).setdefault(key, [])
+            if success or failure:
+                kept = (t.successes if success else t.failed).setdefault(key, [])
                 kept.append(env["record_id"])
                 del kept[:-SUCCESSES_KEPT]
-            if extract.is_failure(record) and t.routine.get(key) is not None:
-                t.routine[key] = {}  # a routine is what kept working: its count starts again
-            if extract.is_failure(record):
+            if failure:
+                if t.routine.get(key) is not None:
+                    t.routine[key] = {}  # a routine is what kept working: its count starts again
                 out += self._routine_broken(t, record, key, restoring)
                 kept = t.reports.setdefault(_where(key), [])
                 kept.append(record)
@@ -249,16 +319,16 @@ class Learner:
                 out += proposed + self._supersede(t, env, proposal, proposed)
         return out
 
-    def _repeated(self, env: dict) -> bool:
+    def _repeated(self, env: dict, key: int | str) -> bool:
         """Whether this event id was perceived already: a caller's own ``event_id`` sent again (a
         client retrying a request whose answer it lost) is one event. The views deduplicate it by
         id; the learner must not count it twice either (three copies of one negative feedback
         would otherwise make the three negatives that teach a rule)."""
         seen = self._tenant(env["tenant"]).perceived
-        if env["record_id"] in seen:
+        if key in seen:
             self.counts["repeated_perceptions"] += 1
             return True
-        seen[env["record_id"]] = None
+        seen.add(key)
         return False
 
     def _supersede(self, t: _Tenant, env: dict, proposal: extract.Proposal,
@@ -285,20 +355,21 @@ class Learner:
                                 {"rule": "supersede/1"}, newer))
         return out
 
-    def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+    def _hygiene(self, t: _Tenant, record: dict, restoring: bool, event_key: int | str) -> list[tuple[str, dict]]:
         env = record["envelope"]
         # Two speakers never say "the same event": a reply that echoes a turn is a new turn; and
         # two stored items (``recall.keyed``) are two memories by the caller's word, alike or not.
         key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
                keyed.item_of(record.get("scope") or {}))
         # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
-        words = _words(record)
+        hashes = _word_hashes(record)
         previous = t.last_event.get(key)
-        t.last_event[key] = (env["record_id"], record["kind"], _packed(words), env["ts_us"])
-        if previous is None or restoring or not words:
+        t.last_event[key] = (event_key, array("q", hashes).tobytes(), env["ts_us"])
+        if previous is None or restoring or not hashes:
             return []
-        prev_id, _, prev_words, prev_ts = previous
-        hashes, prev_hashes = {hash(w) for w in words}, _unpacked(prev_words)
+        prev_key, prev_words, prev_ts = previous
+        prev_id = expanded_id(prev_key)
+        prev_hashes = _unpacked(prev_words)
         similarity = len(hashes & prev_hashes) / len(hashes | prev_hashes)
         if similarity < MERGE_SIMILARITY or env["ts_us"] - prev_ts > MERGE_WITHIN_US or prev_id == env["record_id"]:
             return []
@@ -757,27 +828,28 @@ def _lesson(source: str, condition: str, action: str, scope: dict | None = None)
     return source, " ".join(tokens(condition)), " ".join(tokens(action)), where
 
 
+_PERCEIVED = {kind: f"perceived_{kind}" for kind in ("event", "transactional")}  # the counters' names, made once
 _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,
              "recall": Learner._recall, "decision": Learner._decision}
 
 
-def _words(record: dict) -> frozenset[str]:
-    """The word set of an event's text, structured fields and entities (``_hygiene``). The
+def _word_hashes(record: dict) -> set[int]:
+    """The hashes of the word set of an event's text, structured fields and entities
+    (``_hygiene``): what it keeps per (agent, session, kind, speaker), packed as 8 bytes a
+    word (a frozenset of the words' own strings held ~1.7 kB per event and was walked by every
+    full collection), and compares by Jaccard, which over the hashes is Jaccard over the words
+    (the process's string hash: a collision among one event's words has odds ~2⁻⁶⁴). The
     fields beside the text repeat across a fleet: their words are cached (``repeated_tokens``);
     a token never spans the space that joins them, so the set is that of the joined text."""
-    said = [record.get(k) for k in ("system", "identity", "action", "expected", "actual")]
-    rest = " ".join([*filter(None, said), *(record.get("entities") or ())])
-    text = record.get("text")
-    return frozenset((*(recent_tokens(text) if text else ()), *repeated_tokens(rest)))
-
-
-def _packed(words: frozenset[str]) -> bytes:
-    """A word set as the 64-bit hashes of its words, packed: what ``_hygiene`` keeps per
-    (agent, session, kind, speaker) until the next event there. A frozenset of the words' own
-    strings held ~1.7 kB per event (tracemalloc) and was walked by every full collection; this
-    is 8 bytes a word and untracked. Jaccard over the hashes is Jaccard over the words (the
-    process's string hash: a collision among one event's words has odds ~2⁻⁶⁴)."""
-    return array("q", map(hash, words)).tobytes()
+    get = record.get
+    said = [v for v in (get("system"), get("identity"), get("action"), get("expected"), get("actual")) if v]
+    if entities := get("entities"):
+        said += entities
+    text = get("text")
+    hashes = set(map(hash, recent_tokens(text))) if text else set()
+    if said:
+        hashes.update(map(hash, repeated_tokens(" ".join(said))))
+    return hashes
 
 
 def _unpacked(packed: bytes) -> set[int]:

@@ -38,6 +38,7 @@ import numpy as np
 import orjson
 
 from hindbrain.recall.doc_table import DocTable, decoders, json_default, packed
+from hindbrain.recall.id_numbers import IdNumbers
 from hindbrain.recall.index import Belief, Counters, Doc, RecallIndex, TenantIndex, semantic_text
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.snapshot_files import SnapshotRefused, open_generation
@@ -132,7 +133,7 @@ def _tenant(stem: Path, entry: dict) -> TenantIndex:
     ids = orjson.loads(stem.with_suffix(".ids").read_bytes())
     if len(ids) != count:
         raise ValueError(f"{stem.with_suffix('.ids')}: {len(ids)} ids, the manifest {count}")
-    tenant.by_id = dict(zip(ids, range(count), strict=True))
+    tenant.by_id = IdNumbers.numbered(ids)
     size = max(1024, 2 * count)
     for column, dtype in (("layers", np.uint8), ("owners", np.int32), ("retired", bool)):
         saved = np.fromfile(stem.with_suffix(f".{column}"), dtype=dtype)

@@ -55,10 +55,12 @@ from pathlib import Path
 
 import numpy as np
 
+from hindbrain.heap_trim import release_free_heap
 from hindbrain.recall.embed import Embedder, normalize_rows
 from hindbrain.recall.vectors import VectorIndex
 
-Item = tuple[int, str, str | None]  # (doc_no, doc_id, text); text None: ``SemanticIndex.text_of`` reads it when taken
+# (doc_no, doc_id, text); text None: ``SemanticIndex.text_of`` reads it when taken (and doc_id is None then)
+Item = tuple[int, str | None, str | None]
 
 WINDOW_CHARS = 2048  # what a model sees of a text when it names no window: ~512 tokens
 STATIC, NEURAL = 1, 2  # the tier of a document's vector (0: none yet)
@@ -76,6 +78,7 @@ _GRAPH_STEP = 256  # graph insertions between checks for new embedding work
 _SQL_VARS = 900  # under SQLite's historical limit of 999 bound parameters
 RECENT_VECTORS = 4096  # neural vectors of recent texts kept for dedup (2 KB each: 8 MB)
 QUERY_CACHE = 4096  # query texts whose vectors are kept (2 KB each: 8 MB)
+TRIM_AFTER = 5_000  # vectors put in the graph before a settled index trims the heap (a trim costs ms)
 FOLLOW_RETRY_S = 0.25  # a replica's recheck of the cache for vectors the owner has not written yet
 
 
@@ -317,6 +320,7 @@ class SemanticIndex:
         self._stalled = False  # the last background pass failed; wait for an add or a search
         self._retried_at = 0.0  # monotonic time of a replica's last recheck of its waiting items
         self._closed = False
+        self._built_since_trim = 0  # vectors put in a graph since the last heap trim
         self.mapped_docs = 0  # documents whose vector came from the owner's snapshot (a replica)
         self._queries = QueryCache(embedder)
         self._recent = RecentVectors()
@@ -337,7 +341,10 @@ class SemanticIndex:
         with self._cond:
             if items:
                 if self.neural:
-                    t.queue.extend(items if self.text_of is None else ((no, doc_id, None) for no, doc_id, _ in items))
+                    # with ``text_of`` the queue holds numbers only: not the text, nor the id (nothing
+                    # downstream reads a queued item's id, and holding it kept every id string of an
+                    # import alive until its neural vector: ~85 B an event, recall.id_numbers)
+                    t.queue.extend(items if self.text_of is None else ((no, None, None) for no, _, _ in items))
                 self._mark_seen(t, [doc_no for doc_no, _, _ in items])
             self._stalled = False
             self._cond.notify_all()
@@ -682,7 +689,13 @@ class SemanticIndex:
                 else:
                     self._flush_cache()
                     for t in building:
-                        t.index.build_graph(_GRAPH_STEP)
+                        before = t.index.unbuilt
+                        self._built_since_trim += max(0, before - t.index.build_graph(_GRAPH_STEP))
+                    if self._built_since_trim >= TRIM_AFTER and not any(t.index.unbuilt for t in building):
+                        # settled after a bulk: the embedding's and the graph's temporaries are free
+                        # now, but resident until asked (hindbrain.heap_trim; ~110 B an event at 25k)
+                        self._built_since_trim = 0
+                        release_free_heap()
             except Exception as exc:
                 self._record(exc)
                 with self._cond:

@@ -1,0 +1,224 @@
+"""A tenant's document ids → document numbers, in ~20 bytes an id instead of ~130.
+
+The recall index looks a document up by its id (``TenantIndex.by_id``: a redelivered event, a
+fragment's evidence, an outcome's units). A dict of the id strings held ~130 bytes an event at
+100k (the 35-character string, the number, the dict's slot: design.md §issue-28, point 3), for
+ids that are nearly all a short prefix and 32 lowercase hex digits (``ev_…``, ``fr_…``: 128 bits).
+
+So such an id is held as its 128 bits in two sorted ``uint64`` columns (per prefix) beside an
+``int32`` column of numbers: 20 bytes. Lookups stay exact: the hex digits *are* the 128 bits
+(lowercase only: ``ev_AB…`` is another id, kept as a string), and any id of another form is
+kept in a plain dict. New ids go to a small dict first and are merged into the sorted columns
+when it reaches 1/8 of them (the new ones sorted and inserted: O(n) bytes moved a merge,
+amortised over the ids it took in).
+
+Ids are added, never removed, like the documents (setting a known id again renumbers it, as a
+dict would). Not locked: the index's fold is
+its only writer, and a reader racing a merge finds the id in the dict or in the new columns
+(the columns are swapped in one assignment each, after the merged arrays are complete; the dict
+is cleared last).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+_HEX_ID = re.compile(r"([^\W\d_]{1,8}_)([0-9a-f]{32})", re.ASCII)  # "ev_" + 128 bits in lowercase hex
+_match = _HEX_ID.fullmatch
+_LOW = (1 << 64) - 1
+_MERGE_MIN = 1024  # ids held in the dict before the first merge
+_MERGE_SHARE = 8  # ... and then 1/8 of the merged ones
+_BITS_PER_ID = 16  # the negative filter's size (``_Sorted.bits``)
+_BITS_MIN = 1 << 16
+
+
+class _Sorted:
+    """One prefix's 128-bit ids: sorted (high, low) columns with their numbers, and the recent
+    ids in a dict until the next merge."""
+
+    __slots__ = ("high", "low", "numbers", "recent", "filter", "merge_at")
+
+    def __init__(self):
+        self.high = np.empty(0, dtype=np.uint64)
+        self.low = np.empty(0, dtype=np.uint64)
+        self.numbers = np.empty(0, dtype=np.int32)
+        self.recent: dict[int, int] = {}
+        self.merge_at = _MERGE_MIN  # the recent dict's size that makes the next merge
+        # A bit per (low bits of an) id, ~16 bits an id: an id never added is answered from here
+        # nearly always (~6 % false positives), without the columns' search (~1 µs in numpy):
+        # what ingest asks of every new event. A bytearray, whose item is read in ~30 ns.
+        # (bits, mask) in one attribute: a reader racing a rebuild takes both from the same one
+        self.filter = (bytearray(_BITS_MIN // 8), _BITS_MIN - 1)
+
+    def find(self, value: int) -> int:
+        """The row of ``value`` in the sorted columns, or -1."""
+        high, low = self.high, self.low
+        i = int(high.searchsorted(np.uint64(value >> 64)))
+        low_value = np.uint64(value & _LOW)
+        while i < len(high) and int(high[i]) == value >> 64:  # random bits: a run of one, nearly always
+            if low[i] == low_value:
+                return i
+            i += 1
+        return -1
+
+    def put(self, value: int, no: int) -> None:
+        bits, mask = self.filter
+        at = value & mask
+        if bits[at >> 3] >> (at & 7) & 1 and value not in self.recent:  # perhaps held: search (a new id: never)
+            row = self.find(value)
+            if row >= 0:  # renumbered, as a dict would be
+                self.numbers[row] = no
+                return
+        self.recent[value] = no
+        bits[at >> 3] |= 1 << (at & 7)
+        if len(self.recent) >= self.merge_at:
+            self.merge()
+
+    def merge(self) -> None:
+        if not self.recent:
+            return
+        # Only the recent ids are sorted, then inserted in place (a copy of the columns, no sort of
+        # them): a merge costs O(n) bytes moved, not O(n log n). ``find`` scans a run of equal highs,
+        # so the columns need only be ordered by the high half.
+        values = list(self.recent)
+        new_high = np.array([v >> 64 for v in values], dtype=np.uint64)
+        order = np.argsort(new_high, kind="stable")
+        new_high = new_high[order]
+        new_low = np.array([v & _LOW for v in values], dtype=np.uint64)[order]
+        new_numbers = np.fromiter(self.recent.values(), dtype=np.int32, count=len(values))[order]
+        at = self.high.searchsorted(new_high, side="right")
+        high = np.insert(self.high, at, new_high)
+        low, numbers = np.insert(self.low, at, new_low), np.insert(self.numbers, at, new_numbers)
+        self.high, self.low, self.numbers = high, low, numbers
+        self.merge_at = max(_MERGE_MIN, len(high) // _MERGE_SHARE)
+        if len(high) * _BITS_PER_ID > 8 * len(self.filter[0]):
+            self._rebuild_bits(len(high) * _BITS_PER_ID)
+        else:  # what ``numbered`` put straight into the dict has no bit yet
+            bits, mask = self.filter
+            for value in self.recent:
+                bits[(value & mask) >> 3] |= 1 << (value & mask & 7)
+        self.recent = {}
+
+    def _rebuild_bits(self, at_least: int) -> None:
+        """A bit set of at least ``at_least`` bits (a power of two) over the merged ids. Called
+        before the recent dict is cleared; the recent ids were merged, so all are covered."""
+        size = 1 << (max(at_least, _BITS_MIN) - 1).bit_length()
+        where = (self.low & np.uint64(size - 1)).astype(np.int64)
+        bits = np.zeros(size // 8, dtype=np.uint8)
+        np.bitwise_or.at(bits, where >> 3, (1 << (where & 7)).astype(np.uint8))
+        self.filter = (bytearray(bits.tobytes()), size - 1)
+
+    def __len__(self) -> int:
+        return len(self.high) + len(self.recent)
+
+    def items(self) -> Iterator[tuple[int, int]]:
+        yield from zip((int(h) << 64 | int(lo) for h, lo in zip(self.high, self.low, strict=True)),
+                       self.numbers.tolist(), strict=True)
+        yield from self.recent.items()
+
+    def nbytes(self) -> int:
+        return self.high.nbytes + self.low.nbytes + self.numbers.nbytes
+
+
+class IdNumbers:
+    """``id → number`` with a dict's reading interface (``in``, ``get``, ``[]``, ``len``,
+    ``items``, ``==`` with another map of the same pairs); ``[id] = number`` adds an id."""
+
+    def __init__(self, pairs: Iterable[tuple[str, int]] = ()):
+        self._by_prefix: dict[str, _Sorted] = {}
+        self._other: dict[str, int] = {}  # ids of any other form, as given
+        self._parsed = ("", None)  # the last id read and its match: ``id in`` then ``[id] =`` parse it once
+        for doc_id, no in pairs:
+            self[doc_id] = no
+
+    @classmethod
+    def numbered(cls, ids: Iterable[str]) -> IdNumbers:
+        """The ids numbered 0, 1, … in order (a snapshot's id column)."""
+        out = cls()
+        for no, doc_id in enumerate(ids):
+            hexed = _match(doc_id)
+            if hexed is None:
+                out._other[doc_id] = no
+            else:  # straight into the dict, one merge at the end (a repeated id: the last wins, as in a dict)
+                part = out._by_prefix.get(hexed[1]) or out._by_prefix.setdefault(hexed[1], _Sorted())
+                part.recent[int(hexed[2], 16)] = no
+        for part in out._by_prefix.values():
+            part.merge()
+        return out
+
+    def _hexed(self, doc_id):
+        last, hexed = self._parsed
+        if doc_id is not last:
+            hexed = _match(doc_id) if doc_id.__class__ is str else None
+            self._parsed = (doc_id, hexed)
+        return hexed
+
+    def get(self, doc_id: str, default=None):
+        # flat: ingest asks this of every event, most often for an id never added
+        hexed = self._hexed(doc_id)
+        if hexed is None:
+            return self._other.get(doc_id, default)
+        part = self._by_prefix.get(hexed[1])
+        if part is None:
+            return default
+        value = int(hexed[2], 16)
+        bits, mask = part.filter
+        at = value & mask
+        if not bits[at >> 3] >> (at & 7) & 1:
+            return default
+        no = part.recent.get(value)
+        if no is None:
+            row = part.find(value)
+            if row < 0:
+                return default
+            no = int(part.numbers[row])
+        return no
+
+    def __contains__(self, doc_id: str) -> bool:
+        return self.get(doc_id) is not None
+
+    def __getitem__(self, doc_id: str) -> int:
+        no = self.get(doc_id)
+        if no is None:
+            raise KeyError(doc_id)
+        return no
+
+    def __setitem__(self, doc_id: str, no: int) -> None:
+        hexed = self._hexed(doc_id)
+        if hexed is None:
+            self._other[doc_id] = no
+            return
+        part = self._by_prefix.get(hexed[1])
+        if part is None:
+            part = self._by_prefix[hexed[1]] = _Sorted()
+        part.put(int(hexed[2], 16), no)
+
+    def __len__(self) -> int:
+        return len(self._other) + sum(len(p) for p in self._by_prefix.values())
+
+    def items(self) -> Iterator[tuple[str, int]]:
+        """Every (id, number), grouped by form (not in numbering order)."""
+        for prefix, part in self._by_prefix.items():
+            for value, no in part.items():
+                yield f"{prefix}{value:032x}", no
+        yield from self._other.items()
+
+    def __iter__(self) -> Iterator[str]:
+        return (doc_id for doc_id, _ in self.items())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, IdNumbers | dict):
+            return len(self) == len(other) and dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"IdNumbers({len(self):,} ids)"
+
+    def nbytes(self) -> int:
+        """Bytes of the sorted columns (the recent dict and the other ids are Python objects)."""
+        return sum(p.nbytes() for p in self._by_prefix.values())
