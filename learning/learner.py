@@ -39,7 +39,7 @@ from hindbrain.learning.llm import Extractor
 from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
-from hindbrain.recall import keyed
+from hindbrain.recall import _scan, keyed
 from hindbrain.recall.tokenize import recent_tokens, repeated_tokens, tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 
@@ -838,7 +838,10 @@ def _word_hashes(record: dict) -> set[int]:
     (``_hygiene``): what it keeps per (agent, session, kind, speaker), packed as 8 bytes a
     word (a frozenset of the words' own strings held ~1.7 kB per event and was walked by every
     full collection), and compares by Jaccard, which over the hashes is Jaccard over the words
-    (the process's string hash: a collision among one event's words has odds ~2⁻⁶⁴). The
+    (a 64-bit hash of each word's code points, ``_scan.stable_hashes``: the same in every process,
+    so a learner restored from its snapshot still matches the word sets hashed before the restart,
+    which Python's per-process salted ``hash`` could not; a collision among one event's words has
+    odds ~2⁻⁶⁴). The
     fields beside the text repeat across a fleet: their words are cached (``repeated_tokens``);
     a token never spans the space that joins them, so the set is that of the joined text."""
     get = record.get
@@ -846,9 +849,9 @@ def _word_hashes(record: dict) -> set[int]:
     if entities := get("entities"):
         said += entities
     text = get("text")
-    hashes = set(map(hash, recent_tokens(text))) if text else set()
+    hashes = _scan.stable_hashes(recent_tokens(text)) if text else set()
     if said:
-        hashes.update(map(hash, repeated_tokens(" ".join(said))))
+        hashes.update(_scan.stable_hashes(repeated_tokens(" ".join(said))))
     return hashes
 
 

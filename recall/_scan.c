@@ -502,6 +502,40 @@ static PyObject *scan_estimate_tokens(PyObject *self, PyObject *text) {
     return PyLong_FromSsize_t(estimate > 1 ? estimate : 1);
 }
 
+/* stable_hashes(words) -> set of int: each word's 64-bit FNV-1a over its code points, the same in every
+ * process (Python's str hash is salted per process, so a learner restored from its snapshot could never
+ * match a word set hashed before the restart). */
+static PyObject *scan_stable_hashes(PyObject *self, PyObject *words) {
+    PyObject *fast = PySequence_Fast(words, "stable_hashes takes a sequence of str");
+    if (!fast)
+        return NULL;
+    PyObject *out = PySet_New(NULL);
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t w = 0; out && w < count; w++) {
+        PyObject *word = items[w];
+        if (!PyUnicode_Check(word)) {
+            PyErr_Format(PyExc_TypeError, "a word must be str, not %.100s", Py_TYPE(word)->tp_name);
+            Py_CLEAR(out);
+            break;
+        }
+        const int kind = PyUnicode_KIND(word);
+        const void *data = PyUnicode_DATA(word);
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(word);
+        uint64_t h = 14695981039346656037ULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            h ^= (uint64_t)PyUnicode_READ(kind, data, i);
+            h *= 1099511628211ULL;
+        }
+        PyObject *value = PyLong_FromLongLong((long long)h);
+        if (!value || PySet_Add(out, value) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(value);
+    }
+    Py_DECREF(fast);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -512,6 +546,8 @@ static PyMethodDef methods[] = {
     {"pool", scan_pool, METH_VARARGS,
      "pool(ids, counts, table, out): each text's rows of table summed into out, scaled to unit length."},
     {"estimate_tokens", scan_estimate_tokens, METH_O, "recall.tokenize.estimate_tokens(text), the loop in C."},
+    {"stable_hashes", scan_stable_hashes, METH_O,
+     "stable_hashes(words) -> set of int: 64-bit FNV-1a of each word's code points, the same in every process."},
     {NULL, NULL, 0, NULL},
 };
 

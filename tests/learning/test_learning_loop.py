@@ -291,3 +291,33 @@ def test_a_learner_folded_from_the_log_alone_holds_the_running_learners_state(tm
         for field in dataclasses.fields(t):
             if field.name != "teaching":  # a restore's own bookkeeping
                 assert getattr(folded.tenants[name], field.name) == getattr(t, field.name), (name, field.name)
+
+
+_PERCEIVE_IN_A_NEW_PROCESS = """
+import sys
+from hindbrain import Brain
+with Brain.open(sys.argv[1], embedder="none") as b:
+    b.perceive(tenant="acme", agent="a1", session="s1", kind="observation", text=sys.argv[2])
+    print(b.sql("SELECT count() AS n FROM decisions WHERE kind = 'events_merged'")[0]["n"],
+          b.learning.learner.counts["merged"])
+"""
+
+
+def test_a_learner_restored_in_another_process_still_merges_a_near_identical_event(tmp_path):
+    """The write hygiene keeps the last event's word hashes in the learner's snapshot: they must mean the
+    same in the next process. Each process here has its own string-hash salt (PYTHONHASHSEED), as every
+    restart has; the second process restores the snapshot (not the log) and sees the near-duplicate."""
+    import os
+    import subprocess
+    import sys
+
+    def perceive(text: str, seed: str) -> list[int]:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", _PERCEIVE_IN_A_NEW_PROCESS, str(tmp_path), text], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return [int(n) for n in done.stdout.split()[-2:]]
+
+    assert perceive("disk on db-3 is 91% full", "1") == [0, 0]
+    assert (tmp_path / "cache" / "learner.snapshot").exists()
+    assert perceive("disk on db-3 is 91% full!", "2") == [1, 1]  # merged by the restored learner itself

@@ -193,3 +193,19 @@ def test_pool_refuses_what_would_read_out_of_bounds(table):
         _scan.pool(np.array([len(table.tokens)], dtype=np.int64), np.array([1], dtype=np.int64), table.full, out)
     with pytest.raises(ValueError, match="more ids"):
         _scan.pool(np.array([0], dtype=np.int64), np.array([2], dtype=np.int64), table.full, out)
+
+
+def _fnv1a(word: str) -> int:
+    """The oracle of ``_scan.stable_hashes``: 64-bit FNV-1a over the code points, as a signed int."""
+    h = 0xCBF29CE484222325
+    for ch in word:
+        h = ((h ^ ord(ch)) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h - (1 << 64) if h >= 1 << 63 else h
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(texts, max_size=10))
+def test_stable_hashes_are_the_oracles_and_refuse_what_is_not_a_word(words):
+    assert _scan.stable_hashes(words) == {_fnv1a(w) for w in words}
+    with pytest.raises(TypeError, match="must be str"):
+        _scan.stable_hashes([*words, 7])
