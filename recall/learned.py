@@ -121,7 +121,8 @@ class Trees:
                 value.append(t["value"][n] if leaf else 0.0)
         return cls(np.array(feature, dtype=np.int64), np.array(threshold, dtype=np.float64),
                    np.array(left, dtype=np.int64), np.array(right, dtype=np.int64), np.array(value, dtype=np.float64),
-                   np.array(roots, dtype=np.int64), float(data["baseline"]), int(data["depth"]), tuple(data["features"]))
+                   np.array(roots, dtype=np.int64), float(data["baseline"]), int(data["depth"]),
+                   tuple(data["features"]))
 
 
 @lru_cache(maxsize=1)
