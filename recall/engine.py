@@ -93,9 +93,11 @@ class RecallEngine:
             fusion = Fusion("custom", fusion, fusion)
         self.index, self.fusion, self.pool, self.fetch = index, fusion or preset(DEFAULT_PRESET), pool, fetch
         self.quarantine = quarantine  # the gate's poisoning defence (recall.provenance); off only to measure it
-        # The learned ranker re-orders the default preset's pool only: it was fitted on that pool
-        # (recall.learned); None: on unless HINDBRAIN_LEARNED_FUSION=0.
-        self.learned = (learned_fusion.enabled() if learned is None else learned) and self.fusion.name == DEFAULT_PRESET
+        # The learned ranker re-orders the default preset's pool only, and only with a semantic
+        # channel: it was fitted on that pool, whose cosines and semantic ranks are half its
+        # features (recall.learned); None: on unless HINDBRAIN_LEARNED_FUSION=0.
+        self.learned = ((learned_fusion.enabled() if learned is None else learned)
+                        and self.fusion.name == DEFAULT_PRESET and index.semantic is not None)
 
     def recall(self, query: Query) -> RecallResult:
         # Scoring allocates only acyclic, short-lived dicts; without the pause, their churn
