@@ -26,6 +26,7 @@ import numpy as np
 
 from hindbrain.recall import beliefs as belief_layers
 from hindbrain.recall import channels, expand, indirect
+from hindbrain.recall import learned as learned_fusion
 from hindbrain.recall.asking import asking_penalty
 from hindbrain.recall.brevity import brevity_penalty
 from hindbrain.recall.freezing import freezer
@@ -87,11 +88,16 @@ class RecallEngine:
     """``fusion``: a preset (``recall.scoring.PRESETS``), or one ``Weights`` for every query."""
 
     def __init__(self, index: RecallIndex, fusion: Fusion | Weights | None = None, pool: int = POOL,
-                 fetch: int = FETCH, quarantine: bool = True):
+                 fetch: int = FETCH, quarantine: bool = True, learned: bool | None = None):
         if isinstance(fusion, Weights):
             fusion = Fusion("custom", fusion, fusion)
         self.index, self.fusion, self.pool, self.fetch = index, fusion or preset(DEFAULT_PRESET), pool, fetch
         self.quarantine = quarantine  # the gate's poisoning defence (recall.provenance); off only to measure it
+        # The learned ranker re-orders the default preset's pool only, and only with a semantic
+        # channel: it was fitted on that pool, whose cosines and semantic ranks are half its
+        # features (recall.learned); None: on unless HINDBRAIN_LEARNED_FUSION=0.
+        self.learned = ((learned_fusion.enabled() if learned is None else learned)
+                        and self.fusion.name == DEFAULT_PRESET and index.semantic is not None)
 
     def recall(self, query: Query) -> RecallResult:
         # Scoring allocates only acyclic, short-lived dicts; without the pause, their churn
@@ -283,6 +289,8 @@ class RecallEngine:
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
             if s.no in expanded:
                 s.why["expansion"] = expanded[s.no].why(tenant)
+        if self.learned:
+            pool = learned_fusion.rerank(pool, query, w.utility)
         semantic = self.index.semantic
         model = semantic.embedder.name if semantic is not None else "none"
         nviews = 0 if views is None else len(views)
@@ -303,6 +311,9 @@ class RecallEngine:
                 full["graph"]["chain"] = s.why["graph"]["chain"]
             if "expansion" in s.why:
                 full["expansion"] = s.why["expansion"]
+            if "learned" in s.why:
+                full["learned"] = s.why["learned"]
+                full["score"] = round(s.score, 6)
             s.why.clear()
             s.why.update(full)
 

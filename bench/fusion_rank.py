@@ -1,0 +1,183 @@
+"""Learned fusion, second try (design.md §issue-30.3): per-query *relative* features and three
+rankers over the default engine's pool, fitted on the tuning halves of every set together,
+compared with the default's fused order and each channel alone on every set's two halves.
+
+    HINDBRAIN_EVAL_DATA=../shared/eval-data .venv/bin/python bench/fusion_rank.py [--pools /tmp/pools.pkl]
+
+The first try (``bench/fusion_fit.py``: a pointwise logistic regression over each candidate's
+absolute channel scores) did not beat the per-form weights. Here each candidate is also placed
+relative to its query's pool — its rank in each channel, its cosine's gap to the pool's best,
+how much of the pool the lexical channel reached at all (a query whose words hit everything
+says little), the query's form flags — and three rankers are fitted:
+
+* ``logistic``: pointwise logistic regression (liblinear, standardised);
+* ``pairwise``: logistic regression on the differences gold − non-gold inside one query's pool
+  (a linear RankNet), i.e. only the order within a query counts;
+* ``boosted``: scikit-learn's HistGradientBoostingClassifier, shallow, fixed seed.
+
+The pools (one brain holding every set, the default engine, ``POOL`` candidates a question)
+are cached with ``--pools`` so refits cost seconds. "Never below its best single channel" is
+checked inside the same pool: the channels' own orders (``semantic``, ``lexical``) re-rank the
+same candidates. Deterministic: the same pools give the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import fusion_fit  # noqa: E402
+import quality  # noqa: E402
+
+from hindbrain.recall import learned  # noqa: E402
+from hindbrain.recall.engine import POOL as ENGINE_POOL  # noqa: E402
+from hindbrain.recall.engine import RecallEngine  # noqa: E402
+from hindbrain.recall.query import build_query  # noqa: E402
+from hindbrain.recall.scoring import PRESETS  # noqa: E402
+from hindbrain.schemas.api import RecallInput  # noqa: E402
+from hindbrain.schemas.records import now_us  # noqa: E402
+
+POOL = ENGINE_POOL  # the pool the engine re-orders
+FEATURES = learned.FEATURES
+
+
+def collect(brain, data: quality.DataSet) -> list[tuple[str, bool, set, list[str], np.ndarray]]:
+    engine = RecallEngine(brain.index, PRESETS["fused"], pool=POOL, learned=False)  # the fused pool
+    out = []
+    for q in data.questions:
+        query = build_query(RecallInput(tenant=q.tenant, agent=data.agent, query=q.query, k=10,
+                                        budget_tokens=100000, layers=["episodic"]), now_us())
+        ranked = engine.recall(query).ranked
+        ids = [s.doc.event_ids[0] if s.doc.event_ids else s.doc.id for s in ranked]
+        x = learned.features(ranked, query)
+        out.append((q.qid, q.tuning, set(q.gold), ids, x))
+    return out
+
+
+def pools_of(sets: list[str], madial: Path, cache: Path | None) -> dict[str, list]:
+    if cache is not None and cache.exists():
+        return pickle.loads(cache.read_bytes())
+    data = [fusion_fit.prefixed(quality.madial(n.split("-")[1], madial) if n.startswith("madial-")
+                                else quality.SETS[n](), n) for n in sets]
+    everything = quality.DataSet("all", [e for d in data for e in d.events], [])
+    with tempfile.TemporaryDirectory() as home:
+        brain = quality.build(everything, Path(home))
+        try:
+            pools = {d.name: collect(brain, d) for d in data}
+        finally:
+            brain.close()
+    if cache is not None:
+        cache.write_bytes(pickle.dumps(pools))
+    return pools
+
+
+def r_at_5(pools, order_of) -> float:
+    return 100 * float(np.mean([quality.recall_at(gold, [ids[i] for i in order_of(x)])[5]
+                                for _, _, gold, ids, x in pools])) if pools else 0.0
+
+
+def labelled(pools, cols):
+    x = np.vstack([p[4][:, cols] for p in pools])
+    y = np.concatenate([[float(i in p[2]) for i in p[3]] for p in pools])
+    return x, y
+
+
+def fit_logistic(pools, cols, c=1.0):
+    x, y = labelled(pools, cols)
+    mean, scale = x.mean(0), np.maximum(x.std(0), 1e-6)
+    m = LogisticRegression(C=c, solver="liblinear", max_iter=1000).fit((x - mean) / scale, y)
+    coef = m.coef_[0]
+    return lambda f: -(((f[:, cols] - mean) / scale) @ coef), (mean, scale, coef)
+
+
+def fit_pairwise(pools, cols, c=1.0):
+    x, _ = labelled(pools, cols)
+    mean, scale = x.mean(0), np.maximum(x.std(0), 1e-6)
+    diffs = []
+    for _, _, gold, ids, f in pools:
+        z = (f[:, cols] - mean) / scale
+        pos = [i for i, e in enumerate(ids) if e in gold]
+        neg = [i for i, e in enumerate(ids) if e not in gold]
+        for i in pos:
+            diffs.append(z[i] - z[neg])
+    d = np.vstack(diffs)
+    xx = np.vstack([d, -d])
+    yy = np.concatenate([np.ones(len(d)), np.zeros(len(d))])
+    m = LogisticRegression(C=c, solver="liblinear", fit_intercept=False, max_iter=1000).fit(xx, yy)
+    coef = m.coef_[0]
+    return lambda f: -(((f[:, cols] - mean) / scale) @ coef), (mean, scale, coef)
+
+
+def fit_boosted(pools, cols):
+    x, y = labelled(pools, cols)
+    m = HistGradientBoostingClassifier(max_depth=3, max_iter=150, learning_rate=0.05, random_state=0).fit(x, y)
+    return lambda f: -m.predict_proba(f[:, cols])[:, 1], m
+
+
+def export(model: HistGradientBoostingClassifier) -> dict:
+    """The fitted trees as plain arrays (``recall.learned.Trees``): the product needs no scikit-learn."""
+    trees = []
+    for (predictor,) in model._predictors:
+        n = predictor.nodes
+        trees.append({"feature": n["feature_idx"].tolist(), "threshold": n["num_threshold"].tolist(),
+                      "left": n["left"].tolist(), "right": n["right"].tolist(),
+                      "missing_left": n["missing_go_to_left"].astype(bool).tolist(),
+                      "leaf": n["is_leaf"].astype(bool).tolist(), "value": n["value"].tolist()})
+    depth = max(int(p.nodes["depth"].max()) for (p,) in model._predictors)
+    return {"features": list(FEATURES), "baseline": float(np.ravel(model._baseline_prediction)[0]), "depth": depth,
+            "trees": trees, "fitted_by": "bench/fusion_rank.py (HistGradientBoostingClassifier, max_depth 3, "
+            "150 iterations, learning rate 0.05, seed 0) on the tuning halves of every bench/quality.py set"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", default="madial-zh,madial-en,conv-en,conv-zh,hard-en,hard-zh")
+    ap.add_argument("--madial", type=Path, default=quality.MADIAL)
+    ap.add_argument("--pools", type=Path, help="cache of the collected pools (built when missing)")
+    ap.add_argument("--out", type=Path, help="write the boosted trees here (the product: recall/fusion_trees.json)")
+    args = ap.parse_args()
+    pools = pools_of(args.sets.split(","), args.madial, args.pools)
+    tuning = [p for ps in pools.values() for p in ps if p[1]]
+    col = {f: n for n, f in enumerate(FEATURES)}
+    base = [col[f] for f in fusion_fit.FEATURES]
+    every = list(range(len(FEATURES)))
+    orders = {
+        "default": lambda f: np.argsort(-f[:, col["fused"]], kind="stable"),
+        "semantic": lambda f: np.argsort(-f[:, col["semantic"]], kind="stable"),
+        "lexical": lambda f: np.argsort(-f[:, col["lexical"]], kind="stable"),
+    }
+    for name, (score, _) in {"logistic (first try's features)": fit_logistic(tuning, base),
+                             "logistic": fit_logistic(tuning, every),
+                             "pairwise": fit_pairwise(tuning, every),
+                             "pairwise (first try's features)": fit_pairwise(tuning, base)}.items():
+        orders[name] = (lambda s: lambda f: np.argsort(s(f), kind="stable"))(score)
+    boosted, model = fit_boosted(tuning, every)
+    orders["boosted"] = lambda f: np.argsort(boosted(f), kind="stable")
+    exported = export(model)
+    trees = learned.Trees.from_json(exported)
+    orders["boosted, as the product evaluates it"] = lambda f: np.argsort(-trees.margin(f), kind="stable")
+    x = np.vstack([p[4] for p in tuning])
+    drift = float(np.abs(trees.margin(x) - model.decision_function(x)).max())
+    print(f"exported trees: {len(exported['trees'])}, largest margin difference from scikit-learn {drift:.2e}")
+    if args.out:
+        args.out.write_text(json.dumps(exported) + "\n")
+    print("| order | " + " | ".join(f"{n} tun / held" for n in pools) + " |")
+    print("|---|" + "---:|" * len(pools))
+    for name, order in orders.items():
+        cells = [f"{r_at_5([p for p in ps if p[1]], order):.1f} / {r_at_5([p for p in ps if not p[1]], order):.1f}"
+                 for ps in pools.values()]
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Fusion learned, not hand-set (design.md §issue-30.3): a small tree ensemble re-orders the
+fused pool by features of each candidate *relative to its query's pool*.
+
+The per-form weights (``recall.scoring``) add each channel's normalised score; they cannot say
+"a lexical hit matters when few candidates have one" or "an expanded turn beats a weak direct
+hit when the question is short". A gradient-boosted ranker (scikit-learn's
+HistGradientBoostingClassifier, depth 3, fitted by ``bench/fusion_rank.py`` on the tuning halves
+of every set of ``bench/quality.py`` together) reads, per candidate: each channel's normalised
+score, the fused score and its share of the best, the query's associative share, item kind,
+age rank, the expansion (kind, score), its rank in each channel and in the fused order, its
+cosine and the gap to the pool's best, the share of the pool the lexical channel reached, the
+query's length and form flags. Its trees are data (``fusion_trees.json``, written by the bench
+script) evaluated here with numpy: no scikit-learn on the recall path.
+
+The ranker only *orders*: the pool's fused scores are handed out again in the new order, so the
+gate's relevance ratios and budget see the same values as before (``rerank``). ``why["learned"]``
+says where the item stood before, its probability of being evidence, and the fused score it had.
+Pure functions over the pool; the file is read once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from hindbrain.recall.expand import VIA_KINDS
+
+MODEL_PATH = Path(__file__).with_name("fusion_trees.json")
+CHANNEL_FEATURES = ("lexical", "semantic", "graph", "scenario", "freshness")
+FEATURES = (*CHANNEL_FEATURES, "fused", "fused_share", "associative", "message", "age_rank",
+            *(f"via_{k}" for k in VIA_KINDS), "expansion_score",
+            "lexical_rank", "semantic_rank", "fused_rank", "cosine", "cosine_gap", "lexical_reach",
+            "nterms", "indirect", "described", "dialogue")
+
+
+def enabled() -> bool:
+    """``HINDBRAIN_LEARNED_FUSION=0`` turns the re-ordering off (to measure it, or if the trees
+    misbehave on a tenant's data): the pool stays in fused order."""
+    return os.environ.get("HINDBRAIN_LEARNED_FUSION", "1") != "0" and MODEL_PATH.exists()
+
+
+def _rank(values: np.ndarray) -> np.ndarray:
+    """0 for the pool's best, 1 for its worst (ties by position)."""
+    return np.argsort(np.argsort(-values, kind="stable"), kind="stable") / max(1, len(values) - 1)
+
+
+def features(pool, query) -> np.ndarray:
+    """One row per candidate of ``pool`` (``recall.engine.Scored``, fused order), ``FEATURES``."""
+    n = len(pool)
+    if not n:
+        return np.zeros((0, len(FEATURES)))
+    channels = np.array([[s.channel_scores.get(ch, 0.0) for ch in CHANNEL_FEATURES] for s in pool], dtype=np.float64)
+    fused = np.array([s.score for s in pool], dtype=np.float64)
+    best = fused.max() or 1.0
+    ts = np.array([s.doc.ts_us for s in pool], dtype=np.float64)
+    message = np.array([float(s.doc.event_kind == "message") for s in pool])
+    kinds = [((s.why.get("expansion") or {}).get("via", "")).split(":", 1)[0] for s in pool]
+    via = np.array([[float(k == v) for v in VIA_KINDS] for k in kinds]).reshape(n, len(VIA_KINDS))
+    expansion = np.array([(s.why.get("expansion") or {}).get("score", 0.0) for s in pool], dtype=np.float64)
+    cos = np.array([np.nan if s.cosine is None else s.cosine for s in pool], dtype=np.float64)
+    found = np.isfinite(cos)
+    top = cos[found].max() if found.any() else 0.0
+    cos = np.where(found, cos, cos[found].min() if found.any() else 0.0)
+    lexical = channels[:, 0]
+    flags = (np.log1p(len(query.terms)) if query.terms else 0.0, float(query.indirect), float(query.described),
+             float(query.views is not None and query.views.form == "dialogue"))
+    full = np.full
+    return np.column_stack([channels, fused, fused / best, full(n, query.associative), message, _rank(ts), via,
+                            expansion, _rank(lexical), _rank(channels[:, 1]), _rank(fused), cos, cos - top,
+                            full(n, float((lexical > 0).mean())), *(full(n, f) for f in flags)])
+
+
+@dataclass(frozen=True)
+class Trees:
+    """Gradient-boosted trees flattened into one node table: a split sends a row to ``left`` when
+    its feature is ≤ the threshold, else to ``right`` (absolute node numbers); a leaf points to
+    itself, so ``depth`` steps from every tree's root reach every row's leaf in all trees at once
+    (~0.1 ms for 150 trees × 32 candidates, where indexing a tree × node grid took ~1 ms).
+    Features are never NaN here (``features``), so scikit-learn's missing-value side is not kept."""
+
+    feature: np.ndarray  # per node
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    roots: np.ndarray  # each tree's first node
+    baseline: float
+    depth: int
+    features: tuple[str, ...]
+
+    def margin(self, x: np.ndarray) -> np.ndarray:
+        """The ensemble's log-odds for each row of ``x`` (rows × ``features``)."""
+        rows = len(x)
+        flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
+        offset = np.arange(rows) * x.shape[1]
+        node = np.repeat(self.roots, rows)  # tree-major: tree t's rows at t*rows …
+        offset = np.tile(offset, len(self.roots))
+        for _ in range(self.depth):
+            go_left = flat.take(self.feature.take(node) + offset) <= self.threshold.take(node)
+            node = np.where(go_left, self.left.take(node), self.right.take(node))
+        return self.baseline + self.value.take(node).reshape(len(self.roots), rows).sum(axis=0)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Trees:
+        if tuple(data["features"]) != FEATURES:
+            raise ValueError(f"fusion trees: fitted on features {data['features']}, the code computes {FEATURES}")
+        feature, threshold, left, right, value, roots = [], [], [], [], [], []
+        for t in data["trees"]:
+            base = len(feature)
+            roots.append(base)
+            for n, leaf in enumerate(t["leaf"]):
+                feature.append(0 if leaf else t["feature"][n])
+                threshold.append(0.0 if leaf else t["threshold"][n])
+                left.append(base + n if leaf else base + t["left"][n])
+                right.append(base + n if leaf else base + t["right"][n])
+                value.append(t["value"][n] if leaf else 0.0)
+        return cls(np.array(feature, dtype=np.int64), np.array(threshold, dtype=np.float64),
+                   np.array(left, dtype=np.int64), np.array(right, dtype=np.int64), np.array(value, dtype=np.float64),
+                   np.array(roots, dtype=np.int64), float(data["baseline"]), int(data["depth"]),
+                   tuple(data["features"]))
+
+
+@lru_cache(maxsize=1)
+def trees() -> Trees:
+    return Trees.from_json(json.loads(MODEL_PATH.read_text("utf-8")))
+
+
+def rerank(pool: list, query, utility_weight: float = 0.0) -> list:
+    """``pool`` (fused order) re-ordered by the trees' probability of evidence × the item's
+    track-record factor; the fused scores, best first, handed out again in the new order (the
+    gate's ratios see the same values), each move explained.
+
+    The track record (``scoring.fused``: ``1 + w_utility × (2·utility − 1)``) multiplies the
+    probability as it multiplies fused relevance: the tuning data hold no outcomes, so the trees
+    never learned it, and without it a rule that worked would lose the lead outcomes gave it."""
+    if len(pool) < 2:
+        return pool
+    model = trees()
+    probability = 1.0 / (1.0 + np.exp(-model.margin(features(pool, query))))
+    factor = np.array([1.0 + utility_weight * (2.0 * s.channel_scores.get("utility", 0.5) - 1.0) for s in pool])
+    order = np.argsort(-(probability * factor), kind="stable")
+    scores = sorted((s.score for s in pool), reverse=True)
+    out = []
+    for place, i in enumerate(order.tolist()):
+        s = pool[i]
+        s.why["learned"] = {"probability": round(float(probability[i]), 4), "place": place, "fused_place": i,
+                            "fused_score": round(s.score, 6)}
+        if factor[i] != 1.0:
+            s.why["learned"]["track_record"] = round(float(factor[i]), 4)
+        s.score = scores[place]
+        s.why["score"] = round(s.score, 6)
+        out.append(s)
+    return out

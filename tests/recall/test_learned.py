@@ -1,0 +1,112 @@
+"""The learned fusion (recall.learned): trees evaluated as arrays, the pool re-ordered with its
+fused scores handed out again, every move explained; the shipped trees through Brain.recall."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from hindbrain import Brain
+from hindbrain.recall import learned
+from hindbrain.recall.learned import FEATURES, Trees
+
+LEXICAL = FEATURES.index("lexical")
+
+
+def _stump(feature: int, threshold: float, left: float, right: float) -> dict:
+    return {"feature": [feature, 0, 0], "threshold": [threshold, 0, 0], "left": [1, 0, 0], "right": [2, 0, 0],
+            "missing_left": [True, True, True], "leaf": [False, True, True], "value": [0.0, left, right]}
+
+
+def _trees(*stumps: dict, baseline: float = 0.0) -> Trees:
+    return Trees.from_json({"features": list(FEATURES), "baseline": baseline, "depth": 1, "trees": list(stumps)})
+
+
+def _candidate(lexical: float, semantic: float, score: float, ts: int):
+    return SimpleNamespace(channel_scores={"lexical": lexical, "semantic": semantic, "graph": 0.0, "scenario": 0.0,
+                                           "freshness": 0.0},
+                           score=score, cosine=semantic, why={"score": score},
+                           doc=SimpleNamespace(ts_us=ts, event_kind="observation"))
+
+
+def _query():
+    return SimpleNamespace(terms=["magic", "trick"], indirect=False, described=False, views=None, associative=1.0)
+
+
+def test_trees_add_their_leaves_to_the_baseline():
+    trees = _trees(_stump(LEXICAL, 0.5, -1.0, 2.0), _stump(LEXICAL, 0.1, 0.0, 0.5), baseline=-0.25)
+    x = np.zeros((3, len(FEATURES)))
+    x[:, LEXICAL] = [0.0, 0.3, 0.9]
+    assert trees.margin(x).tolist() == [-1.25, -0.75, 2.25]
+
+
+def test_a_tree_file_for_other_features_is_refused():
+    with pytest.raises(ValueError, match="features"):
+        Trees.from_json({"features": ["lexical"], "baseline": 0.0, "depth": 1, "trees": [_stump(0, 0.5, 0, 1)]})
+
+
+def test_features_place_each_candidate_in_its_pool():
+    pool = [_candidate(0.0, 0.9, 1.0, 3), _candidate(1.0, 0.5, 0.8, 1), _candidate(0.0, 0.1, 0.2, 2)]
+    x = learned.features(pool, _query())
+    col = {f: n for n, f in enumerate(FEATURES)}
+    assert x.shape == (3, len(FEATURES))
+    assert x[:, col["lexical_rank"]].tolist() == [0.5, 0.0, 1.0]
+    assert x[:, col["fused_share"]].tolist() == [1.0, 0.8, 0.2]
+    assert x[:, col["cosine_gap"]].round(6).tolist() == [0.0, -0.4, -0.8]
+    assert x[:, col["lexical_reach"]].tolist() == pytest.approx([1 / 3] * 3)
+    assert x[:, col["age_rank"]].tolist() == [0.0, 1.0, 0.5]  # the newest first
+
+
+def test_rerank_moves_items_and_keeps_the_pools_scores(monkeypatch):
+    # A stump that values a lexical hit: the second candidate takes the first place and its score.
+    monkeypatch.setattr(learned, "trees", lambda: _trees(_stump(LEXICAL, 0.5, -1.0, 1.0)))
+    pool = [_candidate(0.0, 0.9, 1.0, 3), _candidate(1.0, 0.5, 0.8, 1), _candidate(0.0, 0.1, 0.2, 2)]
+    first, second = pool[0], pool[1]
+    out = learned.rerank(pool, _query())
+    assert out[0] is second and out[1] is first
+    assert [s.score for s in out] == [1.0, 0.8, 0.2]
+    assert second.why["learned"] == {"probability": round(1 / (1 + np.exp(-1.0)), 4), "place": 0, "fused_place": 1,
+                                     "fused_score": 0.8}
+    assert second.why["score"] == 1.0
+
+
+def test_a_track_record_scales_the_probability(monkeypatch):
+    # The trees never saw outcomes: a rule that worked keeps the lead its track record gives it.
+    monkeypatch.setattr(learned, "trees", lambda: _trees(_stump(LEXICAL, 0.5, -1.0, 1.0)))
+    pool = [_candidate(1.0, 0.5, 1.0, 1), _candidate(0.0, 0.9, 0.8, 2)]
+    pool[1].channel_scores["utility"] = 1.0
+    assert learned.rerank(list(pool), _query(), utility_weight=0.5)[0] is pool[0]  # 0.73 against 0.27 × 1.5
+    pool[1].channel_scores["utility"], pool[0].channel_scores["utility"] = 1.0, 0.0
+    out = learned.rerank(list(pool), _query(), utility_weight=3.0)  # 0.73 × −2 against 0.27 × 4
+    assert out[0] is pool[1] and out[0].why["learned"]["track_record"] == 4.0
+
+
+def _madial_like(brain) -> list:
+    for n, text in enumerate(["Bart danced at the Christmas party and felt very happy.",
+                              "Bart won the 100 metres at the school sports day.",
+                              "Bart burnt his toast this morning and was annoyed.",
+                              "Bart performed a card trick for his cousins at New Year."]):
+        brain.perceive(tenant="u1", agent="madial", kind="observation", text=text, event_id=f"m{n}")
+    brain.index.semantic.wait()
+    query = '<Bart>: "I am doing a magic trick at the New Year party!"\n<Assistant>: "Great!"\n' \
+            '<Bart>: "What should I wear?"'
+    return brain.recall(tenant="u1", agent="madial", query=query, k=4, layers=["episodic"]).items
+
+
+def test_the_shipped_trees_order_a_recall_and_explain_it(tmp_path):
+    assert learned.enabled(), "recall/fusion_trees.json ships with the package"
+    with Brain.open(tmp_path / "brain") as brain:
+        items = _madial_like(brain)
+    assert items
+    moves = [item.why["learned"] for item in items]
+    assert all(0.0 <= m["probability"] <= 1.0 for m in moves)
+    assert len({m["place"] for m in moves}) == len(moves)  # each item its own place
+    assert [m["probability"] for m in sorted(moves, key=lambda m: m["place"])] == \
+        sorted((m["probability"] for m in moves), reverse=True)  # placed by the trees
+
+
+def test_the_switch_leaves_the_fused_order(tmp_path, monkeypatch):
+    monkeypatch.setenv("HINDBRAIN_LEARNED_FUSION", "0")
+    with Brain.open(tmp_path / "brain") as brain:
+        items = _madial_like(brain)
+    assert items and not any("learned" in item.why for item in items)
