@@ -65,17 +65,15 @@ def test_hindbrain_learner_runs_as_its_own_process(kafka, tmp_path):
     import subprocess
     import sys
 
-    from hindbrain.brain import _perception
-    from hindbrain.schemas.api import PerceiveInput, validated
+    from hindbrain.brain import _perception, perceived
     from hindbrain.streams.processing import to_messages
 
     log = kafka.log()
     try:
-        records = [_perception(validated(PerceiveInput, "perceive", tenant="acme", task="t1", kind="anomaly",
-                                         text="nothing happened", **SITUATION)),
-                   _perception(validated(PerceiveInput, "perceive", tenant="acme", task="t1", kind="outcome",
-                                         success=True, system="IAM", identity="admin account",
-                                         action="submit change"))]
+        records = [_perception(perceived(dict(tenant="acme", task="t1", kind="anomaly", text="nothing happened",
+                                              **SITUATION))),
+                   _perception(perceived(dict(tenant="acme", task="t1", kind="outcome", success=True, system="IAM",
+                                              identity="admin account", action="submit change")))]
         log.append(to_messages(("perception", r) for r in records))
         env = {**os.environ, "HINDBRAIN_KAFKA_PREFIX": kafka.prefix, "HINDBRAIN_WORKER_GROUP": f"{kafka.prefix}w"}
         learner = subprocess.Popen([sys.executable, "-m", "hindbrain.cli", "--home", str(tmp_path), "learner",
