@@ -32,10 +32,13 @@ static inline int static_cjk(Py_UCS4 c) {
            (c >= 0xF900 && c <= 0xFAFF);
 }
 
-static inline int alnum(Py_UCS4 c) {
+/* [^\W_<CJK>]: a character of a lexical word. A CJK character ends a word: "bart在圣诞节…" is the word
+ * "bart" and the run's bigrams, not one token of the whole clause (every Latin name written into
+ * Chinese text was one). */
+static inline int word_char(Py_UCS4 c) {
     if (c < 128)
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
-    return Py_UNICODE_ISALNUM(c);
+    return Py_UNICODE_ISALNUM(c) && !(c >= 0x3040 && lexical_cjk(c));
 }
 
 static inline int joiner(Py_UCS4 c) {
@@ -111,14 +114,14 @@ static int lexical_walk(PyObject *low, emit_fn emit, void *ctx) {
                         return -1;
             }
             i = j;
-        } else if (alnum(c)) {
+        } else if (word_char(c)) {
             Py_ssize_t j = i + 1;
             int joined = 0;
             for (;;) {
-                while (j < n && alnum(PyUnicode_READ(kind, data, j)))
+                while (j < n && word_char(PyUnicode_READ(kind, data, j)))
                     j++;
-                /* (?:[-_.:/@][^\W_]+)*: a joiner counts only when a word character follows it */
-                if (j + 1 < n && joiner(PyUnicode_READ(kind, data, j)) && alnum(PyUnicode_READ(kind, data, j + 1))) {
+                /* (?:[-_.:/@][^\W_<CJK>]+)*: a joiner counts only when a word character follows it */
+                if (j + 1 < n && joiner(PyUnicode_READ(kind, data, j)) && word_char(PyUnicode_READ(kind, data, j + 1))) {
                     joined = 1;
                     j += 2;
                     continue;

@@ -43,7 +43,9 @@ from hindbrain.recall.index import Belief, Counters, Doc, RecallIndex, TenantInd
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.snapshot_files import SnapshotRefused, open_generation
 
-INDEX_VERSION = 1
+# 2: a CJK character ends a lexical word (recall.tokenize): a snapshot's BM25 terms from before it
+# are refused, and the log is folded again with the new tokens.
+INDEX_VERSION = 2
 DOC_FIELDS = tuple(f.name for f in dataclasses.fields(Doc))
 BELIEF_FIELDS = tuple(f.name for f in dataclasses.fields(Belief))
 
