@@ -166,6 +166,8 @@ def main() -> None:
     exported = export(model)
     trees = learned.Trees.from_json(exported)
     orders["boosted, as the product evaluates it"] = lambda f: np.argsort(-trees.margin(f), kind="stable")
+    shipped = learned.trees()  # recall/fusion_trees.json as it is (read before --out replaces it)
+    orders["the shipped trees (recall/fusion_trees.json)"] = lambda f: np.argsort(-shipped.margin(f), kind="stable")
     x = np.vstack([p[4] for p in tuning])
     drift = float(np.abs(trees.margin(x) - model.decision_function(x)).max())
     print(f"exported trees: {len(exported['trees'])}, largest margin difference from scikit-learn {drift:.2e}")
