@@ -64,10 +64,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--half", default="tuning", choices=("tuning", "heldout", "all"))
     ap.add_argument("--madial", type=Path, default=quality.MADIAL)
+    ap.add_argument("--weights", default=",".join(f"{w:g}" for w in WEIGHTS), help="comma-separated weights to try")
     args = ap.parse_args()
-    r5: dict[str, dict[str, float]] = {f"{w:g}": {} for w in WEIGHTS}
+    weights = [float(w) for w in args.weights.split(",")]
+    r5: dict[str, dict[str, float]] = {f"{w:g}": {} for w in weights}
     channels: dict[str, dict[str, float]] = {}
-    against: dict[str, dict[str, tuple[int, int]]] = {f"{w:g}": {} for w in WEIGHTS}  # vs semantic alone
+    against: dict[str, dict[str, tuple[int, int]]] = {f"{w:g}": {} for w in weights}  # vs semantic alone
     for lang in ("zh", "en"):
         data = quality.madial(lang, args.madial)
         questions = data.half(args.half)
@@ -76,7 +78,7 @@ def main() -> None:
             try:
                 each = {ch: per_question(brain, data, questions, quality.alone(ch)) for ch in ("lexical", "semantic")}
                 channels[lang] = {ch: 100 * statistics.fmean(v) for ch, v in each.items()}
-                for w in WEIGHTS:
+                for w in weights:
                     got = per_question(brain, data, questions, with_dialogue_lexical(w))
                     r5[f"{w:g}"][lang] = 100 * statistics.fmean(got)
                     pairs = list(zip(got, each["semantic"], strict=True))

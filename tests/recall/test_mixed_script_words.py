@@ -16,6 +16,7 @@ def test_a_latin_name_ends_where_the_chinese_starts():
 def test_a_joined_word_stops_at_a_cjk_character_too():
     assert tokens("error-503在这里") == ["error-503", "error", "503", "在这", "这里"]
     assert tokens("abc-表妹") == ["abc", "表妹"]
+    assert tokens("我在2023年去了北京") == ["我在", "2023", "年去", "去了", "了北", "北京"]  # digits too
 
 
 def test_a_chinese_memory_naming_someone_in_latin_letters_is_found_by_its_words(tmp_path):
