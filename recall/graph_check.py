@@ -60,7 +60,8 @@ class GraphFile:
             raise GraphLayoutError(f"{path}: graph header {head.tolist()} does not match {rows} vectors")
         self.levels = np.frombuffer(m[off : off + 2 * self.size].tobytes(), dtype="<i2").astype(np.int64)
         off += 2 * self.size
-        if len(self.levels) != self.size or (self.size and (self.levels.min() < 0 or self.levels.max() > self.max_level)):
+        outside = self.size and (self.levels.min() < 0 or self.levels.max() > self.max_level)
+        if len(self.levels) != self.size or outside:
             raise GraphLayoutError(f"{path}: node levels outside 0..{self.max_level}")
         self._base_words = 1 + self.connectivity_base
         self._upper_words = 1 + self.connectivity
