@@ -332,6 +332,26 @@ class VectorIndex:
                 self._lock.waited = False
                 time.sleep(_YIELD_S)
 
+    def check_saved(self, stem: Path) -> int:
+        """Checks the graph ``save`` wrote beside ``stem`` for nodes no search can reach
+        (``recall.graph_check``); returns how many. Those are rewritten as unbuilt in
+        ``stem.state``, so whoever maps the files scans them exactly, and this index puts them
+        back on its build queue. Takes no lock while it reads the file (~1 s a 100k vectors
+        here), so the caller can run it after releasing the log's (``write_snapshot``)."""
+        stem = Path(stem)
+        graph_file = stem.with_suffix(".usearch")
+        if not graph_file.exists():
+            return 0  # exact mode: no graph
+        state = np.fromfile(stem.with_suffix(".state"), dtype=np.int8)
+        lost = unreachable_keys(graph_file)
+        lost = lost[lost < len(state)]
+        lost = lost[state[lost] == _GRAPHED]
+        if len(lost):
+            state[lost] = _TAIL
+            state.tofile(stem.with_suffix(".state"))
+            self._requeue(lost)
+        return len(lost)
+
     def _requeue(self, lost: np.ndarray) -> None:
         """Graphed keys no search can reach (``recall.graph_check``) leave the graph and go back
         on the tail: scanned exactly until the next build inserts them again (with fresh links:
@@ -495,9 +515,7 @@ class VectorIndex:
 
         Holds the write lock (adds and graph building wait; searches go on), so the files are
         one consistent cut. The caller makes the set of files appear atomically
-        (``recall.vector_snapshot``). The saved graph is checked for nodes no search can reach
-        (``recall.graph_check``): those are written as unbuilt, so whoever maps the files
-        scans them exactly, and this index puts them back on its build queue."""
+        (``recall.vector_snapshot``), after ``check_saved``."""
         stem = Path(stem)
         with self._write_lock:
             with self._lock:
@@ -514,12 +532,6 @@ class VectorIndex:
                     for block in self._blocks:
                         block.tofile(out)
                 self._graph.save(str(stem.with_suffix(".usearch")))
-                lost = unreachable_keys(stem.with_suffix(".usearch"))
-                lost = lost[(lost < len(state))]
-                lost = lost[state[lost] == _GRAPHED]
-                if len(lost):
-                    state[lost] = _TAIL  # whoever maps these files scans them exactly
-                    self._requeue(lost)
             state.tofile(stem.with_suffix(".state"))
         return {"dim": self.dim, "keys": len(state), "exact": exact, "blocks": 0 if exact else len(self._blocks),
                 "vectors": int(np.count_nonzero(state != _ABSENT)),
