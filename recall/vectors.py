@@ -31,7 +31,8 @@ Measured with ``.venv/bin/python bench/vectors.py --sizes 100000,1000000`` (9.5 
 512-d unit vectors (2,000 gaussian centres, cosine ~0.7 to the centre), 200 held-out queries,
 k=10, one query at a time, single-threaded search, on a shared 2-core AMD EPYC (AVX-512).
 recall@10 is against exact float32 top-10; B/vec is what the structure reports. The plain
-usearch rows build with 2 threads; this index builds with 1 (see ``build_graph``).
+usearch rows build with 2 threads; this index builds with ``HINDBRAIN_GRAPH_THREADS`` (1; see
+``build_graph``).
 
 =========  ==================================  =======  =====  =========  ======  ======
 n          variant                             build s  B/vec  recall@10  p50 ms  p99 ms
@@ -70,7 +71,10 @@ Choices from these numbers:
 * **EXACT_LIMIT 20,000.** Brute force costs ~1.7 ms there (einsum) and 10 ms at 100k, which is
   the whole budget; below 20k an HNSW build (~5 s of CPU) is not worth it.
 * **Build cost** is the price: ~2-2.4k single-threaded inserts/s here (50 s for 100k, 425 s
-  for 1M; 2 threads were ~1.6x faster but left nodes unreachable). A 100k reload from the
+  for 1M; 2 threads were ~1.6x faster but left nodes unreachable, which a snapshot's
+  ``check_saved`` now finds and keeps scanned: ``HINDBRAIN_GRAPH_THREADS``). Many exact
+  duplicates are the slow case: 1M static-tier vectors of bench/api.py's events are only 752
+  distinct codes, and inserting them ran at ~360 vectors/s of CPU instead of ~4-7k. A 100k reload from the
   embedding cache is searchable in ~0.8 s through the tail scan (p50 16 ms, p99 46 ms a
   search) while the graph catches up in the background for about a minute.
 """
@@ -244,9 +248,11 @@ class VectorIndex:
         """Moves up to ``limit`` (None: all) waiting vectors into the graph; returns how many
         still wait. Searches stay correct either way; waiting vectors are scanned exactly.
 
-        One thread by default, for two reasons: a background build should leave a core to the
-        searches, and usearch's multi-threaded inserts leave some nodes unreachable (measured on
-        30k clustered vectors: 2-14 points no search could find with 2 threads, 0 with 1)."""
+        One thread by default: a background build should leave a core to the searches. More
+        threads insert the same chunks in parallel (``bench/graph_build.py``, 100k real vectors
+        at load 10-12: 2 threads x1.66 the wall rate at the same CPU a vector, recall@10 0.995
+        vs 0.997) but leave a few nodes unreachable (8-16 of 100k; 0 with 1 thread here): every
+        snapshot finds those (``check_saved``), scans them, and puts them back in the queue."""
         if self._frozen:
             return 0
         with self._write_lock:
