@@ -116,11 +116,14 @@ def write_snapshot(index, directory: Path, offset, writer_lock=None) -> Path | N
             if index.semantic is not None:
                 manifest.update(write_vectors(index, tmp, counts, saved))
         # after the locks (records flow again): nodes of the saved graphs no search reaches are
-        # written unbuilt, so a replica scans them (recall.graph_check; seconds at 1M vectors)
+        # written unbuilt, so a replica scans them (recall.graph_check; seconds at 1M vectors).
+        # Counted apart from "unbuilt", which says the graphs were still building: counting them
+        # there would make every checkpoint and close write the snapshot again (Checkpoints.due,
+        # write_if_changed), and near-duplicates can come out unreachable again each time.
+        manifest["lost"] = 0
         for vectors, stem, entry in saved:
-            lost = vectors.check_saved(stem)
-            entry["index"]["unbuilt"] += lost
-            manifest["unbuilt"] += lost
+            entry["index"]["lost"] = vectors.check_saved(stem)
+            manifest["lost"] += entry["index"]["lost"]
         return seal(tmp, manifest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
