@@ -584,7 +584,7 @@ def semantic_index(cfg: Settings, follow: bool = False):
         static = None
     pool = shared_pool(cfg.embedder, cfg.embed_workers) if cfg.embed_workers and static and not follow else None
     return SemanticIndex(model, cfg.home / "cache" / "embeddings.sqlite", follow=follow, static=static, pool=pool,
-                         inline_limit=0 if static else 256)
+                         inline_limit=0 if static else 256, graph_threads=cfg.graph_threads)
 
 
 # what the recall index folds (RecallIndex.observe): a recall's own records are most of a served

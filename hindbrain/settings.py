@@ -93,6 +93,11 @@ class Settings(BaseSettings):
         1, ge=0, description="HINDBRAIN_EMBED_WORKERS: processes that embed passages with the neural model (the "
         "lagging tier; every event has its static vector before perceive returns). 0: a thread of the brain's own."
     )
+    graph_threads: int = Field(
+        1, ge=1, le=64, description="HINDBRAIN_GRAPH_THREADS: threads that insert vectors into the owner's HNSW graph "
+        "in the background. 1 leaves a core to recalls; more settle a bulk import sooner where cores are free (the "
+        "nodes a parallel build leaves unreachable are found at each vector snapshot and scanned exactly)."
+    )
     kafka_embedders: bool = Field(
         False, description="HINDBRAIN_KAFKA_EMBEDDERS: in distributed mode, the neural tier comes from the "
         "`hindbrain embedder` consumer group through the Kafka `vectors` topic (streams/embedders.py) instead of "

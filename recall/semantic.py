@@ -291,7 +291,8 @@ class SemanticIndex:
     """
 
     def __init__(self, embedder: Embedder, cache_path: Path | None = None, *, inline_limit: int = 256,
-                 follow: bool = False, static: Embedder | None = None, pool=None, neural: bool = True):
+                 follow: bool = False, static: Embedder | None = None, pool=None, neural: bool = True,
+                 graph_threads: int = 1):
         if follow and cache_path is None:
             raise ValueError("a following index reads its vectors from the owner's cache: give cache_path")
         if static is not None and static.dim != embedder.dim:
@@ -304,6 +305,7 @@ class SemanticIndex:
         # a brain whose only model is the static table calls its vectors static too
         self._neural_tier = "static" if embedder.name.startswith("static") else "neural"
         self.follow = follow  # vectors come only from the cache, written by another process
+        self.graph_threads = graph_threads  # usearch insertion threads of the background graph build
         self.inline_limit = inline_limit
         self.upgrade_limit = UPGRADE_LIMIT  # 0: a recall never embeds (the fast tier alone until the workers)
         # (tenant, doc_no) → the text a document was added with, when its owner keeps the texts (a
@@ -690,7 +692,8 @@ class SemanticIndex:
                     self._flush_cache()
                     for t in building:
                         before = t.index.unbuilt
-                        self._built_since_trim += max(0, before - t.index.build_graph(_GRAPH_STEP))
+                        self._built_since_trim += max(0, before - t.index.build_graph(_GRAPH_STEP * self.graph_threads,
+                                                                                   threads=self.graph_threads))
                     if self._built_since_trim >= TRIM_AFTER and not any(t.index.unbuilt for t in building):
                         # settled after a bulk: the embedding's and the graph's temporaries are free
                         # now, but resident until asked (hindbrain.heap_trim; ~110 B an event at 25k)

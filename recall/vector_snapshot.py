@@ -112,17 +112,28 @@ def write_snapshot(index, directory: Path, offset, writer_lock=None) -> Path | N
                         "neural": 0, "unbuilt": 0, "tenants": []}
             counts = {}
             manifest["index"] = index_snapshot.write_index(index, tmp, counts)
+            saved: list[tuple] = []
             if index.semantic is not None:
-                manifest.update(write_vectors(index, tmp, counts))
+                manifest.update(write_vectors(index, tmp, counts, saved))
+        # after the locks (records flow again): nodes of the saved graphs no search reaches are
+        # written unbuilt, so a replica scans them (recall.graph_check; seconds at 1M vectors).
+        # Counted apart from "unbuilt", which says the graphs were still building: counting them
+        # there would make every checkpoint and close write the snapshot again (Checkpoints.due,
+        # write_if_changed), and near-duplicates can come out unreachable again each time.
+        manifest["lost"] = 0
+        for vectors, stem, entry in saved:
+            entry["index"]["lost"] = vectors.check_saved(stem)
+            manifest["lost"] += entry["index"]["lost"]
         return seal(tmp, manifest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
-def write_vectors(index, folder: Path, counts: dict[str, int]) -> dict:
+def write_vectors(index, folder: Path, counts: dict[str, int], saved: list | None = None) -> dict:
     """Writes each tenant's vectors into ``folder``; returns the manifest's vector fields.
-    ``counts``: each tenant's documents in the saved document table (its key map covers those)."""
+    ``counts``: each tenant's documents in the saved document table (its key map covers those).
+    ``saved`` gets ``(vectors, stem, manifest entry)`` of each tenant (``VectorIndex.check_saved``)."""
     semantic = index.semantic
     tenants = []
     for n, (tenant, vectors, tier) in enumerate(semantic.tenant_vectors()):
@@ -147,6 +158,8 @@ def write_vectors(index, folder: Path, counts: dict[str, int]) -> dict:
         tiers.tofile(stem.with_suffix(".tier"))
         tenants.append({"name": tenant, "stem": stem.name, "docs": count, "index": meta,
                         "neural": int(np.count_nonzero(tiers == NEURAL))})
+        if saved is not None and hasattr(vectors, "check_saved"):
+            saved.append((vectors, stem, tenants[-1]))
     return {"model": semantic.embedder.name, "dim": semantic.embedder.dim, "window": semantic.window,
             "vectors": sum(t["index"]["vectors"] for t in tenants), "neural": sum(t["neural"] for t in tenants),
             "unbuilt": sum(t["index"]["unbuilt"] for t in tenants), "tenants": tenants}

@@ -31,7 +31,8 @@ Measured with ``.venv/bin/python bench/vectors.py --sizes 100000,1000000`` (9.5 
 512-d unit vectors (2,000 gaussian centres, cosine ~0.7 to the centre), 200 held-out queries,
 k=10, one query at a time, single-threaded search, on a shared 2-core AMD EPYC (AVX-512).
 recall@10 is against exact float32 top-10; B/vec is what the structure reports. The plain
-usearch rows build with 2 threads; this index builds with 1 (see ``build_graph``).
+usearch rows build with 2 threads; this index builds with ``HINDBRAIN_GRAPH_THREADS`` (1; see
+``build_graph``).
 
 =========  ==================================  =======  =====  =========  ======  ======
 n          variant                             build s  B/vec  recall@10  p50 ms  p99 ms
@@ -70,7 +71,10 @@ Choices from these numbers:
 * **EXACT_LIMIT 20,000.** Brute force costs ~1.7 ms there (einsum) and 10 ms at 100k, which is
   the whole budget; below 20k an HNSW build (~5 s of CPU) is not worth it.
 * **Build cost** is the price: ~2-2.4k single-threaded inserts/s here (50 s for 100k, 425 s
-  for 1M; 2 threads were ~1.6x faster but left nodes unreachable). A 100k reload from the
+  for 1M; 2 threads were ~1.6x faster but left nodes unreachable, which a snapshot's
+  ``check_saved`` now finds and keeps scanned: ``HINDBRAIN_GRAPH_THREADS``). Many exact
+  duplicates are the slow case: 1M static-tier vectors of bench/api.py's events are only 752
+  distinct codes, and inserting them ran at ~360 vectors/s of CPU instead of ~4-7k. A 100k reload from the
   embedding cache is searchable in ~0.8 s through the tail scan (p50 16 ms, p99 46 ms a
   search) while the graph catches up in the background for about a minute.
 """
@@ -87,6 +91,7 @@ import numpy as np
 from usearch.index import Index, MetricKind
 from usearch.index import search as usearch_scan
 
+from hindbrain.recall.graph_check import unreachable_keys
 from hindbrain.recall.row_chunks import RowChunks
 
 EXACT_LIMIT = 20_000  # vectors; at or below this every search is exact (float16 rows)
@@ -186,6 +191,25 @@ def _dedupe_last(keys: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.
     return rev_unique, vectors[last]
 
 
+class _NotedLock:
+    """A ``threading.Lock`` that notes when a caller had to wait for it, so a holder re-taking it
+    in a loop (the graph build) pauses for waiters only when there are any. A waiter arriving
+    just after the note was cleared waits one more chunk at most."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.waited = False
+
+    def __enter__(self) -> _NotedLock:
+        if not self._lock.acquire(blocking=False):
+            self.waited = True
+            self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+
+
 class VectorIndex:
     """Cosine nearest neighbours over ``(key, vector)`` pairs; a re-added key replaces its vector.
 
@@ -199,7 +223,7 @@ class VectorIndex:
         self.dim = dim
         self.exact_limit = exact_limit
         self.connectivity, self.expansion_add, self.expansion_search = connectivity, expansion_add, expansion_search
-        self._lock = threading.Lock()  # guards all state below and every graph call
+        self._lock = _NotedLock()  # guards all state below and every graph call
         self._write_lock = threading.Lock()  # one add at a time
         self._state = np.zeros(0, dtype=np.int8)  # per key: _ABSENT / _TAIL / _GRAPHED
         self._count = 0
@@ -212,6 +236,7 @@ class VectorIndex:
         self._tail_head = 0
         self._graphed = 0
         self._frozen = False  # a mapped snapshot (``VectorIndex.mapped``): read-only
+        self.requeued = 0  # graphed vectors found unreachable at a save and put back on the tail
 
     # -- adding -----------------------------------------------------------------------------
     def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False) -> None:
@@ -245,9 +270,11 @@ class VectorIndex:
         """Moves up to ``limit`` (None: all) waiting vectors into the graph; returns how many
         still wait. Searches stay correct either way; waiting vectors are scanned exactly.
 
-        One thread by default, for two reasons: a background build should leave a core to the
-        searches, and usearch's multi-threaded inserts leave some nodes unreachable (measured on
-        30k clustered vectors: 2-14 points no search could find with 2 threads, 0 with 1)."""
+        One thread by default: a background build should leave a core to the searches. More
+        threads insert the same chunks in parallel (``bench/graph_build.py``, 100k real vectors
+        at load 10-12: 2 threads x1.66 the wall rate at the same CPU a vector, recall@10 0.995
+        vs 0.997) but leave a few nodes unreachable (8-16 of 100k; 0 with 1 thread here): every
+        snapshot finds those (``check_saved``), scans them, and puts them back in the queue."""
         if self._frozen:
             return 0
         with self._write_lock:
@@ -306,13 +333,15 @@ class VectorIndex:
         self._tail_head = 0
 
     def _drain_tail(self, limit: int | None, *, threads: int) -> None:
-        """Moves (up to ``limit`` of) the tail into the graph, one chunk per lock hold."""
+        """Moves (up to ``limit`` of) the tail into the graph, one chunk per lock hold (``_CHUNK``
+        vectors a thread: a search waits about as long whatever the thread count)."""
         left = len(self._tail) if limit is None else limit
+        size = _CHUNK * max(1, threads)
         while left > 0:
             with self._lock:
                 if self._graph is None or self._tail_head >= len(self._tail):
                     return
-                chunk = np.sort(self._tail[self._tail_head : self._tail_head + min(_CHUNK, left)])
+                chunk = np.sort(self._tail[self._tail_head : self._tail_head + min(size, left)])
                 left -= len(chunk)
                 self._tail_head += len(chunk)
                 chunk = chunk[self._state[chunk] == _TAIL]
@@ -324,8 +353,49 @@ class VectorIndex:
                 self._state[chunk] = _GRAPHED
                 self._graphed += len(chunk)
             # threading.Lock is not fair: re-taking it at once would starve waiting searches
-            # (measured: p99 5.7 s while a 100k tail was built). A short pause lets them in.
-            time.sleep(_YIELD_S)
+            # (measured: p99 5.7 s while a 100k tail was built). A short pause lets them in, only
+            # when one waited: on a loaded machine each pause costs a scheduler slice, not 0.2 ms
+            # (measured: a 20k build spent 18.8 s of wall time for 3.0 s of CPU at load 18).
+            if self._lock.waited:
+                self._lock.waited = False
+                time.sleep(_YIELD_S)
+
+    def check_saved(self, stem: Path) -> int:
+        """Checks the graph ``save`` wrote beside ``stem`` for nodes no search can reach
+        (``recall.graph_check``); returns how many. Those are rewritten as unbuilt in
+        ``stem.state``, so whoever maps the files scans them exactly, and this index puts them
+        back on its build queue. Takes no lock while it reads the file (~1 s a 100k vectors
+        here), so the caller can run it after releasing the log's (``write_snapshot``)."""
+        stem = Path(stem)
+        graph_file = stem.with_suffix(".usearch")
+        if not graph_file.exists():
+            return 0  # exact mode: no graph
+        state = np.fromfile(stem.with_suffix(".state"), dtype=np.int8)
+        lost = unreachable_keys(graph_file)
+        lost = lost[lost < len(state)]
+        lost = lost[state[lost] == _GRAPHED]
+        if len(lost):
+            state[lost] = _TAIL
+            state.tofile(stem.with_suffix(".state"))
+            self._requeue(lost)
+        return len(lost)
+
+    def _requeue(self, lost: np.ndarray) -> None:
+        """Graphed keys no search can reach (``recall.graph_check``) leave the graph and go back
+        on the tail: scanned exactly until the next build inserts them again (with fresh links:
+        a node is unreachable because of when and beside what it was inserted)."""
+        if self._frozen:
+            return
+        with self._lock:
+            lost = lost[self._state[lost] == _GRAPHED]
+            if not len(lost):
+                return
+            self._graph.remove(lost)
+            self._graphed -= len(lost)
+            self._state[lost] = _TAIL
+            self._tail = np.concatenate([self._tail[self._tail_head :], lost])
+            self._tail_head = 0
+        self.requeued += len(lost)
 
     # -- searching --------------------------------------------------------------------------
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -479,13 +549,12 @@ class VectorIndex:
 
         Holds the write lock (adds and graph building wait; searches go on), so the files are
         one consistent cut. The caller makes the set of files appear atomically
-        (``recall.vector_snapshot``)."""
+        (``recall.vector_snapshot``), after ``check_saved``."""
         stem = Path(stem)
         with self._write_lock:
             with self._lock:
                 state = self._state.copy()
                 exact = self._graph is None
-            state.tofile(stem.with_suffix(".state"))
             if exact:
                 with stem.with_suffix(".f16").open("wb") as out:
                     held = min(len(state), self._rows.capacity)  # keys past the rows' end are absent
@@ -497,6 +566,7 @@ class VectorIndex:
                     for block in self._blocks:
                         block.tofile(out)
                 self._graph.save(str(stem.with_suffix(".usearch")))
+            state.tofile(stem.with_suffix(".state"))
         return {"dim": self.dim, "keys": len(state), "exact": exact, "blocks": 0 if exact else len(self._blocks),
                 "vectors": int(np.count_nonzero(state != _ABSENT)),
                 "unbuilt": 0 if exact else int(np.count_nonzero(state == _TAIL))}
@@ -532,6 +602,12 @@ class VectorIndex:
         if index._graph is None or index._graph.ndim != index.dim:
             raise ValueError(f"{stem.with_suffix('.usearch')}: not a {index.dim}-d usearch index")
         index._tail = np.flatnonzero(index._state == _TAIL).astype(np.int64)  # scanned at every search
+        if writable and len(index._tail):
+            # keys the save found unreachable are still nodes of the file's graph: the owner
+            # inserts them again, which usearch refuses for a key it holds
+            held = index._tail[index._graph.contains(index._tail)]
+            if len(held):
+                index._graph.remove(held)
         index._graphed = int(np.count_nonzero(index._state == _GRAPHED))
         return index
 
