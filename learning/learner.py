@@ -40,7 +40,7 @@ from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall import _scan, keyed
-from hindbrain.recall.tokenize import recent_tokens, repeated_tokens, tokens
+from hindbrain.recall.tokenize import tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
@@ -842,17 +842,16 @@ def _word_hashes(record: dict) -> set[int]:
     so a learner restored from its snapshot still matches the word sets hashed before the restart,
     which Python's per-process salted ``hash`` could not; a collision among one event's words has
     odds ~2⁻⁶⁴). The
-    fields beside the text repeat across a fleet: their words are cached (``repeated_tokens``);
-    a token never spans the space that joins them, so the set is that of the joined text."""
+    text and each field are tokenised apart, which gives the set of their joined text: a token
+    never spans the space that would join them."""
     get = record.get
-    said = [v for v in (get("system"), get("identity"), get("action"), get("expected"), get("actual")) if v]
+    said = [v for v in (get("text"), get("system"), get("identity"), get("action"), get("expected"),
+                        get("actual")) if v]
     if entities := get("entities"):
         said += entities
-    text = get("text")
-    hashes = _scan.stable_hashes(recent_tokens(text)) if text else set()
-    if said:
-        hashes.update(_scan.stable_hashes(repeated_tokens(" ".join(said))))
-    return hashes
+    # one C pass over the texts, hashing each token where it lies: no token strings, no second list
+    # (issue 28; the same set as ``stable_hashes`` of each text's ``tokens``, tests/recall/test_scan.py)
+    return _scan.token_hashes(said)
 
 
 def _unpacked(packed: bytes) -> set[int]:

@@ -86,6 +86,7 @@ import numpy as np
 from usearch.index import Index, MetricKind
 from usearch.index import search as usearch_scan
 
+from hindbrain.recall import _scan
 from hindbrain.recall.row_chunks import RowChunks
 
 EXACT_LIMIT = 20_000  # vectors; at or below this every search is exact (float16 rows)
@@ -104,7 +105,18 @@ _NO_SIMS = np.empty(0, dtype=np.float32)
 
 
 def quantize(x: np.ndarray) -> np.ndarray:
-    """int8 codes of the rows of ``x`` with per-row absmax scaling (a zero row stays zero)."""
+    """int8 codes of the rows of ``x`` with per-row absmax scaling (a zero row stays zero). The
+    loop runs in C (``_scan.quantize``: one pass a row, the same float32 operations, so the same
+    codes; issue 28); ``py_quantize`` is its oracle, and what rows holding a non-finite value get."""
+    x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, x.shape[-1])
+    codes = np.empty(x.shape, dtype=np.int8)
+    if x.size and _scan.quantize(x, codes, x.shape[1]):
+        return codes
+    return py_quantize(x)
+
+
+def py_quantize(x: np.ndarray) -> np.ndarray:
+    """``quantize`` in numpy: the definition."""
     x = np.asarray(x, dtype=np.float32).reshape(-1, x.shape[-1])
     peak = np.abs(x).max(axis=1, keepdims=True)
     scale = np.divide(127.0, peak, out=np.zeros_like(peak), where=peak > 0)
