@@ -596,26 +596,25 @@ static PyObject *scan_quantize(PyObject *self, PyObject *args) {
     int8_t *dst = out.buf;
     for (Py_ssize_t r = 0; r < n; r++, src += dim, dst += dim) {
         float peak = 0.0f;
-        for (Py_ssize_t j = 0; j < dim; j++) {
+        int finite = 1;
+        for (Py_ssize_t j = 0; j < dim; j++) { /* branch-free: the compiler vectorises it */
             const float a = fabsf(src[j]);
-            if (!(a <= FLT_MAX)) { /* NaN or infinite: numpy's casts of those are the platform's */
-                result = Py_NewRef(Py_False);
-                goto done;
-            }
-            if (a > peak)
-                peak = a;
+            finite &= a <= FLT_MAX;
+            peak = a > peak ? a : peak;
         }
-        if (peak == 0.0f) {
-            memset(dst, 0, (size_t)dim);
-            continue;
-        }
-        const float scale = 127.0f / peak;
-        if (!(scale <= FLT_MAX)) { /* a subnormal peak: 0 * inf is NaN, whose cast is the platform's */
+        const float scale = peak > 0.0f ? 127.0f / peak : 0.0f;
+        /* NaN or infinite values, or a subnormal peak (0 * inf is NaN): numpy's casts of NaN are the
+         * platform's, so those rows are left to it */
+        if (!finite || !(scale <= FLT_MAX)) {
             result = Py_NewRef(Py_False);
             goto done;
         }
-        for (Py_ssize_t j = 0; j < dim; j++)
-            dst[j] = (int8_t)lrintf(src[j] * scale); /* the default rounding: to nearest, ties to even */
+        for (Py_ssize_t j = 0; j < dim; j++) {
+            /* rint in the default mode (to nearest, ties to even) without a libm call: adding and
+             * subtracting 1.5 * 2^23 rounds any |y| < 2^22 exactly so; here |y| <= 127 (+ rounding) */
+            const float y = src[j] * scale;
+            dst[j] = (int8_t)(int)((y + 12582912.0f) - 12582912.0f);
+        }
     }
     result = Py_NewRef(Py_True);
 done:

@@ -74,3 +74,25 @@ def test_quantize_rounds_ties_to_even_as_numpy_does_and_leaves_non_finite_rows_t
         assert np.array_equal(quantize(odd), py_quantize(odd))  # the C pass declines; numpy's codes
     with pytest.raises(ValueError, match="int8"):
         _scan.quantize(unit, np.empty((500, 255), dtype=np.int8), 256)
+
+
+def test_unit_static_rows_make_the_same_codes_unscaled_and_exact_rows_are_scaled_as_always():
+    """``VectorIndex.add(unit=True)``: the static table's rows go to the int8 codes as they are (its pool
+    scales them to unit length); their codes are those of the rows scaled again, and exact mode's float16
+    rows are the scaled ones either way."""
+    from hindbrain.recall.static import default_static
+    from hindbrain.recall.vectors import VectorIndex, _unit_rows
+
+    static = default_static()
+    assert static.unit_rows
+    words = ["printer", "refund", "IAM role", "中文", "vpn"] * 40
+    said = [f"{w} {n} 报销 timeout-{n % 7}" for n, w in enumerate(words)]
+    rows = static.embed_passages(said)
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-6)
+    assert np.array_equal(quantize(rows), quantize(_unit_rows(rows)))
+    keys, probe = np.arange(len(rows)), rows[:5] + rows[5:10]
+    for limit in (0, 10_000):  # graph mode at once, exact mode
+        told, scaled = VectorIndex(static.dim, exact_limit=limit), VectorIndex(static.dim, exact_limit=limit)
+        told.add(keys, rows, defer_graph=True, unit=True)
+        scaled.add(keys, rows, defer_graph=True)
+        assert np.array_equal(told.cosines(keys, probe), scaled.cosines(keys, probe))
