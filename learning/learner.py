@@ -368,11 +368,13 @@ class Learner:
         if previous is None or restoring or not hashes:
             return []
         prev_key, prev_words, prev_ts = previous
-        prev_id = expanded_id(prev_key)
-        prev_hashes = _unpacked(prev_words)
-        similarity = len(hashes & prev_hashes) / len(hashes | prev_hashes)
-        if similarity < MERGE_SIMILARITY or env["ts_us"] - prev_ts > MERGE_WITHIN_US or prev_id == env["record_id"]:
+        # the same event (compact ids are one to one with ids) or too long ago: the set is not unpacked
+        if prev_key == event_key or env["ts_us"] - prev_ts > MERGE_WITHIN_US:
             return []
+        similarity = _merge_similarity(hashes, prev_words)
+        if similarity is None:
+            return []
+        prev_id = expanded_id(prev_key)
         self.counts["merged"] += 1
         return [decision(DecisionKind.EVENTS_MERGED, env["tenant"], [prev_id], [env["record_id"]],
                          f"near-identical to the newer {env['record_id']} (similarity {similarity:.2f}); "
@@ -852,6 +854,19 @@ def _word_hashes(record: dict) -> set[int]:
     # one C pass over the texts, hashing each token where it lies: no token strings, no second list
     # (issue 28; the same set as ``stable_hashes`` of each text's ``tokens``, tests/recall/test_scan.py)
     return _scan.token_hashes(said)
+
+
+def _merge_similarity(hashes: set[int], prev_words: bytes) -> float | None:
+    """The Jaccard of ``hashes`` and the packed previous set when it reaches ``MERGE_SIMILARITY``,
+    else None. Sizes too far apart are answered before the previous set is unpacked (issue 28):
+    the Jaccard is at most the smaller size over the larger, and rounding keeps that order."""
+    smaller, larger = sorted((len(hashes), len(prev_words) // 8))
+    if not larger or smaller / larger < MERGE_SIMILARITY:
+        return None
+    prev_hashes = _unpacked(prev_words)
+    shared = len(hashes & prev_hashes)
+    similarity = shared / (len(hashes) + len(prev_hashes) - shared)
+    return similarity if similarity >= MERGE_SIMILARITY else None
 
 
 def _unpacked(packed: bytes) -> set[int]:

@@ -96,3 +96,18 @@ def test_unit_static_rows_make_the_same_codes_unscaled_and_exact_rows_are_scaled
         told.add(keys, rows, defer_graph=True, unit=True)
         scaled.add(keys, rows, defer_graph=True)
         assert np.array_equal(told.cosines(keys, probe), scaled.cosines(keys, probe))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sets(st.integers(0, 40), max_size=30), st.sets(st.integers(0, 40), max_size=30))
+def test_the_merge_similarity_decides_as_the_whole_jaccard_did(now, before):
+    """``learner._merge_similarity`` (sizes first) against the Jaccard over both whole sets."""
+    from array import array
+
+    from hindbrain.learning.learner import MERGE_SIMILARITY, _merge_similarity
+
+    if not now:
+        return  # the learner never compares an event without words
+    whole = len(now & before) / len(now | before)
+    expected = whole if whole >= MERGE_SIMILARITY else None
+    assert _merge_similarity(now, array("q", before).tobytes()) == expected
