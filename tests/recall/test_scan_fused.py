@@ -1,6 +1,7 @@
-"""The fused C passes of ingest round eight (``recall/_scan.c``, issue 28) against the paths they
-replace, kept as oracles: ``token_hashes`` (the learner's word sets) against ``stable_hashes`` of
-``py_tokens``, ``quantize`` (the vector index's int8 codes) against numpy's ``py_quantize``."""
+"""Ingest round eight (issue 28) against the paths it replaced, kept as oracles: the C passes of
+``recall/_scan.c`` (``token_hashes``, the learner's word sets, against ``stable_hashes`` of
+``py_tokens``; ``quantize``, the vector index's int8 codes, against numpy's ``py_quantize``), the
+static tier's unit rows taken as they are, and write hygiene's size test against the whole Jaccard."""
 
 from __future__ import annotations
 
