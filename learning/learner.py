@@ -40,7 +40,7 @@ from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall import _scan, keyed
-from hindbrain.recall.tokenize import recent_tokens, repeated_tokens, tokens
+from hindbrain.recall.tokenize import tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
@@ -368,11 +368,13 @@ class Learner:
         if previous is None or restoring or not hashes:
             return []
         prev_key, prev_words, prev_ts = previous
-        prev_id = expanded_id(prev_key)
-        prev_hashes = _unpacked(prev_words)
-        similarity = len(hashes & prev_hashes) / len(hashes | prev_hashes)
-        if similarity < MERGE_SIMILARITY or env["ts_us"] - prev_ts > MERGE_WITHIN_US or prev_id == env["record_id"]:
+        # the same event (compact ids are one to one with ids) or too long ago: the set is not unpacked
+        if prev_key == event_key or env["ts_us"] - prev_ts > MERGE_WITHIN_US:
             return []
+        similarity = _merge_similarity(hashes, prev_words)
+        if similarity is None:
+            return []
+        prev_id = expanded_id(prev_key)
         self.counts["merged"] += 1
         return [decision(DecisionKind.EVENTS_MERGED, env["tenant"], [prev_id], [env["record_id"]],
                          f"near-identical to the newer {env['record_id']} (similarity {similarity:.2f}); "
@@ -842,17 +844,29 @@ def _word_hashes(record: dict) -> set[int]:
     so a learner restored from its snapshot still matches the word sets hashed before the restart,
     which Python's per-process salted ``hash`` could not; a collision among one event's words has
     odds ~2⁻⁶⁴). The
-    fields beside the text repeat across a fleet: their words are cached (``repeated_tokens``);
-    a token never spans the space that joins them, so the set is that of the joined text."""
+    text and each field are tokenised apart, which gives the set of their joined text: a token
+    never spans the space that would join them."""
     get = record.get
-    said = [v for v in (get("system"), get("identity"), get("action"), get("expected"), get("actual")) if v]
+    said = [v for v in (get("text"), get("system"), get("identity"), get("action"), get("expected"),
+                        get("actual")) if v]
     if entities := get("entities"):
         said += entities
-    text = get("text")
-    hashes = _scan.stable_hashes(recent_tokens(text)) if text else set()
-    if said:
-        hashes.update(_scan.stable_hashes(repeated_tokens(" ".join(said))))
-    return hashes
+    # one C pass over the texts, hashing each token where it lies: no token strings, no second list
+    # (issue 28; the same set as ``stable_hashes`` of each text's ``tokens``, tests/recall/test_scan.py)
+    return _scan.token_hashes(said)
+
+
+def _merge_similarity(hashes: set[int], prev_words: bytes) -> float | None:
+    """The Jaccard of ``hashes`` and the packed previous set when it reaches ``MERGE_SIMILARITY``,
+    else None. Sizes too far apart are answered before the previous set is unpacked (issue 28):
+    the Jaccard is at most the smaller size over the larger, and rounding keeps that order."""
+    smaller, larger = sorted((len(hashes), len(prev_words) // 8))
+    if not larger or smaller / larger < MERGE_SIMILARITY:
+        return None
+    prev_hashes = _unpacked(prev_words)
+    shared = len(hashes & prev_hashes)
+    similarity = shared / (len(hashes) + len(prev_hashes) - shared)
+    return similarity if similarity >= MERGE_SIMILARITY else None
 
 
 def _unpacked(packed: bytes) -> set[int]:

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <math.h>
 #include <string.h>
+#include <float.h>
 
 /* ---- character classes ------------------------------------------------------------------ */
 
@@ -539,6 +540,92 @@ static PyObject *scan_stable_hashes(PyObject *self, PyObject *words) {
     return out;
 }
 
+/* FNV-1a (64 bits) of code points start..end of a str: stable_hashes' hash, without the substring. */
+static inline uint64_t fnv1a_span(const int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+    uint64_t h = 14695981039346656037ULL;
+    for (Py_ssize_t i = start; i < end; i++) {
+        h ^= (uint64_t)PyUnicode_READ(kind, data, i);
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static int emit_hash(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *value = PyLong_FromLongLong((long long)fnv1a_span(PyUnicode_KIND(low), PyUnicode_DATA(low), start, end));
+    if (!value)
+        return -1;
+    int rc = PySet_Add((PyObject *)ctx, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+/* token_hashes(texts) -> set of int: stable_hashes(tokens(t)) of every text, united, in one pass that makes
+ * no token string (the learner's word sets, learning/learner.py _word_hashes: issue 28). */
+static PyObject *scan_token_hashes(PyObject *self, PyObject *texts) {
+    PyObject *fast = PySequence_Fast(texts, "token_hashes takes a sequence of str");
+    if (!fast)
+        return NULL;
+    PyObject *out = PySet_New(NULL);
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t t = 0; out && t < count; t++) {
+        PyObject *low = lowered(items[t]);
+        if (!low || lexical_walk(low, emit_hash, out) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(low);
+    }
+    Py_DECREF(fast);
+    return out;
+}
+
+/* quantize(rows, out, dim) -> bool: recall.vectors.quantize into out, the same float32 operations in the
+ * same order (peak = max |x|, scale = 127 / peak in float32, rint(x * scale) half to even), so the codes
+ * equal numpy's bit for bit; a zero row stays zero. rows: C-contiguous float32 (n, dim); out: writable
+ * int8 (n, dim). One pass over a row where numpy made six over the batch (issue 28: the static tier's
+ * add). False (out unfinished) when a value is not finite: the caller leaves those rows to numpy. */
+static PyObject *scan_quantize(PyObject *self, PyObject *args) {
+    Py_buffer rows = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t dim;
+    if (!PyArg_ParseTuple(args, "y*w*n:quantize", &rows, &out, &dim))
+        return NULL;
+    if (dim <= 0 || rows.len % (dim * (Py_ssize_t)sizeof(float)) != 0 ||
+        out.len != rows.len / (Py_ssize_t)sizeof(float)) {
+        PyErr_SetString(PyExc_ValueError, "rows must be float32 (n, dim) and out int8 (n, dim)");
+        goto done;
+    }
+    const Py_ssize_t n = rows.len / (dim * (Py_ssize_t)sizeof(float));
+    const float *src = rows.buf;
+    int8_t *dst = out.buf;
+    for (Py_ssize_t r = 0; r < n; r++, src += dim, dst += dim) {
+        float peak = 0.0f;
+        int finite = 1;
+        for (Py_ssize_t j = 0; j < dim; j++) { /* branch-free: the compiler vectorises it */
+            const float a = fabsf(src[j]);
+            finite &= a <= FLT_MAX;
+            peak = a > peak ? a : peak;
+        }
+        const float scale = peak > 0.0f ? 127.0f / peak : 0.0f;
+        /* NaN or infinite values, or a subnormal peak (0 * inf is NaN): numpy's casts of NaN are the
+         * platform's, so those rows are left to it */
+        if (!finite || !(scale <= FLT_MAX)) {
+            result = Py_NewRef(Py_False);
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < dim; j++) {
+            /* rint in the default mode (to nearest, ties to even) without a libm call: adding and
+             * subtracting 1.5 * 2^23 rounds any |y| < 2^22 exactly so; here |y| <= 127 (+ rounding) */
+            const float y = src[j] * scale;
+            dst[j] = (int8_t)(int)((y + 12582912.0f) - 12582912.0f);
+        }
+    }
+    result = Py_NewRef(Py_True);
+done:
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -551,6 +638,10 @@ static PyMethodDef methods[] = {
     {"estimate_tokens", scan_estimate_tokens, METH_O, "recall.tokenize.estimate_tokens(text), the loop in C."},
     {"stable_hashes", scan_stable_hashes, METH_O,
      "stable_hashes(words) -> set of int: 64-bit FNV-1a of each word's code points, the same in every process."},
+    {"token_hashes", scan_token_hashes, METH_O,
+     "token_hashes(texts) -> set of int: stable_hashes(tokens(t)) of every text, united, no token strings made."},
+    {"quantize", scan_quantize, METH_VARARGS,
+     "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
     {NULL, NULL, 0, NULL},
 };
 

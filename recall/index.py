@@ -608,7 +608,9 @@ class RecallIndex:
                 index = self.tenant(tenant)
                 added = index.add_many(docs)
                 if added and self.semantic is not None:
-                    self.semantic.add(tenant, [(index.by_id[d.id], d.id, semantic_text(d)) for d in added])
+                    # add_many numbers what it added in order, ending the table: no id lookups (issue 28)
+                    first = len(index.docs) - len(added)
+                    self.semantic.add(tenant, [(no, d.id, semantic_text(d)) for no, d in enumerate(added, first)])
 
     def observe(self, batch: list[Decoded]) -> None:
         """Runner listener: index appended records the moment they are in the log."""

@@ -433,8 +433,11 @@ class SemanticIndex:
         vecs = self.static.embed_passages([capped(text, self.window) for _, _, text in items])
         known = np.flatnonzero(np.any(vecs != 0, axis=1))
         if len(known):
-            keys = np.array([items[i][0] for i in known], dtype=np.int64)
-            t.index.add(keys, vecs[known], defer_graph=True)
+            keys = np.fromiter((doc_no for doc_no, _, _ in items), dtype=np.int64, count=len(items))[known]
+            # an embedder that says its rows are unit already (the static table's: StaticEmbedder.unit_rows)
+            # is not scaled again for the int8 codes (VectorIndex.add)
+            t.index.add(keys, vecs[known] if len(known) < len(vecs) else vecs, defer_graph=True,
+                        unit=getattr(self.static, "unit_rows", False))
             self._set_tier(t, keys, STATIC)
 
     def _set_tier(self, t: _Tenant, keys: np.ndarray, tier: int) -> None:

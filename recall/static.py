@@ -194,6 +194,8 @@ class StaticEmbedder:
     """The fast tier as an ``Embedder``: ``embed_passages`` of a distilled table. Queries are
     embedded the same way (used only when no neural model is configured at all)."""
 
+    unit_rows = True  # embed_passages' rows are unit length (or zero): ``_scan.pool`` scales them
+
     def __init__(self, path: Path = TABLE):
         self.path = Path(path)
         self._table: StaticTable | None = None

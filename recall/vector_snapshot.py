@@ -359,10 +359,10 @@ class LayeredIndex:
             self._valid[fresh] = True
             self._valid_count += len(fresh)
 
-    def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False) -> None:
+    def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False, unit: bool = False) -> None:
         """Adds to the writable index; a key's mapped vector is hidden from then on."""
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
-        self.top.add(keys, vectors, defer_graph=defer_graph)
+        self.top.add(keys, vectors, defer_graph=defer_graph, unit=unit)
         with self._lock:
             inside = keys[keys < len(self._owner_of)]
             owner = self._owner_of[inside]

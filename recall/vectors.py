@@ -91,6 +91,7 @@ import numpy as np
 from usearch.index import Index, MetricKind
 from usearch.index import search as usearch_scan
 
+from hindbrain.recall import _scan
 from hindbrain.recall.graph_check import unreachable_keys
 from hindbrain.recall.row_chunks import RowChunks
 
@@ -113,7 +114,18 @@ _NO_SIMS = np.empty(0, dtype=np.float32)
 
 
 def quantize(x: np.ndarray) -> np.ndarray:
-    """int8 codes of the rows of ``x`` with per-row absmax scaling (a zero row stays zero)."""
+    """int8 codes of the rows of ``x`` with per-row absmax scaling (a zero row stays zero). The
+    loop runs in C (``_scan.quantize``: one pass a row, the same float32 operations, so the same
+    codes; issue 28); ``py_quantize`` is its oracle, and what rows holding a non-finite value get."""
+    x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, x.shape[-1])
+    codes = np.empty(x.shape, dtype=np.int8)
+    if x.size and _scan.quantize(x, codes, x.shape[1]):
+        return codes
+    return py_quantize(x)
+
+
+def py_quantize(x: np.ndarray) -> np.ndarray:
+    """``quantize`` in numpy: the definition."""
     x = np.asarray(x, dtype=np.float32).reshape(-1, x.shape[-1])
     peak = np.abs(x).max(axis=1, keepdims=True)
     scale = np.divide(127.0, peak, out=np.zeros_like(peak), where=peak > 0)
@@ -239,10 +251,12 @@ class VectorIndex:
         self.requeued = 0  # graphed vectors found unreachable at a save and put back on the tail
 
     # -- adding -----------------------------------------------------------------------------
-    def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False) -> None:
+    def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False, unit: bool = False) -> None:
         """Adds (or replaces) vectors; they are searchable as soon as they are stored, before
         the graph absorbs them. ``defer_graph`` returns right after storing and leaves the
-        graph work to ``build_graph`` (a background thread with other work to prioritise)."""
+        graph work to ``build_graph`` (a background thread with other work to prioritise).
+        ``unit``: the rows are unit length already (the static tier's pool scales them), so the
+        int8 codes are made from them as they are; exact mode's float16 rows are scaled again."""
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), self.dim)
         if len(keys) == 0:
@@ -251,16 +265,19 @@ class VectorIndex:
             raise RuntimeError("this VectorIndex maps a snapshot read-only: add to an index layered over it")
         if keys.min() < 0:
             raise ValueError("vector keys must be non-negative (dense document numbers)")
-        keys, vectors = _dedupe_last(keys, _unit_rows(vectors))
+        keys, vectors = _dedupe_last(keys, vectors)  # before scaling: it keeps whole rows
         with self._write_lock:
             if self._graph is None and self._count + len(keys) <= self.exact_limit:
                 with self._lock:
-                    self._add_exact(keys, vectors)
+                    self._add_exact(keys, _unit_rows(vectors))  # float16 rows: bit for bit as always
             else:
                 if self._graph is None:
                     with self._lock:
                         self._to_graph()
-                codes = quantize(vectors)
+                # Codes are scaled per row (absmax), so scaling a unit row again by its float32 norm
+                # (1 within an ulp) moves no code but at a rounding tie: 0 of 20k static rows' codes
+                # changed, and it cost ~3 µs an event (issue 28, docs/speed.md)
+                codes = quantize(vectors if unit else _unit_rows(vectors))
                 with self._lock:
                     self._add_codes(keys, codes)
             if not defer_graph:

@@ -1,0 +1,114 @@
+"""Ingest round eight (issue 28) against the paths it replaced, kept as oracles: the C passes of
+``recall/_scan.c`` (``token_hashes``, the learner's word sets, against ``stable_hashes`` of
+``py_tokens``; ``quantize``, the vector index's int8 codes, against numpy's ``py_quantize``), the
+static tier's unit rows taken as they are, and write hygiene's size test against the whole Jaccard."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from hindbrain.learning.learner import _word_hashes
+from hindbrain.recall import _scan
+from hindbrain.recall.tokenize import SEPARATOR, py_tokens
+from hindbrain.recall.vectors import py_quantize, quantize
+
+# the tokenisers' edges, as tests/recall/test_scan.py draws them (joiners, CJK of both classes,
+# "İ" and "Σ" whose lowercase changes length or depends on context, the separator, a NUL)
+_PIECES = ["error-503", "a.b:c/d@e", "x_y", "-", "_", ".", "@", " ", SEPARATOR, "\x00", "²", "٣", "İstanbul",
+           "ΟΔΟΣ", "Σ", "e\u0301", "Straße", "中文", "报销系统", "关", "한국어", "カタカナ", "ﬁ", "ǅ",
+           "timeout", "IAM", "3.5"]
+texts = st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=6)), max_size=12).map("".join)
+
+
+def _fnv1a(word: str) -> int:
+    """64-bit FNV-1a over the code points, as a signed int (``stable_hashes``' definition)."""
+    h = 0xCBF29CE484222325
+    for ch in word:
+        h = ((h ^ ord(ch)) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h - (1 << 64) if h >= 1 << 63 else h
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts, max_size=6))
+def test_token_hashes_are_the_hashes_of_each_texts_oracle_tokens(said):
+    assert _scan.token_hashes(said) == {_fnv1a(t) for text in said for t in py_tokens(text)}
+    with pytest.raises(TypeError, match="must be str"):
+        _scan.token_hashes([*said, None])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.fixed_dictionaries({}, optional={
+    "text": texts, "system": texts, "identity": texts, "action": texts, "expected": texts, "actual": texts,
+    "entities": st.lists(texts, max_size=3)}))
+def test_an_events_word_hashes_are_those_of_its_joined_words(record):
+    """The learner's set, each field tokenised apart, is the set of the fields joined by spaces (what it
+    hashed before): a token never spans a space, and lowercasing never looks across one."""
+    said = [record.get(k) for k in ("text", "system", "identity", "action", "expected", "actual")]
+    joined = " ".join([s for s in said if s] + list(record.get("entities") or ()))
+    assert _word_hashes(record) == {_fnv1a(t) for t in py_tokens(joined)}
+
+
+finite = st.floats(-2.0**100, 2.0**100, allow_nan=False, allow_subnormal=True, width=32)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's own, on the rows it is left (subnormal peaks)
+@settings(max_examples=300, deadline=None)
+@given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=2, max_dims=2, max_side=40), elements=finite))
+def test_quantize_gives_numpys_codes_bit_for_bit(rows):
+    rows[::3] = 0.0  # zero rows stay zero
+    assert np.array_equal(quantize(rows), py_quantize(rows))
+
+
+def test_quantize_rounds_ties_to_even_as_numpy_does_and_leaves_non_finite_rows_to_numpy():
+    # peak 127: the scale is exactly 1, so x.5 values meet rint's ties (to even: 0.5 -> 0, 1.5 -> 2)
+    ties = np.array([[127.0, 0.5, 1.5, 2.5, -0.5, -1.5, -126.5, 3.4999998]], dtype=np.float32)
+    assert quantize(ties).tolist() == py_quantize(ties).tolist() == [[127, 0, 2, 2, 0, -2, -126, 3]]
+    unit = np.random.default_rng(7).standard_normal((500, 256)).astype(np.float32)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    assert np.array_equal(quantize(unit), py_quantize(unit))
+    with np.errstate(invalid="ignore"):
+        odd = np.array([[1.0, np.inf], [0.5, 0.25]], dtype=np.float32)
+        assert np.array_equal(quantize(odd), py_quantize(odd))  # the C pass declines; numpy's codes
+    with pytest.raises(ValueError, match="int8"):
+        _scan.quantize(unit, np.empty((500, 255), dtype=np.int8), 256)
+
+
+def test_unit_static_rows_make_the_same_codes_unscaled_and_exact_rows_are_scaled_as_always():
+    """``VectorIndex.add(unit=True)``: the static table's rows go to the int8 codes as they are (its pool
+    scales them to unit length); their codes are those of the rows scaled again, and exact mode's float16
+    rows are the scaled ones either way."""
+    from hindbrain.recall.static import default_static
+    from hindbrain.recall.vectors import VectorIndex, _unit_rows
+
+    static = default_static()
+    assert static.unit_rows
+    words = ["printer", "refund", "IAM role", "中文", "vpn"] * 40
+    said = [f"{w} {n} 报销 timeout-{n % 7}" for n, w in enumerate(words)]
+    rows = static.embed_passages(said)
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-6)
+    assert np.array_equal(quantize(rows), quantize(_unit_rows(rows)))
+    keys, probe = np.arange(len(rows)), rows[:5] + rows[5:10]
+    for limit in (0, 10_000):  # graph mode at once, exact mode
+        told, scaled = VectorIndex(static.dim, exact_limit=limit), VectorIndex(static.dim, exact_limit=limit)
+        told.add(keys, rows, defer_graph=True, unit=True)
+        scaled.add(keys, rows, defer_graph=True)
+        assert np.array_equal(told.cosines(keys, probe), scaled.cosines(keys, probe))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sets(st.integers(0, 40), max_size=30), st.sets(st.integers(0, 40), max_size=30))
+def test_the_merge_similarity_decides_as_the_whole_jaccard_did(now, before):
+    """``learner._merge_similarity`` (sizes first) against the Jaccard over both whole sets."""
+    from array import array
+
+    from hindbrain.learning.learner import MERGE_SIMILARITY, _merge_similarity
+
+    if not now:
+        return  # the learner never compares an event without words
+    whole = len(now & before) / len(now | before)
+    expected = whole if whole >= MERGE_SIMILARITY else None
+    assert _merge_similarity(now, array("q", before).tobytes()) == expected
