@@ -59,7 +59,10 @@ export HINDBRAIN_HYPOTHESIS_PROFILE ?= ci
 # deletes the numbered folders beyond the newest three, whoever left them: on a machine shared
 # with other test runs one `make test` spent 126 s deleting theirs after its last test (issue 31).
 TEST_TMP := $(or $(TMPDIR),/tmp)/hindbrain-tests-$(shell id -u)-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
-PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --basetemp=$(TEST_TMP)
+# The longest scopes go out first (tests/scheduling.py, sorted by tests/conftest.py): xdist's own
+# order (most tests first) left the few-test, long modules (simulator, demo, packaging) to the end,
+# one worker busy while three idled.
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --basetemp=$(TEST_TMP)
 unit: $(STAMP)
 	@if [ -z "$$HINDBRAIN_TEST_KAFKA" ] && command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 	  if python3 deploy/kafka/probe.py ready $(KAFKA_PORT) 2>/dev/null; then echo "kafka: using the broker already on 127.0.0.1:$(KAFKA_PORT)"; \
