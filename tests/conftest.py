@@ -14,6 +14,7 @@ import uuid
 
 import pytest
 from hypothesis import settings
+from scheduling import heaviest_first
 
 from hindbrain import Brain
 from hindbrain.projections.warehouse import Warehouse
@@ -28,6 +29,15 @@ from hindbrain.streams.topics import TOPIC_OF
 # repeats on the next run. Any other run explores new examples (hypothesis's default).
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.load_profile(os.environ.get("HINDBRAIN_HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """On an xdist worker under `make test` (``--no-loadscope-reorder``), the longest scopes
+    first (tests/scheduling.py): every worker collects, so every worker sorts alike, and the
+    scheduler hands the scopes out in this order. A run in one process keeps the files' order."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and not config.getoption("loadscopereorder", True):
+        items[:] = [items[i] for i in heaviest_first([item.nodeid for item in items])]
+
 
 SERVER_ENV = "HINDBRAIN_TEST_CLICKHOUSE"
 NO_SERVER = "HINDBRAIN_TEST_CLICKHOUSE not set: no ClickHouse server reachable (and no Docker engine here)"

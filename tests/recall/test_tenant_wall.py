@@ -321,9 +321,9 @@ def check_world(wall: Wall, ledger: Ledger, world: dict) -> None:
         assert_explained_walled(brain, ledger, tenant, item_id)
 
 
-def check_byte_identical_tenants(wall: Wall, ledger: Ledger) -> None:
+def check_byte_identical_tenants(wall: Wall, ledger: Ledger, names: tuple[str, str] = ("acme", "globex")) -> None:
     brain, prefix = wall.brain, uuid.uuid4().hex[:8]
-    acme, globex = f"{prefix}:acme", f"{prefix}:globex"
+    acme, globex = (f"{prefix}:{name}" for name in names)
     written: dict[str, set[str]] = {}
     for tenant in (acme, globex):  # the same memories, byte for byte; only the ids differ
         anomaly = brain.perceive(
@@ -371,13 +371,23 @@ class TestLexicalRecall:
 
     embedder = "none"
 
-    @settings(max_examples=40, **PROPERTY)
+    # 20 examples, not 40: derandomized, which worlds are drawn depends on max_examples, and of
+    # three wall mutations (the index keyed on the lower-cased, the stripped or a 4-letter prefix
+    # of the name) 40 examples caught only the prefix, 20 catch all three; the pairs below
+    # catch all three whatever is drawn.
+    @settings(max_examples=20, **PROPERTY)
     @given(world=worlds())
     def test_recall_never_crosses_the_tenant_wall(self, wall, ledger, world):
         check_world(wall, ledger, world)
 
     def test_byte_identical_tenants_each_see_only_their_own(self, wall, ledger):
         check_byte_identical_tenants(wall, ledger)
+
+    @pytest.mark.parametrize("names", [("acme", "ACME"), ("acme", "acme "), ("acme", "acme2"),
+                                       ("acme-corp", "acme_corp"), ("租户甲", "租户乙")])
+    def test_tenants_whose_names_differ_by_case_space_or_suffix_see_only_their_own(self, wall, ledger, names):
+        """A wall keyed on a normalised, trimmed or prefixed name would merge these pairs."""
+        check_byte_identical_tenants(wall, ledger, names)
 
 
 class TestSemanticRecall:

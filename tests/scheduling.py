@@ -1,0 +1,82 @@
+"""The order in which `make test`'s workers take the suite's scopes: the longest first.
+
+pytest-xdist's ``--dist loadscope`` hands out whole scopes (a module, or a class of tests) and by
+default orders them by their number of tests, most first. The suite's longest scopes are few
+tests each (the simulator's six, the demo's two, packaging's four, the worker proofs' six), so
+they went out last and one worker ran them alone while the others idled: replaying the schedule
+over the durations of a loaded run gave 1,302 s for that order against 1,175 s heaviest-first
+(the work was 4,699 s on four workers). `make test` passes ``--no-loadscope-reorder`` and
+tests/conftest.py puts the collected items in this order instead (longest-processing-time first).
+
+``SCOPE_SECONDS`` is measured data, not a promise: the per-scope sum of ``--durations=0`` of a
+whole `make test` (setup, call and teardown). A stale or missing entry only costs balance; a
+scope not listed keeps xdist's heuristic (more tests first) after the listed ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# Seconds per scope in `make test`, measured 2026-12-03 on this branch (durations of a run
+# under load; only the order matters). Refresh: `make test PYTEST_ADDOPTS=--durations=0` and
+# sum each scope's setup + call + teardown.
+SCOPE_SECONDS: dict[str, float] = {
+    "tests/sim/test_sim.py": 351,
+    "tests/distributed/test_worker_proofs.py": 154,
+    "tests/security/test_sql_sandbox.py": 144,
+    "tests/test_packaging.py": 136,
+    "tests/learning/test_learning_loop.py": 135,
+    "tests/test_demo.py": 132,
+    "tests/recall/test_tenant_wall.py::TestLexicalRecall": 124,
+    "tests/streams/test_kafka_batches.py": 114,
+    "tests/faults/test_kafka_restart.py": 109,
+    "tests/test_brain.py": 96,
+    "tests/service/test_replicas.py": 93,
+    "tests/test_cli.py": 91,
+    "tests/integrations/test_langgraph_differential.py": 90,
+    "tests/service/test_mcp.py": 85,
+    "tests/recall/test_engine.py": 80,
+    "tests/service/test_isolation.py": 79,
+    "tests/security/test_fuzz_http.py": 78,
+    "tests/streams/test_group_commit.py": 74,
+    "tests/streams/test_columnar.py": 69,
+    "tests/integrations/test_langgraph.py": 64,
+    "tests/service/test_examples.py": 61,
+    "tests/recall/test_cue_prefilters.py": 60,
+    "tests/scenarios/test_scenarios.py": 58,
+    "tests/learning/test_where_and_when.py": 58,
+    "tests/projections/test_columns_and_migrations.py": 57,
+    "tests/streams/test_kafka_parity.py": 53,
+    "tests/recall/test_two_tiers.py": 51,
+    "tests/recall/test_scan.py": 50,
+    "tests/jobs/test_induction.py": 50,
+    "tests/security/test_fuzz_kafka.py": 50,
+    "tests/recall/test_fields_as_cues.py": 49,
+    "tests/service/test_edge.py": 46,
+    "tests/security/test_authority.py": 44,
+    "tests/faults/test_warehouse.py": 44,
+    "tests/learning/test_ladder.py": 44,
+    "tests/recall/test_tenant_wall.py::TestSemanticRecall": 43,
+    "tests/jobs/test_consolidation.py": 42,
+    "tests/recall/test_literal_prefilter.py": 39,
+    "tests/recall/test_vectors.py": 38,
+    "tests/sim/test_report_charts.py": 36,
+}
+
+
+def scope_of(nodeid: str) -> str:
+    """The scope ``--dist loadscope`` groups a test in: its class, else its module (xdist's own rule)."""
+    return nodeid.rsplit("::", 1)[0]
+
+
+def heaviest_first(nodeids: Sequence[str], seconds: dict[str, float] = SCOPE_SECONDS) -> list[int]:
+    """Indexes of ``nodeids`` with whole scopes ordered by ``seconds`` (most first), then the
+    unlisted ones by their number of tests (most first), ties in collection order; a scope's
+    tests stay together and in their own order (module fixtures and tests that read what an
+    earlier test of their module wrote rely on it)."""
+    members: dict[str, list[int]] = {}
+    for i, nodeid in enumerate(nodeids):
+        members.setdefault(scope_of(nodeid), []).append(i)
+    first = {scope: n for n, scope in enumerate(members)}
+    order = sorted(members, key=lambda s: (-seconds.get(s, 0.0), -len(members[s]), first[s]))
+    return [i for scope in order for i in members[scope]]
