@@ -38,9 +38,11 @@ from hindbrain.streams.sqlite_log import ALL_TOPICS
 CONSUMER = "learner"
 COMMIT_EVERY = 2000  # records between offset commits (a commit is a durable write)
 SNAPSHOT_EVERY = 100_000  # records between snapshots of the learner's state
-SNAPSHOT_VERSION = 5  # 2: a tenant's state holds its recent event ids (Learner._repeated); 3: what a restore teaches;
+SNAPSHOT_VERSION = 6  # 2: a tenant's state holds its recent event ids (Learner._repeated); 3: what a restore teaches;
 # 4: those ids are a ``RecentSet`` of compact ids, and the last event per place keeps its id compact; 5: the last
-# event's words are hashed the same in every process (``_scan.stable_hashes``; 4 kept the process's salted hash)
+# event's words are hashed the same in every process (``_scan.stable_hashes``; 4 kept the process's salted hash);
+# 6: those words are the tokenizer's that end a word at a CJK character (a Latin name before Chinese text was one
+# token with the clause): 5's hashes of such words would not match the next event's after an upgrade
 
 log = logging.getLogger(__name__)
 
