@@ -506,6 +506,26 @@ static PyObject *scan_estimate_tokens(PyObject *self, PyObject *text) {
     return PyLong_FromSsize_t(estimate > 1 ? estimate : 1);
 }
 
+/* FNV-1a (64 bits) of code points start..end of a str: the hash of stable_hashes and token_hashes. */
+static inline uint64_t fnv1a_span(const int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+    uint64_t h = 14695981039346656037ULL;
+    for (Py_ssize_t i = start; i < end; i++) {
+        h ^= (uint64_t)PyUnicode_READ(kind, data, i);
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* Adds the hash of low[start:end] to the set ctx (an emit_fn for lexical_walk). */
+static int emit_hash(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *value = PyLong_FromLongLong((long long)fnv1a_span(PyUnicode_KIND(low), PyUnicode_DATA(low), start, end));
+    if (!value)
+        return -1;
+    int rc = PySet_Add((PyObject *)ctx, value);
+    Py_DECREF(value);
+    return rc;
+}
+
 /* stable_hashes(words) -> set of int: each word's 64-bit FNV-1a over its code points, the same in every
  * process (Python's str hash is salted per process, so a learner restored from its snapshot could never
  * match a word set hashed before the restart). */
@@ -523,40 +543,11 @@ static PyObject *scan_stable_hashes(PyObject *self, PyObject *words) {
             Py_CLEAR(out);
             break;
         }
-        const int kind = PyUnicode_KIND(word);
-        const void *data = PyUnicode_DATA(word);
-        const Py_ssize_t n = PyUnicode_GET_LENGTH(word);
-        uint64_t h = 14695981039346656037ULL;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            h ^= (uint64_t)PyUnicode_READ(kind, data, i);
-            h *= 1099511628211ULL;
-        }
-        PyObject *value = PyLong_FromLongLong((long long)h);
-        if (!value || PySet_Add(out, value) < 0)
+        if (emit_hash(out, word, 0, PyUnicode_GET_LENGTH(word)) < 0)
             Py_CLEAR(out);
-        Py_XDECREF(value);
     }
     Py_DECREF(fast);
     return out;
-}
-
-/* FNV-1a (64 bits) of code points start..end of a str: stable_hashes' hash, without the substring. */
-static inline uint64_t fnv1a_span(const int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
-    uint64_t h = 14695981039346656037ULL;
-    for (Py_ssize_t i = start; i < end; i++) {
-        h ^= (uint64_t)PyUnicode_READ(kind, data, i);
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static int emit_hash(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
-    PyObject *value = PyLong_FromLongLong((long long)fnv1a_span(PyUnicode_KIND(low), PyUnicode_DATA(low), start, end));
-    if (!value)
-        return -1;
-    int rc = PySet_Add((PyObject *)ctx, value);
-    Py_DECREF(value);
-    return rc;
 }
 
 /* token_hashes(texts) -> set of int: stable_hashes(tokens(t)) of every text, united, in one pass that makes
