@@ -66,14 +66,7 @@ def joined_tokens(text: str) -> list[str]:
     because a token never spans a separator (spaces and a dash join no word), so the tokens of
     ``a + SEPARATOR + b`` are those of ``a`` then those of ``b``."""
     head, sep, tail = text.rpartition(SEPARATOR)
-    return [*recent_tokens(head), *repeated_tokens(tail)] if sep else list(recent_tokens(text))
-
-
-@lru_cache(maxsize=1 << 13)
-def recent_tokens(text: str) -> tuple[str, ...]:
-    """``tokens(text)`` of a text just perceived, cached for a batch: the index and the learner
-    both tokenize every event's text, one after the other (issue 28)."""
-    return tuple(tokens(text))
+    return [*tokens(head), *repeated_tokens(tail)] if sep else tokens(text)
 
 
 @lru_cache(maxsize=1 << 14)

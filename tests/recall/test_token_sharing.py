@@ -1,6 +1,6 @@
 """Tokens computed in parts (design.md §issue-28, round two): the index tokenizes an event's situation once
-per distinct value (``joined_tokens``) and the learner caches the words of the structured fields
-(``learner._word_hashes``); both must equal tokenizing the whole joined text."""
+per distinct value (``joined_tokens``) and the learner hashes the text and each structured field apart
+(``learner._word_hashes``, one C pass); both must equal tokenizing the whole joined text."""
 
 from __future__ import annotations
 
