@@ -199,8 +199,11 @@ def test_checkpoints_write_a_snapshot_once_the_vectors_grew_and_not_again_until_
         target = tmp_path / "snapshots"
         checkpoints = Checkpoints(brain.index, target, lambda: 1_100, interval=0.05).start()
         try:
+            # until the checkpoint thread has noted what it wrote: the manifest is visible a moment
+            # before (Checkpoints.write seals, then reads it back), and due() asked in between sees
+            # the snapshot as not yet taken
             deadline = time.monotonic() + 30
-            while current_manifest(target) is None and time.monotonic() < deadline:
+            while (current_manifest(target) is None or not checkpoints.written) and time.monotonic() < deadline:
                 time.sleep(0.05)
             held = current_manifest(target)
             assert held is not None and held["vectors"] == 1_100 and held["offset"] == 1_100
