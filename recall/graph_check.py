@@ -66,7 +66,8 @@ class GraphFile:
         self._base_words = 1 + self.connectivity_base
         self._upper_words = 1 + self.connectivity
         sizes = _NODE_HEAD + 4 * self._base_words + self.levels * 4 * self._upper_words
-        self.starts = off + np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        # One start a node: the leading 0 and every prefix sum but the total (none for an empty graph).
+        self.starts = off + np.concatenate([[0], np.cumsum(sizes)])[: self.size].astype(np.int64)
         if off + int(sizes.sum()) != len(m):
             raise GraphLayoutError(f"{path}: nodes end at {off + int(sizes.sum())}, the file at {len(m)}")
         if self.size and not 0 <= self.entry < self.size:

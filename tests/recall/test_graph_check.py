@@ -95,3 +95,14 @@ def test_save_keeps_unreachable_vectors_searchable(tmp_path):
     assert reopened.unbuilt == len(lost)
     assert reopened.build_graph() == 0
     assert lost[0] in reopened.search(vectors[lost[0]], 600)[0]
+
+
+def test_an_empty_graph_has_no_keys_and_none_lost(tmp_path):
+    """A graph saved before any vector reached it (every vector still on the exact-scan list):
+    no node, no key, nothing lost. The layout reader used to give an empty graph one phantom
+    node starting at the file's end, and the owner's vector snapshot failed on it."""
+    index = Index(ndim=DIM, metric=MetricKind.Cos, dtype="i8", connectivity=8)
+    index.save(str(tmp_path / "g.usearch"))
+    graph = GraphFile(tmp_path / "g.usearch")
+    assert graph.size == 0 and len(graph.keys()) == 0 and not graph.reached().any()
+    assert len(unreachable_keys(tmp_path / "g.usearch")) == 0
