@@ -569,6 +569,100 @@ static PyObject *scan_token_hashes(PyObject *self, PyObject *texts) {
     return out;
 }
 
+/* Appends the hash of low[start:end] to the int64 buffer ctx (an emit_fn for lexical_walk). */
+static int emit_hash_value(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+    return buf_push((Buf *)ctx, (int64_t)fnv1a_span(PyUnicode_KIND(low), PyUnicode_DATA(low), start, end));
+}
+
+static int ascending(const void *a, const void *b) {
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts b->data and drops repeats: the set's values in ascending order. */
+static void sort_unique(Buf *b) {
+    if (b->len < 2)
+        return;
+    qsort(b->data, (size_t)b->len, sizeof(int64_t), ascending);
+    Py_ssize_t kept = 1;
+    for (Py_ssize_t i = 1; i < b->len; i++)
+        if (b->data[i] != b->data[kept - 1])
+            b->data[kept++] = b->data[i];
+    b->len = kept;
+}
+
+/* token_hash_bytes(texts) -> bytes: the set token_hashes(texts) as int64s (the bytes of
+ * array("q", sorted(set))), packed as the learner keeps it: no int object or set made (issue 28,
+ * round nine: learning/learner.py _word_hashes). */
+static PyObject *scan_token_hash_bytes(PyObject *self, PyObject *texts) {
+    PyObject *fast = PySequence_Fast(texts, "token_hash_bytes takes a sequence of str");
+    if (!fast)
+        return NULL;
+    Buf b = {0};
+    int ok = 1;
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t t = 0; ok && t < count; t++) {
+        PyObject *low = lowered(items[t]);
+        ok = low && lexical_walk(low, emit_hash_value, &b) >= 0;
+        Py_XDECREF(low);
+    }
+    Py_DECREF(fast);
+    PyObject *out = NULL;
+    if (ok) {
+        sort_unique(&b);
+        out = buf_bytes(&b);
+    }
+    PyMem_Free(b.data);
+    return out;
+}
+
+/* Copies packed int64s into b, sorted and unique. */
+static int sorted_copy(Buf *b, const Py_buffer *packed) {
+    const Py_ssize_t n = packed->len / (Py_ssize_t)sizeof(int64_t);
+    b->data = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!b->data) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(b->data, packed->buf, (size_t)n * sizeof(int64_t));
+    b->len = b->cap = n;
+    sort_unique(b);
+    return 0;
+}
+
+/* shared_hashes(a, b) -> int: how many values two packed int64 sets share (len(set(array("q", a)) &
+ * set(array("q", b)))), in any order each: a learner's snapshot holds sets packed unsorted. */
+static PyObject *scan_shared_hashes(PyObject *self, PyObject *args) {
+    Py_buffer a = {0}, b = {0};
+    if (!PyArg_ParseTuple(args, "y*y*:shared_hashes", &a, &b))
+        return NULL;
+    PyObject *out = NULL;
+    Buf x = {0}, y = {0};
+    if (a.len % (Py_ssize_t)sizeof(int64_t) || b.len % (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "packed sets are whole int64s");
+        goto done;
+    }
+    if (sorted_copy(&x, &a) < 0 || sorted_copy(&y, &b) < 0)
+        goto done;
+    Py_ssize_t i = 0, j = 0, shared = 0;
+    while (i < x.len && j < y.len) {
+        if (x.data[i] < y.data[j])
+            i++;
+        else if (x.data[i] > y.data[j])
+            j++;
+        else
+            shared++, i++, j++;
+    }
+    out = PyLong_FromSsize_t(shared);
+done:
+    PyMem_Free(x.data);
+    PyMem_Free(y.data);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return out;
+}
+
 /* quantize(rows, out, dim) -> bool: recall.vectors.quantize into out, the same float32 operations in the
  * same order (peak = max |x|, scale = 127 / peak in float32, rint(x * scale) half to even), so the codes
  * equal numpy's bit for bit; a zero row stays zero. rows: C-contiguous float32 (n, dim); out: writable
@@ -631,6 +725,10 @@ static PyMethodDef methods[] = {
      "stable_hashes(words) -> set of int: 64-bit FNV-1a of each word's code points, the same in every process."},
     {"token_hashes", scan_token_hashes, METH_O,
      "token_hashes(texts) -> set of int: stable_hashes(tokens(t)) of every text, united, no token strings made."},
+    {"token_hash_bytes", scan_token_hash_bytes, METH_O,
+     "token_hash_bytes(texts) -> bytes: token_hashes(texts) packed as sorted int64s, no int or set made."},
+    {"shared_hashes", scan_shared_hashes, METH_VARARGS,
+     "shared_hashes(a, b) -> int: the values two packed int64 sets share, each in any order."},
     {"quantize", scan_quantize, METH_VARARGS,
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
     {NULL, NULL, 0, NULL},
