@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hindbrain.recall import _scan
+from hindbrain.recall import _scan, sorted_sets
 
 K1, B = 1.2, 0.75
 ROW_SHARE = 1 / 16  # a term in at least this share of the documents is kept as a dense row
@@ -63,7 +63,7 @@ class _Segment(NamedTuple):
         that ``newer``'s documents all follow this one's (``add_texts`` numbers them in order).
         Each posting moves to its term's place in the union of the two vocabularies: linear,
         where sorting the concatenated postings made the merges ~1/3 of ``add_texts`` at 20k."""
-        terms = np.union1d(self.terms, newer.terms)
+        terms = sorted_sets.union(self.terms, newer.terms)  # both sorted: a merge, not np.union1d's hash table
         mine, theirs = np.searchsorted(terms, self.terms), np.searchsorted(terms, newer.terms)
         count_a, count_b = np.diff(self.starts), np.diff(newer.starts)
         before = np.zeros(len(terms), dtype=np.int64)  # each term's postings from this segment
