@@ -836,8 +836,8 @@ _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition,
 
 def _word_hashes(record: dict) -> bytes:
     """The hashes of the word set of an event's text, structured fields and entities
-    (``_hygiene``), packed as 8 bytes a word (sorted int64s): what it keeps per (agent, session,
-    kind, speaker) and compares (a frozenset of the words' own strings held ~1.7 kB per event and was walked by every
+    (``_hygiene``): what it keeps per (agent, session, kind, speaker), packed as 8 bytes a
+    word, sorted int64s (a frozenset of the words' own strings held ~1.7 kB per event and was walked by every
     full collection), and compares by Jaccard, which over the hashes is Jaccard over the words
     (a 64-bit hash of each word's code points, ``_scan.stable_hashes``: the same in every process,
     so a learner restored from its snapshot still matches the word sets hashed before the restart,
