@@ -663,6 +663,110 @@ done:
     return out;
 }
 
+/* postings(flat, lengths, first, n_terms) -> (terms, starts, docs, tfs): a BM25 segment of the documents
+ * first, first + 1, ... whose term numbers are flat (int64, grouped by document, lengths[d] each), as
+ * recall/lexical.py built it from np.unique((term << 32) | doc, return_counts=True): the distinct terms
+ * ascending (int64), each one's postings from starts[i] to starts[i + 1] (int64), their documents
+ * ascending (int32) and frequencies (float32). A counting sort over the term numbers (< n_terms): two
+ * linear passes and one over the vocabulary, no sort of the batch's ~30 keys a document (issue 28,
+ * ingest round nine). The arrays come back as bytearrays (writable, for np.frombuffer). */
+static PyObject *scan_postings(PyObject *self, PyObject *args) {
+    Py_buffer flat = {0}, lengths = {0};
+    Py_ssize_t first, n_terms;
+    if (!PyArg_ParseTuple(args, "y*y*nn:postings", &flat, &lengths, &first, &n_terms))
+        return NULL;
+    PyObject *result = NULL, *terms_out = NULL, *starts_out = NULL, *docs_out = NULL, *tfs_out = NULL;
+    int32_t *last = NULL;
+    int64_t *at = NULL;
+    const Py_ssize_t n = flat.len / (Py_ssize_t)sizeof(int64_t), m = lengths.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *ids = flat.buf, *counts = lengths.buf;
+    if (flat.len % (Py_ssize_t)sizeof(int64_t) || lengths.len % (Py_ssize_t)sizeof(int64_t) || n_terms < 0 ||
+        first < 0 || first + m > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "postings takes int64 term numbers and lengths, and documents below 2**31");
+        goto done;
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t d = 0; d < m; d++) {
+        if (counts[d] < 0) {
+            PyErr_SetString(PyExc_ValueError, "a document's length is negative");
+            goto done;
+        }
+        total += counts[d];
+    }
+    if (total != n) {
+        PyErr_SetString(PyExc_ValueError, "the lengths do not add up to the term numbers given");
+        goto done;
+    }
+    last = PyMem_Malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int32_t));
+    at = PyMem_Calloc((size_t)(n_terms ? n_terms : 1), sizeof(int64_t)); /* a term's postings, then its next slot */
+    if (!last || !at) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(last, 0xFF, (size_t)n_terms * sizeof(int32_t)); /* -1: no document yet */
+    /* pass 1: each term's document frequency (a term repeated in one document is one posting) */
+    Py_ssize_t i = 0, postings = 0, distinct = 0;
+    for (Py_ssize_t d = 0; d < m; d++)
+        for (int64_t k = 0; k < counts[d]; k++, i++) {
+            const int64_t t = ids[i];
+            if (t < 0 || t >= n_terms) {
+                PyErr_Format(PyExc_ValueError, "term number %lld is not below %zd", (long long)t, n_terms);
+                goto done;
+            }
+            if (last[t] != (int32_t)d) {
+                last[t] = (int32_t)d;
+                distinct += at[t] == 0;
+                at[t]++;
+                postings++;
+            }
+        }
+    terms_out = PyByteArray_FromStringAndSize(NULL, distinct * (Py_ssize_t)sizeof(int64_t));
+    starts_out = PyByteArray_FromStringAndSize(NULL, (distinct + 1) * (Py_ssize_t)sizeof(int64_t));
+    docs_out = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(int32_t));
+    tfs_out = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(float));
+    if (!terms_out || !starts_out || !docs_out || !tfs_out)
+        goto done;
+    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(terms_out), *starts = (int64_t *)PyByteArray_AS_STRING(starts_out);
+    int32_t *docs = (int32_t *)PyByteArray_AS_STRING(docs_out);
+    float *tfs = (float *)PyByteArray_AS_STRING(tfs_out);
+    /* the terms in order, each one's first slot */
+    Py_ssize_t u = 0, slot = 0;
+    for (Py_ssize_t t = 0; t < n_terms; t++)
+        if (at[t]) {
+            const int64_t df = at[t];
+            terms[u] = t;
+            starts[u++] = slot;
+            at[t] = slot;
+            slot += df;
+        }
+    starts[u] = slot;
+    /* pass 2: the postings into their slots, in document order; a repeat adds to the last one's frequency */
+    memset(last, 0xFF, (size_t)n_terms * sizeof(int32_t));
+    i = 0;
+    for (Py_ssize_t d = 0; d < m; d++)
+        for (int64_t k = 0; k < counts[d]; k++, i++) {
+            const int64_t t = ids[i];
+            if (last[t] != (int32_t)d) {
+                last[t] = (int32_t)d;
+                docs[at[t]] = (int32_t)(first + d);
+                tfs[at[t]++] = 1.0f;
+            } else {
+                tfs[at[t] - 1] += 1.0f;
+            }
+        }
+    result = PyTuple_Pack(4, terms_out, starts_out, docs_out, tfs_out);
+done:
+    Py_XDECREF(terms_out);
+    Py_XDECREF(starts_out);
+    Py_XDECREF(docs_out);
+    Py_XDECREF(tfs_out);
+    PyMem_Free(last);
+    PyMem_Free(at);
+    PyBuffer_Release(&flat);
+    PyBuffer_Release(&lengths);
+    return result;
+}
+
 /* quantize(rows, out, dim) -> bool: recall.vectors.quantize into out, the same float32 operations in the
  * same order (peak = max |x|, scale = 127 / peak in float32, rint(x * scale) half to even), so the codes
  * equal numpy's bit for bit; a zero row stays zero. rows: C-contiguous float32 (n, dim); out: writable
@@ -729,6 +833,8 @@ static PyMethodDef methods[] = {
      "token_hash_bytes(texts) -> bytes: token_hashes(texts) packed as sorted int64s, no int or set made."},
     {"shared_hashes", scan_shared_hashes, METH_VARARGS,
      "shared_hashes(a, b) -> int: the values two packed int64 sets share, each in any order."},
+    {"postings", scan_postings, METH_VARARGS,
+     "postings(flat, lengths, first, n_terms) -> (terms, starts, docs, tfs): a BM25 segment by a counting sort."},
     {"quantize", scan_quantize, METH_VARARGS,
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
     {NULL, NULL, 0, NULL},
