@@ -8,6 +8,9 @@
  *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids
  *   pool(ids, counts, table, out)     recall/static.py  the sparse product it replaces
  *   estimate_tokens(text)             recall/tokenize.py  py_estimate_tokens
+ *   token_hash_bytes(texts)           learning/learner.py  token_hashes' set, packed (test_scan_fused.py)
+ *   shared_hashes(a, b)               learning/learner.py  len(set(a) & set(b)) (test_scan_fused.py)
+ *   postings(flat, lengths, ...)      recall/lexical.py   _Segment.py_segment (test_postings.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
