@@ -225,11 +225,14 @@ class Brain:
         earlier: dict = {}
         for fields in events:
             try:
-                record = _perception(perceived(fields))
+                values = perceived(fields)
+                record = _perception(values)
             except InvalidInput as exc:
                 out.append(exc)
                 continue
-            out.append(conflict(self.index, record, earlier) or record)
+            # an id the brain just minted (128 random bits) names no event yet: only a caller's own
+            # id is looked up (issue 28: the look-up parsed every id of a batch for nothing)
+            out.append(record if values["event_id"] is None else conflict(self.index, record, earlier) or record)
         return out
 
     def learn(self, *, granted_by: str | None = None, **fields) -> str:

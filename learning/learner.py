@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import re
-from array import array
 from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field, replace
 
@@ -362,16 +361,16 @@ class Learner:
         key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
                keyed.item_of(record.get("scope") or {}))
         # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
-        hashes = _word_hashes(record)
+        words = _word_hashes(record)
         previous = t.last_event.get(key)
-        t.last_event[key] = (event_key, array("q", hashes).tobytes(), env["ts_us"])
-        if previous is None or restoring or not hashes:
+        t.last_event[key] = (event_key, words, env["ts_us"])
+        if previous is None or restoring or not words:
             return []
         prev_key, prev_words, prev_ts = previous
         # the same event (compact ids are one to one with ids) or too long ago: the set is not unpacked
         if prev_key == event_key or env["ts_us"] - prev_ts > MERGE_WITHIN_US:
             return []
-        similarity = _merge_similarity(hashes, prev_words)
+        similarity = _merge_similarity(words, prev_words)
         if similarity is None:
             return []
         prev_id = expanded_id(prev_key)
@@ -835,10 +834,10 @@ _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition,
              "recall": Learner._recall, "decision": Learner._decision}
 
 
-def _word_hashes(record: dict) -> set[int]:
+def _word_hashes(record: dict) -> bytes:
     """The hashes of the word set of an event's text, structured fields and entities
     (``_hygiene``): what it keeps per (agent, session, kind, speaker), packed as 8 bytes a
-    word (a frozenset of the words' own strings held ~1.7 kB per event and was walked by every
+    word, sorted int64s (a frozenset of the words' own strings held ~1.7 kB per event and was walked by every
     full collection), and compares by Jaccard, which over the hashes is Jaccard over the words
     (a 64-bit hash of each word's code points, ``_scan.stable_hashes``: the same in every process,
     so a learner restored from its snapshot still matches the word sets hashed before the restart,
@@ -851,23 +850,22 @@ def _word_hashes(record: dict) -> set[int]:
                         get("actual")) if v]
     if entities := get("entities"):
         said += entities
-    # one C pass over the texts, hashing each token where it lies: no token strings, no second list
-    # (issue 28; the same set as ``stable_hashes`` of each text's ``tokens``, tests/recall/test_scan.py)
-    return _scan.token_hashes(said)
+    # one C pass over the texts, hashing each token where it lies and packing the set: no token
+    # strings, no int objects, no set (issue 28; the set of ``stable_hashes`` of each text's
+    # ``tokens``, tests/recall/test_scan_fused.py)
+    return _scan.token_hash_bytes(said)
 
 
-def _merge_similarity(hashes: set[int], prev_words: bytes) -> float | None:
-    """The Jaccard of ``hashes`` and the packed previous set when it reaches ``MERGE_SIMILARITY``,
-    else None. Sizes too far apart are answered before the previous set is unpacked (issue 28):
-    the Jaccard is at most the smaller size over the larger, and rounding keeps that order."""
-    smaller, larger = sorted((len(hashes), len(prev_words) // 8))
+def _merge_similarity(words: bytes, prev_words: bytes) -> float | None:
+    """The Jaccard of two packed word sets when it reaches ``MERGE_SIMILARITY``, else None. Sizes
+    too far apart are answered before the sets are compared (issue 28): the Jaccard is at most the
+    smaller size over the larger, and rounding keeps that order. The previous set may be packed in
+    any order (a snapshot written before the sets were sorted): ``shared_hashes`` sorts copies."""
+    size, prev_size = len(words) // 8, len(prev_words) // 8
+    smaller, larger = sorted((size, prev_size))
     if not larger or smaller / larger < MERGE_SIMILARITY:
         return None
-    prev_hashes = _unpacked(prev_words)
-    shared = len(hashes & prev_hashes)
-    similarity = shared / (len(hashes) + len(prev_hashes) - shared)
+    shared = _scan.shared_hashes(words, prev_words)
+    similarity = shared / (size + prev_size - shared)
     return similarity if similarity >= MERGE_SIMILARITY else None
 
-
-def _unpacked(packed: bytes) -> set[int]:
-    return set(array("q", packed))

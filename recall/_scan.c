@@ -8,6 +8,9 @@
  *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids
  *   pool(ids, counts, table, out)     recall/static.py  the sparse product it replaces
  *   estimate_tokens(text)             recall/tokenize.py  py_estimate_tokens
+ *   token_hash_bytes(texts)           learning/learner.py  token_hashes' set, packed (test_scan_fused.py)
+ *   shared_hashes(a, b)               learning/learner.py  len(set(a) & set(b)) (test_scan_fused.py)
+ *   postings(flat, lengths, ...)      recall/lexical.py   _Segment.py_segment (test_postings.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -569,6 +572,204 @@ static PyObject *scan_token_hashes(PyObject *self, PyObject *texts) {
     return out;
 }
 
+/* Appends the hash of low[start:end] to the int64 buffer ctx (an emit_fn for lexical_walk). */
+static int emit_hash_value(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+    return buf_push((Buf *)ctx, (int64_t)fnv1a_span(PyUnicode_KIND(low), PyUnicode_DATA(low), start, end));
+}
+
+static int ascending(const void *a, const void *b) {
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts b->data and drops repeats: the set's values in ascending order. */
+static void sort_unique(Buf *b) {
+    if (b->len < 2)
+        return;
+    qsort(b->data, (size_t)b->len, sizeof(int64_t), ascending);
+    Py_ssize_t kept = 1;
+    for (Py_ssize_t i = 1; i < b->len; i++)
+        if (b->data[i] != b->data[kept - 1])
+            b->data[kept++] = b->data[i];
+    b->len = kept;
+}
+
+/* token_hash_bytes(texts) -> bytes: the set token_hashes(texts) as int64s (the bytes of
+ * array("q", sorted(set))), packed as the learner keeps it: no int object or set made (issue 28,
+ * round nine: learning/learner.py _word_hashes). */
+static PyObject *scan_token_hash_bytes(PyObject *self, PyObject *texts) {
+    PyObject *fast = PySequence_Fast(texts, "token_hash_bytes takes a sequence of str");
+    if (!fast)
+        return NULL;
+    Buf b = {0};
+    int ok = 1;
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t t = 0; ok && t < count; t++) {
+        PyObject *low = lowered(items[t]);
+        ok = low && lexical_walk(low, emit_hash_value, &b) >= 0;
+        Py_XDECREF(low);
+    }
+    Py_DECREF(fast);
+    PyObject *out = NULL;
+    if (ok) {
+        sort_unique(&b);
+        out = buf_bytes(&b);
+    }
+    PyMem_Free(b.data);
+    return out;
+}
+
+/* Copies packed int64s into b, sorted and unique. */
+static int sorted_copy(Buf *b, const Py_buffer *packed) {
+    const Py_ssize_t n = packed->len / (Py_ssize_t)sizeof(int64_t);
+    b->data = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!b->data) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(b->data, packed->buf, (size_t)n * sizeof(int64_t));
+    b->len = b->cap = n;
+    sort_unique(b);
+    return 0;
+}
+
+/* shared_hashes(a, b) -> int: how many values two packed int64 sets share (len(set(array("q", a)) &
+ * set(array("q", b)))), in any order each: a learner's snapshot holds sets packed unsorted. */
+static PyObject *scan_shared_hashes(PyObject *self, PyObject *args) {
+    Py_buffer a = {0}, b = {0};
+    if (!PyArg_ParseTuple(args, "y*y*:shared_hashes", &a, &b))
+        return NULL;
+    PyObject *out = NULL;
+    Buf x = {0}, y = {0};
+    if (a.len % (Py_ssize_t)sizeof(int64_t) || b.len % (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "packed sets are whole int64s");
+        goto done;
+    }
+    if (sorted_copy(&x, &a) < 0 || sorted_copy(&y, &b) < 0)
+        goto done;
+    Py_ssize_t i = 0, j = 0, shared = 0;
+    while (i < x.len && j < y.len) {
+        if (x.data[i] < y.data[j])
+            i++;
+        else if (x.data[i] > y.data[j])
+            j++;
+        else
+            shared++, i++, j++;
+    }
+    out = PyLong_FromSsize_t(shared);
+done:
+    PyMem_Free(x.data);
+    PyMem_Free(y.data);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return out;
+}
+
+/* postings(flat, lengths, first, n_terms) -> (terms, starts, docs, tfs): a BM25 segment of the documents
+ * first, first + 1, ... whose term numbers are flat (int64, grouped by document, lengths[d] each), as
+ * recall/lexical.py built it from np.unique((term << 32) | doc, return_counts=True): the distinct terms
+ * ascending (int64), each one's postings from starts[i] to starts[i + 1] (int64), their documents
+ * ascending (int32) and frequencies (float32). A counting sort over the term numbers (< n_terms): two
+ * linear passes and one over the vocabulary, no sort of the batch's ~30 keys a document (issue 28,
+ * ingest round nine). The arrays come back as bytearrays (writable, for np.frombuffer). */
+static PyObject *scan_postings(PyObject *self, PyObject *args) {
+    Py_buffer flat = {0}, lengths = {0};
+    Py_ssize_t first, n_terms;
+    if (!PyArg_ParseTuple(args, "y*y*nn:postings", &flat, &lengths, &first, &n_terms))
+        return NULL;
+    PyObject *result = NULL, *terms_out = NULL, *starts_out = NULL, *docs_out = NULL, *tfs_out = NULL;
+    int32_t *last = NULL;
+    int64_t *at = NULL;
+    const Py_ssize_t n = flat.len / (Py_ssize_t)sizeof(int64_t), m = lengths.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *ids = flat.buf, *counts = lengths.buf;
+    if (flat.len % (Py_ssize_t)sizeof(int64_t) || lengths.len % (Py_ssize_t)sizeof(int64_t) || n_terms < 0 ||
+        first < 0 || first + m > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "postings takes int64 term numbers and lengths, and documents below 2**31");
+        goto done;
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t d = 0; d < m; d++) {
+        if (counts[d] < 0) {
+            PyErr_SetString(PyExc_ValueError, "a document's length is negative");
+            goto done;
+        }
+        total += counts[d];
+    }
+    if (total != n) {
+        PyErr_SetString(PyExc_ValueError, "the lengths do not add up to the term numbers given");
+        goto done;
+    }
+    last = PyMem_Malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int32_t));
+    at = PyMem_Calloc((size_t)(n_terms ? n_terms : 1), sizeof(int64_t)); /* a term's postings, then its next slot */
+    if (!last || !at) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(last, 0xFF, (size_t)n_terms * sizeof(int32_t)); /* -1: no document yet */
+    /* pass 1: each term's document frequency (a term repeated in one document is one posting) */
+    Py_ssize_t i = 0, postings = 0, distinct = 0;
+    for (Py_ssize_t d = 0; d < m; d++)
+        for (int64_t k = 0; k < counts[d]; k++, i++) {
+            const int64_t t = ids[i];
+            if (t < 0 || t >= n_terms) {
+                PyErr_Format(PyExc_ValueError, "term number %lld is not below %zd", (long long)t, n_terms);
+                goto done;
+            }
+            if (last[t] != (int32_t)d) {
+                last[t] = (int32_t)d;
+                distinct += at[t] == 0;
+                at[t]++;
+                postings++;
+            }
+        }
+    terms_out = PyByteArray_FromStringAndSize(NULL, distinct * (Py_ssize_t)sizeof(int64_t));
+    starts_out = PyByteArray_FromStringAndSize(NULL, (distinct + 1) * (Py_ssize_t)sizeof(int64_t));
+    docs_out = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(int32_t));
+    tfs_out = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(float));
+    if (!terms_out || !starts_out || !docs_out || !tfs_out)
+        goto done;
+    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(terms_out), *starts = (int64_t *)PyByteArray_AS_STRING(starts_out);
+    int32_t *docs = (int32_t *)PyByteArray_AS_STRING(docs_out);
+    float *tfs = (float *)PyByteArray_AS_STRING(tfs_out);
+    /* the terms in order, each one's first slot */
+    Py_ssize_t u = 0, slot = 0;
+    for (Py_ssize_t t = 0; t < n_terms; t++)
+        if (at[t]) {
+            const int64_t df = at[t];
+            terms[u] = t;
+            starts[u++] = slot;
+            at[t] = slot;
+            slot += df;
+        }
+    starts[u] = slot;
+    /* pass 2: the postings into their slots, in document order; a repeat adds to the last one's frequency */
+    memset(last, 0xFF, (size_t)n_terms * sizeof(int32_t));
+    i = 0;
+    for (Py_ssize_t d = 0; d < m; d++)
+        for (int64_t k = 0; k < counts[d]; k++, i++) {
+            const int64_t t = ids[i];
+            if (last[t] != (int32_t)d) {
+                last[t] = (int32_t)d;
+                docs[at[t]] = (int32_t)(first + d);
+                tfs[at[t]++] = 1.0f;
+            } else {
+                tfs[at[t] - 1] += 1.0f;
+            }
+        }
+    result = PyTuple_Pack(4, terms_out, starts_out, docs_out, tfs_out);
+done:
+    Py_XDECREF(terms_out);
+    Py_XDECREF(starts_out);
+    Py_XDECREF(docs_out);
+    Py_XDECREF(tfs_out);
+    PyMem_Free(last);
+    PyMem_Free(at);
+    PyBuffer_Release(&flat);
+    PyBuffer_Release(&lengths);
+    return result;
+}
+
 /* quantize(rows, out, dim) -> bool: recall.vectors.quantize into out, the same float32 operations in the
  * same order (peak = max |x|, scale = 127 / peak in float32, rint(x * scale) half to even), so the codes
  * equal numpy's bit for bit; a zero row stays zero. rows: C-contiguous float32 (n, dim); out: writable
@@ -631,6 +832,12 @@ static PyMethodDef methods[] = {
      "stable_hashes(words) -> set of int: 64-bit FNV-1a of each word's code points, the same in every process."},
     {"token_hashes", scan_token_hashes, METH_O,
      "token_hashes(texts) -> set of int: stable_hashes(tokens(t)) of every text, united, no token strings made."},
+    {"token_hash_bytes", scan_token_hash_bytes, METH_O,
+     "token_hash_bytes(texts) -> bytes: token_hashes(texts) packed as sorted int64s, no int or set made."},
+    {"shared_hashes", scan_shared_hashes, METH_VARARGS,
+     "shared_hashes(a, b) -> int: the values two packed int64 sets share, each in any order."},
+    {"postings", scan_postings, METH_VARARGS,
+     "postings(flat, lengths, first, n_terms) -> (terms, starts, docs, tfs): a BM25 segment by a counting sort."},
     {"quantize", scan_quantize, METH_VARARGS,
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
     {NULL, NULL, 0, NULL},

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hindbrain.recall import _scan
+from hindbrain.recall import _scan, sorted_sets
 
 K1, B = 1.2, 0.75
 ROW_SHARE = 1 / 16  # a term in at least this share of the documents is kept as a dense row
@@ -44,12 +44,24 @@ class _Segment(NamedTuple):
     tfs: np.ndarray  # float32
 
     @classmethod
-    def from_keys(cls, keys: np.ndarray, tfs: np.ndarray) -> _Segment:
-        """From sorted, unique, non-empty ``term << 32 | doc`` keys (``np.unique``'s output) and
-        each one's frequency: the terms' boundaries are where the high half changes (no sort)."""
+    def of_documents(cls, flat: np.ndarray, lengths: np.ndarray, first: int, n_terms: int) -> _Segment:
+        """The postings of documents ``first, first + 1, …`` given as their term numbers (``flat``,
+        grouped by document, ``lengths[d]`` each; every number below ``n_terms``): one counting sort
+        in C (``_scan.postings``), the same arrays as ``py_segment`` (issue 28, ingest round nine:
+        ``np.unique`` sorted the batch's ~30 keys a document)."""
+        terms, starts, docs, tfs = _scan.postings(flat, lengths, first, n_terms)
+        return cls(np.frombuffer(terms, dtype=np.int64), np.frombuffer(starts, dtype=np.int64),
+                   np.frombuffer(docs, dtype=np.int32), np.frombuffer(tfs, dtype=np.float32))
+
+    @classmethod
+    def py_segment(cls, flat: np.ndarray, lengths: np.ndarray, first: int) -> _Segment:
+        """``of_documents`` by numpy (the oracle): the sorted unique ``term << 32 | doc`` keys and
+        their counts; the terms' boundaries are where the high half changes."""
+        docs = np.repeat(np.arange(first, first + len(lengths), dtype=np.int64), lengths)
+        keys, counts = np.unique((flat << 32) | docs, return_counts=True)
         term_ids = keys >> 32
         starts = np.concatenate(([0], np.flatnonzero(term_ids[1:] != term_ids[:-1]) + 1, [len(keys)]))
-        return cls(term_ids[starts[:-1]], starts, (keys & 0xFFFFFFFF).astype(np.int32), tfs)
+        return cls(term_ids[starts[:-1]], starts, (keys & 0xFFFFFFFF).astype(np.int32), counts.astype(np.float32))
 
     def postings(self, term: int) -> tuple[np.ndarray, np.ndarray] | None:
         i = int(np.searchsorted(self.terms, term))
@@ -63,7 +75,7 @@ class _Segment(NamedTuple):
         that ``newer``'s documents all follow this one's (``add_texts`` numbers them in order).
         Each posting moves to its term's place in the union of the two vocabularies: linear,
         where sorting the concatenated postings made the merges ~1/3 of ``add_texts`` at 20k."""
-        terms = np.union1d(self.terms, newer.terms)
+        terms = sorted_sets.union(self.terms, newer.terms)  # both sorted: a merge, not np.union1d's hash table
         mine, theirs = np.searchsorted(terms, self.terms), np.searchsorted(terms, newer.terms)
         count_a, count_b = np.diff(self.starts), np.diff(newer.starts)
         before = np.zeros(len(terms), dtype=np.int64)  # each term's postings from this segment
@@ -217,9 +229,7 @@ class BM25Index:
         self._total_length += int(lengths.sum())
         self._n += m
         if len(flat):
-            docs = np.repeat(np.arange(first, first + m, dtype=np.int64), lengths)
-            keys, counts = np.unique((flat << 32) | docs, return_counts=True)
-            segment = _Segment.from_keys(keys, counts.astype(np.float32))
+            segment = _Segment.of_documents(flat, lengths, first, len(self._terms))
             segments = self._segments
             segments.append(segment)
             while len(segments) >= 2 and 4 * len(segments[-1].docs) >= len(segments[-2].docs):

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from hindbrain.recall import sorted_sets
+
 CHUNK_ROWS = 4096  # rows per chunk: 4 MiB of float16 at 512 dims
 FIRST_ROWS = 64  # the first chunk's starting size; it doubles up to CHUNK_ROWS
 
@@ -95,5 +97,5 @@ class RowChunks:
         if len(self._chunks) == 1 or which.min() == which.max():
             yield int(which[0]), np.arange(len(keys))
             return
-        for c in np.unique(which).tolist():
+        for c in sorted_sets.unique(which).tolist():
             yield c, np.flatnonzero(which == c)

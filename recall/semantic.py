@@ -56,6 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from hindbrain.heap_trim import release_free_heap
+from hindbrain.recall import sorted_sets
 from hindbrain.recall.embed import Embedder, normalize_rows
 from hindbrain.recall.vectors import VectorIndex
 
@@ -498,7 +499,7 @@ class SemanticIndex:
             grown = np.zeros(max(int(keys.max()) + 1, 2 * len(t.seen)), dtype=bool)
             grown[: len(t.seen)] = t.seen
             t.seen = grown
-        fresh = np.unique(keys[~t.seen[keys]])
+        fresh = sorted_sets.unique(keys[~t.seen[keys]])
         t.seen[fresh] = True
         t.total += len(fresh)
 

@@ -91,7 +91,7 @@ import numpy as np
 from usearch.index import Index, MetricKind
 from usearch.index import search as usearch_scan
 
-from hindbrain.recall import _scan
+from hindbrain.recall import _scan, sorted_sets
 from hindbrain.recall.graph_check import unreachable_keys
 from hindbrain.recall.row_chunks import RowChunks
 
@@ -196,7 +196,7 @@ def _grow(a: np.ndarray, n: int) -> np.ndarray:
 
 def _dedupe_last(keys: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """When a key repeats within one ``add``, its last vector wins."""
-    if len(np.unique(keys)) == len(keys):
+    if len(sorted_sets.unique(keys)) == len(keys):
         return keys, vectors
     rev_unique, rev_first = np.unique(keys[::-1], return_index=True)
     last = len(keys) - 1 - rev_first
@@ -328,7 +328,7 @@ class VectorIndex:
             self._blocks.append(np.zeros((_BLOCK, self.dim), dtype=np.int8))
         self._state = _grow(self._state, (top + 1) * _BLOCK)
         block_of = keys // _BLOCK
-        for b in np.unique(block_of):
+        for b in sorted_sets.unique(block_of):
             sel = block_of == b
             self._blocks[b][keys[sel] - b * _BLOCK] = codes[sel]
 
@@ -457,7 +457,7 @@ class VectorIndex:
             else:
                 codes = np.empty((len(rows), self.dim), dtype=np.int8)
                 blocks = rows // _BLOCK
-                for b in np.unique(blocks).tolist():
+                for b in sorted_sets.unique(blocks).tolist():
                     at = blocks == b
                     codes[at] = self._blocks[b][rows[at] - b * _BLOCK]
                 vectors = _unit_rows(codes.astype(np.float32))

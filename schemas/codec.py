@@ -22,7 +22,8 @@ from typing import Any
 import fastavro
 from fastavro.schema import fingerprint, parse_schema, to_parsing_canonical_form
 
-from hindbrain.schemas.avro_encoder import compile_writer
+from hindbrain.schemas import _avro
+from hindbrain.schemas.avro_encoder import compile_program, compile_writer
 
 MAGIC = b"\xc3\x01"
 HEADER_LEN = len(MAGIC) + 8
@@ -42,6 +43,8 @@ class SchemaVersion:
     fingerprint: bytes  # 8 bytes, little endian
     # ``schemas.avro_encoder``: the same bytes as fastavro for the values it takes (None: fastavro only)
     writer: Callable[[dict], bytes] | None = None
+    # the same writer as a program of ``schemas/_avro.c`` (None: fastavro only); ``writer`` is its oracle
+    program: tuple | None = None
 
 
 class Registry:
@@ -85,11 +88,10 @@ class Registry:
             schema = next((v for v in self.versions(record_type) if v.version == version), None)
             if schema is None:
                 raise CodecError(f"{record_type} has no schema version {version}")
-        if schema.writer is not None:
-            try:
-                return MAGIC + schema.fingerprint + schema.writer(record)
-            except Exception:  # noqa: BLE001 - a value it leaves to fastavro: its bytes, or its error, below
-                pass
+        if schema.program is not None:  # None back: a value left to fastavro (its bytes, or its error, below)
+            message = _avro.write(schema.program, record, MAGIC + schema.fingerprint)
+            if message is not None:
+                return message
         buf = io.BytesIO()
         buf.write(MAGIC)
         buf.write(schema.fingerprint)
@@ -130,7 +132,8 @@ def _load(text: str, record_type: str, version: int) -> SchemaVersion:
     canonical = to_parsing_canonical_form(parsed)
     # fastavro's hex digest already lists the fingerprint's bytes in little-endian order.
     fp = bytes.fromhex(fingerprint(canonical, "CRC-64-AVRO"))
-    return SchemaVersion(record_type, version, parsed["name"], parsed, fp, compile_writer(parsed))
+    return SchemaVersion(record_type, version, parsed["name"], parsed, fp, compile_writer(parsed),
+                         compile_program(parsed))
 
 
 registry = Registry.from_package()

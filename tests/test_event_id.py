@@ -60,3 +60,15 @@ def test_another_tenant_may_use_the_id(brain):
 def test_a_batch_is_one_tenants(brain):
     with pytest.raises(InvalidInput, match="'tenant'.*event #1.*'globex'"):
         brain.perceive_many([{"tenant": "acme", "text": "a"}, {"tenant": "globex", "text": "b"}])
+
+
+def test_only_a_callers_own_id_is_looked_up(brain, monkeypatch):
+    """A minted id is 128 fresh random bits: the same-event look-up is for the caller's ids alone
+    (issue 28: it parsed every id of a batch for nothing)."""
+    import hindbrain.brain as brain_module
+
+    asked = []
+    monkeypatch.setattr(brain_module, "conflict", lambda index, record, earlier: asked.append(record) or None)
+    ids = brain.perceive_many([{"tenant": "ids", "text": "minted one"}, {"tenant": "ids", "text": "own id",
+                                                                         "event_id": "ev-own"}])
+    assert ids[1] == "ev-own" and [r["envelope"]["record_id"] for r in asked] == ["ev-own"]

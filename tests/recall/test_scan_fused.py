@@ -5,6 +5,8 @@ static tier's unit rows taken as they are, and write hygiene's size test against
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -49,7 +51,30 @@ def test_an_events_word_hashes_are_those_of_its_joined_words(record):
     hashed before): a token never spans a space, and lowercasing never looks across one."""
     said = [record.get(k) for k in ("text", "system", "identity", "action", "expected", "actual")]
     joined = " ".join([s for s in said if s] + list(record.get("entities") or ()))
-    assert _word_hashes(record) == {_fnv1a(t) for t in py_tokens(joined)}
+    expected = {_fnv1a(t) for t in py_tokens(joined)}
+    assert list(array("q", _word_hashes(record))) == sorted(expected)  # packed: the set's values, ascending
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts, max_size=6))
+def test_token_hash_bytes_are_token_hashes_packed_sorted(said):
+    """Round nine: the learner's word set packed in C (no int or set made) against ``token_hashes``."""
+    assert list(array("q", _scan.token_hash_bytes(said))) == sorted(_scan.token_hashes(said))
+    with pytest.raises(TypeError, match="must be str"):
+        _scan.token_hash_bytes([*said, None])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), unique=True, max_size=40),
+       st.lists(st.integers(-(2**63), 2**63 - 1), unique=True, max_size=40), st.randoms())
+def test_shared_hashes_counts_the_intersection_in_any_order(a, b, rng):
+    """Any order: a learner snapshot holds sets packed unsorted (as iterated)."""
+    b = b + rng.sample(a, len(a) // 2)  # some shared
+    rng.shuffle(a)
+    rng.shuffle(b)
+    assert _scan.shared_hashes(array("q", a).tobytes(), array("q", b).tobytes()) == len(set(a) & set(b))
+    with pytest.raises(ValueError, match="whole int64s"):
+        _scan.shared_hashes(b"123", b"")
 
 
 finite = st.floats(-2.0**100, 2.0**100, allow_nan=False, allow_subnormal=True, width=32)
@@ -102,13 +127,12 @@ def test_unit_static_rows_make_the_same_codes_unscaled_and_exact_rows_are_scaled
 @settings(max_examples=400, deadline=None)
 @given(st.sets(st.integers(0, 40), max_size=30), st.sets(st.integers(0, 40), max_size=30))
 def test_the_merge_similarity_decides_as_the_whole_jaccard_did(now, before):
-    """``learner._merge_similarity`` (sizes first) against the Jaccard over both whole sets."""
-    from array import array
-
+    """``learner._merge_similarity`` (sizes first) against the Jaccard over both whole sets; the previous
+    set packed in any order (a snapshot's), the new one sorted."""
     from hindbrain.learning.learner import MERGE_SIMILARITY, _merge_similarity
 
     if not now:
         return  # the learner never compares an event without words
     whole = len(now & before) / len(now | before)
     expected = whole if whole >= MERGE_SIMILARITY else None
-    assert _merge_similarity(now, array("q", before).tobytes()) == expected
+    assert _merge_similarity(array("q", sorted(now)).tobytes(), array("q", before).tobytes()) == expected
