@@ -44,6 +44,7 @@ from hindbrain.recall.tokenize import SEPARATOR, estimate_tokens, joined_tokens,
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.streams.processing import Decoded
+from hindbrain.switching import LONG_TEXT_CHARS, RECALLS
 
 LAYERS = ("episodic", "experience", "knowledge", "identity")  # identity: traits a human approved
 TRAIT_RUNG = "trait"
@@ -302,6 +303,31 @@ def indexables(batch: list[Decoded]) -> list[Indexable]:
     for at, (doc, cues), (_, record, _, _) in zip(events_at, event_docs(rows), rows, strict=True):
         out[at] = (record["envelope"]["tenant"], doc, cues)
     return out
+
+
+_FOLDED_IN_ANY_ORDER = frozenset({"perception", "recall", "injection"})  # nothing of one rests on another
+
+
+def fold_parts(batch: list[Decoded], budget: int = LONG_TEXT_CHARS) -> list[list[Decoded]] | None:
+    """None when ``batch`` holds no text of ``LONG_TEXT_CHARS`` or more (folded whole, as ever).
+    Else its parts, each folded after the recalls in flight (``hindbrain.switching.RecallPrecedence``):
+    runs of at most ``budget`` characters of text (a longer text alone) when the batch holds only
+    records whose fold is the same in parts (perceptions, and a recall's records, which the index
+    does not read), else the batch whole."""
+    sizes = [len(d.record.get("text") or "") if d.record_type == "perception" else 0 for d in batch]
+    if max(sizes, default=0) < LONG_TEXT_CHARS:
+        return None
+    if any(d.record_type not in _FOLDED_IN_ANY_ORDER for d in batch):
+        return [batch]
+    parts: list[list[Decoded]] = [[]]
+    held = 0
+    for decoded, size in zip(batch, sizes, strict=True):
+        if parts[-1] and held + size > budget:
+            parts.append([])
+            held = 0
+        parts[-1].append(decoded)
+        held += size
+    return parts
 
 
 def indexable(decoded: Decoded) -> list[Indexable]:
@@ -613,9 +639,15 @@ class RecallIndex:
                     self.semantic.add(tenant, [(no, d.id, semantic_text(d)) for no, d in enumerate(added, first)])
 
     def observe(self, batch: list[Decoded]) -> None:
-        """Runner listener: index appended records the moment they are in the log."""
+        """Runner listener: index appended records the moment they are in the log. A batch holding
+        a long text is folded in parts, each after the recalls in flight (``fold_parts``)."""
         with self.fold_lock:
-            self._observe(batch)
+            parts = fold_parts(batch)
+            if parts is None:
+                self._observe(batch)
+            for part in parts or ():
+                RECALLS.give_way()
+                self._observe(part)
             if batch:
                 self.folded = max(self.folded, max(d.position.offset for d in batch) + 1)
 
