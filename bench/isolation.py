@@ -1,6 +1,7 @@
-"""Another tenant's recall while 64 kB texts arrive, by the interpreter's switch interval, in one process.
+"""Another tenant's recall while 64 kB texts arrive, in one process (issue 28's isolation row).
 
-    python bench/isolation.py --home DIR [--intervals 5,1,0.5,0.2] [--rounds 3] [--recalls 40]
+    python bench/isolation.py --home DIR [--intervals 0.5] [--rounds 4] [--recalls 100]
+    python bench/isolation.py --home DIR --arms base=/tmp/base/.venv/bin/python,branch=.venv/bin/python [--runs 2]
     python bench/isolation.py --mechanism [--intervals 5,0.5]   # no brain: the GIL waits alone
 
 The brain in ``--home`` holds ``bench/api.py``'s events (``bench/served.py`` builds it). A
@@ -8,10 +9,18 @@ thread perceives texts of 64 kB for the tenant "noisy" (batches of 4, the API's 
 while this thread recalls api.py's query mix for api.py's tenant, the issue-28 isolation row
 (``bench/api.py``'s ``long_texts``). Each round takes, for every switch interval in turn (the
 order rotates each round; ``sys.setswitchinterval`` changes at once, so every arm shares the
-machine's load of the moment), ``--recalls`` recalls with the noise paused (quiet) and then with
+machine's load of the moment), ``--recalls`` recalls with the noise paused (quiet, once the noisy
+texts' neural vectors are in: their embedding is part of the noise) and then the same recalls with
 it running (noisy). Printed per interval: the medians over rounds of quiet and noisy p50/p99
-wall, noisy p99 / quiet p99 (the target: ≤ 2x), the noise's perceive rate (texts a second,
-what the shorter interval costs the ingest) and the load average.
+wall, noisy p99 / quiet p99 two ways (the target: <= 2x): the median of the rounds' ratios, and
+the ratio of the p99s of every round's recalls pooled (a p99 over 100 recalls is their second
+largest: pooling the rounds makes it less a matter of one stall of the machine), the recall's
+CPU p50 (the calling thread's: what the recall itself cost, quiet and noisy), the noise's perceive
+rate (texts a second) and how long folds gave way to recalls a second (``RecallPrecedence``).
+
+``--arms name=python,...``: each arm's rounds run in a child process of that interpreter, on a
+fresh copy of ``--home`` (in ``--scratch``), the arms alternated ``--runs`` times; the summary
+pools each arm's rounds. The machine is shared: compare arms of the same run, not runs.
 
 Why the interval: a recall gives up the GIL many times (numpy on large arrays, the vector
 search, a lock). With another thread busy in Python, each time it waits until that thread is

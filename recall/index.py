@@ -308,25 +308,22 @@ def indexables(batch: list[Decoded]) -> list[Indexable]:
 _FOLDED_IN_ANY_ORDER = frozenset({"perception", "recall", "injection"})  # nothing of one rests on another
 
 
-def fold_parts(batch: list[Decoded], budget: int = LONG_TEXT_CHARS) -> list[list[Decoded]] | None:
+def fold_parts(batch: list[Decoded]) -> list[list[Decoded]] | None:
     """None when ``batch`` holds no text of ``LONG_TEXT_CHARS`` or more (folded whole, as ever).
     Else its parts, each folded after the recalls in flight (``hindbrain.switching.RecallPrecedence``):
-    runs of at most ``budget`` characters of text (a longer text alone) when the batch holds only
-    records whose fold is the same in parts (perceptions, and a recall's records, which the index
-    does not read), else the batch whole."""
-    sizes = [len(d.record.get("text") or "") if d.record_type == "perception" else 0 for d in batch]
-    if max(sizes, default=0) < LONG_TEXT_CHARS:
+    each long text alone and the runs of records between them (a replayed chunk of short events stays
+    one batch around its long texts), when the batch holds only records whose fold is the same in
+    parts (perceptions, and a recall's records, which the index does not read); else the batch whole."""
+    long = [d.record_type == "perception" and len(d.record.get("text") or "") >= LONG_TEXT_CHARS for d in batch]
+    if not any(long):
         return None
     if any(d.record_type not in _FOLDED_IN_ANY_ORDER for d in batch):
         return [batch]
-    parts: list[list[Decoded]] = [[]]
-    held = 0
-    for decoded, size in zip(batch, sizes, strict=True):
-        if parts[-1] and held + size > budget:
+    parts: list[list[Decoded]] = []
+    for n, (decoded, alone) in enumerate(zip(batch, long, strict=True)):
+        if not parts or alone or long[n - 1]:
             parts.append([])
-            held = 0
         parts[-1].append(decoded)
-        held += size
     return parts
 
 

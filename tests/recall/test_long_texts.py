@@ -71,7 +71,10 @@ def test_a_batch_folded_in_parts_is_the_batch_folded_whole(rows):
     in_parts.observe(batch)
     if any(len(t) >= LONG_TEXT_CHARS for t, _ in texts):
         assert parts is not None and [d for p in parts for d in p] == batch
-        assert all(len(p) == 1 or sum(len(d.record["text"]) for d in p) <= LONG_TEXT_CHARS for p in parts)
+        assert all(len(p) == 1 or all(len(d.record["text"]) < LONG_TEXT_CHARS for d in p) for p in parts)
+        # short records are cut apart only by a long one between them
+        assert all(max(len(before[-1].record["text"]), len(after[0].record["text"])) >= LONG_TEXT_CHARS
+                   for before, after in zip(parts, parts[1:], strict=False))
     else:
         assert parts is None
     assert set(whole.tenants) == set(in_parts.tenants)
