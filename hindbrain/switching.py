@@ -54,6 +54,7 @@ class RecallPrecedence:
         self._started = 0
         self._finished = 0
         self.waited_s = 0.0  # how long folds gave way in all: what the precedence cost the ingest
+        self._long = threading.local()  # this thread folds a long text: its ``pause`` points give way
 
     @contextmanager
     def recalling(self) -> Iterator[None]:
@@ -66,6 +67,22 @@ class RecallPrecedence:
             with self._ended:
                 self._finished += 1
                 self._ended.notify_all()
+
+    @contextmanager
+    def long_fold(self) -> Iterator[None]:
+        """Marks this thread's fold as a long text's for its duration: its ``pause`` points give way."""
+        self._long.depth = getattr(self._long, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            self._long.depth -= 1
+
+    def pause(self) -> None:
+        """A point between the stages of a fold (the cues, the quarantine, the terms, the static
+        vector): inside a ``long_fold`` it gives way, so a recall meets at most one stage of a
+        long text's fold, not a whole part; elsewhere (the common event's batch) nothing."""
+        if getattr(self._long, "depth", 0):
+            self.give_way()
 
     def in_flight(self) -> int:
         with self._ended:

@@ -215,7 +215,9 @@ def event_docs(rows: list[EventRow]) -> list[tuple[Doc, list[str]]]:
     records = [fields for _, fields, _, _ in rows]
     agents = [agent for _, _, _, agent in rows]
     terms = indexed_terms_many(records, [ts_us for _, _, ts_us, _ in rows])
+    RECALLS.pause()  # a long text's fold gives way between its stages (hindbrain/switching.py)
     quarantines = event_quarantines(records, agents)
+    RECALLS.pause()
     out = []
     for (event_id, fields, ts_us, agent), cues, quarantine in zip(rows, terms, quarantines, strict=True):
         get = fields.get
@@ -630,6 +632,7 @@ class RecallIndex:
             for tenant, docs in by_tenant.items():
                 index = self.tenant(tenant)
                 added = index.add_many(docs)
+                RECALLS.pause()
                 if added and self.semantic is not None:
                     # add_many numbers what it added in order, ending the table: no id lookups (issue 28)
                     first = len(index.docs) - len(added)
@@ -642,9 +645,10 @@ class RecallIndex:
             parts = fold_parts(batch)
             if parts is None:
                 self._observe(batch)
-            for part in parts or ():
-                RECALLS.give_way()
-                self._observe(part)
+            with RECALLS.long_fold():
+                for part in parts or ():
+                    RECALLS.give_way()
+                    self._observe(part)
             if batch:
                 self.folded = max(self.folded, max(d.position.offset for d in batch) + 1)
 
@@ -656,6 +660,7 @@ class RecallIndex:
 
     def _observe(self, batch: list[Decoded]) -> None:
         items = indexables(batch)
+        RECALLS.pause()
         # Taint follows data: events first, then the beliefs resting on them, then the units
         # (a unit promoted from a belief inherits its quarantine).
         self.add([item for item in items if item[1].kind == "event"])

@@ -151,3 +151,14 @@ def test_phatic_reads_a_prefix_and_decides_as_the_whole_text_did(text):
     assert write_gate._phatic(text) == (not normalised or normalised in write_gate._PHATIC)
     assert write_gate._phatic("ok " + long_text()) is False
     assert write_gate._phatic("!" * 70_000 + " thanks " + "。" * 5) is True
+
+
+def test_a_pause_gives_way_only_inside_a_long_texts_fold():
+    precedence = RecallPrecedence()
+    _hold_a_recall(precedence, 1.0)
+    t = time.perf_counter()
+    precedence.pause()  # the common event's fold: no wait
+    assert time.perf_counter() - t < 0.03 and precedence.waited_s == 0.0
+    with precedence.long_fold():
+        precedence.pause()
+    assert precedence.waited_s >= GIVE_WAY_S * 0.8
