@@ -1,6 +1,7 @@
 """Another tenant's recall while 64 kB texts arrive, in one process (issue 28's isolation row).
 
     python bench/isolation.py --home DIR [--intervals 0.5] [--rounds 4] [--recalls 100]
+    python bench/isolation.py --home DIR --precedence on,off     # the recalls' precedence on and off in turn
     python bench/isolation.py --home DIR --arms base=/tmp/base/.venv/bin/python,branch=.venv/bin/python [--runs 2]
     python bench/isolation.py --mechanism [--intervals 5,0.5]   # no brain: the GIL waits alone
 
@@ -17,6 +18,10 @@ the ratio of the p99s of every round's recalls pooled (a p99 over 100 recalls is
 largest: pooling the rounds makes it less a matter of one stall of the machine), the recall's
 CPU p50 (the calling thread's: what the recall itself cost, quiet and noisy), the noise's perceive
 rate (texts a second) and how long folds gave way to recalls a second (``RecallPrecedence``).
+
+``--precedence on,off``: the recalls' precedence over a long text's fold
+(``hindbrain.switching.RecallPrecedence``) switched on and off in turn inside one process, like the
+intervals: the two modes share the machine's load of the moment (what ``--arms`` cannot do).
 
 ``--arms name=python,...``: each arm's rounds run in a child process of that interpreter, on a
 fresh copy of ``--home`` (in ``--scratch``), the arms alternated ``--runs`` times; the summary
@@ -129,22 +134,28 @@ def settle(brain, patience: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def run(home: str, intervals: list[float], rounds: int, recalls: int) -> dict:
-    """This process's rounds (the module docstring): per interval, each round's quiet and noisy
-    recalls (wall and CPU) and the noise's rate."""
+def run(home: str, intervals: list[float], rounds: int, recalls: int, precedences: list[str] = ("on",)) -> dict:
+    """This process's rounds (the module docstring): per mode (a switch interval, and with
+    ``precedences`` "on,off" the recalls' precedence over long folds on or off), each round's quiet
+    and noisy recalls (wall and CPU) and the noise's rate. Keyed by the mode's label."""
     from hindbrain import Brain, switching
 
     recalls_of = getattr(switching, "RECALLS", None)  # None: a commit from before the precedence
-    rows: dict[float, list[dict]] = {ms: [] for ms in intervals}
+    modes = [(ms, on) for ms in intervals for on in precedences]
+    label = {(ms, on): str(ms) if list(precedences) == ["on"] else f"{ms} {on}" for ms, on in modes}
+    rows: dict[str, list[dict]] = {label[m]: [] for m in modes}
     rng = random.Random(7)
     with Brain.open(home) as brain:
         serve.warm(brain)
         block(brain, api.queries(rng, 30))
         noise = Noise(brain)
         for r in range(rounds):
-            order = intervals[r % len(intervals):] + intervals[: r % len(intervals)]
-            for ms in order:
+            for ms, on in modes[r % len(modes):] + modes[: r % len(modes)]:
                 sys.setswitchinterval(ms / 1000)
+                if recalls_of is not None:
+                    recalls_of.enabled = on == "on"
+                elif on != "on":
+                    raise SystemExit("--precedence off: this commit has no RecallPrecedence")
                 qs = api.queries(rng, recalls)
                 settle(brain)
                 quiet, quiet_cpu = block(brain, qs)
@@ -160,23 +171,23 @@ def run(home: str, intervals: list[float], rounds: int, recalls: int) -> dict:
                     raise noise.error
                 row = {"quiet": quiet, "noisy": noisy, "quiet_cpu": quiet_cpu, "noisy_cpu": noisy_cpu,
                        "rate": rate, "gave_way": gave, "load": os.getloadavg()[0]}
-                rows[ms].append(row)
-                print(f"round {r + 1} interval {ms} ms: quiet p50/p99 {api.ms(statistics.median(quiet))} / "
+                rows[label[ms, on]].append(row)
+                print(f"round {r + 1} mode {label[ms, on]}: quiet p50/p99 {api.ms(statistics.median(quiet))} / "
                       f"{api.ms(api.pct(quiet, .99))}, noisy {api.ms(statistics.median(noisy))} / "
                       f"{api.ms(api.pct(noisy, .99))} ({api.pct(noisy, .99) / api.pct(quiet, .99):.2f}x), "
                       f"noise {rate:.1f} texts/s (load {row['load']:.1f})", file=sys.stderr, flush=True)
         noise.stop.set()
         noise.running.set()
         noise.thread.join()
-    return {str(ms): v for ms, v in rows.items()}
+    return rows
 
 
-def summary(name: str, ms: float, rows: list[dict]) -> str:
+def summary(name: str, mode: str, rows: list[dict]) -> str:
     """One line: medians over rounds (p50, p99, CPU p50, the noise's rate) and two ratios: the median
     of the rounds' noisy p99 / quiet p99, and the p99 of every round's recalls pooled."""
     med = statistics.median
     pooled = api.pct([x for r in rows for x in r["noisy"]], .99) / api.pct([x for r in rows for x in r["quiet"]], .99)
-    return (f"{name:>8} {ms:>5} ms | {api.ms(med(med(r['quiet']) for r in rows))} | "
+    return (f"{name:>8} {mode:>8} | {api.ms(med(med(r['quiet']) for r in rows))} | "
             f"{api.ms(med(api.pct(r['quiet'], .99) for r in rows))} | {api.ms(med(med(r['noisy']) for r in rows))} | "
             f"{api.ms(med(api.pct(r['noisy'], .99) for r in rows))} | "
             f"{med(api.pct(r['noisy'], .99) / api.pct(r['quiet'], .99) for r in rows):.2f}x | {pooled:.2f}x | "
@@ -185,33 +196,34 @@ def summary(name: str, ms: float, rows: list[dict]) -> str:
             f"{min(r['load'] for r in rows):.1f}-{max(r['load'] for r in rows):.1f}")
 
 
-HEADER = ("     arm  interval | quiet p50 | quiet p99 | noisy p50 | noisy p99 | noisy p99 / quiet p99 (median of "
+HEADER = ("     arm   ms prec | quiet p50 | quiet p99 | noisy p50 | noisy p99 | noisy p99 / quiet p99 (median of "
           "rounds) | pooled p99 ratio | CPU p50 quiet / noisy | noise texts/s | gave way s/s | load")
 
 
-def arms_run(args, intervals: list[float]) -> None:
+def arms_run(args) -> None:
     """Each arm's run in a child process of its interpreter (``name=python``), alternated ``--runs``
     times, each on a fresh copy of ``--home`` (the noise writes into the home it opens)."""
     arms = [tuple(a.split("=", 1)) for a in args.arms.split(",")]
-    rows: dict[str, dict[str, list[dict]]] = {name: {str(ms): [] for ms in intervals} for name, _ in arms}
+    rows: dict[str, dict[str, list[dict]]] = {name: {} for name, _ in arms}
     for n in range(args.runs):
         for name, python in arms[n % len(arms):] + arms[:n % len(arms)]:
             with tempfile.TemporaryDirectory(dir=args.scratch) as scratch:
                 home = Path(scratch) / "home"
                 shutil.copytree(args.home, home, symlinks=True)
                 out = subprocess.run([python, __file__, "--home", str(home), "--intervals", args.intervals,
-                                      "--rounds", str(args.rounds), "--recalls", str(args.recalls), "--json"],
+                                      "--rounds", str(args.rounds), "--recalls", str(args.recalls), "--json",
+                                      "--precedence", args.precedence],
                                      check=True, stdout=subprocess.PIPE, text=True).stdout
             got = json.loads(out.strip().splitlines()[-1])
-            for ms, v in got.items():
-                rows[name][ms] += v
-            print(f"run {n + 1} {name}: " + "; ".join(summary(name, float(ms), v).split("|")[5].strip()
-                                                       for ms, v in got.items()), flush=True)
+            for mode, v in got.items():
+                rows[name].setdefault(mode, []).extend(v)
+            print(f"run {n + 1} {name}: " + "; ".join(f"{mode}: " + summary(name, mode, v).split("|")[5].strip()
+                                                       for mode, v in got.items()), flush=True)
     print(f"\n{args.runs} runs x {args.rounds} rounds per arm, {args.recalls} recalls per block, arms alternated")
     print(HEADER)
-    for ms in intervals:
-        for name, _ in arms:
-            print(summary(name, ms, rows[name][str(ms)]))
+    for name, _ in arms:
+        for mode, v in rows[name].items():
+            print(summary(name, mode, v))
 
 
 def main() -> None:
@@ -224,6 +236,8 @@ def main() -> None:
     ap.add_argument("--arms", help="name=python,...: each arm's run in a child process, on a copy of --home")
     ap.add_argument("--runs", type=int, default=2, help="with --arms: runs per arm, alternated")
     ap.add_argument("--scratch", help="with --arms: where the home copies go (default: the system's temp)")
+    ap.add_argument("--precedence", default="on", help="on,off: the recalls' precedence over long folds "
+                    "(hindbrain.switching.RecallPrecedence) on and off in turn, in the same process")
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # a child's rows, for --arms
     args = ap.parse_args()
     intervals = [float(x) for x in args.intervals.split(",")]
@@ -232,15 +246,15 @@ def main() -> None:
     if not args.home:
         ap.error("--home is required (or --mechanism)")
     if args.arms:
-        return arms_run(args, intervals)
-    rows = run(args.home, intervals, args.rounds, args.recalls)
+        return arms_run(args)
+    rows = run(args.home, intervals, args.rounds, args.recalls, args.precedence.split(","))
     if args.json:
         print(json.dumps(rows))
         return
     print(f"\nmedians over {args.rounds} rounds, {args.recalls} recalls per block")
     print(HEADER)
-    for ms in intervals:
-        print(summary("this", ms, rows[str(ms)]))
+    for mode, v in rows.items():
+        print(summary("this", mode, v))
 
 
 if __name__ == "__main__":

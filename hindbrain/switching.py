@@ -55,6 +55,8 @@ class RecallPrecedence:
         self._finished = 0
         self.waited_s = 0.0  # how long folds gave way in all: what the precedence cost the ingest
         self._long = threading.local()  # this thread folds a long text: its ``pause`` points give way
+        # False: folds never wait (``bench/isolation.py --precedence on,off`` compares both in one process)
+        self.enabled = True
 
     @contextmanager
     def recalling(self) -> Iterator[None]:
@@ -93,7 +95,7 @@ class RecallPrecedence:
         not the ones started meanwhile), at most ``patience_s``. Returns the seconds waited."""
         with self._ended:
             started = self._started
-            if self._finished >= started:
+            if self._finished >= started or not self.enabled:
                 return 0.0
             t = time.perf_counter()
             self._ended.wait_for(lambda: self._finished >= started, timeout=patience_s)
