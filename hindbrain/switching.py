@@ -80,9 +80,10 @@ class RecallPrecedence:
             self._long.depth -= 1
 
     def pause(self) -> None:
-        """A point between the stages of a fold (the cues, the quarantine, the terms, the static
-        vector): inside a ``long_fold`` it gives way, so a recall meets at most one stage of a
-        long text's fold, not a whole part; elsewhere (the common event's batch) nothing."""
+        """A point between the stages of a fold (after the cues, the quarantine, the documents; never
+        while the index's lock is held): inside a ``long_fold`` it gives way, so a recall meets at
+        most one stage of a long text's fold, not a whole part; elsewhere (the common event's batch)
+        nothing."""
         if getattr(self._long, "depth", 0):
             self.give_way()
 

@@ -632,7 +632,6 @@ class RecallIndex:
             for tenant, docs in by_tenant.items():
                 index = self.tenant(tenant)
                 added = index.add_many(docs)
-                RECALLS.pause()
                 if added and self.semantic is not None:
                     # add_many numbers what it added in order, ending the table: no id lookups (issue 28)
                     first = len(index.docs) - len(added)
@@ -645,10 +644,11 @@ class RecallIndex:
             parts = fold_parts(batch)
             if parts is None:
                 self._observe(batch)
-            with RECALLS.long_fold():
-                for part in parts or ():
-                    RECALLS.give_way()
-                    self._observe(part)
+            else:
+                with RECALLS.long_fold():
+                    for part in parts:
+                        RECALLS.give_way()
+                        self._observe(part)
             if batch:
                 self.folded = max(self.folded, max(d.position.offset for d in batch) + 1)
 
