@@ -59,7 +59,7 @@ from hindbrain.streams.processing import decoded_entries
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.streams.topics import TOPICS
-from hindbrain.switching import shorten_switch_interval
+from hindbrain.switching import RECALLS, shorten_switch_interval
 
 
 class Brain:
@@ -542,11 +542,12 @@ def recall_with_records(index: RecallIndex, engine: RecallEngine, fields: dict) 
     """A recall over ``index``: the agent's pack and the log records that say what was
     recalled and injected (the caller appends them: the Brain's runner, or a recall
     replica's owner)."""
-    q = validated(RecallInput, "recall", **fields)
-    index.validate_layers(q.layers)
-    result = engine.recall(build_query(q, now_us()))
-    recall_record, injection_record = recall_records(q, result)
-    pack = pack_of(recall_record["recall_id"], q.budget_tokens, result, q.scope)
+    with RECALLS.recalling():  # a long text's fold gives way to it (hindbrain/switching.py)
+        q = validated(RecallInput, "recall", **fields)
+        index.validate_layers(q.layers)
+        result = engine.recall(build_query(q, now_us()))
+        recall_record, injection_record = recall_records(q, result)
+        pack = pack_of(recall_record["recall_id"], q.budget_tokens, result, q.scope)
     return pack, [("recall", recall_record), ("injection", injection_record)]
 
 

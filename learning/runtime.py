@@ -34,6 +34,7 @@ from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.processing import Decoded, dead_letter, decoded_entries
 from hindbrain.streams.sqlite_log import ALL_TOPICS
+from hindbrain.switching import LONG_TEXT_CHARS, RECALLS
 
 CONSUMER = "learner"
 COMMIT_EVERY = 2000  # records between offset commits (a commit is a durable write)
@@ -83,6 +84,8 @@ class LearnerRuntime:
         self._next = end or fresh[-1].position.offset + 1
         out, failed = [], []
         for decoded in fresh:
+            if len(decoded.record.get("text") or "") >= LONG_TEXT_CHARS:
+                RECALLS.give_way()  # a long text's learning waits for the recalls in flight (hindbrain/switching.py)
             try:
                 out += self.learner.process([decoded])
             except Exception as exc:  # a rule bug must not stop the stream; the record is kept

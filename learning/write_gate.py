@@ -34,6 +34,8 @@ _NO_CONDITION = frozenset({"always", "any", "anything", "everything", "every tim
 _VAGUE = ("be careful", "pay attention", "do better", "try harder", "be mindful", "think twice", "注意", "小心", "认真",
           "仔细")
 _PUNCT = re.compile(r"[\s\.,;:!?，。；：！？、'\"]+")
+_WORDS = re.compile(r"[^\s\.,;:!?，。；：！？、'\"]+")  # what _PUNCT leaves
+_PHATIC_LONGEST = max(map(len, _PHATIC))
 
 CHECKS = ("understandable_alone", "affects_an_action", "has_conditions", "verifiable")
 
@@ -45,8 +47,23 @@ def perception_class(record: dict) -> str:
         return "event"
     if keyed.item_of(record.get("scope") or {}):
         return "event"
-    text = _PUNCT.sub(" ", (record.get("text") or "").lower()).strip()
-    return "transactional" if not text or text in _PHATIC else "event"
+    return "transactional" if _phatic(record.get("text") or "") else "event"
+
+
+def _phatic(text: str) -> bool:
+    """Whether ``text``, lowered, its punctuation and spaces made one space and stripped, is empty or
+    phatic. Reads only as far as a phatic text could reach: a 64 kB text's first words, not a scan of
+    it holding the interpreter lock for milliseconds (twice an event: the index and the learner ask;
+    docs/speed.md, isolation round nine). Lowering never shortens a word, so a prefix longer than
+    the longest phatic text already decides."""
+    words, length = [], -1
+    for m in _WORDS.finditer(text):
+        length += len(m.group()) + 1
+        if length > _PHATIC_LONGEST:
+            return False
+        words.append(m.group())
+    said = " ".join(words).lower()
+    return not said or said in _PHATIC
 
 
 def failed_check(condition: str, action: str) -> tuple[str, str] | None:

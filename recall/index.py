@@ -44,6 +44,7 @@ from hindbrain.recall.tokenize import SEPARATOR, estimate_tokens, joined_tokens,
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.streams.processing import Decoded
+from hindbrain.switching import LONG_TEXT_CHARS, RECALLS
 
 LAYERS = ("episodic", "experience", "knowledge", "identity")  # identity: traits a human approved
 TRAIT_RUNG = "trait"
@@ -214,7 +215,9 @@ def event_docs(rows: list[EventRow]) -> list[tuple[Doc, list[str]]]:
     records = [fields for _, fields, _, _ in rows]
     agents = [agent for _, _, _, agent in rows]
     terms = indexed_terms_many(records, [ts_us for _, _, ts_us, _ in rows])
+    RECALLS.pause()  # a long text's fold gives way between its stages (hindbrain/switching.py)
     quarantines = event_quarantines(records, agents)
+    RECALLS.pause()
     out = []
     for (event_id, fields, ts_us, agent), cues, quarantine in zip(rows, terms, quarantines, strict=True):
         get = fields.get
@@ -302,6 +305,28 @@ def indexables(batch: list[Decoded]) -> list[Indexable]:
     for at, (doc, cues), (_, record, _, _) in zip(events_at, event_docs(rows), rows, strict=True):
         out[at] = (record["envelope"]["tenant"], doc, cues)
     return out
+
+
+_FOLDED_IN_ANY_ORDER = frozenset({"perception", "recall", "injection"})  # nothing of one rests on another
+
+
+def fold_parts(batch: list[Decoded]) -> list[list[Decoded]] | None:
+    """None when ``batch`` holds no text of ``LONG_TEXT_CHARS`` or more (folded whole, as ever).
+    Else its parts, each folded after the recalls in flight (``hindbrain.switching.RecallPrecedence``):
+    each long text alone and the runs of records between them (a replayed chunk of short events stays
+    one batch around its long texts), when the batch holds only records whose fold is the same in
+    parts (perceptions, and a recall's records, which the index does not read); else the batch whole."""
+    long = [d.record_type == "perception" and len(d.record.get("text") or "") >= LONG_TEXT_CHARS for d in batch]
+    if not any(long):
+        return None
+    if any(d.record_type not in _FOLDED_IN_ANY_ORDER for d in batch):
+        return [batch]
+    parts: list[list[Decoded]] = []
+    for n, (decoded, alone) in enumerate(zip(batch, long, strict=True)):
+        if not parts or alone or long[n - 1]:
+            parts.append([])
+        parts[-1].append(decoded)
+    return parts
 
 
 def indexable(decoded: Decoded) -> list[Indexable]:
@@ -613,9 +638,17 @@ class RecallIndex:
                     self.semantic.add(tenant, [(no, d.id, semantic_text(d)) for no, d in enumerate(added, first)])
 
     def observe(self, batch: list[Decoded]) -> None:
-        """Runner listener: index appended records the moment they are in the log."""
+        """Runner listener: index appended records the moment they are in the log. A batch holding
+        a long text is folded in parts, each after the recalls in flight (``fold_parts``)."""
         with self.fold_lock:
-            self._observe(batch)
+            parts = fold_parts(batch)
+            if parts is None:
+                self._observe(batch)
+            else:
+                with RECALLS.long_fold():
+                    for part in parts:
+                        RECALLS.give_way()
+                        self._observe(part)
             if batch:
                 self.folded = max(self.folded, max(d.position.offset for d in batch) + 1)
 
@@ -627,6 +660,7 @@ class RecallIndex:
 
     def _observe(self, batch: list[Decoded]) -> None:
         items = indexables(batch)
+        RECALLS.pause()
         # Taint follows data: events first, then the beliefs resting on them, then the units
         # (a unit promoted from a belief inherits its quarantine).
         self.add([item for item in items if item[1].kind == "event"])
