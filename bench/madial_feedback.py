@@ -45,7 +45,7 @@ def main() -> None:
     args = ap.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
     arms = [(f"default, feedback {w:g}", w, None) for w in weights]
-    arms += [(f"semantic alone, feedback {w:g}", w, "semantic") for w in (weights[0], weights[-1])]
+    arms += [(f"semantic alone, feedback {w:g}", w, "semantic") for w in dict.fromkeys((weights[0], weights[-1]))]
     r5 = {name: {} for name, _, _ in arms}
     cpu = {name: {} for name, _, _ in arms}
     signs = {name: {} for name, _, _ in arms}
