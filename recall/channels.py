@@ -24,7 +24,6 @@ import numpy as np
 
 Contribution = tuple[float, dict]
 
-FEEDBACK = 0.1  # a dialogue's semantic cosine: this much of each candidate's cosine to the best candidate
 TURN_DECAY = 0.5  # each older user turn of a dialogue query counts half as much as the next (late interaction)
 EXACT_BOOST = 0.5  # a query's exact cues all matched add this much to the lexical score (capped at 1)
 GRAPH_STRENGTH = {1: 0.5, 2: 1.0}  # sharing one kind of link (entity or action) vs both: a chain
@@ -96,15 +95,6 @@ def late_interaction(cosines):
         best = turns.max(axis=1)
         recent = turns @ weights / weights.sum()
     return 0.5 * cosines[:, 0] + 0.25 * best + 0.25 * recent
-
-
-def with_feedback(late, to_best, weight: float):
-    """A dialogue's late-interaction cosines plus ``weight`` × each candidate's cosine to the
-    best of them (``to_best``): the memory the turns resemble most, read as a second query.
-    MADial's gold memories of one conversation share a theme (the zoo's animals, the cakes),
-    while USE also ranks memories that only share the turns' mood; the best memory carries the
-    theme without the mood. NaN (no vector yet) stays NaN."""
-    return late + weight * to_best
 
 
 def semantic_score(cosine: float | None) -> float:

@@ -207,34 +207,13 @@ class RecallEngine:
         order = list(dict.fromkeys([*near, *sorted(lexical, key=lambda no: -lexical[no][0])]))
         self.index.semantic.upgrade(name, order, lambda no: (docs[no].id, semantic_text(docs[no])))
 
-    def _late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None,
-                      best: np.ndarray | None = None) -> dict[int, float]:
+    def _late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None) -> dict[int, float]:
         """doc number → the late-interaction cosine (``channels.late_interaction``) of every
-        candidate with a vector, whichever channel found it; with ``best`` (a dialogue's best
-        memory's vector, ``_dialogue_cosines``) plus its feedback (``channels.with_feedback``)."""
+        candidate with a vector, whichever channel found it."""
         if vectors is None or not nos:
             return {}
-        rows = vectors if best is None else np.vstack([vectors, best[None, :]])
-        cosines = self.index.semantic.cosines(tenant_name, nos, rows)
-        late = channels.late_interaction(cosines[:, : len(vectors)])
-        if best is not None:
-            late = channels.with_feedback(late, cosines[:, -1], channels.FEEDBACK)
+        late = channels.late_interaction(self.index.semantic.cosines(tenant_name, nos, vectors))
         return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
-
-    def _dialogue_cosines(self, query: Query, nos: list[int], views: np.ndarray
-                          ) -> tuple[dict[int, float], tuple[int, np.ndarray] | None]:
-        """A dialogue's ``_late_cosines`` with the semantic channel's feedback
-        (``channels.with_feedback``), and (doc number, vector) of the best memory it came from,
-        for the candidates found later. A question names what it wants; only a dialogue, which
-        the semantic channel carries, gets it. The candidates' vectors are read once."""
-        docs = self.index.semantic.vectors(query.tenant, nos)
-        late = channels.late_interaction(docs @ (views / np.linalg.norm(views, axis=1, keepdims=True)).T)
-        present = np.flatnonzero(late == late)
-        if not len(present):
-            return {}, None
-        at = int(present[np.argmax(late[present])])  # the first of equals: the stable order of ``nos``
-        late = channels.with_feedback(late, docs @ docs[at], channels.FEEDBACK)
-        return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}, (nos[at], docs[at])
 
     def _clause_cosines(self, query: Query, nos: list[int], views: np.ndarray | None
                         ) -> dict[int, tuple[float, float]] | None:
@@ -271,14 +250,7 @@ class RecallEngine:
         found = list(dict.fromkeys([*lexical, *near]))
         if views is not None:
             self._upgrade(tenant, query.tenant, near, lexical)
-        feedback = None  # (doc number, vector) of the best memory, on a dialogue
-        if views is None:
-            cosines = {}
-        elif query.form == "dialogue" and channels.FEEDBACK > 0 and found:
-            cosines, feedback = self._dialogue_cosines(query, found, views)
-        else:
-            cosines = self._late_cosines(query.tenant, found, views)
-        best = None if feedback is None else feedback[1]
+        cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
         lexical_scores = {}
@@ -301,7 +273,7 @@ class RecallEngine:
         linked = graph(tenant, base, mask)
         reached = linked.candidates[len(found):]
         if reached and views is not None:
-            cosines.update(self._late_cosines(query.tenant, reached, views, best))
+            cosines.update(self._late_cosines(query.tenant, reached, views))
             semantic_scores.update((no, semantic_of(no)) for no in reached)
         nos = linked.candidates
         scored = self._raw(tenant, query, w, nos, [lexical_scores.get(no, 0.0) for no in nos],
@@ -310,7 +282,7 @@ class RecallEngine:
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
-        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed, best)
+        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed)
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
             s.chain = linked.chains.get(s.no, 0.0)
@@ -331,8 +303,6 @@ class RecallEngine:
             if semantic is not None and s.cosine is not None:  # which tier's vector scored it
                 tier = semantic.tiers(query.tenant, [s.no])[0]
                 full["semantic"].update(tier=tier, model=semantic.model_of(tier))
-                if feedback is not None:  # the cosine includes its feedback from the best memory
-                    full["semantic"]["feedback"] = {"from": tenant.docs[feedback[0]].id, "weight": channels.FEEDBACK}
             if "matched_terms" in s.why["lexical"]:
                 full["lexical"]["matched_terms"] = s.why["lexical"]["matched_terms"]
             if "gate" in s.why:
@@ -350,8 +320,8 @@ class RecallEngine:
         return pool, explain
 
     def _expand(self, tenant: TenantIndex, query: Query, w: Weights, scored: list[Scored], mask,
-                views: np.ndarray | None, cosines: dict[int, float], semantic_of, briefed: list[Belief],
-                best: np.ndarray | None = None) -> dict[int, expand.Expansion]:
+                views: np.ndarray | None, cosines: dict[int, float], semantic_of, briefed: list[Belief]
+                ) -> dict[int, expand.Expansion]:
         """Evidence that spans turns (``recall.expand``): lifts, in place, the items one link
         away from the best hits (adding those no channel found), re-sorts ``scored`` and
         returns document number → the expansion that placed it. A question's need; a
@@ -375,7 +345,7 @@ class RecallEngine:
         new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3])]
                                  if no not in by_no))
         if new and views is not None:
-            cosines.update(self._late_cosines(query.tenant, new, views, best))
+            cosines.update(self._late_cosines(query.tenant, new, views))
         for s in self._raw(tenant, query, w, new, [0.0] * len(new), [semantic_of(no) for no in new], cosines,
                            [0.0] * len(new), briefed):
             by_no[s.no] = s

@@ -589,14 +589,6 @@ class SemanticIndex:
             return np.full((len(doc_nos), len(query_vecs)), np.nan, dtype=np.float32)
         return t.index.cosines(np.asarray(doc_nos, dtype=np.int64), query_vecs)
 
-    def vectors(self, tenant: str, doc_nos: list[int]) -> np.ndarray:
-        """The documents' unit vectors (``len(doc_nos) × dim``), a NaN row for one with none yet."""
-        with self._cond:
-            t = self._tenants.get(tenant)
-        if t is None:
-            return np.full((len(doc_nos), self.embedder.dim), np.nan, dtype=np.float32)
-        return t.index.vectors(np.asarray(doc_nos, dtype=np.int64))
-
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """Unit query vectors of ``texts``: cached ones from the query cache (an agent loop
         asks about the same situation again and again), the others in one embedder call."""

@@ -406,19 +406,6 @@ class LayeredIndex:
             out[missing[linked]] = self.base.index.cosines(owner[linked], queries)
         return out
 
-    def vectors(self, keys: np.ndarray) -> np.ndarray:
-        """``cosines``' rows before the product: the writable index's vector, else the snapshot's."""
-        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
-        out = self.top.vectors(keys)
-        with self._lock:
-            missing = np.flatnonzero(np.isnan(out[:, 0]) & (keys < len(self._owner_of)))
-            owner = self._owner_of[keys[missing]]
-            linked = owner >= 0
-            linked[linked] = self._valid[owner[linked]]
-        if linked.any():
-            out[missing[linked]] = self.base.index.vectors(owner[linked])
-        return out
-
     def build_graph(self, limit: int | None = None, *, threads: int = 1) -> int:
         return self.top.build_graph(limit, threads=threads)
 

@@ -442,14 +442,9 @@ class VectorIndex:
         """Cosine of each key's vector to each query row: a ``len(keys) × len(queries)``
         matrix, NaN for a key with no vector. Late interaction (several query views) scores
         the candidates with this instead of one search per view."""
-        queries = _unit_rows(np.asarray(queries, dtype=np.float32).reshape(-1, self.dim))
-        return self.vectors(keys) @ queries.T
-
-    def vectors(self, keys: np.ndarray) -> np.ndarray:
-        """Each key's unit vector as stored (the quantised codes once graphed): a
-        ``len(keys) × dim`` matrix, a NaN row for a key with no vector."""
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
-        out = np.full((len(keys), self.dim), np.nan, dtype=np.float32)
+        queries = _unit_rows(np.asarray(queries, dtype=np.float32).reshape(-1, self.dim))
+        out = np.full((len(keys), len(queries)), np.nan, dtype=np.float32)
         with self._lock:
             present = np.zeros(len(keys), dtype=bool)
             inside = keys < len(self._state)
@@ -466,7 +461,7 @@ class VectorIndex:
                     at = blocks == b
                     codes[at] = self._blocks[b][rows[at] - b * _BLOCK]
                 vectors = _unit_rows(codes.astype(np.float32))
-        out[present] = vectors
+        out[present] = vectors @ queries.T
         return out
 
     def _search_exact(self, query: np.ndarray, k: int, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
