@@ -17,6 +17,9 @@ query space into e5's fitted on the memories; the dialogue's lexical weight, fix
 per-query confidence. Sixth pass: e5 feedback (each memory's e5 cosine to USE's best memories: no
 e5 query) and, with ``--static-e5 TABLE`` (``python -m hindbrain.recall.distill --teacher e5``), the
 distilled e5 table alone, centred, against e5's memory vectors, and as USE's second model.
+Round nine: USE feedback from USE's best memory, fused like the engine (``--match 'best memory'``);
+the mood directions projected out of USE's vectors (``--match mood``); a lexicon mood prior
+(``--match lexicon``).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class Lang:
     ids: np.ndarray
     vec: dict[str, np.ndarray]  # "mu", "qu" (USE), "me", "qe" (e5), "ms", "qs" (static): memories, query texts
     queries: list[Query]
+    texts: list[str]  # the memories' texts
 
 
 def build(lang: str, cache: Path, static_e5: Path | None = None) -> Lang:
@@ -104,7 +108,7 @@ def build(lang: str, cache: Path, static_e5: Path | None = None) -> Lang:
         queries.append(Query(r["id"], r["gold"], cand, list(range(start, start + nviews)),
                              [t for t, u in zip(turns, user_side, strict=True) if u], turns,
                              np.asarray(scores[: len(cand)], dtype=np.float64)))
-    return Lang(np.array([m["id"] for m in mems]), vec, queries)
+    return Lang(np.array([m["id"] for m in mems]), vec, queries, [m["event"] for m in mems])
 
 
 def late(m: np.ndarray, q: np.ndarray, rows: list[int]) -> np.ndarray:
@@ -204,6 +208,70 @@ def e5_feedback(b: float, top: int) -> Variant:
 
 
 FEEDBACK = {f"USE + {b} e5 feedback from USE's top {top}": e5_feedback(b, top) for top in (1, 3) for b in (0.25, 0.5)}
+
+
+def use_feedback(b: float, lexical: float = 0.1) -> Variant:
+    """Round nine: USE's late interaction plus ``b`` x each memory's USE cosine to the memory of
+    the highest late interaction (feedback from one document: no second model, no second query
+    embedding), then fused like the engine's dialogue end (min-max semantic + ``lexical`` / 1.2 x
+    BM25 relative to its best). ``b`` 0 is the default's fused order."""
+    def score(m, q, v):
+        s = late(m["mu"], v["qu"], q.views)
+        s = s + b * (m["mu"] @ m["mu"][int(np.argmax(s))])
+        return minmax(s) + lexical / 1.2 * relative(q.bm25)
+    return score
+
+
+FEEDBACK |= {f"fused, USE feedback from USE's best memory {b}": use_feedback(b)
+             for b in (0, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)}
+FEEDBACK |= {f"semantic alone, USE feedback from USE's best memory {b}": use_feedback(b, 0.0) for b in (0, 0.1)}
+
+
+EMOTIONS = (("happy", "开心"), ("sad", "难过"), ("anxious", "焦虑"), ("disappointed", "失望"), ("angry", "生气"),
+            ("excited", "兴奋"), ("nervous", "紧张"), ("upset", "伤心"), ("worried", "担心"), ("frustrated", "沮丧"),
+            ("scared", "害怕"), ("lonely", "孤独"))
+
+
+def mood_basis(rank: int, centre: bool) -> np.ndarray:
+    """Round nine: an orthonormal basis (``dim × rank``) of USE's vectors of "I felt very <emotion>."
+    in both languages (their mean removed with ``centre``): the directions of mood, not topic."""
+    from hindbrain.recall.embed import UseEmbedder
+
+    phrases = [f"I felt very {en}." for en, _ in EMOTIONS] + [f"我感到非常{zh}。" for _, zh in EMOTIONS]
+    x = UseEmbedder().embed_queries(phrases)
+    if centre:
+        x = x - x.mean(0)
+    return np.linalg.svd(x, full_matrices=False)[2][:rank].T
+
+
+def without_mood(basis: np.ndarray) -> Variant:
+    """USE's late interaction with both sides' mood directions projected out (then unit again):
+    MADial's misses rank memories that share the turns' mood above those that share their theme."""
+    def unit(x: np.ndarray) -> np.ndarray:
+        x = x - (x @ basis) @ basis.T
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    return lambda m, q, v: late_interaction(unit(m["mu"]) @ unit(v["qu"][q.views]).T)
+
+
+def mood_prior(w: float, negative: bool) -> Variant:
+    """USE's late interaction minus ``w`` for a memory whose words voice a negative emotion
+    (``recall.emotion.infer``), or plus ``w`` for a happy one: what a supporter brings up."""
+    from hindbrain.recall.emotion import infer
+
+    def score(m, q, v):
+        moods = [infer(t) for t in m["text"]]
+        hit = np.array([x is not None and (x[0] != "happy") == negative for x in moods], dtype=np.float64)
+        return late(m["mu"], v["qu"], q.views) + (-w if negative else w) * hit
+    return score
+
+
+MOOD = {f"USE without the mood directions, rank {r}{', centred' if c else ''}": (r, c)
+        for c in (False, True) for r in (2, 4, 8)}
+MOOD_PRIOR = {f"USE {'−' if neg else '+'} {w} for a {'negative' if neg else 'happy'} memory (lexicon)":
+              mood_prior(w, neg) for neg in (True, False) for w in (0.01, 0.02, 0.05)}
+
+
 def centred(a: float) -> Variant:
     """The static e5 cosines after removing the candidates' mean vector from both sides: the
     distilled e5 vectors share one dominant direction (mean pairwise cosine ~0.98)."""
@@ -245,6 +313,7 @@ def r_at_5(data: Lang, variant: Variant, half: str) -> float:
         if half != "all" and (half == "tuning") == bool(q.id % 2):
             continue
         m = {k: data.vec[k][q.cand] for k in ("mu", "me", "ms", "mse") if k in data.vec}
+        m["text"] = [data.texts[i] for i in q.cand]
         order = np.argsort(-variant(m, q, data.vec), kind="stable")[:5]
         got.append(len(set(data.ids[q.cand][order].tolist()) & set(q.gold)) / len(q.gold))
     return 100 * float(np.mean(got))
@@ -258,7 +327,10 @@ def main() -> None:
     ap.add_argument("--match", default="", help="only the arms whose name holds this text (the first arm always)")
     args = ap.parse_args()
     langs = {lang: build(lang, args.cache, args.static_e5) for lang in ("zh", "en")}
-    rows = {**VARIANTS, **FEEDBACK, **(STATIC_E5 if args.static_e5 else {})}
+    rows = {**VARIANTS, **FEEDBACK, **MOOD_PRIOR, **(STATIC_E5 if args.static_e5 else {})}
+    for name, (rank, centre) in MOOD.items():
+        if args.match in name:
+            rows[name] = without_mood(mood_basis(rank, centre))
     for lam in (0.01, 0.1, 1.0):
         rows[f"USE→e5 ridge map {lam}, alone"] = lambda d, lam=lam: ridge_map(d, lam, True)
         rows[f"USE→e5 ridge map {lam}, + USE"] = lambda d, lam=lam: ridge_map(d, lam, False)
