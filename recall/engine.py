@@ -163,7 +163,7 @@ class RecallEngine:
         scores, idfs = tenant.bm25.scores(query.terms)
         if mask is not None:  # in place: ``scores`` is this recall's own array; a new n-long one cost fresh pages
             np.multiply(scores, mask[: len(scores)], out=scores)
-        hits = best_hits(scores, fetch)  # equal scores at the cut: the earlier documents, so a recall is reproducible
+        hits = best_hits(scores, fetch)  # equal scores at the cut: the newest documents
         # A query term no document holds still carries information (idf as if df = 0): without
         # it, a query whose only known word is "the" would be fully "covered" by any document.
         unseen = math.log(1.0 + (len(tenant.bm25) + 0.5) / 0.5)

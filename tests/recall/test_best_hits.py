@@ -1,6 +1,6 @@
 """The lexical stage's selection of its best hits (``recall.lexical.best_hits``) equals the
-scalar rule it implements, the ``k`` best positive scores, best first, equal scores in document
-order, on arbitrary score arrays full of ties and on a brain's own scores."""
+scalar rule it implements, the ``k`` best positive scores, best first, equal scores newest first, on
+arbitrary score arrays full of ties and on a brain's own scores."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hindbrain.recall.lexical import SAMPLE_STRIDE, best_hits
 def oracle(scores: np.ndarray, k: int) -> list[int]:
     """The rule, one document at a time."""
     positive = [no for no in range(len(scores)) if scores[no] > 0]
-    return sorted(positive, key=lambda no: (-scores[no], no))[:max(0, k)]
+    return sorted(positive, key=lambda no: (-scores[no], -no))[:max(0, k)]
 
 
 # few distinct values (0 among them), so the k-th best is usually shared by many documents
@@ -31,12 +31,12 @@ def test_best_hits_equals_the_scalar_rule(values, k):
     assert best_hits(scores, k).tolist() == oracle(scores, k)
 
 
-def test_a_tie_at_the_cut_keeps_the_earlier_documents():
+def test_a_tie_at_the_cut_keeps_the_newest_documents():
     # 2000 documents share the best score: the sampled floor is that score, every one of them is a candidate
     scores = np.zeros(5000, dtype=np.float32)
     scores[1000:3000] = 2.0
     scores[4000] = 3.0
-    assert best_hits(scores, 64).tolist() == [4000, *range(1000, 1063)]
+    assert best_hits(scores, 64).tolist() == [4000, *range(2999, 2936, -1)]
     assert len(scores[::SAMPLE_STRIDE]) >= 64
 
 
