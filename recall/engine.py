@@ -41,6 +41,7 @@ from hindbrain.recall.index import (
     TenantIndex,
     semantic_text,
 )
+from hindbrain.recall.lexical import best_hits
 from hindbrain.recall.query import Query
 from hindbrain.recall.raw_scores import raw_scores
 from hindbrain.recall.scoring import (
@@ -162,9 +163,7 @@ class RecallEngine:
         scores, idfs = tenant.bm25.scores(query.terms)
         if mask is not None:  # in place: ``scores`` is this recall's own array; a new n-long one cost fresh pages
             np.multiply(scores, mask[: len(scores)], out=scores)
-        hits = np.flatnonzero(scores > 0)
-        if len(hits) > fetch:
-            hits = hits[np.argpartition(-scores[hits], fetch - 1)[:fetch]]
+        hits = best_hits(scores, fetch)  # equal scores at the cut: the newest documents
         # A query term no document holds still carries information (idf as if df = 0): without
         # it, a query whose only known word is "the" would be fully "covered" by any document.
         unseen = math.log(1.0 + (len(tenant.bm25) + 0.5) / 0.5)

