@@ -72,9 +72,12 @@ Choices from these numbers:
   the whole budget; below 20k an HNSW build (~5 s of CPU) is not worth it.
 * **Build cost** is the price: ~2-2.4k single-threaded inserts/s here (50 s for 100k, 425 s
   for 1M; 2 threads were ~1.6x faster but left nodes unreachable, which a snapshot's
-  ``check_saved`` now finds and keeps scanned: ``HINDBRAIN_GRAPH_THREADS``). Many exact
-  duplicates are the slow case: 1M static-tier vectors of bench/api.py's events are only 752
-  distinct codes, and inserting them ran at ~360 vectors/s of CPU instead of ~4-7k. A 100k reload from the
+  ``check_saved`` now finds and keeps scanned: ``HINDBRAIN_GRAPH_THREADS``). Exact duplicates
+  were the slow case (1M static-tier vectors of bench/api.py's events are a few hundred distinct
+  codes; inserting them ran at ~360 vectors/s of CPU and never finished): the graph now holds
+  each distinct code once (``recall.code_table`` finds the node holding a code) and the other
+  keys with that code sit in a ring beside the node, walked when a search returns it, so
+  duplicates cost a hash and a ring link each (``bench/graph_dupes.py``). A 100k reload from the
   embedding cache is searchable in ~0.8 s through the tail scan (p50 16 ms, p99 46 ms a
   search) while the graph catches up in the background for about a minute.
 """
