@@ -617,6 +617,56 @@ done:
     return result;
 }
 
+/* recall.vectors._expand's walk: the keys of each node's ring (ring[key] is the next key; a ring
+ * closes at its node) in the nodes' order, only those allowed (an empty allowed: all), at most
+ * len(out_keys); out_from gets the position in nodes of each key's node. Returns how many. */
+static PyObject *scan_ring_expand(PyObject *self, PyObject *args) {
+    Py_buffer ring = {0}, nodes = {0}, allowed = {0}, keys = {0}, from = {0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*w*:ring_expand", &ring, &nodes, &allowed, &keys, &from))
+        return NULL;
+    const Py_ssize_t n_ring = ring.len / (Py_ssize_t)sizeof(int32_t);
+    const Py_ssize_t n_nodes = nodes.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t cap = keys.len / (Py_ssize_t)sizeof(int64_t);
+    if (from.len != keys.len) {
+        PyErr_SetString(PyExc_ValueError, "out_keys and out_from must be int64 arrays of one length");
+        goto done;
+    }
+    const int32_t *next = ring.buf;
+    const int64_t *node_of = nodes.buf;
+    const unsigned char *ok = allowed.buf;
+    int64_t *out = keys.buf, *pos = from.buf;
+    Py_ssize_t written = 0;
+    for (Py_ssize_t i = 0; i < n_nodes && written < cap; i++) {
+        const int64_t node = node_of[i];
+        int64_t key = node;
+        for (Py_ssize_t steps = 0;; steps++) {
+            if (key < 0 || key >= n_ring || steps > n_ring || (allowed.len && key >= allowed.len)) {
+                PyErr_Format(PyExc_ValueError, "ring_expand: key %lld outside the ring (%zd keys) or a ring that "
+                             "does not close at node %lld", (long long)key, n_ring, (long long)node);
+                goto done;
+            }
+            if (!allowed.len || ok[key]) {
+                out[written] = key;
+                pos[written] = i;
+                if (++written >= cap)
+                    break;
+            }
+            key = next[key];
+            if (key == node)
+                break;
+        }
+    }
+    result = PyLong_FromSsize_t(written);
+done:
+    PyBuffer_Release(&ring);
+    PyBuffer_Release(&nodes);
+    PyBuffer_Release(&allowed);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&from);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -633,6 +683,8 @@ static PyMethodDef methods[] = {
      "token_hashes(texts) -> set of int: stable_hashes(tokens(t)) of every text, united, no token strings made."},
     {"quantize", scan_quantize, METH_VARARGS,
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
+    {"ring_expand", scan_ring_expand, METH_VARARGS,
+     "ring_expand(ring, nodes, allowed, out_keys, out_from) -> n: recall.vectors._expand's walk of the rings."},
     {NULL, NULL, 0, NULL},
 };
 

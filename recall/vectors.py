@@ -211,8 +211,21 @@ def _ring_of(ring: np.ndarray, node: int) -> list[int]:
 def _expand(ring: np.ndarray, nodes: np.ndarray, sims: np.ndarray, count: int,
             allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The keys of each node's ring (``_ring_of``) in the nodes' order, each with its node's
-    similarity, only the ``allowed`` ones, at most ``count``. A node alone (distinct codes: the
-    common case) costs one step."""
+    similarity, only the ``allowed`` ones, at most ``count``. The walk runs in C
+    (``_scan.ring_expand``: a Python step cost about as much as scanning a code, and a 1 % mask
+    over 1M keys in 395 rings walked ~6k of them, 2.4 ms p50 and 12 ms p99 of CPU);
+    ``py_expand`` is its oracle."""
+    keys = np.empty(count, dtype=np.int64)
+    at = np.empty(count, dtype=np.int64)
+    ok = b"" if allowed is None else np.ascontiguousarray(allowed, dtype=bool)
+    n = _scan.ring_expand(np.ascontiguousarray(ring, dtype=np.int32), np.ascontiguousarray(nodes, dtype=np.int64),
+                          ok, keys, at)
+    return keys[:n], sims[at[:n]].astype(np.float32, copy=False)
+
+
+def py_expand(ring: np.ndarray, nodes: np.ndarray, sims: np.ndarray, count: int,
+              allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``_expand`` in Python: the definition."""
     keys: list[int] = []
     out: list[float] = []
     for node, sim in zip(nodes.tolist(), sims.tolist(), strict=True):

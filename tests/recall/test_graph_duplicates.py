@@ -5,6 +5,7 @@ replacement, an unreachable node's requeue, and a snapshot mapped or reopened.""
 import numpy as np
 import pytest
 
+from hindbrain.recall import vectors
 from hindbrain.recall.vectors import VectorIndex
 
 DIM = 32
@@ -132,3 +133,26 @@ def test_a_snapshot_from_before_the_rings_loads_every_graphed_key_as_its_own_nod
     again.add(np.array([3_000]), vecs[42:43])  # a duplicate of a loaded node joins it
     assert again.build_graph() == 0 and graph_nodes(again) == 3_000
     assert sorted(again.search(vecs[42], 2)[0].tolist()) == [42, 3_000]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_ring_walk_in_c_matches_its_python_definition(seed):
+    rng = np.random.default_rng(seed)
+    n = 2_000
+    ring = np.arange(n, dtype=np.int32)
+    keys = rng.permutation(n)
+    groups = np.split(keys, np.sort(rng.choice(np.arange(1, n), 60, replace=False)))
+    for g in groups:  # each group a closed ring, its first key the node
+        ring[g] = np.roll(g, -1)
+    nodes = np.array([g[0] for g in groups[:30]], dtype=np.int64)
+    sims = np.sort(rng.random(len(nodes)).astype(np.float32))[::-1]
+    for allowed in (None, rng.random(n) < 0.3, np.zeros(n, dtype=bool)):
+        for count in (1, 64, 5_000):
+            got = vectors._expand(ring, nodes, sims, count, allowed)
+            want = vectors.py_expand(ring, nodes, sims, count, allowed)
+            assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    big = max(groups, key=len)
+    broken = ring.copy()
+    broken[big[-1]] = big[1]  # never back to its node
+    with pytest.raises(ValueError, match="does not close"):
+        vectors._expand(broken, big[:1].astype(np.int64), sims[:1], 10**6, None)
