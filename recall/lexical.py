@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import NamedTuple
 
@@ -19,6 +19,8 @@ import numpy as np
 from hindbrain.recall import _scan
 
 K1, B = 1.2, 0.75
+ROW_SHARE = 1 / 16  # a term in at least this share of the documents is kept as a dense row
+ROW_BYTES = 64 << 20  # at most this much of them (160 rows at 100k documents, 16 at 1M)
 
 
 _NO_DOCS, _NO_TFS = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
@@ -154,7 +156,8 @@ class BM25Index:
         self._n = 0
         self._total_length = 0
         self._norms = np.empty(0, dtype=np.float32)  # see _doc_norms
-        self._norms_of = (0, 0)  # (documents, total length) the norms were computed for
+        self._norms_of = (0, 0)  # (documents, total length) the norms and rows were computed for
+        self._rows: OrderedDict[tuple[str, int], tuple[np.ndarray, float]] = OrderedDict()  # see _row
         self._lock = threading.Lock()  # adding and scoring (which settles tails) exclude each other
 
     def __len__(self) -> int:
@@ -274,6 +277,12 @@ class BM25Index:
                 return scores, idfs
             norms = self._doc_norms()
             for term, qtf in Counter(terms).items():
+                row = self._rows.get((term, qtf))
+                if row is not None:  # a common term, scored as a whole row
+                    self._rows.move_to_end((term, qtf))
+                    idfs[term] = row[1]
+                    scores += row[0]
+                    continue
                 t, b = self._lookup(term)
                 if t is None and b < 0:
                     continue
@@ -281,15 +290,32 @@ class BM25Index:
                 df = len(docs)
                 idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
                 idfs[term] = idf
-                _scan.bm25_add(scores, np.ascontiguousarray(docs, dtype=np.int32),
-                               np.ascontiguousarray(tfs, dtype=np.float32), norms, idf * qtf, K1 + 1.0)
+                docs, tfs = np.ascontiguousarray(docs, dtype=np.int32), np.ascontiguousarray(tfs, dtype=np.float32)
+                if df >= n * ROW_SHARE:
+                    scores += self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
+                else:
+                    _scan.bm25_add(scores, docs, tfs, norms, idf * qtf, K1 + 1.0)
         return scores, idfs
+
+    def _row(self, key: tuple[str, int], docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray,
+             weight: float, idf: float) -> np.ndarray:
+        """A common term's contributions as a dense row (zeros elsewhere: adding one to the scores
+        gives the bits ``bm25_add`` would), kept: adding a row costs a fraction of a pass over
+        its postings, and the terms every document shares ("ticket", "system", "the") recur in
+        most queries. Rows live until the next add; the oldest go beyond ``ROW_BYTES``."""
+        row = np.zeros(len(norms), dtype=np.float32)
+        _scan.bm25_add(row, docs, tfs, norms, weight, K1 + 1.0)
+        self._rows[key] = (row, idf)
+        while len(self._rows) * row.nbytes > ROW_BYTES:
+            self._rows.popitem(last=False)
+        return row
 
     def _doc_norms(self) -> np.ndarray:
         """``K1 * (1 - B + B * length / avgdl)`` of every document, float32 as numpy computes it
         element by element; kept until an add changes the corpus (4 bytes a document)."""
         n, total = self._n, self._total_length
         if self._norms_of != (n, total):
+            self._rows.clear()
             avgdl = total / n or 1.0
             self._norms = K1 * (1.0 - B + B * self._lengths[:n] / avgdl)
             self._norms_of = (n, total)
