@@ -266,9 +266,9 @@ class BM25Index:
 
         Each term's postings are scored and added in one C pass (``_scan.bm25_add``: the same
         float32 operations in the same order as numpy's expression, so the same bits) over the
-        documents' length norms, computed once per corpus state (``_doc_norms``). A term held by
-        every document of 1M costs one pass over its postings, where numpy's ~10 passes and a
-        dense row cache (which held 16 such rows at 1M and rebuilt them) cost ~5x that."""
+        documents' length norms, computed once per corpus state (``_doc_norms``); a common term's
+        pass fills a dense row that later queries add (``_row``). numpy's ~10 passes and
+        temporaries a term made a 1M-document recall's lexical stage ~2x slower (bench/lexical_ab.py)."""
         with self._lock:
             n = self._n
             scores = np.zeros(n, dtype=np.float32)
