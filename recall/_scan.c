@@ -818,6 +818,101 @@ done:
     return result;
 }
 
+/* recall.vectors._expand's walk: the keys of each node's ring (ring[key] is the next key; a ring
+ * closes at its node) in the nodes' order, only those allowed (an empty allowed: all), at most
+ * len(out_keys); out_from gets the position in nodes of each key's node. Returns how many. */
+static PyObject *scan_ring_expand(PyObject *self, PyObject *args) {
+    Py_buffer ring = {0}, nodes = {0}, allowed = {0}, keys = {0}, from = {0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*w*:ring_expand", &ring, &nodes, &allowed, &keys, &from))
+        return NULL;
+    const Py_ssize_t n_ring = ring.len / (Py_ssize_t)sizeof(int32_t);
+    const Py_ssize_t n_nodes = nodes.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t cap = keys.len / (Py_ssize_t)sizeof(int64_t);
+    if (from.len != keys.len) {
+        PyErr_SetString(PyExc_ValueError, "out_keys and out_from must be int64 arrays of one length");
+        goto done;
+    }
+    const int32_t *next = ring.buf;
+    const int64_t *node_of = nodes.buf;
+    const unsigned char *ok = allowed.buf;
+    int64_t *out = keys.buf, *pos = from.buf;
+    Py_ssize_t written = 0;
+    for (Py_ssize_t i = 0; i < n_nodes && written < cap; i++) {
+        const int64_t node = node_of[i];
+        int64_t key = node;
+        for (Py_ssize_t steps = 0;; steps++) {
+            if (key < 0 || key >= n_ring || steps > n_ring || (allowed.len && key >= allowed.len)) {
+                PyErr_Format(PyExc_ValueError, "ring_expand: key %lld outside the ring (%zd keys) or a ring that "
+                             "does not close at node %lld", (long long)key, n_ring, (long long)node);
+                goto done;
+            }
+            if (!allowed.len || ok[key]) {
+                out[written] = key;
+                pos[written] = i;
+                if (++written >= cap)
+                    break;
+            }
+            key = next[key];
+            if (key == node)
+                break;
+        }
+    }
+    result = PyLong_FromSsize_t(written);
+done:
+    PyBuffer_Release(&ring);
+    PyBuffer_Release(&nodes);
+    PyBuffer_Release(&allowed);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&from);
+    return result;
+}
+
+/* recall.lexical.BM25Index.scores for one query term, fused: for each posting i,
+ * scores[docs[i]] += weight * tfs[i] * k1p1 / (tfs[i] + norm[docs[i]]), in float32 and in that order, so
+ * each addend is bit for bit numpy's ``(idf * qtf) * tfs * (K1 + 1.0) / (tfs + norm[docs])``. numpy made
+ * ~10 passes and temporaries of the postings' length (at 1M documents a common term's 4 MB each); this is
+ * one pass with no allocation, and the GIL is released (the query's embedding runs meanwhile). */
+static PyObject *scan_bm25_add(PyObject *self, PyObject *args) {
+    Py_buffer scores = {0}, docs = {0}, tfs = {0}, norm = {0};
+    float weight, k1p1;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*ff:bm25_add", &scores, &docs, &tfs, &norm, &weight, &k1p1))
+        return NULL;
+    const Py_ssize_t n_scores = scores.len / (Py_ssize_t)sizeof(float);
+    const Py_ssize_t n_norm = norm.len / (Py_ssize_t)sizeof(float);
+    const Py_ssize_t n = docs.len / (Py_ssize_t)sizeof(int32_t);
+    if (tfs.len != docs.len || n_norm < n_scores) {
+        PyErr_SetString(PyExc_ValueError, "bm25_add: docs (int32) and tfs (float32) must be one length, "
+                        "norm (float32) at least as long as scores");
+        goto done;
+    }
+    float *out = scores.buf;
+    const int32_t *doc = docs.buf;
+    const float *tf = tfs.buf, *nm = norm.buf;
+    for (Py_ssize_t i = 0; i < n; i++) { /* checked first: a bad posting leaves scores untouched */
+        if (doc[i] < 0 || doc[i] >= n_scores) {
+            PyErr_Format(PyExc_ValueError, "bm25_add: posting %zd names document %d of %zd", i, (int)doc[i],
+                         n_scores);
+            goto done;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int32_t d = doc[i];
+        const float part = ((weight * tf[i]) * k1p1) / (tf[i] + nm[d]);
+        out[d] += part;
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&scores);
+    PyBuffer_Release(&docs);
+    PyBuffer_Release(&tfs);
+    PyBuffer_Release(&norm);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -840,6 +935,10 @@ static PyMethodDef methods[] = {
      "postings(flat, lengths, first, n_terms) -> (terms, starts, docs, tfs): a BM25 segment by a counting sort."},
     {"quantize", scan_quantize, METH_VARARGS,
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
+    {"ring_expand", scan_ring_expand, METH_VARARGS,
+     "ring_expand(ring, nodes, allowed, out_keys, out_from) -> n: recall.vectors._expand's walk of the rings."},
+    {"bm25_add", scan_bm25_add, METH_VARARGS,
+     "bm25_add(scores, docs, tfs, norm, weight, k1p1): one query term's BM25 parts added into scores, in place."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -203,8 +203,9 @@ class BM25Index:
         self._lengths = np.empty(1024, dtype=np.float32)
         self._n = 0
         self._total_length = 0
-        self._rows: OrderedDict[tuple[str, int], tuple[np.ndarray, float]] = OrderedDict()  # see _keep_row
-        self._rows_of = (0, 0)  # (documents, total length) the rows were computed for
+        self._norms = np.empty(0, dtype=np.float32)  # see _doc_norms
+        self._norms_of = (0, 0)  # (documents, total length) the norms and rows were computed for
+        self._rows: OrderedDict[tuple[str, int], tuple[np.ndarray, float]] = OrderedDict()  # see _row
         self._lock = threading.Lock()  # adding and scoring (which settles tails) exclude each other
 
     def __len__(self) -> int:
@@ -307,49 +308,64 @@ class BM25Index:
 
     def scores(self, terms: list[str]) -> tuple[np.ndarray, dict[str, float]]:
         """BM25 score of every document (zeros where no term matched) and each query
-        term's idf (terms absent from the corpus are left out)."""
+        term's idf (terms absent from the corpus are left out).
+
+        Each term's postings are scored and added in one C pass (``_scan.bm25_add``: the same
+        float32 operations in the same order as numpy's expression, so the same bits) over the
+        documents' length norms, computed once per corpus state (``_doc_norms``); a common term's
+        pass fills a dense row that later queries add (``_row``). numpy's ~10 passes and
+        temporaries a term made a 1M-document recall's lexical stage ~2x slower (bench/lexical_ab.py)."""
         with self._lock:
             n = self._n
             scores = np.zeros(n, dtype=np.float32)
             idfs: dict[str, float] = {}
             if n == 0:
                 return scores, idfs
-            avgdl = self._total_length / n or 1.0
-            lengths = self._lengths[:n]
-            if self._rows_of != (n, self._total_length):  # an add changed every idf and norm
-                self._rows.clear()
-                self._rows_of = (n, self._total_length)
+            norms = self._doc_norms()
             for term, qtf in Counter(terms).items():
-                t, b = self._lookup(term)
-                if t is None and b < 0:
-                    continue
                 row = self._rows.get((term, qtf))
                 if row is not None:  # a common term, scored as a whole row
                     self._rows.move_to_end((term, qtf))
                     idfs[term] = row[1]
                     scores += row[0]
                     continue
+                t, b = self._lookup(term)
+                if t is None and b < 0:
+                    continue
                 docs, tfs = self._postings(t, b)
                 df = len(docs)
                 idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
                 idfs[term] = idf
-                norm = K1 * (1.0 - B + B * lengths[docs] / avgdl)
-                part = (idf * qtf) * tfs * (K1 + 1.0) / (tfs + norm)
+                docs, tfs = np.ascontiguousarray(docs, dtype=np.int32), np.ascontiguousarray(tfs, dtype=np.float32)
                 if df >= n * ROW_SHARE:
-                    self._keep_row((term, qtf), docs, part, n, idf)
-                scores[docs] += part
+                    scores += self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
+                else:
+                    _scan.bm25_add(scores, docs, tfs, norms, idf * qtf, K1 + 1.0)
         return scores, idfs
 
-    def _keep_row(self, key: tuple[str, int], docs: np.ndarray, part: np.ndarray, n: int, idf: float) -> None:
-        """Keeps a common term's contributions as a dense row (the same values, zeros
-        elsewhere): adding a row costs a fraction of gathering and scattering its postings,
-        and the terms every document shares ("ticket", "system", "the") recur in most queries.
-        Rows live until the next add; the oldest go beyond ``ROW_BYTES``."""
-        row = np.zeros(n, dtype=np.float32)
-        row[docs] = part
+    def _row(self, key: tuple[str, int], docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray,
+             weight: float, idf: float) -> np.ndarray:
+        """A common term's contributions as a dense row (zeros elsewhere: adding one to the scores
+        gives the bits ``bm25_add`` would), kept: adding a row costs a fraction of a pass over
+        its postings, and the terms every document shares ("ticket", "system", "the") recur in
+        most queries. Rows live until the next add; the oldest go beyond ``ROW_BYTES``."""
+        row = np.zeros(len(norms), dtype=np.float32)
+        _scan.bm25_add(row, docs, tfs, norms, weight, K1 + 1.0)
         self._rows[key] = (row, idf)
-        while len(self._rows) * 4 * n > ROW_BYTES:
+        while len(self._rows) * row.nbytes > ROW_BYTES:
             self._rows.popitem(last=False)
+        return row
+
+    def _doc_norms(self) -> np.ndarray:
+        """``K1 * (1 - B + B * length / avgdl)`` of every document, float32 as numpy computes it
+        element by element; kept until an add changes the corpus (4 bytes a document)."""
+        n, total = self._n, self._total_length
+        if self._norms_of != (n, total):
+            self._rows.clear()
+            avgdl = total / n or 1.0
+            self._norms = K1 * (1.0 - B + B * self._lengths[:n] / avgdl)
+            self._norms_of = (n, total)
+        return self._norms
 
     def _lookup(self, term: str) -> tuple[int | None, int]:
         """``term``'s number in this process (None: no posting since the base) and its base

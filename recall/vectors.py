@@ -72,9 +72,12 @@ Choices from these numbers:
   the whole budget; below 20k an HNSW build (~5 s of CPU) is not worth it.
 * **Build cost** is the price: ~2-2.4k single-threaded inserts/s here (50 s for 100k, 425 s
   for 1M; 2 threads were ~1.6x faster but left nodes unreachable, which a snapshot's
-  ``check_saved`` now finds and keeps scanned: ``HINDBRAIN_GRAPH_THREADS``). Many exact
-  duplicates are the slow case: 1M static-tier vectors of bench/api.py's events are only 752
-  distinct codes, and inserting them ran at ~360 vectors/s of CPU instead of ~4-7k. A 100k reload from the
+  ``check_saved`` now finds and keeps scanned: ``HINDBRAIN_GRAPH_THREADS``). Exact duplicates
+  were the slow case (1M static-tier vectors of bench/api.py's events are a few hundred distinct
+  codes; inserting them ran at ~360 vectors/s of CPU and never finished): the graph now holds
+  each distinct code once (``recall.code_table`` finds the node holding a code) and the other
+  keys with that code sit in a ring beside the node, walked when a search returns it, so
+  duplicates cost a hash and a ring link each (``bench/graph_dupes.py``). A 100k reload from the
   embedding cache is searchable in ~0.8 s through the tail scan (p50 16 ms, p99 46 ms a
   search) while the graph catches up in the background for about a minute.
 """
@@ -92,6 +95,7 @@ from usearch.index import Index, MetricKind
 from usearch.index import search as usearch_scan
 
 from hindbrain.recall import _scan, sorted_sets
+from hindbrain.recall.code_table import CodeTable
 from hindbrain.recall.graph_check import unreachable_keys
 from hindbrain.recall.row_chunks import RowChunks
 
@@ -107,7 +111,8 @@ _FETCH_CAP = 4096  # deepest over-fetch before a masked search scans instead
 # a scan scores a block's whole span of rows in place when its keys fill a quarter of it: scoring
 # a row in place costs about a quarter of gathering it first (copy, then score)
 _SPAN_SLACK = 4
-_ABSENT, _TAIL, _GRAPHED = 0, 1, 2
+# per key: no vector / waiting for the graph / a graph node / beside the node holding the same code
+_ABSENT, _TAIL, _GRAPHED, _BESIDE = 0, 1, 2, 3
 
 _NO_KEYS = np.empty(0, dtype=np.int64)
 _NO_SIMS = np.empty(0, dtype=np.float32)
@@ -194,6 +199,49 @@ def _grow(a: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def _ring_of(ring: np.ndarray, node: int) -> list[int]:
+    """The keys of ``node``'s ring in a ``next`` array (the node first)."""
+    out, key = [node], int(ring[node])
+    while key != node:
+        out.append(key)
+        key = int(ring[key])
+    return out
+
+
+def _expand(ring: np.ndarray, nodes: np.ndarray, sims: np.ndarray, count: int,
+            allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The keys of each node's ring (``_ring_of``) in the nodes' order, each with its node's
+    similarity, only the ``allowed`` ones, at most ``count``. The walk runs in C
+    (``_scan.ring_expand``: a Python step cost about as much as scanning a code, and a 1 % mask
+    over 1M keys in 395 rings walked ~6k of them, 2.4 ms p50 and 12 ms p99 of CPU);
+    ``py_expand`` is its oracle."""
+    keys = np.empty(count, dtype=np.int64)
+    at = np.empty(count, dtype=np.int64)
+    ok = b"" if allowed is None else np.ascontiguousarray(allowed, dtype=bool)
+    n = _scan.ring_expand(np.ascontiguousarray(ring, dtype=np.int32), np.ascontiguousarray(nodes, dtype=np.int64),
+                          ok, keys, at)
+    return keys[:n], sims[at[:n]].astype(np.float32, copy=False)
+
+
+def py_expand(ring: np.ndarray, nodes: np.ndarray, sims: np.ndarray, count: int,
+              allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``_expand`` in Python: the definition."""
+    keys: list[int] = []
+    out: list[float] = []
+    for node, sim in zip(nodes.tolist(), sims.tolist(), strict=True):
+        key = node
+        while True:
+            if allowed is None or allowed[key]:
+                keys.append(key)
+                out.append(sim)
+                if len(keys) >= count:
+                    return np.array(keys, dtype=np.int64), np.array(out, dtype=np.float32)
+            key = int(ring[key])
+            if key == node:
+                break
+    return np.array(keys, dtype=np.int64), np.array(out, dtype=np.float32)
+
+
 def _dedupe_last(keys: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """When a key repeats within one ``add``, its last vector wins."""
     if len(sorted_sets.unique(keys)) == len(keys):
@@ -237,7 +285,7 @@ class VectorIndex:
         self.connectivity, self.expansion_add, self.expansion_search = connectivity, expansion_add, expansion_search
         self._lock = _NotedLock()  # guards all state below and every graph call
         self._write_lock = threading.Lock()  # one add at a time
-        self._state = np.zeros(0, dtype=np.int8)  # per key: _ABSENT / _TAIL / _GRAPHED
+        self._state = np.zeros(0, dtype=np.int8)  # per key: _ABSENT / _TAIL / _GRAPHED / _BESIDE
         self._count = 0
         # exact mode: float16 unit rows by key
         self._rows: RowChunks | None = RowChunks(dim)
@@ -246,7 +294,13 @@ class VectorIndex:
         self._graph: Index | None = None
         self._tail = _NO_KEYS  # keys waiting for the graph, from _tail_head on
         self._tail_head = 0
-        self._graphed = 0
+        self._graphed = 0  # keys in the graph: nodes and the keys beside them
+        self._nodes = 0  # distinct codes in the graph
+        # The keys holding one node's code: a ring through each (``_next``/``_prev`` by key; a
+        # node alone points at itself), walked from the node the graph returns (``_expand``)
+        self._next = np.zeros(0, dtype=np.int32)
+        self._prev = np.zeros(0, dtype=np.int32)
+        self._table: CodeTable | None = None  # which node holds a code (built at the first insert)
         self._frozen = False  # a mapped snapshot (``VectorIndex.mapped``): read-only
         self.requeued = 0  # graphed vectors found unreachable at a save and put back on the tail
 
@@ -338,10 +392,9 @@ class VectorIndex:
         if int(keys.max()) >= len(self._state):
             self._state = _grow(self._state, int(keys.max()) + 1)
         state = self._state[keys]
-        graphed = keys[state == _GRAPHED]
+        graphed = keys[state >= _GRAPHED]
         if len(graphed):
-            self._graph.remove(graphed)
-            self._graphed -= len(graphed)
+            self._leave_graph(graphed)
         self._count += int(np.count_nonzero(state == _ABSENT))
         self._store_codes(keys, codes)
         fresh = keys[state != _TAIL]
@@ -362,13 +415,8 @@ class VectorIndex:
                 left -= len(chunk)
                 self._tail_head += len(chunk)
                 chunk = chunk[self._state[chunk] == _TAIL]
-                for run in np.split(chunk, np.flatnonzero((np.diff(chunk) != 1) | (np.diff(chunk // _BLOCK) != 0)) + 1):
-                    if len(run):
-                        b, row = divmod(int(run[0]), _BLOCK)
-                        # copy=False: the graph keeps pointers into the block, which never moves
-                        self._graph.add(run, self._blocks[b][row : row + len(run)], copy=False, threads=threads)
-                self._state[chunk] = _GRAPHED
-                self._graphed += len(chunk)
+                if len(chunk):
+                    self._insert(chunk, threads)
             # threading.Lock is not fair: re-taking it at once would starve waiting searches
             # (measured: p99 5.7 s while a 100k tail was built). A short pause lets them in, only
             # when one waited: on a loaded machine each pause costs a scheduler slice, not 0.2 ms
@@ -376,6 +424,104 @@ class VectorIndex:
             if self._lock.waited:
                 self._lock.waited = False
                 time.sleep(_YIELD_S)
+
+    def _insert(self, chunk: np.ndarray, threads: int) -> None:
+        """Under the lock: the tail keys ``chunk`` (sorted) join the graph. A key whose exact
+        code a node already holds goes beside that node instead of becoming a node: an HNSW
+        insert among thousands of exact duplicates walks them all (1M static-tier vectors of
+        bench/api.py's events, 752 distinct codes, never finished building; docs/speed.md)."""
+        self._ring_room(len(self._state))
+        if self._table is None:
+            self._table = self._table_of_nodes()
+        codes = self._codes(chunk)
+        hashes = self._table.hashes(codes)
+        holder = self._table.find(hashes)
+        known = holder >= 0
+        if known.any():  # a hash is a candidate: the node must still be one, with this very code
+            at = np.flatnonzero(known)
+            same = (self._state[holder[at]] == _GRAPHED) & (self._codes(holder[at]) == codes[at]).all(axis=1)
+            known[at[~same]] = False
+        fresh: list[int] = []
+        first: dict[int, int] = {}  # a code's first new node within this chunk
+        for i in np.flatnonzero(~known).tolist():
+            j = first.setdefault(int(hashes[i]), i)
+            if j != i and np.array_equal(codes[i], codes[j]):
+                holder[i], known[i] = chunk[j], True
+            else:
+                fresh.append(i)
+        nodes = chunk[fresh]
+        for run in np.split(nodes, np.flatnonzero((np.diff(nodes) != 1) | (np.diff(nodes // _BLOCK) != 0)) + 1):
+            if len(run):
+                b, row = divmod(int(run[0]), _BLOCK)
+                # copy=False: the graph keeps pointers into the block, which never moves
+                self._graph.add(run, self._blocks[b][row : row + len(run)], copy=False, threads=threads)
+        self._state[nodes] = _GRAPHED
+        self._next[nodes] = self._prev[nodes] = nodes
+        self._nodes += len(nodes)
+        self._table.put(hashes[fresh], nodes)
+        for key, node in zip(chunk[known].tolist(), holder[known].tolist(), strict=True):
+            self._join(key, node)
+        self._state[chunk[known]] = _BESIDE
+        self._graphed += len(chunk)
+
+    def _codes(self, keys: np.ndarray) -> np.ndarray:
+        """The int8 codes of ``keys`` (a copy, in their order)."""
+        codes = np.empty((len(keys), self.dim), dtype=np.int8)
+        blocks = keys // _BLOCK
+        for b in np.unique(blocks).tolist():
+            at = blocks == b
+            codes[at] = self._blocks[b][keys[at] - b * _BLOCK]
+        return codes
+
+    def _table_of_nodes(self) -> CodeTable:
+        """The code table over the graph's nodes (an owner reopening its snapshot builds it at
+        its first insert; a replica never inserts)."""
+        table = CodeTable(self.dim)
+        nodes = np.flatnonzero(self._state == _GRAPHED)
+        for start in range(0, len(nodes), 8192):
+            part = nodes[start : start + 8192]
+            table.put(table.hashes(self._codes(part)), part)
+        return table
+
+    def _ring_room(self, n: int) -> None:
+        if len(self._next) < n:
+            self._next, self._prev = _grow(self._next, n), _grow(self._prev, n)
+
+    def _join(self, key: int, node: int) -> None:
+        """``key`` goes last in ``node``'s ring."""
+        last = int(self._prev[node])
+        self._next[last], self._prev[key], self._next[key], self._prev[node] = key, last, node, key
+
+    def _unlink(self, key: int) -> None:
+        before, after = int(self._prev[key]), int(self._next[key])
+        self._next[before], self._prev[after] = after, before
+        self._next[key] = self._prev[key] = key
+
+    def _leave_graph(self, keys: np.ndarray) -> None:
+        """Under the lock, before their codes are overwritten: graphed ``keys`` (nodes or beside
+        one) leave the graph (the caller sets their state). A node leaving with keys still
+        beside it hands its place to the next of them, which is inserted with its own row (the
+        graph points into the leaving key's row, about to be rewritten)."""
+        beside = keys[self._state[keys] == _BESIDE]
+        for key in beside.tolist():
+            self._unlink(key)
+        nodes = keys[self._state[keys] == _GRAPHED]
+        heirs = []
+        for node in nodes.tolist():
+            heir = int(self._next[node])
+            self._unlink(node)
+            if heir != node:
+                heirs.append(heir)
+        if len(nodes):
+            self._graph.remove(nodes)
+        for heir in heirs:
+            b, row = divmod(heir, _BLOCK)
+            self._graph.add(heir, self._blocks[b][row], copy=False)
+            self._state[heir] = _GRAPHED
+            if self._table is not None:
+                self._table.put(self._table.hashes(self._blocks[b][row : row + 1]), np.array([heir]))
+        self._nodes += len(heirs) - len(nodes)
+        self._graphed -= len(keys)
 
     def check_saved(self, stem: Path) -> int:
         """Checks the graph ``save`` wrote beside ``stem`` for nodes no search can reach
@@ -391,28 +537,36 @@ class VectorIndex:
         lost = unreachable_keys(graph_file)
         lost = lost[lost < len(state)]
         lost = lost[state[lost] == _GRAPHED]
-        if len(lost):
-            state[lost] = _TAIL
-            state.tofile(stem.with_suffix(".state"))
-            self._requeue(lost)
-        return len(lost)
+        if not len(lost):
+            return 0
+        # the keys beside a lost node are found through it only: lost with it
+        ring = np.fromfile(stem.with_suffix(".ring"), dtype=np.int32)
+        unbuilt = np.array([key for node in lost.tolist() for key in _ring_of(ring, node)], dtype=np.int64)
+        state[unbuilt] = _TAIL
+        state.tofile(stem.with_suffix(".state"))
+        self._requeue(lost)
+        return len(unbuilt)
 
     def _requeue(self, lost: np.ndarray) -> None:
-        """Graphed keys no search can reach (``recall.graph_check``) leave the graph and go back
-        on the tail: scanned exactly until the next build inserts them again (with fresh links:
-        a node is unreachable because of when and beside what it was inserted)."""
+        """Graph nodes no search can reach (``recall.graph_check``) leave the graph and go back
+        on the tail with the keys beside them: scanned exactly until the next build inserts them
+        again (with fresh links: a node is unreachable because of when and beside what it was
+        inserted)."""
         if self._frozen:
             return
         with self._lock:
             lost = lost[self._state[lost] == _GRAPHED]
             if not len(lost):
                 return
+            keys = np.array([key for node in lost.tolist() for key in _ring_of(self._next, node)], dtype=np.int64)
             self._graph.remove(lost)
-            self._graphed -= len(lost)
-            self._state[lost] = _TAIL
-            self._tail = np.concatenate([self._tail[self._tail_head :], lost])
+            self._nodes -= len(lost)
+            self._graphed -= len(keys)
+            self._state[keys] = _TAIL
+            self._next[keys] = self._prev[keys] = keys
+            self._tail = np.concatenate([self._tail[self._tail_head :], keys])
             self._tail_head = 0
-        self.requeued += len(lost)
+        self.requeued += len(keys)
 
     # -- searching --------------------------------------------------------------------------
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -501,30 +655,35 @@ class VectorIndex:
         walked, scan = self._walk_masked(q8, k, allowed)
         return walked, to_scan + ([scan] if scan is not None else [])
 
-    def _walk(self, q8: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    def _walk(self, q8: np.ndarray, count: int, allowed: np.ndarray | None = None,
+              need: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The graph's ``count`` nearest nodes, each followed by the keys beside it (same code,
+        same cosine): the first ``need`` (default ``count``) of those ``allowed`` (all when
+        None), best first."""
         self._graph.expansion_search = max(self.expansion_search, count)
         found = self._graph.search(q8, count, threads=1)
-        return found.keys.astype(np.int64), (1.0 - found.distances).astype(np.float32)
+        return _expand(self._next, found.keys.astype(np.int64), (1.0 - found.distances).astype(np.float32),
+                       count if need is None else need, allowed)
 
     def _walk_masked(self, q8: np.ndarray, k: int, allowed: np.ndarray):
-        """Over-fetch from the graph (twice the expected need) and filter. When scanning the
-        allowed keys is cheaper than that walk (``_WALK_COST``), or over-fetching up to
-        ``_FETCH_CAP`` still finds fewer than ``k`` of them, returns the keys to scan instead."""
-        graphed_allowed = allowed & (self._state == _GRAPHED)
+        """Over-fetch nodes from the graph (twice the expected need) and keep the allowed keys
+        they hold. When scanning the allowed keys is cheaper than that walk (``_WALK_COST``), or
+        over-fetching up to ``_FETCH_CAP`` still finds fewer than ``k`` of them, returns the keys
+        to scan instead."""
+        graphed_allowed = allowed & (self._state >= _GRAPHED)
         n_allowed = int(np.count_nonzero(graphed_allowed))
         if n_allowed == 0:
             return (_NO_KEYS, _NO_SIMS), None
-        fetch = min(self._graphed, k * 2 * self._graphed // n_allowed + k)
+        fetch = min(self._nodes, k * 2 * self._nodes // n_allowed + k)
         if n_allowed <= _WALK_COST * max(fetch, self.expansion_search) or fetch > _FETCH_CAP:
             return (_NO_KEYS, _NO_SIMS), np.flatnonzero(graphed_allowed)
         while True:
-            keys, sims = self._walk(q8, fetch)
-            keep = allowed[keys]
-            if np.count_nonzero(keep) >= k or fetch >= self._graphed:
-                return (keys[keep], sims[keep]), None
+            keys, sims = self._walk(q8, fetch, allowed, k)
+            if len(keys) >= k or fetch >= self._nodes:
+                return (keys, sims), None
             if fetch >= _FETCH_CAP:
                 return (_NO_KEYS, _NO_SIMS), np.flatnonzero(graphed_allowed)
-            fetch = min(self._graphed, _FETCH_CAP, fetch * 4)
+            fetch = min(self._nodes, _FETCH_CAP, fetch * 4)
 
     def _scan(self, keys: np.ndarray, q8: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-k over the codes of ``keys`` (``_code_sims``). A block's keys that fill
@@ -562,7 +721,8 @@ class VectorIndex:
     # -- persisting -------------------------------------------------------------------------
     def save(self, stem: Path) -> dict:
         """Writes this index beside ``stem`` (``stem.state``, then ``stem.f16`` in exact mode, or
-        ``stem.codes`` and ``stem.usearch`` over the graph) and returns what ``mapped`` needs.
+        ``stem.codes``, ``stem.usearch`` and ``stem.ring`` over the graph: the ring of keys
+        holding each node's code, a key alone pointing at itself) and returns what ``mapped`` needs.
 
         Holds the write lock (adds and graph building wait; searches go on), so the files are
         one consistent cut. The caller makes the set of files appear atomically
@@ -572,6 +732,7 @@ class VectorIndex:
             with self._lock:
                 state = self._state.copy()
                 exact = self._graph is None
+                ring = None if exact else self._saved_ring(len(state))
             if exact:
                 with stem.with_suffix(".f16").open("wb") as out:
                     held = min(len(state), self._rows.capacity)  # keys past the rows' end are absent
@@ -583,10 +744,16 @@ class VectorIndex:
                     for block in self._blocks:
                         block.tofile(out)
                 self._graph.save(str(stem.with_suffix(".usearch")))
+                ring.tofile(stem.with_suffix(".ring"))
             state.tofile(stem.with_suffix(".state"))
         return {"dim": self.dim, "keys": len(state), "exact": exact, "blocks": 0 if exact else len(self._blocks),
                 "vectors": int(np.count_nonzero(state != _ABSENT)),
-                "unbuilt": 0 if exact else int(np.count_nonzero(state == _TAIL))}
+                "unbuilt": 0 if exact else int(np.count_nonzero(state == _TAIL)), "ring": not exact}
+
+    def _saved_ring(self, n: int) -> np.ndarray:
+        """Under the lock: ``_next`` for ``n`` keys, a key outside the graph pointing at itself."""
+        self._ring_room(n)
+        return np.where(self._state[:n] >= _GRAPHED, self._next[:n], np.arange(n, dtype=np.int32))
 
     @classmethod
     def mapped(cls, stem: Path, meta: dict, *, writable: bool = False) -> VectorIndex:
@@ -625,7 +792,18 @@ class VectorIndex:
             held = index._tail[index._graph.contains(index._tail)]
             if len(held):
                 index._graph.remove(held)
-        index._graphed = int(np.count_nonzero(index._state == _GRAPHED))
+        # a snapshot from before the rings: every graphed key is a node of its own
+        ring = np.fromfile(stem.with_suffix(".ring"), dtype=np.int32, count=n) if meta.get("ring") \
+            else np.arange(n, dtype=np.int32)
+        if len(ring) != n:
+            raise ValueError(f"{stem.with_suffix('.ring')}: {len(ring)} keys, expected {n}")
+        # keys the save found unreachable (and those beside them) are on the tail: out of the rings
+        index._next = np.where(index._state >= _GRAPHED, ring, np.arange(n, dtype=np.int32))
+        if writable:  # only an index that changes its rings needs them both ways
+            index._prev = np.empty_like(index._next)
+            index._prev[index._next] = np.arange(n, dtype=np.int32)
+        index._graphed = int(np.count_nonzero(index._state >= _GRAPHED))
+        index._nodes = int(np.count_nonzero(index._state == _GRAPHED))
         return index
 
     # -- size -------------------------------------------------------------------------------
@@ -640,7 +818,9 @@ class VectorIndex:
     def memory_bytes(self) -> int:
         """Bytes held: the float16 rows or the int8 blocks plus the graph, and per-key state."""
         with self._lock:
-            total = self._state.nbytes + self._tail.nbytes
+            total = self._state.nbytes + self._tail.nbytes + self._next.nbytes + self._prev.nbytes
+            if self._table is not None:
+                total += self._table.nbytes
             if self._rows is not None:
                 total += self._rows.nbytes
             total += sum(b.nbytes for b in self._blocks)
