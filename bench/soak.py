@@ -560,6 +560,21 @@ def count_tracebacks(path: Path) -> int:
     return path.read_text(errors="replace").count("Traceback (most recent call last)")
 
 
+def tracebacks(path: Path, most: int = 3, context: int = 3) -> list[str]:
+    """The server output's first ``most`` tracebacks, each with the ``context`` lines before it:
+    the output lives in the run's temporary folder, so what went wrong is printed before it goes."""
+    lines = path.read_text(errors="replace").splitlines()
+    out: list[str] = []
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    for start in starts[:most]:
+        end = start + 1
+        while end < len(lines) and (lines[end].startswith((" ", "\t")) or not lines[end].strip()):
+            end += 1  # the frames are indented; the exception's own line ends the traceback
+        out += ["", f"server output, lines {max(start - context, 0) + 1}-{end + 1}:"]
+        out += lines[max(start - context, 0): end + 1]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agents", type=int, default=50)
@@ -599,6 +614,7 @@ def main() -> None:
         losses = [loss(kind, tally.acked[kind], logged[kind], views.get(kind)) for kind in TOPIC_OF]
         lines = summary(args, tally, samples, elapsed, losses, count_tracebacks(output))
         lines.insert(1, f"server exit code {code} after SIGTERM")
+        lines += tracebacks(output)
     print("\n".join(lines))
 
 
