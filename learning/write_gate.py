@@ -33,8 +33,9 @@ _NO_CONDITION = frozenset({"always", "any", "anything", "everything", "every tim
                            "总是", "所有情况", "任何时候", "一直"})
 _VAGUE = ("be careful", "pay attention", "do better", "try harder", "be mindful", "think twice", "注意", "小心", "认真",
           "仔细")
-_PUNCT = re.compile(r"[\s\.,;:!?，。；：！？、'\"]+")
-_WORDS = re.compile(r"[^\s\.,;:!?，。；：！？、'\"]+")  # what _PUNCT leaves
+_PUNCT_CHARS = r"\s\.,;:!?，。；：！？、'\""
+_PUNCT = re.compile(f"[{_PUNCT_CHARS}]+")
+_WORDS = re.compile(f"[^{_PUNCT_CHARS}]+")  # what _PUNCT leaves: one class, so _phatic reads what the sub would
 _PHATIC_LONGEST = max(map(len, _PHATIC))
 
 CHECKS = ("understandable_alone", "affects_an_action", "has_conditions", "verifiable")
