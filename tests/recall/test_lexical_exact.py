@@ -33,8 +33,9 @@ def exhaustive(index: BM25Index, terms: list[str]) -> tuple[np.ndarray, dict[str
 
 
 def engine_top(scores: np.ndarray, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
-    """``RecallEngine._lexical``'s cut, with ties at the k-th score broken by document number
-    (argpartition breaks them arbitrarily; this compares everything else exactly)."""
+    """``RecallEngine._lexical``'s cut (mask, positives, the ``k`` best) with ties at the k-th score
+    broken by document number, applied alike to both score arrays compared: the scores are what is
+    under test here (``lexical.best_hits``'s own tie rule has tests/recall/test_best_hits.py)."""
     if mask is not None:
         scores = scores * mask[: len(scores)]
     hits = np.flatnonzero(scores > 0)
