@@ -254,6 +254,18 @@ def _dedupe_last(keys: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.
     return rev_unique, vectors[last]
 
 
+def _map_codes(path: Path, size: int, writable: bool) -> np.ndarray:
+    """The int8 codes of a saved index, memory-mapped: read-only for a replica, copy-on-write for
+    the owner (writes stay in this process; the file is never changed). A file of another size
+    is refused, as ``np.memmap`` would map a shorter one short."""
+    held = path.stat().st_size
+    if held != size:
+        raise ValueError(f"{path}: {held} bytes, expected {size}")
+    if not size:
+        return np.zeros(0, dtype=np.int8)
+    return np.memmap(path, dtype=np.int8, mode="c" if writable else "r", shape=(size,))
+
+
 class _NotedLock:
     """A ``threading.Lock`` that notes when a caller had to wait for it, so a holder re-taking it
     in a loop (the graph build) pauses for waiters only when there are any. A waiter arriving
@@ -765,8 +777,14 @@ class VectorIndex:
         vector is copied, and processes mapping the same files share their pages. ``add``
         raises; layer a writable index over it (``recall.vector_snapshot.LayeredIndex``).
 
-        ``writable``: read into memory instead (the owner reopening its own snapshot: the
-        graph is loaded, not rebuilt, and it keeps adding)."""
+        ``writable``: the owner reopening its own snapshot, which keeps adding. Its graph is
+        loaded (usearch's Python API cannot insert into a view), and that load copies every
+        node's code into the graph. The ``.codes`` file is therefore mapped copy-on-write rather
+        than read: its pages stay the page cache's (shared with replicas mapping the same file,
+        reclaimable), and only a page an add or a replacement writes becomes the owner's. Read
+        into memory, the codes were held twice by a reopened owner (100k neural vectors: codes
+        671 + graph 1,182 B a vector). Exact-mode float16 rows are still read (at most
+        ``EXACT_LIMIT`` of them, and ``RowChunks`` grows its first chunk in place)."""
         stem = Path(stem)
         index = cls(int(meta["dim"]))
         index._frozen = not writable
@@ -783,7 +801,7 @@ class VectorIndex:
             return index
         index._rows = None
         rows = int(meta["blocks"]) * _BLOCK
-        codes = load(stem.with_suffix(".codes"), dtype=np.int8).reshape(rows, index.dim)
+        codes = _map_codes(stem.with_suffix(".codes"), rows * index.dim, writable).reshape(rows, index.dim)
         index._blocks = [codes[b * _BLOCK : (b + 1) * _BLOCK] for b in range(int(meta["blocks"]))]
         index._graph = Index.restore(str(stem.with_suffix(".usearch")), view=not writable)
         if index._graph is None or index._graph.ndim != index.dim:
@@ -819,14 +837,16 @@ class VectorIndex:
         return self._graph is None
 
     def memory_bytes(self) -> int:
-        """Bytes held: the float16 rows or the int8 blocks plus the graph, and per-key state."""
+        """Bytes held in this process: the float16 rows or the int8 blocks not mapped from a
+        snapshot, plus the graph, and per-key state."""
         with self._lock:
             total = self._state.nbytes + self._tail.nbytes + self._next.nbytes + self._prev.nbytes
             if self._table is not None:
                 total += self._table.nbytes
             if self._rows is not None:
                 total += self._rows.nbytes
-            total += sum(b.nbytes for b in self._blocks)
+            # mapped blocks (a snapshot's codes) are the page cache's; only written pages are ours
+            total += sum(b.nbytes for b in self._blocks if not isinstance(b, np.memmap))
             if self._graph is not None:
                 total += self._graph.memory_usage
             return total
