@@ -84,9 +84,32 @@ def queries(rng: random.Random, count: int) -> list[dict]:
 def resident_bytes() -> int:
     """This process's resident set (Linux ``/proc``): what the owner holds, native allocations
     (the vector graph, numpy, chDB) included, which ``tracemalloc`` does not see. RSS rarely
-    shrinks, so a growth is an upper bound on what an import left resident."""
+    shrinks, so a growth is an upper bound on what an import left resident. It counts the
+    pages of mapped files too (``rss_split``)."""
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def rss_split() -> dict[str, int]:
+    """This process's resident bytes by kind (``/proc/self/status``): ``anon`` (private memory:
+    heaps, numpy arrays, the vector graph; what each owner costs a fleet), ``file`` (pages of
+    mapped files: a snapshot's, the libraries'; page cache, shared with other processes mapping
+    the same files and reclaimable by the kernel) and ``shmem``. ``resident_bytes`` is their sum."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(("RssAnon:", "RssFile:", "RssShmem:")):
+                name, kb = line.split()[:2]
+                out[name[3:-1].lower()] = int(kb) * 1024
+    return out
+
+
+def resident_row(label: str, since: tuple[int, dict[str, int]], size: int, note: str) -> tuple[str, str, str]:
+    """The RSS growth per event since ``since`` (``resident_bytes``, ``rss_split``), with its
+    anonymous (private) and file-backed parts."""
+    total, split = resident_bytes() - since[0], rss_split()
+    anon, file = ((split[k] - since[1][k]) / size for k in ("anon", "file"))
+    return (label, f"{total / size:,.0f} B/event", f"{note}; anonymous {anon:,.0f}, file pages {file:,.0f} B/event")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -118,15 +141,15 @@ def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_se
             # the static table, the query model and the views' first parts in before the clock and the RSS baseline
             brain.perceive(tenant=TENANT, agent="agent-0", text="warm-up")
             brain.recall(tenant=TENANT, agent="agent-0", query="warm-up")
-            resident = resident_bytes()
+            resident = resident_bytes(), rss_split()
             t0 = time.perf_counter()
             for start in range(0, size, 5_000):
                 brain.perceive_many(events[start:start + 5_000])
             ingest = time.perf_counter() - t0
             rows.append(("perceive_many", f"{size / ingest:,.0f} ev/s", TARGETS["perceive_many"]))
-            rows.append(("owner resident", f"{(resident_bytes() - resident) / size:,.0f} B/event",
-                         f"{TARGETS['resident']} (RSS growth over the import, before the neural tier settles; "
-                         "fixed costs such as 16 MB vector blocks weigh on small sizes)"))
+            rows.append(resident_row("owner resident", resident, size,
+                                     f"{TARGETS['resident']} (RSS growth over the import, before the neural tier "
+                                     "settles; fixed costs such as 16 MB vector blocks weigh on small sizes)"))
             semantic = brain.index.semantic
             if semantic is not None:
                 rows += fast_tier(brain, events)
@@ -143,8 +166,8 @@ def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_se
                 while settled and semantic.unbuilt():
                     time.sleep(0.2)
                 if settled:
-                    rows.append(("owner resident, settled", f"{(resident_bytes() - resident) / size:,.0f} B/event",
-                                 "RSS growth once every vector is neural and in the graph"))
+                    rows.append(resident_row("owner resident, settled", resident, size,
+                                             "RSS growth once every vector is neural and in the graph"))
                 rows += long_texts(brain, rng, recalls) if settled else []
             one = []
             for n in range(200):

@@ -34,17 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import api  # noqa: E402  (the events and the query mix of record)
-
-
-def rss_split() -> dict[str, int]:
-    """This process's resident bytes by kind (``/proc/self/status``): anon, file, shmem."""
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(("RssAnon:", "RssFile:", "RssShmem:")):
-                name, kb = line.split()[:2]
-                out[name[3:-1].lower()] = int(kb) * 1024
-    return out
+from api import rss_split  # noqa: E402
 
 
 def run_one(home: Path, recalls: int) -> dict:
