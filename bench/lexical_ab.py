@@ -9,7 +9,8 @@ engine's lexical stage (its index, query terms, mask, fetch). Then replays every
 (an index of the arm's class over the same postings, arms interleaved, order alternating) and
 prints per arm the calling thread's CPU time p50/p90/p99 of ``BM25Index.scores`` plus the
 engine's mask and top-``fetch`` cut, the ratio of medians against this checkout, and whether
-every arm gave the same scores, bit for bit, as this checkout.
+every arm gave the same scores, bit for bit, as this checkout, and the bytes of dense term rows
+each arm holds at the end.
 """
 
 from __future__ import annotations
@@ -117,7 +118,14 @@ def main() -> None:
         v = sorted(cpu[name])
         print(f"  {name:>6}: CPU p50 {api.ms(statistics.median(v), 2)} p90 {api.ms(api.pct(v, .9), 2)} "
               f"p99 {api.ms(api.pct(v, .99), 2)}; median / this {statistics.median(v) / base:.2f}; "
-              f"scores and top ids identical to this: {same[name]}")
+              f"scores and top ids identical to this: {same[name]}; dense rows held at the end "
+              f"{rows_bytes(indexes[name].values()) / max(n_docs, 1):,.0f} B/document")
+
+
+def rows_bytes(indexes) -> int:
+    """Bytes of the dense term rows the indexes keep (``BM25Index._row``): a cache, bounded by
+    ``ROW_BYTES``, that a recall's common terms fill."""
+    return sum(row.nbytes for ix in indexes for row, _ in getattr(ix, "_rows", {}).values())
 
 
 if __name__ == "__main__":

@@ -306,6 +306,7 @@ class VectorIndex:
         self._rows: RowChunks | None = RowChunks(dim)
         # graph mode
         self._blocks: list[np.ndarray] = []
+        self._mapped_blocks = 0  # the first blocks map a snapshot's codes (``mapped``): the page cache's
         self._graph: Index | None = None
         self._tail = _NO_KEYS  # keys waiting for the graph, from _tail_head on
         self._tail_head = 0
@@ -802,7 +803,9 @@ class VectorIndex:
         index._rows = None
         rows = int(meta["blocks"]) * _BLOCK
         codes = _map_codes(stem.with_suffix(".codes"), rows * index.dim, writable).reshape(rows, index.dim)
-        index._blocks = [codes[b * _BLOCK : (b + 1) * _BLOCK] for b in range(int(meta["blocks"]))]
+        # plain views: a memmap's slicing and indexing cost more, and every search does both
+        index._blocks = [np.asarray(codes[b * _BLOCK : (b + 1) * _BLOCK]) for b in range(int(meta["blocks"]))]
+        index._mapped_blocks = len(index._blocks)
         index._graph = Index.restore(str(stem.with_suffix(".usearch")), view=not writable)
         if index._graph is None or index._graph.ndim != index.dim:
             raise ValueError(f"{stem.with_suffix('.usearch')}: not a {index.dim}-d usearch index")
@@ -846,7 +849,7 @@ class VectorIndex:
             if self._rows is not None:
                 total += self._rows.nbytes
             # mapped blocks (a snapshot's codes) are the page cache's; only written pages are ours
-            total += sum(b.nbytes for b in self._blocks if not isinstance(b, np.memmap))
+            total += sum(b.nbytes for b in self._blocks[self._mapped_blocks :])
             if self._graph is not None:
                 total += self._graph.memory_usage
             return total
