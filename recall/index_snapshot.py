@@ -164,7 +164,7 @@ def restore(index: RecallIndex, directory: Path, log_end: int, *, writable: bool
     first log offset left to fold (0: nothing restored, fold it all).
 
     A replica (``writable`` False) maps the vectors read-only, layered under what it adds; the
-    owner (``writable``) reads them into its own index, graph included, and keeps adding. The
+    owner (``writable``) loads the graph, maps the codes copy-on-write (``VectorIndex.mapped``) and keeps adding. The
     vectors of documents that were not on the neural tier are queued for it, as when folded.
     A refused index with usable vectors keeps the vectors (mapped by key, as before this module)."""
     from hindbrain.recall.vector_snapshot import map_vectors, mapped_line

@@ -272,7 +272,7 @@ def open_snapshot(directory: Path, model: str, dim: int, window: int, log_end: i
                   writable: bool = False) -> Snapshot:
     """Maps the current snapshot's vectors under ``directory``; raises ``SnapshotRefused`` saying
     why they cannot be used (none, another model, ahead of the log, a file truncated or corrupt).
-    ``writable``: read into memory instead of mapped (the owner reopening its own)."""
+    ``writable``: the owner reopening its own, which keeps adding (``VectorIndex.mapped``)."""
     folder, manifest = open_generation(directory, log_end)
     return map_vectors(folder, manifest, model, dim, window, writable=writable)
 
