@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 
 from hindbrain.learning import attribution, extract, lifecycle, write_gate
 from hindbrain.learning.lifecycle import Unit
-from hindbrain.learning.llm import Extractor
+from hindbrain.learning.llm import TRAJECTORY_FIELDS, Extractor
 from hindbrain.learning.records import cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
@@ -284,9 +284,10 @@ class Learner:
             tried = t.tried.setdefault(task, [])
             tried.append((attribution.words(record["action"]), failure))
             del tried[:-TRAJECTORY]
+        kept_failure = _kept_failure(record) if failure else None  # one slim copy for both maps below
         if task and failure:
             failures = t.failures.setdefault(task, [])
-            failures.append(record)
+            failures.append(kept_failure)
             del failures[:-TRAJECTORY]
         elif task and success and task in t.failures:
             out += self._recover(t, record, restoring)
@@ -306,7 +307,7 @@ class Learner:
                     t.routine[key] = {}  # a routine is what kept working: its count starts again
                 out += self._routine_broken(t, record, key, restoring)
                 kept = t.reports.setdefault(_where(key), [])
-                kept.append(record)
+                kept.append(kept_failure)
                 del kept[:-TRAJECTORY]
                 out += self._outdate_successes(t, record, key, restoring)
         if record["kind"] == "feedback" and record.get("polarity") is not None:
@@ -803,6 +804,26 @@ def _option(event: dict) -> tuple[str, frozenset[str], frozenset, frozenset[str]
         return None
     scope = frozenset((k, str(v)) for k, v in (event.get("scope") or {}).items() if isinstance(v, str | int | float))
     return event["system"], words, scope, attribution.words(event.get("identity") or "")
+
+
+# What a kept failure (``_Tenant.failures``, ``reports``) is read for: ``extract.recovery``, ``_option`` and
+# ``_outdate`` (system, action, identity, actual, expected, text, scope, entities, its id) and the LLM
+# extractor's trajectory (``llm.TRAJECTORY_FIELDS``, its id).
+_FAILURE_FIELDS = tuple(dict.fromkeys((*TRAJECTORY_FIELDS, "entities")))
+
+
+_EMPTY = ("", {}, [])  # the validated record's defaults: ``{}`` and ``[]`` held 120 bytes a kept failure
+
+
+def _kept_failure(record: dict) -> dict:
+    """What the learner keeps of a failure event until its task recovers: the fields its rules and the
+    extractor read, and of the envelope only the id. Absent and empty ones are left out: each reader
+    asks ``.get`` and takes an empty value as none (``or``, ``.get("scope", {})``, the extractor's steps).
+    The whole perception record (its envelope, session, speaker, metadata ...) held ~180 bytes an event
+    more at 100k events (design.md §issue-28); the decisions are the same (tests/learning/test_kept_failures.py)."""
+    kept = {k: v for k in _FAILURE_FIELDS if (v := record.get(k)) is not None and v not in _EMPTY}
+    kept["envelope"] = {"record_id": record["envelope"]["record_id"]}
+    return kept
 
 
 def _where(option: tuple) -> tuple:

@@ -1,0 +1,79 @@
+"""The learner keeps of a failure event only what its rules and the LLM extractor read (design.md §issue-28:
+whole perception records held ~180 bytes an event at 100k): its decisions, and the trajectories it hands
+the extractor, are the same as with the whole records."""
+
+import pytest
+
+from hindbrain import Brain
+from hindbrain.learning import learner as learner_module
+from hindbrain.learning.learner import Learner, _kept_failure
+from hindbrain.learning.llm import request_body
+from hindbrain.learning.records import is_own
+from hindbrain.streams.processing import decoded_entries
+
+
+class RecordingExtractor:
+    """Answers nothing, records what it was asked (as the real extractor would send it)."""
+
+    name = "recording"
+
+    def __init__(self):
+        self.asked = []
+
+    def extract(self, trajectory):
+        self.asked.append(request_body("m", trajectory))
+        return []
+
+
+@pytest.fixture(scope="module")
+def perceptions(tmp_path_factory):
+    """A seeded log of the third world (changes, routines, environments, preferences), the learner's own
+    records left out: what a learner decides on."""
+    from hindbrain.sim.third import Hindbrain, run, third_world
+
+    with Brain.open(tmp_path_factory.mktemp("kept"), embedder="none") as b:
+        run(third_world(seed=3, rounds=4), Hindbrain(b))
+        batches, offset = [], 0
+        while entries := b.log.read_all(offset, 5_000):
+            batches.append([d for d in decoded_entries(entries) if not is_own(d.record)])
+            offset = entries[-1].offset + 1
+    return batches
+
+
+def decide(batches):
+    extractor = Learner(RecordingExtractor())
+    emitted = [r for batch in batches for r in extractor.process(batch)]
+    return emitted, extractor
+
+
+def test_the_decisions_on_a_seeded_log_are_those_of_whole_failure_records(perceptions, monkeypatch):
+    slim, slim_learner = decide(perceptions)
+    monkeypatch.setattr(learner_module, "_kept_failure", lambda record: record)  # the old learner: whole records
+    whole, whole_learner = decide(perceptions)
+    recoveries = [r for rt, r in whole if rt == "cognition" and "(not: " in r["reason"]]
+    assert len(recoveries) >= 3, recoveries  # units taught by kept failures (recovery/1's "not: ...")
+    assert slim == whole
+    assert slim_learner.extractor.asked == whole_learner.extractor.asked
+    assert slim_learner.counts == whole_learner.counts
+    held = [f for t in slim_learner.tenants.values() for kept in (*t.failures.values(), *t.reports.values())
+            for f in kept]
+    assert held, "no failure kept: the comparison proves nothing"
+    assert all(f["envelope"].keys() == {"record_id"} for f in held)
+
+
+def test_a_kept_failure_leaves_out_empty_fields():
+    record = {"envelope": {"record_id": "ev_2", "tenant": "acme"}, "kind": "anomaly", "text": "", "system": "IAM",
+              "action": "submit", "success": False, "scope": {}, "entities": [], "identity": None}
+    assert _kept_failure(record) == {"envelope": {"record_id": "ev_2"}, "kind": "anomaly", "system": "IAM",
+                                     "action": "submit", "success": False}
+
+
+def test_a_kept_failure_holds_the_fields_read_and_the_id_only():
+    record = {"envelope": {"record_id": "ev_1", "tenant": "acme", "agent": "a1", "task": "t1", "ts_us": 5},
+              "kind": "anomaly", "text": "403", "system": "IAM", "action": "submit", "identity": "normal account",
+              "expected": "200", "actual": "403", "success": False, "scope": {"env": "prod"}, "entities": ["IAM"],
+              "session": "s1", "speaker": None, "metadata": {"trace": "x" * 100}, "signal": None}
+    assert _kept_failure(record) == {
+        "envelope": {"record_id": "ev_1"}, "kind": "anomaly", "text": "403", "system": "IAM", "action": "submit",
+        "identity": "normal account", "expected": "200", "actual": "403", "success": False,
+        "scope": {"env": "prod"}, "entities": ["IAM"]}
