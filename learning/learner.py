@@ -401,7 +401,7 @@ class Learner:
             return []
         self.counts["extractor_calls"] += 1
         out = []
-        for n, proposal in enumerate(self.extractor.extract([*failures, success])):
+        for n, proposal in enumerate(self.extractor.extract([*map(_as_record, failures), success])):
             out += self._propose(env, proposal, n)
         return out
 
@@ -815,15 +815,57 @@ _FAILURE_FIELDS = tuple(dict.fromkeys((*TRAJECTORY_FIELDS, "entities")))
 _EMPTY = ("", {}, [])  # the validated record's defaults: ``{}`` and ``[]`` held 120 bytes a kept failure
 
 
-def _kept_failure(record: dict) -> dict:
+class KeptFailure:
     """What the learner keeps of a failure event until its task recovers: the fields its rules and the
-    extractor read, and of the envelope only the id. Absent and empty ones are left out: each reader
-    asks ``.get`` and takes an empty value as none (``or``, ``.get("scope", {})``, the extractor's steps).
-    The whole perception record (its envelope, session, speaker, metadata ...) held ~180 bytes an event
-    more at 100k events (design.md §issue-28); the decisions are the same (tests/learning/test_kept_failures.py)."""
-    kept = {k: v for k in _FAILURE_FIELDS if (v := record.get(k)) is not None and v not in _EMPTY}
-    kept["envelope"] = {"record_id": record["envelope"]["record_id"]}
-    return kept
+    extractor read, and of the envelope only the id, read as the record was (``.get``, ``[...]``,
+    ``["envelope"]["record_id"]``). Absent and empty fields are None: each reader asks ``.get`` and takes
+    an empty value as none (``or``, ``.get("scope", {})``, the extractor's steps). The whole perception
+    record (its envelope, session, speaker, metadata ...) held ~180 bytes an event more at 100k events
+    (design.md §issue-28), a dict of the fields still ~100: slots take a third of that. The decisions are
+    the same (tests/learning/test_kept_failures.py)."""
+
+    __slots__ = (*_FAILURE_FIELDS, "record_id")
+
+    def __init__(self, record: dict):
+        for name in _FAILURE_FIELDS:
+            value = record.get(name)
+            setattr(self, name, None if value is None or value in _EMPTY else value)
+        self.record_id = record["envelope"]["record_id"]
+
+    def get(self, name: str, default=None):
+        value = getattr(self, name) if name in _FAILURE_FIELDS else None
+        return default if value is None else value
+
+    def __getitem__(self, name: str):
+        if name == "envelope":
+            return {"record_id": self.record_id}
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def as_record(self) -> dict:
+        """The kept fields as a record (what the extractor's protocol takes: dicts)."""
+        return {"envelope": {"record_id": self.record_id},
+                **{name: value for name in _FAILURE_FIELDS if (value := getattr(self, name)) is not None}}
+
+    def __eq__(self, other) -> bool:  # a replayed learner holds the same failures
+        return isinstance(other, KeptFailure) and self.as_record() == other.as_record()
+
+    __hash__ = None  # compared by value
+
+    def __repr__(self) -> str:
+        return f"KeptFailure({self.as_record()!r})"
+
+
+def _kept_failure(record: dict) -> KeptFailure:
+    """``KeptFailure`` of ``record`` (a function: the test compares it with keeping the whole record)."""
+    return KeptFailure(record)
+
+
+def _as_record(failure: KeptFailure | dict) -> dict:
+    """A kept failure as the extractor takes it (a snapshot of older code may hold whole records)."""
+    return failure.as_record() if isinstance(failure, KeptFailure) else failure
 
 
 def _where(option: tuple) -> tuple:

@@ -58,13 +58,13 @@ def test_the_decisions_on_a_seeded_log_are_those_of_whole_failure_records(percep
     held = [f for t in slim_learner.tenants.values() for kept in (*t.failures.values(), *t.reports.values())
             for f in kept]
     assert held, "no failure kept: the comparison proves nothing"
-    assert all(f["envelope"].keys() == {"record_id"} for f in held)
+    assert all(f.as_record()["envelope"] == {"record_id": f["envelope"]["record_id"]} for f in held)
 
 
 def test_a_kept_failure_leaves_out_empty_fields():
     record = {"envelope": {"record_id": "ev_2", "tenant": "acme"}, "kind": "anomaly", "text": "", "system": "IAM",
               "action": "submit", "success": False, "scope": {}, "entities": [], "identity": None}
-    assert _kept_failure(record) == {"envelope": {"record_id": "ev_2"}, "kind": "anomaly", "system": "IAM",
+    assert _kept_failure(record).as_record() == {"envelope": {"record_id": "ev_2"}, "kind": "anomaly", "system": "IAM",
                                      "action": "submit", "success": False}
 
 
@@ -73,7 +73,21 @@ def test_a_kept_failure_holds_the_fields_read_and_the_id_only():
               "kind": "anomaly", "text": "403", "system": "IAM", "action": "submit", "identity": "normal account",
               "expected": "200", "actual": "403", "success": False, "scope": {"env": "prod"}, "entities": ["IAM"],
               "session": "s1", "speaker": None, "metadata": {"trace": "x" * 100}, "signal": None}
-    assert _kept_failure(record) == {
+    assert _kept_failure(record).as_record() == {
         "envelope": {"record_id": "ev_1"}, "kind": "anomaly", "text": "403", "system": "IAM", "action": "submit",
         "identity": "normal account", "expected": "200", "actual": "403", "success": False,
         "scope": {"env": "prod"}, "entities": ["IAM"]}
+
+
+def test_a_kept_failure_reads_as_the_record_and_survives_the_learners_snapshot():
+    import pickle
+
+    record = {"envelope": {"record_id": "ev_3", "tenant": "acme"}, "kind": "anomaly", "text": "timeout",
+              "system": "CRM", "action": "export", "success": False, "scope": {}, "entities": ["CRM", "S3"]}
+    kept = _kept_failure(record)
+    assert (kept["envelope"]["record_id"], kept["action"], kept.get("scope", {}), kept.get("identity")) == (
+        "ev_3", "export", {}, None)
+    with pytest.raises(KeyError):
+        kept["identity"]
+    assert pickle.loads(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)) == kept
+    assert kept != _kept_failure({**record, "action": "import"})
