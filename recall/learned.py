@@ -21,7 +21,7 @@ gets USE's trees, logged once and named in each item's ``why["learned"]["trees"]
 The ranker only *orders*: the pool's fused scores are handed out again in the new order, so the
 gate's relevance ratios and budget see the same values as before (``rerank``). ``why["learned"]``
 says where the item stood before, its probability of being evidence, and the fused score it had.
-Pure functions over the pool; the file is read once.
+Pure functions over the pool; each tree file is read once.
 """
 
 from __future__ import annotations
