@@ -16,9 +16,12 @@ says little), the query's form flags — and three rankers are fitted:
 * ``boosted``: scikit-learn's HistGradientBoostingClassifier, shallow, fixed seed.
 
 The pools (one brain holding every set, the default engine, ``POOL`` candidates a question)
-are cached with ``--pools`` so refits cost seconds. "Never below its best single channel" is
-checked inside the same pool: the channels' own orders (``semantic``, ``lexical``) re-rank the
-same candidates. Deterministic: the same pools give the same numbers.
+are cached with ``--pools`` so refits cost seconds. They are scored by the embedder
+``HINDBRAIN_EMBEDDER`` configures, and the trees are fitted for it: its name goes into the
+exported file, and the product reads each embedder's own file (``recall.learned.MODEL_FILES``;
+round ten fitted ``fusion_trees_use_e5.json`` with ``HINDBRAIN_EMBEDDER=use+e5 OMP_NUM_THREADS=1``).
+"Never below its best single channel" is checked inside the same pool: the channels' own orders
+(``semantic``, ``lexical``) re-rank the same candidates. Deterministic: the same pools give the same numbers.
 """
 
 from __future__ import annotations
@@ -40,12 +43,14 @@ import fusion_fit  # noqa: E402
 import quality  # noqa: E402
 
 from hindbrain.recall import learned  # noqa: E402
+from hindbrain.recall.embed import embedder_from_name  # noqa: E402
 from hindbrain.recall.engine import POOL as ENGINE_POOL  # noqa: E402
 from hindbrain.recall.engine import RecallEngine  # noqa: E402
 from hindbrain.recall.query import build_query  # noqa: E402
 from hindbrain.recall.scoring import PRESETS  # noqa: E402
 from hindbrain.schemas.api import RecallInput  # noqa: E402
 from hindbrain.schemas.records import now_us  # noqa: E402
+from hindbrain.settings import Settings  # noqa: E402
 
 POOL = ENGINE_POOL  # the pool the engine re-orders
 FEATURES = learned.FEATURES
@@ -64,9 +69,18 @@ def collect(brain, data: quality.DataSet) -> list[tuple[str, bool, set, list[str
     return out
 
 
-def pools_of(sets: list[str], madial: Path, cache: Path | None) -> dict[str, list]:
+def embedder_name() -> str:
+    """The name of the embedder ``HINDBRAIN_EMBEDDER`` configures (no model is loaded)."""
+    return embedder_from_name(Settings().embedder).name
+
+
+def pools_of(sets: list[str], madial: Path, cache: Path | None, embedder: str) -> dict[str, list]:
+    """Every set's pools, scored by ``embedder`` (a cache scored by another one is refused)."""
     if cache is not None and cache.exists():
-        return pickle.loads(cache.read_bytes())
+        cached = pickle.loads(cache.read_bytes())
+        if cached["embedder"] != embedder:
+            raise SystemExit(f"{cache}: pools scored by {cached['embedder']!r}, this run's embedder is {embedder!r}")
+        return cached["pools"]
     data = [fusion_fit.prefixed(quality.madial(n.split("-")[1], madial) if n.startswith("madial-")
                                 else quality.SETS[n](), n) for n in sets]
     everything = quality.DataSet("all", [e for d in data for e in d.events], [])
@@ -77,7 +91,7 @@ def pools_of(sets: list[str], madial: Path, cache: Path | None) -> dict[str, lis
         finally:
             brain.close()
     if cache is not None:
-        cache.write_bytes(pickle.dumps(pools))
+        cache.write_bytes(pickle.dumps({"embedder": embedder, "pools": pools}))
     return pools
 
 
@@ -124,8 +138,9 @@ def fit_boosted(pools, cols):
     return lambda f: -m.predict_proba(f[:, cols])[:, 1], m
 
 
-def export(model: HistGradientBoostingClassifier) -> dict:
-    """The fitted trees as plain arrays (``recall.learned.Trees``): the product needs no scikit-learn."""
+def export(model: HistGradientBoostingClassifier, embedder: str) -> dict:
+    """The fitted trees as plain arrays (``recall.learned.Trees``): the product needs no scikit-learn.
+    ``embedder``: whose pools they were fitted on (the product checks it against the file's name)."""
     trees = []
     for (predictor,) in model._predictors:
         n = predictor.nodes
@@ -134,9 +149,11 @@ def export(model: HistGradientBoostingClassifier) -> dict:
                       "missing_left": n["missing_go_to_left"].astype(bool).tolist(),
                       "leaf": n["is_leaf"].astype(bool).tolist(), "value": n["value"].tolist()})
     depth = max(int(p.nodes["depth"].max()) for (p,) in model._predictors)
-    return {"features": list(FEATURES), "baseline": float(np.ravel(model._baseline_prediction)[0]), "depth": depth,
+    return {"features": list(FEATURES), "embedder": embedder,
+            "baseline": float(np.ravel(model._baseline_prediction)[0]), "depth": depth,
             "trees": trees, "fitted_by": "bench/fusion_rank.py (HistGradientBoostingClassifier, max_depth 3, "
-            "150 iterations, learning rate 0.05, seed 0) on the tuning halves of every bench/quality.py set"}
+            "150 iterations, learning rate 0.05, seed 0) on the tuning halves of every bench/quality.py set, "
+            f"pools scored by {embedder}"}
 
 
 def main() -> None:
@@ -144,9 +161,11 @@ def main() -> None:
     ap.add_argument("--sets", default="madial-zh,madial-en,conv-en,conv-zh,hard-en,hard-zh")
     ap.add_argument("--madial", type=Path, default=quality.MADIAL)
     ap.add_argument("--pools", type=Path, help="cache of the collected pools (built when missing)")
-    ap.add_argument("--out", type=Path, help="write the boosted trees here (the product: recall/fusion_trees.json)")
+    ap.add_argument("--out", type=Path, help="write the boosted trees here (the product: recall/ + "
+                    "learned.MODEL_FILES[the embedder])")
     args = ap.parse_args()
-    pools = pools_of(args.sets.split(","), args.madial, args.pools)
+    embedder = embedder_name()
+    pools = pools_of(args.sets.split(","), args.madial, args.pools, embedder)
     tuning = [p for ps in pools.values() for p in ps if p[1]]
     col = {f: n for n, f in enumerate(FEATURES)}
     base = [col[f] for f in fusion_fit.FEATURES]
@@ -163,11 +182,14 @@ def main() -> None:
         orders[name] = (lambda s: lambda f: np.argsort(s(f), kind="stable"))(score)
     boosted, model = fit_boosted(tuning, every)
     orders["boosted"] = lambda f: np.argsort(boosted(f), kind="stable")
-    exported = export(model)
+    exported = export(model, embedder)
     trees = learned.Trees.from_json(exported)
     orders["boosted, as the product evaluates it"] = lambda f: np.argsort(-trees.margin(f), kind="stable")
-    shipped = learned.trees()  # recall/fusion_trees.json as it is (read before --out replaces it)
-    orders["the shipped trees (recall/fusion_trees.json)"] = lambda f: np.argsort(-shipped.margin(f), kind="stable")
+    # the shipped files as they are (read before --out replaces one): this embedder's, and USE's
+    for name in dict.fromkeys((embedder, learned.DEFAULT_EMBEDDER)):
+        shipped = learned.Trees.from_json(json.loads(learned.model_path(name).read_text("utf-8")))
+        orders[f"the shipped trees for {name} ({learned.model_path(name).name})"] = \
+            (lambda t: lambda f: np.argsort(-t.margin(f), kind="stable"))(shipped)
     x = np.vstack([p[4] for p in tuning])
     drift = float(np.abs(trees.margin(x) - model.decision_function(x)).max())
     print(f"exported trees: {len(exported['trees'])}, largest margin difference from scikit-learn {drift:.2e}")

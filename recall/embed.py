@@ -172,6 +172,13 @@ def _load_e5():
     return E5()
 
 
+def ensemble_name(names: list[str], weights: tuple[float, ...]) -> str:
+    """An ensemble's ``name``: its members' names, and their weights when they differ (the cache
+    is keyed by name: different weights, different vectors)."""
+    name = "+".join(names)
+    return name + "@" + ":".join(f"{w:g}" for w in weights) if len(set(weights)) > 1 else name
+
+
 class EnsembleEmbedder:
     """Several embedders as one: member ``i``'s unit row scaled by sqrt(w_i / Σw), concatenated.
 
@@ -198,9 +205,7 @@ class EnsembleEmbedder:
             raise ValueError("an ensemble needs one joined_only flag per member")
         self.members = embedders
         self.joined_only = joined_only
-        self.name = "+".join(e.name for e in embedders)
-        if len(set(weights)) > 1:  # the cache is keyed by name: different weights, different vectors
-            self.name += "@" + ":".join(f"{w:g}" for w in weights)
+        self.name = ensemble_name([e.name for e in embedders], weights)
         self.dim = sum(e.dim for e in embedders)
         self._scales = [np.float32(np.sqrt(w / sum(weights))) for w in weights]
 
@@ -227,6 +232,8 @@ class EnsembleEmbedder:
 # e5's cosines spread ~4x less across one query's candidates than USE's (std 0.018 vs 0.072 on
 # MADial), so an equal-weight mean lets USE decide alone; 1:4 gives both an equal say.
 USE_E5_WEIGHTS = (1.0, 4.0)
+# the quality mode's name, known without loading e5 (``recall.learned`` picks its trees by it)
+USE_E5_NAME = ensemble_name([UseEmbedder.name, E5Embedder.name], USE_E5_WEIGHTS)
 
 def _static() -> Embedder:
     from hindbrain.recall.static import default_static

@@ -289,7 +289,7 @@ class RecallEngine:
             if s.no in expanded:
                 s.why["expansion"] = expanded[s.no].why(tenant)
         if self.learned:
-            pool = learned_fusion.rerank(pool, query, w.utility)
+            pool = learned_fusion.rerank(pool, query, w.utility, self.index.semantic.embedder.name)
         semantic = self.index.semantic
         model = semantic.embedder.name if semantic is not None else "none"
         nviews = 0 if views is None else len(views)

@@ -12,15 +12,22 @@ cosine and the gap to the pool's best, the share of the pool the lexical channel
 query's length and form flags. Its trees are data (``fusion_trees.json``, written by the bench
 script) evaluated here with numpy: no scikit-learn on the recall path.
 
+Trees are fitted per embedder (``MODEL_FILES``): the ``cosine`` and ``cosine_gap`` features read
+the embedder's own cosine scale, and the quality mode's ensemble (``use+e5``) spreads a pool's
+cosines otherwise than USE, so USE's trees cost it MADial's ≥ 66 (docs/recall-quality.md, round
+nine). An embedder without its own file (``e5`` alone, ``static``), or whose file is missing,
+gets USE's trees, logged once and named in each item's ``why["learned"]["trees"]``.
+
 The ranker only *orders*: the pool's fused scores are handed out again in the new order, so the
 gate's relevance ratios and budget see the same values as before (``rerank``). ``why["learned"]``
 says where the item stood before, its probability of being evidence, and the fused score it had.
-Pure functions over the pool; the file is read once.
+Pure functions over the pool; each tree file is read once.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,9 +35,16 @@ from pathlib import Path
 
 import numpy as np
 
+from hindbrain.recall.embed import USE_E5_NAME, UseEmbedder
 from hindbrain.recall.expand import VIA_KINDS
 
-MODEL_PATH = Path(__file__).with_name("fusion_trees.json")
+log = logging.getLogger(__name__)
+
+DEFAULT_EMBEDDER = UseEmbedder.name  # a tree file that names no embedder was fitted on USE's pools
+# each embedder's trees, fitted on pools it scored (bench/fusion_rank.py --out)
+MODEL_FILES = {DEFAULT_EMBEDDER: "fusion_trees.json", USE_E5_NAME: "fusion_trees_use_e5.json"}
+MODEL_DIR = Path(__file__).parent
+MODEL_PATH = MODEL_DIR / MODEL_FILES[DEFAULT_EMBEDDER]
 CHANNEL_FEATURES = ("lexical", "semantic", "graph", "scenario", "freshness")
 FEATURES = (*CHANNEL_FEATURES, "fused", "fused_share", "associative", "message", "age_rank",
             *(f"via_{k}" for k in VIA_KINDS), "expansion_score",
@@ -92,6 +106,7 @@ class Trees:
     baseline: float
     depth: int
     features: tuple[str, ...]
+    embedder: str = DEFAULT_EMBEDDER  # whose pools they were fitted on
 
     def margin(self, x: np.ndarray) -> np.ndarray:
         """The ensemble's log-odds for each row of ``x`` (rows × ``features``)."""
@@ -122,25 +137,43 @@ class Trees:
         return cls(np.array(feature, dtype=np.int64), np.array(threshold, dtype=np.float64),
                    np.array(left, dtype=np.int64), np.array(right, dtype=np.int64), np.array(value, dtype=np.float64),
                    np.array(roots, dtype=np.int64), float(data["baseline"]), int(data["depth"]),
-                   tuple(data["features"]))
+                   tuple(data["features"]), str(data.get("embedder", DEFAULT_EMBEDDER)))
 
 
-@lru_cache(maxsize=1)
-def trees() -> Trees:
-    return Trees.from_json(json.loads(MODEL_PATH.read_text("utf-8")))
+def model_path(embedder: str) -> Path:
+    """The tree file fitted on ``embedder``'s pools, or USE's when it has none (or it is missing)."""
+    own = MODEL_FILES.get(embedder)
+    return MODEL_DIR / own if own is not None and (MODEL_DIR / own).exists() else MODEL_PATH
 
 
-def rerank(pool: list, query, utility_weight: float = 0.0) -> list:
-    """``pool`` (fused order) re-ordered by the trees' probability of evidence × the item's
-    track-record factor; the fused scores, best first, handed out again in the new order (the
-    gate's ratios see the same values), each move explained.
+@lru_cache(maxsize=4)
+def trees(embedder: str = DEFAULT_EMBEDDER) -> Trees:
+    """The trees for ``embedder``'s pools (read once per embedder). A file that says it was fitted
+    on another embedder than the one it is filed under is refused, not used on the wrong scale."""
+    path = model_path(embedder)
+    model = Trees.from_json(json.loads(path.read_text("utf-8")))
+    filed_for = next((name for name, file in MODEL_FILES.items() if MODEL_DIR / file == path), None)
+    if filed_for is not None and model.embedder != filed_for:
+        raise ValueError(f"fusion trees: {path.name} was fitted on the pools of {model.embedder!r}, "
+                         f"it is filed for {filed_for!r}")
+    if model.embedder != embedder:
+        log.warning("fusion trees: none fitted on the pools of %r (%s); ordering with those of %r",
+                    embedder, MODEL_FILES.get(embedder, "no file named for it"), model.embedder)
+    return model
+
+
+def rerank(pool: list, query, utility_weight: float = 0.0, embedder: str = DEFAULT_EMBEDDER) -> list:
+    """``pool`` (fused order) re-ordered by the trees fitted on ``embedder``'s pools (``trees``):
+    the probability of evidence × the item's track-record factor; the fused scores, best first,
+    handed out again in the new order (the gate's ratios see the same values), each move
+    explained (``trees``: whose trees, when they are another embedder's).
 
     The track record (``scoring.fused``: ``1 + w_utility × (2·utility − 1)``) multiplies the
     probability as it multiplies fused relevance: the tuning data hold no outcomes, so the trees
     never learned it, and without it a rule that worked would lose the lead outcomes gave it."""
     if len(pool) < 2:
         return pool
-    model = trees()
+    model = trees(embedder)
     probability = 1.0 / (1.0 + np.exp(-model.margin(features(pool, query))))
     factor = np.array([1.0 + utility_weight * (2.0 * s.channel_scores.get("utility", 0.5) - 1.0) for s in pool])
     order = np.argsort(-(probability * factor), kind="stable")
@@ -152,6 +185,8 @@ def rerank(pool: list, query, utility_weight: float = 0.0) -> list:
                             "fused_score": round(s.score, 6)}
         if factor[i] != 1.0:
             s.why["learned"]["track_record"] = round(float(factor[i]), 4)
+        if model.embedder != embedder:
+            s.why["learned"]["trees"] = model.embedder
         s.score = scores[place]
         s.why["score"] = round(s.score, 6)
         out.append(s)

@@ -1,6 +1,7 @@
 """The learned fusion (recall.learned): trees evaluated as arrays, the pool re-ordered with its
 fused scores handed out again, every move explained; the shipped trees through Brain.recall."""
 
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -59,7 +60,7 @@ def test_features_place_each_candidate_in_its_pool():
 
 def test_rerank_moves_items_and_keeps_the_pools_scores(monkeypatch):
     # A stump that values a lexical hit: the second candidate takes the first place and its score.
-    monkeypatch.setattr(learned, "trees", lambda: _trees(_stump(LEXICAL, 0.5, -1.0, 1.0)))
+    monkeypatch.setattr(learned, "trees", lambda *_: _trees(_stump(LEXICAL, 0.5, -1.0, 1.0)))
     pool = [_candidate(0.0, 0.9, 1.0, 3), _candidate(1.0, 0.5, 0.8, 1), _candidate(0.0, 0.1, 0.2, 2)]
     first, second = pool[0], pool[1]
     out = learned.rerank(pool, _query())
@@ -72,7 +73,7 @@ def test_rerank_moves_items_and_keeps_the_pools_scores(monkeypatch):
 
 def test_a_track_record_scales_the_probability(monkeypatch):
     # The trees never saw outcomes: a rule that worked keeps the lead its track record gives it.
-    monkeypatch.setattr(learned, "trees", lambda: _trees(_stump(LEXICAL, 0.5, -1.0, 1.0)))
+    monkeypatch.setattr(learned, "trees", lambda *_: _trees(_stump(LEXICAL, 0.5, -1.0, 1.0)))
     pool = [_candidate(1.0, 0.5, 1.0, 1), _candidate(0.0, 0.9, 0.8, 2)]
     pool[1].channel_scores["utility"] = 1.0
     assert learned.rerank(list(pool), _query(), utility_weight=0.5)[0] is pool[0]  # 0.73 against 0.27 × 1.5
@@ -110,3 +111,57 @@ def test_the_switch_leaves_the_fused_order(tmp_path, monkeypatch):
     with Brain.open(tmp_path / "brain") as brain:
         items = _madial_like(brain)
     assert items and not any("learned" in item.why for item in items)
+
+
+@pytest.fixture
+def fresh_trees():
+    """``learned.trees`` reads each file once: a test that moves the files reads them again."""
+    learned.trees.cache_clear()
+    yield
+    learned.trees.cache_clear()
+
+
+def test_each_embedder_gets_the_trees_fitted_on_its_pools(fresh_trees):
+    # USE's trees misplace the quality mode's candidates (its cosines spread otherwise): each
+    # embedder with a file of its own is ordered by trees fitted on pools it scored.
+    from hindbrain.recall.embed import USE_E5_NAME
+
+    assert learned.trees().embedder == "use-m3"
+    assert learned.trees(USE_E5_NAME).embedder == USE_E5_NAME
+    assert learned.trees(USE_E5_NAME).value.tolist() != learned.trees().value.tolist()
+
+
+def test_an_embedder_without_trees_gets_uses_named_and_logged(fresh_trees, caplog):
+    pool = [_candidate(0.0, 0.9, 1.0, 3), _candidate(1.0, 0.5, 0.8, 1)]
+    with caplog.at_level("WARNING", logger="hindbrain.recall.learned"):
+        out = learned.rerank(pool, _query(), embedder="e5-small-q4-sym")
+    assert all(s.why["learned"]["trees"] == "use-m3" for s in out)
+    assert "none fitted on the pools of 'e5-small-q4-sym'" in caplog.text
+    assert "trees" not in learned.rerank(pool, _query())[0].why["learned"]  # USE's own: nothing to say
+
+
+def test_a_missing_tree_file_falls_back_to_uses_and_says_so(fresh_trees, monkeypatch, caplog):
+    monkeypatch.setitem(learned.MODEL_FILES, "some-model", "fusion_trees_some_model.json")  # not shipped
+    with caplog.at_level("WARNING", logger="hindbrain.recall.learned"):
+        assert learned.trees("some-model").embedder == "use-m3"
+    assert "fusion_trees_some_model.json" in caplog.text
+
+
+def test_a_tree_file_fitted_on_another_embedder_is_refused(fresh_trees, monkeypatch, tmp_path):
+    (tmp_path / "fusion_trees.json").write_text(learned.MODEL_PATH.read_text("utf-8"))
+    data = {"features": list(FEATURES), "embedder": "use-m3", "baseline": 0.0, "depth": 1,
+            "trees": [_stump(LEXICAL, 0.5, -1.0, 1.0)]}
+    (tmp_path / "other.json").write_text(json.dumps(data))  # USE's trees filed for another model
+    monkeypatch.setattr(learned, "MODEL_DIR", tmp_path)
+    monkeypatch.setitem(learned.MODEL_FILES, "some-model", "other.json")
+    with pytest.raises(ValueError, match="fitted on the pools of 'use-m3'.*filed for 'some-model'"):
+        learned.trees("some-model")
+
+
+def test_the_engine_asks_for_its_embedders_trees(tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(learned, "trees", lambda embedder="": asked.append(embedder) or
+                        _trees(_stump(LEXICAL, 0.5, -1.0, 1.0)))
+    with Brain.open(tmp_path / "brain") as brain:
+        assert _madial_like(brain)
+        assert set(asked) == {brain.index.semantic.embedder.name} == {"use-m3"}
