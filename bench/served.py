@@ -15,6 +15,14 @@ ratio to the first, with the load average, and the CPU the server's processes (o
 replicas, every thread) spent per answered recall (``/proc``): on a loaded machine the rate
 follows the other sessions, the CPU a recall much less. ``--profile DIR``: py-spy records each server
 process (owner and replicas) of the last round to ``DIR/<arm>-<pid>.txt`` (collapsed stacks).
+
+``--queries distinct`` (the default since round ten): every request is a query no server process
+has seen, as in a fleet where each agent asks about its own case: api.py's query shapes, each
+naming a case number nobody else asks about (``distinct_queries``), so every recall embeds its
+query and the query cache never answers. ``--queries cycled``: the 300 bodies of rounds five to
+nine, cycled over the connections; a process that answers ~400 recalls has seen most of them
+before, so part of a first-time recall's cost (the query's neural pass) is hidden, and an arm
+that answers more gets more cache hits.
 """
 
 from __future__ import annotations
@@ -105,6 +113,28 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in out]
 
 
+def distinct_queries(rng: random.Random, count: int) -> list[dict]:
+    """``count`` recall bodies of api.py's mix (agent-1), no two alike: each names its own case
+    number, as a fleet agent's query names its own ticket (events name theirs the same way)."""
+    cases = rng.sample(range(10**8, 10**9), count)
+    out = []
+    for q, case in zip(api.queries(rng, count), cases, strict=True):
+        if "query" in q:
+            q = {"query": f"{q['query']} (case {case})"}
+        else:
+            q = {**q, "situation": {**q["situation"], "actual": f"{q['situation']['actual']} (case {case})"}}
+        out.append({"agent": "agent-1", **q})
+    return out
+
+
+def recall_bodies(queries: str, seconds: float) -> list[dict]:
+    """The request bodies, the 20 warm-up ones first. ``distinct``: enough that no body repeats
+    below 500 recalls/s (``closed_loop_recall`` cycles them); ``cycled``: rounds five to nine's 300."""
+    if queries == "cycled":
+        return [{"agent": "agent-1", **q} for q in api.queries(random.Random(3), 300)]
+    return distinct_queries(random.Random(3), 20 + int(500 * seconds))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", required=True)
@@ -116,6 +146,8 @@ def main() -> None:
     ap.add_argument("--replicas", default="auto")
     ap.add_argument("--port", type=int, default=18431)
     ap.add_argument("--profile", help="py-spy the servers of the last round into this folder")
+    ap.add_argument("--queries", choices=("distinct", "cycled"), default="distinct",
+                    help="distinct: every request a first-time query (default); cycled: 300 bodies cycled")
     ap.add_argument("--threads", action="store_true", help="print each round's CPU a recall by thread")
     ap.add_argument("--in-process", action="store_true", help="time recalls in this process instead")
     ap.add_argument("--recalls", type=int, default=300)
@@ -129,7 +161,8 @@ def main() -> None:
     from hindbrain.service.keys import KeyStore
 
     key = KeyStore(home).create(api.TENANT, "bench")
-    bodies = [{"agent": "agent-1", **q} for q in api.queries(random.Random(3), 300)]
+    bodies = recall_bodies(args.queries, args.seconds)
+    warmups, measured = bodies[:20], bodies[20:] if args.queries == "distinct" else bodies
     arms = [tuple(a.split("=", 1)) for a in args.arms.split(",")]
     rates: dict[str, list[float]] = {name: [] for name, _ in arms}
     lats: dict[str, list[float]] = {name: [] for name, _ in arms}
@@ -142,7 +175,7 @@ def main() -> None:
                 proc = serve.serve(home, args.port, None, args.replicas, log, python=python)
             spies = []
             try:
-                for body in bodies[:20]:
+                for body in warmups:
                     serve.Client(args.port, key).post("/v1/recall", body)
                 if args.profile and r == args.rounds - 1:
                     Path(args.profile).mkdir(parents=True, exist_ok=True)
@@ -156,8 +189,11 @@ def main() -> None:
                 served = Counter()
                 pids = [proc.pid, *children(proc.pid)]
                 before, threads = cpu_seconds(pids), thread_cpu(pids)
-                rate, lat = serve.closed_loop_recall(args.port, key, bodies, args.seconds, args.connections, served)
+                rate, lat = serve.closed_loop_recall(args.port, key, measured, args.seconds, args.connections, served)
                 spent = (cpu_seconds(pids) - before) / max(1, sum(served.values()))
+                if args.queries == "distinct" and sum(served.values()) > len(measured):
+                    raise SystemExit(f"{sum(served.values())} recalls answered but only {len(measured)} distinct "
+                                     "bodies: raise recall_bodies' rate bound")
                 if args.threads:
                     threads = thread_cpu(pids) - threads
                     print("  CPU ms a recall by thread: " + ", ".join(
@@ -175,7 +211,8 @@ def main() -> None:
                 proc.terminate()
                 proc.wait(timeout=60)
     base, base_cpu = statistics.median(rates[arms[0][0]]), statistics.median(cpus[arms[0][0]])
-    print(f"\n{args.connections} connections, closed loop, {args.seconds:g} s x {args.rounds} rounds; "
+    print(f"\n{args.connections} connections, closed loop, {args.queries} queries, {args.seconds:g} s x "
+          f"{args.rounds} rounds; "
           f"load average {min(loads):.1f}-{max(loads):.1f}")
     for name, _ in arms:
         med, cpu = statistics.median(rates[name]), statistics.median(cpus[name])

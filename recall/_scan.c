@@ -913,6 +913,68 @@ done:
     return result;
 }
 
+/* recall.learned.Trees.margin's walk without the baseline: for each row of x (rows x n_features,
+ * float64), every tree walked from its root depth steps (a split goes left when the row's feature
+ * <= its threshold; a leaf points to itself), the leaves' values summed in the trees' order into
+ * out[row], as numpy's sum over the trees axis adds them (so the sums are bit for bit the same).
+ * The node table is checked before the walk: a bad table raises instead of reading out of bounds. */
+static PyObject *scan_tree_sums(PyObject *self, PyObject *args) {
+    Py_buffer x = {0}, feature = {0}, threshold = {0}, left = {0}, right = {0}, value = {0}, roots = {0}, out = {0};
+    Py_ssize_t n_features, depth;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*ny*y*y*y*y*y*nw*:tree_sums", &x, &n_features, &feature, &threshold, &left,
+                          &right, &value, &roots, &depth, &out))
+        return NULL;
+    const Py_ssize_t n_nodes = feature.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t n_trees = roots.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t n_rows = out.len / (Py_ssize_t)sizeof(double);
+    if (n_features <= 0 || x.len != n_rows * n_features * (Py_ssize_t)sizeof(double) || n_trees == 0 ||
+        threshold.len != n_nodes * (Py_ssize_t)sizeof(double) || value.len != threshold.len ||
+        left.len != feature.len || right.len != feature.len) {
+        PyErr_SetString(PyExc_ValueError, "tree_sums: x must be out's rows x n_features float64; feature, left, "
+                        "right int64 and threshold, value float64, one per node; at least one root");
+        goto done;
+    }
+    const int64_t *f = feature.buf, *l = left.buf, *r = right.buf, *root = roots.buf;
+    const double *t = threshold.buf, *v = value.buf, *row = x.buf;
+    double *sums = out.buf;
+    for (Py_ssize_t n = 0; n < n_nodes; n++) {
+        if (f[n] < 0 || f[n] >= n_features || l[n] < 0 || l[n] >= n_nodes || r[n] < 0 || r[n] >= n_nodes) {
+            PyErr_Format(PyExc_ValueError, "tree_sums: node %zd names feature %lld or child %lld/%lld out of range",
+                         n, (long long)f[n], (long long)l[n], (long long)r[n]);
+            goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n_trees; k++) {
+        if (root[k] < 0 || root[k] >= n_nodes) {
+            PyErr_Format(PyExc_ValueError, "tree_sums: root %zd is node %lld of %zd", k, (long long)root[k], n_nodes);
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n_rows; i++) {
+        const double *xi = row + i * n_features;
+        double acc = 0.0;
+        for (Py_ssize_t k = 0; k < n_trees; k++) {
+            int64_t node = root[k];
+            for (Py_ssize_t d = 0; d < depth; d++)
+                node = xi[f[node]] <= t[node] ? l[node] : r[node];
+            acc = k ? acc + v[node] : v[node];
+        }
+        sums[i] = acc;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&feature);
+    PyBuffer_Release(&threshold);
+    PyBuffer_Release(&left);
+    PyBuffer_Release(&right);
+    PyBuffer_Release(&value);
+    PyBuffer_Release(&roots);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -939,6 +1001,9 @@ static PyMethodDef methods[] = {
      "ring_expand(ring, nodes, allowed, out_keys, out_from) -> n: recall.vectors._expand's walk of the rings."},
     {"bm25_add", scan_bm25_add, METH_VARARGS,
      "bm25_add(scores, docs, tfs, norm, weight, k1p1): one query term's BM25 parts added into scores, in place."},
+    {"tree_sums", scan_tree_sums, METH_VARARGS,
+     "tree_sums(x, n_features, feature, threshold, left, right, value, roots, depth, out): recall.learned's "
+     "tree walk, each row's leaf values summed over the trees into out."},
     {NULL, NULL, 0, NULL},
 };
 

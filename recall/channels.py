@@ -43,7 +43,7 @@ TRIGGER_PREFERS = {
     "user_reference": {"message", "event"},
     "task_start": {"identity", "knowledge", "experience"},
 }
-_US_PER_DAY = 86_400 * 1_000_000
+US_PER_DAY = 86_400 * 1_000_000
 
 
 def coverage(bm25: float, query_information: float) -> float:
@@ -181,12 +181,12 @@ def utility(applied: int, success: int, failure: int) -> Contribution:
 
 def freshness_score(ts_us: int, now_us: int, volatility: str) -> float:
     half_life = HALF_LIFE_DAYS[volatility]
-    return 1.0 if math.isinf(half_life) else 0.5 ** (max(0.0, (now_us - ts_us) / _US_PER_DAY) / half_life)
+    return 1.0 if math.isinf(half_life) else 0.5 ** (max(0.0, (now_us - ts_us) / US_PER_DAY) / half_life)
 
 
 def freshness(ts_us: int, now_us: int, volatility: str) -> Contribution:
     score = freshness_score(ts_us, now_us, volatility)
-    age_days = max(0.0, (now_us - ts_us) / _US_PER_DAY)
+    age_days = max(0.0, (now_us - ts_us) / US_PER_DAY)
     return score, {"score": round(score, 4), "age_days": round(age_days, 2), "volatility": volatility}
 
 

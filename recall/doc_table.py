@@ -76,9 +76,17 @@ def packed(obj, fields: tuple[str, ...]) -> bytes:
     return orjson.dumps(_getter(fields)(obj), default=json_default)
 
 
-def unpacked(cls, field_decoders: list, row) -> object:
-    """The object of a ``packed`` row."""
-    return cls(*[v if d is None else d(v) for d, v in zip(field_decoders, orjson.loads(row), strict=True)])
+def unpacked(cls, decode_at: list[tuple[int, Callable]], row) -> object:
+    """The object of a ``packed`` row; ``decode_at``: (position, decoder) of the fields a decoder
+    turns back (``decoders``' non-None ones, 4 of ``Doc``'s 30): the other values are taken as
+    JSON gave them, without a call each (a document read 6.1 -> 4.9 µs; a first-time recall reads ~50)."""
+    values = orjson.loads(row)
+    if len(values) != len(cls.__dataclass_fields__):
+        raise ValueError(f"a packed {cls.__name__} row holds {len(values)} values, the class "
+                         f"{len(cls.__dataclass_fields__)} fields")
+    for at, decode in decode_at:
+        values[at] = decode(values[at])
+    return cls(*values)
 
 
 class DocTable:
@@ -87,7 +95,7 @@ class DocTable:
 
     def __init__(self, cls, rows: np.ndarray | None = None, offsets: np.ndarray | None = None):
         self.cls, self.fields = cls, tuple(f.name for f in dataclasses.fields(cls))
-        self._decoders = decoders(cls)
+        self._decode_at = [(at, d) for at, d in enumerate(decoders(cls)) if d is not None]
         # a snapshot's rows (plain views: a memmap's slicing costs ~10x an ndarray's, a memoryview's less still)
         self._base = memoryview(np.asarray(rows if rows is not None else np.zeros(0, dtype=np.uint8)))
         self._base_offsets = np.asarray(offsets) if offsets is not None else np.zeros(1, dtype=np.int64)
@@ -139,7 +147,7 @@ class DocTable:
         else:  # a slice is a copy: a memoryview would stop ``pack`` from growing the buffer
             i = no - self._nbase
             row = self._rows[self._ends[i - 1] if i else 0 : self._ends[i]]
-        return unpacked(self.cls, self._decoders, row)
+        return unpacked(self.cls, self._decode_at, row)
 
     def append(self, doc) -> None:
         """Adds document ``len(self)``, held as an object until ``pack``."""

@@ -15,6 +15,7 @@ Pure: documents and facts in, columns out.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -24,6 +25,11 @@ from hindbrain.recall import channels
 from hindbrain.recall.asking import ASKING_PENALTY
 from hindbrain.recall.brevity import BREVITY_PENALTY, BREVITY_TOKENS
 from hindbrain.recall.scoring import CHANNELS, Weights
+
+# ``raw_scores`` builds each candidate's channel dict as a display in this order (a third of the
+# cost of ``dict(zip(CHANNELS, row))``): refuse to import if ``CHANNELS`` ever changes under it
+if CHANNELS != ("lexical", "semantic", "graph", "scenario", "utility", "freshness"):
+    raise ImportError(f"recall.raw_scores writes the channels in another order than CHANNELS {CHANNELS}")
 
 
 class RawScores(NamedTuple):
@@ -44,33 +50,18 @@ def raw_scores(docs: list, counters: dict, query, w: Weights, lexical: list[floa
     fused = w.method == "fused"
     scene, trigger, now_us, recall_scope = query.scene, query.trigger, query.now_us, query.scope
     prefers = channels.TRIGGER_PREFERS.get(trigger, ()) if trigger else ()
-    # per document, in one pass: what the columns below need (the facts ``RecallEngine._raw`` read)
-    scenario, success, failure, fresh, contradictions, reviewing = [], [], [], [], [], []
-    scope_penalty, match, single, asks, brief_tokens = [], [], [], [], []
-    for doc in docs:
-        item_scene = doc.scope.get("scene") or doc.scope.get("task_type")
-        s = 0.5 if scene and item_scene == scene else 0.0
-        if prefers and (doc.kind in prefers or doc.layer in prefers or (doc.event_kind or "") in prefers):
-            s += 0.5
-        scenario.append(s)
-        c = counters.get(doc.id)
-        if c is None:
-            success.append(0)
-            failure.append(0)
-            contradictions.append(0)
-        else:
-            worked, failed = c.track
-            success.append(worked)
-            failure.append(failed)
-            contradictions.append(c.contradiction)
-        fresh.append(channels.freshness_score(doc.fresh_since_us, now_us, channels.volatility_of(doc.layer, doc.scope)))
-        reviewing.append(doc.status == "reviewing")
-        p, m = channels.scope_fit(doc.scope, recall_scope)
-        scope_penalty.append(p)
-        match.append(m)
-        single.append(bool(doc.provenance))
-        asks.append(doc.asks if fused else 0.0)
-        brief_tokens.append(doc.tokens if fused and doc.event_kind == "message" else BREVITY_TOKENS)
+    facts = _document_facts(docs, counters, scene, prefers, now_us)
+    scenario, success, failure, fresh, contradictions, reviewing, single = facts
+    if recall_scope:
+        scope_penalty, match = map(list, zip(*(channels.scope_fit(doc.scope, recall_scope) for doc in docs),
+                                             strict=True))
+    else:  # channels.scope_fit without a recall scope: no penalty, a full match
+        scope_penalty, match = [0.0] * n, [1.0] * n
+    if fused:
+        asks = [doc.asks for doc in docs]
+        brief_tokens = [doc.tokens if doc.event_kind == "message" else BREVITY_TOKENS for doc in docs]
+    else:
+        asks, brief_tokens = [0.0] * n, [BREVITY_TOKENS] * n
     lexical_, semantic_, graph_ = (np.asarray(v, dtype=np.float64) for v in (lexical, semantic, graph))
     scenario_, fresh_ = np.asarray(scenario), np.asarray(fresh)
     success_, failure_ = np.asarray(success, dtype=np.float64), np.asarray(failure, dtype=np.float64)
@@ -101,5 +92,38 @@ def raw_scores(docs: list, counters: dict, query, w: Weights, lexical: list[floa
         score = score + 0.0
     columns = zip(lexical_.tolist(), semantic_.tolist(), graph_.tolist(), scenario, utility.tolist(), fresh,
                   strict=True)
-    return RawScores([dict(zip(CHANNELS, row, strict=True)) for row in columns], score.tolist(), penalty.tolist(),
-                     match)
+    return RawScores([{"lexical": le, "semantic": se, "graph": gr, "scenario": sc, "utility": ut, "freshness": fr}
+                      for le, se, gr, sc, ut, fr in columns], score.tolist(), penalty.tolist(), match)
+
+
+def _document_facts(docs: list, counters: dict, scene, prefers, now_us: int) -> tuple[list, ...]:
+    """Per candidate, in one pass: (scenario score, successes, failures, freshness score,
+    contradictions, under review, single-source). The per-item functions of ``recall.channels``
+    (``scenario_score``, ``freshness_score`` with ``volatility_of``, the counters' ``track``)
+    inlined with the same operations in the same order, so the values are bit-identical; a
+    query without a scene or trigger skips what cannot score (~110 candidates a recall)."""
+    half_lives, of_layer, day = channels.HALF_LIFE_DAYS, channels.VOLATILITY_OF_LAYER, channels.US_PER_DAY
+    scenario, success, failure, fresh, contradictions, reviewing, single = [], [], [], [], [], [], []
+    for doc in docs:
+        scope = doc.scope
+        s = 0.5 if scene and (scope.get("scene") or scope.get("task_type")) == scene else 0.0
+        if prefers and (doc.kind in prefers or doc.layer in prefers or (doc.event_kind or "") in prefers):
+            s += 0.5
+        scenario.append(s)
+        c = counters.get(doc.id)
+        if c is None:
+            success.append(0)
+            failure.append(0)
+            contradictions.append(0)
+        else:
+            worked, failed = c.track
+            success.append(worked)
+            failure.append(failed)
+            contradictions.append(c.contradiction)
+        volatility = scope.get("volatility") if scope else None
+        half_life = half_lives[volatility if volatility in half_lives else of_layer[doc.layer]]
+        fresh.append(1.0 if half_life == math.inf else
+                     0.5 ** (max(0.0, (now_us - doc.fresh_since_us) / day) / half_life))
+        reviewing.append(doc.status == "reviewing")
+        single.append(bool(doc.provenance))
+    return scenario, success, failure, fresh, contradictions, reviewing, single

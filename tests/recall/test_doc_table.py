@@ -4,8 +4,10 @@ import dataclasses
 import time
 
 import numpy as np
+import orjson
+import pytest
 
-from hindbrain.recall.doc_table import DocTable, packed
+from hindbrain.recall.doc_table import DocTable, decoders, packed, unpacked
 from hindbrain.recall.index import Doc
 
 
@@ -117,3 +119,11 @@ def test_the_neural_queue_holds_numbers_and_embeds_each_text_as_added():
         assert sorted(embedder.seen) == sorted(["first", *(f"{long}{n}" for n in range(3))])
     finally:
         semantic.close()
+
+
+def test_a_row_of_another_width_is_refused_not_read_into_the_wrong_fields():
+    decode_at = [(at, d) for at, d in enumerate(decoders(Doc)) if d is not None]
+    row = packed(doc(1), tuple(f.name for f in dataclasses.fields(Doc)))
+    assert fields(unpacked(Doc, decode_at, row)) == fields(doc(1))
+    with pytest.raises(ValueError, match="holds 29 values"):
+        unpacked(Doc, decode_at, orjson.dumps(orjson.loads(row)[:-1]))

@@ -165,3 +165,28 @@ def test_the_engine_asks_for_its_embedders_trees(tmp_path, monkeypatch):
     with Brain.open(tmp_path / "brain") as brain:
         assert _madial_like(brain)
         assert set(asked) == {brain.index.semantic.embedder.name} == {"use-m3"}
+
+
+def test_the_walk_in_c_is_the_numpy_definition_bit_for_bit():
+    """``Trees.margin`` (``_scan.tree_sums``) against ``py_margin`` on the shipped trees, rows
+    drawn around the trees' own thresholds so every branch is taken, ties at a threshold too."""
+    trees = learned.trees()
+    rng = np.random.default_rng(28)
+    x = rng.normal(0.0, 1.0, (500, len(FEATURES)))
+    splits = trees.feature[trees.left != np.arange(len(trees.left))]
+    at = trees.threshold[trees.left != np.arange(len(trees.left))]
+    for row in range(0, 500, 2):  # half the rows sit exactly on some thresholds (``<=`` goes left)
+        pick = rng.integers(0, len(splits), 8)
+        x[row, splits[pick]] = at[pick]
+    assert np.array_equal(trees.margin(x), trees.py_margin(x))
+    assert trees.margin(x[:0]).shape == (0,)
+
+
+def test_a_bad_node_table_or_row_width_raises():
+    trees = _trees(_stump(LEXICAL, 0.5, -1.0, 2.0))
+    with pytest.raises(ValueError, match="features"):
+        trees.margin(np.zeros((2, 3)))
+    broken = Trees(trees.feature, trees.threshold, trees.left + 10, trees.right, trees.value, trees.roots,
+                   trees.baseline, trees.depth, trees.features)
+    with pytest.raises(ValueError, match="out of range"):
+        broken.margin(np.zeros((2, len(FEATURES))))
