@@ -127,6 +127,21 @@ class DocTable:
             raise IndexError(no)
         return self._unpack(no)
 
+    def row(self, no: int) -> bytes:
+        """Document ``no``'s packed row as it stands now: the held object's fields packed anew (the
+        index changes documents in place), else the row as stored, copied, no object made. A
+        snapshot writes these: unpacking every row into an object only to pack it again was most
+        of a checkpoint's time, and a checkpoint holds the writers (docs/speed.md, round ten)."""
+        made = self._made.get(no)
+        if made is not None:
+            return packed(made, self.fields)
+        if not 0 <= no < self._n:
+            raise IndexError(no)
+        if no < self._nbase:
+            return bytes(self._base[int(self._base_offsets[no]) : int(self._base_offsets[no + 1])])
+        i = no - self._nbase
+        return bytes(self._rows[self._ends[i - 1] if i else 0 : self._ends[i]])
+
     def as_added(self, no: int):
         """Document ``no`` as its row holds it (as packed when added, or as a snapshot saved it),
         ignoring changes made to its object since; a document not packed yet as held."""

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from hindbrain.recall.doc_table import DocTable, decoders, json_default, packed
+from hindbrain.recall.doc_table import DocTable, decoders, json_default
 from hindbrain.recall.id_numbers import IdNumbers
 from hindbrain.recall.index import Belief, Counters, Doc, RecallIndex, TenantIndex, semantic_text
 from hindbrain.recall.lexical import BM25Index
@@ -48,6 +48,7 @@ from hindbrain.recall.snapshot_files import SnapshotRefused, open_generation
 INDEX_VERSION = 2
 DOC_FIELDS = tuple(f.name for f in dataclasses.fields(Doc))
 BELIEF_FIELDS = tuple(f.name for f in dataclasses.fields(Belief))
+_ID = DOC_FIELDS.index("id")  # where a packed row holds the document's id
 
 
 _BELIEF_DECODERS = decoders(Belief)
@@ -71,14 +72,13 @@ def write_index(index: RecallIndex, folder: Path, counts: dict[str, int]) -> dic
         lexical = tenant.bm25.save(stem)
         if lexical["documents"] != count:
             raise RuntimeError(f"tenant {name!r}: {count} documents but {lexical['documents']} in its lexical index")
-        peek = tenant.docs.peek
+        row_of = tenant.docs.row  # the rows as they stand, no object made (recall.doc_table)
         offsets = np.zeros(count + 1, dtype=np.int64)
         ids = []
         with stem.with_suffix(".rows").open("wb") as out:
             for no in range(count):
-                doc = peek(no)
-                ids.append(doc.id)
-                row = packed(doc, DOC_FIELDS)
+                row = row_of(no)
+                ids.append(orjson.loads(row)[_ID])
                 out.write(row)
                 offsets[no + 1] = offsets[no] + len(row)
         offsets.tofile(stem.with_suffix(".roff"))

@@ -4,6 +4,7 @@ import dataclasses
 import time
 
 import numpy as np
+import orjson
 
 from hindbrain.recall.doc_table import DocTable, packed
 from hindbrain.recall.index import Doc
@@ -117,3 +118,21 @@ def test_the_neural_queue_holds_numbers_and_embeds_each_text_as_added():
         assert sorted(embedder.seen) == sorted(["first", *(f"{long}{n}" for n in range(3))])
     finally:
         semantic.close()
+
+
+def test_a_documents_row_is_its_current_state_whether_stored_held_changed_or_not_packed_yet():
+    saved = DocTable(Doc)
+    for n in range(2):
+        saved.append(doc(n))
+    saved.pack()
+    rows = [np.frombuffer(saved.row(n), np.uint8) for n in range(2)]
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    table = DocTable.over(Doc, np.concatenate(rows), offsets)  # 0, 1: a snapshot's rows
+    table.append(doc(2))
+    table.pack()  # 2: this process's buffer
+    table.append(doc(3))  # 3: held, not packed yet
+    table[0].status = "merged"  # 0: made and changed after it was stored
+    assert table.made == 2
+    assert [table.row(n) for n in range(4)] == [packed(table.peek(n), table.fields) for n in range(4)]
+    assert orjson.loads(table.row(0))[table.fields.index("status")] == "merged"
+    assert table.made == 2  # reading rows makes no object
