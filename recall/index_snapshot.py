@@ -30,6 +30,7 @@ generation are linked one to one (``LayeredIndex.link_all``), with no key hashed
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import time
 from pathlib import Path
@@ -72,15 +73,12 @@ def write_index(index: RecallIndex, folder: Path, counts: dict[str, int]) -> dic
         lexical = tenant.bm25.save(stem)
         if lexical["documents"] != count:
             raise RuntimeError(f"tenant {name!r}: {count} documents but {lexical['documents']} in its lexical index")
-        row_of = tenant.docs.row  # the rows as they stand, no object made (recall.doc_table)
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        ids = []
-        with stem.with_suffix(".rows").open("wb") as out:
-            for no in range(count):
-                row = row_of(no)
-                ids.append(orjson.loads(row)[_ID])
-                out.write(row)
-                offsets[no + 1] = offsets[no] + len(row)
+        rows = io.BytesIO()
+        offsets = tenant.docs.write_rows(rows, count)  # the rows as they stand, no object made
+        stem.with_suffix(".rows").write_bytes(rows.getbuffer())
+        with rows.getbuffer() as view:
+            bounds = offsets.tolist()
+            ids = [orjson.loads(view[bounds[no] : bounds[no + 1]])[_ID] for no in range(count)]
         offsets.tofile(stem.with_suffix(".roff"))
         stem.with_suffix(".ids").write_bytes(orjson.dumps(ids))
         for column, array in (("layers", tenant._layers), ("owners", tenant._owners), ("retired", tenant._retired)):
