@@ -8,6 +8,7 @@ import threading
 import time
 
 from hindbrain import Brain
+from hindbrain.switching import CALLS, GIVE_WAY_S
 
 
 class HeldInserts:
@@ -54,3 +55,14 @@ def test_the_append_that_makes_a_batch_due_returns_before_the_views_are_written_
         reader.join(30)
         assert {row["event_id"] for row in read} == {*ids, more}
         assert brain.runner.pending == 0
+
+
+def test_the_background_projection_gives_way_to_a_brain_call_in_flight(tmp_path):
+    with Brain.open(tmp_path, embedder="none", batch_size=10) as brain:
+        brain.runner.flush()
+        waited = CALLS.waited_s
+        with CALLS.recalling():  # a call in flight (a recall on another thread, say) for 0.3 s
+            ids = brain.perceive_many(events(0, 12))  # due: the projector starts meanwhile
+            time.sleep(0.3)
+        assert CALLS.waited_s - waited >= GIVE_WAY_S  # it waited for the call at its first give-way point
+        assert {row["event_id"] for row in brain.sql("SELECT event_id FROM events FINAL")} == set(ids)
