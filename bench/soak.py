@@ -94,7 +94,8 @@ class Tally:
     windows: dict[int, Window] = field(default_factory=lambda: defaultdict(Window))
     acked: dict[str, list[str]] = field(default_factory=lambda: {kind: [] for kind in TOPIC_OF})
     answered: int = 0  # requests answered so far, whatever the status
-
+    slow_s: float = float("inf")  # ``--slow-ms``: requests at least this slow are kept in ``slow``
+    slow: list[tuple[float, str, float]] = field(default_factory=list)  # (wall clock at start, route, seconds)
 
     def record(self, route: str, status: int | str, latency: float) -> None:
         w = self.windows[int((time.perf_counter() - self.start) / self.window)]
@@ -102,6 +103,8 @@ class Tally:
         self.answered += 1
         if status == 200:
             w.latencies[route].append(latency)
+        if latency >= self.slow_s:
+            self.slow.append((time.time() - latency, route, latency))
 
     def events(self) -> int:
         return len(self.acked["events"])
@@ -326,7 +329,7 @@ async def idle(stop: asyncio.Event, seconds: float) -> None:
 # -- the run --------------------------------------------------------------------------------------------
 async def run_fleet(port: int, keys: list[str], args, pid: int) -> tuple[Tally, list[Sample], float]:
     seconds, quiet = args.minutes * 60, args.quiet_minutes * 60
-    tally = Tally(time.perf_counter(), args.window)
+    tally = Tally(time.perf_counter(), args.window, slow_s=args.slow_ms / 1000 if args.slow else float("inf"))
     samples: list[Sample] = []
     stop = asyncio.Event()
     sampler = asyncio.create_task(sample_server(pid, tally, args.sample, samples, stop))
@@ -593,6 +596,9 @@ def main() -> None:
     ap.add_argument("--replicas", default="auto")
     ap.add_argument("--port", type=int, default=18000 + random.randrange(1000))
     ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--slow", type=Path, help="write each request at least --slow-ms slow here (wall clock time at "
+                                              "its start, route, ms): to line up with a trace of the server's stalls")
+    ap.add_argument("--slow-ms", type=float, default=50.0)
     args = ap.parse_args()
     args.window = args.window or min(60.0, args.minutes * 60 / 4)
     args.warmup = args.warmup if args.warmup is not None else args.window
@@ -615,6 +621,8 @@ def main() -> None:
         lines = summary(args, tally, samples, elapsed, losses, count_tracebacks(output))
         lines.insert(1, f"server exit code {code} after SIGTERM")
         lines += tracebacks(output)
+    if args.slow:
+        args.slow.write_text("".join(f"{t:.3f} {route} {s * 1000:.1f}\n" for t, route, s in sorted(tally.slow)))
     print("\n".join(lines))
 
 

@@ -59,7 +59,7 @@ from hindbrain.streams.processing import decoded_entries
 from hindbrain.streams.runner import EmbeddedRunner
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.streams.topics import TOPICS
-from hindbrain.switching import RECALLS, shorten_switch_interval
+from hindbrain.switching import RECALLS, given_precedence, shorten_switch_interval
 
 
 class Brain:
@@ -171,6 +171,7 @@ class Brain:
         self.close()
 
     # -- writing -------------------------------------------------------------------------
+    @given_precedence  # the views' projector gives way to it (hindbrain/switching.py)
     def perceive(self, **fields) -> str:
         """Record something an agent perceived, did or was told; returns the event id.
 
@@ -185,6 +186,7 @@ class Brain:
         self.runner.submit([("perception", record)])
         return record["envelope"]["record_id"]
 
+    @given_precedence
     def perceive_many(self, events: Iterable[dict]) -> list[str]:
         """Bulk ``perceive``: validates every event first, then appends all in one batch. A batch
         is one tenant's (as over HTTP, where the API key is one tenant): events of another tenant
@@ -204,6 +206,7 @@ class Brain:
         self.runner.submit([("perception", r) for r in checked])
         return [r["envelope"]["record_id"] for r in checked]
 
+    @given_precedence
     def perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:
         """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
         one batch, and each position holds the event's id or the ``InvalidInput`` that
@@ -279,6 +282,7 @@ class Brain:
             self.learn(**data.model_dump(), granted_by=f"seed file {Path(path).name}" if path is not None else "seed")
         return SeedReport([d.fragment_id for d in accepted], refused)
 
+    @given_precedence
     def outcome(self, **fields) -> str:
         """Report how a task went and which recalled items were ``applied``. Success or
         failure is credited only to applied items. Returns the outcome record id."""
@@ -293,6 +297,7 @@ class Brain:
         return record["envelope"]["record_id"]
 
     # -- recalling -----------------------------------------------------------------------
+    @given_precedence
     def recall(self, **fields) -> RecallPack:
         """Bring back what fills the gap in the agent's context, within ``budget_tokens``.
 

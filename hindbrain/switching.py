@@ -14,6 +14,7 @@ shorter one keeps it.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -106,3 +107,18 @@ class RecallPrecedence:
 
 
 RECALLS = RecallPrecedence()
+
+# Every brain call in flight in this process (perceive, recall, outcome: ``given_precedence``). The
+# views' projector (``streams.runner``) gives way to them between its slices: beside a call it
+# would take the interpreter from it at every point the call lets go (docs/speed.md, soak stalls
+# round ten), and the projection has no caller waiting for it.
+CALLS = RecallPrecedence()
+
+
+def given_precedence(call):
+    """Marks each run of ``call`` (a brain method) in flight in ``CALLS``."""
+    @functools.wraps(call)
+    def marked(*args, **kwargs):
+        with CALLS.recalling():
+            return call(*args, **kwargs)
+    return marked

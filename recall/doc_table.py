@@ -135,6 +135,58 @@ class DocTable:
             raise IndexError(no)
         return self._unpack(no)
 
+    def row(self, no: int) -> bytes:
+        """Document ``no``'s packed row as it stands now: the held object's fields packed anew (the
+        index changes documents in place), else the row as stored, copied, no object made. A
+        snapshot writes these: unpacking every row into an object only to pack it again was most
+        of a checkpoint's time, and a checkpoint holds the writers (docs/speed.md, round ten)."""
+        made = self._made.get(no)
+        if made is not None:
+            return packed(made, self.fields)
+        if not 0 <= no < self._n:
+            raise IndexError(no)
+        if no < self._nbase:
+            return bytes(self._base[int(self._base_offsets[no]) : int(self._base_offsets[no + 1])])
+        i = no - self._nbase
+        return bytes(self._rows[self._ends[i - 1] if i else 0 : self._ends[i]])
+
+    def write_rows(self, out, count: int) -> np.ndarray:
+        """Writes the rows of documents ``0 .. count - 1`` to ``out`` (a binary file), each as
+        ``row`` gives it, and returns their offsets (``count + 1``). Runs of stored rows go out
+        as one slice of their buffer: only the documents held as objects are packed one by one.
+        (The index's fold must not pack meanwhile: a snapshot holds its lock.)"""
+        if not 0 <= count <= self._n:
+            raise IndexError(count)
+        in_base = min(count, self._nbase)
+        stored = min(count, self._nbase + len(self._ends))  # documents from here on are held, not packed yet
+        own_ends = np.frombuffer(self._ends, dtype=np.int64)[: stored - in_base] if stored > in_base else []
+        lengths = np.zeros(count, dtype=np.int64)
+        lengths[:in_base] = np.diff(self._base_offsets[: in_base + 1])
+        lengths[in_base:stored] = np.diff(np.concatenate([[0], own_ends]).astype(np.int64))
+        at = 0
+        for no in [*sorted(no for no in self._made if no < count), count]:
+            if at < min(no, stored):  # stored rows, none held as an object: straight from the buffers
+                self._write_stored(out, at, min(no, stored))
+            if no < count:
+                row = packed(self._made[no], self.fields)
+                out.write(row)
+                lengths[no] = len(row)
+            at = no + 1
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return offsets
+
+    def _write_stored(self, out, start: int, stop: int) -> None:
+        """Stored rows ``start .. stop - 1`` (a run with no object held), one slice per buffer."""
+        if start < self._nbase:
+            end = min(stop, self._nbase)
+            out.write(self._base[int(self._base_offsets[start]) : int(self._base_offsets[end])])
+            start = end
+        if start < stop:
+            i, j = start - self._nbase, stop - self._nbase
+            with memoryview(self._rows) as rows:  # released at once: ``pack`` must be able to grow the buffer
+                out.write(rows[self._ends[i - 1] if i else 0 : self._ends[j - 1]])
+
     def as_added(self, no: int):
         """Document ``no`` as its row holds it (as packed when added, or as a snapshot saved it),
         ignoring changes made to its object since; a document not packed yet as held."""

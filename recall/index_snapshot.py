@@ -30,6 +30,7 @@ generation are linked one to one (``LayeredIndex.link_all``), with no key hashed
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import time
 from pathlib import Path
@@ -37,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from hindbrain.recall.doc_table import DocTable, decoders, json_default, packed
+from hindbrain.recall.doc_table import DocTable, decoders, json_default
 from hindbrain.recall.id_numbers import IdNumbers
 from hindbrain.recall.index import Belief, Counters, Doc, RecallIndex, TenantIndex, semantic_text
 from hindbrain.recall.lexical import BM25Index
@@ -48,6 +49,7 @@ from hindbrain.recall.snapshot_files import SnapshotRefused, open_generation
 INDEX_VERSION = 2
 DOC_FIELDS = tuple(f.name for f in dataclasses.fields(Doc))
 BELIEF_FIELDS = tuple(f.name for f in dataclasses.fields(Belief))
+_ID = DOC_FIELDS.index("id")  # where a packed row holds the document's id
 
 
 _BELIEF_DECODERS = decoders(Belief)
@@ -71,16 +73,12 @@ def write_index(index: RecallIndex, folder: Path, counts: dict[str, int]) -> dic
         lexical = tenant.bm25.save(stem)
         if lexical["documents"] != count:
             raise RuntimeError(f"tenant {name!r}: {count} documents but {lexical['documents']} in its lexical index")
-        peek = tenant.docs.peek
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        ids = []
-        with stem.with_suffix(".rows").open("wb") as out:
-            for no in range(count):
-                doc = peek(no)
-                ids.append(doc.id)
-                row = packed(doc, DOC_FIELDS)
-                out.write(row)
-                offsets[no + 1] = offsets[no] + len(row)
+        rows = io.BytesIO()
+        offsets = tenant.docs.write_rows(rows, count)  # the rows as they stand, no object made
+        stem.with_suffix(".rows").write_bytes(rows.getbuffer())
+        with rows.getbuffer() as view:
+            bounds = offsets.tolist()
+            ids = [orjson.loads(view[bounds[no] : bounds[no + 1]])[_ID] for no in range(count)]
         offsets.tofile(stem.with_suffix(".roff"))
         stem.with_suffix(".ids").write_bytes(orjson.dumps(ids))
         for column, array in (("layers", tenant._layers), ("owners", tenant._owners), ("retired", tenant._retired)):

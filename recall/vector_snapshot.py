@@ -38,17 +38,20 @@ mapped one and hides the mapped vector.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import shutil
 import threading
 import time
+from collections import namedtuple
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import orjson
 
-from hindbrain.recall.index import semantic_text
+from hindbrain.recall.index import Doc, semantic_text
 from hindbrain.recall.semantic import NEURAL, STATIC, capped
 from hindbrain.recall.snapshot_files import (
     SnapshotRefused,
@@ -66,6 +69,11 @@ VERSION = 2  # 2: exact-mode rows are float16 (``stem.f16``), not float32
 INTERVAL_S = 60.0  # a checkpoint is considered this often
 GROWTH = 0.10  # ... and written when the vectors (or the folded log) grew by this fraction since the last one
 MIN_GROWTH = 1_000  # ... and by at least this many
+
+
+# a packed document row's values by field name, as ``semantic_text`` reads them (no decoding:
+# the fields it reads are strings as stored)
+_RowDoc = namedtuple("_RowDoc", [f.name for f in dataclasses.fields(Doc)])
 
 
 def doc_hash(doc_id: str, capped_text: str) -> int:
@@ -143,9 +151,10 @@ def write_vectors(index, folder: Path, counts: dict[str, int], saved: list | Non
         docs = index.tenant(tenant).docs
         # a document's vector is added after the document; no later document than the table holds
         count = min(len(docs), len(state), counts.get(tenant, len(docs)))
-        # peek: a read of every document must not make each an object for good (recall.doc_table)
+        # from the rows: a read of every document must not make each an object for good, nor
+        # build one to read four fields (recall.doc_table; a checkpoint holds the writers)
         hashes = doc_hashes((doc.id, capped(semantic_text(doc), semantic.window))
-                            for doc in map(docs.peek, range(count)))
+                            for doc in map(_RowDoc._make, map(orjson.loads, map(docs.row, range(count)))))
         order = np.argsort(hashes, kind="stable")
         hashes[order].tofile(stem.with_suffix(".hash"))
         order.astype(np.int64).tofile(stem.with_suffix(".hkey"))

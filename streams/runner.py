@@ -23,6 +23,20 @@ warehouse still fails; a reopened brain catches up the same way.
 
 Read-your-writes: ``flush()`` runs before any read of the views (the Brain calls it).
 
+**The due micro-batch off the writer's path.** Step 4 for the batch an append made due ran
+inline, in whichever call appended its last record, with the log's lock held: in ``hindbrain
+serve`` every ~20 s one perceive or outcome took 70-105 ms of CPU (120-550 ms of wall on a busy
+machine) to project and insert 2,000 records, and every call queued behind it on the brain's
+thread or the log's lock waited as long (the soak's p99 stalls, docs/speed.md "Soak stalls,
+round ten"). Now the append hands it to a projector thread (``_project_in_background``): it takes
+the batch under the log's lock, projects and inserts it *without* the lock, and commits the
+offset under it again. At most one batch is in flight; ``flush`` (every reader) first waits for
+it (``_settle``: it needs no lock the caller may hold, so a flush inside a group cannot
+deadlock with it) and commits its offset, so read-your-writes holds. An insert that failed
+leaves the batch behind the committed offset, as an inline failure did: the next ``flush``
+projects the log from there. A batch with dead letters (they are appended to the log) is
+projected by that path too, inline.
+
 Group commit (``defer``): records nothing waits on (a recall's own recall and injection
 records) are encoded at once, then appended by a committer thread within ``group_window_s``,
 many recalls in one transaction, or earlier by the next ``submit``/``flush`` (in call order,
@@ -44,9 +58,13 @@ from hindbrain.streams.log import Position
 from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch, to_messages
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
+from hindbrain.switching import CALLS
 
 CONSUMER = "embedded-projector"
 GROUP_WINDOW_S = 0.005  # how long a deferred record may wait for its group commit
+# records the background projection projects between two give-way points (2,000 took 70-105 ms with
+# their inserts in the soak: a slice is ~10 ms), so a call that starts meanwhile meets at most one
+PROJECT_SLICE = 250
 
 Listener = Callable[[list[Decoded]], None]  # sees each appended batch, in order
 
@@ -69,6 +87,14 @@ class EmbeddedRunner:
         self._behind = False  # a projection failed: the log past the committed offset is to project
         self.listeners: list[Listener] = []
         log.on_group_end.append(self._group_ended)
+        # the due micro-batch's projection (module docstring): wanted, in flight, the thread doing it
+        self._handoff = threading.Condition(threading.Lock())
+        self._wanted = False
+        self._inflight: InFlight | None = None
+        self._projector: threading.Thread | None = None
+        # False: the due batch is projected inline, by the appending call, as before round ten
+        # (``bench/write_stalls.py --arms`` compares both in one process)
+        self.background = True
 
     def submit(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> list[Position]:
         """Append records durably and queue them for projection; returns their positions.
@@ -144,13 +170,86 @@ class EmbeddedRunner:
             self._project_due()
 
     def _project_due(self) -> None:
-        """Project the micro-batch an append made due. The append is durable already: a
-        failing warehouse must not turn it into the writer's error (see the module docstring)."""
+        """Hands the micro-batch an append made due to the projector thread (lock held; the
+        appending call returns at once: module docstring)."""
+        with self._handoff:
+            closing = self._closed or not self.background
+            if not closing:
+                self._wanted = True
+                if self._projector is None:
+                    self._projector = threading.Thread(target=self._run_projector, name="hindbrain-projector",
+                                                       daemon=True)
+                    self._projector.start()
+                self._handoff.notify()
+        if closing:  # the close's own append (its projector is ending), or inline by choice
+            self._project_logged()
+
+    def _project_logged(self) -> None:
+        """``flush``, a failure logged and not raised: the append is durable already, and a failing
+        warehouse must not turn it into a writer's error (the next flush retries and raises)."""
         try:
             self.flush()
         except Exception as exc:  # noqa: BLE001 - retried by the next flush, which raises to its caller
             log.warning("projection into the views failed; the records are in the log and will be projected by "
                         "the next flush or reopen: %s", exc)
+
+    def _run_projector(self) -> None:
+        while True:
+            with self._handoff:
+                self._handoff.wait_for(lambda: self._wanted or self._closed)
+                if not self._wanted:
+                    return
+                self._wanted = False
+            try:
+                self._project_in_background()
+            except Exception as exc:  # noqa: BLE001 - as ``_project_logged``
+                log.warning("projection into the views failed; the records are in the log and will be projected by "
+                            "the next flush or reopen: %s", exc)
+
+    def _project_in_background(self) -> None:
+        """Projects what is pending: taken under the log's lock, projected and inserted without
+        it, its offset committed under it again. The paths that read the log (an earlier failure,
+        another writer's records between ours) or append to it (dead letters) run inline, as before."""
+        with self._lock, gc_paused():
+            self._settle()
+            ready = self._pending
+            if not ready:
+                return
+            committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
+            if self._behind or ready[-1].position.offset + 1 - committed != len(ready):
+                self.flush()
+                return
+            self._pending = []
+            inflight = self._inflight = InFlight(ready, ready[-1].position.offset + 1)
+        try:
+            with gc_paused():
+                batch, ts_us = ProjectedBatch(), now_us()
+                for start in range(0, len(ready), PROJECT_SLICE):  # slices that give way to the brain's calls
+                    CALLS.give_way()
+                    project_batch(ready[start : start + PROJECT_SLICE], ts_us, batch)
+                if not batch.dead_letters:
+                    insert_batch(self.warehouse, batch, pause=CALLS.give_way)
+        except BaseException as exc:
+            inflight.end(exc)
+            raise
+        inflight.end(None if not batch.dead_letters else _DeadLetters())
+        with self._lock:
+            self._settle()
+            if batch.dead_letters:
+                self.flush()  # from the committed offset, the dead letters appended first (``_write``)
+
+    def _settle(self) -> None:
+        """(Log lock held.) Waits for the batch in flight, if any, and commits its offset; a
+        batch that failed (or holds dead letters) leaves the log to project from the committed
+        offset. Its thread takes no lock before it ends, so waiting here cannot deadlock."""
+        inflight, self._inflight = self._inflight, None
+        if inflight is None:
+            return
+        inflight.ended.wait()
+        if inflight.error is not None:
+            self._behind = True
+            return
+        self.log.commit(CONSUMER, ALL_TOPICS, 0, max(inflight.next_offset, self.log.committed(CONSUMER, ALL_TOPICS, 0)))
 
     def close(self) -> None:
         """Commit what is deferred and stop the committer (then ``flush`` what is pending)."""
@@ -161,10 +260,17 @@ class EmbeddedRunner:
             self._append([], [])
         if self._committer is not None:
             self._committer.join()
+        with self._handoff:
+            self._handoff.notify_all()  # ``_closed``: the projector ends once its batch is in
+        if self._projector is not None:
+            self._projector.join()
+        with self._lock:
+            self._settle()
 
     def flush(self) -> int:
         """Project and insert everything pending, then commit. Returns records projected."""
         with self._lock, gc_paused():
+            self._settle()
             if self._deferred:
                 self._append([], [])
             stop = self.log.group_from  # an open group's records wait for its commit (module docstring)
@@ -226,4 +332,24 @@ class EmbeddedRunner:
         if self._behind:
             with self._lock:
                 return self.log.end_offset(ALL_TOPICS, 0) - self.log.committed(CONSUMER, ALL_TOPICS, 0)
-        return len(self._pending)
+        inflight = self._inflight
+        return len(self._pending) + (len(inflight.records) if inflight is not None else 0)
+
+
+class InFlight:
+    """The micro-batch the projector inserts without the log's lock: its records, the offset to
+    commit once it is in, and how it ended (``error`` None: inserted)."""
+
+    def __init__(self, records: list[Decoded], next_offset: int):
+        self.records, self.next_offset = records, next_offset
+        self.error: BaseException | None = None
+        self.ended = threading.Event()
+
+    def end(self, error: BaseException | None) -> None:
+        self.error = error
+        self.ended.set()
+
+
+class _DeadLetters(Exception):
+    """A projected batch with dead letters: they go to the log first (``EmbeddedRunner._write``),
+    so the batch is projected again inline, from the committed offset."""

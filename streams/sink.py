@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.processing import ProjectedBatch
 
 
-def insert_batch(warehouse: Warehouse, batch: ProjectedBatch) -> None:
-    """One Arrow insert per table (chDB costs ~1 ms per statement); returns when all did."""
+def insert_batch(warehouse: Warehouse, batch: ProjectedBatch, pause: Callable[[], object] | None = None) -> None:
+    """One Arrow insert per table (chDB costs ~1 ms per statement); returns when all did.
+    ``pause``: called before each insert (a background projection gives way there)."""
     with gc_paused():
         for name, rows in batch.rows.items():
+            pause and pause()
             warehouse.insert(TABLES[name], rows)
         for name, tables in batch.tables.items():
             for table in tables:
+                pause and pause()
                 warehouse.insert_arrow(TABLES[name], table)

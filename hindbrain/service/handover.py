@@ -101,6 +101,13 @@ async def serve_records(path: str, token: str, append: Append) -> asyncio.Abstra
                     writer.write(ACK)
         except (asyncio.IncompleteReadError, ConnectionError, ValueError):
             pass  # the replica went away, or sent what no replica sends: its connection ends
+        except asyncio.CancelledError:
+            # the owner's loop is stopping (SIGTERM) while this connection waits for a frame: the
+            # handler ends as finished, not cancelled, because Python 3.11's stream protocol calls
+            # ``exception()`` on its task, which raises for a cancelled one and is logged with a
+            # traceback ("Exception in callback"; 3.12 checks ``cancelled()`` first). Nothing is
+            # lost: a frame not ACKed yet is the replica's 503, as with any closed connection.
+            pass
         finally:
             writer.close()
 

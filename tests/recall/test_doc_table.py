@@ -1,6 +1,7 @@
 """DocTable: documents as packed rows, objects only once read, every change on the one object."""
 
 import dataclasses
+import io
 import time
 
 import numpy as np
@@ -127,3 +128,44 @@ def test_a_row_of_another_width_is_refused_not_read_into_the_wrong_fields():
     assert fields(unpacked(Doc, decode_at, row)) == fields(doc(1))
     with pytest.raises(ValueError, match="holds 29 values"):
         unpacked(Doc, decode_at, orjson.dumps(orjson.loads(row)[:-1]))
+
+
+def test_a_documents_row_is_its_current_state_whether_stored_held_changed_or_not_packed_yet():
+    saved = DocTable(Doc)
+    for n in range(2):
+        saved.append(doc(n))
+    saved.pack()
+    rows = [np.frombuffer(saved.row(n), np.uint8) for n in range(2)]
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    table = DocTable.over(Doc, np.concatenate(rows), offsets)  # 0, 1: a snapshot's rows
+    table.append(doc(2))
+    table.pack()  # 2: this process's buffer
+    table.append(doc(3))  # 3: held, not packed yet
+    table[0].status = "merged"  # 0: made and changed after it was stored
+    assert table.made == 2
+    assert [table.row(n) for n in range(4)] == [packed(table.peek(n), table.fields) for n in range(4)]
+    assert orjson.loads(table.row(0))[table.fields.index("status")] == "merged"
+    assert table.made == 2  # reading rows makes no object
+
+
+def test_the_rows_written_at_once_are_the_rows_one_by_one_with_their_offsets():
+    saved = DocTable(Doc)
+    for n in range(4):
+        saved.append(doc(n))
+    saved.pack()
+    rows = [np.frombuffer(saved.row(n), np.uint8) for n in range(4)]
+    bounds = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    table = DocTable.over(Doc, np.concatenate(rows), bounds)  # 0-3: a snapshot's rows
+    for n in range(4, 9):
+        table.append(doc(n))
+    table.pack()  # 4-8: this process's buffer
+    table.append(doc(9))  # 9: held, not packed yet
+    table[1].status = "merged"
+    table[5].tokens = 12345  # held and changed, in each buffer
+    for count in (0, 1, 3, 4, 5, 8, 10):
+        out = io.BytesIO()
+        offsets = table.write_rows(out, count)
+        one_by_one = [table.row(n) for n in range(count)]
+        assert out.getvalue() == b"".join(one_by_one)
+        assert offsets.tolist() == np.concatenate([[0], np.cumsum([len(r) for r in one_by_one])]).tolist()
+    assert table.made == 3

@@ -81,3 +81,26 @@ def test_the_owner_queues_frames_in_order_refuses_what_append_refuses_and_needs_
     assert asyncio.run(run()) == (True, False, True)
     assert [[rt for rt, _ in records] for records, _ in appended] == [["recall", "injection"], ["injection"]]
     assert all(len(records) == len(messages) for records, messages in appended)
+
+
+def test_a_connection_open_when_the_owners_loop_shuts_down_ends_without_an_error_logged():
+    """SIGTERM stops the owner's loop while each replica's connection waits for its next frame:
+    the loop cancels the handler, and Python 3.11's stream protocol then called ``exception()`` on the
+    cancelled task, so every stop printed an "Exception in callback ... CancelledError" traceback."""
+    logged: list[dict] = []
+
+    async def append(records, messages):
+        pass
+
+    async def run(folder: str) -> bool:
+        asyncio.get_running_loop().set_exception_handler(lambda _, context: logged.append(context))
+        path = str(Path(folder) / "records.sock")
+        server = await serve_records(path, TOKEN, append)
+        link = RecordsLink(path, TOKEN)
+        sent = await link.send(frame(_records()))
+        server.close()
+        return sent  # the link stays open: asyncio.run cancels its handler, as the owner's loop at a stop
+
+    with tempfile.TemporaryDirectory(prefix="hb-ho-") as folder:
+        assert asyncio.run(run(folder)) is True
+    assert logged == []

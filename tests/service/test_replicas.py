@@ -216,6 +216,23 @@ def test_a_replica_checks_the_role_of_the_recalls_it_answers_and_forwards_the_re
     assert {name: status for name, (status, _) in after.items()} == {"owner": 401, "replica-1": 401}
 
 
+def test_sigterm_while_a_replica_holds_its_records_connection_ends_quietly_with_exit_0(tmp_path):
+    """A replica that answered a recall keeps its records connection to the owner open; SIGTERM
+    then stopped the owner's loop with that handler waiting for a frame, and every stop printed
+    an "Exception in callback ... CancelledError" traceback (bench/soak.py counted two a run)."""
+    key = KeyStore(tmp_path).create("acme", "tests")
+    with Brain.open(tmp_path, embedder="none") as brain:
+        brain.perceive_many(events(20))
+    proc, base = _serve(tmp_path, replicas=1)
+    try:
+        _by_process(base, key, {"query": "export timeout"}, {"replica-1"})  # its records went over the link
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr and "Exception in callback" not in stderr, stderr
+
+
 def test_a_killed_replica_is_restarted_and_a_killed_owner_takes_its_replicas_along(tmp_path):
     KeyStore(tmp_path).create("acme", "tests")
     proc, base = _serve(tmp_path, replicas=1)

@@ -1,0 +1,70 @@
+"""The micro-batch an append makes due is projected off the writer's path (``streams.runner``):
+the call that appended its last record returns before the views are written, and every read
+still sees every write acknowledged before it (it waits for the batch in flight)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from hindbrain import Brain
+from hindbrain.switching import CALLS, GIVE_WAY_S
+
+
+class HeldInserts:
+    """Holds every insert into the views until ``release`` (a slow warehouse, made slow on purpose)."""
+
+    def __init__(self, brain: Brain):
+        self.entered, self.gate = threading.Event(), threading.Event()
+        insert = brain.warehouse.insert_arrow
+
+        def held(table, data):
+            self.entered.set()
+            assert self.gate.wait(20), "the test never released the insert"
+            return insert(table, data)
+
+        brain.warehouse.insert_arrow = held
+
+    def release(self) -> None:
+        self.gate.set()
+
+
+def events(start: int, n: int) -> list[dict]:
+    return [{"tenant": "acme", "text": f"the export of report {i} hangs at 99%"} for i in range(start, start + n)]
+
+
+def test_the_append_that_makes_a_batch_due_returns_before_the_views_are_written_and_reads_still_see_it(tmp_path):
+    with Brain.open(tmp_path, embedder="none", batch_size=10) as brain:
+        brain.runner.flush()
+        held = HeldInserts(brain)
+        try:
+            started = time.perf_counter()
+            ids = brain.perceive_many(events(0, 12))  # due: 12 >= 10 records pending
+            assert held.entered.wait(30), "the due batch was never projected"
+            # the insert is still held, yet the writer returned, and the next write too
+            more = brain.perceive(tenant="acme", text="the ledger export times out")
+            assert time.perf_counter() - started < 10  # inline, the first write waited for the release
+            assert brain.runner.pending >= 13  # in flight or waiting: none of it in the views yet
+            read: list = []
+            reader = threading.Thread(target=lambda: read.extend(brain.sql("SELECT event_id FROM events FINAL")))
+            reader.start()
+            reader.join(0.5)
+            assert reader.is_alive()  # a read waits for the batch in flight: it never misses a write
+        finally:
+            held.release()
+        reader.join(30)
+        assert {row["event_id"] for row in read} == {*ids, more}
+        assert brain.runner.pending == 0
+
+
+def test_the_background_projection_gives_way_to_a_brain_call_in_flight(tmp_path):
+    with Brain.open(tmp_path, embedder="none", batch_size=10) as brain:
+        brain.runner.flush()
+        waited = CALLS.waited_s
+        with CALLS.recalling():  # a call in flight (a recall on another thread, say) until the projector waited
+            ids = brain.perceive_many(events(0, 12))  # due: the projector starts meanwhile
+            deadline = time.monotonic() + 30
+            while CALLS.waited_s - waited < 0.9 * GIVE_WAY_S and time.monotonic() < deadline:
+                time.sleep(0.01)
+        assert CALLS.waited_s - waited >= 0.9 * GIVE_WAY_S  # it gave way to the call (its whole patience)
+        assert {row["event_id"] for row in brain.sql("SELECT event_id FROM events FINAL")} == set(ids)
