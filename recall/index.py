@@ -365,10 +365,13 @@ class TenantIndex:
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
         """Index documents with their cue terms; a redelivered id is skipped. Returns
         the documents added (numbered in order from ``len(docs)`` before the call)."""
-        fresh, seen, adding = [], set(), {}
+        fresh, keys, seen, adding = [], [], set(), {}
+        by_id = self.by_id
         for doc, cues in docs:
-            if doc.id in self.by_id or doc.id in seen:
+            key = by_id.key(doc.id)  # parsed once for the look-up and the numbering below
+            if by_id.get_key(doc.id, key) is not None or doc.id in seen:
                 continue
+            keys.append(key)
             seen.add(doc.id)
             doc.tokens = estimate_tokens(doc.text)
             if doc.kind == "fragment":  # the words it was learned from say more than its own cue
@@ -393,9 +396,9 @@ class TenantIndex:
         self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
         self._owners[first:end] = [SHARED if doc.report else self.agent_code(doc.owner) for doc, _ in fresh]
         self._retired[first:end] = False
-        for n, (doc, _) in enumerate(fresh, first):
+        for n, (doc, _), key in zip(range(first, end), fresh, keys, strict=True):
             self.docs.append(doc)
-            self.by_id[doc.id] = n
+            by_id.set_key(doc.id, key, n)
             if doc.kind == "fragment" and isinstance(doc.scope.get("user"), str):
                 self.persons.setdefault(doc.scope["user"].strip().lower(), doc.scope["user"])
             if doc.kind == "event":
