@@ -14,6 +14,7 @@
  *   cue_spans(joined)                 recall/cues.py      py_cue_spans: five patterns' finditer (test_native_docs.py)
  *   holding_any(joined, starts, ...)  recall/cues.py      py_hinted: the account hints (test_native_docs.py)
  *   maybe_disguised(texts, masking)   recall/disguise.py  revealed of each text (test_native_docs.py)
+ *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -1156,6 +1157,34 @@ done:
     return found;
 }
 
+/* ascii_name_in(text, name) -> bool: whether (?<!\w)<name>(?!\w) (re.ASCII | re.IGNORECASE, name escaped)
+ * matches in text: recall/cues.py _system_pattern(name).search(text) for an ASCII name, without a pattern
+ * compiled per name or the batch's lowered join (exact_cues_many's known systems). */
+static inline Py_UCS4 ascii_lower(Py_UCS4 c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+static PyObject *scan_ascii_name_in(PyObject *self, PyObject *args) {
+    PyObject *text, *name;
+    if (!PyArg_ParseTuple(args, "UU:ascii_name_in", &text, &name))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(name) || PyUnicode_GET_LENGTH(name) == 0) {
+        PyErr_SetString(PyExc_ValueError, "ascii_name_in: the name must be a non-empty ASCII str");
+        return NULL;
+    }
+    const Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
+    const Py_UCS1 *want = PyUnicode_1BYTE_DATA(name);
+    const Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    for (Py_ssize_t i = 0; i + len <= t.n; i++) {
+        if (i > 0 && a_word(PyUnicode_READ(t.kind, t.data, i - 1)))
+            continue;
+        Py_ssize_t j = 0;
+        while (j < len && ascii_lower(PyUnicode_READ(t.kind, t.data, i + j)) == ascii_lower(want[j]))
+            j++;
+        if (j == len && !a_word(at(&t, i + len)))
+            Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
+}
+
 /* ---- recall/disguise.py: which texts `revealed` may change --------------------------------------- */
 
 static inline int base64_char(Py_UCS4 c) { /* [A-Za-z0-9+/_-] */
@@ -1242,6 +1271,8 @@ static PyMethodDef methods[] = {
      "holding_any(joined, starts, needles) -> list: the texts of joined holding one of needles, in order."},
     {"maybe_disguised", scan_maybe_disguised, METH_VARARGS,
      "maybe_disguised(texts, masking) -> list: the texts holding '&', a masked character or a base64 run."},
+    {"ascii_name_in", scan_ascii_name_in, METH_VARARGS,
+     "ascii_name_in(text, name) -> bool: (?<!\\w)name(?!\\w), ASCII and case-insensitive, matches in text."},
     {NULL, NULL, 0, NULL},
 };
 

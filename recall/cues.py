@@ -222,7 +222,7 @@ def exact_cues_many(texts: list[str], known_systems: list[Iterable[str]]) -> lis
             into.add(f"system:{word.lower()}")
     for k, begin, end in spans[_CAMEL_SPAN]:
         found[k].add(f"system:{joined[begin:end].lower()}")
-    _known_systems_many(batch, starts, joined, [known_systems[n] for n in simple], found)
+    _known_systems_many(batch, [known_systems[n] for n in simple], found)
     return out
 
 
@@ -289,41 +289,20 @@ def py_hinted(batch: list[str]) -> list[int]:
     return [k for k, text in enumerate(batch) if _ACCOUNT_HINT.search(text.lower())]
 
 
-def _known_systems_many(batch: list[str], starts: list[int], joined: str, known: list[Iterable[str]],
-                        out: list[set[str]]) -> None:
-    """The known-system part of ``exact_cues`` for each text of ``batch`` (``joined`` at ``starts``)."""
-    lowered = joined.lower() if any(known) else None
-    wanted: dict[str, list[int]] = {}
+def _known_systems_many(batch: list[str], known: list[Iterable[str]], out: list[set[str]]) -> None:
+    """The known-system part of ``exact_cues`` for each text of ``batch``: an ASCII name by its pattern's match
+    in C (``_scan.ascii_name_in``: the pattern's word edges, ASCII letters in either case), any other name
+    as a substring of the lowered text."""
     for k, names in enumerate(known):
+        lowered = None
         for name in _normed_names(tuple(names)):
-            if SEP in name:  # a match could span two texts: this text alone
-                if name in batch[k].lower() and _system_pattern(name) is None or \
-                        _system_pattern(name) is not None and _system_pattern(name).search(batch[k]):
-                    out[k].add(f"system:{name}")
-                continue
-            wanted.setdefault(name, []).append(k)
-    for name, ks in wanted.items():
-        pattern = _system_pattern(name)
-        if pattern is None:  # a non-ASCII name: a substring of the lowered text
-            for k in ks:
-                if name in batch[k].lower():
-                    out[k].add(f"system:{name}")
-            continue
-        holders = set(ks)
-        if lowered is None or len(lowered) != len(joined):  # offsets move: the scan itself
-            for m in pattern.finditer(joined):
-                k = bisect_right(starts, m.start()) - 1
-                if k in holders:
-                    out[k].add(f"system:{name}")
-            continue
-        # An ASCII match is the name in the lowered text (tests/recall/test_cue_prefilters): find it there,
-        # and let the pattern decide at that place (its word boundaries)
-        at = lowered.find(name)
-        while at >= 0:
-            k = bisect_right(starts, at) - 1
-            if k in holders and pattern.match(joined, at):
+            if name.isascii():
+                found = _scan.ascii_name_in(batch[k], name)
+            else:
+                lowered = batch[k].lower() if lowered is None else lowered
+                found = name in lowered
+            if found:
                 out[k].add(f"system:{name}")
-            at = lowered.find(name, at + 1)
 
 
 @lru_cache(maxsize=1024)

@@ -60,6 +60,16 @@ def test_revealed_many_is_each_texts_revealed(batch):
     assert disguise.revealed_many(batch) == [disguise.revealed(t) for t in batch]
 
 
+NAMES = ["crm sync", "iam", "k8s", "a.b", "x-y", "vpn gateway", "e1234", "s", "key", "_x", "c++", "(a)"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts, st.sampled_from(NAMES))
+def test_ascii_name_in_is_the_system_patterns_search(text, name):
+    for said in (text, f"{text} {name.upper()}_", f"{text}{name}", f"{name.title()} {text}", text + "\u212aey ſ"):
+        assert _scan.ascii_name_in(said, name) == (cues._system_pattern(name).search(said) is not None)
+
+
 def test_a_text_nfkc_changes_is_revealed_though_no_character_is_masked():
     text = "cafe\u0301 ﬁle"  # NFKC composes the accent and opens the ligature
     assert not unicodedata.is_normalized("NFKC", text) and _scan.maybe_disguised([text], disguise._masking_bits()) == []
@@ -75,6 +85,8 @@ def test_the_c_passes_name_bad_input():
         _scan.holding_any("abc", [2, 1], ("a",))
     with pytest.raises(TypeError, match="must be str"):
         _scan.cue_spans(b"403")
+    with pytest.raises(ValueError, match="ASCII"):
+        _scan.ascii_name_in("工单系统", "工单")
 
 
 def _oracles(monkeypatch) -> None:
