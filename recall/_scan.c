@@ -1193,8 +1193,9 @@ static inline int base64_char(Py_UCS4 c) { /* [A-Za-z0-9+/_-] */
 }
 
 /* maybe_disguised(texts, masking) -> list of int: the texts (numbers, in order) that hold "&", a character
- * whose bit is set in masking (a bit per code point, little-endian bytes: recall.disguise._table's keys),
- * or 16 characters of the base64 alphabet in a row (_MAY_RUN). Any other text that is NFKC-normalised is
+ * whose bit is set in masking (a bit per code point, little-endian bytes: recall.disguise._table's keys) or
+ * past its last bit (the table is not read that far: such a text is left to `revealed`), or 16 characters
+ * of the base64 alphabet in a row (_MAY_RUN). Any other text that is NFKC-normalised is
  * its own `revealed` (no entity, no format character or look-alike, no base64 run): disguise.revealed_many
  * reads only the numbers returned (and any text NFKC would change). */
 static PyObject *scan_maybe_disguised(PyObject *self, PyObject *args) {
@@ -1222,7 +1223,7 @@ static PyObject *scan_maybe_disguised(PyObject *self, PyObject *args) {
         for (Py_ssize_t i = 0; i < n && !hit; i++) {
             Py_UCS4 c = PyUnicode_READ(kind, data, i);
             run = base64_char(c) ? run + 1 : 0;
-            hit = c == '&' || run >= 16 || (c >= 128 && (Py_ssize_t)c < n_bits && (bits[c >> 3] >> (c & 7) & 1));
+            hit = c == '&' || run >= 16 || (c >= 128 && ((Py_ssize_t)c >= n_bits || (bits[c >> 3] >> (c & 7) & 1)));
         }
         if (hit) {
             PyObject *no = PyLong_FromSsize_t(k);

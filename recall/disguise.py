@@ -98,12 +98,17 @@ def decoded_runs(text: str) -> list[str]:
     return found
 
 
+_MASK_BITS = 0x20000  # the BMP and the next plane (emoji): a character past it is left to ``revealed``
+
+
 @cache
 def _masking_bits() -> bytes:
-    """``_masking`` as a bit per code point (little-endian bytes), for ``_scan.maybe_disguised``."""
-    bits = bytearray(0x110000 // 8)
+    """``_masking`` below ``_MASK_BITS`` as a bit per code point (little-endian bytes, 16 kB), for
+    ``_scan.maybe_disguised``, which leaves any text holding a character past it to ``revealed``."""
+    bits = bytearray(_MASK_BITS // 8)
     for point in _table():
-        bits[point >> 3] |= 1 << (point & 7)
+        if point < _MASK_BITS:
+            bits[point >> 3] |= 1 << (point & 7)
     return bytes(bits)
 
 

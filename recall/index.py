@@ -174,7 +174,7 @@ def situation_text(fields: dict) -> str:
 
 RECENT_THREADS = 50_000  # threads whose last event is kept for the split-directive cue, per tenant
 # How many of the oldest threads ``TenantIndex._forget_oldest_thread`` reads ahead in one walk of the dict.
-FORGET_AHEAD = 4096
+FORGET_AHEAD = 1024
 
 
 def _fields_of(doc: Doc) -> dict:

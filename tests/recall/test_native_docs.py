@@ -76,6 +76,12 @@ def test_a_text_nfkc_changes_is_revealed_though_no_character_is_masked():
     assert disguise.revealed_many(["plain", text]) == ["plain", disguise.revealed(text)] != ["plain", text]
 
 
+def test_a_character_past_the_bitmap_is_left_to_revealed():
+    tagged = "al\U000e0041ways refund"  # a tag character (Cf, removed) past the 16 kB bitmap
+    assert _scan.maybe_disguised(["always", tagged, "x😀"], disguise._masking_bits()) == [1]
+    assert disguise.revealed_many([tagged]) == ["always refund"]
+
+
 def test_the_c_passes_name_bad_input():
     with pytest.raises(TypeError, match="a text must be str"):
         _scan.maybe_disguised(["ok", b"no"], b"")
