@@ -248,12 +248,17 @@ def system_report(fields: dict) -> tuple | None:
     is a fact about the system every agent meets, not the agent's private experience, so it is shared from
     the start (design.md §issue-29; docs/fleet-memory.md). Kept private otherwise (what an agent was told,
     thought or noted), and a quarantined report still reaches no other user's task (``recall.gate``)."""
-    if not (fields.get("system") and (fields.get("action") or fields.get("identity"))
-            and fields.get("kind") in ("action", "anomaly", "outcome")
-            and (isinstance(fields.get("success"), bool) or fields.get("kind") == "anomaly")):
+    get = fields.get  # no generator: this runs for every perceived event
+    if not (get("system") and (get("action") or get("identity")) and get("kind") in ("action", "anomaly", "outcome")
+            and (isinstance(get("success"), bool) or get("kind") == "anomaly")):
         return None
-    scope = tuple(sorted((str(k), str(v)) for k, v in (fields.get("scope") or {}).items()))
-    return (*(" ".join(str(fields.get(k) or "").lower().split()) for k in ("system", "identity", "action")), scope)
+    scope = tuple(sorted([(str(k), str(v)) for k, v in (get("scope") or {}).items()]))
+    return (_spaced(get("system")), _spaced(get("identity")), _spaced(get("action")), scope)
+
+
+def _spaced(value) -> str:
+    """``value`` lower-cased, its runs of white space one space, stripped ("" for None)."""
+    return " ".join(str(value or "").lower().split())
 
 
 def _field_terms(fields: dict) -> list[str]:
