@@ -11,6 +11,10 @@
  *   token_hash_bytes(texts)           learning/learner.py  token_hashes' set, packed (test_scan_fused.py)
  *   shared_hashes(a, b)               learning/learner.py  len(set(a) & set(b)) (test_scan_fused.py)
  *   postings(flat, lengths, ...)      recall/lexical.py   _Segment.py_segment (test_postings.py)
+ *   cue_spans(joined)                 recall/cues.py      py_cue_spans: five patterns' finditer (test_native_docs.py)
+ *   holding_any(joined, starts, ...)  recall/cues.py      py_hinted: the account hints (test_native_docs.py)
+ *   maybe_disguised(texts, masking)   recall/disguise.py  revealed of each text (test_native_docs.py)
+ *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -975,6 +979,329 @@ done:
     return result;
 }
 
+/* ---- the exact cues' ASCII families over a batch (recall/cues.py exact_cues_many) ------------ */
+
+/* re.ASCII's \w, \d and the classes the cue patterns read: a non-ASCII character is none of them. */
+static inline int a_word(Py_UCS4 c) {
+    return c < 128 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+}
+static inline int a_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+static inline int a_upper(Py_UCS4 c) { return c >= 'A' && c <= 'Z'; }
+static inline int a_lower(Py_UCS4 c) { return c >= 'a' && c <= 'z'; }
+
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t n;
+} Text;
+
+static inline Py_UCS4 at(const Text *t, Py_ssize_t i) {
+    return (i >= 0 && i < t->n) ? PyUnicode_READ(t->kind, t->data, i) : 0; /* outside: no class holds 0 */
+}
+
+/* Each returns the match's end at p, or -1; p is where the pattern's first character must be. The
+ * patterns (recall/cues.py) and why each is decided without backtracking are in cue_spans' comment. */
+static Py_ssize_t http_at(const Text *t, Py_ssize_t p) {
+    Py_UCS4 c = at(t, p), b = at(t, p - 1);
+    if (!(c == '4' || c == '5') || a_word(b) || b == '.' || b == ',' || b == '/' || b == ':' || b == '#' || b == '+')
+        return -1;
+    if (p >= 2 && b == '-' && a_digit(at(t, p - 2)))
+        return -1;
+    if (!a_digit(at(t, p + 1)) || !a_digit(at(t, p + 2)))
+        return -1;
+    Py_UCS4 e = at(t, p + 3);
+    if (a_word(e) || ((e == '.' || e == ',') && a_digit(at(t, p + 4))))
+        return -1;
+    return p + 3;
+}
+
+static inline int upper_start(const Text *t, Py_ssize_t p) { /* [A-Z](?<![\w-][A-Z]) */
+    Py_UCS4 b = at(t, p - 1);
+    return a_upper(at(t, p)) && !(a_word(b) || b == '-');
+}
+
+static Py_ssize_t allcaps_at(const Text *t, Py_ssize_t p) {
+    Py_ssize_t i = p + 1;
+    while (i < t->n && (a_upper(at(t, i)) || a_digit(at(t, i))))
+        i++;
+    Py_ssize_t run = i - p - 1;
+    if (run < 1 || run > 5 || a_word(at(t, i)) || (at(t, i) == '-' && a_digit(at(t, i + 1))))
+        return -1;
+    return i;
+}
+
+static Py_ssize_t camel_at(const Text *t, Py_ssize_t p) {
+    Py_ssize_t i = p + 1;
+    while (i < t->n && a_lower(at(t, i)))
+        i++;
+    if (i == p + 1 || !a_upper(at(t, i)))
+        return -1;
+    while (i < t->n && (a_upper(at(t, i)) || a_lower(at(t, i)) || a_digit(at(t, i))))
+        i++;
+    return at(t, i) == '_' ? -1 : i;
+}
+
+static Py_ssize_t digit_code_at(const Text *t, Py_ssize_t p) {
+    Py_ssize_t i = p + 1;
+    while (i < t->n && a_upper(at(t, i)))
+        i++;
+    if (i - p - 1 > 2)
+        return -1;
+    Py_ssize_t d = i;
+    while (d < t->n && a_digit(at(t, d)))
+        d++;
+    if (d - i < 3 || d - i > 6 || a_word(at(t, d)))
+        return -1;
+    return d;
+}
+
+static const char *const ERRNOS[] = {"NOENT", "ACCES", "PERM", "EXIST", "PIPE", "CONNREFUSED", "CONNRESET",
+                                     "CONNABORTED", "TIMEDOUT", "ADDRINUSE", NULL};
+
+static Py_ssize_t errno_at(const Text *t, Py_ssize_t p) {
+    if (at(t, p) != 'E' || a_word(at(t, p - 1)))
+        return -1;
+    for (int k = 0; ERRNOS[k]; k++) {
+        Py_ssize_t len = (Py_ssize_t)strlen(ERRNOS[k]), j = 0;
+        while (j < len && at(t, p + 1 + j) == (Py_UCS4)ERRNOS[k][j])
+            j++;
+        if (j == len && !a_word(at(t, p + 1 + len)))
+            return p + 1 + len;
+    }
+    return -1;
+}
+
+/* Families in the order of cue_spans' output codes. */
+enum { SPAN_HTTP, SPAN_DIGIT_CODE, SPAN_ERRNO, SPAN_ALLCAPS, SPAN_CAMEL };
+
+static int push_span(Buf *b, int family, Py_ssize_t start, Py_ssize_t end) {
+    return buf_push(b, family) < 0 || buf_push(b, start) < 0 || buf_push(b, end) < 0 ? -1 : 0;
+}
+
+/* cue_spans(text) -> bytes of int64 (family, start, end) triples: the matches of five recall.cues patterns
+ * (re.ASCII) over text, each family's in text order, the families interleaved by start:
+ *   0 _HTTP       ([45](?<![\w.,/:#+][45])(?<!\d-[45])\d\d)(?!\w|[.,]\d)
+ *   1 _CODES[3]   [A-Z](?<![\w-][A-Z])[A-Z]{0,2}\d{3,6}(?!\w)
+ *   2 _CODES[4]   E(?<!\wE)(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)
+ *   3 _ALLCAPS    [A-Z](?<![\w-][A-Z])[A-Z0-9]{1,5}(?!\w|-\d)
+ *   4 _CAMEL      [A-Z](?<![\w-][A-Z])[a-z]+(?:[A-Z][a-z0-9]*)+(?!\w)
+ * Each is `finditer`'s list: a match is decided at its first character without backtracking (every
+ * repetition is followed by a character outside its class or by a look-ahead refusing \w, so giving a
+ * character back can only fail), and no match can begin inside another (each match's inner characters
+ * follow a \w, which every look-behind refuses), so testing every position gives finditer's matches.
+ * tests/recall/test_cue_spans.py holds them equal to the patterns' own. */
+static PyObject *scan_cue_spans(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "cue_spans: text must be str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
+    Buf out = {0};
+    for (Py_ssize_t p = 0; p < t.n; p++) {
+        Py_UCS4 c = PyUnicode_READ(t.kind, t.data, p);
+        if (c > 'Z' || c < '4')
+            continue; /* every family's first character is 4, 5 or a capital */
+        Py_ssize_t end;
+        if (c == '4' || c == '5') {
+            if ((end = http_at(&t, p)) >= 0 && push_span(&out, SPAN_HTTP, p, end) < 0)
+                goto fail;
+            continue;
+        }
+        if (!a_upper(c))
+            continue;
+        if (c == 'E' && (end = errno_at(&t, p)) >= 0 && push_span(&out, SPAN_ERRNO, p, end) < 0)
+            goto fail;
+        if (!upper_start(&t, p))
+            continue;
+        if ((end = digit_code_at(&t, p)) >= 0 && push_span(&out, SPAN_DIGIT_CODE, p, end) < 0)
+            goto fail;
+        if ((end = allcaps_at(&t, p)) >= 0 && push_span(&out, SPAN_ALLCAPS, p, end) < 0)
+            goto fail;
+        if ((end = camel_at(&t, p)) >= 0 && push_span(&out, SPAN_CAMEL, p, end) < 0)
+            goto fail;
+    }
+    PyObject *result = buf_bytes(&out);
+    PyMem_Free(out.data);
+    return result;
+fail:
+    PyMem_Free(out.data);
+    return NULL;
+}
+
+/* holding_any(joined, starts, needles) -> list of int: the texts of joined (text k begins at starts[k], the
+ * texts apart by a separator no needle holds) that contain one of needles, in order, each once: the
+ * account hints' search (recall/cues.py _hinted) as one pass instead of a regular expression's
+ * alternation tried at every position. */
+static PyObject *scan_holding_any(PyObject *self, PyObject *args) {
+    PyObject *joined, *starts, *needles, *found = NULL;
+    if (!PyArg_ParseTuple(args, "UO!O!:holding_any", &joined, &PyList_Type, &starts, &PyTuple_Type, &needles))
+        return NULL;
+    const Py_ssize_t n_needles = PyTuple_GET_SIZE(needles), n_texts = PyList_GET_SIZE(starts);
+    const Text t = {PyUnicode_KIND(joined), PyUnicode_DATA(joined), PyUnicode_GET_LENGTH(joined)};
+    /* the needles as code points, end to end (needle j is chars[from[j] .. from[j + 1]]) */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t j = 0; j < n_needles; j++) {
+        PyObject *needle = PyTuple_GET_ITEM(needles, j);
+        if (!PyUnicode_Check(needle) || PyUnicode_GET_LENGTH(needle) == 0) {
+            PyErr_SetString(PyExc_ValueError, "holding_any: each needle must be a non-empty str");
+            return NULL;
+        }
+        total += PyUnicode_GET_LENGTH(needle);
+    }
+    Py_UCS4 *chars = PyMem_Malloc((size_t)(total + 1) * sizeof(Py_UCS4));
+    Py_ssize_t *from = PyMem_Malloc((size_t)(n_needles + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *begin = PyMem_Malloc((size_t)(n_texts + 1) * sizeof(Py_ssize_t));
+    unsigned char ascii_first[128] = {0}; /* an ASCII character some needle begins with */
+    int other_first = 0;                  /* some needle begins with a non-ASCII character */
+    if (!chars || !from || !begin) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    from[0] = 0;
+    for (Py_ssize_t j = 0; j < n_needles; j++) {
+        PyObject *needle = PyTuple_GET_ITEM(needles, j);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(needle);
+        for (Py_ssize_t i = 0; i < len; i++)
+            chars[from[j] + i] = PyUnicode_READ_CHAR(needle, i);
+        from[j + 1] = from[j] + len;
+        if (chars[from[j]] < 128)
+            ascii_first[chars[from[j]]] = 1;
+        else
+            other_first = 1;
+    }
+    for (Py_ssize_t k = 0; k < n_texts; k++) {
+        begin[k] = PyLong_AsSsize_t(PyList_GET_ITEM(starts, k));
+        if (begin[k] == -1 && PyErr_Occurred())
+            goto done;
+        if (begin[k] < 0 || begin[k] > t.n || (k && begin[k] < begin[k - 1])) {
+            PyErr_SetString(PyExc_ValueError, "holding_any: starts must be ascending offsets into joined");
+            goto done;
+        }
+    }
+    begin[n_texts] = t.n + 1;
+    found = PyList_New(0);
+    if (!found)
+        goto done;
+    Py_ssize_t k = -1; /* the text holding position p */
+    for (Py_ssize_t p = 0; p < t.n; p++) {
+        const Py_UCS4 c = PyUnicode_READ(t.kind, t.data, p);
+        if (c < 128 ? !ascii_first[c] : !other_first)
+            continue;
+        while (k + 1 < n_texts && begin[k + 1] <= p)
+            k++;
+        if (k < 0)
+            continue;
+        for (Py_ssize_t j = 0; j < n_needles; j++) {
+            const Py_ssize_t len = from[j + 1] - from[j];
+            const Py_UCS4 *needle = chars + from[j];
+            if (needle[0] != c || p + len > t.n)
+                continue;
+            Py_ssize_t i = 1;
+            while (i < len && needle[i] == PyUnicode_READ(t.kind, t.data, p + i))
+                i++;
+            if (i < len)
+                continue;
+            PyObject *no = PyLong_FromSsize_t(k);
+            if (!no || PyList_Append(found, no) < 0) {
+                Py_XDECREF(no);
+                Py_CLEAR(found);
+                goto done;
+            }
+            Py_DECREF(no);
+            p = begin[k + 1] - 1; /* on to the next text: this one is found */
+            break;
+        }
+    }
+done:
+    PyMem_Free(chars);
+    PyMem_Free(from);
+    PyMem_Free(begin);
+    return found;
+}
+
+/* ascii_name_in(text, name) -> bool: whether (?<!\w)<name>(?!\w) (re.ASCII | re.IGNORECASE, name escaped)
+ * matches in text: recall/cues.py _system_pattern(name).search(text) for an ASCII name, without a pattern
+ * compiled per name or the batch's lowered join (exact_cues_many's known systems). */
+static inline Py_UCS4 ascii_lower(Py_UCS4 c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+static PyObject *scan_ascii_name_in(PyObject *self, PyObject *args) {
+    PyObject *text, *name;
+    if (!PyArg_ParseTuple(args, "UU:ascii_name_in", &text, &name))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(name) || PyUnicode_GET_LENGTH(name) == 0) {
+        PyErr_SetString(PyExc_ValueError, "ascii_name_in: the name must be a non-empty ASCII str");
+        return NULL;
+    }
+    const Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
+    const Py_UCS1 *want = PyUnicode_1BYTE_DATA(name);
+    const Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    for (Py_ssize_t i = 0; i + len <= t.n; i++) {
+        if (i > 0 && a_word(PyUnicode_READ(t.kind, t.data, i - 1)))
+            continue;
+        Py_ssize_t j = 0;
+        while (j < len && ascii_lower(PyUnicode_READ(t.kind, t.data, i + j)) == ascii_lower(want[j]))
+            j++;
+        if (j == len && !a_word(at(&t, i + len)))
+            Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
+}
+
+/* ---- recall/disguise.py: which texts `revealed` may change --------------------------------------- */
+
+static inline int base64_char(Py_UCS4 c) { /* [A-Za-z0-9+/_-] */
+    return c < 128 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
+                       c == '/' || c == '_' || c == '-');
+}
+
+/* maybe_disguised(texts, masking) -> list of int: the texts (numbers, in order) that hold "&", a character
+ * whose bit is set in masking (a bit per code point, little-endian bytes: recall.disguise._table's keys) or
+ * past its last bit (the table is not read that far: such a text is left to `revealed`), or 16 characters
+ * of the base64 alphabet in a row (_MAY_RUN). Any other text that is NFKC-normalised is
+ * its own `revealed` (no entity, no format character or look-alike, no base64 run): disguise.revealed_many
+ * reads only the numbers returned (and any text NFKC would change). */
+static PyObject *scan_maybe_disguised(PyObject *self, PyObject *args) {
+    PyObject *texts;
+    Py_buffer mask = {0};
+    if (!PyArg_ParseTuple(args, "O!y*:maybe_disguised", &PyList_Type, &texts, &mask))
+        return NULL;
+    const unsigned char *bits = mask.buf;
+    const Py_ssize_t n_bits = mask.len * 8;
+    PyObject *found = PyList_New(0);
+    if (!found)
+        goto done;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(texts); k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        if (!PyUnicode_Check(text)) {
+            PyErr_Format(PyExc_TypeError, "maybe_disguised: a text must be str, not %.100s", Py_TYPE(text)->tp_name);
+            Py_CLEAR(found);
+            goto done;
+        }
+        const int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+        int hit = 0;
+        Py_ssize_t run = 0;
+        for (Py_ssize_t i = 0; i < n && !hit; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            run = base64_char(c) ? run + 1 : 0;
+            hit = c == '&' || run >= 16 || (c >= 128 && ((Py_ssize_t)c >= n_bits || (bits[c >> 3] >> (c & 7) & 1)));
+        }
+        if (hit) {
+            PyObject *no = PyLong_FromSsize_t(k);
+            if (!no || PyList_Append(found, no) < 0) {
+                Py_XDECREF(no);
+                Py_CLEAR(found);
+                goto done;
+            }
+            Py_DECREF(no);
+        }
+    }
+done:
+    PyBuffer_Release(&mask);
+    return found;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -1004,6 +1331,14 @@ static PyMethodDef methods[] = {
     {"tree_sums", scan_tree_sums, METH_VARARGS,
      "tree_sums(x, n_features, feature, threshold, left, right, value, roots, depth, out): recall.learned's "
      "tree walk, each row's leaf values summed over the trees into out."},
+    {"cue_spans", scan_cue_spans, METH_O,
+     "cue_spans(text) -> bytes: int64 (family, start, end) of recall.cues' _HTTP, digit and errno codes, _ALLCAPS, _CAMEL."},
+    {"holding_any", scan_holding_any, METH_VARARGS,
+     "holding_any(joined, starts, needles) -> list: the texts of joined holding one of needles, in order."},
+    {"maybe_disguised", scan_maybe_disguised, METH_VARARGS,
+     "maybe_disguised(texts, masking) -> list: the texts holding '&', a masked character or a base64 run."},
+    {"ascii_name_in", scan_ascii_name_in, METH_VARARGS,
+     "ascii_name_in(text, name) -> bool: (?<!\\w)name(?!\\w), ASCII and case-insensitive, matches in text."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,6 +16,10 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from functools import lru_cache
 
+import numpy as np
+
+from hindbrain.recall import _scan
+from hindbrain.recall.literals import literals
 from hindbrain.recall.timecues import day_values, query_time_values
 
 _A, _I = re.ASCII, re.ASCII | re.IGNORECASE  # ASCII classes: a CJK neighbour is a word boundary
@@ -53,6 +57,7 @@ _DIGIT = re.compile(r"\d", _A)
 # Searched in the lowered text: IGNORECASE made it the costliest pattern on non-ASCII text. A
 # pre-filter only: a superset of the hints is safe (``_ACCOUNT`` decides).
 _ACCOUNT_HINT = re.compile(r"svc|sa[-_]|srv|bot|admin|root|normal|regular|standard|ordinary|guest|管理员|普通|访客")
+_HINTS = tuple(sorted(literals(_ACCOUNT_HINT)))  # every string it matches (recall.literals: exact)
 _ACCOUNTS_LIST = (  # (pattern, fixed cue or None for the matched name itself)
     (re.compile(r"(?<![\w-])(?:(?:svc|sa|srv|bot)[-_][a-z0-9][a-z0-9_-]*|[a-z][a-z0-9]*[-_](?:bot|svc))(?![\w-])", _I),
      None),
@@ -189,44 +194,61 @@ def exact_cues_many(texts: list[str], known_systems: list[Iterable[str]]) -> lis
     if not simple:
         return out
     found = [out[n] for n in simple]
-
-    def owner(pos: int) -> int:
-        return bisect_right(starts, pos) - 1
-
-    if _DIGIT.search(joined):
-        for m in _HTTP.finditer(joined):
-            k = owner(m.start())
-            text, begin = batch[k], m.start() - starts[k]
-            end = m.end() - starts[k]
-            before, after = text[max(0, begin - 24) : begin], text[end:]
-            single = not (text[:begin] + after).strip(" \t\n()[]【】（）:：.。,，!！") or (
-                before.endswith(("(", "[", "（", "【")) and after.startswith((")", "]", "）", "】")))
-            if single or _HTTP_BEFORE.search(before) or _HTTP_AFTER.match(after):
-                found[k].add(f"code:{m.group(1)}")
+    spans = cue_spans(joined, starts)  # _HTTP, the digit and errno codes, _ALLCAPS, _CAMEL: one pass in C
+    for k, begin, end in spans[_HTTP_SPAN]:
+        text, begin, end = batch[k], begin - starts[k], end - starts[k]
+        before, after = text[max(0, begin - 24) : begin], text[end:]
+        single = not (text[:begin] + after).strip(" \t\n()[]【】（）:：.。,，!！") or (
+            before.endswith(("(", "[", "（", "【")) and after.startswith((")", "]", "）", "】")))
+        if single or _HTTP_BEFORE.search(before) or _HTTP_AFTER.match(after):
+            found[k].add(f"code:{text[begin:end]}")
     # each family's need is a character every match holds (``_CODE_NEEDS``): where few texts hold it,
     # only those are scanned
     for pattern, needs in _CODE_NEEDS:
-        if needs in ("digit", "upper"):  # most texts: one scan of the batch
-            for m in pattern.finditer(joined):
-                found[owner(m.start())].add(f"code:{m.group(0).lower()}")
+        if needs in ("digit", "upper"):  # most texts: found by ``cue_spans`` above
             continue
         for k in _holding(joined, starts, _NEEDLES[needs]):
             found[k].update(f"code:{m.group(0).lower()}" for m in pattern.finditer(batch[k]))
+    for family in (_DIGIT_CODE_SPAN, _ERRNO_SPAN):
+        for k, begin, end in spans[family]:
+            found[k].add(f"code:{joined[begin:end].lower()}")
     for k in _hinted(batch, starts, joined):  # the account scan is ~10 µs a text: only where a hint is
         for m in _ACCOUNT.finditer(batch[k]):
             found[k].add(_ACCOUNT_CUES[m.lastgroup] or f"account:{m.group(0).lower()}")
-    for m in _ALLCAPS.finditer(joined):  # after every code: a code is no system
-        word = m.group(0)
-        into = found[owner(m.start())]
+    for k, begin, end in spans[_ALLCAPS_SPAN]:  # after every code: a code is no system
+        word = joined[begin:end]
+        into = found[k]
         if word not in _NOT_SYSTEMS and _two_letters(word) and f"code:{word.lower()}" not in into:
             into.add(f"system:{word.lower()}")
-    for m in _CAMEL.finditer(joined):
-        found[owner(m.start())].add(f"system:{m.group(0).lower()}")
-    _known_systems_many(batch, starts, joined, [known_systems[n] for n in simple], found)
+    for k, begin, end in spans[_CAMEL_SPAN]:
+        found[k].add(f"system:{joined[begin:end].lower()}")
+    _known_systems_many(batch, [known_systems[n] for n in simple], found)
     return out
 
 
 _NEEDLES = {"dash": ("-",), "_": ("_",), "hex": ("0x", "0X")}
+
+# ``_scan.cue_spans``' families, in its codes' order: the matches of these patterns over a text, found in
+# one C pass (recall/_scan.c: each decided at its first character, as ``finditer`` finds them).
+_HTTP_SPAN, _DIGIT_CODE_SPAN, _ERRNO_SPAN, _ALLCAPS_SPAN, _CAMEL_SPAN = range(5)
+SPAN_PATTERNS = (_HTTP, _CODES[3], _CODES[4], _ALLCAPS, _CAMEL)
+
+
+def cue_spans(joined: str, starts: list[int] | None = None) -> list[list[tuple[int, int, int]]]:
+    """Per family of ``SPAN_PATTERNS``, its matches over ``joined`` as (text number, start, end), the text
+    being the one of ``starts`` (where each text begins; None: 0 for all) holding the match."""
+    flat = np.frombuffer(_scan.cue_spans(joined), dtype=np.int64).tolist()
+    out: list[list[tuple[int, int, int]]] = [[] for _ in SPAN_PATTERNS]
+    for n in range(0, len(flat), 3):
+        family, begin, end = flat[n : n + 3]
+        out[family].append((0 if starts is None else bisect_right(starts, begin) - 1, begin, end))
+    return out
+
+
+def py_cue_spans(joined: str, starts: list[int] | None = None) -> list[list[tuple[int, int, int]]]:
+    """``cue_spans`` by the patterns themselves (the oracle)."""
+    return [[(0 if starts is None else bisect_right(starts, m.start()) - 1, m.start(), m.end())
+             for m in pattern.finditer(joined)] for pattern in SPAN_PATTERNS]
 
 
 def _holding(joined: str, starts: list[int], needles: tuple[str, ...]) -> list[int]:
@@ -258,50 +280,29 @@ def _hinted(batch: list[str], starts: list[int], joined: str) -> list[int]:
     """The texts of ``batch`` whose lowered text holds an account hint (``_ACCOUNT_HINT``), in order."""
     lowered = joined.lower()
     if len(lowered) != len(joined):  # a letter whose lower case is longer ("İ"): offsets move, so one by one
-        return [k for k, text in enumerate(batch) if _ACCOUNT_HINT.search(text.lower())]
-    found, at = [], 0
-    while (m := _ACCOUNT_HINT.search(lowered, at)) is not None:
-        k = bisect_right(starts, m.start()) - 1
-        found.append(k)
-        at = starts[k + 1] if k + 1 < len(starts) else len(lowered)
-    return found
+        return py_hinted(batch)
+    return _scan.holding_any(lowered, starts, _HINTS)  # one pass in C, not the alternation at every position
 
 
-def _known_systems_many(batch: list[str], starts: list[int], joined: str, known: list[Iterable[str]],
-                        out: list[set[str]]) -> None:
-    """The known-system part of ``exact_cues`` for each text of ``batch`` (``joined`` at ``starts``)."""
-    lowered = joined.lower() if any(known) else None
-    wanted: dict[str, list[int]] = {}
+def py_hinted(batch: list[str]) -> list[int]:
+    """``_hinted`` by the pattern, one text at a time (the oracle)."""
+    return [k for k, text in enumerate(batch) if _ACCOUNT_HINT.search(text.lower())]
+
+
+def _known_systems_many(batch: list[str], known: list[Iterable[str]], out: list[set[str]]) -> None:
+    """The known-system part of ``exact_cues`` for each text of ``batch``: an ASCII name by its pattern's match
+    in C (``_scan.ascii_name_in``: the pattern's word edges, ASCII letters in either case), any other name
+    as a substring of the lowered text."""
     for k, names in enumerate(known):
+        lowered = None
         for name in _normed_names(tuple(names)):
-            if SEP in name:  # a match could span two texts: this text alone
-                if name in batch[k].lower() and _system_pattern(name) is None or \
-                        _system_pattern(name) is not None and _system_pattern(name).search(batch[k]):
-                    out[k].add(f"system:{name}")
-                continue
-            wanted.setdefault(name, []).append(k)
-    for name, ks in wanted.items():
-        pattern = _system_pattern(name)
-        if pattern is None:  # a non-ASCII name: a substring of the lowered text
-            for k in ks:
-                if name in batch[k].lower():
-                    out[k].add(f"system:{name}")
-            continue
-        holders = set(ks)
-        if lowered is None or len(lowered) != len(joined):  # offsets move: the scan itself
-            for m in pattern.finditer(joined):
-                k = bisect_right(starts, m.start()) - 1
-                if k in holders:
-                    out[k].add(f"system:{name}")
-            continue
-        # An ASCII match is the name in the lowered text (tests/recall/test_cue_prefilters): find it there,
-        # and let the pattern decide at that place (its word boundaries)
-        at = lowered.find(name)
-        while at >= 0:
-            k = bisect_right(starts, at) - 1
-            if k in holders and pattern.match(joined, at):
+            if name.isascii():
+                found = _scan.ascii_name_in(batch[k], name)
+            else:
+                lowered = batch[k].lower() if lowered is None else lowered
+                found = name in lowered
+            if found:
                 out[k].add(f"system:{name}")
-            at = lowered.find(name, at + 1)
 
 
 @lru_cache(maxsize=1024)

@@ -156,15 +156,26 @@ class IdNumbers:
             self._parsed = (doc_id, hexed)
         return hexed
 
+    @staticmethod
+    def key(doc_id: str) -> tuple[str, int] | None:
+        """How ``doc_id`` is held: (its prefix, its 128 bits), or None (an id of another form). A batch
+        that asks ``get_key`` then ``set_key`` of each of its ids parses each once (``TenantIndex.add_many``)."""
+        hexed = _match(doc_id) if doc_id.__class__ is str else None
+        return None if hexed is None else (hexed[1], int(hexed[2], 16))
+
     def get(self, doc_id: str, default=None):
-        # flat: ingest asks this of every event, most often for an id never added
         hexed = self._hexed(doc_id)
-        if hexed is None:
+        return self.get_key(doc_id, None if hexed is None else (hexed[1], int(hexed[2], 16)), default)
+
+    def get_key(self, doc_id: str, key: tuple[str, int] | None, default=None):
+        """``get(doc_id, default)``, ``key`` being ``key(doc_id)``."""
+        # flat: ingest asks this of every event, most often for an id never added
+        if key is None:
             return self._other.get(doc_id, default)
-        part = self._by_prefix.get(hexed[1])
+        part = self._by_prefix.get(key[0])
         if part is None:
             return default
-        value = int(hexed[2], 16)
+        value = key[1]
         bits, mask = part.filter
         at = value & mask
         if not bits[at >> 3] >> (at & 7) & 1:
@@ -188,13 +199,17 @@ class IdNumbers:
 
     def __setitem__(self, doc_id: str, no: int) -> None:
         hexed = self._hexed(doc_id)
-        if hexed is None:
+        self.set_key(doc_id, None if hexed is None else (hexed[1], int(hexed[2], 16)), no)
+
+    def set_key(self, doc_id: str, key: tuple[str, int] | None, no: int) -> None:
+        """``self[doc_id] = no``, ``key`` being ``key(doc_id)``."""
+        if key is None:
             self._other[doc_id] = no
             return
-        part = self._by_prefix.get(hexed[1])
+        part = self._by_prefix.get(key[0])
         if part is None:
-            part = self._by_prefix[hexed[1]] = _Sorted()
-        part.put(int(hexed[2], 16), no)
+            part = self._by_prefix[key[0]] = _Sorted()
+        part.put(key[1], no)
 
     def __len__(self) -> int:
         return len(self._other) + sum(len(p) for p in self._by_prefix.values())

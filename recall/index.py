@@ -20,6 +20,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 
@@ -172,6 +173,8 @@ def situation_text(fields: dict) -> str:
 
 
 RECENT_THREADS = 50_000  # threads whose last event is kept for the split-directive cue, per tenant
+# How many of the oldest threads ``TenantIndex._forget_oldest_thread`` reads ahead in one walk of the dict.
+FORGET_AHEAD = 1024
 
 
 def _fields_of(doc: Doc) -> dict:
@@ -245,12 +248,17 @@ def system_report(fields: dict) -> tuple | None:
     is a fact about the system every agent meets, not the agent's private experience, so it is shared from
     the start (design.md §issue-29; docs/fleet-memory.md). Kept private otherwise (what an agent was told,
     thought or noted), and a quarantined report still reaches no other user's task (``recall.gate``)."""
-    if not (fields.get("system") and (fields.get("action") or fields.get("identity"))
-            and fields.get("kind") in ("action", "anomaly", "outcome")
-            and (isinstance(fields.get("success"), bool) or fields.get("kind") == "anomaly")):
+    get = fields.get  # no generator: this runs for every perceived event
+    if not (get("system") and (get("action") or get("identity")) and get("kind") in ("action", "anomaly", "outcome")
+            and (isinstance(get("success"), bool) or get("kind") == "anomaly")):
         return None
-    scope = tuple(sorted((str(k), str(v)) for k, v in (fields.get("scope") or {}).items()))
-    return (*(" ".join(str(fields.get(k) or "").lower().split()) for k in ("system", "identity", "action")), scope)
+    scope = tuple(sorted([(str(k), str(v)) for k, v in (get("scope") or {}).items()]))
+    return (_spaced(get("system")), _spaced(get("identity")), _spaced(get("action")), scope)
+
+
+def _spaced(value) -> str:
+    """``value`` lower-cased, its runs of white space one space, stripped ("" for None)."""
+    return " ".join(str(value or "").lower().split())
 
 
 def _field_terms(fields: dict) -> list[str]:
@@ -360,15 +368,19 @@ class TenantIndex:
         self._retired = np.zeros(1024, dtype=bool)
         self.retired = 0
         self.last_said: dict[tuple, int] = {}  # (agent, session or task, speaker) → its last event's number
+        self._oldest: tuple[dict, list[tuple[tuple, int]], int] = ({}, [], 0)  # _forget_oldest_thread's read-ahead
         self.persons: dict[str, str] = {}  # lower-cased name → a user some unit is personal to (``person_named``)
 
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
         """Index documents with their cue terms; a redelivered id is skipped. Returns
         the documents added (numbered in order from ``len(docs)`` before the call)."""
-        fresh, seen, adding = [], set(), {}
+        fresh, keys, seen, adding = [], [], set(), {}
+        by_id = self.by_id
         for doc, cues in docs:
-            if doc.id in self.by_id or doc.id in seen:
+            key = by_id.key(doc.id)  # parsed once for the look-up and the numbering below
+            if by_id.get_key(doc.id, key) is not None or doc.id in seen:
                 continue
+            keys.append(key)
             seen.add(doc.id)
             doc.tokens = estimate_tokens(doc.text)
             if doc.kind == "fragment":  # the words it was learned from say more than its own cue
@@ -393,9 +405,9 @@ class TenantIndex:
         self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
         self._owners[first:end] = [SHARED if doc.report else self.agent_code(doc.owner) for doc, _ in fresh]
         self._retired[first:end] = False
-        for n, (doc, _) in enumerate(fresh, first):
+        for n, (doc, _), key in zip(range(first, end), fresh, keys, strict=True):
             self.docs.append(doc)
-            self.by_id[doc.id] = n
+            by_id.set_key(doc.id, key, n)
             if doc.kind == "fragment" and isinstance(doc.scope.get("user"), str):
                 self.persons.setdefault(doc.scope["user"].strip().lower(), doc.scope["user"])
             if doc.kind == "event":
@@ -421,7 +433,7 @@ class TenantIndex:
         before_no = self.last_said.pop(thread, None)
         self.last_said[thread] = no  # the newest thread last: the oldest is forgotten first
         if len(self.last_said) > RECENT_THREADS:
-            del self.last_said[next(iter(self.last_said))]
+            self._forget_oldest_thread()
         if before_no is None or doc.quarantine or not (doc.session or doc.task):
             return
         before = adding.get(before_no) or self.docs.peek(before_no)  # read only: no object kept
@@ -431,6 +443,25 @@ class TenantIndex:
             doc.quarantine = reason
             changed = adding.get(before_no) or self.docs[before_no]  # kept: it changes
             changed.quarantine = f"{reason} (with {doc.id})"
+
+    def _forget_oldest_thread(self) -> None:
+        """Deletes ``last_said``'s first (least recently said) thread. ``next(iter(dict))`` walks every
+        slot deleted before the first key, and with one thread forgotten an event past ``RECENT_THREADS``
+        that was ~25 µs an event by 100k (issue 28). So the first ``FORGET_AHEAD`` (thread, number) pairs
+        are read in one walk, and each is forgotten in turn unless its number changed since (said again:
+        it moved to the end). Numbers only grow, so the first unchanged one is the oldest: the same thread
+        the walk would find."""
+        said = self.last_said
+        of, ahead, at = self._oldest
+        while True:
+            if of is not said or at == len(ahead):  # a restored dict (index_snapshot) or the read-ahead used up
+                of, ahead, at = said, list(islice(said.items(), FORGET_AHEAD)), 0
+            thread, no = ahead[at]
+            at += 1
+            if said.get(thread) == no:
+                del said[thread]
+                self._oldest = (of, ahead, at)
+                return
 
     def add_belief(self, belief: Belief) -> None:
         """A belief, tainted by what it rests on: one resting on a quarantined event or unit is

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from hindbrain.recall.disguise import revealed
+from hindbrain.recall.disguise import revealed, revealed_many
 from hindbrain.recall.literals import Prefilter
 
 AGENT, USER, TOOL, DOCUMENT = "agent", "user", "tool", "document"
@@ -93,8 +93,11 @@ _INJECTION_HINTS = ("ignor", "system prompt", "developer message", "new instruct
                     "系统提示", "無視")
 
 
+_MAY_INJECT = Prefilter(strings=_INJECTION_HINTS)  # the hints in one C scan, not a substring test each
+
+
 def _injection(lowered: str) -> re.Match | None:
-    return _INJECTION.search(lowered) if any(h in lowered for h in _INJECTION_HINTS) else None
+    return _INJECTION.search(lowered) if _MAY_INJECT.may_match(lowered) else None
 
 _DESTINATION = re.compile(f"{_PAY}|{_ACCOUNT_WORD}")
 _BARE_NUMBER = re.compile(rf"(?<![\w.-]){_NUMBER}")
@@ -115,10 +118,13 @@ _MAY_DIRECTIVE = Prefilter(_DIRECTIVE)
 # Where money goes needs an account word, an e-mail ("@") or a link ("http", "www."): no ``_MONEY``
 # match can hold none of them.
 _ACCOUNT_WORD_FOUND = re.compile(_ACCOUNT_WORD)
+# ... whose search (~3 µs a text, the alternation tried at every position) runs only where one of its words is
+_MAY_ACCOUNT_WORD = Prefilter(_ACCOUNT_WORD_FOUND)
 
 
 def _may_name_payee(text: str) -> bool:
-    return "@" in text or "http" in text or "www." in text or _ACCOUNT_WORD_FOUND.search(text) is not None
+    return "@" in text or "http" in text or "www." in text or (
+        _MAY_ACCOUNT_WORD.may_match(text) and _ACCOUNT_WORD_FOUND.search(text) is not None)
 
 
 def source_of(kind: str | None, speaker: str | None, agent: str | None, origin: str | None = None) -> str:
@@ -151,7 +157,7 @@ def instruction_cues(texts: list[str | None]) -> list[str | None]:
     (``Prefilter.matching``): only a text holding a cue word goes through the regular expressions."""
     out: list[str | None] = [None] * len(texts)
     present = [n for n, text in enumerate(texts) if text]
-    shown = [revealed(texts[n]) for n in present]  # a scan per character: no cheaper over the batch
+    shown = revealed_many([texts[n] for n in present])  # only a text that may be disguised is unmasked
     lowered = [text.lower() for text in shown]
     joined, starts, at = _SEP.join(lowered), [], 0
     for text in lowered:

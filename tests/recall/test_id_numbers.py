@@ -51,3 +51,24 @@ def test_hex_ids_take_twenty_bytes_in_the_columns():
     assert table.nbytes() == 20 * len(ids)
     assert [table[i] for i in ids] == list(range(len(ids)))
     assert "ev_" + "0" * 32 not in table and table.get(None) is None
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_parsed_key_answers_like_the_id(seed, monkeypatch):
+    """``get_key`` / ``set_key`` with ``key(id)`` (an id parsed once: ``TenantIndex.add_many``) are
+    ``get`` / ``[id] =``, for every form of id."""
+    monkeypatch.setattr(id_numbers, "_MERGE_MIN", 16)
+    monkeypatch.setattr(id_numbers, "_BITS_MIN", 64)
+    rng = random.Random(seed)
+    pool = _ids(rng, 400)
+    keyed, reference = IdNumbers(), {}
+    for step in range(2000):
+        doc_id = rng.choice(pool)
+        key = IdNumbers.key(doc_id)
+        assert keyed.get_key(doc_id, key) == reference.get(doc_id)
+        assert keyed.get_key(doc_id, key, -1) == reference.get(doc_id, -1)
+        if rng.random() < 0.5:
+            keyed.set_key(doc_id, key, step)
+            reference[doc_id] = step
+    assert keyed == reference
+    assert IdNumbers.key("ev_" + "ab" * 16) == ("ev_", int("ab" * 16, 16)) and IdNumbers.key("caller-1") is None

@@ -26,7 +26,8 @@ class _PassAll:
         return True
 
 
-GATES = ("_MAY_CUE", "_MAY_PAY", "_MAY_DIRECTIVE")  # and ``_may_name_payee``: every gate before a regular expression
+# and ``_may_name_payee`` (with ``_MAY_ACCOUNT_WORD`` inside it): every gate before a regular expression
+GATES = ("_MAY_CUE", "_MAY_PAY", "_MAY_DIRECTIVE", "_MAY_INJECT")
 
 
 @contextmanager
