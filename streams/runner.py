@@ -56,7 +56,7 @@ from hindbrain.schemas.records import now_us
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
 from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch, to_messages
-from hindbrain.streams.sink import insert_batch
+from hindbrain.streams.sink import insert_batch, release_arrow_pool
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.switching import CALLS
 
@@ -229,6 +229,8 @@ class EmbeddedRunner:
                     project_batch(ready[start : start + PROJECT_SLICE], ts_us, batch)
                 if not batch.dead_letters:
                     insert_batch(self.warehouse, batch, pause=CALLS.give_way)
+            batch.rows, batch.tables = {}, {}  # the columns freed on this thread, then given back
+            release_arrow_pool()
         except BaseException as exc:
             inflight.end(exc)
             raise

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pyarrow as pa
+
 from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.streams.gc_pause import gc_paused
@@ -21,3 +23,12 @@ def insert_batch(warehouse: Warehouse, batch: ProjectedBatch, pause: Callable[[]
             for table in tables:
                 pause and pause()
                 warehouse.insert_arrow(TABLES[name], table)
+
+
+def release_arrow_pool() -> None:
+    """pyarrow's memory pool gives its free pages back. For a thread that projects and inserts
+    apart from the caller: pyarrow's allocator (mimalloc) keeps a heap per thread, and what a
+    batch's Arrow columns freed there stays resident — +950 B an event over a 20k import on a
+    writer thread (i28-ingestpipe10's measurement, docs/speed.md "Ingest, round ten"); with the
+    release, level with the insert on the caller."""
+    pa.default_memory_pool().release_unused()
