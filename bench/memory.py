@@ -70,10 +70,13 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=1, help="frames kept per allocation; > 1 prints the callers")
     ap.add_argument("--settle", action="store_true",
                     help="then wait for every vector to be neural and in the graph, and split the growth again")
+    ap.add_argument("--inline-projection", action="store_true",
+                    help="project the views' batches on the appending call, as before round ten (no projector thread)")
     args = ap.parse_args()
     rng = random.Random(args.size)
     events = [event(rng, n) for n in range(args.size)]
     with tempfile.TemporaryDirectory(prefix="hindbrain-memory-") as home, Brain.open(home) as brain:
+        brain.runner.background = not args.inline_projection
         brain.perceive(tenant=TENANT, agent="agent-0", text="warm-up")
         brain.recall(tenant=TENANT, agent="agent-0", query="warm-up")
         gc.collect()

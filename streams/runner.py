@@ -62,6 +62,7 @@ from hindbrain.switching import CALLS
 
 CONSUMER = "embedded-projector"
 GROUP_WINDOW_S = 0.005  # how long a deferred record may wait for its group commit
+BACKLOG_BATCHES = 3  # micro-batches pending past which the appending call projects them itself
 # records the background projection projects between two give-way points (2,000 took 70-105 ms with
 # their inserts in the soak: a slice is ~10 ms), so a call that starts meanwhile meets at most one
 PROJECT_SLICE = 250
@@ -173,7 +174,11 @@ class EmbeddedRunner:
         """Hands the micro-batch an append made due to the projector thread (lock held; the
         appending call returns at once: module docstring)."""
         with self._handoff:
-            closing = self._closed or not self.background
+            # the projector gives way to calls in progress, and a bulk import is one: past a bound
+            # the appending call projects inline (backpressure), or the backlog and its records
+            # would grow with the import (80,000 records held at the end of a 100k import)
+            behind = len(self._pending) >= BACKLOG_BATCHES * self.batch_size
+            closing = self._closed or not self.background or behind
             if not closing:
                 self._wanted = True
                 if self._projector is None:
@@ -181,7 +186,7 @@ class EmbeddedRunner:
                                                        daemon=True)
                     self._projector.start()
                 self._handoff.notify()
-        if closing:  # the close's own append (its projector is ending), or inline by choice
+        if closing:  # the close's own append (its projector is ending), inline by choice, or too far behind
             self._project_logged()
 
     def _project_logged(self) -> None:

@@ -85,3 +85,17 @@ def test_the_projector_thread_gives_arrows_free_pages_back_after_its_insert(tmp_
             time.sleep(0.01)
         assert {row["event_id"] for row in brain.sql("SELECT event_id FROM events FINAL")} == set(ids)
     assert released and all(name != threading.main_thread().name for name in released)
+
+
+def test_a_bulk_write_far_ahead_of_the_projector_projects_inline_so_the_backlog_stays_bounded(tmp_path):
+    # the projector gives way to calls in progress; a bulk import must not leave its whole
+    # backlog of records held in memory behind it
+    from hindbrain.streams.runner import BACKLOG_BATCHES
+
+    with Brain.open(tmp_path, embedder="none", batch_size=10) as brain:
+        brain.runner.flush()
+        with CALLS.recalling():  # the projector waits for this call: only backpressure can project
+            for start in range(0, 200, 20):
+                brain.perceive_many(events(start, 20))
+                assert brain.runner.pending < BACKLOG_BATCHES * 10 + 20
+        assert len(brain.sql("SELECT event_id FROM events FINAL")) == 200
