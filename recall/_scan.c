@@ -979,6 +979,14 @@ done:
     return result;
 }
 
+/* Appends the text number k to the list of texts found: 0, or -1 with the error set. */
+static int append_index(PyObject *found, Py_ssize_t k) {
+    PyObject *no = PyLong_FromSsize_t(k);
+    int failed = !no || PyList_Append(found, no) < 0;
+    Py_XDECREF(no);
+    return failed ? -1 : 0;
+}
+
 /* ---- the exact cues' ASCII families over a batch (recall/cues.py exact_cues_many) ------------ */
 
 /* re.ASCII's \w, \d and the classes the cue patterns read: a non-ASCII character is none of them. */
@@ -1201,13 +1209,10 @@ static PyObject *scan_holding_any(PyObject *self, PyObject *args) {
                 i++;
             if (i < len)
                 continue;
-            PyObject *no = PyLong_FromSsize_t(k);
-            if (!no || PyList_Append(found, no) < 0) {
-                Py_XDECREF(no);
+            if (append_index(found, k) < 0) {
                 Py_CLEAR(found);
                 goto done;
             }
-            Py_DECREF(no);
             p = begin[k + 1] - 1; /* on to the next text: this one is found */
             break;
         }
@@ -1287,14 +1292,9 @@ static PyObject *scan_maybe_disguised(PyObject *self, PyObject *args) {
             run = base64_char(c) ? run + 1 : 0;
             hit = c == '&' || run >= 16 || (c >= 128 && ((Py_ssize_t)c >= n_bits || (bits[c >> 3] >> (c & 7) & 1)));
         }
-        if (hit) {
-            PyObject *no = PyLong_FromSsize_t(k);
-            if (!no || PyList_Append(found, no) < 0) {
-                Py_XDECREF(no);
-                Py_CLEAR(found);
-                goto done;
-            }
-            Py_DECREF(no);
+        if (hit && append_index(found, k) < 0) {
+            Py_CLEAR(found);
+            goto done;
         }
     }
 done:
