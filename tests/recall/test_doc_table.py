@@ -130,14 +130,19 @@ def test_a_row_of_another_width_is_refused_not_read_into_the_wrong_fields():
         unpacked(Doc, decode_at, orjson.dumps(orjson.loads(row)[:-1]))
 
 
-def test_a_documents_row_is_its_current_state_whether_stored_held_changed_or_not_packed_yet():
+def over_snapshot_rows(n: int) -> DocTable:
+    """A table over the packed rows of documents 0..n-1, as a snapshot stores them."""
     saved = DocTable(Doc)
-    for n in range(2):
-        saved.append(doc(n))
+    for k in range(n):
+        saved.append(doc(k))
     saved.pack()
-    rows = [np.frombuffer(saved.row(n), np.uint8) for n in range(2)]
+    rows = [np.frombuffer(saved.row(k), np.uint8) for k in range(n)]
     offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
-    table = DocTable.over(Doc, np.concatenate(rows), offsets)  # 0, 1: a snapshot's rows
+    return DocTable.over(Doc, np.concatenate(rows), offsets)
+
+
+def test_a_documents_row_is_its_current_state_whether_stored_held_changed_or_not_packed_yet():
+    table = over_snapshot_rows(2)  # 0, 1: a snapshot's rows
     table.append(doc(2))
     table.pack()  # 2: this process's buffer
     table.append(doc(3))  # 3: held, not packed yet
@@ -149,13 +154,7 @@ def test_a_documents_row_is_its_current_state_whether_stored_held_changed_or_not
 
 
 def test_the_rows_written_at_once_are_the_rows_one_by_one_with_their_offsets():
-    saved = DocTable(Doc)
-    for n in range(4):
-        saved.append(doc(n))
-    saved.pack()
-    rows = [np.frombuffer(saved.row(n), np.uint8) for n in range(4)]
-    bounds = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
-    table = DocTable.over(Doc, np.concatenate(rows), bounds)  # 0-3: a snapshot's rows
+    table = over_snapshot_rows(4)  # 0-3: a snapshot's rows
     for n in range(4, 9):
         table.append(doc(n))
     table.pack()  # 4-8: this process's buffer
