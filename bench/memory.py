@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import ctypes
+import ctypes.util
 import gc
 import random
 import re
@@ -52,6 +54,31 @@ def rss_by_kind() -> collections.Counter:
     return out
 
 
+def glibc_arenas() -> dict[str, int]:
+    """glibc's malloc arenas (``malloc_info``): how many, the bytes the main arena and the
+    threads' arenas hold from the system, and how much of that is free inside them; empty
+    elsewhere than glibc."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.open_memstream.restype = ctypes.c_void_p
+        libc.open_memstream.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_size_t)]
+        libc.malloc_info.argtypes, libc.fclose.argtypes = [ctypes.c_int, ctypes.c_void_p], [ctypes.c_void_p]
+    except (OSError, AttributeError):
+        return {}
+    buf, size = ctypes.c_char_p(), ctypes.c_size_t()
+    stream = libc.open_memstream(ctypes.byref(buf), ctypes.byref(size))
+    libc.malloc_info(0, stream)
+    libc.fclose(stream)
+    out = collections.Counter()
+    for nr, body in re.findall(r'<heap nr="(\d+)">(.*?)</heap>', buf.value.decode(), re.S):
+        part = "main" if nr == "0" else "threads"
+        out["arenas"] += 1
+        out[part] += int(re.search(r'<system type="current" size="(\d+)"', body)[1])
+        out[f"{part} free"] += sum(int(x) for x in re.findall(r'<total type="(?:fast|rest)" count="\d+" size="(\d+)"',
+                                                               body))
+    return out
+
+
 def jemalloc(brain) -> dict[str, int]:
     """The embedded chDB's allocator: bytes allocated and resident (``system.jemalloc_stats``);
     empty for a ClickHouse server."""
@@ -81,13 +108,14 @@ def main() -> None:
         brain.recall(tenant=TENANT, agent="agent-0", query="warm-up")
         gc.collect()
         rss0, kinds0, je0, blocks0 = resident_bytes(), rss_by_kind(), jemalloc(brain), sys.getallocatedblocks()
+        ar0 = glibc_arenas()
         before = None
         if not args.no_trace:
             tracemalloc.start(args.depth)
             before = tracemalloc.take_snapshot()
         for start in range(0, args.size, BATCH):
             brain.perceive_many(events[start:start + BATCH])
-        report(brain, args, "the import", rss0, kinds0, je0, blocks0, before)
+        report(brain, args, "the import", rss0, kinds0, je0, blocks0, before, ar0)
         if args.settle and brain.index.semantic is not None:
             semantic = brain.index.semantic
             t0 = time.perf_counter()
@@ -95,14 +123,14 @@ def main() -> None:
             while semantic.unbuilt():
                 time.sleep(0.2)
             print(f"settled {time.perf_counter() - t0:.0f} s later")
-            report(brain, args, "settled", rss0, kinds0, je0, blocks0, before)
+            report(brain, args, "settled", rss0, kinds0, je0, blocks0, before, ar0)
             settled = resident_bytes()
             release_free_heap()
             print(f"  a malloc_trim now returns {(settled - resident_bytes()) / args.size:,.0f} B/event "
                   "(free heap the settling left resident)")
 
 
-def report(brain, args, label: str, rss0: int, kinds0, je0, blocks0, before) -> None:
+def report(brain, args, label: str, rss0: int, kinds0, je0, blocks0, before, ar0) -> None:
     """The growth since the baseline, split by mapping, allocator and (traced) source line."""
     gc.collect()
     n = args.size
@@ -110,6 +138,13 @@ def report(brain, args, label: str, rss0: int, kinds0, je0, blocks0, before) -> 
     kinds = rss_by_kind()
     grown = ", ".join(f"{k} {(kinds[k] - kinds0[k]) / n:,.0f}" for k in ("heap", "anon", "chdb", "files"))
     print(f"  by mapping: {grown} B/event; pymalloc blocks {(sys.getallocatedblocks() - blocks0) / n:.1f}/event")
+    ar = glibc_arenas()
+    if ar:
+        grown = {k: (ar[k] - ar0[k]) / n for k in ("main", "main free", "threads", "threads free")}
+        print(f"  glibc: {ar['arenas']} arenas (was {ar0['arenas']}); main arena {grown['main']:,.0f} (free in it "
+              f"{grown['main free']:,.0f}), threads' arenas {grown['threads']:,.0f} "
+              f"(free {grown['threads free']:,.0f}) "
+              "B/event from the system")
     je = jemalloc(brain)
     if je:
         print(f"  chDB's jemalloc: allocated {(je['allocated'] - je0['allocated']) / n:,.0f}, "
