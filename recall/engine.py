@@ -159,16 +159,21 @@ class RecallEngine:
 
     # -- channels that search ------------------------------------------------------------
     def _lexical(self, tenant: TenantIndex, query: Query, mask, fetch: int) -> dict[int, tuple[float, float]]:
-        """doc number → (bm25, query information) for the best ``fetch`` lexical hits."""
-        scores, idfs = tenant.bm25.scores(query.terms)
-        if mask is not None:  # in place: ``scores`` is this recall's own array; a new n-long one cost fresh pages
-            np.multiply(scores, mask[: len(scores)], out=scores)
+        """doc number → (bm25, query information) for the best ``fetch`` lexical hits. Under a mask
+        a recurring one's visible documents alone are scored (``BM25Index.visible_scores``: the same
+        scores, and the best hits' tie rule, newest first, holds as their numbers keep their order)."""
+        if mask is None:
+            scores, idfs = tenant.bm25.scores(query.terms)
+            docs = None
+        else:
+            docs, scores, idfs = tenant.bm25.visible_scores(query.terms, mask)
         hits = best_hits(scores, fetch)  # equal scores at the cut: the newest documents
         # A query term no document holds still carries information (idf as if df = 0): without
         # it, a query whose only known word is "the" would be fully "covered" by any document.
         unseen = math.log(1.0 + (len(tenant.bm25) + 0.5) / 0.5)
         information = sum(idfs.get(t, unseen) for t in query.terms)
-        return {int(d): (float(scores[d]), information) for d in hits}
+        numbers = hits if docs is None else docs[hits]
+        return {int(d): (float(scores[h]), information) for d, h in zip(numbers.tolist(), hits.tolist(), strict=True)}
 
     def _semantic(self, query: Query, mask, clock, fetch: int, pending) -> tuple[list[int], np.ndarray | None]:
         """The doc numbers nearest to each view (``fetch`` for the joined query, ``TURN_FETCH``

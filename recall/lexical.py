@@ -21,6 +21,8 @@ from hindbrain.recall import _scan, sorted_sets
 K1, B = 1.2, 0.75
 ROW_SHARE = 1 / 16  # a term in at least this share of the documents is kept as a dense row
 ROW_BYTES = 64 << 20  # at most this much of them (160 rows at 100k documents, 16 at 1M)
+VISIBLE_VIEWS = 4  # masks whose visible documents are kept (``visible_scores``): the agents recalling most
+VIEW_ROW_BYTES = ROW_BYTES // 4  # at most this much of common terms' rows over those masks' documents, all masks
 
 
 _NO_DOCS, _NO_TFS = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
@@ -175,10 +177,32 @@ def best_hits(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 def _read(path: Path, dtype) -> np.ndarray:
-    """A saved column mapped read-only (an empty file cannot be mapped: an empty array)."""
+    """A saved column mapped read-only (an empty file cannot be mapped: an empty array), as a plain
+    ndarray view of the mapping: ``np.memmap``'s indexing and slicing go through a Python
+    ``__getitem__`` (~100 a first-time recall at 100k: the vocabulary's binary search in ``find``,
+    the graph's ``docs_with`` counts), ~0.2 ms a recall, paired A/B ×0.98 (docs/speed.md, round eleven)."""
     if path.stat().st_size == 0:
         return np.zeros(0, dtype=dtype)
-    return np.memmap(path, dtype=dtype, mode="r")
+    return np.asarray(np.memmap(path, dtype=dtype, mode="r"))
+
+
+def _dense_row(docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray, weight: float) -> np.ndarray:
+    """A term's BM25 parts (``weight`` = idf × its count in the query) as a dense row, zeros
+    elsewhere: adding it to the scores gives the bits ``bm25_add`` would."""
+    row = np.zeros(len(norms), dtype=np.float32)
+    _scan.bm25_add(row, docs, tfs, norms, weight, K1 + 1.0)
+    return row
+
+
+class _View(NamedTuple):
+    """A mask recent recalls used (``BM25Index.visible_scores``), kept while the corpus stays as it
+    is: the mask (compared at every use, not hashed) and, once it recurs, the visible documents'
+    numbers (ascending) and norms. Common terms' rows over them are in ``BM25Index._view_rows``."""
+
+    number: int  # names its rows in ``BM25Index._view_rows``
+    mask: np.ndarray  # bool, one per document
+    docs: np.ndarray | None  # int64, ascending; None until the mask recurs
+    norms: np.ndarray | None  # float32, ``_doc_norms()[docs]``
 
 
 class BM25Index:
@@ -206,6 +230,11 @@ class BM25Index:
         self._norms = np.empty(0, dtype=np.float32)  # see _doc_norms
         self._norms_of = (0, 0)  # (documents, total length) the norms and rows were computed for
         self._rows: OrderedDict[tuple[str, int], tuple[np.ndarray, float]] = OrderedDict()  # see _row
+        self._views: list[_View] = []  # see visible_scores; most recently used first
+        self._views_made = 0
+        # (view number, term, qtf) → (a common term's row over the view's documents, its idf), oldest first
+        self._view_rows: OrderedDict[tuple[int, str, int], tuple[np.ndarray, float]] = OrderedDict()
+        self._view_bytes = 0
         self._lock = threading.Lock()  # adding and scoring (which settles tails) exclude each other
 
     def __len__(self) -> int:
@@ -316,18 +345,73 @@ class BM25Index:
         pass fills a dense row that later queries add (``_row``). numpy's ~10 passes and
         temporaries a term made a 1M-document recall's lexical stage ~2x slower (bench/lexical_ab.py)."""
         with self._lock:
+            return self._scores(terms)
+
+    def _scores(self, terms: list[str]) -> tuple[np.ndarray, dict[str, float]]:
+        """``scores`` with the lock held."""
+        n = self._n
+        scores = np.zeros(n, dtype=np.float32)
+        idfs: dict[str, float] = {}
+        if n == 0:
+            return scores, idfs
+        norms = self._doc_norms()
+        for term, qtf in Counter(terms).items():
+            row = self._rows.get((term, qtf))
+            if row is not None:  # a common term, scored as a whole row
+                self._rows.move_to_end((term, qtf))
+                idfs[term] = row[1]
+                scores += row[0]
+                continue
+            t, b = self._lookup(term)
+            if t is None and b < 0:
+                continue
+            docs, tfs = self._postings(t, b)
+            df = len(docs)
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            idfs[term] = idf
+            docs, tfs = np.ascontiguousarray(docs, dtype=np.int32), np.ascontiguousarray(tfs, dtype=np.float32)
+            if df >= n * ROW_SHARE:
+                scores += self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
+            else:
+                _scan.bm25_add(scores, docs, tfs, norms, idf * qtf, K1 + 1.0)
+        return scores, idfs
+
+    def visible_scores(self, terms: list[str], mask: np.ndarray
+                       ) -> tuple[np.ndarray | None, np.ndarray, dict[str, float]]:
+        """``scores(terms)`` of the documents ``mask`` (bool, at least one per document) lets a
+        recall see, and each term's idf: (their numbers ascending, their scores), bit for bit
+        ``scores(terms)`` at those numbers (each visible document gets the same float32 additions in
+        the same order); or, for a mask no recent recall used, (None, ``scores(terms)`` with the
+        hidden documents' zeroed), as the engine scored before. A recall's mask hides most documents
+        (agent-1 sees 34 k of 100 k), and scoring all of them, zeroing the hidden ones and selecting
+        among the whole array was most of the lexical stage. The last ``VISIBLE_VIEWS`` masks are
+        kept; one that recurs keeps its documents, and common terms keep their rows over those
+        (``VIEW_ROW_BYTES`` in all, beside the whole rows ``scores`` keeps, which they are taken
+        from), until the corpus changes. Agents taking turns beyond that pay the mask's compare
+        and copy (~0.05 ms at 100 k) over the scoring as before."""
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_ or mask.ndim != 1:
+            raise TypeError(f"visible_scores: a bool mask by document expected, got {mask.dtype} of shape {mask.shape}")
+        with self._lock:
             n = self._n
-            scores = np.zeros(n, dtype=np.float32)
-            idfs: dict[str, float] = {}
+            if len(mask) < n:
+                raise ValueError(f"visible_scores: a mask of {len(mask)} documents for an index of {n}")
             if n == 0:
-                return scores, idfs
-            norms = self._doc_norms()
+                return None, np.zeros(0, dtype=np.float32), {}
+            norms = self._doc_norms()  # first: a changed corpus drops the kept masks
+            view = self._view(mask[:n], norms)
+            if view.docs is None:  # not seen lately: scored whole, the hidden documents zeroed
+                scores, idfs = self._scores(terms)
+                np.multiply(scores, mask[:n], out=scores)
+                return None, scores, idfs
+            idfs: dict[str, float] = {}
+            scores = np.zeros(len(view.docs), dtype=np.float32)
             for term, qtf in Counter(terms).items():
-                row = self._rows.get((term, qtf))
-                if row is not None:  # a common term, scored as a whole row
-                    self._rows.move_to_end((term, qtf))
-                    idfs[term] = row[1]
-                    scores += row[0]
+                kept = self._view_rows.get((view.number, term, qtf))
+                if kept is not None:  # a common term: its row over the visible documents
+                    self._view_rows.move_to_end((view.number, term, qtf))
+                    idfs[term] = kept[1]
+                    scores += kept[0]
                     continue
                 t, b = self._lookup(term)
                 if t is None and b < 0:
@@ -337,11 +421,41 @@ class BM25Index:
                 idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
                 idfs[term] = idf
                 docs, tfs = np.ascontiguousarray(docs, dtype=np.int32), np.ascontiguousarray(tfs, dtype=np.float32)
-                if df >= n * ROW_SHARE:
-                    scores += self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
-                else:
-                    _scan.bm25_add(scores, docs, tfs, norms, idf * qtf, K1 + 1.0)
-        return scores, idfs
+                if df >= n * ROW_SHARE:  # the whole row (kept, as ``scores`` keeps it) at the visible documents
+                    row = self._rows[(term, qtf)][0] if (term, qtf) in self._rows else \
+                        self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
+                    scores += self._keep_view_row((view.number, term, qtf), row[view.docs], idf)
+                else:  # the postings of visible documents, numbered by their place among them
+                    at = np.searchsorted(view.docs, docs)
+                    seen = at < len(view.docs)
+                    seen[seen] = view.docs[at[seen]] == docs[seen]
+                    _scan.bm25_add(scores, np.ascontiguousarray(at[seen], dtype=np.int32), tfs[seen], view.norms,
+                                   idf * qtf, K1 + 1.0)
+        return view.docs, scores, idfs
+
+    def _view(self, mask: np.ndarray, norms: np.ndarray) -> _View:
+        """The kept view of ``mask`` (equal masks share one), its documents found the second time
+        it is used; a new mask is kept without them, the oldest kept one dropped."""
+        for i, view in enumerate(self._views):
+            if np.array_equal(view.mask, mask):
+                if view.docs is None:
+                    docs = np.flatnonzero(mask)
+                    view = view._replace(docs=docs, norms=norms[docs])
+                self._views.pop(i)
+                self._views.insert(0, view)
+                return view
+        self._views_made += 1
+        self._views.insert(0, _View(self._views_made, mask.copy(), None, None))
+        del self._views[VISIBLE_VIEWS:]  # their rows are never read again: the oldest, they go first
+        return self._views[0]
+
+    def _keep_view_row(self, key: tuple[int, str, int], row: np.ndarray, idf: float) -> np.ndarray:
+        """Keeps a common term's ``row`` over a view's documents; the oldest go beyond ``VIEW_ROW_BYTES``."""
+        self._view_rows[key] = (row, idf)
+        self._view_bytes += row.nbytes
+        while self._view_bytes > VIEW_ROW_BYTES:
+            self._view_bytes -= self._view_rows.popitem(last=False)[1][0].nbytes
+        return row
 
     def _row(self, key: tuple[str, int], docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray,
              weight: float, idf: float) -> np.ndarray:
@@ -349,8 +463,7 @@ class BM25Index:
         gives the bits ``bm25_add`` would), kept: adding a row costs a fraction of a pass over
         its postings, and the terms every document shares ("ticket", "system", "the") recur in
         most queries. Rows live until the next add; the oldest go beyond ``ROW_BYTES``."""
-        row = np.zeros(len(norms), dtype=np.float32)
-        _scan.bm25_add(row, docs, tfs, norms, weight, K1 + 1.0)
+        row = _dense_row(docs, tfs, norms, weight)
         self._rows[key] = (row, idf)
         while len(self._rows) * row.nbytes > ROW_BYTES:
             self._rows.popitem(last=False)
@@ -362,6 +475,9 @@ class BM25Index:
         n, total = self._n, self._total_length
         if self._norms_of != (n, total):
             self._rows.clear()
+            self._views.clear()
+            self._view_rows.clear()
+            self._view_bytes = 0
             avgdl = total / n or 1.0
             self._norms = K1 * (1.0 - B + B * self._lengths[:n] / avgdl)
             self._norms_of = (n, total)

@@ -121,3 +121,11 @@ def test_bm25_add_refuses_a_posting_outside_the_scores_and_leaves_them_untouched
     with pytest.raises(ValueError, match="one length"):
         _scan.bm25_add(scores, np.array([1], dtype=np.int32), np.ones(2, dtype=np.float32), norms, 1.0, 2.2)
     assert not scores.any()
+
+
+def test_a_mapped_base_is_held_as_plain_arrays_over_the_mapping(index):
+    """np.memmap's indexing runs a Python ``__getitem__`` on every vocabulary probe of a recall; the
+    base's columns are plain ndarray views of the mapping (read-only, the file's pages), scoring as before."""
+    for column in index._base:
+        assert type(column) is np.ndarray and not column.flags.writeable
+    assert index._base.find("the") >= 0 and index._base.find("no-such-term") == -1

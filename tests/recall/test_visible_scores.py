@@ -1,0 +1,119 @@
+"""``BM25Index.visible_scores`` (the lexical stage under a recall's mask) is ``scores`` at the
+visible documents, bit for bit: with common terms (rows over a mask's documents) and rare ones
+(postings renumbered), repeated masks (rows kept), more masks than are kept, a small row budget,
+and after the corpus changes."""
+
+import random
+
+import numpy as np
+import pytest
+
+from hindbrain.recall import lexical
+from hindbrain.recall.lexical import BM25Index
+
+QUERIES = [["the"], ["the", "ticket", "w0", "w1"], ["ticket", "ticket", "w3", "r17"], ["w5", "w5", "w5", "the"],
+           ["r1", "r2", "r3", "unknown"], ["unknown"], [], ["w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "the"],
+           ["r5", "the", "r9", "ticket", "w2"]]  # rare and common terms interleaved
+
+
+def corpus(rng: random.Random, n: int) -> list[list[str]]:
+    """Every document holds "the"; "ticket" is in ~half, each w<i> in ~1/(i + 2); rare r<j> once or
+    twice; every 7th document is a copy of an earlier one (ties)."""
+    docs = []
+    for d in range(n):
+        if d % 7 == 6:
+            docs.append(list(docs[rng.randrange(d)]))
+            continue
+        doc = ["the"] * rng.randint(1, 3) + (["ticket"] if rng.random() < 0.5 else [])
+        doc += [f"w{i}" for i in range(40) if rng.random() < 1 / (i + 2)]
+        doc += [f"r{rng.randrange(n)}" for _ in range(rng.randint(0, 3))]
+        docs.append(doc)
+    return docs
+
+
+def expected(index: BM25Index, terms: list[str], mask: np.ndarray):
+    scores, idfs = index.scores(terms)
+    docs = np.flatnonzero(mask[: len(index)])
+    return docs, scores[docs], idfs
+
+
+def assert_same(index: BM25Index, terms: list[str], mask: np.ndarray) -> bool:
+    """``visible_scores`` against its definition; returns whether it scored the visible documents alone."""
+    docs, scores, idfs = index.visible_scores(terms, mask)
+    want_docs, want_scores, want_idfs = expected(index, terms, mask)
+    assert scores.dtype == np.float32 and idfs == want_idfs
+    if docs is None:  # a mask not seen lately: every document's score, the hidden ones zeroed
+        full, _ = index.scores(terms)
+        assert np.array_equal(scores, full * mask[: len(index)]), terms
+        return False
+    assert np.array_equal(docs, want_docs)
+    assert np.array_equal(scores, want_scores), terms
+    return True
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> BM25Index:
+    """A mapped base, then bulk segments and single adds (as ``test_lexical_exact``)."""
+    docs = corpus(random.Random(30), 4000)
+    first = BM25Index()
+    first.add_many(docs[:2000])
+    stem = tmp_path_factory.mktemp("bm25") / "x"
+    mapped = BM25Index.mapped(stem, first.save(stem))
+    mapped.add_many(docs[2000:3800])
+    for doc in docs[3800:]:
+        mapped.add(doc)
+    return mapped
+
+
+def masks(n: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.random(n) < 0.34, rng.random(n) < 0.01, np.ones(n, dtype=bool), np.zeros(n, dtype=bool),
+            np.concatenate([rng.random(n) < 0.5, np.ones(7, dtype=bool)])]  # longer than the index: the rest unread
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_visible_scores_are_the_scores_at_the_visible_documents(index, query):
+    for mask in masks(len(index), 3):
+        assert not assert_same(index, query, mask)  # a mask not seen lately: scored whole
+        assert assert_same(index, query, mask)  # recurring: over its documents, its common terms' rows kept
+        assert assert_same(index, query, mask)  # those rows read back
+
+
+def test_more_masks_than_are_kept_and_a_small_row_budget_stay_exact(monkeypatch):
+    index = BM25Index()
+    index.add_many(corpus(random.Random(32), 2000))
+    monkeypatch.setattr(lexical, "VIEW_ROW_BYTES", 3 * 4 * len(index) // 10)  # ~ three rows of a 30 % mask
+    rng = random.Random(8)
+    pool = masks(len(index), 4) + masks(len(index), 5)  # 10 masks, 4 kept
+    for _ in range(200):
+        assert_same(index, rng.choice(QUERIES), rng.choice(pool))
+        assert index._view_bytes <= lexical.VIEW_ROW_BYTES and len(index._views) <= lexical.VISIBLE_VIEWS
+
+
+def test_a_changed_corpus_is_scored_anew():
+    docs = corpus(random.Random(31), 1500)
+    index = BM25Index()
+    index.add_many(docs[:1000])
+    mask = np.random.default_rng(6).random(1500) < 0.4
+    query = ["the", "ticket", "w0", "w3", "r17"]
+    assert_same(index, query, mask)
+    assert_same(index, query, mask)
+    index.add_many(docs[1000:1400])
+    for doc in docs[1400:]:
+        index.add(doc)
+    assert not assert_same(index, query, mask)  # the kept view and rows were of 1,000 documents
+    assert assert_same(index, query, mask)  # the new view's rows, made as it recurs
+    # ... and the old ones are gone, not kept beside the new ones until the budget pushes them out
+    assert len(index._views) == 1 and {key[0] for key in index._view_rows} == {index._views[0].number}
+
+
+def test_an_empty_index_scores_nothing():
+    docs, scores, idfs = BM25Index().visible_scores(["the"], np.zeros(0, dtype=bool))
+    assert docs is None and len(scores) == 0 and idfs == {}
+
+
+def test_a_mask_that_is_not_bool_or_too_short_is_refused(index):
+    with pytest.raises(TypeError, match="bool mask"):
+        index.visible_scores(["the"], np.ones(len(index), dtype=np.float32))
+    with pytest.raises(ValueError, match="a mask of 3 documents"):
+        index.visible_scores(["the"], np.ones(3, dtype=bool))
