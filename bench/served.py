@@ -196,8 +196,8 @@ def main() -> None:
                     Path(args.profile).mkdir(parents=True, exist_ok=True)
                     for pid in [proc.pid, *children(proc.pid)]:
                         spies.append(subprocess.Popen(
-                            [str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "--threads", "-f", "raw", "-r", "200",
-                             "-d", str(int(args.seconds)), "-p", str(pid), "-o",
+                            [str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "--threads", "-f", "raw",
+                             "-r", "200", "-d", str(int(args.seconds)), "-p", str(pid), "-o",
                              f"{args.profile}/{name}-{pid}.txt"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL))
                     time.sleep(0.5)
