@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import random
 import statistics
@@ -95,7 +96,7 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 def thread_cpu(pids: list[int]) -> Counter:
-    """CPU seconds so far by (process, thread name), from ``/proc/<pid>/task``."""
+    """CPU seconds so far by (process, thread id, thread name), from ``/proc/<pid>/task``."""
     out = Counter()
     for pid in pids:
         for task in Path(f"/proc/{pid}/task").iterdir():
@@ -104,8 +105,22 @@ def thread_cpu(pids: list[int]) -> Counter:
                 fields = (task / "stat").read_text().rpartition(")")[2].split()
             except OSError:
                 continue
-            out[pid, comm] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            out[pid, int(task.name), comm] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return out
+
+
+def python_thread_names(pids: list[int]) -> dict[int, str]:
+    """Each Python thread's name by its OS thread id (``py-spy dump``, when installed): the OS
+    calls them all "python", so ``--threads`` could not tell the event loop from the brain's thread."""
+    spy = Path(sys.executable).parent / "py-spy"
+    names = {}
+    for pid in pids if spy.exists() else []:
+        dump = subprocess.run([str(spy), "dump", "--json", "--pid", str(pid)], capture_output=True, text=True)
+        try:
+            names |= {t["os_thread_id"]: t["thread_name"] or "?" for t in json.loads(dump.stdout)}
+        except ValueError:
+            continue
+    return names
 
 
 def children(pid: int) -> list[int]:
@@ -181,8 +196,8 @@ def main() -> None:
                     Path(args.profile).mkdir(parents=True, exist_ok=True)
                     for pid in [proc.pid, *children(proc.pid)]:
                         spies.append(subprocess.Popen(
-                            [str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "-f", "raw", "-r", "200",
-                             "-d", str(int(args.seconds)), "-p", str(pid), "-o",
+                            [str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "--threads", "-f", "raw",
+                             "-r", "200", "-d", str(int(args.seconds)), "-p", str(pid), "-o",
                              f"{args.profile}/{name}-{pid}.txt"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL))
                     time.sleep(0.5)
@@ -195,10 +210,10 @@ def main() -> None:
                     raise SystemExit(f"{sum(served.values())} recalls answered but only {len(measured)} distinct "
                                      "bodies: raise recall_bodies' rate bound")
                 if args.threads:
-                    threads = thread_cpu(pids) - threads
+                    threads, names = thread_cpu(pids) - threads, python_thread_names(pids)
                     print("  CPU ms a recall by thread: " + ", ".join(
-                        f"{'owner' if pid == proc.pid else pid}/{comm} {1000 * t / sum(served.values()):.2f}"
-                        for (pid, comm), t in threads.most_common(8)))
+                        f"{'owner' if pid == proc.pid else pid}/{names.get(tid, comm)} "
+                        f"{1000 * t / sum(served.values()):.2f}" for (pid, tid, comm), t in threads.most_common(12)))
                 rates[name].append(rate)
                 cpus[name].append(spent)
                 lats[name] += lat

@@ -51,6 +51,7 @@ from hindbrain.brain import (
     snapshot_offset,
     vector_snapshots,
 )
+from hindbrain.projections.table import warm_arrow
 from hindbrain.recall.engine import RecallEngine
 from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.index_snapshot import restore
@@ -404,6 +405,7 @@ def serve_owner(brain, app, host: str, port: int, replicas: int, log_level: str,
     listener = listener or listen(host, port)
     if brain.index.semantic is not None:
         brain.index.semantic.warm()  # the first recall is not the query model's load
+    warm_arrow()  # nor the first projection pandas' import (projections.table.warm_arrow)
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False,
                                            **uvicorn_options(brain.settings)))
     if not replicas:
