@@ -59,8 +59,8 @@ class LearnerRuntime:
         self._already: set[str] = set()
         self._held: list = []  # records learned whose append failed, oldest first (module docstring)
         self._held_from: int | None = None  # the log offset of the first record they came from
-        # ``Learner.prepare`` of the batch being appended, made while its append synced: (first offset, list)
-        self._prepared: tuple[int, list] | None = None
+        # ``Learner.prepare`` of the batch being appended, made while its append synced: (that batch, list)
+        self._prepared: tuple[list, list] | None = None
 
     def start(self, chunk: int = 20_000) -> None:
         committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
@@ -82,15 +82,14 @@ class LearnerRuntime:
     def prepare(self, batch: list[Decoded]) -> None:
         """Runner preparer: what the learner reads of each record alone, while the batch's append
         syncs (``Learner.prepare``: pure); ``observe`` takes it if it sees that batch next."""
-        self._prepared = (batch[0].position.offset, self.learner.prepare(batch)) if batch else None
+        self._prepared = (batch, self.learner.prepare(batch))
 
     def _take_prepared(self, batch: list[Decoded]) -> list | None:
-        """``prepare``'s list for ``batch`` if it was made for this batch (the same first offset and
-        length), else None; either way it is used once."""
+        """``prepare``'s list if it was made for ``batch`` (the very list: the runner hands the
+        listeners the list it prepared, and a failed append's list to no one), else None; either
+        way it is used once."""
         prepared, self._prepared = self._prepared, None
-        if prepared is None or not batch or prepared[0] != batch[0].position.offset or len(prepared[1]) != len(batch):
-            return None
-        return prepared[1]
+        return prepared[1] if prepared is not None and prepared[0] is batch else None
 
     def observe(self, batch: list[Decoded], end: int | None = None) -> None:
         """Runner listener: learn from an appended batch and append what was learned."""

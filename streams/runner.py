@@ -160,7 +160,8 @@ class EmbeddedRunner:
             records = [r for _, rs in deferred for r in rs] + list(records)
             messages = [m for ms, _ in deferred for m in ms] + list(messages)
         carried = [(*key, offset) for key, offset in self._carried.items()]
-        prepare = self._prepare(records) if self.preparers and len(messages) >= OVERLAP_MIN else None
+        made: list[list[Decoded]] = []  # the batch ``prepare`` made: the listeners see that very list
+        prepare = self._prepare(records, made) if self.preparers and len(messages) >= OVERLAP_MIN else None
         try:
             positions = self.log.append(messages, offsets=carried, meanwhile=prepare)
         except BaseException:
@@ -171,7 +172,7 @@ class EmbeddedRunner:
             for consumer, topic, partition, offset in carried:
                 if self._carried.get((consumer, topic, partition)) == offset:
                     del self._carried[(consumer, topic, partition)]
-        decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
+        decoded = made[0] if made else [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
         self._pending.extend(decoded)
         for listener in self.listeners:
             listener(decoded)
@@ -179,10 +180,13 @@ class EmbeddedRunner:
             self._project_due()
         return positions[earlier:]
 
-    def _prepare(self, records: Sequence[tuple[str, dict]]) -> Callable[[list[Position]], None]:
-        """The preparers' work on ``records`` once positioned (``SqliteLog.append``'s ``meanwhile``)."""
+    def _prepare(self, records: Sequence[tuple[str, dict]], made: list) -> Callable[[list[Position]], None]:
+        """The preparers' work on ``records`` once positioned (``SqliteLog.append``'s ``meanwhile``);
+        the decoded batch they saw is put in ``made``: a preparer knows its batch by identity (a
+        failed append's batch is never handed to a listener, and the next one is a new list)."""
         def prepare(positions: list[Position]) -> None:
             decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
+            made.append(decoded)
             for preparer in self.preparers:
                 try:
                     preparer(decoded)
