@@ -168,35 +168,22 @@ class Learner:
         self.counts: Counter = Counter()  # perception classes, merges, proposals ...
         self.extractor = extractor  # optional LLM plug-in for what the rules cannot compress
 
-    def process(self, batch, restoring: bool = False, prepared: list | None = None) -> list[tuple[str, dict]]:
-        """``batch``: decoded records in log order. Returns the records to append. ``prepared``:
-        ``prepare``'s list for these records (computed while their append was being synced)."""
+    def process(self, batch, restoring: bool = False) -> list[tuple[str, dict]]:
+        """``batch``: decoded records in log order. Returns the records to append."""
         out: list[tuple[str, dict]] = []
-        for n, decoded in enumerate(batch):
+        for decoded in batch:
             record_type, record = decoded.record_type, decoded.record
             if is_own(record):
                 if restoring:
                     self._apply(record_type, record)
                 continue
-            if record_type == "perception":
-                emitted = self._perception(record, restoring, prepared[n] if prepared is not None else None)
-            elif handler := _HANDLERS.get(record_type):
+            handler = _HANDLERS.get(record_type)
+            if handler:
                 emitted = handler(self, record, restoring)
-            else:
-                continue
-            if emitted:
                 for rt, r in emitted:
                     self._apply(rt, r)
                 out.extend(emitted)
         return out
-
-    @staticmethod
-    def prepare(records) -> list[Seen | None]:
-        """What ``process`` reads of each perception in ``records`` (decoded, in order) that depends
-        on the record alone: its ``Seen`` (None for other records). Pure, touching no state, so the
-        runner computes it while the records' append is being synced (``SqliteLog.append``'s
-        ``meanwhile``) and drops it if that append fails."""
-        return [seen(d.record) if d.record_type == "perception" and not is_own(d.record) else None for d in records]
 
     def unit(self, tenant: str, fragment_id: str) -> Unit | None:
         t = self.tenants.get(tenant)
@@ -278,18 +265,20 @@ class Learner:
         t = self.tenants.get(tenant)
         return [u for u in t.units.values() if u.rung == DecisionKind.TRAIT_PROPOSED] if t else []
 
-    def _perception(self, record: dict, restoring: bool, prepared: Seen | None = None) -> list[tuple[str, dict]]:
+    def _perception(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
-        # what the record alone says, read once (every event asked these ~10 times: issue 28), or as
-        # ``prepare`` read it while the record's append was synced
-        event_key, kind, option, failure, success, words = prepared or seen(record)
+        event_key = compact_id(env["record_id"])  # once: the recent set and the last event keep it
         if self._repeated(env, event_key):
             return []
+        kind = write_gate.perception_class(record)
         self.counts[_PERCEIVED[kind]] += 1
         if kind == "transactional":
             return []
         t = self._tenant(env["tenant"])
-        out = self._hygiene(t, record, restoring, event_key, words)
+        out = self._hygiene(t, record, restoring, event_key)
+        option = _option(record)  # pure: computed once for the branches below
+        # the record is read only here: what it is, once (every event asked these ~10 times: issue 28)
+        failure, success = extract.is_failure(record), extract.is_success(record)
         task = env["task"]
         if task and (failure or success) and record.get("action"):
             tried = t.tried.setdefault(task, [])
@@ -366,15 +355,14 @@ class Learner:
                                 {"rule": "supersede/1"}, newer))
         return out
 
-    def _hygiene(self, t: _Tenant, record: dict, restoring: bool, event_key: int | str,
-                 words: bytes) -> list[tuple[str, dict]]:
-        """``words``: the event's ``_word_hashes`` (the whole event, not its text alone: "nothing
-        happened" in IAM and in CRM are two events)."""
+    def _hygiene(self, t: _Tenant, record: dict, restoring: bool, event_key: int | str) -> list[tuple[str, dict]]:
         env = record["envelope"]
         # Two speakers never say "the same event": a reply that echoes a turn is a new turn; and
         # two stored items (``recall.keyed``) are two memories by the caller's word, alike or not.
         key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
                keyed.item_of(record.get("scope") or {}))
+        # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
+        words = _word_hashes(record)
         previous = t.last_event.get(key)
         t.last_event[key] = (event_key, words, env["ts_us"])
         if previous is None or restoring or not words:
@@ -805,18 +793,6 @@ def _taught_by(decision_record: dict) -> str | None:
     return None
 
 
-# What the learner reads of a perception that depends on the record alone (``seen``): ``compact_id`` of its
-# id (the recent set and the last event keep it), ``write_gate.perception_class``, ``_option``, whether it is
-# a failure, a success, and ``_word_hashes``. A plain tuple: a named one's constructor is Python code, ~0.4 us.
-Seen = tuple[int | str, str, tuple | None, bool, bool, bytes]
-
-
-def seen(record: dict) -> Seen:
-    """``Seen`` of a perception record."""
-    return (compact_id(record["envelope"]["record_id"]), write_gate.perception_class(record), _option(record),
-            extract.is_failure(record), extract.is_success(record), _word_hashes(record))
-
-
 def _option(event: dict) -> tuple[str, frozenset[str], frozenset, frozenset[str]] | None:
     """What an event did, as change detection compares it: (its system, its action's words, its
     scope, its identity's words). The scope is part of "where": what fails in prod may still work
@@ -917,7 +893,7 @@ def _lesson(source: str, condition: str, action: str, scope: dict | None = None)
 
 
 _PERCEIVED = {kind: f"perceived_{kind}" for kind in ("event", "transactional")}  # the counters' names, made once
-_HANDLERS = {"cognition": Learner._cognition, "outcome": Learner._outcome,  # a perception: ``_perception``
+_HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,
              "recall": Learner._recall, "decision": Learner._decision}
 
 

@@ -59,8 +59,6 @@ class LearnerRuntime:
         self._already: set[str] = set()
         self._held: list = []  # records learned whose append failed, oldest first (module docstring)
         self._held_from: int | None = None  # the log offset of the first record they came from
-        # ``Learner.prepare`` of the batch being appended, made while its append synced: (that batch, list)
-        self._prepared: tuple[list, list] | None = None
 
     def start(self, chunk: int = 20_000) -> None:
         committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
@@ -76,36 +74,20 @@ class LearnerRuntime:
             self.observe(decoded_entries(entries), end=entries[-1].offset + 1)
         self._already = set()
         self.commit()
-        self.runner.preparers.append(self.prepare)
         self.runner.listeners.append(self.observe)
-
-    def prepare(self, batch: list[Decoded]) -> None:
-        """Runner preparer: what the learner reads of each record alone, while the batch's append
-        syncs (``Learner.prepare``: pure); ``observe`` takes it if it sees that batch next."""
-        self._prepared = (batch, self.learner.prepare(batch))
-
-    def _take_prepared(self, batch: list[Decoded]) -> list | None:
-        """``prepare``'s list if it was made for ``batch`` (the very list: the runner hands the
-        listeners the list it prepared, and a failed append's list to no one), else None; either
-        way it is used once."""
-        prepared, self._prepared = self._prepared, None
-        return prepared[1] if prepared is not None and prepared[0] is batch else None
 
     def observe(self, batch: list[Decoded], end: int | None = None) -> None:
         """Runner listener: learn from an appended batch and append what was learned."""
-        prepared = self._take_prepared(batch)
         fresh = [d for d in batch if d.position.offset >= self._next]
         if not fresh:
             return
-        if prepared is not None and len(fresh) < len(batch):
-            prepared = prepared[len(batch) - len(fresh):]  # offsets grow: what is left out is a prefix
         self._next = end or fresh[-1].position.offset + 1
         out, failed = [], []
-        for n, decoded in enumerate(fresh):
+        for decoded in fresh:
             if len(decoded.record.get("text") or "") >= LONG_TEXT_CHARS:
                 RECALLS.give_way()  # a long text's learning waits for the recalls in flight (hindbrain/switching.py)
             try:
-                out += self.learner.process([decoded], prepared=None if prepared is None else prepared[n:n + 1])
+                out += self.learner.process([decoded])
             except Exception as exc:  # a rule bug must not stop the stream; the record is kept
                 failed.append(dead_letter(decoded.position, "learn", f"{type(exc).__name__}: {exc}",
                                           registry.encode(decoded.record_type, decoded.record), now_us(),
@@ -119,7 +101,7 @@ class LearnerRuntime:
                 self._held_from = fresh[0].position.offset
         self._append_held()
         if self._uncommitted >= COMMIT_EVERY:
-            self.commit(lazily=True)
+            self.commit()
 
     def _append_held(self) -> bool:
         """Append the records learned and not yet appended; False if the log refused them
@@ -140,30 +122,18 @@ class LearnerRuntime:
     def wait_until_caught_up(self, timeout_s: float = 30.0) -> None:
         """The embedded learner follows each append synchronously: always caught up."""
 
-    def commit(self, snapshot: bool = False, lazily: bool = False) -> None:
+    def commit(self, snapshot: bool = False) -> None:
         """Commit the learner's offset; with ``snapshot`` (on close) or every
         ``SNAPSHOT_EVERY`` records, also write the snapshot of its state at that offset.
-        While learned records are held, only up to the record they came from, no snapshot.
-        ``lazily`` (while following appends): with the runner's next append, in its transaction,
-        not in a sync of its own (``EmbeddedRunner.carry``); a crash before it repeats what came
-        after the committed offset, as for a crash before any commit (the module docstring)."""
+        While learned records are held, only up to the record they came from, no snapshot."""
         if not self._append_held():
-            self._commit_now(self._held_from)
+            self.log.commit(CONSUMER, ALL_TOPICS, 0, self._held_from)
             return
+        self.log.commit(CONSUMER, ALL_TOPICS, 0, self._next)
         self._since_snapshot += self._uncommitted
         self._uncommitted = 0
-        due = self.snapshot is not None and (snapshot or self._since_snapshot >= SNAPSHOT_EVERY)
-        if lazily and not due:
-            self.runner.carry(CONSUMER, ALL_TOPICS, 0, self._next)
-            return
-        self._commit_now(self._next)  # a snapshot is never ahead of the committed offset (``_load_snapshot``)
-        if due:
+        if self.snapshot is not None and (snapshot or self._since_snapshot >= SNAPSHOT_EVERY):
             self._write_snapshot()
-
-    def _commit_now(self, offset: int) -> None:
-        with self.log.lock:  # no append between the two: a carried offset is older, never written after this
-            self.runner.carry(CONSUMER, ALL_TOPICS, 0, None)
-            self.log.commit(CONSUMER, ALL_TOPICS, 0, offset)
 
     def _write_snapshot(self) -> None:
         state = {"version": SNAPSHOT_VERSION, "rules": RULE_VERSION, "offset": self._next,

@@ -68,10 +68,6 @@ BACKLOG_BATCHES = 3  # micro-batches pending past which the appending call proje
 PROJECT_SLICE = 250
 
 Listener = Callable[[list[Decoded]], None]  # sees each appended batch, in order
-Preparer = Callable[[list[Decoded]], None]  # sees a batch while its append is being synced (``preparers``)
-# records an append holds at least for its COMMIT to run beside the preparers: a thread hand-off costs
-# ~50-100 us, a sync of one record's append ~3 ms, of 5,000 ~10-20 ms (docs/speed.md, round eleven)
-OVERLAP_MIN = 256
 
 log = logging.getLogger(__name__)
 
@@ -91,13 +87,6 @@ class EmbeddedRunner:
         self._closed = False
         self._behind = False  # a projection failed: the log past the committed offset is to project
         self.listeners: list[Listener] = []
-        # pure work on a batch (the learner's reading of each record) run while its append's COMMIT
-        # syncs (``SqliteLog.append``'s ``meanwhile``), before the listeners see it; a preparer must
-        # keep what it made for its listener and change nothing else: if the append fails, no
-        # listener sees the batch and what was prepared is never used
-        self.preparers: list[Preparer] = []
-        # consumer offsets that may lag (``carry``): committed in the next append's transaction
-        self._carried: dict[tuple[str, str, int], int] = {}
         log.on_group_end.append(self._group_ended)
         # the due micro-batch's projection (module docstring): wanted, in flight, the thread doing it
         self._handoff = threading.Condition(threading.Lock())
@@ -159,52 +148,19 @@ class EmbeddedRunner:
         if deferred:
             records = [r for _, rs in deferred for r in rs] + list(records)
             messages = [m for ms, _ in deferred for m in ms] + list(messages)
-        carried = [(*key, offset) for key, offset in self._carried.items()]
-        made: list[list[Decoded]] = []  # the batch ``prepare`` made: the listeners see that very list
-        prepare = self._prepare(records, made) if self.preparers and len(messages) >= OVERLAP_MIN else None
         try:
-            positions = self.log.append(messages, offsets=carried, meanwhile=prepare)
+            positions = self.log.append(messages)
         except BaseException:
             with self._wake:
                 self._deferred[:0] = deferred
             raise
-        if positions and carried:  # written with the append (an empty append writes nothing)
-            for consumer, topic, partition, offset in carried:
-                if self._carried.get((consumer, topic, partition)) == offset:
-                    del self._carried[(consumer, topic, partition)]
-        decoded = made[0] if made else [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
+        decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
         self._pending.extend(decoded)
         for listener in self.listeners:
             listener(decoded)
         if len(self._pending) >= self.batch_size and self.log.group_from is None:
             self._project_due()
         return positions[earlier:]
-
-    def _prepare(self, records: Sequence[tuple[str, dict]], made: list) -> Callable[[list[Position]], None]:
-        """The preparers' work on ``records`` once positioned (``SqliteLog.append``'s ``meanwhile``);
-        the decoded batch they saw is put in ``made``: a preparer knows its batch by identity (a
-        failed append's batch is never handed to a listener, and the next one is a new list)."""
-        def prepare(positions: list[Position]) -> None:
-            decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
-            made.append(decoded)
-            for preparer in self.preparers:
-                try:
-                    preparer(decoded)
-                except Exception as exc:  # noqa: BLE001 - the append must not fail for it: its listener
-                    log.warning("preparing a batch beside its append failed (its listener reads the records "
-                                "itself): %r", exc)  # reads the records itself, and raises there if it must
-        return prepare
-
-    def carry(self, consumer: str, topic: str, partition: int, offset: int | None) -> None:
-        """Commit ``consumer``'s offset with the next append, in its transaction, instead of a
-        transaction (and a sync) of its own: for a consumer that may lag after a crash (it then
-        repeats what it did after the committed offset, as it must for an uncommitted one). None:
-        forget what was carried (the consumer committed by itself)."""
-        with self._lock:
-            if offset is None:
-                self._carried.pop((consumer, topic, partition), None)
-            else:
-                self._carried[(consumer, topic, partition)] = offset
 
     def _group_ended(self, committed: bool) -> None:
         """The log's group ended (lock held): project what it made due, or forget what it

@@ -26,7 +26,6 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -48,9 +47,6 @@ CREATE TABLE IF NOT EXISTS consumer_offsets (
     PRIMARY KEY (consumer, topic, partition)
 );
 """
-
-_UPSERT_OFFSET = ("INSERT INTO consumer_offsets VALUES (?, ?, ?, ?) ON CONFLICT (consumer, topic, partition) "
-                  "DO UPDATE SET next_offset = excluded.next_offset")
 
 ALL_TOPICS = "*"  # the pseudo-topic of the global order, for committed offsets of the runner
 
@@ -80,7 +76,6 @@ class SqliteLog:
         self._group_from: int | None = None
         # called with the lock held when a group ends: True once it committed, False if it rolled back
         self.on_group_end: list[Callable[[bool], None]] = []
-        self._committer_pool: ThreadPoolExecutor | None = None
 
     @property
     def lock(self) -> threading.RLock:
@@ -94,15 +89,7 @@ class SqliteLog:
         return self._group_from
 
     # -- writing -------------------------------------------------------------------------
-    def append(self, messages: Sequence[Message], *, offsets: Sequence[tuple[str, str, int, int]] = (),
-               meanwhile: Callable[[list[Position]], None] | None = None) -> list[Position]:
-        """Appends ``messages`` in one transaction, durable once this returns. ``offsets``:
-        consumer offsets ``(consumer, topic, partition, next_offset)`` committed in the same
-        transaction (a consumer whose offset may lag: no sync of its own). ``meanwhile``: work on
-        the records that needs only their positions, run on this thread while the transaction's
-        COMMIT (the fsync) runs on the committer thread, so the two overlap (outside a group; in
-        one it runs after the append). It must change no state that outlives a failed append:
-        this still raises when the COMMIT fails, and nothing of the append is in the log then."""
+    def append(self, messages: Sequence[Message]) -> list[Position]:
         if not messages:
             return []
         for m in messages:  # bytes(3) would be three zero bytes: check, don't coerce
@@ -116,7 +103,6 @@ class SqliteLog:
             # Inside a group a savepoint scopes this append: a failed one undoes only itself.
             begin, commit, undo = (("SAVEPOINT append", "RELEASE append", ("ROLLBACK TO append", "RELEASE append"))
                                    if self._grouped else ("BEGIN IMMEDIATE", "COMMIT", ("ROLLBACK",)))
-            overlap = meanwhile is not None and not self._grouped
             try:
                 cur.execute(begin)
                 first = cur.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
@@ -124,41 +110,14 @@ class SqliteLog:
                     'INSERT INTO records ("offset", topic, key, value) VALUES (?, ?, ?, ?)',
                     [(first + i, m.topic, m.key, bytes(m.value)) for i, m in enumerate(messages)],
                 )
-                if offsets:
-                    cur.executemany(_UPSERT_OFFSET, offsets)
-                positions = [Position(m.topic, 0, first + i) for i, m in enumerate(messages)]
-                if overlap:
-                    self._commit_beside(cur, commit, meanwhile, positions)
-                else:
-                    cur.execute(commit)
+                cur.execute(commit)
             except BaseException as exc:
                 error = refused(exc, self.path, "append") if isinstance(exc, sqlite3.Error) else exc
                 self._undo(undo, error)
                 if error is exc:
                     raise
                 raise error from exc
-        if meanwhile is not None and not overlap:
-            meanwhile(positions)
-        return positions
-
-    def _commit_beside(self, cur: sqlite3.Cursor, commit: str, meanwhile: Callable[[list[Position]], None],
-                       positions: list[Position]) -> None:
-        """``commit`` on the committer thread while ``meanwhile(positions)`` runs on this one (lock
-        held: no other thread uses the connection meanwhile; SQLite releases the interpreter lock
-        while it syncs). Raises what the COMMIT raised, else what ``meanwhile`` raised, once both
-        ended: the connection is this thread's again only then."""
-        done = self._committer.submit(cur.execute, commit)
-        try:
-            meanwhile(positions)
-        finally:
-            done.result()  # waited for even when ``meanwhile`` failed; raises the COMMIT's error first
-
-    @property
-    def _committer(self) -> ThreadPoolExecutor:
-        """The thread that runs an append's COMMIT beside the caller's ``meanwhile`` (made on first use)."""
-        if self._committer_pool is None:
-            self._committer_pool = ThreadPoolExecutor(1, thread_name_prefix="hindbrain-log-commit")
-        return self._committer_pool
+        return [Position(m.topic, 0, first + i) for i, m in enumerate(messages)]
 
     def _undo(self, statements: Sequence[str], cause: BaseException) -> None:
         """Undo a failed append (lock held). If SQLite already rolled the whole transaction
@@ -278,7 +237,11 @@ class SqliteLog:
         with self._lock:
             self._check_group()
             try:
-                self._db.execute(_UPSERT_OFFSET, (consumer, topic, partition, offset))
+                self._db.execute(
+                    "INSERT INTO consumer_offsets VALUES (?, ?, ?, ?) ON CONFLICT (consumer, topic, partition) "
+                    "DO UPDATE SET next_offset = excluded.next_offset",
+                    (consumer, topic, partition, offset),
+                )
             except sqlite3.Error as exc:
                 error = refused(exc, self.path, "commit of an offset")
                 if self._grouped and not self._db.in_transaction:
@@ -296,8 +259,6 @@ class SqliteLog:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-        if self._committer_pool is not None:
-            self._committer_pool.shutdown()
 
 
 # SQLite's primary result codes of storage that refuses a write, and the errno each becomes
