@@ -7,9 +7,10 @@
 Why cross-validation: the trees are fitted on the tuning halves, so a tuning R@5 of trees is
 in-sample and flatters them (round ten shipped trees whose MADial gain was that). Here every
 tuning question is scored by trees fitted on the *other* fold (2 folds by ``crc32(qid)``, every
-set's tuning half), so variants of the fit are compared out of sample before the held-out halves
-are read once. The pools are ``bench/fusion_rank.py``'s (the engine's fused pool of 32 a question,
-its ``learned.FEATURES``); the fit is the shipped one (depth 3, 150 × 0.05, seed 0).
+set's tuning half; ``--fold-salt`` draws another split), so variants of the fit are compared
+out of sample before the held-out halves are read once. The pools are ``bench/fusion_rank.py``'s
+(the engine's fused pool of 32 a question, its ``learned.FEATURES``); the fit is the shipped one
+(depth 3, 150 × 0.05, seed 0).
 
 Variants, each a hypothesis of the brief:
 
@@ -61,8 +62,11 @@ BASE = list(range(len(learned.FEATURES)))
 Pool = tuple  # (qid, tuning, gold, candidate ids, features): fusion_rank.collect's rows
 
 
+FOLD_SALT = [""]  # --fold-salt: another split of the same questions, to see how much the split decides
+
+
 def fold_of(qid: str) -> int:
-    return zlib.crc32(qid.encode()) % 2
+    return zlib.crc32((FOLD_SALT[0] + qid).encode()) % 2
 
 
 def fit_trees(pools: list[Pool], cols: list[int], dialogue_weight: float = 1.0) -> HistGradientBoostingClassifier:
@@ -187,7 +191,9 @@ def main() -> None:
     ap.add_argument("--scratch", type=Path, required=True, help="where the USE vectors and e5 tokens are cached")
     ap.add_argument("--embed-e5-tokens", action="store_true", help="(re)build the e5 token rows (~10 min)")
     ap.add_argument("--heldout", action="store_true", help="also print the held-out halves (never to choose)")
+    ap.add_argument("--fold-salt", default="", help="prefixed to each qid before crc32: another 2-fold split")
     args = ap.parse_args()
+    FOLD_SALT[0] = args.fold_salt
     cached = pickle.loads(args.pools.read_bytes())
     pools, trees = cached["pools"], learned.trees(cached["embedder"])
     data = {n: quality.madial(n.split("-")[1]) if n.startswith("madial-") else quality.SETS[n]() for n in pools}
