@@ -387,13 +387,11 @@ class TenantIndex:
     def add_many(self, docs: list[tuple[Doc, list[str]]]) -> list[Doc]:
         """Index documents with their cue terms; a redelivered id is skipped. Returns
         the documents added (numbered in order from ``len(docs)`` before the call)."""
-        fresh, keys, seen, adding = [], [], set(), {}
+        fresh, seen, adding = [], set(), {}
         by_id = self.by_id
-        for doc, cues in docs:
-            key = by_id.key(doc.id)  # parsed once for the look-up and the numbering below
-            if by_id.get_key(doc.id, key) is not None or doc.id in seen:
+        for (doc, cues), known in zip(docs, by_id.get_many([doc.id for doc, _ in docs]), strict=True):
+            if known is not None or doc.id in seen:
                 continue
-            keys.append(key)
             seen.add(doc.id)
             doc.tokens = estimate_tokens(doc.text)
             if doc.kind == "fragment":  # the words it was learned from say more than its own cue
@@ -418,13 +416,13 @@ class TenantIndex:
         self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
         self._owners[first:end] = [SHARED if doc.report else self.agent_code(doc.owner) for doc, _ in fresh]
         self._retired[first:end] = False
-        for n, (doc, _), key in zip(range(first, end), fresh, keys, strict=True):
+        for n, (doc, _) in zip(range(first, end), fresh, strict=True):
             self.docs.append(doc)
-            by_id.set_key(doc.id, key, n)
             if doc.kind == "fragment" and isinstance(doc.scope.get("user"), str):
                 self.persons.setdefault(doc.scope["user"].strip().lower(), doc.scope["user"])
             if doc.kind == "event":
                 self._take_version(n, doc)
+        by_id.put_many([doc.id for doc, _ in fresh], first)  # after the documents: a reader finds an id's number
         self.docs.pack()  # the batch is done with: its documents become rows until read
         return [doc for doc, _ in fresh]
 
