@@ -15,6 +15,8 @@
  *   holding_any(joined, starts, ...)  recall/cues.py      py_hinted: the account hints (test_native_docs.py)
  *   maybe_disguised(texts, masking)   recall/disguise.py  revealed of each text (test_native_docs.py)
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
+ *   said_texts(records, fields)       recall/provenance.py  py_said_text of each (test_event_texts.py)
+ *   event_texts(records, fields, sep) recall/index.py     py_event_text of each (test_event_texts.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -1302,6 +1304,229 @@ done:
     return found;
 }
 
+/* ---- an event's texts, a batch at once: recall/provenance.py said_text, recall/index.py event_text -- */
+
+/* fields.get(key) (a new reference; None when absent): a dict's item, else the mapping's own get. */
+static PyObject *field_get(PyObject *fields, PyObject *key) {
+    if (PyDict_CheckExact(fields)) {
+        PyObject *v = PyDict_GetItemWithError(fields, key);
+        if (v) {
+            Py_INCREF(v);
+            return v;
+        }
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    return PyObject_CallMethod(fields, "get", "O", key);
+}
+
+/* f"{v}": v itself when it is exactly a str, else format(v, "") (what an f-string's field does). */
+static PyObject *formatted(PyObject *v) {
+    if (PyUnicode_CheckExact(v)) {
+        Py_INCREF(v);
+        return v;
+    }
+    return PyObject_Format(v, NULL);
+}
+
+/* `p if type(p) is str else str(p)` (said_text's join). */
+static PyObject *as_str(PyObject *v) {
+    if (PyUnicode_CheckExact(v)) {
+        Py_INCREF(v);
+        return v;
+    }
+    return PyObject_Str(v);
+}
+
+/* f"{a}{between}{b}" */
+static PyObject *concat3(PyObject *a, const char *between, PyObject *b) {
+    PyObject *fa = formatted(a), *fb = fa ? formatted(b) : NULL, *out = NULL;
+    if (fb)
+        out = PyUnicode_FromFormat("%U%s%U", fa, between, fb);
+    Py_XDECREF(fa);
+    Py_XDECREF(fb);
+    return out;
+}
+
+/* Appends `item` (a new reference, or NULL: an error already set) to `list`. */
+static int append_new(PyObject *list, PyObject *item) {
+    if (!item)
+        return -1;
+    int r = PyList_Append(list, item);
+    Py_DECREF(item);
+    return r;
+}
+
+/* said_text(fields): the truthy values of text_fields (str() of any non-str), then "k v" of each scope item
+ * (f-string fields), then the truthy entities, joined by "\n". */
+static PyObject *said_text_of(PyObject *fields, PyObject *text_fields, PyObject *newline) {
+    PyObject *parts = PyList_New(0), *out = NULL, *scope = NULL, *items = NULL, *entities = NULL, *it = NULL;
+    if (!parts)
+        return NULL;
+    for (Py_ssize_t f = 0; f < PyTuple_GET_SIZE(text_fields); f++) {
+        PyObject *v = field_get(fields, PyTuple_GET_ITEM(text_fields, f));
+        if (!v)
+            goto done;
+        int truthy = PyObject_IsTrue(v);
+        if (truthy < 0 || (truthy && append_new(parts, as_str(v)) < 0)) {
+            Py_DECREF(v);
+            goto done;
+        }
+        Py_DECREF(v);
+    }
+    static PyObject *scope_key, *entities_key;
+    if (!scope_key && !(scope_key = PyUnicode_InternFromString("scope")))
+        goto done;
+    if (!entities_key && !(entities_key = PyUnicode_InternFromString("entities")))
+        goto done;
+    if (!(scope = field_get(fields, scope_key)))
+        goto done;
+    int truthy = PyObject_IsTrue(scope);
+    if (truthy < 0)
+        goto done;
+    if (truthy) {
+        if (!(items = PyMapping_Items(scope)))
+            goto done;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+            PyObject *pair = PySequence_Fast(PyList_GET_ITEM(items, i), "said_text: a scope item must be a pair");
+            if (!pair)
+                goto done;
+            if (PySequence_Fast_GET_SIZE(pair) != 2) {
+                PyErr_SetString(PyExc_ValueError, "said_text: a scope item must be a pair");
+                Py_DECREF(pair);
+                goto done;
+            }
+            int r = append_new(parts, concat3(PySequence_Fast_GET_ITEM(pair, 0), " ", PySequence_Fast_GET_ITEM(pair, 1)));
+            Py_DECREF(pair);
+            if (r < 0)
+                goto done;
+        }
+    }
+    if (!(entities = field_get(fields, entities_key)))
+        goto done;
+    if ((truthy = PyObject_IsTrue(entities)) < 0)
+        goto done;
+    if (truthy) {
+        if (!(it = PyObject_GetIter(entities)))
+            goto done;
+        PyObject *e;
+        while ((e = PyIter_Next(it))) {
+            int keep = PyObject_IsTrue(e);
+            if (keep < 0 || (keep && append_new(parts, as_str(e)) < 0)) {
+                Py_DECREF(e);
+                goto done;
+            }
+            Py_DECREF(e);
+        }
+        if (PyErr_Occurred())
+            goto done;
+    }
+    out = PyUnicode_Join(newline, parts);
+done:
+    Py_XDECREF(it);
+    Py_XDECREF(entities);
+    Py_XDECREF(items);
+    Py_XDECREF(scope);
+    Py_DECREF(parts);
+    return out;
+}
+
+/* said_texts(records, text_fields) -> list: recall.provenance.said_text of each record. */
+static PyObject *scan_said_texts(PyObject *self, PyObject *args) {
+    PyObject *records, *text_fields;
+    if (!PyArg_ParseTuple(args, "O!O!:said_texts", &PyList_Type, &records, &PyTuple_Type, &text_fields))
+        return NULL;
+    PyObject *newline = PyUnicode_FromString("\n"), *out = newline ? PyList_New(PyList_GET_SIZE(records)) : NULL;
+    for (Py_ssize_t k = 0; out && k < PyList_GET_SIZE(records); k++) {
+        PyObject *said = said_text_of(PyList_GET_ITEM(records, k), text_fields, newline);
+        if (!said)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, k, said);
+    }
+    Py_XDECREF(newline);
+    return out;
+}
+
+/* event_text(fields, situation_fields, separator): recall/index.py's text of an event document. */
+static PyObject *event_text_of(PyObject *fields, PyObject *situation_fields, PyObject *separator) {
+    static PyObject *text_key, *speaker_key, *slash;
+    if (!text_key && !(text_key = PyUnicode_InternFromString("text")))
+        return NULL;
+    if (!speaker_key && !(speaker_key = PyUnicode_InternFromString("speaker")))
+        return NULL;
+    if (!slash && !(slash = PyUnicode_InternFromString(" / ")))
+        return NULL;
+    PyObject *said = PyObject_GetItem(fields, text_key), *speaker = NULL, *parts = NULL, *situation = NULL;
+    PyObject *out = NULL;
+    if (!said || !(speaker = field_get(fields, speaker_key)))
+        goto done;
+    int said_true = PyObject_IsTrue(said), speaker_true = said_true > 0 ? PyObject_IsTrue(speaker) : 0;
+    if (said_true < 0 || speaker_true < 0)
+        goto done;
+    if (said_true && speaker_true) {  /* who said it is part of the memory */
+        PyObject *prefixed = concat3(speaker, ": ", said);
+        if (!prefixed)
+            goto done;
+        Py_SETREF(said, prefixed);
+        if ((said_true = PyObject_IsTrue(said)) < 0)
+            goto done;
+    }
+    if (!(parts = PyList_New(0)))
+        goto done;
+    for (Py_ssize_t f = 0; f < PyTuple_GET_SIZE(situation_fields); f++) {
+        PyObject *key = PyTuple_GET_ITEM(situation_fields, f), *v = field_get(fields, key);
+        if (!v)
+            goto done;
+        int truthy = PyObject_IsTrue(v);
+        if (truthy > 0 && !PyDict_CheckExact(fields)) {  /* fields[k], as the oracle reads it */
+            Py_SETREF(v, PyObject_GetItem(fields, key));
+            if (!v)
+                goto done;
+        }
+        if (truthy < 0 || (truthy && append_new(parts, concat3(key, ": ", v)) < 0)) {
+            Py_DECREF(v);
+            goto done;
+        }
+        Py_DECREF(v);
+    }
+    if (!(situation = PyUnicode_Join(slash, parts)))
+        goto done;
+    if (said_true && PyUnicode_GET_LENGTH(situation)) {
+        PyObject *fs = formatted(said);
+        if (fs)
+            out = PyUnicode_FromFormat("%U%U%U", fs, separator, situation);
+        Py_XDECREF(fs);
+    } else {
+        out = said_true ? said : situation;
+        Py_INCREF(out);
+    }
+done:
+    Py_XDECREF(situation);
+    Py_XDECREF(parts);
+    Py_XDECREF(speaker);
+    Py_XDECREF(said);
+    return out;
+}
+
+/* event_texts(records, situation_fields, separator) -> list: recall/index.py py_event_text of each record. */
+static PyObject *scan_event_texts(PyObject *self, PyObject *args) {
+    PyObject *records, *situation_fields, *separator;
+    if (!PyArg_ParseTuple(args, "O!O!U:event_texts", &PyList_Type, &records, &PyTuple_Type, &situation_fields,
+                          &separator))
+        return NULL;
+    PyObject *out = PyList_New(PyList_GET_SIZE(records));
+    for (Py_ssize_t k = 0; out && k < PyList_GET_SIZE(records); k++) {
+        PyObject *text = event_text_of(PyList_GET_ITEM(records, k), situation_fields, separator);
+        if (!text)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, k, text);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -1339,6 +1564,10 @@ static PyMethodDef methods[] = {
      "maybe_disguised(texts, masking) -> list: the texts holding '&', a masked character or a base64 run."},
     {"ascii_name_in", scan_ascii_name_in, METH_VARARGS,
      "ascii_name_in(text, name) -> bool: (?<!\\w)name(?!\\w), ASCII and case-insensitive, matches in text."},
+    {"said_texts", scan_said_texts, METH_VARARGS,
+     "said_texts(records, text_fields) -> list: recall.provenance.py_said_text of each record."},
+    {"event_texts", scan_event_texts, METH_VARARGS,
+     "event_texts(records, situation_fields, separator) -> list: recall.index.py_event_text of each record."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -53,22 +53,33 @@ def test_hex_ids_take_twenty_bytes_in_the_columns():
     assert "ev_" + "0" * 32 not in table and table.get(None) is None
 
 
-@pytest.mark.parametrize("seed", range(2))
-def test_the_parsed_key_answers_like_the_id(seed, monkeypatch):
-    """``get_key`` / ``set_key`` with ``key(id)`` (an id parsed once: ``TenantIndex.add_many``) are
-    ``get`` / ``[id] =``, for every form of id."""
+@pytest.mark.parametrize("seed", range(4))
+def test_batches_answer_like_a_dict(seed, monkeypatch):
+    """``get_many`` / ``put_many`` (``TenantIndex.add_many``'s batch) are ``get`` / ``[id] =`` of each id in
+    order: batches of one prefix's hex ids (the columns' path: new ids, ids held in the recent dict or the
+    merged columns, repeats within a batch, filter collisions) and batches mixing every form."""
     monkeypatch.setattr(id_numbers, "_MERGE_MIN", 16)
-    monkeypatch.setattr(id_numbers, "_BITS_MIN", 64)
+    monkeypatch.setattr(id_numbers, "_BITS_MIN", 64)  # a small filter: many collisions, and rebuilt as it fills
     rng = random.Random(seed)
-    pool = _ids(rng, 400)
-    keyed, reference = IdNumbers(), {}
-    for step in range(2000):
-        doc_id = rng.choice(pool)
-        key = IdNumbers.key(doc_id)
-        assert keyed.get_key(doc_id, key) == reference.get(doc_id)
-        assert keyed.get_key(doc_id, key, -1) == reference.get(doc_id, -1)
-        if rng.random() < 0.5:
-            keyed.set_key(doc_id, key, step)
-            reference[doc_id] = step
-    assert keyed == reference
-    assert IdNumbers.key("ev_" + "ab" * 16) == ("ev_", int("ab" * 16, 16)) and IdNumbers.key("caller-1") is None
+    hexed = [f"ev_{rng.getrandbits(128):032x}" for _ in range(300)] + [f"ev_{n:032x}" for n in range(20)]
+    mixed = _ids(rng, 200)
+    ours, reference, step = IdNumbers(), {}, 0
+    for _ in range(120):
+        pool = hexed if rng.random() < 0.7 else mixed
+        batch = [rng.choice(pool) for _ in range(rng.randrange(1, 40))]
+        assert ours.get_many(batch) == [reference.get(i) for i in batch]
+        ours.put_many(batch, step)
+        for no, doc_id in enumerate(batch, step):
+            reference[doc_id] = no
+        step += len(batch)
+        assert ours.get_many(batch) == [reference[i] for i in batch]
+    assert ours == reference
+    assert ours.get_many([]) == [] and ours.get_many(["fr_" + "0" * 32, None]) == [None, None]
+
+
+def test_a_batch_is_the_columns_only_when_every_id_has_the_form():
+    one = f"ev_{7:032x}"
+    assert id_numbers._hex_batch([one, f"ev_{8:032x}"])[0] == "ev_"
+    for batch in ([one, f"fr_{8:032x}"], [one, one.upper()], [one, one + "0"], [one, "caller-1"],
+                  [one, type("Id", (str,), {})(one)], [one, f"ev_{8:031x}g"]):
+        assert id_numbers._hex_batch(batch) is None

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain import Brain
-from hindbrain.recall import _scan, cues, disguise, provenance
+from hindbrain.recall import _scan, cues, disguise, index, provenance
 
 # Every family's edges: codes glued to words, dashes, dots and commas after digits, a NUL (the batch's
 # separator), errno names and their prefixes, camel case with digits and underscores, CJK and emoji beside
@@ -100,6 +100,8 @@ def _oracles(monkeypatch) -> None:
     monkeypatch.setattr(cues, "cue_spans", cues.py_cue_spans)
     monkeypatch.setattr(cues, "_hinted", lambda batch, starts, joined: cues.py_hinted(batch))
     monkeypatch.setattr(provenance, "revealed_many", lambda batch: [disguise.revealed(t) for t in batch])
+    monkeypatch.setattr(provenance, "said_texts", lambda records: [provenance.said_text(r) for r in records])
+    monkeypatch.setattr(index, "event_texts", lambda records: [index.event_text(r) for r in records])
 
 
 def _events(n: int) -> list[dict]:
@@ -114,6 +116,10 @@ def _events(n: int) -> list[dict]:
                  "text": said[k % len(said)] + f" #{k}", "speaker": "bob" if k % 4 == 0 else None,
                  "system": ("IAM", "工单系统", None, "CRM sync")[k % 4], "event_id": f"ev_{k:032x}",
                  "ts": f"2026-01-{1 + k % 28:02d}T10:00:00Z"}
+        if k % 5 == 2:  # said_text reads the scope's items and the entities too
+            event["scope"] = {"region": "eu", "queue": f"退款 {k}"}
+        if k % 6 == 1:
+            event["entities"] = ["CRM", "工单系统", "always refund"]
         if k % 7 == 3:
             event["text"] = ""
             event["action"] = "issue a refund"
