@@ -362,19 +362,27 @@ class BM25Index:
                 idfs[term] = row[1]
                 scores += row[0]
                 continue
-            t, b = self._lookup(term)
-            if t is None and b < 0:
+            found = self._term_postings(term, n)
+            if found is None:
                 continue
-            docs, tfs = self._postings(t, b)
-            df = len(docs)
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            docs, tfs, idf = found
             idfs[term] = idf
-            docs, tfs = np.ascontiguousarray(docs, dtype=np.int32), np.ascontiguousarray(tfs, dtype=np.float32)
-            if df >= n * ROW_SHARE:
+            if len(docs) >= n * ROW_SHARE:
                 scores += self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
             else:
                 _scan.bm25_add(scores, docs, tfs, norms, idf * qtf, K1 + 1.0)
         return scores, idfs
+
+    def _term_postings(self, term: str, n: int) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """A term's postings (document numbers int32, term frequencies float32, contiguous) and its
+        idf over ``n`` documents, or None for a term no document holds."""
+        t, b = self._lookup(term)
+        if t is None and b < 0:
+            return None
+        docs, tfs = self._postings(t, b)
+        df = len(docs)
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        return np.ascontiguousarray(docs, dtype=np.int32), np.ascontiguousarray(tfs, dtype=np.float32), idf
 
     def visible_scores(self, terms: list[str], mask: np.ndarray
                        ) -> tuple[np.ndarray | None, np.ndarray, dict[str, float]]:
@@ -413,15 +421,12 @@ class BM25Index:
                     idfs[term] = kept[1]
                     scores += kept[0]
                     continue
-                t, b = self._lookup(term)
-                if t is None and b < 0:
+                found = self._term_postings(term, n)
+                if found is None:
                     continue
-                docs, tfs = self._postings(t, b)
-                df = len(docs)
-                idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+                docs, tfs, idf = found
                 idfs[term] = idf
-                docs, tfs = np.ascontiguousarray(docs, dtype=np.int32), np.ascontiguousarray(tfs, dtype=np.float32)
-                if df >= n * ROW_SHARE:  # the whole row (kept, as ``scores`` keeps it) at the visible documents
+                if len(docs) >= n * ROW_SHARE:  # the whole row (kept, as ``scores`` keeps it) at the visible documents
                     row = self._rows[(term, qtf)][0] if (term, qtf) in self._rows else \
                         self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
                     scores += self._keep_view_row((view.number, term, qtf), row[view.docs], idf)
