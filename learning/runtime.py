@@ -125,7 +125,15 @@ class LearnerRuntime:
     def commit(self, snapshot: bool = False) -> None:
         """Commit the learner's offset; with ``snapshot`` (on close) or every
         ``SNAPSHOT_EVERY`` records, also write the snapshot of its state at that offset.
-        While learned records are held, only up to the record they came from, no snapshot."""
+        While learned records are held, only up to the record they came from, no snapshot.
+
+        Under the log's lock, as every ``observe`` runs: the group-commit thread's append feeds the
+        learner, and a snapshot pickled meanwhile met a tenant's dict changing size (a close right
+        after a recall, whose record that thread committed 5 ms later)."""
+        with self.log.lock:
+            self._commit(snapshot)
+
+    def _commit(self, snapshot: bool) -> None:
         if not self._append_held():
             self.log.commit(CONSUMER, ALL_TOPICS, 0, self._held_from)
             return

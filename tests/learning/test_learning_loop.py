@@ -324,3 +324,29 @@ def test_a_learner_restored_in_another_process_still_merges_a_near_identical_eve
     assert perceive("disk on db-3 is 91% full", "1") == [0, 0]
     assert (tmp_path / "cache" / "learner.snapshot").exists()
     assert perceive("disk on db-3 is 91% full!", "2") == [1, 1]  # merged by the restored learner itself
+
+
+def test_the_learners_state_is_read_and_changed_only_under_the_logs_lock(tmp_path, monkeypatch):
+    """A recall's record is committed by the group-commit thread a few ms later and feeds the
+    learner there; a close right after pickled the learner's snapshot on its own thread meanwhile
+    ("dictionary changed size during iteration" in CI). Every fold and the snapshot hold the lock."""
+    from hindbrain.learning.runtime import LearnerRuntime
+
+    b = Brain.open(tmp_path / "brain", embedder="none")
+    lock, unlocked = b.log.lock, []
+    process, write = b.learning.learner.process, LearnerRuntime._write_snapshot
+
+    def guarded(name, call):
+        def run(*args, **kwargs):
+            if not lock._is_owned():  # an RLock knows whether this thread holds it
+                unlocked.append(name)
+            return call(*args, **kwargs)
+        return run
+
+    monkeypatch.setattr(b.learning.learner, "process", guarded("process", process))
+    monkeypatch.setattr(LearnerRuntime, "_write_snapshot", lambda self: guarded("snapshot", write)(self))
+    b.perceive(tenant="acme", task="t1", kind="anomaly", text="clicked submit, nothing happened", **IAM_SITUATION)
+    b.recall(tenant="acme", query="submit nothing happened")  # its record is deferred to the group commit
+    b.close()
+    assert (tmp_path / "brain" / "cache" / "learner.snapshot").exists()
+    assert unlocked == []
