@@ -342,7 +342,8 @@ class Brain:
         ``{"fragment_id", "text", "confidence", "successes", "domains"}`` each."""
         learner = self._learner("pending_traits")
         self.runner.flush()
-        units = learner.pending_traits(tenant)
+        with self.learning.reading():
+            units = learner.pending_traits(tenant)
         texts = dict(self.warehouse.query(
             "SELECT fragment_id, text FROM fragments FINAL "
             "WHERE tenant = {t:String} AND fragment_id IN {ids:Array(String)}",
@@ -358,11 +359,13 @@ class Brain:
         data = validated(ApproveInput, "approve", **fields)
         learner = self._learner("approve")
         self.runner.flush()
-        unit = learner.unit(data.tenant, data.fragment_id)
-        if unit is None or unit.rung != DecisionKind.TRAIT_PROPOSED:
-            found = f"its rung is {unit.rung!r}" if unit else "the learner knows no such unit"
-            raise InvalidInput("approve", "fragment_id", f"{data.fragment_id!r} is not a proposed trait ({found})")
-        change = lifecycle.on_approval(unit, data.accept, data.approver)
+        with self.learning.reading():
+            unit = learner.unit(data.tenant, data.fragment_id)
+            if unit is None or unit.rung != DecisionKind.TRAIT_PROPOSED:
+                found = f"its rung is {unit.rung!r}" if unit else "the learner knows no such unit"
+                raise InvalidInput("approve", "fragment_id",
+                                   f"{data.fragment_id!r} is not a proposed trait ({found})")
+            change = lifecycle.on_approval(unit, data.accept, data.approver)
         return self._human_decision(data.tenant, change, list(unit.evidence), data.reason or change.reason, {},
                                     "sdk.approve", {"approver": data.approver})
 
@@ -374,13 +377,15 @@ class Brain:
         data = validated(InvalidateInput, "invalidate", **fields)
         learner = self._learner("invalidate")
         self.runner.flush()
-        unit = learner.unit(data.tenant, data.fragment_id)
-        if unit is None:
-            raise InvalidInput("invalidate", "fragment_id", f"{data.fragment_id!r}: the learner knows no such unit")
-        try:
-            change = lifecycle.on_invalidation(unit, data.reason, data.version)
-        except ValueError as exc:
-            raise InvalidInput("invalidate", "fragment_id", str(exc)) from None
+        with self.learning.reading():
+            unit = learner.unit(data.tenant, data.fragment_id)
+            if unit is None:
+                raise InvalidInput("invalidate", "fragment_id",
+                                   f"{data.fragment_id!r}: the learner knows no such unit")
+            try:
+                change = lifecycle.on_invalidation(unit, data.reason, data.version)
+            except ValueError as exc:
+                raise InvalidInput("invalidate", "fragment_id", str(exc)) from None
         return self._human_decision(data.tenant, change, list(data.evidence), change.reason,
                                     {"version": data.version}, "sdk.invalidate", {"by": data.by})
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import nullcontext
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
@@ -43,6 +44,11 @@ class KafkaLearner(_LoopThread):
         self.restored = False
         for topic in TOPICS:
             log.partitions(topic)  # the topics exist before it assigns them
+
+    def reading(self):
+        """As ``LearnerRuntime.reading``; not yet a lock here: this learner folds on its loop
+        thread, and the SDK's readers wait for it to catch up (``wait_until_caught_up``)."""
+        return nullcontext()
 
     def commit(self, snapshot: bool = False) -> None:
         """Offsets are committed after every batch; nothing to do on close (no snapshot yet

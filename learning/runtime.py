@@ -122,6 +122,11 @@ class LearnerRuntime:
     def wait_until_caught_up(self, timeout_s: float = 30.0) -> None:
         """The embedded learner follows each append synchronously: always caught up."""
 
+    def reading(self):
+        """Hold while reading the learner's state outside ``observe`` (the SDK's ``approve``,
+        ``invalidate``, ``pending_traits``): the group-commit thread's appends change it."""
+        return self.log.lock
+
     def commit(self, snapshot: bool = False) -> None:
         """Commit the learner's offset; with ``snapshot`` (on close) or every
         ``SNAPSHOT_EVERY`` records, also write the snapshot of its state at that offset.

@@ -329,7 +329,8 @@ def test_a_learner_restored_in_another_process_still_merges_a_near_identical_eve
 def test_the_learners_state_is_read_and_changed_only_under_the_logs_lock(tmp_path, monkeypatch):
     """A recall's record is committed by the group-commit thread a few ms later and feeds the
     learner there; a close right after pickled the learner's snapshot on its own thread meanwhile
-    ("dictionary changed size during iteration" in CI). Every fold and the snapshot hold the lock."""
+    ("dictionary changed size during iteration" in CI). Every fold, the snapshot and the SDK's
+    reads of the learner's state hold the log's lock."""
     from hindbrain.learning.runtime import LearnerRuntime
 
     b = Brain.open(tmp_path / "brain", embedder="none")
@@ -343,10 +344,15 @@ def test_the_learners_state_is_read_and_changed_only_under_the_logs_lock(tmp_pat
             return call(*args, **kwargs)
         return run
 
-    monkeypatch.setattr(b.learning.learner, "process", guarded("process", process))
+    learner = b.learning.learner
+    monkeypatch.setattr(learner, "process", guarded("process", process))
+    monkeypatch.setattr(learner, "unit", guarded("unit", learner.unit))
+    monkeypatch.setattr(learner, "pending_traits", guarded("pending_traits", learner.pending_traits))
     monkeypatch.setattr(LearnerRuntime, "_write_snapshot", lambda self: guarded("snapshot", write)(self))
-    b.perceive(tenant="acme", task="t1", kind="anomaly", text="clicked submit, nothing happened", **IAM_SITUATION)
+    fid = iam_lesson(b)
     b.recall(tenant="acme", query="submit nothing happened")  # its record is deferred to the group commit
+    b.pending_traits("acme")  # the SDK's readers of the learner's state, while that commit may run
+    b.invalidate(tenant="acme", fragment_id=fid, reason="the IAM console was replaced", version="iam v2")
     b.close()
     assert (tmp_path / "brain" / "cache" / "learner.snapshot").exists()
     assert unlocked == []
