@@ -5,6 +5,9 @@
         --rounds 5 --seconds 8 [--replicas auto] [--profile DIR]
     python bench/served.py --home /tmp/brain20k --in-process --recalls 300      # p50/p90/p99 in this process
 
+``--home-per-arm``: each arm serves its own copy of the home (made once, beside it), for an arm
+that writes records an older arm cannot read (a new schema version, which it would dead-letter).
+
 The brain holds ``bench/api.py``'s distinct structured events (8 agents, en + zh), every vector
 neural. Each round starts ``hindbrain serve`` with each arm's interpreter in turn (the order
 rotates every round: the machine is shared, so only same-run ratios mean anything), warms it
@@ -32,6 +35,7 @@ import importlib.util
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -150,6 +154,16 @@ def recall_bodies(queries: str, seconds: float) -> list[dict]:
     return distinct_queries(random.Random(3), 20 + int(500 * seconds))
 
 
+def arm_home(home: Path, arm: str) -> Path:
+    """``home``'s copy for ``arm`` (``--home-per-arm``), made on first use and kept: an arm that
+    writes records of a schema version an older arm cannot read (it would dead-letter them on
+    opening) serves its own log."""
+    copy = home.parent / f"{home.name}-{arm}"
+    if not copy.exists():
+        shutil.copytree(home, copy, symlinks=True)
+    return copy
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", required=True)
@@ -164,6 +178,9 @@ def main() -> None:
     ap.add_argument("--queries", choices=("distinct", "cycled"), default="distinct",
                     help="distinct: every request a first-time query (default); cycled: 300 bodies cycled")
     ap.add_argument("--threads", action="store_true", help="print each round's CPU a recall by thread")
+    ap.add_argument("--home-per-arm", action="store_true",
+                    help="each arm serves its own copy of --home (<home>-<arm>, made once): for arms whose records "
+                         "an older arm cannot read (a new schema version)")
     ap.add_argument("--in-process", action="store_true", help="time recalls in this process instead")
     ap.add_argument("--recalls", type=int, default=300)
     ap.add_argument("--runs", type=int, default=2)
@@ -175,10 +192,11 @@ def main() -> None:
         return in_process(home, args.recalls, args.runs)
     from hindbrain.service.keys import KeyStore
 
-    key = KeyStore(home).create(api.TENANT, "bench")
     bodies = recall_bodies(args.queries, args.seconds)
     warmups, measured = bodies[:20], bodies[20:] if args.queries == "distinct" else bodies
     arms = [tuple(a.split("=", 1)) for a in args.arms.split(",")]
+    homes = {name: arm_home(home, name) if args.home_per_arm else home for name, _ in arms}
+    keys = {name: KeyStore(h).create(api.TENANT, "bench") for name, h in homes.items()}
     rates: dict[str, list[float]] = {name: [] for name, _ in arms}
     lats: dict[str, list[float]] = {name: [] for name, _ in arms}
     cpus: dict[str, list[float]] = {name: [] for name, _ in arms}
@@ -186,8 +204,9 @@ def main() -> None:
     for r in range(args.rounds):
         order = arms[r % len(arms):] + arms[:r % len(arms)]
         for name, python in order:
+            key = keys[name]
             with open(home.parent / f"serve-{name}.log", "a") as log:
-                proc = serve.serve(home, args.port, None, args.replicas, log, python=python)
+                proc = serve.serve(homes[name], args.port, None, args.replicas, log, python=python)
             spies = []
             try:
                 for body in warmups:

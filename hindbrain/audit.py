@@ -192,8 +192,12 @@ def _considered(item_id: str, recalls: list[dict]) -> str:
 
 
 def _gate_of(recall: dict, item_id: str) -> dict:
+    """The gate's verdict on ``item_id`` in ``recall``: ``{"stage", "reason"}`` as the record
+    keeps it (schema v2), or as a record before v2 kept it in the candidate's ``why_json``."""
     for c in recall["candidates"]:
         if c["item_id"] == item_id:
+            if c.get("stage"):
+                return {"stage": c["stage"], "reason": c.get("reason") or ""}
             return _loads(c.get("why_json")).get("gate") or {}
     return {}
 

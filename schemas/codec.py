@@ -97,7 +97,8 @@ class Registry:
         buf.write(schema.fingerprint)
         try:
             fastavro.schemaless_writer(buf, schema.parsed, record)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        # OverflowError: a long beyond 64 bits (fastavro's C conversion), bad input like the rest
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
             raise CodecError(f"{record_type} does not match its schema: {exc}") from exc
         return buf.getvalue()
 

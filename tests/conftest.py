@@ -135,12 +135,13 @@ def _sample_records() -> list[tuple[str, dict]]:
         "scope": {"env": "prod"}, "source": "lived", "citation": None, "confidence": None, "seed": False,
         "event_ids": ["ev_1", "ev_2"], "entities": ["IAM"],
     }
-    candidates = [{"item_id": i, "item_kind": k, "score": s, "why_json": "{}"}
+    candidates = [{"item_id": i, "item_kind": k, "score": s, "why_json": None, "stage": "selected", "reason": None,
+                   "scores": []}
                   for i, k, s in (("fr_1", "fragment", 2.5), ("ev_2", "event", 1.0))]
     recall = {
         "envelope": _env("recall", "rc_1", ts=TS + 3), "recall_id": "rc_1", "query": "IAM submit",
         "situation": {"system": "IAM"}, "trigger": "anomaly", "scope": {"env": "prod"}, "budget_tokens": 400,
-        "k": None, "layers": [], "candidates": candidates,
+        "k": None, "layers": [], "score_names": [], "candidates": candidates,
     }
     injection = {
         "envelope": _env("injection", "in_1", ts=TS + 4, causation_ids=["rc_1"]), "recall_id": "rc_1",

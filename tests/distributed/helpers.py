@@ -81,8 +81,9 @@ def workload(rounds: int = 300) -> Workload:
         records.append(("recall", {
             "envelope": _env("recall", r, tenant, agent), "recall_id": f"rc-{r}", "query": f"sys-{r % 11} submit",
             "situation": {"system": f"sys-{r % 11}"}, "trigger": "anomaly", "scope": {}, "budget_tokens": 200,
-            "k": None, "layers": [],
-            "candidates": [{"item_id": i, "item_kind": "fragment", "score": 1.0, "why_json": "{}"}
+            "k": None, "layers": [], "score_names": [],
+            "candidates": [{"item_id": i, "item_kind": "fragment", "score": 1.0, "why_json": None, "stage": None,
+                            "reason": None, "scores": []}
                            for i in (f"fr-{r}", f"fr-{max(r - 1, 0)}")],
         }))
         records.append(("injection", {

@@ -79,33 +79,38 @@ def test_every_candidate_and_cut_is_in_the_recall_record(lexical_brain):
     assert [c["stage"] for c in pack.cut] == ["scope"]
     cut_id = pack.cut[0]["id"]
     [recall] = [e["record"] for e in b.explain(cut_id) if e["record_type"] == "recall"]
-    why = {c["item_id"]: json.loads(c["why_json"]) for c in recall["candidates"]}
-    assert why[cut_id]["gate"] == {"stage": "scope", "reason": "scope env=test does not match env=prod"}
-    assert why[ids(pack)[0]]["gate"]["stage"] == "selected" and "lexical" in why[cut_id]
+    by_id = {c["item_id"]: c for c in recall["candidates"]}
+    assert (by_id[cut_id]["stage"], by_id[cut_id]["reason"]) == ("scope", "scope env=test does not match env=prod")
+    assert by_id[ids(pack)[0]]["stage"] == "selected" and by_id[ids(pack)[0]]["reason"] is None
     [injected] = b.sql("SELECT item_ids FROM injections WHERE recall_id = {r:String}", {"r": pack.recall_id})
     assert injected["item_ids"] == ids(pack)
 
 
-def test_a_cut_candidate_keeps_its_scores_and_the_full_explanation_only_on_explain(lexical_brain):
+def test_a_candidate_keeps_its_numbers_and_verdict_and_its_full_explanation_only_on_explain(lexical_brain):
     b = lexical_brain
     for env in ("prod", "test"):
         b.learn(tenant="acme", condition=f"role change in {env}", action=f"use the {env} procedure",
                 scope={"env": env})
 
-    def recorded(pack) -> dict:
+    def recorded(pack) -> tuple[list[str], dict]:
         [recall] = [e["record"] for e in b.explain(pack.cut[0]["id"]) if e["record_type"] == "recall"
                     and e["record"]["recall_id"] == pack.recall_id]
-        return {c["item_id"]: json.loads(c["why_json"]) for c in recall["candidates"]}
+        return recall["score_names"], {c["item_id"]: c for c in recall["candidates"]}
 
     pack = b.recall(tenant="acme", query="role change procedure", scope={"env": "prod"})
-    why, cut_id, kept = recorded(pack), pack.cut[0]["id"], ids(pack)[0]
-    assert "fusion" in why[kept] and "fusion" in pack.items[0].why  # returned: explained in full
-    brief = why[cut_id]  # cut: every channel's score, the penalties, the score, the gate's reason
-    assert "fusion" not in brief and set(CHANNELS) <= set(brief) and brief["lexical"]["bm25"] > 0
-    assert brief["gate"]["stage"] == "scope" and brief["score"] > 0
-    full = recorded(b.recall(tenant="acme", query="role change procedure", scope={"env": "prod"}, explain=True))
-    assert "fusion" in full[cut_id] and full[cut_id]["gate"]["stage"] == "scope"
-    assert full[cut_id]["lexical"]["score"] == brief["lexical"]["score"]
+    (names, by_id), cut_id, kept = recorded(pack), pack.cut[0]["id"], ids(pack)[0]
+    # the returned item's full explanation went to the agent in the pack; the record keeps its verdict
+    assert "fusion" in pack.items[0].why and by_id[kept]["why_json"] is None and by_id[kept]["stage"] == "selected"
+    cut = by_id[cut_id]  # cut: its score, every channel's, bm25, the penalties, the gate's verdict
+    assert cut["why_json"] is None and cut["stage"] == "scope" and cut["score"] > 0
+    scores = dict(zip(names, cut["scores"], strict=True))
+    assert set(CHANNELS) | {"bm25", "penalties"} <= set(scores) and scores["bm25"] > 0
+    explained = b.recall(tenant="acme", query="role change procedure", scope={"env": "prod"}, explain=True)
+    _, full = recorded(explained)
+    assert "fusion" in json.loads(full[kept]["why_json"])  # explain: every candidate in full
+    why = json.loads(full[cut_id]["why_json"])
+    assert "fusion" in why and why["gate"]["stage"] == "scope" == full[cut_id]["stage"]
+    assert why["lexical"]["score"] == round(scores["lexical"], 4)
 
 
 def test_beliefs_are_briefed_by_layer_and_recorded_as_injected(lexical_brain):

@@ -53,7 +53,7 @@ def fastavro_bytes(version, record: dict) -> bytes | None:
     buf = io.BytesIO()
     try:
         fastavro.schemaless_writer(buf, version.parsed, record)
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError):  # what the codec refuses
         return None
     return MAGIC + version.fingerprint + buf.getvalue()
 
@@ -116,6 +116,16 @@ def test_a_value_it_does_not_take_is_left_to_fastavro():
         perception.writer(record)
     assert native(perception, record) is None
     assert registry.encode("perception", record) == fastavro_bytes(perception, record)
+
+
+def test_a_long_beyond_64_bits_is_a_codec_error():
+    """The C writer leaves it to fastavro, whose int conversion raises ``OverflowError``: a schema
+    error to the caller like any value off its schema (hypothesis found it: ``position`` = 2**70)."""
+    record = {"envelope": {"record_id": "dl_1", "ts_us": 1, "tenant": "t", "agent": None, "task": None,
+                           "schema_version": 1, "causation_ids": [], "producer": "p"},
+              "topic": "perceptions", "position": 2**70, "stage": "decode", "reason": "r", "original": b""}
+    with pytest.raises(CodecError, match="does not match its schema"):
+        registry.encode("dead_letter", record)
 
 
 def test_an_unsupported_shape_compiles_to_none():

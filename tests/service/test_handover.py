@@ -21,7 +21,9 @@ def _records() -> list[tuple[str, dict]]:
     env = dict(tenant="acme", agent="bot-1", task="t1")
     recall = {"envelope": envelope("recall", record_id="rc_1", **env), "recall_id": "rc_1", "query": "vpn 403 ✓",
               "situation": {}, "trigger": None, "scope": {}, "budget_tokens": 800, "k": None, "layers": [],
-              "candidates": [{"item_id": "ev_1", "item_kind": "event", "score": 0.5, "why_json": "{}"}]}
+              "score_names": ["lexical"],
+              "candidates": [{"item_id": "ev_1", "item_kind": "event", "score": 0.5, "why_json": None,
+                              "stage": "selected", "reason": None, "scores": [0.5]}]}
     injection = {"envelope": envelope("injection", causation_ids=["rc_1"], **env), "recall_id": "rc_1",
                  "budget_tokens": 800, "items": [{"item_id": "ev_1", "item_kind": "event", "rank": 0, "tokens": 9,
                                                   "score": 0.5, "arm": None}]}

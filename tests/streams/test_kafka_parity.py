@@ -57,8 +57,9 @@ def scripted_messages() -> list[Message]:
     }))
     records.append(("recall", {
         "envelope": _env("recall", 101), "recall_id": "rc-1", "query": "IAM submit", "situation": {},
-        "trigger": "anomaly", "scope": {}, "budget_tokens": 200, "k": None, "layers": [],
-        "candidates": [{"item_id": i, "item_kind": "fragment", "score": 1.0, "why_json": "{}"}
+        "trigger": "anomaly", "scope": {}, "budget_tokens": 200, "k": None, "layers": [], "score_names": [],
+        "candidates": [{"item_id": i, "item_kind": "fragment", "score": 1.0, "why_json": None, "stage": None,
+                        "reason": None, "scores": []}
                        for i in ("fr-1", "pe-0")],
     }))
     records.append(("injection", {
