@@ -1,7 +1,7 @@
 """The semantic stage's masked graph walk against exact search, by over-fetch factor.
 
     python bench/masked_walk.py --home DIR [--queries 200] [--agent agent-1] [--factors 2,1.5,1.2,1] [--passes 2]
-        [--efs 64,96,128,192]
+        [--efs 64,96,128,160,192]
 
 The brain in ``--home`` holds ``bench/api.py``'s events with a built vector graph (``bench/served.py``'s
 ``build``). For each of ``--queries`` distinct first-time queries (``served.distinct_queries``) the query
@@ -37,7 +37,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--agent", default="agent-1")
     ap.add_argument("--factors", default="2,1.5,1.2,1")
-    ap.add_argument("--efs", default="64,96,128,192")
+    ap.add_argument("--efs", default="64,96,128,160,192")
     ap.add_argument("--passes", type=int, default=2)
     args = ap.parse_args()
     from hindbrain import Brain
