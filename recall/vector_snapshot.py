@@ -132,7 +132,10 @@ def write_snapshot(index, directory: Path, offset, writer_lock=None) -> Path | N
         for vectors, stem, entry in saved:
             entry["index"]["lost"] = vectors.check_saved(stem)
             manifest["lost"] += entry["index"]["lost"]
-        return seal(tmp, manifest)
+        folder = seal(tmp, manifest)
+        for vectors, _, _ in saved:  # the sealed files: an unchanged graph's masked searches walk them in C
+            vectors.walk_saved(folder)
+        return folder
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

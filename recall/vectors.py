@@ -327,6 +327,8 @@ class VectorIndex:
         # the saved graph file this index's graph is (``mapped``): masked searches walk it in C,
         # filtering as they go; dropped when the graph changes (an owner's inserts and removals)
         self._walker: GraphWalk | None = None
+        self._graph_changes = 0  # counts the graph's changes: a saved file is its graph while this holds
+        self._saved: tuple[Path, int] | None = None  # the graph file ``save`` last wrote, at which count
         self.requeued = 0  # graphed vectors found unreachable at a save and put back on the tail
 
     # -- adding -----------------------------------------------------------------------------
@@ -456,7 +458,7 @@ class VectorIndex:
         insert among thousands of exact duplicates walks them all (1M static-tier vectors of
         bench/api.py's events, 752 distinct codes, never finished building; docs/speed.md)."""
         self._ring_room(len(self._state))
-        self._walker = None  # the graph is about to change: no longer the file's
+        self._graph_changed()
         if self._table is None:
             self._table = self._table_of_nodes()
         codes = self._codes(chunk)
@@ -509,6 +511,29 @@ class VectorIndex:
             table.put(table.hashes(self._codes(part)), part)
         return table
 
+    def _graph_changed(self) -> None:
+        """Under the lock, before the graph changes: no saved file is its graph any more."""
+        self._walker = None
+        self._graph_changes += 1
+
+    def walk_saved(self, folder: Path | None = None) -> bool:
+        """Masked searches walk the graph file ``save`` last wrote (``recall.graph_walk``) when the
+        graph has not changed since (an owner checkpointing between imports: the walk it mapped at
+        reopening is dropped at its first insert); returns whether they do. ``folder``: where the
+        file is now (a snapshot's generation is renamed into place once sealed). The file's pages
+        stay mapped while walked, after its generation is pruned too."""
+        saved = self._saved
+        if saved is None or self._frozen:
+            return self._walker is not None
+        try:
+            walker = GraphWalk(saved[0] if folder is None else Path(folder) / saved[0].name, self.dim)
+        except FileNotFoundError:  # pruned meanwhile: the next checkpoint's file serves
+            return self._walker is not None
+        with self._lock:
+            if self._graph_changes == saved[1] and self._graph is not None:
+                self._walker = walker
+            return self._walker is not None
+
     def _ring_room(self, n: int) -> None:
         if len(self._next) < n:
             self._next, self._prev = _grow(self._next, n), _grow(self._prev, n)
@@ -528,7 +553,7 @@ class VectorIndex:
         one) leave the graph (the caller sets their state). A node leaving with keys still
         beside it hands its place to the next of them, which is inserted with its own row (the
         graph points into the leaving key's row, about to be rewritten)."""
-        self._walker = None
+        self._graph_changed()
         beside = keys[self._state[keys] == _BESIDE]
         for key in beside.tolist():
             self._unlink(key)
@@ -586,7 +611,7 @@ class VectorIndex:
             if not len(lost):
                 return
             keys = _rings_of(self._next, lost)
-            self._walker = None
+            self._graph_changed()
             self._graph.remove(lost)
             self._nodes -= len(lost)
             self._graphed -= len(keys)
@@ -783,6 +808,8 @@ class VectorIndex:
                         block.tofile(out)
                 self._graph.save(str(stem.with_suffix(".usearch")))
                 ring.tofile(stem.with_suffix(".ring"))
+                with self._lock:  # the graph changes under the lock only: this count is the file's
+                    self._saved = (stem.with_suffix(".usearch"), self._graph_changes)
             state.tofile(stem.with_suffix(".state"))
         return {"dim": self.dim, "keys": len(state), "exact": exact, "blocks": 0 if exact else len(self._blocks),
                 "vectors": int(np.count_nonzero(state != _ABSENT)),

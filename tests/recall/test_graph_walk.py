@@ -123,3 +123,42 @@ def test_links_outside_the_graph_raise(saved, tmp_path):
     walk = GraphWalk(broken, DIM)
     with pytest.raises(ValueError, match="outside the graph"):
         walk.walk(np.ones(DIM, dtype=np.int8), np.ones(N, dtype=bool), np.arange(N, dtype=np.int32), 10, 4096)
+
+
+def test_an_owner_walks_the_file_it_saved_while_its_graph_is_unchanged(saved, tmp_path):
+    stem, meta, vecs = saved
+    owner = VectorIndex.mapped(stem, meta, writable=True)
+    fresh = _clustered(2, seed=10)
+    owner.add(np.array([N, N + 1]), fresh)
+    assert owner._walker is None and owner.build_graph() == 0
+    assert not owner.walk_saved()  # nothing saved since the change
+    again = tmp_path / "t1"
+    owner.save(again)
+    assert owner.check_saved(again) == 0
+    assert owner.walk_saved()
+    allowed = np.ones(N + 2, dtype=bool)
+    allowed[N - 1] = False
+    walked = owner.search(fresh[1], 5, allowed)
+    assert walked[0][0] == N + 1
+    walker, owner._walker = owner._walker, None
+    assert owner.search(fresh[1], 5, allowed)[0][0] == N + 1  # the usearch walk agrees on the best
+    owner._walker = walker
+    owner.add(np.array([N + 2]), _clustered(1, seed=11))
+    assert owner.build_graph() == 0 and owner._walker is None
+    owner.save(tmp_path / "t2")
+    owner.add(np.array([N + 3]), _clustered(1, seed=12))
+    assert owner.build_graph() == 0
+    assert not owner.walk_saved()  # changed since that save: not its graph
+
+
+
+def test_the_saved_file_is_walked_where_its_generation_was_renamed(saved, tmp_path):
+    stem, meta, _ = saved
+    owner = VectorIndex.mapped(stem, meta, writable=True)
+    owner.add(np.array([N]), _clustered(1, seed=13))
+    assert owner.build_graph() == 0 and owner._walker is None
+    (tmp_path / "tmp-gen").mkdir()
+    owner.save(tmp_path / "tmp-gen" / "t0")
+    (tmp_path / "tmp-gen").rename(tmp_path / "gen-1")  # as a snapshot is sealed
+    assert not owner.walk_saved()  # not there any more
+    assert owner.walk_saved(tmp_path / "gen-1")
