@@ -17,6 +17,7 @@
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
  *   said_texts(records, fields)       recall/provenance.py  py_said_text of each (test_event_texts.py)
  *   event_texts(records, fields, sep) recall/index.py     py_event_text of each (test_event_texts.py)
+ *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -874,6 +875,315 @@ done:
     return result;
 }
 
+/* ---- the masked search's graph walk --------------------------------------------------------- */
+
+/* recall.graph_walk.GraphWalk.walk: an HNSW search over a usearch dense index file as
+ * recall.graph_check.GraphFile reads its layout (mapped: nothing loaded), that filters as it goes.
+ * Every node routes, but only a node whose ring holds a key `ok` allows enters the results, so
+ * the walk ends once it holds `ef` allowed nodes and no candidate is nearer than the farthest of
+ * them (hnswlib's filtered search). usearch's Python API has no predicate: it over-fetched
+ * ~3x k nodes under a 34 % mask and dropped two thirds (docs/speed.md, round twelve).
+ * Distances are 1 - cosine of the int8 codes in float64, ties broken by the lower slot, exactly
+ * as recall.graph_walk.py_walk computes them (its oracle). A slot or a neighbour count outside
+ * the graph raises instead of reading out of bounds. */
+
+typedef struct {
+    double dist;
+    uint32_t slot;
+} walk_pair;
+
+#define WALK_MAX_LINKS 4096 /* a level-0 neighbour list longer than this is refused */
+
+static inline int walk_before(walk_pair a, walk_pair b) {
+    return a.dist < b.dist || (a.dist == b.dist && a.slot < b.slot);
+}
+
+typedef struct {
+    walk_pair *at;
+    Py_ssize_t n, cap;
+} walk_heap;
+
+/* nearest on top when `nearest`, farthest on top otherwise */
+static int walk_push(walk_heap *h, walk_pair p, int nearest) {
+    if (h->n == h->cap) {
+        Py_ssize_t cap = h->cap ? 2 * h->cap : 256;
+        walk_pair *at = PyMem_RawRealloc(h->at, (size_t)cap * sizeof(walk_pair));
+        if (!at)
+            return -1;
+        h->at = at;
+        h->cap = cap;
+    }
+    Py_ssize_t i = h->n++;
+    while (i > 0) {
+        Py_ssize_t up = (i - 1) / 2;
+        if (nearest ? !walk_before(p, h->at[up]) : !walk_before(h->at[up], p))
+            break;
+        h->at[i] = h->at[up];
+        i = up;
+    }
+    h->at[i] = p;
+    return 0;
+}
+
+static walk_pair walk_pop(walk_heap *h, int nearest) {
+    walk_pair top = h->at[0], last = h->at[--h->n];
+    Py_ssize_t i = 0;
+    if (!h->n)
+        return top;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && (nearest ? walk_before(h->at[c + 1], h->at[c]) : walk_before(h->at[c], h->at[c + 1])))
+            c++;
+        if (nearest ? !walk_before(h->at[c], last) : !walk_before(last, h->at[c]))
+            break;
+        h->at[i] = h->at[c];
+        i = c;
+    }
+    h->at[i] = last;
+    return top;
+}
+
+typedef struct {
+    const uint8_t *file;
+    const int64_t *starts;
+    Py_ssize_t size, vectors_at, dim, connectivity, base;
+    const int8_t *query;
+    double qq;
+    const uint8_t *ok;
+    Py_ssize_t n_ok;
+    const int32_t *ring;
+    Py_ssize_t n_ring;
+    const char *bad; /* set when the file or the ring is not as expected */
+} walk_graph;
+
+/* the dot product of two int8 rows and the second's squared norm: one clone per instruction set,
+ * picked at load (the extension is built without -march, so it runs anywhere) */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+#endif
+static void walk_dot_norm(const int8_t *q, const int8_t *x, Py_ssize_t n, int32_t *dot, int32_t *norm) {
+    int32_t d = 0, s = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        d += (int32_t)q[i] * (int32_t)x[i];
+        s += (int32_t)x[i] * (int32_t)x[i];
+    }
+    *dot = d;
+    *norm = s;
+}
+
+static double walk_distance(const walk_graph *g, uint32_t slot) {
+    int32_t dot, xx;
+    walk_dot_norm(g->query, (const int8_t *)(g->file + g->vectors_at + (Py_ssize_t)slot * g->dim), g->dim, &dot, &xx);
+    if (!xx || g->qq == 0.0)
+        return 1.0; /* a zero vector: cosine 0 */
+    return 1.0 - (double)dot / sqrt(g->qq * (double)xx);
+}
+
+/* the node's links at `level` (NULL and g->bad set when its level or count is out of range) */
+static const uint8_t *walk_links(walk_graph *g, uint32_t slot, Py_ssize_t level, uint32_t *count) {
+    const uint8_t *tape = g->file + g->starts[slot];
+    int16_t top;
+    memcpy(&top, tape + 8, sizeof top);
+    if (level > top) {
+        g->bad = "a node reached above its level";
+        return NULL;
+    }
+    Py_ssize_t at = 10 + (level ? 4 * (1 + g->base) + (level - 1) * 4 * (1 + g->connectivity) : 0);
+    memcpy(count, tape + at, sizeof *count);
+    if (*count > (uint32_t)(level ? g->connectivity : g->base) || *count > WALK_MAX_LINKS) {
+        g->bad = "a neighbour count over the level's slots";
+        return NULL;
+    }
+    return tape + at + 4;
+}
+
+static inline int walk_slot(walk_graph *g, const uint8_t *links, uint32_t i, uint32_t *slot) {
+    memcpy(slot, links + 4 * (Py_ssize_t)i, sizeof *slot);
+    if (*slot >= (uint32_t)g->size) {
+        g->bad = "a link to a slot outside the graph";
+        return -1;
+    }
+    return 0;
+}
+
+/* whether the node's ring (its key and the keys beside it) holds a key `ok` allows */
+static int walk_allowed(walk_graph *g, uint32_t slot) {
+    uint64_t key;
+    memcpy(&key, g->file + g->starts[slot], sizeof key);
+    if (key >= (uint64_t)g->n_ok || key >= (uint64_t)g->n_ring)
+        return 0; /* a removed node (usearch's free key), or a key past the mask */
+    if (g->ok[key])
+        return 1;
+    int64_t k = g->ring[key];
+    for (Py_ssize_t steps = 0; k != (int64_t)key; steps++) {
+        if (k < 0 || k >= g->n_ok || k >= g->n_ring || steps > g->n_ring) {
+            g->bad = "a ring that leaves the keys or does not close";
+            return 0;
+        }
+        if (g->ok[k])
+            return 1;
+        k = g->ring[k];
+    }
+    return 0;
+}
+
+/* the walk itself (no Python calls: run without the GIL); returns the allowed nodes found, -1 when
+ * out of memory, and g->bad set on a layout error */
+static Py_ssize_t walk_filtered(walk_graph *g, uint32_t entry, Py_ssize_t top_level, Py_ssize_t ef, Py_ssize_t cap,
+                                walk_pair *out, Py_ssize_t *expanded) {
+    uint32_t cur = entry, count, slot;
+    double cur_dist = walk_distance(g, cur);
+    for (Py_ssize_t level = top_level; level >= 1; level--) { /* greedy descent: every node routes */
+        for (int moved = 1; moved;) {
+            moved = 0;
+            const uint8_t *links = walk_links(g, cur, level, &count);
+            if (!links)
+                return 0;
+            uint32_t best = cur;
+            for (uint32_t i = 0; i < count; i++) {
+                if (walk_slot(g, links, i, &slot))
+                    return 0;
+                double d = walk_distance(g, slot);
+                if (d < cur_dist) {
+                    cur_dist = d;
+                    best = slot;
+                    moved = 1;
+                }
+            }
+            cur = best;
+        }
+    }
+    uint8_t *seen = PyMem_RawCalloc((size_t)g->size / 8 + 1, 1);
+    walk_heap next = {0}, found = {0};
+    Py_ssize_t n = -1;
+    if (!seen)
+        goto done;
+    walk_pair start = {cur_dist, cur};
+    seen[cur >> 3] |= (uint8_t)(1u << (cur & 7));
+    if (walk_push(&next, start, 1) || (walk_allowed(g, cur) && walk_push(&found, start, 0)))
+        goto done;
+    while (next.n && !g->bad) {
+        walk_pair c = walk_pop(&next, 1);
+        if (found.n >= ef && c.dist > found.at[0].dist)
+            break;
+        if (++*expanded > cap)
+            break;
+        if (next.n) { /* the next candidate's links: likely expanded next */
+            const uint8_t *tape = g->file + g->starts[next.at[0].slot];
+            for (Py_ssize_t line = 0; line < 14 + 4 * g->base; line += 64)
+                __builtin_prefetch(tape + line);
+        }
+        const uint8_t *links = walk_links(g, c.slot, 0, &count);
+        if (!links)
+            break;
+        /* the unseen neighbours first, their rows prefetched: a walk is bound by fetching rows from
+         * memory (in a recall the graph's pages are cold), and this overlaps those fetches */
+        uint32_t fresh[WALK_MAX_LINKS], n_fresh = 0;
+        for (uint32_t i = 0; i < count; i++) {
+            if (walk_slot(g, links, i, &slot))
+                break;
+            if (seen[slot >> 3] & (1u << (slot & 7)))
+                continue;
+            seen[slot >> 3] |= (uint8_t)(1u << (slot & 7));
+            fresh[n_fresh++] = slot;
+            const char *row = (const char *)(g->file + g->vectors_at + (Py_ssize_t)slot * g->dim);
+            for (Py_ssize_t line = 0; line < g->dim; line += 64)
+                __builtin_prefetch(row + line);
+            __builtin_prefetch(g->file + g->starts[slot]); /* its key, read if it enters the candidates */
+        }
+        for (uint32_t i = 0; i < n_fresh; i++) {
+            slot = fresh[i];
+            walk_pair p = {walk_distance(g, slot), slot};
+            if (found.n < ef || walk_before(p, found.at[0])) {
+                if (walk_push(&next, p, 1))
+                    goto done;
+                if (walk_allowed(g, slot)) {
+                    if (walk_push(&found, p, 0))
+                        goto done;
+                    if (found.n > ef)
+                        walk_pop(&found, 0);
+                }
+            }
+        }
+    }
+    n = found.n;
+    for (Py_ssize_t i = n - 1; i >= 0; i--) /* farthest first off the heap: written from the end */
+        out[i] = walk_pop(&found, 0);
+done:
+    PyMem_RawFree(seen);
+    PyMem_RawFree(next.at);
+    PyMem_RawFree(found.at);
+    return n;
+}
+
+static PyObject *scan_graph_walk(PyObject *self, PyObject *args) {
+    Py_buffer file = {0}, starts = {0}, query = {0}, ok = {0}, ring = {0}, keys = {0}, sims = {0};
+    Py_ssize_t vectors_at, dim, connectivity, base, entry, top_level, ef, cap;
+    PyObject *result = NULL;
+    walk_pair *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*nnnnnny*y*y*nnw*w*:graph_walk", &file, &starts, &vectors_at, &dim, &connectivity,
+                          &base, &entry, &top_level, &query, &ok, &ring, &ef, &cap, &keys, &sims))
+        return NULL;
+    const Py_ssize_t size = starts.len / (Py_ssize_t)sizeof(int64_t);
+    if (query.len != dim || dim <= 0 || vectors_at < 0 || vectors_at + size * dim > file.len || ef <= 0 ||
+        keys.len / (Py_ssize_t)sizeof(int64_t) < ef || sims.len / (Py_ssize_t)sizeof(float) < ef) {
+        PyErr_SetString(PyExc_ValueError, "graph_walk: the query must have dim codes, the vectors fit the file, "
+                        "and out_keys (int64) and out_sims (float32) hold ef");
+        goto done;
+    }
+    if (!size) {
+        result = Py_BuildValue("nn", (Py_ssize_t)0, (Py_ssize_t)0);
+        goto done;
+    }
+    if (entry < 0 || entry >= size) {
+        PyErr_Format(PyExc_ValueError, "graph_walk: entry slot %zd outside %zd nodes", entry, size);
+        goto done;
+    }
+    int64_t qq = 0;
+    for (Py_ssize_t i = 0; i < dim; i++)
+        qq += (int64_t)((const int8_t *)query.buf)[i] * ((const int8_t *)query.buf)[i];
+    walk_graph g = {file.buf, starts.buf, size, vectors_at, dim, connectivity, base, query.buf, (double)qq, ok.buf,
+                    ok.len, ring.buf, ring.len / (Py_ssize_t)sizeof(int32_t), NULL};
+    out = PyMem_RawMalloc((size_t)ef * sizeof(walk_pair));
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n, expanded = 0;
+    Py_BEGIN_ALLOW_THREADS
+    n = walk_filtered(&g, (uint32_t)entry, top_level, ef, cap, out, &expanded);
+    Py_END_ALLOW_THREADS
+    if (g.bad) {
+        PyErr_Format(PyExc_ValueError, "graph_walk: %s", g.bad);
+        goto done;
+    }
+    if (n < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *out_keys = keys.buf;
+    float *out_sims = sims.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t key;
+        memcpy(&key, g.file + g.starts[out[i].slot], sizeof key);
+        out_keys[i] = (int64_t)key;
+        out_sims[i] = (float)(1.0 - out[i].dist);
+    }
+    result = Py_BuildValue("nn", n, expanded);
+done:
+    PyMem_RawFree(out);
+    PyBuffer_Release(&file);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&query);
+    PyBuffer_Release(&ok);
+    PyBuffer_Release(&ring);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&sims);
+    return result;
+}
+
 /* recall.lexical.BM25Index.scores for one query term, fused: for each posting i,
  * scores[docs[i]] += weight * tfs[i] * k1p1 / (tfs[i] + norm[docs[i]]), in float32 and in that order, so
  * each addend is bit for bit numpy's ``(idf * qtf) * tfs * (K1 + 1.0) / (tfs + norm[docs])``. numpy made
@@ -1551,6 +1861,9 @@ static PyMethodDef methods[] = {
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
     {"ring_expand", scan_ring_expand, METH_VARARGS,
      "ring_expand(ring, nodes, allowed, out_keys, out_from) -> n: recall.vectors._expand's walk of the rings."},
+    {"graph_walk", scan_graph_walk, METH_VARARGS,
+     "graph_walk(file, starts, vectors_at, dim, connectivity, base, entry, top_level, query, ok, ring, ef, cap, "
+     "out_keys, out_sims) -> (n, expanded): recall.graph_walk's filtered walk over a saved usearch graph."},
     {"bm25_add", scan_bm25_add, METH_VARARGS,
      "bm25_add(scores, docs, tfs, norm, weight, k1p1): one query term's BM25 parts added into scores, in place."},
     {"tree_sums", scan_tree_sums, METH_VARARGS,

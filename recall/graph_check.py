@@ -49,6 +49,7 @@ class GraphFile:
         if len(m) < 8:
             raise GraphLayoutError(f"{path}: {len(m)} bytes, too short for a usearch index")
         rows, cols = (int(v) for v in np.frombuffer(m[:8].tobytes(), dtype="<u4"))
+        self.vectors_at, self.vector_bytes = 8, cols  # where row (slot) i's vector starts: vectors_at + i * cols
         off = 8 + rows * cols
         if bytes(m[off : off + len(_MAGIC)]) != _MAGIC:
             raise GraphLayoutError(f"{path}: no usearch head after {rows} x {cols} vector bytes")

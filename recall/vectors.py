@@ -20,11 +20,13 @@ and an ``allowed`` mask (also indexed by key) lines up with it directly.
   every search scans exactly; the graph then absorbs the tail ``_CHUNK`` vectors per lock hold,
   so a search waits at most one chunk, and a bulk load (a brain reopening from the embedding
   cache) is searchable at once, only slower until the graph catches up.
-* **``allowed``:** the graph is walked deeper by the inverse of the allowed fraction (twice the
-  expected need) and the results filtered. When scanning the allowed keys exactly is cheaper
-  than that walk (a fetched candidate costs ~``_WALK_COST`` scanned codes), or over-fetching up
-  to ``_FETCH_CAP`` still finds fewer than ``k``, the allowed keys are scanned instead: a very
-  selective mask is therefore both fast and exact.
+* **``allowed``:** over a saved graph (a replica's view, a reopened owner's until its graph
+  changes) the walk filters as it goes (``recall.graph_walk``, in C: every node routes, only
+  allowed ones enter the ``MASKED_EF`` results); otherwise the graph is walked deeper by the
+  inverse of the allowed fraction (twice the expected need) and the results filtered. When
+  scanning the allowed keys exactly is cheaper than that walk (a fetched candidate costs
+  ~``_WALK_COST`` scanned codes), or either walk stops at ``_FETCH_CAP`` with fewer than ``k``,
+  the allowed keys are scanned instead: a very selective mask is therefore both fast and exact.
 * **Keys are document numbers**, so memory follows the largest key; sparse keys waste rows.
 
 Measured with ``.venv/bin/python bench/vectors.py --sizes 100000,1000000`` (9.5 min): clustered
@@ -97,6 +99,7 @@ from usearch.index import search as usearch_scan
 from hindbrain.recall import _scan, sorted_sets
 from hindbrain.recall.code_table import CodeTable
 from hindbrain.recall.graph_check import unreachable_keys
+from hindbrain.recall.graph_walk import GraphWalk
 from hindbrain.recall.row_chunks import RowChunks
 
 EXACT_LIMIT = 20_000  # vectors; at or below this every search is exact (float16 rows)
@@ -108,6 +111,9 @@ _CHUNK = 16  # vectors inserted into the graph per lock hold (~5 ms here): what 
 _YIELD_S = 0.0002  # pause between graph chunks so waiting searches get the lock
 _BLOCK = 1 << 15  # int8 code rows per block (16 MiB at 512-d); blocks never move
 _FETCH_CAP = 4096  # deepest over-fetch before a masked search scans instead
+# allowed nodes a filtered walk keeps (at least k): at 160 it finds what the over-fetch by 2 found (recall@64
+# 0.897 vs 0.893 at 100k under a 34 % mask; 128: 0.878, 192: 0.914; bench/masked_walk.py, docs/speed.md round twelve)
+MASKED_EF = 160
 # a scan scores a block's whole span of rows in place when its keys fill a quarter of it: scoring
 # a row in place costs about a quarter of gathering it first (copy, then score)
 _SPAN_SLACK = 4
@@ -318,6 +324,11 @@ class VectorIndex:
         self._prev = np.zeros(0, dtype=np.int32)
         self._table: CodeTable | None = None  # which node holds a code (built at the first insert)
         self._frozen = False  # a mapped snapshot (``VectorIndex.mapped``): read-only
+        # the saved graph file this index's graph is (``mapped``): masked searches walk it in C,
+        # filtering as they go; dropped when the graph changes (an owner's inserts and removals)
+        self._walker: GraphWalk | None = None
+        self._graph_changes = 0  # counts the graph's changes: a saved file is its graph while this holds
+        self._saved: tuple[Path, int] | None = None  # the graph file ``save`` last wrote, at which count
         self.requeued = 0  # graphed vectors found unreachable at a save and put back on the tail
 
     # -- adding -----------------------------------------------------------------------------
@@ -447,6 +458,7 @@ class VectorIndex:
         insert among thousands of exact duplicates walks them all (1M static-tier vectors of
         bench/api.py's events, 752 distinct codes, never finished building; docs/speed.md)."""
         self._ring_room(len(self._state))
+        self._graph_changed()
         if self._table is None:
             self._table = self._table_of_nodes()
         codes = self._codes(chunk)
@@ -499,6 +511,29 @@ class VectorIndex:
             table.put(table.hashes(self._codes(part)), part)
         return table
 
+    def _graph_changed(self) -> None:
+        """Under the lock, before the graph changes: no saved file is its graph any more."""
+        self._walker = None
+        self._graph_changes += 1
+
+    def walk_saved(self, folder: Path | None = None) -> bool:
+        """Masked searches walk the graph file ``save`` last wrote (``recall.graph_walk``) when the
+        graph has not changed since (an owner checkpointing between imports: the walk it mapped at
+        reopening is dropped at its first insert); returns whether they do. ``folder``: where the
+        file is now (a snapshot's generation is renamed into place once sealed). The file's pages
+        stay mapped while walked, after its generation is pruned too."""
+        saved = self._saved
+        if saved is None or self._frozen:
+            return self._walker is not None
+        try:
+            walker = GraphWalk(saved[0] if folder is None else Path(folder) / saved[0].name, self.dim)
+        except FileNotFoundError:  # pruned meanwhile: the next checkpoint's file serves
+            return self._walker is not None
+        with self._lock:
+            if self._graph_changes == saved[1] and self._graph is not None:
+                self._walker = walker
+            return self._walker is not None
+
     def _ring_room(self, n: int) -> None:
         if len(self._next) < n:
             self._next, self._prev = _grow(self._next, n), _grow(self._prev, n)
@@ -518,6 +553,7 @@ class VectorIndex:
         one) leave the graph (the caller sets their state). A node leaving with keys still
         beside it hands its place to the next of them, which is inserted with its own row (the
         graph points into the leaving key's row, about to be rewritten)."""
+        self._graph_changed()
         beside = keys[self._state[keys] == _BESIDE]
         for key in beside.tolist():
             self._unlink(key)
@@ -575,6 +611,7 @@ class VectorIndex:
             if not len(lost):
                 return
             keys = _rings_of(self._next, lost)
+            self._graph_changed()
             self._graph.remove(lost)
             self._nodes -= len(lost)
             self._graphed -= len(keys)
@@ -693,6 +730,9 @@ class VectorIndex:
         fetch = min(self._nodes, k * 2 * self._nodes // n_allowed + k)
         if n_allowed <= _WALK_COST * max(fetch, self.expansion_search) or fetch > _FETCH_CAP:
             return (_NO_KEYS, _NO_SIMS), np.flatnonzero(graphed_allowed)
+        if self._walker is not None:
+            keys, sims = self._walk_filtered(q8, k, graphed_allowed)
+            return ((keys, sims), None) if len(keys) >= k else ((_NO_KEYS, _NO_SIMS), np.flatnonzero(graphed_allowed))
         while True:
             keys, sims = self._walk(q8, fetch, allowed, k)
             if len(keys) >= k or fetch >= self._nodes:
@@ -700,6 +740,13 @@ class VectorIndex:
             if fetch >= _FETCH_CAP:
                 return (_NO_KEYS, _NO_SIMS), np.flatnonzero(graphed_allowed)
             fetch = min(self._nodes, _FETCH_CAP, fetch * 4)
+
+    def _walk_filtered(self, q8: np.ndarray, k: int, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The saved graph walked in C keeping only nodes with a key ``ok`` allows
+        (``recall.graph_walk``): ``MASKED_EF`` of them (at least ``k``), each followed by its
+        allowed keys, the first ``k``. Fewer when the walk stopped at ``_FETCH_CAP`` expansions."""
+        nodes, sims, _ = self._walker.walk(q8, ok, self._next, max(k, MASKED_EF), _FETCH_CAP)
+        return _expand(self._next, nodes, sims, k, ok)
 
     def _scan(self, keys: np.ndarray, q8: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-k over the codes of ``keys`` (``_code_sims``). A block's keys that fill
@@ -761,6 +808,8 @@ class VectorIndex:
                         block.tofile(out)
                 self._graph.save(str(stem.with_suffix(".usearch")))
                 ring.tofile(stem.with_suffix(".ring"))
+                with self._lock:  # the graph changes under the lock only: this count is the file's
+                    self._saved = (stem.with_suffix(".usearch"), self._graph_changes)
             state.tofile(stem.with_suffix(".state"))
         return {"dim": self.dim, "keys": len(state), "exact": exact, "blocks": 0 if exact else len(self._blocks),
                 "vectors": int(np.count_nonzero(state != _ABSENT)),
@@ -810,12 +859,16 @@ class VectorIndex:
         if index._graph is None or index._graph.ndim != index.dim:
             raise ValueError(f"{stem.with_suffix('.usearch')}: not a {index.dim}-d usearch index")
         index._tail = np.flatnonzero(index._state == _TAIL).astype(np.int64)  # scanned at every search
+        same_graph = True
         if writable and len(index._tail):
             # keys the save found unreachable are still nodes of the file's graph: the owner
             # inserts them again, which usearch refuses for a key it holds
             held = index._tail[index._graph.contains(index._tail)]
             if len(held):
                 index._graph.remove(held)
+                same_graph = False
+        if same_graph:
+            index._walker = GraphWalk(stem.with_suffix(".usearch"), index.dim)
         # a snapshot from before the rings: every graphed key is a node of its own
         ring = np.fromfile(stem.with_suffix(".ring"), dtype=np.int32, count=n) if meta.get("ring") \
             else np.arange(n, dtype=np.int32)
@@ -852,4 +905,6 @@ class VectorIndex:
             total += sum(b.nbytes for b in self._blocks[self._mapped_blocks :])
             if self._graph is not None:
                 total += self._graph.memory_usage
+            if self._walker is not None:
+                total += self._walker.nbytes
             return total

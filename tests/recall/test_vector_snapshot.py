@@ -213,3 +213,35 @@ def test_checkpoints_write_a_snapshot_once_the_vectors_grew_and_not_again_until_
         finally:
             checkpoints.stop()
         assert checkpoints.last_error is None
+
+
+def test_a_layered_mask_over_keys_linked_one_to_one_is_the_translated_one(tmp_path):
+    """``_base_mask`` takes a mask as it stands over the keys ``link_all`` linked to themselves and
+    translates the rest: the same mask as translating every key (``py_base_mask``), after links
+    one to one, links by hash that renumber some of those keys, hidden keys and masks of every length."""
+    vectors = clustered(300)
+    mapped = VectorIndex.mapped(tmp_path / "t0", graph_index(vectors, unbuilt=0).save(tmp_path / "t0"))
+    ids = [f"doc-{n}" for n in range(300)]
+    hashes = doc_hashes((d, f"text {d}") for d in ids)
+    order = np.argsort(hashes, kind="stable")
+    rng = np.random.default_rng(4)
+    tier = np.full(len(mapped._state), 2, np.int8)
+    layered = LayeredIndex(MappedTenant(mapped, hashes[order], order.astype(np.int64), tier))
+
+    def check() -> None:
+        for length in (0, 120, 300, 301, 520):
+            allowed = rng.random(length) < 0.5
+            assert layered._base_mask(allowed).tolist() == layered.py_base_mask(allowed).tolist()
+
+    check()
+    layered.link_all(200)  # a replica's restored documents: linked to the same numbers
+    assert layered._same >= 200
+    check()
+    moved = rng.permutation(np.arange(150, 300))[:60]  # some renumbered by hash (beyond and inside the prefix)
+    layered.match(moved[::-1].copy() + 1000, doc_hashes((ids[o], f"text {ids[o]}") for o in moved))
+    assert layered._same < 200
+    check()
+    layered.add(np.array([3, 1010]), vectors[:2])  # hidden by our own vectors
+    check()
+    layered.link_all(300)
+    check()
