@@ -78,7 +78,10 @@ TEXTS = ["工单 😀 ok", "\x00", "x\x00y", "\u3000", "\x1c\x1d", "\u200b", "é
 ODD = [None, [], "tenant", UserDict({"tenant": "t", "text": "x"}), {1: "x", "tenant": "t", "text": "x"},
        {_Key("tenant"): "t", "text": "x"}, {"tenant": "t", "text": "x", "ts": None}, {"tenant": "t", "action": "x"}]
 texts = st.one_of(strings, st.sampled_from(TEXTS), st.text(max_size=40), st.none())
+EDGES = [{"tenant": "t", "text": "x", "polarity": p} for p in (math.nan, 1.0, -1.0, 1.0000001, -math.inf, 1)] + [
+    {"tenant": "t", "text": "x", "success": s} for s in (0, 1, True)]
 events = st.one_of(
+    st.sampled_from(EDGES),
     st.builds(lambda tenant, text, more: {"tenant": tenant, "text": text, **more},
               st.sampled_from(["t", "acme", " ", "工单", "\x00", "a" * MAX_NAME_CHARS]), texts, fields),
     st.sampled_from(ODD))

@@ -96,7 +96,8 @@ said = st.one_of(st.none(), st.sampled_from(["", "I'm sorry, your key moved", "t
 @given(st.lists(st.fixed_dictionaries({
     "tenant": st.sampled_from(["t", "工单"]), "agent": names, "task": names, "session": names, "speaker": names,
     "emotion": st.sampled_from([None, "angry"]), "kind": st.sampled_from(["message", "feedback", "action", "anomaly"]),
-    "text": said, "action": st.sampled_from([None, "refund"]), "scope": st.sampled_from([{}, {"user": "bob"}]),
+    "text": said, "action": st.sampled_from([None, "refund"]),
+    "scope": st.sampled_from([{}, {"user": "bob"}, {"reply_acts": "given", "emotion_source": "given"}]),
     "entities": st.sampled_from([[], ["CR-1", "工单"]]), "success": st.sampled_from([None, True, False]),
     "event_id": st.sampled_from([None, "ev-given"]), "origin": st.sampled_from([None, "user", "tool"]),
     "ts": st.sampled_from([None, datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC)])}), max_size=10))
