@@ -18,6 +18,8 @@
  *   said_texts(records, fields)       recall/provenance.py  py_said_text of each (test_event_texts.py)
  *   event_texts(records, fields, sep) recall/index.py     py_event_text of each (test_event_texts.py)
  *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
+ *   common_perceives(events, ...)     schemas/api.py      common_perceive of each (test_common_perceive.py)
+ *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -1837,6 +1839,441 @@ static PyObject *scan_event_texts(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- a perception's common shape, a batch at once: schemas/api.py common_perceive ---------- */
+
+/* UTF-8 bytes of `s`, or -1 when it holds a lone surrogate (str.encode("utf-8") would raise). Counted,
+ * not encoded: PyUnicode_AsUTF8 would keep the encoding inside the string for its lifetime. */
+static Py_ssize_t utf8_size(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    if (PyUnicode_IS_ASCII(s))
+        return n;
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80)
+            size += 1;
+        else if (c < 0x800)
+            size += 2;
+        else if (c >= 0xD800 && c <= 0xDFFF)
+            return -1;
+        else
+            size += c < 0x10000 ? 3 : 4;
+    }
+    return size;
+}
+
+/* `s.isspace()` for a non-empty str, True for an empty one: `not s.strip()`. */
+static int all_space(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)))
+            return 0;
+    return 1;
+}
+
+/* schemas.api._plain_name */
+static int plain_name(PyObject *v, Py_ssize_t max_chars) {
+    if (!PyUnicode_CheckExact(v))
+        return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+    return n > 0 && n <= max_chars && !all_space(v) && utf8_size(v) >= 0;
+}
+
+/* schemas.api._plain_text */
+static int plain_text(PyObject *v, Py_ssize_t max_bytes) {
+    if (!PyUnicode_CheckExact(v))
+        return 0;
+    Py_ssize_t size = utf8_size(v);
+    return size >= 0 && size <= max_bytes;
+}
+
+/* An id's extra rule: ASCII and printable (str.isprintable of ASCII: ' ' to '~'). */
+static int printable_ascii(PyObject *v) {
+    if (!PyUnicode_IS_ASCII(v))
+        return 0;
+    const Py_UCS1 *c = PyUnicode_1BYTE_DATA(v);
+    for (Py_ssize_t i = 0; i < PyUnicode_GET_LENGTH(v); i++)
+        if (c[i] < 0x20 || c[i] > 0x7E)
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    PyObject *allowed, *defaults, *kinds, *signals, *origins;
+    PyObject *k_ts, *k_tenant, *k_kind, *k_text, *k_action, *k_event_id, *k_success, *k_polarity, *k_signal,
+        *k_origin, *k_entities, *k_scope;
+    PyObject *optional_names, *texts; /* tuples of keys */
+    Py_ssize_t max_name, max_text;
+} Shape;
+
+/* values[key], borrowed (the merged dict holds every default key; NULL only for entities/scope). */
+#define VALUE(key) PyDict_GetItemWithError(values, (key))
+
+/* 1: a value of `allowed` (an exact str in the set) or None; 0: not; -1: an error. */
+static int none_or_in(PyObject *v, PyObject *allowed) {
+    if (v == Py_None)
+        return 1;
+    return PyUnicode_CheckExact(v) ? PySet_Contains(allowed, v) : 0;
+}
+
+/* The checks of common_perceive on the merged values: 1 the common shape, 0 not, -1 an error. */
+static int common_shape(PyObject *values, const Shape *s) {
+    PyObject *v = VALUE(s->k_tenant);
+    if (!v || !plain_name(v, s->max_name))
+        return PyErr_Occurred() ? -1 : 0;
+    v = VALUE(s->k_kind);
+    if (!v || !PyUnicode_CheckExact(v))
+        return PyErr_Occurred() ? -1 : 0;
+    int r = PySet_Contains(s->kinds, v);
+    if (r <= 0)
+        return r;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(s->optional_names); i++) {
+        v = VALUE(PyTuple_GET_ITEM(s->optional_names, i));
+        if (!v || (v != Py_None && !plain_name(v, s->max_name)))
+            return PyErr_Occurred() ? -1 : 0;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(s->texts); i++) {
+        v = VALUE(PyTuple_GET_ITEM(s->texts, i));
+        if (!v || (v != Py_None && !plain_text(v, s->max_text)))
+            return PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *text = VALUE(s->k_text), *action = VALUE(s->k_action);
+    if (!text || !action)
+        return PyErr_Occurred() ? -1 : 0;
+    if ((text == Py_None || all_space(text)) && (action == Py_None || all_space(action)))
+        return 0;
+    v = VALUE(s->k_event_id);
+    if (!v || (v != Py_None && !(plain_name(v, s->max_name) && printable_ascii(v))))
+        return PyErr_Occurred() ? -1 : 0;
+    v = VALUE(s->k_success);
+    if (!v || (v != Py_None && !PyBool_Check(v)))
+        return PyErr_Occurred() ? -1 : 0;
+    v = VALUE(s->k_polarity);
+    if (!v)
+        return PyErr_Occurred() ? -1 : 0;
+    if (v != Py_None) {
+        if (!PyFloat_CheckExact(v))
+            return 0;
+        double p = PyFloat_AS_DOUBLE(v);
+        if (!(-1.0 <= p && p <= 1.0))  /* NaN too */
+            return 0;
+    }
+    v = VALUE(s->k_signal);
+    if (!v || (r = none_or_in(v, s->signals)) <= 0)
+        return PyErr_Occurred() ? -1 : 0;
+    v = VALUE(s->k_origin);
+    if (!v || (r = none_or_in(v, s->origins)) <= 0)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *entities = VALUE(s->k_entities);
+    if (!entities && PyErr_Occurred())
+        return -1;
+    if (entities) {
+        if (!PyList_CheckExact(entities) || PyList_GET_SIZE(entities) > 256)
+            return 0;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entities); i++)
+            if (!plain_name(PyList_GET_ITEM(entities, i), s->max_name))
+                return 0;
+    }
+    PyObject *scope = VALUE(s->k_scope);
+    if (!scope && PyErr_Occurred())
+        return -1;
+    if (scope) {
+        if (!PyDict_CheckExact(scope))
+            return 0;
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(scope, &pos, &key, &value))
+            if (!plain_name(key, s->max_name) || !plain_name(value, s->max_name))
+                return 0;
+    }
+    return 1;
+}
+
+/* common_perceive(fields): the merged values (a new dict) or None (a new reference); NULL: an error. */
+static PyObject *common_values(PyObject *fields, const Shape *s) {
+    if (!PyDict_CheckExact(fields))
+        Py_RETURN_NONE;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(fields, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key))  /* no __eq__ or __hash__ of the caller's runs here */
+            Py_RETURN_NONE;
+        int in = PySet_Contains(s->allowed, key);
+        if (in <= 0) {
+            if (in < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *ts = PyDict_GetItemWithError(fields, s->k_ts);
+    if (ts && ts != Py_None)
+        Py_RETURN_NONE;
+    if (!ts && PyErr_Occurred())
+        return NULL;
+    PyObject *values = PyDict_Copy(s->defaults);
+    if (!values || PyDict_Update(values, fields) < 0) {
+        Py_XDECREF(values);
+        return NULL;
+    }
+    int r = common_shape(values, s);
+    if (r <= 0) {
+        Py_DECREF(values);
+        if (r < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    /* values["entities"], values["scope"] = list(entities), dict(scope): copies the caller cannot change */
+    PyObject *entities = PyDict_GetItemWithError(values, s->k_entities), *scope;
+    entities = entities ? PyList_GetSlice(entities, 0, PyList_GET_SIZE(entities)) : PyList_New(0);
+    scope = PyDict_GetItemWithError(values, s->k_scope);
+    scope = scope ? PyDict_Copy(scope) : PyDict_New();
+    if (!entities || !scope || PyDict_SetItem(values, s->k_entities, entities) < 0 ||
+        PyDict_SetItem(values, s->k_scope, scope) < 0) {
+        Py_XDECREF(entities);
+        Py_XDECREF(scope);
+        Py_DECREF(values);
+        return NULL;
+    }
+    Py_DECREF(entities);
+    Py_DECREF(scope);
+    return values;
+}
+
+
+/* common_perceives(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, max_text)
+ * -> list: schemas.api.common_perceive of each event of the list (None for one not exactly a dict). */
+static PyObject *scan_common_perceives(PyObject *self, PyObject *args) {
+    PyObject *events;
+    Shape s;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!nn:common_perceives", &PyList_Type, &events, &PyFrozenSet_Type,
+                          &s.allowed, &PyDict_Type, &s.defaults, &PyFrozenSet_Type, &s.kinds, &PyFrozenSet_Type,
+                          &s.signals, &PyFrozenSet_Type, &s.origins, &PyTuple_Type, &s.optional_names, &PyTuple_Type,
+                          &s.texts, &s.max_name, &s.max_text))
+        return NULL;
+    static PyObject *keys[12];
+    static const char *names[12] = {"ts", "tenant", "kind", "text", "action", "event_id", "success", "polarity",
+                                    "signal", "origin", "entities", "scope"};
+    for (int i = 0; i < 12; i++)
+        if (!keys[i] && !(keys[i] = PyUnicode_InternFromString(names[i])))
+            return NULL;
+    s.k_ts = keys[0], s.k_tenant = keys[1], s.k_kind = keys[2], s.k_text = keys[3], s.k_action = keys[4];
+    s.k_event_id = keys[5], s.k_success = keys[6], s.k_polarity = keys[7], s.k_signal = keys[8];
+    s.k_origin = keys[9], s.k_entities = keys[10], s.k_scope = keys[11];
+    PyObject *out = PyList_New(PyList_GET_SIZE(events));
+    for (Py_ssize_t k = 0; out && k < PyList_GET_SIZE(events); k++) {
+        PyObject *values = common_values(PyList_GET_ITEM(events, k), &s);
+        if (!values)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, k, values);
+    }
+    return out;
+}
+
+/* ---- a perception's record, a batch at once: hindbrain/brain.py _perception ------------------- */
+
+/* A dict made for `n` keys: filled without a resize on the way (a 17-key dict grew its table three times). */
+#if PY_VERSION_HEX < 0x030E0000
+#define presized_dict(n) _PyDict_NewPresized(n)
+#else
+#define presized_dict(n) PyDict_New()
+#endif
+
+/* p[key] (a new reference); a missing key raises KeyError, as the oracle's subscript does. */
+static PyObject *item_of(PyObject *p, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(p, key);
+    if (v) {
+        Py_INCREF(v);
+        return v;
+    }
+    if (!PyErr_Occurred())
+        PyErr_SetObject(PyExc_KeyError, key);
+    return NULL;
+}
+
+enum { P_TS, P_KIND, P_TEXT, P_SPEAKER, P_AGENT, P_EMOTION, P_EVENT_ID, P_TENANT, P_TASK, P_ENTITIES, P_SCOPE,
+       P_SYSTEM, P_IDENTITY, P_ACTION, P_EXPECTED, P_ACTUAL, P_SIGNAL, P_SUCCESS, P_POLARITY, P_SESSION, P_ORIGIN,
+       E_RECORD_ID, E_TS_US, E_SCHEMA_VERSION, E_CAUSATION_IDS, E_PRODUCER, R_ENVELOPE, N_KEYS };
+static const char *record_key_names[N_KEYS] = {
+    "ts", "kind", "text", "speaker", "agent", "emotion", "event_id", "tenant", "task", "entities", "scope", "system",
+    "identity", "action", "expected", "actual", "signal", "success", "polarity", "session", "origin", "record_id",
+    "ts_us", "schema_version", "causation_ids", "producer", "envelope"};
+static PyObject *record_keys[N_KEYS];
+
+typedef struct {
+    PyObject *ids, *now_us, *to_us, *reading, *read_kinds, *version, *producer, *datetime_type;
+    Py_ssize_t next_id;
+} Minting;
+
+/* dict[key] = value, the value's reference stolen (NULL: an error already set). */
+static int set_new(PyObject *d, int key, PyObject *value) {
+    if (!value)
+        return -1;
+    int r = PyDict_SetItem(d, record_keys[key], value);
+    Py_DECREF(value);
+    return r;
+}
+
+/* The envelope of `_perception`'s record: `envelope("perception", ...)` with the batch's next minted id. */
+static PyObject *envelope_of(PyObject *p, Minting *m) {
+    PyObject *env = presized_dict(8), *ts = env ? item_of(p, record_keys[P_TS]) : NULL, *id = NULL, *ts_us = NULL;
+    if (!ts)
+        goto fail;
+    int is_time = PyObject_IsInstance(ts, m->datetime_type);
+    if (is_time < 0)
+        goto fail;
+    ts_us = is_time ? PyObject_CallOneArg(m->to_us, ts) : PyObject_CallNoArgs(m->now_us);
+    if (!ts_us || !(id = item_of(p, record_keys[P_EVENT_ID])))
+        goto fail;
+    int given = PyObject_IsTrue(id);
+    if (given < 0)
+        goto fail;
+    if (!given) {  /* `record_id or new_id(...)`: the batch's ids were minted in order */
+        if (m->next_id >= PyList_GET_SIZE(m->ids)) {
+            PyErr_SetString(PyExc_ValueError, "perception_records: fewer ids minted than events without one");
+            goto fail;
+        }
+        Py_SETREF(id, Py_NewRef(PyList_GET_ITEM(m->ids, m->next_id++)));
+    }
+    if (set_new(env, E_RECORD_ID, id) < 0) {
+        id = NULL;
+        goto fail;
+    }
+    id = NULL;
+    if (set_new(env, E_TS_US, ts_us) < 0) {
+        ts_us = NULL;
+        goto fail;
+    }
+    ts_us = NULL;
+    if (set_new(env, P_TENANT, item_of(p, record_keys[P_TENANT])) < 0 ||
+        set_new(env, P_AGENT, item_of(p, record_keys[P_AGENT])) < 0 ||
+        set_new(env, P_TASK, item_of(p, record_keys[P_TASK])) < 0 ||
+        PyDict_SetItem(env, record_keys[E_SCHEMA_VERSION], m->version) < 0 ||
+        set_new(env, E_CAUSATION_IDS, PyList_New(0)) < 0 ||
+        PyDict_SetItem(env, record_keys[E_PRODUCER], m->producer) < 0)
+        goto fail;
+    Py_DECREF(ts);
+    return env;
+fail:
+    Py_XDECREF(env);
+    Py_XDECREF(ts);
+    Py_XDECREF(id);
+    Py_XDECREF(ts_us);
+    return NULL;
+}
+
+/* (emotion, read): `reading(...)` for a message or feedback with a text, else (the given emotion, {}). */
+static PyObject *read_of(PyObject *p, Minting *m) {
+    PyObject *kind = item_of(p, record_keys[P_KIND]), *text = kind ? item_of(p, record_keys[P_TEXT]) : NULL;
+    PyObject *out = NULL;
+    if (!text)
+        goto done;
+    int reads = PySet_Contains(m->read_kinds, kind);
+    if (reads > 0 && (reads = PyObject_IsTrue(text)) > 0) {
+        PyObject *speaker = item_of(p, record_keys[P_SPEAKER]), *agent = speaker ? item_of(p, record_keys[P_AGENT]) : NULL;
+        PyObject *emotion = agent ? item_of(p, record_keys[P_EMOTION]) : NULL;
+        if (emotion)
+            out = PyObject_CallFunctionObjArgs(m->reading, kind, text, speaker, agent, emotion, NULL);
+        Py_XDECREF(speaker);
+        Py_XDECREF(agent);
+        Py_XDECREF(emotion);
+        if (out && !(PyTuple_CheckExact(out) && PyTuple_GET_SIZE(out) == 2 && PyDict_Check(PyTuple_GET_ITEM(out, 1)))) {
+            PyErr_SetString(PyExc_TypeError, "perception_records: reading must give (emotion, dict)");
+            Py_CLEAR(out);
+        }
+    } else if (reads >= 0) {
+        PyObject *emotion = item_of(p, record_keys[P_EMOTION]), *read = emotion ? PyDict_New() : NULL;
+        if (read)
+            out = PyTuple_Pack(2, emotion, read);
+        Py_XDECREF(emotion);
+        Py_XDECREF(read);
+    }
+done:
+    Py_XDECREF(kind);
+    Py_XDECREF(text);
+    return out;
+}
+
+/* `_perception(p)`: the perception record of a PerceiveInput's field values. */
+static PyObject *perception_record(PyObject *p, Minting *m) {
+    if (!PyDict_Check(p)) {
+        PyErr_SetString(PyExc_TypeError, "perception_records: each event's values must be a dict");
+        return NULL;
+    }
+    PyObject *read = read_of(p, m), *record = read ? presized_dict(17) : NULL, *scope = NULL, *given = NULL;
+    if (!record || set_new(record, R_ENVELOPE, envelope_of(p, m)) < 0)
+        goto fail;
+    static const int plain[] = {P_KIND, P_TEXT, P_SYSTEM, P_IDENTITY, P_ACTION, P_EXPECTED, P_ACTUAL};
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        if (set_new(record, plain[i], item_of(p, record_keys[plain[i]])) < 0)
+            goto fail;
+    PyObject *entities = item_of(p, record_keys[P_ENTITIES]);
+    if (!entities)
+        goto fail;
+    int r = set_new(record, P_ENTITIES, PySequence_List(entities));
+    Py_DECREF(entities);
+    if (r < 0)
+        goto fail;
+    /* {**read, **p["scope"]} */
+    if (!(given = item_of(p, record_keys[P_SCOPE])) || !(scope = PyDict_New()) ||
+        PyDict_Merge(scope, PyTuple_GET_ITEM(read, 1), 1) < 0 || PyDict_Merge(scope, given, 1) < 0)
+        goto fail;
+    r = set_new(record, P_SCOPE, scope);
+    scope = NULL;
+    if (r < 0)
+        goto fail;
+    static const int after[] = {P_SIGNAL, P_SUCCESS, P_POLARITY, P_SESSION, P_SPEAKER};
+    for (size_t i = 0; i < sizeof after / sizeof *after; i++)
+        if (set_new(record, after[i], item_of(p, record_keys[after[i]])) < 0)
+            goto fail;
+    if (PyDict_SetItem(record, record_keys[P_EMOTION], PyTuple_GET_ITEM(read, 0)) < 0 ||
+        set_new(record, P_ORIGIN, item_of(p, record_keys[P_ORIGIN])) < 0)
+        goto fail;
+    Py_DECREF(given);
+    Py_DECREF(read);
+    return record;
+fail:
+    Py_XDECREF(scope);
+    Py_XDECREF(given);
+    Py_XDECREF(record);
+    Py_XDECREF(read);
+    return NULL;
+}
+
+/* perception_records(values, ids, now_us, to_us, reading, read_kinds, version, producer, datetime) -> list:
+ * hindbrain/brain.py _perception of each; `ids` the minted record ids, taken in order by the events without one. */
+static PyObject *scan_perception_records(PyObject *self, PyObject *args) {
+    PyObject *values;
+    Minting m = {0};
+    if (!PyArg_ParseTuple(args, "O!O!OOOO!OOO:perception_records", &PyList_Type, &values, &PyList_Type, &m.ids,
+                          &m.now_us, &m.to_us, &m.reading, &PyFrozenSet_Type, &m.read_kinds, &m.version, &m.producer,
+                          &m.datetime_type))
+        return NULL;
+    for (int i = 0; i < N_KEYS; i++)
+        if (!record_keys[i] && !(record_keys[i] = PyUnicode_InternFromString(record_key_names[i])))
+            return NULL;
+    PyObject *out = PyList_New(PyList_GET_SIZE(values));
+    for (Py_ssize_t k = 0; out && k < PyList_GET_SIZE(values); k++) {
+        PyObject *p = PyList_GET_ITEM(values, k);
+        Py_INCREF(p);  /* reading() and the clock are Python: hold what they could let go of */
+        PyObject *record = perception_record(p, &m);
+        Py_DECREF(p);
+        if (!record)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, k, record);
+    }
+    if (out && m.next_id != PyList_GET_SIZE(m.ids)) {
+        PyErr_SetString(PyExc_ValueError, "perception_records: more ids minted than events without one");
+        Py_CLEAR(out);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -1881,6 +2318,12 @@ static PyMethodDef methods[] = {
      "said_texts(records, text_fields) -> list: recall.provenance.py_said_text of each record."},
     {"event_texts", scan_event_texts, METH_VARARGS,
      "event_texts(records, situation_fields, separator) -> list: recall.index.py_event_text of each record."},
+    {"common_perceives", scan_common_perceives, METH_VARARGS,
+     "common_perceives(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, "
+     "max_text) -> list: schemas.api.common_perceive of each event (None for a non-dict)."},
+    {"perception_records", scan_perception_records, METH_VARARGS,
+     "perception_records(values, ids, now_us, to_us, reading, read_kinds, version, producer, datetime) -> list: "
+     "hindbrain.brain._perception of each."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -42,13 +42,16 @@ def persons_turn(speaker: str | None, agent: str | None) -> bool:
     return bool(speaker) and not agents_turn(speaker, agent) and speaker.lower() not in OTHER_ROLES
 
 
+READ_KINDS = frozenset(("message", "feedback"))  # the kinds a turn's text is read for (``reading``)
+
+
 def reading(kind: str, text: str | None, speaker: str | None, agent: str | None,
             given_emotion: str | None) -> tuple[str | None, dict[str, str]]:
     """(emotion, scope entries) a ``message`` or ``feedback`` adds to its perception: the
     emotion the other party's turn voices when the caller gave none (with ``label_confidence``
     and ``emotion_source`` saying it was inferred, and how surely), the acts of the agent's own
     reply (``reply_acts``). Other kinds, and turns whose speaker is unknown, are left as given."""
-    if kind not in ("message", "feedback") or not text:
+    if kind not in READ_KINDS or not text:
         return given_emotion, {}
     if agents_turn(speaker, agent):
         return given_emotion, {"reply_acts": ",".join(reply_acts(text))} if kind == "message" else {}

@@ -44,6 +44,20 @@ class _RandomHex:
         self._lock = threading.Lock()
         self._hex, self._at = "", 0
 
+    def many(self, n: int) -> list[str]:
+        """``n`` ids, as ``n`` calls of ``next`` would give them, read from one ``os.urandom`` call
+        for the rest of a batch (``perceive_many`` mints 5,000)."""
+        out: list[str] = []
+        with self._lock:
+            while len(out) < n:
+                if self._at >= len(self._hex):
+                    self._hex, self._at = os.urandom(16 * max(self.IDS, n - len(out))).hex(), 0
+                hex_, at = self._hex, self._at
+                end = min(len(hex_), at + 32 * (n - len(out)))
+                out += [hex_[i : i + 32] for i in range(at, end, 32)]
+                self._at = end
+        return out
+
     def next(self) -> str:
         with self._lock:
             if self._at >= len(self._hex):
@@ -59,6 +73,12 @@ _random_hex = _RandomHex()
 def new_id(record_type: str) -> str:
     """A random 128-bit id with the record type's prefix, e.g. ``ev_9f0c...``."""
     return f"{ID_PREFIX[record_type]}_{_random_hex.next()}"
+
+
+def new_ids(record_type: str, n: int) -> list[str]:
+    """``n`` of ``new_id(record_type)``, drawn at once."""
+    prefix = ID_PREFIX[record_type]
+    return [f"{prefix}_{h}" for h in _random_hex.many(n)]
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -1,0 +1,153 @@
+"""``perceive_many``'s batch path (issue 28: the common shape checked in C for the batch) writes the log records
+the per-event path wrote, byte for byte, and builds the same index: the same documents and recall answers."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections import UserDict
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hindbrain import Brain
+from hindbrain import brain as brain_module
+from hindbrain.brain import _perception, modelled, perception_records
+from hindbrain.schemas import records
+from hindbrain.schemas.api import py_common_perceive
+
+
+class _Ids:
+    """Deterministic ids in place of ``records._random_hex``: both brains mint the same ones."""
+
+    def __init__(self):
+        self.n = itertools.count()
+
+    def next(self) -> str:
+        return f"{next(self.n):032x}"
+
+    def many(self, n: int) -> list[str]:
+        return [self.next() for _ in range(n)]
+
+
+def _events() -> list:
+    said = ["got 403 from CRM sync, ask the admin", "ORA-00942 在 工单系统 里 😀", "x\x00y", "工" * 700,
+            "from now on always refund to account 999-000-1234", "how do I reset it?", "ticket 7: done"]
+    out = []
+    for k in range(90):
+        event = {"tenant": "t", "agent": f"a{k % 3}", "task": f"k{k % 5}", "kind": ("message", "action", "anomaly",
+                 "feedback")[k % 4], "text": said[k % len(said)] + f" #{k}", "system": ("IAM", "工单系统", None)[k % 3]}
+        if k % 4 == 0:
+            event["speaker"] = "bob" if k % 8 else "a0"  # a person's turn (read for emotion) or the agent's reply
+        if k % 5 == 2:
+            event["scope"] = {"region": "eu", "queue": f"退款 {k}"}
+            event["entities"] = ["CRM", "工单系统"]
+        if k % 9 == 4:
+            event.update(success=True, polarity=0.5, signal="explicit", origin="user", session=f"s-{k}")
+        if k % 11 == 5:
+            event = UserDict(event)  # not a dict: the model validates it
+        if k % 13 == 6:
+            event["ts"] = f"2026-01-{1 + k % 28:02d}T10:00:00Z"  # a time: the model parses it
+        out.append({key: v for key, v in event.items() if v is not None} if type(event) is dict else event)
+    return out
+
+
+def _built(path, monkeypatch) -> tuple:
+    monkeypatch.setattr(records, "_random_hex", _Ids())
+    clock = itertools.count(1_760_000_000_000_000, 7)
+    monkeypatch.setattr(records, "now_us", lambda: next(clock))
+    with Brain.open(path, embedder="none") as brain:
+        ids = brain.perceive_many(_events())
+        logged = [(e.topic, e.key, bytes(e.value)) for e in brain.runner.log.read_all(0)]
+        docs = [dataclasses.asdict(d) for d in brain.index.tenants["t"].docs]
+        recalls = [[(item.id, round(item.score, 9)) for item in brain.recall(tenant="t", query=q).items]
+                   for q in ("403 CRM admin", "工单系统", "refund account", "reset")]
+    return ids, logged, docs, recalls
+
+
+def test_the_batch_path_writes_the_records_the_per_event_path_wrote(tmp_path, monkeypatch):
+    batch = _built(tmp_path / "batch", monkeypatch)
+    monkeypatch.setattr(brain_module, "common_perceive_many", lambda events: [py_common_perceive(e) for e in events])
+    monkeypatch.setattr(brain_module, "perception_records", lambda values: [_perception(p) for p in values])
+    each = _built(tmp_path / "each", monkeypatch)
+    assert batch[0] == each[0] and len(batch[0]) == 90
+    assert batch[1] == each[1] and len(batch[1]) >= 90  # byte for byte
+    assert batch[2] == each[2]
+    assert batch[3] == each[3] and all(batch[3])
+
+
+def _typed(value):
+    """``value`` with the type of every part (``True`` is not ``1`` here)."""
+    if isinstance(value, dict):
+        return type(value), {k: _typed(v) for k, v in value.items()}, list(value)
+    if isinstance(value, list):
+        return type(value), [_typed(v) for v in value]
+    return type(value), value
+
+
+names = st.one_of(st.none(), st.sampled_from(["bob", "a0", "assistant", "工单", "x\x00y", "😀" * 3]))
+said = st.one_of(st.none(), st.sampled_from(["", "I'm sorry, your key moved", "this is terrible!!! 😡", "谢谢 太慢了",
+                                             "x" * 700, "ok\x00"]), st.text(max_size=30))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.fixed_dictionaries({
+    "tenant": st.sampled_from(["t", "工单"]), "agent": names, "task": names, "session": names, "speaker": names,
+    "emotion": st.sampled_from([None, "angry"]), "kind": st.sampled_from(["message", "feedback", "action", "anomaly"]),
+    "text": said, "action": st.sampled_from([None, "refund"]),
+    "scope": st.sampled_from([{}, {"user": "bob"}, {"reply_acts": "given", "emotion_source": "given"}]),
+    "entities": st.sampled_from([[], ["CR-1", "工单"]]), "success": st.sampled_from([None, True, False]),
+    "event_id": st.sampled_from([None, "ev-given"]), "origin": st.sampled_from([None, "user", "tool"]),
+    "ts": st.sampled_from([None, datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC)])}), max_size=10))
+def test_the_records_made_in_c_are_the_oracles(batch):
+    values = []
+    for fields in batch:
+        if not (fields["text"] or "").strip() and not fields["action"]:
+            fields = {**fields, "action": "refund"}
+        values.append(modelled({k: v for k, v in fields.items() if v is not None}))
+    with pytest.MonkeyPatch.context() as mp:
+        clock = itertools.count(1_760_000_000_000_000, 3)
+        mp.setattr(records, "_random_hex", _Ids())
+        mp.setattr(records, "now_us", lambda: next(clock))
+        fast = perception_records(values)
+        clock = itertools.count(1_760_000_000_000_000, 3)
+        mp.setattr(records, "_random_hex", _Ids())
+        assert [_typed(r) for r in fast] == [_typed(_perception(p)) for p in values]
+        for record, p in zip(fast, values, strict=True):  # copies: the values' list and dict are not the record's
+            assert record["entities"] is not p["entities"] and record["scope"] is not p["scope"]
+
+
+def test_ids_drawn_at_once_are_the_ids_drawn_one_by_one(monkeypatch):
+    import os
+
+    stream = os.urandom(16 * 4000)
+
+    def drawn(ask) -> list[str]:  # ``ask(hex)``'s ids, the random bytes read in turn from ``stream``
+        at = [0]
+
+        def urandom(n: int) -> bytes:
+            at[0] += n
+            return stream[at[0] - n : at[0]]
+
+        monkeypatch.setattr(os, "urandom", urandom)
+        return ask(records._RandomHex())
+
+    one_by_one = drawn(lambda hex_: [hex_.next() for _ in range(1006)])
+    assert len(set(one_by_one)) == 1006 and all(len(h) == 32 for h in one_by_one)
+    for take in ([1, 300, 5, 700], [256, 256, 494], [0, 1005, 1], [1006]):
+        assert drawn(lambda hex_, take=take: [h for n in take for h in hex_.many(n)]) == one_by_one
+    assert drawn(lambda hex_: [hex_.next(), *hex_.many(1004), hex_.next()]) == one_by_one
+    with pytest.raises(ValueError, match="fewer ids"):
+        perception_records_raw([modelled({"tenant": "t", "action": "x"})], [])
+    with pytest.raises(ValueError, match="more ids"):
+        perception_records_raw([], ["ev_1"])
+
+
+def perception_records_raw(values, ids):
+    from hindbrain.recall import _scan
+    from hindbrain.recall.reading import READ_KINDS, reading
+
+    return _scan.perception_records(values, ids, records.now_us, records.to_us, reading, READ_KINDS, 1,
+                                    records.PRODUCER_SDK, datetime)
