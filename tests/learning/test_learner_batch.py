@@ -342,6 +342,22 @@ def test_a_long_text_still_gives_way_before_its_record(monkeypatch):
     assert runtime_module._long_text_parts(batch[2:4]) == [(False, batch[2:4])]
 
 
+def test_a_units_state_is_what_asdict_gave():
+    """``lifecycle.state_of`` reads the fields directly; the payload is the one ``dataclasses.asdict`` made."""
+    rng = random.Random(5)
+    for n in range(50):
+        unit = lifecycle.Unit(f"fr_{n}", rng.choice(("candidate", "held", "invalid")), rng.random(), "lived",
+                              "when IAM fails", "submit as admin", successes=rng.randrange(4),
+                              domains=frozenset(rng.sample(("iam", "crm", "报销"), rng.randrange(3))),
+                              evidence=tuple(f"ev_{k}" for k in range(rng.randrange(3))), agents=("a1",) * (n % 2),
+                              shared=bool(n % 3), fleet=bool(n % 5))
+        state = dataclasses.asdict(unit)
+        state["domains"], state["evidence"], state["agents"] = (sorted(unit.domains), list(unit.evidence),
+                                                                list(unit.agents))
+        assert lifecycle.state_of(unit) == state and list(lifecycle.state_of(unit)) == list(state)
+        assert lifecycle.from_state(lifecycle.state_of(unit)) == unit
+
+
 if __name__ == "__main__" and "--record" in sys.argv:
     RECORDED.write_text(json.dumps({name: digests(name) for name in sorted(WORLDS)}, indent=1, ensure_ascii=False)
                         + "\n")
