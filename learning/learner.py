@@ -35,12 +35,13 @@ from dataclasses import dataclass, field, replace
 from hindbrain.learning import attribution, extract, lifecycle, write_gate
 from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.llm import TRAJECTORY_FIELDS, Extractor
-from hindbrain.learning.records import cognition, decision, derived_id, is_own
+from hindbrain.learning.records import PRODUCER, cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
 from hindbrain.recall import _scan, keyed
 from hindbrain.recall.tokenize import tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
+from hindbrain.streams.processing import Decoded
 
 MERGE_SIMILARITY = 0.9  # Jaccard of token sets above which consecutive events are one
 MERGE_WITHIN_US = 10 * 60 * 1_000_000
@@ -63,7 +64,7 @@ class Recent(OrderedDict):
     months, and a task's trajectory or a recall's domain matters only while it is live."""
 
     def __setitem__(self, key, value) -> None:
-        super().__setitem__(key, value)
+        _ordered_set(self, key, value)  # the base slot directly: ``super()`` cost ~0.2 µs an event (issue 28)
         if len(self) > RECENT:
             self.popitem(last=False)
 
@@ -75,6 +76,7 @@ class Recent(OrderedDict):
 
 
 _ABSENT = object()
+_ordered_set = OrderedDict.__setitem__
 
 
 _EVENT_ID = re.compile(r"ev_([0-9a-f]{32})", re.ASCII).fullmatch  # what the SDK makes: 128 bits in lowercase hex
@@ -114,12 +116,18 @@ class RecentSet:
 
     def add(self, key) -> None:
         """Remembers ``key`` (a key already held keeps its place, as in ``Recent``)."""
+        self.added(key)
+
+    def added(self, key) -> bool:
+        """Remembers ``key`` as ``add`` does; whether it was new (one call where the learner asked
+        ``in`` then added: every event asks it, issue 28)."""
         if key in self._keys:
-            return
+            return False
         self._keys.add(key)
         self._order.append(key)
         if len(self._order) > self.size:
             self._keys.discard(self._order.popleft())
+        return True
 
     def __eq__(self, other) -> bool:  # a replayed learner holds the same ids in the same order
         return isinstance(other, RecentSet) and (self.size, self._order) == (other.size, other._order)
@@ -160,6 +168,24 @@ class _Tenant:
     # While restoring: a proposal's unit id → (the map above that names what it taught, its key), until the
     # gate's decision on it is folded (it comes later in the log). See ``_restore_taught``.
     teaching: Recent = field(default_factory=Recent)
+    # The live units that succeeded at least once, in ``units``' order (``_set_unit``): the only ones change
+    # detection contradicts, read on every success; a scan of ``units`` there grew with the tenant's units
+    # (one success cost ~O(units): 100 → 300 µs an event over 40k events of bench/learning.py's world, issue 28).
+    proven: dict[str, None] = field(default_factory=dict)
+
+    def proven_units(self) -> list[Unit]:
+        """The live units with a success, in ``units``' order."""
+        return [self.units[fid] for fid in self.proven]
+
+    def set_unit(self, unit: Unit) -> None:
+        """``units[unit.fragment_id] = unit``, ``proven`` kept as ``units`` would filter it."""
+        fid = unit.fragment_id
+        self.units[fid] = unit
+        if unit.status in lifecycle.LIVE and unit.successes:
+            if fid not in self.proven:  # rebuilt in order: a unit turns proven rarely (a unit's first success)
+                self.proven = {f: None for f, u in self.units.items() if u.status in lifecycle.LIVE and u.successes}
+        elif fid in self.proven:
+            del self.proven[fid]
 
 
 class Learner:
@@ -185,6 +211,33 @@ class Learner:
                 out.extend(emitted)
         return out
 
+    def learn(self, batch) -> tuple[list[tuple[str, dict]], list[tuple[Decoded, Exception]]]:
+        """``process`` for the live stream, the batch in one call: (the records to append, the records the
+        rules failed on with their error). A record that fails adds nothing to the output (what it emitted
+        before failing is dropped, as ``process([record])`` raised) and the next one goes on, so a rule bug
+        dead-letters one record, not the batch. One call a batch rather than ``process([record])`` for each:
+        the call and its list were ~1 µs of a ~10 µs event (issue 28, docs/speed.md round twelve)."""
+        out: list[tuple[str, dict]] = []
+        failed: list[tuple[Decoded, Exception]] = []
+        handlers, apply = _HANDLERS, self._apply
+        for decoded in batch:
+            record = decoded.record
+            if record["envelope"]["producer"] == PRODUCER:  # is_own: its own records change nothing live
+                continue
+            handler = handlers.get(decoded.record_type)
+            if handler is None:
+                continue
+            try:
+                emitted = handler(self, record, False)
+                for rt, r in emitted:
+                    apply(rt, r)
+            except Exception as exc:  # noqa: BLE001 - the caller dead-letters it; the stream goes on
+                failed.append((decoded, exc))
+                continue
+            if emitted:
+                out += emitted
+        return out, failed
+
     def unit(self, tenant: str, fragment_id: str) -> Unit | None:
         t = self.tenants.get(tenant)
         return t.units.get(fragment_id) if t else None
@@ -203,7 +256,7 @@ class Learner:
                 getattr(t, taught[0])[taught[1]] = left
         if "unit" in payload:
             unit = lifecycle.from_state(payload["unit"])
-            t.units[unit.fragment_id] = unit
+            t.set_unit(unit)
             lesson = _lesson(unit.source, unit.condition, unit.action, t.scopes.get(unit.fragment_id))
             if unit.status in lifecycle.LIVE or unit.status == "held":
                 t.lessons.setdefault(lesson, unit.fragment_id)
@@ -276,9 +329,11 @@ class Learner:
             return []
         t = self._tenant(env["tenant"])
         out = self._hygiene(t, record, restoring, event_key)
-        option = _option(record)  # pure: computed once for the branches below
         # the record is read only here: what it is, once (every event asked these ~10 times: issue 28)
         failure, success = extract.is_failure(record), extract.is_success(record)
+        if not (failure or success or record["kind"] in _SPOKEN):
+            return out  # every rule below starts from a failure, a success or a spoken turn (issue 28)
+        option = _option(record) if failure or success else None  # pure: computed once for the branches below
         task = env["task"]
         if task and (failure or success) and record.get("action"):
             tried = t.tried.setdefault(task, [])
@@ -324,12 +379,10 @@ class Learner:
         client retrying a request whose answer it lost) is one event. The views deduplicate it by
         id; the learner must not count it twice either (three copies of one negative feedback
         would otherwise make the three negatives that teach a rule)."""
-        seen = self._tenant(env["tenant"]).perceived
-        if key in seen:
-            self.counts["repeated_perceptions"] += 1
-            return True
-        seen.add(key)
-        return False
+        if self._tenant(env["tenant"]).perceived.added(key):
+            return False
+        self.counts["repeated_perceptions"] += 1
+        return True
 
     def _supersede(self, t: _Tenant, env: dict, proposal: extract.Proposal,
                    proposed: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
@@ -359,8 +412,9 @@ class Learner:
         env = record["envelope"]
         # Two speakers never say "the same event": a reply that echoes a turn is a new turn; and
         # two stored items (``recall.keyed``) are two memories by the caller's word, alike or not.
+        scope = record.get("scope")
         key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
-               keyed.item_of(record.get("scope") or {}))
+               keyed.item_of(scope) if scope else None)
         # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
         words = _word_hashes(record)
         previous = t.last_event.get(key)
@@ -444,9 +498,9 @@ class Learner:
                     {"system": key[0], "option": failure["action"], "by": taught}, env["ts_us"], EXTRACT_JOB,
                     {"rule": "outdate/1"}, f"{env['record_id']}:{failure['envelope']['record_id']}:outdated"))
             done = t.contradicted.setdefault(env["task"], set())
-            for unit in list(t.units.values()):
-                if (unit.fragment_id in done or unit.fragment_id == taught or unit.status not in lifecycle.LIVE
-                        or not unit.successes or not _recommends(unit, key, t.scopes.get(unit.fragment_id))):
+            for unit in t.proven_units():  # only a live unit that succeeded before is contradicted
+                if (unit.fragment_id in done or unit.fragment_id == taught
+                        or not _recommends(unit, key, t.scopes.get(unit.fragment_id))):
                     continue
                 done.add(unit.fragment_id)
                 if restoring:
@@ -514,9 +568,10 @@ class Learner:
             return []
         done = t.contradicted.setdefault(env["task"], set()) if env["task"] else set()
         out = []
+        proven = t.proven_units()  # only a live unit that succeeded before is doubted
         for old in replaced:
-            for unit in list(t.units.values()):
-                if unit.fragment_id in done or unit.status not in lifecycle.LIVE or not unit.successes:
+            for unit in proven:
+                if unit.fragment_id in done:
                     continue
                 # Every word of the failed option (and of who did it) in the rule's action: "page size 500" does not
                 # recommend "page size 10000"; and a rule that names what just worked is confirmed, not replaced.
@@ -583,7 +638,7 @@ class Learner:
         if record["polarity"] > 0:
             for fid in applied:
                 if fid in t.units:
-                    t.units[fid] = lifecycle.on_positive_feedback(t.units[fid])
+                    t.set_unit(lifecycle.on_positive_feedback(t.units[fid]))
             proposal = extract.correction(topic, t.negatives.get(topic, []), record) if topic else None
             if proposal:  # an explicit confirmation of the change: the criticism taught a rule
                 t.negatives[topic] = []
@@ -798,7 +853,10 @@ def _option(event: dict) -> tuple[str, frozenset[str], frozenset, frozenset[str]
     scope, its identity's words). The scope is part of "where": what fails in prod may still work
     in test (an environment's rule), so a failure in one scope outdates nothing of another. The
     identity is part of the choice: "submit change" failing as the normal account says nothing of
-    "submit change" as the admin account, so a success as one never outdates a failure as the other."""
+    "submit change" as the admin account, so a success as one never outdates a failure as the other.
+    A kept failure's is computed once (``KeptFailure.option``)."""
+    if event.__class__ is KeptFailure:
+        return event.option()
     words = attribution.words(event.get("action") or "")
     if not event.get("system") or not words:
         return None
@@ -824,13 +882,22 @@ class KeptFailure:
     (design.md §issue-28), a dict of the fields still ~100: slots take a third of that. The decisions are
     the same (tests/learning/test_kept_failures.py)."""
 
-    __slots__ = (*_FAILURE_FIELDS, "record_id")
+    __slots__ = (*_FAILURE_FIELDS, "record_id", "_option")
 
     def __init__(self, record: dict):
-        for name in _FAILURE_FIELDS:
-            value = record.get(name)
-            setattr(self, name, None if value is None or value in _EMPTY else value)
+        self._option = None  # not yet computed (``option``)
+        for name, value in zip(_FAILURE_FIELDS, map(record.get, _FAILURE_FIELDS), strict=True):
+            # a value that is not falsy is none of ``_EMPTY``: only those are compared (issue 28)
+            setattr(self, name, None if value is None or not value and value in _EMPTY else value)
         self.record_id = record["envelope"]["record_id"]
+
+    def option(self) -> tuple | None:
+        """``_option`` of the failure, computed on the first call: every success in its system and scope
+        asks it of the last ``TRAJECTORY`` failure reports there (``_doubt_replaced``), ~60 % of the learner's
+        time in bench/learning.py's world (issue 28). ``()``: computed, none."""
+        if self._option is None:
+            self._option = _option(self.as_record()) or ()
+        return self._option or None
 
     def get(self, name: str, default=None):
         value = getattr(self, name) if name in _FAILURE_FIELDS else None
@@ -892,6 +959,7 @@ def _lesson(source: str, condition: str, action: str, scope: dict | None = None)
     return source, " ".join(tokens(condition)), " ".join(tokens(action)), where
 
 
+_SPOKEN = frozenset(("message", "feedback"))  # the kinds the feedback and preference rules read
 _PERCEIVED = {kind: f"perceived_{kind}" for kind in ("event", "transactional")}  # the counters' names, made once
 _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,
              "recall": Learner._recall, "decision": Learner._decision}

@@ -39,11 +39,12 @@ from hindbrain.switching import LONG_TEXT_CHARS, RECALLS
 CONSUMER = "learner"
 COMMIT_EVERY = 2000  # records between offset commits (a commit is a durable write)
 SNAPSHOT_EVERY = 100_000  # records between snapshots of the learner's state
-SNAPSHOT_VERSION = 6  # 2: a tenant's state holds its recent event ids (Learner._repeated); 3: what a restore teaches;
+SNAPSHOT_VERSION = 7  # 2: a tenant's state holds its recent event ids (Learner._repeated); 3: what a restore teaches;
 # 4: those ids are a ``RecentSet`` of compact ids, and the last event per place keeps its id compact; 5: the last
 # event's words are hashed the same in every process (``_scan.stable_hashes``; 4 kept the process's salted hash);
 # 6: those words are the tokenizer's that end a word at a CJK character (a Latin name before Chinese text was one
-# token with the clause): 5's hashes of such words would not match the next event's after an upgrade
+# token with the clause): 5's hashes of such words would not match the next event's after an upgrade; 7: a tenant's
+# state holds its proven units (``_Tenant.proven``), which a 6 lacks
 
 log = logging.getLogger(__name__)
 
@@ -83,17 +84,17 @@ class LearnerRuntime:
             return
         self._next = end or fresh[-1].position.offset + 1
         out, failed = [], []
-        for decoded in fresh:
-            if len(decoded.record.get("text") or "") >= LONG_TEXT_CHARS:
+        for long_text, part in _long_text_parts(fresh):
+            if long_text:
                 RECALLS.give_way()  # a long text's learning waits for the recalls in flight (hindbrain/switching.py)
-            try:
-                out += self.learner.process([decoded])
-            except Exception as exc:  # a rule bug must not stop the stream; the record is kept
-                failed.append(dead_letter(decoded.position, "learn", f"{type(exc).__name__}: {exc}",
-                                          registry.encode(decoded.record_type, decoded.record), now_us(),
-                                          decoded.record["envelope"]["tenant"]))
-        out = [(rt, r) for rt, r in out if r["envelope"]["record_id"] not in self._already]
-        out += [("dead_letter", dl) for dl in failed]
+            learned, failing = self.learner.learn(part)  # a rule bug must not stop the stream; the record is kept
+            out += learned
+            failed += failing
+        if self._already:
+            out = [(rt, r) for rt, r in out if r["envelope"]["record_id"] not in self._already]
+        out += [("dead_letter", dead_letter(decoded.position, "learn", f"{type(exc).__name__}: {exc}",
+                                            registry.encode(decoded.record_type, decoded.record), now_us(),
+                                            decoded.record["envelope"]["tenant"])) for decoded, exc in failed]
         self._uncommitted += len(fresh)
         if out:
             self._held += out
@@ -170,6 +171,15 @@ class LearnerRuntime:
             return 0
         self.learner.tenants, self.learner.counts = state["tenants"], state["counts"]
         return state["offset"]
+
+
+def _long_text_parts(batch: list[Decoded]) -> list[tuple[bool, list[Decoded]]]:
+    """``batch`` cut before each record holding a long text, each part with whether it starts with one: the
+    learner gives way to the recalls in flight before those, as it did before each long text's record."""
+    cuts = [n for n, d in enumerate(batch) if len(d.record.get("text") or "") >= LONG_TEXT_CHARS]
+    bounds = [0, *(n for n in cuts if n), len(batch)]
+    starts = set(cuts)
+    return [(a in starts, batch[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
 def _chunks(log, offset: int, chunk: int):
