@@ -46,6 +46,9 @@ KEY_EVENTS = 3
 MAX_EMOTIONS = 60
 EVIDENCE_CAP = 1_000  # supporting event ids kept in the decision (support counts them all)
 
+# Ties in time (a batch perceived within one microsecond, or times the caller gave) are broken by
+# the log's order (``_offset``): a task's actions and its last verdict must not depend on how the
+# views' parts were merged.
 TASK_ROWS_SQL = """
 SELECT tenant, unit, scene, emotions, labels, sure_labels, actions,
        multiIf(own_judged > 0, own_success, o.judged > 0, o.last_success, feedback_judged > 0, feedback_success,
@@ -59,13 +62,14 @@ FROM (
            countIf(emotion IS NOT NULL) AS labels,
            countIf(emotion IS NOT NULL AND (signal = 'explicit'
                    OR toFloat64OrZero(scope['label_confidence']) >= 0.7)) AS sure_labels,
-           arraySlice(arrayFlatten(arrayMap(x -> x.2, arraySort(x -> x.1, groupArrayIf(
-                      (ts, if(kind = 'action', [assumeNotNull(action)], splitByChar(',', scope['reply_acts']))),
+           arraySlice(arrayFlatten(arrayMap(x -> x.3, arraySort(x -> (x.1, x.2), groupArrayIf(
+                      (ts, _offset,
+                       if(kind = 'action', [assumeNotNull(action)], splitByChar(',', scope['reply_acts']))),
                       (kind = 'action' AND action IS NOT NULL) OR (kind = 'message' AND scope['reply_acts'] != ''))))),
                       1, 2) AS actions,
-           argMaxIf(assumeNotNull(success), ts, success IS NOT NULL) AS own_success,
+           argMaxIf(assumeNotNull(success), (ts, _offset), success IS NOT NULL) AS own_success,
            countIf(success IS NOT NULL) AS own_judged,
-           argMaxIf(assumeNotNull(polarity) > 0, ts, kind = 'feedback' AND polarity IS NOT NULL
+           argMaxIf(assumeNotNull(polarity) > 0, (ts, _offset), kind = 'feedback' AND polarity IS NOT NULL
                     AND signal = 'explicit') AS feedback_success,
            countIf(kind = 'feedback' AND polarity IS NOT NULL AND signal = 'explicit') AS feedback_judged,
            toUnixTimestamp64Micro(max(ts)) AS newest, count() AS events, groupArray(event_id) AS event_ids
@@ -74,7 +78,7 @@ FROM (
     GROUP BY tenant, unit
 ) AS t
 LEFT JOIN (
-    SELECT tenant, assumeNotNull(task) AS unit, argMax(success, ts) AS last_success, 1 AS judged
+    SELECT tenant, assumeNotNull(task) AS unit, argMax(success, (ts, _offset)) AS last_success, 1 AS judged
     FROM outcomes FINAL WHERE task IS NOT NULL GROUP BY tenant, unit
 ) AS o USING (tenant, unit)
 ORDER BY tenant, unit

@@ -9,6 +9,7 @@ from hindsight_helpers import DAY_US, tasks
 
 from hindbrain.brain import tenant_batches
 from hindbrain.jobs.confidence import ACTIVATION, age_decay, belief_confidence, wilson_lower
+from hindbrain.jobs.induction import task_rows
 from hindbrain.jobs.trigger import TriggerPolicy, due
 
 
@@ -99,3 +100,28 @@ def test_explicit_feedback_is_the_outcome_when_no_success_is_given(lexical_brain
     found = {r["tenant"]: r for r in b.sql("SELECT * FROM beliefs FINAL WHERE text LIKE 'if emotion in [angry]%'")}
     assert found["fb"]["status"] == "active" and "(36 of 40 such tasks succeeded)" in found["fb"]["text"]
     assert "self" not in found or found["self"]["status"] != "active"
+
+
+def test_a_tasks_actions_in_one_instant_keep_the_logs_order(lexical_brain):
+    """Times the caller gave (or a batch stamped within one microsecond) tie: the task's sequence
+    is the log's order, never the order the views' parts happened to merge in (it failed 1 run in 6
+    under load once a batch was stamped in C)."""
+    from datetime import UTC, datetime
+
+    b = lexical_brain
+    instant = datetime(2026, 5, 1, 12, tzinfo=UTC)
+    events = [{**e, "tenant": "acme", "ts": instant}
+              for e in tasks("same", 30, 27, "fault", ["acknowledge the problem", "give the fix"], seed=3)]
+    for start in range(0, len(events), 7):  # several parts in the views, as many batches make
+        b.perceive_many(events[start:start + 7])
+    b.runner.flush()
+    rows = task_rows(b.warehouse)
+    assert len(rows) == 30
+    assert {tuple(a) for a in rows.actions} == {("acknowledge the problem", "give the fix")}
+
+
+def test_the_clock_never_stamps_two_records_alike():
+    from hindbrain.schemas.records import now_us
+
+    stamps = [now_us() for _ in range(20_000)]  # far faster than a microsecond a call
+    assert all(a < b for a, b in zip(stamps, stamps[1:], strict=False))
