@@ -548,9 +548,10 @@ class BM25Index:
         (agent-1 sees 34 k of 100 k), and scoring all of them, zeroing the hidden ones and selecting
         among the whole array was most of the lexical stage. The last ``VISIBLE_VIEWS`` masks are
         kept; one that recurs keeps its documents, and common terms keep their rows over those
-        (``VIEW_ROW_BYTES`` in all, beside the whole rows ``scores`` keeps, which they are taken
-        from), until the corpus changes. Agents taking turns beyond that pay the mask's compare
-        and copy (~0.05 ms at 100 k) over the scoring as before."""
+        (``VIEW_ROW_BYTES`` in all), until the corpus changes. Such a row is taken from the term's
+        whole row, which only ``scores`` keeps (a mask not seen lately): made here, it is dropped.
+        Agents taking turns beyond that pay the mask's compare and copy (~0.05 ms at 100 k) over
+        the scoring as before."""
         mask = np.asarray(mask)
         if mask.dtype != np.bool_ or mask.ndim != 1:
             raise TypeError(f"visible_scores: a bool mask by document expected, got {mask.dtype} of shape {mask.shape}")
@@ -580,9 +581,11 @@ class BM25Index:
                     continue
                 docs, tfs, idf = found
                 idfs[term] = idf
-                if len(docs) >= n * ROW_SHARE:  # the whole row (kept, as ``scores`` keeps it) at the visible documents
-                    row = self._rows[(term, qtf)][0] if (term, qtf) in self._rows else \
-                        self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
+                if len(docs) >= n * ROW_SHARE:  # a common term: its whole row at the visible documents, kept
+                    whole = self._rows.get((term, qtf))
+                    # the whole row ``scores`` keeps, else one made for this and dropped: kept too, the
+                    # whole rows of every term the views used held ~380 B a document at 100k
+                    row = whole[0] if whole is not None else _dense_row(docs, tfs, norms, idf * qtf)
                     scores += self._keep_view_row((view.number, term, qtf), row[view.docs], idf)
                 else:  # the postings of visible documents, numbered by their place among them
                     at = np.searchsorted(view.docs, docs)
