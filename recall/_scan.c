@@ -4,7 +4,7 @@
  * Each function is the exact counterpart of a pure-Python oracle kept beside it (the property
  * tests in tests/recall/test_scan.py compare them on random unicode, CJK and joined words):
  *   tokens(text)                      recall/tokenize.py  py_tokens
- *   term_ids(texts, terms, vocab)     recall/lexical.py   BM25Index.add_many's numbering
+ *   term_ids(texts, terms, vocab[, n]) recall/lexical.py   BM25Index.add_many's numbering
  *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids
  *   pool(ids, counts, table, out)     recall/static.py  the sparse product it replaces
  *   estimate_tokens(text)             recall/tokenize.py  py_estimate_tokens
@@ -174,9 +174,10 @@ typedef struct {
     PyObject *vocab;
     Buf *ids;
     Py_ssize_t count;
+    int64_t next; /* a new term's number */
 } Numbering;
 
-/* A term's number in vocab; a new term gets the next one (len(vocab)). */
+/* A term's number in vocab; a new term gets the next one (next, then next + 1, ...). */
 static int number_term(Numbering *nb, PyObject *term) {
     PyObject *found = PyDict_GetItemWithError(nb->vocab, term);
     int64_t id;
@@ -187,7 +188,7 @@ static int number_term(Numbering *nb, PyObject *term) {
     } else {
         if (PyErr_Occurred())
             return -1;
-        id = PyDict_GET_SIZE(nb->vocab);
+        id = nb->next;
         PyObject *value = PyLong_FromLongLong(id);
         if (!value)
             return -1;
@@ -195,6 +196,7 @@ static int number_term(Numbering *nb, PyObject *term) {
         Py_DECREF(value);
         if (rc < 0)
             return -1;
+        nb->next++;
     }
     nb->count++;
     return buf_push(nb->ids, id);
@@ -220,12 +222,17 @@ static PyObject *scan_tokens(PyObject *self, PyObject *text) {
     return out;
 }
 
-/* term_ids(texts, terms, vocab) -> (ids, lengths): int64 bytes. Document d's terms are the
- * tokens of texts[d] (when texts is not None) followed by terms[d] (when terms is not None). */
+/* term_ids(texts, terms, vocab[, next]) -> (ids, lengths): int64 bytes. Document d's terms are the
+ * tokens of texts[d] (when texts is not None) followed by terms[d] (when terms is not None). A term
+ * not in vocab is added with the next number: next, next + 1, ... (default len(vocab); BM25Index
+ * passes its own count, as terms it holds as hashes are numbered but not in vocab). */
 static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
     PyObject *texts, *terms, *vocab;
-    if (!PyArg_ParseTuple(args, "OOO!:term_ids", &texts, &terms, &PyDict_Type, &vocab))
+    Py_ssize_t next = -1;
+    if (!PyArg_ParseTuple(args, "OOO!|n:term_ids", &texts, &terms, &PyDict_Type, &vocab, &next))
         return NULL;
+    if (next < 0)
+        next = PyDict_GET_SIZE(vocab);
     PyObject *tseq = NULL, *xseq = NULL, *result = NULL;
     Buf ids = {0}, lengths = {0};
     Py_ssize_t m = -1;
@@ -245,7 +252,7 @@ static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
     }
     if (m < 0)
         m = 0;
-    Numbering nb = {vocab, &ids, 0};
+    Numbering nb = {vocab, &ids, 0, next};
     for (Py_ssize_t d = 0; d < m; d++) {
         nb.count = 0;
         if (tseq) {
@@ -2277,7 +2284,7 @@ static PyObject *scan_perception_records(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
-     "term_ids(texts, terms, vocab) -> (ids, lengths): each document's tokens then terms numbered in vocab "
+     "term_ids(texts, terms, vocab[, next]) -> (ids, lengths): each document's tokens then terms numbered in vocab "
      "(a new term gets len(vocab)), as int64 bytes."},
     {"static_ids", scan_static_ids, METH_VARARGS,
      "static_ids(texts, vocab, memo) -> (ids, counts, rare): each text's static-tier bag, int64 bytes."},

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+from array import array
 from collections import Counter, OrderedDict
+from itertools import islice
 from pathlib import Path
 from typing import NamedTuple
 
@@ -140,6 +142,95 @@ class _Base(NamedTuple):
         return [raw[off[i] : off[i + 1]].decode() for i in range(len(self.hashes))]
 
 
+# A one-off term's key in ``_OneOffs``: ``str``'s own hash, cached in the string (the batch's new terms
+# were just hashed as dict keys). Salted per process, which is enough: the table is never saved
+# (``BM25Index.save`` writes the terms as strings).
+one_off_hash = hash
+
+
+class _OneOffs:
+    """Terms a bulk add met in one document only (a ticket or case number), held as a hash and
+    UTF-8 bytes in arrays instead of a ``BM25Index._terms`` entry (a dict slot, a ``str`` and an
+    ``int``: ~140 bytes a term; two such terms an event made ~250 bytes an event at 100k, issue 28).
+    Each keeps its term number, so its postings stay where they are (the segments) and a term that
+    recurs takes its number back: every term has one number, whichever map holds it.
+
+    Entries are appended in order (``_blob``, ``_ends``, ``_numbers``); ``_runs`` index them by
+    ``one_off_hash`` (sorted runs merged like the segments, so a lookup searches O(log n) of them)
+    and a lookup compares the bytes, so a hash collision never merges two terms."""
+
+    def __init__(self):
+        self._blob = bytearray()  # the terms' UTF-8 bytes, in the order held
+        self._ends = array("q")  # entry i's bytes end at _ends[i] (and start at _ends[i - 1], or 0)
+        self._numbers = array("i")  # entry i's term number
+        self._runs: list[tuple[np.ndarray, np.ndarray]] = []  # (hashes ascending int64, their entries int32)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def hold(self, terms: list[str], numbers: np.ndarray, hashes: np.ndarray) -> None:
+        """Holds ``terms`` (absent so far) with their term numbers and ``one_off_hashes``."""
+        if not terms:
+            return
+        first = len(self._numbers)
+        joined = "".join(terms)
+        if joined.isascii():  # a byte a character: one encode for all
+            self._blob += joined.encode()
+            lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+        else:
+            raw = [term.encode(errors="surrogatepass") for term in terms]  # a lone surrogate is a term too
+            self._blob += b"".join(raw)
+            lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
+        ends = np.cumsum(lengths)
+        ends += len(self._blob) - int(ends[-1])
+        self._ends.frombytes(ends.tobytes())
+        self._numbers.frombytes(np.asarray(numbers, dtype=np.int32).tobytes())
+        order = np.argsort(hashes, kind="stable")
+        runs = self._runs
+        runs.append((hashes[order], (first + order).astype(np.int32)))
+        while len(runs) >= 2 and 4 * len(runs[-1][0]) >= len(runs[-2][0]):
+            (older, older_at), (newer, newer_at) = runs[-2], runs.pop()
+            at = np.searchsorted(older, newer, side="right")
+            runs[-1] = (np.insert(older, at, newer), np.insert(older_at, at, newer_at))
+
+    def number(self, term: str) -> int:
+        """``term``'s number, or -1 if it is not held."""
+        h, raw = one_off_hash(term), None
+        for hashes, entries in self._runs:
+            i = int(np.searchsorted(hashes, h))
+            while i < len(hashes) and hashes[i] == h:
+                raw = raw or term.encode(errors="surrogatepass")
+                entry = int(entries[i])
+                if self._blob[self._ends[entry - 1] if entry else 0 : self._ends[entry]] == raw:
+                    return self._numbers[entry]
+                i += 1
+        return -1
+
+    def numbers(self, terms: list[str], hashes: np.ndarray) -> np.ndarray:
+        """Each term's number (int64), -1 for a term not held (``hashes``: theirs): one search of
+        every run for all of them, in hash order (numpy's binary search then starts where the last
+        one ended), then ``number`` for the few whose hash some entry has."""
+        found = np.full(len(terms), -1, dtype=np.int64)
+        if not self._runs or not terms:
+            return found
+        order = np.argsort(hashes)
+        ordered = hashes[order]
+        maybe = np.zeros(len(terms), dtype=bool)
+        for run, _ in self._runs:
+            at = np.minimum(np.searchsorted(run, ordered), len(run) - 1)
+            maybe[order] |= run[at] == ordered
+        for i in np.flatnonzero(maybe).tolist():
+            found[i] = self.number(terms[i])
+        return found
+
+    def items(self) -> list[tuple[int, str]]:
+        """(number, term) of every entry, in the order held."""
+        raw, ends = bytes(self._blob), self._ends.tolist()
+        starts = [0, *ends][: len(ends)]
+        return [(number, raw[a:b].decode(errors="surrogatepass"))
+                for number, a, b in zip(self._numbers.tolist(), starts, ends, strict=True)]
+
+
 SAMPLE_STRIDE = 8  # best_hits' sample: every 8th document
 
 
@@ -186,6 +277,19 @@ def _read(path: Path, dtype) -> np.ndarray:
     return np.asarray(np.memmap(path, dtype=dtype, mode="r"))
 
 
+def one_off_hashes(terms: list[str]) -> np.ndarray:
+    """``one_off_hash`` of each term (int64)."""
+    return np.fromiter(map(one_off_hash, terms), dtype=np.int64, count=len(terms))
+
+
+def _renumbered(flat: np.ndarray, first_number: int, numbers: np.ndarray) -> np.ndarray:
+    """``flat`` with each number from ``first_number`` on replaced by ``numbers[number - first_number]``."""
+    flat = flat.copy()
+    fresh = flat >= first_number
+    flat[fresh] = numbers[flat[fresh] - first_number]
+    return flat
+
+
 def _dense_row(docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray, weight: float) -> np.ndarray:
     """A term's BM25 parts (``weight`` = idf × its count in the query) as a dense row, zeros
     elsewhere: adding it to the scores gives the bits ``bm25_add`` would."""
@@ -217,7 +321,8 @@ class BM25Index:
     """
 
     def __init__(self):
-        self._terms: dict[str, int] = {}
+        self._terms: dict[str, int] = {}  # term → number; the one-off terms of bulk adds are in ``_one_offs``
+        self._one_offs = _OneOffs()
         self._docs: list[np.ndarray] = []
         self._tfs: list[np.ndarray] = []
         self._settled: list[int] = []
@@ -252,8 +357,9 @@ class BM25Index:
             term_ids, tails = self._terms, self._tails
             for term, tf in Counter(terms).items():
                 t = term_ids.get(term)
-                if t is None:
-                    t = term_ids[term] = self._new_term()
+                if t is None:  # new, or a one-off of a bulk add that recurs: its number back
+                    t = self._one_offs.number(term) if self._one_offs else -1
+                    term_ids[term] = t = self._new_term() if t < 0 else t
                 tail = tails[t]
                 if tail is _NO_TAIL:
                     tail = tails[t] = bytearray()
@@ -276,35 +382,83 @@ class BM25Index:
         The batch is tokenised and numbered in one C call (``recall/_scan.c``: no Python string
         list per document, ~1.5 µs a document for what cost ~15) and becomes one immutable segment
         built with numpy; segments merge when the newer is at least a quarter of the older, so a
-        query sees O(log n) of them (an LSM-style policy, like Lucene's tiered merges).
+        query sees O(log n) of them (an LSM-style policy, like Lucene's tiered merges). The batch's
+        new terms found in one of its documents only leave ``_terms`` for ``_one_offs``.
         """
         with self._lock:
-            known = len(self._terms)
+            known, first_number = len(self._terms), len(self._tails)
             try:
-                flat, lengths = _scan.term_ids(texts, terms, self._terms)
+                flat, lengths = _scan.term_ids(texts, terms, self._terms, first_number)
             finally:  # a bad document raises after earlier ones numbered new terms: they get their lists
-                self._new_terms(len(self._terms) - known)
-            return self._add_numbered(np.frombuffer(flat, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64))
+                fresh = self._newest_terms(len(self._terms) - known)
+                hashes = one_off_hashes(fresh)
+                numbers, new = self._take_back(fresh, hashes, first_number)
+                self._new_terms(len(new))
+            flat = np.frombuffer(flat, dtype=np.int64)
+            if numbers is not None:
+                flat = _renumbered(flat, first_number, numbers)
+                hashes = hashes[numbers >= first_number]
+            first, segment = self._add_numbered(flat, np.frombuffer(lengths, dtype=np.int64))
+            if segment is not None:
+                self._demote_one_offs(new, hashes, first_number, segment)
+            return first
 
-    def _add_numbered(self, flat: np.ndarray, lengths: np.ndarray) -> int:
-        """Documents given as their terms' numbers (``flat``, grouped by document) and counts."""
+    def _newest_terms(self, count: int) -> list[str]:
+        """The last ``count`` terms ``_terms`` took, in the order taken (their numbering order)."""
+        return list(islice(reversed(self._terms), count))[::-1] if count else []
+
+    def _take_back(self, fresh: list[str], hashes: np.ndarray,
+                   first_number: int) -> tuple[np.ndarray | None, list[str]]:
+        """``term_ids`` numbered ``fresh`` (terms ``_terms`` lacked; ``hashes``: their
+        ``one_off_hashes``) ``first_number``, + 1, ...: a one-off that recurs takes its number back
+        and the truly new are renumbered in order from ``first_number``. Returns the map (fresh term
+        i → its number; None when nothing was held again) and the truly new terms."""
+        held = self._one_offs.numbers(fresh, hashes)
+        back = held >= 0
+        if not back.any():
+            return None, fresh
+        new = np.flatnonzero(~back)
+        held[new] = first_number + np.arange(len(new))
+        start = int(np.argmax(back))  # the numbers before the first term taken back are unchanged
+        for term, number in zip(fresh[start:], held[start:].tolist(), strict=True):
+            self._terms[term] = number
+        return held, [fresh[i] for i in new.tolist()]
+
+    def _demote_one_offs(self, new: list[str], hashes: np.ndarray, first_number: int, segment: _Segment) -> None:
+        """The batch's new terms (numbered ``first_number`` + their place in ``new``; ``hashes``:
+        their ``one_off_hashes``) that only one of its documents holds move from ``_terms`` to
+        ``_one_offs``."""
+        if not new:
+            return
+        once = (segment.terms >= first_number) & (np.diff(segment.starts) == 1)
+        numbers = segment.terms[once]
+        places = numbers - first_number
+        terms = [new[i] for i in places.tolist()]
+        self._one_offs.hold(terms, numbers, hashes[places])
+        for term in terms:
+            del self._terms[term]
+
+    def _add_numbered(self, flat: np.ndarray, lengths: np.ndarray) -> tuple[int, _Segment | None]:
+        """Documents given as their terms' numbers (``flat``, grouped by document) and counts: the
+        first's number and the batch's own segment (None without terms)."""
         first, m = self._n, len(lengths)
         if first + m > len(self._lengths):
             self._lengths = np.resize(self._lengths, max(2 * len(self._lengths), first + m))
         self._lengths[first : first + m] = lengths
         self._total_length += int(lengths.sum())
         self._n += m
-        if len(flat):
-            segment = _Segment.of_documents(flat, lengths, first, len(self._terms))
-            segments = self._segments
-            segments.append(segment)
-            while len(segments) >= 2 and 4 * len(segments[-1].docs) >= len(segments[-2].docs):
-                newer = segments.pop()
-                segments[-1] = segments[-1].merged(newer)
-        return first
+        if not len(flat):
+            return first, None
+        segment = _Segment.of_documents(flat, lengths, first, len(self._tails))
+        segments = self._segments
+        segments.append(segment)
+        while len(segments) >= 2 and 4 * len(segments[-1].docs) >= len(segments[-2].docs):
+            newer = segments.pop()
+            segments[-1] = segments[-1].merged(newer)
+        return first, segment
 
     def _new_terms(self, count: int) -> None:
-        """Room for ``count`` terms just numbered (``_terms`` holds them already)."""
+        """Room for ``count`` terms just numbered (``len(self._tails)`` onwards)."""
         if count:
             self._docs.extend([_NO_DOCS] * count)
             self._tfs.extend([_NO_TFS] * count)
@@ -394,9 +548,10 @@ class BM25Index:
         (agent-1 sees 34 k of 100 k), and scoring all of them, zeroing the hidden ones and selecting
         among the whole array was most of the lexical stage. The last ``VISIBLE_VIEWS`` masks are
         kept; one that recurs keeps its documents, and common terms keep their rows over those
-        (``VIEW_ROW_BYTES`` in all, beside the whole rows ``scores`` keeps, which they are taken
-        from), until the corpus changes. Agents taking turns beyond that pay the mask's compare
-        and copy (~0.05 ms at 100 k) over the scoring as before."""
+        (``VIEW_ROW_BYTES`` in all), until the corpus changes. Such a row is taken from the term's
+        whole row, which only ``scores`` keeps (a mask not seen lately): made here, it is dropped.
+        Agents taking turns beyond that pay the mask's compare and copy (~0.05 ms at 100 k) over
+        the scoring as before."""
         mask = np.asarray(mask)
         if mask.dtype != np.bool_ or mask.ndim != 1:
             raise TypeError(f"visible_scores: a bool mask by document expected, got {mask.dtype} of shape {mask.shape}")
@@ -426,9 +581,11 @@ class BM25Index:
                     continue
                 docs, tfs, idf = found
                 idfs[term] = idf
-                if len(docs) >= n * ROW_SHARE:  # the whole row (kept, as ``scores`` keeps it) at the visible documents
-                    row = self._rows[(term, qtf)][0] if (term, qtf) in self._rows else \
-                        self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
+                if len(docs) >= n * ROW_SHARE:  # a common term: its whole row at the visible documents, kept
+                    whole = self._rows.get((term, qtf))
+                    # the whole row ``scores`` keeps, else one made for this and dropped: kept too, the
+                    # whole rows of every term the views used held ~380 B a document at 100k
+                    row = whole[0] if whole is not None else _dense_row(docs, tfs, norms, idf * qtf)
                     scores += self._keep_view_row((view.number, term, qtf), row[view.docs], idf)
                 else:  # the postings of visible documents, numbered by their place among them
                     at = np.searchsorted(view.docs, docs)
@@ -491,7 +648,20 @@ class BM25Index:
     def _lookup(self, term: str) -> tuple[int | None, int]:
         """``term``'s number in this process (None: no posting since the base) and its base
         vocabulary entry (-1: not in the base)."""
-        return self._terms.get(term), -1 if self._base is None else self._base.find(term)
+        t = self._terms.get(term)
+        if t is None and self._one_offs:
+            t = self._one_offs.number(term)
+            t = None if t < 0 else t
+        return t, -1 if self._base is None else self._base.find(term)
+
+    def _term_list(self) -> list[str]:
+        """Every term numbered in this process, by number (``_terms`` and ``_one_offs``)."""
+        terms: list[str | None] = [None] * len(self._tails)
+        for number, term in self._one_offs.items():
+            terms[number] = term
+        for term, number in self._terms.items():
+            terms[number] = term
+        return terms
 
     def _postings(self, t: int | None, b: int = -1) -> tuple[np.ndarray, np.ndarray]:
         """All postings of a term (``_lookup``): the base's, the bulk segments' and the single adds'."""
@@ -552,7 +722,7 @@ class BM25Index:
         stem = Path(stem)
         with self._lock:
             n, total = self._n, self._total_length
-            terms = list(self._terms)  # term number → term
+            terms = self._term_list()  # term number → term
             parts_t, parts_d, parts_f = [], [], []
             for t in range(len(terms)):
                 live = self._settle(t)

@@ -44,6 +44,14 @@ def test_term_ids_number_each_documents_tokens_then_terms(docs):
     assert flat.tolist() == [i for e in expected for i in e]
 
 
+def test_term_ids_number_new_terms_from_the_next_number_given():
+    vocab = {"a": 0, "b": 1}  # BM25Index holds some numbered terms outside the dict (its one-offs)
+    flat, lengths = _scan.term_ids(["a c", "d c b"], [["e"], []], vocab, 7)
+    assert np.frombuffer(flat, dtype=np.int64).tolist() == [0, 7, 8, 9, 7, 1]
+    assert np.frombuffer(lengths, dtype=np.int64).tolist() == [3, 3]
+    assert vocab == {"a": 0, "b": 1, "c": 7, "e": 8, "d": 9}
+
+
 def test_term_ids_name_what_is_not_a_string():
     with pytest.raises(TypeError, match="a text must be str"):
         _scan.term_ids(["ok", 3], None, {})

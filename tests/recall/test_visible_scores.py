@@ -4,6 +4,7 @@ visible documents, bit for bit: with common terms (rows over a mask's documents)
 and after the corpus changes."""
 
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -117,3 +118,23 @@ def test_a_mask_that_is_not_bool_or_too_short_is_refused(index):
         index.visible_scores(["the"], np.ones(len(index), dtype=np.float32))
     with pytest.raises(ValueError, match="a mask of 3 documents"):
         index.visible_scores(["the"], np.ones(3, dtype=bool))
+
+
+def test_rows_over_a_mask_leave_the_whole_rows_to_scores():
+    """A recurring mask's common terms keep their rows over its documents, not the whole rows those
+    are taken from: only ``scores`` (a mask not seen lately, no mask) keeps whole rows. Kept for
+    every term a view used, they held ~380 B a document at 100k beside the views' own rows."""
+    docs = corpus(random.Random(33), 3000)
+    index, twin = BM25Index(), BM25Index()
+    index.add_many(docs)
+    twin.add_many(docs)
+    mask = np.random.default_rng(7).random(len(index)) < 0.34
+    assert index.visible_scores(["the"], mask)[0] is None  # first sight: scored whole, "the"'s whole row kept
+    assert list(index._rows) == [("the", 1)]
+    for query in QUERIES:  # recurring: common terms' rows over the mask, made from whole rows then dropped
+        got, scores, idfs = index.visible_scores(query, mask)
+        want, want_idfs = twin.scores(query)
+        assert np.array_equal(got, np.flatnonzero(mask)) and np.array_equal(scores, want[got]) and idfs == want_idfs
+    assert list(index._rows) == [("the", 1)]
+    common = {(t, q) for query in QUERIES for t, q in Counter(query).items() if (t, q) in twin._rows}
+    assert {(t, q) for _, t, q in index._view_rows} == common and len(common) > 5
