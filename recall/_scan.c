@@ -17,6 +17,7 @@
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
  *   said_texts(records, fields)       recall/provenance.py  py_said_text of each (test_event_texts.py)
  *   event_texts(records, fields, sep) recall/index.py     py_event_text of each (test_event_texts.py)
+ *   event_docs(rows, texts, ...)      recall/index.py     py_event_docs_of (test_event_docs.py)
  *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
  *   common_perceives(events, ...)     schemas/api.py      common_perceive of each (test_common_perceive.py)
  *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
@@ -2281,6 +2282,331 @@ static PyObject *scan_perception_records(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- an event's document, a batch at once: recall/index.py py_event_docs_of ------------------- */
+
+/* The positions of Doc's fields (recall/index.py checks its dataclass against NATIVE_DOC_ORDER at import). */
+enum { D_ID, D_KIND, D_LAYER, D_TEXT, D_EVENT_IDS, D_SOURCE, D_CONFIDENCE, D_SCOPE, D_TS_US, D_TOKENS, D_CONDITION,
+       D_ACTION, D_REASON, D_EVENT_KIND, D_STATUS, D_LINKS, D_EXACT, D_CONFLICTS, D_LAST_USED_US, D_OWNER,
+       D_PROVENANCE, D_TASK, D_SPEAKER, D_QUARANTINE, D_SESSION, D_ORIGIN, D_ASKS, D_FLEET, D_EVIDENCE, D_REPORT,
+       N_DOC_FIELDS };
+
+enum { K_SPEAKER, K_SIGNAL, K_SCOPE, K_ACTION, K_KIND, K_TASK, K_ENVELOPE, K_SESSION, K_ORIGIN, K_TEXT, K_SYSTEM,
+       K_IDENTITY, K_SUCCESS, K_ENTITIES, K_ANOMALY, K_REPORTED, K_EVENT, K_EPISODIC, K_PERCEIVED, K_SPACE, N_DOC_KEYS };
+static const char *doc_key_names[N_DOC_KEYS] = {
+    "speaker", "signal", "scope", "action", "kind", "task", "envelope", "session", "origin", "text", "system",
+    "identity", "success", "entities", "anomaly", NULL, "event", "episodic", "perceived", " "};
+static PyObject *doc_keys[N_DOC_KEYS];
+
+typedef struct {
+    PyObject *doc_type, *defaults, *confidence, *unsignalled, *links_and_exact, *field_terms, *asking_share;
+} DocSpec;
+
+static int doc_keys_ready(void) {
+    if (doc_keys[K_SPEAKER])
+        return 0;
+    for (int k = 0; k < N_DOC_KEYS; k++) {
+        if (k == K_REPORTED) {  /* system_report's kinds: ("action", "anomaly", "outcome") */
+            doc_keys[k] = Py_BuildValue("(sss)", "action", "anomaly", "outcome");
+        } else {
+            doc_keys[k] = PyUnicode_InternFromString(doc_key_names[k]);
+        }
+        if (!doc_keys[k])
+            return -1;
+    }
+    return 0;
+}
+
+/* truthiness of fields.get(key); *value gets the new reference (NULL on error: -1 returned). */
+static int truthy_get(PyObject *fields, int key, PyObject **value) {
+    if (!(*value = field_get(fields, doc_keys[key])))
+        return -1;
+    int t = PyObject_IsTrue(*value);
+    if (t < 0)
+        Py_CLEAR(*value);
+    return t;
+}
+
+/* recall.index._spaced: " ".join(str(value or "").lower().split()) */
+static PyObject *spaced(PyObject *value) {
+    int t = PyObject_IsTrue(value);
+    if (t < 0)
+        return NULL;
+    if (!t)
+        return PyUnicode_FromString("");
+    PyObject *s = PyObject_Str(value), *low = s ? PyObject_CallMethodNoArgs(s, str_lower) : NULL;
+    PyObject *words = low ? PyObject_CallMethod(low, "split", NULL) : NULL, *out = NULL;
+    if (words)
+        out = PyUnicode_Join(doc_keys[K_SPACE], words);
+    Py_XDECREF(words);
+    Py_XDECREF(low);
+    Py_XDECREF(s);
+    return out;
+}
+
+/* recall.index.system_report(fields), the same tests in the same order. */
+static PyObject *system_report_of(PyObject *fields) {
+    PyObject *system = NULL, *action = NULL, *identity = NULL, *kind = NULL, *success = NULL, *scope = NULL;
+    PyObject *items = NULL, *pairs = NULL, *out = NULL;
+    int t = truthy_get(fields, K_SYSTEM, &system);
+    if (t <= 0)
+        goto none_or_fail;
+    if ((t = truthy_get(fields, K_ACTION, &action)) < 0)
+        goto done;
+    if (!t && (t = truthy_get(fields, K_IDENTITY, &identity)) <= 0)
+        goto none_or_fail;
+    if (!(kind = field_get(fields, doc_keys[K_KIND])) || (t = PySequence_Contains(doc_keys[K_REPORTED], kind)) <= 0)
+        goto none_or_fail;
+    if (!(success = field_get(fields, doc_keys[K_SUCCESS])))
+        goto done;
+    if (!PyBool_Check(success)) {
+        Py_SETREF(kind, field_get(fields, doc_keys[K_KIND]));
+        if (!kind || (t = PyObject_RichCompareBool(kind, doc_keys[K_ANOMALY], Py_EQ)) <= 0)
+            goto none_or_fail;
+    }
+    if ((t = truthy_get(fields, K_SCOPE, &scope)) < 0)
+        goto done;
+    if (!(pairs = PyList_New(0)))
+        goto done;
+    if (t) {
+        if (!(items = PyMapping_Items(scope)))
+            goto done;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+            PyObject *kv = PySequence_Fast(PyList_GET_ITEM(items, i), "system_report: a scope item must be a pair");
+            if (!kv)
+                goto done;
+            if (PySequence_Fast_GET_SIZE(kv) != 2) {
+                PyErr_SetString(PyExc_ValueError, "system_report: a scope item must be a pair");
+                Py_DECREF(kv);
+                goto done;
+            }
+            PyObject *k = PyObject_Str(PySequence_Fast_GET_ITEM(kv, 0));
+            PyObject *v = k ? PyObject_Str(PySequence_Fast_GET_ITEM(kv, 1)) : NULL;
+            Py_DECREF(kv);
+            PyObject *pair = v ? PyTuple_Pack(2, k, v) : NULL;
+            Py_XDECREF(k);
+            Py_XDECREF(v);
+            if (append_new(pairs, pair) < 0)
+                goto done;
+        }
+        if (PyList_Sort(pairs) < 0)
+            goto done;
+    }
+    PyObject *parts[3] = {NULL, NULL, NULL};
+    int keys[3] = {K_SYSTEM, K_IDENTITY, K_ACTION};
+    for (int i = 0; i < 3; i++) {
+        PyObject *v = field_get(fields, doc_keys[keys[i]]);
+        parts[i] = v ? spaced(v) : NULL;
+        Py_XDECREF(v);
+        if (!parts[i]) {
+            Py_XDECREF(parts[0]);
+            Py_XDECREF(parts[1]);
+            goto done;
+        }
+    }
+    PyObject *scope_pairs = PyList_AsTuple(pairs);
+    if (scope_pairs)
+        out = PyTuple_Pack(4, parts[0], parts[1], parts[2], scope_pairs);
+    Py_XDECREF(scope_pairs);
+    for (int i = 0; i < 3; i++)
+        Py_DECREF(parts[i]);
+    goto done;
+none_or_fail:
+    if (t == 0) {
+        out = Py_None;
+        Py_INCREF(out);
+    }
+done:
+    Py_XDECREF(pairs);
+    Py_XDECREF(items);
+    Py_XDECREF(scope);
+    Py_XDECREF(success);
+    Py_XDECREF(kind);
+    Py_XDECREF(identity);
+    Py_XDECREF(action);
+    Py_XDECREF(system);
+    return out;
+}
+
+/* Whether a str holds a character recall.asking's _MAY_ASK looks for: [?？吗呢么]. */
+static int may_ask(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == '?' || c == 0xFF1F || c == 0x5417 || c == 0x5462 || c == 0x4E48)
+            return 1;
+    }
+    return 0;
+}
+
+/* asking_share(fields["text"] or ""): 0.0 without calling it for a str holding no mark or particle. */
+static PyObject *asks_of(PyObject *fields, DocSpec *spec) {
+    PyObject *text = PyObject_GetItem(fields, doc_keys[K_TEXT]), *out = NULL;
+    if (!text)
+        return NULL;
+    int t = PyObject_IsTrue(text);
+    if (t < 0)
+        goto done;
+    if (!t || (PyUnicode_CheckExact(text) && !may_ask(text))) {
+        out = PyFloat_FromDouble(0.0);
+        goto done;
+    }
+    out = PyObject_CallOneArg(spec->asking_share, text);
+done:
+    Py_DECREF(text);
+    return out;
+}
+
+/* [*cues, *_field_terms(fields)]: _field_terms is called only where it adds a term (a session, a speaker
+ * with no text, entities). */
+static PyObject *terms_of(PyObject *fields, PyObject *cues, DocSpec *spec) {
+    PyObject *v = NULL, *out = PySequence_List(cues);
+    if (!out)
+        return NULL;
+    int need = truthy_get(fields, K_SESSION, &v);  /* fields.get("session") */
+    Py_CLEAR(v);
+    if (need == 0 && (need = truthy_get(fields, K_SPEAKER, &v)) > 0) {  /* a speaker and no text */
+        Py_CLEAR(v);
+        int said = truthy_get(fields, K_TEXT, &v);
+        need = said < 0 ? -1 : !said;
+    }
+    Py_CLEAR(v);
+    if (need == 0)  /* fields.get("entities") or () */
+        need = truthy_get(fields, K_ENTITIES, &v);
+    Py_CLEAR(v);
+    if (need > 0) {
+        PyObject *more = PyObject_CallOneArg(spec->field_terms, fields);
+        if (!more || PyList_SetSlice(out, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, more) < 0)
+            need = -1;
+        Py_XDECREF(more);
+    }
+    if (need < 0)
+        Py_CLEAR(out);
+    return out;
+}
+
+/* recall.index.py_event_docs_of for one row: (Doc, terms). */
+static PyObject *event_doc_of(PyObject *row, PyObject *text, PyObject *cues, PyObject *quarantine, DocSpec *spec) {
+    PyObject *args[N_DOC_FIELDS], *doc = NULL, *terms = NULL, *out = NULL, *got = NULL;
+    PyObject *unpacked = PySequence_Fast(row, "event_docs: a row is (event id, fields, ts_us, agent)");
+    if (!unpacked)
+        return NULL;
+    if (PySequence_Fast_GET_SIZE(unpacked) != 4) {
+        PyErr_SetString(PyExc_ValueError, "event_docs: a row is (event id, fields, ts_us, agent)");
+        Py_DECREF(unpacked);
+        return NULL;
+    }
+    PyObject *event_id = PySequence_Fast_GET_ITEM(unpacked, 0), *fields = PySequence_Fast_GET_ITEM(unpacked, 1);
+    PyObject *ts_us = PySequence_Fast_GET_ITEM(unpacked, 2), *agent = PySequence_Fast_GET_ITEM(unpacked, 3);
+    for (int i = 0; i < N_DOC_FIELDS; i++) {
+        args[i] = PyTuple_GET_ITEM(spec->defaults, i);
+        Py_INCREF(args[i]);
+    }
+#define SET(at, value) do { PyObject *v_ = (value); if (!v_) goto done; Py_SETREF(args[at], v_); } while (0)
+#define KEEP(at, value) do { PyObject *v_ = (value); Py_INCREF(v_); Py_SETREF(args[at], v_); } while (0)
+    KEEP(D_ID, event_id);
+    KEEP(D_KIND, doc_keys[K_EVENT]);
+    KEEP(D_LAYER, doc_keys[K_EPISODIC]);
+    KEEP(D_TEXT, text);
+    SET(D_EVENT_IDS, PyList_New(1));
+    Py_INCREF(event_id);
+    PyList_SET_ITEM(args[D_EVENT_IDS], 0, event_id);
+    KEEP(D_SOURCE, doc_keys[K_PERCEIVED]);
+    SET(D_SPEAKER, field_get(fields, doc_keys[K_SPEAKER]));
+    if (!(got = field_get(fields, doc_keys[K_SIGNAL])))
+        goto done;
+    PyObject *confidence = PyDict_GetItemWithError(spec->confidence, got);
+    if (!confidence && PyErr_Occurred())
+        goto done;
+    KEEP(D_CONFIDENCE, confidence ? confidence : spec->unsignalled);
+    Py_CLEAR(got);
+    if (!(got = PyObject_GetItem(fields, doc_keys[K_SCOPE])))
+        goto done;
+    SET(D_SCOPE, PyDict_CheckExact(got) ? PyDict_Copy(got) : PyObject_CallOneArg((PyObject *)&PyDict_Type, got));
+    Py_CLEAR(got);
+    KEEP(D_TS_US, ts_us);
+    SET(D_ACTION, field_get(fields, doc_keys[K_ACTION]));
+    SET(D_EVENT_KIND, field_get(fields, doc_keys[K_KIND]));
+    int t = PyObject_IsTrue(agent);
+    if (t < 0)
+        goto done;
+    KEEP(D_OWNER, t ? agent : Py_None);
+    SET(D_REPORT, system_report_of(fields));
+    if ((t = truthy_get(fields, K_TASK, &got)) < 0)
+        goto done;
+    if (!t) {  /* (get("envelope") or {}).get("task") */
+        Py_CLEAR(got);
+        PyObject *envelope = NULL;
+        if ((t = truthy_get(fields, K_ENVELOPE, &envelope)) < 0)
+            goto done;
+        got = t ? field_get(envelope, doc_keys[K_TASK]) : Py_NewRef(Py_None);
+        Py_DECREF(envelope);
+        if (!got)
+            goto done;
+    }
+    SET(D_TASK, got);
+    got = NULL;
+    KEEP(D_QUARANTINE, quarantine);
+    SET(D_SESSION, field_get(fields, doc_keys[K_SESSION]));
+    SET(D_ORIGIN, field_get(fields, doc_keys[K_ORIGIN]));
+    SET(D_ASKS, asks_of(fields, spec));
+    if (!(got = PyObject_CallOneArg(spec->links_and_exact, cues)))
+        goto done;
+    if (!PyTuple_Check(got) || PyTuple_GET_SIZE(got) != 2) {
+        PyErr_SetString(PyExc_TypeError, "event_docs: links_and_exact must give a pair");
+        goto done;
+    }
+    KEEP(D_LINKS, PyTuple_GET_ITEM(got, 0));
+    KEEP(D_EXACT, PyTuple_GET_ITEM(got, 1));
+#undef SET
+#undef KEEP
+    if (!(doc = PyObject_Vectorcall(spec->doc_type, args, N_DOC_FIELDS, NULL)))
+        goto done;
+    if ((terms = terms_of(fields, cues, spec)))
+        out = PyTuple_Pack(2, doc, terms);
+done:
+    Py_XDECREF(terms);
+    Py_XDECREF(doc);
+    Py_XDECREF(got);
+    for (int i = 0; i < N_DOC_FIELDS; i++)
+        Py_DECREF(args[i]);
+    Py_DECREF(unpacked);
+    return out;
+}
+
+/* event_docs(rows, texts, terms, quarantines, spec) -> list of (Doc, terms): recall/index.py py_event_docs_of. */
+static PyObject *scan_event_docs(PyObject *self, PyObject *args) {
+    PyObject *rows, *texts, *terms, *quarantines;
+    DocSpec spec;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!(OO!O!OOOO):event_docs", &PyList_Type, &rows, &PyList_Type, &texts,
+                          &PyList_Type, &terms, &PyList_Type, &quarantines, &spec.doc_type, &PyTuple_Type,
+                          &spec.defaults, &PyDict_Type, &spec.confidence, &spec.unsignalled, &spec.links_and_exact,
+                          &spec.field_terms, &spec.asking_share))
+        return NULL;
+    if (PyTuple_GET_SIZE(spec.defaults) != N_DOC_FIELDS) {
+        PyErr_SetString(PyExc_ValueError, "event_docs: the defaults must hold one value per Doc field");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(rows);
+    if (PyList_GET_SIZE(texts) != n || PyList_GET_SIZE(terms) != n || PyList_GET_SIZE(quarantines) != n) {
+        PyErr_SetString(PyExc_ValueError, "event_docs: rows, texts, terms and quarantines differ in length");
+        return NULL;
+    }
+    if (doc_keys_ready() < 0)
+        return NULL;
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t k = 0; out && k < n; k++) {
+        PyObject *pair = event_doc_of(PyList_GET_ITEM(rows, k), PyList_GET_ITEM(texts, k), PyList_GET_ITEM(terms, k),
+                                      PyList_GET_ITEM(quarantines, k), &spec);
+        if (!pair)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, k, pair);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
@@ -2325,6 +2651,8 @@ static PyMethodDef methods[] = {
      "said_texts(records, text_fields) -> list: recall.provenance.py_said_text of each record."},
     {"event_texts", scan_event_texts, METH_VARARGS,
      "event_texts(records, situation_fields, separator) -> list: recall.index.py_event_text of each record."},
+    {"event_docs", scan_event_docs, METH_VARARGS,
+     "event_docs(rows, texts, terms, quarantines, spec) -> list: recall.index.py_event_docs_of, (Doc, terms) a row."},
     {"common_perceives", scan_common_perceives, METH_VARARGS,
      "common_perceives(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, "
      "max_text) -> list: schemas.api.common_perceive of each event (None for a non-dict)."},

@@ -15,6 +15,7 @@ another tenant's documents.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import json
 import threading
@@ -230,15 +231,31 @@ EventRow = tuple[str, dict, int, "str | None"]  # (event id, perception record o
 
 def event_docs(rows: list[EventRow]) -> list[tuple[Doc, list[str]]]:
     """``event_doc`` of each row, the batch's exact cues and quarantine judged at once (issue 28:
-    ``cues.exact_cues_many``, ``provenance.event_quarantines``): the same documents and terms."""
+    ``cues.exact_cues_many``, ``provenance.event_quarantines``) and its documents put together in one C call
+    (``event_docs_of``): the same documents and terms."""
     records = [fields for _, fields, _, _ in rows]
     agents = [agent for _, _, _, agent in rows]
     terms = indexed_terms_many(records, [ts_us for _, _, ts_us, _ in rows])
     RECALLS.pause()  # a long text's fold gives way between its stages (hindbrain/switching.py)
     quarantines = event_quarantines(records, agents)
     RECALLS.pause()
+    return event_docs_of(rows, event_texts(records), terms, quarantines)
+
+
+def event_docs_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
+                  quarantines: list[str | None]) -> list[tuple[Doc, list[str]]]:
+    """``py_event_docs_of`` in one C call (``recall/_scan.c`` ``event_docs``: the record's fields read the same
+    way, ``system_report`` in C, ``asking_share`` and ``_field_terms`` called only where they can give something,
+    the ``Doc`` made with positional values: ~6 µs of per-event Python, issue 28)."""
+    return _scan.event_docs(rows, texts, terms, quarantines, _EVENT_DOC_SPEC)
+
+
+def py_event_docs_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
+                     quarantines: list[str | None]) -> list[tuple[Doc, list[str]]]:
+    """Each row's document (its ``text``, cue ``terms`` and ``quarantine`` made for the batch) and its index
+    terms; the oracle of ``event_docs_of``."""
     out = []
-    for (event_id, fields, ts_us, agent), text, cues, quarantine in zip(rows, event_texts(records), terms, quarantines,
+    for (event_id, fields, ts_us, agent), text, cues, quarantine in zip(rows, texts, terms, quarantines,
                                                                          strict=True):
         get = fields.get
         speaker = get("speaker")
@@ -290,6 +307,24 @@ def _field_terms(fields: dict) -> list[str]:
     return terms
 
 
+# The order ``recall/_scan.c``'s ``event_docs`` fills a ``Doc``'s fields in (positional: keyword arguments were
+# ~1.5 µs of an event's ~2 for the object): a field added to or moved in ``Doc`` must be added there too.
+NATIVE_DOC_ORDER = ("id", "kind", "layer", "text", "event_ids", "source", "confidence", "scope", "ts_us", "tokens",
+                    "condition", "action", "reason", "event_kind", "status", "links", "exact", "conflicts",
+                    "last_used_us", "owner", "provenance", "task", "speaker", "quarantine", "session", "origin",
+                    "asks", "fleet", "evidence", "report")
+
+
+def _native_doc_spec() -> tuple:
+    """What ``_scan.event_docs`` needs: ``Doc``, each field's default (None where it has none: the C sets those),
+    the signals' confidences and the Python it calls where a record needs it."""
+    names = tuple(f.name for f in dataclasses.fields(Doc))
+    if names != NATIVE_DOC_ORDER:
+        raise TypeError(f"recall/_scan.c's event_docs fills Doc's fields as {NATIVE_DOC_ORDER}, Doc has {names}")
+    defaults = tuple(None if f.default is dataclasses.MISSING else f.default for f in dataclasses.fields(Doc))
+    return (Doc, defaults, SIGNAL_CONFIDENCE, _UNSIGNALLED, _links_and_exact, _field_terms, asking_share)
+
+
 def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
     """A fragment as a document and its cue terms, from a ``fragments`` row."""
     doc = Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
@@ -298,6 +333,9 @@ def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
               owner=fragments.private_to(row["agent"], row["source"], row["seed"]), evidence=row.get("evidence"),
               quarantine=unit_quarantine_reason(said_text(row), row["seed"]))
     return _with_cues(doc, {**row, "text": row["condition"]})  # the rendered text would repeat the action
+
+
+_EVENT_DOC_SPEC = _native_doc_spec()
 
 
 def belief_of(row: dict) -> Belief:
