@@ -24,6 +24,8 @@ from re import _parser as sre_parse  # expansion reads exactly what ``re`` compi
 
 import ahocorasick
 
+from hindbrain.recall import _scan
+
 MAX_LITERALS = 20_000  # an expansion past this is a pattern to test some other way
 
 
@@ -100,6 +102,7 @@ class Prefilter:
         if not found or "" in found:  # a pattern that can match the empty string matches every text
             raise ValueError("Prefilter: an empty literal (or none) cannot filter")
         self.literals = frozenset(found)
+        self._needles = tuple(sorted(self.literals))
         self._automaton = ahocorasick.Automaton()
         for s in self.literals:
             self._automaton.add_word(s, None)
@@ -107,8 +110,14 @@ class Prefilter:
 
     def matching(self, joined: str, starts: list[int]) -> list[int]:
         """The texts (numbers, in order) of ``joined`` (texts beginning at ``starts``, apart by a
-        separator no literal holds) that contain a literal: ``may_match`` of each, in one pass that
-        skips to the next text at a text's first literal."""
+        separator no literal holds) that contain a literal: ``may_match`` of each, in one C pass
+        (``_scan.holding_any``: at a position only the literals beginning with its two characters are
+        tried; ~0.4 µs a bench text against the automaton's ~1.2, issue 28). ``automaton_matching`` is
+        its oracle."""
+        return _scan.holding_any(joined, starts, self._needles)
+
+    def automaton_matching(self, joined: str, starts: list[int]) -> list[int]:
+        """``matching`` by the automaton: one pass that skips to the next text at a text's first literal."""
         found: list[int] = []
         after = -1  # the end of the last text found: its further literals are skipped
         for end, _ in self._automaton.iter(joined):  # one pass: an iterator from an offset copies the text

@@ -133,3 +133,32 @@ def test_a_pattern_that_matches_nothing_at_all_cannot_filter():
         literals.Prefilter(r"(?:x)?")
     with pytest.raises(ValueError):
         literals.literals(re.compile("always", re.IGNORECASE))
+
+
+# ``Prefilter.matching`` in C (``_scan.holding_any``, its literals grouped by their first two characters) against
+# the automaton it replaced: literals of one character, with a non-ASCII second one, CJK and emoji first,
+# prefixes of each other, and one at a text's very end.
+ODD = literals.Prefilter(strings=("x", "aé", "ab", "abc", "b", "必须", "😀!", "z\x01", "ñu", "de", "do not"))
+PREFILTERS = (provenance._MAY_CUE, provenance._MAY_PAY, provenance._MAY_DIRECTIVE, provenance._MAY_INJECT,
+              provenance._MAY_ACCOUNT_WORD, ODD)
+pieces = st.one_of(st.sampled_from([*sorted(ODD.literals), *sorted(provenance._MAY_CUE.literals)[::7], "a", "é",
+                                    "必", "须", "😀", "\x01", " ", "\x00", "ß", "İ", "do no", "abd"]),
+                   st.text(max_size=4))
+lowered_texts = st.lists(st.lists(pieces, max_size=8).map("".join), max_size=6)
+
+
+@settings(max_examples=800, deadline=None)
+@given(lowered_texts, st.sampled_from(PREFILTERS))
+def test_matching_in_c_is_the_automatons(texts, prefilter):
+    joined, starts, at = "\x00".join(texts), [], 0
+    for text in texts:
+        starts.append(at)
+        at += len(text) + 1
+    assert prefilter.matching(joined, starts) == prefilter.automaton_matching(joined, starts)
+    assert prefilter.matching(joined, starts) == [k for k, t in enumerate(texts) if prefilter.may_match(t)]
+
+
+def test_matching_in_c_finds_each_kind_of_literal():
+    texts = ["", "x", "a\u00e9", "ab", "abd", "必须", "😀!", "😀", "z\x01", "ñu", "dono", "do not", "say b"]
+    assert ODD.matching("\x00".join(texts), [sum(len(t) + 1 for t in texts[:k]) for k in range(len(texts))]) == \
+        [1, 2, 3, 4, 5, 6, 8, 9, 11, 12]
