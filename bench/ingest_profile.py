@@ -154,6 +154,8 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="save the raw profile here (pstats)")
     ap.add_argument("--embedder", default=None, help="Brain.open's embedder (default: the brain's default; "
                     "'none': no semantic tier, so no background thread competes for the interpreter)")
+    ap.add_argument("--api-warm-up", action="store_true", help="warm up as bench/api.py does before its clock (one "
+                    "perceive, one recall: the embed worker, the query model and the views' first parts started)")
     args = ap.parse_args()
     rng = random.Random(args.size)
     events = [api.event(rng, n) for n in range(args.size)]
@@ -166,6 +168,9 @@ def main() -> None:
             # the static table loads once a process (~0.3-1 s: the vectors mapped back to the model's
             # width); outside the laps, so the stage reads as what each event costs
             semantic.static.embed_passages(["warm-up"])
+        if args.api_warm_up:
+            brain.perceive(tenant=api.TENANT, agent="agent-0", text="warm-up")
+            brain.recall(tenant=api.TENANT, agent="agent-0", query="warm-up")
         instrument(brain)
         threads0, children0 = threads_cpu_s(), children_cpu_s()
         for start in range(0, args.size, args.batch):
