@@ -93,6 +93,11 @@ class Settings(BaseSettings):
         1, ge=0, description="HINDBRAIN_EMBED_WORKERS: processes that embed passages with the neural model (the "
         "lagging tier; every event has its static vector before perceive returns). 0: a thread of the brain's own."
     )
+    embed_worker_nice: int = Field(
+        10, ge=0, le=19, description="HINDBRAIN_EMBED_WORKER_NICE: how far the embed workers lower their scheduling "
+        "priority below the brain's (os.nice): during a bulk import they yield a contended core to the caller and "
+        "the brain's threads, and take whatever is left (recall/workers.py). 0: level with the brain."
+    )
     graph_threads: int = Field(
         1, ge=1, le=64, description="HINDBRAIN_GRAPH_THREADS: threads that insert vectors into the owner's HNSW graph "
         "in the background. 1 leaves a core to recalls; more settle a bulk import sooner where cores are free (the "

@@ -20,6 +20,17 @@ in flight per worker also keeps both pipes from filling up at once (a deadlock o
 A worker that dies is restarted on the next batch; its error reaches the index, which keeps it
 in ``last_error`` and requeues the items. Measured per worker in ``bench/api.py``.
 
+**Below the brain's threads** (``WORKER_NICE``). On two cores the worker and the caller of a bulk
+``perceive_many`` each want a whole core (the worker always has a backlog during an import: it
+used ~85 us of CPU an event against the caller's ~80), so the brain's other threads (the views'
+projector, chDB's insert threads, the vector graph) took their share from the caller as often as
+from the worker, and the caller waited on the run queue. A worker lowers its own scheduling
+priority (``os.nice``) when it starts: the scheduler then gives the caller and the brain's threads
+a core first and the worker every cycle they leave; the neural tier is the lagging one by design
+and catches up once the import pauses. Only the worker's process is lowered, never a thread of the
+brain: a thread holding the interpreter lock while starved would stall the others (the worker has
+an interpreter of its own). 0 keeps the worker level with the brain (``HINDBRAIN_EMBED_WORKER_NICE``).
+
 A GPU: the USE model is numpy-only and runs on the CPU; a model with a device (a torch or ONNX
 embedder) would pick it where the worker builds it (``serve``), with the same batching.
 """
@@ -38,18 +49,21 @@ import numpy as np
 # one BLAS thread per worker (set before numpy loads): N workers use N cores, and threads of
 # one worker do not stall each other on a busy machine (see recall.embed.UseEmbedder)
 _ONE_THREAD = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# how far a worker lowers its priority below the brain's (module docstring): 10 gives it ~1/10 of a
+# contended core against a thread at the brain's level (the kernel's weights: 110 against 1024)
+WORKER_NICE = 10
 
 
 class _Worker:
     """One worker process and its two pipes; started on first use, restarted after a death."""
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, name: str, nice: int = WORKER_NICE):
+        self.name, self.nice = name, nice
         self.proc: subprocess.Popen | None = None
 
     def send(self, texts: list[str]) -> None:
         if self.proc is None or self.proc.poll() is not None:
-            self.proc = subprocess.Popen([sys.executable, "-m", "hindbrain.recall.workers", self.name],
+            self.proc = subprocess.Popen([sys.executable, "-m", "hindbrain.recall.workers", self.name, str(self.nice)],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_ONE_THREAD)
         pickle.dump(list(texts), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
         self.proc.stdin.flush()
@@ -77,16 +91,19 @@ class _Worker:
 
 
 class EmbedderPool:
-    """``workers`` processes embedding passages with the model ``name`` names. Thread-safe:
-    concurrent ``embed_many`` calls (several brains sharing the pool) take turns."""
+    """``workers`` processes embedding passages with the model ``name`` names, each ``nice``
+    steps below this process's priority (module docstring). Thread-safe: concurrent
+    ``embed_many`` calls (several brains sharing the pool) take turns."""
 
     owned = True  # closed with the semantic index that uses it (a shared pool is not)
 
-    def __init__(self, name: str, workers: int = 1):
+    def __init__(self, name: str, workers: int = 1, nice: int = WORKER_NICE):
         if workers < 1:
             raise ValueError(f"embed workers must be at least 1, got {workers}")
-        self.name, self.workers = name, workers
-        self._workers = [_Worker(name) for _ in range(workers)]
+        if type(nice) is not int or not 0 <= nice <= 19:
+            raise ValueError(f"embed worker nice must be an int from 0 to 19, got {nice!r}")
+        self.name, self.workers, self.nice = name, workers, nice
+        self._workers = [_Worker(name, nice) for _ in range(workers)]
         self._lock = threading.Lock()
 
     def embed_many(self, batches: list[list[str]]) -> list[np.ndarray]:
@@ -113,17 +130,17 @@ class EmbedderPool:
                 worker.stop()
 
 
-_shared: dict[tuple[str, int], EmbedderPool] = {}
+_shared: dict[tuple[str, int, int], EmbedderPool] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_pool(name: str, workers: int) -> EmbedderPool:
-    """One pool per (model, worker count) per process, shared by every brain it opens (a test
-    suite or a server reopening brains starts the workers once); stopped at exit."""
+def shared_pool(name: str, workers: int, nice: int = WORKER_NICE) -> EmbedderPool:
+    """One pool per (model, worker count, nice) per process, shared by every brain it opens (a
+    test suite or a server reopening brains starts the workers once); stopped at exit."""
     with _shared_lock:
-        pool = _shared.get((name, workers))
+        pool = _shared.get((name, workers, nice))
         if pool is None:
-            pool = _shared[(name, workers)] = EmbedderPool(name, workers)
+            pool = _shared[(name, workers, nice)] = EmbedderPool(name, workers, nice)
             pool.owned = False
             if len(_shared) == 1:
                 atexit.register(_close_shared)
@@ -138,8 +155,11 @@ def _close_shared() -> None:
         pool.close()
 
 
-def serve(name: str) -> None:
-    """The worker's loop: batches in on stdin, ``("ok", vectors)`` or ``("error", message)`` out."""
+def serve(name: str, nice: int = 0) -> None:
+    """The worker's loop: batches in on stdin, ``("ok", vectors)`` or ``("error", message)`` out;
+    first the worker lowers its priority by ``nice`` (module docstring)."""
+    if nice:
+        os.nice(nice)
     requests = sys.stdin.buffer
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # a stray print must not corrupt the replies
@@ -160,4 +180,4 @@ def serve(name: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0)

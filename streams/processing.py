@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from hindbrain.projections.views import project_record
 from hindbrain.schemas.codec import CodecError, registry
@@ -25,8 +26,12 @@ TS_US_RANGE = (-62_135_596_800_000_000, 253_402_300_799_999_999)
 MAX_ORIGINAL = 64 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Decoded:
+class Decoded(NamedTuple):
+    """A record the log holds, decoded, at its position. A named tuple, not a frozen dataclass:
+    one is made per record on the caller's path (``EmbeddedRunner._append``) and in every fold
+    of the log, and a frozen dataclass's ``__init__`` (``object.__setattr__`` per field) cost
+    ~1.3 us against ~0.2 here (issue 28, docs/speed.md round thirteen)."""
+
     position: Position
     record_type: str
     record: dict

@@ -2,6 +2,7 @@
 projection (fair per tenant, capped at the model's window, deduped by text, off the request
 thread), ``why`` naming the tier, and replay rebuilding both."""
 
+import os
 import threading
 
 import numpy as np
@@ -12,7 +13,7 @@ from hindbrain.recall import distill
 from hindbrain.recall.embed import default_embedder
 from hindbrain.recall.semantic import UPGRADE_TEXT_CHARS, SemanticIndex, capped
 from hindbrain.recall.static import StaticTable, default_static, static_tokens
-from hindbrain.recall.workers import EmbedderPool
+from hindbrain.recall.workers import WORKER_NICE, EmbedderPool
 
 # A paraphrase that shares no word with the event (stop words included).
 EVENT = "Customer demands a refund for the broken laptop"
@@ -160,6 +161,23 @@ def test_embedder_pool_processes_match_the_model():
         pool.close()
     with pytest.raises(ValueError, match="at least 1"):
         EmbedderPool("static", workers=0)
+
+
+def test_embedder_workers_run_below_the_brains_priority():
+    """A worker lowers its own priority by the pool's ``nice`` (recall/workers.py): during a bulk
+    import the caller and the brain's threads get a contended core before the lagging tier."""
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    for nice, want in ((WORKER_NICE, min(base + WORKER_NICE, 19)), (0, base)):
+        pool = EmbedderPool("static", workers=1, nice=nice)
+        try:
+            pool.embed_many([["the page keeps spinning"]])
+            assert os.getpriority(os.PRIO_PROCESS, pool._workers[0].proc.pid) == want
+        finally:
+            pool.close()
+    assert WORKER_NICE > 0  # the default lowers it
+    for bad in (-1, 20, 1.5, "10"):
+        with pytest.raises(ValueError, match="nice"):
+            EmbedderPool("static", workers=1, nice=bad)
 
 
 # -- through the Brain ----------------------------------------------------------------------
