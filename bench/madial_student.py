@@ -1,0 +1,178 @@
+"""A query student distilled from e5 (issue 30, round thirteen), measured offline on MADial.
+
+The student maps what the default recall already computes for a dialogue's joined turns (USE's
+query vector, the static tier's vector, or the static tier's token bag) to e5's query vector;
+the memories keep e5's own vectors (the neural tier's, off the recall path). Fitted on
+``bench/madial_student_corpus.py``'s teacher vectors (no held-out question among them), both
+languages in one student. Scored as the quality mode scores e5: USE's late interaction plus
+w × the student's cosine, each standardised per query, w chosen on the tuning halves.
+
+    HINDBRAIN_EVAL_DATA=../shared/eval-data .venv/bin/python bench/madial_student.py \
+        --corpus /tmp/student --cache /tmp/offline [--heldout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from madial_offline import Lang, build, late, std  # noqa: E402
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-9)
+
+
+def ridge(x: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
+    """W minimising |xW - y|² + lam |W|², with a bias column."""
+    x1 = np.hstack([x, np.ones((len(x), 1), np.float32)])
+    return np.linalg.solve(x1.T @ x1 + lam * np.eye(x1.shape[1]), x1.T @ y).astype(np.float32)
+
+
+def apply_ridge(w: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda x: unit(x @ w[:-1] + w[-1])
+
+
+def mlp(x: np.ndarray, y: np.ndarray, hidden: int, seed: int = 0) -> Callable[[np.ndarray], np.ndarray]:
+    from sklearn.neural_network import MLPRegressor
+
+    net = MLPRegressor(hidden_layer_sizes=(hidden,), alpha=1e-4, max_iter=200, early_stopping=True,
+                       random_state=seed, learning_rate_init=1e-3, batch_size=128)
+    net.fit(x, y)
+    return lambda q: unit(net.predict(q).astype(np.float32))
+
+
+FEATURES: dict[str, Callable[[dict], np.ndarray]] = {
+    "use": lambda d: d["use"],
+    "use+static": lambda d: np.hstack([d["use"], d["static"]]),
+}
+
+
+def load_corpus(root: Path) -> dict[str, np.ndarray]:
+    parts = [dict(np.load(root / f"student_{lang}.npz", allow_pickle=True)) for lang in ("zh", "en")]
+    return {k: np.concatenate([p[k] for p in parts]) for k in ("texts", "e5", "use", "static")}
+
+
+def fold_of(query_id: int) -> int:
+    """Two folds of the tuning half (even ids): 0, 4, 8, … and 2, 6, 10, …"""
+    return (query_id // 2) % 2
+
+
+def fold_tags(texts: np.ndarray) -> np.ndarray:
+    """(texts, 2) bool: the text holds a user turn of a tuning dialogue of that fold (it was cut
+    from it), so a student scored on that fold must not have seen it."""
+    import json
+
+    from madial_student_corpus import MADIAL, user_turns
+
+    turns: dict[str, set[int]] = {}
+    for lang in ("zh", "en"):
+        for line in (MADIAL / f"madial_{lang}_queries.jsonl").read_text("utf-8").splitlines():
+            r = json.loads(line)
+            if r.get("gold") and r["id"] % 2 == 0:
+                for t in user_turns(r["query"]):
+                    turns.setdefault(t, set()).add(fold_of(r["id"]))
+    tags = np.zeros((len(texts), 2), dtype=bool)
+    for n, text in enumerate(texts):
+        for line in str(text).split("\n"):
+            for f in turns.get(line, ()):
+                tags[n, f] = True
+    return tags
+
+
+def hits(data: Lang, half: str, score: Callable, fold: int | None = None) -> list[float]:
+    """Each question's share of gold in the top 5, on one half (one fold of it)."""
+    got = []
+    for q in data.queries:
+        if (half == "tuning") == bool(q.id % 2) or (fold is not None and fold_of(q.id) != fold):
+            continue
+        order = np.argsort(-score(q), kind="stable")[:5]
+        got.append(len(set(data.ids[q.cand][order].tolist()) & set(q.gold)) / len(q.gold))
+    return got
+
+
+def r_at_5(data: Lang, half: str, score: Callable) -> float:
+    return 100 * float(np.mean(hits(data, half, score)))
+
+
+def out_of_fold(data: Lang, scores: list[Callable]) -> float:
+    """Tuning R@5, each fold's questions scored by the student fitted without that fold's texts."""
+    return 100 * float(np.mean([h for f in (0, 1) for h in hits(data, "tuning", scores[f], f)]))
+
+
+def blend(data: Lang, student_q: np.ndarray, w: float, memories: np.ndarray | None = None) -> Callable:
+    """USE's late interaction + w × cosine of the student's joined-turns vector to the memories'
+    vectors: e5's own (the neural tier's), or ``memories`` (the student's of the memories)."""
+    mem = data.vec["me"] if memories is None else memories
+
+    def score(q):
+        s = late(data.vec["mu"][q.cand], data.vec["qu"], q.views)
+        return s if w == 0 else std(s) + w * std(mem[q.cand] @ student_q[q.views[0]])
+    return score
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--cache", type=Path, required=True, help="bench/madial_offline.py's vector cache")
+    ap.add_argument("--heldout", action="store_true", help="also the held-out halves, at the tuning pick")
+    ap.add_argument("--students", default="ridge-use,ridge-use+static,mlp-use+static")
+    args = ap.parse_args()
+    corpus = load_corpus(args.corpus)
+    langs = {lang: build(lang, args.cache) for lang in ("zh", "en")}
+    n = len(corpus["e5"])
+    rng = np.random.default_rng(0)
+    val = rng.random(n) < 0.1
+    weights = (0.25, 0.5, 1.0)
+    print(f"corpus: {n} texts ({val.sum()} aside for fidelity)")
+    print("| student | cos to e5, aside (p50) | cos to e5, MADial tuning joined, out of fold (p50) | alone zh / en | "
+          + " | ".join(f"w {w} zh / en" for w in weights) + " | pick | held-out zh / en | student memories, tuning |")
+    print("|---|---|---|---|" + "---|" * len(weights) + "---|---|---|")
+    base = {lang: r_at_5(d, "tuning", blend(d, d.vec["qe"], 0)) for lang, d in langs.items()}
+    print(f"| USE alone | | | {base['zh']:.1f} / {base['en']:.1f} |")
+    tags = fold_tags(corpus["texts"])
+    for name in args.students.split(","):
+        kind, feat = name.split("-", 1)
+        x, y = FEATURES[feat](corpus), corpus["e5"]
+
+        def fit(keep: np.ndarray, kind=kind, x=x, y=y) -> Callable:
+            return apply_ridge(ridge(x[keep], y[keep], 1.0)) if kind == "ridge" else mlp(x[keep], y[keep], 1024)
+
+        t0 = time.process_time()
+        full = fit(~val)
+        fit_s = time.process_time() - t0
+        folds = [fit(~tags[:, f]) for f in (0, 1)]
+        cos_val = float(np.median((full(x[val]) * unit(y[val])).sum(1)))
+        cells, cos_q, rows, mems = [], [], {}, {}
+        for lang, d in langs.items():
+            feats = FEATURES[feat]({"use": d.vec["qu"], "static": d.vec["qs"]})
+            rows[lang] = [full(feats)] + [s(feats) for s in folds]
+            mems[lang] = full(FEATURES[feat]({"use": d.vec["mu"], "static": d.vec["ms"]}))
+            joined = [q.views[0] for q in d.queries if q.id % 2 == 0]
+            oof = np.where(np.array([fold_of(q.id) for q in d.queries if q.id % 2 == 0])[:, None] == 0,
+                           rows[lang][1][joined], rows[lang][2][joined])
+            cos_q.append(float(np.median((oof * d.vec["qe"][joined]).sum(1))))
+        alone = [out_of_fold(d, [lambda q, d=d, s=rows[lang][1 + f]: d.vec["me"][q.cand] @ s[q.views[0]]
+                                 for f in (0, 1)]) for lang, d in langs.items()]
+        for w in weights:
+            cells.append([out_of_fold(d, [blend(d, rows[lang][1 + f], w) for f in (0, 1)])
+                          for lang, d in langs.items()])
+        pick = int(np.argmax([c[0] + c[1] for c in cells]))
+        sym = [r_at_5(d, "tuning", blend(d, rows[lang][0], weights[pick], mems[lang])) for lang, d in langs.items()]
+        held = ""
+        if args.heldout:
+            h = [r_at_5(d, "heldout", blend(d, rows[lang][0], weights[pick])) for lang, d in langs.items()]
+            held = f"{h[0]:.1f} / {h[1]:.1f}"
+        print(f"| {name} (fit {fit_s:.0f} s) | {cos_val:.3f} | {cos_q[0]:.3f} / {cos_q[1]:.3f} | "
+              f"{alone[0]:.1f} / {alone[1]:.1f} | " + " | ".join(f"{a:.1f} / {b:.1f}" for a, b in cells)
+              + f" | w {weights[pick]} | {held} | {sym[0]:.1f} / {sym[1]:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
