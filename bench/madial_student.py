@@ -48,10 +48,73 @@ def mlp(x: np.ndarray, y: np.ndarray, hidden: int, seed: int = 0) -> Callable[[n
     return lambda q: unit(net.predict(q).astype(np.float32))
 
 
+def e5_bag(texts) -> np.ndarray:
+    """The mean of e5's input embeddings of a text's pieces (no layer run: a table look-up)."""
+    from hindbrain.recall.e5_query import E5Int8, dequantize
+
+    if not hasattr(e5_bag, "model"):
+        e5_bag.model = E5Int8(layers=1)
+    m = e5_bag.model
+    out = np.zeros((len(texts), m.H), dtype=np.float32)
+    for n, text in enumerate(texts):
+        ids = m.ids(str(text))[1 + len(m._prefix):-1]
+        if ids:
+            out[n] = dequantize(m._word[np.asarray(ids)], len(ids), m.H).mean(0)
+    return out
+
+
+_SHALLOW: dict[int, object] = {}
+
+
+def e5_shallow(texts, layers: int, tokens: int) -> np.ndarray:
+    """e5's first ``layers`` layers over a text's last ``tokens`` tokens, mean-pooled (unit rows):
+    an early exit whose head the student learns."""
+    from hindbrain.recall.e5_query import E5Int8
+
+    if layers not in _SHALLOW:
+        _SHALLOW[layers] = E5Int8(layers=layers)
+    return _SHALLOW[layers].embed([str(t) for t in texts], max_tokens=tokens)
+
+
+def shallow_key(feat: str) -> tuple[int, int] | None:
+    """"e5L4t32" → (4, 32)."""
+    if not feat.startswith("e5L"):
+        return None
+    layers, tokens = feat[3:].split("t")
+    return int(layers), int(tokens)
+
+
 FEATURES: dict[str, Callable[[dict], np.ndarray]] = {
     "use": lambda d: d["use"],
     "use+static": lambda d: np.hstack([d["use"], d["static"]]),
+    "e5bag": lambda d: d["e5bag"],
+    "use+static+e5bag": lambda d: np.hstack([d["use"], d["static"], d["e5bag"]]),
 }
+
+
+def query_cpu(texts: list[str], layers: int, tokens: int, head: Callable) -> tuple[float, float]:
+    """Thread CPU (ms, p50 / p99) of the student's whole query pass over each text alone: the
+    shallow e5 layers over its last ``tokens`` tokens, then the fitted head."""
+    e5_shallow(texts[:2], layers, tokens)  # loaded
+    took = []
+    for text in texts:
+        t0 = time.thread_time_ns()
+        head(e5_shallow([text], layers, tokens))
+        took.append((time.thread_time_ns() - t0) / 1e6)
+    return float(np.percentile(took, 50)), float(np.percentile(took, 99))
+
+
+def query_texts(lang: str) -> list[str]:
+    """The texts of ``madial_offline.build``'s query rows, in its order (views, then turns)."""
+    import json
+
+    from madial_offline import MADIAL
+
+    from hindbrain.recall.dialogue import parse_turns, views
+
+    rows = [json.loads(line) for line in (MADIAL / f"madial_{lang}_queries.jsonl").read_text("utf-8").splitlines()]
+    return [t for r in rows if r.get("gold")
+            for t in views(r["query"]).texts + [x.text for x in parse_turns(r["query"])]]
 
 
 def load_corpus(root: Path) -> dict[str, np.ndarray]:
@@ -122,6 +185,7 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, required=True)
     ap.add_argument("--cache", type=Path, required=True, help="bench/madial_offline.py's vector cache")
     ap.add_argument("--heldout", action="store_true", help="also the held-out halves, at the tuning pick")
+    ap.add_argument("--weights", default="0.25,0.5,1", help="w of the student's standardised cosine")
     ap.add_argument("--students", default="ridge-use,ridge-use+static,mlp-use+static")
     args = ap.parse_args()
     corpus = load_corpus(args.corpus)
@@ -129,16 +193,43 @@ def main() -> None:
     n = len(corpus["e5"])
     rng = np.random.default_rng(0)
     val = rng.random(n) < 0.1
-    weights = (0.25, 0.5, 1.0)
+    weights = tuple(float(w) for w in args.weights.split(","))
     print(f"corpus: {n} texts ({val.sum()} aside for fidelity)")
     print("| student | cos to e5, aside (p50) | cos to e5, MADial tuning joined, out of fold (p50) | alone zh / en | "
-          + " | ".join(f"w {w} zh / en" for w in weights) + " | pick | held-out zh / en | student memories, tuning |")
-    print("|---|---|---|---|" + "---|" * len(weights) + "---|---|---|")
+          + " | ".join(f"w {w} zh / en" for w in weights) + " | pick | "
+          + " | ".join(f"student memories, w {w}" for w in weights)
+          + " | pick | held-out, e5 memories | held-out, student memories |")
+    print("|---|---|---|---|" + "---|" * (2 * len(weights)) + "---|---|---|---|")
     base = {lang: r_at_5(d, "tuning", blend(d, d.vec["qe"], 0)) for lang, d in langs.items()}
     print(f"| USE alone | | | {base['zh']:.1f} / {base['en']:.1f} |")
     tags = fold_tags(corpus["texts"])
+    if "e5bag" in args.students:
+        corpus["e5bag"] = e5_bag(corpus["texts"])
+        for lang, d in langs.items():
+            d.vec["qb"] = e5_bag(query_texts(lang))
+            d.vec["mb"] = e5_bag(d.texts)
+            assert len(d.vec["qb"]) == len(d.vec["qu"])
     for name in args.students.split(","):
         kind, feat = name.split("-", 1)
+        base_feat = feat.removeprefix("use+static+")
+        key = shallow_key(base_feat)
+        if key and base_feat not in corpus:
+            cached = args.corpus / f"shallow_{base_feat}.npz"
+            if not cached.exists():
+                t0 = time.process_time()
+                got = {"corpus": e5_shallow(corpus["texts"], *key)}
+                print(f"{base_feat}: {1000 * (time.process_time() - t0) / len(corpus['texts']):.2f} ms CPU a text")
+                for lang, d in langs.items():
+                    got["q" + lang], got["m" + lang] = e5_shallow(query_texts(lang), *key), e5_shallow(d.texts, *key)
+                np.savez(cached, **got)
+            got = dict(np.load(cached))
+            corpus[base_feat] = got["corpus"]
+            for lang, d in langs.items():
+                d.vec["q" + base_feat], d.vec["m" + base_feat] = got["q" + lang], got["m" + lang]
+        if key:
+            FEATURES[feat] = (lambda d, f=base_feat: d[f]) if feat == base_feat else (
+                lambda d, f=base_feat: np.hstack([d["use"], d["static"], d[f]]))
+            feat_key = base_feat
         x, y = FEATURES[feat](corpus), corpus["e5"]
 
         def fit(keep: np.ndarray, kind=kind, x=x, y=y) -> Callable:
@@ -151,9 +242,12 @@ def main() -> None:
         cos_val = float(np.median((full(x[val]) * unit(y[val])).sum(1)))
         cells, cos_q, rows, mems = [], [], {}, {}
         for lang, d in langs.items():
-            feats = FEATURES[feat]({"use": d.vec["qu"], "static": d.vec["qs"]})
+            feats = FEATURES[feat]({"use": d.vec["qu"], "static": d.vec["qs"], "e5bag": d.vec.get("qb"),
+                                    (feat_key if key else feat): d.vec.get("q" + (feat_key if key else feat))})
             rows[lang] = [full(feats)] + [s(feats) for s in folds]
-            mems[lang] = full(FEATURES[feat]({"use": d.vec["mu"], "static": d.vec["ms"]}))
+            mfeats = FEATURES[feat]({"use": d.vec["mu"], "static": d.vec["ms"], "e5bag": d.vec.get("mb"),
+                                     (feat_key if key else feat): d.vec.get("m" + (feat_key if key else feat))})
+            mems[lang] = [full(mfeats)] + [s(mfeats) for s in folds]
             joined = [q.views[0] for q in d.queries if q.id % 2 == 0]
             oof = np.where(np.array([fold_of(q.id) for q in d.queries if q.id % 2 == 0])[:, None] == 0,
                            rows[lang][1][joined], rows[lang][2][joined])
@@ -164,14 +258,25 @@ def main() -> None:
             cells.append([out_of_fold(d, [blend(d, rows[lang][1 + f], w) for f in (0, 1)])
                           for lang, d in langs.items()])
         pick = int(np.argmax([c[0] + c[1] for c in cells]))
-        sym = [r_at_5(d, "tuning", blend(d, rows[lang][0], weights[pick], mems[lang])) for lang, d in langs.items()]
+        sym = [[out_of_fold(d, [blend(d, rows[lang][1 + f], w, mems[lang][1 + f]) for f in (0, 1)])
+                for lang, d in langs.items()] for w in weights]
+        spick = int(np.argmax([c[0] + c[1] for c in sym]))
         held = ""
         if args.heldout:
             h = [r_at_5(d, "heldout", blend(d, rows[lang][0], weights[pick])) for lang, d in langs.items()]
-            held = f"{h[0]:.1f} / {h[1]:.1f}"
+            hs = [r_at_5(d, "heldout", blend(d, rows[lang][0], weights[spick], mems[lang][0]))
+                  for lang, d in langs.items()]
+            held = f"{h[0]:.1f} / {h[1]:.1f} | {hs[0]:.1f} / {hs[1]:.1f}"
+        if key:
+            joined = [str(t) for lang in langs for t in np.array(query_texts(lang), dtype=object)[
+                [q.views[0] for q in langs[lang].queries]]]
+            # a combined student's USE and static parts are the default's own: the shallow pass is the cost
+            p50, p99 = query_cpu(joined, *key, full if feat == base_feat else (lambda v: v))
+            name += f", query CPU p50 {p50:.2f} / p99 {p99:.2f} ms"
         print(f"| {name} (fit {fit_s:.0f} s) | {cos_val:.3f} | {cos_q[0]:.3f} / {cos_q[1]:.3f} | "
               f"{alone[0]:.1f} / {alone[1]:.1f} | " + " | ".join(f"{a:.1f} / {b:.1f}" for a, b in cells)
-              + f" | w {weights[pick]} | {held} | {sym[0]:.1f} / {sym[1]:.1f} |", flush=True)
+              + f" | w {weights[pick]} | " + " | ".join(f"{a:.1f} / {b:.1f}" for a, b in sym)
+              + f" | w {weights[spick]} | {held} |", flush=True)
 
 
 if __name__ == "__main__":
