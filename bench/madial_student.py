@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from madial_offline import Lang, build, late, std  # noqa: E402
+from madial_offline import Lang, build, late, minmax, relative, std  # noqa: E402
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -180,6 +180,12 @@ def blend(data: Lang, student_q: np.ndarray, w: float, memories: np.ndarray | No
     return score
 
 
+def fused(data: Lang, semantic: Callable, lexical: float = 0.1) -> Callable:
+    """The engine's dialogue end over a semantic score: min-max semantic + lexical / 1.2 × BM25
+    relative to its best (``madial_offline.lexical_weight``; no trees)."""
+    return lambda q: minmax(semantic(q)) + lexical / 1.2 * relative(q.bm25)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, required=True)
@@ -200,8 +206,11 @@ def main() -> None:
           + " | ".join(f"student memories, w {w}" for w in weights)
           + " | pick | held-out, e5 memories | held-out, student memories |")
     print("|---|---|---|---|" + "---|" * (2 * len(weights)) + "---|---|---|---|")
-    base = {lang: r_at_5(d, "tuning", blend(d, d.vec["qe"], 0)) for lang, d in langs.items()}
-    print(f"| USE alone | | | {base['zh']:.1f} / {base['en']:.1f} |")
+    base = {(lang, half, f): r_at_5(d, half, fused(d, blend(d, d.vec["qe"], 0)) if f else blend(d, d.vec["qe"], 0))
+            for lang, d in langs.items() for half in ("tuning", "heldout") for f in (False, True)}
+    print("| USE alone (tuning; held-out; fused tuning; fused held-out) | | | "
+          + "; ".join(f"{base['zh', h, f]:.1f} / {base['en', h, f]:.1f}" for f in (False, True)
+                      for h in ("tuning", "heldout")) + " |")
     tags = fold_tags(corpus["texts"])
     if "e5bag" in args.students:
         corpus["e5bag"] = e5_bag(corpus["texts"])
@@ -266,7 +275,13 @@ def main() -> None:
             h = [r_at_5(d, "heldout", blend(d, rows[lang][0], weights[pick])) for lang, d in langs.items()]
             hs = [r_at_5(d, "heldout", blend(d, rows[lang][0], weights[spick], mems[lang][0]))
                   for lang, d in langs.items()]
-            held = f"{h[0]:.1f} / {h[1]:.1f} | {hs[0]:.1f} / {hs[1]:.1f}"
+            fz = [[out_of_fold(d, [fused(d, blend(d, rows[lang][1 + f], weights[spick], mems[lang][1 + f]))
+                                   for f in (0, 1)]) for lang, d in langs.items()]]
+            fz += [[r_at_5(d, "heldout", fused(d, blend(d, rows[lang][0], weights[spick],
+                                                        mems[lang][0] if sm else None)))
+                    for lang, d in langs.items()] for sm in (False, True)]
+            held = (f"{h[0]:.1f} / {h[1]:.1f} | {hs[0]:.1f} / {hs[1]:.1f} | fused: "
+                    + " — ".join(f"{a:.1f} / {b:.1f}" for a, b in fz))
         if key:
             joined = [str(t) for lang in langs for t in np.array(query_texts(lang), dtype=object)[
                 [q.views[0] for q in langs[lang].queries]]]
