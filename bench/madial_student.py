@@ -36,7 +36,9 @@ def ridge(x: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
 
 
 def apply_ridge(w: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda x: unit(x @ w[:-1] + w[-1])
+    head = lambda x: unit(x @ w[:-1] + w[-1])  # noqa: E731
+    head.weights = w
+    return head
 
 
 def mlp(x: np.ndarray, y: np.ndarray, hidden: int, seed: int = 0) -> Callable[[np.ndarray], np.ndarray]:
@@ -191,6 +193,7 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, required=True)
     ap.add_argument("--cache", type=Path, required=True, help="bench/madial_offline.py's vector cache")
     ap.add_argument("--heldout", action="store_true", help="also the held-out halves, at the tuning pick")
+    ap.add_argument("--save-head", type=Path, help="a folder: each ridge student's head (W with its bias row)")
     ap.add_argument("--weights", default="0.25,0.5,1", help="w of the student's standardised cosine")
     ap.add_argument("--students", default="ridge-use,ridge-use+static,mlp-use+static")
     args = ap.parse_args()
@@ -246,6 +249,8 @@ def main() -> None:
 
         t0 = time.process_time()
         full = fit(~val)
+        if args.save_head and kind == "ridge":  # the head for bench/e5_cheap_sdk.py --head
+            np.save(args.save_head / f"head_{feat}.npy", full.weights)
         fit_s = time.process_time() - t0
         folds = [fit(~tags[:, f]) for f in (0, 1)]
         cos_val = float(np.median((full(x[val]) * unit(y[val])).sum(1)))
