@@ -7,6 +7,7 @@
  *   term_ids(texts, terms, vocab[, n]) recall/lexical.py   BM25Index.add_many's numbering
  *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids
  *   pool(ids, counts, table, out)     recall/static.py  the sparse product it replaces
+ *   static_codes(ids, counts, ...)    recall/static.py  quantize(pool(...)) (test_static_codes.py)
  *   estimate_tokens(text)             recall/tokenize.py  py_estimate_tokens
  *   token_hash_bytes(texts)           learning/learner.py  token_hashes' set, packed (test_scan_fused.py)
  *   shared_hashes(a, b)               learning/learner.py  len(set(a) & set(b)) (test_scan_fused.py)
@@ -500,6 +501,167 @@ done:
     PyBuffer_Release(&counts);
     PyBuffer_Release(&table);
     PyBuffer_Release(&out);
+    return result;
+}
+
+/* ---- the static tier's int8 codes, pooled and quantised in one pass -------------------------- */
+
+#define CODES_BLOCK 32 /* floats summed in registers per pass over a text's rows */
+
+/* One text's rows of tab (ids[0..count)) summed in id order into acc (dim floats), as pool sums them:
+ * each element starts at +0.0f and adds the rows' values in order, so the sums are pool's bit for bit;
+ * the columns go CODES_BLOCK at a time so the running sums stay in registers, not in memory. */
+static void codes_sum(const float *tab, const int64_t *ids, int64_t count, Py_ssize_t dim, float *acc) {
+    Py_ssize_t jb = 0;
+    for (; jb + CODES_BLOCK <= dim; jb += CODES_BLOCK) {
+        float part[CODES_BLOCK] = {0};
+        for (int64_t c = 0; c < count; c++) {
+            const float *row = tab + ids[c] * dim + jb;
+            for (int j = 0; j < CODES_BLOCK; j++)
+                part[j] += row[j];
+        }
+        memcpy(acc + jb, part, sizeof part);
+    }
+    for (; jb < dim; jb++) {
+        float s = 0.0f;
+        for (int64_t c = 0; c < count; c++)
+            s += tab[ids[c] * dim + jb];
+        acc[jb] = s;
+    }
+}
+
+/* pool's unit scaling then quantize's codes of one summed row, the same float operations in the same
+ * order as scan_pool and scan_quantize (a double norm summed in order; x * (1 / sqrt(norm)) in float;
+ * peak, 127 / peak, rint half to even): the codes equal quantize(pool(...)) bit for bit. Returns 0 for
+ * a zero row (codes left zero: no vector), 1 for codes, -1 when a value is not finite (numpy's cast of
+ * those is the platform's; the caller declines the batch). */
+static int codes_of(float *acc, Py_ssize_t dim, int8_t *dst) {
+    double norm = 0.0;
+    for (Py_ssize_t j = 0; j < dim; j++)
+        norm += (double)acc[j] * acc[j];
+    if (!(norm > 0.0)) {
+        memset(dst, 0, (size_t)dim);
+        return norm == 0.0 ? 0 : -1;
+    }
+    const float unit = (float)(1.0 / sqrt(norm));
+    float peak = 0.0f;
+    int finite = 1;
+    for (Py_ssize_t j = 0; j < dim; j++) {
+        acc[j] *= unit;
+        const float a = fabsf(acc[j]);
+        finite &= a <= FLT_MAX;
+        peak = a > peak ? a : peak;
+    }
+    const float scale = peak > 0.0f ? 127.0f / peak : 0.0f;
+    if (!finite || !(scale <= FLT_MAX))
+        return -1;
+    for (Py_ssize_t j = 0; j < dim; j++) {
+        const float y = acc[j] * scale;
+        dst[j] = (int8_t)(int)((y + 12582912.0f) - 12582912.0f);
+    }
+    return peak > 0.0f;
+}
+
+/* The id sequence of a text, hashed (64-bit FNV-1a over the ids, its length first). */
+static uint64_t codes_key(const int64_t *ids, int64_t count) {
+    uint64_t h = 0xCBF29CE484222325ULL ^ (uint64_t)count;
+    for (int64_t c = 0; c < count; c++)
+        h = (h ^ (uint64_t)ids[c]) * 0x100000001B3ULL;
+    return h ^ (h >> 29);
+}
+
+/* static_codes(ids, counts, table, codes, known) -> bool: recall.vectors.quantize(pool(ids, counts, table))
+ * into codes (int8 (len(counts), dim)) and known[t] = 1 where text t has a vector (a nonzero row), with no
+ * float row kept: each text's sums live in registers and one dim-wide buffer. A text whose ids are the same
+ * sequence as an earlier one's in the call gets that one's codes copied (the same sums, so the same codes):
+ * templated events (a ticket's number, a host, a time differ; its words do not) are pooled once a batch.
+ * False (codes unfinished) when a value is not finite: the caller takes pool and numpy then. */
+static PyObject *scan_static_codes(PyObject *self, PyObject *args) {
+    Py_buffer ids = {0}, counts = {0}, table = {0}, codes = {0}, known = {0};
+    PyObject *result = NULL;
+    int64_t *start = NULL, *slot = NULL;
+    float *acc = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*w*:static_codes", &ids, &counts, &table, &codes, &known))
+        return NULL;
+    const Py_ssize_t n_ids = ids.len / 8, n_texts = counts.len / 8;
+    const int64_t *id = ids.buf, *count = counts.buf;
+    if (n_texts == 0) {
+        result = Py_NewRef(Py_True);
+        goto done;
+    }
+    if (known.len != n_texts || codes.len % n_texts != 0) {
+        PyErr_SetString(PyExc_ValueError, "codes must be one int8 row per text and known one byte per text");
+        goto done;
+    }
+    const Py_ssize_t dim = codes.len / n_texts;
+    const Py_ssize_t rows = dim ? table.len / (dim * (Py_ssize_t)sizeof(float)) : 0;
+    if (dim == 0 || table.len != rows * dim * (Py_ssize_t)sizeof(float)) {
+        PyErr_SetString(PyExc_ValueError, "table must be float32 rows as wide as the codes");
+        goto done;
+    }
+    Py_ssize_t slots = 1;
+    while (slots < 2 * n_texts)
+        slots <<= 1;
+    start = PyMem_Malloc((size_t)(n_texts + 1) * sizeof(int64_t));
+    slot = PyMem_Malloc((size_t)slots * sizeof(int64_t));
+    acc = PyMem_Malloc((size_t)dim * sizeof(float));
+    if (!start || !slot || !acc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    start[0] = 0;
+    for (Py_ssize_t t = 0; t < n_texts; t++) { /* every read checked before any is made */
+        if (count[t] < 0 || start[t] + count[t] > n_ids) {
+            PyErr_SetString(PyExc_ValueError, "counts add up to more ids than given");
+            goto done;
+        }
+        start[t + 1] = start[t] + count[t];
+    }
+    for (Py_ssize_t k = 0; k < start[n_texts]; k++)
+        if (id[k] < 0 || id[k] >= rows) {
+            PyErr_Format(PyExc_IndexError, "token id %lld is not a row of the table", (long long)id[k]);
+            goto done;
+        }
+    memset(slot, 0xff, (size_t)slots * sizeof(int64_t)); /* -1: empty */
+    const float *tab = table.buf;
+    int8_t *out = codes.buf;
+    uint8_t *has = known.buf;
+    const Py_ssize_t mask = slots - 1;
+    for (Py_ssize_t t = 0; t < n_texts; t++) {
+        const int64_t *mine = id + start[t];
+        Py_ssize_t s = (Py_ssize_t)(codes_key(mine, count[t]) & (uint64_t)mask);
+        int64_t same = -1;
+        for (; slot[s] >= 0; s = (s + 1) & mask) {
+            const int64_t o = slot[s];
+            if (count[o] == count[t] && memcmp(id + start[o], mine, (size_t)count[t] * sizeof(int64_t)) == 0) {
+                same = o;
+                break;
+            }
+        }
+        if (same >= 0) {
+            memcpy(out + t * dim, out + same * dim, (size_t)dim);
+            has[t] = has[same];
+            continue;
+        }
+        slot[s] = t;
+        codes_sum(tab, mine, count[t], dim, acc);
+        const int rc = codes_of(acc, dim, out + t * dim);
+        if (rc < 0) {
+            result = Py_NewRef(Py_False);
+            goto done;
+        }
+        has[t] = (uint8_t)rc;
+    }
+    result = Py_NewRef(Py_True);
+done:
+    PyMem_Free(start);
+    PyMem_Free(slot);
+    PyMem_Free(acc);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&codes);
+    PyBuffer_Release(&known);
     return result;
 }
 
@@ -2290,6 +2452,9 @@ static PyMethodDef methods[] = {
      "static_ids(texts, vocab, memo) -> (ids, counts, rare): each text's static-tier bag, int64 bytes."},
     {"pool", scan_pool, METH_VARARGS,
      "pool(ids, counts, table, out): each text's rows of table summed into out, scaled to unit length."},
+    {"static_codes", scan_static_codes, METH_VARARGS,
+     "static_codes(ids, counts, table, codes, known) -> bool: quantize(pool(ids, counts, table)) into int8 codes, "
+     "known[t] = 1 where text t has a vector; an id sequence seen earlier in the call is copied, not pooled again."},
     {"estimate_tokens", scan_estimate_tokens, METH_O, "recall.tokenize.estimate_tokens(text), the loop in C."},
     {"stable_hashes", scan_stable_hashes, METH_O,
      "stable_hashes(words) -> set of int: 64-bit FNV-1a of each word's code points, the same in every process."},

@@ -34,6 +34,7 @@ from scipy.sparse import csr_matrix
 
 from hindbrain.recall import _scan
 from hindbrain.recall.embed import one_per_process
+from hindbrain.recall.vectors import quantize
 
 TABLE = Path(__file__).with_name("static_use.npz")  # written by ``python -m hindbrain.recall.distill``
 
@@ -165,6 +166,23 @@ class StaticTable:
             _scan.pool(flat, counts, self.full, out[start : start + _CHUNK])
         return out
 
+    def codes(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(``(len(texts), dim)`` int8 codes, which texts have a vector): ``recall.vectors.quantize``
+        of ``embed``'s rows, bit for bit, without the float rows (``_scan.static_codes``: the sums in
+        registers, quantised at once; a text whose ids repeat an earlier one's of the chunk copies its
+        codes). What the vector index stores in graph mode (``VectorIndex.add_codes``); a text with no
+        known token is a zero row, not known."""
+        codes = np.empty((len(texts), self.dim), dtype=np.int8)
+        known = np.empty(len(texts), dtype=bool)
+        for start in range(0, len(texts), _CHUNK):
+            chunk = slice(start, start + _CHUNK)
+            flat, counts = self.batch_ids(texts[chunk])
+            if not _scan.static_codes(flat, counts, self.full, codes[chunk], known[chunk]):
+                # a non-finite sum (a damaged table): numpy's codes of the float rows, as ``add`` makes them
+                rows = self.embed(texts[chunk])
+                codes[chunk], known[chunk] = quantize(rows), np.any(rows != 0, axis=1)
+        return codes, known
+
     def pooled(self, texts: list[str]) -> np.ndarray:
         """Every text's summed (weighted) reduced token vectors, before the map back."""
         flat, counts = self.batch_ids(texts)
@@ -227,6 +245,11 @@ class StaticEmbedder:
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self.table.embed(list(texts))
+
+    def embed_codes(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``embed_passages``' rows as the vector index's int8 codes, and which texts have one
+        (``StaticTable.codes``)."""
+        return self.table.codes(list(texts))
 
 
 default_static = one_per_process(StaticEmbedder)
