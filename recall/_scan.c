@@ -5,7 +5,7 @@
  * tests in tests/recall/test_scan.py compare them on random unicode, CJK and joined words):
  *   tokens(text)                      recall/tokenize.py  py_tokens
  *   term_ids(texts, terms, vocab[, n]) recall/lexical.py   BM25Index.add_many's numbering
- *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids
+ *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids (vocab a dict, or static_vocab's bytes)
  *   pool(ids, counts, table, out)     recall/static.py  the sparse product it replaces
  *   static_codes(ids, counts, ...)    recall/static.py  quantize(pool(...)) (test_static_codes.py)
  *   estimate_tokens(text)             recall/tokenize.py  py_estimate_tokens
@@ -304,8 +304,126 @@ done:
 
 /* ---- the static tier's token ids ------------------------------------------------------------ */
 
+static inline uint64_t fnv1a_span(const int kind, const void *data, Py_ssize_t start, Py_ssize_t end);
+
+/* The static table's vocabulary packed for look-ups without a string (static_vocab builds it): a token's
+ * code points are hashed where they lie in the lowered text and compared with the pool's, so a candidate
+ * token costs no substring, no str hash and no dict probe (round thirteen: ~36 candidates a bench event,
+ * most of them CJK characters and pairs the vocabulary mostly lacks). Layout, in one bytes object:
+ * int64 n, int64 mask; uint64 slots[mask + 1] (0 empty, else hash's high half << 32 | id + 1);
+ * uint32 offsets[n + 1]; uint32 code points of every token, in id order. */
+typedef struct {
+    int64_t n, mask;
+    const uint64_t *slots;
+    const uint32_t *offsets, *points;
+} VocabTable;
+
+static inline uint64_t vocab_slot(uint64_t h) { return h ^ (h >> 29); }
+
+static int vocab_view(const Py_buffer *b, VocabTable *vt) {
+    const int64_t *head = b->buf;
+    if (b->len < 16 || head[0] < 0 || head[1] < 0 || ((head[1] + 1) & head[1]) != 0)
+        goto bad;
+    vt->n = head[0];
+    vt->mask = head[1];
+    vt->slots = (const uint64_t *)(head + 2);
+    vt->offsets = (const uint32_t *)(vt->slots + vt->mask + 1);
+    Py_ssize_t fixed = 16 + (vt->mask + 1) * 8 + (vt->n + 1) * 4;
+    if (b->len < fixed)
+        goto bad;
+    vt->points = vt->offsets + vt->n + 1;
+    if (b->len != fixed + (Py_ssize_t)vt->offsets[vt->n] * 4)
+        goto bad;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "not a packed static vocabulary (static_vocab)");
+    return -1;
+}
+
+/* The id of low[start:end] in the vocabulary, or -1. */
+static int64_t vocab_find(const VocabTable *vt, int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+    const uint64_t h = fnv1a_span(kind, data, start, end);
+    const uint32_t tag = (uint32_t)(h >> 32);
+    const Py_ssize_t len = end - start;
+    for (uint64_t s = vocab_slot(h) & (uint64_t)vt->mask;; s = (s + 1) & (uint64_t)vt->mask) {
+        const uint64_t e = vt->slots[s];
+        if (!e)
+            return -1;
+        if ((uint32_t)(e >> 32) != tag)
+            continue;
+        const uint32_t id = (uint32_t)e - 1, a = vt->offsets[id];
+        if ((Py_ssize_t)(vt->offsets[id + 1] - a) != len)
+            continue;
+        Py_ssize_t i = 0;
+        while (i < len && vt->points[a + i] == PyUnicode_READ(kind, data, start + i))
+            i++;
+        if (i == len)
+            return id;
+    }
+}
+
+/* static_vocab(tokens) -> bytes: the tokens packed for static_ids (a token's id is its index; a token
+ * listed twice has its last index, as {t: i for i, t in enumerate(tokens)} has). */
+static PyObject *scan_static_vocab(PyObject *self, PyObject *tokens) {
+    PyObject *seq = PySequence_Fast(tokens, "tokens must be a sequence of str"), *out = NULL;
+    if (!seq)
+        return NULL;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t points = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyUnicode_Check(t)) {
+            PyErr_Format(PyExc_TypeError, "a token must be str, not %.100s", Py_TYPE(t)->tp_name);
+            goto done;
+        }
+        points += PyUnicode_GET_LENGTH(t);
+    }
+    if (n >= UINT32_MAX / 2 || points >= UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many tokens for a packed vocabulary");
+        goto done;
+    }
+    int64_t slots = 1024;
+    while (slots < 2 * n)
+        slots <<= 1;
+    out = PyBytes_FromStringAndSize(NULL, 16 + slots * 8 + (n + 1) * 4 + points * 4);
+    if (!out)
+        goto done;
+    int64_t *head = (int64_t *)PyBytes_AS_STRING(out);
+    head[0] = n;
+    head[1] = slots - 1;
+    uint64_t *slot = (uint64_t *)(head + 2);
+    uint32_t *off = (uint32_t *)(slot + slots), *pool = off + n + 1;
+    memset(slot, 0, (size_t)slots * 8);
+    VocabTable vt = {n, slots - 1, slot, off, pool};
+    off[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(seq, i);
+        const int kind = PyUnicode_KIND(t);
+        const void *data = PyUnicode_DATA(t);
+        const Py_ssize_t len = PyUnicode_GET_LENGTH(t);
+        for (Py_ssize_t j = 0; j < len; j++)
+            pool[off[i] + j] = PyUnicode_READ(kind, data, j);
+        off[i + 1] = off[i] + (uint32_t)len;
+        vt.n = i; /* only the tokens before this one are searched */
+        const int64_t seen = vocab_find(&vt, kind, data, 0, len);
+        const uint64_t h = fnv1a_span(kind, data, 0, len);
+        uint64_t s = vocab_slot(h) & (uint64_t)(slots - 1);
+        if (seen >= 0)
+            while ((uint32_t)slot[s] - 1 != (uint32_t)seen)
+                s = (s + 1) & (uint64_t)(slots - 1);
+        else
+            while (slot[s])
+                s = (s + 1) & (uint64_t)(slots - 1);
+        slot[s] = (h >> 32) << 32 | (uint64_t)(i + 1);
+    }
+done:
+    Py_DECREF(seq);
+    return out;
+}
+
 typedef struct {
     PyObject *vocab, *memo, *rare;
+    const VocabTable *table; /* the packed vocabulary, or NULL: vocab is a dict */
     Buf *ids;
     Py_ssize_t count;
 } Bagging;
@@ -322,33 +440,37 @@ static int bag_known(Bagging *bg, PyObject *tok) {
     return buf_push(bg->ids, id);
 }
 
-/* A word: its id; else the ids memo holds for it (recall.static.rare_ids); else it is listed in
- * rare for the caller to resolve (and the caller scans again). */
+/* A word the vocabulary lacks: the ids memo holds for it (recall.static.rare_ids); else it is listed
+ * in rare for the caller to resolve (and the caller scans again). */
+static int bag_rare(Bagging *bg, PyObject *word) {
+    PyObject *found = PyDict_GetItemWithError(bg->memo, word);
+    if (!found) {
+        if (PyErr_Occurred())
+            return -1;
+        return PyList_Append(bg->rare, word);
+    }
+    PyObject *seq = PySequence_Fast(found, "a rare word's ids must be a sequence");
+    if (!seq)
+        return -1;
+    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
+        int64_t id = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, j));
+        if ((id == -1 && PyErr_Occurred()) || buf_push(bg->ids, id) < 0) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        bg->count++;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* A word: its id; else its rare ids (bag_rare). */
 static int bag_word(Bagging *bg, PyObject *word) {
     PyObject *found = PyDict_GetItemWithError(bg->vocab, word);
     if (!found && PyErr_Occurred())
         return -1;
-    if (!found) {
-        found = PyDict_GetItemWithError(bg->memo, word);
-        if (!found) {
-            if (PyErr_Occurred())
-                return -1;
-            return PyList_Append(bg->rare, word);
-        }
-        PyObject *seq = PySequence_Fast(found, "a rare word's ids must be a sequence");
-        if (!seq)
-            return -1;
-        for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
-            int64_t id = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, j));
-            if ((id == -1 && PyErr_Occurred()) || buf_push(bg->ids, id) < 0) {
-                Py_DECREF(seq);
-                return -1;
-            }
-            bg->count++;
-        }
-        Py_DECREF(seq);
-        return 0;
-    }
+    if (!found)
+        return bag_rare(bg, word);
     int64_t id = PyLong_AsLongLong(found);
     if (id == -1 && PyErr_Occurred())
         return -1;
@@ -357,10 +479,19 @@ static int bag_word(Bagging *bg, PyObject *word) {
 }
 
 static int bag_span(Bagging *bg, PyObject *low, Py_ssize_t start, Py_ssize_t end, int word) {
+    if (bg->table) { /* no string unless a word is missing from the vocabulary */
+        const int64_t id = vocab_find(bg->table, PyUnicode_KIND(low), PyUnicode_DATA(low), start, end);
+        if (id >= 0) {
+            bg->count++;
+            return buf_push(bg->ids, id);
+        }
+        if (!word)
+            return 0;
+    }
     PyObject *tok = PyUnicode_Substring(low, start, end);
     if (!tok)
         return -1;
-    int rc = word ? bag_word(bg, tok) : bag_known(bg, tok);
+    int rc = bg->table ? bag_rare(bg, tok) : word ? bag_word(bg, tok) : bag_known(bg, tok);
     Py_DECREF(tok);
     return rc;
 }
@@ -404,16 +535,32 @@ static int static_walk(Bagging *bg, PyObject *low) {
  * any is listed, the ids are incomplete: resolve them into memo and call again). */
 static PyObject *scan_static_ids(PyObject *self, PyObject *args) {
     PyObject *texts, *vocab, *memo;
-    if (!PyArg_ParseTuple(args, "OO!O!:static_ids", &texts, &PyDict_Type, &vocab, &PyDict_Type, &memo))
+    if (!PyArg_ParseTuple(args, "OOO!:static_ids", &texts, &vocab, &PyDict_Type, &memo))
         return NULL;
+    Py_buffer packed = {0};
+    VocabTable table;
+    if (!PyDict_Check(vocab)) {
+        if (!PyBytes_Check(vocab)) {
+            PyErr_SetString(PyExc_TypeError, "vocab must be a dict or a packed vocabulary (static_vocab)");
+            return NULL;
+        }
+        if (PyObject_GetBuffer(vocab, &packed, PyBUF_SIMPLE) < 0)
+            return NULL;
+        if (vocab_view(&packed, &table) < 0) {
+            PyBuffer_Release(&packed);
+            return NULL;
+        }
+    }
     PyObject *seq = PySequence_Fast(texts, "texts must be a sequence");
-    if (!seq)
+    if (!seq) {
+        PyBuffer_Release(&packed);
         return NULL;
+    }
     PyObject *rare = PyList_New(0), *result = NULL;
     Buf ids = {0}, counts = {0};
     if (!rare)
         goto done;
-    Bagging bg = {vocab, memo, rare, &ids, 0};
+    Bagging bg = {vocab, memo, rare, packed.buf ? &table : NULL, &ids, 0};
     for (Py_ssize_t d = 0; d < PySequence_Fast_GET_SIZE(seq); d++) {
         PyObject *low = lowered(PySequence_Fast_GET_ITEM(seq, d));
         if (!low)
@@ -436,6 +583,7 @@ done:
     Py_XDECREF(rare);
     PyMem_Free(ids.data);
     PyMem_Free(counts.data);
+    PyBuffer_Release(&packed);
     return result;
 }
 
@@ -2449,9 +2597,12 @@ static PyMethodDef methods[] = {
      "term_ids(texts, terms, vocab[, next]) -> (ids, lengths): each document's tokens then terms numbered in vocab "
      "(a new term gets len(vocab)), as int64 bytes."},
     {"static_ids", scan_static_ids, METH_VARARGS,
-     "static_ids(texts, vocab, memo) -> (ids, counts, rare): each text's static-tier bag, int64 bytes."},
+     "static_ids(texts, vocab, memo) -> (ids, counts, rare): each text's static-tier bag, int64 bytes "
+     "(vocab: a dict, or static_vocab's packed bytes)."},
     {"pool", scan_pool, METH_VARARGS,
      "pool(ids, counts, table, out): each text's rows of table summed into out, scaled to unit length."},
+    {"static_vocab", scan_static_vocab, METH_O,
+     "static_vocab(tokens) -> bytes: the tokens packed for static_ids' look-ups (a token's id is its index)."},
     {"static_codes", scan_static_codes, METH_VARARGS,
      "static_codes(ids, counts, table, codes, known) -> bool: quantize(pool(ids, counts, table)) into int8 codes, "
      "known[t] = 1 where text t has a vector; an id sequence seen earlier in the call is copied, not pooled again."},

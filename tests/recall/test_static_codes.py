@@ -176,3 +176,26 @@ def test_a_brain_in_graph_mode_answers_the_same_with_codes_as_with_float_rows(tm
     assert with_codes[0] == with_rows[0]  # the same semantic hits, the same cosines
     assert all(hits for hits in with_codes[0])
     assert with_codes[1] == with_rows[1]  # and the same recall answers
+
+
+@settings(max_examples=150, deadline=None)
+@given(_BATCHES)
+def test_packed_vocabulary_finds_the_dicts_ids(table, texts):
+    # the same ids in the same order (the pooled sums depend on it) and the same rare words
+    memo = dict(table._rare_memo)
+    assert _scan.static_ids(texts, table._packed, memo) == _scan.static_ids(texts, table.vocab, memo)
+
+
+def test_packed_vocabulary_keeps_the_last_index_of_a_repeated_token_and_refuses_other_inputs():
+    tokens = ["ab", "中文", "", "ab", "é", "中"]
+    vocab = {t: i for i, t in enumerate(tokens)}
+    packed = _scan.static_vocab(tokens)
+    texts = ["AB 中文 É", "ab", "xyz 中", ""]
+    assert _scan.static_ids(texts, packed, {"xyz": (4,)}) == _scan.static_ids(texts, vocab, {"xyz": (4,)})
+    assert np.frombuffer(_scan.static_ids(["ab"], packed, {})[0], dtype=np.int64).tolist() == [3]
+    with pytest.raises(TypeError, match="must be str"):
+        _scan.static_vocab(["ok", 3])
+    with pytest.raises(ValueError, match="packed static vocabulary"):
+        _scan.static_ids(["ab"], packed[:-4], {})
+    with pytest.raises(TypeError, match="dict or a packed"):
+        _scan.static_ids(["ab"], ["ab"], {})
