@@ -590,13 +590,61 @@ done:
 
 /* ---- the static tier's pooled vectors ------------------------------------------------------- */
 
+/* Texts of one batch whose ids are the same sequence: pool and static_codes compute such a text once and
+ * copy it (the same sums in the same order, so the same row bit for bit). Templated events (a ticket's
+ * number, a host, a time differ; their words do not) repeat a few hundred sequences in a batch of 5,000. */
+typedef struct {
+    int64_t *start; /* start[t]: text t's first id (set by the caller before seq_same(t)) */
+    int64_t *slot;  /* an open-addressing table of text numbers, -1 empty */
+    Py_ssize_t mask;
+} SeqMemo;
+
+static int seq_open(SeqMemo *m, Py_ssize_t n_texts) {
+    Py_ssize_t slots = 1;
+    while (slots < 2 * n_texts)
+        slots <<= 1;
+    m->mask = slots - 1;
+    m->start = PyMem_Malloc((size_t)(n_texts + 1) * sizeof(int64_t));
+    m->slot = PyMem_Malloc((size_t)slots * sizeof(int64_t));
+    if (!m->start || !m->slot) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(m->slot, 0xff, (size_t)slots * sizeof(int64_t));
+    return 0;
+}
+
+static void seq_close(SeqMemo *m) {
+    PyMem_Free(m->start);
+    PyMem_Free(m->slot);
+}
+
+/* The earlier text whose ids are text t's (the same count, the same ids in order), or -1: t is then
+ * remembered. The hash is 64-bit FNV-1a over the ids, their count first; a match is compared id for id. */
+static int64_t seq_same(SeqMemo *m, const int64_t *id, const int64_t *count, Py_ssize_t t) {
+    const int64_t *mine = id + m->start[t];
+    uint64_t h = 0xCBF29CE484222325ULL ^ (uint64_t)count[t];
+    for (int64_t c = 0; c < count[t]; c++)
+        h = (h ^ (uint64_t)mine[c]) * 0x100000001B3ULL;
+    Py_ssize_t s = (Py_ssize_t)((h ^ (h >> 29)) & (uint64_t)m->mask);
+    for (; m->slot[s] >= 0; s = (s + 1) & m->mask) {
+        const int64_t o = m->slot[s];
+        if (count[o] == count[t] && memcmp(id + m->start[o], mine, (size_t)count[t] * sizeof(int64_t)) == 0)
+            return o;
+    }
+    m->slot[s] = t;
+    return -1;
+}
+
 /* pool(ids, counts, table, out): out[t] = the sum of table's rows ids[...] of text t (grouped by
  * text, counts[t] of them, added in order as scipy's sparse product adds them), scaled to unit
- * length (a text with no id, or a zero sum, stays a zero row). ids and counts: int64 buffers;
+ * length (a text with no id, or a zero sum, stays a zero row); a text repeating an earlier one's
+ * id sequence gets its row copied (seq_same). ids and counts: int64 buffers;
  * table: C-contiguous float32 (rows, dim); out: writable C-contiguous float32 (len(counts), dim). */
 static PyObject *scan_pool(PyObject *self, PyObject *args) {
     Py_buffer ids = {0}, counts = {0}, table = {0}, out = {0};
     PyObject *result = NULL;
+    SeqMemo seen = {0};
     if (!PyArg_ParseTuple(args, "y*y*y*w*:pool", &ids, &counts, &table, &out))
         return NULL;
     /* the shapes come from the caller (recall/static.py checks them); here only what keeps reads in bounds */
@@ -619,10 +667,19 @@ static PyObject *scan_pool(PyObject *self, PyObject *args) {
     const float *tab = table.buf;
     float *dst = out.buf;
     Py_ssize_t k = 0;
+    if (seq_open(&seen, n_texts) < 0)
+        goto done;
     for (Py_ssize_t t = 0; t < n_texts; t++, dst += dim) {
         if (count[t] < 0 || k + count[t] > n_ids) {
             PyErr_SetString(PyExc_ValueError, "counts add up to more ids than given");
             goto done;
+        }
+        seen.start[t] = k;
+        const int64_t same = seq_same(&seen, id, count, t);
+        if (same >= 0) { /* its ids were checked when that text was pooled */
+            memcpy(dst, (const float *)out.buf + same * dim, (size_t)dim * sizeof(float));
+            k += count[t];
+            continue;
         }
         memset(dst, 0, (size_t)dim * sizeof(float));
         for (int64_t c = 0; c < count[t]; c++, k++) {
@@ -645,6 +702,7 @@ static PyObject *scan_pool(PyObject *self, PyObject *args) {
     }
     result = Py_NewRef(Py_None);
 done:
+    seq_close(&seen);
     PyBuffer_Release(&ids);
     PyBuffer_Release(&counts);
     PyBuffer_Release(&table);
@@ -710,24 +768,15 @@ static int codes_of(float *acc, Py_ssize_t dim, int8_t *dst) {
     return peak > 0.0f;
 }
 
-/* The id sequence of a text, hashed (64-bit FNV-1a over the ids, its length first). */
-static uint64_t codes_key(const int64_t *ids, int64_t count) {
-    uint64_t h = 0xCBF29CE484222325ULL ^ (uint64_t)count;
-    for (int64_t c = 0; c < count; c++)
-        h = (h ^ (uint64_t)ids[c]) * 0x100000001B3ULL;
-    return h ^ (h >> 29);
-}
-
 /* static_codes(ids, counts, table, codes, known) -> bool: recall.vectors.quantize(pool(ids, counts, table))
  * into codes (int8 (len(counts), dim)) and known[t] = 1 where text t has a vector (a nonzero row), with no
  * float row kept: each text's sums live in registers and one dim-wide buffer. A text whose ids are the same
- * sequence as an earlier one's in the call gets that one's codes copied (the same sums, so the same codes):
- * templated events (a ticket's number, a host, a time differ; its words do not) are pooled once a batch.
+ * sequence as an earlier one's in the call gets that one's codes copied (seq_same).
  * False (codes unfinished) when a value is not finite: the caller takes pool and numpy then. */
 static PyObject *scan_static_codes(PyObject *self, PyObject *args) {
     Py_buffer ids = {0}, counts = {0}, table = {0}, codes = {0}, known = {0};
     PyObject *result = NULL;
-    int64_t *start = NULL, *slot = NULL;
+    SeqMemo seen = {0};
     float *acc = NULL;
     if (!PyArg_ParseTuple(args, "y*y*y*w*w*:static_codes", &ids, &counts, &table, &codes, &known))
         return NULL;
@@ -747,16 +796,14 @@ static PyObject *scan_static_codes(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "table must be float32 rows as wide as the codes");
         goto done;
     }
-    Py_ssize_t slots = 1;
-    while (slots < 2 * n_texts)
-        slots <<= 1;
-    start = PyMem_Malloc((size_t)(n_texts + 1) * sizeof(int64_t));
-    slot = PyMem_Malloc((size_t)slots * sizeof(int64_t));
+    if (seq_open(&seen, n_texts) < 0)
+        goto done;
     acc = PyMem_Malloc((size_t)dim * sizeof(float));
-    if (!start || !slot || !acc) {
+    if (!acc) {
         PyErr_NoMemory();
         goto done;
     }
+    int64_t *start = seen.start;
     start[0] = 0;
     for (Py_ssize_t t = 0; t < n_texts; t++) { /* every read checked before any is made */
         if (count[t] < 0 || start[t] + count[t] > n_ids) {
@@ -770,29 +817,17 @@ static PyObject *scan_static_codes(PyObject *self, PyObject *args) {
             PyErr_Format(PyExc_IndexError, "token id %lld is not a row of the table", (long long)id[k]);
             goto done;
         }
-    memset(slot, 0xff, (size_t)slots * sizeof(int64_t)); /* -1: empty */
     const float *tab = table.buf;
     int8_t *out = codes.buf;
     uint8_t *has = known.buf;
-    const Py_ssize_t mask = slots - 1;
     for (Py_ssize_t t = 0; t < n_texts; t++) {
-        const int64_t *mine = id + start[t];
-        Py_ssize_t s = (Py_ssize_t)(codes_key(mine, count[t]) & (uint64_t)mask);
-        int64_t same = -1;
-        for (; slot[s] >= 0; s = (s + 1) & mask) {
-            const int64_t o = slot[s];
-            if (count[o] == count[t] && memcmp(id + start[o], mine, (size_t)count[t] * sizeof(int64_t)) == 0) {
-                same = o;
-                break;
-            }
-        }
+        const int64_t same = seq_same(&seen, id, count, t);
         if (same >= 0) {
             memcpy(out + t * dim, out + same * dim, (size_t)dim);
             has[t] = has[same];
             continue;
         }
-        slot[s] = t;
-        codes_sum(tab, mine, count[t], dim, acc);
+        codes_sum(tab, id + start[t], count[t], dim, acc);
         const int rc = codes_of(acc, dim, out + t * dim);
         if (rc < 0) {
             result = Py_NewRef(Py_False);
@@ -802,8 +837,7 @@ static PyObject *scan_static_codes(PyObject *self, PyObject *args) {
     }
     result = Py_NewRef(Py_True);
 done:
-    PyMem_Free(start);
-    PyMem_Free(slot);
+    seq_close(&seen);
     PyMem_Free(acc);
     PyBuffer_Release(&ids);
     PyBuffer_Release(&counts);

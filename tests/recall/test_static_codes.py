@@ -74,6 +74,14 @@ def test_texts_of_one_id_sequence_are_pooled_once_and_others_apart(table):
         assert np.array_equal(codes[i], _two_step(table, [text])[0][0])
 
 
+@settings(max_examples=60, deadline=None)
+@given(_BATCHES)
+def test_pooled_rows_of_a_batch_are_each_texts_own_bit_for_bit(table, texts):
+    # a text repeating an earlier one's id sequence gets that row copied: the rows one text at a time
+    alone = np.concatenate([table.embed([text]) for text in texts])
+    assert np.array_equal(table.embed(texts).view(np.uint32), alone.view(np.uint32))
+
+
 def test_static_codes_refuses_what_would_read_or_write_out_of_bounds(table):
     codes, known = np.empty((1, table.dim), dtype=np.int8), np.empty(1, dtype=bool)
     with pytest.raises(IndexError, match="not a row"):
