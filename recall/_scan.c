@@ -5,8 +5,9 @@
  * tests in tests/recall/test_scan.py compare them on random unicode, CJK and joined words):
  *   tokens(text)                      recall/tokenize.py  py_tokens
  *   term_ids(texts, terms, vocab[, n]) recall/lexical.py   BM25Index.add_many's numbering
- *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids
+ *   static_ids(texts, vocab, memo)   recall/static.py  py_static_ids (vocab a dict, or static_vocab's bytes)
  *   pool(ids, counts, table, out)     recall/static.py  the sparse product it replaces
+ *   static_codes(ids, counts, ...)    recall/static.py  quantize(pool(...)) (test_static_codes.py)
  *   estimate_tokens(text)             recall/tokenize.py  py_estimate_tokens
  *   token_hash_bytes(texts)           learning/learner.py  token_hashes' set, packed (test_scan_fused.py)
  *   shared_hashes(a, b)               learning/learner.py  len(set(a) & set(b)) (test_scan_fused.py)
@@ -304,8 +305,126 @@ done:
 
 /* ---- the static tier's token ids ------------------------------------------------------------ */
 
+static inline uint64_t fnv1a_span(const int kind, const void *data, Py_ssize_t start, Py_ssize_t end);
+
+/* The static table's vocabulary packed for look-ups without a string (static_vocab builds it): a token's
+ * code points are hashed where they lie in the lowered text and compared with the pool's, so a candidate
+ * token costs no substring, no str hash and no dict probe (round thirteen: ~36 candidates a bench event,
+ * most of them CJK characters and pairs the vocabulary mostly lacks). Layout, in one bytes object:
+ * int64 n, int64 mask; uint64 slots[mask + 1] (0 empty, else hash's high half << 32 | id + 1);
+ * uint32 offsets[n + 1]; uint32 code points of every token, in id order. */
+typedef struct {
+    int64_t n, mask;
+    const uint64_t *slots;
+    const uint32_t *offsets, *points;
+} VocabTable;
+
+static inline uint64_t vocab_slot(uint64_t h) { return h ^ (h >> 29); }
+
+static int vocab_view(const Py_buffer *b, VocabTable *vt) {
+    const int64_t *head = b->buf;
+    if (b->len < 16 || head[0] < 0 || head[1] < 0 || ((head[1] + 1) & head[1]) != 0)
+        goto bad;
+    vt->n = head[0];
+    vt->mask = head[1];
+    vt->slots = (const uint64_t *)(head + 2);
+    vt->offsets = (const uint32_t *)(vt->slots + vt->mask + 1);
+    Py_ssize_t fixed = 16 + (vt->mask + 1) * 8 + (vt->n + 1) * 4;
+    if (b->len < fixed)
+        goto bad;
+    vt->points = vt->offsets + vt->n + 1;
+    if (b->len != fixed + (Py_ssize_t)vt->offsets[vt->n] * 4)
+        goto bad;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "not a packed static vocabulary (static_vocab)");
+    return -1;
+}
+
+/* The id of low[start:end] in the vocabulary, or -1. */
+static int64_t vocab_find(const VocabTable *vt, int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+    const uint64_t h = fnv1a_span(kind, data, start, end);
+    const uint32_t tag = (uint32_t)(h >> 32);
+    const Py_ssize_t len = end - start;
+    for (uint64_t s = vocab_slot(h) & (uint64_t)vt->mask;; s = (s + 1) & (uint64_t)vt->mask) {
+        const uint64_t e = vt->slots[s];
+        if (!e)
+            return -1;
+        if ((uint32_t)(e >> 32) != tag)
+            continue;
+        const uint32_t id = (uint32_t)e - 1, a = vt->offsets[id];
+        if ((Py_ssize_t)(vt->offsets[id + 1] - a) != len)
+            continue;
+        Py_ssize_t i = 0;
+        while (i < len && vt->points[a + i] == PyUnicode_READ(kind, data, start + i))
+            i++;
+        if (i == len)
+            return id;
+    }
+}
+
+/* static_vocab(tokens) -> bytes: the tokens packed for static_ids (a token's id is its index; a token
+ * listed twice has its last index, as {t: i for i, t in enumerate(tokens)} has). */
+static PyObject *scan_static_vocab(PyObject *self, PyObject *tokens) {
+    PyObject *seq = PySequence_Fast(tokens, "tokens must be a sequence of str"), *out = NULL;
+    if (!seq)
+        return NULL;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t points = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyUnicode_Check(t)) {
+            PyErr_Format(PyExc_TypeError, "a token must be str, not %.100s", Py_TYPE(t)->tp_name);
+            goto done;
+        }
+        points += PyUnicode_GET_LENGTH(t);
+    }
+    if (n >= UINT32_MAX / 2 || points >= UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many tokens for a packed vocabulary");
+        goto done;
+    }
+    int64_t slots = 1024;
+    while (slots < 2 * n)
+        slots <<= 1;
+    out = PyBytes_FromStringAndSize(NULL, 16 + slots * 8 + (n + 1) * 4 + points * 4);
+    if (!out)
+        goto done;
+    int64_t *head = (int64_t *)PyBytes_AS_STRING(out);
+    head[0] = n;
+    head[1] = slots - 1;
+    uint64_t *slot = (uint64_t *)(head + 2);
+    uint32_t *off = (uint32_t *)(slot + slots), *pool = off + n + 1;
+    memset(slot, 0, (size_t)slots * 8);
+    VocabTable vt = {n, slots - 1, slot, off, pool};
+    off[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(seq, i);
+        const int kind = PyUnicode_KIND(t);
+        const void *data = PyUnicode_DATA(t);
+        const Py_ssize_t len = PyUnicode_GET_LENGTH(t);
+        for (Py_ssize_t j = 0; j < len; j++)
+            pool[off[i] + j] = PyUnicode_READ(kind, data, j);
+        off[i + 1] = off[i] + (uint32_t)len;
+        vt.n = i; /* only the tokens before this one are searched */
+        const int64_t seen = vocab_find(&vt, kind, data, 0, len);
+        const uint64_t h = fnv1a_span(kind, data, 0, len);
+        uint64_t s = vocab_slot(h) & (uint64_t)(slots - 1);
+        if (seen >= 0)
+            while ((uint32_t)slot[s] - 1 != (uint32_t)seen)
+                s = (s + 1) & (uint64_t)(slots - 1);
+        else
+            while (slot[s])
+                s = (s + 1) & (uint64_t)(slots - 1);
+        slot[s] = (h >> 32) << 32 | (uint64_t)(i + 1);
+    }
+done:
+    Py_DECREF(seq);
+    return out;
+}
+
 typedef struct {
     PyObject *vocab, *memo, *rare;
+    const VocabTable *table; /* the packed vocabulary, or NULL: vocab is a dict */
     Buf *ids;
     Py_ssize_t count;
 } Bagging;
@@ -322,33 +441,37 @@ static int bag_known(Bagging *bg, PyObject *tok) {
     return buf_push(bg->ids, id);
 }
 
-/* A word: its id; else the ids memo holds for it (recall.static.rare_ids); else it is listed in
- * rare for the caller to resolve (and the caller scans again). */
+/* A word the vocabulary lacks: the ids memo holds for it (recall.static.rare_ids); else it is listed
+ * in rare for the caller to resolve (and the caller scans again). */
+static int bag_rare(Bagging *bg, PyObject *word) {
+    PyObject *found = PyDict_GetItemWithError(bg->memo, word);
+    if (!found) {
+        if (PyErr_Occurred())
+            return -1;
+        return PyList_Append(bg->rare, word);
+    }
+    PyObject *seq = PySequence_Fast(found, "a rare word's ids must be a sequence");
+    if (!seq)
+        return -1;
+    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
+        int64_t id = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, j));
+        if ((id == -1 && PyErr_Occurred()) || buf_push(bg->ids, id) < 0) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        bg->count++;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* A word: its id; else its rare ids (bag_rare). */
 static int bag_word(Bagging *bg, PyObject *word) {
     PyObject *found = PyDict_GetItemWithError(bg->vocab, word);
     if (!found && PyErr_Occurred())
         return -1;
-    if (!found) {
-        found = PyDict_GetItemWithError(bg->memo, word);
-        if (!found) {
-            if (PyErr_Occurred())
-                return -1;
-            return PyList_Append(bg->rare, word);
-        }
-        PyObject *seq = PySequence_Fast(found, "a rare word's ids must be a sequence");
-        if (!seq)
-            return -1;
-        for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
-            int64_t id = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, j));
-            if ((id == -1 && PyErr_Occurred()) || buf_push(bg->ids, id) < 0) {
-                Py_DECREF(seq);
-                return -1;
-            }
-            bg->count++;
-        }
-        Py_DECREF(seq);
-        return 0;
-    }
+    if (!found)
+        return bag_rare(bg, word);
     int64_t id = PyLong_AsLongLong(found);
     if (id == -1 && PyErr_Occurred())
         return -1;
@@ -357,10 +480,19 @@ static int bag_word(Bagging *bg, PyObject *word) {
 }
 
 static int bag_span(Bagging *bg, PyObject *low, Py_ssize_t start, Py_ssize_t end, int word) {
+    if (bg->table) { /* no string unless a word is missing from the vocabulary */
+        const int64_t id = vocab_find(bg->table, PyUnicode_KIND(low), PyUnicode_DATA(low), start, end);
+        if (id >= 0) {
+            bg->count++;
+            return buf_push(bg->ids, id);
+        }
+        if (!word)
+            return 0;
+    }
     PyObject *tok = PyUnicode_Substring(low, start, end);
     if (!tok)
         return -1;
-    int rc = word ? bag_word(bg, tok) : bag_known(bg, tok);
+    int rc = bg->table ? bag_rare(bg, tok) : word ? bag_word(bg, tok) : bag_known(bg, tok);
     Py_DECREF(tok);
     return rc;
 }
@@ -404,16 +536,32 @@ static int static_walk(Bagging *bg, PyObject *low) {
  * any is listed, the ids are incomplete: resolve them into memo and call again). */
 static PyObject *scan_static_ids(PyObject *self, PyObject *args) {
     PyObject *texts, *vocab, *memo;
-    if (!PyArg_ParseTuple(args, "OO!O!:static_ids", &texts, &PyDict_Type, &vocab, &PyDict_Type, &memo))
+    if (!PyArg_ParseTuple(args, "OOO!:static_ids", &texts, &vocab, &PyDict_Type, &memo))
         return NULL;
+    Py_buffer packed = {0};
+    VocabTable table;
+    if (!PyDict_Check(vocab)) {
+        if (!PyBytes_Check(vocab)) {
+            PyErr_SetString(PyExc_TypeError, "vocab must be a dict or a packed vocabulary (static_vocab)");
+            return NULL;
+        }
+        if (PyObject_GetBuffer(vocab, &packed, PyBUF_SIMPLE) < 0)
+            return NULL;
+        if (vocab_view(&packed, &table) < 0) {
+            PyBuffer_Release(&packed);
+            return NULL;
+        }
+    }
     PyObject *seq = PySequence_Fast(texts, "texts must be a sequence");
-    if (!seq)
+    if (!seq) {
+        PyBuffer_Release(&packed);
         return NULL;
+    }
     PyObject *rare = PyList_New(0), *result = NULL;
     Buf ids = {0}, counts = {0};
     if (!rare)
         goto done;
-    Bagging bg = {vocab, memo, rare, &ids, 0};
+    Bagging bg = {vocab, memo, rare, packed.buf ? &table : NULL, &ids, 0};
     for (Py_ssize_t d = 0; d < PySequence_Fast_GET_SIZE(seq); d++) {
         PyObject *low = lowered(PySequence_Fast_GET_ITEM(seq, d));
         if (!low)
@@ -436,19 +584,68 @@ done:
     Py_XDECREF(rare);
     PyMem_Free(ids.data);
     PyMem_Free(counts.data);
+    PyBuffer_Release(&packed);
     return result;
 }
 
 
 /* ---- the static tier's pooled vectors ------------------------------------------------------- */
 
+/* Texts of one batch whose ids are the same sequence: pool and static_codes compute such a text once and
+ * copy it (the same sums in the same order, so the same row bit for bit). Templated events (a ticket's
+ * number, a host, a time differ; their words do not) repeat a few hundred sequences in a batch of 5,000. */
+typedef struct {
+    int64_t *start; /* start[t]: text t's first id (set by the caller before seq_same(t)) */
+    int64_t *slot;  /* an open-addressing table of text numbers, -1 empty */
+    Py_ssize_t mask;
+} SeqMemo;
+
+static int seq_open(SeqMemo *m, Py_ssize_t n_texts) {
+    Py_ssize_t slots = 1;
+    while (slots < 2 * n_texts)
+        slots <<= 1;
+    m->mask = slots - 1;
+    m->start = PyMem_Malloc((size_t)(n_texts + 1) * sizeof(int64_t));
+    m->slot = PyMem_Malloc((size_t)slots * sizeof(int64_t));
+    if (!m->start || !m->slot) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(m->slot, 0xff, (size_t)slots * sizeof(int64_t));
+    return 0;
+}
+
+static void seq_close(SeqMemo *m) {
+    PyMem_Free(m->start);
+    PyMem_Free(m->slot);
+}
+
+/* The earlier text whose ids are text t's (the same count, the same ids in order), or -1: t is then
+ * remembered. The hash is 64-bit FNV-1a over the ids, their count first; a match is compared id for id. */
+static int64_t seq_same(SeqMemo *m, const int64_t *id, const int64_t *count, Py_ssize_t t) {
+    const int64_t *mine = id + m->start[t];
+    uint64_t h = 0xCBF29CE484222325ULL ^ (uint64_t)count[t];
+    for (int64_t c = 0; c < count[t]; c++)
+        h = (h ^ (uint64_t)mine[c]) * 0x100000001B3ULL;
+    Py_ssize_t s = (Py_ssize_t)((h ^ (h >> 29)) & (uint64_t)m->mask);
+    for (; m->slot[s] >= 0; s = (s + 1) & m->mask) {
+        const int64_t o = m->slot[s];
+        if (count[o] == count[t] && memcmp(id + m->start[o], mine, (size_t)count[t] * sizeof(int64_t)) == 0)
+            return o;
+    }
+    m->slot[s] = t;
+    return -1;
+}
+
 /* pool(ids, counts, table, out): out[t] = the sum of table's rows ids[...] of text t (grouped by
  * text, counts[t] of them, added in order as scipy's sparse product adds them), scaled to unit
- * length (a text with no id, or a zero sum, stays a zero row). ids and counts: int64 buffers;
+ * length (a text with no id, or a zero sum, stays a zero row); a text repeating an earlier one's
+ * id sequence gets its row copied (seq_same). ids and counts: int64 buffers;
  * table: C-contiguous float32 (rows, dim); out: writable C-contiguous float32 (len(counts), dim). */
 static PyObject *scan_pool(PyObject *self, PyObject *args) {
     Py_buffer ids = {0}, counts = {0}, table = {0}, out = {0};
     PyObject *result = NULL;
+    SeqMemo seen = {0};
     if (!PyArg_ParseTuple(args, "y*y*y*w*:pool", &ids, &counts, &table, &out))
         return NULL;
     /* the shapes come from the caller (recall/static.py checks them); here only what keeps reads in bounds */
@@ -471,10 +668,19 @@ static PyObject *scan_pool(PyObject *self, PyObject *args) {
     const float *tab = table.buf;
     float *dst = out.buf;
     Py_ssize_t k = 0;
+    if (seq_open(&seen, n_texts) < 0)
+        goto done;
     for (Py_ssize_t t = 0; t < n_texts; t++, dst += dim) {
         if (count[t] < 0 || k + count[t] > n_ids) {
             PyErr_SetString(PyExc_ValueError, "counts add up to more ids than given");
             goto done;
+        }
+        seen.start[t] = k;
+        const int64_t same = seq_same(&seen, id, count, t);
+        if (same >= 0) { /* its ids were checked when that text was pooled */
+            memcpy(dst, (const float *)out.buf + same * dim, (size_t)dim * sizeof(float));
+            k += count[t];
+            continue;
         }
         memset(dst, 0, (size_t)dim * sizeof(float));
         for (int64_t c = 0; c < count[t]; c++, k++) {
@@ -497,10 +703,148 @@ static PyObject *scan_pool(PyObject *self, PyObject *args) {
     }
     result = Py_NewRef(Py_None);
 done:
+    seq_close(&seen);
     PyBuffer_Release(&ids);
     PyBuffer_Release(&counts);
     PyBuffer_Release(&table);
     PyBuffer_Release(&out);
+    return result;
+}
+
+/* ---- the static tier's int8 codes, pooled and quantised in one pass -------------------------- */
+
+#define CODES_BLOCK 32 /* floats summed in registers per pass over a text's rows */
+
+/* One text's rows of tab (ids[0..count)) summed in id order into acc (dim floats), as pool sums them:
+ * each element starts at +0.0f and adds the rows' values in order, so the sums are pool's bit for bit;
+ * the columns go CODES_BLOCK at a time so the running sums stay in registers, not in memory. */
+static void codes_sum(const float *tab, const int64_t *ids, int64_t count, Py_ssize_t dim, float *acc) {
+    Py_ssize_t jb = 0;
+    for (; jb + CODES_BLOCK <= dim; jb += CODES_BLOCK) {
+        float part[CODES_BLOCK] = {0};
+        for (int64_t c = 0; c < count; c++) {
+            const float *row = tab + ids[c] * dim + jb;
+            for (int j = 0; j < CODES_BLOCK; j++)
+                part[j] += row[j];
+        }
+        memcpy(acc + jb, part, sizeof part);
+    }
+    for (; jb < dim; jb++) {
+        float s = 0.0f;
+        for (int64_t c = 0; c < count; c++)
+            s += tab[ids[c] * dim + jb];
+        acc[jb] = s;
+    }
+}
+
+/* pool's unit scaling then quantize's codes of one summed row, the same float operations in the same
+ * order as scan_pool and scan_quantize (a double norm summed in order; x * (1 / sqrt(norm)) in float;
+ * peak, 127 / peak, rint half to even): the codes equal quantize(pool(...)) bit for bit. Returns 0 for
+ * a zero row (codes left zero: no vector), 1 for codes, -1 when a value is not finite (numpy's cast of
+ * those is the platform's; the caller declines the batch). */
+static int codes_of(float *acc, Py_ssize_t dim, int8_t *dst) {
+    double norm = 0.0;
+    for (Py_ssize_t j = 0; j < dim; j++)
+        norm += (double)acc[j] * acc[j];
+    if (!(norm > 0.0)) {
+        memset(dst, 0, (size_t)dim);
+        return norm == 0.0 ? 0 : -1;
+    }
+    const float unit = (float)(1.0 / sqrt(norm));
+    float peak = 0.0f;
+    int finite = 1;
+    for (Py_ssize_t j = 0; j < dim; j++) {
+        acc[j] *= unit;
+        const float a = fabsf(acc[j]);
+        finite &= a <= FLT_MAX;
+        peak = a > peak ? a : peak;
+    }
+    const float scale = peak > 0.0f ? 127.0f / peak : 0.0f;
+    if (!finite || !(scale <= FLT_MAX))
+        return -1;
+    for (Py_ssize_t j = 0; j < dim; j++) {
+        const float y = acc[j] * scale;
+        dst[j] = (int8_t)(int)((y + 12582912.0f) - 12582912.0f);
+    }
+    return peak > 0.0f;
+}
+
+/* static_codes(ids, counts, table, codes, known) -> bool: recall.vectors.quantize(pool(ids, counts, table))
+ * into codes (int8 (len(counts), dim)) and known[t] = 1 where text t has a vector (a nonzero row), with no
+ * float row kept: each text's sums live in registers and one dim-wide buffer. A text whose ids are the same
+ * sequence as an earlier one's in the call gets that one's codes copied (seq_same).
+ * False (codes unfinished) when a value is not finite: the caller takes pool and numpy then. */
+static PyObject *scan_static_codes(PyObject *self, PyObject *args) {
+    Py_buffer ids = {0}, counts = {0}, table = {0}, codes = {0}, known = {0};
+    PyObject *result = NULL;
+    SeqMemo seen = {0};
+    float *acc = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*w*:static_codes", &ids, &counts, &table, &codes, &known))
+        return NULL;
+    const Py_ssize_t n_ids = ids.len / 8, n_texts = counts.len / 8;
+    const int64_t *id = ids.buf, *count = counts.buf;
+    if (n_texts == 0) {
+        result = Py_NewRef(Py_True);
+        goto done;
+    }
+    if (known.len != n_texts || codes.len % n_texts != 0) {
+        PyErr_SetString(PyExc_ValueError, "codes must be one int8 row per text and known one byte per text");
+        goto done;
+    }
+    const Py_ssize_t dim = codes.len / n_texts;
+    const Py_ssize_t rows = dim ? table.len / (dim * (Py_ssize_t)sizeof(float)) : 0;
+    if (dim == 0 || table.len != rows * dim * (Py_ssize_t)sizeof(float)) {
+        PyErr_SetString(PyExc_ValueError, "table must be float32 rows as wide as the codes");
+        goto done;
+    }
+    if (seq_open(&seen, n_texts) < 0)
+        goto done;
+    acc = PyMem_Malloc((size_t)dim * sizeof(float));
+    if (!acc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *start = seen.start;
+    start[0] = 0;
+    for (Py_ssize_t t = 0; t < n_texts; t++) { /* every read checked before any is made */
+        if (count[t] < 0 || start[t] + count[t] > n_ids) {
+            PyErr_SetString(PyExc_ValueError, "counts add up to more ids than given");
+            goto done;
+        }
+        start[t + 1] = start[t] + count[t];
+    }
+    for (Py_ssize_t k = 0; k < start[n_texts]; k++)
+        if (id[k] < 0 || id[k] >= rows) {
+            PyErr_Format(PyExc_IndexError, "token id %lld is not a row of the table", (long long)id[k]);
+            goto done;
+        }
+    const float *tab = table.buf;
+    int8_t *out = codes.buf;
+    uint8_t *has = known.buf;
+    for (Py_ssize_t t = 0; t < n_texts; t++) {
+        const int64_t same = seq_same(&seen, id, count, t);
+        if (same >= 0) {
+            memcpy(out + t * dim, out + same * dim, (size_t)dim);
+            has[t] = has[same];
+            continue;
+        }
+        codes_sum(tab, id + start[t], count[t], dim, acc);
+        const int rc = codes_of(acc, dim, out + t * dim);
+        if (rc < 0) {
+            result = Py_NewRef(Py_False);
+            goto done;
+        }
+        has[t] = (uint8_t)rc;
+    }
+    result = Py_NewRef(Py_True);
+done:
+    seq_close(&seen);
+    PyMem_Free(acc);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&codes);
+    PyBuffer_Release(&known);
     return result;
 }
 
@@ -2688,9 +3032,15 @@ static PyMethodDef methods[] = {
      "term_ids(texts, terms, vocab[, next]) -> (ids, lengths): each document's tokens then terms numbered in vocab "
      "(a new term gets len(vocab)), as int64 bytes."},
     {"static_ids", scan_static_ids, METH_VARARGS,
-     "static_ids(texts, vocab, memo) -> (ids, counts, rare): each text's static-tier bag, int64 bytes."},
+     "static_ids(texts, vocab, memo) -> (ids, counts, rare): each text's static-tier bag, int64 bytes "
+     "(vocab: a dict, or static_vocab's packed bytes)."},
     {"pool", scan_pool, METH_VARARGS,
      "pool(ids, counts, table, out): each text's rows of table summed into out, scaled to unit length."},
+    {"static_vocab", scan_static_vocab, METH_O,
+     "static_vocab(tokens) -> bytes: the tokens packed for static_ids' look-ups (a token's id is its index)."},
+    {"static_codes", scan_static_codes, METH_VARARGS,
+     "static_codes(ids, counts, table, codes, known) -> bool: quantize(pool(ids, counts, table)) into int8 codes, "
+     "known[t] = 1 where text t has a vector; an id sequence seen earlier in the call is copied, not pooled again."},
     {"estimate_tokens", scan_estimate_tokens, METH_O, "recall.tokenize.estimate_tokens(text), the loop in C."},
     {"stable_hashes", scan_stable_hashes, METH_O,
      "stable_hashes(words) -> set of int: 64-bit FNV-1a of each word's code points, the same in every process."},

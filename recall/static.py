@@ -34,6 +34,7 @@ from scipy.sparse import csr_matrix
 
 from hindbrain.recall import _scan
 from hindbrain.recall.embed import one_per_process
+from hindbrain.recall.vectors import quantize
 
 TABLE = Path(__file__).with_name("static_use.npz")  # written by ``python -m hindbrain.recall.distill``
 
@@ -117,6 +118,9 @@ class StaticTable:
             raise ValueError("a static table needs one vector per token and a basis of the vectors' width")
         self.tokens = tokens
         self.vocab = {t: i for i, t in enumerate(tokens)}
+        # the same look-ups packed for C: a candidate token is found where it lies in the text, no
+        # substring or dict probe made (``_scan.static_vocab``; ~36 candidates a bench event)
+        self._packed = _scan.static_vocab(tokens)
         self._rare_memo: dict[str, tuple[int, ...]] = {}  # a word the vocabulary lacks → its rare_ids
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.basis = np.asarray(basis, dtype=np.float32)
@@ -138,10 +142,10 @@ class StaticTable:
         ``map`` look-ups it replaces ~11); ``py_static_ids`` is its oracle. A word the vocabulary
         lacks is resolved once by ``rare_ids`` (remembered), then the batch is read again. A text
         is a bag, so the order of its ids is free."""
-        flat, counts, rare = _scan.static_ids(texts, self.vocab, self._rare_memo)
+        flat, counts, rare = _scan.static_ids(texts, self._packed, self._rare_memo)
         if rare:
             self._remember(rare)
-            flat, counts, rare = _scan.static_ids(texts, self.vocab, self._rare_memo)
+            flat, counts, rare = _scan.static_ids(texts, self._packed, self._rare_memo)
             assert not rare, "every rare word was just remembered"
         return np.frombuffer(flat, dtype=np.int64), np.frombuffer(counts, dtype=np.int64)
 
@@ -164,6 +168,23 @@ class StaticTable:
             flat, counts = self.batch_ids(texts[start : start + _CHUNK])
             _scan.pool(flat, counts, self.full, out[start : start + _CHUNK])
         return out
+
+    def codes(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(``(len(texts), dim)`` int8 codes, which texts have a vector): ``recall.vectors.quantize``
+        of ``embed``'s rows, bit for bit, without the float rows (``_scan.static_codes``: the sums in
+        registers, quantised at once; a text whose ids repeat an earlier one's of the chunk copies its
+        codes). What the vector index stores in graph mode (``VectorIndex.add_codes``); a text with no
+        known token is a zero row, not known."""
+        codes = np.empty((len(texts), self.dim), dtype=np.int8)
+        known = np.empty(len(texts), dtype=bool)
+        for start in range(0, len(texts), _CHUNK):
+            chunk = slice(start, start + _CHUNK)
+            flat, counts = self.batch_ids(texts[chunk])
+            if not _scan.static_codes(flat, counts, self.full, codes[chunk], known[chunk]):
+                # a non-finite sum (a damaged table): numpy's codes of the float rows, as ``add`` makes them
+                rows = self.embed(texts[chunk])
+                codes[chunk], known[chunk] = quantize(rows), np.any(rows != 0, axis=1)
+        return codes, known
 
     def pooled(self, texts: list[str]) -> np.ndarray:
         """Every text's summed (weighted) reduced token vectors, before the map back."""
@@ -227,6 +248,11 @@ class StaticEmbedder:
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self.table.embed(list(texts))
+
+    def embed_codes(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``embed_passages``' rows as the vector index's int8 codes, and which texts have one
+        (``StaticTable.codes``)."""
+        return self.table.codes(list(texts))
 
 
 default_static = one_per_process(StaticEmbedder)

@@ -378,6 +378,10 @@ class LayeredIndex:
             self._valid[fresh] = True
             self._valid_count += len(fresh)
 
+    def takes_codes(self) -> bool:
+        """Never: ``add`` hides the mapped vectors of what it adds, so the layer takes rows."""
+        return False
+
     def add(self, keys: np.ndarray, vectors: np.ndarray, *, defer_graph: bool = False, unit: bool = False) -> None:
         """Adds to the writable index; a key's mapped vector is hidden from then on."""
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)

@@ -342,10 +342,7 @@ class VectorIndex:
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), self.dim)
         if len(keys) == 0:
             return
-        if self._frozen:
-            raise RuntimeError("this VectorIndex maps a snapshot read-only: add to an index layered over it")
-        if keys.min() < 0:
-            raise ValueError("vector keys must be non-negative (dense document numbers)")
+        self._check_writable(keys)
         keys, vectors = _dedupe_last(keys, vectors)  # before scaling: it keeps whole rows
         with self._write_lock:
             if self._graph is None and self._count + len(keys) <= self.exact_limit:
@@ -363,6 +360,36 @@ class VectorIndex:
                     self._add_codes(keys, codes)
             if not defer_graph:
                 self._drain_tail(None, threads=1)
+
+    def takes_codes(self) -> bool:
+        """Whether ``add_codes`` may be called: in graph mode the index keeps only int8 codes, so a
+        caller that can make them without float rows (the static tier: ``StaticTable.codes``) hands
+        them over. Once true it stays true (the graph is never dropped)."""
+        return self._graph is not None
+
+    def add_codes(self, keys: np.ndarray, codes: np.ndarray, *, defer_graph: bool = False) -> None:
+        """``add(keys, rows, unit=True)`` in graph mode, given the codes it would make of those unit
+        rows (``quantize``): stored and searchable at once, the graph absorbs them later. Only in graph
+        mode (``takes_codes``): exact mode keeps float16 rows, which codes cannot give back."""
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        codes = np.asarray(codes, dtype=np.int8).reshape(len(keys), self.dim)
+        if len(keys) == 0:
+            return
+        self._check_writable(keys)
+        keys, codes = _dedupe_last(keys, codes)
+        with self._write_lock:
+            if self._graph is None:
+                raise RuntimeError("add_codes needs graph mode (takes_codes): exact mode keeps float rows")
+            with self._lock:
+                self._add_codes(keys, codes)
+            if not defer_graph:
+                self._drain_tail(None, threads=1)
+
+    def _check_writable(self, keys: np.ndarray) -> None:
+        if self._frozen:
+            raise RuntimeError("this VectorIndex maps a snapshot read-only: add to an index layered over it")
+        if keys.min() < 0:
+            raise ValueError("vector keys must be non-negative (dense document numbers)")
 
     def build_graph(self, limit: int | None = None, *, threads: int = 1) -> int:
         """Moves up to ``limit`` (None: all) waiting vectors into the graph; returns how many
