@@ -873,6 +873,12 @@ static void gemv_f16_portable(const float *x, const uint16_t *w, Py_ssize_t n, P
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #define GEMV_F16_X86 1
+/* The weights' rows are read this far ahead: the hardware prefetcher stops at each 4 kB page (4 rows
+ * of 512), so from memory the tail took 0.41-0.48 ms of CPU without it and 0.28-0.38 with it (8 and
+ * 32 rows ahead no better: bench/query_tail.py, docs/speed.md "round thirteen"). */
+#ifndef GEMV_AHEAD_ROWS
+#define GEMV_AHEAD_ROWS 16
+#endif
 __attribute__((target("avx512f,f16c,fma")))
 static void gemv_f16_avx512(const float *x, const uint16_t *w, Py_ssize_t n, Py_ssize_t m, float *out) {
     const Py_ssize_t wide = m - m % 16;
@@ -881,7 +887,12 @@ static void gemv_f16_avx512(const float *x, const uint16_t *w, Py_ssize_t n, Py_
         const __m512 x0 = _mm512_set1_ps(x[i]), x1 = _mm512_set1_ps(x[i + 1]), x2 = _mm512_set1_ps(x[i + 2]),
                      x3 = _mm512_set1_ps(x[i + 3]);
         const uint16_t *w0 = w + i * m, *w1 = w0 + m, *w2 = w1 + m, *w3 = w2 + m;
-        for (Py_ssize_t j = 0; j < wide; j += 16) {
+        const char *ahead = (const char *)(w0 + GEMV_AHEAD_ROWS * m), *end = (const char *)(w + n * m);
+        for (Py_ssize_t j = 0; j < wide; j += 16) { /* these four rows are 8 m bytes: two lines of them each step */
+            if (ahead + 8 * j < end)
+                _mm_prefetch(ahead + 8 * j, _MM_HINT_T0);
+            if (ahead + 8 * j + 64 < end)
+                _mm_prefetch(ahead + 8 * j + 64, _MM_HINT_T0);
             __m512 acc = _mm512_loadu_ps(out + j);
             acc = _mm512_fmadd_ps(x0, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w0 + j))), acc);
             acc = _mm512_fmadd_ps(x1, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w1 + j))), acc);
@@ -908,7 +919,10 @@ static void gemv_f16_avx2(const float *x, const uint16_t *w, Py_ssize_t n, Py_ss
         const __m256 x0 = _mm256_set1_ps(x[i]), x1 = _mm256_set1_ps(x[i + 1]), x2 = _mm256_set1_ps(x[i + 2]),
                      x3 = _mm256_set1_ps(x[i + 3]);
         const uint16_t *w0 = w + i * m, *w1 = w0 + m, *w2 = w1 + m, *w3 = w2 + m;
+        const char *ahead = (const char *)(w0 + GEMV_AHEAD_ROWS * m), *end = (const char *)(w + n * m);
         for (Py_ssize_t j = 0; j < wide; j += 8) {
+            if (ahead + 8 * j < end) /* these four rows are 8 m bytes: one line of them each step */
+                _mm_prefetch(ahead + 8 * j, _MM_HINT_T0);
             __m256 acc = _mm256_loadu_ps(out + j);
             acc = _mm256_fmadd_ps(x0, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w0 + j))), acc);
             acc = _mm256_fmadd_ps(x1, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w1 + j))), acc);
