@@ -9,10 +9,13 @@ embeddings of real events; ``bench/served.py --home DIR --size N`` builds one) o
 Each round builds the graph once per arm (thread count x connectivity; the arms' order rotates
 every round, the machine being shared) through ``VectorIndex``: every vector added first (all on
 the tail, as after a bulk import), then ``build_graph(threads=...)`` times the insertion, wall
-and CPU of the whole process. Then recall@10 of the graph against an exact scan of the same
-int8 codes (the graph's own loss, quantisation excluded), bytes a vector (``memory_bytes``),
-and the nodes no search can reach (``VectorIndex.check_saved`` after a save: ``recall.graph_check``,
-and the save's and check's time). Prints each arm's medians and the ratio to the first arm.
+and CPU of the whole process, and the growth of the process's anonymous resident memory over
+the build (``RssAnon``: usearch's graph tape and arrays; clean for a run's first build only, so
+run one arm a process to compare connectivities: docs/speed.md, resident bytes, round
+thirteen). Then recall@10 of the graph against an exact scan of the same int8 codes (the
+graph's own loss, quantisation excluded), bytes a vector (``memory_bytes``), and the nodes no
+search can reach (``VectorIndex.check_saved`` after a save: ``recall.graph_check``, and the
+save's and check's time). Prints each arm's medians and the ratio to the first arm.
 """
 
 from __future__ import annotations
@@ -44,14 +47,23 @@ def load_codes(stem: Path | None, size: int, dim: int = 512) -> np.ndarray:
     return np.ascontiguousarray(codes[keys])
 
 
+def anonymous_bytes() -> int:
+    """This process's anonymous resident memory (``/proc/self/status`` ``RssAnon``), 0 where there is none."""
+    try:
+        with open("/proc/self/status") as f:
+            return next((int(line.split()[1]) * 1024 for line in f if line.startswith("RssAnon:")), 0)
+    except OSError:
+        return 0
+
+
 def one_build(codes: np.ndarray, queries: np.ndarray, truth: list[set], threads: int, connectivity: int) -> dict:
     index = VectorIndex(codes.shape[1], exact_limit=0, connectivity=connectivity)  # the graph at any size
     for start in range(0, len(codes), 5000):
         index.add(np.arange(start, min(len(codes), start + 5000)), codes[start : start + 5000].astype(np.float32),
                   defer_graph=True)
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu, anon = time.perf_counter(), time.process_time(), anonymous_bytes()
     index.build_graph(threads=threads)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu, anon = time.perf_counter() - wall, time.process_time() - cpu, anonymous_bytes() - anon
     hits = sum(len(set(index.search(q, 10)[0].tolist()) & t) for q, t in zip(queries, truth, strict=True))
     with tempfile.TemporaryDirectory() as tmp:
         checked = time.perf_counter()
@@ -59,6 +71,7 @@ def one_build(codes: np.ndarray, queries: np.ndarray, truth: list[set], threads:
         index.check_saved(Path(tmp) / "t0")
         saved = time.perf_counter() - checked
     return {"wall": wall, "cpu": cpu, "recall": hits / (10 * len(queries)), "bytes": index.memory_bytes() / len(codes),
+            "anon": anon / len(codes),
             "lost": index.requeued, "save": saved}
 
 
@@ -81,7 +94,8 @@ def main() -> None:
             got = one_build(codes, queries, truth, *arm)
             results[arm].append(got)
             print(f"round {r + 1} threads {arm[0]} M{arm[1]}: build {got['wall']:.1f} s wall, {got['cpu']:.1f} s CPU, "
-                  f"recall@10 {got['recall']:.3f}, {got['bytes']:.0f} B/vector, unreachable {got['lost']}, "
+                  f"recall@10 {got['recall']:.3f}, {got['bytes']:.0f} B/vector, anonymous +{got['anon']:.0f} B/vector, "
+                  f"unreachable {got['lost']}, "
                   f"save+check {got['save']:.2f} s (load {os.getloadavg()[0]:.1f})", flush=True)
     base = None
     for arm in arms:

@@ -63,10 +63,14 @@ Choices from these numbers:
   0.987, so quantisation costs ~1 point; usearch's own i8 cast costs 9. f16 is exact but 45%
   bigger. Re-ranking 256 graph candidates with float32 lifted 1M recall only 0.952 → 0.967
   for +2 KB a vector, so the float matrix is dropped when the graph takes over.
-* **connectivity 32.** With 16, 1M recall plateaued at 0.905-0.909 for expansion_search 256 to
-  1,024 (the graph, not the walk, was the limit); 32 reaches 0.95 (0.952 in a separate run at
-  expansion_search 256-1,024, 0.961 with a 2-thread build) for ~25% more memory.
-  At 100k the two were within a point (0.98-0.99).
+* **connectivity 30** (was 32). With 16, 1M recall plateaued at 0.905-0.909 for expansion_search
+  256 to 1,024 (the graph, not the walk, was the limit); 32 reaches 0.95 (0.952 in a separate run
+  at expansion_search 256-1,024, 0.961 with a 2-thread build) for ~25% more memory.
+  At 100k the two were within a point (0.98-0.99). 30, not 32: usearch hands a node out in
+  64-byte units (``NODE_UNIT``), and a level-0 node is ``14 + 8 x connectivity`` bytes, so 32
+  (270 B) takes 320 and 30 (254 B) the largest that fits 256: 64 B a node less resident
+  (398 → 334 B a node by RSS at 20k; 31 costs what 32 does), for recall measured in docs/speed.md
+  ("Resident bytes per event, round thirteen").
 * **expansion_add 64.** 32 lost 7 points at 100k (0.91 vs 0.98, connectivity 16).
 * **expansion_search 256.** Under 1 ms at 1M and +1-3 points over 128 there; the budget (recall
   p50 ≤ 10 ms, p99 ≤ 20-30 ms, embedding included) leaves room for it.
@@ -104,7 +108,8 @@ from hindbrain.recall.row_chunks import RowChunks
 
 EXACT_LIMIT = 20_000  # vectors; at or below this every search is exact (float16 rows)
 _WALK_COST = 20  # one candidate fetched by a graph walk costs about as much as scanning 20 codes
-CONNECTIVITY = 32
+CONNECTIVITY = 30  # the largest whose level-0 node fits 4 of usearch's 64-byte units (graph_node_bytes)
+NODE_UNIT = 64  # bytes: usearch's node allocator (memory_mapping_allocator_gt<64>) rounds a node up to this
 EXPANSION_ADD = 64
 EXPANSION_SEARCH = 256
 _CHUNK = 16  # vectors inserted into the graph per lock hold (~5 ms here): what a search may wait
@@ -193,6 +198,14 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero), so a dot product is a cosine."""
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def graph_node_bytes(connectivity: int, level: int = 0) -> int:
+    """What one graph node of ``level`` holds resident in usearch's tape: its key (8 B) and level
+    (2 B), then per level a neighbour count (4 B) and 4-byte slots (``2 x connectivity`` at level
+    0, ``connectivity`` above), rounded up to the allocator's ``NODE_UNIT``."""
+    raw = 10 + 4 + 4 * 2 * connectivity + level * (4 + 4 * connectivity)
+    return -(-raw // NODE_UNIT) * NODE_UNIT
 
 
 def _grow(a: np.ndarray, n: int) -> np.ndarray:
