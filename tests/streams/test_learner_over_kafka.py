@@ -35,6 +35,7 @@ def test_the_fleet_learns_over_kafka_and_a_reopened_brain_resumes(tmp_path, kafk
         [accepted] = eventually(brain, "SELECT subject_ids, job FROM decisions FINAL WHERE kind = 'unit_accepted'")
         fid = accepted["subject_ids"][0]
         assert accepted["job"] == "learner.extract"
+        assert brain.pending_traits("acme") == []  # read through the SDK under the learner's lock (reading())
         eventually(brain, "SELECT 1 FROM decisions FINAL WHERE kind = 'unit_rejected' AND has(subject_ids, {f:String})",
                    {"f": bad})
         deadline = time.monotonic() + 10  # the index tail brings the learner's verdicts to recall
