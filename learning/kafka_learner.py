@@ -1,6 +1,6 @@
 """The learner over Kafka: one consumer over the agent topics, appending what it learns.
 
-The same ``Learner.process`` as in the embedded brain, fed from Kafka:
+The same ``Learner`` as in the embedded brain, fed from Kafka:
 
 * **one instance per fleet**: its state (units, trajectories, negatives per topic) is per
   tenant and a tenant's records are spread over partitions, so it assigns itself every
@@ -8,7 +8,13 @@ The same ``Learner.process`` as in the embedded brain, fed from Kafka:
   ``learner_group``. Run it in the single-node Brain (``chdb:///``, started automatically)
   or as ``hindbrain learner`` beside the workers.
 * **order**: Kafka orders records per partition only; each fetched batch is processed in
-  the order of its records' times (``ts_us``), which is the order the agents produced them.
+  the order of its records' times (``ts_us``), which is the order the agents produced them,
+  in one ``Learner.learn`` call (the same decisions as record by record, docs/speed.md
+  "The Kafka learner, round thirteen"); a record a rule fails on is dead-lettered, the rest go on.
+* **readers**: the loop folds each batch holding a lock that ``reading()`` returns, so the
+  SDK's ``pending_traits`` / ``approve`` / ``invalidate`` read the state between two batches,
+  never halfway through one; ``positions`` move past a batch only once it is folded, so
+  ``wait_until_caught_up`` returns with those records in the state.
 * **restore**: on start it folds every record before its committed offsets
   (``restoring=True``: its own decisions give the units' states, nothing is appended), then
   follows from there. Records it appended after its last commit may be appended again after
@@ -18,14 +24,15 @@ The same ``Learner.process`` as in the embedded brain, fed from Kafka:
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from contextlib import nullcontext
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from hindbrain.learning.learner import Learner
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
+from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.kafka_runner import FETCH_BYTES, POLL_S, _LoopThread
 from hindbrain.streams.log import LogEntry
@@ -40,15 +47,18 @@ class KafkaLearner(_LoopThread):
         super().__init__(f"hindbrain-learner {group}")
         self.log, self.group, self.batch_size = log, group, batch_size
         self.learner = Learner(extractor)
-        self.positions: dict[tuple[str, int], int] = {}  # next offset per (topic, partition), processed
+        self.positions: dict[tuple[str, int], int] = {}  # next offset per (topic, partition), folded
         self.restored = False
+        self._folding = threading.RLock()  # held by each fold and by the SDK's readers (``reading``)
         for topic in TOPICS:
             log.partitions(topic)  # the topics exist before it assigns them
 
     def reading(self):
-        """As ``LearnerRuntime.reading``; not yet a lock here: this learner folds on its loop
-        thread, and the SDK's readers wait for it to catch up (``wait_until_caught_up``)."""
-        return nullcontext()
+        """Hold while reading the learner's state (the SDK's ``approve``, ``invalidate``,
+        ``pending_traits``, after ``wait_until_caught_up``): the loop thread folds each batch under
+        it. A reader holds it for microseconds; the loop waits for it without awaiting (the fold
+        is synchronous anyway), so nothing else of this learner runs meanwhile."""
+        return self._folding
 
     def commit(self, snapshot: bool = False) -> None:
         """Offsets are committed after every batch; nothing to do on close (no snapshot yet
@@ -66,9 +76,9 @@ class KafkaLearner(_LoopThread):
             await self._restore(consumer, tps, committed)
             self.restored = True
             while not self.stopping:
-                batch = await self._fetch(consumer, tps)
-                if batch:
-                    await self._learn(batch)
+                batch, reached = await self._fetch(consumer, tps)
+                if reached:
+                    await self._learn(batch, reached)
                     await consumer.commit({tp: self.positions[(tps[tp], tp.partition)] for tp in tps
                                            if (tps[tp], tp.partition) in self.positions})
         finally:
@@ -82,41 +92,43 @@ class KafkaLearner(_LoopThread):
         while behind:
             fetched = await consumer.getmany(*behind, timeout_ms=int(POLL_S * 1000), max_records=self.batch_size)
             for tp, records in fetched.items():
-                restored += self._decoded(tps[tp], tp.partition, [r for r in records if r.offset < committed[tp]])
+                with gc_paused():
+                    restored += _decoded(tps[tp], tp.partition, [r for r in records if r.offset < committed[tp]])
                 if records and records[-1].offset + 1 >= committed[tp]:
                     behind.discard(tp)
         restored.sort(key=_time_order)
-        self.learner.process(restored, restoring=True)
-        for tp, offset in committed.items():
-            consumer.seek(tp, offset)
-            self.positions[(tps[tp], tp.partition)] = offset
+        with self._folding, gc_paused():
+            self.learner.process(restored, restoring=True)
+            for tp, offset in committed.items():
+                consumer.seek(tp, offset)
+                self.positions[(tps[tp], tp.partition)] = offset
 
-    async def _fetch(self, consumer, tps: dict) -> list[Decoded]:
+    async def _fetch(self, consumer, tps: dict) -> tuple[list[Decoded], dict[tuple[str, int], int]]:
+        """(the fetched records that decode, in time order; the next offset per partition fetched from)."""
         fetched = await consumer.getmany(timeout_ms=int(POLL_S * 1000), max_records=self.batch_size)
         batch: list[Decoded] = []
-        for tp, records in fetched.items():
-            batch += self._decoded(tps[tp], tp.partition, records)
-        return sorted(batch, key=_time_order)
+        reached: dict[tuple[str, int], int] = {}
+        with gc_paused():  # decoded records: acyclic, freed by reference counting
+            for tp, records in fetched.items():
+                if records:
+                    reached[(tps[tp], tp.partition)] = records[-1].offset + 1
+                batch += _decoded(tps[tp], tp.partition, records)
+        return sorted(batch, key=_time_order), reached
 
-    def _decoded(self, topic: str, partition: int, records) -> list[Decoded]:
-        """The records that decode and validate: the projector dead-letters the others (a
-        perception without a tenant, on the wrong topic, ...), so the learner does not learn
-        from them either."""
-        if records:
-            self.positions[(topic, partition)] = records[-1].offset + 1
-        return decoded_entries([LogEntry(topic, partition, r.offset, None, r.value or b"") for r in records])
-
-    async def _learn(self, batch: list[Decoded]) -> None:
-        out = []
-        for decoded in batch:
-            try:
-                out += self.learner.process([decoded])
-            except Exception as exc:  # a rule bug must not stop the stream; the record is kept
-                out.append(("dead_letter", dead_letter(decoded.position, "learn", f"{type(exc).__name__}: {exc}",
-                                                        registry.encode(decoded.record_type, decoded.record),
-                                                        now_us(), decoded.record["envelope"]["tenant"])))
-        if out:
-            await asyncio.to_thread(self.log.append, to_messages(out))
+    async def _learn(self, batch: list[Decoded], reached: dict[tuple[str, int], int]) -> None:
+        """Fold ``batch`` in one call under the readers' lock, move ``positions`` past it, then
+        append what was learned (its dead letters last: they go to a topic of their own)."""
+        with gc_paused():  # ~25 % of the loop's CPU went to collections over what a batch allocates
+            with self._folding:
+                learned, failed = self.learner.learn(batch)  # a rule bug must not stop the stream: dead-lettered
+                self.positions.update(reached)
+            out = learned + [("dead_letter", dead_letter(decoded.position, "learn", f"{type(exc).__name__}: {exc}",
+                                                         registry.encode(decoded.record_type, decoded.record),
+                                                         now_us(), decoded.record["envelope"]["tenant"]))
+                             for decoded, exc in failed]
+            messages = to_messages(out)
+        if messages:
+            await asyncio.to_thread(self.log.append, messages)
 
     def wait_until_caught_up(self, timeout_s: float = 30.0) -> None:
         """Block until the learner has processed everything in its topics now (for the SDK's
@@ -130,6 +142,12 @@ class KafkaLearner(_LoopThread):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the learner has not reached {ends} within {timeout_s}s: at {self.positions}")
             time.sleep(0.02)
+
+
+def _decoded(topic: str, partition: int, records) -> list[Decoded]:
+    """The records that decode and validate: the projector dead-letters the others (a perception
+    without a tenant, on the wrong topic, ...), so the learner does not learn from them either."""
+    return decoded_entries([LogEntry(topic, partition, r.offset, None, r.value or b"") for r in records])
 
 
 def _time_order(decoded: Decoded) -> tuple:

@@ -1,4 +1,5 @@
-/* The Avro writer of schemas/avro_encoder.py in C (issue 28: the ingest path's encode).
+/* The Avro writer of schemas/avro_encoder.py in C (issue 28: the ingest path's encode), and its
+ * reader (the Kafka learner's, the projector's and the logs' bulk decode; see read below).
  *
  * write(program, record, header) -> bytes | None
  *
@@ -207,14 +208,230 @@ static PyObject *avro_write(PyObject *self, PyObject *args) {
     return out;
 }
 
+
+/* ---- the reader: read(program, message, offset) -> record | None ----
+ *
+ * The mirror of write: the same program decodes a body written with that same schema into the
+ * values fastavro's schemaless_reader gives (exact str/int/float/bool/None/bytes/list/dict, a
+ * record's keys in field order, the field names the program holds as its keys). It takes only
+ * well-formed bodies read to their last byte: anything else (truncated, trailing bytes, a union
+ * branch the program does not name, a boolean byte other than 0/1, invalid UTF-8, a varint beyond
+ * 64 bits, an int beyond 32, a block count the bytes left cannot hold) returns None, and the codec
+ * asks fastavro, whose record or error it then gets: the C reader only skips fastavro's work.
+ */
+
+typedef struct {
+    const unsigned char *p, *end;
+} Reader;
+
+/* an Avro long: a base-128 varint (at most 10 bytes, 64 bits) zig-zag decoded */
+static int take_long(Reader *r, int64_t *out) {
+    uint64_t n = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        if (r->p >= r->end)
+            return UNSUPPORTED;
+        const unsigned char byte = *r->p++;
+        if (shift == 63 && byte > 1) /* beyond 64 bits */
+            return UNSUPPORTED;
+        n |= (uint64_t)(byte & 0x7F) << shift;
+        if (!(byte & 0x80)) {
+            *out = (int64_t)(n >> 1) ^ -(int64_t)(n & 1);
+            return WROTE;
+        }
+    }
+    return UNSUPPORTED;
+}
+
+/* a length (of a string, bytes or a block) the bytes left can hold */
+static int take_length(Reader *r, int64_t *out) {
+    int rc = take_long(r, out);
+    if (rc == WROTE && (*out < 0 || *out > r->end - r->p))
+        return UNSUPPORTED;
+    return rc;
+}
+
+static int read_string(Reader *r, PyObject **out) {
+    int64_t n;
+    int rc = take_length(r, &n);
+    if (rc != WROTE)
+        return rc;
+    *out = PyUnicode_DecodeUTF8((const char *)r->p, (Py_ssize_t)n, "strict");
+    if (!*out) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            return FAILED;
+        PyErr_Clear(); /* fastavro's strict decode raises: its error, from the codec's fallback */
+        return UNSUPPORTED;
+    }
+    r->p += n;
+    return WROTE;
+}
+
+static int read_value(Reader *r, PyObject *program, PyObject **out);
+
+static int read_record(Reader *r, PyObject *names, PyObject *programs, PyObject **out) {
+    PyObject *record = PyDict_New();
+    if (!record)
+        return FAILED;
+    const Py_ssize_t count = PyTuple_GET_SIZE(names);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item;
+        int rc = read_value(r, PyTuple_GET_ITEM(programs, i), &item);
+        if (rc == WROTE) {
+            rc = PyDict_SetItem(record, PyTuple_GET_ITEM(names, i), item) < 0 ? FAILED : WROTE;
+            Py_DECREF(item);
+        }
+        if (rc != WROTE) {
+            Py_DECREF(record);
+            return rc;
+        }
+    }
+    *out = record;
+    return WROTE;
+}
+
+/* an array or a map: blocks of items until a zero count (a negative count carries its bytes' size
+ * after it, as the spec allows and fastavro reads) */
+static int read_block(Reader *r, int is_map, PyObject *items_program, PyObject **out) {
+    PyObject *block = is_map ? PyDict_New() : PyList_New(0);
+    if (!block)
+        return FAILED;
+    int rc;
+    for (;;) {
+        int64_t count, size;
+        if ((rc = take_long(r, &count)) != WROTE)
+            break;
+        if (count == 0) {
+            *out = block;
+            return WROTE;
+        }
+        if (count < 0) {
+            if (count == INT64_MIN || (rc = take_long(r, &size)) != WROTE) {
+                rc = UNSUPPORTED;
+                break;
+            }
+            count = -count;
+        }
+        if (count > r->end - r->p) { /* more items than bytes: corrupt, or fastavro's to judge */
+            rc = UNSUPPORTED;
+            break;
+        }
+        for (int64_t i = 0; i < count && rc == WROTE; i++) {
+            PyObject *key = NULL, *item;
+            if (is_map && (rc = read_string(r, &key)) != WROTE)
+                break;
+            if ((rc = read_value(r, items_program, &item)) == WROTE) {
+                if (is_map ? PyDict_SetItem(block, key, item) < 0 : PyList_Append(block, item) < 0)
+                    rc = FAILED;
+                Py_DECREF(item);
+            }
+            Py_XDECREF(key);
+        }
+        if (rc != WROTE)
+            break;
+    }
+    Py_DECREF(block);
+    return rc;
+}
+
+static int read_value(Reader *r, PyObject *program, PyObject **out) {
+    const long op = PyLong_AsLong(PyTuple_GET_ITEM(program, 0));
+    int64_t n;
+    int rc;
+    switch (op) {
+    case OP_NULL:
+        *out = Py_NewRef(Py_None);
+        return WROTE;
+    case OP_BOOLEAN:
+        if (r->p >= r->end || *r->p > 1)
+            return UNSUPPORTED;
+        *out = Py_NewRef(*r->p++ ? Py_True : Py_False);
+        return WROTE;
+    case OP_INT:
+    case OP_LONG:
+        if ((rc = take_long(r, &n)) != WROTE)
+            return rc;
+        if (op == OP_INT && (n < INT32_MIN || n > INT32_MAX))
+            return UNSUPPORTED;
+        *out = PyLong_FromLongLong(n);
+        return *out ? WROTE : FAILED;
+    case OP_DOUBLE: {
+        if (r->end - r->p < 8)
+            return UNSUPPORTED;
+        const double d = PyFloat_Unpack8((const char *)r->p, 1); /* little-endian, as struct "<d" */
+        if (d == -1.0 && PyErr_Occurred())
+            return FAILED;
+        r->p += 8;
+        *out = PyFloat_FromDouble(d);
+        return *out ? WROTE : FAILED;
+    }
+    case OP_STRING:
+        return read_string(r, out);
+    case OP_BYTES:
+        if ((rc = take_length(r, &n)) != WROTE)
+            return rc;
+        *out = PyBytes_FromStringAndSize((const char *)r->p, (Py_ssize_t)n);
+        if (!*out)
+            return FAILED;
+        r->p += n;
+        return WROTE;
+    case OP_RECORD:
+        return read_record(r, PyTuple_GET_ITEM(program, 1), PyTuple_GET_ITEM(program, 2), out);
+    case OP_ARRAY:
+    case OP_MAP:
+        return read_block(r, op == OP_MAP, PyTuple_GET_ITEM(program, 1), out);
+    case OP_UNION: { /* (op, null's branch byte, the other's, the other's program): bytes are index << 1 */
+        if ((rc = take_long(r, &n)) != WROTE)
+            return rc;
+        if (n == PyLong_AsLong(PyTuple_GET_ITEM(program, 1)) >> 1) {
+            *out = Py_NewRef(Py_None);
+            return WROTE;
+        }
+        if (n == PyLong_AsLong(PyTuple_GET_ITEM(program, 2)) >> 1)
+            return read_value(r, PyTuple_GET_ITEM(program, 3), out);
+        return UNSUPPORTED; /* a branch this schema does not have: fastavro's error */
+    }
+    default:
+        PyErr_Format(PyExc_ValueError, "not an Avro program opcode: %ld", op);
+        return FAILED;
+    }
+}
+
+static PyObject *avro_read(PyObject *self, PyObject *args) {
+    PyObject *program;
+    Py_buffer message;
+    Py_ssize_t offset;
+    if (!PyArg_ParseTuple(args, "O!y*n:read", &PyTuple_Type, &program, &message, &offset))
+        return NULL;
+    if (offset < 0 || offset > message.len) {
+        PyBuffer_Release(&message);
+        PyErr_SetString(PyExc_ValueError, "offset outside the message");
+        return NULL;
+    }
+    Reader r = {(const unsigned char *)message.buf + offset, (const unsigned char *)message.buf + message.len};
+    PyObject *record = NULL;
+    int rc = read_value(&r, program, &record);
+    PyObject *out = NULL;
+    if (rc == WROTE && r.p == r.end)
+        out = record;
+    else if (rc != FAILED) { /* not taken, or trailing bytes: the codec's fastavro decides */
+        Py_XDECREF(record);
+        out = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&message);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"write", avro_write, METH_VARARGS,
      "write(program, record, header) -> bytes | None: header + the record's Avro body, or None for a value "
      "left to fastavro."},
+    {"read", avro_read, METH_VARARGS,
+     "read(program, message, offset) -> record | None: the Avro body from offset to the message's end, or None "
+     "for a body left to fastavro (not well-formed, or not read to its end)."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_avro", "The compiled Avro writer in C (issue 28).", -1,
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_avro", "The compiled Avro writer and reader in C (issue 28).", -1,
                                     methods};
 
 PyMODINIT_FUNC PyInit__avro(void) { return PyModule_Create(&module); }

@@ -116,6 +116,12 @@ class Registry:
         if writer is None:
             raise CodecError(f"unknown writer schema fingerprint {bytes(value[2:HEADER_LEN]).hex()}")
         reader = self._current[writer.record_type]
+        if reader is writer and writer.program is not None:
+            # schemas/_avro.c: fastavro's record for a well-formed body of the current schema; None for
+            # anything else (a corrupt body too), which fastavro below reads or rejects as before
+            record = _avro.read(writer.program, value, HEADER_LEN)
+            if record is not None:
+                return writer.record_type, record
         body = io.BytesIO(value[HEADER_LEN:])
         try:
             record = fastavro.schemaless_reader(
