@@ -13,7 +13,6 @@ median thread-CPU µs a record and the ratio, and checks the two arms read equal
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import io
 import statistics
 import sys
@@ -24,15 +23,9 @@ import fastavro
 
 from hindbrain.schemas.codec import HEADER_LEN, CodecError, registry
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def worlds(size: int) -> dict[str, list[tuple[str, dict]]]:
-    path = Path(__file__).parent / "learner_cpu.py"
-    spec = importlib.util.spec_from_file_location("bench_learner_cpu", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module.worlds(size)
-
+from learner_cpu import worlds  # noqa: E402
 
 _BY_FP = {v.fingerprint: v for t in registry.record_types for v in registry.versions(t)}
 

@@ -18,7 +18,6 @@ medians per world and arm and each arm's ratio to the first. The file needs noth
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -30,6 +29,10 @@ from pathlib import Path
 
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.processing import to_messages
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from learner_cpu import worlds  # noqa: E402
 
 _CHILD = """
 import json, sys, time
@@ -56,14 +59,6 @@ print(json.dumps({"rate": events / wall, "thread_us": 1e6 * thread / events, "pr
                   "wall": wall, "counts": learned}))
 """
 
-
-def worlds(size: int) -> dict[str, list[tuple[str, dict]]]:
-    path = Path(__file__).parent / "learner_cpu.py"
-    spec = importlib.util.spec_from_file_location("bench_learner_cpu", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module.worlds(size)
 
 
 def run_arm(python: str, bootstrap: str, records: list[tuple[str, dict]]) -> dict:
