@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 
-from hindbrain.heap_trim import HeapTrimmer
+from hindbrain.heap_trim import HeapTrimmer, fix_mmap_threshold
 from hindbrain.jobs import HindsightReport, run_hindsight
 from hindbrain.learning import lifecycle
 from hindbrain.learning.authority import OPERATOR, granted_by, refusal, trust_raised
@@ -84,6 +84,7 @@ class Brain:
         self.index_start = ""  # how the recall index was built on open (``open_index``)
         # gives free heap pages back after bulk work; perceive_many holds its trim until it returns
         self.heap_trimmer = HeapTrimmer(also=getattr(warehouse, "release_memory", None))
+        fix_mmap_threshold()  # a batch's large temporaries mapped, not holes left in the heap (hindbrain.heap_trim)
 
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod

@@ -44,6 +44,28 @@ def _malloc_trim():
 
 _TRIM = _malloc_trim()
 
+MMAP_THRESHOLD = 128 * 1024  # glibc's initial threshold: a block this large or larger gets its own mapping
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+
+
+def fix_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
+    """Holds glibc's mmap threshold at ``size`` (which also stops its trim threshold moving): True if set.
+
+    glibc raises the threshold to the size of each mapped block it frees (up to 32 MB), so after a batch's
+    large temporaries (the static codes, the event documents built in one C call, numpy's batch arrays)
+    blocks of that size come from the main heap and leave holes there that stay resident. Measured through
+    ``bench/api.py`` at 100k (docs/speed.md, "Round thirteen's merge"): with the threshold held, resident at
+    import 2,985 -> 2,846 B an event and settled 3,448 -> 3,300, ``perceive_many`` no slower (8,004 -> 9,856 ev/s
+    on a slower machine by its ``bm25s`` reference). Only the brain's
+    process: the embed workers are subprocesses with their own allocator settings."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, size))
+
 
 def release_free_heap() -> bool:
     """Returns the heap's free pages to the system; True if the C library released any."""

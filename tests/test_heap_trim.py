@@ -92,3 +92,43 @@ def test_another_allocators_release_runs_with_each_trim_and_its_error_is_kept(mo
 def test_the_embedded_engine_gives_its_free_pages_back(lexical_brain):
     """``SYSTEM JEMALLOC PURGE`` on the canceller's session: accepted by the embedded chDB."""
     lexical_brain.warehouse.release_memory()
+
+
+
+# After a mapped block of 1 MB is freed, glibc (dynamic threshold) serves a 300 kB block from the heap; held at
+# 128 kB, each such block gets its own mapping, whose user pointer sits 16 bytes past a page boundary. A bare
+# process: its heap has no free hole of 300 kB that could serve the block either way.
+_MAPPED_AFTER_A_FREE = """
+import ctypes, ctypes.util, sys
+from hindbrain.heap_trim import fix_mmap_threshold
+libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.free(libc.malloc(1 << 20))
+if sys.argv[1] == "held":
+    assert fix_mmap_threshold()
+blocks = [libc.malloc(300_000) for _ in range(4)]
+print(sum(p % 4096 == 16 for p in blocks))
+"""
+
+
+@pytest.mark.skipif(heap_trim._TRIM is None, reason="needs glibc (mallopt, malloc_trim)")
+@pytest.mark.parametrize("arm", ["moving", "held"])
+def test_a_held_mmap_threshold_keeps_large_blocks_mapped(arm):
+    """``fix_mmap_threshold``: after a large free, large blocks are still mapped (no holes left in the heap when
+    they are freed); without it, glibc's moving threshold serves them from the heap."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _MAPPED_AFTER_A_FREE, arm], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.split()[-1]
+    assert int(out) == (4 if arm == "held" else 0)
+
+
+def test_a_brain_holds_the_mmap_threshold(tmp_path, monkeypatch):
+    """Opening a brain holds its process's mmap threshold (``hindbrain.brain`` calls ``fix_mmap_threshold``)."""
+    from hindbrain import Brain, brain
+    calls = []
+    monkeypatch.setattr(brain, "fix_mmap_threshold", lambda: calls.append(True) or True)
+    with Brain.open(tmp_path / "home"):
+        pass
+    assert calls == [True]
