@@ -31,18 +31,19 @@ from contextlib import contextmanager
 TRIM_EVERY = 5_000  # records folded between two trims: one ``perceive_many`` batch of the default size
 
 
-def _malloc_trim():
-    """glibc's ``malloc_trim``, or None when this process's C library has none."""
+def _glibc(name: str, argtypes: list, restype):
+    """The C library's function ``name`` typed, or None when this process's C library has none."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
+        function = getattr(libc, name)
     except (OSError, AttributeError):
         return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return trim
+    function.argtypes, function.restype = argtypes, restype
+    return function
 
 
-_TRIM = _malloc_trim()
+_TRIM = _glibc("malloc_trim", [ctypes.c_size_t], ctypes.c_int)
+_MALLOPT = _glibc("mallopt", [ctypes.c_int, ctypes.c_int], ctypes.c_int)
 
 MMAP_THRESHOLD = 128 * 1024  # glibc's initial threshold: a block this large or larger gets its own mapping
 _M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
@@ -55,16 +56,11 @@ def fix_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
     large temporaries (the static codes, the event documents built in one C call, numpy's batch arrays)
     blocks of that size come from the main heap and leave holes there that stay resident. Measured through
     ``bench/api.py`` at 100k (docs/speed.md, "Round thirteen's merge"): with the threshold held, resident at
-    import 2,985 -> 2,846 B an event and settled 3,448 -> 3,300, ``perceive_many`` no slower (8,004 -> 9,856 ev/s
-    on a slower machine by its ``bm25s`` reference). Only the brain's
-    process: the embed workers are subprocesses with their own allocator settings."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, size))
+    import 2,985 -> 2,846 B an event and settled 3,448 -> 3,300, ``perceive_many`` no slower (8,004 -> 9,856
+    ev/s, on a machine slower by its ``bm25s`` reference). Only the brain's process: the embed workers are
+    subprocesses with their own allocator settings. The C library is looked up once, at import
+    (``find_library`` runs a subprocess), not at every brain's opening."""
+    return bool(_MALLOPT(_M_MMAP_THRESHOLD, size)) if _MALLOPT is not None else False
 
 
 def release_free_heap() -> bool:
