@@ -30,13 +30,12 @@ import time
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from hindbrain.learning.learner import Learner
-from hindbrain.schemas.codec import registry
-from hindbrain.schemas.records import now_us
+from hindbrain.learning.runtime import learn_dead_letters
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.kafka_runner import FETCH_BYTES, POLL_S, _LoopThread
 from hindbrain.streams.log import LogEntry
-from hindbrain.streams.processing import Decoded, dead_letter, decoded_entries, to_messages
+from hindbrain.streams.processing import Decoded, decoded_entries, to_messages
 from hindbrain.streams.topics import kafka_name
 
 TOPICS = ("perceptions", "cognitions", "recalls", "outcomes", "decisions")  # what the learner's handlers read
@@ -122,10 +121,7 @@ class KafkaLearner(_LoopThread):
             with self._folding:
                 learned, failed = self.learner.learn(batch)  # a rule bug must not stop the stream: dead-lettered
                 self.positions.update(reached)
-            out = learned + [("dead_letter", dead_letter(decoded.position, "learn", f"{type(exc).__name__}: {exc}",
-                                                         registry.encode(decoded.record_type, decoded.record),
-                                                         now_us(), decoded.record["envelope"]["tenant"]))
-                             for decoded, exc in failed]
+            out = learned + learn_dead_letters(failed)
             messages = to_messages(out)
         if messages:
             await asyncio.to_thread(self.log.append, messages)

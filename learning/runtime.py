@@ -49,6 +49,14 @@ SNAPSHOT_VERSION = 7  # 2: a tenant's state holds its recent event ids (Learner.
 log = logging.getLogger(__name__)
 
 
+
+def learn_dead_letters(failed: list[tuple[Decoded, Exception]]) -> list[tuple[str, dict]]:
+    """A dead letter (stage ``learn``) for each record a rule failed on (``Learner.learn``'s second
+    result), the record kept as encoded with the error named: the embedded and the Kafka learner's."""
+    return [("dead_letter", dead_letter(decoded.position, "learn", f"{type(exc).__name__}: {exc}",
+                                        registry.encode(decoded.record_type, decoded.record), now_us(),
+                                        decoded.record["envelope"]["tenant"])) for decoded, exc in failed]
+
 class LearnerRuntime:
     def __init__(self, log, runner, extractor=None, snapshot: Path | None = None):
         self.log, self.runner = log, runner
@@ -92,9 +100,7 @@ class LearnerRuntime:
             failed += failing
         if self._already:
             out = [(rt, r) for rt, r in out if r["envelope"]["record_id"] not in self._already]
-        out += [("dead_letter", dead_letter(decoded.position, "learn", f"{type(exc).__name__}: {exc}",
-                                            registry.encode(decoded.record_type, decoded.record), now_us(),
-                                            decoded.record["envelope"]["tenant"])) for decoded, exc in failed]
+        out += learn_dead_letters(failed)
         self._uncommitted += len(fresh)
         if out:
             self._held += out
