@@ -141,10 +141,17 @@ def fused_order(d: mo.Lang, q: mo.Query, score: Score, lexical: float) -> np.nda
     return np.argsort(-s, kind="stable")
 
 
-def r_at_5(d: mo.Lang, score: Score, lexical: float, half: str) -> float:
-    got = [len(set(d.ids[q.cand][fused_order(d, q, score, lexical)[:5]].tolist()) & set(q.gold)) / len(q.gold)
-           for q in d.queries if in_half(q, half)]
-    return 100 * float(np.mean(got))
+def per_question(d: mo.Lang, score: Score, lexical: float, half: str) -> np.ndarray:
+    """Each question's R@5 (its gold's share in the top 5)."""
+    return np.array([len(set(d.ids[q.cand][fused_order(d, q, score, lexical)[:5]].tolist()) & set(q.gold))
+                     / len(q.gold) for q in d.queries if in_half(q, half)])
+
+
+def paired_interval(diff: np.ndarray, rounds: int = 2000) -> tuple[float, float]:
+    """95 % bootstrap interval of the mean per-question difference, in R@5 points (seed fixed)."""
+    draws = np.random.default_rng(0).integers(0, len(diff), size=(rounds, len(diff)))
+    means = 100 * diff[draws].mean(1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
 def mood_of_misses(d: mo.Lang, half: str) -> str:
@@ -193,11 +200,18 @@ def main() -> None:
     for lang, d in langs.items():
         add_memory_vectors(d, use)
         print(f"{lang}: {mood_of_misses(d, args.half)}", flush=True)
-    print(f"\n| arm ({args.half} half, R@5) | semantic zh | semantic en | fused zh | fused en |")
-    print("|---|---:|---:|---:|---:|")
+    print(f"\n| arm ({args.half} half, R@5) | semantic zh | semantic en | fused zh | fused en "
+          "| fused better / worse questions, zh; en | fused zh − default, 95 % | fused en − default, 95 % |")
+    print("|---|---:|---:|---:|---:|---|---|---|")
+    base = {lang: per_question(d, default_score, 0.1, args.half) for lang, d in langs.items()}
     for name, score in arms().items():
-        cells = [r_at_5(langs[lang], score, lexical, args.half) for lexical in (0.0, 0.1) for lang in ("zh", "en")]
-        print(f"| {name} | " + " | ".join(f"{c:.1f}" for c in cells) + " |", flush=True)
+        cells = [100 * per_question(langs[lang], score, lexical, args.half).mean()
+                 for lexical in (0.0, 0.1) for lang in ("zh", "en")]
+        diffs = {lang: per_question(d, score, 0.1, args.half) - base[lang] for lang, d in langs.items()}
+        moved = "; ".join(f"{(x > 0).sum()} / {(x < 0).sum()}" for x in diffs.values())
+        spans = [paired_interval(x) for x in diffs.values()]
+        print(f"| {name} | " + " | ".join(f"{c:.1f}" for c in cells) + f" | {moved} | "
+              + " | ".join(f"{lo:+.1f} … {hi:+.1f}" for lo, hi in spans) + " |", flush=True)
 
 
 if __name__ == "__main__":
