@@ -275,13 +275,14 @@ def main() -> None:
         sym = [[out_of_fold(d, [blend(d, rows[lang][1 + f], w, mems[lang][1 + f]) for f in (0, 1)])
                 for lang, d in langs.items()] for w in weights]
         spick = int(np.argmax([c[0] + c[1] for c in sym]))
-        held = ""
+        # the dialogue end's order on the tuning half, out of fold: read without the held-out half
+        fz = [[out_of_fold(d, [fused(d, blend(d, rows[lang][1 + f], weights[spick], mems[lang][1 + f]))
+                               for f in (0, 1)]) for lang, d in langs.items()]]
+        held = f"fused tuning, out of fold: {fz[0][0]:.1f} / {fz[0][1]:.1f}"
         if args.heldout:
             h = [r_at_5(d, "heldout", blend(d, rows[lang][0], weights[pick])) for lang, d in langs.items()]
             hs = [r_at_5(d, "heldout", blend(d, rows[lang][0], weights[spick], mems[lang][0]))
                   for lang, d in langs.items()]
-            fz = [[out_of_fold(d, [fused(d, blend(d, rows[lang][1 + f], weights[spick], mems[lang][1 + f]))
-                                   for f in (0, 1)]) for lang, d in langs.items()]]
             fz += [[r_at_5(d, "heldout", fused(d, blend(d, rows[lang][0], weights[spick],
                                                         mems[lang][0] if sm else None)))
                     for lang, d in langs.items()] for sm in (False, True)]

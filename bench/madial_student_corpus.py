@@ -11,7 +11,7 @@ No held-out question is read. The texts:
   speaker's 1-4 consecutive turns, joined as ``views`` joins a dialogue's.
 
     HINDBRAIN_EVAL_DATA=../shared/eval-data OMP_NUM_THREADS=1 .venv/bin/python bench/madial_student_corpus.py \
-        --out /tmp/student [--augment 2000] [--conv 1500]
+        --out /tmp/student [--augment 2000] [--conv 1500] [--conversations 4]
 """
 
 from __future__ import annotations
@@ -58,12 +58,12 @@ def recut(dialogues: list[list[str]], n: int, rng: random.Random) -> list[str]:
     return out
 
 
-def conv_windows(lang: str, n: int, rng: random.Random) -> list[str]:
+def conv_windows(lang: str, n: int, rng: random.Random, conversations: int = 4) -> list[str]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import convmem
 
     runs = []
-    for conv in convmem.generate(lang=lang, conversations=4, seed=7):  # the eval's conversations are seed 0
+    for conv in convmem.generate(lang=lang, conversations=conversations, seed=7):  # the eval's conversations are seed 0
         for session in conv["sessions"]:
             turns = session["turns"]
             for speaker in conv["speakers"]:
@@ -73,14 +73,14 @@ def conv_windows(lang: str, n: int, rng: random.Random) -> list[str]:
     return ["\n".join(r) for r in rng.sample(runs, min(n, len(runs)))]
 
 
-def corpus(lang: str, augment: int, conv: int, seed: int = 0) -> list[str]:
+def corpus(lang: str, augment: int, conv: int, seed: int = 0, conversations: int = 4) -> list[str]:
     rng = random.Random(seed)
     queries = tuning_queries(lang)
     dialogues = [user_turns(q) for q in queries]
     texts = [t for q in queries for t in views(q).texts] + [t for d in dialogues for t in d]
     lines = (MADIAL / f"madial_{lang}_memories.jsonl").read_text("utf-8").splitlines()
     mems = [json.loads(line)["event"] for line in lines]
-    texts += recut(dialogues, augment, rng) + mems + conv_windows(lang, conv, rng)
+    texts += recut(dialogues, augment, rng) + mems + conv_windows(lang, conv, rng, conversations)
     return list(dict.fromkeys(t for t in texts if t.strip()))
 
 
@@ -90,6 +90,8 @@ def main() -> None:
     ap.add_argument("--augment", type=int, default=2000)
     ap.add_argument("--conv", type=int, default=1500)
     ap.add_argument("--langs", default="zh,en")
+    ap.add_argument("--conversations", type=int, default=4,
+                    help="convmem conversations (seed 7) the windows are cut from (~520 turns each)")
     args = ap.parse_args()
     from hindbrain.recall.e5_query import E5Int8
     from hindbrain.recall.embed import UseEmbedder
@@ -98,7 +100,7 @@ def main() -> None:
     e5, use, static = E5Int8(), UseEmbedder(), default_static()
     args.out.mkdir(parents=True, exist_ok=True)
     for lang in args.langs.split(","):
-        texts = corpus(lang, args.augment, args.conv)
+        texts = corpus(lang, args.augment, args.conv, conversations=args.conversations)
         t0 = time.process_time()
         e = np.concatenate([e5.embed(texts[i: i + 256]) for i in range(0, len(texts), 256)])
         print(f"{lang}: {len(texts)} texts, e5 {time.process_time() - t0:.0f} s CPU", flush=True)
