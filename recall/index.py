@@ -18,10 +18,11 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import json
+import operator
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
-from itertools import islice, repeat
+from itertools import compress, islice, repeat
 
 import numpy as np
 import orjson
@@ -546,7 +547,7 @@ class TenantIndex:
             return None
         first = len(self.docs)
         texts = batch["text"]
-        batch.columns[_AT["tokens"]] = list(map(estimate_tokens, texts))
+        batch.columns[_AT["tokens"]] = list(map(_scan.estimate_tokens, texts))  # tokenize.estimate_tokens's C
         self._judge_batch(batch, first)
         if len(ids) == 1:  # one document: its postings go to the terms' tails (no segment of one)
             at = self.bm25.add(joined_tokens(texts[0]) + batch.terms[0])
@@ -555,9 +556,7 @@ class TenantIndex:
         end = at + len(ids)
         self._grow(end)
         self._layers[at:end] = list(map(_LAYER_CODE.__getitem__, batch["layer"]))
-        code = self.agent_code
-        self._owners[at:end] = [SHARED if report else code(owner)
-                                for report, owner in zip(batch["report"], batch["owner"], strict=True)]
+        self._owners[at:end] = self._owner_codes(batch["owner"], batch["report"])
         self._retired[at:end] = False
         for no, scope in enumerate(batch["scope"], first):
             if keyed.STORE_KEY in scope:  # a stored item's version (the test item_of makes first)
@@ -565,6 +564,15 @@ class TenantIndex:
         self.docs.append_packed(batch.rows())
         self.by_id.put_many(ids, at)  # after the rows: a reader finds an id's number
         return batch
+
+    def _owner_codes(self, owners: list[str | None], reports: list[tuple | None]) -> np.ndarray:
+        """Each event's owner code: ``SHARED`` for a system report, else its agent's (``agent_code``, asked in
+        the events' order and only for events that are not reports, as the per-document fold asks)."""
+        private = np.fromiter(map(operator.not_, reports), dtype=bool, count=len(reports))
+        codes = {owner: self.agent_code(owner) for owner in dict.fromkeys(compress(owners, private))}
+        out = np.full(len(owners), SHARED, dtype=np.int32)
+        out[private] = list(map(codes.__getitem__, compress(owners, private)))
+        return out
 
     def _judge_batch(self, batch: EventColumns, first: int) -> None:
         """``_judge_with_previous`` of each event of ``batch`` (numbered from ``first``), in order."""
