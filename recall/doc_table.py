@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
-from itertools import accumulate, islice
 from operator import attrgetter
 
 import numpy as np
@@ -208,15 +207,17 @@ class DocTable:
         self._made[self._n] = doc
         self._n += 1
 
-    def append_packed(self, rows: list[bytes]) -> None:
+    def append_packed(self, rows: Iterable[bytes]) -> None:
         """Adds documents ``len(self)``, ... as rows packed already (``packed`` of each, made by the caller
-        from columns: ``recall.index.EventColumns.rows``), no object held. Every document appended before
-        must be packed: the rows are numbered in the buffer's order."""
+        from columns as they are read: ``recall.index.EventColumns.rows``), no object held. Every document
+        appended before must be packed: the rows are numbered in the buffer's order."""
         if self._n != self._nbase + len(self._ends):
             raise RuntimeError("DocTable.append_packed: documents appended as objects are not packed yet")
-        self._rows += b"".join(rows)
-        self._ends.extend(islice(accumulate(map(len, rows), initial=self._ends[-1] if self._ends else 0), 1, None))
-        self._n += len(rows)
+        buffer, ends = self._rows, self._ends
+        for row in rows:  # one at a time into the buffer: no batch of rows held beside it
+            buffer += row
+            ends.append(len(buffer))
+        self._n = self._nbase + len(ends)
 
     def pack(self) -> None:
         """Packs the documents appended since the last ``pack`` into rows and drops their
