@@ -134,6 +134,8 @@ def instrument(brain: Brain) -> None:
         listeners[n] = _timed(label, listener)
     _wrap(index_mod, "indexables", "4a   event_doc (cues, quarantine)")
     _wrap(index_mod.TenantIndex, "add_many", "4b   TenantIndex.add_many")
+    if hasattr(index_mod.TenantIndex, "add_events"):  # the batch's events as columns (issue 28, round fourteen)
+        _wrap(index_mod.TenantIndex, "add_events", "4b   TenantIndex.add_many")
     if hasattr(lexical.BM25Index, "add_texts"):  # the batch tokenised and numbered in C (issue 28)
         _wrap(lexical.BM25Index, "add_texts", "4b1    bm25 add_texts (tokens, numbering, segment)")
     else:  # an older checkout measured by this script: tokens before the call, the numbering in it

@@ -19,6 +19,7 @@
  *   said_texts(records, fields)       recall/provenance.py  py_said_text of each (test_event_texts.py)
  *   event_texts(records, fields, sep) recall/index.py     py_event_text of each (test_event_texts.py)
  *   event_docs(rows, texts, ...)      recall/index.py     py_event_docs_of (test_event_docs.py)
+ *   event_columns(rows, texts, ...)   recall/index.py     py_event_columns_of (test_event_columns.py)
  *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
  *   common_perceives(events, ...)     schemas/api.py      common_perceive of each (test_common_perceive.py)
  *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
@@ -3280,16 +3281,20 @@ static PyObject *terms_of(PyObject *fields, PyObject *cues, DocSpec *spec) {
     return out;
 }
 
-/* recall.index.py_event_docs_of for one row: (Doc, terms). */
-static PyObject *event_doc_of(PyObject *row, PyObject *text, PyObject *cues, PyObject *quarantine, DocSpec *spec) {
-    PyObject *args[N_DOC_FIELDS], *doc = NULL, *terms = NULL, *out = NULL, *got = NULL;
+/* recall.index.py_event_docs_of for one row: a Doc's values in args (new references, NATIVE_DOC_ORDER) and
+ * *terms its index terms; -1 (args and *terms released) on error. */
+static int event_values_of(PyObject *row, PyObject *text, PyObject *cues, PyObject *quarantine, DocSpec *spec,
+                           PyObject **args, PyObject **terms) {
+    PyObject *got = NULL;
+    int ok = -1;
+    *terms = NULL;
     PyObject *unpacked = PySequence_Fast(row, "event_docs: a row is (event id, fields, ts_us, agent)");
     if (!unpacked)
-        return NULL;
+        return -1;
     if (PySequence_Fast_GET_SIZE(unpacked) != 4) {
         PyErr_SetString(PyExc_ValueError, "event_docs: a row is (event id, fields, ts_us, agent)");
         Py_DECREF(unpacked);
-        return NULL;
+        return -1;
     }
     PyObject *event_id = PySequence_Fast_GET_ITEM(unpacked, 0), *fields = PySequence_Fast_GET_ITEM(unpacked, 1);
     PyObject *ts_us = PySequence_Fast_GET_ITEM(unpacked, 2), *agent = PySequence_Fast_GET_ITEM(unpacked, 3);
@@ -3355,17 +3360,29 @@ static PyObject *event_doc_of(PyObject *row, PyObject *text, PyObject *cues, PyO
     KEEP(D_EXACT, PyTuple_GET_ITEM(got, 1));
 #undef SET
 #undef KEEP
-    if (!(doc = PyObject_Vectorcall(spec->doc_type, args, N_DOC_FIELDS, NULL)))
-        goto done;
-    if ((terms = terms_of(fields, cues, spec)))
-        out = PyTuple_Pack(2, doc, terms);
+    if ((*terms = terms_of(fields, cues, spec)))
+        ok = 0;
 done:
-    Py_XDECREF(terms);
-    Py_XDECREF(doc);
     Py_XDECREF(got);
+    if (ok < 0)
+        for (int i = 0; i < N_DOC_FIELDS; i++)
+            Py_CLEAR(args[i]);
+    Py_DECREF(unpacked);
+    return ok;
+}
+
+/* recall.index.py_event_docs_of for one row: (Doc, terms). */
+static PyObject *event_doc_of(PyObject *row, PyObject *text, PyObject *cues, PyObject *quarantine, DocSpec *spec) {
+    PyObject *args[N_DOC_FIELDS], *terms, *doc, *out = NULL;
+    if (event_values_of(row, text, cues, quarantine, spec, args, &terms) < 0)
+        return NULL;
+    if ((doc = PyObject_Vectorcall(spec->doc_type, args, N_DOC_FIELDS, NULL))) {
+        out = PyTuple_Pack(2, doc, terms);
+        Py_DECREF(doc);
+    }
+    Py_DECREF(terms);
     for (int i = 0; i < N_DOC_FIELDS; i++)
         Py_DECREF(args[i]);
-    Py_DECREF(unpacked);
     return out;
 }
 
@@ -3398,6 +3415,53 @@ static PyObject *scan_event_docs(PyObject *self, PyObject *args) {
         else
             PyList_SET_ITEM(out, k, pair);
     }
+    return out;
+}
+
+/* event_columns(rows, texts, terms, quarantines, spec) -> (columns, terms): what event_docs gives as columns,
+ * no Doc made: columns[f][k] is row k's value of Doc field f (NATIVE_DOC_ORDER), terms[k] its index terms
+ * (recall/index.py event_columns_of; the oracle transposes py_event_docs_of). */
+static PyObject *scan_event_columns(PyObject *self, PyObject *args) {
+    PyObject *rows, *texts, *terms, *quarantines;
+    DocSpec spec;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!(OO!O!OOOO):event_columns", &PyList_Type, &rows, &PyList_Type, &texts,
+                          &PyList_Type, &terms, &PyList_Type, &quarantines, &spec.doc_type, &PyTuple_Type,
+                          &spec.defaults, &PyDict_Type, &spec.confidence, &spec.unsignalled, &spec.links_and_exact,
+                          &spec.field_terms, &spec.asking_share))
+        return NULL;
+    if (PyTuple_GET_SIZE(spec.defaults) != N_DOC_FIELDS) {
+        PyErr_SetString(PyExc_ValueError, "event_columns: the defaults must hold one value per Doc field");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(rows);
+    if (PyList_GET_SIZE(texts) != n || PyList_GET_SIZE(terms) != n || PyList_GET_SIZE(quarantines) != n) {
+        PyErr_SetString(PyExc_ValueError, "event_columns: rows, texts, terms and quarantines differ in length");
+        return NULL;
+    }
+    if (doc_keys_ready() < 0)
+        return NULL;
+    PyObject *columns = PyList_New(N_DOC_FIELDS), *all_terms = PyList_New(n), *out = NULL;
+    if (!columns || !all_terms)
+        goto done;
+    for (int f = 0; f < N_DOC_FIELDS; f++) {
+        PyObject *column = PyList_New(n);
+        if (!column)  /* a list's NULL items are skipped when it is freed: an error half way leaks nothing */
+            goto done;
+        PyList_SET_ITEM(columns, f, column);
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *values[N_DOC_FIELDS], *row_terms;
+        if (event_values_of(PyList_GET_ITEM(rows, k), PyList_GET_ITEM(texts, k), PyList_GET_ITEM(terms, k),
+                            PyList_GET_ITEM(quarantines, k), &spec, values, &row_terms) < 0)
+            goto done;
+        for (int f = 0; f < N_DOC_FIELDS; f++)  /* the column takes the value's reference */
+            PyList_SET_ITEM(PyList_GET_ITEM(columns, f), k, values[f]);
+        PyList_SET_ITEM(all_terms, k, row_terms);
+    }
+    out = PyTuple_Pack(2, columns, all_terms);
+done:
+    Py_XDECREF(columns);
+    Py_XDECREF(all_terms);
     return out;
 }
 
@@ -3462,6 +3526,8 @@ static PyMethodDef methods[] = {
      "event_texts(records, situation_fields, separator) -> list: recall.index.py_event_text of each record."},
     {"event_docs", scan_event_docs, METH_VARARGS,
      "event_docs(rows, texts, terms, quarantines, spec) -> list: recall.index.py_event_docs_of, (Doc, terms) a row."},
+    {"event_columns", scan_event_columns, METH_VARARGS,
+     "event_columns(rows, texts, terms, quarantines, spec) -> (columns, terms): event_docs' values by Doc field."},
     {"common_perceives", scan_common_perceives, METH_VARARGS,
      "common_perceives(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, "
      "max_text) -> list: schemas.api.common_perceive of each event (None for a non-dict)."},

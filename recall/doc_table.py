@@ -15,6 +15,7 @@ Rules that keep it one table:
   nothing new.
 * ``append`` holds the new document as an object until ``pack``; the fold packs a batch once
   it is done with it (``TenantIndex.add_many``), so what it changed while adding is in the row.
+  A batch of events folded as columns comes packed already (``append_packed``: ``TenantIndex.add_events``).
 * A restored table (``over``) reads its first rows from a snapshot's mapped files; documents
   added later are packed into this process's buffer.
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from operator import attrgetter
 
@@ -205,6 +206,18 @@ class DocTable:
         """Adds document ``len(self)``, held as an object until ``pack``."""
         self._made[self._n] = doc
         self._n += 1
+
+    def append_packed(self, rows: Iterable[bytes]) -> None:
+        """Adds documents ``len(self)``, ... as rows packed already (``packed`` of each, made by the caller
+        from columns as they are read: ``recall.index.EventColumns.rows``), no object held. Every document
+        appended before must be packed: the rows are numbered in the buffer's order."""
+        if self._n != self._nbase + len(self._ends):
+            raise RuntimeError("DocTable.append_packed: documents appended as objects are not packed yet")
+        buffer, ends = self._rows, self._ends
+        for row in rows:  # one at a time into the buffer: no batch of rows held beside it
+            buffer += row
+            ends.append(len(buffer))
+        self._n = self._nbase + len(ends)
 
     def pack(self) -> None:
         """Packs the documents appended since the last ``pack`` into rows and drops their

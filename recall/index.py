@@ -18,12 +18,15 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import json
+import operator
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
-from itertools import islice
+from functools import lru_cache, partial
+from itertools import compress, islice, repeat
 
 import numpy as np
+import orjson
 
 from hindbrain.learning.write_gate import perception_class
 from hindbrain.projections import beliefs, events, feedback, fragments, unit_states
@@ -31,7 +34,7 @@ from hindbrain.recall import _scan, keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.asking import asking_share
 from hindbrain.recall.cues import indexed_terms, indexed_terms_many
-from hindbrain.recall.doc_table import DocTable
+from hindbrain.recall.doc_table import DocTable, json_default
 from hindbrain.recall.id_numbers import IdNumbers
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
@@ -197,9 +200,12 @@ FORGET_AHEAD = 1024
 def _fields_of(doc: Doc) -> dict:
     """What ``split_quarantine`` reads of an indexed event: its words (speaker and situation
     included, as indexed) and who said it."""
-    said = doc.text.removeprefix(f"{doc.speaker}: ") if doc.speaker else doc.text  # ``event_doc`` prefixed it
-    return {"kind": doc.event_kind, "text": said, "speaker": doc.speaker, "origin": doc.origin,
-            "session": doc.session}
+    return _said_fields(doc.text, doc.speaker, doc.event_kind, doc.origin, doc.session)
+
+
+def _said_fields(text: str, speaker, kind, origin, session) -> dict:
+    said = text.removeprefix(f"{speaker}: ") if speaker else text  # ``event_doc`` prefixed it
+    return {"kind": kind, "text": said, "speaker": speaker, "origin": origin, "session": session}
 
 
 def _ts_us(ts) -> int:
@@ -233,13 +239,24 @@ def event_docs(rows: list[EventRow]) -> list[tuple[Doc, list[str]]]:
     """``event_doc`` of each row, the batch's exact cues and quarantine judged at once (issue 28:
     ``cues.exact_cues_many``, ``provenance.event_quarantines``) and its documents put together in one C call
     (``event_docs_of``): the same documents and terms."""
+    return event_docs_of(rows, *_event_parts(rows))
+
+
+def event_columns(rows: list[EventRow]) -> EventColumns:
+    """``event_docs`` of ``rows`` as columns (``event_columns_of``): what the fold adds (``TenantIndex.add_events``)
+    without a ``Doc`` an event."""
+    return event_columns_of(rows, *_event_parts(rows))
+
+
+def _event_parts(rows: list[EventRow]) -> tuple[list, list[tuple[str, ...]], list[str | None]]:
+    """The batch's texts, cue terms and quarantine verdicts, each made for the batch at once."""
     records = [fields for _, fields, _, _ in rows]
     agents = [agent for _, _, _, agent in rows]
     terms = indexed_terms_many(records, [ts_us for _, _, ts_us, _ in rows])
     RECALLS.pause()  # a long text's fold gives way between its stages (hindbrain/switching.py)
     quarantines = event_quarantines(records, agents)
     RECALLS.pause()
-    return event_docs_of(rows, event_texts(records), terms, quarantines)
+    return event_texts(records), terms, quarantines
 
 
 def event_docs_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
@@ -267,6 +284,66 @@ def py_event_docs_of(rows: list[EventRow], texts: list, terms: list[tuple[str, .
         doc.links, doc.exact = _links_and_exact(cues)
         out.append((doc, [*cues, *_field_terms(fields)]))
     return out
+
+
+def event_columns_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
+                     quarantines: list[str | None]) -> EventColumns:
+    """``event_docs_of``'s values by field in one C call (``recall/_scan.c`` ``event_columns``: the same values,
+    read the same way, no ``Doc`` made); the oracle is ``py_event_columns_of``."""
+    return EventColumns(*_scan.event_columns(rows, texts, terms, quarantines, _EVENT_DOC_SPEC))
+
+
+def py_event_columns_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
+                        quarantines: list[str | None]) -> EventColumns:
+    """``py_event_docs_of``'s documents turned into columns: the oracle of ``event_columns_of``."""
+    docs = py_event_docs_of(rows, texts, terms, quarantines)
+    return EventColumns([[getattr(doc, name) for doc, _ in docs] for name in NATIVE_DOC_ORDER],
+                        [cues for _, cues in docs])
+
+
+class EventColumns:
+    """A batch's event documents as columns: ``columns[f][k]`` is event ``k``'s value of ``Doc`` field ``f``
+    (``NATIVE_DOC_ORDER``), ``terms[k]`` its index terms. The fold reads a field for the whole batch
+    (``TenantIndex.add_events``) and packs the rows straight from the columns (issue 28: a ``Doc`` an event,
+    made, read field by field and packed, was ~6 µs of the ~25 an event the index took)."""
+
+    __slots__ = ("columns", "terms")
+
+    def __init__(self, columns: list[list], terms: list[list[str]]):
+        if len(columns) != len(NATIVE_DOC_ORDER) or any(len(c) != len(terms) for c in columns):
+            raise ValueError(f"event columns: {len(NATIVE_DOC_ORDER)} columns of {len(terms)} values each expected")
+        self.columns, self.terms = columns, terms
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def __getitem__(self, name: str) -> list:
+        return self.columns[_AT[name]]
+
+    def taken(self, at: list[int]) -> EventColumns:
+        """The events at these places, in this order."""
+        return EventColumns([[column[k] for k in at] for column in self.columns], [self.terms[k] for k in at])
+
+    def docs(self) -> list[tuple[Doc, list[str]]]:
+        """The batch as ``(Doc, terms)`` pairs (what ``add_many`` takes: the per-document fold, kept as oracle)."""
+        return [(Doc(*values), cues) for values, cues in zip(zip(*self.columns, strict=True), self.terms, strict=True)]
+
+    def said_fields(self, k: int) -> dict:
+        """``_fields_of`` event ``k``."""
+        return _said_fields(self["text"][k], self["speaker"][k], self["event_kind"][k], self["origin"][k],
+                            self["session"][k])
+
+    def rows(self) -> Iterator[bytes]:
+        """Each event's packed row (``doc_table.packed`` of its ``Doc``, byte for byte), made as it is read:
+        the columns zipped and dumped in C, no object an event but the row's tuple (the batch's rows all held
+        at once grew the heap by ~2.4 MB a batch and cost more than they saved: 4.7 µs an event against 3.0 in a
+        ``Brain``). An event conflicts with nothing when added, so its empty ``conflicts`` set is written as the
+        empty list ``json_default`` makes of it, without that call."""
+        columns = list(self.columns)
+        conflicts = columns[_AT["conflicts"]]
+        if not any(conflicts):
+            columns[_AT["conflicts"]] = repeat((), len(conflicts))
+        return map(_dumps_row, zip(*columns, strict=True))
 
 
 _UNSIGNALLED = SIGNAL_CONFIDENCE[None]
@@ -336,6 +413,8 @@ def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
 
 
 _EVENT_DOC_SPEC = _native_doc_spec()
+_AT = {name: at for at, name in enumerate(NATIVE_DOC_ORDER)}
+_dumps_row = partial(orjson.dumps, default=json_default)  # doc_table.packed's call, on a row's tuple
 
 
 def belief_of(row: dict) -> Belief:
@@ -345,25 +424,21 @@ def belief_of(row: dict) -> Belief:
                   dict(row["scope"]), list(row["event_ids"]), _ts_us(row["ts"]), estimate_tokens(row["text"]), cues)
 
 
-def indexables(batch: list[Decoded]) -> list[Indexable]:
-    """``indexable`` of each record of ``batch``, in order; the batch's events made documents at once
-    (``event_docs``)."""
-    out: list[Indexable | None] = []
-    events_at, rows = [], []
+def indexables(batch: list[Decoded]) -> tuple[dict[str, EventColumns], list[Indexable]]:
+    """What ``batch`` adds to the index: its events by tenant as columns, made at once for each tenant
+    (``event_columns``), and its units (``indexable`` of each other record), in log order."""
+    rows: dict[str, list[EventRow]] = {}
+    units: list[Indexable] = []
     for decoded in batch:
         if decoded.record_type == "perception":
             record = decoded.record
             if perception_class(record) == "transactional":
                 continue
             env = record["envelope"]
-            events_at.append(len(out))
-            rows.append((env["record_id"], record, env["ts_us"], env["agent"]))
-            out.append(None)
+            rows.setdefault(env["tenant"], []).append((env["record_id"], record, env["ts_us"], env["agent"]))
         elif decoded.record_type == "cognition":
-            out.extend(indexable(decoded))
-    for at, (doc, cues), (_, record, _, _) in zip(events_at, event_docs(rows), rows, strict=True):
-        out[at] = (record["envelope"]["tenant"], doc, cues)
-    return out
+            units.extend(indexable(decoded))
+    return {tenant: event_columns(part) for tenant, part in rows.items()}, units
 
 
 _FOLDED_IN_ANY_ORDER = frozenset({"perception", "recall", "injection"})  # nothing of one rests on another
@@ -447,10 +522,7 @@ class TenantIndex:
         else:  # a batch: tokenised, numbered and made a segment in one pass (recall.lexical.add_texts)
             first = self.bm25.add_texts([doc.text for doc, _ in fresh], [cues for _, cues in fresh])
         end = first + len(fresh)
-        if end > len(self._layers):
-            self._layers = np.resize(self._layers, max(2 * len(self._layers), end))
-            self._owners = np.resize(self._owners, len(self._layers))
-            self._retired = np.resize(self._retired, len(self._layers))
+        self._grow(end)
         self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
         self._owners[first:end] = [SHARED if doc.report else self.agent_code(doc.owner) for doc, _ in fresh]
         self._retired[first:end] = False
@@ -459,10 +531,87 @@ class TenantIndex:
             if doc.kind == "fragment" and isinstance(doc.scope.get("user"), str):
                 self.persons.setdefault(doc.scope["user"].strip().lower(), doc.scope["user"])
             if doc.kind == "event":
-                self._take_version(n, doc)
+                self._take_version(n, doc.scope)
         by_id.put_many([doc.id for doc, _ in fresh], first)  # after the documents: a reader finds an id's number
         self.docs.pack()  # the batch is done with: its documents become rows until read
         return [doc for doc, _ in fresh]
+
+    def add_events(self, batch: EventColumns) -> EventColumns | None:
+        """``add_many`` of a batch of events given as columns (``event_columns``), each field read for the
+        batch and the rows packed from the columns: no ``Doc`` made. The same numbers, rows, postings,
+        threads and versions as ``add_many(batch.docs())`` (its oracle). Returns the events added (a
+        redelivered id skipped), numbered in order from ``len(docs)`` before the call; None if none."""
+        ids = batch["id"]
+        known = self.by_id.get_many(ids)
+        if known.count(None) != len(ids) or len(set(ids)) != len(ids):  # a redelivery: rare
+            batch = batch.taken(_fresh_at(ids, known))
+            ids = batch["id"]
+        if not ids:
+            return None
+        first = len(self.docs)
+        texts = batch["text"]
+        batch.columns[_AT["tokens"]] = list(map(_scan.estimate_tokens, texts))  # tokenize.estimate_tokens's C
+        self._judge_batch(batch, first)
+        if len(ids) == 1:  # one document: its postings go to the terms' tails (no segment of one)
+            at = self.bm25.add(joined_tokens(texts[0]) + batch.terms[0])
+        else:
+            at = self.bm25.add_texts(texts, batch.terms)
+        end = at + len(ids)
+        self._grow(end)
+        self._layers[at:end] = list(map(_LAYER_CODE.__getitem__, batch["layer"]))
+        self._owners[at:end] = self._owner_codes(batch["owner"], batch["report"])
+        self._retired[at:end] = False
+        for no, scope in enumerate(batch["scope"], first):
+            if keyed.STORE_KEY in scope:  # a stored item's version (the test item_of makes first)
+                self._take_version(no, scope, batch, first)
+        self.docs.append_packed(batch.rows())
+        self.by_id.put_many(ids, at)  # after the rows: a reader finds an id's number
+        return batch
+
+    def _owner_codes(self, owners: list[str | None], reports: list[tuple | None]) -> np.ndarray:
+        """Each event's owner code: ``SHARED`` for a system report, else its agent's (``agent_code``, asked in
+        the events' order and only for events that are not reports, as the per-document fold asks)."""
+        private = np.fromiter(map(operator.not_, reports), dtype=bool, count=len(reports))
+        codes = {owner: self.agent_code(owner) for owner in dict.fromkeys(compress(owners, private))}
+        out = np.full(len(owners), SHARED, dtype=np.int32)
+        out[private] = list(map(codes.__getitem__, compress(owners, private)))
+        return out
+
+    def _judge_batch(self, batch: EventColumns, first: int) -> None:
+        """``_judge_with_previous`` of each event of ``batch`` (numbered from ``first``), in order."""
+        quarantines = batch["quarantine"]
+        threads = zip(batch["owner"], batch["session"], batch["task"], batch["speaker"], strict=True)
+        for k, (owner, session, task, speaker) in enumerate(threads):
+            before_no = self._said_in((owner, session or task, speaker), first + k)
+            if before_no is None or quarantines[k] or not (session or task):
+                continue
+            j = before_no - first  # the event before it, in this batch (j >= 0) or in the table
+            before = None if j >= 0 else self.docs.peek(before_no)
+            if quarantines[j] if before is None else before.quarantine:
+                continue
+            said_before = batch.said_fields(j) if before is None else _fields_of(before)
+            if reason := split_quarantine(said_before, batch.said_fields(k), owner):
+                quarantines[k] = reason
+                if before is None:
+                    quarantines[j] = f"{reason} (with {batch['id'][k]})"
+                else:
+                    self.docs[before_no].quarantine = f"{reason} (with {batch['id'][k]})"
+
+    def _said_in(self, thread: tuple, no: int) -> int | None:
+        """Notes event ``no`` as ``thread``'s last (the newest thread last: the oldest is forgotten first) and
+        returns the number of the event said before it in that thread, if one is remembered."""
+        before_no = self.last_said.pop(thread, None)
+        self.last_said[thread] = no
+        if len(self.last_said) > RECENT_THREADS:
+            self._forget_oldest_thread()
+        return before_no
+
+    def _grow(self, end: int) -> None:
+        """The per-document arrays hold documents up to ``end``."""
+        if end > len(self._layers):
+            self._layers = np.resize(self._layers, max(2 * len(self._layers), end))
+            self._owners = np.resize(self._owners, len(self._layers))
+            self._retired = np.resize(self._retired, len(self._layers))
 
     def person_named(self, text: str) -> str | None:
         """The one user ``text`` names (a whole word, any case) among the users this tenant holds personal
@@ -478,11 +627,7 @@ class TenantIndex:
         """A directive in one event and its number in the next (one speaker of one session or
         task): both are quarantined (``recall.provenance.split_quarantine``). ``no``: ``doc``'s
         number; ``adding``: the documents of this batch not in the table yet, by number."""
-        thread = (doc.owner, doc.session or doc.task, doc.speaker)
-        before_no = self.last_said.pop(thread, None)
-        self.last_said[thread] = no  # the newest thread last: the oldest is forgotten first
-        if len(self.last_said) > RECENT_THREADS:
-            self._forget_oldest_thread()
+        before_no = self._said_in((doc.owner, doc.session or doc.task, doc.speaker), no)
         if before_no is None or doc.quarantine or not (doc.session or doc.task):
             return
         before = adding.get(before_no) or self.docs.peek(before_no)  # read only: no object kept
@@ -518,21 +663,25 @@ class TenantIndex:
         belief.quarantine = inherited_quarantine(belief.event_ids, self.quarantine_of)
         self.beliefs[belief.id] = belief
 
-    def _take_version(self, no: int, doc: Doc) -> None:
-        """A stored item's new version (``recall.keyed``, in log order) retires the one before it;
-        a tombstone retires itself too."""
-        item = keyed.item_of(doc.scope)
+    def _take_version(self, no: int, scope: dict, batch: EventColumns | None = None, first: int = 0) -> None:
+        """A stored item's new version (``recall.keyed``, in log order; ``scope``: document ``no``'s)
+        retires the one before it; a tombstone retires itself too. ``batch``: the events being added as
+        columns, numbered from ``first`` (not in the table yet: a status changes in its column)."""
+        item = keyed.item_of(scope)
         if item is None:
             return
         previous = self.versions.get(item)
         self.versions[item] = no
         if previous is not None and not self._retired[previous]:
-            self._retire(previous, keyed.retired_status(doc.scope))
-        if keyed.is_tombstone(doc.scope):
-            self._retire(no, keyed.DELETED)
+            self._retire(previous, keyed.retired_status(scope), batch, first)
+        if keyed.is_tombstone(scope):
+            self._retire(no, keyed.DELETED, batch, first)
 
-    def _retire(self, no: int, status: str) -> None:
-        self.docs[no].status = status
+    def _retire(self, no: int, status: str, batch: EventColumns | None = None, first: int = 0) -> None:
+        if batch is not None and no >= first:
+            batch["status"][no - first] = status
+        else:
+            self.docs[no].status = status
         self._retired[no] = True
         self.retired += 1
 
@@ -717,6 +866,17 @@ class RecallIndex:
                     first = len(index.docs) - len(added)
                     self.semantic.add(tenant, [(no, d.id, semantic_text(d)) for no, d in enumerate(added, first)])
 
+    def add_events(self, by_tenant: dict[str, EventColumns]) -> None:
+        """``add`` of each tenant's events given as columns (``TenantIndex.add_events``)."""
+        with self._lock:
+            for tenant, batch in by_tenant.items():
+                index = self.tenant(tenant)
+                added = index.add_events(batch)
+                if added is not None and self.semantic is not None:  # an event's semantic text is its text
+                    first = len(index.docs) - len(added)
+                    self.semantic.add(tenant, list(zip(range(first, len(index.docs)), added["id"], added["text"],
+                                                       strict=True)))
+
     def observe(self, batch: list[Decoded]) -> None:
         """Runner listener: index appended records the moment they are in the log. A batch holding
         a long text is folded in parts, each after the recalls in flight (``fold_parts``)."""
@@ -739,16 +899,16 @@ class RecallIndex:
             self.diverged = True
 
     def _observe(self, batch: list[Decoded]) -> None:
-        items = indexables(batch)
+        events_of, units = indexables(batch)
         RECALLS.pause()
         # Taint follows data: events first, then the beliefs resting on them, then the units
         # (a unit promoted from a belief inherits its quarantine).
-        self.add([item for item in items if item[1].kind == "event"])
+        self.add_events(events_of)
         for decoded in batch:
             if decoded.record_type == "decision" and decoded.record["kind"] == beliefs.BELIEF_INDUCED:
                 for row in beliefs.project(decoded.record_type, decoded.record, decoded.position):
                     self.add_belief(row["tenant"], belief_of(row))
-        self.add([item for item in items if item[1].kind != "event"])
+        self.add(units)
         for decoded in batch:
             if decoded.record_type == "outcome":
                 self._observe_outcome(decoded.record)
@@ -798,16 +958,17 @@ class RecallIndex:
                     row = dict(zip(names, values, strict=True))
                     self.tenant(row["tenant"]).add_belief(belief_of(row))
                 continue
-            items = []
-            for values in rows:
-                row = dict(zip(names, values, strict=True))
-                if table is events.TABLE and perception_class(row) == "transactional":
-                    continue
-                doc, cues = event_doc(row["event_id"], row, _ts_us(row["ts"]), row["agent"]) \
-                    if table is events.TABLE \
-                    else fragment_doc(row)
-                items.append((row["tenant"], doc, cues))
-            self.add(items)
+            if table is events.TABLE:  # the fold's own path: a run's events as columns (observe's ``indexables``)
+                by_tenant: dict[str, list[EventRow]] = {}
+                for values in rows:
+                    row = dict(zip(names, values, strict=True))
+                    if perception_class(row) != "transactional":
+                        by_tenant.setdefault(row["tenant"], []).append(
+                            (row["event_id"], row, _ts_us(row["ts"]), row["agent"]))
+                self.add_events({tenant: event_columns(part) for tenant, part in by_tenant.items()})
+                continue
+            self.add([(row["tenant"], *fragment_doc(row))
+                      for row in (dict(zip(names, values, strict=True)) for values in rows)])
         for tenant, item, *counts in warehouse.query(
                 "SELECT tenant, item_id, applied, success, failure, contradiction, credited, debited FROM feedback"):
             if any(counts):  # an item with no count has none when folded from the log either
@@ -833,6 +994,17 @@ class RecallIndex:
         unknown = sorted(set(layers or ()) - set(LAYERS))
         if unknown:
             raise InvalidInput("recall", "layers", f"unknown layer(s) {unknown}; known: {list(LAYERS)}")
+
+
+def _fresh_at(ids: list[str], known: list[int | None]) -> list[int]:
+    """The places of the ids not indexed yet (``known``: their numbers, None if new), each id once."""
+    seen: set[str] = set()
+    out = []
+    for k, (doc_id, no) in enumerate(zip(ids, known, strict=True)):
+        if no is None and doc_id not in seen:
+            seen.add(doc_id)
+            out.append(k)
+    return out
 
 
 def _runs(warehouse, tables: tuple, one_log: bool, chunk: int):

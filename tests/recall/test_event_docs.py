@@ -171,6 +171,7 @@ def test_a_brain_built_by_the_oracle_holds_the_same_documents_and_answers_the_sa
     events = _events(70)
     native = _built(tmp_path / "native", events)
     monkeypatch.setattr(index, "event_docs_of", index.py_event_docs_of)
+    monkeypatch.setattr(index, "event_columns_of", index.py_event_columns_of)  # the fold's path (add_events)
     oracle = _built(tmp_path / "oracle", events)
     assert native[0] == oracle[0]
     assert any(d["report"] for d in native[0]) and any(d["asks"] for d in native[0])
