@@ -39,15 +39,22 @@ def clean(n: int, start: int = 0) -> list[Message]:
 
 @pytest.fixture
 def spied(monkeypatch):
-    """The results of every ``insert_events`` (rows written, or None: the range fell back)."""
+    """The results of every ``insert_events`` (rows written, or None: the range fell back), and a
+    None for every range ``frame`` refused (a record its checks in C do not take: the same fallback)."""
     results: list = []
-    insert = kafka_batches.insert_events
+    insert, frame = kafka_batches.insert_events, kafka_batches.frame
 
     def spy(*args):
         results.append(insert(*args))
         return results[-1]
 
+    def framed(*args):
+        if (got := frame(*args)) is None:
+            results.append(None)
+        return got
+
     monkeypatch.setattr(kafka_batches, "insert_events", spy)
+    monkeypatch.setattr(kafka_batches, "frame", framed)
     return results
 
 
