@@ -605,6 +605,71 @@ static PyObject *avro_check_records(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- crc32c(data, start, end) -> int: CRC-32C (Castagnoli) of data[start:end] ----
+ *
+ * The v2 record batch's checksum, as aiokafka's calc_crc32c computes it (a table, ~1 us a 1.2 KB record: as much
+ * as the records' checks); here by the CPU's crc32 instruction where it has one (SSE 4.2), else by a table. */
+
+static uint32_t crc_table[256];
+
+static void crc_table_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc_table[i] = c;
+    }
+}
+
+static uint32_t crc_by_table(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
+    while (n--)
+        crc = crc_table[(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return crc;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <nmmintrin.h>
+__attribute__((target("sse4.2"))) static uint32_t crc_by_instruction(uint32_t crc, const unsigned char *p,
+                                                                     Py_ssize_t n) {
+    uint64_t c = crc;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        c = _mm_crc32_u64(c, word);
+    }
+    crc = (uint32_t)c;
+    for (; n > 0; n--)
+        crc = _mm_crc32_u8(crc, *p++);
+    return crc;
+}
+static int has_crc_instruction(void) { return __builtin_cpu_supports("sse4.2"); }
+#else
+static uint32_t crc_by_instruction(uint32_t crc, const unsigned char *p, Py_ssize_t n) { return crc_by_table(crc, p, n); }
+static int has_crc_instruction(void) { return 0; }
+#endif
+
+static int crc_instruction;
+
+static PyObject *avro_crc32c(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn:crc32c", &data, &start, &end))
+        return NULL;
+    PyObject *out = NULL;
+    if (start < 0 || start > end || end > data.len)
+        PyErr_SetString(PyExc_ValueError, "start or end outside the data");
+    else {
+        const unsigned char *p = (const unsigned char *)data.buf + start;
+        uint32_t crc;
+        Py_BEGIN_ALLOW_THREADS
+        crc = ~(crc_instruction ? crc_by_instruction(0xFFFFFFFFu, p, end - start) : crc_by_table(0xFFFFFFFFu, p, end - start));
+        Py_END_ALLOW_THREADS
+        out = PyLong_FromUnsignedLong(crc);
+    }
+    PyBuffer_Release(&data);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"write", avro_write, METH_VARARGS,
      "write(program, record, header) -> bytes | None: header + the record's Avro body, or None for a value "
@@ -612,6 +677,8 @@ static PyMethodDef methods[] = {
     {"read", avro_read, METH_VARARGS,
      "read(program, message, offset) -> record | None: the Avro body from offset to the message's end, or None "
      "for a body left to fastavro (not well-formed, or not read to its end)."},
+    {"crc32c", avro_crc32c, METH_VARARGS,
+     "crc32c(data, start, end) -> int: the CRC-32C of data[start:end] (a Kafka v2 record batch's checksum)."},
     {"check_records", avro_check_records, METH_VARARGS,
      "check_records(program, header, data, start, end, count) -> bool: data[start:end] is exactly count Kafka v2 "
      "records, each in its place with a header + program value and valid UTF-8 (streams/kafka_batches.py)."},
@@ -621,4 +688,8 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_avro", "The compiled Avro writer and reader in C (issue 28).", -1,
                                     methods};
 
-PyMODINIT_FUNC PyInit__avro(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__avro(void) {
+    crc_table_init();
+    crc_instruction = has_crc_instruction();
+    return PyModule_Create(&module);
+}

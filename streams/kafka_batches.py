@@ -10,9 +10,9 @@ bytes the broker sends go to chDB almost as they are:
   ``magic + fingerprint`` (10 bytes) and the perception's Avro body. So one uncompressed
   record batch's records *are* Avro rows of the schema ``FRAMED`` (the Kafka fields around
   the perception's own fields), and the records of all the batches of a range, joined, are
-  one Avro block: ``frame`` walks the 61-byte batch headers, checks their CRC as aiokafka
-  does, checks every record of a batch in C (``schemas._avro.check_records``: no object made)
-  and joins the record sections.
+  one Avro block: ``frame`` walks the 61-byte batch headers, checks their CRC-32C as aiokafka
+  does (``schemas._avro.crc32c``: the CPU's crc32 instruction), checks every record of a batch
+  in C (``schemas._avro.check_records``: no object made) and joins the record sections.
 * One ``INSERT … SELECT … FROM file(…, 'Avro')`` (``insert_sql``) projects the rows into
   ``events`` inside chDB. Its few checks (``invalid_reason``'s, the sentinel) throw before
   anything is written (the ``ORDER BY`` makes chDB read every row, checks included, before the
@@ -43,8 +43,6 @@ import os
 import struct
 import tempfile
 from dataclasses import dataclass
-
-from aiokafka.record.util import calc_crc32c
 
 from hindbrain.projections.views import TABLES
 from hindbrain.schemas import _avro
@@ -142,7 +140,7 @@ def frame(record_sets: list[bytes], start: int, stop: int) -> Framed | None:
             end = pos + 12 + length
             if end > len(view):
                 break
-            if magic != 2 or attrs & _COMPRESSION or calc_crc32c(view[pos + 21:end]) != crc:
+            if magic != 2 or attrs & _COMPRESSION or _avro.crc32c(records, pos + 21, end) != crc:
                 return None
             if not attrs & _CONTROL and count and base < stop and base + last_delta >= start:
                 inside = min(stop, base + last_delta + 1) - max(start, base)

@@ -130,3 +130,16 @@ def test_bad_arguments_are_an_error_not_a_crash():
     with pytest.raises(ValueError):
         _avro.check_records((99,), HEADER, record, 0, len(record), 1)
     assert _avro.check_records(PROGRAM, HEADER, b"", 0, 0, 0)  # no records: nothing wrong
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=300), start=st.integers(0, 300), size=st.integers(0, 300))
+def test_the_batch_checksum_is_aiokafkas(data, start, size):
+    """``_avro.crc32c`` (the CPU's crc32 instruction, or a table) gives what aiokafka's reader checks."""
+    from aiokafka.record.util import calc_crc32c
+
+    start = min(start, len(data))
+    end = min(start + size, len(data))
+    assert _avro.crc32c(data, start, end) == calc_crc32c(data[start:end])
+    with pytest.raises(ValueError):
+        _avro.crc32c(data, start, len(data) + 1)
