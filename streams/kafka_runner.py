@@ -217,7 +217,8 @@ class KafkaProjector(_LoopThread):
     def _fetch_range(self, partition: int, start: int) -> tuple[int, kafka_batches.Framed | None]:
         """``(stop, framed)``: the record batches of one fetch at ``start`` (sized to about
         ``batch_size`` records), framed for the insert; ``framed`` None when the per-record path
-        must take ``[start, stop)`` (compressed, a broker error), ``stop == start`` when empty."""
+        must take ``[start, stop)`` (compressed, a broker error, a record ``frame`` refuses), ``stop == start``
+        when empty."""
         want = min(FETCH_BYTES, max(MIN_FETCH_BYTES, self.batch_size * self._record_bytes))
         got = self.log.fetch_batches(kafka_batches.TOPIC, partition, start, want)
         if got is None:  # a broker error: the per-record reader says what is there

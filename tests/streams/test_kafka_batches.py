@@ -39,15 +39,22 @@ def clean(n: int, start: int = 0) -> list[Message]:
 
 @pytest.fixture
 def spied(monkeypatch):
-    """The results of every ``insert_events`` (rows written, or None: the range fell back)."""
+    """The results of every ``insert_events`` (rows written, or None: the range fell back), and a
+    None for every range ``frame`` refused (a record its checks in C do not take: the same fallback)."""
     results: list = []
-    insert = kafka_batches.insert_events
+    insert, frame = kafka_batches.insert_events, kafka_batches.frame
 
     def spy(*args):
         results.append(insert(*args))
         return results[-1]
 
+    def framed(*args):
+        if (got := frame(*args)) is None:
+            results.append(None)
+        return got
+
     monkeypatch.setattr(kafka_batches, "insert_events", spy)
+    monkeypatch.setattr(kafka_batches, "frame", framed)
     return results
 
 
@@ -235,3 +242,32 @@ def test_a_replay_creates_no_topic(kafka, open_warehouse):
         log.close()
     assert report.records == 60 and report.digest["events"][0] == 60
     assert kafka.topics() == before == [kafka.prefix + "perceptions"]
+
+
+def _batch(base: int, values: list[bytes]) -> bytes:
+    """One uncompressed v2 record batch at ``base`` as a broker sends it (the base offset is outside its CRC)."""
+    from aiokafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=0, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for delta, value in enumerate(values):
+        builder.append(delta, timestamp=None, key=b"k", value=value, headers=[])
+    return base.to_bytes(8, "big") + bytes(builder.build())[8:]
+
+
+@pytest.mark.parametrize(("bases", "start", "stop", "shift", "offsets"), [
+    ((100, 103), 0, 10**6, 100, [100, 101, 102, 103, 104]),  # back to back: one shift for every row
+    ((100, 110), 0, 10**6, None, [100, 101, 102, 110, 111]),  # a gap between batches: each batch's base
+    ((100, 110), 101, 111, None, [101, 102, 110]),  # and a range cutting through both
+    ((100, 103), 101, 104, 100, [101, 102, 103]),
+], ids=["back to back", "gap", "gap, cut", "back to back, cut"])
+def test_each_row_gets_its_own_offset_with_or_without_gaps(open_warehouse, bases, start, stop, shift, offsets):
+    values = [registry.encode("perception", perception(i)) for i in range(5)]
+    framed = kafka_batches.frame([_batch(bases[0], values[:3]) + _batch(bases[1], values[3:])], start, stop)
+    assert framed is not None and framed.shift == shift
+    warehouse = open_warehouse()
+    assert kafka_batches.insert_events(warehouse, framed, 0, start, stop) == len(offsets)
+    rows = warehouse.query(f"SELECT _offset, event_id FROM `{warehouse.database}`.`events` ORDER BY _offset")
+    assert [r[0] for r in rows] == offsets
+    by_offset = dict(zip([100, 101, 102, bases[1], bases[1] + 1], values, strict=True))
+    assert [r[1] for r in rows] == [registry.decode(by_offset[o])[1]["envelope"]["record_id"] for o in offsets]
