@@ -298,6 +298,41 @@ def _dense_row(docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray, weight: flo
     return row
 
 
+def _visible_postings(visible: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A term's postings (``docs`` ascending, ``tfs``) among the ``visible`` documents (ascending),
+    numbered by their place there: (places int32, their tfs float32)."""
+    at = np.searchsorted(visible, docs)
+    seen = at < len(visible)
+    seen[seen] = visible[at[seen]] == docs[seen]
+    return np.ascontiguousarray(at[seen], dtype=np.int32), np.ascontiguousarray(tfs[seen], dtype=np.float32)
+
+
+class _ViewRow(NamedTuple):
+    """A common term's part of the scores over a view's documents (``BM25Index._view_rows``): a dense
+    ``row`` (4 bytes a visible document), or, when under half the visible documents hold the term,
+    its postings there (``at`` their places, ``tfs``: 8 bytes a holder), the smaller. api.py's common
+    query terms are each in 12-37 % of the documents (one in all), so dense rows were mostly zeros:
+    131 B an event at 100k (docs/speed.md, round fourteen). Postings are added with ``bm25_add``, the
+    float32 operations a dense row is made with, so the scores keep their bits either way."""
+
+    row: np.ndarray | None
+    at: np.ndarray | None
+    tfs: np.ndarray | None
+    idf: float
+
+    @property
+    def nbytes(self) -> int:
+        return self.row.nbytes if self.row is not None else self.at.nbytes + self.tfs.nbytes
+
+    def add_to(self, scores: np.ndarray, norms: np.ndarray, weight: float) -> None:
+        """Adds this part to ``scores`` over the view (``norms``: its documents' norms; ``weight``: idf × the
+        term's count in the query, which a dense row was made with)."""
+        if self.row is not None:
+            scores += self.row
+        else:
+            _scan.bm25_add(scores, self.at, self.tfs, norms, weight, K1 + 1.0)
+
+
 class _View(NamedTuple):
     """A mask recent recalls used (``BM25Index.visible_scores``), kept while the corpus stays as it
     is: the mask (compared at every use, not hashed) and, once it recurs, the visible documents'
@@ -337,8 +372,8 @@ class BM25Index:
         self._rows: OrderedDict[tuple[str, int], tuple[np.ndarray, float]] = OrderedDict()  # see _row
         self._views: list[_View] = []  # see visible_scores; most recently used first
         self._views_made = 0
-        # (view number, term, qtf) → (a common term's row over the view's documents, its idf), oldest first
-        self._view_rows: OrderedDict[tuple[int, str, int], tuple[np.ndarray, float]] = OrderedDict()
+        # (view number, term, qtf) → a common term's part over the view's documents (``_ViewRow``), oldest first
+        self._view_rows: OrderedDict[tuple[int, str, int], _ViewRow] = OrderedDict()
         self._view_bytes = 0
         self._lock = threading.Lock()  # adding and scoring (which settles tails) exclude each other
 
@@ -571,29 +606,36 @@ class BM25Index:
             scores = np.zeros(len(view.docs), dtype=np.float32)
             for term, qtf in Counter(terms).items():
                 kept = self._view_rows.get((view.number, term, qtf))
-                if kept is not None:  # a common term: its row over the visible documents
+                if kept is not None:  # a common term: its part over the visible documents
                     self._view_rows.move_to_end((view.number, term, qtf))
-                    idfs[term] = kept[1]
-                    scores += kept[0]
+                    idfs[term] = kept.idf
+                    kept.add_to(scores, view.norms, kept.idf * qtf)
                     continue
                 found = self._term_postings(term, n)
                 if found is None:
                     continue
                 docs, tfs, idf = found
                 idfs[term] = idf
-                if len(docs) >= n * ROW_SHARE:  # a common term: its whole row at the visible documents, kept
-                    whole = self._rows.get((term, qtf))
-                    # the whole row ``scores`` keeps, else one made for this and dropped: kept too, the
-                    # whole rows of every term the views used held ~380 B a document at 100k
-                    row = whole[0] if whole is not None else _dense_row(docs, tfs, norms, idf * qtf)
-                    scores += self._keep_view_row((view.number, term, qtf), row[view.docs], idf)
+                at, seen_tfs = _visible_postings(view.docs, docs, tfs)
+                if len(docs) >= n * ROW_SHARE:  # a common term: its part over the visible documents, kept
+                    kept = self._keep_view_row((view.number, term, qtf),
+                                               self._view_row(view, term, qtf, docs, tfs, norms, idf, at, seen_tfs))
+                    kept.add_to(scores, view.norms, idf * qtf)
                 else:  # the postings of visible documents, numbered by their place among them
-                    at = np.searchsorted(view.docs, docs)
-                    seen = at < len(view.docs)
-                    seen[seen] = view.docs[at[seen]] == docs[seen]
-                    _scan.bm25_add(scores, np.ascontiguousarray(at[seen], dtype=np.int32), tfs[seen], view.norms,
-                                   idf * qtf, K1 + 1.0)
+                    _scan.bm25_add(scores, at, seen_tfs, view.norms, idf * qtf, K1 + 1.0)
         return view.docs, scores, idfs
+
+    def _view_row(self, view: _View, term: str, qtf: int, docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray,
+                  idf: float, at: np.ndarray, seen_tfs: np.ndarray) -> _ViewRow:
+        """A common term's part over ``view``'s documents, in the smaller form (``_ViewRow``): its
+        postings there (``at``, ``seen_tfs``) when under half of them hold it, else a dense row taken
+        from the whole row ``scores`` keeps, or from one made for this and dropped (kept too, the whole
+        rows of every term the views used held ~380 B a document at 100k)."""
+        if 2 * len(at) < len(view.docs):
+            return _ViewRow(None, at, seen_tfs, idf)
+        whole = self._rows.get((term, qtf))
+        row = whole[0] if whole is not None else _dense_row(docs, tfs, norms, idf * qtf)
+        return _ViewRow(row[view.docs], None, None, idf)
 
     def _view(self, mask: np.ndarray, norms: np.ndarray) -> _View:
         """The kept view of ``mask`` (equal masks share one), its documents found the second time
@@ -611,13 +653,13 @@ class BM25Index:
         del self._views[VISIBLE_VIEWS:]  # their rows are never read again: the oldest, they go first
         return self._views[0]
 
-    def _keep_view_row(self, key: tuple[int, str, int], row: np.ndarray, idf: float) -> np.ndarray:
-        """Keeps a common term's ``row`` over a view's documents; the oldest go beyond ``VIEW_ROW_BYTES``."""
-        self._view_rows[key] = (row, idf)
-        self._view_bytes += row.nbytes
+    def _keep_view_row(self, key: tuple[int, str, int], kept: _ViewRow) -> _ViewRow:
+        """Keeps a common term's part over a view's documents; the oldest go beyond ``VIEW_ROW_BYTES``."""
+        self._view_rows[key] = kept
+        self._view_bytes += kept.nbytes
         while self._view_bytes > VIEW_ROW_BYTES:
-            self._view_bytes -= self._view_rows.popitem(last=False)[1][0].nbytes
-        return row
+            self._view_bytes -= self._view_rows.popitem(last=False)[1].nbytes
+        return kept
 
     def _row(self, key: tuple[str, int], docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray,
              weight: float, idf: float) -> np.ndarray:
