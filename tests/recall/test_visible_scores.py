@@ -159,3 +159,20 @@ def test_a_common_term_few_visible_documents_hold_is_kept_as_its_postings_there(
     assert set(kept) == set(sparse) | {"the"}
     assert kept["the"].row is not None and kept["the"].nbytes == 4 * visible
     assert all(kept[t].row is None for t in sparse)
+
+
+def test_a_common_term_under_half_the_documents_hold_keeps_its_postings_as_its_whole_part(monkeypatch):
+    """``scores`` keeps a common term's postings, gathered, rather than a dense row over every document
+    when under half of them hold it; the scores are those of its postings added one by one."""
+    docs = corpus(random.Random(35), 3000)
+    index, plain = BM25Index(), BM25Index()
+    index.add_many(docs)
+    plain.add_many(docs)
+    sparse = ["w2", "w3", "w4", "w6"]
+    first, _ = index.scores(sparse + ["the"])
+    assert index._row_bytes < 4 * len(index) * (1 + len(sparse) / 2)  # dense rows: 4 * n * 5
+    assert index._rows[("the", 1)].row is not None and all(index._rows[(t, 1)].row is None for t in sparse)
+    again, _ = index.scores(sparse + ["the"])
+    monkeypatch.setattr(lexical, "ROW_SHARE", 2.0)  # no term is common: every posting added by bm25_add
+    want, _ = plain.scores(sparse + ["the"])
+    assert np.array_equal(first, want) and np.array_equal(again, want)
