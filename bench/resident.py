@@ -22,7 +22,6 @@ outside both checkouts (``python -m``-style path mixing otherwise, docs/speed.md
 from __future__ import annotations
 
 import argparse
-import gc
 import random
 import shutil
 import statistics
@@ -41,16 +40,15 @@ def per_event(since: tuple[int, dict[str, int]], size: int) -> str:
     return f"{total / size:,.0f} B/event (anonymous {(split['anon'] - since[1]['anon']) / size:,.0f})"
 
 
-def lexical_kept() -> int:
-    """Bytes the lexical indexes keep of common terms' parts (whole and over recalls' masks): a dense row
-    or postings each (``recall.lexical``; an older checkout's rows are ``(row, idf)`` pairs)."""
-    from hindbrain.recall.lexical import BM25Index
+def lexical_kept(brain) -> int:
+    """Bytes the tenants' lexical indexes keep of common terms' parts (whole, and over recalls' masks): a
+    dense row or postings each (``recall.lexical``; an older checkout's rows are ``(row, idf)`` pairs)."""
 
     def size(part) -> int:
-        return part[0].nbytes if isinstance(part, tuple) and not hasattr(part, "nbytes") else part.nbytes
+        return part.nbytes if hasattr(part, "nbytes") else part[0].nbytes
 
-    return sum(size(part) for index in gc.get_objects() if isinstance(index, BM25Index)
-               for kept in (index._rows, index._view_rows) for part in list(kept.values()))
+    return sum(size(part) for tenant in list(brain.index.tenants.values())
+               for kept in (tenant.bm25._rows, tenant.bm25._view_rows) for part in list(kept.values()))
 
 
 def measure(size: int, vectors: Path) -> None:
@@ -81,7 +79,7 @@ def measure(size: int, vectors: Path) -> None:
             neural = semantic.neural_count(TENANT)
             print(f"  settled {time.perf_counter() - t:.0f} s later ({neural:,} of {size:,} neural)")
             row = per_event(since, size)
-            print(f"  owner resident, settled {row}; lexical parts kept {lexical_kept() / size:,.0f} B/event, "
+            print(f"  owner resident, settled {row}; lexical parts kept {lexical_kept(brain) / size:,.0f} B/event, "
                   f"vector indexes {semantic.memory_bytes() / size:,.0f}", flush=True)
             qs = queries(rng, 300)
             timed_recalls(brain, qs[:20])
