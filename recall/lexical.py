@@ -298,6 +298,42 @@ def _dense_row(docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray, weight: flo
     return row
 
 
+def _visible_postings(visible: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A term's postings (``docs`` ascending, ``tfs``) among the ``visible`` documents (ascending),
+    numbered by their place there: (places int32, their tfs float32)."""
+    at = np.searchsorted(visible, docs)
+    seen = at < len(visible)
+    seen[seen] = visible[at[seen]] == docs[seen]
+    return np.ascontiguousarray(at[seen], dtype=np.int32), np.ascontiguousarray(tfs[seen], dtype=np.float32)
+
+
+class _TermPart(NamedTuple):
+    """A common term's part of the scores, kept: over all documents (``BM25Index._rows``) or over a
+    view's (``BM25Index._view_rows``). A dense ``row`` (4 bytes a document), or, when under half the
+    documents hold the term, its postings among them (``at`` their places, ``tfs``: 8 bytes a holder),
+    the smaller. api.py's common query terms are each in 12-37 % of the documents (one in all), so
+    dense rows were mostly zeros: the rows over views held 131 B an event at 100k (docs/speed.md,
+    round fourteen). Postings are added with ``bm25_add``, the float32 operations a dense row is made
+    with, so the scores keep their bits either way; kept, they spare the postings' gathering."""
+
+    row: np.ndarray | None
+    at: np.ndarray | None
+    tfs: np.ndarray | None
+    idf: float
+
+    @property
+    def nbytes(self) -> int:
+        return self.row.nbytes if self.row is not None else self.at.nbytes + self.tfs.nbytes
+
+    def add_to(self, scores: np.ndarray, norms: np.ndarray, weight: float) -> None:
+        """Adds this part to ``scores`` over the view (``norms``: its documents' norms; ``weight``: idf × the
+        term's count in the query, which a dense row was made with)."""
+        if self.row is not None:
+            scores += self.row
+        else:
+            _scan.bm25_add(scores, self.at, self.tfs, norms, weight, K1 + 1.0)
+
+
 class _View(NamedTuple):
     """A mask recent recalls used (``BM25Index.visible_scores``), kept while the corpus stays as it
     is: the mask (compared at every use, not hashed) and, once it recurs, the visible documents'
@@ -334,11 +370,12 @@ class BM25Index:
         self._total_length = 0
         self._norms = np.empty(0, dtype=np.float32)  # see _doc_norms
         self._norms_of = (0, 0)  # (documents, total length) the norms and rows were computed for
-        self._rows: OrderedDict[tuple[str, int], tuple[np.ndarray, float]] = OrderedDict()  # see _row
+        self._rows: OrderedDict[tuple[str, int], _TermPart] = OrderedDict()  # see _row
+        self._row_bytes = 0
         self._views: list[_View] = []  # see visible_scores; most recently used first
         self._views_made = 0
-        # (view number, term, qtf) → (a common term's row over the view's documents, its idf), oldest first
-        self._view_rows: OrderedDict[tuple[int, str, int], tuple[np.ndarray, float]] = OrderedDict()
+        # (view number, term, qtf) → a common term's part over the view's documents (``_TermPart``), oldest first
+        self._view_rows: OrderedDict[tuple[int, str, int], _TermPart] = OrderedDict()
         self._view_bytes = 0
         self._lock = threading.Lock()  # adding and scoring (which settles tails) exclude each other
 
@@ -510,11 +547,11 @@ class BM25Index:
             return scores, idfs
         norms = self._doc_norms()
         for term, qtf in Counter(terms).items():
-            row = self._rows.get((term, qtf))
-            if row is not None:  # a common term, scored as a whole row
+            kept = self._rows.get((term, qtf))
+            if kept is not None:  # a common term, its part kept
                 self._rows.move_to_end((term, qtf))
-                idfs[term] = row[1]
-                scores += row[0]
+                idfs[term] = kept.idf
+                kept.add_to(scores, norms, kept.idf * qtf)
                 continue
             found = self._term_postings(term, n)
             if found is None:
@@ -522,7 +559,7 @@ class BM25Index:
             docs, tfs, idf = found
             idfs[term] = idf
             if len(docs) >= n * ROW_SHARE:
-                scores += self._row((term, qtf), docs, tfs, norms, idf * qtf, idf)
+                self._row((term, qtf), docs, tfs, norms, idf).add_to(scores, norms, idf * qtf)
             else:
                 _scan.bm25_add(scores, docs, tfs, norms, idf * qtf, K1 + 1.0)
         return scores, idfs
@@ -571,29 +608,36 @@ class BM25Index:
             scores = np.zeros(len(view.docs), dtype=np.float32)
             for term, qtf in Counter(terms).items():
                 kept = self._view_rows.get((view.number, term, qtf))
-                if kept is not None:  # a common term: its row over the visible documents
+                if kept is not None:  # a common term: its part over the visible documents
                     self._view_rows.move_to_end((view.number, term, qtf))
-                    idfs[term] = kept[1]
-                    scores += kept[0]
+                    idfs[term] = kept.idf
+                    kept.add_to(scores, view.norms, kept.idf * qtf)
                     continue
                 found = self._term_postings(term, n)
                 if found is None:
                     continue
                 docs, tfs, idf = found
                 idfs[term] = idf
-                if len(docs) >= n * ROW_SHARE:  # a common term: its whole row at the visible documents, kept
-                    whole = self._rows.get((term, qtf))
-                    # the whole row ``scores`` keeps, else one made for this and dropped: kept too, the
-                    # whole rows of every term the views used held ~380 B a document at 100k
-                    row = whole[0] if whole is not None else _dense_row(docs, tfs, norms, idf * qtf)
-                    scores += self._keep_view_row((view.number, term, qtf), row[view.docs], idf)
+                at, seen_tfs = _visible_postings(view.docs, docs, tfs)
+                if len(docs) >= n * ROW_SHARE:  # a common term: its part over the visible documents, kept
+                    kept = self._keep_view_row((view.number, term, qtf),
+                                               self._view_row(view, term, qtf, docs, tfs, norms, idf, at, seen_tfs))
+                    kept.add_to(scores, view.norms, idf * qtf)
                 else:  # the postings of visible documents, numbered by their place among them
-                    at = np.searchsorted(view.docs, docs)
-                    seen = at < len(view.docs)
-                    seen[seen] = view.docs[at[seen]] == docs[seen]
-                    _scan.bm25_add(scores, np.ascontiguousarray(at[seen], dtype=np.int32), tfs[seen], view.norms,
-                                   idf * qtf, K1 + 1.0)
+                    _scan.bm25_add(scores, at, seen_tfs, view.norms, idf * qtf, K1 + 1.0)
         return view.docs, scores, idfs
+
+    def _view_row(self, view: _View, term: str, qtf: int, docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray,
+                  idf: float, at: np.ndarray, seen_tfs: np.ndarray) -> _TermPart:
+        """A common term's part over ``view``'s documents, in the smaller form (``_TermPart``): its
+        postings there (``at``, ``seen_tfs``) when under half of them hold it, else a dense row taken
+        from the whole row ``scores`` keeps, or from one made for this and dropped (kept too, the whole
+        rows of every term the views used held ~380 B a document at 100k)."""
+        if 2 * len(at) < len(view.docs):
+            return _TermPart(None, at, seen_tfs, idf)
+        whole = self._rows.get((term, qtf))
+        row = whole.row if whole is not None and whole.row is not None else _dense_row(docs, tfs, norms, idf * qtf)
+        return _TermPart(row[view.docs], None, None, idf)
 
     def _view(self, mask: np.ndarray, norms: np.ndarray) -> _View:
         """The kept view of ``mask`` (equal masks share one), its documents found the second time
@@ -611,25 +655,30 @@ class BM25Index:
         del self._views[VISIBLE_VIEWS:]  # their rows are never read again: the oldest, they go first
         return self._views[0]
 
-    def _keep_view_row(self, key: tuple[int, str, int], row: np.ndarray, idf: float) -> np.ndarray:
-        """Keeps a common term's ``row`` over a view's documents; the oldest go beyond ``VIEW_ROW_BYTES``."""
-        self._view_rows[key] = (row, idf)
-        self._view_bytes += row.nbytes
+    def _keep_view_row(self, key: tuple[int, str, int], kept: _TermPart) -> _TermPart:
+        """Keeps a common term's part over a view's documents; the oldest go beyond ``VIEW_ROW_BYTES``."""
+        self._view_rows[key] = kept
+        self._view_bytes += kept.nbytes
         while self._view_bytes > VIEW_ROW_BYTES:
-            self._view_bytes -= self._view_rows.popitem(last=False)[1][0].nbytes
-        return row
+            self._view_bytes -= self._view_rows.popitem(last=False)[1].nbytes
+        return kept
 
     def _row(self, key: tuple[str, int], docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray,
-             weight: float, idf: float) -> np.ndarray:
-        """A common term's contributions as a dense row (zeros elsewhere: adding one to the scores
-        gives the bits ``bm25_add`` would), kept: adding a row costs a fraction of a pass over
-        its postings, and the terms every document shares ("ticket", "system", "the") recur in
-        most queries. Rows live until the next add; the oldest go beyond ``ROW_BYTES``."""
-        row = _dense_row(docs, tfs, norms, weight)
-        self._rows[key] = (row, idf)
-        while len(self._rows) * row.nbytes > ROW_BYTES:
-            self._rows.popitem(last=False)
-        return row
+             idf: float) -> _TermPart:
+        """A common term's part over all documents, kept (``_TermPart``: its postings when under half the
+        documents hold it, else a dense row, zeros elsewhere): adding a row costs a fraction of a pass
+        over its postings, and the terms every document shares ("ticket", "system", "the") recur in most
+        queries; a sparser term's postings, kept gathered, spare their gathering from the segments. Kept
+        until the next add; the oldest go beyond ``ROW_BYTES``."""
+        if 2 * len(docs) < len(norms):
+            part = _TermPart(None, docs, tfs, idf)
+        else:
+            part = _TermPart(_dense_row(docs, tfs, norms, idf * key[1]), None, None, idf)
+        self._rows[key] = part
+        self._row_bytes += part.nbytes
+        while self._row_bytes > ROW_BYTES:
+            self._row_bytes -= self._rows.popitem(last=False)[1].nbytes
+        return part
 
     def _doc_norms(self) -> np.ndarray:
         """``K1 * (1 - B + B * length / avgdl)`` of every document, float32 as numpy computes it
@@ -637,6 +686,7 @@ class BM25Index:
         n, total = self._n, self._total_length
         if self._norms_of != (n, total):
             self._rows.clear()
+            self._row_bytes = 0
             self._views.clear()
             self._view_rows.clear()
             self._view_bytes = 0

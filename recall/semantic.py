@@ -77,7 +77,7 @@ _LOOKUP = 512  # queued items per background step with a cache (a reload is most
 _FLUSH = 512  # cache rows buffered before a write
 _GRAPH_STEP = 256  # graph insertions between checks for new embedding work
 _SQL_VARS = 900  # under SQLite's historical limit of 999 bound parameters
-RECENT_VECTORS = 4096  # neural vectors of recent texts kept for dedup (2 KB each: 8 MB)
+RECENT_VECTORS = 4096  # neural vectors of recent texts kept for dedup (float16: 1 KB each, 4 MB)
 QUERY_CACHE = 4096  # query texts whose vectors are kept (2 KB each: 8 MB)
 TRIM_AFTER = 5_000  # vectors put in the graph before a settled index trims the heap (a trim costs ms)
 FOLLOW_RETRY_S = 0.25  # a replica's recheck of the cache for vectors the owner has not written yet
@@ -183,27 +183,46 @@ class EmbeddingCache:
 class RecentVectors:
     """The neural vectors of the last ``size`` distinct texts embedded, by text hash: a text
     repeated across a tenant's documents or steps is embedded once even before the SQLite cache
-    is flushed (or when there is none). Used by the background thread only."""
+    is flushed (or when there is none). Used by the background thread only.
+
+    Held as the cache holds them: float16 rows in one ``(size, dim)`` array, a hit given back as its
+    unit float32 row, which is what ``EmbeddingCache.get`` gives for the same vector (so a text's
+    vector does not depend on which of the two it came from). The rows were kept as views of the
+    workers' float32 batches: the last 4,096 held 64 whole batches alive, 8 MB in every settled owner
+    (80 B an event at 100k, docs/speed.md round fourteen); now 4 MB."""
 
     def __init__(self, size: int = RECENT_VECTORS):
+        if not isinstance(size, int) or size < 1:
+            raise ValueError(f"RecentVectors: size must be an int >= 1, not {size!r}")
         self.size = size
-        self._vectors: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._slots: OrderedDict[bytes, int] = OrderedDict()  # hash -> row; rows 0 .. len - 1 in use
+        self._rows: np.ndarray | None = None  # (size, dim) float16, made at the first put
 
     def get(self, hashes: list[bytes]) -> dict[int, np.ndarray]:
-        """Known vectors by position in ``hashes``."""
-        found = {}
+        """Known vectors (unit float32 rows) by position in ``hashes``."""
+        at: dict[int, int] = {}
         for i, h in enumerate(hashes):
-            vec = self._vectors.get(h)
-            if vec is not None:
-                found[i] = vec
-                self._vectors.move_to_end(h)
-        return found
+            slot = self._slots.get(h)
+            if slot is not None:
+                at[i] = slot
+                self._slots.move_to_end(h)
+        if not at:
+            return {}
+        return dict(zip(at, normalize_rows(self._rows[list(at.values())]), strict=True))
 
     def put(self, hashes: list[bytes], vectors: np.ndarray) -> None:
+        vectors = np.asarray(vectors)
+        if self._rows is None:
+            self._rows = np.empty((self.size, vectors.shape[1]), dtype=np.float16)
         for h, v in zip(hashes, vectors, strict=True):
-            self._vectors[h] = v
-        while len(self._vectors) > self.size:
-            self._vectors.popitem(last=False)
+            slot = self._slots.pop(h, None)
+            if slot is None:  # a new text takes the next free row, or the least recent text's
+                slot = len(self._slots) if len(self._slots) < self.size else self._slots.popitem(last=False)[1]
+            self._rows[slot] = v
+            self._slots[h] = slot
+
+    def __len__(self) -> int:
+        return len(self._slots)
 
 
 _VIEW_SEP = "\x1e"  # joins a query's joined text and a later view into one cache key

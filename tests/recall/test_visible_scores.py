@@ -138,3 +138,41 @@ def test_rows_over_a_mask_leave_the_whole_rows_to_scores():
     assert list(index._rows) == [("the", 1)]
     common = {(t, q) for query in QUERIES for t, q in Counter(query).items() if (t, q) in twin._rows}
     assert {(t, q) for _, t, q in index._view_rows} == common and len(common) > 5
+
+
+def test_a_common_term_few_visible_documents_hold_is_kept_as_its_postings_there():
+    """A common term in a quarter to an eighth of the documents keeps its postings over a recurring mask
+    (8 bytes a holder), not a dense row (4 bytes a visible document, mostly zeros): api.py's common query
+    terms are in 12-37 % of the documents. A term most visible documents hold keeps its dense row. The
+    scores keep their bits either way."""
+    docs = corpus(random.Random(34), 3000)
+    index = BM25Index()
+    index.add_many(docs)
+    mask = np.random.default_rng(9).random(len(index)) < 0.34
+    sparse = ["w2", "w3", "w4", "w6"]  # each in ~1/4 .. 1/8 of the documents (ROW_SHARE 1/16: common)
+    assert not assert_same(index, sparse + ["the"], mask)
+    for _ in range(2):  # the recurring mask: its common terms' parts kept, then read back
+        assert assert_same(index, sparse + ["the"], mask)
+    visible = int(np.count_nonzero(mask))
+    assert index._view_bytes < 4 * visible * (1 + len(sparse) / 2)  # dense rows: 4 * visible * 5
+    kept = {term: part for (_, term, _), part in index._view_rows.items()}
+    assert set(kept) == set(sparse) | {"the"}
+    assert kept["the"].row is not None and kept["the"].nbytes == 4 * visible
+    assert all(kept[t].row is None for t in sparse)
+
+
+def test_a_common_term_under_half_the_documents_hold_keeps_its_postings_as_its_whole_part(monkeypatch):
+    """``scores`` keeps a common term's postings, gathered, rather than a dense row over every document
+    when under half of them hold it; the scores are those of its postings added one by one."""
+    docs = corpus(random.Random(35), 3000)
+    index, plain = BM25Index(), BM25Index()
+    index.add_many(docs)
+    plain.add_many(docs)
+    sparse = ["w2", "w3", "w4", "w6"]
+    first, _ = index.scores(sparse + ["the"])
+    assert index._row_bytes < 4 * len(index) * (1 + len(sparse) / 2)  # dense rows: 4 * n * 5
+    assert index._rows[("the", 1)].row is not None and all(index._rows[(t, 1)].row is None for t in sparse)
+    again, _ = index.scores(sparse + ["the"])
+    monkeypatch.setattr(lexical, "ROW_SHARE", 2.0)  # no term is common: every posting added by bm25_add
+    want, _ = plain.scores(sparse + ["the"])
+    assert np.array_equal(first, want) and np.array_equal(again, want)
