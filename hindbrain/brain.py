@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 
-from hindbrain.heap_trim import HeapTrimmer, fix_mmap_threshold
+from hindbrain.heap_trim import HeapTrimmer, bulk_threshold
 from hindbrain.jobs import HindsightReport, run_hindsight
 from hindbrain.learning import lifecycle
 from hindbrain.learning.authority import OPERATOR, granted_by, refusal, trust_raised
@@ -84,7 +84,8 @@ class Brain:
         self.index_start = ""  # how the recall index was built on open (``open_index``)
         # gives free heap pages back after bulk work; perceive_many holds its trim until it returns
         self.heap_trimmer = HeapTrimmer(also=getattr(warehouse, "release_memory", None))
-        fix_mmap_threshold()  # a batch's large temporaries mapped, not holes left in the heap (hindbrain.heap_trim)
+        # a batch's large temporaries mapped, not holes left in the heap; a recall's from the heap (hindbrain.heap_trim)
+        bulk_threshold.settle()
 
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod
@@ -116,10 +117,11 @@ class Brain:
             return open_distributed(cls, cfg, extractor)
         check_not_served(cfg.home)  # one line naming the serving process, not chDB's lock traceback
         log = SqliteLog(cfg.log_path(), synchronous=cfg.log_sync)
-        warehouse = open_views(cfg, log)
-        brain = cls(log, warehouse, cfg)
-        brain.runner.catch_up()
-        brain.index_start = open_index(cfg, log, warehouse, brain.index)
+        with bulk_threshold.held():  # the views' catch-up and the index's build are bulk work
+            warehouse = open_views(cfg, log)
+            brain = cls(log, warehouse, cfg)
+            brain.runner.catch_up()
+            brain.index_start = open_index(cfg, log, warehouse, brain.index)
         # Refreezer and HeapTrimmer: after what it indexed (the collection frees, the trim returns the pages)
         brain.runner.listeners += [brain.index.observe, Refreezer(), brain.heap_trimmer]
         log.on_group_end.append(brain.index.diverge)  # a rolled-back group: its records stay out of any snapshot
@@ -197,7 +199,7 @@ class Brain:
         are refused (``InvalidInput`` on ``tenant``, naming the event), nothing written."""
         # the trim waits for the batch's temporaries (its records, the decoded batch, the
         # learner's pass) to be freed at return (hindbrain.heap_trim)
-        with self.heap_trimmer.deferred(), gc_paused():
+        with self.heap_trimmer.deferred(), bulk_threshold.held(), gc_paused():
             return self._perceive_many(events)
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
@@ -215,7 +217,7 @@ class Brain:
         """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
         one batch, and each position holds the event's id or the ``InvalidInput`` that
         refused it (a server batching concurrent requests answers each one)."""
-        with self.heap_trimmer.deferred(), gc_paused():
+        with self.heap_trimmer.deferred(), bulk_threshold.held(), gc_paused():
             return self._perceive_each(events)
 
     def _perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:

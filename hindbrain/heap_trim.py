@@ -46,6 +46,9 @@ _TRIM = _glibc("malloc_trim", [ctypes.c_size_t], ctypes.c_int)
 _MALLOPT = _glibc("mallopt", [ctypes.c_int, ctypes.c_int], ctypes.c_int)
 
 MMAP_THRESHOLD = 128 * 1024  # glibc's initial threshold: a block this large or larger gets its own mapping
+# Between bulk calls: a recall's numpy temporaries (~7 a recall of 140-400 kB at 100k events: the lexical
+# scores, the candidates' vectors, the graph's matrix) come from the heap, where the next recall reuses them.
+SERVING_MMAP_THRESHOLD = 2 << 20
 _M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 
 
@@ -61,6 +64,48 @@ def fix_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
     subprocesses with their own allocator settings. The C library is looked up once, at import
     (``find_library`` runs a subprocess), not at every brain's opening."""
     return bool(_MALLOPT(_M_MMAP_THRESHOLD, size)) if _MALLOPT is not None else False
+
+
+class BulkThreshold:
+    """The process's mmap threshold by what runs: ``MMAP_THRESHOLD`` while any bulk call holds it
+    (``held``: an import's batch, a brain's opening), ``SERVING_MMAP_THRESHOLD`` otherwise.
+
+    Held at 128 kB for good (round thirteen), every recall's temporaries of 140-400 kB got a
+    mapping of their own: ~7 ``mmap``/``munmap`` pairs and ~380 page faults a recall at 100k
+    events, ~0.45 ms of system time on the owner's recall thread (docs/speed.md, "Served recalls,
+    round fourteen"); a recall replica, which never held it, paid none of that. A recall does not
+    leave the holes the bulk threshold is for: its temporaries are freed when it returns and the
+    next recall's, of the same sizes, take their place. ``mallopt`` is the process's, so the holders
+    are counted here, not per brain. Thread-safe."""
+
+    def __init__(self, bulk: int = MMAP_THRESHOLD, serving: int = SERVING_MMAP_THRESHOLD):
+        if not (isinstance(bulk, int) and isinstance(serving, int) and 0 < bulk <= serving):
+            raise ValueError(f"BulkThreshold: need ints 0 < bulk <= serving, not bulk={bulk!r}, serving={serving!r}")
+        self.bulk, self.serving = bulk, serving
+        self._holders = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """For the duration of a bulk call: the bulk threshold; the serving one once no call holds it."""
+        with self._lock:
+            self._holders += 1
+            fix_mmap_threshold(self.bulk)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                if not self._holders:
+                    fix_mmap_threshold(self.serving)
+
+    def settle(self) -> bool:
+        """Sets the threshold for what runs now (the bulk one if a call holds it): True if set."""
+        with self._lock:
+            return fix_mmap_threshold(self.bulk if self._holders else self.serving)
+
+
+bulk_threshold = BulkThreshold()  # the process's: its brains' bulk calls hold it
 
 
 def release_free_heap() -> bool:

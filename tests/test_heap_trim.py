@@ -96,39 +96,89 @@ def test_the_embedded_engine_gives_its_free_pages_back(lexical_brain):
 
 
 # After a mapped block of 1 MB is freed, glibc (dynamic threshold) serves a 300 kB block from the heap; held at
-# 128 kB, each such block gets its own mapping, whose user pointer sits 16 bytes past a page boundary. A bare
-# process: its heap has no free hole of 300 kB that could serve the block either way.
+# 128 kB, each such block gets its own mapping, whose user pointer sits 16 bytes past a page boundary; held at
+# the serving threshold (2 MB), from the heap again. A bare process (``heap_trim`` loaded alone: importing the
+# ``hindbrain`` package leaves ~19 MB of free holes in the heap, which would serve the blocks whatever the
+# threshold): its heap has no free hole of 300 kB that could serve the block either way.
 _MAPPED_AFTER_A_FREE = """
-import ctypes, ctypes.util, sys
-from hindbrain.heap_trim import fix_mmap_threshold
+import ctypes, ctypes.util, importlib.util, sys
+spec = importlib.util.spec_from_file_location("heap_trim", sys.argv[2])  # not the package: its imports leave holes
+heap_trim = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(heap_trim)
+SERVING_MMAP_THRESHOLD, fix_mmap_threshold = heap_trim.SERVING_MMAP_THRESHOLD, heap_trim.fix_mmap_threshold
 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
 libc.free(libc.malloc(1 << 20))
 if sys.argv[1] == "held":
     assert fix_mmap_threshold()
+if sys.argv[1] == "serving":
+    assert fix_mmap_threshold(SERVING_MMAP_THRESHOLD)
 blocks = [libc.malloc(300_000) for _ in range(4)]
 print(sum(p % 4096 == 16 for p in blocks))
 """
 
 
 @pytest.mark.skipif(heap_trim._MALLOPT is None, reason="needs glibc's mallopt")
-@pytest.mark.parametrize("arm", ["moving", "held"])
+@pytest.mark.parametrize("arm", ["moving", "held", "serving"])
 def test_a_held_mmap_threshold_keeps_large_blocks_mapped(arm):
     """``fix_mmap_threshold``: after a large free, large blocks are still mapped (no holes left in the heap when
-    they are freed); without it, glibc's moving threshold serves them from the heap."""
+    they are freed); without it, glibc's moving threshold serves them from the heap, and so does the serving
+    threshold (a recall's temporaries: no mapping and no page faults of their own)."""
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-c", _MAPPED_AFTER_A_FREE, arm], capture_output=True, text=True,
-                         timeout=60, check=True).stdout.split()[-1]
+    out = subprocess.run([sys.executable, "-c", _MAPPED_AFTER_A_FREE, arm, heap_trim.__file__], capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split()[-1]
     assert int(out) == (4 if arm == "held" else 0)
 
 
-def test_a_brain_holds_the_mmap_threshold(tmp_path, monkeypatch):
-    """Opening a brain holds its process's mmap threshold (``hindbrain.brain`` calls ``fix_mmap_threshold``)."""
-    from hindbrain import Brain, brain
-    calls = []
-    monkeypatch.setattr(brain, "fix_mmap_threshold", lambda: calls.append(True) or True)
-    with Brain.open(tmp_path / "home"):
-        pass
-    assert calls == [True]
+def _thresholds(monkeypatch) -> list[int]:
+    """What ``mallopt`` is asked to set the mmap threshold to, in order (nothing reaches the C library)."""
+    sets: list[int] = []
+    monkeypatch.setattr(heap_trim, "_MALLOPT", lambda param, size: sets.append(size) or 1
+                        if param == heap_trim._M_MMAP_THRESHOLD else 0)
+    return sets
+
+
+def test_the_bulk_threshold_is_held_until_the_last_holder_leaves(monkeypatch):
+    """Nested or concurrent bulk calls keep 128 kB; the serving threshold comes back when the last one leaves,
+    also when it raised; ``settle`` sets the one for what runs now."""
+    sets = _thresholds(monkeypatch)
+    threshold = heap_trim.BulkThreshold(bulk=128 << 10, serving=2 << 20)
+    assert threshold.settle() and sets == [2 << 20]
+    with threshold.held():
+        with threshold.held():
+            assert sets[-1] == 128 << 10
+            assert threshold.settle() and sets[-1] == 128 << 10
+        assert sets[-1] == 128 << 10
+    assert sets[-1] == 2 << 20
+    with pytest.raises(RuntimeError), threshold.held():
+        raise RuntimeError("a refused batch")
+    assert sets[-2:] == [128 << 10, 2 << 20]
+
+
+@pytest.mark.parametrize(("bulk", "serving"), [(0, 1), (2 << 20, 128 << 10), (128 << 10, "2 MB")])
+def test_bad_thresholds_are_refused(bulk, serving):
+    with pytest.raises(ValueError, match="bulk <= serving"):
+        heap_trim.BulkThreshold(bulk=bulk, serving=serving)
+
+
+def test_a_brain_maps_a_batchs_temporaries_but_not_a_recalls(tmp_path, monkeypatch):
+    """Opening a brain and ``perceive_many`` run with the 128 kB threshold (a batch's large temporaries mapped,
+    no holes left in the heap); a recall runs with the serving one (its temporaries from the heap: each mapped
+    cost ~380 page faults a recall at 100k events)."""
+    from hindbrain import Brain
+    from hindbrain.recall.engine import RecallEngine
+
+    sets = _thresholds(monkeypatch)
+    seen: dict[str, int] = {}
+    recall = RecallEngine.recall
+    monkeypatch.setattr(RecallEngine, "recall", lambda self, q: seen.setdefault("recall", sets[-1]) and recall(self, q))
+    with Brain.open(tmp_path / "home", embedder="none") as brain:
+        assert heap_trim.MMAP_THRESHOLD in sets  # held while it opened
+        assert sets[-1] == heap_trim.SERVING_MMAP_THRESHOLD
+        brain.runner.listeners.append(lambda records: seen.setdefault("batch", sets[-1]))
+        brain.perceive_many([{"tenant": "t", "agent": "a", "text": f"event {n} about the printer"} for n in range(3)])
+        assert sets[-1] == heap_trim.SERVING_MMAP_THRESHOLD
+        assert brain.recall(tenant="t", agent="a", query="the printer").items
+    assert seen == {"batch": heap_trim.MMAP_THRESHOLD, "recall": heap_trim.SERVING_MMAP_THRESHOLD}
