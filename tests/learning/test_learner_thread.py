@@ -55,6 +55,9 @@ def test_a_batch_is_folded_off_the_callers_thread(tmp_path, slow_fold):
         t = time.perf_counter()
         b.perceive_many(trajectory("t1"))
         returned = time.perf_counter() - t
+        deadline = time.monotonic() + 10
+        while not slow_fold and time.monotonic() < deadline:  # a read now would fold it here (the barrier)
+            time.sleep(0.005)
         b.learning.wait_until_caught_up()
     assert slow_fold[:1] == ["hindbrain-learner"]  # inline before round fourteen: the caller's thread
     assert returned < 0.3  # the caller did not wait for the fold
