@@ -31,6 +31,9 @@ own thread (lock order: ``_state`` then the log's lock; the listener takes neith
    while a fold is pending, so the learner's records for a batch follow that batch in the log as they
    did when it folded inside the append, and a restoring fold meets them where the live one applied
    them: replay gives the same state.
+4. ``before_group_commit``: a server's log group (its calls' records in one transaction) drains the learner
+   before it commits, so what the learner appends for the group's records commits with them and a read in
+   the next group sees it in the views.
 ``background=False`` folds inside the append, as before (``bench/ingest_profile.py --learner``).
 
 In a fleet (Kafka), ``kafka_learner.KafkaLearner`` feeds the same ``Learner`` from the topics.
@@ -127,6 +130,7 @@ class LearnerRuntime:
         self._thread.start()
         self.runner.listeners.append(self._follow)
         self.runner.append_gates.append(self._drain)
+        self.log.before_group_commit.append(self._drain)  # a server's group commits with what it taught
 
     def _follow(self, batch: list[Decoded]) -> None:
         """Runner listener (log's lock held): queues the batch for the learner's thread, nothing folded here."""

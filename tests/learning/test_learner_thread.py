@@ -143,3 +143,14 @@ def test_the_fold_inline_when_asked(tmp_path, monkeypatch, slow_fold):
         slow_fold.clear()
         b.perceive_many(trajectory("t1"))
         assert set(slow_fold) == {threading.current_thread().name} and b.learning._thread is None
+
+
+def test_a_log_group_commits_with_what_the_learner_learned_from_it(tmp_path, slow_fold):
+    """A server's group (HTTP) commits the learner's records with the records they came from (the log's
+    ``before_group_commit``): a read in the next group sees them in the views, as when it folded inline."""
+    with Brain.open(tmp_path, embedder="none") as b:
+        with b.log.group():
+            b.perceive_many(trajectory("t1"))
+        # no read, no barrier: the thread still sleeps in its fold, yet the group's commit drained it
+        producers = [d.record["envelope"]["producer"] for d in decoded_entries(b.log.read_all(0, 1000))]
+        assert any(p.startswith("learner") for p in producers)
