@@ -132,9 +132,6 @@ def instrument(brain: Brain) -> None:
                  "6b heap trim" if type(listener).__name__ == "HeapTrimmer" else
                  "5 learner observe" if owner is brain.learning else names["observe"])
         listeners[n] = _timed(label, listener)
-    if getattr(brain.learning, "background", False):  # round fourteen: the fold on the learner's thread, or
-        # drained by the caller (the next append's gate, a read): laps by the thread that ran it
-        _wrap(brain.learning, "_fold", "5b learner fold")
     _wrap(index_mod, "indexables", "4a   event_doc (cues, quarantine)")
     _wrap(index_mod.TenantIndex, "add_many", "4b   TenantIndex.add_many")
     if hasattr(lexical.BM25Index, "add_texts"):  # the batch tokenised and numbered in C (issue 28)
@@ -183,10 +180,6 @@ def main() -> None:
                 profile.enable()
             t, cpu, q = time.perf_counter(), time.thread_time(), run_queue_s()
             brain.perceive_many(batch)
-            if start + args.batch >= args.size:
-                # the last batch's fold, if the learner's thread is still on it, is the import's too (a recall
-                # would wait for it): inside the clock, as a read right after would see it
-                brain.learning.wait_until_caught_up()
             spent = time.perf_counter() - t
             cpus.append((time.thread_time() - cpu) / len(batch))
             if profiled:
@@ -224,7 +217,7 @@ def print_stages(size: int, wall: float, cpu: float, queued: float) -> None:
     """The stage table: each stage's wall split into CPU, run-queue wait and blocked, per event,
     and "other", the calling thread's wall outside its own top-level stages, split the same way."""
     per_event = 1e6 / size
-    top = ("1 ", "2 ", "3 ", "4 ", "5 ", "5b ", "6 ", "7 ", "8 ")
+    top = ("1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 ", "8 ")
     print(f"{'stage (us/event)':<52} {'wall':>7} {'share':>6} {'cpu':>6} {'run-q':>6} {'blocked':>7}")
     for name in sorted(LAPS):
         w, c, q = LAPS[name]

@@ -126,7 +126,6 @@ class Brain:
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")
         brain.learning.start()
-        brain.services.append(brain.learning)  # its thread, stopped on close (learning/runtime.py)
         freeze_long_lived()
         return brain
 
@@ -323,7 +322,6 @@ class Brain:
         milliseconds (``HINDBRAIN_RECALL_COMMIT_MS``), before any later outcome or other write; a
         crash loses at most those of the last window.
         """
-        self._read_barrier()
         pack, records = recall_with_records(self.index, self.engine, fields)
         self.runner.defer(records)
         return pack
@@ -412,12 +410,6 @@ class Brain:
         self.runner.submit([(rt, record)])
         return record["decision_id"]
 
-    def _read_barrier(self) -> None:
-        """Before a read (a recall, the views): what the learner learned from every record appended before
-        it is folded and appended (learning/runtime.py: the embedded learner folds on its own thread)."""
-        if self.learning is not None:
-            self.learning.read_barrier()
-
     def _learner(self, operation: str):
         if self.learning is None:
             raise InvalidInput(operation, "brain", "no learner runs in this process: over Kafka with a ClickHouse "
@@ -433,10 +425,8 @@ class Brain:
         when the trigger policy says so — more than 500 new events or 3 days since the last
         run — and otherwise returns ``report.skipped`` with the reason. ``on_phase(name,
         seconds)`` is told each phase of the run as it ends (the CLI's progress)."""
-        self._read_barrier()
         self.runner.flush()
         report = run_hindsight(self.warehouse, self.runner.submit, now_us(), force=not when_due, on_phase=on_phase)
-        self._read_barrier()
         self.runner.flush()
         return report
 
@@ -469,7 +459,6 @@ class Brain:
         return chain
 
     def _explain(self, item_id: str) -> list[dict]:
-        self._read_barrier()
         self.runner.flush()
         relations: dict[Position, set[str]] = {}
         for topic, partition, offset, relation in self._lineage([item_id]):
@@ -505,7 +494,6 @@ class Brain:
         fixed limits; anything else raises ``InvalidInput`` on the field ``query`` (a stopped
         limit is named in the message). Without ``tenant``: the operator's unrestricted read.
         """
-        self._read_barrier()
         self.runner.flush()
         if tenant is not None:
             return self.tenant_sql(query, parameters, tenant=tenant)
@@ -562,7 +550,6 @@ class Brain:
 
     def stats(self) -> dict:
         """Rows per view, log length, and dead letters, for operators."""
-        self._read_barrier()
         self.runner.flush()
         counts = {v.table.name: self.warehouse.query(f"SELECT count() FROM `{v.table.name}` FINAL")[0][0]
                   for v in VIEWS}

@@ -59,10 +59,6 @@ class KafkaLearner(_LoopThread):
         is synchronous anyway), so nothing else of this learner runs meanwhile."""
         return self._folding
 
-    def read_barrier(self) -> None:
-        """A recall or a read of the views does not wait for the learner over Kafka: it follows the topics
-        asynchronously by design (``wait_until_caught_up`` is the SDK's and the tests' wait)."""
-
     def commit(self, snapshot: bool = False) -> None:
         """Offsets are committed after every batch; nothing to do on close (no snapshot yet
         over Kafka: a restart folds the topics)."""

@@ -18,24 +18,6 @@ A snapshot of the learner's state (``home/cache/learner.snapshot``, written on c
 every ``SNAPSHOT_EVERY`` records) lets a reopened brain fold only the log after it. It is a
 cache: unreadable, from other rules, or ahead of the log, it is ignored and the log folded.
 
-**The fold off the caller's thread** (round fourteen, docs/speed.md): the runner's listener only
-queues each appended batch (``_follow``, under the log's lock, no fold); a learner thread folds
-what is queued, under the learner's own lock (``_state``), and appends what it learned from its
-own thread (lock order: ``_state`` then the log's lock; the listener takes neither). Barriers:
-1. every reader of the learner's state waits for the fold of every record appended before it
-   (``wait_until_caught_up``, ``reading``: the SDK's ``approve``, ``invalidate``,
-   ``pending_traits``; ``commit``, hence the snapshot and close), then holds ``_state``;
-2. ``read_barrier``: the Brain's recall and its readers of the views wait for the fold, so what
-   the learner appends for a batch is in the index and the views before a read that follows it;
-3. ``append_gate``: the runner appends nothing (the next batch, the group commit's recall records)
-   while a fold is pending, so the learner's records for a batch follow that batch in the log as they
-   did when it folded inside the append, and a restoring fold meets them where the live one applied
-   them: replay gives the same state.
-4. ``before_group_commit``: a server's log group (its calls' records in one transaction) drains the learner
-   before it commits, so what the learner appends for the group's records commits with them and a read in
-   the next group sees it in the views.
-``background=False`` folds inside the append, as before (``bench/ingest_profile.py --learner``).
-
 In a fleet (Kafka), ``kafka_learner.KafkaLearner`` feeds the same ``Learner`` from the topics.
 """
 
@@ -43,9 +25,6 @@ from __future__ import annotations
 
 import logging
 import pickle
-import threading
-from collections import deque
-from contextlib import contextmanager
 from pathlib import Path
 
 from hindbrain.learning.learner import Learner
@@ -79,10 +58,9 @@ def learn_dead_letters(failed: list[tuple[Decoded, Exception]]) -> list[tuple[st
                                         decoded.record["envelope"]["tenant"])) for decoded, exc in failed]
 
 class LearnerRuntime:
-    def __init__(self, log, runner, extractor=None, snapshot: Path | None = None, background: bool = True):
+    def __init__(self, log, runner, extractor=None, snapshot: Path | None = None):
         self.log, self.runner = log, runner
-        self.background = background  # fold on the learner's thread (module docstring) or inside the append
-        self._learner = Learner(extractor)  # read from outside through ``learner``
+        self.learner = Learner(extractor)
         self.snapshot = snapshot  # a cache of the fold: the log stays the truth
         self._next = 0  # the first log offset not yet processed
         self._uncommitted = 0
@@ -90,29 +68,12 @@ class LearnerRuntime:
         self._already: set[str] = set()
         self._held: list = []  # records learned whose append failed, oldest first (module docstring)
         self._held_from: int | None = None  # the log offset of the first record they came from
-        # the fold off the caller's thread (module docstring): its lock, its queue and how far it is
-        self._state = threading.RLock()  # held by the fold and by every reader of the learner's state
-        self._work = threading.Condition(threading.Lock())  # guards the four below; a leaf lock
-        self._queue: deque[list[Decoded]] = deque()
-        self._queued_end = 0  # the log offset after the last batch queued
-        self._folded_end = 0  # the log offset after the last batch folded
-        self._failure: BaseException | None = None  # what stopped the thread
-        self._stopping = False
-        self._publishing = False  # ``_publish`` is appending (``_state`` held)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def learner(self) -> Learner:
-        """The learner, every record appended before the call folded into it (``read_barrier``). Not from
-        inside ``reading`` (which has waited already): the barrier may take the log's lock."""
-        self.read_barrier()
-        return self._learner
 
     def start(self, chunk: int = 20_000) -> None:
         committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
         offset = self._load_snapshot(committed)
         while offset < committed and (entries := self.log.read_all(offset, min(chunk, committed - offset))):
-            self._learner.process(decoded_entries(entries), restoring=True)
+            self.learner.process(decoded_entries(entries), restoring=True)
             offset = entries[-1].offset + 1
         self._next = committed
         # Records it appended after its last commit (then crashed) are not appended twice.
@@ -122,116 +83,10 @@ class LearnerRuntime:
             self.observe(decoded_entries(entries), end=entries[-1].offset + 1)
         self._already = set()
         self.commit()
-        if not self.background:
-            self.runner.listeners.append(self.observe)
-            return
-        self._queued_end = self._folded_end = self._next
-        self._thread = threading.Thread(target=self._fold_queued, name="hindbrain-learner", daemon=True)
-        self._thread.start()
-        self.runner.listeners.append(self._follow)
-        self.runner.append_gates.append(self._drain)
-        self.log.before_group_commit.append(self._drain)  # a server's group commits with what it taught
-
-    def _follow(self, batch: list[Decoded]) -> None:
-        """Runner listener (log's lock held): queues the batch for the learner's thread, nothing folded here."""
-        if not batch:
-            return
-        with self._work:
-            self._queue.append(batch)
-            self._queued_end = batch[-1].position.offset + 1
-            self._work.notify_all()
-
-    def _take_queued(self) -> list[Decoded]:
-        """What is queued, in log order, taken off the queue (``_state`` held: nobody else folds meanwhile)."""
-        with self._work:
-            batches, self._queue = list(self._queue), deque()
-        return [d for batch in batches for d in batch]
-
-    def _folded(self, records: list[Decoded]) -> None:
-        with self._work:
-            if records:
-                self._folded_end = max(self._folded_end, records[-1].position.offset + 1)
-            self._work.notify_all()
-
-    def _fold_queued(self) -> None:
-        """The learner's thread: folds what is queued (never waiting for the log's lock while it holds
-        ``_state``), then appends what it learned if the log's lock is free; otherwise the next appender
-        or reader does (``_drain``)."""
-        while True:
-            with self._work:
-                self._work.wait_for(lambda: self._queue or self._stopping)
-                if not self._queue:
-                    return
-            try:
-                with self._state:
-                    records = self._take_queued()
-                    self._fold(records)
-                self._folded(records)
-                # its appends wait for no one: taken, the lock would be the caller's to wait for; busy, the
-                # next appender or reader appends them (``_drain``)
-                if (self._held or self._uncommitted >= COMMIT_EVERY) and self.log.lock.acquire(blocking=False):
-                    try:
-                        with self._state:
-                            self._publish()
-                    finally:
-                        self.log.lock.release()
-            except BaseException as exc:  # a bug, not a rule's failure (those are dead letters): the waiters hear it
-                log.exception("the learner's thread stopped")
-                with self._work:
-                    self._failure = exc
-                    self._work.notify_all()
-                return
-
-    def _drain(self) -> None:
-        """(The log's lock held.) Folds what the thread has not, then appends what was learned: the runner's
-        gate before every ``submit`` (the learner's records for a batch stay before the next batch's, as when
-        it folded inside the append) and every reader's barrier. Lock order: the log's, then ``_state``."""
-        if self._thread is None or self._publishing:
-            return  # no thread, or the learner's own append (``_publish``): what it appends comes next
-        with self._state:
-            if self._failure is not None:
-                raise RuntimeError("the learner's thread stopped: its state is behind the log") from self._failure
-            # what it appends comes back queued (its own records, with the group commit's): folded too, so the
-            # offset a commit writes is past them, as when the fold ran inside the append
-            records = self._take_queued()
-            while records or self._held:
-                self._fold(records)
-                self._folded(records)
-                self._publish()
-                if self._held:
-                    break  # the log refused them: held for the next appender (module docstring)
-                records = self._take_queued()
-
-    def _caught_up(self) -> bool:
-        with self._work:
-            return self._folded_end >= self._queued_end and not self._held and self._failure is None
-
-    def read_barrier(self) -> None:
-        """Every record appended before the call folded, and what the learner learned from them appended (a
-        recall, a read of the views). Free when the thread is done (no lock taken); never call it with the log's
-        lock held by another thread waiting on this one."""
-        if self._thread is not None and not self._caught_up():
-            with self.log.lock:
-                self._drain()
+        self.runner.listeners.append(self.observe)
 
     def observe(self, batch: list[Decoded], end: int | None = None) -> None:
-        """Runner listener (``background=False``, and the catch-up on open): learn from an appended batch and
-        append what was learned."""
-        self._fold(batch, end)
-        self._publish()
-
-    def _publish(self) -> None:
-        """(The log's lock and ``_state`` held.) Appends what was learned; commits the offset when due."""
-        self._publishing = True  # the append passes the runner's gate (``_drain``) without folding again
-        try:
-            self._append_held()
-            if self._uncommitted >= COMMIT_EVERY:
-                self._commit(snapshot=False)
-        finally:
-            self._publishing = False
-
-    def _fold(self, batch: list[Decoded], end: int | None = None) -> None:
-        """Learns from ``batch`` (``_state`` held when the thread runs); what it learned is held for ``_publish``."""
+        """Runner listener: learn from an appended batch and append what was learned."""
         fresh = [d for d in batch if d.position.offset >= self._next]
         if not fresh:
             return
@@ -240,7 +95,7 @@ class LearnerRuntime:
         for long_text, part in _long_text_parts(fresh):
             if long_text:
                 RECALLS.give_way()  # a long text's learning waits for the recalls in flight (hindbrain/switching.py)
-            learned, failing = self._learner.learn(part)  # a rule bug must not stop the stream; the record is kept
+            learned, failing = self.learner.learn(part)  # a rule bug must not stop the stream; the record is kept
             out += learned
             failed += failing
         if self._already:
@@ -251,6 +106,9 @@ class LearnerRuntime:
             self._held += out
             if self._held_from is None:
                 self._held_from = fresh[0].position.offset
+        self._append_held()
+        if self._uncommitted >= COMMIT_EVERY:
+            self.commit()
 
     def _append_held(self) -> bool:
         """Append the records learned and not yet appended; False if the log refused them
@@ -269,44 +127,23 @@ class LearnerRuntime:
         return True
 
     def wait_until_caught_up(self, timeout_s: float = 30.0) -> None:
-        """Every record appended before the call folded and what was learned appended (``read_barrier``;
-        the embedded learner has no lag to time out on: what its thread has not folded, the caller folds)."""
-        self.read_barrier()
+        """The embedded learner follows each append synchronously: always caught up."""
 
-    @contextmanager
     def reading(self):
-        """Hold while reading the learner's state outside the fold (the SDK's ``approve``, ``invalidate``,
-        ``pending_traits``): every record appended before is folded, and no fold runs until the reader is done."""
-        self.read_barrier()
-        with self._state:
-            yield
-
-    def stop(self) -> None:
-        """Ends the learner's thread once its fold is done (the Brain's close, after ``commit``); what is
-        appended later is folded by the next open's catch-up, as it was after the last commit."""
-        if self._thread is None:
-            return
-        with self._work:
-            self._stopping = True
-            self._work.notify_all()
-        self._thread.join()
+        """Hold while reading the learner's state outside ``observe`` (the SDK's ``approve``,
+        ``invalidate``, ``pending_traits``): the group-commit thread's appends change it."""
+        return self.log.lock
 
     def commit(self, snapshot: bool = False) -> None:
         """Commit the learner's offset; with ``snapshot`` (on close) or every
         ``SNAPSHOT_EVERY`` records, also write the snapshot of its state at that offset.
         While learned records are held, only up to the record they came from, no snapshot.
 
-        Under the log's lock, then the learner's (``_state``), which every fold holds: a snapshot pickled beside
-        a fold met a tenant's dict changing size (a close right after a recall, whose record the group-commit
-        thread committed 5 ms later); what the thread has not folded yet is folded first (``_drain``)."""
+        Under the log's lock, as every ``observe`` runs: the group-commit thread's append feeds the
+        learner, and a snapshot pickled meanwhile met a tenant's dict changing size (a close right
+        after a recall, whose record that thread committed 5 ms later)."""
         with self.log.lock:
-            self._drain()
-            with self._state:
-                self._publishing = True  # its append of what is held passes the gate
-                try:
-                    self._commit(snapshot)
-                finally:
-                    self._publishing = False
+            self._commit(snapshot)
 
     def _commit(self, snapshot: bool) -> None:
         if not self._append_held():
@@ -320,7 +157,7 @@ class LearnerRuntime:
 
     def _write_snapshot(self) -> None:
         state = {"version": SNAPSHOT_VERSION, "rules": RULE_VERSION, "offset": self._next,
-                 "tenants": self._learner.tenants, "counts": self._learner.counts}
+                 "tenants": self.learner.tenants, "counts": self.learner.counts}
         self.snapshot.parent.mkdir(parents=True, exist_ok=True)
         partial = self.snapshot.with_suffix(".partial")
         partial.write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
@@ -338,7 +175,7 @@ class LearnerRuntime:
         if (state.get("version"), state.get("rules")) != (SNAPSHOT_VERSION, RULE_VERSION) or \
                 state["offset"] > committed:
             return 0
-        self._learner.tenants, self._learner.counts = state["tenants"], state["counts"]
+        self.learner.tenants, self.learner.counts = state["tenants"], state["counts"]
         return state["offset"]
 
 

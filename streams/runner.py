@@ -87,9 +87,6 @@ class EmbeddedRunner:
         self._closed = False
         self._behind = False  # a projection failed: the log past the committed offset is to project
         self.listeners: list[Listener] = []
-        # called under the log's lock before each ``submit`` appends: the learner's thread folds behind the
-        # appends, and its records for a batch must precede the next batch's (learning/runtime.py)
-        self.append_gates: list[Callable[[], None]] = []
         log.on_group_end.append(self._group_ended)
         # the due micro-batch's projection (module docstring): wanted, in flight, the thread doing it
         self._handoff = threading.Condition(threading.Lock())
@@ -106,8 +103,6 @@ class EmbeddedRunner:
         with gc_paused():
             messages = to_messages(records) if messages is None else messages
             with self._lock:
-                for gate in self.append_gates:
-                    gate()
                 return self._append(messages, records)
 
     def defer(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> None:

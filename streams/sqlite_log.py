@@ -76,9 +76,6 @@ class SqliteLog:
         self._group_from: int | None = None
         # called with the lock held when a group ends: True once it committed, False if it rolled back
         self.on_group_end: list[Callable[[bool], None]] = []
-        # run inside a group (lock held) just before it commits: what follows from its records joins it (the
-        # learner's records, learning/runtime.py: a read in the next group sees them, as when it folded inline)
-        self.before_group_commit: list[Callable[[], None]] = []
 
     @property
     def lock(self) -> threading.RLock:
@@ -166,8 +163,6 @@ class SqliteLog:
             try:
                 self._group_from = self._db.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
                 yield
-                for callback in self.before_group_commit:
-                    callback()
                 self._check_group()  # an append of the group was lost with the transaction
                 self._db.execute("COMMIT")
             except BaseException as exc:

@@ -326,18 +326,16 @@ def test_a_learner_restored_in_another_process_still_merges_a_near_identical_eve
     assert perceive("disk on db-3 is 91% full!", "2") == [1, 1]  # merged by the restored learner itself
 
 
-def test_the_learners_state_is_read_and_changed_only_under_the_learners_lock(tmp_path, monkeypatch):
+def test_the_learners_state_is_read_and_changed_only_under_the_logs_lock(tmp_path, monkeypatch):
     """A recall's record is committed by the group-commit thread a few ms later and feeds the
     learner there; a close right after pickled the learner's snapshot on its own thread meanwhile
-    ("dictionary changed size during iteration" in CI). Every fold (on the learner's thread or
-    drained by a reader), the snapshot and the SDK's reads of the learner's state hold the learner's
-    lock (``LearnerRuntime._state``; the log's lock until round fourteen, when the fold left the append)."""
+    ("dictionary changed size during iteration" in CI). Every fold, the snapshot and the SDK's
+    reads of the learner's state hold the log's lock."""
     from hindbrain.learning.runtime import LearnerRuntime
 
     b = Brain.open(tmp_path / "brain", embedder="none")
-    lock, unlocked = b.learning._state, []
-    learner = b.learning.learner
-    learn, write = learner.learn, LearnerRuntime._write_snapshot
+    lock, unlocked = b.log.lock, []
+    process, write = b.learning.learner.process, LearnerRuntime._write_snapshot
 
     def guarded(name, call):
         def run(*args, **kwargs):
@@ -346,7 +344,8 @@ def test_the_learners_state_is_read_and_changed_only_under_the_learners_lock(tmp
             return call(*args, **kwargs)
         return run
 
-    monkeypatch.setattr(learner, "learn", guarded("learn", learn))
+    learner = b.learning.learner
+    monkeypatch.setattr(learner, "process", guarded("process", process))
     monkeypatch.setattr(learner, "unit", guarded("unit", learner.unit))
     monkeypatch.setattr(learner, "pending_traits", guarded("pending_traits", learner.pending_traits))
     monkeypatch.setattr(LearnerRuntime, "_write_snapshot", lambda self: guarded("snapshot", write)(self))

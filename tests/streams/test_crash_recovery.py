@@ -15,9 +15,6 @@ def workload(brain: Brain) -> dict:
     pack = brain.recall(tenant="acme", query="IAM submit does nothing")
     assert fr in [i.id for i in pack.items]
     brain.outcome(tenant="acme", recall_id=pack.recall_id, applied=[fr], success=True)
-    # the learner folds on its thread and appends the unit's verification after the outcome returned, before
-    # any later append or read (learning/runtime.py): here, before the log is read and the brain "crashes"
-    brain.learning.wait_until_caught_up()
     return {"events": [e1, e2], "fragment": fr, "recall": pack.recall_id}
 
 
