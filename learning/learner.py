@@ -976,15 +976,10 @@ def _word_hashes(record: dict) -> bytes:
     odds ~2⁻⁶⁴). The
     text and each field are tokenised apart, which gives the set of their joined text: a token
     never spans the space that would join them."""
-    get = record.get
-    said = [v for v in (get("text"), get("system"), get("identity"), get("action"), get("expected"),
-                        get("actual")) if v]
-    if entities := get("entities"):
-        said += entities
-    # one C pass over the texts, hashing each token where it lies and packing the set: no token
-    # strings, no int objects, no set (issue 28; the set of ``stable_hashes`` of each text's
-    # ``tokens``, tests/recall/test_scan_fused.py)
-    return _scan.token_hash_bytes(said)
+    # one C pass over the record's fields, hashing each token where it lies and packing the set: no
+    # list of fields, no token strings, no int objects, no set (issue 28; the set of ``stable_hashes`` of
+    # each said field's ``tokens``, tests/recall/test_scan_fused.py)
+    return _scan.record_hash_bytes(record)
 
 
 def _merge_similarity(words: bytes, prev_words: bytes) -> float | None:

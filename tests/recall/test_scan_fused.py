@@ -136,3 +136,29 @@ def test_the_merge_similarity_decides_as_the_whole_jaccard_did(now, before):
     whole = len(now & before) / len(now | before)
     expected = whole if whole >= MERGE_SIMILARITY else None
     assert _merge_similarity(array("q", sorted(now)).tobytes(), array("q", before).tobytes()) == expected
+
+
+def _said_fields(record: dict) -> list:
+    """What ``_word_hashes`` hashed before round fourteen: the truthy said fields, then the entities."""
+    said = [v for v in (record.get(k) for k in ("text", "system", "identity", "action", "expected", "actual")) if v]
+    return said + list(record.get("entities") or ())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fixed_dictionaries({}, optional={
+    "text": st.one_of(st.none(), texts), "system": texts, "identity": st.one_of(st.none(), texts), "action": texts,
+    "expected": texts, "actual": texts, "kind": texts, "entities": st.one_of(st.none(), st.lists(texts, max_size=3))}))
+def test_record_hash_bytes_reads_the_fields_the_learner_listed(record):
+    """Round fourteen: the record's said fields read in C equal ``token_hash_bytes`` of the list the learner built
+    (fields it does not hash, such as ``kind``, are not read; None and empty fields are skipped)."""
+    assert _scan.record_hash_bytes(record) == _scan.token_hash_bytes(_said_fields(record))
+
+
+def test_record_hash_bytes_refuses_what_is_not_text():
+    with pytest.raises(TypeError, match="must be str"):
+        _scan.record_hash_bytes({"text": "ok", "action": 3})
+    with pytest.raises(TypeError, match="must be str"):
+        _scan.record_hash_bytes({"entities": ["a", None]})
+    with pytest.raises(TypeError, match="takes a dict"):
+        _scan.record_hash_bytes([("text", "ok")])
+    assert _scan.record_hash_bytes({"text": "", "action": 0, "entities": []}) == b""
