@@ -23,6 +23,7 @@
  *   common_perceives(events, ...)     schemas/api.py      common_perceive of each (test_common_perceive.py)
  *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
  *   to_halves / from_halves(rows, out) recall/vectors.py  numpy's float16 casts (test_halves.py)
+ *   unit_halves(rows, out, dim)       recall/vectors.py  to_half(_unit_rows(rows)) (test_halves.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -1434,6 +1435,87 @@ static PyObject *scan_from_halves(PyObject *self, PyObject *args) {
             dst[i] = half_to_float(src[i]);
         }
     Py_END_ALLOW_THREADS
+    result = Py_NewRef(ok ? Py_True : Py_False);
+done:
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* numpy's float32 add.reduce of a row's squares (its pairwise summation: eight accumulators up to 128
+ * values, halves above), so the norm below is np.linalg.norm's bit for bit (test_halves.py). */
+static float pairwise_squares(const float *a, Py_ssize_t n) {
+    if (n < 8) {
+        float res = 0.0f;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const float sq = a[i] * a[i];
+            res += sq;
+        }
+        return res;
+    }
+    if (n <= 128) {
+        float r[8];
+        for (int j = 0; j < 8; j++)
+            r[j] = a[j] * a[j];
+        Py_ssize_t i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) {
+                const float sq = a[i + j] * a[i + j];
+                r[j] += sq;
+            }
+        float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) {
+            const float sq = a[i] * a[i];
+            res += sq;
+        }
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_squares(a, n2) + pairwise_squares(a + n2, n - n2);
+}
+
+/* unit_halves(rows, out, dim) -> bool: recall.vectors.to_half(_unit_rows(rows)) of float32 (n, dim) rows
+ * into float16 out, a row at a time (np.linalg.norm's sum, sqrtf, the division; a zero row stays zero),
+ * without numpy's float32 temporaries (~20 MB a 5,000-row batch, their page faults the cost under load).
+ * False (out unfinished) without F16C or when a value or a norm is not finite: numpy's path then. */
+static PyObject *scan_unit_halves(PyObject *self, PyObject *args) {
+    Py_buffer rows = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t dim;
+    if (!PyArg_ParseTuple(args, "y*w*n:unit_halves", &rows, &out, &dim))
+        return NULL;
+    if (dim <= 0 || rows.len % (dim * (Py_ssize_t)sizeof(float)) != 0 || out.len * 2 != rows.len) {
+        PyErr_SetString(PyExc_ValueError, "unit_halves needs float32 (n, dim) rows and a float16 out of as many values");
+        goto done;
+    }
+    int ok = 0;
+#ifdef GEMV_F16_X86
+    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) {
+        float *row = PyMem_Malloc((size_t)dim * sizeof(float));
+        if (!row) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        const Py_ssize_t n = rows.len / (dim * (Py_ssize_t)sizeof(float));
+        const float *src = rows.buf;
+        uint16_t *dst = out.buf;
+        ok = 1;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 0; ok && r < n; r++, src += dim, dst += dim) {
+            const float norm = sqrtf(pairwise_squares(src, dim));
+            if (!(norm <= FLT_MAX)) { /* inf or NaN: numpy's path (its warnings, its NaN rows) */
+                ok = 0;
+                break;
+            }
+            for (Py_ssize_t j = 0; j < dim; j++)
+                row[j] = norm > 0.0f ? src[j] / norm : 0.0f;
+            ok = halves_of_x86(row, dst, dim);
+        }
+        Py_END_ALLOW_THREADS
+        PyMem_Free(row);
+    }
+#endif
     result = Py_NewRef(ok ? Py_True : Py_False);
 done:
     PyBuffer_Release(&rows);
@@ -3545,6 +3627,8 @@ static PyMethodDef methods[] = {
      "to_halves(rows, out) -> bool: numpy's float32 -> float16 cast of rows into out (False: not done, use numpy)."},
     {"from_halves", scan_from_halves, METH_VARARGS,
      "from_halves(rows, out) -> bool: numpy's float16 -> float32 cast of rows into out (False: a NaN, use numpy)."},
+    {"unit_halves", scan_unit_halves, METH_VARARGS,
+     "unit_halves(rows, out, dim) -> bool: float32 rows scaled to unit length (np.linalg.norm's) into float16 out."},
     {"gemv_f16", scan_gemv_f16, METH_VARARGS,
      "gemv_f16(x, w, out, m): out = x @ w, x float32 (n,), w float16 (n, m), summed in float32."},
     {"gemm_bf16", scan_gemm_bf16, METH_VARARGS,

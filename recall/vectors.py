@@ -150,6 +150,15 @@ def to_half(x: np.ndarray) -> np.ndarray:
     return out if x.size and _scan.to_halves(x, out) else x.astype(np.float16)
 
 
+def unit_halves(x: np.ndarray) -> np.ndarray:
+    """``to_half(_unit_rows(x))`` of float32 rows, bit for bit, one C pass a row (``_scan.unit_halves``:
+    numpy's pairwise sum of the squares, its square root and division, then F16C) with no float32
+    temporaries; numpy's where the C declines (no F16C, a value or a norm not finite)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    out = np.empty(x.shape, dtype=np.float16)
+    return out if x.size and _scan.unit_halves(x, out, x.shape[-1]) else to_half(_unit_rows(x))
+
+
 def from_half(x: np.ndarray) -> np.ndarray:
     """``x.astype(float32)`` of float16 ``x``, bit for bit, in C (``_scan.from_halves``); numpy's
     where a value is NaN (its payload is the platform's)."""
@@ -378,7 +387,7 @@ class VectorIndex:
         with self._write_lock:
             if self._graph is None and self._count + len(keys) <= self.exact_limit:
                 with self._lock:
-                    self._add_exact(keys, to_half(_unit_rows(vectors)))  # float16 rows: bit for bit as always
+                    self._add_exact(keys, unit_halves(vectors))  # float16 rows: bit for bit as always
             else:
                 if self._graph is None:
                     with self._lock:

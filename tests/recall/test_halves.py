@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from hindbrain.recall import _scan
-from hindbrain.recall.vectors import VectorIndex, from_half, py_quantize, quantize, to_half
+from hindbrain.recall.vectors import VectorIndex, _unit_rows, from_half, py_quantize, quantize, to_half, unit_halves
 
 # any 32-bit pattern: normal, subnormal, the half range's edges, overflow, inf and NaN
 _BITS = st.integers(0, 2**32 - 1)
@@ -40,6 +40,19 @@ def test_from_half_is_numpys_cast_bit_for_bit(bits):
     assert np.array_equal(from_half(x).view(np.uint32), x.astype(np.float32).view(np.uint32))
 
 
+_ROWS = st.floats(-2.0**63, 2.0**63, allow_nan=False, allow_subnormal=True, width=32)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's own, on the rows it is left
+@settings(max_examples=300, deadline=None)
+@given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=2, max_dims=2, max_side=300), elements=_ROWS),
+       st.sampled_from([1.0, 1e-20, 1e-3, 1e15]))
+def test_unit_halves_is_numpys_unit_rows_then_cast_bit_for_bit(rows, scale):
+    rows = (rows * np.float32(scale)).astype(np.float32)
+    rows[::4] = 0.0  # a zero row stays zero
+    assert np.array_equal(unit_halves(rows).view(np.uint16), _unit_rows(rows).astype(np.float16).view(np.uint16))
+
+
 def test_the_c_casts_decline_what_numpy_must_do_and_check_sizes():
     if not _scan.to_halves(np.ones(9, np.float32), np.empty(9, np.float16)):
         pytest.skip("no F16C on this CPU: numpy casts every value")
@@ -52,6 +65,9 @@ def test_the_c_casts_decline_what_numpy_must_do_and_check_sizes():
     assert _scan.from_halves(np.array([1.0, np.inf, -np.inf], np.float16), np.empty(3, np.float32))
     with pytest.raises(ValueError, match="as many values"):
         _scan.to_halves(np.ones(4, np.float32), np.empty(3, np.float16))
+    with pytest.raises(ValueError, match="as many values"):
+        _scan.unit_halves(np.ones((2, 4), np.float32), np.empty(6, np.float16), 4)
+    assert not _scan.unit_halves(np.array([[3e19, 1.0]], np.float32), np.empty(2, np.float16), 2)  # norm overflows
     with pytest.raises(ValueError, match="as many values"):
         _scan.from_halves(np.ones(4, np.float16), np.empty(3, np.float32))
 
