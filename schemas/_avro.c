@@ -2,7 +2,6 @@
  * reader (the Kafka learner's, the projector's and the logs' bulk decode; see read below).
  *
  * write(program, record, header) -> bytes | None
- * write_many(program, records, header) -> list of write's answers, one buffer for the batch
  *
  * ``program`` is a schema compiled by ``avro_encoder.compile_program`` into nested tuples (the
  * field order, each union's branch bytes and each type fixed once); ``header`` is prepended (the
@@ -209,36 +208,6 @@ static PyObject *avro_write(PyObject *self, PyObject *args) {
     return out;
 }
 
-
-/* write_many(program, records, header) -> list: write of each record of the list, in order (bytes, or
- * None for a record left to fastavro), with one buffer for the batch: the ingest path encodes a
- * batch of one record type (to_messages), and a call a record cost ~0.3 us of the ~1.7 (round fourteen). */
-static PyObject *avro_write_many(PyObject *self, PyObject *args) {
-    PyObject *program, *records;
-    Py_buffer header;
-    if (!PyArg_ParseTuple(args, "O!O!y*:write_many", &PyTuple_Type, &program, &PyList_Type, &records, &header))
-        return NULL;
-    const Py_ssize_t n = PyList_GET_SIZE(records);
-    PyObject *out = PyList_New(n);
-    Buffer b = {0};
-    for (Py_ssize_t i = 0; out && i < n; i++) {
-        b.len = 0;
-        PyObject *record = Py_NewRef(PyList_GET_ITEM(records, i)); /* held: the list may change under a callback */
-        int rc = put(&b, header.buf, header.len);
-        if (rc == WROTE)
-            rc = write_value(&b, program, record);
-        Py_DECREF(record);
-        PyObject *value = rc == WROTE ? PyBytes_FromStringAndSize(b.data, b.len)
-                          : rc == UNSUPPORTED ? Py_NewRef(Py_None) : NULL;
-        if (!value)
-            Py_CLEAR(out);
-        else
-            PyList_SET_ITEM(out, i, value);
-    }
-    PyMem_Free(b.data);
-    PyBuffer_Release(&header);
-    return out;
-}
 
 /* ---- the reader: read(program, message, offset) -> record | None ----
  *
@@ -456,8 +425,6 @@ static PyMethodDef methods[] = {
     {"write", avro_write, METH_VARARGS,
      "write(program, record, header) -> bytes | None: header + the record's Avro body, or None for a value "
      "left to fastavro."},
-    {"write_many", avro_write_many, METH_VARARGS,
-     "write_many(program, records, header) -> list: write(program, record, header) of each record of the list."},
     {"read", avro_read, METH_VARARGS,
      "read(program, message, offset) -> record | None: the Avro body from offset to the message's end, or None "
      "for a body left to fastavro (not well-formed, or not read to its end)."},

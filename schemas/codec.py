@@ -14,11 +14,9 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from itertools import groupby
-from operator import itemgetter
 from typing import Any
 
 import fastavro
@@ -103,22 +101,6 @@ class Registry:
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
             raise CodecError(f"{record_type} does not match its schema: {exc}") from exc
         return buf.getvalue()
-
-    def encode_many(self, pairs: Sequence[tuple[str, dict]]) -> list[bytes]:
-        """``encode`` of each ``(record_type, record)`` with its type's current schema, in order: a run of
-        one type in one C call (``_avro.write_many``: a batch's ``perceive_many``), the records it leaves
-        (and a type without a program) to ``encode``, so the bytes and the first error are ``encode``'s."""
-        out: list[bytes] = []
-        for record_type, run in groupby(pairs, key=itemgetter(0)):
-            records = [record for _, record in run]
-            schema = self.current(record_type)
-            if schema.program is None:
-                out.extend(self.encode(record_type, record) for record in records)
-                continue
-            written = _avro.write_many(schema.program, records, MAGIC + schema.fingerprint)
-            out.extend(value if value is not None else self.encode(record_type, record)
-                       for value, record in zip(written, records, strict=True))
-        return out
 
     def decode(self, value: bytes) -> tuple[str, dict]:
         """Return ``(record_type, record)`` read with the current schema of that type.

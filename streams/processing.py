@@ -51,11 +51,8 @@ class ProjectedBatch:
 
 
 def to_messages(records: Iterable[tuple[str, dict]]) -> list[Message]:
-    """Encode ``(record_type, record)`` pairs as log messages on their topics, keyed tenant/agent
-    (the values in one C call a run of one type: ``registry.encode_many``)."""
-    records = records if isinstance(records, (list, tuple)) else list(records)
-    values = registry.encode_many(records)
-    return [Message(TOPIC_OF[rt], key_of(r), value) for (rt, r), value in zip(records, values, strict=True)]
+    """Encode ``(record_type, record)`` pairs as log messages on their topics, keyed tenant/agent."""
+    return [Message(TOPIC_OF[rt], key_of(r), registry.encode(rt, r)) for rt, r in records]
 
 
 def dead_letter(position: Position, stage: str, reason: str, original: bytes, ts_us: int, tenant: str = "") -> dict:

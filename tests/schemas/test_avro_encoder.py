@@ -8,7 +8,6 @@ values the Python one takes."""
 from __future__ import annotations
 
 import io
-import re
 
 import fastavro
 import pytest
@@ -156,46 +155,3 @@ def test_the_c_writer_on_mixed_scripts_empty_and_long_texts(text):
     assert native(perception, record) is None
     with pytest.raises(CodecError):
         registry.encode("perception", record)
-
-
-@pytest.mark.parametrize("version", [registry.current(t) for t in registry.record_types], ids=lambda v: v.record_type)
-@settings(max_examples=25, deadline=None)
-@given(data=st.data())
-def test_write_many_is_write_of_each_and_encode_many_is_encode_of_each(version, data):
-    """The batch writer (round fourteen) against ``write`` record by record, taken or left alike, and
-    ``Registry.encode_many`` against ``encode``: the same bytes, or the first failing record's error."""
-    records = data.draw(st.lists(values(version.parsed), max_size=4))
-    for n, record in enumerate(records):
-        if data.draw(st.booleans()):  # bent: left to fastavro (its bytes, or its error)
-            field = data.draw(st.sampled_from([f["name"] for f in version.parsed["fields"]]))
-            records[n] = {**record, field: data.draw(st.sampled_from(BENT))(record[field])}
-    assert _avro.write_many(version.program, records, MAGIC + version.fingerprint) == [
-        native(version, r) for r in records]
-    pairs = [(version.record_type, r) for r in records]
-    try:
-        one_by_one = [registry.encode(rt, r) for rt, r in pairs]
-    except CodecError as exc:
-        with pytest.raises(CodecError, match=re.escape(str(exc))):
-            registry.encode_many(pairs)
-    else:
-        assert registry.encode_many(pairs) == one_by_one
-
-
-def test_encode_many_keeps_the_order_of_mixed_types_and_names_an_unknown_one():
-    records = [("perception", _perception("a")), ("outcome", None), ("perception", _perception("b"))]
-    with pytest.raises(CodecError, match="does not match its schema"):  # the outcome (None), after the first
-        registry.encode_many(records)
-    assert registry.encode_many([records[0], records[2], records[0]]) == [
-        registry.encode(rt, r) for rt, r in (records[0], records[2], records[0])]
-    with pytest.raises(CodecError, match="unknown record type 'nope'"):
-        registry.encode_many([records[0], ("nope", {})])
-    with pytest.raises(TypeError):
-        _avro.write_many(registry.current("perception").program, (records[0][1],), b"")  # a list, not a tuple
-
-
-def _perception(text: str) -> dict:
-    return {"envelope": {"record_id": "ev_1", "ts_us": 1, "tenant": "t", "agent": None, "task": None,
-                         "schema_version": 3, "causation_ids": [], "producer": "p"},
-            "kind": "message", "text": text, "system": None, "identity": None, "action": None, "expected": None,
-            "actual": None, "entities": [], "scope": {}, "signal": None, "success": None, "polarity": None,
-            "session": None, "speaker": None, "emotion": None, "origin": None}
