@@ -140,8 +140,6 @@ def instrument(brain: Brain) -> None:
         _wrap(lexical.BM25Index, "add_many", "4b1    bm25 add_many")
     _wrap(semantic.SemanticIndex, "add", "4c   semantic add (static tier)")
     _wrap(semantic.SemanticIndex, "_add_static", "4c1    static embed + vector add")
-    if hasattr(brain, "refreezer"):  # the collection held until perceive_many returns (round fourteen)
-        _wrap(brain.refreezer, "refreeze", "6 refreeze (gc), at the call's end")
     _wrap(runner_mod, "project_batch", "7 project rows")
     _wrap(runner_mod, "insert_batch", "8 chDB insert")
 

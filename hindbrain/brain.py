@@ -84,8 +84,6 @@ class Brain:
         self.index_start = ""  # how the recall index was built on open (``open_index``)
         # gives free heap pages back after bulk work; perceive_many holds its trim until it returns
         self.heap_trimmer = HeapTrimmer(also=getattr(warehouse, "release_memory", None))
-        # keeps full collections bounded; perceive_many holds its collection until it returns (streams.gc_pause)
-        self.refreezer = Refreezer()
         fix_mmap_threshold()  # a batch's large temporaries mapped, not holes left in the heap (hindbrain.heap_trim)
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -123,7 +121,7 @@ class Brain:
         brain.runner.catch_up()
         brain.index_start = open_index(cfg, log, warehouse, brain.index)
         # Refreezer and HeapTrimmer: after what it indexed (the collection frees, the trim returns the pages)
-        brain.runner.listeners += [brain.index.observe, brain.refreezer, brain.heap_trimmer]
+        brain.runner.listeners += [brain.index.observe, Refreezer(), brain.heap_trimmer]
         log.on_group_end.append(brain.index.diverge)  # a rolled-back group: its records stay out of any snapshot
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")
@@ -197,9 +195,9 @@ class Brain:
         """Bulk ``perceive``: validates every event first, then appends all in one batch. A batch
         is one tenant's (as over HTTP, where the API key is one tenant): events of another tenant
         are refused (``InvalidInput`` on ``tenant``, naming the event), nothing written."""
-        # the collection and the trim wait for the batch's temporaries (its records, the decoded batch,
-        # the learner's pass) to be freed at return (streams.gc_pause, hindbrain.heap_trim)
-        with self.heap_trimmer.deferred(), self.refreezer.deferred(), gc_paused():
+        # the trim waits for the batch's temporaries (its records, the decoded batch, the
+        # learner's pass) to be freed at return (hindbrain.heap_trim)
+        with self.heap_trimmer.deferred(), gc_paused():
             return self._perceive_many(events)
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
@@ -217,7 +215,7 @@ class Brain:
         """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
         one batch, and each position holds the event's id or the ``InvalidInput`` that
         refused it (a server batching concurrent requests answers each one)."""
-        with self.heap_trimmer.deferred(), self.refreezer.deferred(), gc_paused():
+        with self.heap_trimmer.deferred(), gc_paused():
             return self._perceive_each(events)
 
     def _perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:

@@ -10,8 +10,6 @@ measured +20-35% throughput here. Nesting is safe; the previous state is restore
 from __future__ import annotations
 
 import gc
-import threading
-from collections.abc import Iterator
 from contextlib import contextmanager
 
 
@@ -58,12 +56,6 @@ class Refreezer:
     ``every`` records' objects. ``gc.freeze`` itself moves lists: O(1). Objects frozen while
     alive and later dropped are still freed by reference counting; only a cycle made after
     its members were frozen waits for ``thaw`` (the brain's close).
-
-    **When a bulk call returns, not inside it** (``deferred``, as ``HeapTrimmer``'s trim; issue 28 round
-    fourteen). Inside ``perceive_many`` the collection walked the batch's own temporaries too (its
-    records, messages, positions, the decoded batch: ~40-48k of the objects it walked at 40k events,
-    10-20 ms), and froze them; once the call has returned only what outlives it is left (~4.5k objects
-    when the runner has projected its records, ~34k while it holds them: 1-2 ms or 8-16).
     """
 
     def __init__(self, every: int = REFREEZE_EVERY):
@@ -72,41 +64,11 @@ class Refreezer:
         self.every = every
         self.since = 0  # records seen since the last freeze
         self.freezes = 0
-        self._holders = 0  # bulk calls running inside ``deferred``
-        self._lock = threading.Lock()  # the runner's listeners run on whichever thread appends
 
     def __call__(self, records) -> None:
-        with self._lock:
-            self.since += len(records)
-            due = self._take_due()
-        if due:
-            self.refreeze()
-
-    @contextmanager
-    def deferred(self) -> Iterator[None]:
-        """For the duration of a bulk call: count what it appends, and collect and freeze (when due)
-        once it and every other holder are done, after their temporaries are freed."""
-        with self._lock:
-            self._holders += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._holders -= 1
-                due = self._take_due()
-            if due:
-                self.refreeze()
-
-    def _take_due(self) -> bool:
-        """Under the lock: whether to refreeze now (and the count restarts)."""
-        if self.since < self.every or self._holders:
-            return False
-        self.since = 0
-        self.freezes += 1
-        return True
-
-    @staticmethod
-    def refreeze() -> None:
-        """Collects what is not frozen, then freezes what is left."""
-        gc.collect()
-        gc.freeze()
+        self.since += len(records)
+        if self.since >= self.every:
+            self.since = 0
+            self.freezes += 1
+            gc.collect()
+            gc.freeze()
