@@ -24,6 +24,8 @@
  *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
  *   common_perceives(events, ...)     schemas/api.py      common_perceive of each (test_common_perceive.py)
  *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
+ *   to_halves / from_halves(rows, out) recall/vectors.py  numpy's float16 casts (test_halves.py)
+ *   unit_halves(rows, out, dim)       recall/vectors.py  to_half(_unit_rows(rows)) (test_halves.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -1379,6 +1381,198 @@ static PyObject *scan_gemv_f16(PyObject *self, PyObject *args) {
 done:
     PyBuffer_Release(&x);
     PyBuffer_Release(&w);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* numpy's float32 <-> float16 casts, in C. numpy 2.4 casts one value at a time in software here
+ * (~10 ns a value): the vector index's exact mode keeps float16 rows, so a static-tier batch of
+ * 5,000 x 512 cost ~25 ms to store, and turning the first 20,000 rows into int8 codes at the switch
+ * to graph mode ~90 ms (docs/speed.md, "The caller's path, round fourteen"). F16C converts eight
+ * values an instruction, rounding to nearest, ties to even, as numpy does: for every finite float32
+ * whose half is finite (and every half but NaN the other way) the bits are numpy's. What F16C would
+ * give differently (an overflow to inf, which numpy warns of, and NaN payloads, which F16C quiets)
+ * is left to numpy: the functions then return False, as they do where the CPU has no F16C. */
+#ifdef GEMV_F16_X86
+__attribute__((target("avx,f16c")))
+static int halves_of_x86(const float *src, uint16_t *dst, Py_ssize_t n) {
+    __m128i special = _mm_setzero_si128();
+    const __m128i exp_mask = _mm_set1_epi16(0x7c00);
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        special = _mm_or_si128(special, _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask));
+        _mm_storeu_si128((__m128i *)(dst + i), h);
+    }
+    for (; i < n; i++) {
+        const __m128i h = _mm_cvtps_ph(_mm_set_ss(src[i]), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        special = _mm_or_si128(special, _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask));
+        dst[i] = (uint16_t)_mm_extract_epi16(h, 0);
+    }
+    return _mm_testz_si128(special, special); /* 0: an inf or NaN came out (or went in) */
+}
+
+__attribute__((target("avx,f16c")))
+static int floats_of_x86(const uint16_t *src, float *dst, Py_ssize_t n) {
+    __m128i special = _mm_setzero_si128();
+    const __m128i exp_mask = _mm_set1_epi16(0x7c00), frac_mask = _mm_set1_epi16(0x03ff);
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128((const __m128i *)(src + i));
+        /* NaN: every exponent bit and a nonzero fraction (inf converts exactly) */
+        const __m128i nan = _mm_andnot_si128(_mm_cmpeq_epi16(_mm_and_si128(h, frac_mask), _mm_setzero_si128()),
+                                             _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask));
+        special = _mm_or_si128(special, nan);
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    }
+    int ok = _mm_testz_si128(special, special);
+    for (; i < n; i++) {
+        ok &= (src[i] & 0x7c00u) != 0x7c00u || (src[i] & 0x3ffu) == 0;
+        dst[i] = half_to_float(src[i]);
+    }
+    return ok;
+}
+#endif
+
+/* to_halves(rows, out) -> bool: out (float16, writable) := rows (float32, C-contiguous, same count) as
+ * numpy's astype(float16) makes them. False (out unfinished) without F16C, or when a value's half is
+ * not finite: the caller casts with numpy then. Runs without the GIL. */
+static PyObject *scan_to_halves(PyObject *self, PyObject *args) {
+    Py_buffer rows = {0}, out = {0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*w*:to_halves", &rows, &out))
+        return NULL;
+    if (rows.len % (Py_ssize_t)sizeof(float) != 0 || out.len * 2 != rows.len) {
+        PyErr_SetString(PyExc_ValueError, "to_halves needs float32 rows and a float16 out of as many values");
+        goto done;
+    }
+    int done_ = 0;
+#ifdef GEMV_F16_X86
+    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) {
+        Py_BEGIN_ALLOW_THREADS
+        done_ = halves_of_x86(rows.buf, out.buf, rows.len / (Py_ssize_t)sizeof(float));
+        Py_END_ALLOW_THREADS
+    }
+#endif
+    result = Py_NewRef(done_ ? Py_True : Py_False);
+done:
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* from_halves(rows, out) -> bool: out (float32, writable) := rows (float16, C-contiguous) as numpy's
+ * astype(float32) makes them (exact: every half is a float). False (out unfinished or partly so) when
+ * a value is NaN (its payload is the platform's), so the caller casts with numpy. Without F16C the
+ * portable half_to_float does it. Runs without the GIL. */
+static PyObject *scan_from_halves(PyObject *self, PyObject *args) {
+    Py_buffer rows = {0}, out = {0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*w*:from_halves", &rows, &out))
+        return NULL;
+    if (rows.len % (Py_ssize_t)sizeof(uint16_t) != 0 || out.len != rows.len * 2) {
+        PyErr_SetString(PyExc_ValueError, "from_halves needs float16 rows and a float32 out of as many values");
+        goto done;
+    }
+    const Py_ssize_t n = rows.len / (Py_ssize_t)sizeof(uint16_t);
+    const uint16_t *src = rows.buf;
+    float *dst = out.buf;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+#ifdef GEMV_F16_X86
+    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c"))
+        ok = floats_of_x86(src, dst, n);
+    else
+#endif
+        for (Py_ssize_t i = 0; i < n; i++) {
+            ok &= (src[i] & 0x7c00u) != 0x7c00u || (src[i] & 0x3ffu) == 0;
+            dst[i] = half_to_float(src[i]);
+        }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(ok ? Py_True : Py_False);
+done:
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* numpy's float32 add.reduce of a row's squares (its pairwise summation: eight accumulators up to 128
+ * values, halves above), so the norm below is np.linalg.norm's bit for bit (test_halves.py). */
+static float pairwise_squares(const float *a, Py_ssize_t n) {
+    if (n < 8) {
+        float res = 0.0f;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const float sq = a[i] * a[i];
+            res += sq;
+        }
+        return res;
+    }
+    if (n <= 128) {
+        float r[8];
+        for (int j = 0; j < 8; j++)
+            r[j] = a[j] * a[j];
+        Py_ssize_t i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) {
+                const float sq = a[i + j] * a[i + j];
+                r[j] += sq;
+            }
+        float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) {
+            const float sq = a[i] * a[i];
+            res += sq;
+        }
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_squares(a, n2) + pairwise_squares(a + n2, n - n2);
+}
+
+/* unit_halves(rows, out, dim) -> bool: recall.vectors.to_half(_unit_rows(rows)) of float32 (n, dim) rows
+ * into float16 out, a row at a time (np.linalg.norm's sum, sqrtf, the division; a zero row stays zero),
+ * without numpy's float32 temporaries (~20 MB a 5,000-row batch, their page faults the cost under load).
+ * False (out unfinished) without F16C or when a value or a norm is not finite: numpy's path then. */
+static PyObject *scan_unit_halves(PyObject *self, PyObject *args) {
+    Py_buffer rows = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t dim;
+    if (!PyArg_ParseTuple(args, "y*w*n:unit_halves", &rows, &out, &dim))
+        return NULL;
+    if (dim <= 0 || rows.len % (dim * (Py_ssize_t)sizeof(float)) != 0 || out.len * 2 != rows.len) {
+        PyErr_SetString(PyExc_ValueError, "unit_halves needs float32 (n, dim) rows and a float16 out of as many values");
+        goto done;
+    }
+    int ok = 0;
+#ifdef GEMV_F16_X86
+    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) {
+        float *row = PyMem_Malloc((size_t)dim * sizeof(float));
+        if (!row) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        const Py_ssize_t n = rows.len / (dim * (Py_ssize_t)sizeof(float));
+        const float *src = rows.buf;
+        uint16_t *dst = out.buf;
+        ok = 1;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 0; ok && r < n; r++, src += dim, dst += dim) {
+            const float norm = sqrtf(pairwise_squares(src, dim));
+            if (!(norm <= FLT_MAX)) { /* inf or NaN: numpy's path (its warnings, its NaN rows) */
+                ok = 0;
+                break;
+            }
+            for (Py_ssize_t j = 0; j < dim; j++)
+                row[j] = norm > 0.0f ? src[j] / norm : 0.0f;
+            ok = halves_of_x86(row, dst, dim);
+        }
+        Py_END_ALLOW_THREADS
+        PyMem_Free(row);
+    }
+#endif
+    result = Py_NewRef(ok ? Py_True : Py_False);
+done:
+    PyBuffer_Release(&rows);
     PyBuffer_Release(&out);
     return result;
 }
@@ -3548,6 +3742,12 @@ static PyMethodDef methods[] = {
      "postings(flat, lengths, first, n_terms) -> (terms, starts, docs, tfs): a BM25 segment by a counting sort."},
     {"quantize", scan_quantize, METH_VARARGS,
      "quantize(rows, out, dim): recall.vectors.quantize of float32 rows into int8 out, bit for bit."},
+    {"to_halves", scan_to_halves, METH_VARARGS,
+     "to_halves(rows, out) -> bool: numpy's float32 -> float16 cast of rows into out (False: not done, use numpy)."},
+    {"from_halves", scan_from_halves, METH_VARARGS,
+     "from_halves(rows, out) -> bool: numpy's float16 -> float32 cast of rows into out (False: a NaN, use numpy)."},
+    {"unit_halves", scan_unit_halves, METH_VARARGS,
+     "unit_halves(rows, out, dim) -> bool: float32 rows scaled to unit length (np.linalg.norm's) into float16 out."},
     {"gemv_f16", scan_gemv_f16, METH_VARARGS,
      "gemv_f16(x, w, out, m): out = x @ w, x float32 (n,), w float16 (n, m), summed in float32."},
     {"gemm_bf16", scan_gemm_bf16, METH_VARARGS,
