@@ -3633,25 +3633,35 @@ static PyObject *event_doc_of(PyObject *row, PyObject *text, PyObject *cues, PyO
     return out;
 }
 
+/* event_docs' and event_columns' arguments (rows, texts, terms, quarantines, spec), checked alike: the spec's
+ * defaults one per Doc field, the four lists of one length; -1 with the error set (its message named by `name`). */
+static int event_batch_args(PyObject *args, const char *name, PyObject **rows, PyObject **texts, PyObject **terms,
+                            PyObject **quarantines, DocSpec *spec, Py_ssize_t *n) {
+    char format[64];  /* the function's name after ':' names it in the argument errors */
+    snprintf(format, sizeof format, "O!O!O!O!(OO!O!OOOO):%s", name);
+    if (!PyArg_ParseTuple(args, format, &PyList_Type, rows, &PyList_Type, texts, &PyList_Type, terms,
+                          &PyList_Type, quarantines, &spec->doc_type, &PyTuple_Type, &spec->defaults, &PyDict_Type,
+                          &spec->confidence, &spec->unsignalled, &spec->links_and_exact, &spec->field_terms,
+                          &spec->asking_share))
+        return -1;
+    if (PyTuple_GET_SIZE(spec->defaults) != N_DOC_FIELDS) {
+        PyErr_Format(PyExc_ValueError, "%s: the defaults must hold one value per Doc field", name);
+        return -1;
+    }
+    *n = PyList_GET_SIZE(*rows);
+    if (PyList_GET_SIZE(*texts) != *n || PyList_GET_SIZE(*terms) != *n || PyList_GET_SIZE(*quarantines) != *n) {
+        PyErr_Format(PyExc_ValueError, "%s: rows, texts, terms and quarantines differ in length", name);
+        return -1;
+    }
+    return doc_keys_ready() < 0 ? -1 : 0;
+}
+
 /* event_docs(rows, texts, terms, quarantines, spec) -> list of (Doc, terms): recall/index.py py_event_docs_of. */
 static PyObject *scan_event_docs(PyObject *self, PyObject *args) {
     PyObject *rows, *texts, *terms, *quarantines;
     DocSpec spec;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!(OO!O!OOOO):event_docs", &PyList_Type, &rows, &PyList_Type, &texts,
-                          &PyList_Type, &terms, &PyList_Type, &quarantines, &spec.doc_type, &PyTuple_Type,
-                          &spec.defaults, &PyDict_Type, &spec.confidence, &spec.unsignalled, &spec.links_and_exact,
-                          &spec.field_terms, &spec.asking_share))
-        return NULL;
-    if (PyTuple_GET_SIZE(spec.defaults) != N_DOC_FIELDS) {
-        PyErr_SetString(PyExc_ValueError, "event_docs: the defaults must hold one value per Doc field");
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(rows);
-    if (PyList_GET_SIZE(texts) != n || PyList_GET_SIZE(terms) != n || PyList_GET_SIZE(quarantines) != n) {
-        PyErr_SetString(PyExc_ValueError, "event_docs: rows, texts, terms and quarantines differ in length");
-        return NULL;
-    }
-    if (doc_keys_ready() < 0)
+    Py_ssize_t n;
+    if (event_batch_args(args, "event_docs", &rows, &texts, &terms, &quarantines, &spec, &n) < 0)
         return NULL;
     PyObject *out = PyList_New(n);
     for (Py_ssize_t k = 0; out && k < n; k++) {
@@ -3671,21 +3681,8 @@ static PyObject *scan_event_docs(PyObject *self, PyObject *args) {
 static PyObject *scan_event_columns(PyObject *self, PyObject *args) {
     PyObject *rows, *texts, *terms, *quarantines;
     DocSpec spec;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!(OO!O!OOOO):event_columns", &PyList_Type, &rows, &PyList_Type, &texts,
-                          &PyList_Type, &terms, &PyList_Type, &quarantines, &spec.doc_type, &PyTuple_Type,
-                          &spec.defaults, &PyDict_Type, &spec.confidence, &spec.unsignalled, &spec.links_and_exact,
-                          &spec.field_terms, &spec.asking_share))
-        return NULL;
-    if (PyTuple_GET_SIZE(spec.defaults) != N_DOC_FIELDS) {
-        PyErr_SetString(PyExc_ValueError, "event_columns: the defaults must hold one value per Doc field");
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(rows);
-    if (PyList_GET_SIZE(texts) != n || PyList_GET_SIZE(terms) != n || PyList_GET_SIZE(quarantines) != n) {
-        PyErr_SetString(PyExc_ValueError, "event_columns: rows, texts, terms and quarantines differ in length");
-        return NULL;
-    }
-    if (doc_keys_ready() < 0)
+    Py_ssize_t n;
+    if (event_batch_args(args, "event_columns", &rows, &texts, &terms, &quarantines, &spec, &n) < 0)
         return NULL;
     PyObject *columns = PyList_New(N_DOC_FIELDS), *all_terms = PyList_New(n), *out = NULL;
     if (!columns || !all_terms)
