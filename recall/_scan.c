@@ -959,6 +959,34 @@ static void sort_unique(Buf *b) {
     b->len = kept;
 }
 
+/* The token hashes of one text (lowered, walked as the lexical index does) appended to b; -1 with the error set. */
+static int hash_text(Buf *b, PyObject *text) {
+    PyObject *low = lowered(text);
+    const int ok = low && lexical_walk(low, emit_hash_value, b) >= 0;
+    Py_XDECREF(low);
+    return ok ? 0 : -1;
+}
+
+/* hash_text of each item of a PySequence_Fast. */
+static int hash_texts(Buf *b, PyObject *fast) {
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t t = 0; t < PySequence_Fast_GET_SIZE(fast); t++)
+        if (hash_text(b, items[t]) < 0)
+            return -1;
+    return 0;
+}
+
+/* The hashes gathered in b as the learner keeps them (sorted, unique, packed int64s) if ok, else NULL; frees b. */
+static PyObject *hash_set_bytes(Buf *b, int ok) {
+    PyObject *out = NULL;
+    if (ok) {
+        sort_unique(b);
+        out = buf_bytes(b);
+    }
+    PyMem_Free(b->data);
+    return out;
+}
+
 /* token_hash_bytes(texts) -> bytes: the set token_hashes(texts) as int64s (the bytes of
  * array("q", sorted(set))), packed as the learner keeps it: no int object or set made (issue 28,
  * round nine: learning/learner.py _word_hashes). */
@@ -967,22 +995,9 @@ static PyObject *scan_token_hash_bytes(PyObject *self, PyObject *texts) {
     if (!fast)
         return NULL;
     Buf b = {0};
-    int ok = 1;
-    const Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
-    PyObject **items = PySequence_Fast_ITEMS(fast);
-    for (Py_ssize_t t = 0; ok && t < count; t++) {
-        PyObject *low = lowered(items[t]);
-        ok = low && lexical_walk(low, emit_hash_value, &b) >= 0;
-        Py_XDECREF(low);
-    }
+    const int ok = hash_texts(&b, fast) == 0;
     Py_DECREF(fast);
-    PyObject *out = NULL;
-    if (ok) {
-        sort_unique(&b);
-        out = buf_bytes(&b);
-    }
-    PyMem_Free(b.data);
-    return out;
+    return hash_set_bytes(&b, ok);
 }
 
 /* The fields an event's word set is read from (learning/learner.py _word_hashes), then its entities. */
@@ -994,12 +1009,7 @@ static int said_hashes(Buf *b, PyObject *value) {
     if (!value || value == Py_None)
         return 0;
     const int truthy = PyObject_IsTrue(value);
-    if (truthy <= 0)
-        return truthy;
-    PyObject *low = lowered(value);
-    const int ok = low && lexical_walk(low, emit_hash_value, b) >= 0;
-    Py_XDECREF(low);
-    return ok ? 0 : -1;
+    return truthy <= 0 ? truthy : hash_text(b, value);
 }
 
 /* record_hash_bytes(record) -> bytes: token_hash_bytes of the record's truthy text, system, identity, action,
@@ -1020,21 +1030,10 @@ static PyObject *scan_record_hash_bytes(PyObject *self, PyObject *record) {
     ok = ok && any_entities >= 0;
     if (ok && any_entities) {
         PyObject *fast = PySequence_Fast(entities, "entities must be a sequence of str");
-        ok = fast != NULL;
-        for (Py_ssize_t e = 0; ok && e < PySequence_Fast_GET_SIZE(fast); e++) {
-            PyObject *low = lowered(PySequence_Fast_GET_ITEM(fast, e));
-            ok = low && lexical_walk(low, emit_hash_value, &b) >= 0;
-            Py_XDECREF(low);
-        }
+        ok = fast != NULL && hash_texts(&b, fast) == 0;
         Py_XDECREF(fast);
     }
-    PyObject *out = NULL;
-    if (ok) {
-        sort_unique(&b);
-        out = buf_bytes(&b);
-    }
-    PyMem_Free(b.data);
-    return out;
+    return hash_set_bytes(&b, ok);
 }
 
 /* Copies packed int64s into b, sorted and unique. */
