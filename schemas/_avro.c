@@ -289,6 +289,22 @@ static int read_record(Reader *r, PyObject *names, PyObject *programs, PyObject 
     return WROTE;
 }
 
+/* an array's or a map's block header: its item count (0 ends the value; a negative count carries its bytes'
+ * size after it, as the spec allows and fastavro reads); more items than bytes left is corrupt, or fastavro's
+ * to judge: UNSUPPORTED. Shared by read_block and check_value. */
+static int take_block_count(Reader *r, int64_t *count) {
+    int64_t size;
+    const int rc = take_long(r, count);
+    if (rc != WROTE)
+        return rc;
+    if (*count < 0) {
+        if (*count == INT64_MIN || take_long(r, &size) != WROTE)
+            return UNSUPPORTED;
+        *count = -*count;
+    }
+    return *count > r->end - r->p ? UNSUPPORTED : WROTE;
+}
+
 /* an array or a map: blocks of items until a zero count (a negative count carries its bytes' size
  * after it, as the spec allows and fastavro reads) */
 static int read_block(Reader *r, int is_map, PyObject *items_program, PyObject **out) {
@@ -297,23 +313,12 @@ static int read_block(Reader *r, int is_map, PyObject *items_program, PyObject *
         return FAILED;
     int rc;
     for (;;) {
-        int64_t count, size;
-        if ((rc = take_long(r, &count)) != WROTE)
+        int64_t count;
+        if ((rc = take_block_count(r, &count)) != WROTE)
             break;
         if (count == 0) {
             *out = block;
             return WROTE;
-        }
-        if (count < 0) {
-            if (count == INT64_MIN || (rc = take_long(r, &size)) != WROTE) {
-                rc = UNSUPPORTED;
-                break;
-            }
-            count = -count;
-        }
-        if (count > r->end - r->p) { /* more items than bytes: corrupt, or fastavro's to judge */
-            rc = UNSUPPORTED;
-            break;
         }
         for (int64_t i = 0; i < count && rc == WROTE; i++) {
             PyObject *key = NULL, *item;
@@ -521,18 +526,11 @@ static int check_value(Reader *r, PyObject *program) {
     case OP_ARRAY:
     case OP_MAP:
         for (;;) {
-            int64_t count, size;
-            if ((rc = take_long(r, &count)) != WROTE)
+            int64_t count;
+            if ((rc = take_block_count(r, &count)) != WROTE)
                 return rc;
             if (count == 0)
                 return WROTE;
-            if (count < 0) {
-                if (count == INT64_MIN || take_long(r, &size) != WROTE)
-                    return UNSUPPORTED;
-                count = -count;
-            }
-            if (count > r->end - r->p)
-                return UNSUPPORTED;
             for (int64_t i = 0; i < count; i++) {
                 if (op == OP_MAP && (rc = skip_sized(r, 1)) != WROTE)
                     return rc;
