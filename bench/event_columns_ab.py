@@ -14,21 +14,15 @@ document.
 from __future__ import annotations
 
 import argparse
-import gc
-import importlib.util
 import os
-import random
 import statistics
-import time
+import sys
 from pathlib import Path
 
-from hindbrain.brain import perception_records
 from hindbrain.recall import index
-from hindbrain.schemas.api import common_perceive_many
 
-_spec = importlib.util.spec_from_file_location("bench_api", Path(__file__).parent / "api.py")
-api = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(api)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from event_docs_ab import fold_side_by_side  # noqa: E402
 
 ARMS = {"docs": (index.event_docs, index.TenantIndex.add_many),
         "columns": (index.event_columns, index.TenantIndex.add_events)}
@@ -39,32 +33,7 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100_000)
     ap.add_argument("--batch", type=int, default=5_000)
     args = ap.parse_args()
-    rng = random.Random(args.size)
-    events = [api.event(rng, n) for n in range(args.size)]
-    batches = [perception_records(common_perceive_many(events[s : s + args.batch]))
-               for s in range(0, args.size, args.batch)]
-    indexes = {name: index.TenantIndex() for name in ARMS}
-    spent: dict[tuple[str, str], list[float]] = {(name, part): [] for name in ARMS for part in ("docs", "add")}
-    gc.collect()
-    gc.disable()  # as under perceive_many (streams.gc_pause); collected between batches, outside the timings
-    try:
-        for b, batch in enumerate(batches):
-            rows = [(r["envelope"]["record_id"], r, r["envelope"]["ts_us"], r["envelope"]["agent"]) for r in batch]
-            for name in (list(ARMS) if b % 2 else list(ARMS)[::-1]):
-                make, add = ARMS[name]
-                t = time.thread_time()
-                docs = make(rows)
-                t1 = time.thread_time()
-                add(indexes[name], docs)
-                t2 = time.thread_time()
-                spent[name, "docs"].append((t1 - t) / len(rows) * 1e6)
-                spent[name, "add"].append((t2 - t1) / len(rows) * 1e6)
-                del docs
-            gc.collect()
-    finally:
-        gc.enable()
-    a, b = indexes["columns"].docs, indexes["docs"].docs
-    assert len(a) == len(b) == args.size and all(a.row(n) == b.row(n) for n in range(args.size))
+    spent = fold_side_by_side(ARMS, args.size, args.batch)
     print(f"{args.size:,} events in batches of {args.batch:,}; load average {os.getloadavg()[0]:.1f}")
     totals = {arm: [d + a for d, a in zip(spent[arm, "docs"], spent[arm, "add"], strict=True)] for arm in ARMS}
     for part, name in (("docs", "documents"), ("add", "add"), (None, "both")):

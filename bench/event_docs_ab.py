@@ -37,38 +37,58 @@ def _use(arm: tuple) -> None:
     index.event_docs_of, literals.Prefilter.matching = arm
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, default=100_000)
-    ap.add_argument("--batch", type=int, default=5_000)
-    args = ap.parse_args()
-    rng = random.Random(args.size)
-    events = [api.event(rng, n) for n in range(args.size)]
-    batches = [perception_records(common_perceive_many(events[s : s + args.batch]))
-               for s in range(0, args.size, args.batch)]
-    arms = {"oracles": ORACLES, "native": NATIVE}
+def fold_side_by_side(arms: dict[str, tuple], size: int, batch: int) -> dict[tuple[str, str], list[float]]:
+    """bench/api.py's ``size`` events in batches of ``batch``, folded by each arm (``make`` the batch's documents
+    from its rows, ``add`` them to the arm's own ``TenantIndex``), the arms alternated batch by batch; each arm's
+    thread CPU µs an event per batch for ``docs`` and ``add``. The indexes' packed rows are asserted equal."""
+    rng = random.Random(size)
+    events = [api.event(rng, n) for n in range(size)]
+    batches = [perception_records(common_perceive_many(events[s : s + batch])) for s in range(0, size, batch)]
     indexes = {name: index.TenantIndex() for name in arms}
     spent: dict[tuple[str, str], list[float]] = {(name, part): [] for name in arms for part in ("docs", "add")}
     gc.collect()
     gc.disable()  # as under perceive_many (streams.gc_pause); collected between batches, outside the timings
     try:
-        for b, batch in enumerate(batches):
-            rows = [(r["envelope"]["record_id"], r, r["envelope"]["ts_us"], r["envelope"]["agent"]) for r in batch]
+        for b, records in enumerate(batches):
+            rows = [(r["envelope"]["record_id"], r, r["envelope"]["ts_us"], r["envelope"]["agent"]) for r in records]
             for name in (list(arms) if b % 2 else list(arms)[::-1]):
-                _use(arms[name])
+                make, add = arms[name]
                 t = time.thread_time()
-                docs = index.event_docs(rows)
+                docs = make(rows)
                 t1 = time.thread_time()
-                indexes[name].add_many(docs)
+                add(indexes[name], docs)
                 t2 = time.thread_time()
                 spent[name, "docs"].append((t1 - t) / len(rows) * 1e6)
                 spent[name, "add"].append((t2 - t1) / len(rows) * 1e6)
+                del docs
             gc.collect()
     finally:
-        _use(NATIVE)
         gc.enable()
-    a, b = indexes["native"].docs, indexes["oracles"].docs
-    assert len(a) == len(b) == args.size and all(a.row(n) == b.row(n) for n in range(args.size))
+    first, *others = (indexes[name].docs for name in arms)
+    assert all(len(other) == len(first) == size and all(first.row(n) == other.row(n) for n in range(size))
+               for other in others)
+    return spent
+
+
+def _documents_with(arm: tuple):
+    """``index.event_docs`` run with ``arm``'s event documents and prefilter patched in (restored after)."""
+    def make(rows):
+        _use(arm)
+        try:
+            return index.event_docs(rows)
+        finally:
+            _use(NATIVE)
+    return make
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=100_000)
+    ap.add_argument("--batch", type=int, default=5_000)
+    args = ap.parse_args()
+    arms = {name: (_documents_with(arm), index.TenantIndex.add_many)
+            for name, arm in (("oracles", ORACLES), ("native", NATIVE))}
+    spent = fold_side_by_side(arms, args.size, args.batch)
     print(f"{args.size:,} events in batches of {args.batch:,}; load average {os.getloadavg()[0]:.1f}")
     for part, name in (("docs", "event_docs"), ("add", "add_many")):
         base, new = (statistics.median(spent[arm, part]) for arm in ("oracles", "native"))
