@@ -4,12 +4,12 @@ no content word shared with the question, decoys that do share them, a marked tu
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from by_path import module_at
 
 from hindbrain.sim.third import _terms, bm25
 
@@ -18,10 +18,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 @pytest.fixture(scope="module")
 def hardconv():
-    spec = importlib.util.spec_from_file_location("hardconv", BENCH / "hardconv.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_at(BENCH / "hardconv.py", "hardconv")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

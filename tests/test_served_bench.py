@@ -3,11 +3,11 @@ process answers one from its query cache, and each is a valid recall; cycled one
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from by_path import module_at
 
 from hindbrain.schemas.api import RecallInput, validated
 
@@ -16,10 +16,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 @pytest.fixture(scope="module")
 def served():
-    spec = importlib.util.spec_from_file_location("bench_served", BENCH / "served.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_at(BENCH / "served.py", "bench_served")
 
 
 def test_distinct_bodies_never_repeat_and_are_valid_recalls(served):

@@ -8,11 +8,11 @@ built either way holds the same documents and answers the same recalls (items, s
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from by_path import module_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,9 +21,7 @@ from hindbrain.recall import index
 from hindbrain.recall.index import TenantIndex
 from hindbrain.recall.tokenize import tokens
 
-_spec = importlib.util.spec_from_file_location("event_docs_cases", Path(__file__).parent / "test_event_docs.py")
-cases = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(cases)
+cases = module_at(Path(__file__).parent / "test_event_docs.py", "event_docs_cases")
 
 
 def _typed(value):

@@ -7,13 +7,13 @@ overlong sequence's bytes in the data, long texts) likewise."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import struct
 from pathlib import Path
 
 import fastavro
 import pytest
+from by_path import module_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,11 +23,7 @@ from hindbrain.schemas.codec import HEADER_LEN, MAGIC, CodecError, registry
 
 def _encoder_tests():
     """tests/schemas/test_avro_encoder.py's generators (tests are no package: loaded by path)."""
-    path = Path(__file__).with_name("test_avro_encoder.py")
-    spec = importlib.util.spec_from_file_location("avro_encoder_tests", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_at(Path(__file__).with_name("test_avro_encoder.py"), "avro_encoder_tests")
 
 
 _ENC = _encoder_tests()

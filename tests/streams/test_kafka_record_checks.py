@@ -7,10 +7,10 @@ would refuse would write a wrong row; refusing a good one only costs the per-rec
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from by_path import module_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,11 +23,7 @@ HEADER = PERCEPTIONS.header
 
 
 def _decoder_tests():
-    path = Path(__file__).parents[1] / "schemas" / "test_avro_decoder.py"
-    spec = importlib.util.spec_from_file_location("avro_decoder_tests", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_at(Path(__file__).parents[1] / "schemas" / "test_avro_decoder.py", "avro_decoder_tests")
 
 
 _DEC = _decoder_tests()

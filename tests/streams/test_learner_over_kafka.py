@@ -109,14 +109,11 @@ def registry_kind(value: bytes) -> str:
 
 def _worlds():
     """The seeded worlds of tests/learning/test_learner_batch.py (tests are no package: loaded by its path)."""
-    import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "learning" / "test_learner_batch.py"
-    spec = importlib.util.spec_from_file_location("learner_worlds_over_kafka", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from by_path import module_at
+
+    return module_at(Path(__file__).parents[1] / "learning" / "test_learner_batch.py", "learner_worlds_over_kafka")
 
 
 def _read_back(log, topics) -> dict[tuple[str, str], list]:
