@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -197,10 +197,16 @@ class Brain:
         """Bulk ``perceive``: validates every event first, then appends all in one batch. A batch
         is one tenant's (as over HTTP, where the API key is one tenant): events of another tenant
         are refused (``InvalidInput`` on ``tenant``, naming the event), nothing written."""
-        # the trim waits for the batch's temporaries (its records, the decoded batch, the
-        # learner's pass) to be freed at return (hindbrain.heap_trim)
-        with self.heap_trimmer.deferred(), bulk_threshold.held(), gc_paused():
+        with self._bulk_call():
             return self._perceive_many(events)
+
+    @contextmanager
+    def _bulk_call(self):
+        """What a batch call runs under: the heap's trim deferred until the batch's temporaries (its
+        records, the decoded batch, the learner's pass) are freed at return, the bulk mmap threshold
+        (hindbrain.heap_trim), the collector paused (streams.gc_pause)."""
+        with self.heap_trimmer.deferred(), bulk_threshold.held(), gc_paused():
+            yield
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
         checked = self._checked_perceptions(events)
@@ -217,7 +223,7 @@ class Brain:
         """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
         one batch, and each position holds the event's id or the ``InvalidInput`` that
         refused it (a server batching concurrent requests answers each one)."""
-        with self.heap_trimmer.deferred(), bulk_threshold.held(), gc_paused():
+        with self._bulk_call():
             return self._perceive_each(events)
 
     def _perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:
