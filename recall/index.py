@@ -517,16 +517,10 @@ class TenantIndex:
             fresh.append((doc, cues))
         if not fresh:
             return []
-        if len(fresh) == 1:  # one document: its postings go to the terms' tails (no segment of one)
-            first = self.bm25.add(joined_tokens(fresh[0][0].text) + fresh[0][1])
-        else:  # a batch: tokenised, numbered and made a segment in one pass (recall.lexical.add_texts)
-            first = self.bm25.add_texts([doc.text for doc, _ in fresh], [cues for _, cues in fresh])
-        end = first + len(fresh)
-        self._grow(end)
-        self._layers[first:end] = [_LAYER_CODE[doc.layer] for doc, _ in fresh]
-        self._owners[first:end] = [SHARED if doc.report else self.agent_code(doc.owner) for doc, _ in fresh]
-        self._retired[first:end] = False
-        for n, (doc, _) in zip(range(first, end), fresh, strict=True):
+        first = self._number([doc.text for doc, _ in fresh], [cues for _, cues in fresh],
+                             [_LAYER_CODE[doc.layer] for doc, _ in fresh],
+                             [SHARED if doc.report else self.agent_code(doc.owner) for doc, _ in fresh])
+        for n, (doc, _) in enumerate(fresh, first):
             self.docs.append(doc)
             if doc.kind == "fragment" and isinstance(doc.scope.get("user"), str):
                 self.persons.setdefault(doc.scope["user"].strip().lower(), doc.scope["user"])
@@ -552,15 +546,8 @@ class TenantIndex:
         texts = batch["text"]
         batch.columns[_AT["tokens"]] = list(map(_scan.estimate_tokens, texts))  # tokenize.estimate_tokens's C
         self._judge_batch(batch, first)
-        if len(ids) == 1:  # one document: its postings go to the terms' tails (no segment of one)
-            at = self.bm25.add(joined_tokens(texts[0]) + batch.terms[0])
-        else:
-            at = self.bm25.add_texts(texts, batch.terms)
-        end = at + len(ids)
-        self._grow(end)
-        self._layers[at:end] = list(map(_LAYER_CODE.__getitem__, batch["layer"]))
-        self._owners[at:end] = self._owner_codes(batch["owner"], batch["report"])
-        self._retired[at:end] = False
+        at = self._number(texts, batch.terms, list(map(_LAYER_CODE.__getitem__, batch["layer"])),
+                          self._owner_codes(batch["owner"], batch["report"]))
         for no, scope in enumerate(batch["scope"], first):
             if keyed.STORE_KEY in scope:  # a stored item's version (the test item_of makes first)
                 self._take_version(no, scope, batch, first)
@@ -605,6 +592,21 @@ class TenantIndex:
         if len(self.last_said) > RECENT_THREADS:
             self._forget_oldest_thread()
         return before_no
+
+    def _number(self, texts: list[str], terms: list, layers: list[int], owners) -> int:
+        """New documents' postings and per-document columns (layer, owner, not retired): their first number.
+        One document's postings go to the terms' tails (no segment of one); a batch's are tokenised, numbered
+        and made a segment in one pass (recall.lexical.add_texts)."""
+        if len(texts) == 1:
+            first = self.bm25.add(joined_tokens(texts[0]) + terms[0])
+        else:
+            first = self.bm25.add_texts(texts, terms)
+        end = first + len(texts)
+        self._grow(end)
+        self._layers[first:end] = layers
+        self._owners[first:end] = owners
+        self._retired[first:end] = False
+        return first
 
     def _grow(self, end: int) -> None:
         """The per-document arrays hold documents up to ``end``."""
