@@ -334,6 +334,34 @@ class _TermPart(NamedTuple):
             _scan.bm25_add(scores, self.at, self.tfs, norms, weight, K1 + 1.0)
 
 
+class _KeptParts(OrderedDict):
+    """Common terms' parts by key (``_TermPart``), oldest use first, with the bytes they hold (``nbytes``):
+    ``BM25Index``'s parts over all documents and over its views."""
+
+    def __init__(self):
+        super().__init__()
+        self.nbytes = 0
+
+    def used(self, key: tuple) -> _TermPart | None:
+        """The part kept under ``key``, now the most recently used; None if none is."""
+        part = self.get(key)
+        if part is not None:
+            self.move_to_end(key)
+        return part
+
+    def keep(self, key: tuple, part: _TermPart, budget: int) -> _TermPart:
+        """Keeps ``part``; the least recently used go while the parts hold more than ``budget`` bytes."""
+        self[key] = part
+        self.nbytes += part.nbytes
+        while self.nbytes > budget:
+            self.nbytes -= self.popitem(last=False)[1].nbytes
+        return part
+
+    def clear(self) -> None:
+        super().clear()
+        self.nbytes = 0
+
+
 class _View(NamedTuple):
     """A mask recent recalls used (``BM25Index.visible_scores``), kept while the corpus stays as it
     is: the mask (compared at every use, not hashed) and, once it recurs, the visible documents'
@@ -370,13 +398,11 @@ class BM25Index:
         self._total_length = 0
         self._norms = np.empty(0, dtype=np.float32)  # see _doc_norms
         self._norms_of = (0, 0)  # (documents, total length) the norms and rows were computed for
-        self._rows: OrderedDict[tuple[str, int], _TermPart] = OrderedDict()  # see _row
-        self._row_bytes = 0
+        self._rows = _KeptParts()  # (term, qtf) → a common term's part over all documents: see _row
         self._views: list[_View] = []  # see visible_scores; most recently used first
         self._views_made = 0
-        # (view number, term, qtf) → a common term's part over the view's documents (``_TermPart``), oldest first
-        self._view_rows: OrderedDict[tuple[int, str, int], _TermPart] = OrderedDict()
-        self._view_bytes = 0
+        # (view number, term, qtf) → a common term's part over the view's documents (``_TermPart``)
+        self._view_rows = _KeptParts()
         self._lock = threading.Lock()  # adding and scoring (which settles tails) exclude each other
 
     def __len__(self) -> int:
@@ -547,9 +573,8 @@ class BM25Index:
             return scores, idfs
         norms = self._doc_norms()
         for term, qtf in Counter(terms).items():
-            kept = self._rows.get((term, qtf))
+            kept = self._rows.used((term, qtf))
             if kept is not None:  # a common term, its part kept
-                self._rows.move_to_end((term, qtf))
                 idfs[term] = kept.idf
                 kept.add_to(scores, norms, kept.idf * qtf)
                 continue
@@ -607,9 +632,8 @@ class BM25Index:
             idfs: dict[str, float] = {}
             scores = np.zeros(len(view.docs), dtype=np.float32)
             for term, qtf in Counter(terms).items():
-                kept = self._view_rows.get((view.number, term, qtf))
+                kept = self._view_rows.used((view.number, term, qtf))
                 if kept is not None:  # a common term: its part over the visible documents
-                    self._view_rows.move_to_end((view.number, term, qtf))
                     idfs[term] = kept.idf
                     kept.add_to(scores, view.norms, kept.idf * qtf)
                     continue
@@ -620,8 +644,8 @@ class BM25Index:
                 idfs[term] = idf
                 at, seen_tfs = _visible_postings(view.docs, docs, tfs)
                 if len(docs) >= n * ROW_SHARE:  # a common term: its part over the visible documents, kept
-                    kept = self._keep_view_row((view.number, term, qtf),
-                                               self._view_row(view, term, qtf, docs, tfs, norms, idf, at, seen_tfs))
+                    part = self._view_row(view, term, qtf, docs, tfs, norms, idf, at, seen_tfs)
+                    kept = self._view_rows.keep((view.number, term, qtf), part, VIEW_ROW_BYTES)
                     kept.add_to(scores, view.norms, idf * qtf)
                 else:  # the postings of visible documents, numbered by their place among them
                     _scan.bm25_add(scores, at, seen_tfs, view.norms, idf * qtf, K1 + 1.0)
@@ -655,14 +679,6 @@ class BM25Index:
         del self._views[VISIBLE_VIEWS:]  # their rows are never read again: the oldest, they go first
         return self._views[0]
 
-    def _keep_view_row(self, key: tuple[int, str, int], kept: _TermPart) -> _TermPart:
-        """Keeps a common term's part over a view's documents; the oldest go beyond ``VIEW_ROW_BYTES``."""
-        self._view_rows[key] = kept
-        self._view_bytes += kept.nbytes
-        while self._view_bytes > VIEW_ROW_BYTES:
-            self._view_bytes -= self._view_rows.popitem(last=False)[1].nbytes
-        return kept
-
     def _row(self, key: tuple[str, int], docs: np.ndarray, tfs: np.ndarray, norms: np.ndarray,
              idf: float) -> _TermPart:
         """A common term's part over all documents, kept (``_TermPart``: its postings when under half the
@@ -674,11 +690,7 @@ class BM25Index:
             part = _TermPart(None, docs, tfs, idf)
         else:
             part = _TermPart(_dense_row(docs, tfs, norms, idf * key[1]), None, None, idf)
-        self._rows[key] = part
-        self._row_bytes += part.nbytes
-        while self._row_bytes > ROW_BYTES:
-            self._row_bytes -= self._rows.popitem(last=False)[1].nbytes
-        return part
+        return self._rows.keep(key, part, ROW_BYTES)
 
     def _doc_norms(self) -> np.ndarray:
         """``K1 * (1 - B + B * length / avgdl)`` of every document, float32 as numpy computes it
@@ -686,10 +698,8 @@ class BM25Index:
         n, total = self._n, self._total_length
         if self._norms_of != (n, total):
             self._rows.clear()
-            self._row_bytes = 0
             self._views.clear()
             self._view_rows.clear()
-            self._view_bytes = 0
             avgdl = total / n or 1.0
             self._norms = K1 * (1.0 - B + B * self._lengths[:n] / avgdl)
             self._norms_of = (n, total)

@@ -88,7 +88,7 @@ def test_more_masks_than_are_kept_and_a_small_row_budget_stay_exact(monkeypatch)
     pool = masks(len(index), 4) + masks(len(index), 5)  # 10 masks, 4 kept
     for _ in range(200):
         assert_same(index, rng.choice(QUERIES), rng.choice(pool))
-        assert index._view_bytes <= lexical.VIEW_ROW_BYTES and len(index._views) <= lexical.VISIBLE_VIEWS
+        assert index._view_rows.nbytes <= lexical.VIEW_ROW_BYTES and len(index._views) <= lexical.VISIBLE_VIEWS
 
 
 def test_a_changed_corpus_is_scored_anew():
@@ -154,7 +154,7 @@ def test_a_common_term_few_visible_documents_hold_is_kept_as_its_postings_there(
     for _ in range(2):  # the recurring mask: its common terms' parts kept, then read back
         assert assert_same(index, sparse + ["the"], mask)
     visible = int(np.count_nonzero(mask))
-    assert index._view_bytes < 4 * visible * (1 + len(sparse) / 2)  # dense rows: 4 * visible * 5
+    assert index._view_rows.nbytes < 4 * visible * (1 + len(sparse) / 2)  # dense rows: 4 * visible * 5
     kept = {term: part for (_, term, _), part in index._view_rows.items()}
     assert set(kept) == set(sparse) | {"the"}
     assert kept["the"].row is not None and kept["the"].nbytes == 4 * visible
@@ -170,7 +170,7 @@ def test_a_common_term_under_half_the_documents_hold_keeps_its_postings_as_its_w
     plain.add_many(docs)
     sparse = ["w2", "w3", "w4", "w6"]
     first, _ = index.scores(sparse + ["the"])
-    assert index._row_bytes < 4 * len(index) * (1 + len(sparse) / 2)  # dense rows: 4 * n * 5
+    assert index._rows.nbytes < 4 * len(index) * (1 + len(sparse) / 2)  # dense rows: 4 * n * 5
     assert index._rows[("the", 1)].row is not None and all(index._rows[(t, 1)].row is None for t in sparse)
     again, _ = index.scores(sparse + ["the"])
     monkeypatch.setattr(lexical, "ROW_SHARE", 2.0)  # no term is common: every posting added by bm25_add
