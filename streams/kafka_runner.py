@@ -28,14 +28,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import IllegalStateError
+from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError, KafkaTimeoutError
 
 from hindbrain.projections.warehouse import ThreadSessions, Warehouse
 from hindbrain.schemas.records import now_us
@@ -47,7 +49,11 @@ from hindbrain.streams.processing import Decoded, ProjectedBatch, decoded_entrie
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.topics import TOPICS, kafka_name
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
 POLL_S = 0.1
+BROKER_WAIT_S = (0.2, 5.0)  # the projector's first and longest wait between tries while the broker is away
 FETCH_BYTES = 16 * 1024 * 1024  # per partition and fetch: whole batches, not 1 MB slices (aiokafka's default)
 MIN_FETCH_BYTES = 64 * 1024  # a raw fetch's least (the broker sends at least one whole batch anyway)
 
@@ -127,6 +133,11 @@ class _LoopThread:
         return self._thread.is_alive()
 
     @property
+    def error(self) -> BaseException | None:
+        """What stopped the loop, once it has stopped on an error."""
+        return self._error
+
+    @property
     def stopping(self) -> bool:
         return self._stop.is_set()
 
@@ -147,6 +158,7 @@ class KafkaProjector(_LoopThread):
         # paused in the consumer, which keeps the group membership, positions and commits.
         self.raw = (self.engine is not None and kafka_batches.enabled() and warehouse.url.startswith("chdb://"))
         self._record_bytes = 1024  # the last raw fetch's bytes per record: sizes the next to ~batch_size records
+        self.broker_waits = 0  # calls tried again because the broker was away (``_patiently``)
         # A batch's record-batch inserts side by side, each on a chDB session of its own (as replay's).
         self._sessions = ThreadSessions(warehouse)
         self._inserters = ThreadPoolExecutor(kafka_batches.INSERTERS, thread_name_prefix="projector-insert")
@@ -178,7 +190,7 @@ class KafkaProjector(_LoopThread):
                     hot, batch = await asyncio.to_thread(_projected, entries, self.warehouse, self.engine)
                     if batch.dead_letters:  # into the log first: the reason is part of the audit
                         dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
-                        await asyncio.to_thread(self.log.append, dls)
+                        await asyncio.to_thread(self._patiently, self.log.append, dls)
                     job = (self._insert, hot, batch, ranges)
                 # The previous batch was inserting while this one was fetched and projected;
                 # its offsets are committed only once its insert returned.
@@ -194,6 +206,24 @@ class KafkaProjector(_LoopThread):
             await consumer.stop()
             self._inserters.shutdown()
             self._sessions.close()
+
+    def _patiently(self, call: Callable[..., T], *args) -> T:
+        """``call(*args)``, tried again while the broker is away (restarting, unreachable, electing
+        a leader), waiting longer each time, until it answers or the projector stops. Only for
+        calls that are safe to repeat: reads, and writes the views or the log's readers dedupe (a
+        dead letter appended twice after a timed-out try is one row in ``dead_letters``). Any other
+        error stops the projector without committing (``streams.worker`` exits on it)."""
+        wait_s, longest_s = BROKER_WAIT_S
+        while True:
+            try:
+                return call(*args)
+            except Exception as exc:
+                if not broker_away(exc) or self.stopping:
+                    raise
+                self.broker_waits += 1
+                log.warning("the broker is away (%s: %s); trying again in %.1f s", type(exc).__name__, exc, wait_s)
+                self._stop.wait(wait_s)
+                wait_s = min(2 * wait_s, longest_s)
 
     async def _fetch_raw(self, consumer: AIOKafkaConsumer, topic: str) -> list[_Range]:
         """One raw fetch per assigned partition of ``topic`` (perceptions), from the consumer's
@@ -220,9 +250,9 @@ class KafkaProjector(_LoopThread):
         must take ``[start, stop)`` (compressed, a broker error, a record ``frame`` refuses), ``stop == start``
         when empty."""
         want = min(FETCH_BYTES, max(MIN_FETCH_BYTES, self.batch_size * self._record_bytes))
-        got = self.log.fetch_batches(kafka_batches.TOPIC, partition, start, want)
+        got = self._patiently(self.log.fetch_batches, kafka_batches.TOPIC, partition, start, want)
         if got is None:  # a broker error: the per-record reader says what is there
-            read = self.log.read(kafka_batches.TOPIC, partition, start, self.batch_size)
+            read = self._patiently(self.log.read, kafka_batches.TOPIC, partition, start, self.batch_size)
             return (read[-1].offset + 1 if read else start), None
         records, stop = got
         framed = kafka_batches.frame([records], start, stop) if records else None
@@ -234,9 +264,9 @@ class KafkaProjector(_LoopThread):
         """A batch into the warehouse (in a thread, beside the next fetch): record batches and the
         other perceptions each by one ``INSERT … SELECT``; what such an insert refuses (nothing of
         it written) is projected here, its dead letters into the log before its rows, as any batch's."""
-        def inserted(r: _Range) -> int | list[LogEntry]:
-            return kafka_batches.insert_or_read(self._sessions.mine(), self.log, r.framed, r.tp.partition, r.start,
-                                                r.stop)
+        def inserted(r: _Range) -> int | list[LogEntry]:  # rows the views dedupe: safe to try again
+            return self._patiently(kafka_batches.insert_or_read, self._sessions.mine(), self.log, r.framed,
+                                   r.tp.partition, r.start, r.stop)
 
         refused = [got for got in self._inserters.map(inserted, ranges) if not isinstance(got, int)]
         with gc_paused():
@@ -244,7 +274,7 @@ class KafkaProjector(_LoopThread):
             projected += [columnar.project_batch(entries, now_us(), self.engine) for entries in refused]
         for done in projected:
             if done.dead_letters:
-                self.log.append(to_messages(("dead_letter", dl) for dl in done.dead_letters))
+                self._patiently(self.log.append, to_messages(("dead_letter", dl) for dl in done.dead_letters))
             insert_batch(self.warehouse, done)
         insert_batch(self.warehouse, batch)
 
@@ -289,14 +319,25 @@ def next_offsets(fetched: dict) -> dict[TopicPartition, int]:
     return {tp: records[-1].offset + 1 for tp, records in fetched.items() if records}
 
 
+def broker_away(exc: BaseException) -> bool:
+    """Whether ``exc`` says the broker is away for now (a connection refused or closed, a node
+    not ready, a leader being elected, a call that timed out) rather than that the work is wrong."""
+    return isinstance(exc, TimeoutError | KafkaTimeoutError) or (isinstance(exc, KafkaError) and exc.retriable)
+
+
 async def _committed_after(consumer: AIOKafkaConsumer, insert: asyncio.Future, offsets: dict) -> None:
     """Wait for ``insert`` (its error stops the projector, committing nothing), then commit
     ``offsets``, except those of partitions a rebalance moved away meanwhile: their new owner
-    projects those records again, which the views deduplicate."""
+    projects those records again, which the views deduplicate. A commit the group refuses
+    because it rebalanced meanwhile (a broker restart can do that) is left undone for the same
+    reason: whoever holds the partitions now starts from the last commit."""
     await insert
     assigned = consumer.assignment()
     if kept := {tp: offset for tp, offset in offsets.items() if tp in assigned}:
-        await consumer.commit(kept)
+        try:
+            await consumer.commit(kept)
+        except CommitFailedError as exc:
+            log.warning("offsets not committed, the group rebalanced meanwhile (%s): projected again", exc)
 
 
 def observe_each(observe: Callable[[list[Decoded]], None], batch: list[Decoded]) -> None:

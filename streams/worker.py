@@ -169,7 +169,8 @@ def _run_plain_worker(settings: Settings, loglevel: str) -> None:
     try:
         while not stop.wait(1.0):
             if not projector.alive:  # a batch failed: nothing of it was committed; exit like Faust's worker
-                log.critical("the projector stopped: exiting without committing its last batch")
+                log.critical("the projector stopped: exiting without committing its last batch",
+                             exc_info=projector.error)
                 os._exit(EXIT_BATCH_FAILED)
     finally:
         projector.stop()  # leaves the group: its partitions move to the other workers

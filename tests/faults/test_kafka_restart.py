@@ -82,14 +82,16 @@ class OwnBroker:
         return self._run("kafka-down.sh")
 
 
-@pytest.fixture
-def broker(tmp_path):
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """One broker for the module (its starts dominate the time); each test leaves it running,
+    with topics of its own prefix."""
     if not os.environ.get(KAFKA_ENV):  # the Kafka tests run when asked for (make test, with java and mvn)
         skip(f"{KAFKA_ENV} not set: the Kafka tests are off (this one starts a broker of its own)")
     reason = OwnBroker.unavailable()
     if reason:
         skip(reason)
-    b = OwnBroker(tmp_path / "broker")
+    b = OwnBroker(tmp_path_factory.mktemp("broker"))
     b.started_in = b.start()
     yield b
     b.stop()
@@ -201,3 +203,34 @@ def test_a_broker_restart_mid_stream_loses_nothing_and_doubles_nothing(tmp_path,
     digest, _ = dump_views(tmp_path / "worker-views")  # chDB: one folder per process, the writer's is closed
     assert digest == writer_digest
     assert digest["events"][0] == len(ids)
+
+
+def test_the_projector_waits_for_a_broker_that_is_away_between_its_batches(tmp_path, broker):
+    """A projector with nothing to commit goes on fetching: with the broker stopped, its next
+    fetch meets a node that is not there. It waits for the broker (and says so) instead of
+    stopping, and projects what is appended once the broker is back. Arranged, not hoped for:
+    the broker is started again only once the projector has waited for it at least once."""
+    from hindbrain.streams.kafka_runner import KafkaProjector
+
+    prefix = f"hindbrain-away.{uuid.uuid4().hex[:8]}."
+    brain = Brain.open(tmp_path / "writer", kafka=broker.bootstrap, kafka_prefix=prefix, embedder="none",
+                       worker_group=f"{prefix}projector", clickhouse=f"chdb://{tmp_path / 'views'}")
+    try:
+        projector = next(s for s in brain.services if isinstance(s, KafkaProjector))
+        def perceive(first: int, count: int) -> None:
+            brain.perceive_many([{"tenant": "t", "agent": "a", "kind": "observation", "event_id": f"ev-{n}",
+                                  "text": f"event {n}: the export job is still running"}
+                                 for n in range(first, first + count)])
+
+        perceive(0, 20)
+        assert brain.sql("SELECT count() AS n FROM events FINAL")[0]["n"] == 20  # flushed: nothing left to commit
+        broker.stop()
+        wait_for(lambda: projector.broker_waits > 0 or not projector.alive, 60, "the projector's fetch while away")
+        assert projector.alive, f"the projector stopped while the broker was away: {projector.error!r}"
+        broker.start()
+        perceive(20, 20)
+        rows = brain.sql("SELECT event_id, count() AS n FROM events FINAL GROUP BY event_id")
+        assert projector.alive and {r["event_id"] for r in rows} == {f"ev-{n}" for n in range(40)}
+        assert all(r["n"] == 1 for r in rows)
+    finally:
+        brain.close()
