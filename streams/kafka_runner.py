@@ -221,7 +221,8 @@ class KafkaProjector(_LoopThread):
                 if not broker_away(exc) or self.stopping:
                     raise
                 self.broker_waits += 1
-                log.warning("the broker is away (%s: %s); trying again in %.1f s", type(exc).__name__, exc, wait_s)
+                named = str(exc) if str(exc).startswith(type(exc).__name__) else f"{type(exc).__name__}: {exc}"
+                log.warning("the broker is away (%s); trying again in %.1f s", named, wait_s)
                 self._stop.wait(wait_s)
                 wait_s = min(2 * wait_s, longest_s)
 
