@@ -63,7 +63,7 @@ def staged(log: KafkaLog, folder: str, chunk: int = 20_000) -> tuple[int, dict[s
                 lap("fetch")
                 framed = kafka_batches.frame(sets, start, stop)
                 lap("frame")
-                got = kafka_batches.insert_events(warehouse, framed, partition, start, stop)
+                got = kafka_batches.insert_events(warehouse, framed, partition)
                 lap("insert")
                 if got != stop - start:
                     raise SystemExit(f"range {partition}@{start} was refused: not a clean topic")
