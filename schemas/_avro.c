@@ -892,6 +892,41 @@ static int column_named(const Column *cols, int n_cols, PyObject *name) {
     return -1;
 }
 
+/* The column buffers of the last call, kept for the next: a range's ~24 MB of fresh pages cost ~0.8 us a
+ * record in page faults (docs/speed.md, round fifteen). One call at a time uses them (taken and given back
+ * with the GIL held); a call beside it gets fresh ones. Kept only up to KEEP_BYTES. */
+#define KEEP_BYTES ((size_t)64 << 20)
+static Column kept_cols[MAX_NODES];
+static RawBuf kept_offsets;
+static int kept_busy;
+
+static RawBuf *buffer_of(Column *c, int s) {
+    return s == 0 ? &c->nulls : s == 1 ? &c->offsets : s == 2 ? &c->data : &c->values;
+}
+
+/* empties every buffer (``release``: gives back its memory too); their bytes held before */
+static size_t empty_buffers(Column *cols, RawBuf *offsets, int release) {
+    size_t held = offsets->cap;
+    for (int k = 0; k < MAX_NODES; k++) {
+        for (int s = 0; s < 4; s++) {
+            RawBuf *b = buffer_of(&cols[k], s);
+            held += b->cap;
+            if (release) {
+                free(b->data);
+                *b = (RawBuf){0};
+            }
+            b->len = 0;
+        }
+        cols[k].items = 0;
+    }
+    if (release) {
+        free(offsets->data);
+        *offsets = (RawBuf){0};
+    }
+    offsets->len = 0;
+    return held;
+}
+
 static PyObject *avro_native_block(PyObject *self, PyObject *args) {
     PyObject *program, *columns, *nonempty_names, *bounded_arg, *batch_list;
     Py_buffer header;
@@ -901,13 +936,15 @@ static PyObject *avro_native_block(PyObject *self, PyObject *args) {
                           &batch_list, &start, &stop))
         return NULL;
     Plan *plan = PyMem_Calloc(1, sizeof(Plan));
-    Column *cols = PyMem_Calloc(MAX_NODES, sizeof(Column));
+    const int kept = !kept_busy;
+    Column *cols = kept ? kept_cols : PyMem_Calloc(MAX_NODES, sizeof(Column));
+    RawBuf fresh_offsets = {0}, *offsets = kept ? &kept_offsets : &fresh_offsets;
+    kept_busy = 1;
     const Py_ssize_t n_batches = PyList_GET_SIZE(batch_list);
     Batch *batches = PyMem_Calloc(n_batches ? n_batches : 1, sizeof(Batch));
     int nonempty[MAX_NODES], n_nonempty = 0, bounded = -1, n_cols = 0;
     long long low = 0, high = 0;
     Py_ssize_t got = 0;
-    RawBuf offsets = {0};
     uint64_t rows = 0;
     PyObject *result = NULL;
     if (!plan || !cols || !batches) {
@@ -954,18 +991,18 @@ static PyObject *avro_native_block(PyObject *self, PyObject *args) {
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = take_batches(plan, header.buf, header.len, batches, n_batches, start, stop, cols, nonempty,
-                      n_nonempty, bounded, low, high, &offsets, &rows);
+                      n_nonempty, bounded, low, high, offsets, &rows);
     Py_END_ALLOW_THREADS
     if (rc == FAILED)
         PyErr_NoMemory();
     else if (rc != WROTE)
         result = Py_NewRef(Py_None);
     else { /* written straight into the bytes object (one copy of the columns, not two) */
-        PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)native_bytes(cols, n_cols, &offsets, rows, NULL));
+        PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)native_bytes(cols, n_cols, offsets, rows, NULL));
         if (bytes) {
             char *into = PyBytes_AS_STRING(bytes);
             Py_BEGIN_ALLOW_THREADS
-            native_bytes(cols, n_cols, &offsets, rows, into);
+            native_bytes(cols, n_cols, offsets, rows, into);
             Py_END_ALLOW_THREADS
             result = Py_BuildValue("(NK)", bytes, (unsigned long long)rows);
         }
@@ -979,15 +1016,15 @@ bad_batch:
 done:
     for (Py_ssize_t i = 0; i < got; i++)
         PyBuffer_Release(&batches[i].data);
-    for (int k = 0; cols && k < n_cols; k++) {
-        free(cols[k].nulls.data);
-        free(cols[k].offsets.data);
-        free(cols[k].data.data);
-        free(cols[k].values.data);
+    if (kept) { /* emptied for the next call; given back when a range made them large */
+        if (empty_buffers(cols, offsets, 0) > KEEP_BYTES)
+            empty_buffers(cols, offsets, 1);
+        kept_busy = 0;
+    } else if (cols) {
+        empty_buffers(cols, offsets, 1);
+        PyMem_Free(cols);
     }
-    free(offsets.data);
     PyMem_Free(plan);
-    PyMem_Free(cols);
     PyMem_Free(batches);
     PyBuffer_Release(&header);
     return result;

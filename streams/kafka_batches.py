@@ -2,38 +2,33 @@
 
 A replay of the ``perceptions`` topic used to cost, per record, an aiokafka record object, a
 ``LogEntry``, a slice of the Avro container, an Arrow row out of chDB and back in. Here the
-bytes the broker sends go to chDB almost as they are:
+bytes the broker sends become chDB's own columns in one C pass:
 
-* A Kafka v2 record is ``length, attributes (1 byte), timestamp delta, offset delta, key,
-  value, headers``, its numbers zig-zag varints: exactly Avro's ``long``, its key and value
-  Avro's ``bytes``, an empty header list Avro's empty array. A value written by hindbrain is
-  ``magic + fingerprint`` (10 bytes) and the perception's Avro body. So one uncompressed
-  record batch's records *are* Avro rows of the schema ``FRAMED`` (the Kafka fields around
-  the perception's own fields), and the records of all the batches of a range, joined, are
-  one Avro block: ``frame`` walks the 61-byte batch headers, checks their CRC-32C as aiokafka
-  does (``schemas._avro.crc32c``: the CPU's crc32 instruction), checks every record of a batch
-  in C (``schemas._avro.check_records``: no object made) and joins the record sections.
-* One ``INSERT … SELECT … FROM file(…, 'Avro')`` (``insert_sql``) projects the rows into
-  ``events`` inside chDB. Its few checks (``invalid_reason``'s, the sentinel) throw before
-  anything is written (the ``ORDER BY`` makes chDB read every row, checks included, before the
-  first reaches the table). A refused record, in ``frame`` or in the statement: the caller
-  takes the per-record path for the whole range: slower, never different.
+* ``frame`` walks the 61-byte v2 batch headers, checks their CRC-32C as aiokafka does
+  (``schemas._avro.crc32c``: the CPU's crc32 instruction), and hands the records sections of
+  the batches that reach into the range to ``_avro.native_block``. That walks every record
+  (its Kafka fields, then the perception's Avro body by the schema's compiled program, without
+  the GIL) and writes the rows at offsets ``[start, stop)`` as one ClickHouse ``Native`` block:
+  a column per perception field the ``events`` view keeps (``COLUMNS``), each row's offset
+  its batch's base plus its index (``_offset``).
+* One ``INSERT … SELECT … FROM file(…, 'Native')`` (``insert_sql``) writes them into ``events``:
+  chDB reads Native columns with no parse of its own and the statement has nothing left to
+  check (until round fifteen the block was an Avro container of the records as they are, which
+  chDB parsed, ~2.9 us a record, and checked with a sentinel, ``throwIf`` and a sort: docs/speed.md).
 
-What a record must be to be taken here (else the range falls back), checked by ``frame``:
+What a record must be to be taken here (else the range falls back), checked by ``native_block``:
 * *in its place*: record attributes 0, its offset delta its index in its batch, its record
   length exactly what its fields take, no record headers, the batch exactly its records;
 * a non-null UTF-8 key (the per-record reader decodes it strictly) and a non-null value of the
   current perception's 10-byte header and a body the C reader reads to the value's last byte
   (what the per-record path's decode takes whole), every string valid UTF-8 as Python's strict
-  decoder has it.
-These ran as SQL in the statement until round fourteen: ~20 of a statement's ~30 ms of planning
-and ~a quarter of its CPU (a 9.4k-row range), for ~1.3 us a record in C.
-Checked by the statement: ``invalid_reason``'s checks (empty tenant or id, a time outside years
-1–9999: such a row is a dead letter, which the per-record path writes with its reason), and after
-the last record a sentinel record of ours must read back exactly (chDB reads what ``frame``
-checked, or the statement throws).
-Compressed batches, old message formats or a broker error: ``frame``/the reader return None
-(the per-record path). Control batches carry no records and are skipped, as aiokafka does.
+  decoder has it;
+* a row in the range passes ``invalid_reason``'s checks (``NONEMPTY``, ``BOUNDED``: an empty
+  tenant or id, a time outside years 1–9999 is a dead letter, which the per-record path writes
+  with its reason).
+A refused record, compressed batches, old message formats or a broker error: ``frame``/the reader
+return None and the caller takes the per-record path for the whole range: slower, never
+different. Control batches carry no records and are skipped, as aiokafka does.
 """
 
 from __future__ import annotations

@@ -271,3 +271,36 @@ def test_each_row_gets_its_own_offset_with_or_without_gaps(open_warehouse, bases
     assert [r[0] for r in rows] == offsets
     by_offset = dict(zip([100, 101, 102, bases[1], bases[1] + 1], values, strict=True))
     assert [r[1] for r in rows] == [registry.decode(by_offset[o])[1]["envelope"]["record_id"] for o in offsets]
+
+
+def test_ranges_are_read_and_framed_two_at_a_time(kafka, open_warehouse, monkeypatch):
+    """Two ranges are fetched and framed at once (``replay.READERS``: the frame's walk runs without the
+    GIL, and one reader fell behind two inserters): the first two frames wait for each other; the
+    views are those of one reader at a time."""
+    from hindbrain.streams import replay as replay_module
+
+    meet = threading.Barrier(2, timeout=60)  # broken (the replay raises) if two frames never overlap
+    frame, framed = kafka_batches.frame, []
+
+    def spy(*args):
+        framed.append(args[1])
+        if len(framed) <= 2 and not one_at_a_time:
+            meet.wait()
+        return frame(*args)
+
+    monkeypatch.setattr(kafka_batches, "frame", spy)
+    log = kafka.log()
+    try:
+        messages = clean(200)
+        for i in range(0, len(messages), 50):
+            log.append(messages[i:i + 50])
+        one_at_a_time = True
+        monkeypatch.setattr(replay_module, "READERS", 1)
+        one = replay(log, open_warehouse(), chunk=10)
+        monkeypatch.setattr(replay_module, "READERS", 2)
+        one_at_a_time, framed[:] = False, []
+        two = replay(log, open_warehouse(), chunk=10)
+    finally:
+        log.close()
+    assert (two.records, two.digest) == (one.records, one.digest) and two.digest["events"][0] == 200
+    assert len(framed) >= 4  # more ranges than readers: the pool took them in turn
