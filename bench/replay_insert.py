@@ -10,7 +10,7 @@ the same statement into a fresh table of each kind:
 * ``events``: the view as declared (parts up to 128 MiB written compact);
 * ``wide``: the same table with ClickHouse's default (a part past 10 MiB written wide: a file or
   more per column);
-* ``null``: a ``Null`` table of the same columns (parse, checks, sort; nothing written);
+* ``null``: a ``Null`` table of the same columns (the Native read and the statement; nothing written);
 * ``plan``: ``EXPLAIN PLAN`` of the statement's ``SELECT`` (planning alone).
 
 Prints the median and minimum CPU ms of each and its ratio to ``events``, and the load average:
@@ -57,7 +57,7 @@ def framed_perceptions(kafka: str, events: int, every_partition: bool) -> kafka_
 
 def variants(database: str, path: str, framed: kafka_batches.Framed) -> dict[str, tuple[str, str]]:
     """``{name: (CREATE TABLE of table T, statement)}``."""
-    insert = kafka_batches.insert_sql(database, path, framed, 0, 0, END).replace(
+    insert = kafka_batches.insert_sql(database, path, 0).replace(
         f"`{database}`.`events`", f"`{database}`.`T`")
     create = TABLE.create_sql(database).replace(f"`{database}`.`events`", f"`{database}`.`T`")
     wide = create.replace(TABLE.settings_sql, "min_bytes_for_wide_part = 10485760")
@@ -73,7 +73,7 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help="every partition's batches in one statement")
     args = ap.parse_args()
     framed = framed_perceptions(os.environ["HINDBRAIN_KAFKA"], args.events, args.all)
-    fd, path = tempfile.mkstemp(suffix=".avro", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    fd, path = tempfile.mkstemp(suffix=".native", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     with os.fdopen(fd, "wb") as f:
         f.write(framed.data)
     warehouse = Warehouse(f"chdb://{tempfile.mkdtemp(prefix='hb-insert-')}", database="bench")
@@ -90,7 +90,7 @@ def main() -> None:
                 else:
                     warehouse.command(sql)
                 runs.setdefault(name, []).append(cpu() - before)
-        print(f"{framed.rows:,} records in {len(framed.starts):,} batches, {len(framed.data) / 1e6:.1f} MB; "
+        print(f"{framed.rows:,} records, {len(framed.data) / 1e6:.1f} MB of Native columns; "
               f"median of {args.repeats} interleaved rounds; load {os.getloadavg()[0]:.1f}")
         base = statistics.median(runs["events"])
         for name, seconds in runs.items():

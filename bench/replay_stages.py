@@ -6,8 +6,9 @@ Appends ``bench/distributed.py``'s ~1.2 KB perceptions under a fresh topic prefi
 existing ``--prefix``: replay never writes the log, so two checkouts can read the same topics),
 then per round, into a fresh chDB folder, runs replay's path of the ``perceptions`` record batches
 one stage after the other in this thread: the end offsets, the raw fetch of each 20k range
-(``KafkaLog.read_batches``), ``kafka_batches.frame`` (batch headers, CRC, the records' checks),
-the ``INSERT … SELECT`` (chDB: plan, Avro parse, checks, MergeTree write), then the digest (not
+(``KafkaLog.read_batches``), ``kafka_batches.frame`` (batch headers, CRC, the records' checks and
+their Native columns), the ``INSERT … SELECT`` (the block written to tmpfs; chDB: plan, Native read,
+MergeTree write), then the digest (not
 part of replay's rate). Prints each stage's process CPU and wall µs a record (process CPU:
 the client's and chDB's threads included), then ``replay()`` itself (stages overlapped: its
 rate, and its process CPU a record with the migration and the digest), and the load average.
@@ -63,7 +64,7 @@ def staged(log: KafkaLog, folder: str, chunk: int = 20_000) -> tuple[int, dict[s
                 lap("fetch")
                 framed = kafka_batches.frame(sets, start, stop)
                 lap("frame")
-                got = kafka_batches.insert_events(warehouse, framed, partition, start, stop)
+                got = kafka_batches.insert_events(warehouse, framed, partition)
                 lap("insert")
                 if got != stop - start:
                     raise SystemExit(f"range {partition}@{start} was refused: not a clean topic")

@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* the opcodes of avro_encoder.compile_program */
@@ -426,15 +427,7 @@ static PyObject *avro_read(PyObject *self, PyObject *args) {
     return out;
 }
 
-/* ---- the checker: check_records(program, header, data, start, end, count) -> bool ----
- *
- * For a Kafka replay's record batches (streams/kafka_batches.py): True when data[start:end], the
- * records section of one uncompressed v2 batch, is exactly ``count`` records each as the columnar
- * insert takes it, in its place: attributes 0, its offset delta its index, a non-null UTF-8 key, a
- * non-null value of ``header`` and a body of ``program`` read to the value's last byte, no record
- * headers, the record's length what those take. Every string valid UTF-8 as Python's strict decoder
- * has it. No object is made: chDB then parses the same bytes with no check of its own to plan.
- */
+/* ---- UTF-8 as Python's strict decoder has it (native_block's strings) ---- */
 
 /* one well-formed UTF-8 sequence at p (Unicode's table 3-7: no overlong form, no surrogate, nothing
  * past U+10FFFF, nothing cut), as Python's strict decoder and chDB's isValidUTF8 take it; its length, 0 if none */
@@ -490,70 +483,300 @@ static int skip_sized(Reader *r, int utf8) {
     return WROTE;
 }
 
-/* read_value's walk without its objects: WROTE when a well-formed value of ``program`` is there */
-static int check_value(Reader *r, PyObject *program) {
-    const long op = PyLong_AsLong(PyTuple_GET_ITEM(program, 0));
+/* ---- native_block(program, header, columns, nonempty, bounded, batches, start, stop) -> (bytes, rows) | None ----
+ *
+ * For a Kafka replay's and the worker's record batches (streams/kafka_batches.py): the records of ``batches``
+ * (each ``(data, begin, end, count, base)``: the records section of one uncompressed v2 batch and its base
+ * offset) checked as check_records checks them, and the values of those at offsets [start, stop) as one
+ * ClickHouse Native block: a column a leaf of ``program`` (records flattened, in schema order; ``columns``
+ * names each leaf, None drops it), then ``_offset`` (UInt64). chDB reads Native columns with no parse of its
+ * own (~0.7 us a record against Avro's ~2.9 in an INSERT, docs/speed.md "Kafka replay, round fifteen"), so
+ * the statement has nothing left to check. A row also needs its ``nonempty`` columns' strings non-empty and
+ * its ``bounded`` column, (index, low, high), inside [low, high] (invalid_reason's checks). Any record
+ * refused: None (the caller takes the per-record path). The walk runs without the GIL: the program is
+ * compiled to a C array first. Leaves: string, bytes, int, long, boolean, double, a union of null and one
+ * of those, an array or a map of strings; another leaf in the program raises ValueError.
+ */
+
+enum { K_STRING, K_INT32, K_INT64, K_BOOL, K_FLOAT64, K_ARRAY, K_MAP };
+#define MAX_NODES 256
+
+typedef struct {
+    int op;
+    long null_branch, other_branch; /* OP_UNION's branch indexes */
+    int first, count;               /* children in Plan.kids: a record's fields; an array's, map's or union's one */
+    int inner;                      /* a union's other branch's, an array's or a map's items' scalar opcode */
+    int column;                     /* the column a leaf fills, -1 for a record or a dropped leaf */
+} Node;
+
+typedef struct {
+    Node nodes[MAX_NODES];
+    int kids[MAX_NODES];
+    int n_nodes, n_kids, n_leaves;
+} Plan;
+
+typedef struct { /* a growing byte buffer without the GIL (libc's allocator, not PyMem's) */
+    char *data;
+    size_t len, cap;
+} RawBuf;
+
+typedef struct {
+    int kind, nullable, utf8, inner_op; /* inner_op: the scalar's opcode (a union's other branch, an item's) */
+    const char *name;
+    Py_ssize_t name_len;
+    RawBuf nulls, offsets, data, values; /* values: a map's values (data: its keys) */
+    uint64_t items;                      /* an array's or map's items so far: its offsets are cumulative */
+    int64_t last;                        /* this row's value: a string's length (0 if null), an integer */
+} Column;
+
+static int raw_reserve(RawBuf *b, size_t more) {
+    if (b->len + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 65536;
+    while (cap < b->len + more)
+        cap *= 2;
+    char *data = realloc(b->data, cap);
+    if (!data)
+        return -1;
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+static int raw_put(RawBuf *b, const void *src, size_t n) {
+    if (raw_reserve(b, n) < 0)
+        return FAILED;
+    memcpy(b->data + b->len, src, n);
+    b->len += n;
+    return WROTE;
+}
+
+/* ClickHouse's VarUInt: unsigned LEB128 (no zig-zag) */
+static int raw_varuint(RawBuf *b, uint64_t n) {
+    if (raw_reserve(b, 10) < 0)
+        return FAILED;
+    while (n >= 0x80) {
+        b->data[b->len++] = (char)((n & 0x7F) | 0x80);
+        n >>= 7;
+    }
+    b->data[b->len++] = (char)n;
+    return WROTE;
+}
+
+static int raw_le(RawBuf *b, uint64_t v, int bytes) { /* little-endian, as Native's numbers */
+    unsigned char out[8];
+    for (int i = 0; i < bytes; i++)
+        out[i] = (unsigned char)(v >> (8 * i));
+    return raw_put(b, out, bytes);
+}
+
+static int is_scalar(int op) {
+    return op == OP_STRING || op == OP_BYTES || op == OP_INT || op == OP_LONG || op == OP_BOOLEAN || op == OP_DOUBLE;
+}
+
+static int scalar_kind(int op) {
+    return op == OP_INT ? K_INT32 : op == OP_LONG ? K_INT64 : op == OP_BOOLEAN ? K_BOOL : op == OP_DOUBLE ? K_FLOAT64
+                                                                                                          : K_STRING;
+}
+
+/* program (a tuple of avro_encoder.compile_program) into plan->nodes; its index, -1 with a Python error set.
+ * Leaves are numbered in schema order; ``columns`` says which fill a column (cols[] set up here). */
+static int compile_node(Plan *plan, PyObject *program, PyObject *columns, Column *cols, int *n_cols) {
+    if (!PyTuple_Check(program) || PyTuple_GET_SIZE(program) < 1) {
+        PyErr_SetString(PyExc_ValueError, "native_block: not an Avro program");
+        return -1;
+    }
+    if (plan->n_nodes >= MAX_NODES) {
+        PyErr_SetString(PyExc_ValueError, "native_block: the program is too large");
+        return -1;
+    }
+    const int at = plan->n_nodes++;
+    Node *node = &plan->nodes[at];
+    node->op = (int)PyLong_AsLong(PyTuple_GET_ITEM(program, 0));
+    node->column = -1;
+    node->first = node->count = 0;
+    if (node->op == OP_RECORD) {
+        PyObject *programs = PyTuple_GET_ITEM(program, 2);
+        const int count = (int)PyTuple_GET_SIZE(programs);
+        if (plan->n_kids + count > MAX_NODES) {
+            PyErr_SetString(PyExc_ValueError, "native_block: the program is too large");
+            return -1;
+        }
+        node->first = plan->n_kids;
+        node->count = count;
+        plan->n_kids += count;
+        for (int i = 0; i < count; i++) {
+            const int kid = compile_node(plan, PyTuple_GET_ITEM(programs, i), columns, cols, n_cols);
+            if (kid < 0)
+                return -1;
+            plan->kids[plan->nodes[at].first + i] = kid;
+        }
+        return at;
+    }
+    /* a leaf: what its column holds */
+    int kind, nullable = 0, inner;
+    if (is_scalar(node->op)) {
+        kind = scalar_kind(node->op);
+        inner = node->op;
+    } else if (node->op == OP_UNION && is_scalar((int)PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(program, 3), 0)))) {
+        inner = (int)PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(program, 3), 0));
+        kind = scalar_kind(inner);
+        nullable = 1;
+        node->null_branch = PyLong_AsLong(PyTuple_GET_ITEM(program, 1)) >> 1;
+        node->other_branch = PyLong_AsLong(PyTuple_GET_ITEM(program, 2)) >> 1;
+    } else if ((node->op == OP_ARRAY || node->op == OP_MAP) &&
+               PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(program, 1), 0)) == OP_STRING) {
+        kind = node->op == OP_ARRAY ? K_ARRAY : K_MAP;
+        inner = OP_STRING;
+    } else {
+        PyErr_Format(PyExc_ValueError, "native_block: leaf %d of the program (opcode %d) has no Native column here",
+                     plan->n_leaves, node->op);
+        return -1;
+    }
+    node->inner = inner;
+    const int leaf = plan->n_leaves++;
+    if (leaf >= PyTuple_GET_SIZE(columns)) {
+        PyErr_SetString(PyExc_ValueError, "native_block: fewer column names than the program has leaves");
+        return -1;
+    }
+    PyObject *name = PyTuple_GET_ITEM(columns, leaf);
+    if (name == Py_None)
+        return at;
+    Column *c = &cols[*n_cols];
+    if (!(c->name = PyUnicode_AsUTF8AndSize(name, &c->name_len)))
+        return -1;
+    c->kind = kind;
+    c->nullable = nullable;
+    c->inner_op = inner;
+    c->utf8 = inner == OP_STRING;
+    node->column = (*n_cols)++;
+    return at;
+}
+
+static int take_string(Reader *r, int utf8, RawBuf *out, int64_t *len) { /* a string or bytes, Native's way */
+    int64_t n;
+    int rc = take_length(r, &n);
+    if (rc != WROTE)
+        return rc;
+    if (utf8 && !valid_utf8(r->p, r->p + n))
+        return UNSUPPORTED;
+    if (raw_varuint(out, (uint64_t)n) != WROTE || raw_put(out, r->p, (size_t)n) != WROTE)
+        return FAILED;
+    r->p += n;
+    *len = n;
+    return WROTE;
+}
+
+static int take_scalar(Reader *r, int op, Column *c) {
     int64_t n;
     int rc;
     switch (op) {
-    case OP_NULL:
-        return WROTE;
+    case OP_STRING:
+    case OP_BYTES:
+        return take_string(r, op == OP_STRING, &c->data, &c->last);
+    case OP_INT:
+    case OP_LONG:
+        if ((rc = take_long(r, &n)) != WROTE)
+            return rc;
+        if (op == OP_INT && (n < INT32_MIN || n > INT32_MAX))
+            return UNSUPPORTED;
+        c->last = n;
+        return raw_le(&c->data, (uint64_t)n, op == OP_INT ? 4 : 8);
     case OP_BOOLEAN:
         if (r->p >= r->end || *r->p > 1)
             return UNSUPPORTED;
-        r->p++;
-        return WROTE;
+        c->last = *r->p;
+        return raw_put(&c->data, r->p++, 1);
+    default: /* OP_DOUBLE: Avro's 8 bytes are Native's (both little-endian IEEE 754) */
+        if (r->end - r->p < 8)
+            return UNSUPPORTED;
+        r->p += 8;
+        return raw_put(&c->data, r->p - 8, 8);
+    }
+}
+
+static int put_default(int op, Column *c) { /* what Native holds under a null */
+    static const char zeros[8] = {0};
+    c->last = 0;
+    return raw_put(&c->data, zeros, op == OP_STRING || op == OP_BYTES || op == OP_BOOLEAN ? 1 : op == OP_INT ? 4 : 8);
+}
+
+/* one scalar of opcode ``op`` checked as check_value checks it, nothing kept */
+static int skip_scalar(Reader *r, int op) {
+    int64_t n;
+    int rc;
+    switch (op) {
+    case OP_STRING:
+    case OP_BYTES:
+        return skip_sized(r, op == OP_STRING);
     case OP_INT:
     case OP_LONG:
         if ((rc = take_long(r, &n)) != WROTE)
             return rc;
         return op == OP_INT && (n < INT32_MIN || n > INT32_MAX) ? UNSUPPORTED : WROTE;
-    case OP_DOUBLE:
+    case OP_BOOLEAN:
+        if (r->p >= r->end || *r->p > 1)
+            return UNSUPPORTED;
+        r->p++;
+        return WROTE;
+    default: /* OP_DOUBLE */
         if (r->end - r->p < 8)
             return UNSUPPORTED;
         r->p += 8;
         return WROTE;
-    case OP_STRING:
-    case OP_BYTES:
-        return skip_sized(r, op == OP_STRING);
-    case OP_RECORD: {
-        PyObject *programs = PyTuple_GET_ITEM(program, 2);
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(programs); i++)
-            if ((rc = check_value(r, PyTuple_GET_ITEM(programs, i))) != WROTE)
-                return rc;
-        return WROTE;
-    }
-    case OP_ARRAY:
-    case OP_MAP:
-        for (;;) {
-            int64_t count;
-            if ((rc = take_block_count(r, &count)) != WROTE)
-                return rc;
-            if (count == 0)
-                return WROTE;
-            for (int64_t i = 0; i < count; i++) {
-                if (op == OP_MAP && (rc = skip_sized(r, 1)) != WROTE)
-                    return rc;
-                if ((rc = check_value(r, PyTuple_GET_ITEM(program, 1))) != WROTE)
-                    return rc;
-            }
-        }
-    case OP_UNION:
-        if ((rc = take_long(r, &n)) != WROTE)
-            return rc;
-        if (n == PyLong_AsLong(PyTuple_GET_ITEM(program, 1)) >> 1)
-            return WROTE;
-        if (n == PyLong_AsLong(PyTuple_GET_ITEM(program, 2)) >> 1)
-            return check_value(r, PyTuple_GET_ITEM(program, 3));
-        return UNSUPPORTED;
-    default:
-        PyErr_Format(PyExc_ValueError, "not an Avro program opcode: %ld", op);
-        return FAILED;
     }
 }
 
-/* one Kafka v2 record at r (module doc of check_records), the ``index``-th of its batch */
-static int check_record(Reader *r, PyObject *program, const Py_buffer *header, int64_t index) {
+/* a value of node ``at``: into its columns when ``cols`` (a row in range), else only checked (check_value's
+ * walk); a dropped leaf is only checked either way */
+static int take_node(Reader *r, const Plan *plan, int at, Column *cols) {
+    const Node *node = &plan->nodes[at];
+    Column *c = cols && node->column >= 0 ? &cols[node->column] : NULL;
+    int64_t n, count, len;
+    int rc;
+    switch (node->op) {
+    case OP_RECORD:
+        for (int i = 0; i < node->count; i++)
+            if ((rc = take_node(r, plan, plan->kids[node->first + i], cols)) != WROTE)
+                return rc;
+        return WROTE;
+    case OP_UNION:
+        if ((rc = take_long(r, &n)) != WROTE)
+            return rc;
+        if (n != node->null_branch && n != node->other_branch)
+            return UNSUPPORTED; /* a branch this schema does not have */
+        if (!c)
+            return n == node->null_branch ? WROTE : skip_scalar(r, node->inner);
+        if (raw_reserve(&c->nulls, 1) < 0)
+            return FAILED;
+        c->nulls.data[c->nulls.len++] = n == node->null_branch;
+        return n == node->null_branch ? put_default(node->inner, c) : take_scalar(r, node->inner, c);
+    case OP_ARRAY:
+    case OP_MAP: /* of strings (compile_node) */
+        for (;;) {
+            if ((rc = take_block_count(r, &count)) != WROTE)
+                return rc;
+            if (count == 0)
+                return c ? raw_le(&c->offsets, c->items, 8) : WROTE;
+            for (int64_t i = 0; i < count; i++) {
+                if (node->op == OP_MAP && (rc = c ? take_string(r, 1, &c->data, &len) : skip_sized(r, 1)) != WROTE)
+                    return rc;
+                if ((rc = c ? take_string(r, 1, node->op == OP_MAP ? &c->values : &c->data, &len)
+                            : skip_sized(r, 1)) != WROTE)
+                    return rc;
+            }
+            if (c)
+                c->items += (uint64_t)count;
+        }
+    default:
+        return c ? take_scalar(r, node->op, c) : skip_scalar(r, node->op);
+    }
+}
+
+/* the value of one Kafka v2 record at r, the ``index``-th of its batch, past ``header``: the record's own
+ * fields as check_records takes them (attributes 0, its offset delta its index, a UTF-8 key, no headers, its
+ * length what they take). WROTE with ``value`` set, else UNSUPPORTED. */
+static int record_value(Reader *r, const unsigned char *header, Py_ssize_t header_len, int64_t index, Reader *value) {
     int64_t length, delta, n;
     int rc;
     if ((rc = take_length(r, &length)) != WROTE)
@@ -568,39 +791,243 @@ static int check_record(Reader *r, PyObject *program, const Py_buffer *header, i
         return UNSUPPORTED;
     if ((rc = take_length(&record, &n)) != WROTE)
         return rc;
-    Reader value = {record.p, record.p + n};
+    *value = (Reader){record.p, record.p + n};
     record.p += n;
-    if (n < header->len || memcmp(value.p, header->buf, (size_t)header->len) != 0)
+    if (n < header_len || memcmp(value->p, header, (size_t)header_len) != 0)
         return UNSUPPORTED;
-    value.p += header->len;
-    if ((rc = check_value(&value, program)) != WROTE)
-        return rc;
-    if (value.p != value.end || take_long(&record, &n) != WROTE || n != 0) /* read to its end; no headers */
+    value->p += header_len;
+    if (take_long(&record, &n) != WROTE || n != 0) /* no headers */
         return UNSUPPORTED;
     return record.p == record.end ? WROTE : UNSUPPORTED;
 }
 
-static PyObject *avro_check_records(PyObject *self, PyObject *args) {
-    PyObject *program;
-    Py_buffer header, data;
-    Py_ssize_t start, end, count;
-    if (!PyArg_ParseTuple(args, "O!y*y*nnn:check_records", &PyTuple_Type, &program, &header, &data, &start, &end,
-                          &count))
-        return NULL;
-    PyObject *out = NULL;
-    if (start < 0 || start > end || end > data.len || count < 0)
-        PyErr_SetString(PyExc_ValueError, "start, end or count outside the data");
-    else {
-        Reader r = {(const unsigned char *)data.buf + start, (const unsigned char *)data.buf + end};
-        int rc = WROTE;
-        for (Py_ssize_t i = 0; i < count && rc == WROTE; i++)
-            rc = check_record(&r, program, &header, i);
-        if (rc != FAILED)
-            out = PyBool_FromLong(rc == WROTE && r.p == r.end);
+typedef struct {
+    Py_buffer data;
+    Py_ssize_t begin, end, count;
+    int64_t base;
+} Batch;
+
+/* every batch's records into cols (rows at offsets [start, stop)) and offsets; WROTE, UNSUPPORTED or FAILED
+ * (memory: no Python error set, the caller holds no GIL) */
+static int take_batches(const Plan *plan, const unsigned char *header, Py_ssize_t header_len, const Batch *batches,
+                        Py_ssize_t n_batches, int64_t start, int64_t stop, Column *cols,
+                        const int *nonempty, int n_nonempty, int bounded, int64_t low, int64_t high, RawBuf *offsets,
+                        uint64_t *rows) {
+    for (Py_ssize_t b = 0; b < n_batches; b++) {
+        Reader r = {(const unsigned char *)batches[b].data.buf + batches[b].begin,
+                    (const unsigned char *)batches[b].data.buf + batches[b].end};
+        for (Py_ssize_t i = 0; i < batches[b].count; i++) {
+            Reader value;
+            int rc = record_value(&r, header, header_len, i, &value);
+            if (rc != WROTE)
+                return rc;
+            const int64_t offset = batches[b].base + i;
+            const int keep = offset >= start && offset < stop;
+            if ((rc = take_node(&value, plan, 0, keep ? cols : NULL)) != WROTE)
+                return rc;
+            if (value.p != value.end) /* read to the value's last byte */
+                return UNSUPPORTED;
+            if (!keep)
+                continue;
+            for (int k = 0; k < n_nonempty; k++)
+                if (cols[nonempty[k]].last <= 0)
+                    return UNSUPPORTED;
+            if (bounded >= 0 && (cols[bounded].last < low || cols[bounded].last > high))
+                return UNSUPPORTED;
+            if (raw_le(offsets, (uint64_t)offset, 8) != WROTE)
+                return FAILED;
+            (*rows)++;
+        }
+        if (r.p != r.end) /* the batch is exactly its records */
+            return UNSUPPORTED;
     }
+    return WROTE;
+}
+
+static const char *native_type(const Column *c) {
+    static const char *plain[] = {"String", "Int32", "Int64", "Bool", "Float64", "Array(String)", "Map(String, String)"};
+    static const char *nullable[] = {"Nullable(String)", "Nullable(Int32)", "Nullable(Int64)", "Nullable(Bool)",
+                                     "Nullable(Float64)"};
+    return c->nullable ? nullable[c->kind] : plain[c->kind];
+}
+
+/* the Native block (no block info: the ``Native`` file format): columns and rows, then per column its name,
+ * its type and its streams (a null map before the values, an array's offsets before its items, a map's keys
+ * before its values). Written into ``out`` when it is not NULL; its size either way. */
+static size_t native_bytes(const Column *cols, int n_cols, const RawBuf *offsets, uint64_t rows, char *out) {
+    unsigned char head[20];
+    size_t at = 0;
+#define EMIT(src, n) do { if (out) memcpy(out + at, (src), (n)); at += (n); } while (0)
+#define EMIT_VARUINT(v) do { uint64_t v_ = (v); int n_ = 0; while (v_ >= 0x80) { head[n_++] = (unsigned char)((v_ & 0x7F) | 0x80); v_ >>= 7; } \
+        head[n_++] = (unsigned char)v_; EMIT(head, n_); } while (0)
+    EMIT_VARUINT((uint64_t)n_cols + 1);
+    EMIT_VARUINT(rows);
+    for (int k = 0; k <= n_cols; k++) {
+        const Column *c = k < n_cols ? &cols[k] : NULL;
+        const char *name = c ? c->name : "_offset", *type = c ? native_type(c) : "UInt64";
+        const size_t name_len = c ? (size_t)c->name_len : 7;
+        EMIT_VARUINT(name_len);
+        EMIT(name, name_len);
+        EMIT_VARUINT(strlen(type));
+        EMIT(type, strlen(type));
+        const RawBuf *streams[] = {c ? &c->nulls : NULL, c ? &c->offsets : NULL, c ? &c->data : offsets,
+                                   c ? &c->values : NULL};
+        for (int s = 0; s < 4; s++)
+            if (streams[s] && streams[s]->len)
+                EMIT(streams[s]->data, streams[s]->len);
+    }
+#undef EMIT_VARUINT
+#undef EMIT
+    return at;
+}
+
+/* the index of the column called ``name``; -1 with a ValueError if none */
+static int column_named(const Column *cols, int n_cols, PyObject *name) {
+    const char *want = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    for (int k = 0; want && k < n_cols; k++)
+        if (strcmp(cols[k].name, want) == 0)
+            return k;
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "native_block: %R is not a column", name);
+    return -1;
+}
+
+/* The column buffers of the last call, kept for the next: a range's ~24 MB of fresh pages cost ~0.8 us a
+ * record in page faults (docs/speed.md, round fifteen). One call at a time uses them (taken and given back
+ * with the GIL held); a call beside it gets fresh ones. Kept only up to KEEP_BYTES. */
+#define KEEP_BYTES ((size_t)64 << 20)
+static Column kept_cols[MAX_NODES];
+static RawBuf kept_offsets;
+static int kept_busy;
+
+static RawBuf *buffer_of(Column *c, int s) {
+    return s == 0 ? &c->nulls : s == 1 ? &c->offsets : s == 2 ? &c->data : &c->values;
+}
+
+/* empties every buffer (``release``: gives back its memory too); their bytes held before */
+static size_t empty_buffers(Column *cols, RawBuf *offsets, int release) {
+    size_t held = offsets->cap;
+    for (int k = 0; k < MAX_NODES; k++) {
+        for (int s = 0; s < 4; s++) {
+            RawBuf *b = buffer_of(&cols[k], s);
+            held += b->cap;
+            if (release) {
+                free(b->data);
+                *b = (RawBuf){0};
+            }
+            b->len = 0;
+        }
+        cols[k].items = 0;
+    }
+    if (release) {
+        free(offsets->data);
+        *offsets = (RawBuf){0};
+    }
+    offsets->len = 0;
+    return held;
+}
+
+static PyObject *avro_native_block(PyObject *self, PyObject *args) {
+    PyObject *program, *columns, *nonempty_names, *bounded_arg, *batch_list;
+    Py_buffer header;
+    long long start, stop;
+    if (!PyArg_ParseTuple(args, "O!y*O!O!O!O!LL:native_block", &PyTuple_Type, &program, &header, &PyTuple_Type,
+                          &columns, &PyTuple_Type, &nonempty_names, &PyTuple_Type, &bounded_arg, &PyList_Type,
+                          &batch_list, &start, &stop))
+        return NULL;
+    Plan *plan = PyMem_Calloc(1, sizeof(Plan));
+    const int kept = !kept_busy;
+    Column *cols = kept ? kept_cols : PyMem_Calloc(MAX_NODES, sizeof(Column));
+    RawBuf fresh_offsets = {0}, *offsets = kept ? &kept_offsets : &fresh_offsets;
+    kept_busy = 1;
+    const Py_ssize_t n_batches = PyList_GET_SIZE(batch_list);
+    Batch *batches = PyMem_Calloc(n_batches ? n_batches : 1, sizeof(Batch));
+    int nonempty[MAX_NODES], n_nonempty = 0, bounded = -1, n_cols = 0;
+    long long low = 0, high = 0;
+    Py_ssize_t got = 0;
+    uint64_t rows = 0;
+    PyObject *result = NULL;
+    if (!plan || !cols || !batches) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (compile_node(plan, program, columns, cols, &n_cols) < 0)
+        goto done;
+    if (plan->n_leaves != PyTuple_GET_SIZE(columns)) {
+        PyErr_SetString(PyExc_ValueError, "native_block: more column names than the program has leaves");
+        goto done;
+    }
+    if (plan->nodes[0].op != OP_RECORD) {
+        PyErr_SetString(PyExc_ValueError, "native_block: the program is not a record");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(nonempty_names); i++)
+        if ((nonempty[n_nonempty++] = column_named(cols, n_cols, PyTuple_GET_ITEM(nonempty_names, i))) < 0)
+            goto done;
+    PyObject *bounded_name;
+    if (!PyArg_ParseTuple(bounded_arg, "OLL", &bounded_name, &low, &high)) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "native_block: bounded is (column, low, high)");
+        goto done;
+    }
+    if ((bounded = column_named(cols, n_cols, bounded_name)) < 0)
+        goto done;
+    if (cols[bounded].kind != K_INT64 || cols[bounded].nullable) {
+        PyErr_Format(PyExc_ValueError, "native_block: %R is not a long", bounded_name);
+        goto done;
+    }
+    for (got = 0; got < n_batches; got++) {
+        Batch *b = &batches[got];
+        PyObject *item = PyList_GET_ITEM(batch_list, got), *data;
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "OnnnL", &data, &b->begin, &b->end, &b->count, &b->base))
+            goto bad_batch;
+        if (PyObject_GetBuffer(data, &b->data, PyBUF_SIMPLE) < 0)
+            goto done;
+        if (b->begin < 0 || b->begin > b->end || b->end > b->data.len || b->count < 0) {
+            PyBuffer_Release(&b->data);
+            goto bad_batch;
+        }
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = take_batches(plan, header.buf, header.len, batches, n_batches, start, stop, cols, nonempty,
+                      n_nonempty, bounded, low, high, offsets, &rows);
+    Py_END_ALLOW_THREADS
+    if (rc == FAILED)
+        PyErr_NoMemory();
+    else if (rc != WROTE)
+        result = Py_NewRef(Py_None);
+    else { /* written straight into the bytes object (one copy of the columns, not two) */
+        PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)native_bytes(cols, n_cols, offsets, rows, NULL));
+        if (bytes) {
+            char *into = PyBytes_AS_STRING(bytes);
+            Py_BEGIN_ALLOW_THREADS
+            native_bytes(cols, n_cols, offsets, rows, into);
+            Py_END_ALLOW_THREADS
+            result = Py_BuildValue("(NK)", bytes, (unsigned long long)rows);
+        }
+    }
+    goto done;
+bad_batch:
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "native_block: a batch is (data, begin, end, count, base) inside its data");
+    }
+done:
+    for (Py_ssize_t i = 0; i < got; i++)
+        PyBuffer_Release(&batches[i].data);
+    if (kept) { /* emptied for the next call; given back when a range made them large */
+        if (empty_buffers(cols, offsets, 0) > KEEP_BYTES)
+            empty_buffers(cols, offsets, 1);
+        kept_busy = 0;
+    } else if (cols) {
+        empty_buffers(cols, offsets, 1);
+        PyMem_Free(cols);
+    }
+    PyMem_Free(plan);
+    PyMem_Free(batches);
     PyBuffer_Release(&header);
-    PyBuffer_Release(&data);
-    return out;
+    return result;
 }
 
 /* ---- crc32c(data, start, end) -> int: CRC-32C (Castagnoli) of data[start:end] ----
@@ -677,9 +1104,10 @@ static PyMethodDef methods[] = {
      "for a body left to fastavro (not well-formed, or not read to its end)."},
     {"crc32c", avro_crc32c, METH_VARARGS,
      "crc32c(data, start, end) -> int: the CRC-32C of data[start:end] (a Kafka v2 record batch's checksum)."},
-    {"check_records", avro_check_records, METH_VARARGS,
-     "check_records(program, header, data, start, end, count) -> bool: data[start:end] is exactly count Kafka v2 "
-     "records, each in its place with a header + program value and valid UTF-8 (streams/kafka_batches.py)."},
+    {"native_block", avro_native_block, METH_VARARGS,
+     "native_block(program, header, columns, nonempty, bounded, batches, start, stop) -> (bytes, rows) | None: the "
+     "Kafka v2 records of batches checked, those at offsets [start, stop) as one ClickHouse Native block "
+     "(streams/kafka_batches.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -249,12 +249,23 @@ def project_batch(entries: list[LogEntry], ts_us: int, engine: Engine | None) ->
     return batch
 
 
+_EVENT_SOURCES = {"tenant": "envelope.tenant", "event_id": "envelope.record_id",
+                  "ts": "fromUnixTimestamp64Micro(envelope.ts_us, 'UTC')", "agent": "envelope.agent",
+                  "task": "envelope.task", "producer": "envelope.producer"}
+
+
+def event_sources() -> tuple[str, str]:
+    """The ``events`` columns (log coordinates aside) and their SQL from a decoded perception."""
+    names = [name for name, _ in _EVENTS.columns]
+    return ", ".join(f"`{n}`" for n in names), ", ".join(_EVENT_SOURCES.get(n, f"`{n}`") for n in names)
+
+
 def insert_sql(database: str, path: str, partitions: list[int], offsets: list[int], hot: _Hot = PERCEPTIONS) -> str:
     """One statement that checks every row of the container at ``path`` (its marker, UTF-8,
     ``invalid_reason``'s checks) and, if all pass, inserts their ``events`` rows; it throws
     before writing any row otherwise (``ORDER BY``: every row is read and checked before the
     first reaches the table)."""
-    from hindbrain.streams.kafka_batches import INSERT_SETTINGS, event_sources
+    from hindbrain.streams.kafka_batches import INSERT_SETTINGS
 
     names, sources = event_sources()
     checks = " AND ".join([f"reinterpretAsUInt32({_MARKER}) = _hb_row", hot.utf8_sql or "0",

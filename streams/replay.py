@@ -26,6 +26,10 @@ from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.sqlite_log import SqliteLog
 from hindbrain.streams.topics import TOPICS
 
+# Ranges read at once (fetch and ``frame``) in a Kafka replay: ``frame`` turns a range into chDB's
+# columns (~1.8 us a record, without the GIL), so one reader fell behind two inserters.
+READERS = 2
+
 
 @dataclass(frozen=True)
 class ReplayReport:
@@ -133,11 +137,12 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
         insert(batch, stop - offset)
         return batch.count, len(batch.dead_letters)
 
-    with ThreadSessions(warehouse) as sessions, ThreadPoolExecutor(1, thread_name_prefix="replay-read") as reader, \
+    with ThreadSessions(warehouse) as sessions, \
+            ThreadPoolExecutor(READERS, thread_name_prefix="replay-read") as reader, \
             ThreadPoolExecutor(inserters, thread_name_prefix="replay-insert") as inserter:
         in_flight: deque = deque()  # at most ``inserters`` inserts: memory stays at a few chunks
         framed_counts = []  # the records of ranges inserted whole by chDB (known once inserted)
-        for task, got in zip(tasks, _prefetched(reader, read, tasks), strict=True):
+        for task, got in zip(tasks, _prefetched(reader, read, tasks, READERS), strict=True):
             if isinstance(got, kafka_batches.Framed):
                 job: tuple = (insert_framed, got, task)
             else:
@@ -165,13 +170,14 @@ def _ends(log) -> dict[tuple[str, int], int]:
     return {(t, p): log.end_offset(t, p) for t in names for p in log.partitions(t)}
 
 
-def _prefetched(pool: ThreadPoolExecutor, read: Callable, tasks: list) -> Iterator:
-    """``read(task)`` for each task in order, the next read already running in ``pool`` while
-    the caller works on this one's result (the log client waits on the network, not the GIL)."""
+def _prefetched(pool: ThreadPoolExecutor, read: Callable, tasks: list, ahead: int = 1) -> Iterator:
+    """``read(task)`` for each task in order, the next ``ahead`` reads already running in ``pool``
+    while the caller works on this one's result (the log client waits on the network, ``frame``'s
+    walk runs without the GIL)."""
     pending: deque = deque()
     for task in tasks:
         pending.append(pool.submit(read, task))
-        if len(pending) > 1:
+        if len(pending) > ahead:
             yield pending.popleft().result()
     while pending:
         yield pending.popleft().result()

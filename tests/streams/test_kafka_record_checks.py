@@ -1,9 +1,10 @@
-"""The checks of a Kafka replay's records in C (``_avro.check_records``, run by
-``kafka_batches.frame`` for every batch before chDB parses it): a record is taken exactly when it
-is in its place (attributes 0, offset delta = its index, no headers, its length what its fields
+"""The checks of a Kafka replay's records in C (``_avro.native_block``, run by ``kafka_batches.frame``
+for every batch as it turns the records into chDB's Native columns): a record is taken exactly when
+it is in its place (attributes 0, offset delta = its index, no headers, its length what its fields
 take), has a UTF-8 key and a value the C reader reads whole (the current perception's header and
-body), every string valid as Python's strict decoder has it. Taking a record the per-record path
-would refuse would write a wrong row; refusing a good one only costs the per-record path."""
+body), every string valid as Python's strict decoder has it; a row in the range also passes
+``invalid_reason``'s checks. Taking a record the per-record path would refuse would write a wrong
+row; refusing a good one only costs the per-record path. The columns hold what the C reader reads."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from pathlib import Path
 
 import pytest
 from by_path import module_at
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindbrain.schemas import _avro
 from hindbrain.schemas.codec import HEADER_LEN, registry
 from hindbrain.streams.columnar import PERCEPTIONS, _long
-from hindbrain.streams.kafka_batches import PROGRAM, kafka_record
+from hindbrain.streams.kafka_batches import BOUNDED, COLUMNS, NONEMPTY, PROGRAM, kafka_record
+from hindbrain.streams.processing import TS_US_RANGE
 
 HEADER = PERCEPTIONS.header
 
@@ -30,8 +32,19 @@ _DEC = _decoder_tests()
 CURRENT = registry.current("perception")
 
 
+ANY_TIME = ("envelope.ts_us", -(2**63), 2**63 - 1)
+
+
+def block(records: bytes, count: int = 1, start: int = 0, stop: int = 2**62, rows_checked: bool = False):
+    """``native_block`` of one batch of ``records`` at base 0; ``rows_checked``: with ``invalid_reason``'s
+    checks (else only the records' own: drawn values may have an empty tenant)."""
+    nonempty, bounded = (NONEMPTY, BOUNDED) if rows_checked else ((), ANY_TIME)
+    return _avro.native_block(PROGRAM, HEADER, COLUMNS, nonempty, bounded, [(records, 0, len(records), count, 0)],
+                              start, stop)
+
+
 def check(records: bytes, count: int = 1) -> bool:
-    return _avro.check_records(PROGRAM, HEADER, records, 0, len(records), count)
+    return block(records, count) is not None
 
 
 def strict_utf8(raw: bytes) -> bool:
@@ -118,14 +131,81 @@ def test_a_batch_is_taken_only_with_every_record_in_its_place():
 
 
 def test_bad_arguments_are_an_error_not_a_crash():
-    with pytest.raises(ValueError):
-        _avro.check_records(PROGRAM, HEADER, b"abc", 0, 4, 1)
-    with pytest.raises(ValueError):
-        _avro.check_records(PROGRAM, HEADER, b"abc", 2, 1, 1)
-    record = kafka_record(0, b"k", HEADER + b"\x00")
-    with pytest.raises(ValueError):
-        _avro.check_records((99,), HEADER, record, 0, len(record), 1)
-    assert _avro.check_records(PROGRAM, HEADER, b"", 0, 0, 0)  # no records: nothing wrong
+    record = kafka_record(0, b"k", OK)
+
+    def call(program=PROGRAM, columns=COLUMNS, nonempty=NONEMPTY, bounded=BOUNDED, batches=None):
+        return _avro.native_block(program, HEADER, columns, nonempty, bounded,
+                                  [(record, 0, len(record), 1, 0)] if batches is None else batches, 0, 10)
+
+    for batches in ([(record, 0, len(record) + 1, 1, 0)], [(record, 2, 1, 1, 0)], [(record, 0, 1)], [b"x"]):
+        with pytest.raises(ValueError, match="a batch is"):
+            call(batches=batches)
+    with pytest.raises(ValueError, match="not an Avro program opcode|has no Native column"):
+        call(program=(99,))
+    with pytest.raises(ValueError, match="fewer column names"):
+        call(columns=COLUMNS[:-1])
+    with pytest.raises(ValueError, match="more column names"):
+        call(columns=(*COLUMNS, "x"))
+    with pytest.raises(ValueError, match="is not a column"):
+        call(nonempty=("envelope.nothing",))
+    with pytest.raises(ValueError, match="is not a long"):
+        call(bounded=("envelope.tenant", 0, 1))
+    with pytest.raises(ValueError, match="bounded is"):
+        call(bounded=("envelope.ts_us",))
+    assert call(batches=[])[1] == 0  # no records: an empty block, nothing wrong
+
+
+def test_a_row_in_the_range_must_pass_invalid_reasons_checks():
+    """An empty tenant or id, or a time outside years 1-9999: refused in the range (the per-record path
+    dead-letters it with its reason), taken outside it (another range's record)."""
+    good = _DEC.perception("x")
+    bad = {"an empty tenant": {"tenant": ""}, "an empty id": {"record_id": ""},
+           "a time before year 1": {"ts_us": TS_US_RANGE[0] - 1}, "a time past 9999": {"ts_us": TS_US_RANGE[1] + 1}}
+    assert block(kafka_record(0, b"k", registry.encode("perception", good)), rows_checked=True) is not None
+    for name, change in bad.items():
+        value = registry.encode("perception", good | {"envelope": good["envelope"] | change})
+        records = kafka_record(0, b"k", value) + kafka_record(1, b"k", registry.encode("perception", good))
+        assert block(records, 2, rows_checked=True) is None, name
+        assert block(records, 2, start=1, rows_checked=True)[1] == 1, name  # outside the range: not its rows
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_columns_hold_what_the_c_reader_reads(data, open_warehouse, tmp_path_factory):
+    """Drawn perceptions (every field's type: nulls, arrays, maps, booleans, doubles, any text) through
+    ``native_block`` and chDB's Native reader give the values the per-record path's C reader reads, each
+    at its offset; the rows outside ``[start, stop)`` are left out."""
+    values = [_DEC.fastavro_bytes(CURRENT, data.draw(_DEC.values(CURRENT.parsed))) for _ in range(data.draw(
+        st.integers(1, 6)))]
+    start = data.draw(st.integers(0, len(values) - 1))
+    records = b"".join(kafka_record(i, b"k", v) for i, v in enumerate(values))
+    got = _avro.native_block(PROGRAM, HEADER, COLUMNS, (), ANY_TIME, [(records, 0, len(records), len(values), 7)],
+                             7 + start, 7 + len(values))
+    assert got is not None and got[1] == len(values) - start
+    path = tmp_path_factory.mktemp("native") / "block.native"
+    path.write_bytes(got[0])
+    warehouse = _warehouse(open_warehouse)
+    names = [c for c in COLUMNS if c is not None]
+    columns, rows = warehouse.query_columns(f"SELECT * FROM file('{path}', 'Native')")
+    assert columns == [*names, "_offset"]
+    for row, value in zip(rows, values[start:], strict=True):
+        decoded = _avro.read(PROGRAM, value, HEADER_LEN)
+        want = [_leaf(decoded, name) for name in names]
+        assert list(row[:-1]) == want
+    assert [row[-1] for row in rows] == list(range(7 + start, 7 + len(values)))
+
+
+def _warehouse(open_warehouse):
+    """One warehouse for all the drawn examples of a test (the fixture is the same for all of them)."""
+    if not hasattr(open_warehouse, "for_examples"):
+        open_warehouse.for_examples = open_warehouse(migrate=False)
+    return open_warehouse.for_examples
+
+
+def _leaf(record: dict, name: str):
+    for part in name.split("."):
+        record = record[part]
+    return record
 
 
 @settings(max_examples=200, deadline=None)
