@@ -26,6 +26,7 @@
  *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
  *   to_halves / from_halves(rows, out) recall/vectors.py  numpy's float16 casts (test_halves.py)
  *   unit_halves(rows, out, dim)       recall/vectors.py  to_half(_unit_rows(rows)) (test_halves.py)
+ *   untrack_plain(owner, values)      recall/doc_table.py  a document read from its row leaves the collector (test_untrack.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -3708,7 +3709,118 @@ done:
     return out;
 }
 
+/* ---- a document read from its row leaves the cycle collector (recall/doc_table.py) -------- */
+/* A read document is kept for good and, as long as the collector tracks it, walked by the
+ * young collection that ends the recall, again by the next middle one, then by full ones until
+ * the DocFreezer freezes it: ~0.18 ms of a served recall at 100k. Its values are JSON's (str,
+ * numbers, None, lists, dicts) and the decoders' tuples and frozensets of them: a tree that
+ * holds no reference back to anything, so it cannot be part of a reference cycle, and reference
+ * counting alone frees it. Untracked, the collector never walks it. */
+#define PLAIN_DEPTH 8  /* deeper than any document field (a report's scope pairs: 3) */
+
+static int plain_atom(PyObject *obj) {
+    return obj == Py_None || PyUnicode_CheckExact(obj) || PyLong_CheckExact(obj) || PyFloat_CheckExact(obj)
+           || PyBool_Check(obj) || PyBytes_CheckExact(obj);
+}
+
+/* 1 when obj is an atom or exact lists, tuples, dicts and frozensets of plain values (depth-bounded),
+ * 0 when not, -1 with an exception set. */
+static int plain_tree(PyObject *obj, int depth) {
+    if (plain_atom(obj))
+        return 1;
+    if (depth == 0)
+        return 0;
+    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int ok = plain_tree(items[i], depth - 1);
+            if (ok != 1)
+                return ok;
+        }
+        return 1;
+    }
+    if (PyDict_CheckExact(obj)) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(obj, &pos, &key, &value)) {
+            int ok = plain_atom(key) ? plain_tree(value, depth - 1) : 0;
+            if (ok != 1)
+                return ok;
+        }
+        return 1;
+    }
+    if (PyFrozenSet_CheckExact(obj)) {
+        PyObject *it = PyObject_GetIter(obj), *item;
+        if (it == NULL)
+            return -1;
+        int ok = 1;
+        while (ok == 1 && (item = PyIter_Next(it)) != NULL) {
+            ok = plain_tree(item, depth - 1);
+            Py_DECREF(item);
+        }
+        Py_DECREF(it);
+        return PyErr_Occurred() ? -1 : ok;
+    }
+    return 0;
+}
+
+/* Untracks every container of a tree plain_tree accepted. */
+static int untrack_tree(PyObject *obj) {
+    if (plain_atom(obj))
+        return 0;
+    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        for (Py_ssize_t i = 0; i < n; i++)
+            untrack_tree(items[i]);
+    } else if (PyDict_CheckExact(obj)) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(obj, &pos, &key, &value))
+            untrack_tree(value);
+    } else if (PyFrozenSet_CheckExact(obj)) {
+        PyObject *it = PyObject_GetIter(obj), *item;
+        if (it == NULL)
+            return -1;
+        while ((item = PyIter_Next(it)) != NULL) {
+            untrack_tree(item);
+            Py_DECREF(item);
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    if (PyObject_GC_IsTracked(obj))
+        PyObject_GC_UnTrack(obj);
+    return 0;
+}
+
+static PyObject *scan_untrack_plain(PyObject *self, PyObject *args) {
+    PyObject *owner, *values;
+    if (!PyArg_ParseTuple(args, "OO!:untrack_plain", &owner, &PyTuple_Type, &values))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(values);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int ok = plain_tree(PyTuple_GET_ITEM(values, i), PLAIN_DEPTH);
+        if (ok < 0)
+            return NULL;
+        if (ok == 0)
+            Py_RETURN_FALSE;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (untrack_tree(PyTuple_GET_ITEM(values, i)) < 0)
+            return NULL;
+    if (PyObject_IS_GC(owner) && PyObject_GC_IsTracked(owner))
+        PyObject_GC_UnTrack(owner);
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
+    {"untrack_plain", scan_untrack_plain, METH_VARARGS,
+     "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
+     "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "
+     "the cycle collector (they cannot form a cycle) and returns True; else changes nothing and returns False."},
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
      "term_ids(texts, terms, vocab[, next]) -> (ids, lengths): each document's tokens then terms numbered in vocab "
