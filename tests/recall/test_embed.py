@@ -1,7 +1,6 @@
 """Embedders: unit float32 rows, meaning-preserving in zh and en, ensemble = mean cosine."""
 
 import importlib.util
-import threading
 
 import numpy as np
 import pytest
@@ -130,32 +129,6 @@ def test_a_joined_only_member_embeds_a_querys_first_view_alone():
     assert np.allclose(ens.embed_query_views(["one"]), ens.embed_queries(["one"]))
     with pytest.raises(ValueError, match="joined_only"):
         EnsembleEmbedder(full, joined, joined_only=(True,))
-
-
-class MeetingEmbedder(FakeEmbedder):
-    """A FakeEmbedder that records its thread and waits (at most 5 s) at a barrier both members
-    share: the call returns only if the other member is embedding at the same time."""
-
-    def __init__(self, name: str, dim: int, seed: int, barrier: threading.Barrier):
-        super().__init__(name, dim, seed)
-        self.barrier, self.threads = barrier, []
-
-    def embed_queries(self, texts):
-        self.threads.append(threading.get_ident())
-        self.barrier.wait(timeout=5)
-        return super().embed_queries(texts)
-
-
-def test_a_joined_only_member_embeds_on_its_own_thread_at_the_same_time():
-    barrier = threading.Barrier(2)
-    full, joined = MeetingEmbedder("a", 7, 1, barrier), MeetingEmbedder("b", 5, 2, barrier)
-    ens = EnsembleEmbedder(full, joined, weights=(1.0, 4.0), joined_only=(False, True))
-    views = ["the turns joined", "first turn", "last turn"]
-    rows = ens.embed_query_views(views)  # sequential members would break the barrier (5 s, then an error)
-    assert full.threads == [threading.get_ident()] and joined.threads[0] != threading.get_ident()
-    one_by_one = EnsembleEmbedder(FakeEmbedder("a", 7, 1), FakeEmbedder("b", 5, 2), weights=(1.0, 4.0),
-                                  joined_only=(False, True), concurrent=False)
-    assert np.allclose(rows, one_by_one.embed_query_views(views), atol=1e-7)  # the same rows either way
 
 
 def test_the_query_cache_keys_a_later_view_by_its_joined_text_too():
