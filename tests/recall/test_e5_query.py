@@ -73,7 +73,7 @@ def test_bad_arguments_are_refused(tmp_path):
 
 def test_e5_embedder_takes_the_int8_pass_for_queries_only(nano):
     texts = TEXTS[:4]
-    fast, own = E5Embedder(int8_queries=True), E5Embedder(int8_queries=False)
+    fast, own = E5Embedder(int8_queries=True, onnx_queries=False), E5Embedder(int8_queries=False)
     passages = fast.embed_passages(texts)
     assert np.allclose(passages, nano.query(texts), atol=1e-6)  # cached vectors unchanged
     assert np.allclose(own.embed_queries(texts), passages, atol=1e-6)
@@ -81,4 +81,4 @@ def test_e5_embedder_takes_the_int8_pass_for_queries_only(nano):
     assert not np.allclose(queries, passages, atol=1e-6)
     assert np.sum(queries * passages, axis=1).min() >= 0.995
     assert fast.embed_queries([]).shape == (0, 384)
-    assert E5Embedder()._query_pass.get() is not False or not available()
+    assert E5Embedder(onnx_queries=False)._query_pass.get() is not False or not available()

