@@ -78,8 +78,10 @@ class _Segment(NamedTuple):
         """Both segments' postings as one, in the same layout (by term, then document), given
         that ``newer``'s documents all follow this one's (``add_texts`` numbers them in order):
         one pass in C over the two vocabularies, each term's runs copied whole
-        (``_scan.merge_postings``; the same arrays as ``py_merged``, ~6x cheaper: numpy's fancy
-        indexes moved every posting one at a time, ~3 µs an event of ingest at 100k, issue 28)."""
+        (``_scan.merge_postings``; the same arrays as ``py_merged``). numpy's fancy indexes moved
+        every posting one at a time through ~5 temporaries of the postings' length, whose fresh
+        pages a ``Brain`` faults in: 3.1 -> 0.65 µs an event of ingest at 100k (issue 28, round
+        fifteen; ``bench/bm25_merge.py``, with the pages reused, x0.42)."""
         terms, starts, docs, tfs = _scan.merge_postings(*self, *newer)
         return _Segment(np.frombuffer(terms, dtype=np.int64), np.frombuffer(starts, dtype=np.int64),
                         np.frombuffer(docs, dtype=np.int32), np.frombuffer(tfs, dtype=np.float32))
