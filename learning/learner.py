@@ -919,10 +919,10 @@ class KeptFailure:
 
     def __reduce__(self):
         """Pickled as its kept values in ``_KEPT`` order (the learner's snapshot holds ~25k of them at 100k
-        events): the default for a slotted object made a dict of its slots, names included, an object (about
-        a third of the snapshot's ~0.26 s of the caller's CPU, issue 28 round fifteen). The option is a cache,
-        computed again on first use. A snapshot in the default form still loads (its slots are set as
-        before)."""
+        events): the default for a slotted object made a dict of its slots, names included, an object (the
+        kept failures were ~40 % of the snapshot's ~0.25 s of the caller's CPU; as values x0.66, issue 28
+        round fifteen). The option is a cache, computed again on first use. A snapshot in the default form
+        still loads (its slots are set as before)."""
         return _kept_failure_of, _kept_values(self)
 
     def __eq__(self, other) -> bool:  # a replayed learner holds the same failures

@@ -95,8 +95,8 @@ def test_a_kept_failure_reads_as_the_record_and_survives_the_learners_snapshot()
 
 def test_a_kept_failure_is_pickled_as_its_values_and_the_older_form_still_loads(monkeypatch):
     """The learner's snapshot pickles a kept failure as its values, not a dict of its slots' names (issue 28,
-    round fifteen: ~a third of the snapshot's CPU); its option is computed again from them, and a snapshot
-    written in the default form (before) loads the same failure."""
+    round fifteen: the kept failures were ~40 % of the snapshot's CPU); its option is computed again from them,
+    and a snapshot written in the default form (before) loads the same failure."""
     import pickle
 
     record = {"envelope": {"record_id": "ev_4", "tenant": "acme"}, "kind": "anomaly", "text": "expected 200",
