@@ -67,7 +67,7 @@ from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
-from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch, to_messages
+from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch, project_perceptions, to_messages
 from hindbrain.streams.sink import insert_batch, release_arrow_pool
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.switching import CALLS
@@ -286,9 +286,11 @@ class EmbeddedRunner:
                 pause = self._pause if background else None
                 with gc_paused():
                     batch, ts_us = ProjectedBatch(), now_us()
-                    for start in range(0, len(ready), PROJECT_SLICE):  # slices that may give way to the brain's calls
+                    pause and pause()
+                    rest = project_perceptions(ready, batch)  # the events rows as columns
+                    for start in range(0, len(rest), PROJECT_SLICE):  # slices that may give way to the brain's calls
                         pause and pause()
-                        project_batch(ready[start : start + PROJECT_SLICE], ts_us, batch)
+                        project_batch(rest[start : start + PROJECT_SLICE], ts_us, batch)
                     if batch.dead_letters:
                         self._behind = True  # appended to the log first, by the log's path (``_write``)
                         return None
