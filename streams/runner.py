@@ -129,7 +129,7 @@ class EmbeddedRunner:
             with self._lock:
                 positions = self._append(messages, records)
         if not self._lock._is_owned():  # waiting holding it would stall the log's paths of the projector
-            self._wait_for_room()
+            self.wait_for_room()
         return positions
 
     def defer(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> None:
@@ -220,8 +220,9 @@ class EmbeddedRunner:
         """(``_handoff`` held.) Records appended and not yet in the views: pending, and taken by a projection."""
         return len(self._pending) + self._taken
 
-    def _wait_for_room(self) -> None:
-        """Backpressure (module docstring): waits while the backlog is over its bound."""
+    def wait_for_room(self) -> None:
+        """Backpressure (module docstring): waits while the backlog is over its bound. ``submit`` calls it
+        outside a group; a server's group commit calls it after its group (``hindbrain.service.http``)."""
         with self._handoff:
             if self._backlog() <= self.backlog_records or not self.background or self._closed:
                 return
@@ -278,9 +279,11 @@ class EmbeddedRunner:
                 self._pending = self._pending[len(ready):]
                 self._taken = len(ready)
             try:
+                if self._behind:
+                    return None  # ``ready`` is dropped: the log's path reads it again
                 if not ready:
                     return 0
-                if self._behind or ready[-1].position.offset + 1 - self._committed != len(ready):
+                if ready[-1].position.offset + 1 - self._committed != len(ready):
                     self._behind = True  # ``ready`` is dropped: the log's path reads it again
                     return None
                 pause = self._pause if background else None

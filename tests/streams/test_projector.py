@@ -164,3 +164,24 @@ def test_the_runners_offsets_are_written_with_the_next_append_and_a_reopen_proje
                                (CONSUMER,)).fetchone() == (end,)
     with Brain.open(tmp_path, embedder="none", batch_size=10) as brain:
         assert {row["event_id"] for row in brain.sql("SELECT event_id FROM events FINAL")} == set(ids)
+
+
+def test_a_writer_inside_a_log_group_never_waits_and_the_group_is_held_to_the_bound_after_it(tmp_path):
+    with Brain.open(tmp_path, embedder="none", batch_size=10) as brain:
+        brain.runner.flush()
+        brain.runner.backlog_records = 30
+        held = HeldInserts(brain)
+        ids = brain.perceive_many(events(0, 20))
+        assert held.entered.wait(30)  # a round in flight, held
+        with brain.log.group():  # a server's group commit: 60 more records, over the bound, no wait inside
+            ids += brain.perceive_many(events(20, 30))
+            ids += brain.perceive_many(events(50, 30))
+        assert brain.runner.pending == 80 and brain.runner.waits == 0
+        after = threading.Thread(target=brain.runner.wait_for_room)
+        after.start()
+        after.join(1.0)
+        assert after.is_alive()  # what the server runs after its group: it waits for the projector
+        held.release()
+        after.join(30)
+        assert not after.is_alive() and brain.runner.pending <= 30 and brain.runner.waits == 1
+        assert {row["event_id"] for row in brain.sql("SELECT event_id FROM events FINAL")} == set(ids)
