@@ -143,6 +143,8 @@ def instrument(brain: Brain) -> None:
     _wrap(semantic.SemanticIndex, "add", "4c   semantic add (static tier)")
     _wrap(semantic.SemanticIndex, "_add_static", "4c1    static embed + vector add")
     _wrap(runner_mod, "project_batch", "7 project rows")
+    if hasattr(runner_mod, "project_perceptions"):  # the perceptions' rows as columns (issue 28, round fifteen)
+        _wrap(runner_mod, "project_perceptions", "7 project rows")
     _wrap(runner_mod, "insert_batch", "8 chDB insert")
 
 

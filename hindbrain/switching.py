@@ -54,6 +54,7 @@ class RecallPrecedence:
         self._ended = threading.Condition(threading.Lock())
         self._started = 0
         self._finished = 0
+        self._parked = 0  # calls in flight waiting for the work that gives way (``parked``)
         self.waited_s = 0.0  # how long folds gave way in all: what the precedence cost the ingest
         self._long = threading.local()  # this thread folds a long text: its ``pause`` points give way
         # False: folds never wait (``bench/isolation.py --precedence on,off`` compares both in one process)
@@ -80,6 +81,22 @@ class RecallPrecedence:
         finally:
             self._long.depth -= 1
 
+    @contextmanager
+    def parked(self) -> Iterator[None]:
+        """Marks a call in flight as waiting for the very work that gives way to calls (a writer
+        waiting for the views' projector: ``streams.runner``): ``give_way`` stops waiting for it at
+        once, or the two would wait for each other until the patience ran out (50 ms a give-way
+        point: a priority inversion, docs/speed.md round fifteen). A count, not a set of calls: a
+        give-way that began before a call started may end early on its parking, never late."""
+        with self._ended:
+            self._parked += 1
+            self._ended.notify_all()
+        try:
+            yield
+        finally:
+            with self._ended:
+                self._parked -= 1
+
     def pause(self) -> None:
         """A point between the stages of a fold (after the cues, the quarantine, the documents; never
         while the index's lock is held): inside a ``long_fold`` it gives way, so a recall meets at
@@ -97,10 +114,10 @@ class RecallPrecedence:
         not the ones started meanwhile), at most ``patience_s``. Returns the seconds waited."""
         with self._ended:
             started = self._started
-            if self._finished >= started or not self.enabled:
+            if self._finished + self._parked >= started or not self.enabled:
                 return 0.0
             t = time.perf_counter()
-            self._ended.wait_for(lambda: self._finished >= started, timeout=patience_s)
+            self._ended.wait_for(lambda: self._finished + self._parked >= started, timeout=patience_s)
             waited = time.perf_counter() - t
             self.waited_s += waited
             return waited

@@ -149,11 +149,13 @@ class LearnerRuntime:
         if not self._append_held():
             self.log.commit(CONSUMER, ALL_TOPICS, 0, self._held_from)
             return
-        self.log.commit(CONSUMER, ALL_TOPICS, 0, self._next)
         self._since_snapshot += self._uncommitted
         self._uncommitted = 0
         if self.snapshot is not None and (snapshot or self._since_snapshot >= SNAPSHOT_EVERY):
+            self.log.commit(CONSUMER, ALL_TOPICS, 0, self._next)  # written first: a snapshot is never ahead of it
             self._write_snapshot()
+        else:  # with the log's next append, no sync of its own (``SqliteLog.commit_later``; a crash re-derives)
+            self.log.commit_later(CONSUMER, ALL_TOPICS, 0, self._next)
 
     def _write_snapshot(self) -> None:
         state = {"version": SNAPSHOT_VERSION, "rules": RULE_VERSION, "offset": self._next,

@@ -85,7 +85,7 @@ class Table:
             name = field.name  # once: ``Field.name`` makes a new str (and hash) on every access
             values = [row[name] for row in rows]
             if pa.types.is_map(field.type):
-                arrays.append(_map_array(values, field.type))
+                arrays.append(map_array(values, field.type))
             else:
                 arrays.append(pa.array(values, type=field.type))
         return pa.Table.from_arrays(arrays, schema=schema)
@@ -100,7 +100,7 @@ def warm_arrow() -> None:
     pa.array([], type=pa.int64())
 
 
-def _map_array(dicts: list[dict], map_type: pa.MapType) -> pa.MapArray:
+def map_array(dicts: list[dict], map_type: pa.MapType) -> pa.MapArray:
     """Dicts to a MapArray from flat offsets, keys and items: no per-row Python objects
     (a list of pairs per row made the garbage collector run during big inserts)."""
     offsets, keys, items = [0], [], []

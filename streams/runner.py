@@ -4,9 +4,9 @@ Write path, in this order:
  1. encode every record (a record that does not fit its schema is refused, nothing written);
  2. append the batch to the log (durable once ``append`` returns);
  3. hold the decoded records in memory (no decode needed) until a micro-batch is due;
- 4. project the micro-batch with the pure projectors, insert each table's rows in one
-    Arrow insert (chDB costs ~1 ms per statement, so never one INSERT per record);
- 5. only after every insert returned, commit the runner's offset in the log.
+ 4. project what is pending with the pure projectors (on the projector thread), insert each
+    table's rows in one Arrow insert (chDB costs ~1 ms per statement, so never one INSERT per record);
+ 5. only after every insert returned, commit the runner's offset in the log (with its next append).
 A crash between 2 and 5 loses nothing: on open the runner catches up from its committed
 offset, and idempotent views absorb whatever was inserted twice.
 
@@ -21,21 +21,32 @@ records stay behind the committed offset: the micro-batch a write makes due is l
 next ``flush`` projects the log from the committed offset, raising to its caller while the
 warehouse still fails; a reopened brain catches up the same way.
 
-Read-your-writes: ``flush()`` runs before any read of the views (the Brain calls it).
+Read-your-writes: ``flush()`` runs before any read of the views (the Brain calls it, as do
+``replay --check`` and a close): it projects every record appended before it was called.
 
-**The due micro-batch off the writer's path.** Step 4 for the batch an append made due ran
-inline, in whichever call appended its last record, with the log's lock held: in ``hindbrain
-serve`` every ~20 s one perceive or outcome took 70-105 ms of CPU (120-550 ms of wall on a busy
-machine) to project and insert 2,000 records, and every call queued behind it on the brain's
-thread or the log's lock waited as long (the soak's p99 stalls, docs/speed.md "Soak stalls,
-round ten"). Now the append hands it to a projector thread (``_project_in_background``): it takes
-the batch under the log's lock, projects and inserts it *without* the lock, and commits the
-offset under it again. At most one batch is in flight; ``flush`` (every reader) first waits for
-it (``_settle``: it needs no lock the caller may hold, so a flush inside a group cannot
-deadlock with it) and commits its offset, so read-your-writes holds. An insert that failed
-leaves the batch behind the committed offset, as an inline failure did: the next ``flush``
-projects the log from there. A batch with dead letters (they are appended to the log) is
-projected by that path too, inline.
+**The projection off the caller's path** (docs/speed.md, "the projection off the caller's path,
+round fifteen"). The caller appends, shows the records to the listeners and returns; a projector
+thread owns step 4: each round it takes *every* record pending (at most ``ROUND_RECORDS``),
+projects them and inserts one Arrow table per view (fewer, larger inserts: one chDB statement
+per view per round), then commits the offset with the log's next append (``commit_later``: no
+sync of its own). Rounds and flushes take ``_projecting`` in turn, so offsets are committed in
+log order and only past what is in the views. The log's lock is not taken on that path (the
+paths that read the log, below, take it, always before ``_projecting``).
+
+Backpressure is explicit: a writer whose append left more than ``backlog_records`` records not
+yet in the views waits (outside the log's lock) until the projector brings the backlog back
+under the bound (``waited_s``, ``waits`` count it); the projector gives way to brain calls in
+flight only while the backlog is under half the bound and no call waits for it (a call waiting
+for it is ``parked``: it no longer holds the projector back, the priority inversion measured in
+round fifteen). A writer inside a log group, or holding the log's lock, never waits (the group's
+records are projected when it commits: ``_group_ended``). Until round fifteen the writer past
+the bound projected the batch itself, after waiting for the projector's batch in flight, which
+gave way to that very writer for 50 ms a slice.
+
+A round that meets what the pure path cannot take (records another writer appended, dead
+letters to append, an earlier failure) hands over to the log's path: the log is projected from
+the committed offset under the log's lock (``flush``). A failed insert leaves its records behind
+the committed offset for the next ``flush`` (which raises while the warehouse fails) or reopen.
 
 Group commit (``defer``): records nothing waits on (a recall's own recall and injection
 records) are encoded at once, then appended by a committer thread within ``group_window_s``,
@@ -49,20 +60,24 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
-from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch, to_messages
+from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch, project_perceptions, to_messages
 from hindbrain.streams.sink import insert_batch, release_arrow_pool
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.switching import CALLS
 
 CONSUMER = "embedded-projector"
 GROUP_WINDOW_S = 0.005  # how long a deferred record may wait for its group commit
-BACKLOG_BATCHES = 3  # micro-batches pending past which the appending call projects them itself
+# records appended and not yet in the views past which a writer waits for the projector (backpressure):
+# two bulk calls of 5,000, so the projector's round of one overlaps the next call's fold
+BACKLOG_RECORDS = 10_000
+ROUND_RECORDS = 20_000  # at most this many records a round projects and inserts (its columns' memory)
 # records the background projection projects between two give-way points (2,000 took 70-105 ms with
 # their inserts in the soak: a slice is ~10 ms), so a call that starts meanwhile meets at most one
 PROJECT_SLICE = 250
@@ -77,7 +92,6 @@ class EmbeddedRunner:
                  group_window_s: float = GROUP_WINDOW_S):
         self.log, self.warehouse, self.batch_size = log, warehouse, batch_size
         self.group_window_s = group_window_s
-        self._pending: list[Decoded] = []
         self._lock = log.lock  # one lock with the log's: see SqliteLog.lock
         self._deferred: list[tuple[list, Sequence[tuple[str, dict]]]] = []  # (messages, records) not yet appended
         # ``_deferred`` has a lock of its own: a recall (or a replica's records, handed over on the
@@ -88,22 +102,35 @@ class EmbeddedRunner:
         self._behind = False  # a projection failed: the log past the committed offset is to project
         self.listeners: list[Listener] = []
         log.on_group_end.append(self._group_ended)
-        # the due micro-batch's projection (module docstring): wanted, in flight, the thread doing it
+        # the projection (module docstring): what is pending, how many records a projection has taken
+        # and not yet inserted, the calls waiting for it; ``_handoff`` guards them (taken last of all locks)
         self._handoff = threading.Condition(threading.Lock())
-        self._wanted = False
-        self._inflight: InFlight | None = None
+        self._pending: list[Decoded] = []  # appended (committed), not yet taken by a projection
+        self._in_group: list[Decoded] = []  # appended inside the open log group (its thread only)
+        self._taken = 0
+        self._waiting = 0
+        self._projecting = threading.RLock()  # one projection at a time (after the log's lock, if both)
         self._projector: threading.Thread | None = None
-        # False: the due batch is projected inline, by the appending call, as before round ten
-        # (``bench/write_stalls.py --arms`` compares both in one process)
+        # the runner's committed offset, kept here: a round reads it without the log's lock (only this
+        # runner commits it; read once, before any append of this process)
+        self._committed = log.committed(CONSUMER, ALL_TOPICS, 0)
+        self.backlog_records = BACKLOG_RECORDS
+        self.waited_s, self.waits = 0.0, 0  # the writers' waits for room (backpressure), measured
+        # False: the due batch is projected inline, by the appending call (``bench/write_stalls.py --arms``)
         self.background = True
 
     def submit(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> list[Position]:
         """Append records durably and queue them for projection; returns their positions.
-        Deferred records go first, in the same transaction. ``messages``: as ``defer``'s."""
+        Deferred records go first, in the same transaction. ``messages``: as ``defer``'s.
+        Past the backlog's bound it waits for the projector (module docstring), unless this thread
+        holds the log's lock (a group, a listener's own append)."""
         with gc_paused():
             messages = to_messages(records) if messages is None else messages
             with self._lock:
-                return self._append(messages, records)
+                positions = self._append(messages, records)
+        if not self._lock._is_owned():  # waiting holding it would stall the log's paths of the projector
+            self.wait_for_room()
+        return positions
 
     def defer(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> None:
         """Queue records for the next group commit (see the module docstring). They are
@@ -155,39 +182,60 @@ class EmbeddedRunner:
                 self._deferred[:0] = deferred
             raise
         decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
-        self._pending.extend(decoded)
+        if self.log.group_from is not None:
+            self._in_group += decoded  # projected once the group committed (module docstring)
+            due = False
+        else:
+            due = self._hand_over(decoded)  # before the listeners: the projector runs beside their fold
         for listener in self.listeners:
             listener(decoded)
-        if len(self._pending) >= self.batch_size and self.log.group_from is None:
-            self._project_due()
+        if due and not self.background:
+            self._project_logged()
         return positions[earlier:]
 
-    def _group_ended(self, committed: bool) -> None:
-        """The log's group ended (lock held): project what it made due, or forget what it
-        rolled back (the next flush projects the log from the committed offset)."""
-        if not committed:
-            self._pending, self._behind = [], True
-        elif len(self._pending) >= self.batch_size:
-            self._project_due()
-
-    def _project_due(self) -> None:
-        """Hands the micro-batch an append made due to the projector thread (lock held; the
-        appending call returns at once: module docstring)."""
+    def _hand_over(self, decoded: list[Decoded]) -> bool:
+        """Queues committed records for projection and wakes the projector when a batch is due;
+        returns whether one is."""
         with self._handoff:
-            # the projector gives way to calls in progress, and a bulk import is one: past a bound
-            # the appending call projects inline (backpressure), or the backlog and its records
-            # would grow with the import (80,000 records held at the end of a 100k import)
-            behind = len(self._pending) >= BACKLOG_BATCHES * self.batch_size
-            closing = self._closed or not self.background or behind
-            if not closing:
-                self._wanted = True
+            self._pending += decoded
+            due = len(self._pending) >= self.batch_size
+            if due and self.background and not self._closed:
                 if self._projector is None:
                     self._projector = threading.Thread(target=self._run_projector, name="hindbrain-projector",
                                                        daemon=True)
                     self._projector.start()
-                self._handoff.notify()
-        if closing:  # the close's own append (its projector is ending), inline by choice, or too far behind
+                self._handoff.notify_all()
+        return due
+
+    def _group_ended(self, committed: bool) -> None:
+        """The log's group ended (lock held): hand over what it appended, or forget what it
+        rolled back (the next flush projects the log from the committed offset)."""
+        grouped, self._in_group = self._in_group, []
+        if not committed:
+            self._behind = True
+        elif grouped and self._hand_over(grouped) and not self.background:
             self._project_logged()
+
+    def _backlog(self) -> int:
+        """(``_handoff`` held.) Records appended and not yet in the views: pending, and taken by a projection."""
+        return len(self._pending) + self._taken
+
+    def wait_for_room(self) -> None:
+        """Backpressure (module docstring): waits while the backlog is over its bound. ``submit`` calls it
+        outside a group; a server's group commit calls it after its group (``hindbrain.service.http``)."""
+        with self._handoff:
+            if self._backlog() <= self.backlog_records or not self.background or self._closed:
+                return
+        started = time.perf_counter()
+        with CALLS.parked(), self._handoff:
+            self._waiting += 1
+            try:
+                self._handoff.notify_all()
+                self._handoff.wait_for(lambda: self._backlog() <= self.backlog_records or self._closed)
+            finally:
+                self._waiting -= 1
+        self.waited_s += time.perf_counter() - started
+        self.waits += 1
 
     def _project_logged(self) -> None:
         """``flush``, a failure logged and not raised: the append is durable already, and a failing
@@ -201,65 +249,71 @@ class EmbeddedRunner:
     def _run_projector(self) -> None:
         while True:
             with self._handoff:
-                self._handoff.wait_for(lambda: self._wanted or self._closed)
-                if not self._wanted:
-                    return
-                self._wanted = False
+                self._handoff.wait_for(lambda: len(self._pending) >= self.batch_size or self._closed)
+                if self._closed:
+                    return  # ``close`` projects what is left
             try:
-                self._project_in_background()
+                if self._project_round(ROUND_RECORDS, background=True) is None:
+                    with self._lock:  # the log's path: the round met what only it can take
+                        self.flush()
             except Exception as exc:  # noqa: BLE001 - as ``_project_logged``
                 log.warning("projection into the views failed; the records are in the log and will be projected by "
                             "the next flush or reopen: %s", exc)
 
-    def _project_in_background(self) -> None:
-        """Projects what is pending: taken under the log's lock, projected and inserted without
-        it, its offset committed under it again. The paths that read the log (an earlier failure,
-        another writer's records between ours) or append to it (dead letters) run inline, as before."""
-        with self._lock, gc_paused():
-            self._settle()
-            ready = self._pending
-            if not ready:
-                return
-            committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
-            if self._behind or ready[-1].position.offset + 1 - committed != len(ready):
-                self.flush()
-                return
-            self._pending = []
-            inflight = self._inflight = InFlight(ready, ready[-1].position.offset + 1)
-        try:
-            with gc_paused():
-                batch, ts_us = ProjectedBatch(), now_us()
-                for start in range(0, len(ready), PROJECT_SLICE):  # slices that give way to the brain's calls
-                    CALLS.give_way()
-                    project_batch(ready[start : start + PROJECT_SLICE], ts_us, batch)
-                if not batch.dead_letters:
-                    insert_batch(self.warehouse, batch, pause=CALLS.give_way)
-            batch.rows, batch.tables = {}, {}  # the columns freed on this thread, then given back
-            release_arrow_pool()
-        except BaseException as exc:
-            inflight.end(exc)
-            raise
-        inflight.end(None if not batch.dead_letters else _DeadLetters())
-        with self._lock:
-            self._settle()
-            if batch.dead_letters:
-                self.flush()  # from the committed offset, the dead letters appended first (``_write``)
+    def _pause(self) -> None:
+        """The projector's give-way point: it gives way to brain calls in flight only while nobody
+        waits for it and the backlog is under half its bound (module docstring)."""
+        with self._handoff:
+            busy = self._waiting or 2 * self._backlog() >= self.backlog_records
+        if not busy:
+            CALLS.give_way()
 
-    def _settle(self) -> None:
-        """(Log lock held.) Waits for the batch in flight, if any, and commits its offset; a
-        batch that failed (or holds dead letters) leaves the log to project from the committed
-        offset. Its thread takes no lock before it ends, so waiting here cannot deadlock."""
-        inflight, self._inflight = self._inflight, None
-        if inflight is None:
-            return
-        inflight.ended.wait()
-        if inflight.error is not None:
-            self._behind = True
-            return
-        self.log.commit(CONSUMER, ALL_TOPICS, 0, max(inflight.next_offset, self.log.committed(CONSUMER, ALL_TOPICS, 0)))
+    def _project_round(self, limit: int | None, background: bool) -> int | None:
+        """Projects and inserts what is pending (at most ``limit`` records), then commits the offset
+        with the log's next append; returns the records projected. None when they need the log's path
+        (``flush``: records of another writer between ours, dead letters, an earlier failure): they
+        are left to it. Takes no lock of the log's: a flush holding it may wait for this round."""
+        with self._projecting:
+            with self._handoff:
+                ready = self._pending[:limit] if limit is not None else self._pending
+                self._pending = self._pending[len(ready):]
+                self._taken = len(ready)
+            try:
+                if self._behind:
+                    return None  # ``ready`` is dropped: the log's path reads it again
+                if not ready:
+                    return 0
+                if ready[-1].position.offset + 1 - self._committed != len(ready):
+                    self._behind = True  # ``ready`` is dropped: the log's path reads it again
+                    return None
+                pause = self._pause if background else None
+                with gc_paused():
+                    batch, ts_us = ProjectedBatch(), now_us()
+                    pause and pause()
+                    rest = project_perceptions(ready, batch)  # the events rows as columns
+                    for start in range(0, len(rest), PROJECT_SLICE):  # slices that may give way to the brain's calls
+                        pause and pause()
+                        project_batch(rest[start : start + PROJECT_SLICE], ts_us, batch)
+                    if batch.dead_letters:
+                        self._behind = True  # appended to the log first, by the log's path (``_write``)
+                        return None
+                    insert_batch(self.warehouse, batch, pause=pause)
+                batch.rows, batch.tables = {}, {}  # the columns freed on this thread, then given back
+                if background:
+                    release_arrow_pool()
+                self._commit(ready[-1].position.offset + 1)
+                return len(ready)
+            except BaseException:
+                self._behind = True  # ``ready`` is dropped: the next flush reads it from the log
+                raise
+            finally:
+                with self._handoff:
+                    self._taken = 0
+                    self._handoff.notify_all()  # the writers waiting for room
 
     def close(self) -> None:
-        """Commit what is deferred and stop the committer (then ``flush`` what is pending)."""
+        """Commit what is deferred and stop the committer and the projector (a batch the close's own
+        append made due is projected; ``flush`` first for the rest)."""
         with self._wake:
             self._closed = True  # no defer after this one: the append below takes them all
             self._wake.notify_all()
@@ -268,51 +322,46 @@ class EmbeddedRunner:
         if self._committer is not None:
             self._committer.join()
         with self._handoff:
-            self._handoff.notify_all()  # ``_closed``: the projector ends once its batch is in
+            self._handoff.notify_all()  # ``_closed``: the projector ends once its round is in
         if self._projector is not None:
             self._projector.join()
-        with self._lock:
-            self._settle()
+        if len(self._pending) >= self.batch_size:
+            self._project_logged()
 
     def flush(self) -> int:
-        """Project and insert everything pending, then commit. Returns records projected."""
-        with self._lock, gc_paused():
-            self._settle()
+        """Project and insert everything appended before the call (the committed records: an open
+        group's wait for its commit), then commit. Returns records projected."""
+        with self._lock:
             if self._deferred:
                 self._append([], [])
-            stop = self.log.group_from  # an open group's records wait for its commit (module docstring)
-            ready = self._pending if stop is None else [d for d in self._pending if d.position.offset < stop]
-            if self._behind:  # an earlier projection failed: the log from the committed offset
-                self._pending = self._pending[len(ready):]
-                return self._project_log(stop=stop)
-            if not ready:
-                return 0
-            committed = self.log.committed(CONSUMER, ALL_TOPICS, 0)
-            self._pending = self._pending[len(ready):]
-            if ready[-1].position.offset + 1 - committed != len(ready):
-                # Another writer appended before or between our records: committing past our
-                # batch would skip its records for good, so project the log from ``committed``.
-                return self._project_log(stop=stop)
-            batch = project_batch(ready, now_us())
+        with CALLS.parked(), self._lock, gc_paused():  # a round in flight gives way to nobody meanwhile
+            with self._handoff:
+                self._waiting += 1
             try:
-                self._write(batch, next_offset=ready[-1].position.offset + 1)
-            except BaseException:
-                self._behind = True  # ``ready`` is dropped: the next flush reads it from the log
-                raise
-            return batch.count
+                with self._projecting:
+                    if (projected := self._project_round(None, background=False)) is not None:
+                        return projected
+                    with self._handoff:
+                        self._pending = []  # the log holds them: read from the committed offset
+                    return self._project_log(stop=self.log.group_from)
+            finally:
+                with self._handoff:
+                    self._waiting -= 1
 
     def catch_up(self, chunk: int = 20_000) -> int:
         """Project whatever the log holds beyond the committed offset (after a crash or
         when another writer appended). Returns the number of records projected."""
         with self._lock:
             self.flush()
-            return self._project_log(chunk)
+            with self._projecting:
+                return self._project_log(chunk)
 
     def _project_log(self, chunk: int = 20_000, stop: int | None = None) -> int:
-        """Project the log from the committed offset to its end (or to ``stop``)."""
+        """(The log's lock and ``_projecting`` held.) Project the log from the committed offset to its
+        end (or to ``stop``)."""
         done = 0
         self._behind = True  # until the end of the log is projected
-        offset = self.log.committed(CONSUMER, ALL_TOPICS, 0)
+        offset = self._committed
         while entries := self.log.read_all(offset, chunk, stop=stop):
             with gc_paused():
                 batch = project_batch(entries, now_us())
@@ -331,32 +380,19 @@ class EmbeddedRunner:
             # Not committed past here: entries between the batch and these may be unread.
             project_batch([Decoded(p, rt, r) for p, (rt, r) in zip(positions, dls, strict=True)], now_us(), batch)
         insert_batch(self.warehouse, batch)
-        self.log.commit(CONSUMER, ALL_TOPICS, 0, max(next_offset, self.log.committed(CONSUMER, ALL_TOPICS, 0)))
+        self._commit(next_offset)
+
+    def _commit(self, next_offset: int) -> None:
+        """(``_projecting`` held.) The runner's offset, past what is in the views, written with the log's
+        next append (``SqliteLog.commit_later``: no sync of its own; a crash re-projects from the last one)."""
+        self._committed = max(next_offset, self._committed)
+        self.log.commit_later(CONSUMER, ALL_TOPICS, 0, self._committed)
 
     @property
     def pending(self) -> int:
         """Records in the log and not yet in the views."""
         if self._behind:
             with self._lock:
-                return self.log.end_offset(ALL_TOPICS, 0) - self.log.committed(CONSUMER, ALL_TOPICS, 0)
-        inflight = self._inflight
-        return len(self._pending) + (len(inflight.records) if inflight is not None else 0)
-
-
-class InFlight:
-    """The micro-batch the projector inserts without the log's lock: its records, the offset to
-    commit once it is in, and how it ended (``error`` None: inserted)."""
-
-    def __init__(self, records: list[Decoded], next_offset: int):
-        self.records, self.next_offset = records, next_offset
-        self.error: BaseException | None = None
-        self.ended = threading.Event()
-
-    def end(self, error: BaseException | None) -> None:
-        self.error = error
-        self.ended.set()
-
-
-class _DeadLetters(Exception):
-    """A projected batch with dead letters: they go to the log first (``EmbeddedRunner._write``),
-    so the batch is projected again inline, from the committed offset."""
+                return self.log.end_offset(ALL_TOPICS, 0) - self._committed
+        with self._handoff:
+            return self._backlog() + len(self._in_group)

@@ -172,6 +172,9 @@ class BrainThread:
         with self._queue_lock:
             jobs, self._jobs = self._jobs, []
         results = [self.unavailable()] * len(jobs) if self.broken is not None else self._run_jobs(jobs)
+        # the views' backlog bound (``EmbeddedRunner.wait_for_room``): inside the group no writer waits, so the
+        # next group starts once the projector is back under it
+        getattr(self.brain.runner, "wait_for_room", lambda: None)()
         for (*_, future), result in zip(jobs, results, strict=True):
             loop.call_soon_threadsafe(_settle, future, result)
 

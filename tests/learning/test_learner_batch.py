@@ -168,6 +168,8 @@ class _Log:
     def commit(self, *args) -> None:
         pass
 
+    commit_later = commit
+
 
 class _Runner:
     """Appends in memory and hands each append to its listeners, as the embedded runner does."""
