@@ -77,7 +77,7 @@ _LOOKUP = 512  # queued items per background step with a cache (a reload is most
 _FLUSH = 512  # cache rows buffered before a write
 _GRAPH_STEP = 256  # graph insertions between checks for new embedding work
 _SQL_VARS = 900  # under SQLite's historical limit of 999 bound parameters
-RECENT_VECTORS = 4096  # neural vectors of recent texts kept for dedup (float16: 1 KB each, 4 MB)
+RECENT_VECTORS = 4096  # without a cache: neural vectors of recent texts kept for dedup (float16: 1 KB each, 4 MB)
 QUERY_CACHE = 4096  # query texts whose vectors are kept (2 KB each: 8 MB)
 TRIM_AFTER = 5_000  # vectors put in the graph before a settled index trims the heap (a trim costs ms)
 FOLLOW_RETRY_S = 0.25  # a replica's recheck of the cache for vectors the owner has not written yet
@@ -182,8 +182,8 @@ class EmbeddingCache:
 
 class RecentVectors:
     """The neural vectors of the last ``size`` distinct texts embedded, by text hash: a text
-    repeated across a tenant's documents or steps is embedded once even before the SQLite cache
-    is flushed (or when there is none). Used by the background thread only.
+    repeated across a tenant's documents or steps is embedded once when there is no SQLite cache
+    (with one, the vectors not flushed yet and the cache are the dedup: ``SemanticIndex._known_vectors``).
 
     Held as the cache holds them: float16 rows in one ``(size, dim)`` array, a hit given back as its
     unit float32 row, which is what ``EmbeddingCache.get`` gives for the same vector (so a text's
@@ -408,7 +408,9 @@ class SemanticIndex:
         self.last_error: BaseException | None = None
         self.failures = 0
         self._cache = EmbeddingCache(cache_path, embedder.name, embedder.dim) if cache_path is not None else None
-        self._unflushed: list[tuple[bytes, np.ndarray]] = []
+        # with a cache: the vectors embedded and not yet written to it, as float16 rows by text hash (the
+        # cache's own form); they and the cache are the dedup, so no RecentVectors is kept (_known_vectors)
+        self._unflushed: dict[bytes, np.ndarray] = {}
         self._tenants: dict[str, _Tenant] = {}
         self._cond = threading.Condition()  # guards _tenants, queues, counts and the flags below
         self._stalled = False  # the last background pass failed; wait for an add or a search
@@ -417,7 +419,7 @@ class SemanticIndex:
         self._built_since_trim = 0  # vectors put in a graph since the last heap trim
         self.mapped_docs = 0  # documents whose vector came from the owner's snapshot (a replica)
         self._queries = QueryCache(embedder)
-        self._recent = RecentVectors()
+        self._recent = RecentVectors() if self._cache is None else None
         self._query_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-query")
         self._thread = threading.Thread(target=self._run, name="hindbrain-semantic", daemon=True)
         self._thread.start()
@@ -857,10 +859,7 @@ class SemanticIndex:
         answers wherever an agent's recall lands: read-your-writes)."""
         texts = [capped(text, self.window) for _, _, text in batch]
         hashes = [content_key(t.name, text) for text in texts]
-        cached = self._recent.get(hashes)
-        if self._cache is not None and len(cached) < len(batch):
-            rest = [i for i in range(len(batch)) if i not in cached]
-            cached.update((rest[j], v) for j, v in self._cache.get([hashes[i] for i in rest]).items())
+        cached = self._known_vectors(hashes)
         if cached:
             hits = sorted(cached)
             self._store_neural(t, [batch[i][0] for i in hits], np.stack([cached[i] for i in hits]))
@@ -883,10 +882,27 @@ class SemanticIndex:
             rows = [j for i in part for j in by_hash[hashes[i]]]
             self._store_neural(t, [batch[j][0] for j in rows],
                                np.repeat(vecs, [len(by_hash[hashes[i]]) for i in part], axis=0))
-            self._recent.put([hashes[i] for i in part], vecs)
-            if self._cache is not None:
+            if self._cache is None:
+                self._recent.put([hashes[i] for i in part], vecs)
+            else:
                 with self._cond:
-                    self._unflushed.extend((hashes[i], v) for i, v in zip(part, vecs, strict=True))
+                    self._unflushed.update(zip([hashes[i] for i in part], np.asarray(vecs, dtype=np.float16),
+                                               strict=True))
+
+    def _known_vectors(self, hashes: list[bytes]) -> dict[int, np.ndarray]:
+        """The unit float32 vectors of texts embedded before, by position in ``hashes``. Without a cache,
+        from ``RecentVectors``; with one, from the vectors not flushed to it yet, then from the cache: what
+        the cache holds need not be kept twice (the last 4,096 recent vectors were 4 MB in every owner, ~44
+        B an event at 100k, docs/speed.md round fifteen). Both give a text's vector as the cache does."""
+        if self._cache is None:
+            return self._recent.get(hashes)
+        with self._cond:
+            pending = {i: self._unflushed[h] for i, h in enumerate(hashes) if h in self._unflushed}
+        found = dict(zip(pending, normalize_rows(np.stack(list(pending.values()))), strict=True)) if pending else {}
+        rest = [i for i in range(len(hashes)) if i not in found]
+        if rest:
+            found.update((rest[j], v) for j, v in self._cache.get([hashes[i] for i in rest]).items())
+        return found
 
     def _store_neural(self, t: _Tenant, doc_nos: list[int], vecs: np.ndarray) -> None:
         keys = np.asarray(doc_nos, dtype=np.int64)
@@ -895,13 +911,13 @@ class SemanticIndex:
 
     def _flush_cache(self) -> None:
         with self._cond:
-            rows, self._unflushed = self._unflushed, []
+            rows, self._unflushed = list(self._unflushed.items()), {}
         if rows and self._cache is not None:
             try:
                 self._cache.put(rows)
             except Exception:
                 with self._cond:
-                    self._unflushed[:0] = rows
+                    self._unflushed = {**dict(rows), **self._unflushed}
                 raise
 
     def _record(self, exc: BaseException) -> None:
