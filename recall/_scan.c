@@ -1084,6 +1084,29 @@ done:
     return out;
 }
 
+/* The four arrays of a BM25 segment made in C (postings, merge_postings): terms and starts (int64), documents
+ * (int32) and frequencies (float32), as bytearrays (writable, for np.frombuffer). */
+typedef struct {
+    PyObject *terms, *starts, *docs, *tfs;
+} SegmentOut;
+
+static int segment_out_new(SegmentOut *o, Py_ssize_t n_terms, Py_ssize_t postings) {
+    o->terms = PyByteArray_FromStringAndSize(NULL, n_terms * (Py_ssize_t)sizeof(int64_t));
+    o->starts = PyByteArray_FromStringAndSize(NULL, (n_terms + 1) * (Py_ssize_t)sizeof(int64_t));
+    o->docs = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(int32_t));
+    o->tfs = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(float));
+    return o->terms && o->starts && o->docs && o->tfs ? 0 : -1;
+}
+
+static PyObject *segment_out_tuple(SegmentOut *o) { return PyTuple_Pack(4, o->terms, o->starts, o->docs, o->tfs); }
+
+static void segment_out_clear(SegmentOut *o) {
+    Py_XDECREF(o->terms);
+    Py_XDECREF(o->starts);
+    Py_XDECREF(o->docs);
+    Py_XDECREF(o->tfs);
+}
+
 /* postings(flat, lengths, first, n_terms) -> (terms, starts, docs, tfs): a BM25 segment of the documents
  * first, first + 1, ... whose term numbers are flat (int64, grouped by document, lengths[d] each), as
  * recall/lexical.py built it from np.unique((term << 32) | doc, return_counts=True): the distinct terms
@@ -1096,7 +1119,8 @@ static PyObject *scan_postings(PyObject *self, PyObject *args) {
     Py_ssize_t first, n_terms;
     if (!PyArg_ParseTuple(args, "y*y*nn:postings", &flat, &lengths, &first, &n_terms))
         return NULL;
-    PyObject *result = NULL, *terms_out = NULL, *starts_out = NULL, *docs_out = NULL, *tfs_out = NULL;
+    PyObject *result = NULL;
+    SegmentOut out = {0};
     int32_t *last = NULL;
     int64_t *at = NULL;
     const Py_ssize_t n = flat.len / (Py_ssize_t)sizeof(int64_t), m = lengths.len / (Py_ssize_t)sizeof(int64_t);
@@ -1141,15 +1165,11 @@ static PyObject *scan_postings(PyObject *self, PyObject *args) {
                 postings++;
             }
         }
-    terms_out = PyByteArray_FromStringAndSize(NULL, distinct * (Py_ssize_t)sizeof(int64_t));
-    starts_out = PyByteArray_FromStringAndSize(NULL, (distinct + 1) * (Py_ssize_t)sizeof(int64_t));
-    docs_out = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(int32_t));
-    tfs_out = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(float));
-    if (!terms_out || !starts_out || !docs_out || !tfs_out)
+    if (segment_out_new(&out, distinct, postings) < 0)
         goto done;
-    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(terms_out), *starts = (int64_t *)PyByteArray_AS_STRING(starts_out);
-    int32_t *docs = (int32_t *)PyByteArray_AS_STRING(docs_out);
-    float *tfs = (float *)PyByteArray_AS_STRING(tfs_out);
+    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(out.terms), *starts = (int64_t *)PyByteArray_AS_STRING(out.starts);
+    int32_t *docs = (int32_t *)PyByteArray_AS_STRING(out.docs);
+    float *tfs = (float *)PyByteArray_AS_STRING(out.tfs);
     /* the terms in order, each one's first slot */
     Py_ssize_t u = 0, slot = 0;
     for (Py_ssize_t t = 0; t < n_terms; t++)
@@ -1175,12 +1195,9 @@ static PyObject *scan_postings(PyObject *self, PyObject *args) {
                 tfs[at[t] - 1] += 1.0f;
             }
         }
-    result = PyTuple_Pack(4, terms_out, starts_out, docs_out, tfs_out);
+    result = segment_out_tuple(&out);
 done:
-    Py_XDECREF(terms_out);
-    Py_XDECREF(starts_out);
-    Py_XDECREF(docs_out);
-    Py_XDECREF(tfs_out);
+    segment_out_clear(&out);
     PyMem_Free(last);
     PyMem_Free(at);
     PyBuffer_Release(&flat);
@@ -1234,7 +1251,8 @@ static PyObject *scan_merge_postings(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*:merge_postings", &a.terms, &a.starts, &a.docs, &a.tfs,
                           &b.terms, &b.starts, &b.docs, &b.tfs))
         return NULL;
-    PyObject *result = NULL, *terms_out = NULL, *starts_out = NULL, *docs_out = NULL, *tfs_out = NULL;
+    PyObject *result = NULL;
+    SegmentOut out = {0};
     if (segment_checked(&a, "a") < 0 || segment_checked(&b, "b") < 0)
         goto done;
     const int64_t *at = a.terms.buf, *bt = b.terms.buf, *as = a.starts.buf, *bs = b.starts.buf;
@@ -1249,14 +1267,10 @@ static PyObject *scan_merge_postings(PyObject *self, PyObject *args) {
         u++;
     }
     const Py_ssize_t postings = a.n_postings + b.n_postings;
-    terms_out = PyByteArray_FromStringAndSize(NULL, u * (Py_ssize_t)sizeof(int64_t));
-    starts_out = PyByteArray_FromStringAndSize(NULL, (u + 1) * (Py_ssize_t)sizeof(int64_t));
-    docs_out = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(int32_t));
-    tfs_out = PyByteArray_FromStringAndSize(NULL, postings * (Py_ssize_t)sizeof(float));
-    if (!terms_out || !starts_out || !docs_out || !tfs_out)
+    if (segment_out_new(&out, u, postings) < 0)
         goto done;
-    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(terms_out), *starts = (int64_t *)PyByteArray_AS_STRING(starts_out);
-    char *docs = PyByteArray_AS_STRING(docs_out), *tfs = PyByteArray_AS_STRING(tfs_out);
+    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(out.terms), *starts = (int64_t *)PyByteArray_AS_STRING(out.starts);
+    char *docs = PyByteArray_AS_STRING(out.docs), *tfs = PyByteArray_AS_STRING(out.tfs);
     const char *ad = a.docs.buf, *bd = b.docs.buf, *af = a.tfs.buf, *bf = b.tfs.buf;
     Py_ssize_t slot = 0;
     i = j = u = 0;
@@ -1281,12 +1295,9 @@ static PyObject *scan_merge_postings(PyObject *self, PyObject *args) {
         }
     }
     starts[u] = slot;
-    result = PyTuple_Pack(4, terms_out, starts_out, docs_out, tfs_out);
+    result = segment_out_tuple(&out);
 done:
-    Py_XDECREF(terms_out);
-    Py_XDECREF(starts_out);
-    Py_XDECREF(docs_out);
-    Py_XDECREF(tfs_out);
+    segment_out_clear(&out);
     segment_release(&a);
     segment_release(&b);
     return result;

