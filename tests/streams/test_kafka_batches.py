@@ -37,6 +37,29 @@ def clean(n: int, start: int = 0) -> list[Message]:
     return [message(perception(i), key=key_of(perception(i))) for i in range(start, start + n)]
 
 
+def append_200_in_fours(log) -> None:
+    """200 clean perceptions in four appends of 50: several record batches a partition."""
+    messages = clean(200)
+    for i in range(0, len(messages), 50):
+        log.append(messages[i:i + 50])
+
+
+class Meeting:
+    """A spy of ``call`` that keeps ``what(args)`` of each call in ``seen`` and, once ``overlapping``,
+    makes the first two calls since ``seen`` was emptied wait for each other: the barrier breaks after
+    60 s (the replay raises) if two never run at once."""
+
+    def __init__(self, call, what):
+        self.call, self.what, self.seen, self.overlapping = call, what, [], False
+        self.meet = threading.Barrier(2, timeout=60)
+
+    def __call__(self, *args):
+        self.seen.append(self.what(args))
+        if len(self.seen) <= 2 and self.overlapping:
+            self.meet.wait()
+        return self.call(*args)
+
+
 @pytest.fixture
 def spied(monkeypatch):
     """The results of every ``insert_events`` (rows written, or None: the range fell back), and a
@@ -147,32 +170,21 @@ def test_ranges_are_inserted_side_by_side_on_sessions_of_their_own(kafka, open_w
     """With two inserters, two record-batch inserts are in flight at once (the first two wait
     for each other), each on a session of its own, not the writer's (there they would queue on
     its lock); the views are those of one inserter."""
-    sessions: list = []
-    meet = threading.Barrier(2, timeout=60)  # broken (the replay raises) if the two never overlap
-    insert = kafka_batches.insert_events
-
-    def spy(session, *args):
-        sessions.append(session)
-        if len(sessions) <= 2 and not one_at_a_time:
-            meet.wait()
-        return insert(session, *args)
-
+    spy = Meeting(kafka_batches.insert_events, lambda args: args[0])  # the session each insert ran on
     monkeypatch.setattr(kafka_batches, "insert_events", spy)
     log = kafka.log()
     try:
-        messages = clean(200)
-        for i in range(0, len(messages), 50):
-            log.append(messages[i:i + 50])
-        one_at_a_time = True
+        append_200_in_fours(log)
         one = replay(log, open_warehouse(), chunk=10, inserters=1)
-        one_sessions, sessions[:], one_at_a_time = {id(s) for s in sessions}, [], False
+        one_sessions = {id(s) for s in spy.seen}
+        spy.seen[:], spy.overlapping = [], True
         warehouse = open_warehouse()
         two = replay(log, warehouse, chunk=10, inserters=2)
     finally:
         log.close()
     assert (two.records, two.digest) == (one.records, one.digest) and two.digest["events"][0] == 200
-    assert len(one_sessions) == 1 and len({id(s) for s in sessions}) == 2
-    assert warehouse not in sessions
+    assert len(one_sessions) == 1 and len({id(s) for s in spy.seen}) == 2
+    assert warehouse not in spy.seen
 
 
 def project(log, warehouse, group: str, timeout_s: float = 120.0) -> None:
@@ -279,28 +291,17 @@ def test_ranges_are_read_and_framed_two_at_a_time(kafka, open_warehouse, monkeyp
     views are those of one reader at a time."""
     from hindbrain.streams import replay as replay_module
 
-    meet = threading.Barrier(2, timeout=60)  # broken (the replay raises) if two frames never overlap
-    frame, framed = kafka_batches.frame, []
-
-    def spy(*args):
-        framed.append(args[1])
-        if len(framed) <= 2 and not one_at_a_time:
-            meet.wait()
-        return frame(*args)
-
+    spy = Meeting(kafka_batches.frame, lambda args: args[1])
     monkeypatch.setattr(kafka_batches, "frame", spy)
     log = kafka.log()
     try:
-        messages = clean(200)
-        for i in range(0, len(messages), 50):
-            log.append(messages[i:i + 50])
-        one_at_a_time = True
+        append_200_in_fours(log)
         monkeypatch.setattr(replay_module, "READERS", 1)
         one = replay(log, open_warehouse(), chunk=10)
         monkeypatch.setattr(replay_module, "READERS", 2)
-        one_at_a_time, framed[:] = False, []
+        spy.seen[:], spy.overlapping = [], True
         two = replay(log, open_warehouse(), chunk=10)
     finally:
         log.close()
     assert (two.records, two.digest) == (one.records, one.digest) and two.digest["events"][0] == 200
-    assert len(framed) >= 4  # more ranges than readers: the pool took them in turn
+    assert len(spy.seen) >= 4  # more ranges than readers: the pool took them in turn
