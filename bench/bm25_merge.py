@@ -14,37 +14,22 @@ import argparse
 import gc
 import importlib.util
 import os
-import random
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
-from hindbrain.brain import _perception, perceived
-from hindbrain.recall import _scan
-from hindbrain.recall.cues import indexed_terms_many
-from hindbrain.recall.index import event_texts
 from hindbrain.recall.lexical import _Segment
 
-_spec = importlib.util.spec_from_file_location("bench_api", Path(__file__).parent / "api.py")
-api = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(api)
+_spec = importlib.util.spec_from_file_location("bench_bm25_segment", Path(__file__).parent / "bm25_segment.py")
+bm25_segment = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bm25_segment)
 
 
 def batch_segments(size: int, batch: int) -> list[_Segment]:
     """Each batch's own segment, numbered as ``add_texts`` numbers a growing index's documents and terms."""
-    rng = random.Random(size)
-    records = [_perception(perceived(api.event(rng, n))) for n in range(size)]
-    vocab: dict[str, int] = {}
-    out = []
-    for at in range(0, size, batch):
-        part = records[at : at + batch]
-        cues = [list(t) for t in indexed_terms_many(part, [r["envelope"]["ts_us"] for r in part])]
-        flat, lengths = _scan.term_ids(event_texts(part), cues, vocab)
-        out.append(_Segment.of_documents(np.frombuffer(flat, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64),
-                                         at, len(vocab)))
-    return out
+    return [_Segment.of_documents(*terms) for terms in bm25_segment.batch_term_ids(size, batch)]
 
 
 def merge_all(segments: list[_Segment], merge) -> tuple[list[_Segment], float]:
