@@ -130,6 +130,19 @@ def timed_recalls(brain: Brain, qs: list[dict]) -> list[float]:
     return spent
 
 
+def warmed_import(brain: Brain, events: list[dict]) -> tuple[tuple[int, dict[str, int]], float]:
+    """A warm-up perceive and recall (the static table, the query model and the views' first parts in before the
+    clock and the RSS baseline), then ``events`` by ``perceive_many`` in batches of 5,000: the RSS baseline taken
+    before them (``resident_row``'s ``since``) and the import's seconds."""
+    brain.perceive(tenant=TENANT, agent="agent-0", text="warm-up")
+    brain.recall(tenant=TENANT, agent="agent-0", query="warm-up")
+    since = resident_bytes(), rss_split()
+    t0 = time.perf_counter()
+    for start in range(0, len(events), 5_000):
+        brain.perceive_many(events[start:start + 5_000])
+    return since, time.perf_counter() - t0
+
+
 def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_seconds: float,
             http: bool, settle: float | None = None) -> list[tuple[str, str, str]]:
     rng = random.Random(size)
@@ -138,14 +151,8 @@ def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_se
     with tempfile.TemporaryDirectory(prefix="hindbrain-api-") as home:
         kw = {"embedder": embedder} if embedder else {}
         with Brain.open(home, **kw) as brain:
-            # the static table, the query model and the views' first parts in before the clock and the RSS baseline
-            brain.perceive(tenant=TENANT, agent="agent-0", text="warm-up")
-            brain.recall(tenant=TENANT, agent="agent-0", query="warm-up")
-            resident = resident_bytes(), rss_split()
-            t0 = time.perf_counter()
-            for start in range(0, size, 5_000):
-                brain.perceive_many(events[start:start + 5_000])
-            ingest = time.perf_counter() - t0
+            resident, ingest = warmed_import(brain, events)
+            t0 = time.perf_counter() - ingest  # the import's start: the neural tier's clock starts there too
             rows.append(("perceive_many", f"{size / ingest:,.0f} ev/s", TARGETS["perceive_many"]))
             rows.append(resident_row("owner resident", resident, size,
                                      f"{TARGETS['resident']} (RSS growth over the import, before the neural tier "

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from api import TENANT, event, fast_tier, ms, pct, queries, resident_bytes, rss_split, timed_recalls  # noqa: E402
+from api import TENANT, event, fast_tier, ms, pct, queries, resident_bytes, rss_split, timed_recalls, warmed_import  # noqa: E402
 
 
 def per_event(since: tuple[int, dict[str, int]], size: int) -> str:
@@ -121,13 +121,8 @@ def measure(size: int, vectors: Path, via_workers: bool = False) -> None:
         else:
             shutil.copyfile(vectors, Path(home) / "cache" / "embeddings.sqlite")
         with Brain.open(home) as brain:
-            brain.perceive(tenant=TENANT, agent="agent-0", text="warm-up")
-            brain.recall(tenant=TENANT, agent="agent-0", query="warm-up")
-            since = resident_bytes(), rss_split()
-            t0 = time.perf_counter()
-            for start in range(0, size, 5_000):
-                brain.perceive_many(events[start:start + 5_000])
-            print(f"  perceive_many {size / (time.perf_counter() - t0):,.0f} ev/s", flush=True)
+            since, seconds = warmed_import(brain, events)
+            print(f"  perceive_many {size / seconds:,.0f} ev/s", flush=True)
             print(f"  owner resident {per_event(since, size)}", flush=True)
             semantic = brain.index.semantic
             fast_tier(brain, events)
