@@ -487,8 +487,9 @@ static int skip_sized(Reader *r, int utf8) {
  *
  * For a Kafka replay's and the worker's record batches (streams/kafka_batches.py): the records of ``batches``
  * (each ``(data, begin, end, count, base)``: the records section of one uncompressed v2 batch and its base
- * offset) checked as check_records checks them, and the values of those at offsets [start, stop) as one
- * ClickHouse Native block: a column a leaf of ``program`` (records flattened, in schema order; ``columns``
+ * offset) checked (each record in its place, its value the current perception read whole, its strings strict
+ * UTF-8: what round fourteen's check_records checked, folded in here), and the values of those at offsets
+ * [start, stop) as one ClickHouse Native block: a column a leaf of ``program`` (records flattened, in schema order; ``columns``
  * names each leaf, None drops it), then ``_offset`` (UInt64). chDB reads Native columns with no parse of its
  * own (~0.7 us a record against Avro's ~2.9 in an INSERT, docs/speed.md "Kafka replay, round fifteen"), so
  * the statement has nothing left to check. A row also needs its ``nonempty`` columns' strings non-empty and
@@ -774,7 +775,7 @@ static int take_node(Reader *r, const Plan *plan, int at, Column *cols) {
 }
 
 /* the value of one Kafka v2 record at r, the ``index``-th of its batch, past ``header``: the record's own
- * fields as check_records takes them (attributes 0, its offset delta its index, a UTF-8 key, no headers, its
+ * fields as native_block takes them (attributes 0, its offset delta its index, a UTF-8 key, no headers, its
  * length what they take). WROTE with ``value`` set, else UNSUPPORTED. */
 static int record_value(Reader *r, const unsigned char *header, Py_ssize_t header_len, int64_t index, Reader *value) {
     int64_t length, delta, n;
