@@ -489,8 +489,8 @@ static int skip_sized(Reader *r, int utf8) {
  * (each ``(data, begin, end, count, base)``: the records section of one uncompressed v2 batch and its base
  * offset) checked (each record in its place, its value the current perception read whole, its strings strict
  * UTF-8: what round fourteen's check_records checked, folded in here), and the values of those at offsets
- * [start, stop) as one ClickHouse Native block: a column a leaf of ``program`` (records flattened, in schema order; ``columns``
- * names each leaf, None drops it), then ``_offset`` (UInt64). chDB reads Native columns with no parse of its
+ * [start, stop) as one ClickHouse Native block: a column a leaf of ``program`` (records flattened, in schema
+ * order; ``columns`` names each leaf, None drops it), then ``_offset`` (UInt64). chDB reads Native columns with no parse of its
  * own (~0.7 us a record against Avro's ~2.9 in an INSERT, docs/speed.md "Kafka replay, round fifteen"), so
  * the statement has nothing left to check. A row also needs its ``nonempty`` columns' strings non-empty and
  * its ``bounded`` column, (index, low, high), inside [low, high] (invalid_reason's checks). Any record
