@@ -302,8 +302,9 @@ class SqliteLog:
         return row[0] if row else 0
 
     def close(self) -> None:
-        """Writes the offsets ``commit_later`` left (a failure is raised, the log closed all the same),
-        then closes."""
+        """Writes the offsets ``commit_later`` left, then closes. A failure is raised (storage that
+        refuses the write as ``LogWriteError``) and the log is closed all the same: those offsets are
+        only a resume point, so a reopen projects again from the last one written, deduplicated."""
         with self._lock:
             try:
                 if self._later and not self._grouped:
@@ -312,6 +313,10 @@ class SqliteLog:
                     try:
                         later = self._write_later(cur)
                         cur.execute("COMMIT")
+                    except sqlite3.Error as exc:
+                        with contextlib.suppress(sqlite3.Error):
+                            self._db.execute("ROLLBACK")
+                        raise refused(exc, self.path, "commit of the offsets left to write at close") from exc
                     except BaseException:
                         with contextlib.suppress(sqlite3.Error):
                             self._db.execute("ROLLBACK")

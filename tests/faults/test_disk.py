@@ -11,6 +11,9 @@ record decodes), and once the space is back the brain goes on and its views equa
 from __future__ import annotations
 
 import errno
+import sqlite3
+
+import pytest
 
 from fault_helpers import assert_acknowledged_logged, assert_views_equal_the_log, fill, remount, tmpfs
 
@@ -64,9 +67,14 @@ class Writer:
 
 
 def crash(brain: Brain) -> None:
-    """Release the brain's files as a dying process would: no flush, no commit, no close."""
+    """Release the brain's files as a dying process would: no flush, no commit, no snapshot. Closing
+    the log tries to write the offsets the projector left for the next append (``commit_later``);
+    the full disk refuses them, as it would have refused a dying process."""
     brain.warehouse.close()
-    brain.log.close()
+    try:
+        brain.log.close()
+    except LogWriteError as exc:
+        assert exc.errno == errno.ENOSPC, repr(exc)
 
 
 def assert_disk_full_error(exc: LogWriteError, home) -> None:
@@ -134,6 +142,31 @@ def test_a_brain_that_dies_on_a_full_disk_recovers_everything_it_acknowledged(tm
         ids = assert_acknowledged_logged(home, writer.acknowledged, writer.refused)
         assert all(ids[i] == 1 for i in writer.acknowledged)
         assert_views_equal_the_log(home)
+
+
+def test_offsets_a_full_disk_refuses_at_close_are_a_named_error_and_only_a_resume_point(tmp_path):
+    with tmpfs(tmp_path / "disk", DISK) as disk:
+        home = disk / "brain"
+        brain = Brain.open(home, embedder="none", batch_size=8)
+        writer = Writer(brain)
+        for _ in range(12):
+            writer.write()
+        brain.log.commit("probe", "events", 0, 3)
+        filler = fill(disk)
+        writer.until_refused(times=2)  # the log's file can grow no more
+        for partition in range(4_000):  # more pages than a refused append's frames left allocated in the WAL
+            brain.log.commit_later("probe", "events", partition, 7)
+        brain.warehouse.close()
+        with pytest.raises(LogWriteError) as refused:
+            brain.log.close()
+        assert_disk_full_error(refused.value, home)
+        with pytest.raises(sqlite3.ProgrammingError):  # closed all the same
+            brain.log.committed("nobody", "events", 0)
+        filler.unlink()
+        with Brain.open(home, embedder="none") as brain:
+            assert brain.log.committed("probe", "events", 0) == 3  # the last offset written
+            events = {r["event_id"] for r in brain.sql("SELECT event_id FROM events FINAL")}
+            assert events == {i for i in writer.acknowledged if i.startswith("ev-")}
 
 
 def test_a_read_only_home_is_refused_at_open_naming_the_log_and_loses_nothing(tmp_path):
