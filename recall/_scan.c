@@ -20,6 +20,7 @@
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
  *   said_texts(records, fields)       recall/provenance.py  py_said_text of each (test_event_texts.py)
  *   event_texts(records, fields, sep) recall/index.py     py_event_text of each (test_event_texts.py)
+ *   event_keys(records, agents, ...)  recall/index.py     _structured_key and source_of of each (test_event_keys.py)
  *   event_docs(rows, texts, ...)      recall/index.py     py_event_docs_of (test_event_docs.py)
  *   event_columns(rows, texts, ...)   recall/index.py     py_event_columns_of (test_event_columns.py)
  *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
@@ -3005,6 +3006,173 @@ static PyObject *scan_event_texts(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- an event's cue key and verdict source, a batch at once: recall/cues.py _structured_key,
+ * recall/provenance.py source_of --------------------------------------------------------------- */
+
+/* `tuple(sorted((str(k), "" if v is None else str(v)) for k, v in scope.items())) if scope else ()` */
+static PyObject *scope_key_of(PyObject *scope) {
+    int truthy = PyObject_IsTrue(scope);
+    if (truthy <= 0)
+        return truthy < 0 ? NULL : PyTuple_New(0);
+    PyObject *items = PyMapping_Items(scope), *pairs = NULL, *out = NULL;
+    if (!items)
+        return NULL;
+    if (!(pairs = PyList_New(0)))
+        goto done;
+    PyObject *it = PyObject_GetIter(items), *item;
+    if (!it)
+        goto done;
+    while ((item = PyIter_Next(it))) {
+        PyObject *kv = PySequence_Fast(item, "cannot unpack a scope item");
+        Py_DECREF(item);
+        if (!kv)
+            break;
+        if (PySequence_Fast_GET_SIZE(kv) != 2) {
+            PyErr_Format(PyExc_ValueError, "a scope item must be a pair, not %zd values", PySequence_Fast_GET_SIZE(kv));
+            Py_DECREF(kv);
+            break;
+        }
+        PyObject *v = PySequence_Fast_GET_ITEM(kv, 1);
+        PyObject *sk = PyObject_Str(PySequence_Fast_GET_ITEM(kv, 0));
+        PyObject *sv = !sk ? NULL : v == Py_None ? PyUnicode_FromStringAndSize("", 0) : PyObject_Str(v);
+        PyObject *pair = sv ? PyTuple_Pack(2, sk, sv) : NULL;
+        Py_XDECREF(sk);
+        Py_XDECREF(sv);
+        Py_DECREF(kv);
+        if (append_new(pairs, pair) < 0)
+            break;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred() || PyList_Sort(pairs) < 0)
+        goto done;
+    out = PyList_AsTuple(pairs);
+done:
+    Py_XDECREF(pairs);
+    Py_DECREF(items);
+    return out;
+}
+
+/* recall/cues.py _structured_key(fields, ()): (the structured fields' values, kind == "anomaly", the entities,
+ * the scope's items as sorted str pairs, ()). */
+static PyObject *structured_key_of(PyObject *fields, PyObject *structured_fields, PyObject *kind, PyObject *anomaly,
+                                   PyObject *entities_key, PyObject *scope_key, PyObject *no_systems) {
+    const Py_ssize_t n = PyTuple_GET_SIZE(structured_fields);
+    PyObject *values = PyTuple_New(n), *is_anomaly = NULL, *entities = NULL, *entity_tuple = NULL, *scope = NULL,
+             *scope_tuple = NULL, *out = NULL;
+    if (!values)
+        return NULL;
+    if (!(scope = field_get(fields, scope_key)) || !(scope_tuple = scope_key_of(scope)))  /* first, as in Python */
+        goto done;
+    for (Py_ssize_t f = 0; f < n; f++) {
+        PyObject *v = field_get(fields, PyTuple_GET_ITEM(structured_fields, f));
+        if (!v)
+            goto done;
+        PyTuple_SET_ITEM(values, f, v);
+    }
+    if (!(is_anomaly = PyObject_RichCompare(kind, anomaly, Py_EQ)))
+        goto done;
+    if (!(entities = field_get(fields, entities_key)))
+        goto done;
+    int truthy = PyObject_IsTrue(entities);
+    if (truthy < 0 || !(entity_tuple = truthy ? PySequence_Tuple(entities) : PyTuple_New(0)))
+        goto done;
+    out = PyTuple_Pack(5, values, is_anomaly, entity_tuple, scope_tuple, no_systems);
+done:
+    Py_DECREF(values);
+    Py_XDECREF(is_anomaly);
+    Py_XDECREF(entities);
+    Py_XDECREF(entity_tuple);
+    Py_XDECREF(scope);
+    Py_XDECREF(scope_tuple);
+    return out;
+}
+
+/* recall/provenance.py source_of(kind, speaker, agent, origin): origin when truthy; else `user` for a kind in
+ * `spoken` not in the agent's own name (speaker and agent truthy and equal); else `unstated`. */
+static PyObject *source_of_event(PyObject *kind, PyObject *speaker, PyObject *agent, PyObject *origin,
+                                 PyObject *spoken, PyObject *user, PyObject *unstated) {
+    int truthy = PyObject_IsTrue(origin);
+    if (truthy < 0)
+        return NULL;
+    if (truthy) {
+        Py_INCREF(origin);
+        return origin;
+    }
+    int said = PySequence_Contains(spoken, kind);
+    if (said < 0)
+        return NULL;
+    if (said) {
+        /* `not (speaker and agent and speaker == agent)`: the value of `and` is the first falsy operand */
+        int own = PyObject_IsTrue(speaker);
+        if (own > 0)
+            own = PyObject_IsTrue(agent);
+        if (own > 0)
+            own = PyObject_RichCompareBool(speaker, agent, Py_EQ);
+        if (own < 0)
+            return NULL;
+        if (!own) {
+            Py_INCREF(user);
+            return user;
+        }
+    }
+    Py_INCREF(unstated);
+    return unstated;
+}
+
+/* event_keys(records, agents, structured_fields, spoken, user, unstated) -> (keys, sources): each record's
+ * recall/cues.py _structured_key(record, ()) and recall/provenance.py source_of(kind, speaker, agent, origin),
+ * its fields read once. */
+static PyObject *scan_event_keys(PyObject *self, PyObject *args) {
+    PyObject *records, *agents, *structured_fields, *spoken, *user, *unstated;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!UU:event_keys", &PyList_Type, &records, &PyList_Type, &agents, &PyTuple_Type,
+                          &structured_fields, &PyTuple_Type, &spoken, &user, &unstated))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(records);
+    if (PyList_GET_SIZE(agents) != n) {
+        PyErr_SetString(PyExc_ValueError, "event_keys: one agent a record");
+        return NULL;
+    }
+    static PyObject *kind_key, *speaker_key, *origin_key, *entities_key, *scope_key, *anomaly;
+    if (!kind_key && !(kind_key = PyUnicode_InternFromString("kind")))
+        return NULL;
+    if (!speaker_key && !(speaker_key = PyUnicode_InternFromString("speaker")))
+        return NULL;
+    if (!origin_key && !(origin_key = PyUnicode_InternFromString("origin")))
+        return NULL;
+    if (!entities_key && !(entities_key = PyUnicode_InternFromString("entities")))
+        return NULL;
+    if (!scope_key && !(scope_key = PyUnicode_InternFromString("scope")))
+        return NULL;
+    if (!anomaly && !(anomaly = PyUnicode_InternFromString("anomaly")))
+        return NULL;
+    PyObject *keys = PyList_New(n), *sources = keys ? PyList_New(n) : NULL, *no_systems = PyTuple_New(0),
+             *out = NULL;
+    if (!sources || !no_systems)
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *fields = PyList_GET_ITEM(records, k);
+        PyObject *kind = field_get(fields, kind_key), *speaker = NULL, *origin = NULL, *key = NULL, *source = NULL;
+        if (kind && (speaker = field_get(fields, speaker_key)) && (origin = field_get(fields, origin_key)) &&
+            (key = structured_key_of(fields, structured_fields, kind, anomaly, entities_key, scope_key, no_systems)))
+            source = source_of_event(kind, speaker, PyList_GET_ITEM(agents, k), origin, spoken, user, unstated);
+        Py_XDECREF(kind);
+        Py_XDECREF(speaker);
+        Py_XDECREF(origin);
+        if (!source) {
+            Py_XDECREF(key);
+            goto done;
+        }
+        PyList_SET_ITEM(keys, k, key);
+        PyList_SET_ITEM(sources, k, source);
+    }
+    out = PyTuple_Pack(2, keys, sources);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(sources);
+    Py_XDECREF(no_systems);
+    return out;
+}
+
 /* ---- a perception's common shape, a batch at once: schemas/api.py common_perceive ---------- */
 
 /* UTF-8 bytes of `s`, or -1 when it holds a lone surrogate (str.encode("utf-8") would raise). Counted,
@@ -3937,6 +4105,9 @@ static PyMethodDef methods[] = {
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
      "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "
      "the cycle collector (they cannot form a cycle) and returns True; else changes nothing and returns False."},
+    {"event_keys", scan_event_keys, METH_VARARGS,
+     "event_keys(records, agents, structured_fields, spoken, user, unstated) -> (keys, sources): each record's cue "
+     "key (recall.cues._structured_key(record, ())) and its words' source (recall.provenance.source_of)."},
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
      "term_ids(texts, terms, vocab[, next]) -> (ids, lengths): each document's tokens then terms numbered in vocab "

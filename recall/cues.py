@@ -345,15 +345,18 @@ def indexed_terms(fields: dict, ts_us: int | None) -> tuple[str, ...]:
     """``index_terms`` as a tuple shared by every event with the same structured fields, day and
     exact cues of its text: only the text's cues are found per event; the terms are put together
     once per distinct combination (a fleet repeats its systems, actions and days: issue 28)."""
-    key = _structured_key(fields, ())
+    key = event_key(fields)
     text = fields.get("text")
     found = exact_cues(str(text), _structured(key)[2]) if text else ()
     return _terms_of(key, None if ts_us is None else int(ts_us) // _US_PER_DAY, frozenset(found))
 
 
-def indexed_terms_many(records: list[dict], ts_us: list[int | None]) -> list[tuple[str, ...]]:
-    """``indexed_terms`` of each record, the texts' exact cues found over the batch at once (``exact_cues_many``)."""
-    keys = [_structured_key(fields, ()) for fields in records]
+def indexed_terms_many(records: list[dict], ts_us: list[int | None],
+                       keys: list[tuple] | None = None) -> list[tuple[str, ...]]:
+    """``indexed_terms`` of each record, the texts' exact cues found over the batch at once (``exact_cues_many``);
+    ``keys``: the records' ``event_key``s when the caller has them (``index.event_keys``: read in C)."""
+    if keys is None:
+        keys = list(map(event_key, records))
     texts = [fields.get("text") for fields in records]
     found = exact_cues_many([str(text) if text else "" for text in texts], [_structured(key)[2] for key in keys])
     return [_terms_of(key, None if ts is None else int(ts) // _US_PER_DAY, frozenset(cues) if text else frozenset())
@@ -376,14 +379,20 @@ def _time_terms(day_number: int) -> tuple[str, ...]:
     return tuple(cue_terms({"time": list(day_values(day_number))}))
 
 
-_STRUCTURED_FIELDS = ("system", "identity", "action", "expected", "actual", "condition", "reason")
+STRUCTURED_FIELDS = ("system", "identity", "action", "expected", "actual", "condition", "reason")
+
+
+def event_key(fields: dict) -> tuple:
+    """What an event's cue terms depend on besides its day and its text's own cues (``indexed_terms``): its
+    structured fields, whether it is an anomaly, its entities and its scope (``_structured``'s key)."""
+    return _structured_key(fields, ())
 
 
 def _structured_key(fields: dict, known_systems: Iterable[str]) -> tuple:
     get = fields.get
     scope = get("scope")
     scope = tuple(sorted((str(k), "" if v is None else str(v)) for k, v in scope.items())) if scope else ()
-    return (tuple(map(get, _STRUCTURED_FIELDS)), get("kind") == "anomaly", tuple(get("entities") or ()), scope,
+    return (tuple(map(get, STRUCTURED_FIELDS)), get("kind") == "anomaly", tuple(get("entities") or ()), scope,
             tuple(known_systems))
 
 
@@ -392,7 +401,7 @@ def _structured(key: tuple) -> tuple[dict, tuple, tuple[str, ...]]:
     """(coordinates without time and text, (head terms, scope terms, exact terms), the known
     systems) of the structured fields in ``key``."""
     values, anomaly, entity_values, scope_items, known_systems = key
-    fields = dict(zip(_STRUCTURED_FIELDS, values, strict=True))
+    fields = dict(zip(STRUCTURED_FIELDS, values, strict=True))
     system = _norm(fields["system"]) if fields["system"] else ""
     scope = {nk: nv for nk, nv in ((_norm(k), _norm(v)) for k, v in scope_items) if nk and nv}
     expected = _norm(fields["expected"]) if fields["expected"] else ""
@@ -410,7 +419,7 @@ def _structured(key: tuple) -> tuple[dict, tuple, tuple[str, ...]]:
         coords["anomaly"] = ["anomaly"]
     systems = (*known_systems, system)
     exact: set[str] = set()
-    for k in _STRUCTURED_FIELDS:
+    for k in STRUCTURED_FIELDS:
         if fields[k]:
             exact |= exact_cues(str(fields[k]), systems)
     for e in entity_values:

@@ -320,12 +320,16 @@ def event_quarantine(fields: dict, agent: str | None) -> str | None:
                              fields.get("session"), fields.get("origin"))
 
 
-def event_quarantines(records: list[dict], agents: list[str | None]) -> list[str | None]:
+def event_quarantines(records: list[dict], agents: list[str | None],
+                      sources: list[str] | None = None) -> list[str | None]:
     """``[event_quarantine(f, a) for f, a in zip(records, agents)]``, the cues judged over the batch at
-    once (``instruction_cues``); the agent's own words are not read."""
+    once (``instruction_cues``); the agent's own words are not read. ``sources``: each record's ``source_of``
+    when the caller has them (``index.event_keys``: read in C)."""
     out: list[str | None] = [None] * len(records)
-    judged = [(n, source) for n, (fields, agent) in enumerate(zip(records, agents, strict=True))
-              if (source := source_of(fields.get("kind"), fields.get("speaker"), agent, fields.get("origin"))) != AGENT]
+    if sources is None:
+        sources = [source_of(fields.get("kind"), fields.get("speaker"), agent, fields.get("origin"))
+                   for fields, agent in zip(records, agents, strict=True)]
+    judged = [(n, source) for n, source in enumerate(sources) if source != AGENT]
     cues = instruction_cues(said_texts([records[n] for n, _ in judged]))
     for (n, source), cue in zip(judged, cues, strict=True):
         if cue is not None:
