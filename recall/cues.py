@@ -200,7 +200,9 @@ def exact_cues_many(texts: list[str], known_systems: list[Iterable[str]]) -> lis
         before, after = text[max(0, begin - 24) : begin], text[end:]
         single = not (text[:begin] + after).strip(" \t\n()[]【】（）:：.。,，!！") or (
             before.endswith(("(", "[", "（", "【")) and after.startswith((")", "]", "）", "】")))
-        if single or _HTTP_BEFORE.search(before) or _HTTP_AFTER.match(after):
+        # the anchored match first: ``_HTTP_BEFORE``'s search tries its alternation at each of up to 24 places
+        # (~8 µs; the match ~0.5), and "403 forbidden" needs only the match (``exact_cues`` asks the same two)
+        if single or _HTTP_AFTER.match(after) or _HTTP_BEFORE.search(before):
             found[k].add(f"code:{text[begin:end]}")
     # each family's need is a character every match holds (``_CODE_NEEDS``): where few texts hold it,
     # only those are scanned
