@@ -35,7 +35,7 @@ from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.asking import asking_share
 from hindbrain.recall.cues import STRUCTURED_FIELDS, event_key, indexed_terms, indexed_terms_many
 from hindbrain.recall.doc_table import DocTable, json_default
-from hindbrain.recall.id_numbers import IdNumbers
+from hindbrain.recall.id_numbers import IdNumbers, hex_batch
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
     SPOKEN,
@@ -555,10 +555,12 @@ class TenantIndex:
         threads and versions as ``add_many(batch.docs())`` (its oracle). Returns the events added (a
         redelivered id skipped), numbered in order from ``len(docs)`` before the call; None if none."""
         ids = batch["id"]
-        known = self.by_id.get_many(ids)
+        parsed = hex_batch(ids)  # the ids' 128 bits, for the look-up and the numbering (id_numbers)
+        known = self.by_id.get_many(ids, parsed)
         if known.count(None) != len(ids) or len(set(ids)) != len(ids):  # a redelivery: rare
             batch = batch.taken(_fresh_at(ids, known))
             ids = batch["id"]
+            parsed = hex_batch(ids)
         if not ids:
             return None
         first = len(self.docs)
@@ -571,7 +573,7 @@ class TenantIndex:
             if keyed.STORE_KEY in scope:  # a stored item's version (the test item_of makes first)
                 self._take_version(no, scope, batch, first)
         self.docs.append_packed(batch.rows())
-        self.by_id.put_many(ids, at)  # after the rows: a reader finds an id's number
+        self.by_id.put_many(ids, at, parsed)  # after the rows: a reader finds an id's number
         return batch
 
     def _owner_codes(self, owners: list[str | None], reports: list[tuple | None]) -> np.ndarray:
