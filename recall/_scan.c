@@ -186,38 +186,153 @@ typedef struct {
     int64_t next; /* a new term's number */
 } Numbering;
 
-/* A term's number in vocab; a new term gets the next one (next, then next + 1, ...). */
-static int number_term(Numbering *nb, PyObject *term) {
+/* A term's number in vocab into *id; a new term gets the next one (next, then next + 1, ...). */
+static int term_number(Numbering *nb, PyObject *term, int64_t *id) {
     PyObject *found = PyDict_GetItemWithError(nb->vocab, term);
-    int64_t id;
     if (found) {
-        id = PyLong_AsLongLong(found);
-        if (id == -1 && PyErr_Occurred())
-            return -1;
-    } else {
-        if (PyErr_Occurred())
-            return -1;
-        id = nb->next;
-        PyObject *value = PyLong_FromLongLong(id);
-        if (!value)
-            return -1;
-        int rc = PyDict_SetItem(nb->vocab, term, value);
-        Py_DECREF(value);
-        if (rc < 0)
-            return -1;
-        nb->next++;
+        *id = PyLong_AsLongLong(found);
+        return *id == -1 && PyErr_Occurred() ? -1 : 0;
     }
+    if (PyErr_Occurred())
+        return -1;
+    *id = nb->next;
+    PyObject *value = PyLong_FromLongLong(*id);
+    if (!value)
+        return -1;
+    int rc = PyDict_SetItem(nb->vocab, term, value);
+    Py_DECREF(value);
+    if (rc < 0)
+        return -1;
+    nb->next++;
+    return 0;
+}
+
+/* Numbers a term of the document: its number appended to the batch's. */
+static int number_term(Numbering *nb, PyObject *term) {
+    int64_t id;
+    if (term_number(nb, term, &id) < 0)
+        return -1;
     nb->count++;
     return buf_push(nb->ids, id);
 }
 
-static int emit_number(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
-    PyObject *tok = PyUnicode_Substring(low, start, end);
-    if (!tok)
+static inline uint64_t fnv1a_span(const int kind, const void *data, Py_ssize_t start, Py_ssize_t end);
+
+/* The tokens term_ids has numbered in this call, by their code points: a token met again in the batch
+ * (most are: "ticket", "in", a system's words, CJK pairs) takes its number from here, with no substring
+ * made, hashed and looked up in vocab (issue 28, round sixteen). Only term_ids' own numbering fills it, and
+ * nothing else changes vocab during the call (str keys: no Python code runs), so a number found here is
+ * vocab's. Open addressing, linear probes, kept at most half full; a slot's hash is never 0. */
+typedef struct {
+    uint64_t *hash;
+    int64_t *id;
+    Py_ssize_t *from, *len; /* the token's code points: points[from .. from + len] */
+    Py_ssize_t mask, count;
+    Py_UCS4 *points;
+    Py_ssize_t n_points, cap_points;
+} TokenCache;
+
+static void token_cache_free(TokenCache *c) {
+    PyMem_Free(c->hash);
+    PyMem_Free(c->id);
+    PyMem_Free(c->from);
+    PyMem_Free(c->len);
+    PyMem_Free(c->points);
+    memset(c, 0, sizeof(*c));
+}
+
+static int token_cache_slots(TokenCache *c, Py_ssize_t slots) {
+    c->hash = PyMem_Calloc((size_t)slots, sizeof(uint64_t));
+    c->id = PyMem_Malloc((size_t)slots * sizeof(int64_t));
+    c->from = PyMem_Malloc((size_t)slots * sizeof(Py_ssize_t));
+    c->len = PyMem_Malloc((size_t)slots * sizeof(Py_ssize_t));
+    c->mask = slots - 1;
+    if (!c->hash || !c->id || !c->from || !c->len) {
+        PyErr_NoMemory();
         return -1;
-    int rc = number_term((Numbering *)ctx, tok);
-    Py_DECREF(tok);
-    return rc;
+    }
+    return 0;
+}
+
+/* The slot of low[start:end] (hash h): where it is, or the empty slot where it would go. */
+static Py_ssize_t token_cache_slot(const TokenCache *c, uint64_t h, int kind, const void *data, Py_ssize_t start,
+                                   Py_ssize_t end) {
+    Py_ssize_t i = (Py_ssize_t)((h ^ (h >> 29)) & (uint64_t)c->mask);
+    for (;; i = (i + 1) & c->mask) {
+        if (c->hash[i] == 0)
+            return i;
+        if (c->hash[i] != h || c->len[i] != end - start)
+            continue;
+        const Py_UCS4 *p = c->points + c->from[i];
+        Py_ssize_t k = 0;
+        while (k < end - start && p[k] == PyUnicode_READ(kind, data, start + k))
+            k++;
+        if (k == end - start)
+            return i;
+    }
+}
+
+static int token_cache_put(TokenCache *c, uint64_t h, int kind, const void *data, Py_ssize_t start, Py_ssize_t end,
+                           int64_t id) {
+    if (2 * (c->count + 1) > c->mask + 1) { /* grown to twice the slots, the entries moved over */
+        TokenCache old = *c;
+        if (token_cache_slots(c, 2 * (old.mask + 1)) < 0) {
+            PyMem_Free(old.hash), PyMem_Free(old.id), PyMem_Free(old.from), PyMem_Free(old.len);
+            return -1;
+        }
+        for (Py_ssize_t j = 0; j <= old.mask; j++) {
+            if (!old.hash[j])
+                continue;
+            Py_ssize_t i = (Py_ssize_t)((old.hash[j] ^ (old.hash[j] >> 29)) & (uint64_t)c->mask);
+            while (c->hash[i])
+                i = (i + 1) & c->mask;
+            c->hash[i] = old.hash[j], c->id[i] = old.id[j], c->from[i] = old.from[j], c->len[i] = old.len[j];
+        }
+        PyMem_Free(old.hash), PyMem_Free(old.id), PyMem_Free(old.from), PyMem_Free(old.len);
+    }
+    if (c->n_points + (end - start) > c->cap_points) {
+        Py_ssize_t cap = 2 * (c->cap_points + (end - start));
+        Py_UCS4 *grown = PyMem_Realloc(c->points, (size_t)cap * sizeof(Py_UCS4));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->points = grown, c->cap_points = cap;
+    }
+    Py_ssize_t i = token_cache_slot(c, h, kind, data, start, end);
+    for (Py_ssize_t k = start; k < end; k++)
+        c->points[c->n_points + k - start] = PyUnicode_READ(kind, data, k);
+    c->hash[i] = h, c->id[i] = id, c->from[i] = c->n_points, c->len[i] = end - start;
+    c->n_points += end - start;
+    c->count++;
+    return 0;
+}
+
+typedef struct {
+    Numbering *nb;
+    TokenCache *cache;
+} CachedNumbering;
+
+static int emit_number(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+    CachedNumbering *cn = ctx;
+    const int kind = PyUnicode_KIND(low);
+    const void *data = PyUnicode_DATA(low);
+    const uint64_t h = fnv1a_span(kind, data, start, end) | 1;
+    Py_ssize_t i = token_cache_slot(cn->cache, h, kind, data, start, end);
+    int64_t id;
+    if (cn->cache->hash[i]) {
+        id = cn->cache->id[i];
+    } else {
+        PyObject *tok = PyUnicode_Substring(low, start, end);
+        if (!tok)
+            return -1;
+        int rc = term_number(cn->nb, tok, &id);
+        Py_DECREF(tok);
+        if (rc < 0 || token_cache_put(cn->cache, h, kind, data, start, end, id) < 0)
+            return -1;
+    }
+    cn->nb->count++;
+    return buf_push(cn->nb->ids, id);
 }
 
 static PyObject *scan_tokens(PyObject *self, PyObject *text) {
@@ -244,6 +359,7 @@ static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
         next = PyDict_GET_SIZE(vocab);
     PyObject *tseq = NULL, *xseq = NULL, *result = NULL;
     Buf ids = {0}, lengths = {0};
+    TokenCache cache = {0};
     Py_ssize_t m = -1;
     if (texts != Py_None) {
         if (!(tseq = PySequence_Fast(texts, "texts must be a sequence")))
@@ -262,13 +378,16 @@ static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
     if (m < 0)
         m = 0;
     Numbering nb = {vocab, &ids, 0, next};
+    CachedNumbering cn = {&nb, &cache};
+    if (token_cache_slots(&cache, 4096) < 0)
+        goto done;
     for (Py_ssize_t d = 0; d < m; d++) {
         nb.count = 0;
         if (tseq) {
             PyObject *low = lowered(PySequence_Fast_GET_ITEM(tseq, d));
             if (!low)
                 goto done;
-            int rc = lexical_walk(low, emit_number, &nb);
+            int rc = lexical_walk(low, emit_number, &cn);
             Py_DECREF(low);
             if (rc < 0)
                 goto done;
@@ -307,6 +426,7 @@ done:
     Py_XDECREF(xseq);
     PyMem_Free(ids.data);
     PyMem_Free(lengths.data);
+    token_cache_free(&cache);
     return result;
 }
 
