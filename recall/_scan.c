@@ -18,6 +18,7 @@
  *   holding_any(joined, starts, ...)  recall/cues.py      py_hinted: the account hints (test_native_docs.py)
  *   maybe_disguised(texts, masking)   recall/disguise.py  revealed of each text (test_native_docs.py)
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
+ *   known_systems_in(texts, ...)      recall/cues.py      py_known_systems_many (test_batch_docs.py)
  *   said_texts(records, fields)       recall/provenance.py  py_said_text of each (test_event_texts.py)
  *   event_texts(records, fields, sep) recall/index.py     py_event_text of each (test_event_texts.py)
  *   event_keys(records, agents, ...)  recall/index.py     _structured_key and source_of of each (test_event_keys.py)
@@ -2830,14 +2831,8 @@ done:
  * compiled per name or the batch's lowered join (exact_cues_many's known systems). */
 static inline Py_UCS4 ascii_lower(Py_UCS4 c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
 
-static PyObject *scan_ascii_name_in(PyObject *self, PyObject *args) {
-    PyObject *text, *name;
-    if (!PyArg_ParseTuple(args, "UU:ascii_name_in", &text, &name))
-        return NULL;
-    if (!PyUnicode_IS_ASCII(name) || PyUnicode_GET_LENGTH(name) == 0) {
-        PyErr_SetString(PyExc_ValueError, "ascii_name_in: the name must be a non-empty ASCII str");
-        return NULL;
-    }
+/* Whether the non-empty ASCII name matches in text as ascii_name_in says. */
+static int ascii_name_at(PyObject *text, PyObject *name) {
     const Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
     const Py_UCS1 *want = PyUnicode_1BYTE_DATA(name);
     const Py_ssize_t len = PyUnicode_GET_LENGTH(name);
@@ -2848,9 +2843,99 @@ static PyObject *scan_ascii_name_in(PyObject *self, PyObject *args) {
         while (j < len && ascii_lower(PyUnicode_READ(t.kind, t.data, i + j)) == ascii_lower(want[j]))
             j++;
         if (j == len && !a_word(at(&t, i + len)))
-            Py_RETURN_TRUE;
+            return 1;
     }
-    Py_RETURN_FALSE;
+    return 0;
+}
+
+static int nonempty_ascii(PyObject *name, const char *who) {
+    if (PyUnicode_Check(name) && PyUnicode_IS_ASCII(name) && PyUnicode_GET_LENGTH(name) > 0)
+        return 1;
+    PyErr_Format(PyExc_ValueError, "%s: the name must be a non-empty ASCII str", who);
+    return 0;
+}
+
+static PyObject *scan_ascii_name_in(PyObject *self, PyObject *args) {
+    PyObject *text, *name;
+    if (!PyArg_ParseTuple(args, "UU:ascii_name_in", &text, &name) || !nonempty_ascii(name, "ascii_name_in"))
+        return NULL;
+    return PyBool_FromLong(ascii_name_at(text, name));
+}
+
+/* One text's known systems: each (name, cue, ascii) of `cues` whose name is in the text (an ASCII name by
+ * ascii_name_at, any other as a substring of the lowered text) has its cue added to `into`. */
+static int known_systems_of(PyObject *text, PyObject *cues, PyObject *into) {
+    PyObject *low = NULL;
+    int rc = 0;
+    for (Py_ssize_t c = 0; rc == 0 && c < PyTuple_GET_SIZE(cues); c++) {
+        PyObject *triple = PyTuple_GET_ITEM(cues, c), *name, *cue, *ascii;
+        if (!PyTuple_Check(triple) || PyTuple_GET_SIZE(triple) != 3) {
+            PyErr_SetString(PyExc_TypeError, "known_systems_in: a system's cues are (name, cue, ascii)");
+            rc = -1;
+            break;
+        }
+        name = PyTuple_GET_ITEM(triple, 0), cue = PyTuple_GET_ITEM(triple, 1), ascii = PyTuple_GET_ITEM(triple, 2);
+        int found;
+        if (ascii == Py_True) {
+            found = nonempty_ascii(name, "known_systems_in") ? ascii_name_at(text, name) : -1;
+        } else {
+            if (!low && !(low = lowered(text))) {
+                rc = -1;
+                break;
+            }
+            found = PyUnicode_Contains(low, name);
+        }
+        if (found < 0 || (found && PySet_Add(into, cue) < 0))
+            rc = -1;
+    }
+    Py_XDECREF(low);
+    return rc;
+}
+
+/* known_systems_in(texts, known, out, cues_of): recall/cues.py py_known_systems_many: for each text, the cues
+ * (cues_of(tuple(known[k])): (name, cue, ascii) of each normalised name) whose names are in it, added to out[k].
+ * cues_of is asked once a call for each distinct tuple of names. */
+static PyObject *scan_known_systems_in(PyObject *self, PyObject *args) {
+    PyObject *texts, *known, *out, *cues_of;
+    if (!PyArg_ParseTuple(args, "O!O!O!O:known_systems_in", &PyList_Type, &texts, &PyList_Type, &known, &PyList_Type,
+                          &out, &cues_of))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(texts);
+    if (PyList_GET_SIZE(known) != n || PyList_GET_SIZE(out) != n) {
+        PyErr_SetString(PyExc_ValueError, "known_systems_in: texts, known and out differ in length");
+        return NULL;
+    }
+    PyObject *memo = PyDict_New();
+    if (!memo)
+        return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k), *into = PyList_GET_ITEM(out, k);
+        if (!PyUnicode_Check(text) || !PySet_Check(into)) {
+            PyErr_SetString(PyExc_TypeError, "known_systems_in: a text must be str and its cues a set");
+            goto fail;
+        }
+        PyObject *names = PySequence_Tuple(PyList_GET_ITEM(known, k));
+        if (!names)
+            goto fail;
+        PyObject *cues = PyDict_GetItemWithError(memo, names); /* borrowed */
+        if (!cues && !PyErr_Occurred()) {
+            cues = PyObject_CallOneArg(cues_of, names);
+            if (cues && (!PyTuple_Check(cues) || PyDict_SetItem(memo, names, cues) < 0)) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "known_systems_in: cues_of must return a tuple");
+                Py_CLEAR(cues);
+            }
+            Py_XDECREF(cues); /* the memo holds it */
+        }
+        Py_DECREF(names);
+        if (!cues || known_systems_of(text, cues, into) < 0)
+            goto fail;
+    }
+    Py_DECREF(memo);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(memo);
+    return NULL;
 }
 
 /* ---- recall/disguise.py: which texts `revealed` may change --------------------------------------- */
@@ -4228,6 +4313,9 @@ static PyMethodDef methods[] = {
     {"event_keys", scan_event_keys, METH_VARARGS,
      "event_keys(records, agents, structured_fields, spoken, user, unstated) -> (keys, sources): each record's cue "
      "key (recall.cues._structured_key(record, ())) and its words' source (recall.provenance.source_of)."},
+    {"known_systems_in", scan_known_systems_in, METH_VARARGS,
+     "known_systems_in(texts, known, out, cues_of): each text's known systems' cues (cues_of(tuple(names)): "
+     "(name, cue, ascii) triples) whose names are in it, added to out[k] (recall.cues.py_known_systems_many)."},
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
      "term_ids(texts, terms, vocab[, next]) -> (ids, lengths): each document's tokens then terms numbered in vocab "

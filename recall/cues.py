@@ -292,9 +292,21 @@ def py_hinted(batch: list[str]) -> list[int]:
 
 
 def _known_systems_many(batch: list[str], known: list[Iterable[str]], out: list[set[str]]) -> None:
+    """``py_known_systems_many`` in one C call (``_scan.known_systems_in``: a text's names looked up by the
+    tuple, the same matches; ~0.45 µs an event of per-text Python, issue 28)."""
+    _scan.known_systems_in(batch, known, out, _system_cues)
+
+
+@lru_cache(maxsize=1024)
+def _system_cues(names: tuple) -> tuple[tuple[str, str, bool], ...]:
+    """(name, its cue, whether it is ASCII) of each of ``_normed_names(names)``: what ``known_systems_in`` reads."""
+    return tuple((name, f"system:{name}", name.isascii()) for name in _normed_names(names))
+
+
+def py_known_systems_many(batch: list[str], known: list[Iterable[str]], out: list[set[str]]) -> None:
     """The known-system part of ``exact_cues`` for each text of ``batch``: an ASCII name by its pattern's match
     in C (``_scan.ascii_name_in``: the pattern's word edges, ASCII letters in either case), any other name
-    as a substring of the lowered text."""
+    as a substring of the lowered text. The oracle of ``_known_systems_many``."""
     for k, names in enumerate(known):
         lowered = None
         for name in _normed_names(tuple(names)):
