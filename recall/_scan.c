@@ -18,8 +18,10 @@
  *   holding_any(joined, starts, ...)  recall/cues.py      py_hinted: the account hints (test_native_docs.py)
  *   maybe_disguised(texts, masking)   recall/disguise.py  revealed of each text (test_native_docs.py)
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
+ *   known_systems_in(texts, ...)      recall/cues.py      py_known_systems_many (test_batch_docs.py)
  *   said_texts(records, fields)       recall/provenance.py  py_said_text of each (test_event_texts.py)
  *   event_texts(records, fields, sep) recall/index.py     py_event_text of each (test_event_texts.py)
+ *   event_keys(records, agents, ...)  recall/index.py     _structured_key and source_of of each (test_event_keys.py)
  *   event_docs(rows, texts, ...)      recall/index.py     py_event_docs_of (test_event_docs.py)
  *   event_columns(rows, texts, ...)   recall/index.py     py_event_columns_of (test_event_columns.py)
  *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
@@ -185,38 +187,153 @@ typedef struct {
     int64_t next; /* a new term's number */
 } Numbering;
 
-/* A term's number in vocab; a new term gets the next one (next, then next + 1, ...). */
-static int number_term(Numbering *nb, PyObject *term) {
+/* A term's number in vocab into *id; a new term gets the next one (next, then next + 1, ...). */
+static int term_number(Numbering *nb, PyObject *term, int64_t *id) {
     PyObject *found = PyDict_GetItemWithError(nb->vocab, term);
-    int64_t id;
     if (found) {
-        id = PyLong_AsLongLong(found);
-        if (id == -1 && PyErr_Occurred())
-            return -1;
-    } else {
-        if (PyErr_Occurred())
-            return -1;
-        id = nb->next;
-        PyObject *value = PyLong_FromLongLong(id);
-        if (!value)
-            return -1;
-        int rc = PyDict_SetItem(nb->vocab, term, value);
-        Py_DECREF(value);
-        if (rc < 0)
-            return -1;
-        nb->next++;
+        *id = PyLong_AsLongLong(found);
+        return *id == -1 && PyErr_Occurred() ? -1 : 0;
     }
+    if (PyErr_Occurred())
+        return -1;
+    *id = nb->next;
+    PyObject *value = PyLong_FromLongLong(*id);
+    if (!value)
+        return -1;
+    int rc = PyDict_SetItem(nb->vocab, term, value);
+    Py_DECREF(value);
+    if (rc < 0)
+        return -1;
+    nb->next++;
+    return 0;
+}
+
+/* Numbers a term of the document: its number appended to the batch's. */
+static int number_term(Numbering *nb, PyObject *term) {
+    int64_t id;
+    if (term_number(nb, term, &id) < 0)
+        return -1;
     nb->count++;
     return buf_push(nb->ids, id);
 }
 
-static int emit_number(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
-    PyObject *tok = PyUnicode_Substring(low, start, end);
-    if (!tok)
+static inline uint64_t fnv1a_span(const int kind, const void *data, Py_ssize_t start, Py_ssize_t end);
+
+/* The tokens term_ids has numbered in this call, by their code points: a token met again in the batch
+ * (most are: "ticket", "in", a system's words, CJK pairs) takes its number from here, with no substring
+ * made, hashed and looked up in vocab (issue 28, round sixteen). Only term_ids' own numbering fills it, and
+ * nothing else changes vocab during the call (str keys: no Python code runs), so a number found here is
+ * vocab's. Open addressing, linear probes, kept at most half full; a slot's hash is never 0. */
+typedef struct {
+    uint64_t *hash;
+    int64_t *id;
+    Py_ssize_t *from, *len; /* the token's code points: points[from .. from + len] */
+    Py_ssize_t mask, count;
+    Py_UCS4 *points;
+    Py_ssize_t n_points, cap_points;
+} TokenCache;
+
+static void token_cache_free(TokenCache *c) {
+    PyMem_Free(c->hash);
+    PyMem_Free(c->id);
+    PyMem_Free(c->from);
+    PyMem_Free(c->len);
+    PyMem_Free(c->points);
+    memset(c, 0, sizeof(*c));
+}
+
+static int token_cache_slots(TokenCache *c, Py_ssize_t slots) {
+    c->hash = PyMem_Calloc((size_t)slots, sizeof(uint64_t));
+    c->id = PyMem_Malloc((size_t)slots * sizeof(int64_t));
+    c->from = PyMem_Malloc((size_t)slots * sizeof(Py_ssize_t));
+    c->len = PyMem_Malloc((size_t)slots * sizeof(Py_ssize_t));
+    c->mask = slots - 1;
+    if (!c->hash || !c->id || !c->from || !c->len) {
+        PyErr_NoMemory();
         return -1;
-    int rc = number_term((Numbering *)ctx, tok);
-    Py_DECREF(tok);
-    return rc;
+    }
+    return 0;
+}
+
+/* The slot of low[start:end] (hash h): where it is, or the empty slot where it would go. */
+static Py_ssize_t token_cache_slot(const TokenCache *c, uint64_t h, int kind, const void *data, Py_ssize_t start,
+                                   Py_ssize_t end) {
+    Py_ssize_t i = (Py_ssize_t)((h ^ (h >> 29)) & (uint64_t)c->mask);
+    for (;; i = (i + 1) & c->mask) {
+        if (c->hash[i] == 0)
+            return i;
+        if (c->hash[i] != h || c->len[i] != end - start)
+            continue;
+        const Py_UCS4 *p = c->points + c->from[i];
+        Py_ssize_t k = 0;
+        while (k < end - start && p[k] == PyUnicode_READ(kind, data, start + k))
+            k++;
+        if (k == end - start)
+            return i;
+    }
+}
+
+static int token_cache_put(TokenCache *c, uint64_t h, int kind, const void *data, Py_ssize_t start, Py_ssize_t end,
+                           int64_t id) {
+    if (2 * (c->count + 1) > c->mask + 1) { /* grown to twice the slots, the entries moved over */
+        TokenCache old = *c;
+        if (token_cache_slots(c, 2 * (old.mask + 1)) < 0) {
+            PyMem_Free(old.hash), PyMem_Free(old.id), PyMem_Free(old.from), PyMem_Free(old.len);
+            return -1;
+        }
+        for (Py_ssize_t j = 0; j <= old.mask; j++) {
+            if (!old.hash[j])
+                continue;
+            Py_ssize_t i = (Py_ssize_t)((old.hash[j] ^ (old.hash[j] >> 29)) & (uint64_t)c->mask);
+            while (c->hash[i])
+                i = (i + 1) & c->mask;
+            c->hash[i] = old.hash[j], c->id[i] = old.id[j], c->from[i] = old.from[j], c->len[i] = old.len[j];
+        }
+        PyMem_Free(old.hash), PyMem_Free(old.id), PyMem_Free(old.from), PyMem_Free(old.len);
+    }
+    if (c->n_points + (end - start) > c->cap_points) {
+        Py_ssize_t cap = 2 * (c->cap_points + (end - start));
+        Py_UCS4 *grown = PyMem_Realloc(c->points, (size_t)cap * sizeof(Py_UCS4));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->points = grown, c->cap_points = cap;
+    }
+    Py_ssize_t i = token_cache_slot(c, h, kind, data, start, end);
+    for (Py_ssize_t k = start; k < end; k++)
+        c->points[c->n_points + k - start] = PyUnicode_READ(kind, data, k);
+    c->hash[i] = h, c->id[i] = id, c->from[i] = c->n_points, c->len[i] = end - start;
+    c->n_points += end - start;
+    c->count++;
+    return 0;
+}
+
+typedef struct {
+    Numbering *nb;
+    TokenCache *cache;
+} CachedNumbering;
+
+static int emit_number(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+    CachedNumbering *cn = ctx;
+    const int kind = PyUnicode_KIND(low);
+    const void *data = PyUnicode_DATA(low);
+    const uint64_t h = fnv1a_span(kind, data, start, end) | 1;
+    Py_ssize_t i = token_cache_slot(cn->cache, h, kind, data, start, end);
+    int64_t id;
+    if (cn->cache->hash[i]) {
+        id = cn->cache->id[i];
+    } else {
+        PyObject *tok = PyUnicode_Substring(low, start, end);
+        if (!tok)
+            return -1;
+        int rc = term_number(cn->nb, tok, &id);
+        Py_DECREF(tok);
+        if (rc < 0 || token_cache_put(cn->cache, h, kind, data, start, end, id) < 0)
+            return -1;
+    }
+    cn->nb->count++;
+    return buf_push(cn->nb->ids, id);
 }
 
 static PyObject *scan_tokens(PyObject *self, PyObject *text) {
@@ -243,6 +360,7 @@ static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
         next = PyDict_GET_SIZE(vocab);
     PyObject *tseq = NULL, *xseq = NULL, *result = NULL;
     Buf ids = {0}, lengths = {0};
+    TokenCache cache = {0};
     Py_ssize_t m = -1;
     if (texts != Py_None) {
         if (!(tseq = PySequence_Fast(texts, "texts must be a sequence")))
@@ -261,13 +379,16 @@ static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
     if (m < 0)
         m = 0;
     Numbering nb = {vocab, &ids, 0, next};
+    CachedNumbering cn = {&nb, &cache};
+    if (token_cache_slots(&cache, 4096) < 0)
+        goto done;
     for (Py_ssize_t d = 0; d < m; d++) {
         nb.count = 0;
         if (tseq) {
             PyObject *low = lowered(PySequence_Fast_GET_ITEM(tseq, d));
             if (!low)
                 goto done;
-            int rc = lexical_walk(low, emit_number, &nb);
+            int rc = lexical_walk(low, emit_number, &cn);
             Py_DECREF(low);
             if (rc < 0)
                 goto done;
@@ -306,6 +427,7 @@ done:
     Py_XDECREF(xseq);
     PyMem_Free(ids.data);
     PyMem_Free(lengths.data);
+    token_cache_free(&cache);
     return result;
 }
 
@@ -2709,14 +2831,8 @@ done:
  * compiled per name or the batch's lowered join (exact_cues_many's known systems). */
 static inline Py_UCS4 ascii_lower(Py_UCS4 c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
 
-static PyObject *scan_ascii_name_in(PyObject *self, PyObject *args) {
-    PyObject *text, *name;
-    if (!PyArg_ParseTuple(args, "UU:ascii_name_in", &text, &name))
-        return NULL;
-    if (!PyUnicode_IS_ASCII(name) || PyUnicode_GET_LENGTH(name) == 0) {
-        PyErr_SetString(PyExc_ValueError, "ascii_name_in: the name must be a non-empty ASCII str");
-        return NULL;
-    }
+/* Whether the non-empty ASCII name matches in text as ascii_name_in says. */
+static int ascii_name_at(PyObject *text, PyObject *name) {
     const Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
     const Py_UCS1 *want = PyUnicode_1BYTE_DATA(name);
     const Py_ssize_t len = PyUnicode_GET_LENGTH(name);
@@ -2727,9 +2843,99 @@ static PyObject *scan_ascii_name_in(PyObject *self, PyObject *args) {
         while (j < len && ascii_lower(PyUnicode_READ(t.kind, t.data, i + j)) == ascii_lower(want[j]))
             j++;
         if (j == len && !a_word(at(&t, i + len)))
-            Py_RETURN_TRUE;
+            return 1;
     }
-    Py_RETURN_FALSE;
+    return 0;
+}
+
+static int nonempty_ascii(PyObject *name, const char *who) {
+    if (PyUnicode_Check(name) && PyUnicode_IS_ASCII(name) && PyUnicode_GET_LENGTH(name) > 0)
+        return 1;
+    PyErr_Format(PyExc_ValueError, "%s: the name must be a non-empty ASCII str", who);
+    return 0;
+}
+
+static PyObject *scan_ascii_name_in(PyObject *self, PyObject *args) {
+    PyObject *text, *name;
+    if (!PyArg_ParseTuple(args, "UU:ascii_name_in", &text, &name) || !nonempty_ascii(name, "ascii_name_in"))
+        return NULL;
+    return PyBool_FromLong(ascii_name_at(text, name));
+}
+
+/* One text's known systems: each (name, cue, ascii) of `cues` whose name is in the text (an ASCII name by
+ * ascii_name_at, any other as a substring of the lowered text) has its cue added to `into`. */
+static int known_systems_of(PyObject *text, PyObject *cues, PyObject *into) {
+    PyObject *low = NULL;
+    int rc = 0;
+    for (Py_ssize_t c = 0; rc == 0 && c < PyTuple_GET_SIZE(cues); c++) {
+        PyObject *triple = PyTuple_GET_ITEM(cues, c), *name, *cue, *ascii;
+        if (!PyTuple_Check(triple) || PyTuple_GET_SIZE(triple) != 3) {
+            PyErr_SetString(PyExc_TypeError, "known_systems_in: a system's cues are (name, cue, ascii)");
+            rc = -1;
+            break;
+        }
+        name = PyTuple_GET_ITEM(triple, 0), cue = PyTuple_GET_ITEM(triple, 1), ascii = PyTuple_GET_ITEM(triple, 2);
+        int found;
+        if (ascii == Py_True) {
+            found = nonempty_ascii(name, "known_systems_in") ? ascii_name_at(text, name) : -1;
+        } else {
+            if (!low && !(low = lowered(text))) {
+                rc = -1;
+                break;
+            }
+            found = PyUnicode_Contains(low, name);
+        }
+        if (found < 0 || (found && PySet_Add(into, cue) < 0))
+            rc = -1;
+    }
+    Py_XDECREF(low);
+    return rc;
+}
+
+/* known_systems_in(texts, known, out, cues_of): recall/cues.py py_known_systems_many: for each text, the cues
+ * (cues_of(tuple(known[k])): (name, cue, ascii) of each normalised name) whose names are in it, added to out[k].
+ * cues_of is asked once a call for each distinct tuple of names. */
+static PyObject *scan_known_systems_in(PyObject *self, PyObject *args) {
+    PyObject *texts, *known, *out, *cues_of;
+    if (!PyArg_ParseTuple(args, "O!O!O!O:known_systems_in", &PyList_Type, &texts, &PyList_Type, &known, &PyList_Type,
+                          &out, &cues_of))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(texts);
+    if (PyList_GET_SIZE(known) != n || PyList_GET_SIZE(out) != n) {
+        PyErr_SetString(PyExc_ValueError, "known_systems_in: texts, known and out differ in length");
+        return NULL;
+    }
+    PyObject *memo = PyDict_New();
+    if (!memo)
+        return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k), *into = PyList_GET_ITEM(out, k);
+        if (!PyUnicode_Check(text) || !PySet_Check(into)) {
+            PyErr_SetString(PyExc_TypeError, "known_systems_in: a text must be str and its cues a set");
+            goto fail;
+        }
+        PyObject *names = PySequence_Tuple(PyList_GET_ITEM(known, k));
+        if (!names)
+            goto fail;
+        PyObject *cues = PyDict_GetItemWithError(memo, names); /* borrowed */
+        if (!cues && !PyErr_Occurred()) {
+            cues = PyObject_CallOneArg(cues_of, names);
+            if (cues && (!PyTuple_Check(cues) || PyDict_SetItem(memo, names, cues) < 0)) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "known_systems_in: cues_of must return a tuple");
+                Py_CLEAR(cues);
+            }
+            Py_XDECREF(cues); /* the memo holds it */
+        }
+        Py_DECREF(names);
+        if (!cues || known_systems_of(text, cues, into) < 0)
+            goto fail;
+    }
+    Py_DECREF(memo);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(memo);
+    return NULL;
 }
 
 /* ---- recall/disguise.py: which texts `revealed` may change --------------------------------------- */
@@ -3002,6 +3208,173 @@ static PyObject *scan_event_texts(PyObject *self, PyObject *args) {
         else
             PyList_SET_ITEM(out, k, text);
     }
+    return out;
+}
+
+/* ---- an event's cue key and verdict source, a batch at once: recall/cues.py _structured_key,
+ * recall/provenance.py source_of --------------------------------------------------------------- */
+
+/* `tuple(sorted((str(k), "" if v is None else str(v)) for k, v in scope.items())) if scope else ()` */
+static PyObject *scope_key_of(PyObject *scope) {
+    int truthy = PyObject_IsTrue(scope);
+    if (truthy <= 0)
+        return truthy < 0 ? NULL : PyTuple_New(0);
+    PyObject *items = PyMapping_Items(scope), *pairs = NULL, *out = NULL;
+    if (!items)
+        return NULL;
+    if (!(pairs = PyList_New(0)))
+        goto done;
+    PyObject *it = PyObject_GetIter(items), *item;
+    if (!it)
+        goto done;
+    while ((item = PyIter_Next(it))) {
+        PyObject *kv = PySequence_Fast(item, "cannot unpack a scope item");
+        Py_DECREF(item);
+        if (!kv)
+            break;
+        if (PySequence_Fast_GET_SIZE(kv) != 2) {
+            PyErr_Format(PyExc_ValueError, "a scope item must be a pair, not %zd values", PySequence_Fast_GET_SIZE(kv));
+            Py_DECREF(kv);
+            break;
+        }
+        PyObject *v = PySequence_Fast_GET_ITEM(kv, 1);
+        PyObject *sk = PyObject_Str(PySequence_Fast_GET_ITEM(kv, 0));
+        PyObject *sv = !sk ? NULL : v == Py_None ? PyUnicode_FromStringAndSize("", 0) : PyObject_Str(v);
+        PyObject *pair = sv ? PyTuple_Pack(2, sk, sv) : NULL;
+        Py_XDECREF(sk);
+        Py_XDECREF(sv);
+        Py_DECREF(kv);
+        if (append_new(pairs, pair) < 0)
+            break;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred() || PyList_Sort(pairs) < 0)
+        goto done;
+    out = PyList_AsTuple(pairs);
+done:
+    Py_XDECREF(pairs);
+    Py_DECREF(items);
+    return out;
+}
+
+/* recall/cues.py _structured_key(fields, ()): (the structured fields' values, kind == "anomaly", the entities,
+ * the scope's items as sorted str pairs, ()). */
+static PyObject *structured_key_of(PyObject *fields, PyObject *structured_fields, PyObject *kind, PyObject *anomaly,
+                                   PyObject *entities_key, PyObject *scope_key, PyObject *no_systems) {
+    const Py_ssize_t n = PyTuple_GET_SIZE(structured_fields);
+    PyObject *values = PyTuple_New(n), *is_anomaly = NULL, *entities = NULL, *entity_tuple = NULL, *scope = NULL,
+             *scope_tuple = NULL, *out = NULL;
+    if (!values)
+        return NULL;
+    if (!(scope = field_get(fields, scope_key)) || !(scope_tuple = scope_key_of(scope)))  /* first, as in Python */
+        goto done;
+    for (Py_ssize_t f = 0; f < n; f++) {
+        PyObject *v = field_get(fields, PyTuple_GET_ITEM(structured_fields, f));
+        if (!v)
+            goto done;
+        PyTuple_SET_ITEM(values, f, v);
+    }
+    if (!(is_anomaly = PyObject_RichCompare(kind, anomaly, Py_EQ)))
+        goto done;
+    if (!(entities = field_get(fields, entities_key)))
+        goto done;
+    int truthy = PyObject_IsTrue(entities);
+    if (truthy < 0 || !(entity_tuple = truthy ? PySequence_Tuple(entities) : PyTuple_New(0)))
+        goto done;
+    out = PyTuple_Pack(5, values, is_anomaly, entity_tuple, scope_tuple, no_systems);
+done:
+    Py_DECREF(values);
+    Py_XDECREF(is_anomaly);
+    Py_XDECREF(entities);
+    Py_XDECREF(entity_tuple);
+    Py_XDECREF(scope);
+    Py_XDECREF(scope_tuple);
+    return out;
+}
+
+/* recall/provenance.py source_of(kind, speaker, agent, origin): origin when truthy; else `user` for a kind in
+ * `spoken` not in the agent's own name (speaker and agent truthy and equal); else `unstated`. */
+static PyObject *source_of_event(PyObject *kind, PyObject *speaker, PyObject *agent, PyObject *origin,
+                                 PyObject *spoken, PyObject *user, PyObject *unstated) {
+    int truthy = PyObject_IsTrue(origin);
+    if (truthy < 0)
+        return NULL;
+    if (truthy) {
+        Py_INCREF(origin);
+        return origin;
+    }
+    int said = PySequence_Contains(spoken, kind);
+    if (said < 0)
+        return NULL;
+    if (said) {
+        /* `not (speaker and agent and speaker == agent)`: the value of `and` is the first falsy operand */
+        int own = PyObject_IsTrue(speaker);
+        if (own > 0)
+            own = PyObject_IsTrue(agent);
+        if (own > 0)
+            own = PyObject_RichCompareBool(speaker, agent, Py_EQ);
+        if (own < 0)
+            return NULL;
+        if (!own) {
+            Py_INCREF(user);
+            return user;
+        }
+    }
+    Py_INCREF(unstated);
+    return unstated;
+}
+
+/* event_keys(records, agents, structured_fields, spoken, user, unstated) -> (keys, sources): each record's
+ * recall/cues.py _structured_key(record, ()) and recall/provenance.py source_of(kind, speaker, agent, origin),
+ * its fields read once. */
+static PyObject *scan_event_keys(PyObject *self, PyObject *args) {
+    PyObject *records, *agents, *structured_fields, *spoken, *user, *unstated;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!UU:event_keys", &PyList_Type, &records, &PyList_Type, &agents, &PyTuple_Type,
+                          &structured_fields, &PyTuple_Type, &spoken, &user, &unstated))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(records);
+    if (PyList_GET_SIZE(agents) != n) {
+        PyErr_SetString(PyExc_ValueError, "event_keys: one agent a record");
+        return NULL;
+    }
+    static PyObject *kind_key, *speaker_key, *origin_key, *entities_key, *scope_key, *anomaly;
+    if (!kind_key && !(kind_key = PyUnicode_InternFromString("kind")))
+        return NULL;
+    if (!speaker_key && !(speaker_key = PyUnicode_InternFromString("speaker")))
+        return NULL;
+    if (!origin_key && !(origin_key = PyUnicode_InternFromString("origin")))
+        return NULL;
+    if (!entities_key && !(entities_key = PyUnicode_InternFromString("entities")))
+        return NULL;
+    if (!scope_key && !(scope_key = PyUnicode_InternFromString("scope")))
+        return NULL;
+    if (!anomaly && !(anomaly = PyUnicode_InternFromString("anomaly")))
+        return NULL;
+    PyObject *keys = PyList_New(n), *sources = keys ? PyList_New(n) : NULL, *no_systems = PyTuple_New(0),
+             *out = NULL;
+    if (!sources || !no_systems)
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *fields = PyList_GET_ITEM(records, k);
+        PyObject *kind = field_get(fields, kind_key), *speaker = NULL, *origin = NULL, *key = NULL, *source = NULL;
+        if (kind && (speaker = field_get(fields, speaker_key)) && (origin = field_get(fields, origin_key)) &&
+            (key = structured_key_of(fields, structured_fields, kind, anomaly, entities_key, scope_key, no_systems)))
+            source = source_of_event(kind, speaker, PyList_GET_ITEM(agents, k), origin, spoken, user, unstated);
+        Py_XDECREF(kind);
+        Py_XDECREF(speaker);
+        Py_XDECREF(origin);
+        if (!source) {
+            Py_XDECREF(key);
+            goto done;
+        }
+        PyList_SET_ITEM(keys, k, key);
+        PyList_SET_ITEM(sources, k, source);
+    }
+    out = PyTuple_Pack(2, keys, sources);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(sources);
+    Py_XDECREF(no_systems);
     return out;
 }
 
@@ -3937,6 +4310,12 @@ static PyMethodDef methods[] = {
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
      "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "
      "the cycle collector (they cannot form a cycle) and returns True; else changes nothing and returns False."},
+    {"event_keys", scan_event_keys, METH_VARARGS,
+     "event_keys(records, agents, structured_fields, spoken, user, unstated) -> (keys, sources): each record's cue "
+     "key (recall.cues._structured_key(record, ())) and its words' source (recall.provenance.source_of)."},
+    {"known_systems_in", scan_known_systems_in, METH_VARARGS,
+     "known_systems_in(texts, known, out, cues_of): each text's known systems' cues (cues_of(tuple(names)): "
+     "(name, cue, ascii) triples) whose names are in it, added to out[k] (recall.cues.py_known_systems_many)."},
     {"tokens", scan_tokens, METH_O, "recall.tokenize.tokens(text): lowercased words (and a joined word's parts), CJK bigrams."},
     {"term_ids", scan_term_ids, METH_VARARGS,
      "term_ids(texts, terms, vocab[, next]) -> (ids, lengths): each document's tokens then terms numbered in vocab "

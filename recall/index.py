@@ -33,15 +33,19 @@ from hindbrain.projections import beliefs, events, feedback, fragments, unit_sta
 from hindbrain.recall import _scan, keyed
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.asking import asking_share
-from hindbrain.recall.cues import indexed_terms, indexed_terms_many
+from hindbrain.recall.cues import STRUCTURED_FIELDS, event_key, indexed_terms, indexed_terms_many
 from hindbrain.recall.doc_table import DocTable, json_default
-from hindbrain.recall.id_numbers import IdNumbers
+from hindbrain.recall.id_numbers import IdNumbers, hex_batch
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
+    SPOKEN,
+    UNSTATED,
+    USER,
     event_quarantines,
     inherited_quarantine,
     rests_on,
     said_text,
+    source_of,
     split_quarantine,
     unit_quarantine_reason,
 )
@@ -252,11 +256,26 @@ def _event_parts(rows: list[EventRow]) -> tuple[list, list[tuple[str, ...]], lis
     """The batch's texts, cue terms and quarantine verdicts, each made for the batch at once."""
     records = [fields for _, fields, _, _ in rows]
     agents = [agent for _, _, _, agent in rows]
-    terms = indexed_terms_many(records, [ts_us for _, _, ts_us, _ in rows])
+    keys, sources = event_keys(records, agents)
+    terms = indexed_terms_many(records, [ts_us for _, _, ts_us, _ in rows], keys)
     RECALLS.pause()  # a long text's fold gives way between its stages (hindbrain/switching.py)
-    quarantines = event_quarantines(records, agents)
+    quarantines = event_quarantines(records, agents, sources)
     RECALLS.pause()
     return event_texts(records), terms, quarantines
+
+
+def event_keys(records: list[dict], agents: list[str | None]) -> tuple[list[tuple], list[str]]:
+    """Each record's cue key (``cues.event_key``) and the source of its words (``provenance.source_of``), the
+    records' fields read once in one C call (``recall/_scan.c`` ``event_keys``: two per-record Python passes of
+    ~0.6 and ~0.3 µs an event, issue 28); ``py_event_keys`` is its oracle."""
+    return _scan.event_keys(records, agents, STRUCTURED_FIELDS, SPOKEN, USER, UNSTATED)
+
+
+def py_event_keys(records: list[dict], agents: list[str | None]) -> tuple[list[tuple], list[str]]:
+    """``event_keys`` record by record: the oracle."""
+    return ([event_key(fields) for fields in records],
+            [source_of(fields.get("kind"), fields.get("speaker"), agent, fields.get("origin"))
+             for fields, agent in zip(records, agents, strict=True)])
 
 
 def event_docs_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
@@ -536,10 +555,12 @@ class TenantIndex:
         threads and versions as ``add_many(batch.docs())`` (its oracle). Returns the events added (a
         redelivered id skipped), numbered in order from ``len(docs)`` before the call; None if none."""
         ids = batch["id"]
-        known = self.by_id.get_many(ids)
+        parsed = hex_batch(ids)  # the ids' 128 bits, for the look-up and the numbering (id_numbers)
+        known = self.by_id.get_many(ids, parsed)
         if known.count(None) != len(ids) or len(set(ids)) != len(ids):  # a redelivery: rare
             batch = batch.taken(_fresh_at(ids, known))
             ids = batch["id"]
+            parsed = hex_batch(ids)
         if not ids:
             return None
         first = len(self.docs)
@@ -552,7 +573,7 @@ class TenantIndex:
             if keyed.STORE_KEY in scope:  # a stored item's version (the test item_of makes first)
                 self._take_version(no, scope, batch, first)
         self.docs.append_packed(batch.rows())
-        self.by_id.put_many(ids, at)  # after the rows: a reader finds an id's number
+        self.by_id.put_many(ids, at, parsed)  # after the rows: a reader finds an id's number
         return batch
 
     def _owner_codes(self, owners: list[str | None], reports: list[tuple | None]) -> np.ndarray:

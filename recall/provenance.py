@@ -123,9 +123,13 @@ _ACCOUNT_WORD_FOUND = re.compile(_ACCOUNT_WORD)
 _MAY_ACCOUNT_WORD = Prefilter(_ACCOUNT_WORD_FOUND)
 
 
-def _may_name_payee(text: str) -> bool:
+_FAMILIES = (_MAY_INJECT, _MAY_PAY, _MAY_ACCOUNT_WORD, _MAY_DIRECTIVE)  # the prefilters ``_cue_of`` asks
+
+
+def _may_name_payee(text: str, holds) -> bool:
+    """``holds``: as in ``_cue_of``."""
     return "@" in text or "http" in text or "www." in text or (
-        _MAY_ACCOUNT_WORD.may_match(text) and _ACCOUNT_WORD_FOUND.search(text) is not None)
+        holds(_MAY_ACCOUNT_WORD) and _ACCOUNT_WORD_FOUND.search(text) is not None)
 
 
 def source_of(kind: str | None, speaker: str | None, agent: str | None, origin: str | None = None) -> str:
@@ -160,25 +164,45 @@ def instruction_cues(texts: list[str | None]) -> list[str | None]:
     present = [n for n, text in enumerate(texts) if text]
     shown = revealed_many([texts[n] for n in present])  # only a text that may be disguised is unmasked
     lowered = [text.lower() for text in shown]
-    joined, starts, at = _SEP.join(lowered), [], 0
-    for text in lowered:
+    joined, starts = _SEP.join(lowered), _starts(lowered)
+    hits = _MAY_CUE.matching(joined, starts)  # no cue word holds _SEP: a text's own changes nothing
+    if not hits:
+        return out
+    # which family's words each text holding a cue word holds: each family's prefilter once over those texts,
+    # not four automaton walks a text (~3 µs a text, issue 28)
+    cued = [lowered[k] for k in hits]
+    cued_starts = _starts(cued)
+    holding = {family: frozenset(family.matching(_SEP.join(cued), cued_starts)) for family in _FAMILIES}
+    for j, k in enumerate(hits):
+        out[present[k]] = _cue_of(cued[j], lambda family, j=j: family is _MAY_CUE or j in holding[family])
+    return out
+
+
+def _starts(texts: list[str]) -> list[int]:
+    """Where each text begins in ``_SEP.join(texts)``."""
+    starts, at = [], 0
+    for text in texts:
         starts.append(at)
         at += len(text) + 1
-    for k in _MAY_CUE.matching(joined, starts):  # no cue word holds _SEP: a text's own changes nothing
-        out[present[k]] = _plain_cue(shown[k])
-    return out
+    return starts
 
 
 def _plain_cue(text: str) -> str | None:
     text = text.lower()  # the patterns are lower case: much faster than re.IGNORECASE (~5× here)
-    if not _MAY_CUE.may_match(text):
+    return _cue_of(text, lambda family: family.may_match(text))
+
+
+def _cue_of(text: str, holds) -> str | None:
+    """``_plain_cue`` of a lowered ``text``; ``holds(prefilter)``: whether ``text`` holds one of its literals
+    (``Prefilter.may_match``, or what ``Prefilter.matching`` found over a batch)."""
+    if not holds(_MAY_CUE):
         return None
-    if _injection(text):
-        return f"a prompt-injection marker ({_injection(text).group(0)!r})"
-    if _MAY_PAY.may_match(text) and _PAY_WORD.search(text) and _may_name_payee(text) \
+    if holds(_MAY_INJECT) and (found := _INJECTION.search(text)):
+        return f"a prompt-injection marker ({found.group(0)!r})"
+    if holds(_MAY_PAY) and _PAY_WORD.search(text) and _may_name_payee(text, holds) \
             and (found := _MONEY.search(text)):  # the payment word first: cheap
         return f"a changed destination for money ({found.group(0).strip()!r})"
-    directive = _DIRECTIVE.search(text) if _MAY_DIRECTIVE.may_match(text) else None
+    directive = _DIRECTIVE.search(text) if holds(_MAY_DIRECTIVE) else None
     if directive is None:
         return None
     for what, pattern in _TARGETS[1:]:
@@ -320,12 +344,16 @@ def event_quarantine(fields: dict, agent: str | None) -> str | None:
                              fields.get("session"), fields.get("origin"))
 
 
-def event_quarantines(records: list[dict], agents: list[str | None]) -> list[str | None]:
+def event_quarantines(records: list[dict], agents: list[str | None],
+                      sources: list[str] | None = None) -> list[str | None]:
     """``[event_quarantine(f, a) for f, a in zip(records, agents)]``, the cues judged over the batch at
-    once (``instruction_cues``); the agent's own words are not read."""
+    once (``instruction_cues``); the agent's own words are not read. ``sources``: each record's ``source_of``
+    when the caller has them (``index.event_keys``: read in C)."""
     out: list[str | None] = [None] * len(records)
-    judged = [(n, source) for n, (fields, agent) in enumerate(zip(records, agents, strict=True))
-              if (source := source_of(fields.get("kind"), fields.get("speaker"), agent, fields.get("origin"))) != AGENT]
+    if sources is None:
+        sources = [source_of(fields.get("kind"), fields.get("speaker"), agent, fields.get("origin"))
+                   for fields, agent in zip(records, agents, strict=True)]
+    judged = [(n, source) for n, source in enumerate(sources) if source != AGENT]
     cues = instruction_cues(said_texts([records[n] for n, _ in judged]))
     for (n, source), cue in zip(judged, cues, strict=True):
         if cue is not None:

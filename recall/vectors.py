@@ -107,6 +107,10 @@ from hindbrain.recall.graph_walk import GraphWalk
 from hindbrain.recall.row_chunks import RowChunks
 
 EXACT_LIMIT = 20_000  # vectors; at or below this every search is exact (float16 rows)
+# Rows made codes at a time at the switch to graph mode: a part's float32 widening (2 kB a row) stays in the
+# caches and the allocator's reused pages; 8,192 rows (16 MB fresh each) cost ~100 ms of the caller's CPU at the
+# switch in a Brain, ~1 µs an event of a 100k import (issue 28, round sixteen), 512 rows ~20 ms.
+_SWITCH_ROWS = 512
 _WALK_COST = 20  # one candidate fetched by a graph walk costs about as much as scanning 20 codes
 CONNECTIVITY = 30  # the largest whose level-0 node fits 4 of usearch's 64-byte units (graph_node_bytes)
 NODE_UNIT = 64  # bytes: usearch's node allocator (memory_mapping_allocator_gt<64>) rounds a node up to this
@@ -464,8 +468,8 @@ class VectorIndex:
         present = np.flatnonzero(self._state == _TAIL)
         self._graph = Index(ndim=self.dim, metric=MetricKind.Cos, dtype="i8", connectivity=self.connectivity,
                             expansion_add=self.expansion_add, expansion_search=self.expansion_search)
-        for start in range(0, len(present), 8192):
-            part = present[start : start + 8192]
+        for start in range(0, len(present), _SWITCH_ROWS):
+            part = present[start : start + _SWITCH_ROWS]
             self._store_codes(part, quantize(self._rows.take(part)))
         self._rows = None
         self._tail, self._tail_head = present.astype(np.int64), 0

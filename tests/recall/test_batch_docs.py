@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,23 @@ SYSTEMS = [(), ("iam",), ("vpn gateway",), ("工单系统",), ("crm sync", "admi
 def test_exact_cues_of_a_batch_are_each_texts_own(batch):
     found = cues.exact_cues_many([t for t, _ in batch], [s for _, s in batch])
     assert found == [cues.exact_cues(t, s) for t, s in batch]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(texts, st.sampled_from([*SYSTEMS, ["iam", "IAM "], ("İ", "vpn")])), max_size=12))
+def test_known_systems_of_a_batch_in_c_are_the_oracles(batch):
+    """``_scan.known_systems_in`` (a text's names looked up by tuple, their cues made once) against the loop."""
+    native, oracle = [{"kept"} for _ in batch], [{"kept"} for _ in batch]
+    cues._known_systems_many([t for t, _ in batch], [s for _, s in batch], native)
+    cues.py_known_systems_many([t for t, _ in batch], [s for _, s in batch], oracle)
+    assert native == oracle
+
+
+def test_known_systems_refuse_a_batch_that_does_not_line_up():
+    with pytest.raises(ValueError, match="differ in length"):
+        cues._known_systems_many(["a"], [(), ()], [set()])
+    with pytest.raises(TypeError, match="unhashable"):
+        cues._known_systems_many(["a"], [[["x"]]], [set()])
 
 
 def test_a_texts_edge_is_an_edge_in_the_batch_too():

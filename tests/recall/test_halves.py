@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from hindbrain.recall import _scan
+from hindbrain.recall import _scan, vectors
 from hindbrain.recall.vectors import VectorIndex, _unit_rows, from_half, py_quantize, quantize, to_half, unit_halves
 
 # any 32-bit pattern: normal, subnormal, the half range's edges, overflow, inf and NaN
@@ -85,3 +85,21 @@ def test_exact_rows_and_the_switch_to_graph_codes_are_numpys():
     index.add(np.arange(200, 300), rows[200:], defer_graph=True, unit=True)  # past the limit: graph mode
     assert index.takes_codes()
     assert np.array_equal(index._blocks[0][:200], py_quantize(kept.astype(np.float32)))
+
+
+@pytest.mark.parametrize("part", [1, 7, 512])
+def test_the_switch_makes_codes_of_every_row_whatever_its_parts(monkeypatch, part):
+    """The switch to graph mode widens and quantizes the float16 rows a part at a time (``_SWITCH_ROWS``):
+    every present row's codes, scattered keys and a last part cut short included, the others left zero."""
+    monkeypatch.setattr(vectors, "_SWITCH_ROWS", part)
+    rng = np.random.default_rng(part)
+    rows = rng.standard_normal((230, 32)).astype(np.float32)
+    keys = np.arange(0, 460, 2)  # every other key: the present ones are not a range
+    index = VectorIndex(32, exact_limit=200)
+    index.add(keys[:200], rows[:200], defer_graph=True)
+    kept = index._rows.take(keys[:200])
+    index.add(keys[200:], rows[200:], defer_graph=True)  # past the limit: the switch
+    assert index.takes_codes()
+    block = index._blocks[0]
+    assert np.array_equal(block[keys[:200]], py_quantize(kept.astype(np.float32)))
+    assert not block[1:400:2].any()

@@ -36,12 +36,38 @@ def test_term_ids_number_each_documents_tokens_then_terms(docs):
     vocab: dict[str, int] = {"the": 0}
     flat, lengths = _scan.term_ids([t for t, _ in docs], [c for _, c in docs], vocab)
     flat, lengths = np.frombuffer(flat, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64)
-    expected, oracle = [], {"the": 0}
-    for text, cues in docs:
-        expected.append([oracle.setdefault(term, len(oracle)) for term in py_tokens(text) + cues])
+    oracle = {"the": 0}
+    expected = _oracle_numbers(docs, oracle)
     assert vocab == oracle
     assert lengths.tolist() == [len(e) for e in expected]
     assert flat.tolist() == [i for e in expected for i in e]
+
+
+def _oracle_numbers(docs, vocab):
+    """``term_ids``' numbers by the Python tokens and a dict."""
+    expected = []
+    for text, cues in docs:
+        expected.append([vocab.setdefault(term, len(vocab)) for term in py_tokens(text) + cues])
+    return expected
+
+
+def test_term_ids_number_a_batch_of_many_distinct_tokens_met_again_in_other_scripts():
+    """A batch's tokens are numbered through a table of the tokens met so far in the call (by code points, grown
+    as it fills): thousands of distinct tokens, each met again in a text of another width (ASCII, Latin-1, CJK,
+    an emoji's), a token first met as a cue term, and a term met first in a text then as a cue."""
+    words = [f"w{n}x" for n in range(5000)] + [f"é{n}" for n in range(300)] + [f"中{n}文" for n in range(300)]
+    docs = []
+    for n, word in enumerate(words):
+        docs.append((f"ticket {word} in IAM", ["@entity:iam"]))
+        docs.append((f"{word} 报销 é 😀 ticket", [f"w{n + 1}x"] if n % 7 == 0 else []))
+    docs.append(("w1x", ["ticket"]))
+    vocab = {"the": 0}
+    flat, lengths = _scan.term_ids([t for t, _ in docs], [c for _, c in docs], vocab)
+    oracle = {"the": 0}
+    expected = _oracle_numbers(docs, oracle)
+    assert np.frombuffer(lengths, dtype=np.int64).tolist() == [len(e) for e in expected]
+    assert np.frombuffer(flat, dtype=np.int64).tolist() == [i for e in expected for i in e]
+    assert vocab == oracle
 
 
 def test_term_ids_number_new_terms_from_the_next_number_given():
