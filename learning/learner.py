@@ -39,7 +39,7 @@ from hindbrain.learning.llm import TRAJECTORY_FIELDS, Extractor
 from hindbrain.learning.records import PRODUCER, cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
-from hindbrain.recall import _scan, keyed
+from hindbrain.recall import _scan
 from hindbrain.recall.tokenize import tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.streams.processing import Decoded
@@ -89,11 +89,6 @@ def compact_id(record_id: str) -> int | str:
     any other id as given. Exact: an int never equals a string, and the hex digits are the bits."""
     hexed = _EVENT_ID(record_id)
     return record_id if hexed is None else int(hexed[1], 16)
-
-
-def expanded_id(key: int | str) -> str:
-    """The id ``compact_id`` made ``key`` from."""
-    return f"ev_{key:032x}" if key.__class__ is int else key
 
 
 class RecentSet:
@@ -154,7 +149,8 @@ class _Tenant:
     applied: Recent = field(default_factory=Recent)  # task → units it applied
     recall_domain: Recent = field(default_factory=Recent)  # recall id → task domain
     negatives: dict[str, list[dict]] = field(default_factory=dict)  # topic → negative feedback events
-    last_event: Recent = field(default_factory=Recent)  # (agent, session, kind) → the last event
+    # (agent, session or task, kind, speaker, stored item) → the last event there, as columns (``_hygiene``)
+    last_event: _scan.LastEvents = field(default_factory=lambda: _scan.LastEvents(RECENT))
     tried: Recent = field(default_factory=Recent)  # task → [(the action's words, it failed)], in order
     goals: Recent = field(default_factory=Recent)  # task → what its recall said it set out to do
     recovered: Recent = field(default_factory=Recent)  # task → the unit its recovery taught (or absorbed into)
@@ -329,7 +325,7 @@ class Learner:
         if kind == "transactional":
             return []
         t = self._tenant(env["tenant"])
-        out = self._hygiene(t, record, restoring, event_key)
+        out = self._hygiene(t, record, restoring)
         # the record is read only here: what it is, once (every event asked these ~10 times: issue 28)
         failure, success = extract.is_failure(record), extract.is_success(record)
         if not (failure or success or record["kind"] in _SPOKEN):
@@ -409,27 +405,24 @@ class Learner:
                                 {"rule": "supersede/1"}, newer))
         return out
 
-    def _hygiene(self, t: _Tenant, record: dict, restoring: bool, event_key: int | str) -> list[tuple[str, dict]]:
-        env = record["envelope"]
-        # Two speakers never say "the same event": a reply that echoes a turn is a new turn; and
-        # two stored items (``recall.keyed``) are two memories by the caller's word, alike or not.
-        scope = record.get("scope")
-        key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
-               keyed.item_of(scope) if scope else None)
-        # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
-        words = _word_hashes(record)
-        previous = t.last_event.get(key)
-        t.last_event[key] = (event_key, words, env["ts_us"])
-        if previous is None or restoring or not words:
+    def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        # The place is (agent, session or task, kind, speaker, stored item): two speakers never say "the
+        # same event" (a reply that echoes a turn is a new turn), and two stored items (``recall.keyed``)
+        # are two memories by the caller's word, alike or not. The words are the whole event's, not its
+        # text alone (``_word_hashes``): "nothing happened" in IAM and in CRM are two events. One C call
+        # reads the place, hashes the words, and swaps in this event as the place's last (``LastEvents``:
+        # the key tuple, its look-up and the ordered dict's Python ``__setitem__`` were ~1 µs an event).
+        found = t.last_event.step(record)
+        if found is None or restoring:
             return []
-        prev_key, prev_words, prev_ts = previous
-        # the same event (compact ids are one to one with ids) or too long ago: the set is not unpacked
-        if prev_key == event_key or env["ts_us"] - prev_ts > MERGE_WITHIN_US:
+        words, prev_id, prev_words, prev_ts = found
+        env = record["envelope"]
+        # no words, the same event sent again, or too long ago: the sets are not compared
+        if not words or prev_id == env["record_id"] or env["ts_us"] - prev_ts > MERGE_WITHIN_US:
             return []
         similarity = _merge_similarity(words, prev_words)
         if similarity is None:
             return []
-        prev_id = expanded_id(prev_key)
         self.counts["merged"] += 1
         return [decision(DecisionKind.EVENTS_MERGED, env["tenant"], [prev_id], [env["record_id"]],
                          f"near-identical to the newer {env['record_id']} (similarity {similarity:.2f}); "
@@ -989,7 +982,8 @@ _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition,
 
 def _word_hashes(record: dict) -> bytes:
     """The hashes of the word set of an event's text, structured fields and entities
-    (``_hygiene``): what it keeps per (agent, session, kind, speaker), packed as 8 bytes a
+    (``_hygiene``): what it keeps per (agent, session, kind, speaker, item) — ``LastEvents.step`` makes it
+    in the same C pass as it reads the place (tests/learning/test_last_events.py) —, packed as 8 bytes a
     word, sorted int64s (a frozenset of the words' own strings held ~1.7 kB per event and was walked by every
     full collection), and compares by Jaccard, which over the hashes is Jaccard over the words
     (a 64-bit hash of each word's code points, ``_scan.stable_hashes``: the same in every process,

@@ -28,6 +28,7 @@
  *   to_halves / from_halves(rows, out) recall/vectors.py  numpy's float16 casts (test_halves.py)
  *   unit_halves(rows, out, dim)       recall/vectors.py  to_half(_unit_rows(rows)) (test_halves.py)
  *   untrack_plain(owner, values)      recall/doc_table.py  a document read from its row leaves the collector (test_untrack.py)
+ *   LastEvents(size).step(record)     learning/learner.py  _hygiene's Recent of key tuples (test_last_events.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -3932,6 +3933,519 @@ static PyObject *scan_untrack_plain(PyObject *self, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
+/* ---- the learner's last event per place (learning/learner.py _hygiene) ------------------------------ */
+
+/* LastEvents(size): for each place (agent, session or task, kind, speaker, stored item) of the last `size`
+ * places first seen, the last event there: its id, its word set (record_hash_bytes) and its time. It is the
+ * ``Recent`` (an OrderedDict of key tuples, oldest first in, oldest out; a key seen again keeps its place)
+ * the learner held, as columns (issue 28, round sixteen): a ring of `size` slots whose next slot is the
+ * oldest place once it is full, and an open-addressing table from a place's 128-bit hash to its slot. The
+ * Recent held ~400 bytes a place in five Python objects (the key tuple, the value tuple, a 128-bit int)
+ * that the collector walked and the snapshot pickled one by one (~95 ms of its ~200 at 100k events); here
+ * a place is ~70 bytes and its word set, not tracked by the collector, pickled as a few buffers.
+ *
+ * A place is hashed, not kept: two places of one tenant's last `size` sharing a 128-bit hash (two lanes
+ * of 64) has odds ~2^-95, less than the word sets' own 64-bit hashes risk. */
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t size, count, next; /* slots, slots in use, the ring's next slot (the oldest once full) */
+    uint64_t *place;              /* 2 a slot: the place's hash lanes */
+    uint64_t *id;                 /* 2 a slot: an "ev_" + 32 hex digits id's 128 bits (high, low) */
+    PyObject **other_id;          /* a slot's id as given when it is not of that form, else NULL */
+    PyObject **words;             /* a slot's word set: bytes of sorted int64 hashes */
+    int64_t *ts;                  /* a slot's event time (µs) */
+    int32_t *table;               /* a slot index, or -1: empty */
+    Py_ssize_t mask;              /* table's size - 1 (a power of two, at least twice size) */
+} LastEvents;
+
+static PyObject *str_envelope, *str_agent, *str_session, *str_task, *str_kind, *str_speaker, *str_scope,
+    *str_store_key, *str_store_namespace, *str_record_id, *str_ts_us; /* interned at import */
+
+static void last_events_free_slots(LastEvents *self) {
+    for (Py_ssize_t s = 0; self->words && s < self->size; s++) { /* every slot: a refused state fills some */
+        Py_CLEAR(self->other_id[s]);
+        Py_CLEAR(self->words[s]);
+    }
+    PyMem_Free(self->place);
+    PyMem_Free(self->id);
+    PyMem_Free(self->other_id);
+    PyMem_Free(self->words);
+    PyMem_Free(self->ts);
+    PyMem_Free(self->table);
+    self->place = self->id = NULL;
+    self->other_id = self->words = NULL;
+    self->ts = NULL;
+    self->table = NULL;
+    self->count = self->next = 0;
+}
+
+/* Allocates empty columns for `size` slots; -1 with the error set. */
+static int last_events_alloc(LastEvents *self, Py_ssize_t size) {
+    if (size < 1 || size > (1 << 29)) {
+        PyErr_Format(PyExc_ValueError, "a LastEvents holds 1 to 2**29 places, not %zd", size);
+        return -1;
+    }
+    Py_ssize_t cap = 2;
+    while (cap < 2 * size)
+        cap *= 2;
+    self->size = size;
+    self->count = self->next = 0;
+    self->mask = cap - 1;
+    self->place = PyMem_Calloc((size_t)size, 2 * sizeof(uint64_t));
+    self->id = PyMem_Calloc((size_t)size, 2 * sizeof(uint64_t));
+    self->other_id = PyMem_Calloc((size_t)size, sizeof(PyObject *));
+    self->words = PyMem_Calloc((size_t)size, sizeof(PyObject *));
+    self->ts = PyMem_Calloc((size_t)size, sizeof(int64_t));
+    self->table = PyMem_Malloc((size_t)cap * sizeof(int32_t));
+    if (!self->place || !self->id || !self->other_id || !self->words || !self->ts || !self->table) {
+        last_events_free_slots(self);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(self->table, 0xff, (size_t)cap * sizeof(int32_t)); /* -1 everywhere */
+    return 0;
+}
+
+static int last_events_init(LastEvents *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"size", NULL};
+    Py_ssize_t size;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n:LastEvents", kwlist, &size))
+        return -1;
+    last_events_free_slots(self);
+    return last_events_alloc(self, size);
+}
+
+static void last_events_dealloc(LastEvents *self) {
+    last_events_free_slots(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The table position holding the place (h0, h1), or the empty position where it would go; *slot its
+ * slot or -1. Linear probing from h0's bits. */
+static Py_ssize_t last_events_find(const LastEvents *self, uint64_t h0, uint64_t h1, int32_t *slot) {
+    Py_ssize_t i = (Py_ssize_t)(h0 & (uint64_t)self->mask);
+    for (;;) {
+        const int32_t s = self->table[i];
+        if (s < 0 || (self->place[2 * s] == h0 && self->place[2 * s + 1] == h1)) {
+            *slot = s;
+            return i;
+        }
+        i = (i + 1) & self->mask;
+    }
+}
+
+/* Empties table position i, moving back the entries of its probe run that would no longer be found
+ * (deletion without tombstones under linear probing). */
+static void last_events_remove(LastEvents *self, Py_ssize_t i) {
+    Py_ssize_t j = i;
+    for (;;) {
+        self->table[i] = -1;
+        for (;;) {
+            j = (j + 1) & self->mask;
+            const int32_t s = self->table[j];
+            if (s < 0)
+                return;
+            const Py_ssize_t home = (Py_ssize_t)(self->place[2 * s] & (uint64_t)self->mask);
+            /* the entry at j stays when its home lies cyclically in (i, j] */
+            if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+                continue;
+            break;
+        }
+        self->table[i] = self->table[j];
+        i = j;
+    }
+}
+
+/* Two 64-bit lanes over a place's parts: FNV-1a and a multiply-xorshift lane, each part tagged and ended
+ * by its length so that no two different tuples of parts feed the same sequence. */
+typedef struct {
+    uint64_t a, b;
+} PlaceHash;
+
+static inline void place_feed(PlaceHash *h, uint64_t v) {
+    h->a = (h->a ^ v) * 1099511628211ULL;
+    h->b = (h->b + v + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL;
+    h->b ^= h->b >> 31;
+}
+
+/* Feeds a part: None, or a str's code points; -1 with a TypeError naming `what` for anything else. */
+static int place_part(PlaceHash *h, PyObject *value, const char *what) {
+    if (value == NULL || value == Py_None) {
+        place_feed(h, 0x100000000ULL); /* beyond every code point: not a str's */
+        return 0;
+    }
+    if (!PyUnicode_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "an event's %s must be str or None, not %.100s", what, Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    const int kind = PyUnicode_KIND(value);
+    const void *data = PyUnicode_DATA(value);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(value);
+    for (Py_ssize_t i = 0; i < n; i++)
+        place_feed(h, (uint64_t)PyUnicode_READ(kind, data, i));
+    place_feed(h, 0x200000000ULL + (uint64_t)n);
+    return 0;
+}
+
+/* d[key] as Python's d[key]: a KeyError when absent (borrowed; NULL with the error set). */
+static PyObject *item_required(PyObject *d, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (!v && !PyErr_Occurred())
+        PyErr_SetObject(PyExc_KeyError, key);
+    return v;
+}
+
+/* d.get(key) (borrowed; NULL when absent, with the error set only on a failed look-up). */
+static PyObject *item_or_null(PyObject *d, PyObject *key) { return PyDict_GetItemWithError(d, key); }
+
+/* The place of a perception record, as the learner's key tuple (env["agent"], record.get("session") or
+ * env["task"], record["kind"], record.get("speaker"), keyed.item_of(scope) if scope else None); -1 with
+ * the error set. */
+static int place_of(PyObject *record, PyObject *env, PlaceHash *h) {
+    h->a = 14695981039346656037ULL;
+    h->b = 0x243F6A8885A308D3ULL;
+    PyObject *agent = item_required(env, str_agent);
+    if (!agent || place_part(h, agent, "agent") < 0)
+        return -1;
+    PyObject *session = item_or_null(record, str_session);
+    if (!session && PyErr_Occurred())
+        return -1;
+    int truthy = session ? PyObject_IsTrue(session) : 0;
+    if (truthy < 0)
+        return -1;
+    if (!truthy && !(session = item_required(env, str_task)))
+        return -1;
+    if (place_part(h, session, "session or task") < 0)
+        return -1;
+    PyObject *kind = item_required(record, str_kind);
+    if (!kind || place_part(h, kind, "kind") < 0)
+        return -1;
+    PyObject *speaker = item_or_null(record, str_speaker);
+    if ((!speaker && PyErr_Occurred()) || place_part(h, speaker, "speaker") < 0)
+        return -1;
+    PyObject *scope = item_or_null(record, str_scope);
+    if (!scope && PyErr_Occurred())
+        return -1;
+    truthy = scope ? PyObject_IsTrue(scope) : 0;
+    if (truthy < 0)
+        return -1;
+    PyObject *key = NULL;
+    if (truthy) {
+        if (!PyDict_Check(scope)) {
+            PyErr_Format(PyExc_TypeError, "an event's scope must be a dict, not %.100s", Py_TYPE(scope)->tp_name);
+            return -1;
+        }
+        key = item_or_null(scope, str_store_key);
+        if (!key && PyErr_Occurred())
+            return -1;
+    }
+    if (key == NULL || key == Py_None) { /* an ordinary event: no stored item */
+        place_feed(h, 0x300000000ULL);
+        return 0;
+    }
+    place_feed(h, 0x400000000ULL); /* a stored item: (namespace or "", key) */
+    PyObject *ns = item_or_null(scope, str_store_namespace);
+    if (!ns && PyErr_Occurred())
+        return -1;
+    if (ns == NULL) { /* scope.get(STORE_NAMESPACE, ""): absent is "", None stays None */
+        place_feed(h, 0x200000000ULL);
+    } else if (place_part(h, ns, "store namespace") < 0) {
+        return -1;
+    }
+    return place_part(h, key, "store key");
+}
+
+static inline int hex_digit(Py_UCS4 c) {
+    return c >= '0' && c <= '9' ? (int)(c - '0') : c >= 'a' && c <= 'f' ? (int)(c - 'a' + 10) : -1;
+}
+
+/* Whether id is "ev_" + 32 lowercase hex digits (learner.compact_id's form), its bits in hi, lo. */
+static int compact_bits(PyObject *id, uint64_t *hi, uint64_t *lo) {
+    if (PyUnicode_GET_LENGTH(id) != 35 || PyUnicode_KIND(id) != PyUnicode_1BYTE_KIND)
+        return 0;
+    const Py_UCS1 *c = PyUnicode_1BYTE_DATA(id);
+    if (c[0] != 'e' || c[1] != 'v' || c[2] != '_')
+        return 0;
+    uint64_t parts[2] = {0, 0};
+    for (int i = 0; i < 32; i++) {
+        const int d = hex_digit(c[3 + i]);
+        if (d < 0)
+            return 0;
+        parts[i / 16] = parts[i / 16] << 4 | (uint64_t)d;
+    }
+    *hi = parts[0];
+    *lo = parts[1];
+    return 1;
+}
+
+/* A slot's id as the record gave it (a new reference). */
+static PyObject *slot_id(const LastEvents *self, Py_ssize_t s) {
+    if (self->other_id[s]) {
+        Py_INCREF(self->other_id[s]);
+        return self->other_id[s];
+    }
+    static const char digits[] = "0123456789abcdef";
+    char out[35] = {'e', 'v', '_'};
+    for (int i = 0; i < 32; i++)
+        out[3 + i] = digits[(self->id[2 * s + i / 16] >> (4 * (15 - i % 16))) & 0xf];
+    return PyUnicode_FromStringAndSize(out, 35);
+}
+
+/* step(record) -> None | (words, previous id, previous words, previous time): the learner's _hygiene
+ * look-up and update in one call. The record's place gets its last event (this one: its id, its word
+ * set, its time); the event there before it, if any, is returned with this one's word set. Nothing
+ * changes when the record is refused (a missing field, a field not str or None: the error is raised). */
+static PyObject *last_events_step(LastEvents *self, PyObject *record) {
+    if (!self->table) {
+        PyErr_SetString(PyExc_ValueError, "a LastEvents not initialised");
+        return NULL;
+    }
+    if (!PyDict_Check(record)) {
+        PyErr_Format(PyExc_TypeError, "step takes a record dict, not %.100s", Py_TYPE(record)->tp_name);
+        return NULL;
+    }
+    PyObject *env = item_required(record, str_envelope);
+    if (!env)
+        return NULL;
+    if (!PyDict_Check(env)) {
+        PyErr_Format(PyExc_TypeError, "an envelope must be a dict, not %.100s", Py_TYPE(env)->tp_name);
+        return NULL;
+    }
+    PlaceHash h;
+    if (place_of(record, env, &h) < 0)
+        return NULL;
+    PyObject *words = scan_record_hash_bytes(NULL, record);
+    if (!words)
+        return NULL;
+    PyObject *id = item_required(env, str_record_id), *ts_obj = id ? item_required(env, str_ts_us) : NULL;
+    const long long ts = ts_obj ? PyLong_AsLongLong(ts_obj) : -1;
+    if (!ts_obj || (ts == -1 && PyErr_Occurred()) || !PyUnicode_Check(id)) {
+        if (id && ts_obj && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "a record id must be str, not %.100s", Py_TYPE(id)->tp_name);
+        Py_DECREF(words);
+        return NULL;
+    }
+    uint64_t hi = 0, lo = 0;
+    const int compact = compact_bits(id, &hi, &lo);
+    int32_t s;
+    Py_ssize_t at = last_events_find(self, h.a, h.b, &s);
+    PyObject *out = Py_None;
+    if (s >= 0) { /* the place's previous event, returned before its slot takes this one */
+        PyObject *prev_id = slot_id(self, s), *prev_ts = prev_id ? PyLong_FromLongLong(self->ts[s]) : NULL;
+        out = prev_ts ? PyTuple_Pack(4, words, prev_id, self->words[s], prev_ts) : NULL;
+        Py_XDECREF(prev_id);
+        Py_XDECREF(prev_ts);
+        if (!out) {
+            Py_DECREF(words);
+            return NULL;
+        }
+        Py_CLEAR(self->other_id[s]);
+        Py_CLEAR(self->words[s]);
+    } else { /* a new place: the ring's next slot, the oldest place's once the ring is full */
+        Py_INCREF(Py_None);
+        s = (int32_t)self->next;
+        if (self->count == self->size) {
+            int32_t victim;
+            last_events_remove(self, last_events_find(self, self->place[2 * s], self->place[2 * s + 1], &victim));
+            Py_CLEAR(self->other_id[s]);
+            Py_CLEAR(self->words[s]);
+            at = last_events_find(self, h.a, h.b, &victim); /* the removal may have moved the free position */
+        } else {
+            self->count++;
+        }
+        self->next = (self->next + 1) % self->size;
+        self->table[at] = s;
+        self->place[2 * s] = h.a;
+        self->place[2 * s + 1] = h.b;
+    }
+    self->id[2 * s] = hi;
+    self->id[2 * s + 1] = lo;
+    if (!compact) {
+        Py_INCREF(id);
+        self->other_id[s] = id;
+    }
+    self->words[s] = words; /* the reference made here */
+    self->ts[s] = ts;
+    return out;
+}
+
+static Py_ssize_t last_events_len(LastEvents *self) { return self->count; }
+
+/* (LastEvents, (size,), state): the state a few buffers (places, ids, times, the word sets' lengths and
+ * their bytes joined) and a dict of the ids not of the compact form, by slot. */
+static PyObject *last_events_reduce(LastEvents *self, PyObject *unused) {
+    const Py_ssize_t n = self->count;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t s = 0; s < n; s++)
+        total += PyBytes_GET_SIZE(self->words[s]);
+    PyObject *lengths = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *joined = lengths ? PyBytes_FromStringAndSize(NULL, total) : NULL;
+    PyObject *others = joined ? PyDict_New() : NULL;
+    if (!others) {
+        Py_XDECREF(lengths);
+        Py_XDECREF(joined);
+        return NULL;
+    }
+    int64_t *len_out = (int64_t *)PyBytes_AS_STRING(lengths);
+    char *w = PyBytes_AS_STRING(joined);
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const Py_ssize_t k = PyBytes_GET_SIZE(self->words[s]);
+        memcpy(w, PyBytes_AS_STRING(self->words[s]), (size_t)k);
+        w += k;
+        len_out[s] = k;
+        if (self->other_id[s]) {
+            PyObject *slot = PyLong_FromSsize_t(s);
+            const int rc = slot ? PyDict_SetItem(others, slot, self->other_id[s]) : -1;
+            Py_XDECREF(slot);
+            if (rc < 0) {
+                Py_DECREF(lengths);
+                Py_DECREF(joined);
+                Py_DECREF(others);
+                return NULL;
+            }
+        }
+    }
+    return Py_BuildValue("O(n)(nny#y#y#NNN)", Py_TYPE(self), self->size, n, self->next,
+                         (const char *)self->place, n * 2 * (Py_ssize_t)sizeof(uint64_t), (const char *)self->id,
+                         n * 2 * (Py_ssize_t)sizeof(uint64_t), (const char *)self->ts, n * (Py_ssize_t)sizeof(int64_t),
+                         lengths, joined, others);
+}
+
+static PyObject *last_events_setstate(LastEvents *self, PyObject *state) {
+    Py_ssize_t n, next;
+    Py_buffer place = {0}, id = {0}, ts = {0}, lengths = {0}, joined = {0};
+    PyObject *others;
+    if (!PyArg_ParseTuple(state, "nny*y*y*y*y*O!:__setstate__", &n, &next, &place, &id, &ts, &lengths, &joined,
+                          &PyDict_Type, &others))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = self->size;
+    if (n < 0 || n > size || next < 0 || next >= size || (n < size && next != n) ||
+        place.len != n * 2 * (Py_ssize_t)sizeof(uint64_t) || id.len != place.len ||
+        ts.len != n * (Py_ssize_t)sizeof(int64_t) || lengths.len != ts.len) {
+        PyErr_SetString(PyExc_ValueError, "a LastEvents state whose columns do not match its count and size");
+        goto done;
+    }
+    const int64_t *len_in = lengths.buf;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        if (len_in[s] < 0 || len_in[s] % 8 || len_in[s] > joined.len - total) {
+            PyErr_SetString(PyExc_ValueError, "a LastEvents state whose word sets do not match their lengths");
+            goto done;
+        }
+        total += len_in[s];
+    }
+    if (total != joined.len) {
+        PyErr_SetString(PyExc_ValueError, "a LastEvents state whose word sets do not match their lengths");
+        goto done;
+    }
+    last_events_free_slots(self);
+    if (last_events_alloc(self, size) < 0)
+        goto done;
+    memcpy(self->place, place.buf, (size_t)place.len);
+    memcpy(self->id, id.buf, (size_t)id.len);
+    memcpy(self->ts, ts.buf, (size_t)ts.len);
+    const char *w = joined.buf;
+    for (Py_ssize_t s = 0; s < n; s++, self->count++) {
+        int32_t found;
+        const Py_ssize_t at = last_events_find(self, self->place[2 * s], self->place[2 * s + 1], &found);
+        if (found >= 0) {
+            PyErr_SetString(PyExc_ValueError, "a LastEvents state holding one place twice");
+            goto done;
+        }
+        self->table[at] = (int32_t)s;
+        if (!(self->words[s] = PyBytes_FromStringAndSize(w, (Py_ssize_t)len_in[s])))
+            goto done;
+        w += len_in[s];
+        PyObject *slot = PyLong_FromSsize_t(s);
+        PyObject *other = slot ? PyDict_GetItemWithError(others, slot) : NULL;
+        Py_XDECREF(slot);
+        if (!other && PyErr_Occurred())
+            goto done;
+        if (other && !PyUnicode_Check(other)) {
+            PyErr_SetString(PyExc_ValueError, "a LastEvents state whose ids are not str");
+            goto done;
+        }
+        Py_XINCREF(other);
+        self->other_id[s] = other;
+    }
+    self->next = next;
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    if (!result && self->table && self->count < n) { /* a refused state leaves an empty LastEvents */
+        last_events_free_slots(self);
+        if (last_events_alloc(self, size) < 0)
+            PyErr_Clear(); /* the state's error is the one to raise */
+    }
+    PyBuffer_Release(&place);
+    PyBuffer_Release(&id);
+    PyBuffer_Release(&ts);
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&joined);
+    return result;
+}
+
+/* Equal: the same places in the same slots of the same ring, each with the same event (a replayed
+ * learner's, as ``Recent``'s OrderedDict equality compared keys, values and order). */
+static PyObject *last_events_richcompare(PyObject *a, PyObject *b, int op) {
+    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b) != Py_TYPE(a))
+        Py_RETURN_NOTIMPLEMENTED;
+    const LastEvents *x = (LastEvents *)a, *y = (LastEvents *)b;
+    int same = x->size == y->size && x->count == y->count && x->next == y->next &&
+               (x->count == 0 || (!memcmp(x->place, y->place, (size_t)x->count * 2 * sizeof(uint64_t)) &&
+                                  !memcmp(x->id, y->id, (size_t)x->count * 2 * sizeof(uint64_t)) &&
+                                  !memcmp(x->ts, y->ts, (size_t)x->count * sizeof(int64_t))));
+    for (Py_ssize_t s = 0; same && s < x->count; s++) {
+        int eq = PyObject_RichCompareBool(x->words[s], y->words[s], Py_EQ);
+        if (eq >= 0 && (x->other_id[s] != NULL) != (y->other_id[s] != NULL))
+            eq = 0;
+        else if (eq > 0 && x->other_id[s])
+            eq = PyObject_RichCompareBool(x->other_id[s], y->other_id[s], Py_EQ);
+        if (eq < 0)
+            return NULL;
+        same = eq;
+    }
+    return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static PyObject *last_events_repr(LastEvents *self) {
+    return PyUnicode_FromFormat("LastEvents(%zd of %zd)", self->count, self->size);
+}
+
+static PyObject *last_events_size(LastEvents *self, void *unused) { return PyLong_FromSsize_t(self->size); }
+
+static PyMethodDef last_events_methods[] = {
+    {"step", (PyCFunction)last_events_step, METH_O,
+     "step(record) -> None | (words, previous id, previous words, previous time): the place's last event updated."},
+    {"__reduce__", (PyCFunction)last_events_reduce, METH_NOARGS, "Pickled as columns."},
+    {"__setstate__", (PyCFunction)last_events_setstate, METH_O, "The columns __reduce__ gave."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef last_events_getset[] = {
+    {"size", (getter)last_events_size, NULL, "the places remembered", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods last_events_sequence = {.sq_length = (lenfunc)last_events_len};
+
+static PyTypeObject LastEventsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hindbrain.recall._scan.LastEvents",
+    .tp_basicsize = sizeof(LastEvents),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "LastEvents(size): the learner's last event per place, as columns (learning/learner.py _hygiene).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)last_events_init,
+    .tp_dealloc = (destructor)last_events_dealloc,
+    .tp_methods = last_events_methods,
+    .tp_getset = last_events_getset,
+    .tp_as_sequence = &last_events_sequence,
+    .tp_richcompare = last_events_richcompare,
+    .tp_repr = (reprfunc)last_events_repr,
+    .tp_hash = PyObject_HashNotImplemented,
+};
+
 static PyMethodDef methods[] = {
     {"untrack_plain", scan_untrack_plain, METH_VARARGS,
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
@@ -4030,5 +4544,23 @@ PyMODINIT_FUNC PyInit__scan(void) {
     for (int f = 0; f < 6; f++)
         if (!(said_keys[f] = PyUnicode_InternFromString(SAID_FIELDS[f])))
             return NULL;
-    return PyModule_Create(&module);
+    const char *names[] = {"envelope", "agent", "session", "task", "kind", "speaker", "scope", "store_key",
+                           "store_namespace", "record_id", "ts_us"};
+    PyObject **slots[] = {&str_envelope, &str_agent, &str_session, &str_task, &str_kind, &str_speaker, &str_scope,
+                          &str_store_key, &str_store_namespace, &str_record_id, &str_ts_us};
+    for (int f = 0; f < 11; f++)
+        if (!(*slots[f] = PyUnicode_InternFromString(names[f])))
+            return NULL;
+    if (PyType_Ready(&LastEventsType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&LastEventsType);
+    if (PyModule_AddObject(m, "LastEvents", (PyObject *)&LastEventsType) < 0) {
+        Py_DECREF(&LastEventsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
