@@ -28,8 +28,7 @@ it produced are applied, nothing new is appended).
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter, OrderedDict, deque
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
 
@@ -80,67 +79,6 @@ _ABSENT = object()
 _ordered_set = OrderedDict.__setitem__
 
 
-_EVENT_ID = re.compile(r"ev_([0-9a-f]{32})", re.ASCII).fullmatch  # what the SDK makes: 128 bits in lowercase hex
-
-
-def compact_id(record_id: str) -> int | str:
-    """An event id as the learner keeps it: the 128 bits of an ``ev_`` + 32 hex digits id as an
-    int (44 bytes, and not the id string, which the index no longer holds either: recall.id_numbers),
-    any other id as given. Exact: an int never equals a string, and the hex digits are the bits."""
-    hexed = _EVENT_ID(record_id)
-    return record_id if hexed is None else int(hexed[1], 16)
-
-
-class RecentSet:
-    """The last ``RECENT`` distinct keys added, oldest out first: what ``Recent`` answers for
-    membership alone, without its ordered dict's links and slots (a set and a deque: ~60 bytes
-    an id less; the learner's recent event ids held ~180 bytes each at 100k events, design.md
-    §issue-28) and without a Python-level ``__setitem__`` on every event."""
-
-    __slots__ = ("_keys", "_order", "size")
-
-    def __init__(self, size: int | None = None):
-        self.size = RECENT if size is None else size
-        self._keys: set = set()
-        self._order: deque = deque()
-
-    def __contains__(self, key) -> bool:
-        return key in self._keys
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def add(self, key) -> None:
-        """Remembers ``key`` (a key already held keeps its place, as in ``Recent``)."""
-        self.added(key)
-
-    def added(self, key) -> bool:
-        """Remembers ``key`` as ``add`` does; whether it was new (one call where the learner asked
-        ``in`` then added: every event asks it, issue 28)."""
-        if key in self._keys:
-            return False
-        self._keys.add(key)
-        self._order.append(key)
-        if len(self._order) > self.size:
-            self._keys.discard(self._order.popleft())
-        return True
-
-    def __eq__(self, other) -> bool:  # a replayed learner holds the same ids in the same order
-        return isinstance(other, RecentSet) and (self.size, self._order) == (other.size, other._order)
-
-    __hash__ = None  # mutable
-
-    def __repr__(self) -> str:
-        return f"RecentSet({len(self):,} of {self.size:,})"
-
-    def __getstate__(self):
-        return self.size, list(self._order)
-
-    def __setstate__(self, state) -> None:
-        self.size, order = state
-        self._order, self._keys = deque(order), set(order)
-
-
 @dataclass
 class _Tenant:
     units: dict[str, Unit] = field(default_factory=dict)
@@ -158,7 +96,8 @@ class _Tenant:
     successes: Recent = field(default_factory=Recent)  # (system, option's words, scope) → success events, oldest first
     failed: Recent = field(default_factory=Recent)  # the same key → its failure events, oldest first
     scopes: Recent = field(default_factory=Recent)  # unit → the scope its proposal named: where it holds
-    perceived: RecentSet = field(default_factory=RecentSet)  # the recent event ids: a repeated one is the same event
+    # the recent event ids: a repeated one is the same event (``_repeated``)
+    perceived: _scan.RecentIds = field(default_factory=lambda: _scan.RecentIds(RECENT))
     reports: Recent = field(default_factory=Recent)  # (system, scope) → its recent failure events, any task
     routine: Recent = field(default_factory=Recent)  # option key → {agent: its last success}, until a failure
     routines: Recent = field(default_factory=Recent)  # option key → the routine unit it taught
@@ -317,14 +256,13 @@ class Learner:
 
     def _perception(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
-        event_key = compact_id(env["record_id"])  # once: the recent set and the last event keep it
-        if self._repeated(env, event_key):
+        t = self._tenant(env["tenant"])
+        if self._repeated(t, env["record_id"]):
             return []
         kind = write_gate.perception_class(record)
         self.counts[_PERCEIVED[kind]] += 1
         if kind == "transactional":
             return []
-        t = self._tenant(env["tenant"])
         out = self._hygiene(t, record, restoring)
         # the record is read only here: what it is, once (every event asked these ~10 times: issue 28)
         failure, success = extract.is_failure(record), extract.is_success(record)
@@ -371,12 +309,12 @@ class Learner:
                 out += proposed + self._supersede(t, env, proposal, proposed)
         return out
 
-    def _repeated(self, env: dict, key: int | str) -> bool:
+    def _repeated(self, t: _Tenant, record_id: str) -> bool:
         """Whether this event id was perceived already: a caller's own ``event_id`` sent again (a
         client retrying a request whose answer it lost) is one event. The views deduplicate it by
         id; the learner must not count it twice either (three copies of one negative feedback
         would otherwise make the three negatives that teach a rule)."""
-        if self._tenant(env["tenant"]).perceived.added(key):
+        if t.perceived.added(record_id):  # one C call (``_scan.RecentIds``)
             return False
         self.counts["repeated_perceptions"] += 1
         return True

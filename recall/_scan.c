@@ -29,6 +29,7 @@
  *   unit_halves(rows, out, dim)       recall/vectors.py  to_half(_unit_rows(rows)) (test_halves.py)
  *   untrack_plain(owner, values)      recall/doc_table.py  a document read from its row leaves the collector (test_untrack.py)
  *   LastEvents(size).step(record)     learning/learner.py  _hygiene's Recent of key tuples (test_last_events.py)
+ *   RecentIds(size).added(record_id)  learning/learner.py  _repeated's RecentSet of compact ids (test_recent_set.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -3946,63 +3947,186 @@ static PyObject *scan_untrack_plain(PyObject *self, PyObject *args) {
  *
  * A place is hashed, not kept: two places of one tenant's last `size` sharing a 128-bit hash (two lanes
  * of 64) has odds ~2^-95, less than the word sets' own 64-bit hashes risk. */
+/* The learner's "last N distinct keys, the first in the first out" as a ring: `size` slots each holding a
+ * key of 128 bits (two lanes), the ring's next slot the oldest key once it is full, and an open-addressing
+ * table (linear probing) from a key to its slot. A key seen again keeps its slot, as ``Recent`` (an
+ * OrderedDict whose ``__setitem__`` leaves an existing key where it is) and ``RecentSet`` kept its place. */
 typedef struct {
-    PyObject_HEAD
     Py_ssize_t size, count, next; /* slots, slots in use, the ring's next slot (the oldest once full) */
-    uint64_t *place;              /* 2 a slot: the place's hash lanes */
-    uint64_t *id;                 /* 2 a slot: an "ev_" + 32 hex digits id's 128 bits (high, low) */
-    PyObject **other_id;          /* a slot's id as given when it is not of that form, else NULL */
-    PyObject **words;             /* a slot's word set: bytes of sorted int64 hashes */
-    int64_t *ts;                  /* a slot's event time (µs) */
+    uint64_t *key;                /* 2 a slot: the key's lanes */
     int32_t *table;               /* a slot index, or -1: empty */
     Py_ssize_t mask;              /* table's size - 1 (a power of two, at least twice size) */
+} Ring;
+
+static void ring_free(Ring *r) {
+    PyMem_Free(r->key);
+    PyMem_Free(r->table);
+    r->key = NULL;
+    r->table = NULL;
+    r->count = r->next = 0;
+}
+
+/* An empty ring of `size` slots; -1 with the error set. */
+static int ring_alloc(Ring *r, Py_ssize_t size) {
+    if (size < 1 || size > (1 << 29)) {
+        PyErr_Format(PyExc_ValueError, "a ring holds 1 to 2**29 keys, not %zd", size);
+        return -1;
+    }
+    Py_ssize_t cap = 2;
+    while (cap < 2 * size)
+        cap *= 2;
+    r->size = size;
+    r->count = r->next = 0;
+    r->mask = cap - 1;
+    r->key = PyMem_Calloc((size_t)size, 2 * sizeof(uint64_t));
+    r->table = PyMem_Malloc((size_t)cap * sizeof(int32_t));
+    if (!r->key || !r->table) {
+        ring_free(r);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(r->table, 0xff, (size_t)cap * sizeof(int32_t)); /* -1 everywhere */
+    return 0;
+}
+
+/* The table position holding key (a, b), or the empty position where it would go; *slot its slot or -1. */
+static Py_ssize_t ring_find(const Ring *r, uint64_t a, uint64_t b, int32_t *slot) {
+    Py_ssize_t i = (Py_ssize_t)(a & (uint64_t)r->mask);
+    for (;;) {
+        const int32_t s = r->table[i];
+        if (s < 0 || (r->key[2 * s] == a && r->key[2 * s + 1] == b)) {
+            *slot = s;
+            return i;
+        }
+        i = (i + 1) & r->mask;
+    }
+}
+
+/* Empties table position i, moving back the entries of its probe run that would no longer be found
+ * (deletion without tombstones under linear probing). */
+static void ring_remove(Ring *r, Py_ssize_t i) {
+    Py_ssize_t j = i;
+    for (;;) {
+        r->table[i] = -1;
+        for (;;) {
+            j = (j + 1) & r->mask;
+            const int32_t s = r->table[j];
+            if (s < 0)
+                return;
+            const Py_ssize_t home = (Py_ssize_t)(r->key[2 * s] & (uint64_t)r->mask);
+            /* the entry at j stays when its home lies cyclically in (i, j] */
+            if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+                continue;
+            break;
+        }
+        r->table[i] = r->table[j];
+        i = j;
+    }
+}
+
+/* The slot of a key not held (ring_find gave its position `at`): the ring's next, whose key, the oldest,
+ * is forgotten once the ring is full (the caller clears what else the slot held). */
+static int32_t ring_claim(Ring *r, uint64_t a, uint64_t b, Py_ssize_t at) {
+    const int32_t s = (int32_t)r->next;
+    if (r->count == r->size) {
+        int32_t held;
+        ring_remove(r, ring_find(r, r->key[2 * s], r->key[2 * s + 1], &held));
+        at = ring_find(r, a, b, &held); /* the removal may have moved the free position */
+    } else {
+        r->count++;
+    }
+    r->next = (r->next + 1) % r->size;
+    r->table[at] = s;
+    r->key[2 * s] = a;
+    r->key[2 * s + 1] = b;
+    return s;
+}
+
+/* Sets a ring's keys from a pickled state (count, next, the keys' bytes); -1 with a ValueError when they
+ * do not make a ring of its size. */
+static int ring_restore(Ring *r, Py_ssize_t n, Py_ssize_t next, const Py_buffer *keys) {
+    const Py_ssize_t size = r->size;
+    if (n < 0 || n > size || next < 0 || next >= size || (n < size && next != n) ||
+        keys->len != n * 2 * (Py_ssize_t)sizeof(uint64_t)) {
+        PyErr_SetString(PyExc_ValueError, "a ring's state whose keys do not match its count and size");
+        return -1;
+    }
+    ring_free(r);
+    if (ring_alloc(r, size) < 0)
+        return -1;
+    memcpy(r->key, keys->buf, (size_t)keys->len);
+    for (Py_ssize_t s = 0; s < n; s++) {
+        int32_t found;
+        const Py_ssize_t at = ring_find(r, r->key[2 * s], r->key[2 * s + 1], &found);
+        if (found >= 0) {
+            ring_free(r);
+            ring_alloc(r, size);
+            PyErr_SetString(PyExc_ValueError, "a ring's state holding one key twice");
+            return -1;
+        }
+        r->table[at] = (int32_t)s;
+    }
+    r->count = n;
+    r->next = next;
+    return 0;
+}
+
+/* Whether two rings hold the same keys in the same slots. */
+static int ring_equal(const Ring *x, const Ring *y) {
+    return x->size == y->size && x->count == y->count && x->next == y->next &&
+           (x->count == 0 || !memcmp(x->key, y->key, (size_t)x->count * 2 * sizeof(uint64_t)));
+}
+
+/* LastEvents(size): for each place (agent, session or task, kind, speaker, stored item) of the last `size`
+ * places first seen, the last event there: its id, its word set (record_hash_bytes) and its time. It is the
+ * ``Recent`` of key tuples the learner held, as columns (issue 28, round sixteen): a Ring of places hashed,
+ * and a slot's event beside it. The Recent held ~400 bytes a place in five Python objects (the key tuple, the
+ * value tuple, a 128-bit int) that the collector walked and the snapshot pickled one by one (~95 ms of its
+ * ~200 at 100k events); here a place is ~60 bytes and its word set, not tracked by the collector, pickled as
+ * a few buffers.
+ *
+ * A place is hashed, not kept: two places of one tenant's last `size` sharing a 128-bit hash (two lanes of
+ * 64) has odds ~2^-95, less than the word sets' own 64-bit hashes risk. */
+typedef struct {
+    PyObject_HEAD
+    Ring ring;           /* the places */
+    uint64_t *id;        /* 2 a slot: an "ev_" + 32 hex digits id's 128 bits (high, low) */
+    PyObject **other_id; /* a slot's id as given when it is not of that form, else NULL */
+    PyObject **words;    /* a slot's word set: bytes of sorted int64 hashes */
+    int64_t *ts;         /* a slot's event time (µs) */
 } LastEvents;
 
 static PyObject *str_envelope, *str_agent, *str_session, *str_task, *str_kind, *str_speaker, *str_scope,
     *str_store_key, *str_store_namespace, *str_record_id, *str_ts_us; /* interned at import */
 
 static void last_events_free_slots(LastEvents *self) {
-    for (Py_ssize_t s = 0; self->words && s < self->size; s++) { /* every slot: a refused state fills some */
+    for (Py_ssize_t s = 0; self->words && s < self->ring.size; s++) { /* every slot: a refused state fills some */
         Py_CLEAR(self->other_id[s]);
         Py_CLEAR(self->words[s]);
     }
-    PyMem_Free(self->place);
     PyMem_Free(self->id);
     PyMem_Free(self->other_id);
     PyMem_Free(self->words);
     PyMem_Free(self->ts);
-    PyMem_Free(self->table);
-    self->place = self->id = NULL;
+    self->id = NULL;
     self->other_id = self->words = NULL;
     self->ts = NULL;
-    self->table = NULL;
-    self->count = self->next = 0;
+    ring_free(&self->ring);
 }
 
 /* Allocates empty columns for `size` slots; -1 with the error set. */
 static int last_events_alloc(LastEvents *self, Py_ssize_t size) {
-    if (size < 1 || size > (1 << 29)) {
-        PyErr_Format(PyExc_ValueError, "a LastEvents holds 1 to 2**29 places, not %zd", size);
+    if (ring_alloc(&self->ring, size) < 0)
         return -1;
-    }
-    Py_ssize_t cap = 2;
-    while (cap < 2 * size)
-        cap *= 2;
-    self->size = size;
-    self->count = self->next = 0;
-    self->mask = cap - 1;
-    self->place = PyMem_Calloc((size_t)size, 2 * sizeof(uint64_t));
     self->id = PyMem_Calloc((size_t)size, 2 * sizeof(uint64_t));
     self->other_id = PyMem_Calloc((size_t)size, sizeof(PyObject *));
     self->words = PyMem_Calloc((size_t)size, sizeof(PyObject *));
     self->ts = PyMem_Calloc((size_t)size, sizeof(int64_t));
-    self->table = PyMem_Malloc((size_t)cap * sizeof(int32_t));
-    if (!self->place || !self->id || !self->other_id || !self->words || !self->ts || !self->table) {
+    if (!self->id || !self->other_id || !self->words || !self->ts) {
         last_events_free_slots(self);
         PyErr_NoMemory();
         return -1;
     }
-    memset(self->table, 0xff, (size_t)cap * sizeof(int32_t)); /* -1 everywhere */
     return 0;
 }
 
@@ -4018,42 +4142,6 @@ static int last_events_init(LastEvents *self, PyObject *args, PyObject *kwds) {
 static void last_events_dealloc(LastEvents *self) {
     last_events_free_slots(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-/* The table position holding the place (h0, h1), or the empty position where it would go; *slot its
- * slot or -1. Linear probing from h0's bits. */
-static Py_ssize_t last_events_find(const LastEvents *self, uint64_t h0, uint64_t h1, int32_t *slot) {
-    Py_ssize_t i = (Py_ssize_t)(h0 & (uint64_t)self->mask);
-    for (;;) {
-        const int32_t s = self->table[i];
-        if (s < 0 || (self->place[2 * s] == h0 && self->place[2 * s + 1] == h1)) {
-            *slot = s;
-            return i;
-        }
-        i = (i + 1) & self->mask;
-    }
-}
-
-/* Empties table position i, moving back the entries of its probe run that would no longer be found
- * (deletion without tombstones under linear probing). */
-static void last_events_remove(LastEvents *self, Py_ssize_t i) {
-    Py_ssize_t j = i;
-    for (;;) {
-        self->table[i] = -1;
-        for (;;) {
-            j = (j + 1) & self->mask;
-            const int32_t s = self->table[j];
-            if (s < 0)
-                return;
-            const Py_ssize_t home = (Py_ssize_t)(self->place[2 * s] & (uint64_t)self->mask);
-            /* the entry at j stays when its home lies cyclically in (i, j] */
-            if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
-                continue;
-            break;
-        }
-        self->table[i] = self->table[j];
-        i = j;
-    }
 }
 
 /* Two 64-bit lanes over a place's parts: FNV-1a and a multiply-xorshift lane, each part tagged and ended
@@ -4196,7 +4284,7 @@ static PyObject *slot_id(const LastEvents *self, Py_ssize_t s) {
  * set, its time); the event there before it, if any, is returned with this one's word set. Nothing
  * changes when the record is refused (a missing field, a field not str or None: the error is raised). */
 static PyObject *last_events_step(LastEvents *self, PyObject *record) {
-    if (!self->table) {
+    if (!self->ring.table) {
         PyErr_SetString(PyExc_ValueError, "a LastEvents not initialised");
         return NULL;
     }
@@ -4228,7 +4316,7 @@ static PyObject *last_events_step(LastEvents *self, PyObject *record) {
     uint64_t hi = 0, lo = 0;
     const int compact = compact_bits(id, &hi, &lo);
     int32_t s;
-    Py_ssize_t at = last_events_find(self, h.a, h.b, &s);
+    const Py_ssize_t at = ring_find(&self->ring, h.a, h.b, &s);
     PyObject *out = Py_None;
     if (s >= 0) { /* the place's previous event, returned before its slot takes this one */
         PyObject *prev_id = slot_id(self, s), *prev_ts = prev_id ? PyLong_FromLongLong(self->ts[s]) : NULL;
@@ -4239,25 +4327,12 @@ static PyObject *last_events_step(LastEvents *self, PyObject *record) {
             Py_DECREF(words);
             return NULL;
         }
-        Py_CLEAR(self->other_id[s]);
-        Py_CLEAR(self->words[s]);
     } else { /* a new place: the ring's next slot, the oldest place's once the ring is full */
         Py_INCREF(Py_None);
-        s = (int32_t)self->next;
-        if (self->count == self->size) {
-            int32_t victim;
-            last_events_remove(self, last_events_find(self, self->place[2 * s], self->place[2 * s + 1], &victim));
-            Py_CLEAR(self->other_id[s]);
-            Py_CLEAR(self->words[s]);
-            at = last_events_find(self, h.a, h.b, &victim); /* the removal may have moved the free position */
-        } else {
-            self->count++;
-        }
-        self->next = (self->next + 1) % self->size;
-        self->table[at] = s;
-        self->place[2 * s] = h.a;
-        self->place[2 * s + 1] = h.b;
+        s = ring_claim(&self->ring, h.a, h.b, at);
     }
+    Py_CLEAR(self->other_id[s]);
+    Py_CLEAR(self->words[s]);
     self->id[2 * s] = hi;
     self->id[2 * s + 1] = lo;
     if (!compact) {
@@ -4269,12 +4344,12 @@ static PyObject *last_events_step(LastEvents *self, PyObject *record) {
     return out;
 }
 
-static Py_ssize_t last_events_len(LastEvents *self) { return self->count; }
+static Py_ssize_t last_events_len(LastEvents *self) { return self->ring.count; }
 
 /* (LastEvents, (size,), state): the state a few buffers (places, ids, times, the word sets' lengths and
  * their bytes joined) and a dict of the ids not of the compact form, by slot. */
 static PyObject *last_events_reduce(LastEvents *self, PyObject *unused) {
-    const Py_ssize_t n = self->count;
+    const Py_ssize_t n = self->ring.count;
     Py_ssize_t total = 0;
     for (Py_ssize_t s = 0; s < n; s++)
         total += PyBytes_GET_SIZE(self->words[s]);
@@ -4305,8 +4380,8 @@ static PyObject *last_events_reduce(LastEvents *self, PyObject *unused) {
             }
         }
     }
-    return Py_BuildValue("O(n)(nny#y#y#NNN)", Py_TYPE(self), self->size, n, self->next,
-                         (const char *)self->place, n * 2 * (Py_ssize_t)sizeof(uint64_t), (const char *)self->id,
+    return Py_BuildValue("O(n)(nny#y#y#NNN)", Py_TYPE(self), self->ring.size, n, self->ring.next,
+                         (const char *)self->ring.key, n * 2 * (Py_ssize_t)sizeof(uint64_t), (const char *)self->id,
                          n * 2 * (Py_ssize_t)sizeof(uint64_t), (const char *)self->ts, n * (Py_ssize_t)sizeof(int64_t),
                          lengths, joined, others);
 }
@@ -4319,9 +4394,8 @@ static PyObject *last_events_setstate(LastEvents *self, PyObject *state) {
                           &PyDict_Type, &others))
         return NULL;
     PyObject *result = NULL;
-    const Py_ssize_t size = self->size;
-    if (n < 0 || n > size || next < 0 || next >= size || (n < size && next != n) ||
-        place.len != n * 2 * (Py_ssize_t)sizeof(uint64_t) || id.len != place.len ||
+    const Py_ssize_t size = self->ring.size;
+    if (n < 0 || n > size || id.len != n * 2 * (Py_ssize_t)sizeof(uint64_t) ||
         ts.len != n * (Py_ssize_t)sizeof(int64_t) || lengths.len != ts.len) {
         PyErr_SetString(PyExc_ValueError, "a LastEvents state whose columns do not match its count and size");
         goto done;
@@ -4342,42 +4416,35 @@ static PyObject *last_events_setstate(LastEvents *self, PyObject *state) {
     last_events_free_slots(self);
     if (last_events_alloc(self, size) < 0)
         goto done;
-    memcpy(self->place, place.buf, (size_t)place.len);
+    if (ring_restore(&self->ring, n, next, &place) < 0)
+        goto refused;
     memcpy(self->id, id.buf, (size_t)id.len);
     memcpy(self->ts, ts.buf, (size_t)ts.len);
     const char *w = joined.buf;
-    for (Py_ssize_t s = 0; s < n; s++, self->count++) {
-        int32_t found;
-        const Py_ssize_t at = last_events_find(self, self->place[2 * s], self->place[2 * s + 1], &found);
-        if (found >= 0) {
-            PyErr_SetString(PyExc_ValueError, "a LastEvents state holding one place twice");
-            goto done;
-        }
-        self->table[at] = (int32_t)s;
+    for (Py_ssize_t s = 0; s < n; s++) {
         if (!(self->words[s] = PyBytes_FromStringAndSize(w, (Py_ssize_t)len_in[s])))
-            goto done;
+            goto refused;
         w += len_in[s];
         PyObject *slot = PyLong_FromSsize_t(s);
         PyObject *other = slot ? PyDict_GetItemWithError(others, slot) : NULL;
         Py_XDECREF(slot);
         if (!other && PyErr_Occurred())
-            goto done;
+            goto refused;
         if (other && !PyUnicode_Check(other)) {
             PyErr_SetString(PyExc_ValueError, "a LastEvents state whose ids are not str");
-            goto done;
+            goto refused;
         }
         Py_XINCREF(other);
         self->other_id[s] = other;
     }
-    self->next = next;
     Py_INCREF(Py_None);
     result = Py_None;
+    goto done;
+refused: /* a state refused half-way leaves an empty LastEvents */
+    last_events_free_slots(self);
+    if (last_events_alloc(self, size) < 0)
+        PyErr_Clear(); /* the state's error is the one to raise */
 done:
-    if (!result && self->table && self->count < n) { /* a refused state leaves an empty LastEvents */
-        last_events_free_slots(self);
-        if (last_events_alloc(self, size) < 0)
-            PyErr_Clear(); /* the state's error is the one to raise */
-    }
     PyBuffer_Release(&place);
     PyBuffer_Release(&id);
     PyBuffer_Release(&ts);
@@ -4392,11 +4459,11 @@ static PyObject *last_events_richcompare(PyObject *a, PyObject *b, int op) {
     if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b) != Py_TYPE(a))
         Py_RETURN_NOTIMPLEMENTED;
     const LastEvents *x = (LastEvents *)a, *y = (LastEvents *)b;
-    int same = x->size == y->size && x->count == y->count && x->next == y->next &&
-               (x->count == 0 || (!memcmp(x->place, y->place, (size_t)x->count * 2 * sizeof(uint64_t)) &&
-                                  !memcmp(x->id, y->id, (size_t)x->count * 2 * sizeof(uint64_t)) &&
-                                  !memcmp(x->ts, y->ts, (size_t)x->count * sizeof(int64_t))));
-    for (Py_ssize_t s = 0; same && s < x->count; s++) {
+    const Py_ssize_t n = x->ring.count;
+    int same = ring_equal(&x->ring, &y->ring) &&
+               (n == 0 || (!memcmp(x->id, y->id, (size_t)n * 2 * sizeof(uint64_t)) &&
+                           !memcmp(x->ts, y->ts, (size_t)n * sizeof(int64_t))));
+    for (Py_ssize_t s = 0; same && s < n; s++) {
         int eq = PyObject_RichCompareBool(x->words[s], y->words[s], Py_EQ);
         if (eq >= 0 && (x->other_id[s] != NULL) != (y->other_id[s] != NULL))
             eq = 0;
@@ -4410,10 +4477,10 @@ static PyObject *last_events_richcompare(PyObject *a, PyObject *b, int op) {
 }
 
 static PyObject *last_events_repr(LastEvents *self) {
-    return PyUnicode_FromFormat("LastEvents(%zd of %zd)", self->count, self->size);
+    return PyUnicode_FromFormat("LastEvents(%zd of %zd)", self->ring.count, self->ring.size);
 }
 
-static PyObject *last_events_size(LastEvents *self, void *unused) { return PyLong_FromSsize_t(self->size); }
+static PyObject *last_events_size(LastEvents *self, void *unused) { return PyLong_FromSsize_t(self->ring.size); }
 
 static PyMethodDef last_events_methods[] = {
     {"step", (PyCFunction)last_events_step, METH_O,
@@ -4443,6 +4510,137 @@ static PyTypeObject LastEventsType = {
     .tp_as_sequence = &last_events_sequence,
     .tp_richcompare = last_events_richcompare,
     .tp_repr = (reprfunc)last_events_repr,
+    .tp_hash = PyObject_HashNotImplemented,
+};
+
+/* RecentIds(size): the last `size` distinct event ids a tenant perceived, the first in the first out: the
+ * learner's recent-ids check (learning/learner.py _repeated), which was a set and a deque of compact ids in
+ * Python (``RecentSet``) behind a regular expression making the compact id (~1 µs an event of ~6.5, issue 28
+ * round sixteen). An "ev_" + 32 hex digits id is its 128 bits, exact as before; any other id its 128-bit
+ * hash over its code points (two such ids, or one and an ev_ id's bits, meeting among a tenant's last
+ * `size` has odds ~2^-95). */
+typedef struct {
+    PyObject_HEAD
+    Ring ring;
+} RecentIds;
+
+/* The key of a record id: its bits when compact, else the hash of its code points; -1 with a TypeError. */
+static int id_key(PyObject *id, uint64_t *a, uint64_t *b) {
+    if (!PyUnicode_Check(id)) {
+        PyErr_Format(PyExc_TypeError, "a record id must be str, not %.100s", Py_TYPE(id)->tp_name);
+        return -1;
+    }
+    if (compact_bits(id, a, b))
+        return 0;
+    PlaceHash h = {14695981039346656037ULL, 0x13198A2E03707344ULL};
+    if (place_part(&h, id, "record id") < 0)
+        return -1;
+    *a = h.a;
+    *b = h.b;
+    return 0;
+}
+
+static int recent_ids_init(RecentIds *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"size", NULL};
+    Py_ssize_t size;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n:RecentIds", kwlist, &size))
+        return -1;
+    ring_free(&self->ring);
+    return ring_alloc(&self->ring, size);
+}
+
+static void recent_ids_dealloc(RecentIds *self) {
+    ring_free(&self->ring);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* added(record_id) -> bool: remembers the id (one held already keeps its place); whether it was new. */
+static PyObject *recent_ids_added(RecentIds *self, PyObject *id) {
+    uint64_t a, b;
+    if (!self->ring.table) {
+        PyErr_SetString(PyExc_ValueError, "a RecentIds not initialised");
+        return NULL;
+    }
+    if (id_key(id, &a, &b) < 0)
+        return NULL;
+    int32_t s;
+    const Py_ssize_t at = ring_find(&self->ring, a, b, &s);
+    if (s >= 0)
+        Py_RETURN_FALSE;
+    ring_claim(&self->ring, a, b, at);
+    Py_RETURN_TRUE;
+}
+
+static int recent_ids_contains(RecentIds *self, PyObject *id) {
+    uint64_t a, b;
+    int32_t s;
+    if (!self->ring.table || id_key(id, &a, &b) < 0)
+        return self->ring.table ? -1 : 0;
+    ring_find(&self->ring, a, b, &s);
+    return s >= 0;
+}
+
+static Py_ssize_t recent_ids_len(RecentIds *self) { return self->ring.count; }
+
+static PyObject *recent_ids_reduce(RecentIds *self, PyObject *unused) {
+    return Py_BuildValue("O(n)(nny#)", Py_TYPE(self), self->ring.size, self->ring.count, self->ring.next,
+                         (const char *)self->ring.key, self->ring.count * 2 * (Py_ssize_t)sizeof(uint64_t));
+}
+
+static PyObject *recent_ids_setstate(RecentIds *self, PyObject *state) {
+    Py_ssize_t n, next;
+    Py_buffer keys = {0};
+    if (!PyArg_ParseTuple(state, "nny*:__setstate__", &n, &next, &keys))
+        return NULL;
+    const int rc = ring_restore(&self->ring, n, next, &keys);
+    PyBuffer_Release(&keys);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *recent_ids_richcompare(PyObject *a, PyObject *b, int op) {
+    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b) != Py_TYPE(a))
+        Py_RETURN_NOTIMPLEMENTED;
+    const int same = ring_equal(&((RecentIds *)a)->ring, &((RecentIds *)b)->ring);
+    return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static PyObject *recent_ids_repr(RecentIds *self) {
+    return PyUnicode_FromFormat("RecentIds(%zd of %zd)", self->ring.count, self->ring.size);
+}
+
+static PyObject *recent_ids_size(RecentIds *self, void *unused) { return PyLong_FromSsize_t(self->ring.size); }
+
+static PyMethodDef recent_ids_methods[] = {
+    {"added", (PyCFunction)recent_ids_added, METH_O,
+     "added(record_id) -> bool: remembers the id (one held keeps its place); whether it was new."},
+    {"__reduce__", (PyCFunction)recent_ids_reduce, METH_NOARGS, "Pickled as the ring's keys."},
+    {"__setstate__", (PyCFunction)recent_ids_setstate, METH_O, "The keys __reduce__ gave."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef recent_ids_getset[] = {
+    {"size", (getter)recent_ids_size, NULL, "the ids remembered", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods recent_ids_sequence = {.sq_length = (lenfunc)recent_ids_len,
+                                                .sq_contains = (objobjproc)recent_ids_contains};
+
+static PyTypeObject RecentIdsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hindbrain.recall._scan.RecentIds",
+    .tp_basicsize = sizeof(RecentIds),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "RecentIds(size): the last event ids perceived, first in first out (learning/learner.py _repeated).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)recent_ids_init,
+    .tp_dealloc = (destructor)recent_ids_dealloc,
+    .tp_methods = recent_ids_methods,
+    .tp_getset = recent_ids_getset,
+    .tp_as_sequence = &recent_ids_sequence,
+    .tp_richcompare = recent_ids_richcompare,
+    .tp_repr = (reprfunc)recent_ids_repr,
     .tp_hash = PyObject_HashNotImplemented,
 };
 
@@ -4551,7 +4749,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     for (int f = 0; f < 11; f++)
         if (!(*slots[f] = PyUnicode_InternFromString(names[f])))
             return NULL;
-    if (PyType_Ready(&LastEventsType) < 0)
+    if (PyType_Ready(&LastEventsType) < 0 || PyType_Ready(&RecentIdsType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)
@@ -4559,6 +4757,12 @@ PyMODINIT_FUNC PyInit__scan(void) {
     Py_INCREF(&LastEventsType);
     if (PyModule_AddObject(m, "LastEvents", (PyObject *)&LastEventsType) < 0) {
         Py_DECREF(&LastEventsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&RecentIdsType);
+    if (PyModule_AddObject(m, "RecentIds", (PyObject *)&RecentIdsType) < 0) {
+        Py_DECREF(&RecentIdsType);
         Py_DECREF(m);
         return NULL;
     }
