@@ -28,9 +28,9 @@ it produced are applied, nothing new is appended).
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter, OrderedDict, deque
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from operator import attrgetter
 
 from hindbrain.learning import attribution, extract, lifecycle, write_gate
@@ -39,7 +39,7 @@ from hindbrain.learning.llm import TRAJECTORY_FIELDS, Extractor
 from hindbrain.learning.records import PRODUCER, cognition, decision, derived_id, is_own
 from hindbrain.projections.fragments import initial_confidence, private_to
 from hindbrain.projections.unit_states import UNIT_KINDS, UNITS_EVICTED, UNITS_MERGED
-from hindbrain.recall import _scan, keyed
+from hindbrain.recall import _scan
 from hindbrain.recall.tokenize import tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.streams.processing import Decoded
@@ -80,81 +80,36 @@ _ABSENT = object()
 _ordered_set = OrderedDict.__setitem__
 
 
-_EVENT_ID = re.compile(r"ev_([0-9a-f]{32})", re.ASCII).fullmatch  # what the SDK makes: 128 bits in lowercase hex
+class FailureLists(Recent):
+    """A ``Recent`` of lists of ``KeptFailure`` (``_Tenant.failures``, ``reports``), pickled as columns: its keys,
+    each list's length, and each kept field's values for all its failures in one list. A failure pickled on its
+    own (``KeptFailure.__reduce__``: a call and a tuple each) made the kept failures ~2/3 of the learner's
+    snapshot at 100k events (72 ms); as columns 31 ms (issue 28, round sixteen)."""
+
+    def __reduce__(self):
+        flat = [failure for failures in self.values() for failure in failures]
+        return _failure_lists_of, (list(self), [len(failures) for failures in self.values()],
+                                   [list(map(getter, flat)) for getter in _KEPT_GETTERS])
 
 
-def compact_id(record_id: str) -> int | str:
-    """An event id as the learner keeps it: the 128 bits of an ``ev_`` + 32 hex digits id as an
-    int (44 bytes, and not the id string, which the index no longer holds either: recall.id_numbers),
-    any other id as given. Exact: an int never equals a string, and the hex digits are the bits."""
-    hexed = _EVENT_ID(record_id)
-    return record_id if hexed is None else int(hexed[1], 16)
-
-
-def expanded_id(key: int | str) -> str:
-    """The id ``compact_id`` made ``key`` from."""
-    return f"ev_{key:032x}" if key.__class__ is int else key
-
-
-class RecentSet:
-    """The last ``RECENT`` distinct keys added, oldest out first: what ``Recent`` answers for
-    membership alone, without its ordered dict's links and slots (a set and a deque: ~60 bytes
-    an id less; the learner's recent event ids held ~180 bytes each at 100k events, design.md
-    §issue-28) and without a Python-level ``__setitem__`` on every event."""
-
-    __slots__ = ("_keys", "_order", "size")
-
-    def __init__(self, size: int | None = None):
-        self.size = RECENT if size is None else size
-        self._keys: set = set()
-        self._order: deque = deque()
-
-    def __contains__(self, key) -> bool:
-        return key in self._keys
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def add(self, key) -> None:
-        """Remembers ``key`` (a key already held keeps its place, as in ``Recent``)."""
-        self.added(key)
-
-    def added(self, key) -> bool:
-        """Remembers ``key`` as ``add`` does; whether it was new (one call where the learner asked
-        ``in`` then added: every event asks it, issue 28)."""
-        if key in self._keys:
-            return False
-        self._keys.add(key)
-        self._order.append(key)
-        if len(self._order) > self.size:
-            self._keys.discard(self._order.popleft())
-        return True
-
-    def __eq__(self, other) -> bool:  # a replayed learner holds the same ids in the same order
-        return isinstance(other, RecentSet) and (self.size, self._order) == (other.size, other._order)
-
-    __hash__ = None  # mutable
-
-    def __repr__(self) -> str:
-        return f"RecentSet({len(self):,} of {self.size:,})"
-
-    def __getstate__(self):
-        return self.size, list(self._order)
-
-    def __setstate__(self, state) -> None:
-        self.size, order = state
-        self._order, self._keys = deque(order), set(order)
+def _failure_lists_of(keys: list, lengths: list[int], columns: list[list]) -> FailureLists:
+    """The ``FailureLists`` whose columns ``FailureLists.__reduce__`` gave, in its order."""
+    failures, out = map(_kept_failure_of, *columns), FailureLists()
+    for key, n in zip(keys, lengths, strict=True):
+        _ordered_set(out, key, list(islice(failures, n)))
+    return out
 
 
 @dataclass
 class _Tenant:
     units: dict[str, Unit] = field(default_factory=dict)
     lessons: dict[tuple, str] = field(default_factory=dict)  # (source, condition, action, scope) → unit
-    failures: Recent = field(default_factory=Recent)  # task → its failed steps
+    failures: FailureLists = field(default_factory=FailureLists)  # task → its failed steps
     applied: Recent = field(default_factory=Recent)  # task → units it applied
     recall_domain: Recent = field(default_factory=Recent)  # recall id → task domain
     negatives: dict[str, list[dict]] = field(default_factory=dict)  # topic → negative feedback events
-    last_event: Recent = field(default_factory=Recent)  # (agent, session, kind) → the last event
+    # (agent, session or task, kind, speaker, stored item) → the last event there, as columns (``_hygiene``)
+    last_event: _scan.LastEvents = field(default_factory=lambda: _scan.LastEvents(RECENT))
     tried: Recent = field(default_factory=Recent)  # task → [(the action's words, it failed)], in order
     goals: Recent = field(default_factory=Recent)  # task → what its recall said it set out to do
     recovered: Recent = field(default_factory=Recent)  # task → the unit its recovery taught (or absorbed into)
@@ -162,8 +117,9 @@ class _Tenant:
     successes: Recent = field(default_factory=Recent)  # (system, option's words, scope) → success events, oldest first
     failed: Recent = field(default_factory=Recent)  # the same key → its failure events, oldest first
     scopes: Recent = field(default_factory=Recent)  # unit → the scope its proposal named: where it holds
-    perceived: RecentSet = field(default_factory=RecentSet)  # the recent event ids: a repeated one is the same event
-    reports: Recent = field(default_factory=Recent)  # (system, scope) → its recent failure events, any task
+    # the recent event ids: a repeated one is the same event (``_repeated``)
+    perceived: _scan.RecentIds = field(default_factory=lambda: _scan.RecentIds(RECENT))
+    reports: FailureLists = field(default_factory=FailureLists)  # (system, scope) → its recent failure events, any task
     routine: Recent = field(default_factory=Recent)  # option key → {agent: its last success}, until a failure
     routines: Recent = field(default_factory=Recent)  # option key → the routine unit it taught
     # While restoring: a proposal's unit id → (the map above that names what it taught, its key), until the
@@ -321,15 +277,14 @@ class Learner:
 
     def _perception(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
-        event_key = compact_id(env["record_id"])  # once: the recent set and the last event keep it
-        if self._repeated(env, event_key):
+        t = self._tenant(env["tenant"])
+        if self._repeated(t, env["record_id"]):
             return []
         kind = write_gate.perception_class(record)
         self.counts[_PERCEIVED[kind]] += 1
         if kind == "transactional":
             return []
-        t = self._tenant(env["tenant"])
-        out = self._hygiene(t, record, restoring, event_key)
+        out = self._hygiene(t, record, restoring)
         # the record is read only here: what it is, once (every event asked these ~10 times: issue 28)
         failure, success = extract.is_failure(record), extract.is_success(record)
         if not (failure or success or record["kind"] in _SPOKEN):
@@ -375,12 +330,12 @@ class Learner:
                 out += proposed + self._supersede(t, env, proposal, proposed)
         return out
 
-    def _repeated(self, env: dict, key: int | str) -> bool:
+    def _repeated(self, t: _Tenant, record_id: str) -> bool:
         """Whether this event id was perceived already: a caller's own ``event_id`` sent again (a
         client retrying a request whose answer it lost) is one event. The views deduplicate it by
         id; the learner must not count it twice either (three copies of one negative feedback
         would otherwise make the three negatives that teach a rule)."""
-        if self._tenant(env["tenant"]).perceived.added(key):
+        if t.perceived.added(record_id):  # one C call (``_scan.RecentIds``)
             return False
         self.counts["repeated_perceptions"] += 1
         return True
@@ -409,27 +364,24 @@ class Learner:
                                 {"rule": "supersede/1"}, newer))
         return out
 
-    def _hygiene(self, t: _Tenant, record: dict, restoring: bool, event_key: int | str) -> list[tuple[str, dict]]:
-        env = record["envelope"]
-        # Two speakers never say "the same event": a reply that echoes a turn is a new turn; and
-        # two stored items (``recall.keyed``) are two memories by the caller's word, alike or not.
-        scope = record.get("scope")
-        key = (env["agent"], record.get("session") or env["task"], record["kind"], record.get("speaker"),
-               keyed.item_of(scope) if scope else None)
-        # The whole event, not its text alone: "nothing happened" in IAM and in CRM are two events.
-        words = _word_hashes(record)
-        previous = t.last_event.get(key)
-        t.last_event[key] = (event_key, words, env["ts_us"])
-        if previous is None or restoring or not words:
+    def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        # The place is (agent, session or task, kind, speaker, stored item): two speakers never say "the
+        # same event" (a reply that echoes a turn is a new turn), and two stored items (``recall.keyed``)
+        # are two memories by the caller's word, alike or not. The words are the whole event's, not its
+        # text alone (``_word_hashes``): "nothing happened" in IAM and in CRM are two events. One C call
+        # reads the place, hashes the words, and swaps in this event as the place's last (``LastEvents``:
+        # the key tuple, its look-up and the ordered dict's Python ``__setitem__`` were ~1 µs an event).
+        found = t.last_event.step(record)
+        if found is None or restoring:
             return []
-        prev_key, prev_words, prev_ts = previous
-        # the same event (compact ids are one to one with ids) or too long ago: the set is not unpacked
-        if prev_key == event_key or env["ts_us"] - prev_ts > MERGE_WITHIN_US:
+        words, prev_id, prev_words, prev_ts = found
+        env = record["envelope"]
+        # no words, the same event sent again, or too long ago: the sets are not compared
+        if not words or prev_id == env["record_id"] or env["ts_us"] - prev_ts > MERGE_WITHIN_US:
             return []
         similarity = _merge_similarity(words, prev_words)
         if similarity is None:
             return []
-        prev_id = expanded_id(prev_key)
         self.counts["merged"] += 1
         return [decision(DecisionKind.EVENTS_MERGED, env["tenant"], [prev_id], [env["record_id"]],
                          f"near-identical to the newer {env['record_id']} (similarity {similarity:.2f}); "
@@ -936,6 +888,7 @@ class KeptFailure:
 
 _KEPT = (*_FAILURE_FIELDS, "record_id")  # what a pickled KeptFailure holds, in order
 _kept_values = attrgetter(*_KEPT)
+_KEPT_GETTERS = [attrgetter(name) for name in _KEPT]  # one a column (``FailureLists``)
 
 
 def _kept_failure_of(*values) -> KeptFailure:
@@ -989,7 +942,8 @@ _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition,
 
 def _word_hashes(record: dict) -> bytes:
     """The hashes of the word set of an event's text, structured fields and entities
-    (``_hygiene``): what it keeps per (agent, session, kind, speaker), packed as 8 bytes a
+    (``_hygiene``): what it keeps per (agent, session, kind, speaker, item) — ``LastEvents.step`` makes it
+    in the same C pass as it reads the place (tests/learning/test_last_events.py) —, packed as 8 bytes a
     word, sorted int64s (a frozenset of the words' own strings held ~1.7 kB per event and was walked by every
     full collection), and compares by Jaccard, which over the hashes is Jaccard over the words
     (a 64-bit hash of each word's code points, ``_scan.stable_hashes``: the same in every process,

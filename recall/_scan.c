@@ -30,6 +30,8 @@
  *   to_halves / from_halves(rows, out) recall/vectors.py  numpy's float16 casts (test_halves.py)
  *   unit_halves(rows, out, dim)       recall/vectors.py  to_half(_unit_rows(rows)) (test_halves.py)
  *   untrack_plain(owner, values)      recall/doc_table.py  a document read from its row leaves the collector (test_untrack.py)
+ *   LastEvents(size).step(record)     learning/learner.py  _hygiene's Recent of key tuples (test_last_events.py)
+ *   RecentIds(size).added(record_id)  learning/learner.py  _repeated's RecentSet of compact ids (test_recent_set.py)
  *
  * Character classes follow Python's `re` in Unicode mode: [^\W_] is Py_UNICODE_ISALNUM and
  * \d is Py_UNICODE_ISDECIMAL; texts are lowercased with str.lower (which may change their length).
@@ -4305,6 +4307,716 @@ static PyObject *scan_untrack_plain(PyObject *self, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
+/* ---- the learner's last event per place (learning/learner.py _hygiene) ------------------------------ */
+
+/* LastEvents(size): for each place (agent, session or task, kind, speaker, stored item) of the last `size`
+ * places first seen, the last event there: its id, its word set (record_hash_bytes) and its time. It is the
+ * ``Recent`` (an OrderedDict of key tuples, oldest first in, oldest out; a key seen again keeps its place)
+ * the learner held, as columns (issue 28, round sixteen): a ring of `size` slots whose next slot is the
+ * oldest place once it is full, and an open-addressing table from a place's 128-bit hash to its slot. The
+ * Recent held ~400 bytes a place in five Python objects (the key tuple, the value tuple, a 128-bit int)
+ * that the collector walked and the snapshot pickled one by one (~95 ms of its ~200 at 100k events); here
+ * a place is ~70 bytes and its word set, not tracked by the collector, pickled as a few buffers.
+ *
+ * A place is hashed, not kept: two places of one tenant's last `size` sharing a 128-bit hash (two lanes
+ * of 64) has odds ~2^-95, less than the word sets' own 64-bit hashes risk. */
+/* The learner's "last N distinct keys, the first in the first out" as a ring: `size` slots each holding a
+ * key of 128 bits (two lanes), the ring's next slot the oldest key once it is full, and an open-addressing
+ * table (linear probing) from a key to its slot. A key seen again keeps its slot, as ``Recent`` (an
+ * OrderedDict whose ``__setitem__`` leaves an existing key where it is) and ``RecentSet`` kept its place. */
+typedef struct {
+    Py_ssize_t size, count, next; /* slots, slots in use, the ring's next slot (the oldest once full) */
+    uint64_t *key;                /* 2 a slot: the key's lanes */
+    int32_t *table;               /* a slot index, or -1: empty */
+    Py_ssize_t mask;              /* table's size - 1 (a power of two, at least twice size) */
+} Ring;
+
+static void ring_free(Ring *r) {
+    PyMem_Free(r->key);
+    PyMem_Free(r->table);
+    r->key = NULL;
+    r->table = NULL;
+    r->count = r->next = 0;
+}
+
+/* An empty ring of `size` slots; -1 with the error set. */
+static int ring_alloc(Ring *r, Py_ssize_t size) {
+    if (size < 1 || size > (1 << 29)) {
+        PyErr_Format(PyExc_ValueError, "a ring holds 1 to 2**29 keys, not %zd", size);
+        return -1;
+    }
+    Py_ssize_t cap = 2;
+    while (cap < 2 * size)
+        cap *= 2;
+    r->size = size;
+    r->count = r->next = 0;
+    r->mask = cap - 1;
+    r->key = PyMem_Calloc((size_t)size, 2 * sizeof(uint64_t));
+    r->table = PyMem_Malloc((size_t)cap * sizeof(int32_t));
+    if (!r->key || !r->table) {
+        ring_free(r);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(r->table, 0xff, (size_t)cap * sizeof(int32_t)); /* -1 everywhere */
+    return 0;
+}
+
+/* The table position holding key (a, b), or the empty position where it would go; *slot its slot or -1. */
+static Py_ssize_t ring_find(const Ring *r, uint64_t a, uint64_t b, int32_t *slot) {
+    Py_ssize_t i = (Py_ssize_t)(a & (uint64_t)r->mask);
+    for (;;) {
+        const int32_t s = r->table[i];
+        if (s < 0 || (r->key[2 * s] == a && r->key[2 * s + 1] == b)) {
+            *slot = s;
+            return i;
+        }
+        i = (i + 1) & r->mask;
+    }
+}
+
+/* Empties table position i, moving back the entries of its probe run that would no longer be found
+ * (deletion without tombstones under linear probing). */
+static void ring_remove(Ring *r, Py_ssize_t i) {
+    Py_ssize_t j = i;
+    for (;;) {
+        r->table[i] = -1;
+        for (;;) {
+            j = (j + 1) & r->mask;
+            const int32_t s = r->table[j];
+            if (s < 0)
+                return;
+            const Py_ssize_t home = (Py_ssize_t)(r->key[2 * s] & (uint64_t)r->mask);
+            /* the entry at j stays when its home lies cyclically in (i, j] */
+            if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+                continue;
+            break;
+        }
+        r->table[i] = r->table[j];
+        i = j;
+    }
+}
+
+/* The slot of a key not held (ring_find gave its position `at`): the ring's next, whose key, the oldest,
+ * is forgotten once the ring is full (the caller clears what else the slot held). */
+static int32_t ring_claim(Ring *r, uint64_t a, uint64_t b, Py_ssize_t at) {
+    const int32_t s = (int32_t)r->next;
+    if (r->count == r->size) {
+        int32_t held;
+        ring_remove(r, ring_find(r, r->key[2 * s], r->key[2 * s + 1], &held));
+        at = ring_find(r, a, b, &held); /* the removal may have moved the free position */
+    } else {
+        r->count++;
+    }
+    r->next = (r->next + 1) % r->size;
+    r->table[at] = s;
+    r->key[2 * s] = a;
+    r->key[2 * s + 1] = b;
+    return s;
+}
+
+/* Sets a ring's keys from a pickled state (count, next, the keys' bytes); -1 with a ValueError when they
+ * do not make a ring of its size. */
+static int ring_restore(Ring *r, Py_ssize_t n, Py_ssize_t next, const Py_buffer *keys) {
+    const Py_ssize_t size = r->size;
+    if (n < 0 || n > size || next < 0 || next >= size || (n < size && next != n) ||
+        keys->len != n * 2 * (Py_ssize_t)sizeof(uint64_t)) {
+        PyErr_SetString(PyExc_ValueError, "a ring's state whose keys do not match its count and size");
+        return -1;
+    }
+    ring_free(r);
+    if (ring_alloc(r, size) < 0)
+        return -1;
+    memcpy(r->key, keys->buf, (size_t)keys->len);
+    for (Py_ssize_t s = 0; s < n; s++) {
+        int32_t found;
+        const Py_ssize_t at = ring_find(r, r->key[2 * s], r->key[2 * s + 1], &found);
+        if (found >= 0) {
+            ring_free(r);
+            ring_alloc(r, size);
+            PyErr_SetString(PyExc_ValueError, "a ring's state holding one key twice");
+            return -1;
+        }
+        r->table[at] = (int32_t)s;
+    }
+    r->count = n;
+    r->next = next;
+    return 0;
+}
+
+/* Whether two rings hold the same keys in the same slots. */
+static int ring_equal(const Ring *x, const Ring *y) {
+    return x->size == y->size && x->count == y->count && x->next == y->next &&
+           (x->count == 0 || !memcmp(x->key, y->key, (size_t)x->count * 2 * sizeof(uint64_t)));
+}
+
+/* LastEvents(size): for each place (agent, session or task, kind, speaker, stored item) of the last `size`
+ * places first seen, the last event there: its id, its word set (record_hash_bytes) and its time. It is the
+ * ``Recent`` of key tuples the learner held, as columns (issue 28, round sixteen): a Ring of places hashed,
+ * and a slot's event beside it. The Recent held ~400 bytes a place in five Python objects (the key tuple, the
+ * value tuple, a 128-bit int) that the collector walked and the snapshot pickled one by one (~95 ms of its
+ * ~200 at 100k events); here a place is ~60 bytes and its word set, not tracked by the collector, pickled as
+ * a few buffers.
+ *
+ * A place is hashed, not kept: two places of one tenant's last `size` sharing a 128-bit hash (two lanes of
+ * 64) has odds ~2^-95, less than the word sets' own 64-bit hashes risk. */
+typedef struct {
+    PyObject_HEAD
+    Ring ring;           /* the places */
+    uint64_t *id;        /* 2 a slot: an "ev_" + 32 hex digits id's 128 bits (high, low) */
+    PyObject **other_id; /* a slot's id as given when it is not of that form, else NULL */
+    PyObject **words;    /* a slot's word set: bytes of sorted int64 hashes */
+    int64_t *ts;         /* a slot's event time (µs) */
+} LastEvents;
+
+static PyObject *str_envelope, *str_agent, *str_session, *str_task, *str_kind, *str_speaker, *str_scope,
+    *str_store_key, *str_store_namespace, *str_record_id, *str_ts_us; /* interned at import */
+
+static void last_events_free_slots(LastEvents *self) {
+    for (Py_ssize_t s = 0; self->words && s < self->ring.size; s++) { /* every slot: a refused state fills some */
+        Py_CLEAR(self->other_id[s]);
+        Py_CLEAR(self->words[s]);
+    }
+    PyMem_Free(self->id);
+    PyMem_Free(self->other_id);
+    PyMem_Free(self->words);
+    PyMem_Free(self->ts);
+    self->id = NULL;
+    self->other_id = self->words = NULL;
+    self->ts = NULL;
+    ring_free(&self->ring);
+}
+
+/* Allocates empty columns for `size` slots; -1 with the error set. */
+static int last_events_alloc(LastEvents *self, Py_ssize_t size) {
+    if (ring_alloc(&self->ring, size) < 0)
+        return -1;
+    self->id = PyMem_Calloc((size_t)size, 2 * sizeof(uint64_t));
+    self->other_id = PyMem_Calloc((size_t)size, sizeof(PyObject *));
+    self->words = PyMem_Calloc((size_t)size, sizeof(PyObject *));
+    self->ts = PyMem_Calloc((size_t)size, sizeof(int64_t));
+    if (!self->id || !self->other_id || !self->words || !self->ts) {
+        last_events_free_slots(self);
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static int last_events_init(LastEvents *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"size", NULL};
+    Py_ssize_t size;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n:LastEvents", kwlist, &size))
+        return -1;
+    last_events_free_slots(self);
+    return last_events_alloc(self, size);
+}
+
+static void last_events_dealloc(LastEvents *self) {
+    last_events_free_slots(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Two 64-bit lanes over a place's parts: FNV-1a and a multiply-xorshift lane, each part tagged and ended
+ * by its length so that no two different tuples of parts feed the same sequence. */
+typedef struct {
+    uint64_t a, b;
+} PlaceHash;
+
+static inline void place_feed(PlaceHash *h, uint64_t v) {
+    h->a = (h->a ^ v) * 1099511628211ULL;
+    h->b = (h->b + v + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL;
+    h->b ^= h->b >> 31;
+}
+
+/* Feeds a part: None, or a str's code points; -1 with a TypeError naming `what` for anything else. */
+static int place_part(PlaceHash *h, PyObject *value, const char *what) {
+    if (value == NULL || value == Py_None) {
+        place_feed(h, 0x100000000ULL); /* beyond every code point: not a str's */
+        return 0;
+    }
+    if (!PyUnicode_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "an event's %s must be str or None, not %.100s", what, Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    const int kind = PyUnicode_KIND(value);
+    const void *data = PyUnicode_DATA(value);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(value);
+    for (Py_ssize_t i = 0; i < n; i++)
+        place_feed(h, (uint64_t)PyUnicode_READ(kind, data, i));
+    place_feed(h, 0x200000000ULL + (uint64_t)n);
+    return 0;
+}
+
+/* d[key] as Python's d[key]: a KeyError when absent (borrowed; NULL with the error set). */
+static PyObject *item_required(PyObject *d, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (!v && !PyErr_Occurred())
+        PyErr_SetObject(PyExc_KeyError, key);
+    return v;
+}
+
+/* d.get(key) (borrowed; NULL when absent, with the error set only on a failed look-up). */
+static PyObject *item_or_null(PyObject *d, PyObject *key) { return PyDict_GetItemWithError(d, key); }
+
+/* The place of a perception record, as the learner's key tuple (env["agent"], record.get("session") or
+ * env["task"], record["kind"], record.get("speaker"), keyed.item_of(scope) if scope else None); -1 with
+ * the error set. */
+static int place_of(PyObject *record, PyObject *env, PlaceHash *h) {
+    h->a = 14695981039346656037ULL;
+    h->b = 0x243F6A8885A308D3ULL;
+    PyObject *agent = item_required(env, str_agent);
+    if (!agent || place_part(h, agent, "agent") < 0)
+        return -1;
+    PyObject *session = item_or_null(record, str_session);
+    if (!session && PyErr_Occurred())
+        return -1;
+    int truthy = session ? PyObject_IsTrue(session) : 0;
+    if (truthy < 0)
+        return -1;
+    if (!truthy && !(session = item_required(env, str_task)))
+        return -1;
+    if (place_part(h, session, "session or task") < 0)
+        return -1;
+    PyObject *kind = item_required(record, str_kind);
+    if (!kind || place_part(h, kind, "kind") < 0)
+        return -1;
+    PyObject *speaker = item_or_null(record, str_speaker);
+    if ((!speaker && PyErr_Occurred()) || place_part(h, speaker, "speaker") < 0)
+        return -1;
+    PyObject *scope = item_or_null(record, str_scope);
+    if (!scope && PyErr_Occurred())
+        return -1;
+    truthy = scope ? PyObject_IsTrue(scope) : 0;
+    if (truthy < 0)
+        return -1;
+    PyObject *key = NULL;
+    if (truthy) {
+        if (!PyDict_Check(scope)) {
+            PyErr_Format(PyExc_TypeError, "an event's scope must be a dict, not %.100s", Py_TYPE(scope)->tp_name);
+            return -1;
+        }
+        key = item_or_null(scope, str_store_key);
+        if (!key && PyErr_Occurred())
+            return -1;
+    }
+    if (key == NULL || key == Py_None) { /* an ordinary event: no stored item */
+        place_feed(h, 0x300000000ULL);
+        return 0;
+    }
+    place_feed(h, 0x400000000ULL); /* a stored item: (namespace or "", key) */
+    PyObject *ns = item_or_null(scope, str_store_namespace);
+    if (!ns && PyErr_Occurred())
+        return -1;
+    if (ns == NULL) { /* scope.get(STORE_NAMESPACE, ""): absent is "", None stays None */
+        place_feed(h, 0x200000000ULL);
+    } else if (place_part(h, ns, "store namespace") < 0) {
+        return -1;
+    }
+    return place_part(h, key, "store key");
+}
+
+static inline int hex_digit(Py_UCS4 c) {
+    return c >= '0' && c <= '9' ? (int)(c - '0') : c >= 'a' && c <= 'f' ? (int)(c - 'a' + 10) : -1;
+}
+
+/* Whether id is "ev_" + 32 lowercase hex digits (learner.compact_id's form), its bits in hi, lo. */
+static int compact_bits(PyObject *id, uint64_t *hi, uint64_t *lo) {
+    if (PyUnicode_GET_LENGTH(id) != 35 || PyUnicode_KIND(id) != PyUnicode_1BYTE_KIND)
+        return 0;
+    const Py_UCS1 *c = PyUnicode_1BYTE_DATA(id);
+    if (c[0] != 'e' || c[1] != 'v' || c[2] != '_')
+        return 0;
+    uint64_t parts[2] = {0, 0};
+    for (int i = 0; i < 32; i++) {
+        const int d = hex_digit(c[3 + i]);
+        if (d < 0)
+            return 0;
+        parts[i / 16] = parts[i / 16] << 4 | (uint64_t)d;
+    }
+    *hi = parts[0];
+    *lo = parts[1];
+    return 1;
+}
+
+/* A slot's id as the record gave it (a new reference). */
+static PyObject *slot_id(const LastEvents *self, Py_ssize_t s) {
+    if (self->other_id[s]) {
+        Py_INCREF(self->other_id[s]);
+        return self->other_id[s];
+    }
+    static const char digits[] = "0123456789abcdef";
+    char out[35] = {'e', 'v', '_'};
+    for (int i = 0; i < 32; i++)
+        out[3 + i] = digits[(self->id[2 * s + i / 16] >> (4 * (15 - i % 16))) & 0xf];
+    return PyUnicode_FromStringAndSize(out, 35);
+}
+
+/* step(record) -> None | (words, previous id, previous words, previous time): the learner's _hygiene
+ * look-up and update in one call. The record's place gets its last event (this one: its id, its word
+ * set, its time); the event there before it, if any, is returned with this one's word set. Nothing
+ * changes when the record is refused (a missing field, a field not str or None: the error is raised). */
+static PyObject *last_events_step(LastEvents *self, PyObject *record) {
+    if (!self->ring.table) {
+        PyErr_SetString(PyExc_ValueError, "a LastEvents not initialised");
+        return NULL;
+    }
+    if (!PyDict_Check(record)) {
+        PyErr_Format(PyExc_TypeError, "step takes a record dict, not %.100s", Py_TYPE(record)->tp_name);
+        return NULL;
+    }
+    PyObject *env = item_required(record, str_envelope);
+    if (!env)
+        return NULL;
+    if (!PyDict_Check(env)) {
+        PyErr_Format(PyExc_TypeError, "an envelope must be a dict, not %.100s", Py_TYPE(env)->tp_name);
+        return NULL;
+    }
+    PlaceHash h;
+    if (place_of(record, env, &h) < 0)
+        return NULL;
+    PyObject *words = scan_record_hash_bytes(NULL, record);
+    if (!words)
+        return NULL;
+    PyObject *id = item_required(env, str_record_id), *ts_obj = id ? item_required(env, str_ts_us) : NULL;
+    const long long ts = ts_obj ? PyLong_AsLongLong(ts_obj) : -1;
+    if (!ts_obj || (ts == -1 && PyErr_Occurred()) || !PyUnicode_Check(id)) {
+        if (id && ts_obj && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "a record id must be str, not %.100s", Py_TYPE(id)->tp_name);
+        Py_DECREF(words);
+        return NULL;
+    }
+    uint64_t hi = 0, lo = 0;
+    const int compact = compact_bits(id, &hi, &lo);
+    int32_t s;
+    const Py_ssize_t at = ring_find(&self->ring, h.a, h.b, &s);
+    PyObject *out = Py_None;
+    if (s >= 0) { /* the place's previous event, returned before its slot takes this one */
+        PyObject *prev_id = slot_id(self, s), *prev_ts = prev_id ? PyLong_FromLongLong(self->ts[s]) : NULL;
+        out = prev_ts ? PyTuple_Pack(4, words, prev_id, self->words[s], prev_ts) : NULL;
+        Py_XDECREF(prev_id);
+        Py_XDECREF(prev_ts);
+        if (!out) {
+            Py_DECREF(words);
+            return NULL;
+        }
+    } else { /* a new place: the ring's next slot, the oldest place's once the ring is full */
+        Py_INCREF(Py_None);
+        s = ring_claim(&self->ring, h.a, h.b, at);
+    }
+    Py_CLEAR(self->other_id[s]);
+    Py_CLEAR(self->words[s]);
+    self->id[2 * s] = hi;
+    self->id[2 * s + 1] = lo;
+    if (!compact) {
+        Py_INCREF(id);
+        self->other_id[s] = id;
+    }
+    self->words[s] = words; /* the reference made here */
+    self->ts[s] = ts;
+    return out;
+}
+
+static Py_ssize_t last_events_len(LastEvents *self) { return self->ring.count; }
+
+/* (LastEvents, (size,), state): the state a few buffers (places, ids, times, the word sets' lengths and
+ * their bytes joined) and a dict of the ids not of the compact form, by slot. */
+static PyObject *last_events_reduce(LastEvents *self, PyObject *unused) {
+    const Py_ssize_t n = self->ring.count;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t s = 0; s < n; s++)
+        total += PyBytes_GET_SIZE(self->words[s]);
+    PyObject *lengths = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *joined = lengths ? PyBytes_FromStringAndSize(NULL, total) : NULL;
+    PyObject *others = joined ? PyDict_New() : NULL;
+    if (!others) {
+        Py_XDECREF(lengths);
+        Py_XDECREF(joined);
+        return NULL;
+    }
+    int64_t *len_out = (int64_t *)PyBytes_AS_STRING(lengths);
+    char *w = PyBytes_AS_STRING(joined);
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const Py_ssize_t k = PyBytes_GET_SIZE(self->words[s]);
+        memcpy(w, PyBytes_AS_STRING(self->words[s]), (size_t)k);
+        w += k;
+        len_out[s] = k;
+        if (self->other_id[s]) {
+            PyObject *slot = PyLong_FromSsize_t(s);
+            const int rc = slot ? PyDict_SetItem(others, slot, self->other_id[s]) : -1;
+            Py_XDECREF(slot);
+            if (rc < 0) {
+                Py_DECREF(lengths);
+                Py_DECREF(joined);
+                Py_DECREF(others);
+                return NULL;
+            }
+        }
+    }
+    return Py_BuildValue("O(n)(nny#y#y#NNN)", Py_TYPE(self), self->ring.size, n, self->ring.next,
+                         (const char *)self->ring.key, n * 2 * (Py_ssize_t)sizeof(uint64_t), (const char *)self->id,
+                         n * 2 * (Py_ssize_t)sizeof(uint64_t), (const char *)self->ts, n * (Py_ssize_t)sizeof(int64_t),
+                         lengths, joined, others);
+}
+
+static PyObject *last_events_setstate(LastEvents *self, PyObject *state) {
+    Py_ssize_t n, next;
+    Py_buffer place = {0}, id = {0}, ts = {0}, lengths = {0}, joined = {0};
+    PyObject *others;
+    if (!PyArg_ParseTuple(state, "nny*y*y*y*y*O!:__setstate__", &n, &next, &place, &id, &ts, &lengths, &joined,
+                          &PyDict_Type, &others))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = self->ring.size;
+    if (n < 0 || n > size || id.len != n * 2 * (Py_ssize_t)sizeof(uint64_t) ||
+        ts.len != n * (Py_ssize_t)sizeof(int64_t) || lengths.len != ts.len) {
+        PyErr_SetString(PyExc_ValueError, "a LastEvents state whose columns do not match its count and size");
+        goto done;
+    }
+    const int64_t *len_in = lengths.buf;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        if (len_in[s] < 0 || len_in[s] % 8 || len_in[s] > joined.len - total) {
+            PyErr_SetString(PyExc_ValueError, "a LastEvents state whose word sets do not match their lengths");
+            goto done;
+        }
+        total += len_in[s];
+    }
+    if (total != joined.len) {
+        PyErr_SetString(PyExc_ValueError, "a LastEvents state whose word sets do not match their lengths");
+        goto done;
+    }
+    last_events_free_slots(self);
+    if (last_events_alloc(self, size) < 0)
+        goto done;
+    if (ring_restore(&self->ring, n, next, &place) < 0)
+        goto refused;
+    memcpy(self->id, id.buf, (size_t)id.len);
+    memcpy(self->ts, ts.buf, (size_t)ts.len);
+    const char *w = joined.buf;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        if (!(self->words[s] = PyBytes_FromStringAndSize(w, (Py_ssize_t)len_in[s])))
+            goto refused;
+        w += len_in[s];
+        PyObject *slot = PyLong_FromSsize_t(s);
+        PyObject *other = slot ? PyDict_GetItemWithError(others, slot) : NULL;
+        Py_XDECREF(slot);
+        if (!other && PyErr_Occurred())
+            goto refused;
+        if (other && !PyUnicode_Check(other)) {
+            PyErr_SetString(PyExc_ValueError, "a LastEvents state whose ids are not str");
+            goto refused;
+        }
+        Py_XINCREF(other);
+        self->other_id[s] = other;
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+    goto done;
+refused: /* a state refused half-way leaves an empty LastEvents */
+    last_events_free_slots(self);
+    if (last_events_alloc(self, size) < 0)
+        PyErr_Clear(); /* the state's error is the one to raise */
+done:
+    PyBuffer_Release(&place);
+    PyBuffer_Release(&id);
+    PyBuffer_Release(&ts);
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&joined);
+    return result;
+}
+
+/* Equal: the same places in the same slots of the same ring, each with the same event (a replayed
+ * learner's, as ``Recent``'s OrderedDict equality compared keys, values and order). */
+static PyObject *last_events_richcompare(PyObject *a, PyObject *b, int op) {
+    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b) != Py_TYPE(a))
+        Py_RETURN_NOTIMPLEMENTED;
+    const LastEvents *x = (LastEvents *)a, *y = (LastEvents *)b;
+    const Py_ssize_t n = x->ring.count;
+    int same = ring_equal(&x->ring, &y->ring) &&
+               (n == 0 || (!memcmp(x->id, y->id, (size_t)n * 2 * sizeof(uint64_t)) &&
+                           !memcmp(x->ts, y->ts, (size_t)n * sizeof(int64_t))));
+    for (Py_ssize_t s = 0; same && s < n; s++) {
+        int eq = PyObject_RichCompareBool(x->words[s], y->words[s], Py_EQ);
+        if (eq >= 0 && (x->other_id[s] != NULL) != (y->other_id[s] != NULL))
+            eq = 0;
+        else if (eq > 0 && x->other_id[s])
+            eq = PyObject_RichCompareBool(x->other_id[s], y->other_id[s], Py_EQ);
+        if (eq < 0)
+            return NULL;
+        same = eq;
+    }
+    return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static PyObject *last_events_repr(LastEvents *self) {
+    return PyUnicode_FromFormat("LastEvents(%zd of %zd)", self->ring.count, self->ring.size);
+}
+
+static PyObject *last_events_size(LastEvents *self, void *unused) { return PyLong_FromSsize_t(self->ring.size); }
+
+static PyMethodDef last_events_methods[] = {
+    {"step", (PyCFunction)last_events_step, METH_O,
+     "step(record) -> None | (words, previous id, previous words, previous time): the place's last event updated."},
+    {"__reduce__", (PyCFunction)last_events_reduce, METH_NOARGS, "Pickled as columns."},
+    {"__setstate__", (PyCFunction)last_events_setstate, METH_O, "The columns __reduce__ gave."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef last_events_getset[] = {
+    {"size", (getter)last_events_size, NULL, "the places remembered", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods last_events_sequence = {.sq_length = (lenfunc)last_events_len};
+
+static PyTypeObject LastEventsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hindbrain.recall._scan.LastEvents",
+    .tp_basicsize = sizeof(LastEvents),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "LastEvents(size): the learner's last event per place, as columns (learning/learner.py _hygiene).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)last_events_init,
+    .tp_dealloc = (destructor)last_events_dealloc,
+    .tp_methods = last_events_methods,
+    .tp_getset = last_events_getset,
+    .tp_as_sequence = &last_events_sequence,
+    .tp_richcompare = last_events_richcompare,
+    .tp_repr = (reprfunc)last_events_repr,
+    .tp_hash = PyObject_HashNotImplemented,
+};
+
+/* RecentIds(size): the last `size` distinct event ids a tenant perceived, the first in the first out: the
+ * learner's recent-ids check (learning/learner.py _repeated), which was a set and a deque of compact ids in
+ * Python (``RecentSet``) behind a regular expression making the compact id (~1 µs an event of ~6.5, issue 28
+ * round sixteen). An "ev_" + 32 hex digits id is its 128 bits, exact as before; any other id its 128-bit
+ * hash over its code points (two such ids, or one and an ev_ id's bits, meeting among a tenant's last
+ * `size` has odds ~2^-95). */
+typedef struct {
+    PyObject_HEAD
+    Ring ring;
+} RecentIds;
+
+/* The key of a record id: its bits when compact, else the hash of its code points; -1 with a TypeError. */
+static int id_key(PyObject *id, uint64_t *a, uint64_t *b) {
+    if (!PyUnicode_Check(id)) {
+        PyErr_Format(PyExc_TypeError, "a record id must be str, not %.100s", Py_TYPE(id)->tp_name);
+        return -1;
+    }
+    if (compact_bits(id, a, b))
+        return 0;
+    PlaceHash h = {14695981039346656037ULL, 0x13198A2E03707344ULL};
+    if (place_part(&h, id, "record id") < 0)
+        return -1;
+    *a = h.a;
+    *b = h.b;
+    return 0;
+}
+
+static int recent_ids_init(RecentIds *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"size", NULL};
+    Py_ssize_t size;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n:RecentIds", kwlist, &size))
+        return -1;
+    ring_free(&self->ring);
+    return ring_alloc(&self->ring, size);
+}
+
+static void recent_ids_dealloc(RecentIds *self) {
+    ring_free(&self->ring);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* added(record_id) -> bool: remembers the id (one held already keeps its place); whether it was new. */
+static PyObject *recent_ids_added(RecentIds *self, PyObject *id) {
+    uint64_t a, b;
+    if (!self->ring.table) {
+        PyErr_SetString(PyExc_ValueError, "a RecentIds not initialised");
+        return NULL;
+    }
+    if (id_key(id, &a, &b) < 0)
+        return NULL;
+    int32_t s;
+    const Py_ssize_t at = ring_find(&self->ring, a, b, &s);
+    if (s >= 0)
+        Py_RETURN_FALSE;
+    ring_claim(&self->ring, a, b, at);
+    Py_RETURN_TRUE;
+}
+
+static int recent_ids_contains(RecentIds *self, PyObject *id) {
+    uint64_t a, b;
+    int32_t s;
+    if (!self->ring.table || id_key(id, &a, &b) < 0)
+        return self->ring.table ? -1 : 0;
+    ring_find(&self->ring, a, b, &s);
+    return s >= 0;
+}
+
+static Py_ssize_t recent_ids_len(RecentIds *self) { return self->ring.count; }
+
+static PyObject *recent_ids_reduce(RecentIds *self, PyObject *unused) {
+    return Py_BuildValue("O(n)(nny#)", Py_TYPE(self), self->ring.size, self->ring.count, self->ring.next,
+                         (const char *)self->ring.key, self->ring.count * 2 * (Py_ssize_t)sizeof(uint64_t));
+}
+
+static PyObject *recent_ids_setstate(RecentIds *self, PyObject *state) {
+    Py_ssize_t n, next;
+    Py_buffer keys = {0};
+    if (!PyArg_ParseTuple(state, "nny*:__setstate__", &n, &next, &keys))
+        return NULL;
+    const int rc = ring_restore(&self->ring, n, next, &keys);
+    PyBuffer_Release(&keys);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *recent_ids_richcompare(PyObject *a, PyObject *b, int op) {
+    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b) != Py_TYPE(a))
+        Py_RETURN_NOTIMPLEMENTED;
+    const int same = ring_equal(&((RecentIds *)a)->ring, &((RecentIds *)b)->ring);
+    return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static PyObject *recent_ids_repr(RecentIds *self) {
+    return PyUnicode_FromFormat("RecentIds(%zd of %zd)", self->ring.count, self->ring.size);
+}
+
+static PyObject *recent_ids_size(RecentIds *self, void *unused) { return PyLong_FromSsize_t(self->ring.size); }
+
+static PyMethodDef recent_ids_methods[] = {
+    {"added", (PyCFunction)recent_ids_added, METH_O,
+     "added(record_id) -> bool: remembers the id (one held keeps its place); whether it was new."},
+    {"__reduce__", (PyCFunction)recent_ids_reduce, METH_NOARGS, "Pickled as the ring's keys."},
+    {"__setstate__", (PyCFunction)recent_ids_setstate, METH_O, "The keys __reduce__ gave."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef recent_ids_getset[] = {
+    {"size", (getter)recent_ids_size, NULL, "the ids remembered", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods recent_ids_sequence = {.sq_length = (lenfunc)recent_ids_len,
+                                                .sq_contains = (objobjproc)recent_ids_contains};
+
+static PyTypeObject RecentIdsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hindbrain.recall._scan.RecentIds",
+    .tp_basicsize = sizeof(RecentIds),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "RecentIds(size): the last event ids perceived, first in first out (learning/learner.py _repeated).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)recent_ids_init,
+    .tp_dealloc = (destructor)recent_ids_dealloc,
+    .tp_methods = recent_ids_methods,
+    .tp_getset = recent_ids_getset,
+    .tp_as_sequence = &recent_ids_sequence,
+    .tp_richcompare = recent_ids_richcompare,
+    .tp_repr = (reprfunc)recent_ids_repr,
+    .tp_hash = PyObject_HashNotImplemented,
+};
+
 static PyMethodDef methods[] = {
     {"untrack_plain", scan_untrack_plain, METH_VARARGS,
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
@@ -4409,5 +5121,29 @@ PyMODINIT_FUNC PyInit__scan(void) {
     for (int f = 0; f < 6; f++)
         if (!(said_keys[f] = PyUnicode_InternFromString(SAID_FIELDS[f])))
             return NULL;
-    return PyModule_Create(&module);
+    const char *names[] = {"envelope", "agent", "session", "task", "kind", "speaker", "scope", "store_key",
+                           "store_namespace", "record_id", "ts_us"};
+    PyObject **slots[] = {&str_envelope, &str_agent, &str_session, &str_task, &str_kind, &str_speaker, &str_scope,
+                          &str_store_key, &str_store_namespace, &str_record_id, &str_ts_us};
+    for (int f = 0; f < 11; f++)
+        if (!(*slots[f] = PyUnicode_InternFromString(names[f])))
+            return NULL;
+    if (PyType_Ready(&LastEventsType) < 0 || PyType_Ready(&RecentIdsType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&LastEventsType);
+    if (PyModule_AddObject(m, "LastEvents", (PyObject *)&LastEventsType) < 0) {
+        Py_DECREF(&LastEventsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&RecentIdsType);
+    if (PyModule_AddObject(m, "RecentIds", (PyObject *)&RecentIdsType) < 0) {
+        Py_DECREF(&RecentIdsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

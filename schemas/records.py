@@ -6,10 +6,11 @@ Ids carry a type prefix so a human (and ``Brain.explain``) can tell what an id n
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 
 from hindbrain.schemas.codec import registry
@@ -99,6 +100,19 @@ def now_us() -> int:
             t = _last_us + 1
         _last_us = t
     return t
+
+
+def now_us_many(n: int) -> Callable[[], int]:
+    """A clock for a batch of at most ``n`` records: ``now_us``'s next ``n`` stamps reserved under one lock
+    (the wall clock at the reservation, then a microsecond a record), handed out in turn by the returned
+    callable, a C one. A batch built in C asked ``now_us`` once a record: ~0.3 µs of its lock and Python
+    call an event (issue 28, round sixteen). Stamps past ``n`` would meet the ones ``now_us`` gives next."""
+    global _last_us
+    t = time.time_ns() // 1000
+    with _clock:
+        start = max(t, _last_us + 1)
+        _last_us = start + n - 1
+    return itertools.count(start).__next__
 
 
 def to_us(ts: datetime) -> int:

@@ -58,6 +58,7 @@ def _built(path, monkeypatch) -> tuple:
     monkeypatch.setattr(records, "_random_hex", _Ids())
     clock = itertools.count(1_760_000_000_000_000, 7)
     monkeypatch.setattr(records, "now_us", lambda: next(clock))
+    monkeypatch.setattr(records, "now_us_many", lambda n: lambda: next(clock))  # the batch's: the same stamps
     with Brain.open(path, embedder="none") as brain:
         ids = brain.perceive_many(_events())
         logged = [(e.topic, e.key, bytes(e.value)) for e in brain.runner.log.read_all(0)]
@@ -110,7 +111,8 @@ def test_the_records_made_in_c_are_the_oracles(batch):
     with pytest.MonkeyPatch.context() as mp:
         clock = itertools.count(1_760_000_000_000_000, 3)
         mp.setattr(records, "_random_hex", _Ids())
-        mp.setattr(records, "now_us", lambda: next(clock))
+        mp.setattr(records, "now_us", lambda: next(clock))  # the oracle's, one an event
+        mp.setattr(records, "now_us_many", lambda n: lambda: next(clock))  # the batch's: the same stamps
         fast = perception_records(values)
         clock = itertools.count(1_760_000_000_000_000, 3)
         mp.setattr(records, "_random_hex", _Ids())
@@ -151,3 +153,42 @@ def perception_records_raw(values, ids):
 
     return _scan.perception_records(values, ids, records.now_us, records.to_us, reading, READ_KINDS, 1,
                                     records.PRODUCER_SDK, datetime)
+
+
+def test_a_batchs_stamps_are_reserved_at_once_and_still_increase(tmp_path):
+    """``perceive_many`` stamps its events from one block of ``now_us_many``: each later than the clock read
+    before the call and than the one before it, each earlier than any ``now_us`` read after the call, and two
+    threads' batches never share a stamp."""
+    import threading
+
+    from hindbrain.streams.processing import decoded_entries
+
+    def stamps(brain, n: int, tag: str) -> list[int]:
+        ids = brain.perceive_many([{"tenant": "t", "text": f"{tag} event {k}"} for k in range(n)])
+        by_id = {d.record["envelope"]["record_id"]: d.record["envelope"]["ts_us"]
+                 for d in decoded_entries(brain.runner.log.read_all(0))}
+        return [by_id[i] for i in ids]
+
+    with Brain.open(tmp_path, embedder="none") as brain:
+        before = records.now_us()
+        first = stamps(brain, 500, "a")
+        after = records.now_us()
+        assert before < first[0] and all(a < b for a, b in zip(first, first[1:], strict=False)) and first[-1] < after
+        got: list[list[int]] = []
+        threads = [threading.Thread(target=lambda t=t: got.append(stamps(brain, 300, t))) for t in "bc"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len({s for batch in got for s in batch} | set(first)) == 500 + len(got) * 300 == 1100
+
+
+def test_a_block_of_stamps_is_reserved_before_the_clock_moves(monkeypatch):
+    """On a clock that does not move (a batch stamps faster than a microsecond a record), the stamps a block
+    hands out and the ones ``now_us`` gives after it, from any thread, are all distinct and increasing."""
+    import types
+
+    monkeypatch.setattr(records, "time", types.SimpleNamespace(time_ns=lambda: 1_900_000_000_000_000_000))
+    block, later = records.now_us_many(3), records.now_us()
+    stamps = [block(), block(), block(), later, records.now_us()]
+    assert stamps == sorted(set(stamps))  # distinct, increasing

@@ -115,3 +115,24 @@ def test_a_kept_failure_is_pickled_as_its_values_and_the_older_form_still_loads(
     assert b"_option" in older
     monkeypatch.undo()
     assert pickle.loads(older) == kept and pickle.loads(older).option() == option
+
+
+def test_a_tenants_failure_lists_are_pickled_as_columns(perceptions):
+    """``_Tenant.failures`` and ``reports`` (``FailureLists``) pickle as columns (round sixteen): one call for
+    the whole map, none a failure; loaded, the same keys in the same order, the same failures in each list,
+    their options computed again, and a ``Recent`` still (the oldest out past ``RECENT``)."""
+    import pickle
+
+    learner = Learner(RecordingExtractor())
+    for batch in perceptions:
+        learner.process(batch)
+    tenant = next(t for t in learner.tenants.values() if t.failures and t.reports)
+    for lists in (tenant.failures, tenant.reports):
+        data = pickle.dumps(lists, protocol=pickle.HIGHEST_PROTOCOL)
+        assert b"_failure_lists_of" in data and b"_kept_failure_of" not in data
+        back = pickle.loads(data)
+        assert type(back) is learner_module.FailureLists and list(back) == list(lists) and back == lists
+        assert all(a.option() == b.option() for key in lists for a, b in zip(back[key], lists[key], strict=True))
+    assert sum(map(len, tenant.reports.values())) > len(tenant.reports) > 1  # lists of several, several lists
+    empty = pickle.loads(pickle.dumps(learner_module.FailureLists()))
+    assert type(empty) is learner_module.FailureLists and not empty

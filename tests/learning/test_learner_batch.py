@@ -209,8 +209,8 @@ def canonical(value):
     """The learner's state as plain data, by structure not class (an older learner's classes differ), and
     without what is derived from the rest (``_Tenant.proven``, checked against its definition)."""
     name = type(value).__name__
-    if name == "RecentSet":
-        return [name, value.size, [canonical(k) for k in value._order]]
+    if name in ("LastEvents", "RecentIds"):  # the last event per place, the recent ids (round sixteen): pickled
+        return [name, value.size, canonical(list(value.__reduce__()[2]))]
     if name == "KeptFailure":
         return [name, canonical(value.as_record())]
     if name == "_Tenant":
