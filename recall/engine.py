@@ -138,8 +138,9 @@ class RecallEngine:
         clock.lap("score")
         items = [GateItem(s.doc, s.score, s.scope_match, s.why, semantic=s.channel_scores.get("semantic", 0.0),
                           chain=s.chain) for s in ranked]
+        terms = frozenset(query.terms)
         for item in items:
-            _explain_terms(item, query)
+            _explain_terms(item, terms)
         reserved = sum(b.tokens for b, _ in briefed)
         recall_scope = {**query.scope, "user": query.user} if query.user else query.scope
         selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved,
@@ -150,9 +151,7 @@ class RecallEngine:
                 item.why["gate"] = item.explanation()
         clock.lap("gate")
         returned = {i.id for i in selected}
-        for s in ranked:
-            if query.explain or s.doc.id in returned:
-                explain(s)
+        explain([s for s in ranked if query.explain or s.doc.id in returned])
         clock.lap("explain")
         arms = {b.id: arms[b.id] for b, _ in briefed if b.id in arms}
         return RecallResult(ranked, selected, cut, briefed, clock.laps, arms)
@@ -299,13 +298,18 @@ class RecallEngine:
         model = semantic.embedder.name if semantic is not None else "none"
         nviews = 0 if views is None else len(views)
 
-        def explain(s: Scored) -> None:
-            """The full explanation, in place of the brief one (the gate's decision and the
+        def explain(pooled: list[Scored]) -> None:
+            """The full explanations, in place of the brief ones (the gate's decision and the
             matched terms kept): built for what is returned, the whole pool on ``explain``."""
+            # which tier's vector scored each (one look-up for all: a lock and the tier array each)
+            tiers = semantic.tiers(query.tenant, [s.no for s in pooled]) if semantic is not None and pooled else []
+            for s, tier in zip(pooled, tiers or [None] * len(pooled), strict=True):
+                _explained(s, tier)
+
+        def _explained(s: Scored, tier: str | None) -> None:
             full = self._explain(tenant, query, w, s, lexical.get(s.no, (0.0, 0.0)), best_bm25, scale,
                                  linked.links(tenant, s.no), model, nviews, briefed)
-            if semantic is not None and s.cosine is not None:  # which tier's vector scored it
-                tier = semantic.tiers(query.tenant, [s.no])[0]
+            if semantic is not None and s.cosine is not None:
                 full["semantic"].update(tier=tier, model=semantic.model_of(tier))
             if "matched_terms" in s.why["lexical"]:
                 full["lexical"]["matched_terms"] = s.why["lexical"]["matched_terms"]
@@ -486,11 +490,17 @@ def _within(briefed: list[tuple[Belief, str]], budget: int) -> list[tuple[Belief
     return kept
 
 
-def _explain_terms(item: GateItem, query: Query) -> None:
-    if item.why["lexical"]["bm25"] > 0:
-        words = item.words.union(item.doc.links, item.doc.exact)
-        matched = words.intersection(query.terms)
-        item.why["lexical"]["matched_terms"] = sorted(matched)[:20]
+def _explain_terms(item: GateItem, terms: frozenset[str]) -> None:
+    """The query's ``terms`` a lexical hit holds (its words, link and exact cues): shown in ``why`` and,
+    informative ones, what the gate's coverage reads (``GateItem.matched``). Intersected from the
+    query's side (~20 terms), not through a union of the item's ~100 words."""
+    lexical = item.why["lexical"]
+    if lexical["bm25"] > 0:
+        doc = item.doc
+        matched = terms.intersection(item.words)
+        if doc.links or doc.exact:
+            matched = matched.union(terms.intersection(doc.links), terms.intersection(doc.exact))
+        lexical["matched_terms"] = sorted(matched)[:20]
         # an item a link placed was found through its seed, not by the function words it shares
         # with the query: the gate's "matched on function words only" cut is not for it
         if not (expand.LINK_FOUND and "expansion" in item.why):

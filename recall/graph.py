@@ -15,7 +15,7 @@ The shared cue terms, which only explanations need, are found for the pool alone
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hindbrain.recall import _scan, channels
 from hindbrain.recall.index import LINK_PREFIXES, TenantIndex
@@ -33,15 +33,18 @@ class Graph:
     scores: dict[int, float]  # candidate → graph score (noisy-or of its links' supports)
     seeds: list[tuple[int, float]]  # (doc number, base score), strongest first
     chains: dict[int, float]  # candidate → its strongest chain link's support (entity *and* action shared)
+    # (seed, base score, id, link cues) of each seed, read once for all the explanations of a recall
+    _seed_links: list[tuple[int, float, str, frozenset[str]]] | None = field(default=None, init=False, repr=False,
+                                                                              compare=False)
 
     def links(self, tenant: TenantIndex, no: int) -> list[tuple[str, float, list[str]]]:
         """(seed id, seed base score, shared link cues) for ``channels.graph``'s explanation."""
-        mine = set(tenant.docs[no].links)
-        out = []
-        for seed, base in self.seeds:
-            if seed != no and (shared := mine.intersection(tenant.docs[seed].links)):
-                out.append((tenant.docs[seed].id, base, sorted(shared)))
-        return out
+        if self._seed_links is None:
+            docs = tenant.docs
+            self._seed_links = [(seed, base, docs[seed].id, frozenset(docs[seed].links)) for seed, base in self.seeds]
+        mine = tenant.docs[no].links
+        return [(seed_id, base, sorted(shared)) for seed, base, seed_id, links in self._seed_links
+                if seed != no and (shared := links.intersection(mine))]
 
 
 def graph(tenant: TenantIndex, base: dict[int, float], mask) -> Graph:
