@@ -24,6 +24,7 @@
  *   event_columns(rows, texts, ...)   recall/index.py     py_event_columns_of (test_event_columns.py)
  *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
  *   graph_links(candidates, links, ...) recall/graph.py   the matrices it replaced (test_graph_links.py)
+ *   first_near_duplicate(words, kept, ...) recall/gate.py  the Jaccard test of each pair (test_gate.py)
  *   common_perceives(events, ...)     schemas/api.py      common_perceive of each (test_common_perceive.py)
  *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
  *   to_halves / from_halves(rows, out) recall/vectors.py  numpy's float16 casts (test_halves.py)
@@ -4131,7 +4132,72 @@ done:
     return out;
 }
 
+/* ---- recall.gate: the near-duplicate check against the items kept so far ---------------------- */
+
+/* |a & b| of two sets, iterating the smaller; -1 on error. */
+static Py_ssize_t shared_count(PyObject *a, PyObject *b) {
+    if (PySet_GET_SIZE(a) > PySet_GET_SIZE(b)) {
+        PyObject *t = a;
+        a = b;
+        b = t;
+    }
+    PyObject *it = PyObject_GetIter(a), *key;
+    if (!it)
+        return -1;
+    Py_ssize_t n = 0;
+    while ((key = PyIter_Next(it))) {
+        int in = PySet_Contains(b, key);
+        Py_DECREF(key);
+        if (in < 0) {
+            Py_DECREF(it);
+            return -1;
+        }
+        n += in;
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : n;
+}
+
+/* first_near_duplicate(words, kept, floor, near) -> int: see the method table. The size test and the
+ * ratio are gate.py's: small < floor * large settles a pair by two lengths (ints exact as doubles,
+ * so the comparison is Python's exact int-float one), else |a & b| / |a | b| >= near, the same
+ * correctly rounded division of two ints. */
+static PyObject *scan_first_near_duplicate(PyObject *self, PyObject *args) {
+    PyObject *words, *kept;
+    double floor, near;
+    if (!PyArg_ParseTuple(args, "OO!dd:first_near_duplicate", &words, &PyList_Type, &kept, &floor, &near))
+        return NULL;
+    if (!PyAnySet_Check(words)) {
+        PyErr_SetString(PyExc_TypeError, "first_near_duplicate: words must be a set or frozenset");
+        return NULL;
+    }
+    Py_ssize_t na = PySet_GET_SIZE(words);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(kept); i++) {
+        PyObject *other = PyList_GET_ITEM(kept, i);
+        if (!PyAnySet_Check(other)) {
+            PyErr_SetString(PyExc_TypeError, "first_near_duplicate: kept must hold sets or frozensets");
+            return NULL;
+        }
+        Py_ssize_t nb = PySet_GET_SIZE(other);
+        Py_ssize_t small = na <= nb ? na : nb, large = na <= nb ? nb : na;
+        if (large == 0)
+            return PyLong_FromSsize_t(i);
+        if ((double)small < floor * (double)large)
+            continue;
+        Py_ssize_t both = shared_count(words, other);
+        if (both < 0)
+            return NULL;
+        if ((double)both / (double)(na + nb - both) >= near)
+            return PyLong_FromSsize_t(i);
+    }
+    return PyLong_FromLong(-1);
+}
+
 static PyMethodDef methods[] = {
+    {"first_near_duplicate", scan_first_near_duplicate, METH_VARARGS,
+     "first_near_duplicate(words, kept, floor, near) -> int: the index of the first set in kept (a list of sets) "
+     "whose Jaccard similarity to words is >= near (two empty sets: 1), -1 for none; a pair whose smaller size "
+     "is under floor x the larger is settled without the intersection."},
     {"graph_links", scan_graph_links, METH_VARARGS,
      "graph_links(candidates, links, seed_rows, seed_bases, prefixes, strength) -> (scores, chains): recall.graph's "
      "supports. links[r]: candidate r's link terms (a tuple of str); seed r's support is seed_base x "
