@@ -256,10 +256,11 @@ class RecallEngine:
         cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
+        docs = tenant.docs.take(found)
         lexical_scores = {}
-        for no in found:
+        for no, doc in zip(found, docs, strict=True):
             bm25, information = lexical.get(no, (0.0, 0.0))
-            matched = sum(1 for c in tenant.docs[no].exact if c in query.exact) if nexact else 0
+            matched = sum(1 for c in doc.exact if c in query.exact) if nexact else 0
             lexical_scores[no] = (channels.relative_lexical_score(bm25, best_bm25, matched, nexact) if normalised
                                   else channels.lexical_score(bm25, information, matched, nexact))
         scale = _scale(cosines.values()) if normalised else None
@@ -273,7 +274,7 @@ class RecallEngine:
         wl, ws = (w.lexical, w.semantic) if w.lexical + w.semantic > 0 else (1.0, 1.0)
         semantic_scores = {no: semantic_of(no) for no in found}
         base = {no: (wl * lexical_scores[no] + ws * semantic_scores[no]) / (wl + ws) for no in found}
-        linked = graph(tenant, base, mask)
+        linked = graph(tenant, base, mask, docs)
         reached = linked.candidates[len(found):]
         if reached and views is not None:
             cosines.update(self._late_cosines(query.tenant, reached, views))
@@ -281,7 +282,7 @@ class RecallEngine:
         nos = linked.candidates
         scored = self._raw(tenant, query, w, nos, [lexical_scores.get(no, 0.0) for no in nos],
                            [semantic_scores.get(no, 0.0) for no in nos], cosines,
-                           [linked.scores.get(no, 0.0) for no in nos], briefed)
+                           [linked.scores.get(no, 0.0) for no in nos], briefed, linked.docs)
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
@@ -382,10 +383,11 @@ class RecallEngine:
 
     def _raw(self, tenant: TenantIndex, query: Query, w: Weights, nos: list[int], lexical: list[float],
              semantic: list[float], cosines: dict[int, float], graph_scores: list[float],
-             briefed: list[Belief]) -> list[Scored]:
-        """The channel scores, penalties and belief bias of the candidates ``nos``, without
-        explanations: one columnar pass (``recall.raw_scores``), not a dozen calls per candidate."""
-        docs = [tenant.docs[no] for no in nos]
+             briefed: list[Belief], docs: list[Doc] | None = None) -> list[Scored]:
+        """The channel scores, penalties and belief bias of the candidates ``nos`` (their documents
+        ``docs`` when read already), without explanations: one columnar pass
+        (``recall.raw_scores``), not a dozen calls per candidate."""
+        docs = tenant.docs.take(nos) if docs is None else docs
         raw = raw_scores(docs, tenant.counters, query, w, lexical, semantic, graph_scores, briefed)
         return [Scored(doc, score, {}, match, ch, no=no, penalty=penalty, cosine=cosines.get(no))
                 for doc, no, ch, score, penalty, match in zip(docs, nos, raw.channels, raw.scores, raw.penalties,

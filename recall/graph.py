@@ -33,6 +33,7 @@ class Graph:
     scores: dict[int, float]  # candidate → graph score (noisy-or of its links' supports)
     seeds: list[tuple[int, float]]  # (doc number, base score), strongest first
     chains: dict[int, float]  # candidate → its strongest chain link's support (entity *and* action shared)
+    docs: list | None = None  # the candidates' documents, in their order (read once for the stages after)
     # (seed, base score, id, link cues) of each seed, read once for all the explanations of a recall
     _seed_links: list[tuple[int, float, str, frozenset[str]]] | None = field(default=None, init=False, repr=False,
                                                                               compare=False)
@@ -47,18 +48,20 @@ class Graph:
                 if seed != no and (shared := links.intersection(mine))]
 
 
-def graph(tenant: TenantIndex, base: dict[int, float], mask) -> Graph:
-    """``base``: search candidate → its search relevance; ``mask``: the allowed documents."""
+def graph(tenant: TenantIndex, base: dict[int, float], mask, docs: list | None = None) -> Graph:
+    """``base``: search candidate → its search relevance; ``mask``: the allowed documents; ``docs``:
+    the candidates' documents in ``base``'s order when the caller read them already."""
     seeds = strongest(base)
     candidates = list(base)
+    docs = tenant.docs.take(candidates) if docs is None else list(docs)
     if not seeds:
-        return Graph(candidates, {}, [], {})
-    docs = tenant.docs
-    candidates += _reached(tenant, [no for no, _ in seeds], set(base), mask)
-    scores, chains = _scan.graph_links(candidates, [docs[no].links for no in candidates],
-                                       [row for _, row in seeds], [base[no] for no, _ in seeds], LINK_PREFIXES,
-                                       _STRENGTH)
-    return Graph(candidates, scores, [(no, base[no]) for no, _ in seeds], chains)
+        return Graph(candidates, {}, [], {}, docs)
+    reached = _reached(tenant, [no for no, _ in seeds], set(base), mask)
+    candidates += reached
+    docs += tenant.docs.take(reached)
+    scores, chains = _scan.graph_links(candidates, [doc.links for doc in docs], [row for _, row in seeds],
+                                       [base[no] for no, _ in seeds], LINK_PREFIXES, _STRENGTH)
+    return Graph(candidates, scores, [(no, base[no]) for no, _ in seeds], chains, docs)
 
 
 def strongest(base: dict[int, float]) -> list[tuple[int, int]]:
@@ -69,10 +72,16 @@ def strongest(base: dict[int, float]) -> list[tuple[int, int]]:
 
 
 def _reached(tenant: TenantIndex, seeds: list[int], known: set[int], mask) -> list[int]:
-    """Items outside the search hits holding a seed's distinctive cue, seed by seed, at most ``GRAPH_NEW``."""
+    """Items outside the search hits holding a seed's distinctive cue, seed by seed, at most ``GRAPH_NEW``.
+    A cue another seed followed before adds nothing (its documents are known or hidden by then), so it is
+    looked up once: the seeds of a recall mostly share theirs (~16 cues, a few distinct)."""
     new: list[int] = []
+    followed: set[str] = set()
     for seed in seeds:
         for term in tenant.docs[seed].links:
+            if term in followed:
+                continue
+            followed.add(term)
             held = tenant.bm25.docs_with(term, max_df=GRAPH_MAX_DF)
             for d in () if held is None else held.tolist():
                 if d not in known and (mask is None or mask[d]):

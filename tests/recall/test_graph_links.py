@@ -2,8 +2,9 @@
 
 What must hold: on drawn tenants and candidate sets (ties, zero and negative relevance, seeds
 above 1, masks, items only the graph reaches) ``graph`` returns exactly what the boolean
-matrices it replaced returned (``matrix_graph``, kept here as the oracle): the same candidates,
-seeds, scores and chain supports, float for float and in the same order; and a malformed call
+matrices it replaced returned (``matrix_graph``, kept here as the oracle, with the cue look-ups
+of every seed, ``seed_by_seed``): the same candidates, seeds, scores and chain supports, float for
+float and in the same order, and the candidates' documents beside them; and a malformed call
 (a link term of no known kind, a seed outside the candidates) raises instead of guessing."""
 
 from __future__ import annotations
@@ -14,11 +15,26 @@ import numpy as np
 import pytest
 
 from hindbrain.recall import _scan, channels
-from hindbrain.recall.graph import _STRENGTH, GRAPH_SEEDS, Graph, _reached, graph
+from hindbrain.recall.graph import _STRENGTH, GRAPH_MAX_DF, GRAPH_NEW, GRAPH_SEEDS, Graph, graph
 from hindbrain.recall.index import LINK_PREFIXES, RecallIndex, TenantIndex, event_doc
 
 SYSTEMS = ["iam", "vpn", "billing", "crm", "okta", "mail", "wiki", "jira"]
 ACTIONS = ["restart", "submit change", "request approval", "rotate key", "clear cache", "escalate"]
+
+
+def seed_by_seed(tenant: TenantIndex, seeds: list[int], known: set[int], mask) -> list[int]:
+    """What the graph reaches beyond the candidates as it was found before: every cue of every seed looked up."""
+    new: list[int] = []
+    for seed in seeds:
+        for term in tenant.docs[seed].links:
+            held = tenant.bm25.docs_with(term, max_df=GRAPH_MAX_DF)
+            for d in () if held is None else held.tolist():
+                if d not in known and (mask is None or mask[d]):
+                    known.add(d)
+                    new.append(d)
+                    if len(new) == GRAPH_NEW:
+                        return new
+    return new
 
 
 def matrix_graph(tenant: TenantIndex, base: dict[int, float], mask) -> Graph:
@@ -29,7 +45,7 @@ def matrix_graph(tenant: TenantIndex, base: dict[int, float], mask) -> Graph:
     if not seeds:
         return Graph(candidates, {}, [], {})
     docs = tenant.docs
-    candidates += _reached(tenant, seeds, set(base), mask)
+    candidates += seed_by_seed(tenant, seeds, set(base), mask)
     columns: dict[str, int] = {}
     rows, cols = [], []
     for row, no in enumerate(candidates):
@@ -94,6 +110,7 @@ def test_the_c_pass_is_the_matrices_on_drawn_cases():
         mask = None if rng.random() < 0.4 else np.array([rng.random() < 0.6 for _ in range(len(tenant.docs))])
         got, want = graph(tenant, base, mask), matrix_graph(tenant, base, mask)
         _same(got, want)
+        assert [d.id for d in got.docs] == [tenant.docs[no].id for no in got.candidates]
         scored += bool(want.scores)
         chained += bool(want.chains)
         capped += any(b > 1 for _, b in want.seeds) and bool(want.scores)
