@@ -25,6 +25,8 @@
  *   event_docs(rows, texts, ...)      recall/index.py     py_event_docs_of (test_event_docs.py)
  *   event_columns(rows, texts, ...)   recall/index.py     py_event_columns_of (test_event_columns.py)
  *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
+ *   graph_links(candidates, links, ...) recall/graph.py   the matrices it replaced (test_graph_links.py)
+ *   first_near_duplicate(words, kept, ...) recall/gate.py  the Jaccard test of each pair (test_gate.py)
  *   common_perceives(events, ...)     schemas/api.py      common_perceive of each (test_common_perceive.py)
  *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
  *   to_halves / from_halves(rows, out) recall/vectors.py  numpy's float16 casts (test_halves.py)
@@ -5017,7 +5019,276 @@ static PyTypeObject RecentIdsType = {
     .tp_hash = PyObject_HashNotImplemented,
 };
 
+/* d[key] = value as a float; -1 on error. */
+static int set_float(PyObject *d, PyObject *key, double value) {
+    PyObject *v = PyFloat_FromDouble(value);
+    if (!v)
+        return -1;
+    int rc = PyDict_SetItem(d, key, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* ---- recall.graph: the graph channel's supports, one pass over the candidates' link terms ---- */
+
+/* A seed's link term: the string, its hash (a str caches it) and its kind (the prefix it starts with). */
+typedef struct {
+    PyObject *term;
+    Py_hash_t hash;
+    Py_ssize_t seed, kind;
+} SeedTerm;
+
+/* The index of the first of ``prefixes`` (a tuple of str) ``term`` starts with, -1 for none, -2 on error. */
+static Py_ssize_t link_kind(PyObject *term, PyObject *prefixes) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(prefixes); k++) {
+        Py_ssize_t at = PyUnicode_Tailmatch(term, PyTuple_GET_ITEM(prefixes, k), 0, PY_SSIZE_T_MAX, -1);
+        if (at < 0)
+            return -2;
+        if (at)
+            return k;
+    }
+    return -1;
+}
+
+#define LINK_KINDS 8  /* at most this many link prefixes (the index has two: entity, action) */
+
+/* Whether candidate term ``term`` (hash ``hash``) is the seed term ``e``: equal hashes, then equal strings. */
+static int same_term(const SeedTerm *e, PyObject *term, Py_hash_t hash) {
+    if (e->hash != hash)
+        return 0;
+    if (e->term == term)
+        return 1;
+    int cmp = PyUnicode_Compare(e->term, term);
+    if (cmp == -1 && PyErr_Occurred())
+        return -1;
+    return cmp == 0;
+}
+
+/* The supports of one candidate (row ``row``, link terms ``terms``): its graph score (noisy-or over the
+ * seeds of base x strength[kinds shared], a seed not supporting itself) and its chain support (the
+ * strongest support of a seed sharing every kind). The same float64 operations, in the same order,
+ * as graph.py's matrices did (test_graph_links.py keeps them as the oracle): x * 1.0 and 1.0 * x are exact,
+ * and a product over the seeds in seed order is numpy's reduction over the first axis. */
+static int candidate_supports(PyObject *terms, Py_ssize_t row, const SeedTerm *entries, Py_ssize_t nentries,
+                              const Py_ssize_t *seed_rows, const double *bases, Py_ssize_t nseeds,
+                              Py_ssize_t nkinds, const double *strength, unsigned char *shared,
+                              double *score, double *chain) {
+    memset(shared, 0, (size_t)(nseeds * nkinds));
+    Py_ssize_t nterms = PyTuple_GET_SIZE(terms);
+    for (Py_ssize_t t = 0; t < nterms; t++) {
+        PyObject *term = PyTuple_GET_ITEM(terms, t);
+        if (!PyUnicode_Check(term)) {
+            PyErr_SetString(PyExc_TypeError, "graph_links: a link term is not a str");
+            return -1;
+        }
+        Py_hash_t hash = PyObject_Hash(term);
+        if (hash == -1)
+            return -1;
+        for (Py_ssize_t e = 0; e < nentries; e++) {
+            int same = same_term(&entries[e], term, hash);
+            if (same < 0)
+                return -1;
+            if (same)
+                shared[entries[e].seed * nkinds + entries[e].kind] = 1;
+        }
+    }
+    double miss = 1.0, best = 0.0;
+    for (Py_ssize_t s = 0; s < nseeds; s++) {
+        Py_ssize_t kinds = 0;
+        for (Py_ssize_t k = 0; k < nkinds; k++)
+            kinds += shared[s * nkinds + k];
+        double support = seed_rows[s] == row ? 0.0 : bases[s] * strength[kinds];
+        double capped = support < 1.0 || support != support ? support : 1.0;  /* np.minimum: NaN stays NaN */
+        miss *= 1.0 - capped;
+        double chained = kinds == nkinds ? support : 0.0;
+        if (chained > best || chained != chained)  /* np.max: a NaN wins */
+            best = chained;
+    }
+    *score = 1.0 - miss;
+    *chain = best;
+    return 0;
+}
+
+/* graph_links(candidates, links, seed_rows, seed_bases, prefixes, strength) -> (scores, chains): see the
+ * method table. */
+static PyObject *scan_graph_links(PyObject *self, PyObject *args) {
+    PyObject *candidates, *links, *rows_obj, *bases_obj, *prefixes, *strength_obj;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!:graph_links", &PyList_Type, &candidates, &PyList_Type, &links,
+                          &PyList_Type, &rows_obj, &PyList_Type, &bases_obj, &PyTuple_Type, &prefixes,
+                          &PyTuple_Type, &strength_obj))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(candidates), nseeds = PyList_GET_SIZE(rows_obj);
+    Py_ssize_t nkinds = PyTuple_GET_SIZE(prefixes);
+    if (PyList_GET_SIZE(links) != n || PyList_GET_SIZE(bases_obj) != nseeds) {
+        PyErr_SetString(PyExc_ValueError, "graph_links: one links tuple a candidate, one base a seed");
+        return NULL;
+    }
+    if (nkinds < 1 || nkinds > LINK_KINDS || PyTuple_GET_SIZE(strength_obj) != nkinds + 1) {
+        PyErr_SetString(PyExc_ValueError, "graph_links: 1 to 8 prefixes, a strength for 0 .. len(prefixes) kinds");
+        return NULL;
+    }
+    double strength[LINK_KINDS + 1];
+    for (Py_ssize_t k = 0; k <= nkinds; k++) {
+        strength[k] = PyFloat_AsDouble(PyTuple_GET_ITEM(strength_obj, k));
+        if (strength[k] == -1.0 && PyErr_Occurred())
+            return NULL;
+    }
+    PyObject *scores = NULL, *chains = NULL, *out = NULL;
+    Py_ssize_t *seed_rows = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(nseeds + 1));
+    double *bases = PyMem_Malloc(sizeof(double) * (size_t)(nseeds + 1));
+    unsigned char *shared = PyMem_Malloc((size_t)(nseeds * nkinds + 1));
+    Py_ssize_t nentries = 0, capacity = 0;
+    SeedTerm *entries = NULL;
+    if (!seed_rows || !bases || !shared) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t s = 0; s < nseeds; s++) {
+        seed_rows[s] = PyLong_AsSsize_t(PyList_GET_ITEM(rows_obj, s));
+        if (seed_rows[s] == -1 && PyErr_Occurred())
+            goto done;
+        if (seed_rows[s] < 0 || seed_rows[s] >= n) {
+            PyErr_SetString(PyExc_IndexError, "graph_links: a seed row outside the candidates");
+            goto done;
+        }
+        bases[s] = PyFloat_AsDouble(PyList_GET_ITEM(bases_obj, s));
+        if (bases[s] == -1.0 && PyErr_Occurred())
+            goto done;
+        PyObject *terms = PyList_GET_ITEM(links, seed_rows[s]);
+        if (!PyTuple_Check(terms)) {
+            PyErr_SetString(PyExc_TypeError, "graph_links: a candidate's links are not a tuple");
+            goto done;
+        }
+        for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(terms); t++) {
+            PyObject *term = PyTuple_GET_ITEM(terms, t);
+            if (!PyUnicode_Check(term)) {
+                PyErr_SetString(PyExc_TypeError, "graph_links: a link term is not a str");
+                goto done;
+            }
+            Py_ssize_t kind = link_kind(term, prefixes);
+            if (kind == -2)
+                goto done;
+            if (kind == -1) {
+                PyErr_Format(PyExc_ValueError, "graph_links: the link term %R starts with none of the prefixes",
+                             term);
+                goto done;
+            }
+            if (nentries == capacity) {
+                capacity = capacity ? 2 * capacity : 32;
+                SeedTerm *grown = PyMem_Realloc(entries, sizeof(SeedTerm) * (size_t)capacity);
+                if (!grown) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                entries = grown;
+            }
+            Py_hash_t hash = PyObject_Hash(term);
+            if (hash == -1)
+                goto done;
+            entries[nentries++] = (SeedTerm){term, hash, s, kind};
+        }
+    }
+    if (!(scores = PyDict_New()) || !(chains = PyDict_New()))
+        goto done;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *terms = PyList_GET_ITEM(links, r);
+        if (!PyTuple_Check(terms)) {
+            PyErr_SetString(PyExc_TypeError, "graph_links: a candidate's links are not a tuple");
+            goto done;
+        }
+        double score, chain;
+        if (candidate_supports(terms, r, entries, nentries, seed_rows, bases, nseeds, nkinds, strength, shared,
+                               &score, &chain) < 0)
+            goto done;
+        PyObject *no = PyList_GET_ITEM(candidates, r);
+        if (score > 0 && set_float(scores, no, score) < 0)
+            goto done;
+        if (chain > 0 && set_float(chains, no, chain) < 0)
+            goto done;
+    }
+    out = PyTuple_Pack(2, scores, chains);
+done:
+    Py_XDECREF(scores);
+    Py_XDECREF(chains);
+    PyMem_Free(seed_rows);
+    PyMem_Free(bases);
+    PyMem_Free(shared);
+    PyMem_Free(entries);
+    return out;
+}
+
+/* ---- recall.gate: the near-duplicate check against the items kept so far ---------------------- */
+
+/* |a & b| of two sets, iterating the smaller; -1 on error. */
+static Py_ssize_t shared_count(PyObject *a, PyObject *b) {
+    if (PySet_GET_SIZE(a) > PySet_GET_SIZE(b)) {
+        PyObject *t = a;
+        a = b;
+        b = t;
+    }
+    PyObject *it = PyObject_GetIter(a), *key;
+    if (!it)
+        return -1;
+    Py_ssize_t n = 0;
+    while ((key = PyIter_Next(it))) {
+        int in = PySet_Contains(b, key);
+        Py_DECREF(key);
+        if (in < 0) {
+            Py_DECREF(it);
+            return -1;
+        }
+        n += in;
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : n;
+}
+
+/* first_near_duplicate(words, kept, floor, near) -> int: see the method table. The size test and the
+ * ratio are gate.py's: small < floor * large settles a pair by two lengths (ints exact as doubles,
+ * so the comparison is Python's exact int-float one), else |a & b| / |a | b| >= near, the same
+ * correctly rounded division of two ints. */
+static PyObject *scan_first_near_duplicate(PyObject *self, PyObject *args) {
+    PyObject *words, *kept;
+    double floor, near;
+    if (!PyArg_ParseTuple(args, "OO!dd:first_near_duplicate", &words, &PyList_Type, &kept, &floor, &near))
+        return NULL;
+    if (!PyAnySet_Check(words)) {
+        PyErr_SetString(PyExc_TypeError, "first_near_duplicate: words must be a set or frozenset");
+        return NULL;
+    }
+    Py_ssize_t na = PySet_GET_SIZE(words);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(kept); i++) {
+        PyObject *other = PyList_GET_ITEM(kept, i);
+        if (!PyAnySet_Check(other)) {
+            PyErr_SetString(PyExc_TypeError, "first_near_duplicate: kept must hold sets or frozensets");
+            return NULL;
+        }
+        Py_ssize_t nb = PySet_GET_SIZE(other);
+        Py_ssize_t small = na <= nb ? na : nb, large = na <= nb ? nb : na;
+        if (large == 0)
+            return PyLong_FromSsize_t(i);
+        if ((double)small < floor * (double)large)
+            continue;
+        Py_ssize_t both = shared_count(words, other);
+        if (both < 0)
+            return NULL;
+        if ((double)both / (double)(na + nb - both) >= near)
+            return PyLong_FromSsize_t(i);
+    }
+    return PyLong_FromLong(-1);
+}
+
 static PyMethodDef methods[] = {
+    {"first_near_duplicate", scan_first_near_duplicate, METH_VARARGS,
+     "first_near_duplicate(words, kept, floor, near) -> int: the index of the first set in kept (a list of sets) "
+     "whose Jaccard similarity to words is >= near (two empty sets: 1), -1 for none; a pair whose smaller size "
+     "is under floor x the larger is settled without the intersection."},
+    {"graph_links", scan_graph_links, METH_VARARGS,
+     "graph_links(candidates, links, seed_rows, seed_bases, prefixes, strength) -> (scores, chains): recall.graph's "
+     "supports. links[r]: candidate r's link terms (a tuple of str); seed r's support is seed_base x "
+     "strength[number of prefixes (kinds) whose terms it shares], none to itself; scores: candidate -> the "
+     "noisy-or of its supports where > 0; chains: candidate -> its strongest support of a seed sharing every kind "
+     "where > 0."},
     {"untrack_plain", scan_untrack_plain, METH_VARARGS,
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
      "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "

@@ -19,6 +19,7 @@ score in [0, 1] (penalties: an amount to subtract) and the explanation that goes
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -130,6 +131,13 @@ def chain_strength(kinds: int) -> float:
 
 
 def link_strength(shared) -> float:
+    """``chain_strength`` of the link kinds (a cue's prefix: ``@entity``, ``@action``) ``shared`` holds."""
+    return _strength_of(tuple(shared))
+
+
+@lru_cache(maxsize=4096)
+def _strength_of(shared: tuple[str, ...]) -> float:
+    # an explanation's ~80 links a recall are a few cue pairs over and over: split once per pair
     return chain_strength(len({term.split(":", 1)[0] for term in shared}))
 
 

@@ -145,6 +145,12 @@ class DocTable:
             freezer.note()  # kept for good: out of the full collections soon (recall.freezing)
         return doc
 
+    def take(self, nos: list[int]) -> list:
+        """``[self[no] for no in nos]``, a document already held without a method call: a recall
+        reads its ~100 candidates in several stages (~0.35 µs a call of ``__getitem__``)."""
+        made = self._made.get
+        return [made(no) or self[no] for no in nos]
+
     def peek(self, no: int):
         """Document ``no`` as held, without keeping a new object (a pass reading every document)."""
         made = self._made.get(no)

@@ -138,8 +138,9 @@ class RecallEngine:
         clock.lap("score")
         items = [GateItem(s.doc, s.score, s.scope_match, s.why, semantic=s.channel_scores.get("semantic", 0.0),
                           chain=s.chain) for s in ranked]
+        terms = frozenset(query.terms)
         for item in items:
-            _explain_terms(item, query)
+            _explain_terms(item, terms)
         reserved = sum(b.tokens for b, _ in briefed)
         recall_scope = {**query.scope, "user": query.user} if query.user else query.scope
         selected, cut = gate(items, recall_scope, query.budget_tokens, query.k, reserved_tokens=reserved,
@@ -150,9 +151,7 @@ class RecallEngine:
                 item.why["gate"] = item.explanation()
         clock.lap("gate")
         returned = {i.id for i in selected}
-        for s in ranked:
-            if query.explain or s.doc.id in returned:
-                explain(s)
+        explain([s for s in ranked if query.explain or s.doc.id in returned])
         clock.lap("explain")
         arms = {b.id: arms[b.id] for b, _ in briefed if b.id in arms}
         return RecallResult(ranked, selected, cut, briefed, clock.laps, arms)
@@ -257,10 +256,11 @@ class RecallEngine:
         cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
+        docs = tenant.docs.take(found)
         lexical_scores = {}
-        for no in found:
+        for no, doc in zip(found, docs, strict=True):
             bm25, information = lexical.get(no, (0.0, 0.0))
-            matched = sum(1 for c in tenant.docs[no].exact if c in query.exact) if nexact else 0
+            matched = sum(1 for c in doc.exact if c in query.exact) if nexact else 0
             lexical_scores[no] = (channels.relative_lexical_score(bm25, best_bm25, matched, nexact) if normalised
                                   else channels.lexical_score(bm25, information, matched, nexact))
         scale = _scale(cosines.values()) if normalised else None
@@ -274,7 +274,7 @@ class RecallEngine:
         wl, ws = (w.lexical, w.semantic) if w.lexical + w.semantic > 0 else (1.0, 1.0)
         semantic_scores = {no: semantic_of(no) for no in found}
         base = {no: (wl * lexical_scores[no] + ws * semantic_scores[no]) / (wl + ws) for no in found}
-        linked = graph(tenant, base, mask)
+        linked = graph(tenant, base, mask, docs)
         reached = linked.candidates[len(found):]
         if reached and views is not None:
             cosines.update(self._late_cosines(query.tenant, reached, views))
@@ -282,7 +282,7 @@ class RecallEngine:
         nos = linked.candidates
         scored = self._raw(tenant, query, w, nos, [lexical_scores.get(no, 0.0) for no in nos],
                            [semantic_scores.get(no, 0.0) for no in nos], cosines,
-                           [linked.scores.get(no, 0.0) for no in nos], briefed)
+                           [linked.scores.get(no, 0.0) for no in nos], briefed, linked.docs)
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
@@ -299,13 +299,18 @@ class RecallEngine:
         model = semantic.embedder.name if semantic is not None else "none"
         nviews = 0 if views is None else len(views)
 
-        def explain(s: Scored) -> None:
-            """The full explanation, in place of the brief one (the gate's decision and the
+        def explain(pooled: list[Scored]) -> None:
+            """The full explanations, in place of the brief ones (the gate's decision and the
             matched terms kept): built for what is returned, the whole pool on ``explain``."""
+            # which tier's vector scored each (one look-up for all: a lock and the tier array each)
+            tiers = semantic.tiers(query.tenant, [s.no for s in pooled]) if semantic is not None and pooled else []
+            for s, tier in zip(pooled, tiers or [None] * len(pooled), strict=True):
+                _explained(s, tier)
+
+        def _explained(s: Scored, tier: str | None) -> None:
             full = self._explain(tenant, query, w, s, lexical.get(s.no, (0.0, 0.0)), best_bm25, scale,
                                  linked.links(tenant, s.no), model, nviews, briefed)
-            if semantic is not None and s.cosine is not None:  # which tier's vector scored it
-                tier = semantic.tiers(query.tenant, [s.no])[0]
+            if semantic is not None and s.cosine is not None:
                 full["semantic"].update(tier=tier, model=semantic.model_of(tier))
             if "matched_terms" in s.why["lexical"]:
                 full["lexical"]["matched_terms"] = s.why["lexical"]["matched_terms"]
@@ -378,10 +383,11 @@ class RecallEngine:
 
     def _raw(self, tenant: TenantIndex, query: Query, w: Weights, nos: list[int], lexical: list[float],
              semantic: list[float], cosines: dict[int, float], graph_scores: list[float],
-             briefed: list[Belief]) -> list[Scored]:
-        """The channel scores, penalties and belief bias of the candidates ``nos``, without
-        explanations: one columnar pass (``recall.raw_scores``), not a dozen calls per candidate."""
-        docs = [tenant.docs[no] for no in nos]
+             briefed: list[Belief], docs: list[Doc] | None = None) -> list[Scored]:
+        """The channel scores, penalties and belief bias of the candidates ``nos`` (their documents
+        ``docs`` when read already), without explanations: one columnar pass
+        (``recall.raw_scores``), not a dozen calls per candidate."""
+        docs = tenant.docs.take(nos) if docs is None else docs
         raw = raw_scores(docs, tenant.counters, query, w, lexical, semantic, graph_scores, briefed)
         return [Scored(doc, score, {}, match, ch, no=no, penalty=penalty, cosine=cosines.get(no))
                 for doc, no, ch, score, penalty, match in zip(docs, nos, raw.channels, raw.scores, raw.penalties,
@@ -446,9 +452,13 @@ class RecallEngine:
 def _brief_why(s: Scored, bm25: float, linked) -> dict:
     """A pooled candidate's channel scores, penalties and score: what the gate reads (bm25 for
     the matched terms, the semantic score, the graph's chain support) and what the recall record keeps
-    of a candidate that was cut."""
-    why = {ch: {"score": round(s.channel_scores[ch], 4)} for ch in CHANNELS}
-    why["lexical"]["bm25"] = round(bm25, 4)
+    of a candidate that was cut. Written out in ``CHANNELS``' order (``recall.raw_scores`` refuses to
+    import if it changes): a comprehension over the names cost ~1 µs more for each of the pool's 32."""
+    ch = s.channel_scores
+    why = {"lexical": {"score": round(ch["lexical"], 4), "bm25": round(bm25, 4)},
+           "semantic": {"score": round(ch["semantic"], 4)}, "graph": {"score": round(ch["graph"], 4)},
+           "scenario": {"score": round(ch["scenario"], 4)}, "utility": {"score": round(ch["utility"], 4)},
+           "freshness": {"score": round(ch["freshness"], 4)}}
     if s.no in linked.chains:
         why["graph"]["chain"] = round(linked.chains[s.no], 4)
     why["penalties"] = round(s.penalty, 4)
@@ -486,11 +496,17 @@ def _within(briefed: list[tuple[Belief, str]], budget: int) -> list[tuple[Belief
     return kept
 
 
-def _explain_terms(item: GateItem, query: Query) -> None:
-    if item.why["lexical"]["bm25"] > 0:
-        words = item.words.union(item.doc.links, item.doc.exact)
-        matched = words.intersection(query.terms)
-        item.why["lexical"]["matched_terms"] = sorted(matched)[:20]
+def _explain_terms(item: GateItem, terms: frozenset[str]) -> None:
+    """The query's ``terms`` a lexical hit holds (its words, link and exact cues): shown in ``why`` and,
+    informative ones, what the gate's coverage reads (``GateItem.matched``). Intersected from the
+    query's side (~20 terms), not through a union of the item's ~100 words."""
+    lexical = item.why["lexical"]
+    if lexical["bm25"] > 0:
+        doc = item.doc
+        matched = terms.intersection(item.words)
+        if doc.links or doc.exact:
+            matched = matched.union(terms.intersection(doc.links), terms.intersection(doc.exact))
+        lexical["matched_terms"] = sorted(matched)[:20]
         # an item a link placed was found through its seed, not by the function words it shares
         # with the query: the gate's "matched on function words only" cut is not for it
         if not (expand.LINK_FOUND and "expansion" in item.why):

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
+from hindbrain.recall import _scan
 from hindbrain.recall.index import Doc
 from hindbrain.recall.tokenize import tokens
 
@@ -333,17 +334,18 @@ def personal(item: GateItem) -> bool:
 
 
 def near_duplicate(a: frozenset[str], b: frozenset[str]) -> bool:
-    """The Jaccard similarity of two token sets is at least ``NEAR_DUPLICATE`` (two empty sets: 1).
-    Sizes first: Jaccard is at most min / max of the sizes, so most pairs of a pool are settled
-    by two lengths, and the gate asks only about the pairs it reaches (an item against the
-    ones kept before it) instead of building a pool's whole similarity matrix (~0.5 ms a
-    recall). The ratio is the same float division as ever, so the verdict is unchanged."""
-    small, large = (len(a), len(b)) if len(a) <= len(b) else (len(b), len(a))
-    if large == 0:
-        return True
-    if small < (NEAR_DUPLICATE - 0.01) * large:  # the margin keeps a ratio at the threshold for the exact test
-        return False
-    return len(a & b) / len(a | b) >= NEAR_DUPLICATE
+    """The Jaccard similarity of two token sets is at least ``NEAR_DUPLICATE`` (two empty sets: 1)."""
+    return first_near_duplicate(a, [b]) == 0
+
+
+def first_near_duplicate(words: frozenset[str], kept: list[frozenset[str]]) -> int:
+    """The place in ``kept`` of the first token set ``near_duplicate`` of ``words``, or -1; in one C call
+    (``_scan.first_near_duplicate``): a pool's ~170 pairs were a Python call and four ``len`` each.
+    Sizes first: Jaccard is at most min / max of the sizes, so most pairs are settled by two lengths,
+    and the gate asks only about the pairs it reaches (an item against the ones kept before it)
+    instead of building a pool's whole similarity matrix. The margin keeps a ratio at the threshold
+    for the exact test, whose ratio is the same float division as ever."""
+    return _scan.first_near_duplicate(words, kept, NEAR_DUPLICATE - 0.01, NEAR_DUPLICATE)
 
 
 def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int | None,
@@ -368,7 +370,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
     newest = newest_reports(items)
     kept: list[GateItem] = []
     kept_ids: set[str] = set()
-    kept_at: list[int] = []  # positions in ``items`` of the kept ones, for the duplicate check
+    kept_words: list[frozenset[str]] = []  # the kept ones' token sets, for the duplicate check
     # A unit in review after failures gives way, in a conflict or as a near-duplicate, to the
     # sound unit beside it (the new lesson that contradicts it usually ranks below it on words).
     for at in sorted(range(len(items)), key=lambda n: items[n].doc.status == "reviewing"):
@@ -395,13 +397,13 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         elif doc.confidence < MIN_CREDIBILITY:
             drop(item, "credibility", f"confidence {doc.confidence:.2f} is below {MIN_CREDIBILITY}")
         else:
-            twin = next((items[k].id for k in kept_at if near_duplicate(item.words, items[k].words)), None)
-            if twin:
-                drop(item, "near_duplicate", f"near-duplicate of {twin}")
+            twin = first_near_duplicate(item.words, kept_words)
+            if twin >= 0:
+                drop(item, "near_duplicate", f"near-duplicate of {kept[twin].id}")
                 continue
             kept.append(item)
             kept_ids.add(item.id)
-            kept_at.append(at)
+            kept_words.append(item.words)
     # How well the best candidate fits this decision (the task's own events aside); a plain
     # lookup (no trigger) has no decision to fit: its events are ranked, not judged.
     best = max((i.relevance for i in items if not in_context(i.doc, task)), default=0.0) if trigger else 0.0

@@ -39,6 +39,19 @@ def test_a_packed_document_reads_back_field_for_field_and_is_made_once():
     assert table[2] is first and table[-3] is first and table.made == 1
 
 
+def test_take_is_reading_each_number_the_same_objects_made_once():
+    table = DocTable(Doc)
+    for n in range(6):
+        table.append(doc(n))
+    table.pack()
+    held = table[4]  # one already an object, the others made by take
+    taken = table.take([4, 0, 5, 0, -1])
+    assert taken[0] is held and taken[1] is taken[3] is table[0] and taken[2] is table[5] and taken[4] is table[5]
+    assert [d.id for d in taken] == ["e4", "e0", "e5", "e0", "e5"] and table.made == 3
+    with pytest.raises(IndexError):
+        table.take([1, 6])
+
+
 def test_a_change_through_the_table_sticks_and_later_documents_pack_after():
     table = DocTable(Doc)
     table.append(doc(0))

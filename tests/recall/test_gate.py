@@ -1,9 +1,17 @@
 """The cognitive gate, stage by stage, on hand-made candidates."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindbrain.recall.gate import NEAR_DUPLICATE, GateItem, gate, injection_value, near_duplicate
+from hindbrain.recall.gate import (
+    NEAR_DUPLICATE,
+    GateItem,
+    first_near_duplicate,
+    gate,
+    injection_value,
+    near_duplicate,
+)
 from hindbrain.recall.index import Doc
 
 
@@ -199,6 +207,31 @@ def test_the_duplicate_check_is_the_jaccard_test(word_sets):
     assert near_duplicate(frozenset("abcdefghij"), frozenset("abcdefghi"))  # 9 / 10: at the threshold
     assert [[near_duplicate(a, b) for b in word_sets] for a in word_sets] == \
         [[jaccard(a, b) >= NEAR_DUPLICATE for b in word_sets] for a in word_sets]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.frozensets(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), max_size=26),
+       st.lists(st.frozensets(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), max_size=26), max_size=12),
+       st.integers(0, 11))
+def test_the_first_near_duplicate_among_the_kept_is_the_first_jaccard_match(words, kept, copy_at):
+    """The gate's one call per item (``_scan.first_near_duplicate``) names the first kept set at
+    Jaccard >= NEAR_DUPLICATE, as the pairwise test in order did; a near copy placed among the kept
+    makes sure most draws have one."""
+    def jaccard(a, b):
+        return len(a & b) / len(a | b) if a or b else 1.0
+
+    if copy_at < len(kept):
+        kept[copy_at] = frozenset(sorted(words)[1:]) if len(words) >= 10 else words
+    want = next((n for n, other in enumerate(kept) if jaccard(words, other) >= NEAR_DUPLICATE), -1)
+    assert first_near_duplicate(words, kept) == want
+    assert first_near_duplicate(set(words), [set(k) for k in kept]) == want  # plain sets too
+
+
+def test_the_first_near_duplicate_refuses_what_is_not_a_set():
+    with pytest.raises(TypeError):
+        first_near_duplicate(frozenset("ab"), [["a", "b"]])
+    with pytest.raises(TypeError):
+        first_near_duplicate("ab", [frozenset("ab")])
 
 
 def linked(d, system, action):
