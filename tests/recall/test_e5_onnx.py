@@ -52,17 +52,22 @@ def test_cuts_and_tokens_are_the_numpy_pass(ort_pass):
     assert cut @ ort_pass.embed([text])[0] < 0.999  # the cut reads fewer tokens: another vector
 
 
-def test_products_are_int8_and_the_ops_fused(ort_pass):
+def test_products_are_int8_and_the_norms_unfused(ort_pass, tmp_path):
+    import onnx
     from onnx import TensorProto
 
     weights = [ort_pass.weights(n) for n in range(2)]  # two layers: the graph's shape, not its cost
     model = e5_onnx.encoder_graph(weights, ort_pass.H, ort_pass.NH, ort_pass.eps)
     ops = [node.op_type for node in model.graph.node]
     assert ops.count("DynamicQuantizeMatMul") == 4 * 2 and "MatMul" not in ops
-    assert ops.count("MultiHeadAttention") == ops.count("BiasGelu") == 2
-    assert ops.count("SkipLayerNormalization") == 4
     matrices = [t for t in model.graph.initializer if t.name.endswith(".w")]
     assert len(matrices) == 8 and all(t.data_type == TensorProto.INT8 for t in matrices)
+    # what ORT runs after its optimizer: the plain norms and GELU, not its slower fused kernels
+    saved = tmp_path / "optimised.onnx"
+    e5_onnx.session(model.SerializeToString(), saved_to=str(saved))
+    ran = [node.op_type for node in onnx.load(str(saved)).graph.node]
+    assert ran.count("LayerNormalization") == 4 and ran.count("Gelu") == ran.count("MultiHeadAttention") == 2
+    assert not {"SkipLayerNormalization", "BiasGelu", "FastGelu"} & set(ran)
 
 
 def test_runs_from_threads_at_once_give_the_same_vectors(ort_pass):
