@@ -188,6 +188,9 @@ def test_a_block_of_stamps_is_reserved_before_the_clock_moves(monkeypatch):
     hands out and the ones ``now_us`` gives after it, from any thread, are all distinct and increasing."""
     import types
 
+    # The clock's last stamp is restored after the test: left in 2030, every later stamp of this process
+    # (a test module run after this one on the same worker) would be dated 2030.
+    monkeypatch.setattr(records, "_last_us", records._last_us)
     monkeypatch.setattr(records, "time", types.SimpleNamespace(time_ns=lambda: 1_900_000_000_000_000_000))
     block, later = records.now_us_many(3), records.now_us()
     stamps = [block(), block(), block(), later, records.now_us()]
