@@ -6,6 +6,7 @@ a ClickHouse server. chDB allows one process per folder: the embedded brain owns
 
 from __future__ import annotations
 
+import errno
 import threading
 from collections.abc import Sequence
 
@@ -16,6 +17,12 @@ from hindbrain.projections.table import Table
 from hindbrain.projections.views import VIEWS
 
 DATABASE = "hindbrain"
+
+
+class PartsNotWritten(OSError):
+    """Parts the warehouse acknowledged fail their own checksums on disk (``Warehouse.check_written``):
+    their rows are not in the views. The parts are detached (the table's ``detached/`` folder); insert
+    the rows again (the runners re-project from their committed offset). ``errno`` is EIO."""
 
 
 class Warehouse:
@@ -40,6 +47,7 @@ class Warehouse:
         self._tenant_lock, self._killer_lock = threading.Lock(), threading.Lock()
         self._tenant = limited_client(url, database)
         self._killer = boot
+        self._checked = self._newest_blocks()  # parts up to these blocks checked (``check_written``)
 
     # -- schema --------------------------------------------------------------------------
     def reset(self) -> None:
@@ -51,6 +59,7 @@ class Warehouse:
                                       parameters={"db": self.database}).result_rows
             for name, _ in sorted(rows, key=lambda row: not row[1]):
                 self._client.command(f"DROP TABLE IF EXISTS `{self.database}`.`{name}`")
+            self._checked = {}  # a table made again numbers its blocks from 1
 
     def migrate(self, target: int | None = None) -> list[int]:
         """Apply (or, with a lower ``target``, revert) migrations; returns the numbers run."""
@@ -76,6 +85,8 @@ class Warehouse:
                         f"DELETE FROM `{self.database}`.`{MIGRATIONS_TABLE}` WHERE number = {m.number}"
                     )
                     ran.append(-m.number)
+            if ran:  # a migration may make a table again (its blocks numbered from 1) or copy rows into one
+                self._checked = self._newest_blocks()
             return ran
 
     def applied_migrations(self) -> list[int]:
@@ -102,6 +113,61 @@ class Warehouse:
         """Insert an Arrow table whose schema is ``table.arrow_schema()``."""
         with self._lock:
             self._client.insert_arrow(table.name, data)
+
+    def check_written(self) -> None:
+        """Checks every part written to this database since the last check against its own checksums
+        (``CHECK TABLE … PART``) and detaches those that fail, raising ``PartsNotWritten`` naming them.
+
+        Why: ClickHouse acknowledges an INSERT whose files the disk refused. chDB 26.9, a ``write`` of a
+        part's ``data.bin`` failing with ENOSPC (strace fault injection, docs/faults.md): the INSERT
+        returns, the part is active with an empty ``data.bin``, every read of it fails (``Cannot read
+        all data``), and a reopened engine detaches it as broken — its rows gone from the views while
+        the runner's offset had passed them (test_disk's flake, ~1 run in 15: the disk filled during a
+        round's insert). A returned insert is no proof; a part that matches its checksums is.
+
+        A part is checked once: parts up to the newest block checked are not listed again (a table's
+        block numbers only grow; its writers, the runners, insert one round at a time and check before
+        they commit). Costs a listing of ``system.parts`` and one ``CHECK`` per new part."""
+        with self._lock:
+            rows = self._client.query(
+                "SELECT table, name, max_block_number FROM system.parts WHERE database = {db:String} AND active"
+                " AND max_block_number > {blocks:Array(UInt64)}[indexOf({tables:Array(String)}, table)]"  # [0]: 0
+                " ORDER BY table, max_block_number",
+                parameters={"db": self.database, "tables": list(self._checked), "blocks": list(self._checked.values())}
+            ).result_rows
+            broken, failed = [], set()
+            for table, part, _ in rows:
+                if (reason := self._part_failure(table, part)) is not None:
+                    broken.append(f"{table}/{part}: {reason}")
+                    failed.add(table)  # not past it: listed again should its detach fail
+                    self._client.command(f"ALTER TABLE `{self.database}`.`{table}` DETACH PART '{part}'")
+            for table, _, block in rows:
+                if table not in failed:
+                    self._checked[table] = max(block, self._checked.get(table, 0))
+        if broken:
+            raise PartsNotWritten(errno.EIO, "the warehouse acknowledged parts its disk did not keep (detached; "
+                                  f"their rows are to be inserted again): {'; '.join(broken)}")
+
+    def _part_failure(self, table: str, part: str) -> str | None:
+        """(Lock held.) Why ``part`` fails ``CHECK TABLE``, or None if it passes (or was merged away
+        meanwhile: the merged part is listed by the next check)."""
+        try:
+            result = self._client.query(f"CHECK TABLE `{self.database}`.`{table}` PART '{part}'",
+                                        settings={"check_query_single_value_result": 0}).result_rows
+        except Exception as exc:  # noqa: BLE001 - NO_SUCH_DATA_PART: merged into a part listed next time
+            if "NO_SUCH_DATA_PART" in str(exc):
+                return None
+            raise
+        failed = [message or "failed its check" for _, passed, message in result if not int(passed)]
+        return "; ".join(failed) or None
+
+    def _newest_blocks(self) -> dict[str, int]:
+        """Each table's newest block number among its active parts: the parts a reopened engine loaded
+        (it checks their files against their checksums then: ``broken-on-start``)."""
+        with self._lock:
+            return dict(self._client.query(
+                "SELECT table, max(max_block_number) FROM system.parts WHERE database = {db:String} AND active "
+                "GROUP BY table", parameters={"db": self.database}).result_rows)
 
     def query_arrow(self, sql: str):
         """The result of ``sql`` as an Arrow table, on the writer's session (in a process that
