@@ -14,7 +14,6 @@ import errno
 import sqlite3
 
 import pytest
-
 from fault_helpers import assert_acknowledged_logged, assert_views_equal_the_log, fill, remount, tmpfs
 
 from hindbrain import Brain, LogWriteError
