@@ -312,8 +312,10 @@ class EmbeddedRunner:
                     self._handoff.notify_all()  # the writers waiting for room
 
     def close(self) -> None:
-        """Commit what is deferred and stop the committer and the projector (a batch the close's own
-        append made due is projected; ``flush`` first for the rest)."""
+        """Commit what is deferred and stop the committer and the projector, then project what is
+        pending: records deferred after the owner's last flush (a served brain's recall in flight while
+        it closes, whose records this append commits) were left out of the views until a reopen when
+        only a due batch was projected here."""
         with self._wake:
             self._closed = True  # no defer after this one: the append below takes them all
             self._wake.notify_all()
@@ -325,7 +327,7 @@ class EmbeddedRunner:
             self._handoff.notify_all()  # ``_closed``: the projector ends once its round is in
         if self._projector is not None:
             self._projector.join()
-        if len(self._pending) >= self.batch_size:
+        if self._pending:
             self._project_logged()
 
     def flush(self) -> int:
