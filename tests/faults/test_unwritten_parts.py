@@ -72,7 +72,8 @@ def test_a_part_the_disk_did_not_keep_is_found_before_the_offset_passes_it_and_i
     assert_views_equal_the_log(home)  # a reopened engine detaches a broken part: its rows would be missing
 
 
-def test_check_written_detaches_a_part_that_fails_its_checksums_and_checks_each_part_once(tmp_path):
+def test_check_written_detaches_a_part_whose_data_the_disk_refused_and_checks_each_part_once(tmp_path):
+    """The part as strace's injected ENOSPC left it: one ``write`` refused, ``data.bin`` empty, the rest whole."""
     with Brain.open(tmp_path / "brain", embedder="none") as brain:
         warehouse = brain.warehouse
         brain.learn(tenant="acme", condition="submit does nothing", action="switch to the admin account",
@@ -83,11 +84,11 @@ def test_check_written_detaches_a_part_that_fails_its_checksums_and_checks_each_
         brain.runner.flush()
         lost, path = newest_part(warehouse, "fragments")
         assert lost != kept
-        unwritten(path)
+        (path / "data.bin").write_bytes(b"")
         warehouse._checked["fragments"] -= 1  # the part is new to the check again
         with pytest.raises(PartsNotWritten) as refused:
             warehouse.check_written()
-        assert f"fragments/{lost}" in str(refused.value) and kept not in str(refused.value)
+        assert f"fragments/{lost}: data 0 of" in str(refused.value) and kept not in str(refused.value)
         assert (path.parent / "detached" / lost).is_dir()
         assert [r["fragment_id"] for r in brain.sql("SELECT fragment_id FROM fragments FINAL")] == ["fr-kept"]
         warehouse.check_written()  # checked parts are not checked again; the detached one is gone
