@@ -23,7 +23,13 @@ DATABASE = "hindbrain"
 class PartsNotWritten(OSError):
     """Parts the warehouse acknowledged fail their own checksums on disk (``Warehouse.check_written``):
     their rows are not in the views. The parts are detached (the table's ``detached/`` folder); insert
-    the rows again (the runners re-project from their committed offset). ``errno`` is EIO."""
+    the rows again (the runners re-project from their committed offset). ``errno`` is EIO. ``earlier``:
+    a part holding blocks checked before failed (a merge the full disk broke; chDB removes the merged
+    parts at once): rows of rounds committed long ago are gone, from offsets nothing records."""
+
+    def __init__(self, message: str, earlier: bool):
+        super().__init__(errno.EIO, message)
+        self.earlier = earlier
 
 
 class Warehouse:
@@ -48,7 +54,7 @@ class Warehouse:
         self._tenant_lock, self._killer_lock = threading.Lock(), threading.Lock()
         self._tenant = limited_client(url, database)
         self._killer = boot
-        self._checked = self._newest_blocks()  # parts up to these blocks checked (``check_written``)
+        self._checked = self._active_parts()  # parts checked, by table (``check_written``)
 
     # -- schema --------------------------------------------------------------------------
     def reset(self) -> None:
@@ -60,7 +66,7 @@ class Warehouse:
                                       parameters={"db": self.database}).result_rows
             for name, _ in sorted(rows, key=lambda row: not row[1]):
                 self._client.command(f"DROP TABLE IF EXISTS `{self.database}`.`{name}`")
-            self._checked = {}  # a table made again numbers its blocks from 1
+            self._checked = {}  # a table made again names its parts from all_1_1 again
 
     def migrate(self, target: int | None = None) -> list[int]:
         """Apply (or, with a lower ``target``, revert) migrations; returns the numbers run."""
@@ -86,8 +92,8 @@ class Warehouse:
                         f"DELETE FROM `{self.database}`.`{MIGRATIONS_TABLE}` WHERE number = {m.number}"
                     )
                     ran.append(-m.number)
-            if ran:  # a migration may make a table again (its blocks numbered from 1) or copy rows into one
-                self._checked = self._newest_blocks()
+            if ran:  # a migration may make a table again (its parts named from all_1_1 again) or copy rows into one
+                self._checked = self._active_parts()
             return ran
 
     def applied_migrations(self) -> list[int]:
@@ -129,31 +135,29 @@ class Warehouse:
         chDB's parts are files of this process: each file group's size on disk against the engine's
         own account of it (``unwritten_files``), one listing and a ``stat`` a file (~2 ms a round; a
         ``CHECK TABLE`` a part was ~3.4 ms more each). A server's parts are not: ``CHECK TABLE … PART``.
-        A part is checked once: parts up to the newest block checked are not listed again (a table's
-        block numbers only grow; its writer, a runner, inserts one round at a time and checks before
-        it commits)."""
+        A part is checked once, by name: new ones from inserts and from merges (a merge writes its part as
+        an insert does, and chDB removes the merged parts at once: ``old_parts_lifetime`` 0)."""
         with self._lock:
             rows = self._client.query(
-                "SELECT table, name, max_block_number, path, data_compressed_bytes, marks_bytes, primary_key_size, rows"
-                " FROM system.parts WHERE database = {db:String} AND active"
-                " AND max_block_number > {blocks:Array(UInt64)}[indexOf({tables:Array(String)}, table)]"  # [0]: 0
-                " ORDER BY table, max_block_number",
-                parameters={"db": self.database, "tables": list(self._checked), "blocks": list(self._checked.values())}
-            ).result_rows
+                "SELECT table, name, min_block_number, path, data_compressed_bytes, marks_bytes, primary_key_size, rows"
+                " FROM system.parts WHERE database = {db:String} AND active ORDER BY table, min_block_number",
+                parameters={"db": self.database}).result_rows
             local = self.url.startswith("chdb://")
-            broken, failed = [], set()
-            for table, part, _, path, *written in rows:
-                reason = unwritten_files(_file_sizes(path), *written) if local else self._check_part(table, part)
-                if reason is not None:
-                    broken.append(f"{table}/{part}: {reason}")
-                    failed.add(table)  # not past it: listed again should its detach fail
-                    self._client.command(f"ALTER TABLE `{self.database}`.`{table}` DETACH PART '{part}'")
-            for table, _, block, *_ in rows:
-                if table not in failed:
-                    self._checked[table] = max(block, self._checked.get(table, 0))
+            broken, earlier, checked = [], False, {}
+            for table, part, first, path, *written in rows:
+                known = self._checked.get(table, {})
+                if part not in known:
+                    reason = unwritten_files(_file_sizes(path), *written) if local else self._check_part(table, part)
+                    if reason is not None:
+                        broken.append(f"{table}/{part}: {reason}")
+                        earlier |= any(first <= block for block in known.values())  # rows of earlier rounds
+                        self._client.command(f"ALTER TABLE `{self.database}`.`{table}` DETACH PART '{part}'")
+                        continue
+                checked.setdefault(table, {})[part] = _last_block(part)
+            self._checked = checked
         if broken:
-            raise PartsNotWritten(errno.EIO, "the warehouse acknowledged parts its disk did not keep (detached; "
-                                  f"their rows are to be inserted again): {'; '.join(broken)}")
+            raise PartsNotWritten("the warehouse acknowledged parts its disk did not keep (detached; their rows "
+                                  f"are to be inserted again): {'; '.join(broken)}", earlier)
 
     def _check_part(self, table: str, part: str) -> str | None:
         """(Lock held.) Why ``part`` fails ``CHECK TABLE`` (its files against its checksums), or None if
@@ -168,13 +172,16 @@ class Warehouse:
         failed = [message or "failed its check" for _, passed, message in result if not int(passed)]
         return "; ".join(failed) or None
 
-    def _newest_blocks(self) -> dict[str, int]:
-        """Each table's newest block number among its active parts: the parts a reopened engine loaded
-        (it checks their files against their checksums then: ``broken-on-start``)."""
+    def _active_parts(self) -> dict[str, dict[str, int]]:
+        """Each table's active parts (name: last block): the parts a reopened engine loaded (it checks their
+        files against their checksums then: ``broken-on-start``)."""
         with self._lock:
-            return dict(self._client.query(
-                "SELECT table, max(max_block_number) FROM system.parts WHERE database = {db:String} AND active "
-                "GROUP BY table", parameters={"db": self.database}).result_rows)
+            rows = self._client.query("SELECT table, name FROM system.parts WHERE database = {db:String} AND active",
+                                      parameters={"db": self.database}).result_rows
+        parts: dict[str, dict[str, int]] = {}
+        for table, part in rows:
+            parts.setdefault(table, {})[part] = _last_block(part)
+        return parts
 
     def query_arrow(self, sql: str):
         """The result of ``sql`` as an Arrow table, on the writer's session (in a process that
@@ -334,6 +341,11 @@ TENANT_LIMITS = {
     "max_result_rows": 100_000, "max_result_bytes": 64 << 20, "result_overflow_mode": "throw",
     "max_threads": 1, "os_thread_priority": 19,
 }
+
+
+def _last_block(part: str) -> int:
+    """A MergeTree part's last block number, from its name (``partition_min_max_level[_mutation]``)."""
+    return int(part.split("_")[2])
 
 
 _MARKS = (".mrk", ".mrk2", ".mrk3", ".cmrk", ".cmrk2", ".cmrk3", ".cmrk4")

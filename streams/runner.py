@@ -63,7 +63,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from hindbrain.projections.warehouse import Warehouse
+from hindbrain.projections.warehouse import PartsNotWritten, Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
@@ -297,7 +297,7 @@ class EmbeddedRunner:
                     if batch.dead_letters:
                         self._behind = True  # appended to the log first, by the log's path (``_write``)
                         return None
-                    insert_batch(self.warehouse, batch, pause=pause)
+                    self._insert(batch, pause)
                 batch.rows, batch.tables = {}, {}  # the columns freed on this thread, then given back
                 if background:
                     release_arrow_pool()
@@ -381,8 +381,20 @@ class EmbeddedRunner:
             batch.dead_letters = []
             # Not committed past here: entries between the batch and these may be unread.
             project_batch([Decoded(p, rt, r) for p, (rt, r) in zip(positions, dls, strict=True)], now_us(), batch)
-        insert_batch(self.warehouse, batch)
+        self._insert(batch)
         self._commit(next_offset)
+
+    def _insert(self, batch: ProjectedBatch, pause: Callable[[], object] | None = None) -> None:
+        """(``_projecting`` held.) ``insert_batch``. When a part lost to a full disk held rows of rounds
+        committed before (a merge chDB wrote with empty files, its merged parts removed), the offset goes
+        back to the log's start: which offsets those rows had, nothing records; the views deduplicate."""
+        try:
+            insert_batch(self.warehouse, batch, pause=pause)
+        except PartsNotWritten as exc:
+            if exc.earlier:
+                self._committed = 0
+                self.log.commit_later(CONSUMER, ALL_TOPICS, 0, 0)
+            raise
 
     def _commit(self, next_offset: int) -> None:
         """(``_projecting`` held.) The runner's offset, past what is in the views, written with the log's
