@@ -93,3 +93,28 @@ def test_check_written_detaches_a_part_whose_data_the_disk_refused_and_checks_ea
         assert (path.parent / "detached" / lost).is_dir()
         assert [r["fragment_id"] for r in brain.sql("SELECT fragment_id FROM fragments FINAL")] == ["fr-kept"]
         warehouse.check_written()  # checked parts are not checked again; the detached one is gone
+
+
+def test_a_merged_part_the_disk_did_not_keep_sends_the_projection_back_to_the_start_of_the_log(tmp_path):
+    """A merge on a full disk fails as an insert does, and chDB removes the merged parts at once: the rows
+    of rounds committed long before are gone, from offsets nothing records (the stress in docs/faults.md)."""
+    home = tmp_path / "brain"
+    brain = Brain.open(home, embedder="none", batch_size=8)
+    try:
+        for n in range(4):
+            brain.learn(tenant="acme", condition=f"submit does nothing in system {n}",
+                        action="switch to the admin account", fragment_id=f"fr-{n}")
+            brain.runner.flush()  # a round and its parts each
+        brain.warehouse.command("OPTIMIZE TABLE fragments FINAL")  # the merge, as the engine's background runs it
+        merged, path = newest_part(brain.warehouse, "fragments")
+        assert merged.split("_")[1] == "1"  # holds the first round's block
+        unwritten(path)
+        brain.learn(tenant="acme", condition="export hangs", action="split the export", fragment_id="fr-4")
+        with pytest.raises(PartsNotWritten) as lost:
+            brain.runner.flush()  # the round's check finds the merged part
+        assert lost.value.earlier
+        live = {r["fragment_id"] for r in brain.sql("SELECT fragment_id FROM fragments FINAL")}
+        assert live == {f"fr-{n}" for n in range(5)}  # projected again from the log's start
+    finally:
+        brain.close()
+    assert_views_equal_the_log(home)
