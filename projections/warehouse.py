@@ -6,6 +6,8 @@ a ClickHouse server. chDB allows one process per folder: the embedded brain owns
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
 from collections.abc import Sequence
 
@@ -16,6 +18,18 @@ from hindbrain.projections.table import Table
 from hindbrain.projections.views import VIEWS
 
 DATABASE = "hindbrain"
+
+
+class PartsNotWritten(OSError):
+    """Parts the warehouse acknowledged fail their own checksums on disk (``Warehouse.check_written``):
+    their rows are not in the views. The parts are detached (the table's ``detached/`` folder); insert
+    the rows again (the runners re-project from their committed offset). ``errno`` is EIO. ``earlier``:
+    a part holding blocks checked before failed (a merge the full disk broke; chDB removes the merged
+    parts at once): rows of rounds committed long ago are gone, from offsets nothing records."""
+
+    def __init__(self, message: str, earlier: bool):
+        super().__init__(errno.EIO, message)
+        self.earlier = earlier
 
 
 class Warehouse:
@@ -40,6 +54,7 @@ class Warehouse:
         self._tenant_lock, self._killer_lock = threading.Lock(), threading.Lock()
         self._tenant = limited_client(url, database)
         self._killer = boot
+        self._checked = self._active_parts()  # parts checked, by table (``check_written``)
 
     # -- schema --------------------------------------------------------------------------
     def reset(self) -> None:
@@ -51,6 +66,7 @@ class Warehouse:
                                       parameters={"db": self.database}).result_rows
             for name, _ in sorted(rows, key=lambda row: not row[1]):
                 self._client.command(f"DROP TABLE IF EXISTS `{self.database}`.`{name}`")
+            self._checked = {}  # a table made again names its parts from all_1_1 again
 
     def migrate(self, target: int | None = None) -> list[int]:
         """Apply (or, with a lower ``target``, revert) migrations; returns the numbers run."""
@@ -76,6 +92,8 @@ class Warehouse:
                         f"DELETE FROM `{self.database}`.`{MIGRATIONS_TABLE}` WHERE number = {m.number}"
                     )
                     ran.append(-m.number)
+            if ran:  # a migration may make a table again (its parts named from all_1_1 again) or copy rows into one
+                self._checked = self._active_parts()
             return ran
 
     def applied_migrations(self) -> list[int]:
@@ -102,6 +120,68 @@ class Warehouse:
         """Insert an Arrow table whose schema is ``table.arrow_schema()``."""
         with self._lock:
             self._client.insert_arrow(table.name, data)
+
+    def check_written(self) -> None:
+        """Checks every part written to this database since the last check and detaches those whose
+        files are not what the engine wrote, raising ``PartsNotWritten`` naming them.
+
+        Why: ClickHouse acknowledges an INSERT whose files the disk refused. chDB 26.9, a ``write`` of a
+        part's ``data.bin`` failing with ENOSPC (strace fault injection, docs/faults.md): the INSERT
+        returns, the part is active with an empty ``data.bin``, every read of it fails (``Cannot read
+        all data``), and a reopened engine detaches it as broken — its rows gone from the views while
+        the runner's offset had passed them (test_disk's flake: the disk filled during a round's insert).
+        A returned insert is no proof; a part whose files hold what the engine wrote is.
+
+        chDB's parts are files of this process: each file group's size on disk against the engine's
+        own account of it (``unwritten_files``), one listing and a ``stat`` a file (~2 ms a round; a
+        ``CHECK TABLE`` a part was ~3.4 ms more each). A server's parts are not: ``CHECK TABLE … PART``.
+        A part is checked once, by name: new ones from inserts and from merges (a merge writes its part as
+        an insert does, and chDB removes the merged parts at once: ``old_parts_lifetime`` 0)."""
+        with self._lock:
+            rows = self._client.query(
+                "SELECT table, name, min_block_number, path, data_compressed_bytes, marks_bytes, primary_key_size, rows"
+                " FROM system.parts WHERE database = {db:String} AND active ORDER BY table, min_block_number",
+                parameters={"db": self.database}).result_rows
+            local = self.url.startswith("chdb://")
+            broken, earlier, checked = [], False, {}
+            for table, part, first, path, *written in rows:
+                known = self._checked.get(table, {})
+                if part not in known:
+                    reason = unwritten_files(_file_sizes(path), *written) if local else self._check_part(table, part)
+                    if reason is not None:
+                        broken.append(f"{table}/{part}: {reason}")
+                        earlier |= any(first <= block for block in known.values())  # rows of earlier rounds
+                        self._client.command(f"ALTER TABLE `{self.database}`.`{table}` DETACH PART '{part}'")
+                        continue
+                checked.setdefault(table, {})[part] = _last_block(part)
+            self._checked = checked
+        if broken:
+            raise PartsNotWritten("the warehouse acknowledged parts its disk did not keep (detached; their rows "
+                                  f"are to be inserted again): {'; '.join(broken)}", earlier)
+
+    def _check_part(self, table: str, part: str) -> str | None:
+        """(Lock held.) Why ``part`` fails ``CHECK TABLE`` (its files against its checksums), or None if
+        it passes (or was merged away meanwhile: the merged part is listed by the next check)."""
+        try:
+            result = self._client.query(f"CHECK TABLE `{self.database}`.`{table}` PART '{part}'",
+                                        settings={"check_query_single_value_result": 0}).result_rows
+        except Exception as exc:  # noqa: BLE001 - NO_SUCH_DATA_PART: merged into a part listed next time
+            if "NO_SUCH_DATA_PART" in str(exc):
+                return None
+            raise
+        failed = [message or "failed its check" for _, passed, message in result if not int(passed)]
+        return "; ".join(failed) or None
+
+    def _active_parts(self) -> dict[str, dict[str, int]]:
+        """Each table's active parts (name: last block): the parts a reopened engine loaded (it checks their
+        files against their checksums then: ``broken-on-start``)."""
+        with self._lock:
+            rows = self._client.query("SELECT table, name FROM system.parts WHERE database = {db:String} AND active",
+                                      parameters={"db": self.database}).result_rows
+        parts: dict[str, dict[str, int]] = {}
+        for table, part in rows:
+            parts.setdefault(table, {})[part] = _last_block(part)
+        return parts
 
     def query_arrow(self, sql: str):
         """The result of ``sql`` as an Arrow table, on the writer's session (in a process that
@@ -261,6 +341,41 @@ TENANT_LIMITS = {
     "max_result_rows": 100_000, "max_result_bytes": 64 << 20, "result_overflow_mode": "throw",
     "max_threads": 1, "os_thread_priority": 19,
 }
+
+
+def _last_block(part: str) -> int:
+    """A MergeTree part's last block number, from its name (``partition_min_max_level[_mutation]``)."""
+    return int(part.split("_")[2])
+
+
+_MARKS = (".mrk", ".mrk2", ".mrk3", ".cmrk", ".cmrk2", ".cmrk3", ".cmrk4")
+
+
+def _file_sizes(path: str) -> dict[str, int] | None:
+    """The sizes of a part's files, by name; None if the part is gone (merged and removed meanwhile)."""
+    try:
+        return {entry.name: entry.stat().st_size for entry in os.scandir(path)}
+    except FileNotFoundError:
+        return None
+
+
+def unwritten_files(sizes: dict[str, int] | None, data_bytes: int, marks_bytes: int, primary_bytes: int,
+                    rows: int) -> str | None:
+    """Why a part's files (``sizes``, by name) are not what the engine says it wrote (``system.parts``:
+    its columns' compressed data, their marks, the primary index), or None if they are. A write the
+    disk refused leaves a file short (chDB: empty); the engine's account is kept in memory from the
+    writing. ``checksums.txt`` and ``count.txt`` are never empty in a part of ``rows`` > 0. A part gone
+    from disk (``sizes`` None) was merged meanwhile: its merged part is listed by the next check."""
+    if sizes is None:
+        return None
+    columns = {n: s for n, s in sizes.items() if not n.startswith("skp_idx_")}
+    found = {"data": sum(s for n, s in columns.items() if n.endswith(".bin")),
+             "marks": sum(s for n, s in columns.items() if n.endswith(_MARKS)),
+             "primary index": sizes.get("primary.cidx", sizes.get("primary.idx", 0))}
+    short = [f"{what} {found[what]} of {wrote} bytes" for what, wrote in
+             (("data", data_bytes), ("marks", marks_bytes), ("primary index", primary_bytes)) if found[what] != wrote]
+    short += [f"{name} empty" for name in ("checksums.txt", "count.txt") if rows and not sizes.get(name)]
+    return "; ".join(short) or None
 
 
 def limited_client(url: str, database: str, limits: dict = TENANT_LIMITS):

@@ -63,7 +63,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from hindbrain.projections.warehouse import Warehouse
+from hindbrain.projections.warehouse import PartsNotWritten, Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.log import Position
@@ -297,7 +297,7 @@ class EmbeddedRunner:
                     if batch.dead_letters:
                         self._behind = True  # appended to the log first, by the log's path (``_write``)
                         return None
-                    insert_batch(self.warehouse, batch, pause=pause)
+                    self._insert(batch, pause)
                 batch.rows, batch.tables = {}, {}  # the columns freed on this thread, then given back
                 if background:
                     release_arrow_pool()
@@ -312,8 +312,10 @@ class EmbeddedRunner:
                     self._handoff.notify_all()  # the writers waiting for room
 
     def close(self) -> None:
-        """Commit what is deferred and stop the committer and the projector (a batch the close's own
-        append made due is projected; ``flush`` first for the rest)."""
+        """Commit what is deferred and stop the committer and the projector, then project what is
+        pending: records deferred after the owner's last flush (a served brain's recall in flight while
+        it closes, whose records this append commits) were left out of the views until a reopen when
+        only a due batch was projected here."""
         with self._wake:
             self._closed = True  # no defer after this one: the append below takes them all
             self._wake.notify_all()
@@ -325,7 +327,7 @@ class EmbeddedRunner:
             self._handoff.notify_all()  # ``_closed``: the projector ends once its round is in
         if self._projector is not None:
             self._projector.join()
-        if len(self._pending) >= self.batch_size:
+        if self._pending:
             self._project_logged()
 
     def flush(self) -> int:
@@ -379,8 +381,20 @@ class EmbeddedRunner:
             batch.dead_letters = []
             # Not committed past here: entries between the batch and these may be unread.
             project_batch([Decoded(p, rt, r) for p, (rt, r) in zip(positions, dls, strict=True)], now_us(), batch)
-        insert_batch(self.warehouse, batch)
+        self._insert(batch)
         self._commit(next_offset)
+
+    def _insert(self, batch: ProjectedBatch, pause: Callable[[], object] | None = None) -> None:
+        """(``_projecting`` held.) ``insert_batch``. When a part lost to a full disk held rows of rounds
+        committed before (a merge chDB wrote with empty files, its merged parts removed), the offset goes
+        back to the log's start: which offsets those rows had, nothing records; the views deduplicate."""
+        try:
+            insert_batch(self.warehouse, batch, pause=pause)
+        except PartsNotWritten as exc:
+            if exc.earlier:
+                self._committed = 0
+                self.log.commit_later(CONSUMER, ALL_TOPICS, 0, 0)
+            raise
 
     def _commit(self, next_offset: int) -> None:
         """(``_projecting`` held.) The runner's offset, past what is in the views, written with the log's

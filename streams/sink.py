@@ -13,8 +13,11 @@ from hindbrain.streams.processing import ProjectedBatch
 
 
 def insert_batch(warehouse: Warehouse, batch: ProjectedBatch, pause: Callable[[], object] | None = None) -> None:
-    """One Arrow insert per table (chDB costs ~1 ms per statement); returns when all did.
-    ``pause``: called before each insert (a background projection gives way there)."""
+    """One Arrow insert per table (chDB costs ~1 ms per statement); returns when all did and every part
+    written since the last batch matches its checksums (``Warehouse.check_written``: the warehouse
+    acknowledges a part its full disk did not keep, so an offset committed after the inserts returned
+    passed rows a reopened warehouse drops). ``pause``: called before each insert (a background
+    projection gives way there). Raises ``PartsNotWritten`` (the parts detached): insert again."""
     with gc_paused():
         for name, rows in batch.rows.items():
             pause and pause()
@@ -23,6 +26,7 @@ def insert_batch(warehouse: Warehouse, batch: ProjectedBatch, pause: Callable[[]
             for table in tables:
                 pause and pause()
                 warehouse.insert_arrow(TABLES[name], table)
+        warehouse.check_written()
 
 
 def release_arrow_pool() -> None:
