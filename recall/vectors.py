@@ -63,15 +63,14 @@ Choices from these numbers:
   0.987, so quantisation costs ~1 point; usearch's own i8 cast costs 9. f16 is exact but 45%
   bigger. Re-ranking 256 graph candidates with float32 lifted 1M recall only 0.952 → 0.967
   for +2 KB a vector, so the float matrix is dropped when the graph takes over.
-* **connectivity 22** (30 in round thirteen, 32 before). With 16, 1M recall plateaued at 0.905-0.909
-  for expansion_search 256 to 1,024 (the graph, not the walk, was the limit); 32 reaches 0.95 (0.952
-  in a separate run at expansion_search 256-1,024, 0.961 with a 2-thread build) for ~25% more memory.
-  usearch hands a node out in 64-byte units (``NODE_UNIT``), and a level-0 node is
-  ``14 + 8 x connectivity`` bytes: 32 (270 B) takes 320, 30 (254 B) 256, 22 (190 B) 192, the largest
-  that fits 3 units (23 takes 4). 22 against 30: recall@10 of the graph 1.000 vs 0.997 on 100k real
-  embeddings, @1M_SENTENCE@; 63 B a node less by RSS (199 vs 262) at the same build CPU
-  (docs/speed.md, "Resident bytes per event", rounds thirteen and sixteen). A saved graph keeps its
-  own connectivity (the file's header: homes built at 30 open and grow at 30).
+* **connectivity 30** (was 32). With 16, 1M recall plateaued at 0.905-0.909 for expansion_search
+  256 to 1,024 (the graph, not the walk, was the limit); 32 reaches 0.95 (0.952 in a separate run
+  at expansion_search 256-1,024, 0.961 with a 2-thread build) for ~25% more memory.
+  At 100k the two were within a point (0.98-0.99). 30, not 32: usearch hands a node out in
+  64-byte units (``NODE_UNIT``), and a level-0 node is ``14 + 8 x connectivity`` bytes, so 32
+  (270 B) takes 320 and 30 (254 B) the largest that fits 256: 64 B a node less resident
+  (398 → 334 B a node by RSS at 20k; 31 costs what 32 does), for recall measured in docs/speed.md
+  ("Resident bytes per event, round thirteen").
 * **expansion_add 64.** 32 lost 7 points at 100k (0.91 vs 0.98, connectivity 16).
 * **expansion_search 256.** Under 1 ms at 1M and +1-3 points over 128 there; the budget (recall
   p50 ≤ 10 ms, p99 ≤ 20-30 ms, embedding included) leaves room for it.
@@ -109,7 +108,7 @@ from hindbrain.recall.row_chunks import RowChunks
 
 EXACT_LIMIT = 20_000  # vectors; at or below this every search is exact (float16 rows)
 _WALK_COST = 20  # one candidate fetched by a graph walk costs about as much as scanning 20 codes
-CONNECTIVITY = 22  # the largest whose level-0 node fits 3 of usearch's 64-byte units (graph_node_bytes)
+CONNECTIVITY = 30  # the largest whose level-0 node fits 4 of usearch's 64-byte units (graph_node_bytes)
 NODE_UNIT = 64  # bytes: usearch's node allocator (memory_mapping_allocator_gt<64>) rounds a node up to this
 EXPANSION_ADD = 64
 EXPANSION_SEARCH = 256
@@ -926,9 +925,6 @@ class VectorIndex:
         index._graph = Index.restore(str(stem.with_suffix(".usearch")), view=not writable)
         if index._graph is None or index._graph.ndim != index.dim:
             raise ValueError(f"{stem.with_suffix('.usearch')}: not a {index.dim}-d usearch index")
-        # the file's, not ``CONNECTIVITY``: a graph keeps the connectivity it was built with (homes from
-        # before round sixteen hold 30), and usearch inserts into a restored graph at that one
-        index.connectivity = index._graph.connectivity
         index._tail = np.flatnonzero(index._state == _TAIL).astype(np.int64)  # scanned at every search
         same_graph = True
         if writable and len(index._tail):
