@@ -929,6 +929,9 @@ class VectorIndex:
         index._graph = Index.restore(str(stem.with_suffix(".usearch")), view=not writable)
         if index._graph is None or index._graph.ndim != index.dim:
             raise ValueError(f"{stem.with_suffix('.usearch')}: not a {index.dim}-d usearch index")
+        # the file's, not ``CONNECTIVITY``: a graph keeps the connectivity it was built with (homes from
+        # before round thirteen hold 32), and usearch inserts into a restored graph at that one
+        index.connectivity = index._graph.connectivity
         index._tail = np.flatnonzero(index._state == _TAIL).astype(np.int64)  # scanned at every search
         same_graph = True
         if writable and len(index._tail):

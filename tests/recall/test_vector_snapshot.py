@@ -64,6 +64,41 @@ def test_a_mapped_graph_answers_as_the_index_it_was_saved_from_and_refuses_adds(
         mapped.add(np.array([1]), vectors[:1])
 
 
+def test_a_graph_saved_at_another_connectivity_maps_and_reopens_at_its_own(tmp_path):
+    """Homes built before round thirteen hold graphs at connectivity 32 (the default is 30 since):
+    usearch's restore and the C walk take it from the file's header, not from ``CONNECTIVITY``, so
+    such a graph maps and walks as saved, and its reopened owner says and keeps its connectivity
+    (usearch inserts at the file's: one graph, one connectivity) and saves a graph every node of
+    which a search reaches."""
+    from hindbrain.recall.graph_check import GraphFile
+    from hindbrain.recall.vectors import CONNECTIVITY, quantize
+
+    old = 32
+    vectors = clustered(700)
+    index = VectorIndex(DIM, exact_limit=50, connectivity=old)
+    index.add(np.arange(600), vectors[:600])
+    meta = index.save(tmp_path / "t0")
+    assert GraphFile(tmp_path / "t0.usearch").connectivity == old != CONNECTIVITY
+    mapped = VectorIndex.mapped(tmp_path / "t0", meta)
+    assert mapped.connectivity == mapped._walker.connectivity == old
+    everyone = mapped._state >= 2  # graphed
+    for q in clustered(20, seed=1):
+        want = index.search(q, 10)
+        assert mapped.search(q, 10)[0].tolist() == want[0].tolist()
+        _, sims, _ = mapped._walker.walk(quantize(q / np.linalg.norm(q))[0], everyone, mapped._next, 64, 4096)
+        assert np.allclose(sims[:10], want[1], atol=1e-3)  # the C walk routes on the file's layout (ties aside)
+    owner = VectorIndex.mapped(tmp_path / "t0", meta, writable=True)
+    assert owner.connectivity == old
+    owner.add(np.arange(600, 700), vectors[600:])
+    assert owner.unbuilt == 0
+    owner.save(tmp_path / "t1")
+    assert owner.check_saved(tmp_path / "t1") == 0
+    graph = GraphFile(tmp_path / "t1.usearch")
+    assert (graph.connectivity, graph.connectivity_base) == (old, 2 * old)
+    for key in (5, 320, 650):
+        assert owner.search(vectors[key], 1)[0][0] == key
+
+
 def test_a_layered_index_finds_the_mapped_vectors_under_its_own_numbers_and_new_ones_hide_them(tmp_path):
     vectors = clustered(300)
     owner = graph_index(vectors, unbuilt=0)
