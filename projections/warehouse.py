@@ -187,7 +187,25 @@ class Warehouse:
         """The result of ``sql`` as an Arrow table, on the writer's session (in a process that
         holds a chDB warehouse, the only chDB engine it may use: ``streams.columnar``)."""
         with self._lock:
-            return self._client.query_arrow(sql)
+            try:
+                return self._client.query_arrow(sql)
+            except Exception:
+                self._clear_failed_stream()
+                raise
+
+    def _clear_failed_stream(self) -> None:
+        """(Lock held.) After an Arrow query chDB refused (an Avro block it cannot read, streams.columnar),
+        clickhouse_connect's chDB backend leaves the rest of that Arrow stream to the session's next
+        query, which then fails to parse it (``UnicodeDecodeError`` on ``ARROW1``'s bytes): the parts
+        check after the round's inserts met it. A throwaway query takes it, so the next real one is clean."""
+        if not self.url.startswith("chdb://"):
+            return
+        for _ in range(3):
+            try:
+                if self._client.query("SELECT 1").result_rows == [(1,)]:
+                    return
+            except Exception:  # noqa: BLE001, S112 - the stale stream's bytes, read and dropped
+                continue
 
     def command(self, sql: str) -> None:
         """Run one statement that returns no rows (e.g. ``INSERT … SELECT``) on the writer's session."""

@@ -147,3 +147,14 @@ def test_a_batch_with_a_row_the_insert_refuses_is_projected_whole(open_warehouse
     fast = direct(open_warehouse, batch)
     assert len(fast.dead_letters) == 1  # nothing went in directly: every row projected here
     assert "events" in fast.rows or "events" in fast.tables
+
+
+def test_a_query_after_a_refused_arrow_query_reads_its_own_answer(warehouse, tmp_path):
+    """chDB refuses an Avro block mid-stream; the session's next query must not read that stream's rest."""
+    values = [e.value for e in entries([perception(i) for i in range(N)])]
+    values[51] = values[51][:-6]
+    path = tmp_path / "cut.avro"
+    path.write_bytes(columnar.container(values))
+    with pytest.raises(Exception, match="(?i)avro"):
+        warehouse.query_arrow(f"SELECT * FROM file('{path}', 'Avro')")
+    assert warehouse.query("SELECT 41 + 1 AS x") == [(42,)]
