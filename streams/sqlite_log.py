@@ -309,18 +309,12 @@ class SqliteLog:
             try:
                 if self._later and not self._grouped:
                     cur = self._db.cursor()
-                    cur.execute("BEGIN IMMEDIATE")
-                    try:
+                    try:  # a failed transaction is rolled back by the close below (sqlite3 never commits there)
+                        cur.execute("BEGIN IMMEDIATE")
                         later = self._write_later(cur)
                         cur.execute("COMMIT")
                     except sqlite3.Error as exc:
-                        with contextlib.suppress(sqlite3.Error):
-                            self._db.execute("ROLLBACK")
                         raise refused(exc, self.path, "commit of the offsets left to write at close") from exc
-                    except BaseException:
-                        with contextlib.suppress(sqlite3.Error):
-                            self._db.execute("ROLLBACK")
-                        raise
                     self._written(later)
             finally:
                 self._db.close()
