@@ -120,6 +120,7 @@ class Brain:
         with bulk_threshold.held():  # the views' catch-up and the index's build are bulk work
             warehouse = open_views(cfg, log)
             brain = cls(log, warehouse, cfg)
+            brain.runner.project_again_if_broken()  # before the catch-up and the index's build
             brain.runner.catch_up()
             brain.index_start = open_index(cfg, log, warehouse, brain.index)
         # Refreezer and HeapTrimmer: after what it indexed (the collection frees, the trim returns the pages)

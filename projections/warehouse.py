@@ -159,6 +159,22 @@ class Warehouse:
             raise PartsNotWritten("the warehouse acknowledged parts its disk did not keep (detached; their rows "
                                   f"are to be inserted again): {'; '.join(broken)}", earlier)
 
+    def broken_parts(self) -> list[tuple[str, str]]:
+        """``(table, folder)`` of each part the engine set aside as broken (``detached/broken-on-start_…``
+        and the like): a part whose files failed their checksums when the engine loaded it, its rows gone
+        from the views. ``check_written`` finds the parts a running process wrote; these are the ones it
+        could not see (a merge broken after a brain's last round, a disk that lost files while closed)."""
+        return self.query("SELECT table, name FROM system.detached_parts WHERE database = {db:String} "
+                          "AND startsWith(reason, 'broken') ORDER BY table, name", {"db": self.database})
+
+    def drop_detached(self, parts: Sequence[tuple[str, str]]) -> None:
+        """Removes detached ``(table, folder)`` parts whose rows the log gives back (``broken_parts``), so
+        that a later open does not find them and project the log again for nothing."""
+        with self._lock:
+            for table, folder in parts:
+                self._client.command(f"ALTER TABLE `{self.database}`.`{table}` DROP DETACHED PART '{folder}'",
+                                     settings={"allow_drop_detached": 1})
+
     def _check_part(self, table: str, part: str) -> str | None:
         """(Lock held.) Why ``part`` fails ``CHECK TABLE`` (its files against its checksums), or None if
         it passes (or was merged away meanwhile: the merged part is listed by the next check)."""

@@ -358,6 +358,24 @@ class EmbeddedRunner:
             with self._projecting:
                 return self._project_log(chunk)
 
+    def project_again_if_broken(self) -> bool:
+        """At open, before ``catch_up``: when the engine set parts aside as broken (``Warehouse.broken_parts``:
+        a merge a full disk broke after the last round's check, files lost while closed), their rows are gone
+        from views whose offset had passed them, and which offsets those were nothing records: the offset
+        goes back to the log's start (durably, before the broken parts are dropped, so a crash in between
+        still projects again) and ``catch_up`` projects the whole log; the views deduplicate. Returns
+        whether it did."""
+        broken = self.warehouse.broken_parts()
+        if not broken:
+            return False
+        log.warning("the views lost parts the engine found broken at open (%s): projecting the log again "
+                    "from its start", ", ".join(f"{table}/{part}" for table, part in broken))
+        with self._lock, self._projecting:
+            self._committed = 0
+            self.log.commit(CONSUMER, ALL_TOPICS, 0, 0)
+        self.warehouse.drop_detached(broken)
+        return True
+
     def _project_log(self, chunk: int = 20_000, stop: int | None = None) -> int:
         """(The log's lock and ``_projecting`` held.) Project the log from the committed offset to its
         end (or to ``stop``)."""

@@ -130,3 +130,28 @@ def assert_views_equal_the_log(home: Path, clickhouse: str | None = None) -> Non
         log.close()
     differ = {view: (live_digest.get(view), d) for view, d in rebuilt.items() if live_digest.get(view) != d}
     assert not differ, f"views differ from the log replayed (live, rebuilt): {differ}"
+
+
+def newest_part(warehouse: Warehouse, table: str) -> tuple[str, Path]:
+    """The name and folder of ``table``'s active part holding the newest block."""
+    ((name, path),) = warehouse.query(
+        "SELECT name, path FROM system.parts WHERE database = {db:String} AND table = {t:String} AND active "
+        "ORDER BY max_block_number DESC LIMIT 1", {"db": warehouse.database, "t": table})
+    return name, Path(path)
+
+
+def unwritten(part: Path) -> None:
+    """The part as chDB left it when the disk refused its writes: its files there, every one empty."""
+    for file in part.iterdir():
+        file.write_bytes(b"")
+
+
+def merged(warehouse: Warehouse, table: str) -> tuple[str, Path, list[Path]]:
+    """Merges ``table``'s parts into one (as the engine's background merges do) and returns the merged
+    part's name and folder and the folders of the parts it covers: the engine removes those once their
+    lifetime passed, and from then on the merged part alone holds their rows."""
+    warehouse.command(f"OPTIMIZE TABLE `{table}` FINAL")
+    name, path = newest_part(warehouse, table)
+    covered = warehouse.query("SELECT path FROM system.parts WHERE database = {db:String} AND table = {t:String} "
+                              "AND NOT active", {"db": warehouse.database, "t": table})
+    return name, path, [Path(p) for (p,) in covered]

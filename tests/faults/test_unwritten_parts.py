@@ -14,26 +14,12 @@ wrote as the full disk left it (every file empty), before the runner's round goe
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
-from fault_helpers import assert_views_equal_the_log
+from fault_helpers import assert_views_equal_the_log, newest_part, unwritten
 
 from hindbrain import Brain
 from hindbrain.projections.warehouse import PartsNotWritten, Warehouse
-
-
-def newest_part(warehouse: Warehouse, table: str) -> tuple[str, Path]:
-    ((name, path),) = warehouse.query(
-        "SELECT name, path FROM system.parts WHERE database = {db:String} AND table = {t:String} AND active "
-        "ORDER BY max_block_number DESC LIMIT 1", {"db": warehouse.database, "t": table})
-    return name, Path(path)
-
-
-def unwritten(part: Path) -> None:
-    """The part as chDB left it when the disk refused its writes: its files there, every one empty."""
-    for file in part.iterdir():
-        file.write_bytes(b"")
 
 
 class LosesOnePart:
