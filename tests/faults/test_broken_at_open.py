@@ -36,6 +36,7 @@ def test_a_part_found_broken_at_open_sends_the_projection_back_to_the_start_of_t
         live = {r["fragment_id"] for r in brain.sql("SELECT fragment_id FROM fragments FINAL")}
         assert live == set(CONDITIONS)  # projected again from the log's start
         for fragment, condition in CONDITIONS.items():  # the index is built from the views once they hold them
-            assert [i.id for i in brain.recall(tenant="acme", query=condition, layers=["experience"]).items] == [fragment]
+            pack = brain.recall(tenant="acme", query=condition, layers=["experience"])
+            assert [i.id for i in pack.items] == [fragment]
         assert brain.warehouse.broken_parts() == []  # dropped: the next open does not project again
     assert_views_equal_the_log(home)
