@@ -22,6 +22,7 @@ from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import Refreezer
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.kafka_runner import IndexTail, KafkaProjector, KafkaRunner
+from hindbrain.streams.rebuild import rebuild_if_needed
 
 
 def view_positions(warehouse: Warehouse) -> dict[tuple[str, int], int]:
@@ -48,9 +49,12 @@ def open_distributed(brain_cls, cfg: Settings, extractor=None):
     # reads would be in the positions but not in the index (a replayed brain once indexed none
     # of its events that way: tests/streams/test_kafka_embedders.py). With a ClickHouse server,
     # other workers project meanwhile and that window remains (docs/distributed.md).
+    single_node = cfg.warehouse_url().startswith("chdb://")
+    if single_node:  # views that lost rows are rebuilt before the index loads them (streams/rebuild.py)
+        rebuild_if_needed(log, warehouse, cfg.worker_group)
     brain.index.load(warehouse)
     positions = view_positions(warehouse)
-    if cfg.warehouse_url().startswith("chdb://"):
+    if single_node:
         projector = KafkaProjector(log, warehouse, cfg.worker_group, cfg.batch_size)
         projector.start()
         brain.services.append(projector)

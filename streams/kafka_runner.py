@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
@@ -41,7 +42,7 @@ from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError, Ka
 
 from hindbrain.projections.warehouse import ThreadSessions, Warehouse
 from hindbrain.schemas.records import now_us
-from hindbrain.streams import columnar, kafka_batches
+from hindbrain.streams import columnar, kafka_batches, rebuild
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.log import LogEntry, Position
@@ -166,6 +167,15 @@ class KafkaProjector(_LoopThread):
             log.partitions(t.name)
 
     async def run(self) -> None:
+        try:
+            # Before joining the group: a rebuild reads every topic, longer than the group waits for a poll.
+            await asyncio.to_thread(self._patiently, rebuild.rebuild_if_needed, self.log, self.warehouse, self.group)
+            await self._consume()
+        finally:
+            self._inserters.shutdown()
+            self._sessions.close()
+
+    async def _consume(self) -> None:
         bare = {kafka_name(t.name, self.log.prefix): t.name for t in TOPICS}
         consumer = AIOKafkaConsumer(bootstrap_servers=self.log.bootstrap, group_id=self.group,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
@@ -191,7 +201,8 @@ class KafkaProjector(_LoopThread):
                     if batch.dead_letters:  # into the log first: the reason is part of the audit
                         dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
                         await asyncio.to_thread(self._patiently, self.log.append, dls)
-                    job = (self._insert, hot, batch, ranges)
+                    job = (rebuild.insert_or_rebuild, partial(self._insert, hot, batch, ranges), self.log,
+                           self.warehouse, self.group)
                 # The previous batch was inserting while this one was fetched and projected;
                 # its offsets are committed only once its insert returned.
                 if inserting is not None:
@@ -204,8 +215,6 @@ class KafkaProjector(_LoopThread):
                 await _committed_after(consumer, *inserting)
         finally:
             await consumer.stop()
-            self._inserters.shutdown()
-            self._sessions.close()
 
     def _patiently(self, call: Callable[..., T], *args) -> T:
         """``call(*args)``, tried again while the broker is away (restarting, unreachable, electing
