@@ -12,7 +12,9 @@ The agent is thin. For every batch, in this order:
  3. send every record that failed a step to the dead-letter topic as a ``DeadLetter``
     record and wait for the broker's acks (it comes back through that topic into the
     ``dead_letters`` view, exactly as a replay would derive it);
- 4. insert each table's rows into the warehouse, one Arrow insert per table, and wait;
+ 4. insert each table's rows into the warehouse, one Arrow insert per table, and wait (when the
+    parts check finds rows of earlier rounds lost, the views are rebuilt from the topics' start
+    first: ``streams.rebuild``);
  5. only then return to ``take_events``, which acknowledges the batch; Faust commits the
     acknowledged offsets on its commit interval.
 A crash anywhere before 5 redelivers the batch to whichever worker owns the partition next,
@@ -27,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from functools import partial
 
 import faust
 
@@ -34,8 +37,10 @@ from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
 from hindbrain.settings import Settings
+from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.log import LogEntry
 from hindbrain.streams.processing import ProjectedBatch, project_batch
+from hindbrain.streams.rebuild import insert_or_rebuild, rebuild_if_needed
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.topics import TOPICS, kafka_name, key_of
 
@@ -70,12 +75,16 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
     bare_name = {kafka_name(t.name, settings.kafka_prefix): t.name for t in TOPICS}
     source = app.topic(*bare_name, key_type=bytes, value_type=bytes)
     dead_letters = app.topic(kafka_name("dead_letters", settings.kafka_prefix), key_type=bytes, value_type=bytes)
-    views: dict[str, Warehouse] = {}
+    views: dict = {}
 
     def warehouse_now() -> Warehouse:
+        """The views, opened on first use; rebuilt first if they lost rows (``streams.rebuild``), whose
+        replay reads the topics through a log client of the worker's own."""
         if "views" not in views:
+            views["log"] = KafkaLog(settings.kafka, prefix=settings.kafka_prefix)
             views["views"] = warehouse or Warehouse(settings.warehouse_url())
             views["views"].migrate()
+            rebuild_if_needed(views["log"], views["views"], settings.worker_group)
         return views["views"]
 
     @app.agent(source)
@@ -84,7 +93,9 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
             try:
                 batch = project_batch([log_entry(e.message, bare_name) for e in events], now_us())
                 await _send_dead_letters(dead_letters, batch)
-                await asyncio.to_thread(insert_batch, warehouse_now(), batch)
+                views_ = await asyncio.to_thread(warehouse_now)  # a rebuild there is long: off the event loop
+                await asyncio.to_thread(insert_or_rebuild, partial(insert_batch, views_, batch), views["log"], views_,
+                                        settings.worker_group)
             except Exception:
                 _exit_uncommitted()
 
