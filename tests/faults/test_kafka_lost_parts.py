@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 
+import pytest
 from fault_helpers import merged, unwritten
 
 from hindbrain import Brain
@@ -24,6 +26,7 @@ from hindbrain.projections.views import TABLES
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.settings import Settings
 from hindbrain.streams import rebuild
+from hindbrain.streams.kafka_runner import KafkaProjector
 from hindbrain.streams.replay import replay
 
 CONDITIONS = {"fr-0": "IAM submit does nothing", "fr-1": "the export hangs at ninety percent",
@@ -112,4 +115,41 @@ def test_a_part_found_broken_at_open_over_kafka_is_rebuilt_before_the_index_load
             pack = brain.recall(tenant="acme", query=condition, layers=["experience"])
             assert [i.id for i in pack.items] == [fragment]
         assert brain.warehouse.broken_parts() == []
+    assert_fragments_equal_the_topics(home, kafka)
+
+
+def test_a_rebuild_cut_short_is_done_by_the_next_start(tmp_path, kafka, monkeypatch):
+    """The rebuild's replay fails (the disk full again): the projector stops, the need stays recorded in
+    the broker, and the next start rebuilds, although the lost part, detached by the check, is no longer
+    a broken part for the engine to report."""
+    home = tmp_path / "brain"
+    real_replay, refused = rebuild.replay, []
+
+    def replay_refused_once(*args, **kw):
+        if not refused:
+            refused.append(True)
+            raise OSError(28, "No space left on device (the rebuild's first replay)")
+        return real_replay(*args, **kw)
+
+    monkeypatch.setattr(rebuild, "replay", replay_refused_once)
+    brain = opened(home, kafka)
+    try:
+        learned(brain, CONDITIONS)
+        spy = MergesAndLoses(brain.warehouse, "fragments")
+        spy.armed.set()
+        brain.learn(tenant="acme", condition="the report is empty on Mondays", action="ask the operator",
+                    fragment_id="fr-4")
+        projector = next(s for s in brain.services if isinstance(s, KafkaProjector))
+        deadline = time.monotonic() + 30
+        while projector.alive:
+            assert time.monotonic() < deadline, "the projector did not stop on the refused replay"
+            time.sleep(0.05)
+        assert refused and rebuild.pending(brain.log, brain.settings.worker_group)
+        brain.runner.flush_timeout_s = 0.5  # fr-4 is not committed: the close's flush gives up at once
+    finally:
+        with pytest.raises((OSError, TimeoutError)):
+            brain.close()
+    with opened(home, kafka) as brain:
+        assert fragment_ids(brain) == {*CONDITIONS, "fr-4"}
+        assert not rebuild.pending(brain.log, brain.settings.worker_group)
     assert_fragments_equal_the_topics(home, kafka)
