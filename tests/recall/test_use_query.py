@@ -236,7 +236,8 @@ def test_the_pass_is_the_numpy_steps_bit_for_bit(model):
 def test_column_sums_is_reduceat_bit_for_bit(n):
     """numpy's pairwise order (a plain running sum differs in the last bits at 26 rows already)."""
     rng = np.random.default_rng(n)
-    x = rng.standard_normal((n, 80)).astype(np.float32) * np.float32(10) ** rng.integers(-3, 4, (n, 80)).astype(np.float32)
+    scales = np.float32(10) ** rng.integers(-3, 4, (n, 80)).astype(np.float32)
+    x = rng.standard_normal((n, 80)).astype(np.float32) * scales
     out = np.empty(80, np.float32)
     use_query._scan.column_sums(x, 80, out)
     np.testing.assert_array_equal(out.view(np.uint32), np.add.reduceat(x, [0], axis=0)[0].view(np.uint32))
@@ -284,7 +285,8 @@ def test_gemm_bf16_sums_each_row_as_alone(rows):
     packed = use_query._packed(rng.standard_normal((768, 128)).astype(np.float32) * 0.05)
     together = use_query._times(x, packed)
     for r in range(rows):
-        np.testing.assert_array_equal(together[r].view(np.uint32), use_query._times(x[r : r + 1], packed)[0].view(np.uint32))
+        alone = use_query._times(x[r : r + 1], packed)[0]
+        np.testing.assert_array_equal(together[r].view(np.uint32), alone.view(np.uint32))
 
 
 @needs_avx512_bf16
@@ -302,7 +304,8 @@ def test_gemm_bf16_windows_is_the_product_of_the_gathered_rows(n_tokens):
 @needs_avx512_bf16
 def test_gemm_bf16_windows_refuses_entries_outside_the_rows():
     rows, packed = np.zeros((3, 256), np.float32), use_query._packed(np.zeros((512, 64), np.float32))
+    out = np.empty((1, 64), np.float32)
     with pytest.raises(ValueError, match="outside"):
-        use_query._scan.gemm_bf16_windows(rows, 256, np.array([[0, 3]], np.int64), packed, np.empty((1, 64), np.float32), 64)
+        use_query._scan.gemm_bf16_windows(rows, 256, np.array([[0, 3]], np.int64), packed, out, 64)
     with pytest.raises(ValueError, match="gemm_bf16_windows"):
-        use_query._scan.gemm_bf16_windows(rows, 256, np.array([[0, 1, 2]], np.int64), packed, np.empty((1, 64), np.float32), 64)
+        use_query._scan.gemm_bf16_windows(rows, 256, np.array([[0, 1, 2]], np.int64), packed, out, 64)
