@@ -3,6 +3,8 @@
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindbrain.recall import id_numbers
 from hindbrain.recall.id_numbers import IdNumbers
@@ -85,3 +87,41 @@ def test_a_batch_is_the_columns_only_when_every_id_has_the_form():
     for batch in ([one, f"fr_{8:032x}"], [one, one.upper()], [one, one + "0"], [one, "caller-1"],
                   [one, type("Id", (str,), {})(one)], [one, f"ev_{8:031x}g"]):
         assert id_numbers.hex_batch(batch) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(("batch", "batch", "batch", "one", "parsed")),
+                          st.lists(st.integers(0, 59), min_size=1, max_size=12)), min_size=1, max_size=25),
+       st.integers(0, 2**32))
+def test_a_merge_reads_the_batches_columns_as_the_dicts(steps, seed):
+    """The recent ids' columns taken from ``put_many``'s batches (issue 28: no 128-bit int split again a merge)
+    are the dict's, entry for entry and in its order, after any sequence of batches (repeats within one and
+    across, ids renumbered in the merged columns), single puts and merges; the table answers like a dict."""
+    rng = random.Random(seed)
+    pool = [f"ev_{rng.getrandbits(128):032x}" for _ in range(60)]
+    ours, reference, step = IdNumbers(), {}, 0
+    for kind, picks in steps:
+        batch = [pool[k] for k in picks]
+        if kind == "one":
+            ours[batch[0]] = reference[batch[0]] = step
+            step += 1
+        else:
+            ours.put_many(batch, step, id_numbers.hex_batch(batch) if kind == "parsed" else None)
+            reference.update((doc_id, no) for no, doc_id in enumerate(batch, step))
+            step += len(batch)
+        part = ours._by_prefix["ev_"]
+        for got, want in zip(part._recent_columns(), part.dict_columns(), strict=True):
+            assert got.dtype == want.dtype and got.tolist() == want.tolist()
+        if rng.random() < 0.3:
+            part.merge()
+            assert not part.chunks and not part.loose
+        assert dict(ours.items()) == reference
+
+
+def test_a_few_numbered_ids_have_their_bits():
+    """``numbered`` puts ids straight into the recent dict, bits unset: its merge (no filter rebuilt under
+    ``_BITS_MIN``'s bits) sets them, or every id reads as never added."""
+    ids = [f"ev_{random.Random(n).getrandbits(128):032x}" for n in range(10)]
+    table = IdNumbers.numbered(ids)
+    assert [table.get(i) for i in ids] == list(range(10))
+    assert table.get_many(ids) == list(range(10))
