@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
 
 import numpy as np
 
@@ -188,17 +187,19 @@ def hex_batch(ids: list[str]) -> tuple[str, np.ndarray, np.ndarray] | None:
     width = len(prefix) + 32
     if set(map(len, ids)) != {width}:
         return None
-    joined = "".join(ids)
-    if _batch_pattern(prefix).fullmatch(joined) is None:  # fixed widths: each id is one repeat
+    try:
+        raw = "".join(ids).encode("ascii")  # the form is ASCII: any other character is no id of it
+    except UnicodeEncodeError:
         return None
-    digits = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).reshape(len(ids), width)[:, len(prefix):]
+    rows = np.frombuffer(raw, dtype=np.uint8).reshape(len(ids), width)  # fixed widths: a row an id
+    digits = rows[:, len(prefix):]
+    # each row the prefix then 32 lowercase hex digits, checked on the bytes (a regular expression over the
+    # joined ids was ~0.2 µs an id of ingest, issue 28)
+    if not (rows[:, : len(prefix)] == np.frombuffer(prefix.encode("ascii"), dtype=np.uint8)).all() \
+            or not (((digits >= 48) & (digits <= 57)) | ((digits >= 97) & (digits <= 102))).all():  # 0-9, a-f
+        return None
     halves = np.frombuffer(bytes.fromhex(digits.tobytes().decode("ascii")), dtype=">u8").reshape(len(ids), 2)
     return prefix, halves[:, 0].astype(np.uint64), halves[:, 1].astype(np.uint64)
-
-
-@lru_cache(maxsize=16)
-def _batch_pattern(prefix: str) -> re.Pattern:
-    return re.compile(f"(?:{re.escape(prefix)}[0-9a-f]{{32}})*", re.ASCII)
 
 
 class IdNumbers:
