@@ -272,11 +272,34 @@ def insert_sql(database: str, path: str, partitions: list[int], offsets: list[in
                            "length(envelope.tenant) > 0", "length(envelope.record_id) > 0",
                            f"envelope.ts_us BETWEEN {TS_US_RANGE[0]} AND {TS_US_RANGE[1]}"])
     return (f"INSERT INTO `{database}`.`{_EVENTS.name}` ({names}, _topic, _partition, _offset) "
-            f"SELECT {sources}, '{hot.topic}', arrayElement([{','.join(map(str, partitions))}], _hb_row + 1), "
-            f"arrayElement([{','.join(map(str, offsets))}], _hb_row + 1) "
+            f"SELECT {sources}, '{hot.topic}', {row_values_sql(partitions)}, {row_values_sql(offsets)} "
             f"FROM (SELECT *, rowNumberInAllBlocks() AS _hb_row FROM file('{path}', 'Avro')) "
             f"WHERE throwIf(NOT ({checks}), 'hindbrain: a record the columnar insert does not take') = 0 "
             f"ORDER BY _hb_row SETTINGS {INSERT_SETTINGS}")
+
+
+MAX_RUNS = 64  # past this many runs of consecutive values a row's value is looked up in one array
+
+
+def row_values_sql(values: list[int]) -> str:
+    """An expression of ``_hb_row`` (0-based) that is ``values[_hb_row]``. One value repeated is itself;
+    runs of consecutive values (an embedded round's offsets: one run, or a few where other records sat
+    between) are written as ``shift + _hb_row`` by run, not as a literal array of every value: chDB
+    parsing and indexing two 5,000-value arrays cost ~3.8 us a row of the insert's CPU (docs/speed.md
+    round seventeen). Past ``MAX_RUNS`` runs, the array."""
+    if values and values.count(values[0]) == len(values):
+        return str(values[0])  # one partition
+    starts, shifts = [], []
+    for row, value in enumerate(values):
+        if not shifts or value - row != shifts[-1]:
+            starts.append(row)
+            shifts.append(value - row)
+    if len(shifts) == 1:
+        return f"({shifts[0]} + _hb_row)"
+    if len(shifts) <= MAX_RUNS:
+        return (f"(arrayElement([{','.join(map(str, shifts))}], arrayLastIndex(x -> x <= _hb_row, "
+                f"[{','.join(map(str, starts))}])) + _hb_row)")
+    return f"arrayElement([{','.join(map(str, values))}], _hb_row + 1)"
 
 
 def insert_events(entries: list[LogEntry], warehouse) -> bool:
@@ -284,12 +307,19 @@ def insert_events(entries: list[LogEntry], warehouse) -> bool:
     a chDB ``warehouse`` in one ``INSERT … SELECT`` (no row crosses into Python); False, with
     nothing written, when chDB cannot read them or any row fails a check (the caller then
     projects them by ``project_batch``)."""
+    return insert_values([e.value for e in entries], [e.partition for e in entries], [e.offset for e in entries],
+                         warehouse)
+
+
+def insert_values(values: list[bytes], partitions: list[int], offsets: list[int], warehouse) -> bool:
+    """``insert_events`` of log values (each with the current perception's header, on the perceptions
+    topic) at ``partitions``/``offsets``: the embedded projector's round holds the values its caller
+    encoded, so chDB decodes them off the interpreter lock (``streams.runner``)."""
     fd, path = tempfile.mkstemp(suffix=".avro", dir=_SHM)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(container([e.value for e in entries]))
-        warehouse.command(insert_sql(warehouse.database, path, [e.partition for e in entries],
-                                     [e.offset for e in entries]))
+            f.write(container(values))
+        warehouse.command(insert_sql(warehouse.database, path, partitions, offsets))
     except Exception:  # noqa: BLE001 - a row the per-record path must take (with its reason), or unreadable bytes
         return False
     finally:
