@@ -33,7 +33,7 @@ from collections.abc import Iterable
 import numpy as np
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from hindbrain.streams.kafka_log import KafkaLog
+from hindbrain.streams.kafka_log import KafkaLog, start_groupless
 from hindbrain.streams.kafka_runner import FETCH_BYTES, POLL_S, _LoopThread, next_offsets
 from hindbrain.streams.log import LogEntry, Message
 from hindbrain.streams.processing import decode_entry
@@ -175,7 +175,7 @@ class VectorTail(_LoopThread):
         consumer = AIOKafkaConsumer(bootstrap_servers=self.log.bootstrap, group_id=None,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
                                     max_partition_fetch_bytes=FETCH_BYTES)
-        await consumer.start()
+        await start_groupless(consumer)
         try:
             name = kafka_name(VECTORS.name, self.log.prefix)
             tps = [TopicPartition(name, p) for p in self.log.partitions(VECTORS.name)]

@@ -72,6 +72,17 @@ MAX_REQUEST_SIZE = 1_048_576  # aiokafka's default; the broker's max.message.byt
 READ_FETCH_BYTES = 16 * 1024 * 1024
 
 
+async def start_groupless(consumer: AIOKafkaConsumer) -> AIOKafkaConsumer:
+    """``consumer.start()`` for a consumer without a group, then one turn of the loop. aiokafka (0.14)
+    gives such a consumer a coordinator whose task is created in ``start()`` and cancelled and awaited
+    by ``stop()``; a task cancelled before its first step raises ``CancelledError`` out of ``stop()``,
+    which a tail stopped before its first poll did (a brain closed just after it opened). The turn
+    lets the task start, so its own handler takes the cancellation."""
+    await consumer.start()
+    await asyncio.sleep(0)
+    return consumer
+
+
 class KafkaUnavailable(ConnectionError):
     """The Kafka cluster could not be reached at the bootstrap address."""
 
@@ -136,6 +147,8 @@ class KafkaLog:
 
     async def _started_client(self, client: T) -> T:
         self._started.append(client)  # stopped by close() even if start() fails half-way
+        if isinstance(client, AIOKafkaConsumer):
+            return await start_groupless(client)
         await client.start()
         return client
 

@@ -44,7 +44,7 @@ from hindbrain.projections.warehouse import ThreadSessions, Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams import columnar, kafka_batches, rebuild
 from hindbrain.streams.gc_pause import gc_paused
-from hindbrain.streams.kafka_log import KafkaLog
+from hindbrain.streams.kafka_log import KafkaLog, start_groupless
 from hindbrain.streams.log import LogEntry, Position
 from hindbrain.streams.processing import Decoded, ProjectedBatch, decoded_entries, to_messages
 from hindbrain.streams.sink import insert_batch
@@ -379,7 +379,7 @@ class IndexTail(_LoopThread):
     async def run(self) -> None:
         consumer = AIOKafkaConsumer(bootstrap_servers=self.log.bootstrap, group_id=None,
                                     enable_auto_commit=False, auto_offset_reset="earliest")
-        await consumer.start()
+        await start_groupless(consumer)
         try:
             tps = [TopicPartition(kafka_name(t, self.log.prefix), p) for t in self.TOPICS
                    for p in self.log.partitions(t)]
