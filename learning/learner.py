@@ -173,26 +173,59 @@ class Learner:
         rules failed on with their error). A record that fails adds nothing to the output (what it emitted
         before failing is dropped, as ``process([record])`` raised) and the next one goes on, so a rule bug
         dead-letters one record, not the batch. One call a batch rather than ``process([record])`` for each:
-        the call and its list were ~1 µs of a ~10 µs event (issue 28, docs/speed.md round twelve)."""
+        the call and its list were ~1 µs of a ~10 µs event (issue 28, docs/speed.md round twelve).
+
+        A perception's steps before its rules (``_perception``: the repeated id, the class, the write hygiene, what
+        it is) run here in the batch's loop, its counts summed in locals and added once: the handler, the
+        tenant's, the id's, the class's and the hygiene's calls and a ``Counter`` update an event were ~1 µs of
+        ~6 (issue 28, round seventeen). Only an event a rule acts on (a failure, a success, a spoken turn) goes on
+        to ``_perception_rules``. The same decisions as ``_perception`` (tests/learning/test_perception_prefix.py)."""
         out: list[tuple[str, dict]] = []
         failed: list[tuple[Decoded, Exception]] = []
-        handlers, apply = _HANDLERS, self._apply
-        for decoded in batch:
-            record = decoded.record
-            if record["envelope"]["producer"] == PRODUCER:  # is_own: its own records change nothing live
-                continue
-            handler = handlers.get(decoded.record_type)
-            if handler is None:
-                continue
-            try:
-                emitted = handler(self, record, False)
-                for rt, r in emitted:
-                    apply(rt, r)
-            except Exception as exc:  # noqa: BLE001 - the caller dead-letters it; the stream goes on
-                failed.append((decoded, exc))
-                continue
-            if emitted:
-                out += emitted
+        handlers, apply, tenants = _HANDLERS, self._apply, self.tenants
+        classify, spoken, rules = write_gate.perception_class, _SPOKEN, self._perception_rules
+        events = transactional = repeated = 0  # ``counts``' perceived_event, perceived_transactional, repeated_...
+        try:
+            for decoded in batch:
+                record = decoded.record
+                env = record["envelope"]
+                if env["producer"] == PRODUCER:  # is_own: its own records change nothing live
+                    continue
+                try:
+                    if decoded.record_type != "perception":
+                        handler = handlers.get(decoded.record_type)
+                        if handler is None:
+                            continue
+                        emitted = handler(self, record, False)
+                    else:
+                        t = tenants.get(env["tenant"]) or self._tenant(env["tenant"])
+                        if not t.perceived.added(env["record_id"]):  # ``_repeated``
+                            repeated += 1
+                            continue
+                        kind = record["kind"]
+                        if kind == "message" and classify(record) == "transactional":  # any other kind is an event
+                            transactional += 1
+                            continue
+                        events += 1
+                        found = t.last_event.step(record)  # ``_hygiene``
+                        emitted = self._merged(record, found) if found is not None else []
+                        said = record.get("success")
+                        failure, success = kind == "anomaly" or said is False, said is True  # ``extract.is_...``
+                        if failure or success or kind in spoken:
+                            emitted += rules(t, record, failure, success, False)
+                    for rt, r in emitted:
+                        apply(rt, r)
+                except Exception as exc:  # noqa: BLE001 - the caller dead-letters it; the stream goes on
+                    failed.append((decoded, exc))
+                    continue
+                if emitted:
+                    out += emitted
+        finally:  # counted as ``_perception`` counts, each before what could fail after it
+            counts = self.counts
+            for name, n in (("perceived_event", events), ("perceived_transactional", transactional),
+                            ("repeated_perceptions", repeated)):
+                if n:
+                    counts[name] += n
         return out, failed
 
     def unit(self, tenant: str, fragment_id: str) -> Unit | None:
@@ -289,6 +322,13 @@ class Learner:
         failure, success = extract.is_failure(record), extract.is_success(record)
         if not (failure or success or record["kind"] in _SPOKEN):
             return out  # every rule below starts from a failure, a success or a spoken turn (issue 28)
+        return out + self._perception_rules(t, record, failure, success, restoring)
+
+    def _perception_rules(self, t: _Tenant, record: dict, failure: bool, success: bool,
+                          restoring: bool) -> list[tuple[str, dict]]:
+        """The rules on a perceived event that failed, succeeded or is a spoken turn (``_perception``, and
+        ``learn``'s loop, which runs the steps before them itself)."""
+        env, out = record["envelope"], []
         option = _option(record) if failure or success else None  # pure: computed once for the branches below
         task = env["task"]
         if task and (failure or success) and record.get("action"):
@@ -374,6 +414,11 @@ class Learner:
         found = t.last_event.step(record)
         if found is None or restoring:
             return []
+        return self._merged(record, found)
+
+    def _merged(self, record: dict, found: tuple) -> list[tuple[str, dict]]:
+        """The ``events_merged`` decision when ``record`` repeats the last event of its place (``found``:
+        ``LastEvents.step``'s answer), else nothing."""
         words, prev_id, prev_words, prev_ts = found
         env = record["envelope"]
         # no words, the same event sent again, or too long ago: the sets are not compared

@@ -21,40 +21,46 @@
 /* the opcodes of avro_encoder.compile_program */
 enum { OP_NULL, OP_BOOLEAN, OP_INT, OP_LONG, OP_DOUBLE, OP_STRING, OP_BYTES, OP_RECORD, OP_ARRAY, OP_MAP, OP_UNION };
 
-enum { WROTE = 0, UNSUPPORTED = 1, FAILED = -1 }; /* FAILED: a Python error is set (memory) */
+enum { WROTE = 0, UNSUPPORTED = 1, FAILED = -1 }; /* FAILED: out of memory, or a Python error is set */
 
-typedef struct {
+/* One set of writers for the encoder's message and the reader's Native columns (issue 28, round seventeen:
+ * the encoder had its own Buffer beside them, the same reserve/put/varint over PyMem). libc's allocator, so
+ * the columns fill without the GIL; a writer that runs out of memory returns FAILED with no Python error set,
+ * and the caller holding the GIL sets it (``avro_write``, ``avro_native_block``). */
+typedef struct { /* a growing byte buffer */
     char *data;
-    Py_ssize_t len, cap;
-} Buffer;
+    size_t len, cap;
+} RawBuf;
 
-static int reserve(Buffer *b, Py_ssize_t more) {
-    if (b->len + more <= b->cap)
-        return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 256;
+/* The writers' common case (room left) inlined into every caller, the growth out of line: with the encoder's
+ * calls beside the reader's, gcc stopped inlining the shared writers into the Native walk (frame ~x1.08) */
+static Py_NO_INLINE int raw_grow(RawBuf *b, size_t more) {
+    size_t cap = b->cap ? b->cap : 65536;
     while (cap < b->len + more)
         cap *= 2;
-    char *data = PyMem_Realloc(b->data, cap);
-    if (!data) {
-        PyErr_NoMemory();
+    char *data = realloc(b->data, cap);
+    if (!data)
         return -1;
-    }
     b->data = data;
     b->cap = cap;
     return 0;
 }
 
-static int put(Buffer *b, const void *src, Py_ssize_t n) {
-    if (reserve(b, n) < 0)
+static Py_ALWAYS_INLINE inline int raw_reserve(RawBuf *b, size_t more) {
+    return b->len + more <= b->cap ? 0 : raw_grow(b, more);
+}
+
+static Py_ALWAYS_INLINE inline int raw_put(RawBuf *b, const void *src, size_t n) {
+    if (raw_reserve(b, n) < 0)
         return FAILED;
     memcpy(b->data + b->len, src, n);
     b->len += n;
     return WROTE;
 }
 
-/* a base-128 varint of an already zig-zagged value */
-static int put_varint(Buffer *b, uint64_t n) {
-    if (reserve(b, 10) < 0)
+/* unsigned LEB128: ClickHouse's VarUInt, and Avro's varint of an already zig-zagged value */
+static Py_ALWAYS_INLINE inline int raw_varuint(RawBuf *b, uint64_t n) {
+    if (raw_reserve(b, 10) < 0)
         return FAILED;
     while (n >= 0x80) {
         b->data[b->len++] = (char)((n & 0x7F) | 0x80);
@@ -64,35 +70,43 @@ static int put_varint(Buffer *b, uint64_t n) {
     return WROTE;
 }
 
+static Py_ALWAYS_INLINE inline int raw_le(RawBuf *b, uint64_t v, int bytes) { /* little-endian, as Native's numbers */
+    unsigned char out[8];
+    for (int i = 0; i < bytes; i++)
+        out[i] = (unsigned char)(v >> (8 * i));
+    return raw_put(b, out, bytes);
+}
+
 static inline uint64_t zigzag(int64_t n) { return ((uint64_t)n << 1) ^ (uint64_t)(n >> 63); }
 
-static int put_string(Buffer *b, PyObject *value) {
+static int put_string(RawBuf *b, PyObject *value) {
     if (!PyUnicode_CheckExact(value))
         return UNSUPPORTED;
     if (PyUnicode_IS_ASCII(value)) { /* its characters are its UTF-8 bytes */
         const Py_ssize_t n = PyUnicode_GET_LENGTH(value);
-        if (put_varint(b, zigzag(n)) < 0)
+        if (raw_varuint(b, zigzag(n)) < 0)
             return FAILED;
-        return put(b, PyUnicode_DATA(value), n);
+        return raw_put(b, PyUnicode_DATA(value), (size_t)n);
     }
     /* a new bytes object, not PyUnicode_AsUTF8AndSize: that keeps a UTF-8 copy inside the str for
-     * its lifetime, and the records' texts live on in the learner and the index */
+     * its lifetime, and the records' texts live on in the learner and the index (encoding straight into the
+     * message from the code points, its length counted first, measured no faster: round seventeen) */
     PyObject *raw = PyUnicode_AsUTF8String(value);
     if (!raw) { /* a lone surrogate: fastavro raises its own error for it */
         PyErr_Clear();
         return UNSUPPORTED;
     }
     const Py_ssize_t n = PyBytes_GET_SIZE(raw);
-    int rc = put_varint(b, zigzag(n));
+    int rc = raw_varuint(b, zigzag(n));
     if (rc == WROTE)
-        rc = put(b, PyBytes_AS_STRING(raw), n);
+        rc = raw_put(b, PyBytes_AS_STRING(raw), (size_t)n);
     Py_DECREF(raw);
     return rc;
 }
 
-static int write_value(Buffer *b, PyObject *program, PyObject *value);
+static int write_value(RawBuf *b, PyObject *program, PyObject *value);
 
-static int write_record(Buffer *b, PyObject *names, PyObject *programs, PyObject *value) {
+static int write_record(RawBuf *b, PyObject *names, PyObject *programs, PyObject *value) {
     if (!PyDict_CheckExact(value))
         return UNSUPPORTED;
     const Py_ssize_t count = PyTuple_GET_SIZE(names);
@@ -109,13 +123,13 @@ static int write_record(Buffer *b, PyObject *names, PyObject *programs, PyObject
 }
 
 /* an array or a map: one block of all items (as fastavro writes them), then the end mark */
-static int write_block(Buffer *b, int is_map, PyObject *items_program, PyObject *value) {
+static int write_block(RawBuf *b, int is_map, PyObject *items_program, PyObject *value) {
     if (is_map ? !PyDict_CheckExact(value) : !PyList_CheckExact(value))
         return UNSUPPORTED;
     const Py_ssize_t n = is_map ? PyDict_GET_SIZE(value) : PyList_GET_SIZE(value);
     int rc;
     if (n) {
-        if ((rc = put_varint(b, zigzag(n))) != WROTE)
+        if ((rc = raw_varuint(b, zigzag(n))) != WROTE)
             return rc;
         if (is_map) {
             Py_ssize_t pos = 0;
@@ -130,10 +144,10 @@ static int write_block(Buffer *b, int is_map, PyObject *items_program, PyObject 
                     return rc;
         }
     }
-    return put_varint(b, 0);
+    return raw_varuint(b, 0);
 }
 
-static int write_value(Buffer *b, PyObject *program, PyObject *value) {
+static int write_value(RawBuf *b, PyObject *program, PyObject *value) {
     const long op = PyLong_AsLong(PyTuple_GET_ITEM(program, 0));
     switch (op) {
     case OP_NULL:
@@ -141,7 +155,7 @@ static int write_value(Buffer *b, PyObject *program, PyObject *value) {
     case OP_BOOLEAN:
         if (value != Py_True && value != Py_False)
             return UNSUPPORTED;
-        return put(b, value == Py_True ? "\x01" : "\x00", 1);
+        return raw_put(b, value == Py_True ? "\x01" : "\x00", 1);
     case OP_INT:
     case OP_LONG: {
         if (!PyLong_CheckExact(value)) /* a bool is an int subclass: not taken, as in the Python writer */
@@ -154,7 +168,7 @@ static int write_value(Buffer *b, PyObject *program, PyObject *value) {
         }
         if (op == OP_INT && (n < INT32_MIN || n > INT32_MAX))
             return UNSUPPORTED;
-        return put_varint(b, zigzag((int64_t)n));
+        return raw_varuint(b, zigzag((int64_t)n));
     }
     case OP_DOUBLE: {
         if (!PyFloat_CheckExact(value))
@@ -162,7 +176,7 @@ static int write_value(Buffer *b, PyObject *program, PyObject *value) {
         unsigned char raw[8];
         if (PyFloat_Pack8(PyFloat_AS_DOUBLE(value), (char *)raw, 1) < 0) /* little-endian, as struct "<d" */
             return FAILED;
-        return put(b, raw, 8);
+        return raw_put(b, raw, 8);
     }
     case OP_STRING:
         return put_string(b, value);
@@ -170,8 +184,8 @@ static int write_value(Buffer *b, PyObject *program, PyObject *value) {
         if (!PyBytes_CheckExact(value))
             return UNSUPPORTED;
         const Py_ssize_t n = PyBytes_GET_SIZE(value);
-        int rc = put_varint(b, zigzag(n));
-        return rc == WROTE ? put(b, PyBytes_AS_STRING(value), n) : rc;
+        int rc = raw_varuint(b, zigzag(n));
+        return rc == WROTE ? raw_put(b, PyBytes_AS_STRING(value), n) : rc;
     }
     case OP_RECORD:
         return write_record(b, PyTuple_GET_ITEM(program, 1), PyTuple_GET_ITEM(program, 2), value);
@@ -181,7 +195,7 @@ static int write_value(Buffer *b, PyObject *program, PyObject *value) {
     case OP_UNION: { /* (op, null's branch byte, the other's, the other's program) */
         const int is_null = value == Py_None;
         const char tag = (char)PyLong_AsLong(PyTuple_GET_ITEM(program, is_null ? 1 : 2));
-        int rc = put(b, &tag, 1);
+        int rc = raw_put(b, &tag, 1);
         return rc != WROTE || is_null ? rc : write_value(b, PyTuple_GET_ITEM(program, 3), value);
     }
     default:
@@ -190,21 +204,39 @@ static int write_value(Buffer *b, PyObject *program, PyObject *value) {
     }
 }
 
+/* The message buffer of the last write, kept for the next: a fresh one grew by realloc two or three times a
+ * record and was freed after it. One write at a time uses it (taken and given back with the GIL held; a dict
+ * look-up could run a key's __eq__, which could write); a write beside it gets a fresh one. Kept only up to
+ * KEEP_MESSAGE bytes (a record with a long text does not pin its size). */
+#define KEEP_MESSAGE ((size_t)1 << 20)
+static RawBuf kept_message;
+static int kept_message_busy;
+
 static PyObject *avro_write(PyObject *self, PyObject *args) {
     PyObject *program, *record;
     Py_buffer header;
     if (!PyArg_ParseTuple(args, "O!Oy*:write", &PyTuple_Type, &program, &record, &header))
         return NULL;
-    Buffer b = {0};
+    const int kept = !kept_message_busy;
+    RawBuf fresh = {0}, *b = kept ? &kept_message : &fresh;
+    kept_message_busy = 1;
+    b->len = 0;
     PyObject *out = NULL;
-    int rc = put(&b, header.buf, header.len);
+    int rc = raw_put(b, header.buf, (size_t)header.len);
     if (rc == WROTE)
-        rc = write_value(&b, program, record);
+        rc = write_value(b, program, record);
     if (rc == WROTE)
-        out = PyBytes_FromStringAndSize(b.data, b.len);
+        out = PyBytes_FromStringAndSize(b->data, (Py_ssize_t)b->len);
     else if (rc == UNSUPPORTED)
         out = Py_NewRef(Py_None);
-    PyMem_Free(b.data);
+    else if (!PyErr_Occurred()) /* a writer out of memory sets no error (it may run without the GIL) */
+        PyErr_NoMemory();
+    if (!kept || b->cap > KEEP_MESSAGE) {
+        free(b->data);
+        *b = (RawBuf){0};
+    }
+    if (kept)
+        kept_message_busy = 0;
     PyBuffer_Release(&header);
     return out;
 }
@@ -516,10 +548,6 @@ typedef struct {
     int n_nodes, n_kids, n_leaves;
 } Plan;
 
-typedef struct { /* a growing byte buffer without the GIL (libc's allocator, not PyMem's) */
-    char *data;
-    size_t len, cap;
-} RawBuf;
 
 typedef struct {
     int kind, nullable, utf8, inner_op; /* inner_op: the scalar's opcode (a union's other branch, an item's) */
@@ -529,47 +557,6 @@ typedef struct {
     uint64_t items;                      /* an array's or map's items so far: its offsets are cumulative */
     int64_t last;                        /* this row's value: a string's length (0 if null), an integer */
 } Column;
-
-static int raw_reserve(RawBuf *b, size_t more) {
-    if (b->len + more <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 65536;
-    while (cap < b->len + more)
-        cap *= 2;
-    char *data = realloc(b->data, cap);
-    if (!data)
-        return -1;
-    b->data = data;
-    b->cap = cap;
-    return 0;
-}
-
-static int raw_put(RawBuf *b, const void *src, size_t n) {
-    if (raw_reserve(b, n) < 0)
-        return FAILED;
-    memcpy(b->data + b->len, src, n);
-    b->len += n;
-    return WROTE;
-}
-
-/* ClickHouse's VarUInt: unsigned LEB128 (no zig-zag) */
-static int raw_varuint(RawBuf *b, uint64_t n) {
-    if (raw_reserve(b, 10) < 0)
-        return FAILED;
-    while (n >= 0x80) {
-        b->data[b->len++] = (char)((n & 0x7F) | 0x80);
-        n >>= 7;
-    }
-    b->data[b->len++] = (char)n;
-    return WROTE;
-}
-
-static int raw_le(RawBuf *b, uint64_t v, int bytes) { /* little-endian, as Native's numbers */
-    unsigned char out[8];
-    for (int i = 0; i < bytes; i++)
-        out[i] = (unsigned char)(v >> (8 * i));
-    return raw_put(b, out, bytes);
-}
 
 static int is_scalar(int op) {
     return op == OP_STRING || op == OP_BYTES || op == OP_INT || op == OP_LONG || op == OP_BOOLEAN || op == OP_DOUBLE;

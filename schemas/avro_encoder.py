@@ -23,6 +23,7 @@ record gets fastavro's bytes, or fastavro's own error, and the fast path only sk
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from struct import Struct
 
@@ -121,7 +122,9 @@ def compile_program(schema) -> tuple | None:
         programs = tuple(compile_program(f["type"]) for f in schema["fields"])
         if None in programs:
             return None
-        return (OPCODES["record"], tuple(f["name"] for f in schema["fields"]), programs)
+        # Interned, as the records' literal keys are: the C writer's look-up of each field then meets the same
+        # str object and skips comparing its characters (the schema's JSON gave equal, not identical, strings).
+        return (OPCODES["record"], tuple(sys.intern(f["name"]) for f in schema["fields"]), programs)
     if kind in ("array", "map"):
         items = compile_program(schema["items" if kind == "array" else "values"])
         return None if items is None else (OPCODES[kind], items)

@@ -300,16 +300,18 @@ def test_learn_dead_letters_the_record_a_rule_fails_on_and_goes_on(monkeypatch):
     """``Learner.learn`` (one call a batch): a record a rule raises on is returned with its error, what it
     emitted before failing is dropped, and the records after it are learned."""
     records = log_of(World(seed=4, tenants=1, tasks=60))
-    failing = [n for n, (rt, r) in enumerate(records) if rt == "perception" and r["kind"] == "action"][2]
-    perception = learner_module._HANDLERS["perception"]
+    # an action that failed or succeeded: its rules run (``_perception_rules``, after the steps ``learn`` runs itself)
+    failing = [n for n, (rt, r) in enumerate(records)
+               if rt == "perception" and r["kind"] == "action" and r["success"] is not None][2]
+    rules = Learner._perception_rules
 
-    def raising(self, record, restoring):
-        out = perception(self, record, restoring)
+    def raising(self, t, record, failure, success, restoring):
+        out = rules(self, t, record, failure, success, restoring)
         if record is records[failing][1]:
             raise ValueError(f"a rule bug after {len(out)} records")
         return out
 
-    monkeypatch.setitem(learner_module._HANDLERS, "perception", raising)
+    monkeypatch.setattr(Learner, "_perception_rules", raising)
     batch = [Decoded(Position("x", 0, n), rt, r) for n, (rt, r) in enumerate(records)]
     out, failed = Learner().learn(batch)
     assert [(d.position.offset, str(exc)[:10]) for d, exc in failed] == [(failing, "a rule bug")]

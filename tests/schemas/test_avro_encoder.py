@@ -155,3 +155,62 @@ def test_the_c_writer_on_mixed_scripts_empty_and_long_texts(text):
     assert native(perception, record) is None
     with pytest.raises(CodecError):
         registry.encode("perception", record)
+
+
+def _perception_record(text: str) -> dict:
+    return {"envelope": {"record_id": "ev_1", "ts_us": 1, "tenant": "t", "agent": None, "task": None,
+                         "schema_version": 3, "causation_ids": [], "producer": "p"},
+            "kind": "message", "text": text, "system": None, "identity": None, "action": None, "expected": None,
+            "actual": None, "entities": [], "scope": {}, "signal": None, "success": None, "polarity": None,
+            "session": None, "speaker": None, "emotion": None, "origin": None}
+
+
+def test_the_kept_message_buffer_past_its_limit_then_small_again():
+    """The C writer keeps its message buffer between writes (round seventeen), given back past 1 MB: a small
+    record after a 2 MB one, and a large one after that, are each fastavro's bytes, nothing of the last left."""
+    perception = registry.current("perception")
+    for text in ("short", "长" * 700_000, "tiny", "x" * 3_000_000, ""):
+        record = _perception_record(text)
+        assert native(perception, record) == fastavro_bytes(perception, record)
+
+
+class _WritingKey(str):
+    """A field name whose comparison writes another record through the C writer: a write inside a write, which
+    must not take the outer one's kept buffer (it would empty it mid-record)."""
+
+    inner: list = []
+    __hash__ = str.__hash__
+
+    def __eq__(self, other):
+        version = registry.current("perception")
+        record = _perception_record("inner " * 50)
+        _WritingKey.inner.append(native(version, record) == fastavro_bytes(version, record))
+        return str.__eq__(self, other)
+
+
+def test_a_write_inside_a_write_has_its_own_buffer():
+    perception = registry.current("perception")
+    record = _perception_record("outer text " * 20)
+    record[_WritingKey("text")] = record.pop("text")  # the look-up of "text" compares with this key
+    _WritingKey.inner.clear()
+    written = native(perception, record)
+    assert _WritingKey.inner and all(_WritingKey.inner)  # the inner writes ran, each fastavro's bytes
+    assert written == fastavro_bytes(perception, _perception_record("outer text " * 20))
+
+
+def test_a_programs_field_names_are_interned():
+    """The records' keys are interned literals (and ``perception_records``' interned keys): the program's names
+    interned too make each field's look-up an identity hit, no comparison of characters (round seventeen)."""
+    import sys
+
+    def names(program):
+        if program[0] == 7:  # a record: its names, then its fields' programs
+            yield from program[1]
+            for inner in program[2]:
+                yield from names(inner)
+        elif program[0] in (8, 9):
+            yield from names(program[1])
+
+    for version in SHIPPED:
+        if version.program is not None:
+            assert all(sys.intern(name) is name for name in names(version.program))

@@ -139,7 +139,6 @@ def test_the_kafka_learner_folds_each_batch_as_record_by_record(kafka, monkeypat
     a rule fails on is dead-lettered and the rest go on."""
     import contextlib
 
-    from hindbrain.learning import learner as learner_module
     from hindbrain.learning.kafka_learner import KafkaLearner
     from hindbrain.learning.learner import Learner
     from hindbrain.learning.records import is_own
@@ -149,11 +148,13 @@ def test_the_kafka_learner_folds_each_batch_as_record_by_record(kafka, monkeypat
 
     worlds = _worlds()
     records = worlds.log_of(worlds.World(seed=6, tenants=2, tasks=300))
-    failing = [r["envelope"]["record_id"] for rt, r in records if rt == "perception" and r["kind"] == "action"][3]
-    perception, learn, folded = learner_module._HANDLERS["perception"], Learner.learn, []
+    # an action that failed or succeeded: its rules run (``_perception_rules``: ``learn`` and ``process`` both call it)
+    failing = [r["envelope"]["record_id"] for rt, r in records
+               if rt == "perception" and r["kind"] == "action" and r["success"] is not None][3]
+    rules, learn, folded = Learner._perception_rules, Learner.learn, []
 
-    def raising(self, record, restoring):  # a rule bug on one record
-        out = perception(self, record, restoring)
+    def raising(self, t, record, failure, success, restoring):  # a rule bug on one record
+        out = rules(self, t, record, failure, success, restoring)
         if record["envelope"]["record_id"] == failing:
             raise ValueError("a rule bug")
         return out
@@ -162,7 +163,7 @@ def test_the_kafka_learner_folds_each_batch_as_record_by_record(kafka, monkeypat
         folded.append(list(batch))
         return learn(self, batch)
 
-    monkeypatch.setitem(learner_module._HANDLERS, "perception", raising)
+    monkeypatch.setattr(Learner, "_perception_rules", raising)
     monkeypatch.setattr(Learner, "learn", recording)
     log = kafka.log()
     try:
