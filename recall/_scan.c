@@ -28,6 +28,7 @@
  *   graph_links(candidates, links, ...) recall/graph.py   the matrices it replaced (test_graph_links.py)
  *   first_near_duplicate(words, kept, ...) recall/gate.py  the Jaccard test of each pair (test_gate.py)
  *   raw_columns(docs, counters, ...)  recall/raw_scores.py  the numpy columns it replaced (test_raw_scores.py)
+ *   pool_features(pool, ...)          recall/learned.py   the numpy features it replaced (test_learned.py)
  *   common_perceives(events, ...)     schemas/api.py      common_perceive of each (test_common_perceive.py)
  *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
  *   to_halves / from_halves(rows, out) recall/vectors.py  numpy's float16 casts (test_halves.py)
@@ -5723,6 +5724,220 @@ done:
     return out;
 }
 
+/* ---- recall.learned.features: a pool's rows for the fusion trees in one pass ------------------ */
+
+static PyObject *str_channel_scores, *str_score, *str_why, *str_doc, *str_cosine, *str_expansion, *str_via;
+
+/* mapping.get(key, fallback) as the Python pass called it (a dict's look-up, else the object's ``get``). */
+static PyObject *mapping_get_or(PyObject *mapping, PyObject *key, PyObject *fallback) {
+    if (PyDict_CheckExact(mapping)) {
+        PyObject *value = PyDict_GetItemWithError(mapping, key);
+        if (value == NULL)
+            return PyErr_Occurred() ? NULL : Py_NewRef(fallback);
+        return Py_NewRef(value);
+    }
+    return PyObject_CallMethodObjArgs(mapping, str_get, key, fallback, NULL);
+}
+
+/* via.split(":", 1)[0]: the kind of link an expansion placed its item through. */
+static PyObject *via_kind(PyObject *via) {
+    if (PyUnicode_CheckExact(via)) {
+        Py_ssize_t colon = PyUnicode_FindChar(via, ':', 0, PyUnicode_GET_LENGTH(via), 1);
+        if (colon == -2)
+            return NULL;
+        return colon < 0 ? Py_NewRef(via) : PyUnicode_Substring(via, 0, colon);
+    }
+    PyObject *parts = PyObject_CallMethod(via, "split", "si", ":", 1);
+    if (parts == NULL)
+        return NULL;
+    PyObject *head = PySequence_GetItem(parts, 0);
+    Py_DECREF(parts);
+    return head;
+}
+
+/* One candidate's facts (learned._pool_facts' row) and its one-hot expansion kind into via[0 .. nvia). */
+static int pool_row(PyObject *s, PyObject *names, PyObject *via_kinds, PyObject *zero, double *facts, double *via) {
+    Py_ssize_t nvia = PyTuple_GET_SIZE(via_kinds);
+    PyObject *scores = PyObject_GetAttr(s, str_channel_scores);
+    if (scores == NULL)
+        return -1;
+    for (int c = 0; c < 5; c++) {
+        PyObject *value = mapping_get_or(scores, PyTuple_GET_ITEM(names, c), zero);
+        if (value == NULL || as_double(value, &facts[c]) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(scores);
+            return -1;
+        }
+        Py_DECREF(value);
+    }
+    Py_DECREF(scores);
+    PyObject *value = PyObject_GetAttr(s, str_score);
+    if (value == NULL || as_double(value, &facts[5]) < 0)
+        goto fail;
+    Py_SETREF(value, PyObject_GetAttr(s, str_doc));
+    if (value == NULL)
+        goto fail;
+    PyObject *ts = PyObject_GetAttr(value, str_ts_us), *kind = PyObject_GetAttr(value, str_event_kind);
+    int message = kind ? python_equal(kind, str_message) : -1;
+    int bad = ts == NULL || message < 0 || as_double(ts, &facts[6]) < 0;
+    Py_XDECREF(ts);
+    Py_XDECREF(kind);
+    if (bad)
+        goto fail;
+    facts[7] = message ? 1.0 : 0.0;
+    Py_SETREF(value, PyObject_GetAttr(s, str_why));
+    PyObject *expansion = value ? mapping_get_or(value, str_expansion, Py_None) : NULL;
+    if (expansion == NULL)
+        goto fail;
+    int expanded = PyObject_IsTrue(expansion);
+    facts[8] = 0.0;
+    for (Py_ssize_t v = 0; v < nvia; v++)
+        via[v] = 0.0;
+    if (expanded > 0) {
+        PyObject *score = mapping_get_or(expansion, str_score, zero), *head = NULL;
+        PyObject *path = score && as_double(score, &facts[8]) == 0 ? mapping_get_or(expansion, str_via, str_empty) : NULL;
+        if (path != NULL && (head = via_kind(path)) != NULL) {
+            for (Py_ssize_t v = 0; v < nvia; v++) {
+                int same = python_equal(head, PyTuple_GET_ITEM(via_kinds, v));
+                if (same < 0) {
+                    expanded = -1;
+                    break;
+                }
+                via[v] = same ? 1.0 : 0.0;
+            }
+        } else {
+            expanded = -1;
+        }
+        Py_XDECREF(score);
+        Py_XDECREF(path);
+        Py_XDECREF(head);
+    } else if (expanded == 0) {  /* "" is each kind's, as _via_kind gave for no expansion */
+        for (Py_ssize_t v = 0; v < nvia; v++) {
+            int same = python_equal(str_empty, PyTuple_GET_ITEM(via_kinds, v));
+            if (same < 0) {
+                expanded = -1;
+                break;
+            }
+            via[v] = same ? 1.0 : 0.0;
+        }
+    }
+    Py_DECREF(expansion);
+    if (expanded < 0)
+        goto fail;
+    Py_SETREF(value, PyObject_GetAttr(s, str_cosine));
+    if (value == NULL)
+        goto fail;
+    if (value == Py_None)
+        facts[9] = NAN;
+    else if (as_double(value, &facts[9]) < 0)
+        goto fail;
+    Py_DECREF(value);
+    return 0;
+fail:
+    Py_XDECREF(value);
+    return -1;
+}
+
+/* -values' stable ascending order (numpy's argsort(-values, kind="stable"): NaN last, ties by position) as
+ * each position's place / max(1, n - 1): learned._rank. */
+static void stable_ranks(const double *values, Py_ssize_t stride, Py_ssize_t n, Py_ssize_t *order, double *out,
+                         Py_ssize_t out_stride) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t j = i;
+        double key = -values[i * stride];
+        while (j > 0) {
+            double before = -values[order[j - 1] * stride];
+            int after = before != before ? key == key : before > key;  /* a NaN sorts after every number */
+            if (!after)
+                break;
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    double last = n > 1 ? (double)(n - 1) : 1.0;
+    for (Py_ssize_t place = 0; place < n; place++)
+        out[order[place] * out_stride] = (double)place / last;
+}
+
+/* pool_features(pool, channel_names, via_kinds, associative, flags, out): see the method table. */
+static PyObject *scan_pool_features(PyObject *self, PyObject *args) {
+    PyObject *pool, *names, *via_kinds, *flags_obj;
+    double associative;
+    Py_buffer out = {0};
+    if (!PyArg_ParseTuple(args, "O!O!O!dO!w*:pool_features", &PyList_Type, &pool, &PyTuple_Type, &names,
+                          &PyTuple_Type, &via_kinds, &associative, &PyTuple_Type, &flags_obj, &out))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(pool), nvia = PyTuple_GET_SIZE(via_kinds), width = 21 + nvia;
+    PyObject *result = NULL, *zero = PyFloat_FromDouble(0.0);
+    double flags[4], *facts = PyMem_Malloc(sizeof(double) * (size_t)(10 * n + 1));
+    Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    if (zero == NULL || facts == NULL || order == NULL) {
+        if (zero != NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    if (PyTuple_GET_SIZE(names) != 5 || PyTuple_GET_SIZE(flags_obj) != 4 ||
+        out.len != n * width * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "pool_features: 5 channel names, 4 flags, out a float64 row of "
+                        "21 + len(via_kinds) a candidate");
+        goto done;
+    }
+    for (int f = 0; f < 4; f++)
+        if (as_double(PyTuple_GET_ITEM(flags_obj, f), &flags[f]) < 0)
+            goto done;
+    double *x = out.buf;
+    const Py_ssize_t at_via = 10, at_expansion = 10 + nvia, at_ranks = 11 + nvia, at_cosine = 14 + nvia,
+                     at_reach = 16 + nvia, at_flags = 17 + nvia;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (pool_row(PyList_GET_ITEM(pool, i), names, via_kinds, zero, facts + 10 * i, x + i * width + at_via) < 0)
+            goto done;
+    double best = facts[5], top = 0.0, lowest = 0.0;  /* fused.max() (a NaN wins) or 1.0 */
+    int found = 0;
+    Py_ssize_t reached = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const double *f = facts + 10 * i;
+        if (best == best && (f[5] != f[5] || f[5] > best))
+            best = f[5];
+        if (isfinite(f[9])) {
+            top = found && top >= f[9] ? top : f[9];
+            lowest = found && lowest <= f[9] ? lowest : f[9];
+            found = 1;
+        }
+        reached += f[0] > 0;
+    }
+    if (best == 0.0)
+        best = 1.0;
+    double reach = (double)reached / (double)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const double *f = facts + 10 * i;
+        double *row = x + i * width;
+        for (int c = 0; c < 6; c++)
+            row[c] = f[c];
+        row[6] = f[5] / best;
+        row[7] = associative;
+        row[8] = f[7];
+        row[at_expansion] = f[8];
+        double cosine = isfinite(f[9]) ? f[9] : lowest;
+        row[at_cosine] = cosine;
+        row[at_cosine + 1] = cosine - top;
+        row[at_reach] = reach;
+        for (int k = 0; k < 4; k++)
+            row[at_flags + k] = flags[k];
+    }
+    stable_ranks(facts + 6, 10, n, order, x + 9, width);                  /* age: the timestamps */
+    stable_ranks(facts + 0, 10, n, order, x + at_ranks, width);           /* lexical */
+    stable_ranks(facts + 1, 10, n, order, x + at_ranks + 1, width);       /* semantic */
+    stable_ranks(facts + 5, 10, n, order, x + at_ranks + 2, width);       /* fused */
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(zero);
+    PyMem_Free(facts);
+    PyMem_Free(order);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"first_near_duplicate", scan_first_near_duplicate, METH_VARARGS,
      "first_near_duplicate(words, kept, floor, near) -> int: the index of the first set in kept (a list of sets) "
@@ -5740,6 +5955,10 @@ static PyMethodDef methods[] = {
      "recall.raw_scores' facts and columns, a candidate at a time (weights: lexical, semantic, graph, scenario, "
      "freshness, utility, belief_bias; constants: contradiction cap and penalty, reviewing, single source, asking, "
      "brevity penalty and tokens; scope_penalty, bias: a number a document or None)."},
+    {"pool_features", scan_pool_features, METH_VARARGS,
+     "pool_features(pool, channel_names, via_kinds, associative, flags, out): recall.learned.features of pool "
+     "(recall.engine.Scored, fused order) into out, float64 rows of 21 + len(via_kinds) (flags: nterms, indirect, "
+     "described, dialogue)."},
     {"untrack_plain", scan_untrack_plain, METH_VARARGS,
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
      "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "
@@ -5859,6 +6078,12 @@ PyMODINIT_FUNC PyInit__scan(void) {
                               &str_reviewing, &str_message, &str_empty, &str_last_used_us};
     for (int f = 0; f < 17; f++)
         if (!(*raw_slots[f] = PyUnicode_InternFromString(raw_names[f])))
+            return NULL;
+    const char *pool_names[] = {"channel_scores", "score", "why", "doc", "cosine", "expansion", "via"};
+    PyObject **pool_slots[] = {&str_channel_scores, &str_score, &str_why, &str_doc, &str_cosine, &str_expansion,
+                               &str_via};
+    for (int f = 0; f < 7; f++)
+        if (!(*pool_slots[f] = PyUnicode_InternFromString(pool_names[f])))
             return NULL;
     if (PyType_Ready(&LastEventsType) < 0 || PyType_Ready(&RecentIdsType) < 0)
         return NULL;
