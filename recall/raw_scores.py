@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from hindbrain.recall import _scan
+from hindbrain.recall import _scan, channels
 from hindbrain.recall import beliefs as belief_layers
-from hindbrain.recall import channels
 from hindbrain.recall.asking import ASKING_PENALTY
 from hindbrain.recall.brevity import BREVITY_PENALTY, BREVITY_TOKENS
 from hindbrain.recall.scoring import CHANNELS, Weights
