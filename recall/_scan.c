@@ -27,6 +27,8 @@
  *   graph_walk(file, starts, ...)     recall/graph_walk.py  py_walk (test_graph_walk.py)
  *   graph_links(candidates, links, ...) recall/graph.py   the matrices it replaced (test_graph_links.py)
  *   first_near_duplicate(words, kept, ...) recall/gate.py  the Jaccard test of each pair (test_gate.py)
+ *   raw_columns(docs, counters, ...)  recall/raw_scores.py  the numpy columns it replaced (test_raw_scores.py)
+ *   pool_features(pool, ...)          recall/learned.py   the numpy features it replaced (test_learned.py)
  *   common_perceives(events, ...)     schemas/api.py      common_perceive of each (test_common_perceive.py)
  *   perception_records(values, ...)   hindbrain/brain.py  _perception of each (test_perceive_batch.py)
  *   to_halves / from_halves(rows, out) recall/vectors.py  numpy's float16 casts (test_halves.py)
@@ -5525,6 +5527,664 @@ static PyObject *scan_first_near_duplicate(PyObject *self, PyObject *args) {
     return PyLong_FromLong(-1);
 }
 
+/* ---- recall.raw_scores: a recall's candidates scored in one pass --------------------------- */
+
+/* Attribute names a candidate's facts are read by (interned at import; "scope" and "kind" are str_scope, str_kind). */
+static PyObject *str_layer, *str_event_kind, *str_id, *str_status, *str_provenance,
+    *str_asks, *str_tokens, *str_track, *str_contradiction, *str_get, *str_scene, *str_task_type,
+    *str_volatility, *str_reviewing, *str_message, *str_empty, *str_last_used_us;
+
+/* mapping.get(key): a dict's look-up, else the object's own ``get`` (what the Python pass called). */
+static PyObject *mapping_get(PyObject *mapping, PyObject *key) {
+    if (PyDict_CheckExact(mapping)) {
+        PyObject *value = PyDict_GetItemWithError(mapping, key);
+        if (value == NULL)
+            return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+        return Py_NewRef(value);
+    }
+    return PyObject_CallMethodOneArg(mapping, str_get, key);
+}
+
+/* a == b as Python's ``==`` judges it (no identity shortcut: a NaN scene is not its own). */
+static int python_equal(PyObject *a, PyObject *b) {
+    PyObject *eq = PyObject_RichCompare(a, b, Py_EQ);
+    if (eq == NULL)
+        return -1;
+    int truth = PyObject_IsTrue(eq);
+    Py_DECREF(eq);
+    return truth;
+}
+
+/* float(value) as numpy's float64 column of it (an int exactly rounded, a float as is). */
+static int as_double(PyObject *value, double *out) {
+    *out = PyFloat_AsDouble(value);
+    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+typedef struct {
+    double scenario, success, failure, fresh, contradictions, asks, tokens;
+    int reviewing, single;
+} RawFacts;
+
+/* The scenario score: 0.5 for the recall's scene, + 0.5 for a kind, layer or event kind the trigger prefers
+ * (raw_scores' Python pass: channels.scenario_score inlined). */
+static int raw_scenario(PyObject *doc, PyObject *scope, PyObject *scene, int has_scene, PyObject *prefers,
+                        int has_prefers, double *out) {
+    double s = 0.0;
+    if (has_scene) {
+        PyObject *item_scene = mapping_get(scope, str_scene);
+        if (item_scene == NULL)
+            return -1;
+        int truth = PyObject_IsTrue(item_scene);
+        if (truth < 0) {
+            Py_DECREF(item_scene);
+            return -1;
+        }
+        if (!truth) {  /* scope.get("scene") or scope.get("task_type") */
+            Py_DECREF(item_scene);
+            if ((item_scene = mapping_get(scope, str_task_type)) == NULL)
+                return -1;
+        }
+        int same = python_equal(item_scene, scene);
+        Py_DECREF(item_scene);
+        if (same < 0)
+            return -1;
+        s = same ? 0.5 : 0.0;
+    }
+    if (has_prefers) {
+        PyObject *names[3] = {str_kind, str_layer, str_event_kind};
+        for (int k = 0; k < 3; k++) {
+            PyObject *value = PyObject_GetAttr(doc, names[k]);
+            if (value == NULL)
+                return -1;
+            if (k == 2) {  /* doc.event_kind or "" */
+                int truth = PyObject_IsTrue(value);
+                if (truth < 0) {
+                    Py_DECREF(value);
+                    return -1;
+                }
+                if (!truth)
+                    Py_SETREF(value, Py_NewRef(str_empty));
+            }
+            int in = PySequence_Contains(prefers, value);
+            Py_DECREF(value);
+            if (in < 0)
+                return -1;
+            if (in) {
+                s += 0.5;
+                break;
+            }
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+/* Doc.fresh_since_us, max(ts_us, last_used_us), without the property's Python frame: builtin max keeps the
+ * first unless the second is greater. (test_raw_scores draws both orders.) */
+static PyObject *doc_fresh_since(PyObject *doc) {
+    PyObject *ts = PyObject_GetAttr(doc, str_ts_us);
+    if (ts == NULL)
+        return NULL;
+    PyObject *used = PyObject_GetAttr(doc, str_last_used_us);
+    if (used == NULL) {
+        Py_DECREF(ts);
+        return NULL;
+    }
+    int later = PyObject_RichCompareBool(used, ts, Py_GT);
+    if (later < 0) {
+        Py_DECREF(ts);
+        Py_DECREF(used);
+        return NULL;
+    }
+    if (later) {
+        Py_DECREF(ts);
+        return used;
+    }
+    Py_DECREF(used);
+    return ts;
+}
+
+/* 0.5 ** (max(0.0, (now_us - since) / day) / half_life) in doubles when Python's operations are those doubles'
+ * (exact ints under 2**53: int / int is then their doubles' quotient, correctly rounded as CPython's
+ * long_true_divide; a positive finite float half-life; float ** is libm's pow, its special cases not met for
+ * 0.5 and a finite exponent >= 0). 1: not that case, take object_fresh. */
+static int fast_fresh(PyObject *now_us, PyObject *since, PyObject *day, PyObject *half_life, double *out) {
+    if (!PyLong_CheckExact(now_us) || !PyLong_CheckExact(since) || !PyLong_CheckExact(day) ||
+        !PyFloat_CheckExact(half_life))
+        return 1;
+    int overflow = 0;
+    long long now = PyLong_AsLongLongAndOverflow(now_us, &overflow);
+    if (overflow)
+        return 1;
+    long long then = PyLong_AsLongLongAndOverflow(since, &overflow);
+    if (overflow)
+        return 1;
+    long long per_day = PyLong_AsLongLongAndOverflow(day, &overflow);
+    if (overflow)
+        return 1;
+    if (PyErr_Occurred())
+        return -1;
+    const long long exact = 1LL << 53;
+    double life = PyFloat_AS_DOUBLE(half_life);
+    if (then <= -exact || then >= exact || now <= -exact || now >= exact || per_day == 0 || per_day <= -exact ||
+        per_day >= exact || !(life > 0.0) || life == INFINITY)
+        return 1;
+    long long age = now - then;  /* both under 2**53: no overflow */
+    if (age <= -exact || age >= exact)
+        return 1;
+    double days = (double)age / (double)per_day;
+    double kept = days > 0.0 ? days : 0.0;
+    *out = pow(0.5, kept / life);
+    return 0;
+}
+
+/* The same in Python's objects: any other numbers. */
+static int object_fresh(PyObject *now_us, PyObject *since, PyObject *day, PyObject *half_life, double *out) {
+    PyObject *age = NULL, *days = NULL, *zero = NULL, *halves = NULL, *half = NULL, *fresh = NULL;
+    int status = -1;
+    if ((age = PyNumber_Subtract(now_us, since)) == NULL || (days = PyNumber_TrueDivide(age, day)) == NULL ||
+        (zero = PyFloat_FromDouble(0.0)) == NULL)
+        goto done;
+    int later = PyObject_RichCompareBool(days, zero, Py_GT);  /* max(0.0, days): the first unless the next is greater */
+    if (later < 0 || (halves = PyNumber_TrueDivide(later ? days : zero, half_life)) == NULL ||
+        (half = PyFloat_FromDouble(0.5)) == NULL || (fresh = PyNumber_Power(half, halves, Py_None)) == NULL)
+        goto done;
+    status = as_double(fresh, out);
+done:
+    Py_XDECREF(age);
+    Py_XDECREF(days);
+    Py_XDECREF(zero);
+    Py_XDECREF(halves);
+    Py_XDECREF(half);
+    Py_XDECREF(fresh);
+    return status;
+}
+
+/* The freshness score: 0.5 ** (days since fresh / half-life), 1.0 for an infinite half-life; the volatility the
+ * scope names, else the layer's. Python's own int and float operations (exact as the Python pass). */
+static int raw_fresh(PyObject *doc, PyObject *scope, PyObject *now_us, PyObject *half_lives, PyObject *of_layer,
+                     PyObject *day, PyObject *infinite, double *out) {
+    int truth = PyObject_IsTrue(scope);
+    if (truth < 0)
+        return -1;
+    PyObject *volatility = truth ? mapping_get(scope, str_volatility) : Py_NewRef(Py_None);
+    if (volatility == NULL)
+        return -1;
+    int known = PySequence_Contains(half_lives, volatility);
+    if (known < 0) {
+        Py_DECREF(volatility);
+        return -1;
+    }
+    if (!known) {
+        PyObject *layer = PyObject_GetAttr(doc, str_layer);
+        Py_SETREF(volatility, layer ? PyObject_GetItem(of_layer, layer) : NULL);
+        Py_XDECREF(layer);
+        if (volatility == NULL)
+            return -1;
+    }
+    PyObject *half_life = PyObject_GetItem(half_lives, volatility);
+    Py_DECREF(volatility);
+    if (half_life == NULL)
+        return -1;
+    int forever = python_equal(half_life, infinite);
+    if (forever != 0) {
+        Py_DECREF(half_life);
+        *out = 1.0;
+        return forever < 0 ? -1 : 0;
+    }
+    PyObject *since = doc_fresh_since(doc);
+    if (since == NULL) {
+        Py_DECREF(half_life);
+        return -1;
+    }
+    int status = fast_fresh(now_us, since, day, half_life, out);
+    if (status == 1)
+        status = object_fresh(now_us, since, day, half_life, out);
+    Py_DECREF(since);
+    Py_DECREF(half_life);
+    return status;
+}
+
+/* One candidate's facts: raw_scores' Python pass (_document_facts and the fused columns) for one document. */
+static int raw_facts(PyObject *doc, PyObject *counters, PyObject *scene, int has_scene, PyObject *prefers,
+                     int has_prefers, PyObject *now_us, PyObject *half_lives, PyObject *of_layer, PyObject *day,
+                     PyObject *infinite, int fused, double brevity_tokens, RawFacts *f) {
+    PyObject *scope = PyObject_GetAttr(doc, str_scope);
+    if (scope == NULL)
+        return -1;
+    int status = raw_scenario(doc, scope, scene, has_scene, prefers, has_prefers, &f->scenario);
+    if (status == 0)
+        status = raw_fresh(doc, scope, now_us, half_lives, of_layer, day, infinite, &f->fresh);
+    Py_DECREF(scope);
+    if (status < 0)
+        return -1;
+    PyObject *id = PyObject_GetAttr(doc, str_id);
+    PyObject *c = id ? mapping_get(counters, id) : NULL;
+    Py_XDECREF(id);
+    if (c == NULL)
+        return -1;
+    if (c == Py_None) {
+        f->success = f->failure = f->contradictions = 0.0;
+    } else {
+        PyObject *track = PyObject_GetAttr(c, str_track), *pair = NULL, *contradiction = NULL;
+        status = -1;
+        if (track != NULL && (pair = PySequence_Tuple(track)) != NULL) {
+            if (PyTuple_GET_SIZE(pair) != 2)
+                PyErr_Format(PyExc_ValueError, "raw_columns: a counter's track holds %zd values, not 2",
+                             PyTuple_GET_SIZE(pair));
+            else if (as_double(PyTuple_GET_ITEM(pair, 0), &f->success) == 0 &&
+                     as_double(PyTuple_GET_ITEM(pair, 1), &f->failure) == 0 &&
+                     (contradiction = PyObject_GetAttr(c, str_contradiction)) != NULL)
+                status = as_double(contradiction, &f->contradictions);
+        }
+        Py_XDECREF(track);
+        Py_XDECREF(pair);
+        Py_XDECREF(contradiction);
+        Py_DECREF(c);
+        if (status < 0)
+            return -1;
+    }
+    PyObject *value = PyObject_GetAttr(doc, str_status);
+    if (value == NULL || (f->reviewing = python_equal(value, str_reviewing)) < 0) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    Py_SETREF(value, PyObject_GetAttr(doc, str_provenance));
+    if (value == NULL || (f->single = PyObject_IsTrue(value)) < 0) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    Py_DECREF(value);
+    f->asks = 0.0;
+    f->tokens = brevity_tokens;
+    if (!fused)
+        return 0;
+    if ((value = PyObject_GetAttr(doc, str_asks)) == NULL || as_double(value, &f->asks) < 0) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    Py_SETREF(value, PyObject_GetAttr(doc, str_event_kind));
+    int message = value ? python_equal(value, str_message) : -1;
+    Py_XDECREF(value);
+    if (message < 0)
+        return -1;
+    if (message) {
+        if ((value = PyObject_GetAttr(doc, str_tokens)) == NULL || as_double(value, &f->tokens) < 0) {
+            Py_XDECREF(value);
+            return -1;
+        }
+        Py_DECREF(value);
+    }
+    return 0;
+}
+
+/* The doubles of a list of n numbers (NULL or None: absent, left to the caller). */
+static int double_column(PyObject *list, Py_ssize_t n, const char *what, double *out) {
+    if (!PyList_Check(list) || PyList_GET_SIZE(list) != n) {
+        PyErr_Format(PyExc_ValueError, "raw_columns: %s is not a list of one number a document", what);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (as_double(PyList_GET_ITEM(list, i), &out[i]) < 0)
+            return -1;
+    return 0;
+}
+
+static inline double np_minimum(double a, double b) { return a != a || a <= b ? a : b; }  /* a NaN wins */
+static inline double np_maximum(double a, double b) { return a != a || a >= b ? a : b; }
+
+/* raw_columns(docs, counters, scene, prefers, now_us, half_lives, of_layer, day, lexical, semantic, graph,
+ *             weights, fused, unasked, constants, scope_penalty, bias, channels) -> (channels, scores, penalties)
+ * raw_scores' numpy columns element by element, the same float64 operations in the same order (no FMA:
+ * the module is built for plain x86-64, and each product is its own statement). */
+static PyObject *scan_raw_columns(PyObject *self, PyObject *args) {
+    PyObject *docs, *counters, *scene, *prefers, *now_us, *half_lives, *of_layer, *day, *lexical_obj, *semantic_obj,
+        *graph_obj, *weights_obj, *constants_obj, *scope_obj, *bias_obj, *names;
+    int fused;
+    double unasked;
+    if (!PyArg_ParseTuple(args, "O!OOOOOOOOOOO!pdO!OOO!:raw_columns", &PyList_Type, &docs, &counters, &scene,
+                          &prefers, &now_us, &half_lives, &of_layer, &day, &lexical_obj, &semantic_obj, &graph_obj,
+                          &PyTuple_Type, &weights_obj, &fused, &unasked, &PyTuple_Type, &constants_obj, &scope_obj,
+                          &bias_obj, &PyTuple_Type, &names))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(docs);
+    if (PyTuple_GET_SIZE(weights_obj) != 7 || PyTuple_GET_SIZE(constants_obj) != 7 || PyTuple_GET_SIZE(names) != 6) {
+        PyErr_SetString(PyExc_ValueError, "raw_columns: 7 weights, 7 constants and the 6 channel names");
+        return NULL;
+    }
+    double w[7], k[7];
+    for (int i = 0; i < 7; i++)
+        if (as_double(PyTuple_GET_ITEM(weights_obj, i), &w[i]) < 0 ||
+            as_double(PyTuple_GET_ITEM(constants_obj, i), &k[i]) < 0)
+            return NULL;
+    const double wl = w[0], ws = w[1], wg = w[2], wsc = w[3], wf = w[4], wu = w[5], wb = w[6];
+    const double cap = k[0], per_contradiction = k[1], reviewing_penalty = k[2], single_penalty = k[3],
+                 asking = k[4], brevity_penalty = k[5], brevity_tokens = k[6];
+    int has_scene = PyObject_IsTrue(scene), has_prefers = PyObject_IsTrue(prefers);
+    if (has_scene < 0 || has_prefers < 0)
+        return NULL;
+    PyObject *infinite = PyFloat_FromDouble(INFINITY), *channels = NULL, *scores = NULL, *penalties = NULL,
+             *out = NULL;
+    double *columns = PyMem_Malloc(sizeof(double) * (size_t)(5 * n + 1));
+    RawFacts *facts = PyMem_Malloc(sizeof(RawFacts) * (size_t)(n + 1));
+    if (infinite == NULL || columns == NULL || facts == NULL) {
+        if (infinite != NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    double *lexical = columns, *semantic = columns + n, *graph = columns + 2 * n, *scope_penalty = columns + 3 * n,
+           *bias = columns + 4 * n;
+    if (double_column(lexical_obj, n, "lexical", lexical) < 0 || double_column(semantic_obj, n, "semantic", semantic) < 0 ||
+        double_column(graph_obj, n, "graph", graph) < 0)
+        goto done;
+    if (scope_obj == Py_None)
+        memset(scope_penalty, 0, sizeof(double) * (size_t)n);
+    else if (double_column(scope_obj, n, "scope_penalty", scope_penalty) < 0)
+        goto done;
+    if (bias_obj != Py_None && double_column(bias_obj, n, "bias", bias) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (raw_facts(PyList_GET_ITEM(docs, i), counters, scene, has_scene, prefers, has_prefers, now_us, half_lives,
+                      of_layer, day, infinite, fused, brevity_tokens, &facts[i]) < 0)
+            goto done;
+    if (!(channels = PyList_New(n)) || !(scores = PyList_New(n)) || !(penalties = PyList_New(n)))
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const RawFacts *f = &facts[i];
+        double utility = (f->success + 1.0) / (f->success + f->failure + 2.0);  /* channels.utility_score */
+        double relevance = wl * lexical[i];  /* scoring.combined, term by term in its order */
+        double term = ws * semantic[i];
+        relevance = relevance + term;
+        term = wg * graph[i];
+        relevance = relevance + term;
+        term = wsc * f->scenario;
+        relevance = relevance + term;
+        term = wf * f->fresh;
+        relevance = relevance + term;
+        double total;
+        if (fused) {
+            double lift = 2.0 * utility;
+            lift = lift - 1.0;
+            lift = wu * lift;
+            lift = 1.0 + lift;
+            total = relevance * lift;
+        } else {
+            double lift = wu * utility;
+            total = relevance + lift;
+        }
+        double contradiction = per_contradiction * f->contradictions;
+        contradiction = np_minimum(cap, contradiction);
+        contradiction = contradiction + (f->reviewing ? reviewing_penalty : 0.0);
+        double penalty = contradiction + scope_penalty[i];
+        penalty = penalty + (f->single ? single_penalty : 0.0);
+        double score;
+        if (fused) {
+            double asked = asking * f->asks;
+            asked = asked * unasked;
+            penalty = penalty + (f->asks != 0 ? asked : 0.0);
+            double brevity = np_maximum(0.0, f->tokens) / brevity_tokens;
+            brevity = 1.0 - brevity;
+            brevity = brevity_penalty * brevity;
+            brevity = brevity * unasked;
+            penalty = penalty + (f->tokens < brevity_tokens ? brevity : 0.0);
+            score = total * (1.0 - np_minimum(1.0, penalty));
+        } else {
+            score = total - penalty;
+        }
+        if (bias_obj != Py_None) {
+            double lift = wb * bias[i];
+            score = score + lift;
+        } else {
+            score = score + 0.0;
+        }
+        double values[6] = {lexical[i], semantic[i], graph[i], f->scenario, utility, f->fresh};
+        PyObject *row = _PyDict_NewPresized(6);  /* as the dict display it replaced: no resize at the sixth */
+        if (row == NULL)
+            goto done;
+        PyList_SET_ITEM(channels, i, row);
+        for (int c = 0; c < 6; c++) {
+            PyObject *value = PyFloat_FromDouble(values[c]);
+            if (value == NULL || PyDict_SetItem(row, PyTuple_GET_ITEM(names, c), value) < 0) {
+                Py_XDECREF(value);
+                goto done;
+            }
+            Py_DECREF(value);
+        }
+        PyObject *s = PyFloat_FromDouble(score), *p = PyFloat_FromDouble(penalty);
+        if (s == NULL || p == NULL) {
+            Py_XDECREF(s);
+            Py_XDECREF(p);
+            goto done;
+        }
+        PyList_SET_ITEM(scores, i, s);
+        PyList_SET_ITEM(penalties, i, p);
+    }
+    out = PyTuple_Pack(3, channels, scores, penalties);
+done:
+    Py_XDECREF(infinite);
+    Py_XDECREF(channels);
+    Py_XDECREF(scores);
+    Py_XDECREF(penalties);
+    PyMem_Free(columns);
+    PyMem_Free(facts);
+    return out;
+}
+
+/* ---- recall.learned.features: a pool's rows for the fusion trees in one pass ------------------ */
+
+static PyObject *str_channel_scores, *str_score, *str_why, *str_doc, *str_cosine, *str_expansion, *str_via;
+
+/* mapping.get(key, fallback) as the Python pass called it (a dict's look-up, else the object's ``get``). */
+static PyObject *mapping_get_or(PyObject *mapping, PyObject *key, PyObject *fallback) {
+    if (PyDict_CheckExact(mapping)) {
+        PyObject *value = PyDict_GetItemWithError(mapping, key);
+        if (value == NULL)
+            return PyErr_Occurred() ? NULL : Py_NewRef(fallback);
+        return Py_NewRef(value);
+    }
+    return PyObject_CallMethodObjArgs(mapping, str_get, key, fallback, NULL);
+}
+
+/* via.split(":", 1)[0]: the kind of link an expansion placed its item through. */
+static PyObject *via_kind(PyObject *via) {
+    if (PyUnicode_CheckExact(via)) {
+        Py_ssize_t colon = PyUnicode_FindChar(via, ':', 0, PyUnicode_GET_LENGTH(via), 1);
+        if (colon == -2)
+            return NULL;
+        return colon < 0 ? Py_NewRef(via) : PyUnicode_Substring(via, 0, colon);
+    }
+    PyObject *parts = PyObject_CallMethod(via, "split", "si", ":", 1);
+    if (parts == NULL)
+        return NULL;
+    PyObject *head = PySequence_GetItem(parts, 0);
+    Py_DECREF(parts);
+    return head;
+}
+
+/* One candidate's facts (learned._pool_facts' row) and its one-hot expansion kind into via[0 .. nvia). */
+static int pool_row(PyObject *s, PyObject *names, PyObject *via_kinds, PyObject *zero, double *facts, double *via) {
+    Py_ssize_t nvia = PyTuple_GET_SIZE(via_kinds);
+    PyObject *scores = PyObject_GetAttr(s, str_channel_scores);
+    if (scores == NULL)
+        return -1;
+    for (int c = 0; c < 5; c++) {
+        PyObject *value = mapping_get_or(scores, PyTuple_GET_ITEM(names, c), zero);
+        if (value == NULL || as_double(value, &facts[c]) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(scores);
+            return -1;
+        }
+        Py_DECREF(value);
+    }
+    Py_DECREF(scores);
+    PyObject *value = PyObject_GetAttr(s, str_score);
+    if (value == NULL || as_double(value, &facts[5]) < 0)
+        goto fail;
+    Py_SETREF(value, PyObject_GetAttr(s, str_doc));
+    if (value == NULL)
+        goto fail;
+    PyObject *ts = PyObject_GetAttr(value, str_ts_us), *kind = PyObject_GetAttr(value, str_event_kind);
+    int message = kind ? python_equal(kind, str_message) : -1;
+    int bad = ts == NULL || message < 0 || as_double(ts, &facts[6]) < 0;
+    Py_XDECREF(ts);
+    Py_XDECREF(kind);
+    if (bad)
+        goto fail;
+    facts[7] = message ? 1.0 : 0.0;
+    Py_SETREF(value, PyObject_GetAttr(s, str_why));
+    PyObject *expansion = value ? mapping_get_or(value, str_expansion, Py_None) : NULL;
+    if (expansion == NULL)
+        goto fail;
+    int expanded = PyObject_IsTrue(expansion);
+    facts[8] = 0.0;
+    for (Py_ssize_t v = 0; v < nvia; v++)
+        via[v] = 0.0;
+    if (expanded > 0) {
+        PyObject *score = mapping_get_or(expansion, str_score, zero), *head = NULL;
+        PyObject *path = score && as_double(score, &facts[8]) == 0 ? mapping_get_or(expansion, str_via, str_empty) : NULL;
+        if (path != NULL && (head = via_kind(path)) != NULL) {
+            for (Py_ssize_t v = 0; v < nvia; v++) {
+                int same = python_equal(head, PyTuple_GET_ITEM(via_kinds, v));
+                if (same < 0) {
+                    expanded = -1;
+                    break;
+                }
+                via[v] = same ? 1.0 : 0.0;
+            }
+        } else {
+            expanded = -1;
+        }
+        Py_XDECREF(score);
+        Py_XDECREF(path);
+        Py_XDECREF(head);
+    } else if (expanded == 0) {  /* "" is each kind's, as _via_kind gave for no expansion */
+        for (Py_ssize_t v = 0; v < nvia; v++) {
+            int same = python_equal(str_empty, PyTuple_GET_ITEM(via_kinds, v));
+            if (same < 0) {
+                expanded = -1;
+                break;
+            }
+            via[v] = same ? 1.0 : 0.0;
+        }
+    }
+    Py_DECREF(expansion);
+    if (expanded < 0)
+        goto fail;
+    Py_SETREF(value, PyObject_GetAttr(s, str_cosine));
+    if (value == NULL)
+        goto fail;
+    if (value == Py_None)
+        facts[9] = NAN;
+    else if (as_double(value, &facts[9]) < 0)
+        goto fail;
+    Py_DECREF(value);
+    return 0;
+fail:
+    Py_XDECREF(value);
+    return -1;
+}
+
+/* -values' stable ascending order (numpy's argsort(-values, kind="stable"): NaN last, ties by position) as
+ * each position's place / max(1, n - 1): learned._rank. */
+static void stable_ranks(const double *values, Py_ssize_t stride, Py_ssize_t n, Py_ssize_t *order, double *out,
+                         Py_ssize_t out_stride) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t j = i;
+        double key = -values[i * stride];
+        while (j > 0) {
+            double before = -values[order[j - 1] * stride];
+            int after = before != before ? key == key : before > key;  /* a NaN sorts after every number */
+            if (!after)
+                break;
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    double last = n > 1 ? (double)(n - 1) : 1.0;
+    for (Py_ssize_t place = 0; place < n; place++)
+        out[order[place] * out_stride] = (double)place / last;
+}
+
+/* pool_features(pool, channel_names, via_kinds, associative, flags, out): see the method table. */
+static PyObject *scan_pool_features(PyObject *self, PyObject *args) {
+    PyObject *pool, *names, *via_kinds, *flags_obj;
+    double associative;
+    Py_buffer out = {0};
+    if (!PyArg_ParseTuple(args, "O!O!O!dO!w*:pool_features", &PyList_Type, &pool, &PyTuple_Type, &names,
+                          &PyTuple_Type, &via_kinds, &associative, &PyTuple_Type, &flags_obj, &out))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(pool), nvia = PyTuple_GET_SIZE(via_kinds), width = 21 + nvia;
+    PyObject *result = NULL, *zero = PyFloat_FromDouble(0.0);
+    double flags[4], *facts = PyMem_Malloc(sizeof(double) * (size_t)(10 * n + 1));
+    Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    if (zero == NULL || facts == NULL || order == NULL) {
+        if (zero != NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    if (PyTuple_GET_SIZE(names) != 5 || PyTuple_GET_SIZE(flags_obj) != 4 ||
+        out.len != n * width * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "pool_features: 5 channel names, 4 flags, out a float64 row of "
+                        "21 + len(via_kinds) a candidate");
+        goto done;
+    }
+    for (int f = 0; f < 4; f++)
+        if (as_double(PyTuple_GET_ITEM(flags_obj, f), &flags[f]) < 0)
+            goto done;
+    double *x = out.buf;
+    const Py_ssize_t at_via = 10, at_expansion = 10 + nvia, at_ranks = 11 + nvia, at_cosine = 14 + nvia,
+                     at_reach = 16 + nvia, at_flags = 17 + nvia;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (pool_row(PyList_GET_ITEM(pool, i), names, via_kinds, zero, facts + 10 * i, x + i * width + at_via) < 0)
+            goto done;
+    double best = facts[5], top = 0.0, lowest = 0.0;  /* fused.max() (a NaN wins) or 1.0 */
+    int found = 0;
+    Py_ssize_t reached = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const double *f = facts + 10 * i;
+        if (best == best && (f[5] != f[5] || f[5] > best))
+            best = f[5];
+        if (isfinite(f[9])) {
+            top = found && top >= f[9] ? top : f[9];
+            lowest = found && lowest <= f[9] ? lowest : f[9];
+            found = 1;
+        }
+        reached += f[0] > 0;
+    }
+    if (best == 0.0)
+        best = 1.0;
+    double reach = (double)reached / (double)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const double *f = facts + 10 * i;
+        double *row = x + i * width;
+        for (int c = 0; c < 6; c++)
+            row[c] = f[c];
+        row[6] = f[5] / best;
+        row[7] = associative;
+        row[8] = f[7];
+        row[at_expansion] = f[8];
+        double cosine = isfinite(f[9]) ? f[9] : lowest;
+        row[at_cosine] = cosine;
+        row[at_cosine + 1] = cosine - top;
+        row[at_reach] = reach;
+        for (int k = 0; k < 4; k++)
+            row[at_flags + k] = flags[k];
+    }
+    stable_ranks(facts + 6, 10, n, order, x + 9, width);                  /* age: the timestamps */
+    stable_ranks(facts + 0, 10, n, order, x + at_ranks, width);           /* lexical */
+    stable_ranks(facts + 1, 10, n, order, x + at_ranks + 1, width);       /* semantic */
+    stable_ranks(facts + 5, 10, n, order, x + at_ranks + 2, width);       /* fused */
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(zero);
+    PyMem_Free(facts);
+    PyMem_Free(order);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"first_near_duplicate", scan_first_near_duplicate, METH_VARARGS,
      "first_near_duplicate(words, kept, floor, near) -> int: the index of the first set in kept (a list of sets) "
@@ -5536,6 +6196,16 @@ static PyMethodDef methods[] = {
      "strength[number of prefixes (kinds) whose terms it shares], none to itself; scores: candidate -> the "
      "noisy-or of its supports where > 0; chains: candidate -> its strongest support of a seed sharing every kind "
      "where > 0."},
+    {"raw_columns", scan_raw_columns, METH_VARARGS,
+     "raw_columns(docs, counters, scene, prefers, now_us, half_lives, of_layer, day, lexical, semantic, graph, "
+     "weights, fused, unasked, constants, scope_penalty, bias, channels) -> (channels, scores, penalties): "
+     "recall.raw_scores' facts and columns, a candidate at a time (weights: lexical, semantic, graph, scenario, "
+     "freshness, utility, belief_bias; constants: contradiction cap and penalty, reviewing, single source, asking, "
+     "brevity penalty and tokens; scope_penalty, bias: a number a document or None)."},
+    {"pool_features", scan_pool_features, METH_VARARGS,
+     "pool_features(pool, channel_names, via_kinds, associative, flags, out): recall.learned.features of pool "
+     "(recall.engine.Scored, fused order) into out, float64 rows of 21 + len(via_kinds) (flags: nterms, indirect, "
+     "described, dialogue)."},
     {"untrack_plain", scan_untrack_plain, METH_VARARGS,
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
      "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "
@@ -5650,6 +6320,22 @@ PyMODINIT_FUNC PyInit__scan(void) {
                           &str_store_key, &str_store_namespace, &str_record_id, &str_ts_us};
     for (int f = 0; f < 11; f++)
         if (!(*slots[f] = PyUnicode_InternFromString(names[f])))
+            return NULL;
+    const char *raw_names[] = {"layer", "event_kind", "id", "status", "provenance", "asks", "tokens",
+                               "track", "contradiction", "get", "scene", "task_type", "volatility",
+                               "reviewing", "message", "", "last_used_us"};
+    PyObject **raw_slots[] = {&str_layer, &str_event_kind, &str_id, &str_status,
+                              &str_provenance, &str_asks, &str_tokens, &str_track,
+                              &str_contradiction, &str_get, &str_scene, &str_task_type, &str_volatility,
+                              &str_reviewing, &str_message, &str_empty, &str_last_used_us};
+    for (int f = 0; f < 17; f++)
+        if (!(*raw_slots[f] = PyUnicode_InternFromString(raw_names[f])))
+            return NULL;
+    const char *pool_names[] = {"channel_scores", "score", "why", "doc", "cosine", "expansion", "via"};
+    PyObject **pool_slots[] = {&str_channel_scores, &str_score, &str_why, &str_doc, &str_cosine, &str_expansion,
+                               &str_via};
+    for (int f = 0; f < 7; f++)
+        if (!(*pool_slots[f] = PyUnicode_InternFromString(pool_names[f])))
             return NULL;
     if (PyType_Ready(&LastEventsType) < 0 || PyType_Ready(&RecentIdsType) < 0)
         return NULL;

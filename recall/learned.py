@@ -51,6 +51,9 @@ FEATURES = (*CHANNEL_FEATURES, "fused", "fused_share", "associative", "message",
             *(f"via_{k}" for k in VIA_KINDS), "expansion_score",
             "lexical_rank", "semantic_rank", "fused_rank", "cosine", "cosine_gap", "lexical_reach",
             "nterms", "indirect", "described", "dialogue")
+# ``_scan.pool_features`` writes the columns in this layout: refuse to import if it changes under it
+if len(FEATURES) != 21 + len(VIA_KINDS) or CHANNEL_FEATURES[:2] != ("lexical", "semantic"):
+    raise ImportError(f"recall.learned: _scan.pool_features writes 21 + len(VIA_KINDS) columns, FEATURES is {FEATURES}")
 
 
 def enabled() -> bool:
@@ -59,53 +62,19 @@ def enabled() -> bool:
     return os.environ.get("HINDBRAIN_LEARNED_FUSION", "1") != "0" and MODEL_PATH.exists()
 
 
-def _rank(values: np.ndarray) -> np.ndarray:
-    """0 for the pool's best, 1 for its worst (ties by position)."""
-    return np.argsort(np.argsort(-values, kind="stable"), kind="stable") / max(1, len(values) - 1)
-
-
 def features(pool, query) -> np.ndarray:
-    """One row per candidate of ``pool`` (``recall.engine.Scored``, fused order), ``FEATURES``.
-    The candidates' facts are read in one pass into one array (``_pool_facts``); the rest is
-    column arithmetic, most of the ~0.13 ms this takes for a pool of 32."""
+    """One row per candidate of ``pool`` (``recall.engine.Scored``, fused order), ``FEATURES``: the
+    candidates' facts, their ranks (0 the pool's best, 1 its worst, ties by position) and the
+    pool's columns in one C pass (``_scan.pool_features``; its numpy columns, ~0.12 ms a pool of
+    32, are the oracle in tests/recall/test_learned.py)."""
     n = len(pool)
+    x = np.empty((n, len(FEATURES)), dtype=np.float64)
     if not n:
-        return np.zeros((0, len(FEATURES)))
-    facts = _pool_facts(pool)
-    channels, fused, ts, message, expansion, cos = (facts[:, :5], facts[:, 5], facts[:, 6], facts[:, 7],
-                                                     facts[:, 8], facts[:, 9])
-    best = fused.max() or 1.0
-    kinds = [_via_kind(s) for s in pool]
-    via = np.array([[float(k == v) for v in VIA_KINDS] for k in kinds]).reshape(n, len(VIA_KINDS))
-    found = np.isfinite(cos)
-    top = cos[found].max() if found.any() else 0.0
-    cos = np.where(found, cos, cos[found].min() if found.any() else 0.0)
-    lexical = channels[:, 0]
-    flags = (np.log1p(len(query.terms)) if query.terms else 0.0, float(query.indirect), float(query.described),
-             float(query.views is not None and query.views.form == "dialogue"))
-    full = np.full
-    return np.column_stack([channels, fused, fused / best, full(n, query.associative), message, _rank(ts), via,
-                            expansion, _rank(lexical), _rank(channels[:, 1]), _rank(fused), cos, cos - top,
-                            full(n, float((lexical > 0).mean())), *(full(n, f) for f in flags)])
-
-
-def _pool_facts(pool) -> np.ndarray:
-    """Per candidate: its ``CHANNEL_FEATURES`` scores, fused score, timestamp, whether a message,
-    expansion score and cosine (NaN without one), as float64 (the values the separate passes gave)."""
-    nan = float("nan")
-    rows = []
-    for s in pool:
-        get, expansion = s.channel_scores.get, s.why.get("expansion")
-        rows.append((get("lexical", 0.0), get("semantic", 0.0), get("graph", 0.0), get("scenario", 0.0),
-                     get("freshness", 0.0), s.score, s.doc.ts_us, float(s.doc.event_kind == "message"),
-                     expansion.get("score", 0.0) if expansion else 0.0, nan if s.cosine is None else s.cosine))
-    return np.array(rows, dtype=np.float64)
-
-
-def _via_kind(s) -> str:
-    """The kind of link an expansion placed the candidate through ("" when none did)."""
-    expansion = s.why.get("expansion")
-    return expansion.get("via", "").split(":", 1)[0] if expansion else ""
+        return x
+    flags = (float(np.log1p(len(query.terms))) if query.terms else 0.0, float(query.indirect),
+             float(query.described), float(query.views is not None and query.views.form == "dialogue"))
+    _scan.pool_features(list(pool), CHANNEL_FEATURES, VIA_KINDS, float(query.associative), flags, x)
+    return x
 
 
 @dataclass(frozen=True)
@@ -209,13 +178,14 @@ def rerank(pool: list, query, utility_weight: float = 0.0, embedder: str = DEFAU
     factor = np.array([1.0 + utility_weight * (2.0 * s.channel_scores.get("utility", 0.5) - 1.0) for s in pool])
     order = np.argsort(-(probability * factor), kind="stable")
     scores = sorted((s.score for s in pool), reverse=True)
+    probabilities, factors = probability.tolist(), factor.tolist()  # the same floats, no numpy scalar a read
     out = []
     for place, i in enumerate(order.tolist()):
         s = pool[i]
-        s.why["learned"] = {"probability": round(float(probability[i]), 4), "place": place, "fused_place": i,
+        s.why["learned"] = {"probability": round(probabilities[i], 4), "place": place, "fused_place": i,
                             "fused_score": round(s.score, 6)}
-        if factor[i] != 1.0:
-            s.why["learned"]["track_record"] = round(float(factor[i]), 4)
+        if factors[i] != 1.0:
+            s.why["learned"]["track_record"] = round(factors[i], 4)
         if model.embedder != embedder:
             s.why["learned"]["trees"] = model.embedder
         s.score = scores[place]

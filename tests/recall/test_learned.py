@@ -6,9 +6,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindbrain import Brain
 from hindbrain.recall import learned
+from hindbrain.recall.expand import VIA_KINDS
 from hindbrain.recall.learned import FEATURES, Trees
 
 LEXICAL = FEATURES.index("lexical")
@@ -190,3 +193,83 @@ def test_a_bad_node_table_or_row_width_raises():
                    trees.baseline, trees.depth, trees.features)
     with pytest.raises(ValueError, match="out of range"):
         broken.margin(np.zeros((2, len(FEATURES))))
+
+
+def numpy_features(pool, query) -> np.ndarray:
+    """``learned.features`` as numpy columns and a Python pass over the pool (up to 968d6eb), verbatim: the
+    oracle of its C pass (``_scan.pool_features``)."""
+    n = len(pool)
+    if not n:
+        return np.zeros((0, len(FEATURES)))
+    facts = _pool_facts(pool)
+    channels, fused, ts, message, expansion, cos = (facts[:, :5], facts[:, 5], facts[:, 6], facts[:, 7],
+                                                     facts[:, 8], facts[:, 9])
+    best = fused.max() or 1.0
+    kinds = [_via_kind(s) for s in pool]
+    via = np.array([[float(k == v) for v in VIA_KINDS] for k in kinds]).reshape(n, len(VIA_KINDS))
+    found = np.isfinite(cos)
+    top = cos[found].max() if found.any() else 0.0
+    cos = np.where(found, cos, cos[found].min() if found.any() else 0.0)
+    lexical = channels[:, 0]
+    flags = (np.log1p(len(query.terms)) if query.terms else 0.0, float(query.indirect), float(query.described),
+             float(query.views is not None and query.views.form == "dialogue"))
+    full = np.full
+    return np.column_stack([channels, fused, fused / best, full(n, query.associative), message, _rank(ts), via,
+                            expansion, _rank(lexical), _rank(channels[:, 1]), _rank(fused), cos, cos - top,
+                            full(n, float((lexical > 0).mean())), *(full(n, f) for f in flags)])
+
+
+def _rank(values: np.ndarray) -> np.ndarray:
+    return np.argsort(np.argsort(-values, kind="stable"), kind="stable") / max(1, len(values) - 1)
+
+
+def _pool_facts(pool) -> np.ndarray:
+    nan = float("nan")
+    rows = []
+    for s in pool:
+        get, expansion = s.channel_scores.get, s.why.get("expansion")
+        rows.append((get("lexical", 0.0), get("semantic", 0.0), get("graph", 0.0), get("scenario", 0.0),
+                     get("freshness", 0.0), s.score, s.doc.ts_us, float(s.doc.event_kind == "message"),
+                     expansion.get("score", 0.0) if expansion else 0.0, nan if s.cosine is None else s.cosine))
+    return np.array(rows, dtype=np.float64)
+
+
+def _via_kind(s) -> str:
+    expansion = s.why.get("expansion")
+    return expansion.get("via", "").split(":", 1)[0] if expansion else ""
+
+
+# few distinct values, so that ties (ranks by position) and a pool whose best fused score is 0 are common
+values = st.one_of(st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0]), st.floats(-2.0, 2.0))
+channel_names = ["lexical", "semantic", "graph", "scenario", "freshness", "utility"]
+
+
+@st.composite
+def pooled(draw):
+    expansion = draw(st.one_of(
+        st.none(), st.just({}),
+        st.fixed_dictionaries({"score": values, "via": st.sampled_from([f"{k}:x" for k in VIA_KINDS]
+                                                                       + [*VIA_KINDS, "", "other:y", "a:b:c"])}),
+        st.fixed_dictionaries({"via": st.sampled_from(VIA_KINDS)})))
+    why = {"score": 0.0} if expansion is None else {"score": 0.0, "expansion": expansion}
+    scores = draw(st.dictionaries(st.sampled_from(channel_names), values))
+    cosine = draw(st.one_of(st.none(), values, st.sampled_from([float("nan"), float("inf"), -float("inf")])))
+    return SimpleNamespace(channel_scores=scores, score=draw(st.one_of(values, st.just(float("nan")))),
+                           cosine=cosine, why=why,
+                           doc=SimpleNamespace(ts_us=draw(st.one_of(st.integers(0, 5), st.integers(0, 2 ** 62))),
+                                               event_kind=draw(st.sampled_from([None, "message", "action"]))))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(pooled(), min_size=1, max_size=40), st.lists(st.sampled_from(["a", "b"]), max_size=30),
+       st.booleans(), st.booleans(), st.sampled_from([None, "dialogue", "question"]), values)
+def test_features_in_c_are_the_numpy_columns_bit_for_bit(pool, terms, indirect, described, form, associative):
+    query = SimpleNamespace(terms=terms, indirect=indirect, described=described, associative=associative,
+                            views=None if form is None else SimpleNamespace(form=form))
+    got, want = learned.features(pool, query), numpy_features(pool, query)
+    assert got.shape == want.shape
+    # bit for bit but for a zero's sign: numpy's max/min of 0.0 and -0.0 returns either, by its lanes; a
+    # split (x <= threshold) cannot tell them apart, so the trees' margins are bit for bit
+    assert (got + 0.0).tobytes() == (want + 0.0).tobytes()
+    trees = learned.trees()
+    assert trees.margin(got).tobytes() == trees.margin(want).tobytes()

@@ -1,20 +1,25 @@
-"""The columnar candidate scoring (``recall.raw_scores``) gives bit-identical scores to the
-per-candidate composition of ``recall.channels`` / ``recall.scoring`` it replaced (the
-functions the explanation is built from), for every preset and arbitrary candidates."""
+"""The columnar candidate scoring (``recall.raw_scores``, one C pass: ``_scan.raw_columns``) gives
+bit-identical scores to the per-candidate composition of ``recall.channels`` / ``recall.scoring``
+(the functions the explanation is built from), and to the numpy columns the C pass replaced
+(``numpy_raw_scores``, kept here as its oracle), for every preset and arbitrary candidates."""
 
 from __future__ import annotations
 
+import math
+from collections import UserDict
+
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain.recall import beliefs as belief_layers
 from hindbrain.recall import channels
-from hindbrain.recall.asking import asking_penalty
-from hindbrain.recall.brevity import brevity_penalty
+from hindbrain.recall.asking import ASKING_PENALTY, asking_penalty
+from hindbrain.recall.brevity import BREVITY_PENALTY, BREVITY_TOKENS, brevity_penalty
 from hindbrain.recall.index import Belief, Counters, Doc
 from hindbrain.recall.query import Query
-from hindbrain.recall.raw_scores import raw_scores
-from hindbrain.recall.scoring import PRESETS, combined
+from hindbrain.recall.raw_scores import RawScores, raw_scores
+from hindbrain.recall.scoring import PRESETS, Weights, combined
 
 NOW = 1_800_000_000_000_000
 DAY = 86_400 * 1_000_000
@@ -98,3 +103,155 @@ def test_no_candidates():
     query = Query(tenant="t", text="q", semantic_text="q", terms=[], exact=frozenset(), trigger=None, scope={},
                   scene=None, user=None, layers=None, budget_tokens=500, k=None, now_us=NOW)
     assert raw_scores([], {}, query, PRESETS["fused"].text, [], [], [], []) == ([], [], [], [])
+
+
+def numpy_raw_scores(docs: list, counters: dict, query, w, lexical: list[float], semantic: list[float],
+                     graph: list[float], briefed: list) -> RawScores:
+    """``raw_scores`` as numpy columns and a Python pass over the documents (c022a2a … 968d6eb), verbatim:
+    the oracle of the C pass."""
+    n = len(docs)
+    if n == 0:
+        return RawScores([], [], [], [])
+    fused = w.method == "fused"
+    scene, trigger, now_us, recall_scope = query.scene, query.trigger, query.now_us, query.scope
+    prefers = channels.TRIGGER_PREFERS.get(trigger, ()) if trigger else ()
+    facts = _document_facts(docs, counters, scene, prefers, now_us)
+    scenario, success, failure, fresh, contradictions, reviewing, single = facts
+    if recall_scope:
+        scope_penalty, match = map(list, zip(*(channels.scope_fit(doc.scope, recall_scope) for doc in docs),
+                                             strict=True))
+    else:
+        scope_penalty, match = [0.0] * n, [1.0] * n
+    if fused:
+        asks = [doc.asks for doc in docs]
+        brief_tokens = [doc.tokens if doc.event_kind == "message" else BREVITY_TOKENS for doc in docs]
+    else:
+        asks, brief_tokens = [0.0] * n, [BREVITY_TOKENS] * n
+    lexical_, semantic_, graph_ = (np.asarray(v, dtype=np.float64) for v in (lexical, semantic, graph))
+    scenario_, fresh_ = np.asarray(scenario), np.asarray(fresh)
+    success_, failure_ = np.asarray(success, dtype=np.float64), np.asarray(failure, dtype=np.float64)
+    utility = (success_ + 1) / (success_ + failure_ + 2)
+    relevance = (w.lexical * lexical_ + w.semantic * semantic_ + w.graph * graph_
+                 + w.scenario * scenario_ + w.freshness * fresh_)
+    total = relevance * (1.0 + w.utility * (2.0 * utility - 1.0)) if fused else relevance + w.utility * utility
+    contradiction = np.minimum(channels.CONTRADICTION_CAP, channels.CONTRADICTION_PENALTY
+                               * np.asarray(contradictions, dtype=np.float64))
+    contradiction = contradiction + np.where(reviewing, channels.REVIEWING_PENALTY, 0.0)
+    penalty = contradiction + np.asarray(scope_penalty, dtype=np.float64)
+    penalty = penalty + np.where(single, channels.SINGLE_SOURCE_PENALTY, 0.0)
+    if fused:
+        unasked = max(0.0, 1.0 - query.associative)
+        asks_ = np.asarray(asks, dtype=np.float64)
+        penalty = penalty + np.where(asks_ != 0, ASKING_PENALTY * asks_ * unasked, 0.0)
+        tokens_ = np.asarray(brief_tokens, dtype=np.float64)
+        brevity = BREVITY_PENALTY * (1.0 - np.maximum(0.0, tokens_) / BREVITY_TOKENS) * unasked
+        penalty = penalty + np.where(tokens_ < BREVITY_TOKENS, brevity, 0.0)
+        score = total * (1.0 - np.minimum(1.0, penalty))
+    else:
+        score = total - penalty
+    if briefed:
+        score = score + w.belief_bias * np.array([belief_layers.bias(doc, briefed)[0] for doc in docs])
+    else:
+        score = score + 0.0
+    columns = zip(lexical_.tolist(), semantic_.tolist(), graph_.tolist(), scenario, utility.tolist(), fresh,
+                  strict=True)
+    return RawScores([{"lexical": le, "semantic": se, "graph": gr, "scenario": sc, "utility": ut, "freshness": fr}
+                      for le, se, gr, sc, ut, fr in columns], score.tolist(), penalty.tolist(), match)
+
+
+def _document_facts(docs: list, counters: dict, scene, prefers, now_us: int) -> tuple[list, ...]:
+    half_lives, of_layer, day = channels.HALF_LIFE_DAYS, channels.VOLATILITY_OF_LAYER, channels.US_PER_DAY
+    scenario, success, failure, fresh, contradictions, reviewing, single = [], [], [], [], [], [], []
+    for doc in docs:
+        scope = doc.scope
+        s = 0.5 if scene and (scope.get("scene") or scope.get("task_type")) == scene else 0.0
+        if prefers and (doc.kind in prefers or doc.layer in prefers or (doc.event_kind or "") in prefers):
+            s += 0.5
+        scenario.append(s)
+        c = counters.get(doc.id)
+        if c is None:
+            success.append(0)
+            failure.append(0)
+            contradictions.append(0)
+        else:
+            worked, failed = c.track
+            success.append(worked)
+            failure.append(failed)
+            contradictions.append(c.contradiction)
+        volatility = scope.get("volatility") if scope else None
+        half_life = half_lives[volatility if volatility in half_lives else of_layer[doc.layer]]
+        fresh.append(1.0 if half_life == math.inf else
+                     0.5 ** (max(0.0, (now_us - doc.fresh_since_us) / day) / half_life))
+        reviewing.append(doc.status == "reviewing")
+        single.append(bool(doc.provenance))
+    return scenario, success, failure, fresh, contradictions, reviewing, single
+
+
+def _bits(result: RawScores) -> tuple:
+    """Every number as its bits and type (``==`` would take -0.0 for 0.0)."""
+    def bits(x):
+        return type(x).__name__, x.hex() if isinstance(x, float) else x
+    return ([[(k, bits(v)) for k, v in row.items()] for row in result.channels], [bits(x) for x in result.scores],
+            [bits(x) for x in result.penalties], [bits(x) for x in result.matches])
+
+
+# wider than ``candidate``: ages past 2**53 µs and in the future (Python's int arithmetic, not doubles),
+# a last use before or after the event, scopes not a dict, volatilities no half-life names, learner verdicts,
+# long and short messages, any share of questions
+ages = st.one_of(st.integers(-30, 4000).map(lambda d: d * DAY), st.integers(-(2 ** 60), 2 ** 60),
+                 st.integers(0, 10 ** 6))
+
+
+@st.composite
+def odd_candidate(draw, n: int):
+    kind = draw(st.sampled_from(["event", "fragment"]))
+    scope = draw(st.dictionaries(st.sampled_from(["env", "scene", "task_type", "volatility"]),
+                                 st.sampled_from(["prod", "deploy", "", "high", "low", "red_line", "medium", "weird"]),
+                                 max_size=4))
+    doc = Doc(id=f"d{n}", kind=kind, layer=draw(st.sampled_from(["episodic", "experience", "knowledge", "identity"])),
+              text="export job timeout", event_ids=[f"e{n}"], source="perceived", confidence=0.9,
+              scope=UserDict(scope) if draw(st.booleans()) and draw(st.booleans()) else scope,
+              ts_us=NOW - draw(ages), tokens=draw(st.integers(0, 40)),
+              event_kind=draw(st.sampled_from([None, "", "message", "anomaly", "action"])),
+              status=draw(st.sampled_from(["active", "reviewing", "candidate"])),
+              last_used_us=draw(st.one_of(st.just(0), st.integers(NOW - 900 * DAY, NOW + 5 * DAY))),
+              provenance=draw(st.sampled_from([None, {}, {"learned_by": "a", "agents": 1, "verified": 1}])),
+              asks=draw(st.one_of(st.sampled_from([0.0, 1 / 3, 1.0]), st.floats(0.0, 1.0))))
+    counters = draw(st.one_of(st.none(), st.builds(Counters, *[st.integers(0, 9)] * 6)))
+    scores = st.one_of(unit, st.sampled_from([0, 1]))
+    return doc, counters, draw(scores), draw(scores), draw(scores)
+
+
+weights = st.builds(Weights, *[st.one_of(st.floats(0.0, 2.0), st.integers(0, 2))] * 7,
+                    method=st.sampled_from(["weighted", "fused", "rrf"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 16).flatmap(lambda n: st.tuples(*[odd_candidate(i) for i in range(n)])), weights,
+       st.one_of(st.sampled_from([0.0, 0.3, 1.0, 1.5]), st.floats(0.0, 1.0)),
+       st.sampled_from([None, "anomaly", "task_start", "user_reference", "unknown"]),
+       st.sampled_from([None, "", "deploy", "prod"]), scopes, st.booleans())
+def test_c_pass_is_the_numpy_columns_bit_for_bit(cands, w, associative, trigger, scene, scope, briefing):
+    query = Query(tenant="t", text="q", semantic_text="q", terms=["q"], exact=frozenset(), trigger=trigger,
+                  scope=scope, scene=scene, user=None, layers=None, budget_tokens=500, k=None, now_us=NOW,
+                  associative=associative)
+    briefed = [Belief("b1", "the export job", 0.8, 3, "active", {}, ["e1"], NOW, cues=frozenset({"export", "job"}))] \
+        if briefing else []
+    docs = [c[0] for c in cands]
+    counters = {c[0].id: c[1] for c in cands if c[1] is not None}
+    lexical, semantic, graph = ([c[i] for c in cands] for i in (2, 3, 4))
+    args = (docs, counters, query, w, lexical, semantic, graph, briefed)
+    assert _bits(raw_scores(*args)) == _bits(numpy_raw_scores(*args))
+
+
+def test_a_scope_that_is_no_mapping_fails_as_the_python_pass_did():
+    doc = Doc(id="d", kind="event", layer="episodic", text="t", event_ids=[], source="s", confidence=1.0,
+              scope=None, ts_us=NOW)
+    query = Query(tenant="t", text="q", semantic_text="q", terms=[], exact=frozenset(), trigger=None, scope={},
+                  scene="deploy", user=None, layers=None, budget_tokens=500, k=None, now_us=NOW)
+    for score in (raw_scores, numpy_raw_scores):
+        try:
+            score([doc], {}, query, PRESETS["fused"].text, [0.0], [0.0], [0.0], [])
+        except AttributeError:
+            continue
+        raise AssertionError(f"{score.__name__} scored a document whose scope is None")
