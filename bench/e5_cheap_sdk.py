@@ -78,6 +78,15 @@ def last_line(text: str) -> str:
     return lines[-1] if lines else text
 
 
+def use_trees(embedder: str, path: Path) -> None:
+    """Files ``path`` as the fusion trees of ``embedder`` for this run (``recall.learned`` refuses a
+    file fitted on another embedder's pools, so a mismatch fails at the first recall)."""
+    from hindbrain.recall import learned
+
+    learned.MODEL_FILES[embedder] = str(path.resolve())  # MODEL_DIR / an absolute path is that path
+    learned.trees.cache_clear()
+
+
 def time_recalls() -> None:
     """Wraps ``Brain.recall`` to keep each call's process CPU, printed at exit. Not the calling
     thread's: a recall embeds a new query on the semantic index's own thread, so the calling
@@ -123,6 +132,8 @@ def main() -> None:
                     "space) instead of the mode's")
     ap.add_argument("--head", type=Path, help="a student head (bench/madial_student.py --save-head): applied to "
                     "the cut pass on both sides, passages cut like queries")
+    ap.add_argument("--trees", type=Path, help="with --quality-mode: order the pool with these fusion trees "
+                    "(bench/fusion_rank.py --out, fitted on this run's embedder) instead of the shipped ones")
     ap.add_argument("--time", action="store_true",
                     help="print the process CPU per Brain.recall (p50, p90, p99) when the script ends")
     ap.add_argument("script", nargs=argparse.REMAINDER, help="-- then the script and its arguments")
@@ -140,7 +151,9 @@ def main() -> None:
             weights=weights, joined_only=(False, True))
         os.environ["HINDBRAIN_EMBEDDER"] = "use+e5"
         print(f"use+e5, e5 queries by {args.quality_mode}{', last turn only' if args.last_turn else ''}, "
-              f"weights {weights}", flush=True)
+              f"weights {weights}, trees {args.trees or 'shipped'}", flush=True)
+        if args.trees:
+            use_trees(embed.ensemble_name([embed.UseEmbedder.name, embed.E5Embedder.name], weights), args.trees)
     else:
         embed._FACTORIES["use+e5i8"] = lambda: embed.EnsembleEmbedder(
             embed.default_embedder(),
