@@ -34,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 from by_path import module_at  # noqa: E402
 
 api = module_at(Path(__file__).parent / "api.py", "bench_api")
+# the embedder workers' CPU, read as ingest_profile reads it
+children_cpu_s = module_at(Path(__file__).parent / "ingest_profile.py", "bench_ingest_profile").children_cpu_s
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -64,20 +66,6 @@ def snapshot() -> dict[str, tuple]:
         if counters is not None:
             out[f"{names.get(int(tid), counters[0])}:{tid}"] = counters[1:]
     return out
-
-
-def children_cpu_s() -> float:
-    """CPU seconds of this process's live children (the embedder workers)."""
-    total, me = 0.0, os.getpid()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == me:
-            total += (int(fields[11]) + int(fields[12])) / TICK
-    return total
 
 
 def gil_shares(raw: str) -> tuple[Counter, Counter, int]:
