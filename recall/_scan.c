@@ -5534,15 +5534,17 @@ static PyObject *str_layer, *str_event_kind, *str_id, *str_status, *str_provenan
     *str_asks, *str_tokens, *str_track, *str_contradiction, *str_get, *str_scene, *str_task_type,
     *str_volatility, *str_reviewing, *str_message, *str_empty, *str_last_used_us;
 
-/* mapping.get(key): a dict's look-up, else the object's own ``get`` (what the Python pass called). */
-static PyObject *mapping_get(PyObject *mapping, PyObject *key) {
+/* mapping.get(key), or mapping.get(key, fallback) when fallback is not NULL, as the Python pass called it: a
+ * dict's own look-up, else the object's ``get`` with those arguments. */
+static PyObject *mapping_get(PyObject *mapping, PyObject *key, PyObject *fallback) {
     if (PyDict_CheckExact(mapping)) {
         PyObject *value = PyDict_GetItemWithError(mapping, key);
         if (value == NULL)
-            return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+            return PyErr_Occurred() ? NULL : Py_NewRef(fallback ? fallback : Py_None);
         return Py_NewRef(value);
     }
-    return PyObject_CallMethodOneArg(mapping, str_get, key);
+    return fallback ? PyObject_CallMethodObjArgs(mapping, str_get, key, fallback, NULL)
+                    : PyObject_CallMethodOneArg(mapping, str_get, key);
 }
 
 /* a == b as Python's ``==`` judges it (no identity shortcut: a NaN scene is not its own). */
@@ -5572,7 +5574,7 @@ static int raw_scenario(PyObject *doc, PyObject *scope, PyObject *scene, int has
                         int has_prefers, double *out) {
     double s = 0.0;
     if (has_scene) {
-        PyObject *item_scene = mapping_get(scope, str_scene);
+        PyObject *item_scene = mapping_get(scope, str_scene, NULL);
         if (item_scene == NULL)
             return -1;
         int truth = PyObject_IsTrue(item_scene);
@@ -5582,7 +5584,7 @@ static int raw_scenario(PyObject *doc, PyObject *scope, PyObject *scene, int has
         }
         if (!truth) {  /* scope.get("scene") or scope.get("task_type") */
             Py_DECREF(item_scene);
-            if ((item_scene = mapping_get(scope, str_task_type)) == NULL)
+            if ((item_scene = mapping_get(scope, str_task_type, NULL)) == NULL)
                 return -1;
         }
         int same = python_equal(item_scene, scene);
@@ -5708,7 +5710,7 @@ static int raw_fresh(PyObject *doc, PyObject *scope, PyObject *now_us, PyObject 
     int truth = PyObject_IsTrue(scope);
     if (truth < 0)
         return -1;
-    PyObject *volatility = truth ? mapping_get(scope, str_volatility) : Py_NewRef(Py_None);
+    PyObject *volatility = truth ? mapping_get(scope, str_volatility, NULL) : Py_NewRef(Py_None);
     if (volatility == NULL)
         return -1;
     int known = PySequence_Contains(half_lives, volatility);
@@ -5760,7 +5762,7 @@ static int raw_facts(PyObject *doc, PyObject *counters, PyObject *scene, int has
     if (status < 0)
         return -1;
     PyObject *id = PyObject_GetAttr(doc, str_id);
-    PyObject *c = id ? mapping_get(counters, id) : NULL;
+    PyObject *c = id ? mapping_get(counters, id, NULL) : NULL;
     Py_XDECREF(id);
     if (c == NULL)
         return -1;
@@ -5975,17 +5977,6 @@ done:
 
 static PyObject *str_channel_scores, *str_score, *str_why, *str_doc, *str_cosine, *str_expansion, *str_via;
 
-/* mapping.get(key, fallback) as the Python pass called it (a dict's look-up, else the object's ``get``). */
-static PyObject *mapping_get_or(PyObject *mapping, PyObject *key, PyObject *fallback) {
-    if (PyDict_CheckExact(mapping)) {
-        PyObject *value = PyDict_GetItemWithError(mapping, key);
-        if (value == NULL)
-            return PyErr_Occurred() ? NULL : Py_NewRef(fallback);
-        return Py_NewRef(value);
-    }
-    return PyObject_CallMethodObjArgs(mapping, str_get, key, fallback, NULL);
-}
-
 /* via.split(":", 1)[0]: the kind of link an expansion placed its item through. */
 static PyObject *via_kind(PyObject *via) {
     if (PyUnicode_CheckExact(via)) {
@@ -6009,7 +6000,7 @@ static int pool_row(PyObject *s, PyObject *names, PyObject *via_kinds, PyObject 
     if (scores == NULL)
         return -1;
     for (int c = 0; c < 5; c++) {
-        PyObject *value = mapping_get_or(scores, PyTuple_GET_ITEM(names, c), zero);
+        PyObject *value = mapping_get(scores, PyTuple_GET_ITEM(names, c), zero);
         if (value == NULL || as_double(value, &facts[c]) < 0) {
             Py_XDECREF(value);
             Py_DECREF(scores);
@@ -6033,7 +6024,7 @@ static int pool_row(PyObject *s, PyObject *names, PyObject *via_kinds, PyObject 
         goto fail;
     facts[7] = message ? 1.0 : 0.0;
     Py_SETREF(value, PyObject_GetAttr(s, str_why));
-    PyObject *expansion = value ? mapping_get_or(value, str_expansion, Py_None) : NULL;
+    PyObject *expansion = value ? mapping_get(value, str_expansion, Py_None) : NULL;
     if (expansion == NULL)
         goto fail;
     int expanded = PyObject_IsTrue(expansion);
@@ -6041,8 +6032,8 @@ static int pool_row(PyObject *s, PyObject *names, PyObject *via_kinds, PyObject 
     for (Py_ssize_t v = 0; v < nvia; v++)
         via[v] = 0.0;
     if (expanded > 0) {
-        PyObject *score = mapping_get_or(expansion, str_score, zero), *head = NULL;
-        PyObject *path = score && as_double(score, &facts[8]) == 0 ? mapping_get_or(expansion, str_via, str_empty) : NULL;
+        PyObject *score = mapping_get(expansion, str_score, zero), *head = NULL;
+        PyObject *path = score && as_double(score, &facts[8]) == 0 ? mapping_get(expansion, str_via, str_empty) : NULL;
         if (path != NULL && (head = via_kind(path)) != NULL) {
             for (Py_ssize_t v = 0; v < nvia; v++) {
                 int same = python_equal(head, PyTuple_GET_ITEM(via_kinds, v));
