@@ -86,6 +86,18 @@ def gil_shares(raw: str) -> tuple[Counter, Counter, int]:
     return by_thread, frames, total
 
 
+def neural_after(semantic, seconds: float) -> str:
+    """The neural tier's progress once the import returns: its texts then, and how many it embeds in
+    ``seconds`` after (the embed workers run below the caller during the import, so their catch-up after
+    it is what their lower priority costs)."""
+    at_return, t0 = semantic.neural_count(api.TENANT), time.perf_counter()
+    settled = semantic.wait(seconds)
+    spent, done = time.perf_counter() - t0, semantic.neural_count(api.TENANT)
+    return (f"neural tier: {at_return:,} texts at return; {done - at_return:,} more in {spent:.1f} s after "
+            f"({(done - at_return) / spent:,.0f} texts/s){'; settled' if settled else ''}; "
+            f"load {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=100_000)
@@ -93,6 +105,8 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=250, help="py-spy samples a second")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--keep", default=None, help="copy py-spy's raw samples here")
+    ap.add_argument("--after", type=float, default=0.0, help="then wait this long and print the neural tier's "
+                    "progress: texts embedded at the import's return and in the seconds after (its lag)")
     ap.add_argument("--python-columns", action="store_true", help="the projector builds the perceptions' Arrow "
                     "columns in Python (round sixteen's path) instead of chDB decoding their values")
     args = ap.parse_args()
@@ -140,6 +154,8 @@ def main() -> None:
             if cpu or vol:
                 print(f"{key:<40} {per * cpu:>6.1f} {per * queued:>6.1f} {1000 * vol / args.size:>8.1f} "
                       f"{1000 * invol / args.size:>9.1f}")
+        if args.after > 0 and brain.index.semantic is not None:
+            print(neural_after(brain.index.semantic, args.after))
         if spy is not None and raw.exists():
             by_thread, frames, total = gil_shares(raw.read_text())
             if args.keep:
