@@ -108,8 +108,9 @@ PERCEPTIONS = _hot("perception", "perceptions")
 assert [v.table.name for v in VIEWS_BY_RECORD_TYPE["perception"]] == ["events"], "perception views changed"
 
 
-def split_hot(entries: list[LogEntry], hot: _Hot = PERCEPTIONS) -> tuple[list[int], list[int]]:
-    """Indexes of ``entries`` the columnar path may take, and of the others."""
+def split_hot(entries: list, hot: _Hot = PERCEPTIONS) -> tuple[list[int], list[int]]:
+    """Indexes of ``entries`` the columnar path may take, and of the others: each has a ``topic`` and
+    its encoded ``value`` (a ``LogEntry``, or a ``Decoded`` the runner kept with its value)."""
     fast, slow = [], []
     header, topic = hot.header, hot.topic
     for i, e in enumerate(entries):

@@ -31,11 +31,19 @@ class Decoded(NamedTuple):
     """A record the log holds, decoded, at its position. A named tuple, not a frozen dataclass:
     one is made per record on the caller's path (``EmbeddedRunner._append``) and in every fold
     of the log, and a frozen dataclass's ``__init__`` (``object.__setattr__`` per field) cost
-    ~1.3 us against ~0.2 here (issue 28, docs/speed.md round thirteen)."""
+    ~1.3 us against ~0.2 here (issue 28, docs/speed.md round thirteen). ``value``: the record's encoded
+    log value, where the code that made it had it (the embedded runner's projection hands a round's
+    perceptions to chDB as these bytes, ``EmbeddedRunner._insert_perceptions``); None where it did not."""
 
     position: Position
     record_type: str
     record: dict
+    value: bytes | None = None
+
+    @property
+    def topic(self) -> str:
+        """The log topic, as a ``LogEntry``'s (``columnar.split_hot`` reads either)."""
+        return self.position.topic
 
 
 @dataclass
@@ -102,7 +110,7 @@ def decode_entry(entry: LogEntry, ts_us: int) -> Decoded | dict:
     reason = invalid_reason(record_type, record, entry.topic)
     if reason:
         return dead_letter(entry.position, "validate", reason, entry.value, ts_us, record["envelope"]["tenant"])
-    return Decoded(entry.position, record_type, record)
+    return Decoded(entry.position, record_type, record, entry.value)
 
 
 def project_batch(

@@ -67,7 +67,7 @@ from hindbrain.projections.warehouse import PartsNotWritten, Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams import columnar
 from hindbrain.streams.gc_pause import gc_paused
-from hindbrain.streams.log import Message, Position
+from hindbrain.streams.log import Position
 from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch, project_perceptions, to_messages
 from hindbrain.streams.sink import insert_batch, release_arrow_pool
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
@@ -106,10 +106,9 @@ class EmbeddedRunner:
         # the projection (module docstring): what is pending, how many records a projection has taken
         # and not yet inserted, the calls waiting for it; ``_handoff`` guards them (taken last of all locks)
         self._handoff = threading.Condition(threading.Lock())
+        # each record with its encoded value (``Decoded.value``: what ``_insert_perceptions`` sends to chDB)
         self._pending: list[Decoded] = []  # appended (committed), not yet taken by a projection
-        self._sent: list[Message] = []  # the log messages of ``_pending``, one for one (their encoded values)
         self._in_group: list[Decoded] = []  # appended inside the open log group (its thread only)
-        self._in_group_sent: list[Message] = []
         self._taken = 0
         self._waiting = 0
         self._projecting = threading.RLock()  # one projection at a time (after the log's lock, if both)
@@ -187,25 +186,23 @@ class EmbeddedRunner:
             with self._wake:
                 self._deferred[:0] = deferred
             raise
-        decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
+        decoded = [Decoded(p, rt, r, m.value) for p, (rt, r), m in zip(positions, records, messages, strict=True)]
         if self.log.group_from is not None:
             self._in_group += decoded  # projected once the group committed (module docstring)
-            self._in_group_sent += messages
             due = False
         else:
-            due = self._hand_over(decoded, messages)  # before the listeners: the projector runs beside their fold
+            due = self._hand_over(decoded)  # before the listeners: the projector runs beside their fold
         for listener in self.listeners:
             listener(decoded)
         if due and not self.background:
             self._project_logged()
         return positions[earlier:]
 
-    def _hand_over(self, decoded: list[Decoded], messages: list[Message]) -> bool:
-        """Queues committed records (and their log messages) for projection and wakes the projector
-        when a batch is due; returns whether one is."""
+    def _hand_over(self, decoded: list[Decoded]) -> bool:
+        """Queues committed records for projection and wakes the projector when a batch is due;
+        returns whether one is."""
         with self._handoff:
             self._pending += decoded
-            self._sent += messages
             due = len(self._pending) >= self.batch_size
             if due and self.background and not self._closed:
                 if self._projector is None:
@@ -219,10 +216,9 @@ class EmbeddedRunner:
         """The log's group ended (lock held): hand over what it appended, or forget what it
         rolled back (the next flush projects the log from the committed offset)."""
         grouped, self._in_group = self._in_group, []
-        sent, self._in_group_sent = self._in_group_sent, []
         if not committed:
             self._behind = True
-        elif grouped and self._hand_over(grouped, sent) and not self.background:
+        elif grouped and self._hand_over(grouped) and not self.background:
             self._project_logged()
 
     def _backlog(self) -> int:
@@ -285,8 +281,7 @@ class EmbeddedRunner:
         with self._projecting:
             with self._handoff:
                 ready = self._pending[:limit] if limit is not None else self._pending
-                sent = self._sent[:len(ready)]
-                self._pending, self._sent = self._pending[len(ready):], self._sent[len(ready):]
+                self._pending = self._pending[len(ready):]
                 self._taken = len(ready)
             try:
                 if self._behind:
@@ -300,7 +295,7 @@ class EmbeddedRunner:
                 with gc_paused():
                     batch, ts_us = ProjectedBatch(), now_us()
                     pause and pause()
-                    rest = self._insert_perceptions(ready, sent) if self.decode_in_chdb else ready
+                    rest = self._insert_perceptions(ready) if self.decode_in_chdb else ready
                     rest = project_perceptions(rest, batch)  # the events rows as columns
                     for start in range(0, len(rest), PROJECT_SLICE):  # slices that may give way to the brain's calls
                         pause and pause()
@@ -322,18 +317,18 @@ class EmbeddedRunner:
                     self._taken = 0
                     self._handoff.notify_all()  # the writers waiting for room
 
-    def _insert_perceptions(self, ready: list[Decoded], sent: list[Message]) -> list[Decoded]:
+    def _insert_perceptions(self, ready: list[Decoded]) -> list[Decoded]:
         """(``_projecting`` held.) The round's perceptions into ``events`` by one ``INSERT … SELECT`` of their
         encoded values (``columnar.insert_values``: chDB decodes and checks them on its own threads, without
         the interpreter lock that the caller's fold needs: in Python their columns cost the projector ~3-5 us
         an event of holding it, docs/speed.md round seventeen); returns the records left to project. All of
         ``ready`` when there are fewer than ``columnar.MIN_BATCH`` or chDB refused one (nothing written then:
         the Python path projects them, and dead-letters what it must)."""
-        fast, slow = columnar.split_hot(sent)
+        fast, slow = columnar.split_hot(ready)
         if len(fast) < columnar.MIN_BATCH:
             return ready
         positions = [ready[i].position for i in fast]
-        if not columnar.insert_values([sent[i].value for i in fast], [p.partition for p in positions],
+        if not columnar.insert_values([ready[i].value for i in fast], [p.partition for p in positions],
                                       [p.offset for p in positions], self.warehouse):
             return ready
         return [ready[i] for i in slow]
@@ -371,7 +366,7 @@ class EmbeddedRunner:
                     if (projected := self._project_round(None, background=False)) is not None:
                         return projected
                     with self._handoff:
-                        self._pending, self._sent = [], []  # the log holds them: read from the committed offset
+                        self._pending = []  # the log holds them: read from the committed offset
                     return self._project_log(stop=self.log.group_from)
             finally:
                 with self._handoff:

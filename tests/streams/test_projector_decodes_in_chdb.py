@@ -114,6 +114,19 @@ def test_a_log_groups_records_keep_their_encoded_values_in_step(tmp_path, monkey
     assert_views_equal_the_log_per_record(tmp_path, monkeypatch)
 
 
+def test_each_record_carries_the_value_the_log_holds_at_its_offset(tmp_path):
+    # the runner keeps one list of records, each with its encoded value (``Decoded.value``), where it kept
+    # the messages in a list beside them; a listener sees the same records, the log's bytes at their offsets
+    seen: list = []
+    with Brain.open(tmp_path, embedder="none", batch_size=MANY) as brain:
+        brain.runner.listeners.append(seen.extend)
+        brain.learn(tenant="acme", condition="export hangs", action="use the batch export")
+        brain.perceive_many(events(0, MANY))
+        logged = {e.offset: e.value for e in brain.runner.log.read_all(0, 1_000_000)}
+    assert len(seen) > MANY and all(d.value == logged[d.position.offset] for d in seen)
+    assert {d.topic for d in seen} == {d.position.topic for d in seen} >= {"perceptions", "cognitions"}
+
+
 @pytest.mark.parametrize("values", [
     [7], [0] * 5, list(range(40, 45)), [3, 4, 5, 9, 10, 2, 3, 100],  # a constant, one run, runs (one going back)
     [1, 5] * 40, list(range(2**40, 2**40 + 6)),  # past MAX_RUNS: the array; offsets past 32 bits
