@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from hindbrain.recall import _scan
+from hindbrain.recall import _cues, _scan
 from hindbrain.recall.literals import literals
 from hindbrain.recall.timecues import day_values, query_time_values
 
@@ -214,7 +214,7 @@ def exact_cues_many(texts: list[str], known_systems: list[Iterable[str]]) -> lis
     for family in (_DIGIT_CODE_SPAN, _ERRNO_SPAN):
         for k, begin, end in spans[family]:
             found[k].add(f"code:{joined[begin:end].lower()}")
-    for k in _hinted(batch, starts, joined):  # the account scan is ~10 µs a text: only where a hint is
+    for k in _hinted(batch):  # the account scan is ~10 µs a text: only where a hint is
         for m in _ACCOUNT.finditer(batch[k]):
             found[k].add(_ACCOUNT_CUES[m.lastgroup] or f"account:{m.group(0).lower()}")
     for k, begin, end in spans[_ALLCAPS_SPAN]:  # after every code: a code is no system
@@ -278,12 +278,10 @@ def _needing_one_by_one(batch: list[str], starts: list[int], joined: str) -> set
     return alone
 
 
-def _hinted(batch: list[str], starts: list[int], joined: str) -> list[int]:
-    """The texts of ``batch`` whose lowered text holds an account hint (``_ACCOUNT_HINT``), in order."""
-    lowered = joined.lower()
-    if len(lowered) != len(joined):  # a letter whose lower case is longer ("İ"): offsets move, so one by one
-        return py_hinted(batch)
-    return _scan.holding_any(lowered, starts, _HINTS)  # one pass in C, not the alternation at every position
+def _hinted(batch: list[str]) -> list[int]:
+    """The texts of ``batch`` whose lowered text holds an account hint (``_ACCOUNT_HINT``), in order: one pass
+    in C, each text lowered as it is read (``_cues.lowered_holding``), not the alternation at every position."""
+    return _cues.lowered_holding(batch, _HINTS)
 
 
 def py_hinted(batch: list[str]) -> list[int]:
