@@ -271,7 +271,254 @@ static PyObject *cues_lowered_holding(PyObject *self, PyObject *args) {
     return found;
 }
 
+
+/* ---- the exact cues a text's characters decide (recall/cues.py exact_cues_many) --------------- */
+
+/* re.ASCII's \w, \d and the classes the cue patterns read: a non-ASCII character is none of them. */
+static inline int a_word(Py_UCS4 c) {
+    return c < 128 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+}
+static inline int a_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+static inline int a_upper(Py_UCS4 c) { return c >= 'A' && c <= 'Z'; }
+static inline int a_lower(Py_UCS4 c) { return c >= 'a' && c <= 'z'; }
+
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t n;
+} Text;
+
+static inline Py_UCS4 at(const Text *t, Py_ssize_t i) {
+    return (i >= 0 && i < t->n) ? PyUnicode_READ(t->kind, t->data, i) : 0; /* outside: no class holds 0 */
+}
+
+/* Each returns the match's end at p, or -1; p is where the pattern's first character must be. The
+ * patterns (recall/cues.py) and why each is decided without backtracking are in cue_scan's comment. */
+static Py_ssize_t http_at(const Text *t, Py_ssize_t p) {
+    Py_UCS4 c = at(t, p), b = at(t, p - 1);
+    if (!(c == '4' || c == '5') || a_word(b) || b == '.' || b == ',' || b == '/' || b == ':' || b == '#' || b == '+')
+        return -1;
+    if (p >= 2 && b == '-' && a_digit(at(t, p - 2)))
+        return -1;
+    if (!a_digit(at(t, p + 1)) || !a_digit(at(t, p + 2)))
+        return -1;
+    Py_UCS4 e = at(t, p + 3);
+    if (a_word(e) || ((e == '.' || e == ',') && a_digit(at(t, p + 4))))
+        return -1;
+    return p + 3;
+}
+
+static inline int upper_start(const Text *t, Py_ssize_t p) { /* [A-Z](?<![\w-][A-Z]) */
+    Py_UCS4 b = at(t, p - 1);
+    return a_upper(at(t, p)) && !(a_word(b) || b == '-');
+}
+
+static Py_ssize_t allcaps_at(const Text *t, Py_ssize_t p) {
+    Py_ssize_t i = p + 1;
+    while (i < t->n && (a_upper(at(t, i)) || a_digit(at(t, i))))
+        i++;
+    Py_ssize_t run = i - p - 1;
+    if (run < 1 || run > 5 || a_word(at(t, i)) || (at(t, i) == '-' && a_digit(at(t, i + 1))))
+        return -1;
+    return i;
+}
+
+static Py_ssize_t camel_at(const Text *t, Py_ssize_t p) {
+    Py_ssize_t i = p + 1;
+    while (i < t->n && a_lower(at(t, i)))
+        i++;
+    if (i == p + 1 || !a_upper(at(t, i)))
+        return -1;
+    while (i < t->n && (a_upper(at(t, i)) || a_lower(at(t, i)) || a_digit(at(t, i))))
+        i++;
+    return at(t, i) == '_' ? -1 : i;
+}
+
+static Py_ssize_t digit_code_at(const Text *t, Py_ssize_t p) {
+    Py_ssize_t i = p + 1;
+    while (i < t->n && a_upper(at(t, i)))
+        i++;
+    if (i - p - 1 > 2)
+        return -1;
+    Py_ssize_t d = i;
+    while (d < t->n && a_digit(at(t, d)))
+        d++;
+    if (d - i < 3 || d - i > 6 || a_word(at(t, d)))
+        return -1;
+    return d;
+}
+
+static const char *const ERRNOS[] = {"NOENT", "ACCES", "PERM", "EXIST", "PIPE", "CONNREFUSED", "CONNRESET",
+                                     "CONNABORTED", "TIMEDOUT", "ADDRINUSE", NULL};
+
+static Py_ssize_t errno_at(const Text *t, Py_ssize_t p) {
+    if (at(t, p) != 'E' || a_word(at(t, p - 1)))
+        return -1;
+    for (int k = 0; ERRNOS[k]; k++) {
+        Py_ssize_t len = (Py_ssize_t)strlen(ERRNOS[k]), j = 0;
+        while (j < len && at(t, p + 1 + j) == (Py_UCS4)ERRNOS[k][j])
+            j++;
+        if (j == len && !a_word(at(t, p + 1 + len)))
+            return p + 1 + len;
+    }
+    return -1;
+}
+
+/* prefix + the ASCII characters begin .. end - 1 of t, lowered when lower: a new str (every span is ASCII). */
+static PyObject *ascii_cue(const char *prefix, const Text *t, Py_ssize_t begin, Py_ssize_t end, int lower) {
+    const Py_ssize_t head = (Py_ssize_t)strlen(prefix);
+    PyObject *s = PyUnicode_New(head + end - begin, 127);
+    if (!s)
+        return NULL;
+    Py_UCS1 *out = PyUnicode_1BYTE_DATA(s);
+    memcpy(out, prefix, (size_t)head);
+    for (Py_ssize_t i = begin; i < end; i++) {
+        Py_UCS4 c = at(t, i);
+        out[head + i - begin] = (Py_UCS1)(lower && a_upper(c) ? c + 32 : c);
+    }
+    return s;
+}
+
+static int add_cue(PyObject *into, const char *prefix, const Text *t, Py_ssize_t begin, Py_ssize_t end) {
+    PyObject *cue = ascii_cue(prefix, t, begin, end, 1);
+    int rc = cue ? PySet_Add(into, cue) : -1;
+    Py_XDECREF(cue);
+    return rc;
+}
+
+/* _ALLCAPS's word at begin .. end is a system unless it is a shout (not_systems), has one letter (the rest
+ * digits: recall/cues.py _two_letters) or is a code: a code equal to it begins where it does (the digit and
+ * errno codes' look-behinds are no stricter than _ALLCAPS's, their look-aheads no looser, and every other
+ * code holds "-", "_", a leading "0" or no letter), so the codes found at begin are the ones to ask. */
+static int add_system(PyObject *into, PyObject *not_systems, const Text *t, Py_ssize_t begin, Py_ssize_t end) {
+    int letters = 0;
+    for (Py_ssize_t i = begin + 1; i < end && !letters; i++)
+        letters = !a_digit(at(t, i));
+    if (!letters)
+        return 0;
+    PyObject *word = ascii_cue("", t, begin, end, 0);
+    int shout = word ? PySet_Contains(not_systems, word) : -1;
+    Py_XDECREF(word);
+    if (shout)
+        return shout < 0 ? -1 : 0;
+    return add_cue(into, "system:", t, begin, end);
+}
+
+static int append_int(PyObject *list, Py_ssize_t k) {
+    PyObject *no = PyLong_FromSsize_t(k);
+    int rc = no ? PyList_Append(list, no) : -1;
+    Py_XDECREF(no);
+    return rc;
+}
+
+static int append_span(PyObject *list, Py_ssize_t k, Py_ssize_t begin, Py_ssize_t end) {
+    PyObject *span = Py_BuildValue("(nnn)", k, begin, end);
+    int rc = span ? PyList_Append(list, span) : -1;
+    Py_XDECREF(span);
+    return rc;
+}
+
+/* One text's part of cue_scan: 1 when it is to be read alone, else its cues added to into. */
+static int scan_text(const Text *t, PyObject *into, PyObject *not_systems, Py_ssize_t k, PyObject *http,
+                     int *holds_dash, int *holds_under, int *holds_hex) {
+    for (Py_ssize_t p = 0; p < t->n; p++) { /* "@", "/", or a dot before a letter or digit (_HOST_DOT) */
+        Py_UCS4 c = PyUnicode_READ(t->kind, t->data, p);
+        if (c == '@' || c == '/' || (c == '.' && a_word(at(t, p + 1)) && at(t, p + 1) != '_'))
+            return 1;
+        *holds_dash |= c == '-';
+        *holds_under |= c == '_';
+        *holds_hex |= c == '0' && (at(t, p + 1) == 'x' || at(t, p + 1) == 'X');
+    }
+    for (Py_ssize_t p = 0; p < t->n; p++) {
+        Py_UCS4 c = PyUnicode_READ(t->kind, t->data, p);
+        if (c > 'Z' || c < '4')
+            continue; /* every family's first character is 4, 5 or a capital */
+        Py_ssize_t end;
+        if (c == '4' || c == '5') {
+            if ((end = http_at(t, p)) >= 0 && append_span(http, k, p, end) < 0)
+                return -1;
+            continue;
+        }
+        if (!a_upper(c))
+            continue;
+        Py_ssize_t coded = -1; /* the end of the code found at p */
+        if (c == 'E' && (coded = errno_at(t, p)) >= 0 && add_cue(into, "code:", t, p, coded) < 0)
+            return -1;
+        if (!upper_start(t, p))
+            continue;
+        if ((end = digit_code_at(t, p)) >= 0) {
+            if (add_cue(into, "code:", t, p, end) < 0)
+                return -1;
+            coded = end > coded ? end : coded;
+        }
+        end = allcaps_at(t, p);
+        if (end >= 0 && end != coded && add_system(into, not_systems, t, p, end) < 0)
+            return -1;
+        if ((end = camel_at(t, p)) >= 0 && add_cue(into, "system:", t, p, end) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* cue_scan(texts, out, not_systems) -> (alone, dashed, underscored, hexed, http): recall/cues.py exact_cues_many's
+ * pass over each text. alone: the texts holding "@", "/" or a dot before a letter or digit (exact_cues reads
+ * them: the URL, e-mail, handle, host and path families rewrite the text the others read); of the others,
+ * dashed, underscored and hexed: those holding "-", "_", "0x" or "0X" (the dash, underscore and hex code
+ * families' needs); http: (text, start, end) of each _HTTP match, whose context the caller judges; and into
+ * out[k] (a set) the cues these patterns give (re.ASCII):
+ *   _CODES[3]   [A-Z](?<![\w-][A-Z])[A-Z]{0,2}\d{3,6}(?!\w)                                   code:<lower>
+ *   _CODES[4]   E(?<!\wE)(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)
+ *   _ALLCAPS    [A-Z](?<![\w-][A-Z])[A-Z0-9]{1,5}(?!\w|-\d)       system:<lower>, not a shout, a code, one letter
+ *   _CAMEL      [A-Z](?<![\w-][A-Z])[a-z]+(?:[A-Z][a-z0-9]*)+(?!\w)                             system:<lower>
+ *   _HTTP       ([45](?<![\w.,/:#+][45])(?<!\d-[45])\d\d)(?!\w|[.,]\d)
+ * Each is finditer's list: a match is decided at its first character without backtracking (every repetition
+ * is followed by a character outside its class or by a look-ahead refusing \w, so giving a character back can
+ * only fail), and no match can begin inside another (each match's inner characters follow a \w, which every
+ * look-behind refuses), so testing every position gives finditer's matches. An empty text is passed. */
+static PyObject *cues_cue_scan(PyObject *self, PyObject *args) {
+    PyObject *texts, *out, *not_systems;
+    if (!PyArg_ParseTuple(args, "O!O!O!:cue_scan", &PyList_Type, &texts, &PyList_Type, &out, &PyFrozenSet_Type,
+                          &not_systems))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(texts);
+    if (PyList_GET_SIZE(out) != n) {
+        PyErr_SetString(PyExc_ValueError, "cue_scan: texts and out differ in length");
+        return NULL;
+    }
+    PyObject *alone = PyList_New(0), *dashed = PyList_New(0), *underscored = PyList_New(0), *hexed = PyList_New(0),
+             *http = PyList_New(0);
+    if (!alone || !dashed || !underscored || !hexed || !http)
+        goto fail;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k), *into = PyList_GET_ITEM(out, k);
+        if (!PyUnicode_Check(text) || !PySet_Check(into)) {
+            PyErr_SetString(PyExc_TypeError, "cue_scan: a text must be str and its cues a set");
+            goto fail;
+        }
+        const Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
+        int dash = 0, under = 0, hex = 0;
+        int rc = scan_text(&t, into, not_systems, k, http, &dash, &under, &hex);
+        if (rc < 0 || (rc == 1 && append_int(alone, k) < 0))
+            goto fail;
+        if (rc == 0 && ((dash && append_int(dashed, k) < 0) || (under && append_int(underscored, k) < 0) ||
+                        (hex && append_int(hexed, k) < 0)))
+            goto fail;
+    }
+    return Py_BuildValue("(NNNNN)", alone, dashed, underscored, hexed, http);
+fail:
+    Py_XDECREF(alone);
+    Py_XDECREF(dashed);
+    Py_XDECREF(underscored);
+    Py_XDECREF(hexed);
+    Py_XDECREF(http);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"cue_scan", cues_cue_scan, METH_VARARGS,
+     "cue_scan(texts, out, not_systems) -> (alone, dashed, underscored, hexed, http): recall.cues.exact_cues_many's "
+     "pass over each text: the texts exact_cues must read, those holding '-', '_', '0x', the _HTTP spans "
+     "(text, start, end), and into out[k] the digit and errno codes and the _ALLCAPS and _CAMEL systems."},
     {"lowered_holding", cues_lowered_holding, METH_VARARGS,
      "lowered_holding(texts, needles) -> list of int: the texts (numbers, in order) whose str.lower() holds one "
      "of needles (a tuple of non-empty str), each text lowered while it is scanned."},
