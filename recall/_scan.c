@@ -14,8 +14,7 @@
  *   shared_hashes(a, b)               learning/learner.py  len(set(a) & set(b)) (test_scan_fused.py)
  *   postings(flat, lengths, ...)      recall/lexical.py   _Segment.py_segment (test_postings.py)
  *   merge_postings(a..., b...)        recall/lexical.py   _Segment.py_merged (test_postings.py)
- *   cue_spans(joined)                 recall/cues.py      py_cue_spans: five patterns' finditer (test_native_docs.py)
- *   holding_any(joined, starts, ...)  recall/cues.py      py_hinted: the account hints (test_native_docs.py)
+ *   holding_any(joined, starts, ...)  recall/literals.py  Prefilter.automaton_matching (test_literal_prefilter.py)
  *   maybe_disguised(texts, masking)   recall/disguise.py  revealed of each text (test_native_docs.py)
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
  *   known_systems_in(texts, ...)      recall/cues.py      py_known_systems_many (test_batch_docs.py)
@@ -2771,15 +2770,13 @@ static int append_index(PyObject *found, Py_ssize_t k) {
     return failed ? -1 : 0;
 }
 
-/* ---- the exact cues' ASCII families over a batch (recall/cues.py exact_cues_many) ------------ */
+/* ---- the cue words over a batch (recall/literals.py, recall/cues.py known systems) ------------ */
 
-/* re.ASCII's \w, \d and the classes the cue patterns read: a non-ASCII character is none of them. */
+/* re.ASCII's \w (the cue patterns' word edges): a non-ASCII character is not one. The exact cues'
+ * families over each text are recall/_cues.c cue_scan's. */
 static inline int a_word(Py_UCS4 c) {
     return c < 128 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
 }
-static inline int a_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
-static inline int a_upper(Py_UCS4 c) { return c >= 'A' && c <= 'Z'; }
-static inline int a_lower(Py_UCS4 c) { return c >= 'a' && c <= 'z'; }
 
 typedef struct {
     int kind;
@@ -2789,135 +2786,6 @@ typedef struct {
 
 static inline Py_UCS4 at(const Text *t, Py_ssize_t i) {
     return (i >= 0 && i < t->n) ? PyUnicode_READ(t->kind, t->data, i) : 0; /* outside: no class holds 0 */
-}
-
-/* Each returns the match's end at p, or -1; p is where the pattern's first character must be. The
- * patterns (recall/cues.py) and why each is decided without backtracking are in cue_spans' comment. */
-static Py_ssize_t http_at(const Text *t, Py_ssize_t p) {
-    Py_UCS4 c = at(t, p), b = at(t, p - 1);
-    if (!(c == '4' || c == '5') || a_word(b) || b == '.' || b == ',' || b == '/' || b == ':' || b == '#' || b == '+')
-        return -1;
-    if (p >= 2 && b == '-' && a_digit(at(t, p - 2)))
-        return -1;
-    if (!a_digit(at(t, p + 1)) || !a_digit(at(t, p + 2)))
-        return -1;
-    Py_UCS4 e = at(t, p + 3);
-    if (a_word(e) || ((e == '.' || e == ',') && a_digit(at(t, p + 4))))
-        return -1;
-    return p + 3;
-}
-
-static inline int upper_start(const Text *t, Py_ssize_t p) { /* [A-Z](?<![\w-][A-Z]) */
-    Py_UCS4 b = at(t, p - 1);
-    return a_upper(at(t, p)) && !(a_word(b) || b == '-');
-}
-
-static Py_ssize_t allcaps_at(const Text *t, Py_ssize_t p) {
-    Py_ssize_t i = p + 1;
-    while (i < t->n && (a_upper(at(t, i)) || a_digit(at(t, i))))
-        i++;
-    Py_ssize_t run = i - p - 1;
-    if (run < 1 || run > 5 || a_word(at(t, i)) || (at(t, i) == '-' && a_digit(at(t, i + 1))))
-        return -1;
-    return i;
-}
-
-static Py_ssize_t camel_at(const Text *t, Py_ssize_t p) {
-    Py_ssize_t i = p + 1;
-    while (i < t->n && a_lower(at(t, i)))
-        i++;
-    if (i == p + 1 || !a_upper(at(t, i)))
-        return -1;
-    while (i < t->n && (a_upper(at(t, i)) || a_lower(at(t, i)) || a_digit(at(t, i))))
-        i++;
-    return at(t, i) == '_' ? -1 : i;
-}
-
-static Py_ssize_t digit_code_at(const Text *t, Py_ssize_t p) {
-    Py_ssize_t i = p + 1;
-    while (i < t->n && a_upper(at(t, i)))
-        i++;
-    if (i - p - 1 > 2)
-        return -1;
-    Py_ssize_t d = i;
-    while (d < t->n && a_digit(at(t, d)))
-        d++;
-    if (d - i < 3 || d - i > 6 || a_word(at(t, d)))
-        return -1;
-    return d;
-}
-
-static const char *const ERRNOS[] = {"NOENT", "ACCES", "PERM", "EXIST", "PIPE", "CONNREFUSED", "CONNRESET",
-                                     "CONNABORTED", "TIMEDOUT", "ADDRINUSE", NULL};
-
-static Py_ssize_t errno_at(const Text *t, Py_ssize_t p) {
-    if (at(t, p) != 'E' || a_word(at(t, p - 1)))
-        return -1;
-    for (int k = 0; ERRNOS[k]; k++) {
-        Py_ssize_t len = (Py_ssize_t)strlen(ERRNOS[k]), j = 0;
-        while (j < len && at(t, p + 1 + j) == (Py_UCS4)ERRNOS[k][j])
-            j++;
-        if (j == len && !a_word(at(t, p + 1 + len)))
-            return p + 1 + len;
-    }
-    return -1;
-}
-
-/* Families in the order of cue_spans' output codes. */
-enum { SPAN_HTTP, SPAN_DIGIT_CODE, SPAN_ERRNO, SPAN_ALLCAPS, SPAN_CAMEL };
-
-static int push_span(Buf *b, int family, Py_ssize_t start, Py_ssize_t end) {
-    return buf_push(b, family) < 0 || buf_push(b, start) < 0 || buf_push(b, end) < 0 ? -1 : 0;
-}
-
-/* cue_spans(text) -> bytes of int64 (family, start, end) triples: the matches of five recall.cues patterns
- * (re.ASCII) over text, each family's in text order, the families interleaved by start:
- *   0 _HTTP       ([45](?<![\w.,/:#+][45])(?<!\d-[45])\d\d)(?!\w|[.,]\d)
- *   1 _CODES[3]   [A-Z](?<![\w-][A-Z])[A-Z]{0,2}\d{3,6}(?!\w)
- *   2 _CODES[4]   E(?<!\wE)(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)
- *   3 _ALLCAPS    [A-Z](?<![\w-][A-Z])[A-Z0-9]{1,5}(?!\w|-\d)
- *   4 _CAMEL      [A-Z](?<![\w-][A-Z])[a-z]+(?:[A-Z][a-z0-9]*)+(?!\w)
- * Each is `finditer`'s list: a match is decided at its first character without backtracking (every
- * repetition is followed by a character outside its class or by a look-ahead refusing \w, so giving a
- * character back can only fail), and no match can begin inside another (each match's inner characters
- * follow a \w, which every look-behind refuses), so testing every position gives finditer's matches.
- * tests/recall/test_cue_spans.py holds them equal to the patterns' own. */
-static PyObject *scan_cue_spans(PyObject *self, PyObject *text) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "cue_spans: text must be str, not %.100s", Py_TYPE(text)->tp_name);
-        return NULL;
-    }
-    Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
-    Buf out = {0};
-    for (Py_ssize_t p = 0; p < t.n; p++) {
-        Py_UCS4 c = PyUnicode_READ(t.kind, t.data, p);
-        if (c > 'Z' || c < '4')
-            continue; /* every family's first character is 4, 5 or a capital */
-        Py_ssize_t end;
-        if (c == '4' || c == '5') {
-            if ((end = http_at(&t, p)) >= 0 && push_span(&out, SPAN_HTTP, p, end) < 0)
-                goto fail;
-            continue;
-        }
-        if (!a_upper(c))
-            continue;
-        if (c == 'E' && (end = errno_at(&t, p)) >= 0 && push_span(&out, SPAN_ERRNO, p, end) < 0)
-            goto fail;
-        if (!upper_start(&t, p))
-            continue;
-        if ((end = digit_code_at(&t, p)) >= 0 && push_span(&out, SPAN_DIGIT_CODE, p, end) < 0)
-            goto fail;
-        if ((end = allcaps_at(&t, p)) >= 0 && push_span(&out, SPAN_ALLCAPS, p, end) < 0)
-            goto fail;
-        if ((end = camel_at(&t, p)) >= 0 && push_span(&out, SPAN_CAMEL, p, end) < 0)
-            goto fail;
-    }
-    PyObject *result = buf_bytes(&out);
-    PyMem_Free(out.data);
-    return result;
-fail:
-    PyMem_Free(out.data);
-    return NULL;
 }
 
 /* holding_any(joined, starts, needles) -> list of int: the texts of joined (text k begins at starts[k], the
@@ -6275,8 +6143,6 @@ static PyMethodDef methods[] = {
     {"tree_sums", scan_tree_sums, METH_VARARGS,
      "tree_sums(x, n_features, feature, threshold, left, right, value, roots, depth, out): recall.learned's "
      "tree walk, each row's leaf values summed over the trees into out."},
-    {"cue_spans", scan_cue_spans, METH_O,
-     "cue_spans(text) -> bytes: int64 (family, start, end) of recall.cues' _HTTP, digit and errno codes, _ALLCAPS, _CAMEL."},
     {"holding_any", scan_holding_any, METH_VARARGS,
      "holding_any(joined, starts, needles) -> list: the texts of joined holding one of needles, in order."},
     {"maybe_disguised", scan_maybe_disguised, METH_VARARGS,

@@ -12,13 +12,10 @@ Pure functions: no IO, deterministic output.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Iterable
 from functools import lru_cache
 
-import numpy as np
-
-from hindbrain.recall import _scan
+from hindbrain.recall import _cues, _scan
 from hindbrain.recall.literals import literals
 from hindbrain.recall.timecues import day_values, query_time_values
 
@@ -167,123 +164,47 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
     return out
 
 
-# Batch form (issue 28): the texts of a ``perceive_many`` batch joined by ``SEP`` and each family's
-# pattern run once over the join, its matches mapped back to their text (``bisect``). ``SEP`` is in
-# no character class of the patterns run over the join (``\w``, ``\s``, the look-behind classes), so
-# at a text's edge every look-around sees what it sees at the edge of the text alone; a text holding a
-# character the simple path does not handle ("@", "/", a dot before a letter or digit: the URL, e-mail,
-# handle, host and path families, which rewrite the text the later families read) takes ``exact_cues``.
-SEP = "\x00"
+# Batch form (issue 28): the families a text's characters decide (the digit and errno codes, _ALLCAPS,
+# _CAMEL, _HTTP's matches) found by one C pass over each text (``_cues.cue_scan``), which also says which texts
+# hold what only ``exact_cues`` handles ("@", "/", a dot before a letter or digit: the URL, e-mail, handle, host
+# and path families, which rewrite the text the later families read) and which hold the rarer families' needs.
 
 
 def exact_cues_many(texts: list[str], known_systems: list[Iterable[str]]) -> list[set[str]]:
-    """``[exact_cues(t, s) for t, s in zip(texts, known_systems)]``, the same sets, with each pattern
-    run once over the batch instead of once a text (see ``SEP``); a family whose pattern needs a
-    character few texts hold ("_", "-", "0x", an account hint) runs over those texts only."""
+    """``[exact_cues(t, s) for t, s in zip(texts, known_systems)]``, the same sets: each text read once in C
+    (``_cues.cue_scan``: no join, offsets or span a text in Python, issue 28 round eighteen); a family whose
+    pattern needs a character few texts hold ("_", "-", "0x", an account hint) runs over those texts only."""
     out: list[set[str]] = [set() for _ in texts]
-    simple = [n for n, text in enumerate(texts) if text]
-    batch = [texts[n] for n in simple]
-    joined, starts = SEP.join(batch), _starts(batch)
-    alone = _needing_one_by_one(batch, starts, joined)
-    if alone:
-        for k in alone:
-            out[simple[k]] = exact_cues(batch[k], known_systems[simple[k]])
-        simple = [n for k, n in enumerate(simple) if k not in alone]
-        batch = [texts[n] for n in simple]
-        joined, starts = SEP.join(batch), _starts(batch)
-    if not simple:
-        return out
-    found = [out[n] for n in simple]
-    spans = cue_spans(joined, starts)  # _HTTP, the digit and errno codes, _ALLCAPS, _CAMEL: one pass in C
-    for k, begin, end in spans[_HTTP_SPAN]:
-        text, begin, end = batch[k], begin - starts[k], end - starts[k]
+    alone, dashed, underscored, hexed, http = _cues.cue_scan(texts, out, _NOT_SYSTEMS)
+    for k in alone:
+        out[k] = exact_cues(texts[k], known_systems[k])
+    for k, begin, end in http:
+        text = texts[k]
         before, after = text[max(0, begin - 24) : begin], text[end:]
         single = not (text[:begin] + after).strip(" \t\n()[]【】（）:：.。,，!！") or (
             before.endswith(("(", "[", "（", "【")) and after.startswith((")", "]", "）", "】")))
         # the anchored match first: ``_HTTP_BEFORE``'s search tries its alternation at each of up to 24 places
         # (~8 µs; the match ~0.5), and "403 forbidden" needs only the match (``exact_cues`` asks the same two)
         if single or _HTTP_AFTER.match(after) or _HTTP_BEFORE.search(before):
-            found[k].add(f"code:{text[begin:end]}")
-    # each family's need is a character every match holds (``_CODE_NEEDS``): where few texts hold it,
-    # only those are scanned
-    for pattern, needs in _CODE_NEEDS:
-        if needs in ("digit", "upper"):  # most texts: found by ``cue_spans`` above
-            continue
-        for k in _holding(joined, starts, _NEEDLES[needs]):
-            found[k].update(f"code:{m.group(0).lower()}" for m in pattern.finditer(batch[k]))
-    for family in (_DIGIT_CODE_SPAN, _ERRNO_SPAN):
-        for k, begin, end in spans[family]:
-            found[k].add(f"code:{joined[begin:end].lower()}")
-    for k in _hinted(batch, starts, joined):  # the account scan is ~10 µs a text: only where a hint is
-        for m in _ACCOUNT.finditer(batch[k]):
-            found[k].add(_ACCOUNT_CUES[m.lastgroup] or f"account:{m.group(0).lower()}")
-    for k, begin, end in spans[_ALLCAPS_SPAN]:  # after every code: a code is no system
-        word = joined[begin:end]
-        into = found[k]
-        if word not in _NOT_SYSTEMS and _two_letters(word) and f"code:{word.lower()}" not in into:
-            into.add(f"system:{word.lower()}")
-    for k, begin, end in spans[_CAMEL_SPAN]:
-        found[k].add(f"system:{joined[begin:end].lower()}")
-    _known_systems_many(batch, [known_systems[n] for n in simple], found)
+            out[k].add(f"code:{text[begin:end]}")
+    # each family's need is a character every match holds (``_CODE_NEEDS``): only the texts holding it are scanned
+    for pattern, holding in ((_CODES[0], dashed), (_CODES[1], underscored), (_CODES[2], hexed)):
+        for k in holding:
+            out[k].update(f"code:{m.group(0).lower()}" for m in pattern.finditer(texts[k]))
+    read_alone = set(alone)
+    simple = [k for k, text in enumerate(texts) if text and k not in read_alone]
+    batch = [texts[k] for k in simple]
+    for j in _hinted(batch):  # the account scan is ~10 µs a text: only where a hint is
+        for m in _ACCOUNT.finditer(batch[j]):
+            out[simple[j]].add(_ACCOUNT_CUES[m.lastgroup] or f"account:{m.group(0).lower()}")
+    _known_systems_many(batch, [known_systems[k] for k in simple], [out[k] for k in simple])
     return out
 
 
-_NEEDLES = {"dash": ("-",), "_": ("_",), "hex": ("0x", "0X")}
-
-# ``_scan.cue_spans``' families, in its codes' order: the matches of these patterns over a text, found in
-# one C pass (recall/_scan.c: each decided at its first character, as ``finditer`` finds them).
-_HTTP_SPAN, _DIGIT_CODE_SPAN, _ERRNO_SPAN, _ALLCAPS_SPAN, _CAMEL_SPAN = range(5)
-SPAN_PATTERNS = (_HTTP, _CODES[3], _CODES[4], _ALLCAPS, _CAMEL)
-
-
-def cue_spans(joined: str, starts: list[int] | None = None) -> list[list[tuple[int, int, int]]]:
-    """Per family of ``SPAN_PATTERNS``, its matches over ``joined`` as (text number, start, end), the text
-    being the one of ``starts`` (where each text begins; None: 0 for all) holding the match."""
-    flat = np.frombuffer(_scan.cue_spans(joined), dtype=np.int64).tolist()
-    out: list[list[tuple[int, int, int]]] = [[] for _ in SPAN_PATTERNS]
-    for n in range(0, len(flat), 3):
-        family, begin, end = flat[n : n + 3]
-        out[family].append((0 if starts is None else bisect_right(starts, begin) - 1, begin, end))
-    return out
-
-
-def py_cue_spans(joined: str, starts: list[int] | None = None) -> list[list[tuple[int, int, int]]]:
-    """``cue_spans`` by the patterns themselves (the oracle)."""
-    return [[(0 if starts is None else bisect_right(starts, m.start()) - 1, m.start(), m.end())
-             for m in pattern.finditer(joined)] for pattern in SPAN_PATTERNS]
-
-
-def _holding(joined: str, starts: list[int], needles: tuple[str, ...]) -> list[int]:
-    """The texts (numbers, in order) holding one of ``needles`` (``str.find``: far cheaper than a scan)."""
-    held: set[int] = set()
-    for needle in needles:
-        at = joined.find(needle)
-        while at >= 0:
-            k = bisect_right(starts, at) - 1
-            held.add(k)
-            at = joined.find(needle, starts[k + 1]) if k + 1 < len(starts) else -1
-    return sorted(held)
-
-
-def _needing_one_by_one(batch: list[str], starts: list[int], joined: str) -> set[int]:
-    """The texts holding what only ``exact_cues`` handles: "@", "/" (e-mails, handles, URLs, paths), or a
-    dot before a letter or digit (``_HOST_DOT``: a host name, which the later families must not read)."""
-    alone = set(_holding(joined, starts, ("@", "/")))
-    at = joined.find(".")
-    while at >= 0:
-        k = bisect_right(starts, at) - 1
-        if k not in alone and _HOST_DOT.match(joined, at):
-            alone.add(k)
-        at = joined.find(".", at + 1)
-    return alone
-
-
-def _hinted(batch: list[str], starts: list[int], joined: str) -> list[int]:
-    """The texts of ``batch`` whose lowered text holds an account hint (``_ACCOUNT_HINT``), in order."""
-    lowered = joined.lower()
-    if len(lowered) != len(joined):  # a letter whose lower case is longer ("İ"): offsets move, so one by one
-        return py_hinted(batch)
-    return _scan.holding_any(lowered, starts, _HINTS)  # one pass in C, not the alternation at every position
+def _hinted(batch: list[str]) -> list[int]:
+    """The texts of ``batch`` whose lowered text holds an account hint (``_ACCOUNT_HINT``), in order: one pass
+    in C, each text lowered as it is read (``_cues.lowered_holding``), not the alternation at every position."""
+    return _cues.lowered_holding(batch, _HINTS)
 
 
 def py_hinted(batch: list[str]) -> list[int]:
@@ -322,15 +243,6 @@ def py_known_systems_many(batch: list[str], known: list[Iterable[str]], out: lis
 @lru_cache(maxsize=1024)
 def _normed_names(names: tuple) -> frozenset[str]:
     return frozenset({_norm(n) for n in names} - {""})
-
-
-def _starts(texts: list[str]) -> list[int]:
-    """Where each text begins in ``SEP.join(texts)``."""
-    starts, at = [], 0
-    for text in texts:
-        starts.append(at)
-        at += len(text) + 1
-    return starts
 
 
 def coordinates(fields: dict, known_systems: Iterable[str] = ()) -> dict[str, list[str]]:

@@ -24,7 +24,7 @@ from re import _parser as sre_parse  # expansion reads exactly what ``re`` compi
 
 import ahocorasick
 
-from hindbrain.recall import _scan
+from hindbrain.recall import _cues, _scan
 
 MAX_LITERALS = 20_000  # an expansion past this is a pattern to test some other way
 
@@ -115,6 +115,12 @@ class Prefilter:
         tried; ~0.4 µs a bench text against the automaton's ~1.2, issue 28). ``automaton_matching`` is
         its oracle."""
         return _scan.holding_any(joined, starts, self._needles)
+
+    def lowered_matching(self, texts: list[str]) -> list[int]:
+        """The texts (numbers, in order) whose lower case contains a literal: ``may_match(text.lower())`` of
+        each, in one C pass that lowers each text as it reads it (``_cues.lowered_holding``: no lowered copy,
+        join or offsets a text, issue 28 round eighteen)."""
+        return _cues.lowered_holding(texts, self._needles)
 
     def automaton_matching(self, joined: str, starts: list[int]) -> list[int]:
         """``matching`` by the automaton: one pass that skips to the next text at a text's first literal."""

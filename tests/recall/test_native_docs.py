@@ -1,4 +1,4 @@
-"""The batch's event documents by the C passes (``recall/_scan.c``: ``cue_spans``, ``holding_any``,
+"""The batch's event documents by the C passes (``recall/_cues.c``: ``cue_scan``, ``recall/_scan.c``: ``holding_any``,
 ``maybe_disguised``) against the Python they replace, kept as the oracles (issue 28): the same matches,
 the same hinted texts, the same revealed texts, and an index built either way holds the same documents
 and answers the same recalls. Adversarial input: mixed scripts (Latin, CJK, digits, emoji), empty
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain import Brain
-from hindbrain.recall import _scan, cues, disguise, index, provenance
+from hindbrain.recall import _cues, _scan, cues, disguise, index, literals, provenance
 
 # Every family's edges: codes glued to words, dashes, dots and commas after digits, a NUL (the batch's
 # separator), errno names and their prefixes, camel case with digits and underscores, CJK and emoji beside
@@ -34,24 +34,24 @@ texts = st.one_of(st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=5
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(texts, min_size=1, max_size=6))
-def test_cue_spans_are_the_patterns_own_matches(batch):
-    joined = cues.SEP.join(batch)
-    starts = cues._starts(batch)
-    assert cues.cue_spans(joined, starts) == cues.py_cue_spans(joined, starts)
+@given(st.lists(st.tuples(texts, st.sampled_from([(), ("iam",), ("工单系统", "crm sync"), ("İ", "vpn")])),
+                min_size=1, max_size=6))
+def test_the_exact_cues_of_a_batch_are_each_texts_own(batch):
+    said, known = [t for t, _ in batch], [s for _, s in batch]
+    assert cues.exact_cues_many(said, known) == [cues.exact_cues(t, s) for t, s in batch]
 
 
-def test_cue_spans_find_each_family():
-    text = "got 403 on ORA-1 TS2345 ENOENT in CRM via MyServer, not E4040404 or x404"
-    found = [[text[b:e] for _, b, e in spans] for spans in cues.cue_spans(text)]
-    assert found == [["403"], ["TS2345"], ["ENOENT"], ["TS2345", "ENOENT", "CRM"], ["MyServer"]]
+def test_cue_scan_finds_each_family():
+    text = "got 403 on ORA-1 TS2345 ENOENT in CRM via MyServer, not E4040404 or x404 OK"
+    out = [set(), set(), set()]
+    assert _cues.cue_scan([text, "see a.b", ""], out, cues._NOT_SYSTEMS) == ([1], [0], [], [], [(0, 4, 7)])
+    assert out == [{"code:ts2345", "code:enoent", "system:crm", "system:myserver"}, set(), set()]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=8))
 def test_the_hinted_texts_are_the_patterns(batch):
-    joined = cues.SEP.join(batch)
-    assert cues._hinted(batch, cues._starts(batch), joined) == cues.py_hinted(batch)
+    assert cues._hinted(batch) == cues.py_hinted(batch)
 
 
 @settings(max_examples=300, deadline=None)
@@ -90,15 +90,19 @@ def test_the_c_passes_name_bad_input():
     with pytest.raises(ValueError, match="ascending"):
         _scan.holding_any("abc", [2, 1], ("a",))
     with pytest.raises(TypeError, match="must be str"):
-        _scan.cue_spans(b"403")
+        _cues.cue_scan([b"403"], [set()], frozenset())
+    with pytest.raises(ValueError, match="differ in length"):
+        _cues.cue_scan(["403"], [], frozenset())
     with pytest.raises(ValueError, match="ASCII"):
         _scan.ascii_name_in("工单系统", "工单")
 
 
 def _oracles(monkeypatch) -> None:
     """The Python each C pass replaced, in its place."""
-    monkeypatch.setattr(cues, "cue_spans", cues.py_cue_spans)
-    monkeypatch.setattr(cues, "_hinted", lambda batch, starts, joined: cues.py_hinted(batch))
+    monkeypatch.setattr(cues, "exact_cues_many", lambda said, known: list(map(cues.exact_cues, said, known)))
+    monkeypatch.setattr(cues, "_hinted", cues.py_hinted)
+    monkeypatch.setattr(literals.Prefilter, "lowered_matching",
+                        lambda self, texts: [k for k, t in enumerate(texts) if self.may_match(t.lower())])
     monkeypatch.setattr(provenance, "revealed_many", lambda batch: [disguise.revealed(t) for t in batch])
     monkeypatch.setattr(provenance, "said_texts", lambda records: [provenance.said_text(r) for r in records])
     monkeypatch.setattr(index, "event_texts", lambda records: [index.event_text(r) for r in records])

@@ -1,0 +1,531 @@
+/* The event documents' cue words, a batch's texts each read once (issue 28, round eighteen).
+ *
+ * recall/provenance.py's cue words and recall/cues.py's account hints are looked for in each text's
+ * lower case. Before, a batch's texts were lowered one by one (str.lower, a new string each), joined,
+ * their offsets counted in Python and the join scanned (_scan.holding_any): three passes and two copies
+ * of every text for a test most texts fail. Here each text is lowered character by character into one
+ * reused buffer while it is scanned: the same answer, one pass, no Python object a text.
+ *
+ * A separate extension from recall/_scan.c on purpose: the helpers working on the rest of ingest edit
+ * that file, and this one stays theirs to merge without a conflict. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a text's lower case, as str.lower gives it --------------------------------------------- */
+
+/* str.lower maps each character by Unicode's full lower case, which is its simple one (what
+ * Py_UNICODE_TOLOWER gives) for every character but two: U+0130 (İ, full: "i" + U+0307, simple: "i") and
+ * U+03A3 (Σ, final or not by its neighbours). A text holding either is lowered by str.lower itself;
+ * tests/recall/test_cue_words_lowered.py holds the two equal over every code point. */
+#define CAPITAL_I_DOT 0x130
+#define CAPITAL_SIGMA 0x3A3
+
+typedef struct {
+    Py_UCS4 *data;
+    Py_ssize_t len, cap;
+} Lowered;
+
+static int reserve(Lowered *b, Py_ssize_t n) {
+    if (n <= b->cap)
+        return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < n)
+        cap *= 2;
+    Py_UCS4 *data = PyMem_Realloc(b->data, (size_t)cap * sizeof(Py_UCS4));
+    if (!data) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data, b->cap = cap;
+    return 0;
+}
+
+/* Copies every character of s (a str) into b, as is. */
+static int copy_chars(Lowered *b, PyObject *s) {
+    const int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    if (reserve(b, n) < 0)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        b->data[i] = PyUnicode_READ(kind, data, i);
+    b->len = n;
+    return 0;
+}
+
+/* text.lower() into b: by character where the simple lower case is the full one, else by str.lower. */
+static int lower_into(Lowered *b, PyObject *text) {
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (reserve(b, n) < 0)
+        return -1;
+    if (PyUnicode_IS_ASCII(text)) {
+        const Py_UCS1 *s = data;
+        for (Py_ssize_t i = 0; i < n; i++)
+            b->data[i] = s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32u : s[i];
+        b->len = n;
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 128) {
+            b->data[i] = c >= 'A' && c <= 'Z' ? c + 32u : c;
+        } else if (c == CAPITAL_I_DOT || c == CAPITAL_SIGMA) {
+            PyObject *low = PyObject_CallMethod(text, "lower", NULL);
+            int rc = low ? copy_chars(b, low) : -1;
+            Py_XDECREF(low);
+            return rc;
+        } else {
+            b->data[i] = Py_UNICODE_TOLOWER(c);
+        }
+    }
+    b->len = n;
+    return 0;
+}
+
+/* ---- needles: literals looked for at each position ----------------------------------------- */
+
+/* The needles sorted by their first two characters: at an ASCII position only those beginning with it and
+ * the character after it are tried (and those of one character, or whose second is not ASCII: SOLO), at
+ * another only those beginning with it (a binary search, after a 1024-bit filter of the first characters):
+ * most positions are passed by one or two table reads. */
+#define SOLO 128u
+
+typedef struct {
+    Py_UCS4 first, second;
+    Py_ssize_t j;
+} Key;
+
+typedef struct {
+    Py_UCS4 *chars;    /* the needles end to end: needle j is chars[from[j] .. from[j + 1]] */
+    Py_ssize_t *from;
+    Key *sorted;
+    Py_ssize_t n, other; /* other: the first sorted needle beginning with a non-ASCII character */
+    Py_ssize_t lo[128], hi[128], solo[128]; /* ASCII c0's needles: lo .. hi - 1, the SOLO ones from solo on */
+    unsigned char pair[128][16];            /* bit c1 of pair[c0]: a needle begins with c0 then ASCII c1 */
+    uint64_t firsts[16];                    /* bit (c & 1023): a needle begins with non-ASCII c */
+} Needles;
+
+static int by_first(const void *a, const void *b) {
+    const Key *x = a, *y = b;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    if (x->second != y->second)
+        return x->second < y->second ? -1 : 1;
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+static void needles_free(Needles *s) {
+    PyMem_Free(s->chars);
+    PyMem_Free(s->from);
+    PyMem_Free(s->sorted);
+}
+
+static int needles_of(Needles *s, PyObject *needles, const char *who) {
+    memset(s, 0, sizeof(*s));
+    s->n = PyTuple_GET_SIZE(needles);
+    Py_ssize_t total = 0;
+    for (Py_ssize_t j = 0; j < s->n; j++) {
+        PyObject *needle = PyTuple_GET_ITEM(needles, j);
+        if (!PyUnicode_Check(needle) || PyUnicode_GET_LENGTH(needle) == 0) {
+            PyErr_Format(PyExc_ValueError, "%s: each needle must be a non-empty str", who);
+            return -1;
+        }
+        total += PyUnicode_GET_LENGTH(needle);
+    }
+    s->chars = PyMem_Malloc((size_t)(total + 1) * sizeof(Py_UCS4));
+    s->from = PyMem_Malloc((size_t)(s->n + 1) * sizeof(Py_ssize_t));
+    s->sorted = PyMem_Malloc((size_t)(s->n + 1) * sizeof(Key));
+    if (!s->chars || !s->from || !s->sorted) {
+        needles_free(s);
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->from[0] = 0;
+    for (Py_ssize_t j = 0; j < s->n; j++) {
+        PyObject *needle = PyTuple_GET_ITEM(needles, j);
+        const Py_ssize_t len = PyUnicode_GET_LENGTH(needle);
+        for (Py_ssize_t i = 0; i < len; i++)
+            s->chars[s->from[j] + i] = PyUnicode_READ_CHAR(needle, i);
+        s->from[j + 1] = s->from[j] + len;
+        const Py_UCS4 c0 = s->chars[s->from[j]];
+        const Py_UCS4 c1 = len > 1 && c0 < 128 && s->chars[s->from[j] + 1] < 128 ? s->chars[s->from[j] + 1] : SOLO;
+        s->sorted[j] = (Key){c0, c1, j};
+    }
+    qsort(s->sorted, (size_t)s->n, sizeof(Key), by_first);
+    for (s->other = 0; s->other < s->n && s->sorted[s->other].first < 128; s->other++) {
+        const Py_UCS4 c0 = s->sorted[s->other].first, c1 = s->sorted[s->other].second;
+        if (s->hi[c0] == 0)
+            s->lo[c0] = s->solo[c0] = s->other;
+        s->hi[c0] = s->other + 1;
+        if (c1 < SOLO) {
+            s->solo[c0] = s->other + 1;
+            s->pair[c0][c1 >> 3] |= (unsigned char)(1u << (c1 & 7));
+        }
+    }
+    for (Py_ssize_t j = s->other; j < s->n; j++) {
+        const Py_UCS4 c = s->sorted[j].first & 1023;
+        s->firsts[c >> 6] |= 1ull << (c & 63);
+    }
+    return 0;
+}
+
+/* Whether one of the sorted needles a .. b - 1 begins at p of text (n characters). */
+static int needle_at(const Needles *s, const Py_UCS4 *text, Py_ssize_t n, Py_ssize_t p, Py_ssize_t a,
+                     Py_ssize_t b) {
+    for (Py_ssize_t k = a; k < b; k++) {
+        const Py_ssize_t j = s->sorted[k].j, len = s->from[j + 1] - s->from[j];
+        if (p + len > n)
+            continue;
+        const Py_UCS4 *needle = s->chars + s->from[j];
+        Py_ssize_t i = 1;
+        while (i < len && needle[i] == text[p + i])
+            i++;
+        if (i == len)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether text (n characters) holds one of the needles. */
+static int holds_needle(const Needles *s, const Py_UCS4 *text, Py_ssize_t n) {
+    for (Py_ssize_t p = 0; p < n; p++) {
+        const Py_UCS4 c = text[p];
+        if (c < 128) {
+            const Py_UCS4 c1 = p + 1 < n ? text[p + 1] : SOLO;
+            const int paired = c1 < SOLO && (s->pair[c][c1 >> 3] & (1u << (c1 & 7)));
+            if (!paired && s->solo[c] == s->hi[c])
+                continue;
+            if (needle_at(s, text, n, p, s->solo[c], s->hi[c]))
+                return 1;
+            if (paired) { /* the needles beginning with c c1: a binary search for the first */
+                Py_ssize_t a = s->lo[c], b = s->solo[c];
+                while (a < b) {
+                    const Py_ssize_t mid = a + (b - a) / 2;
+                    if (s->sorted[mid].second < c1)
+                        a = mid + 1;
+                    else
+                        b = mid;
+                }
+                for (b = a; b < s->solo[c] && s->sorted[b].second == c1; b++)
+                    ;
+                if (needle_at(s, text, n, p, a, b))
+                    return 1;
+            }
+            continue;
+        }
+        if (!(s->firsts[(c & 1023) >> 6] >> (c & 63) & 1))
+            continue;
+        Py_ssize_t a = s->other, b = s->n; /* c's needles: a binary search for the first */
+        while (a < b) {
+            const Py_ssize_t mid = a + (b - a) / 2;
+            if (s->sorted[mid].first < c)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        for (b = a; b < s->n && s->sorted[b].first == c; b++)
+            ;
+        if (a < b && needle_at(s, text, n, p, a, b))
+            return 1;
+    }
+    return 0;
+}
+
+/* lowered_holding(texts, needles) -> list of int: the texts (numbers, in order) whose lower case
+ * (str.lower) holds one of needles (a tuple of non-empty str): recall.literals.Prefilter.may_match of each
+ * text's lower case, without the lowered copies. */
+static PyObject *cues_lowered_holding(PyObject *self, PyObject *args) {
+    PyObject *texts, *needles;
+    if (!PyArg_ParseTuple(args, "O!O!:lowered_holding", &PyList_Type, &texts, &PyTuple_Type, &needles))
+        return NULL;
+    Needles s;
+    if (needles_of(&s, needles, "lowered_holding") < 0)
+        return NULL;
+    Lowered low = {0};
+    PyObject *found = PyList_New(0);
+    for (Py_ssize_t k = 0; found && k < PyList_GET_SIZE(texts); k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        if (!PyUnicode_Check(text)) {
+            PyErr_Format(PyExc_TypeError, "lowered_holding: a text must be str, not %.100s", Py_TYPE(text)->tp_name);
+            Py_CLEAR(found);
+            break;
+        }
+        if (lower_into(&low, text) < 0) {
+            Py_CLEAR(found);
+            break;
+        }
+        if (!holds_needle(&s, low.data, low.len))
+            continue;
+        PyObject *no = PyLong_FromSsize_t(k);
+        if (!no || PyList_Append(found, no) < 0)
+            Py_CLEAR(found);
+        Py_XDECREF(no);
+    }
+    PyMem_Free(low.data);
+    needles_free(&s);
+    return found;
+}
+
+
+/* ---- the exact cues a text's characters decide (recall/cues.py exact_cues_many) --------------- */
+
+/* re.ASCII's \w, \d and the classes the cue patterns read: a non-ASCII character is none of them. */
+static inline int a_word(Py_UCS4 c) {
+    return c < 128 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+}
+static inline int a_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+static inline int a_upper(Py_UCS4 c) { return c >= 'A' && c <= 'Z'; }
+static inline int a_lower(Py_UCS4 c) { return c >= 'a' && c <= 'z'; }
+
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t n;
+} Text;
+
+static inline Py_UCS4 at(const Text *t, Py_ssize_t i) {
+    return (i >= 0 && i < t->n) ? PyUnicode_READ(t->kind, t->data, i) : 0; /* outside: no class holds 0 */
+}
+
+/* Each returns the match's end at p, or -1; p is where the pattern's first character must be. The
+ * patterns (recall/cues.py) and why each is decided without backtracking are in cue_scan's comment. */
+static Py_ssize_t http_at(const Text *t, Py_ssize_t p) {
+    Py_UCS4 c = at(t, p), b = at(t, p - 1);
+    if (!(c == '4' || c == '5') || a_word(b) || b == '.' || b == ',' || b == '/' || b == ':' || b == '#' || b == '+')
+        return -1;
+    if (p >= 2 && b == '-' && a_digit(at(t, p - 2)))
+        return -1;
+    if (!a_digit(at(t, p + 1)) || !a_digit(at(t, p + 2)))
+        return -1;
+    Py_UCS4 e = at(t, p + 3);
+    if (a_word(e) || ((e == '.' || e == ',') && a_digit(at(t, p + 4))))
+        return -1;
+    return p + 3;
+}
+
+static inline int upper_start(const Text *t, Py_ssize_t p) { /* [A-Z](?<![\w-][A-Z]) */
+    Py_UCS4 b = at(t, p - 1);
+    return a_upper(at(t, p)) && !(a_word(b) || b == '-');
+}
+
+static Py_ssize_t allcaps_at(const Text *t, Py_ssize_t p) {
+    Py_ssize_t i = p + 1;
+    while (i < t->n && (a_upper(at(t, i)) || a_digit(at(t, i))))
+        i++;
+    Py_ssize_t run = i - p - 1;
+    if (run < 1 || run > 5 || a_word(at(t, i)) || (at(t, i) == '-' && a_digit(at(t, i + 1))))
+        return -1;
+    return i;
+}
+
+static Py_ssize_t camel_at(const Text *t, Py_ssize_t p) {
+    Py_ssize_t i = p + 1;
+    while (i < t->n && a_lower(at(t, i)))
+        i++;
+    if (i == p + 1 || !a_upper(at(t, i)))
+        return -1;
+    while (i < t->n && (a_upper(at(t, i)) || a_lower(at(t, i)) || a_digit(at(t, i))))
+        i++;
+    return at(t, i) == '_' ? -1 : i;
+}
+
+static Py_ssize_t digit_code_at(const Text *t, Py_ssize_t p) {
+    Py_ssize_t i = p + 1;
+    while (i < t->n && a_upper(at(t, i)))
+        i++;
+    if (i - p - 1 > 2)
+        return -1;
+    Py_ssize_t d = i;
+    while (d < t->n && a_digit(at(t, d)))
+        d++;
+    if (d - i < 3 || d - i > 6 || a_word(at(t, d)))
+        return -1;
+    return d;
+}
+
+static const char *const ERRNOS[] = {"NOENT", "ACCES", "PERM", "EXIST", "PIPE", "CONNREFUSED", "CONNRESET",
+                                     "CONNABORTED", "TIMEDOUT", "ADDRINUSE", NULL};
+
+static Py_ssize_t errno_at(const Text *t, Py_ssize_t p) {
+    if (at(t, p) != 'E' || a_word(at(t, p - 1)))
+        return -1;
+    for (int k = 0; ERRNOS[k]; k++) {
+        Py_ssize_t len = (Py_ssize_t)strlen(ERRNOS[k]), j = 0;
+        while (j < len && at(t, p + 1 + j) == (Py_UCS4)ERRNOS[k][j])
+            j++;
+        if (j == len && !a_word(at(t, p + 1 + len)))
+            return p + 1 + len;
+    }
+    return -1;
+}
+
+/* prefix + the ASCII characters begin .. end - 1 of t, lowered when lower: a new str (every span is ASCII). */
+static PyObject *ascii_cue(const char *prefix, const Text *t, Py_ssize_t begin, Py_ssize_t end, int lower) {
+    const Py_ssize_t head = (Py_ssize_t)strlen(prefix);
+    PyObject *s = PyUnicode_New(head + end - begin, 127);
+    if (!s)
+        return NULL;
+    Py_UCS1 *out = PyUnicode_1BYTE_DATA(s);
+    memcpy(out, prefix, (size_t)head);
+    for (Py_ssize_t i = begin; i < end; i++) {
+        Py_UCS4 c = at(t, i);
+        out[head + i - begin] = (Py_UCS1)(lower && a_upper(c) ? c + 32 : c);
+    }
+    return s;
+}
+
+static int add_cue(PyObject *into, const char *prefix, const Text *t, Py_ssize_t begin, Py_ssize_t end) {
+    PyObject *cue = ascii_cue(prefix, t, begin, end, 1);
+    int rc = cue ? PySet_Add(into, cue) : -1;
+    Py_XDECREF(cue);
+    return rc;
+}
+
+/* _ALLCAPS's word at begin .. end is a system unless it is a shout (not_systems), has one letter (the rest
+ * digits: recall/cues.py _two_letters) or is a code: a code equal to it begins where it does (the digit and
+ * errno codes' look-behinds are no stricter than _ALLCAPS's, their look-aheads no looser, and every other
+ * code holds "-", "_", a leading "0" or no letter), so the codes found at begin are the ones to ask. */
+static int add_system(PyObject *into, PyObject *not_systems, const Text *t, Py_ssize_t begin, Py_ssize_t end) {
+    int letters = 0;
+    for (Py_ssize_t i = begin + 1; i < end && !letters; i++)
+        letters = !a_digit(at(t, i));
+    if (!letters)
+        return 0;
+    PyObject *word = ascii_cue("", t, begin, end, 0);
+    int shout = word ? PySet_Contains(not_systems, word) : -1;
+    Py_XDECREF(word);
+    if (shout)
+        return shout < 0 ? -1 : 0;
+    return add_cue(into, "system:", t, begin, end);
+}
+
+static int append_int(PyObject *list, Py_ssize_t k) {
+    PyObject *no = PyLong_FromSsize_t(k);
+    int rc = no ? PyList_Append(list, no) : -1;
+    Py_XDECREF(no);
+    return rc;
+}
+
+static int append_span(PyObject *list, Py_ssize_t k, Py_ssize_t begin, Py_ssize_t end) {
+    PyObject *span = Py_BuildValue("(nnn)", k, begin, end);
+    int rc = span ? PyList_Append(list, span) : -1;
+    Py_XDECREF(span);
+    return rc;
+}
+
+/* One text's part of cue_scan: 1 when it is to be read alone, else its cues added to into. */
+static int scan_text(const Text *t, PyObject *into, PyObject *not_systems, Py_ssize_t k, PyObject *http,
+                     int *holds_dash, int *holds_under, int *holds_hex) {
+    for (Py_ssize_t p = 0; p < t->n; p++) { /* "@", "/", or a dot before a letter or digit (_HOST_DOT) */
+        Py_UCS4 c = PyUnicode_READ(t->kind, t->data, p);
+        if (c == '@' || c == '/' || (c == '.' && a_word(at(t, p + 1)) && at(t, p + 1) != '_'))
+            return 1;
+        *holds_dash |= c == '-';
+        *holds_under |= c == '_';
+        *holds_hex |= c == '0' && (at(t, p + 1) == 'x' || at(t, p + 1) == 'X');
+    }
+    for (Py_ssize_t p = 0; p < t->n; p++) {
+        Py_UCS4 c = PyUnicode_READ(t->kind, t->data, p);
+        if (c > 'Z' || c < '4')
+            continue; /* every family's first character is 4, 5 or a capital */
+        Py_ssize_t end;
+        if (c == '4' || c == '5') {
+            if ((end = http_at(t, p)) >= 0 && append_span(http, k, p, end) < 0)
+                return -1;
+            continue;
+        }
+        if (!a_upper(c))
+            continue;
+        Py_ssize_t coded = -1; /* the end of the code found at p */
+        if (c == 'E' && (coded = errno_at(t, p)) >= 0 && add_cue(into, "code:", t, p, coded) < 0)
+            return -1;
+        if (!upper_start(t, p))
+            continue;
+        if ((end = digit_code_at(t, p)) >= 0) {
+            if (add_cue(into, "code:", t, p, end) < 0)
+                return -1;
+            coded = end > coded ? end : coded;
+        }
+        end = allcaps_at(t, p);
+        if (end >= 0 && end != coded && add_system(into, not_systems, t, p, end) < 0)
+            return -1;
+        if ((end = camel_at(t, p)) >= 0 && add_cue(into, "system:", t, p, end) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* cue_scan(texts, out, not_systems) -> (alone, dashed, underscored, hexed, http): recall/cues.py exact_cues_many's
+ * pass over each text. alone: the texts holding "@", "/" or a dot before a letter or digit (exact_cues reads
+ * them: the URL, e-mail, handle, host and path families rewrite the text the others read); of the others,
+ * dashed, underscored and hexed: those holding "-", "_", "0x" or "0X" (the dash, underscore and hex code
+ * families' needs); http: (text, start, end) of each _HTTP match, whose context the caller judges; and into
+ * out[k] (a set) the cues these patterns give (re.ASCII):
+ *   _CODES[3]   [A-Z](?<![\w-][A-Z])[A-Z]{0,2}\d{3,6}(?!\w)                                   code:<lower>
+ *   _CODES[4]   E(?<!\wE)(?:NOENT|ACCES|PERM|EXIST|PIPE|CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|ADDRINUSE)(?!\w)
+ *   _ALLCAPS    [A-Z](?<![\w-][A-Z])[A-Z0-9]{1,5}(?!\w|-\d)       system:<lower>, not a shout, a code, one letter
+ *   _CAMEL      [A-Z](?<![\w-][A-Z])[a-z]+(?:[A-Z][a-z0-9]*)+(?!\w)                             system:<lower>
+ *   _HTTP       ([45](?<![\w.,/:#+][45])(?<!\d-[45])\d\d)(?!\w|[.,]\d)
+ * Each is finditer's list: a match is decided at its first character without backtracking (every repetition
+ * is followed by a character outside its class or by a look-ahead refusing \w, so giving a character back can
+ * only fail), and no match can begin inside another (each match's inner characters follow a \w, which every
+ * look-behind refuses), so testing every position gives finditer's matches. An empty text is passed. */
+static PyObject *cues_cue_scan(PyObject *self, PyObject *args) {
+    PyObject *texts, *out, *not_systems;
+    if (!PyArg_ParseTuple(args, "O!O!O!:cue_scan", &PyList_Type, &texts, &PyList_Type, &out, &PyFrozenSet_Type,
+                          &not_systems))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(texts);
+    if (PyList_GET_SIZE(out) != n) {
+        PyErr_SetString(PyExc_ValueError, "cue_scan: texts and out differ in length");
+        return NULL;
+    }
+    PyObject *alone = PyList_New(0), *dashed = PyList_New(0), *underscored = PyList_New(0), *hexed = PyList_New(0),
+             *http = PyList_New(0);
+    if (!alone || !dashed || !underscored || !hexed || !http)
+        goto fail;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k), *into = PyList_GET_ITEM(out, k);
+        if (!PyUnicode_Check(text) || !PySet_Check(into)) {
+            PyErr_SetString(PyExc_TypeError, "cue_scan: a text must be str and its cues a set");
+            goto fail;
+        }
+        const Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
+        int dash = 0, under = 0, hex = 0;
+        int rc = scan_text(&t, into, not_systems, k, http, &dash, &under, &hex);
+        if (rc < 0 || (rc == 1 && append_int(alone, k) < 0))
+            goto fail;
+        if (rc == 0 && ((dash && append_int(dashed, k) < 0) || (under && append_int(underscored, k) < 0) ||
+                        (hex && append_int(hexed, k) < 0)))
+            goto fail;
+    }
+    return Py_BuildValue("(NNNNN)", alone, dashed, underscored, hexed, http);
+fail:
+    Py_XDECREF(alone);
+    Py_XDECREF(dashed);
+    Py_XDECREF(underscored);
+    Py_XDECREF(hexed);
+    Py_XDECREF(http);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"cue_scan", cues_cue_scan, METH_VARARGS,
+     "cue_scan(texts, out, not_systems) -> (alone, dashed, underscored, hexed, http): recall.cues.exact_cues_many's "
+     "pass over each text: the texts exact_cues must read, those holding '-', '_', '0x', the _HTTP spans "
+     "(text, start, end), and into out[k] the digit and errno codes and the _ALLCAPS and _CAMEL systems."},
+    {"lowered_holding", cues_lowered_holding, METH_VARARGS,
+     "lowered_holding(texts, needles) -> list of int: the texts (numbers, in order) whose str.lower() holds one "
+     "of needles (a tuple of non-empty str), each text lowered while it is scanned."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cues",
+                                    "The event documents' cue words, each text read once (issue 28).", -1, methods};
+
+PyMODINIT_FUNC PyInit__cues(void) { return PyModule_Create(&module); }
