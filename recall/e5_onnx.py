@@ -225,8 +225,8 @@ class E5Passages(E5Int8):
     weighted by their token counts.
 
     ``batch``: windows a run (sorted by length first, so padding stays short). Small, because on
-    MADial's memories (~26 tokens) larger runs cost more a text, not less: 66 texts / CPU s at 4,
-    62 at 8, 47 at 32 (round eighteen; the activations of a large run outgrow the core's cache,
+    MADial's memories (~26 tokens) larger runs cost more a text, not less: 68 texts / CPU s at 4,
+    66 at 8, 48 at 32, 59 one at a time (round eighteen; a large run's activations outgrow the cache,
     while one text's products are already large enough to be efficient). ``accuracy``:
     ``MatMulNBits``'s compute type (``passage_graph``)."""
 
