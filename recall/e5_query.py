@@ -232,15 +232,16 @@ class E5Int8:
         if not 1 <= self.layers <= nl:
             raise ValueError(f"layers must be in 1..{nl}, got {layers}")
         self._tensors, self._f32 = tensors, f32  # views of the mapped file: no copy kept
-        self._build([self.weights(n) for n in range(self.layers)])
+        self._build()
         self._prefix = self._spm.encode(PREFIX.rstrip(), out_type=int)  # "▁que", "ry", ":"
 
     def weights(self, n: int) -> LayerWeights:
         """Encoder layer ``n``'s float32 weights, dequantised from the file."""
         return layer_weights(self._tensors, self._f32, n, self.H, self.FF)
 
-    def _build(self, weights: list[LayerWeights]) -> None:
+    def _build(self) -> None:
         """The encoder's layers, ready to run: here int8 products packed for numkong."""
+        weights = (self.weights(n) for n in range(self.layers))
         self._layers = [_Layer(_Product.of(w.qkv, w.qkv_b), _Product.of(w.ao, w.ao_b), w.aln,
                                _Product.of(w.fi, w.fi_b), _Product.of(w.fo, w.fo_b), w.oln) for w in weights]
 
