@@ -108,7 +108,7 @@ def former_code():
 
 
 # -- drawn worlds ---------------------------------------------------------------------------------------------------
-SCOPES = (None, {}, {"env": "prod"}, {"env": "test"}, {"env": "prod", "region": "eu"})
+SCOPES = (None, {}, {"env": "prod"}, {"env": "prod"}, {"env": "test"}, {"env": "prod", "region": "eu"})
 ODD_SCOPES = ({"env": "prod", "n": 3}, {"env": "prod", "ratio": 0.5}, {"env": "prod", "tags": ["a"]},
               {"flag": True, "env": "test"})  # written to the log by another producer: ``_option`` filters values
 TEXTS = ("disk full on db1", "timeout exporting the report", "I prefer short answers in bullet points",
@@ -118,21 +118,23 @@ TEXTS = ("disk full on db1", "timeout exporting the report", "I prefer short ans
 @st.composite
 def worlds(draw) -> list[tuple[str, dict]]:
     out, ts = [], 1_700_000_000_000_000
-    for n in range(draw(st.integers(1, 40))):
+    for n in range(draw(st.integers(1, 60))):
         ts += draw(st.sampled_from((1, 60_000_000, 700_000_000)))
         kind = draw(st.sampled_from(("anomaly", "action", "observation", "message", "feedback")))
-        fields = {"tenant": draw(st.sampled_from(("acme", "globex"))),
+        # few systems, options, identities and scopes: the same option recurs, so routines are taught and
+        # broken, successes and failures of it outdated, tasks recovered
+        fields = {"tenant": draw(st.sampled_from(("acme", "acme", "globex"))),
                   "agent": draw(st.sampled_from(("a1", "a2", "a3"))),
                   "task": draw(st.sampled_from(("t1", "t2", "t3", None))), "kind": kind,
                   "text": draw(st.sampled_from(TEXTS)) or None,
-                  "system": draw(st.sampled_from((None, "IAM", "CRM"))),
-                  "action": draw(st.sampled_from((None, "export report", "export report in batches", "retry"))),
-                  "identity": draw(st.sampled_from((None, "admin account", ""))),
+                  "system": draw(st.sampled_from((None, "CRM", "CRM", "CRM", "IAM"))),
+                  "action": draw(st.sampled_from((None, "export report", "export report", "retry"))),
+                  "identity": draw(st.sampled_from((None, "admin account", "admin account", ""))),
                   "expected": draw(st.sampled_from((None, "a file", ""))),
                   "actual": draw(st.sampled_from((None, "403 forbidden"))),
                   "entities": draw(st.sampled_from(([], ["db1"], ["db1", "report"]))),
-                  "success": draw(st.sampled_from((None, True, False, True))),
-                  "event_id": draw(st.sampled_from((None, None, "e1")))}
+                  "success": draw(st.sampled_from((None, True, False, True, False))),
+                  "event_id": draw(st.sampled_from((None, None, None, "e1")))}
         if not fields["text"] and not fields["action"]:
             fields["text"] = "something happened"
         scope = draw(st.sampled_from(SCOPES))
@@ -159,7 +161,7 @@ def _failures(failed) -> list[tuple]:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(worlds(), st.integers(0, 40), st.sampled_from((2, 3, 50_000)))
+@given(worlds(), st.integers(0, 60), st.sampled_from((2, 3, 50_000)))
 def test_the_rules_decide_as_the_former_code(drawn, cut, recent):
     ours, oracle = Learner(), Learner()
     kept_recent = learner_module.RECENT
