@@ -200,7 +200,8 @@ def test_a_world_reaches_each_rule_the_fast_paths_skip():
             setattr(Learner, name, counting(name))
         events = ([("a1", "t1", True), ("a2", "t2", True), ("a3", "t3", False), ("a1", "t4", False)]  # a routine, broken
                   + [("a1", "t5", True), ("a2", "t6", False), ("a3", "t7", False)]  # successes outdated
-                  + [("a1", f"t{8 + n}", False) for n in range(TRAJECTORY + 2)])  # trimmed, Recent past its bound
+                  + [("a1", f"t{8 + n}", False) for n in range(TRAJECTORY + 3)])  # trimmed (an odd count past the bound:
+                  # a trim one late ends over it), Recent past its bound
         for n, (agent, task, success) in enumerate(events):
             record = _perception(perceived({"tenant": "acme", "agent": agent, "task": task, "kind": "action",
                                             "system": "CRM", "action": "export report", "success": success,
