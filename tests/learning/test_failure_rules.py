@@ -17,8 +17,17 @@ from hypothesis import strategies as st
 from hindbrain.brain import _perception, perceived
 from hindbrain.learning import attribution, extract
 from hindbrain.learning import learner as learner_module
-from hindbrain.learning.learner import (_EMPTY, _FAILURE_FIELDS, SUCCESSES_KEPT, TRAJECTORY, KeptFailure, Learner,
-                                        Recent, _kept_failure, _where)
+from hindbrain.learning.learner import (
+    _EMPTY,
+    _FAILURE_FIELDS,
+    SUCCESSES_KEPT,
+    TRAJECTORY,
+    KeptFailure,
+    Learner,
+    Recent,
+    _kept_failure,
+    _where,
+)
 from hindbrain.streams.log import Position
 from hindbrain.streams.processing import Decoded
 
@@ -118,7 +127,7 @@ TEXTS = ("disk full on db1", "timeout exporting the report", "I prefer short ans
 @st.composite
 def worlds(draw) -> list[tuple[str, dict]]:
     out, ts = [], 1_700_000_000_000_000
-    for n in range(draw(st.integers(1, 60))):
+    for _ in range(draw(st.integers(1, 60))):
         ts += draw(st.sampled_from((1, 60_000_000, 700_000_000)))
         kind = draw(st.sampled_from(("anomaly", "action", "observation", "message", "feedback")))
         # few systems, options, identities and scopes: the same option recurs, so routines are taught and
@@ -198,10 +207,11 @@ def test_a_world_reaches_each_rule_the_fast_paths_skip():
     try:
         for name in calls:
             setattr(Learner, name, counting(name))
-        events = ([("a1", "t1", True), ("a2", "t2", True), ("a3", "t3", False), ("a1", "t4", False)]  # a routine, broken
-                  + [("a1", "t5", True), ("a2", "t6", False), ("a3", "t7", False)]  # successes outdated
-                  + [("a1", f"t{8 + n}", False) for n in range(TRAJECTORY + 3)])  # trimmed (an odd count past the bound:
-                  # a trim one late ends over it), Recent past its bound
+        # a routine taught then broken; successes outdated; the kept lists trimmed (an odd count past the bound: a
+        # trim one late ends over it) and the ``Recent`` maps past theirs
+        events = ([("a1", "t1", True), ("a2", "t2", True), ("a3", "t3", False), ("a1", "t4", False)]
+                  + [("a1", "t5", True), ("a2", "t6", False), ("a3", "t7", False)]
+                  + [("a1", f"t{8 + n}", False) for n in range(TRAJECTORY + 3)])
         for n, (agent, task, success) in enumerate(events):
             record = _perception(perceived({"tenant": "acme", "agent": agent, "task": task, "kind": "action",
                                             "system": "CRM", "action": "export report", "success": success,
