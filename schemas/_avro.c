@@ -2,6 +2,7 @@
  * reader (the Kafka learner's, the projector's and the logs' bulk decode; see read below).
  *
  * write(program, record, header) -> bytes | None
+ * write_many(program, records, header) -> (messages, left)   (write of each; left: the positions of the Nones)
  *
  * ``program`` is a schema compiled by ``avro_encoder.compile_program`` into nested tuples (the
  * field order, each union's branch bytes and each type fixed once); ``header`` is prepended (the
@@ -212,17 +213,15 @@ static int write_value(RawBuf *b, PyObject *program, PyObject *value) {
 static RawBuf kept_message;
 static int kept_message_busy;
 
-static PyObject *avro_write(PyObject *self, PyObject *args) {
-    PyObject *program, *record;
-    Py_buffer header;
-    if (!PyArg_ParseTuple(args, "O!Oy*:write", &PyTuple_Type, &program, &record, &header))
-        return NULL;
+/* header + record's Avro body as bytes, Py_None for a value left to fastavro, or NULL with the error set: the
+ * body of write and write_many, in the kept message buffer when no other write holds it. */
+static PyObject *write_message(PyObject *program, PyObject *record, const Py_buffer *header) {
     const int kept = !kept_message_busy;
     RawBuf fresh = {0}, *b = kept ? &kept_message : &fresh;
     kept_message_busy = 1;
     b->len = 0;
     PyObject *out = NULL;
-    int rc = raw_put(b, header.buf, (size_t)header.len);
+    int rc = raw_put(b, header->buf, (size_t)header->len);
     if (rc == WROTE)
         rc = write_value(b, program, record);
     if (rc == WROTE)
@@ -237,6 +236,45 @@ static PyObject *avro_write(PyObject *self, PyObject *args) {
     }
     if (kept)
         kept_message_busy = 0;
+    return out;
+}
+
+static PyObject *avro_write(PyObject *self, PyObject *args) {
+    PyObject *program, *record;
+    Py_buffer header;
+    if (!PyArg_ParseTuple(args, "O!Oy*:write", &PyTuple_Type, &program, &record, &header))
+        return NULL;
+    PyObject *out = write_message(program, record, &header);
+    PyBuffer_Release(&header);
+    return out;
+}
+
+/* write_many(program, records, header) -> (messages, left): write of each of a list of records, in one call (a
+ * batch's records were a Python call and a look-up each through Registry.encode: issue 28, round eighteen);
+ * left lists the positions whose message is None (values left to fastavro), in order. */
+static PyObject *avro_write_many(PyObject *self, PyObject *args) {
+    PyObject *program, *records;
+    Py_buffer header;
+    if (!PyArg_ParseTuple(args, "O!O!y*:write_many", &PyTuple_Type, &program, &PyList_Type, &records, &header))
+        return NULL;
+    PyObject *messages = PyList_New(0), *left = PyList_New(0), *out = NULL;
+    /* a record's write can run Python (a key's __eq__) that changes the list: its length is read each time */
+    for (Py_ssize_t i = 0; messages && left && i < PyList_GET_SIZE(records); i++) {
+        PyObject *record = Py_NewRef(PyList_GET_ITEM(records, i));
+        PyObject *message = write_message(program, record, &header);
+        Py_DECREF(record);
+        PyObject *at = message == Py_None ? PyLong_FromSsize_t(i) : NULL;
+        const int ok = message && PyList_Append(messages, message) == 0 &&
+                       (message != Py_None || (at && PyList_Append(left, at) == 0));
+        Py_XDECREF(message);
+        Py_XDECREF(at);
+        if (!ok)
+            Py_CLEAR(messages);
+    }
+    if (messages && left)
+        out = PyTuple_Pack(2, messages, left);
+    Py_XDECREF(messages);
+    Py_XDECREF(left);
     PyBuffer_Release(&header);
     return out;
 }
@@ -1087,6 +1125,9 @@ static PyMethodDef methods[] = {
     {"write", avro_write, METH_VARARGS,
      "write(program, record, header) -> bytes | None: header + the record's Avro body, or None for a value "
      "left to fastavro."},
+    {"write_many", avro_write_many, METH_VARARGS,
+     "write_many(program, records, header) -> (messages, left): write of each record of a list; left: the positions "
+     "whose message is None (left to fastavro)."},
     {"read", avro_read, METH_VARARGS,
      "read(program, message, offset) -> record | None: the Avro body from offset to the message's end, or None "
      "for a body left to fastavro (not well-formed, or not read to its end)."},
