@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from hindbrain.heap_trim import release_free_heap
-from hindbrain.recall import sorted_sets
+from hindbrain.recall import e5_dialogue, sorted_sets
 from hindbrain.recall.embed import Embedder, normalize_rows
 from hindbrain.recall.vectors import VectorIndex
 
@@ -421,6 +421,12 @@ class SemanticIndex:
         self._queries = QueryCache(embedder)
         self._recent = RecentVectors() if self._cache is None else None
         self._query_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-query")
+        # e5 for dialogue-form queries and dialogue-kind memories (recall.e5_dialogue): with USE as the
+        # model only, whose cosines its trees were fitted to mix with; its query runs on a thread of its
+        # own, beside USE's views (ORT drops the GIL), so a dialogue recall's wall time does not add up
+        self.dialogue = e5_dialogue.vectors_beside(embedder, cache_path)
+        self._e5_pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-e5")
+                         if self.dialogue is not None else None)
         self._thread = threading.Thread(target=self._run, name="hindbrain-semantic", daemon=True)
         self._thread.start()
 
@@ -430,6 +436,8 @@ class SemanticIndex:
         tier) and queues them for the neural model; never waits for the model."""
         with self._cond:
             t = self._open_tenant(tenant)
+        if items and self.dialogue is not None:  # a re-added document's e5 vector is its old text's
+            self.dialogue.drop(tenant, [no for no, _, _ in items])
         if items and t.mapped:  # a replica: what the owner's snapshot holds is neither embedded nor rebuilt
             items = self._from_snapshot(t, items)
         if items and self.static is not None:  # before queueing: a neural vector must never be overwritten by it
@@ -708,6 +716,10 @@ class SemanticIndex:
             return done
         return self._query_pool.submit(self._queries.vectors, texts)
 
+    def dialogue_query_async(self, joined: str) -> Future:
+        """e5's vector of a dialogue's last user turn (``e5_dialogue.query_vector``) on the e5 thread."""
+        return self._e5_pool.submit(e5_dialogue.query_vector, joined)
+
     def pending(self, tenant: str | None = None) -> int:
         """Items added but not yet searchable, for one tenant or all."""
         with self._cond:
@@ -757,6 +769,9 @@ class SemanticIndex:
             self._cond.notify_all()
         self._thread.join()
         self._query_pool.shutdown()
+        if self.dialogue is not None:
+            self._e5_pool.shutdown()
+            self.dialogue.close()
         if self.pool is not None and getattr(self.pool, "owned", True):
             self.pool.close()
         if self._cache is not None:
