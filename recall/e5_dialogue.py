@@ -39,6 +39,8 @@ MEMORY_MODEL = "e5-small-ort-sym"  # the memory pass's vectors: ORT's int8 graph
 # what scored a mixed candidate, and the name its fusion trees are filed under (``recall.learned``)
 MIXED_NAME = embed.ensemble_name([embed.UseEmbedder.name, MEMORY_MODEL], (1.0, E5_WEIGHT))
 DIM = 384
+STEP = 64  # queued documents a background step takes (one ``memory_pass`` call: ~0.3 s of a core)
+INLINE_TEXTS = 128  # missing e5 vectors a dialogue recall makes itself (a MADial tenant's ≤ 88 memories)
 
 
 def last_turn(joined: str) -> str:
@@ -85,44 +87,73 @@ def memory_pass(texts: list[str]) -> np.ndarray:
 
 
 class DialogueVectors:
-    """The e5 vectors of a brain's dialogue-kind memories, by tenant and doc number (float16), made
-    by ``memory_pass`` when a dialogue query first needs them and kept in ``cache`` (an
-    ``EmbeddingCache`` named ``MEMORY_MODEL``, or None) so a reopened brain does not embed them again."""
+    """The e5 vectors of a brain's dialogue-kind memories, by tenant and doc number (float16): a
+    lagging projection of the semantic index's neural tier. Its background thread fills them after
+    USE's queue is empty (``queue`` / ``step``); a dialogue recall merges what is there and makes
+    the missing ones of its candidates itself, at most ``INLINE_TEXTS`` (read-your-writes for a small
+    tenant; the others keep USE's cosine until the tier reaches them). Kept in ``cache`` (an
+    ``EmbeddingCache`` named ``MEMORY_MODEL``, or None), so a reopened brain reads them back and a
+    replay rebuilds them from the documents' texts."""
 
     def __init__(self, cache=None, window: int = 2000):
         self._rows: dict[str, dict[int, np.ndarray]] = {}
+        self._queued: dict[str, list[int]] = {}
         self._lock = threading.Lock()
         self._cache = cache
         self.window = window
 
-    def vectors(self, tenant: str, nos: list[int], texts_of) -> np.ndarray:
-        """``(len(nos), 384)`` float32 rows; ``texts_of(missing_nos)`` gives the texts of those
-        without a vector yet, embedded now (each text once) and kept."""
-        from hindbrain.recall.semantic import capped, content_key
-
-        with self._lock:
-            known = self._rows.setdefault(tenant, {})
-            missing = [no for no in nos if no not in known]
-        if missing:
-            texts = [capped(t, self.window) for t in texts_of(missing)]
-            keys = [content_key(tenant, t) for t in texts]
-            cached = self._cache.get(keys) if self._cache is not None else {}
-            todo = [i for i in range(len(missing)) if i not in cached]
-            made = memory_pass([texts[i] for i in todo])
-            rows = {**cached, **dict(zip(todo, made, strict=True))}
-            if self._cache is not None and todo:
-                self._cache.put([(keys[i], rows[i].astype(np.float16)) for i in todo])
-            with self._lock:
-                known.update((missing[i], rows[i].astype(np.float16)) for i in range(len(missing)))
-        with self._lock:
-            return np.stack([known[no] for no in nos]).astype(np.float32) if nos else np.zeros((0, DIM), np.float32)
-
-    def drop(self, tenant: str, nos: list[int]) -> None:
-        """Forget the vectors of re-added documents (their text changed)."""
+    def queue(self, tenant: str, nos: list[int]) -> None:
+        """Documents added (any kind: ``step`` keeps the dialogue kinds; their old vectors are dropped,
+        a re-added document's text may have changed)."""
         with self._lock:
             known = self._rows.get(tenant)
             for no in nos if known else ():
                 known.pop(no, None)
+            self._queued.setdefault(tenant, []).extend(nos)
+
+    def queued(self) -> int:
+        with self._lock:
+            return sum(len(nos) for nos in self._queued.values())
+
+    def step(self, dialogue_texts, count: int = STEP) -> int:
+        """Embeds up to ``count`` queued documents of one tenant; ``dialogue_texts(tenant, nos)`` gives
+        the dialogue-kind ones among ``nos`` and their texts. Returns how many were taken."""
+        with self._lock:
+            tenant = next((name for name, nos in self._queued.items() if nos), None)
+            if tenant is None:
+                return 0
+            nos, self._queued[tenant] = self._queued[tenant][:count], self._queued[tenant][count:]
+        kept, texts = dialogue_texts(tenant, nos)
+        if kept:
+            self._make(tenant, kept, texts)
+        return len(nos)
+
+    def vectors(self, tenant: str, nos: list[int], texts_of) -> tuple[np.ndarray, list[int]]:
+        """The float32 rows of ``nos`` that have one and their positions in ``nos``; the first
+        ``INLINE_TEXTS`` without one are made now (``texts_of(missing_nos)``: their texts)."""
+        with self._lock:
+            known = self._rows.setdefault(tenant, {})
+            missing = [no for no in nos if no not in known][:INLINE_TEXTS]
+        if missing:
+            self._make(tenant, missing, texts_of(missing))
+        with self._lock:
+            at = [i for i, no in enumerate(nos) if no in known]
+            rows = np.stack([known[nos[i]] for i in at]).astype(np.float32) if at else np.zeros((0, DIM), np.float32)
+        return rows, at
+
+    def _make(self, tenant: str, nos: list[int], texts: list[str]) -> None:
+        """The vectors of ``nos`` from the cache, or by ``memory_pass`` (and then cached)."""
+        from hindbrain.recall.semantic import capped, content_key
+
+        texts = [capped(t, self.window) for t in texts]
+        keys = [content_key(tenant, t) for t in texts]
+        cached = self._cache.get(keys) if self._cache is not None else {}
+        todo = [i for i in range(len(nos)) if i not in cached]
+        rows = {**cached, **dict(zip(todo, memory_pass([texts[i] for i in todo]), strict=True))}
+        if self._cache is not None and todo:
+            self._cache.put([(keys[i], rows[i]) for i in todo])
+        with self._lock:
+            self._rows.setdefault(tenant, {}).update((nos[i], rows[i].astype(np.float16)) for i in range(len(nos)))
 
     def memory_bytes(self) -> int:
         with self._lock:

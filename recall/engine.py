@@ -476,10 +476,13 @@ class _DialogueMix:
         if not at:
             return late
         mine = [nos[i] for i in at]
-        rows = self.semantic.dialogue.vectors(self.tenant_name, mine, self._texts)
+        rows, have = self.semantic.dialogue.vectors(self.tenant_name, mine, self._texts)
+        if not have:
+            return late
+        at = [at[j] for j in have]
         late = np.array(late, dtype=np.float32, copy=True)
         late[at] = e5_dialogue.mix(late[at], rows @ self._query.result())
-        self.scored.update(mine)
+        self.scored.update(nos[i] for i in at)
         return late
 
     def _texts(self, nos: list[int]) -> list[str]:

@@ -82,8 +82,8 @@ def test_a_text_question_and_structured_events_keep_use_alone(tmp_path, monkeypa
     monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "0")
     with Brain.open(tmp_path / "b") as brain:
         text = _recall(brain, "What trick did Bart perform for his cousins?")
-        assert brain.index.semantic.dialogue.memory_bytes() == 0  # no e5 vector was made
         assert {i.why["semantic"]["model"] for i in text} == {embed.UseEmbedder.name}
+        assert "trees" not in text[0].why["learned"]  # USE's own trees
     kinds = ("action", "observation", "anomaly", "message", "action", "outcome")
     with Brain.open(tmp_path / "c") as brain:
         items = {i.id: i for i in _recall(brain, DIALOGUE, kinds)}
