@@ -149,7 +149,8 @@ class DialogueVectors:
         keys = [content_key(tenant, t) for t in texts]
         cached = self._cache.get(keys) if self._cache is not None else {}
         todo = [i for i in range(len(nos)) if i not in cached]
-        rows = {**cached, **dict(zip(todo, memory_pass([texts[i] for i in todo]), strict=True))}
+        made = memory_pass([texts[i] for i in todo]) if todo else ()  # all cached: e5 need not even load
+        rows = {**cached, **dict(zip(todo, made, strict=True))}
         if self._cache is not None and todo:
             self._cache.put([(keys[i], rows[i]) for i in todo])
         with self._lock:

@@ -97,3 +97,24 @@ def test_mix_is_the_ensembles_weighted_mean():
     got = e5_dialogue.mix(use, e5)
     assert got[0] == pytest.approx((0.2 + 2 * 0.8) / 3) and np.isnan(got[1])
     assert e5_dialogue.last_turn("Bart: hi\n\nBart: what should I wear?\n") == "Bart: what should I wear?"
+
+
+def test_the_e5_tier_fills_dialogue_kinds_behind_use(tmp_path, monkeypatch):
+    """Without any recall: the background thread embeds the dialogue-kind documents (a lagging
+    tier), none of the structured ones, and a reopened brain reads them back from the cache."""
+    import time
+
+    monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "0")
+    kinds = ("action", "observation", "anomaly", "message", "action", "outcome")
+    for reopened in (False, True):
+        if reopened:  # the rebuild must come from the cache: embedding again would fail
+            monkeypatch.setattr(e5_dialogue, "memory_pass", lambda texts: 1 / 0)
+        with Brain.open(tmp_path / "b") as brain:
+            if not reopened:
+                for n, (text, kind) in enumerate(zip(MEMORIES, kinds, strict=True)):
+                    brain.perceive(tenant="u1", agent="madial", kind=kind, text=text, event_id=f"m{n}")
+            tier = brain.index.semantic.dialogue
+            deadline = time.monotonic() + 600  # e5's first load: ~4 s of CPU, minutes of wall at load 20
+            while tier.memory_bytes() < 2 * 384 * 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert tier.memory_bytes() == 2 * 384 * 2  # the observation and the message
