@@ -42,25 +42,17 @@ def dialogue(rng: random.Random) -> str:
             f'<{who}>: "It just says {symptom}, and I need it done today."')
 
 
-def thread_cpu(name: str) -> float:
-    """CPU seconds of this process's thread called ``name`` (``/proc``), 0 when there is none."""
-    tick = os.sysconf("SC_CLK_TCK")
-    for task in Path("/proc/self/task").iterdir():
-        if (task / "comm").read_text().strip() == name[:15]:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / tick
-    return 0.0
-
-
 def fill_rate(brain, count: int) -> str:
-    """The e5 tier's texts per CPU second of the semantic thread over its first ``count`` texts."""
+    """The e5 tier's texts per CPU second over its first ``count`` texts: the process's CPU while
+    nothing else runs in it (Python 3.11 does not name its threads for ``/proc``, so the semantic
+    thread's own clock cannot be read; the rest of the process is idle, so this is an upper bound)."""
     dialogue_vectors = brain.index.semantic.dialogue
-    started, cpu, wall = dialogue_vectors.memory_bytes(), thread_cpu("hindbrain-semantic"), time.monotonic()
+    started, cpu, wall = dialogue_vectors.memory_bytes(), time.process_time(), time.monotonic()
     while dialogue_vectors.memory_bytes() - started < count * 768 and dialogue_vectors.queued():
         time.sleep(0.5)
     made = (dialogue_vectors.memory_bytes() - started) // 768
-    spent = thread_cpu("hindbrain-semantic") - cpu
-    return (f"e5 tier: {made} texts in {spent:.1f} s of its thread's CPU ({made / max(spent, 1e-9):.0f} texts / "
+    spent = time.process_time() - cpu
+    return (f"e5 tier: {made} texts in {spent:.1f} s of the process's CPU ({made / max(spent, 1e-9):.0f} texts / "
             f"CPU s; wall {time.monotonic() - wall:.0f} s), {dialogue_vectors.queued()} documents still queued")
 
 
