@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from hindbrain.recall import e5_onnx, embed
+from hindbrain.recall.embed import normalize_rows
 
 DIALOGUE_KINDS = frozenset({"message", "observation"})  # what a dialogue's memories are perceived as
 E5_WEIGHT = 2.0  # e5's cosine against USE's 1 (round sixteen's tuning pick, kept by round seventeen's refit)
@@ -150,6 +151,10 @@ class DialogueVectors:
         cached = self._cache.get(keys) if self._cache is not None else {}
         todo = [i for i in range(len(nos)) if i not in cached]
         made = memory_pass([texts[i] for i in todo]) if todo else ()  # all cached: e5 need not even load
+        # a made row as the cache gives it back (float16, renormalised): a vector read from the cache
+        # and one made here are then the same bits, whichever path a race takes (a recall making its
+        # candidates' while the tier caches them): near-tied candidates keep one order run to run
+        made = normalize_rows(np.asarray(made, dtype=np.float16)) if todo else ()
         rows = {**cached, **dict(zip(todo, made, strict=True))}
         if self._cache is not None and todo:
             self._cache.put([(keys[i], rows[i]) for i in todo])
