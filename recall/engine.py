@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hindbrain.recall import beliefs as belief_layers
-from hindbrain.recall import channels, expand, indirect
+from hindbrain.recall import channels, e5_dialogue, expand, indirect
 from hindbrain.recall import learned as learned_fusion
 from hindbrain.recall.asking import asking_penalty
 from hindbrain.recall.brevity import brevity_penalty
@@ -121,6 +121,8 @@ class RecallEngine:
         fetch = max(self.fetch, query.k or 0)
         semantic, texts = self.index.semantic, query.semantic_views
         vectors = semantic.embed_queries_async(texts) if semantic is not None and texts else None
+        e5 = _DialogueMix(semantic, tenant, query.tenant, semantic.dialogue_query_async(texts[0])) \
+            if vectors is not None and query.form == "dialogue" and semantic.dialogue is not None else None
         lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
         near, views = self._semantic(query, mask, clock, fetch, vectors)
@@ -134,7 +136,7 @@ class RecallEngine:
         beliefs = [b for b in tenant.beliefs.values() if not self.quarantine or belief_layers.briefable(b, query.user)]
         briefed = _within(belief_layers.briefing(beliefs, query.scene, query.user,
                                                  admitted=frozenset(arms), emotion=emotion), query.budget_tokens)
-        ranked, explain = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views)
+        ranked, explain = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views, e5)
         clock.lap("score")
         items = [GateItem(s.doc, s.score, s.scope_match, s.why, semantic=s.channel_scores.get("semantic", 0.0),
                           chain=s.chain) for s in ranked]
@@ -210,12 +212,16 @@ class RecallEngine:
         order = list(dict.fromkeys([*near, *sorted(lexical, key=lambda no: -lexical[no][0])]))
         self.index.semantic.upgrade(name, order, lambda no: (docs[no].id, semantic_text(docs[no])))
 
-    def _late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None) -> dict[int, float]:
+    def _late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None,
+                      e5: _DialogueMix | None = None) -> dict[int, float]:
         """doc number → the late-interaction cosine (``channels.late_interaction``) of every
-        candidate with a vector, whichever channel found it."""
+        candidate with a vector, whichever channel found it; a dialogue's (``e5``) mixed with e5's
+        for its dialogue-kind candidates."""
         if vectors is None or not nos:
             return {}
         late = channels.late_interaction(self.index.semantic.cosines(tenant_name, nos, vectors))
+        if e5 is not None:
+            late = e5.mixed(nos, late)
         return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
 
     def _clause_cosines(self, query: Query, nos: list[int], views: np.ndarray | None
@@ -242,18 +248,20 @@ class RecallEngine:
         return self.fusion.for_query(query.associative, query.indirect)
 
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
-              near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None):
+              near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None,
+              e5: _DialogueMix | None = None):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
         first, each with a brief ``why`` (channel scores, what the gate reads), and the function
         that replaces a pooled item's brief ``why`` by the full explanation: building that costs
         more than the scores, so the recall builds it only for what it returns.
-        ``near``: the semantic search's candidates; ``views``: the query views' vectors."""
+        ``near``: the semantic search's candidates; ``views``: the query views' vectors; ``e5``: a
+        dialogue's e5 mix (``recall.e5_dialogue``), or None."""
         w = self.weights(query)
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
         if views is not None:
             self._upgrade(tenant, query.tenant, near, lexical)
-        cosines = self._late_cosines(query.tenant, found, views) if views is not None else {}
+        cosines = self._late_cosines(query.tenant, found, views, e5) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
         docs = tenant.docs.take(found)
@@ -277,7 +285,7 @@ class RecallEngine:
         linked = graph(tenant, base, mask, docs)
         reached = linked.candidates[len(found):]
         if reached and views is not None:
-            cosines.update(self._late_cosines(query.tenant, reached, views))
+            cosines.update(self._late_cosines(query.tenant, reached, views, e5))
             semantic_scores.update((no, semantic_of(no)) for no in reached)
         nos = linked.candidates
         scored = self._raw(tenant, query, w, nos, [lexical_scores.get(no, 0.0) for no in nos],
@@ -286,15 +294,16 @@ class RecallEngine:
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
-        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed)
+        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed, e5)
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
             s.chain = linked.chains.get(s.no, 0.0)
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
             if s.no in expanded:
                 s.why["expansion"] = expanded[s.no].why(tenant)
-        if self.learned:
-            pool = learned_fusion.rerank(pool, query, w.utility, self.index.semantic.embedder.name)
+        if self.learned:  # a dialogue's mixed cosines are ordered by the trees fitted on the mix's pools
+            trees = e5_dialogue.MIXED_NAME if e5 is not None else self.index.semantic.embedder.name
+            pool = learned_fusion.rerank(pool, query, w.utility, trees)
         semantic = self.index.semantic
         model = semantic.embedder.name if semantic is not None else "none"
         nviews = 0 if views is None else len(views)
@@ -312,6 +321,8 @@ class RecallEngine:
                                  linked.links(tenant, s.no), model, nviews, briefed)
             if semantic is not None and s.cosine is not None:
                 full["semantic"].update(tier=tier, model=semantic.model_of(tier))
+                if e5 is not None and s.no in e5.scored:  # which vectors scored it: USE's and e5's, mixed
+                    full["semantic"].update(model=e5_dialogue.MIXED_NAME, e5_tier=e5_dialogue.MEMORY_MODEL)
             if "matched_terms" in s.why["lexical"]:
                 full["lexical"]["matched_terms"] = s.why["lexical"]["matched_terms"]
             if "gate" in s.why:
@@ -329,8 +340,8 @@ class RecallEngine:
         return pool, explain
 
     def _expand(self, tenant: TenantIndex, query: Query, w: Weights, scored: list[Scored], mask,
-                views: np.ndarray | None, cosines: dict[int, float], semantic_of, briefed: list[Belief]
-                ) -> dict[int, expand.Expansion]:
+                views: np.ndarray | None, cosines: dict[int, float], semantic_of, briefed: list[Belief],
+                e5: _DialogueMix | None = None) -> dict[int, expand.Expansion]:
         """Evidence that spans turns (``recall.expand``): lifts, in place, the items one link
         away from the best hits (adding those no channel found), re-sorts ``scored`` and
         returns document number → the expansion that placed it. A question's need; a
@@ -354,7 +365,7 @@ class RecallEngine:
         new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3])]
                                  if no not in by_no))
         if new and views is not None:
-            cosines.update(self._late_cosines(query.tenant, new, views))
+            cosines.update(self._late_cosines(query.tenant, new, views, e5))
         for s in self._raw(tenant, query, w, new, [0.0] * len(new), [semantic_of(no) for no in new], cosines,
                            [0.0] * len(new), briefed):
             by_no[s.no] = s
@@ -447,6 +458,35 @@ class RecallEngine:
         fused = rrf({ch: competition_ranks([s.channel_scores[ch] for s in scored]) for ch in CHANNELS}, w)
         for n, s in enumerate(scored):
             s.score = sum(fused.get(n, {}).values()) * (1.0 - min(1.0, s.penalty))
+
+
+class _DialogueMix:
+    """One dialogue recall's e5 side (``recall.e5_dialogue``): the future of e5's vector of the
+    last user turn, and the candidates whose cosine it mixed (``scored``, for their ``why``)."""
+
+    def __init__(self, semantic, tenant: TenantIndex, tenant_name: str, query_vector):
+        self.semantic, self.tenant, self.tenant_name, self._query = semantic, tenant, tenant_name, query_vector
+        self.scored: set[int] = set()
+
+    def mixed(self, nos: list[int], late: np.ndarray) -> np.ndarray:
+        """``late`` (USE's late-interaction cosines of ``nos``) with the dialogue-kind ones mixed with
+        e5's (``e5_dialogue.mix``); the others keep USE's."""
+        docs = self.tenant.docs.take(nos)
+        at = [i for i, d in enumerate(docs) if d.event_kind in e5_dialogue.DIALOGUE_KINDS]
+        if not at:
+            return late
+        mine = [nos[i] for i in at]
+        rows, have = self.semantic.dialogue.vectors(self.tenant_name, mine, self._texts)
+        if not have:
+            return late
+        at = [at[j] for j in have]
+        late = np.array(late, dtype=np.float32, copy=True)
+        late[at] = e5_dialogue.mix(late[at], rows @ self._query.result())
+        self.scored.update(nos[i] for i in at)
+        return late
+
+    def _texts(self, nos: list[int]) -> list[str]:
+        return [semantic_text(self.tenant.docs.as_added(no)) for no in nos]  # what USE's vectors were made from
 
 
 def _brief_why(s: Scored, bm25: float, linked) -> dict:

@@ -35,6 +35,7 @@ from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.asking import asking_share
 from hindbrain.recall.cues import STRUCTURED_FIELDS, event_key, indexed_terms, indexed_terms_many
 from hindbrain.recall.doc_table import DocTable, json_default
+from hindbrain.recall.e5_dialogue import DIALOGUE_KINDS
 from hindbrain.recall.id_numbers import IdNumbers, hex_batch
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
@@ -849,6 +850,7 @@ class RecallIndex:
         self.semantic = semantic  # recall.semantic.SemanticIndex, or None for lexical-only recall
         if semantic is not None:  # its neural queue holds document numbers; the texts stay here
             semantic.text_of = self.added_text
+            semantic.dialogue_texts = self.dialogue_texts
         self._lock = threading.Lock()  # the Brain's own appends and a log tail both add
         self._outcomes_seen: set[str] = set()  # a redelivered outcome must not count twice
         # Held while records are folded, so a snapshot (``recall.index_snapshot``) is one cut of
@@ -870,6 +872,13 @@ class RecallIndex:
         """What the embedder sees of document ``no`` of ``tenant``, as it was added (a change
         since, such as a cold summary, does not change which text its vector is made from)."""
         return semantic_text(self.tenants[tenant].docs.as_added(no))
+
+    def dialogue_texts(self, tenant: str, nos: list[int]) -> tuple[list[int], list[str]]:
+        """The dialogue-kind documents among ``nos`` (``e5_dialogue.DIALOGUE_KINDS``) and their texts as
+        added: what the e5 tier embeds."""
+        docs = self.tenants[tenant].docs
+        kept = [no for no in nos if docs.as_added(no).event_kind in DIALOGUE_KINDS]
+        return kept, [semantic_text(docs.as_added(no)) for no in kept]
 
     def quarantine_of(self, tenant: str, doc_id: str) -> str | None:
         """``TenantIndex.quarantine_of`` in ``tenant``."""

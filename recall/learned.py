@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from hindbrain.recall import _scan
+from hindbrain.recall.e5_dialogue import MIXED_NAME
 from hindbrain.recall.embed import USE_E5_NAME, UseEmbedder
 from hindbrain.recall.expand import VIA_KINDS
 
@@ -43,7 +44,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_EMBEDDER = UseEmbedder.name  # a tree file that names no embedder was fitted on USE's pools
 # each embedder's trees, fitted on pools it scored (bench/fusion_rank.py --out)
-MODEL_FILES = {DEFAULT_EMBEDDER: "fusion_trees.json", USE_E5_NAME: "fusion_trees_use_e5.json"}
+MODEL_FILES = {DEFAULT_EMBEDDER: "fusion_trees.json", USE_E5_NAME: "fusion_trees_use_e5.json",
+               # a dialogue's pool in the default: USE's cosines mixed with e5's (recall.e5_dialogue)
+               MIXED_NAME: "fusion_trees_use_e5_dialogue.json"}
 MODEL_DIR = Path(__file__).parent
 MODEL_PATH = MODEL_DIR / MODEL_FILES[DEFAULT_EMBEDDER]
 CHANNEL_FEATURES = ("lexical", "semantic", "graph", "scenario", "freshness")

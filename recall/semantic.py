@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from hindbrain.heap_trim import release_free_heap
-from hindbrain.recall import sorted_sets
+from hindbrain.recall import e5_dialogue, sorted_sets
 from hindbrain.recall.embed import Embedder, normalize_rows
 from hindbrain.recall.vectors import VectorIndex
 
@@ -405,6 +405,9 @@ class SemanticIndex:
         # events with the model far behind, queued texts held ~330 B an event (the string, its UTF-8
         # copy, the item): most of what was left above 3 kB (design.md §issue-28, point 3).
         self.text_of = None
+        # (tenant, doc_nos) → the dialogue-kind ones among them and their texts as added: the e5 tier's
+        # filter (recall.e5_dialogue), set by the owner of the documents like ``text_of``
+        self.dialogue_texts = None
         self.last_error: BaseException | None = None
         self.failures = 0
         self._cache = EmbeddingCache(cache_path, embedder.name, embedder.dim) if cache_path is not None else None
@@ -421,6 +424,12 @@ class SemanticIndex:
         self._queries = QueryCache(embedder)
         self._recent = RecentVectors() if self._cache is None else None
         self._query_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-query")
+        # e5 for dialogue-form queries and dialogue-kind memories (recall.e5_dialogue): with USE as the
+        # model only, whose cosines its trees were fitted to mix with; its query runs on a thread of its
+        # own, beside USE's views (ORT drops the GIL), so a dialogue recall's wall time does not add up
+        self.dialogue = e5_dialogue.vectors_beside(embedder, cache_path)
+        self._e5_pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-e5")
+                         if self.dialogue is not None else None)
         self._thread = threading.Thread(target=self._run, name="hindbrain-semantic", daemon=True)
         self._thread.start()
 
@@ -430,6 +439,8 @@ class SemanticIndex:
         tier) and queues them for the neural model; never waits for the model."""
         with self._cond:
             t = self._open_tenant(tenant)
+        if items and self.dialogue is not None:  # the e5 tier's queue (a re-added document's old vector dropped)
+            self.dialogue.queue(tenant, [no for no, _, _ in items])
         if items and t.mapped:  # a replica: what the owner's snapshot holds is neither embedded nor rebuilt
             items = self._from_snapshot(t, items)
         if items and self.static is not None:  # before queueing: a neural vector must never be overwritten by it
@@ -500,6 +511,8 @@ class SemanticIndex:
             t.tier[: len(tier)] = tier
             t.seen = np.ones(count, dtype=bool)
             t.total = count
+        if self.dialogue is not None:  # the e5 tier is no part of a snapshot: rebuilt (mostly from the cache)
+            self.dialogue.queue(tenant, list(range(count)))
         todo = np.flatnonzero(t.tier[:count] != NEURAL)
         if self.neural and len(todo):
             items = pending(todo)
@@ -708,6 +721,10 @@ class SemanticIndex:
             return done
         return self._query_pool.submit(self._queries.vectors, texts)
 
+    def dialogue_query_async(self, joined: str) -> Future:
+        """e5's vector of a dialogue's last user turn (``e5_dialogue.query_vector``) on the e5 thread."""
+        return self._e5_pool.submit(e5_dialogue.query_vector, joined)
+
     def pending(self, tenant: str | None = None) -> int:
         """Items added but not yet searchable, for one tenant or all."""
         with self._cond:
@@ -721,10 +738,10 @@ class SemanticIndex:
             return (0, 0) if t is None else (len(t.index), t.total)
 
     def memory_bytes(self) -> int:
-        """Bytes held by the tenants' vector indexes (queued texts not counted)."""
+        """Bytes held by the tenants' vector indexes and e5 dialogue vectors (queued texts not counted)."""
         with self._cond:
             indexes = [t.index for t in self._tenants.values()]
-        return sum(ix.memory_bytes() for ix in indexes)
+        return sum(ix.memory_bytes() for ix in indexes) + (self.dialogue.memory_bytes() if self.dialogue else 0)
 
     # -- lifecycle --------------------------------------------------------------------------
     def unbuilt(self) -> int:
@@ -757,6 +774,9 @@ class SemanticIndex:
             self._cond.notify_all()
         self._thread.join()
         self._query_pool.shutdown()
+        if self.dialogue is not None:
+            self._e5_pool.shutdown()
+            self.dialogue.close()
         if self.pool is not None and getattr(self.pool, "owned", True):
             self.pool.close()
         if self._cache is not None:
@@ -795,6 +815,8 @@ class SemanticIndex:
                         self._process(t, everything=False)
                     if len(self._unflushed) >= _FLUSH:
                         self._flush_cache()
+                elif self.dialogue is not None and self.dialogue_texts is not None and self.dialogue.queued():
+                    self.dialogue.step(self.dialogue_texts)  # after USE's queue: the e5 tier lags it
                 else:
                     self._flush_cache()
                     for t in building:
@@ -813,7 +835,8 @@ class SemanticIndex:
                     self._cond.notify_all()
 
     def _has_work(self) -> bool:
-        return any(t.queue or t.index.unbuilt for t in self._tenants.values()) or bool(self._unflushed)
+        return (any(t.queue or t.index.unbuilt for t in self._tenants.values()) or bool(self._unflushed)
+                or (self.dialogue is not None and self.dialogue_texts is not None and self.dialogue.queued() > 0))
 
     def _process(self, t: _Tenant, *, everything: bool) -> None:
         """Embeds queued items of one tenant: all of them (an inline search) or one step (the

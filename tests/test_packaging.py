@@ -175,6 +175,7 @@ def test_the_wheel_holds_only_the_hindbrain_package(wheel):
     assert all(n.startswith("hindbrain/schemas/avro/") for n in names if n.endswith(".avsc"))
     assert "hindbrain/sim/recall_bench.json" in names  # the measured numbers the learning report charts
     assert "hindbrain/recall/static_use.npz" in names  # the fast semantic tier's distilled table
+    assert "hindbrain/recall/fusion_trees_use_e5_dialogue.json" in names  # a dialogue's trees (recall.e5_dialogue)
     assert [n for n in names if n.startswith("hindbrain/recall/_scan.") and n.endswith(".so")]  # compiled by the build
     assert [n for n in names if n.startswith("hindbrain/schemas/_avro.") and n.endswith(".so")]  # the Avro writer
     assert not [n for n in names if "/tests/" in n or n.startswith("tests/")]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain import Brain
-from hindbrain.recall import learned
+from hindbrain.recall import e5_dialogue, learned
 from hindbrain.recall.expand import VIA_KINDS
 from hindbrain.recall.learned import FEATURES, Trees
 
@@ -166,8 +166,11 @@ def test_the_engine_asks_for_its_embedders_trees(tmp_path, monkeypatch):
     monkeypatch.setattr(learned, "trees", lambda embedder="": asked.append(embedder) or
                         _trees(_stump(LEXICAL, 0.5, -1.0, 1.0)))
     with Brain.open(tmp_path / "brain") as brain:
-        assert _madial_like(brain)
-        assert set(asked) == {brain.index.semantic.embedder.name} == {"use-m3"}
+        assert _madial_like(brain)  # a dialogue: the trees fitted on USE's cosines mixed with e5's
+        assert set(asked) == {e5_dialogue.MIXED_NAME}
+        asked.clear()
+        assert brain.recall(tenant="u1", agent="madial", query="what trick did Bart do?", layers=["episodic"]).items
+        assert set(asked) == {brain.index.semantic.embedder.name} == {"use-m3"}  # a question: USE's own
 
 
 def test_the_walk_in_c_is_the_numpy_definition_bit_for_bit():

