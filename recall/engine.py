@@ -121,8 +121,10 @@ class RecallEngine:
         fetch = max(self.fetch, query.k or 0)
         semantic, texts = self.index.semantic, query.semantic_views
         vectors = semantic.embed_queries_async(texts) if semantic is not None and texts else None
-        e5 = _DialogueMix(semantic, tenant, query.tenant, semantic.dialogue_query_async(texts[0])) \
-            if vectors is not None and query.form == "dialogue" and semantic.dialogue is not None else None
+        e5 = None
+        if vectors is not None and query.form == "dialogue" and semantic.dialogue is not None:
+            semantic.want_dialogue(query.tenant)
+            e5 = _DialogueMix(semantic, tenant, query.tenant, semantic.dialogue_query_async(texts[0]))
         lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
         near, views = self._semantic(query, mask, clock, fetch, vectors)

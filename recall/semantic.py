@@ -721,6 +721,18 @@ class SemanticIndex:
             return done
         return self._query_pool.submit(self._queries.vectors, texts)
 
+    def want_dialogue(self, tenant: str) -> None:
+        """A dialogue-form query asked of ``tenant``: its dialogue-kind memories join the e5 tier
+        (``e5_dialogue.DialogueVectors.want``); the background thread is woken to fill them."""
+        def count() -> int:
+            with self._cond:
+                t = self._tenants.get(tenant)
+                return t.total if t is not None else 0
+
+        self.dialogue.want(tenant, count)
+        with self._cond:
+            self._cond.notify_all()
+
     def dialogue_query_async(self, joined: str) -> Future:
         """e5's vector of a dialogue's last user turn (``e5_dialogue.query_vector``) on the e5 thread."""
         return self._e5_pool.submit(e5_dialogue.query_vector, joined)

@@ -99,22 +99,51 @@ def test_mix_is_the_ensembles_weighted_mean():
     assert e5_dialogue.last_turn("Bart: hi\n\nBart: what should I wear?\n") == "Bart: what should I wear?"
 
 
-def test_the_e5_tier_fills_dialogue_kinds_behind_use(tmp_path, monkeypatch):
-    """Without any recall: the background thread embeds the dialogue-kind documents (a lagging
-    tier), none of the structured ones, and a reopened brain reads them back from the cache."""
+def test_the_e5_tier_fills_only_what_a_dialogue_asked_of(tmp_path, monkeypatch):
+    """Structured events and text questions cost no e5 vector (nothing queued, e5 never run); once a
+    dialogue asks of a tenant, the background thread embeds its dialogue-kind documents without a
+    recall (a lagging tier), none of the structured ones, and a reopened brain asked again reads them
+    back from the cache."""
     import time
 
     monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "0")
     kinds = ("action", "observation", "anomaly", "message", "action", "outcome")
+    real_pass = e5_dialogue.memory_pass
     for reopened in (False, True):
-        if reopened:  # the rebuild must come from the cache: embedding again would fail
-            monkeypatch.setattr(e5_dialogue, "memory_pass", lambda texts: 1 / 0)
+        # before the dialogue asks, and on the reopened brain's rebuild, e5 must not run
+        monkeypatch.setattr(e5_dialogue, "memory_pass", lambda texts: 1 / 0)
         with Brain.open(tmp_path / "b") as brain:
+            tier = brain.index.semantic.dialogue
             if not reopened:
                 for n, (text, kind) in enumerate(zip(MEMORIES, kinds, strict=True)):
                     brain.perceive(tenant="u1", agent="madial", kind=kind, text=text, event_id=f"m{n}")
-            tier = brain.index.semantic.dialogue
+                brain.index.semantic.wait()
+                brain.recall(tenant="u1", agent="madial", query="What trick did Bart perform?", k=3)
+                assert tier.queued() == 0 and tier.memory_bytes() == 0  # nobody asked in dialogue form
+                monkeypatch.setattr(e5_dialogue, "memory_pass", real_pass)
+            brain.index.semantic.want_dialogue("u1")
             deadline = time.monotonic() + 600  # e5's first load: ~4 s of CPU, minutes of wall at load 20
             while tier.memory_bytes() < 2 * 384 * 2 and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert tier.memory_bytes() == 2 * 384 * 2  # the observation and the message
+
+
+def test_a_tenants_rows_answer_as_a_dict_of_rows_would():
+    """``_Rows`` (one matrix and a mask) against the dict it replaced, over drawn puts and drops."""
+    rng = np.random.default_rng(7)
+    rows, oracle = e5_dialogue._Rows(), {}
+    for _ in range(300):
+        nos = [int(n) for n in rng.integers(0, 400, size=int(rng.integers(1, 12)))]
+        if rng.random() < 0.3:
+            rows.drop(nos)
+            for no in nos:
+                oracle.pop(no, None)
+        else:
+            made = rng.standard_normal((len(nos), 384)).astype(np.float16)
+            rows.put(nos, made)
+            oracle.update(zip(nos, made, strict=True))  # a repeated number: the last row wins, as in numpy
+        assert rows.count == len(oracle)
+        probe = [int(n) for n in rng.integers(0, 500, size=20)]
+        assert [rows.has(no) for no in probe] == [no in oracle for no in probe]
+        held = [no for no in probe if no in oracle]
+        assert np.array_equal(rows.take(held), np.array([oracle[no] for no in held], np.float32).reshape(-1, 384))
