@@ -169,7 +169,7 @@ def _failures(failed) -> list[tuple]:
     return [(d.position, type(exc), str(exc)) for d, exc in failed]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds(), st.integers(0, 60), st.sampled_from((2, 3, 50_000)))
 def test_the_rules_decide_as_the_former_code(drawn, cut, recent):
     ours, oracle = Learner(), Learner()

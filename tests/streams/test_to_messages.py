@@ -60,7 +60,7 @@ def _outcome(encode, records):
         return type(exc), str(exc)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(runs())
 def test_the_messages_are_each_records_registry_encode(records):
     got = _outcome(to_messages, records)
@@ -68,7 +68,7 @@ def test_the_messages_are_each_records_registry_encode(records):
     assert all(type(m) is Message for m in got if isinstance(got, list))  # named tuples, read by name downstream
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_write_many_is_write_of_each_record(data):
     record_type = data.draw(st.sampled_from(TYPES))
