@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -150,33 +152,36 @@ class DialogueVectors:
 
     def __init__(self, cache=None, window: int = 2000):
         self._rows: dict[str, _Rows] = {}
-        self._queued: dict[str, list[int]] = {}
+        self._queued: dict[str, deque[int]] = {}  # a deque: a step takes from the front of 100k+
         self._wanted: set[str] = set()
         self._lock = threading.Lock()
         self._cache = cache
         self.window = window
 
-    def want(self, tenant: str, count) -> None:
+    def want(self, tenant: str, count) -> bool:
         """A dialogue asked of ``tenant``: from now on its dialogue-kind documents get e5 vectors, those
         it holds already (``count()`` of them, read after the tenant is marked, so a document added
-        meanwhile is queued by its own ``queue`` or counted here) and each one added. Nothing when it
-        was wanted before."""
+        meanwhile is queued by its own ``queue`` or counted here) and each one added. False (and
+        nothing done) when it was wanted before."""
         with self._lock:
             if tenant in self._wanted:
-                return
+                return False
             self._wanted.add(tenant)
-        self.queue(tenant, list(range(count())))
+        self.queue(tenant, range(count()))
+        return True
 
-    def queue(self, tenant: str, nos: list[int]) -> None:
+    def queue(self, tenant: str, nos: Iterable[int]) -> None:
         """Documents added (any kind: ``step`` keeps the dialogue kinds; their old vectors are dropped,
-        a re-added document's text may have changed); nothing for a tenant no dialogue wanted."""
+        a re-added document's text may have changed); nothing for a tenant no dialogue wanted (``nos``
+        is then not even read: an ingest batch's numbers are not listed for nothing)."""
         with self._lock:
             if tenant not in self._wanted:
                 return
+            nos = list(nos)
             known = self._rows.get(tenant)
             if known is not None:
                 known.drop(nos)
-            self._queued.setdefault(tenant, []).extend(nos)
+            self._queued.setdefault(tenant, deque()).extend(nos)
 
     def queued(self) -> int:
         with self._lock:
@@ -189,7 +194,8 @@ class DialogueVectors:
             tenant = next((name for name, nos in self._queued.items() if nos), None)
             if tenant is None:
                 return 0
-            nos, self._queued[tenant] = self._queued[tenant][:count], self._queued[tenant][count:]
+            queued = self._queued[tenant]
+            nos = [queued.popleft() for _ in range(min(count, len(queued)))]
         kept, texts = dialogue_texts(tenant, nos)
         if kept:
             self._make(tenant, kept, texts)

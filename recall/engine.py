@@ -478,7 +478,8 @@ class _DialogueMix:
         if not at:
             return late
         mine = [nos[i] for i in at]
-        rows, have = self.semantic.dialogue.vectors(self.tenant_name, mine, self._texts)
+        rows, have = self.semantic.dialogue.vectors(
+            self.tenant_name, mine, lambda nos: [self.semantic.text_of(self.tenant_name, no) for no in nos])
         if not have:
             return late
         at = [at[j] for j in have]
@@ -486,9 +487,6 @@ class _DialogueMix:
         late[at] = e5_dialogue.mix(late[at], rows @ self._query.result())
         self.scored.update(nos[i] for i in at)
         return late
-
-    def _texts(self, nos: list[int]) -> list[str]:
-        return [semantic_text(self.tenant.docs.as_added(no)) for no in nos]  # what USE's vectors were made from
 
 
 def _brief_why(s: Scored, bm25: float, linked) -> dict:

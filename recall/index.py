@@ -877,8 +877,8 @@ class RecallIndex:
         """The dialogue-kind documents among ``nos`` (``e5_dialogue.DIALOGUE_KINDS``) and their texts as
         added: what the e5 tier embeds."""
         docs = self.tenants[tenant].docs
-        kept = [no for no in nos if docs.as_added(no).event_kind in DIALOGUE_KINDS]
-        return kept, [semantic_text(docs.as_added(no)) for no in kept]
+        kept = [(no, doc) for no in nos if (doc := docs.as_added(no)).event_kind in DIALOGUE_KINDS]
+        return [no for no, _ in kept], [semantic_text(doc) for _, doc in kept]
 
     def quarantine_of(self, tenant: str, doc_id: str) -> str | None:
         """``TenantIndex.quarantine_of`` in ``tenant``."""

@@ -440,7 +440,7 @@ class SemanticIndex:
         with self._cond:
             t = self._open_tenant(tenant)
         if items and self.dialogue is not None:  # the e5 tier's queue (a re-added document's old vector dropped)
-            self.dialogue.queue(tenant, [no for no, _, _ in items])
+            self.dialogue.queue(tenant, (no for no, _, _ in items))
         if items and t.mapped:  # a replica: what the owner's snapshot holds is neither embedded nor rebuilt
             items = self._from_snapshot(t, items)
         if items and self.static is not None:  # before queueing: a neural vector must never be overwritten by it
@@ -512,7 +512,7 @@ class SemanticIndex:
             t.seen = np.ones(count, dtype=bool)
             t.total = count
         if self.dialogue is not None:  # the e5 tier is no part of a snapshot: rebuilt (mostly from the cache)
-            self.dialogue.queue(tenant, list(range(count)))
+            self.dialogue.queue(tenant, range(count))
         todo = np.flatnonzero(t.tier[:count] != NEURAL)
         if self.neural and len(todo):
             items = pending(todo)
@@ -729,9 +729,9 @@ class SemanticIndex:
                 t = self._tenants.get(tenant)
                 return t.total if t is not None else 0
 
-        self.dialogue.want(tenant, count)
-        with self._cond:
-            self._cond.notify_all()
+        if self.dialogue.want(tenant, count):  # the first time only: a recall wakes nobody
+            with self._cond:
+                self._cond.notify_all()
 
     def dialogue_query_async(self, joined: str) -> Future:
         """e5's vector of a dialogue's last user turn (``e5_dialogue.query_vector``) on the e5 thread."""
@@ -827,7 +827,7 @@ class SemanticIndex:
                         self._process(t, everything=False)
                     if len(self._unflushed) >= _FLUSH:
                         self._flush_cache()
-                elif self.dialogue is not None and self.dialogue_texts is not None and self.dialogue.queued():
+                elif self._dialogue_due():
                     self.dialogue.step(self.dialogue_texts)  # after USE's queue: the e5 tier lags it
                 else:
                     self._flush_cache()
@@ -848,7 +848,11 @@ class SemanticIndex:
 
     def _has_work(self) -> bool:
         return (any(t.queue or t.index.unbuilt for t in self._tenants.values()) or bool(self._unflushed)
-                or (self.dialogue is not None and self.dialogue_texts is not None and self.dialogue.queued() > 0))
+                or self._dialogue_due())
+
+    def _dialogue_due(self) -> bool:
+        """Whether the e5 tier has documents queued for the background thread to embed."""
+        return self.dialogue is not None and self.dialogue_texts is not None and self.dialogue.queued() > 0
 
     def _process(self, t: _Tenant, *, everything: bool) -> None:
         """Embeds queued items of one tenant: all of them (an inline search) or one step (the
