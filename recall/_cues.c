@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_text.h"
+
 /* ---- a text's lower case, as str.lower gives it --------------------------------------------- */
 
 /* str.lower maps each character by Unicode's full lower case, which is its simple one (what
@@ -274,23 +276,11 @@ static PyObject *cues_lowered_holding(PyObject *self, PyObject *args) {
 
 /* ---- the exact cues a text's characters decide (recall/cues.py exact_cues_many) --------------- */
 
-/* re.ASCII's \w, \d and the classes the cue patterns read: a non-ASCII character is none of them. */
-static inline int a_word(Py_UCS4 c) {
-    return c < 128 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
-}
+/* re.ASCII's \d and the classes the cue patterns read beside \w (a_word, with Text and at, in
+ * recall/_text.h): a non-ASCII character is none of them. */
 static inline int a_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
 static inline int a_upper(Py_UCS4 c) { return c >= 'A' && c <= 'Z'; }
 static inline int a_lower(Py_UCS4 c) { return c >= 'a' && c <= 'z'; }
-
-typedef struct {
-    int kind;
-    const void *data;
-    Py_ssize_t n;
-} Text;
-
-static inline Py_UCS4 at(const Text *t, Py_ssize_t i) {
-    return (i >= 0 && i < t->n) ? PyUnicode_READ(t->kind, t->data, i) : 0; /* outside: no class holds 0 */
-}
 
 /* Each returns the match's end at p, or -1; p is where the pattern's first character must be. The
  * patterns (recall/cues.py) and why each is decided without backtracking are in cue_scan's comment. */

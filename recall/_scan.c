@@ -46,6 +46,8 @@
 #include <string.h>
 #include <float.h>
 
+#include "_text.h"
+
 /* ---- character classes ------------------------------------------------------------------ */
 
 /* recall.tokenize: a CJK run (kana, ideographs, hangul syllables) becomes character bigrams. */
@@ -2772,21 +2774,8 @@ static int append_index(PyObject *found, Py_ssize_t k) {
 
 /* ---- the cue words over a batch (recall/literals.py, recall/cues.py known systems) ------------ */
 
-/* re.ASCII's \w (the cue patterns' word edges): a non-ASCII character is not one. The exact cues'
- * families over each text are recall/_cues.c cue_scan's. */
-static inline int a_word(Py_UCS4 c) {
-    return c < 128 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
-}
-
-typedef struct {
-    int kind;
-    const void *data;
-    Py_ssize_t n;
-} Text;
-
-static inline Py_UCS4 at(const Text *t, Py_ssize_t i) {
-    return (i >= 0 && i < t->n) ? PyUnicode_READ(t->kind, t->data, i) : 0; /* outside: no class holds 0 */
-}
+/* a_word, Text and at: recall/_text.h. The exact cues' families over each text are recall/_cues.c
+ * cue_scan's. */
 
 /* holding_any(joined, starts, needles) -> list of int: the texts of joined (text k begins at starts[k], the
  * texts apart by a separator no needle holds) that contain one of needles, in order, each once: the
