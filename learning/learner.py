@@ -369,7 +369,7 @@ class Learner:
                     t.routine[key] = {}  # a routine is what kept working: its count starts again
                 if key in t.routines:  # else ``_routine_broken`` has nothing to contradict
                     out += self._routine_broken(t, record, key, restoring)
-                kept = t.reports.setdefault((key[0], key[2]), [])  # ``_where(key)``
+                kept = t.reports.setdefault(_where(key), [])
                 kept.append(kept_failure)
                 if len(kept) > TRAJECTORY:
                     del kept[:-TRAJECTORY]
