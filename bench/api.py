@@ -168,7 +168,8 @@ def measure(size: int, embedder: str | None, recalls: int, lag_rate: int, lag_se
                 neural = semantic.neural_count(TENANT)
                 rows.append(("vectors embedded", f"{neural / embedded:,.0f} texts/s",
                              f"all {size:,} neural {embedded - ingest:.0f} s after the import returned" if settled else
-                             f"NOT SETTLED: {neural:,} of {size:,} neural after {settle:g} s (--settle); the rows "
+                             f"NOT SETTLED: {neural:,} of {size:,} neural {embedded - ingest:.0f} s after the import "
+                             f"returned (--settle {settle}); the rows "
                              "below mix static and neural vectors"))
                 while settled and semantic.unbuilt():
                     time.sleep(0.2)
