@@ -1139,12 +1139,198 @@ static PyObject *scan_token_hash_bytes(PyObject *self, PyObject *texts) {
 static const char *const SAID_FIELDS[] = {"text", "system", "identity", "action", "expected", "actual"};
 static PyObject *said_keys[6], *str_entities; /* interned at import */
 
-/* Hashes the tokens of value into b when it is truthy (the learner's ``if v``): a str, else a TypeError. */
-static int said_hashes(Buf *b, PyObject *value) {
+/* ---- record_hash_bytes: each text walked where it lies (issue 28, round nineteen) ----------------------------
+ * token_hash_bytes' path lowers each text into a new str, walks it calling back a function a token, hashes each
+ * token's code points again, pushes the hashes into a heap buffer and sorts them with qsort's callback: ~1.4 µs of
+ * a bench event's ~5 in the learner. Here an exact str is walked in place, each code point lowered as it is read,
+ * each token's hash made while the walk passes over it (a joined word's whole and its parts in the same pass: the
+ * set has no order), into a stack buffer sorted by insertion. A text holding a code point str.lower would not
+ * leave alone is hashed by the former path (hash_text), whose answer is the oracle of this one
+ * (tests/recall/test_scan_fused.py: every code point, and drawn texts). */
+
+#define NOT_ALONE ((Py_UCS4)0xFFFFFFFF)
+#define FNV_START 14695981039346656037ULL
+#define FNV_STEP(h, c) (((h) ^ (uint64_t)(c)) * 1099511628211ULL)
+
+static inline int caseless(Py_UCS4 c); /* round eighteen's block, at the end of the file */
+
+/* c as str.lower(text) has it wherever c stands, when lowering c alone gives that: an ASCII letter lowered, a code
+ * point that lowers to itself kept; NOT_ALONE for any other (a cased letter beyond ASCII: str.lower's full mapping
+ * may lengthen the text, U+0130, or read the neighbours, a capital sigma). */
+static inline Py_UCS4 lower_alone(Py_UCS4 c) {
+    if (c < 0x80)
+        return c - 'A' < 26 ? c + ('a' - 'A') : c; /* unsigned: below 'A' wraps past 26 */
+    return caseless(c) || Py_UNICODE_TOLOWER(c) == c ? c : NOT_ALONE;
+}
+
+/* The hashes of a record's tokens: on the stack for an event's few dozen, on the heap past them. */
+typedef struct {
+    int64_t *data;
+    Py_ssize_t len, cap;
+    int64_t local[96];
+} HashBuf;
+
+static int hashbuf_grow(HashBuf *b) {
+    const Py_ssize_t cap = 4 * b->cap;
+    int64_t *grown = b->data == b->local ? PyMem_Malloc((size_t)cap * sizeof(int64_t))
+                                         : PyMem_Realloc(b->data, (size_t)cap * sizeof(int64_t));
+    if (!grown) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (b->data == b->local)
+        memcpy(grown, b->local, (size_t)b->len * sizeof(int64_t));
+    b->data = grown;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int hashbuf_push(HashBuf *b, uint64_t h) {
+    if (b->len == b->cap && hashbuf_grow(b) < 0)
+        return -1;
+    b->data[b->len++] = (int64_t)h;
+    return 0;
+}
+
+#define PUSH(h)                                                                                                    \
+    do {                                                                                                           \
+        if (hashbuf_push(b, (h)) < 0)                                                                              \
+            return -1;                                                                                             \
+    } while (0)
+#define LOWER_AT(k, into)                                                                                          \
+    do {                                                                                                           \
+        if ((into = lower_alone(PyUnicode_READ(kind, data, (k)))) == NOT_ALONE)                                    \
+            return 1;                                                                                              \
+    } while (0)
+
+/* lexical_walk's tokens of the text as str.lower would give it, hashed (fnv1a_span) into b as the walk passes:
+ * 0; 1 at a code point lower_alone does not take (b then holds some of the text's hashes: the caller drops them);
+ * -1 with the error set. `kind` a constant where it is inlined, so each kind's loop reads its width directly. */
+static inline Py_ALWAYS_INLINE int walk_hashes(HashBuf *b, const int kind, const void *data, const Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    Py_UCS4 c, d;
+    while (i < n) {
+        LOWER_AT(i, c);
+        if (c >= 0x3040 && lexical_cjk(c)) { /* a CJK run: its bigrams, or a lone character as itself */
+            Py_ssize_t j = i + 1;
+            for (; j < n; j++) {
+                LOWER_AT(j, d);
+                if (!(d >= 0x3040 && lexical_cjk(d)))
+                    break;
+                PUSH(FNV_STEP(FNV_STEP(FNV_START, c), d));
+                c = d;
+            }
+            if (j == i + 1)
+                PUSH(FNV_STEP(FNV_START, c));
+            i = j;
+        } else if (word_char(c)) { /* a word, and its parts when joined (lexical_walk's order is no matter here) */
+            uint64_t whole = FNV_STEP(FNV_START, c), part = whole;
+            int joined = 0;
+            Py_ssize_t j = i + 1;
+            for (;;) {
+                for (; j < n; j++) {
+                    LOWER_AT(j, d);
+                    if (!word_char(d))
+                        break;
+                    whole = FNV_STEP(whole, d);
+                    part = FNV_STEP(part, d);
+                }
+                /* a joiner counts only when a word character follows it */
+                if (j + 1 < n && joiner(d)) {
+                    Py_UCS4 e;
+                    LOWER_AT(j + 1, e);
+                    if (word_char(e)) {
+                        joined = 1;
+                        PUSH(part);
+                        part = FNV_START;
+                        whole = FNV_STEP(whole, d);
+                        j++;
+                        continue;
+                    }
+                }
+                break;
+            }
+            PUSH(whole);
+            if (joined)
+                PUSH(part);
+            i = j;
+        } else {
+            i++;
+        }
+    }
+    return 0;
+}
+#undef PUSH
+#undef LOWER_AT
+
+/* hash_text's hashes appended to b: the former path, through str.lower's copy (a str subclass's own ``lower``; a
+ * non-str's TypeError); 0, or -1 with the error set. */
+static int hash_text_copied(HashBuf *b, PyObject *text) {
+    Buf copy = {0};
+    int rc = hash_text(&copy, text);
+    for (Py_ssize_t k = 0; rc == 0 && k < copy.len; k++)
+        rc = hashbuf_push(b, (uint64_t)copy.data[k]);
+    PyMem_Free(copy.data);
+    return rc;
+}
+
+/* hash_text's hashes of an exact str, the text walked in place (walk_hashes) where it can be: 0, or -1 with the
+ * error set. */
+static int hash_text_in_place(HashBuf *b, PyObject *text) {
+    const Py_ssize_t mark = b->len, n = PyUnicode_GET_LENGTH(text);
+    const void *data = PyUnicode_DATA(text);
+    int rc;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        rc = walk_hashes(b, PyUnicode_1BYTE_KIND, data, n);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        rc = walk_hashes(b, PyUnicode_2BYTE_KIND, data, n);
+        break;
+    default:
+        rc = walk_hashes(b, PyUnicode_4BYTE_KIND, data, n);
+        break;
+    }
+    if (rc <= 0)
+        return rc;
+    b->len = mark; /* a code point lowered with its neighbours, or into more than one: str.lower's copy */
+    return hash_text_copied(b, text);
+}
+
+/* Hashes the tokens of value into b when it is truthy (the learner's ``if v``): a str, else a TypeError (hash_text's:
+ * a str subclass too goes that way, its own ``lower`` called as before). */
+static int said_hashes(HashBuf *b, PyObject *value) {
     if (!value || value == Py_None)
         return 0;
+    if (PyUnicode_CheckExact(value))
+        return PyUnicode_GET_LENGTH(value) ? hash_text_in_place(b, value) : 0;
     const int truthy = PyObject_IsTrue(value);
-    return truthy <= 0 ? truthy : hash_text(b, value);
+    return truthy <= 0 ? truthy : hash_text_copied(b, value);
+}
+
+/* Sorts b's hashes ascending and drops repeats: insertion for an event's few dozen (no callback a comparison),
+ * qsort past them. */
+static void hashbuf_sort_unique(HashBuf *b) {
+    int64_t *v = b->data;
+    const Py_ssize_t n = b->len;
+    if (n < 2)
+        return;
+    if (n <= 64) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            const int64_t x = v[i];
+            Py_ssize_t k = i;
+            for (; k > 0 && v[k - 1] > x; k--)
+                v[k] = v[k - 1];
+            v[k] = x;
+        }
+    } else {
+        qsort(v, (size_t)n, sizeof(int64_t), ascending);
+    }
+    Py_ssize_t kept = 1;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (v[i] != v[kept - 1])
+            v[kept++] = v[i];
+    b->len = kept;
 }
 
 /* record_hash_bytes(record) -> bytes: token_hash_bytes of the record's truthy text, system, identity, action,
@@ -1155,7 +1341,10 @@ static PyObject *scan_record_hash_bytes(PyObject *self, PyObject *record) {
         PyErr_Format(PyExc_TypeError, "record_hash_bytes takes a dict, not %.100s", Py_TYPE(record)->tp_name);
         return NULL;
     }
-    Buf b = {0};
+    HashBuf b;
+    b.data = b.local;
+    b.len = 0;
+    b.cap = (Py_ssize_t)(sizeof(b.local) / sizeof(b.local[0]));
     int ok = 1;
     for (int f = 0; ok && f < 6; f++)
         ok = said_hashes(&b, PyDict_GetItemWithError(record, said_keys[f])) == 0 && !PyErr_Occurred();
@@ -1165,10 +1354,22 @@ static PyObject *scan_record_hash_bytes(PyObject *self, PyObject *record) {
     ok = ok && any_entities >= 0;
     if (ok && any_entities) {
         PyObject *fast = PySequence_Fast(entities, "entities must be a sequence of str");
-        ok = fast != NULL && hash_texts(&b, fast) == 0;
+        ok = fast != NULL;
+        for (Py_ssize_t t = 0; ok && t < PySequence_Fast_GET_SIZE(fast); t++) {
+            PyObject *item = PySequence_Fast_GET_ITEM(fast, t);
+            /* every entity is hashed, empty or not (hash_texts'), a non-str refused */
+            ok = (PyUnicode_CheckExact(item) ? hash_text_in_place(&b, item) : hash_text_copied(&b, item)) == 0;
+        }
         Py_XDECREF(fast);
     }
-    return hash_set_bytes(&b, ok);
+    PyObject *out = NULL;
+    if (ok) {
+        hashbuf_sort_unique(&b);
+        out = PyBytes_FromStringAndSize((const char *)b.data, b.len * (Py_ssize_t)sizeof(int64_t));
+    }
+    if (b.data != b.local)
+        PyMem_Free(b.data);
+    return out;
 }
 
 /* Copies packed int64s into b, sorted and unique. */

@@ -74,6 +74,7 @@ from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
 from hindbrain.switching import CALLS
 
 CONSUMER = "embedded-projector"
+_new_tuple = tuple.__new__
 GROUP_WINDOW_S = 0.005  # how long a deferred record may wait for its group commit
 # records appended and not yet in the views past which a writer waits for the projector (backpressure):
 # two bulk calls of 5,000, so the projector's round of one overlaps the next call's fold
@@ -186,7 +187,9 @@ class EmbeddedRunner:
             with self._wake:
                 self._deferred[:0] = deferred
             raise
-        decoded = [Decoded(p, rt, r, m.value) for p, (rt, r), m in zip(positions, records, messages, strict=True)]
+        # ``tuple.__new__``: the named tuple without its generated ``__new__``'s Python frame (~0.15 µs a record)
+        decoded = [_new_tuple(Decoded, (p, rt, r, m.value)) for p, (rt, r), m in zip(positions, records, messages,
+                                                                                   strict=True)]
         if self.log.group_from is not None:
             self._in_group += decoded  # projected once the group committed (module docstring)
             due = False

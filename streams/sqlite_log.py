@@ -35,6 +35,8 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import count, repeat
+from operator import attrgetter
 from pathlib import Path
 
 from hindbrain.streams.log import LogEntry, LogWriteError, Message, Position
@@ -57,6 +59,25 @@ CREATE TABLE IF NOT EXISTS consumer_offsets (
 """
 
 ALL_TOPICS = "*"  # the pseudo-topic of the global order, for committed offsets of the runner
+_new_tuple = tuple.__new__
+_BYTES, _STR, _STR_OR_NONE = frozenset((bytes,)), frozenset((str,)), frozenset((str, type(None)))
+
+
+def _columns(messages: Sequence[Message]) -> tuple[list, list, list[bytes]]:
+    """The messages' topics, keys and values (each value as ``bytes``), or the ``TypeError`` naming the first
+    message whose value is not bytes-like (``bytes(3)`` would be three zero bytes: checked, not coerced) or
+    whose topic is not a str or key not a str or None. The common batch (exact bytes, str and None) is read in
+    C-level passes: the check and the parameter tuple of each message in Python were ~0.3 µs of an event's
+    ~3.4 µs append (issue 28, round nineteen)."""
+    topics, keys, values = (list(map(attrgetter(name), messages)) for name in Message._fields)
+    if set(map(type, values)) <= _BYTES and set(map(type, topics)) <= _STR and set(map(type, keys)) <= _STR_OR_NONE:
+        return topics, keys, values
+    for m in messages:
+        if not isinstance(m.value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"message value must be bytes, not {type(m.value).__name__}")
+        if not isinstance(m.topic, str) or not (m.key is None or isinstance(m.key, str)):
+            raise TypeError(f"message topic must be str and key str or None, not {m.topic!r}, {m.key!r}")
+    return topics, keys, list(map(bytes, values))
 
 
 class SqliteLog:
@@ -104,11 +125,7 @@ class SqliteLog:
     def append(self, messages: Sequence[Message]) -> list[Position]:
         if not messages:
             return []
-        for m in messages:  # bytes(3) would be three zero bytes: check, don't coerce
-            if not isinstance(m.value, (bytes, bytearray, memoryview)):
-                raise TypeError(f"message value must be bytes, not {type(m.value).__name__}")
-            if not isinstance(m.topic, str) or not (m.key is None or isinstance(m.key, str)):
-                raise TypeError(f"message topic must be str and key str or None, not {m.topic!r}, {m.key!r}")
+        topics, keys, values = _columns(messages)
         with self._lock:
             self._check_group()
             cur = self._db.cursor()
@@ -118,10 +135,8 @@ class SqliteLog:
             try:
                 cur.execute(begin)
                 first = cur.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
-                cur.executemany(
-                    'INSERT INTO records ("offset", topic, key, value) VALUES (?, ?, ?, ?)',
-                    [(first + i, m.topic, m.key, bytes(m.value)) for i, m in enumerate(messages)],
-                )
+                cur.executemany('INSERT INTO records ("offset", topic, key, value) VALUES (?, ?, ?, ?)',
+                                zip(count(first), topics, keys, values))
                 later = {} if self._grouped else self._write_later(cur)  # a group writes them at its end
                 cur.execute(commit)
             except BaseException as exc:
@@ -131,7 +146,8 @@ class SqliteLog:
                     raise
                 raise error from exc
             self._written(later)
-        return [Position(m.topic, 0, first + i) for i, m in enumerate(messages)]
+        # ``tuple.__new__`` makes the named tuples without their generated ``__new__``'s Python frame
+        return list(map(_new_tuple, repeat(Position), zip(topics, repeat(0), range(first, first + len(values)))))
 
     def _write_later(self, cur) -> dict[tuple[str, str, int], int]:
         """(Lock held, in a transaction.) Writes the offsets ``commit_later`` left; returns them, to be

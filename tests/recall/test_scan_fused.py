@@ -162,3 +162,43 @@ def test_record_hash_bytes_refuses_what_is_not_text():
     with pytest.raises(TypeError, match="takes a dict"):
         _scan.record_hash_bytes([("text", "ok")])
     assert _scan.record_hash_bytes({"text": "", "action": 0, "entities": []}) == b""
+
+
+def _blocks(code_points: list[int], size: int = 128) -> list[list[str]]:
+    return [[chr(c) for c in code_points[n:n + size]] for n in range(0, len(code_points), size)]
+
+
+def test_record_hash_bytes_walks_every_code_point_as_str_lower_would():
+    """Round nineteen: a text is walked where it lies, each code point lowered as it is read, and a text holding
+    one str.lower would not leave alone (a cased letter beyond ASCII, U+0130, the capital sigma) goes the former
+    way. Every code point, against ``token_hash_bytes`` (the former path): those str.lower leaves alone in blocks
+    joined as one word, by spaces, by joiners and beside CJK; each of the others alone beside ASCII letters."""
+    points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    alone = [c for c in points if chr(c).lower() == chr(c)]
+    for block in _blocks(alone):
+        for text in ("".join(block), " ".join(block), "Ab-" + "-".join(block) + ".cD", "中".join(block)):
+            record = {"text": text, "system": "X" + text[:9], "entities": [text[::-1]]}
+            assert _scan.record_hash_bytes(record) == _scan.token_hash_bytes(_said_fields(record)), block[0]
+    for c in sorted(set(points) - set(alone)):
+        for text in (f"aB{chr(c)}cd", f"Ab-{chr(c)}.Σx {chr(c)}中"):
+            assert _scan.record_hash_bytes({"text": text}) == _scan.token_hash_bytes([text]), hex(c)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=8)), min_size=40, max_size=300).map(" ".join),
+       st.lists(texts, max_size=40))
+def test_record_hash_bytes_of_long_texts_and_many_entities(text, entities):
+    """Past the stack buffer (96 hashes) and the insertion sort's bound (64): the same set as the former path."""
+    record = {"text": text, "action": text[::-1], "entities": entities}
+    assert _scan.record_hash_bytes(record) == _scan.token_hash_bytes(_said_fields(record))
+
+
+class _Shouting(str):
+    def lower(self):  # a str subclass's own lower is called, as str.lower's copy was
+        return "shout"
+
+
+def test_record_hash_bytes_of_a_str_subclass_calls_its_lower():
+    record = {"text": _Shouting("Quiet"), "entities": [_Shouting("Calm")]}
+    assert _scan.record_hash_bytes(record) == _scan.token_hash_bytes(_said_fields(record))
+    assert _scan.record_hash_bytes(record) == _scan.token_hash_bytes(["shout"])
