@@ -51,3 +51,17 @@ def test_the_terms_of_a_batch_are_the_former_ones(pairs, rng):
 def test_keys_are_numbered_in_order_of_first_sight():
     a, b = ("a", (), ()), ("b", (), ())
     assert cues._numbered([a, b, a, ("a", (), ()), b]) == ([a, b], [0, 1, 0, 0, 1])
+
+
+http_pieces = st.sampled_from(["403", "404", "500", "(", ")", "（", "）", "【", "】", "[", "]", " ", "  ", "\n", ":", "：",
+                               ".", "。", ",", "!", "forbidden", " Not Found", "bad gateway", "页面", "了", "错误",
+                               "status code", "HTTP/1.1", "返回", "got", "x", "ticket 12: ", "—", "工单系统", "4031",
+                               "a403", "1.403"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.lists(http_pieces, max_size=8).map("".join), min_size=1, max_size=6))
+def test_a_batchs_status_codes_are_each_texts_own(texts):
+    # the status codes' context judged in place (the rest matched from the code's end, aloneness tested after)
+    # gives exact_cues' own sets, which judge the same three tests on copies in another order
+    assert cues.exact_cues_many(texts, [()] * len(texts)) == [cues.exact_cues(text, ()) for text in texts]
