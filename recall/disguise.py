@@ -112,15 +112,20 @@ def _masking_bits() -> bytes:
     return bytes(bits)
 
 
+_PAIRED_BELOW = 0x20000  # every canonical decomposition into two characters is of a code point below this
+
+
 @cache
 def _nfkc_plain_bits() -> bytes:
     """A bit per BMP code point (little-endian bytes, 8 kB), set where a text holding the character may still
     be its own NFKC without asking (``_cues.nfkc_unsure``): the character has no decomposition (canonical or
     compatibility), a combining class of 0, and is no later part of a composition (a canonical pair's second
     character, a Hangul vowel or trailing consonant jamo). A text of such characters only is unchanged by NFKC:
-    nothing decomposes, reorders or composes. Made from this Python's ``unicodedata`` (~0.1 s, once)."""
+    nothing decomposes, reorders or composes. Made from this Python's ``unicodedata`` (~25 ms, once: the pairs
+    are all in the first two planes, past them a decomposition is one character or compatibility's, which
+    tests/recall/test_nfkc_unsure.py checks)."""
     later = {0x1161 + v for v in range(21)} | {0x11A8 + t for t in range(27)}  # what Hangul syllables compose of
-    for point in range(0x110000):
+    for point in range(_PAIRED_BELOW):
         parts = unicodedata.decomposition(chr(point)).split()
         if len(parts) == 2 and not parts[0].startswith("<"):
             later.add(int(parts[1], 16))

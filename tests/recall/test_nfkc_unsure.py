@@ -38,6 +38,12 @@ def test_every_plain_character_is_its_own_nfkc_alone_and_after_what_composes():
             assert unicodedata.normalize("NFKC", text) == text, hex(point)
 
 
+def test_no_pair_composes_past_the_planes_the_bitmap_reads():
+    for point in range(disguise._PAIRED_BELOW, 0x110000):
+        parts = unicodedata.decomposition(chr(point)).split()
+        assert len(parts) < 2 or parts[0].startswith("<"), hex(point)
+
+
 def test_what_nfkc_changes_is_not_plain():
     for char in ("\u00a0", "\u2011", "\uff0c", "\u3000", "\ufb01", "\u0301", "\u0307", "\u1161", "\u11a8", "\u212a",
                  "\u2460", "\u00bd", "\u0958", "\u0b3e"):
