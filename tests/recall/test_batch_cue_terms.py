@@ -53,10 +53,11 @@ def test_keys_are_numbered_in_order_of_first_sight():
     assert cues._numbered([a, b, a, ("a", (), ()), b]) == ([a, b], [0, 1, 0, 0, 1])
 
 
-http_pieces = st.sampled_from(["403", "404", "500", "(", ")", "（", "）", "【", "】", "[", "]", " ", "  ", "\n", ":", "：",
-                               ".", "。", ",", "!", "forbidden", " Not Found", "bad gateway", "页面", "了", "错误",
-                               "status code", "HTTP/1.1", "返回", "got", "x", "ticket 12: ", "—", "工单系统", "4031",
-                               "a403", "1.403"])
+http_pieces = st.sampled_from(["403", "404", "500", "(", ")", "（", "）", "【", "】",
+                               "[", "]", " ", "  ", "\n", ":", "：", ".", "。",
+                               ",", "!", "forbidden", " Not Found", "bad gateway", "页面", "了", "错误", "status code",
+                               "HTTP/1.1", "返回", "got", "x", "ticket 12: ", "—", "工单系统", "4031", "a403",
+                               "1.403"])
 
 
 @settings(max_examples=600, deadline=None)

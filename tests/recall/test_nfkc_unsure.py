@@ -50,9 +50,9 @@ def test_what_nfkc_changes_is_not_plain():
         assert not BITS[ord(char) >> 3] >> (ord(char) & 7) & 1, hex(ord(char))
 
 
-pieces = st.sampled_from(["ticket 12: refund", "报销系统权限不足", "—", "é", "e\u0301", "\u1100\u1161\u11a8", "가\u11a8",
-                          "ﬁ", "ＡＢＣ", "，", "\u3000", "\u00a0", "½", "K", "\u212a", "😀", "\U0001d400", "\ud800", "İ",
-                          "&amp;", "al\u200bways", "\u0915\u093c", "\u0b47\u0b3e", ""])
+pieces = st.sampled_from(["ticket 12: refund", "报销系统权限不足", "—", "é", "e\u0301", "\u1100\u1161\u11a8",
+                          "가\u11a8", "ﬁ", "ＡＢＣ", "，", "\u3000", "\u00a0", "½", "K", "\u212a", "😀", "\U0001d400",
+                          "\ud800", "İ", "&amp;", "al\u200bways", "\u0915\u093c", "\u0b47\u0b3e", ""])
 texts = st.lists(st.one_of(pieces, st.text(max_size=4), st.characters(max_codepoint=0xFFFF).map(str)),
                  max_size=8).map("".join)
 
