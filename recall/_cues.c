@@ -504,6 +504,70 @@ fail:
     return NULL;
 }
 
+/* ---- NFKC's quick check, a text at a time (issue 28, round nineteen) -------------------------- */
+
+/* nfkc_unsure(texts, bits) -> list of int: the texts (numbers, in order) holding a character outside bits,
+ * a bit per BMP code point (little-endian bytes, 8 kB) set where the character has no decomposition, a
+ * combining class of 0 and composes with nothing before it (recall/disguise.py _nfkc_plain_bits). A text of
+ * such characters only is its own NFKC: nothing to decompose, reorder or compose. An ASCII text is one
+ * (its kind says so: no read); a character past the BMP makes a text unsure. recall.disguise.revealed_many
+ * asks unicodedata.is_normalized of the unsure texts alone, not of the batch joined. */
+static int nfkc_plain(PyObject *text, const uint8_t *bits) {
+    if (PyUnicode_IS_ASCII(text))
+        return 1;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *s = data;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!(bits[s[i] >> 3] >> (s[i] & 7) & 1))
+                return 0;
+        return 1;
+    }
+    if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *s = data;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!(bits[s[i] >> 3] >> (s[i] & 7) & 1))
+                return 0;
+        return 1;
+    }
+    return 0; /* a character past the BMP: the caller asks unicodedata */
+}
+
+static PyObject *cues_nfkc_unsure(PyObject *self, PyObject *args) {
+    PyObject *texts, *out = NULL;
+    Py_buffer bits = {0};
+    if (!PyArg_ParseTuple(args, "O!y*:nfkc_unsure", &PyList_Type, &texts, &bits))
+        return NULL;
+    if (bits.len != 0x10000 / 8) {
+        PyErr_SetString(PyExc_ValueError, "bits must be 8192 bytes: a bit per BMP code point");
+        goto done;
+    }
+    if (!(out = PyList_New(0)))
+        goto done;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(texts); k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        if (!PyUnicode_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "a text must be str");
+            Py_CLEAR(out);
+            goto done;
+        }
+        if (nfkc_plain(text, bits.buf))
+            continue;
+        PyObject *no = PyLong_FromSsize_t(k);
+        if (!no || PyList_Append(out, no) < 0) {
+            Py_XDECREF(no);
+            Py_CLEAR(out);
+            goto done;
+        }
+        Py_DECREF(no);
+    }
+done:
+    PyBuffer_Release(&bits);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"cue_scan", cues_cue_scan, METH_VARARGS,
      "cue_scan(texts, out, not_systems) -> (alone, dashed, underscored, hexed, http): recall.cues.exact_cues_many's "
@@ -512,6 +576,9 @@ static PyMethodDef methods[] = {
     {"lowered_holding", cues_lowered_holding, METH_VARARGS,
      "lowered_holding(texts, needles) -> list of int: the texts (numbers, in order) whose str.lower() holds one "
      "of needles (a tuple of non-empty str), each text lowered while it is scanned."},
+    {"nfkc_unsure", cues_nfkc_unsure, METH_VARARGS,
+     "nfkc_unsure(texts, bits) -> list of int: the texts (numbers, in order) holding a character outside bits "
+     "(a bit per BMP code point, 8192 bytes: those a text can hold and be its own NFKC)."},
     {NULL, NULL, 0, NULL},
 };
 

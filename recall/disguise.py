@@ -26,7 +26,7 @@ import re
 import unicodedata
 from functools import cache
 
-from hindbrain.recall import _scan
+from hindbrain.recall import _cues, _scan
 
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 # Every run holds 16 characters of the alphabet in a row: a search without the look-behind (tried at
@@ -112,15 +112,42 @@ def _masking_bits() -> bytes:
     return bytes(bits)
 
 
+_PAIRED_BELOW = 0x20000  # every canonical decomposition into two characters is of a code point below this
+
+
+@cache
+def _nfkc_plain_bits() -> bytes:
+    """A bit per BMP code point (little-endian bytes, 8 kB), set where a text holding the character may still
+    be its own NFKC without asking (``_cues.nfkc_unsure``): the character has no decomposition (canonical or
+    compatibility), a combining class of 0, and is no later part of a composition (a canonical pair's second
+    character, a Hangul vowel or trailing consonant jamo). A text of such characters only is unchanged by NFKC:
+    nothing decomposes, reorders or composes. Made from this Python's ``unicodedata`` (~25 ms, once: the pairs
+    are all in the first two planes, past them a decomposition is one character or compatibility's, which
+    tests/recall/test_nfkc_unsure.py checks)."""
+    later = {0x1161 + v for v in range(21)} | {0x11A8 + t for t in range(27)}  # what Hangul syllables compose of
+    for point in range(_PAIRED_BELOW):
+        parts = unicodedata.decomposition(chr(point)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            later.add(int(parts[1], 16))
+    bits = bytearray(0x10000 // 8)
+    for point in range(0x10000):
+        char = chr(point)
+        if (point not in later and not unicodedata.combining(char) and not unicodedata.decomposition(char)
+                and not 0xD800 <= point < 0xE000):  # a lone surrogate is left to unicodedata
+            bits[point >> 3] |= 1 << (point & 7)
+    return bytes(bits)
+
+
 def revealed_many(texts: list[str]) -> list[str]:
     """``[revealed(t) for t in texts]``: one C pass finds the texts holding "&", a character of the table
-    or a base64 run (``_scan.maybe_disguised``), NFKC's quick check runs once over the batch (joined by
-    NUL, a starter nothing composes with: the join is normalised exactly when every text is), and only
-    the texts found go through ``revealed``; every other text is its own (issue 28)."""
+    or a base64 run (``_scan.maybe_disguised``), a second finds the texts holding a character NFKC might
+    change (``_cues.nfkc_unsure``: none in an ASCII text, nor in a zh one of ideographs and general
+    punctuation) and only those are asked ``unicodedata.is_normalized`` (the batch is not joined for it, issue
+    28 round nineteen), and only the texts found go through ``revealed``; every other text is its own."""
     out = list(texts)
     suspects = set(_scan.maybe_disguised(out, _masking_bits()))
-    if not unicodedata.is_normalized("NFKC", "\x00".join(out)):
-        suspects.update(k for k, text in enumerate(out) if not unicodedata.is_normalized("NFKC", text))
+    suspects.update(k for k in _cues.nfkc_unsure(out, _nfkc_plain_bits())
+                    if not unicodedata.is_normalized("NFKC", out[k]))
     for k in suspects:
         out[k] = revealed(out[k])
     return out
