@@ -15,10 +15,14 @@ Round seventeen's trees were fitted on the tuning halves of all six sets togethe
 Here every candidate ranker is scored by K-fold cross-validation over the dialogue pools' tuning
 halves, folds by dialogue (a MADial query id is one dialogue, the same in zh and en: both languages
 of one dialogue fall in the same fold, so a fold never tests on a translation of what it trained
-on), repeated over several fold draws. The arm with the best mean cross-validated R@5 is chosen;
-it is then fitted on every tuning dialogue pool and, with ``--out``, exported as the product's
-model (a tree arm as trees, the logistic arm as ``learned.Linear``'s weights). The held-out halves are printed after
-the choice, for every arm, marked as not used to choose.
+on), repeated over several fold draws. The arm with the best mean cross-validated R@5 is chosen
+among those --out can write — the dialogue-only tree arms and the logistic ones, whose
+output is a probability of evidence (``learned.rerank`` multiplies it by the track record); the
+fixed orders, the blends, the six-set refits, the pairwise rankers (a score, not a probability) and the shipped file
+(fitted on these very tuning halves: in-sample) are printed for reference. The chosen arm is
+then fitted on every tuning dialogue pool and, with ``--out``, exported as the product's model (a
+tree arm as trees, a logistic arm as ``learned.Linear``'s weights). The held-out halves are
+printed after the choice, for every arm, marked as not used to choose.
 
 Deterministic: the same pools give the same numbers.
 """
@@ -284,7 +288,10 @@ def main() -> None:
         in_sample = " / ".join(f"{fusion_rank.r_at_5(ps, order):.1f}" for ps in tuning.values())
         print(f"| {name} | " + " | ".join(f"{scores[n]:.1f}" for n in dialogue_sets)
               + f" | {cv[name]:.2f} | {in_sample} |", flush=True)
-    chosen = max(cv, key=lambda n: cv[n])
+    choosable = [n for n in cv if n in EXPORTABLE or n.startswith("logistic, dialogue pools only")]
+    if not choosable:
+        raise SystemExit("no arm the product can read was scored (see --only)")
+    chosen = max(choosable, key=lambda n: cv[n])
     print(f"\nchosen on the tuning halves: {chosen} (mean CV {cv[chosen]:.2f})\n")
 
     print("held-out halves, every arm fitted on all tuning dialogue pools — the chosen arm's row is the "
