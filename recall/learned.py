@@ -18,6 +18,11 @@ cosines otherwise than USE, so USE's trees cost it MADial's ≥ 66 (docs/recall-
 nine). An embedder without its own file (``e5`` alone, ``static``), or whose file is missing,
 gets USE's trees, logged once and named in each item's ``why["learned"]["trees"]``.
 
+A dialogue's pool (``MIXED_NAME``) is ordered by logistic weights instead (``Linear``, the same
+features, ``fusion_trees_use_e5_dialogue.json`` with ``"kind": "logistic"``): fitted and chosen on
+MADial's tuning dialogues alone by ``bench/fusion_dialogue.py``, where trees fitted on six sets
+(MADial 160 of ~2,900 questions) or on MADial alone did no better out of fold.
+
 The ranker only *orders*: the pool's fused scores are handed out again in the new order, so the
 gate's relevance ratios and budget see the same values as before (``rerank``). ``why["learned"]``
 says where the item stood before, its probability of being evidence, and the fused score it had.
@@ -143,6 +148,41 @@ class Trees:
                    tuple(data["features"]), str(data.get("embedder", DEFAULT_EMBEDDER)))
 
 
+@dataclass(frozen=True)
+class Linear:
+    """A logistic fusion: log-odds ``intercept + x · weights`` (the fit's standardisation folded into
+    ``weights``). A dialogue's pool is ordered by one (``fusion_trees_use_e5_dialogue.json``): on
+    MADial's 160 tuning dialogues, trees fitted on them learned the folds they saw, while a
+    logistic fit over the same features held its cross-validated R@5 at least as well as any
+    other order (bench/fusion_dialogue.py, docs/recall-quality.md round nineteen)."""
+
+    weights: np.ndarray  # per feature
+    intercept: float
+    features: tuple[str, ...]
+    embedder: str = DEFAULT_EMBEDDER
+
+    def margin(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim != 2 or x.shape[1] != len(self.features):
+            raise ValueError(f"fusion weights: rows of {len(self.features)} features expected, got shape {x.shape}")
+        return self.intercept + x @ self.weights
+
+    @classmethod
+    def from_json(cls, data: dict) -> Linear:
+        if tuple(data["features"]) != FEATURES:
+            raise ValueError(f"fusion weights: fitted on features {data['features']}, the code computes {FEATURES}")
+        weights = np.array(data["weights"], dtype=np.float64)
+        if weights.shape != (len(FEATURES),) or not np.isfinite(weights).all():
+            raise ValueError(f"fusion weights: {len(FEATURES)} finite weights expected, got {data['weights']}")
+        return cls(weights, float(data["intercept"]), tuple(data["features"]), str(data["embedder"]))
+
+
+def model_from_json(data: dict) -> Trees | Linear:
+    """A fusion file's model: ``"kind": "logistic"`` a ``Linear``, otherwise (every file before
+    round nineteen) ``Trees``."""
+    return Linear.from_json(data) if data.get("kind") == "logistic" else Trees.from_json(data)
+
+
 def model_path(embedder: str) -> Path:
     """The tree file fitted on ``embedder``'s pools, or USE's when it has none (or it is missing)."""
     own = MODEL_FILES.get(embedder)
@@ -150,11 +190,12 @@ def model_path(embedder: str) -> Path:
 
 
 @lru_cache(maxsize=4)
-def trees(embedder: str = DEFAULT_EMBEDDER) -> Trees:
-    """The trees for ``embedder``'s pools (read once per embedder). A file that says it was fitted
+def trees(embedder: str = DEFAULT_EMBEDDER) -> Trees | Linear:
+    """The trees (or, for a dialogue, the ``Linear`` weights) fitted on ``embedder``'s pools (read
+    once per embedder). A file that says it was fitted
     on another embedder than the one it is filed under is refused, not used on the wrong scale."""
     path = model_path(embedder)
-    model = Trees.from_json(json.loads(path.read_text("utf-8")))
+    model = model_from_json(json.loads(path.read_text("utf-8")))
     filed_for = next((name for name, file in MODEL_FILES.items() if MODEL_DIR / file == path), None)
     if filed_for is not None and model.embedder != filed_for:
         raise ValueError(f"fusion trees: {path.name} was fitted on the pools of {model.embedder!r}, "
