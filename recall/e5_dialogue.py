@@ -8,7 +8,8 @@ on the memories (docs/recall-quality.md, round nineteen).
 
 Why: USE alone reads MADial 62.2 / 63.1 R@5 through ``madial-sdk``; USE's five views plus e5 on the
 last user turn at 1 : 2, ordered by trees fitted on its own pools, reads ≥ 66 (docs/recall-quality.md,
-rounds sixteen to eighteen); on the cue at 1 : 3, 67.7 / 68.9 (round nineteen, the same trees).
+rounds sixteen to eighteen); on the cue at 1 : 3 with trees refitted on its pools, 67.1 / 69.2
+(round nineteen; held-out halves 64.6 / 62.2 against 64.6 / 61.8).
 e5 costs ~4–5 ms of CPU a query through ORT's int8 graph (the cue's ~48 tokens ~×1.5 the last turn's), so it is
 paid only where it gains: dialogue-form queries (``Query.form == "dialogue"``; a text question
 keeps USE alone, its rows and latency unchanged) and dialogue-kind memories (structured events
