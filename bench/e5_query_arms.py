@@ -10,7 +10,8 @@ Arms (``ARMS``): which texts of the dialogue e5 reads and how their cosines to a
 ``mean`` of the turns' unit vectors weighted ``decay ** age`` (one query vector), or ``max`` over the
 turns' cosines (as USE's late interaction takes the best turn). "user" turns are the query's
 ``turns`` view (the user's lines only); "both" reads the raw dialogue's lines, assistant's included.
-Each text is its own ORT run here (the cost of a batched run is ``bench/e5_dialogue_cost.py``'s).
+Each text is its own ORT run here; ``--cost ARMS`` reads each arm's e5 tokens and thread CPU a dialogue.
+On the branch that ships the cue (round nineteen) ``--arm last`` is the old default and ``joined-ua`` the new.
 """
 
 from __future__ import annotations
