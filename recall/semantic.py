@@ -733,9 +733,9 @@ class SemanticIndex:
             with self._cond:
                 self._cond.notify_all()
 
-    def dialogue_query_async(self, joined: str) -> Future:
-        """e5's vector of a dialogue's last user turn (``e5_dialogue.query_vector``) on the e5 thread."""
-        return self._e5_pool.submit(e5_dialogue.query_vector, joined)
+    def dialogue_query_async(self, cue: str) -> Future:
+        """e5's vector of a dialogue's cue (``QueryViews.cue``, ``e5_dialogue.query_vector``) on the e5 thread."""
+        return self._e5_pool.submit(e5_dialogue.query_vector, cue)
 
     def pending(self, tenant: str | None = None) -> int:
         """Items added but not yet searchable, for one tenant or all."""

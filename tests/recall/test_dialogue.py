@@ -20,6 +20,17 @@ def test_a_tagged_dialogue_keeps_the_users_turns_and_drops_the_assistants():
     assert weights == sorted(weights) and weights[-1] == 1.0  # the most recent turn weighs most
 
 
+def test_e5s_cue_is_the_users_last_turn_after_the_assistants_turn_before_it():
+    assert views(MADIAL_LIKE).cue == "Take a deep breath! By the way, what should I wear?"
+    # the assistant spoke last: the cue is still the user's last turn and what it answered
+    assert views("Ann: my cat is ill\nBot: which vet?\nAnn: the one on Elm Street\nBot: ok").cue == \
+        "which vet? the one on Elm Street"
+    assert views("Ann: my cat is ill\nBo: poor thing").cue == "poor thing"  # no assistant: the last turn
+    assert views("用户：我今天数学考了满分！\n助手：真棒！\n用户：我好开心").cue == "真棒！ 我好开心"
+    assert views("What should I wear?").cue == "What should I wear?"
+    assert views("first line\nsecond line").cue == "second line"
+
+
 def test_chinese_colons_plain_names_and_continuation_lines():
     turns = parse_turns("用户：我今天数学考了满分！\n继续说一句\n助手：真棒！\n用户：我好开心")
     assert [t.speaker for t in turns] == ["用户", "助手", "用户"]

@@ -1,6 +1,6 @@
-"""A dialogue-form recall's fusion (recall.learned.Linear, ``fusion_trees_use_e5_dialogue.json``):
-the logistic weights bench/fusion_dialogue.py chose by cross-validation on MADial's tuning
-dialogues are what the default reads, and a different file there changes a dialogue's order."""
+"""A dialogue-form recall's fusion file (``fusion_trees_use_e5_dialogue.json``) may hold logistic
+weights (recall.learned.Linear, what bench/fusion_dialogue.py exports when its cross-validation picks
+them): such a file is read as weights, and the weights place a dialogue's order."""
 
 import json
 
@@ -35,35 +35,46 @@ def _dialogue_recall(brain) -> list:
     return brain.recall(tenant="u1", agent="madial", query=query, k=5, layers=["episodic"]).items
 
 
-def test_the_default_reads_the_dialogue_logistic_weights(fresh_models):
-    shipped = json.loads((learned.MODEL_DIR / DIALOGUE_FILE).read_text("utf-8"))
-    model = learned.trees(e5_dialogue.MIXED_NAME)
-    assert isinstance(model, Linear) and model.embedder == e5_dialogue.MIXED_NAME
-    assert model.weights.tolist() == shipped["weights"] and model.intercept == shipped["intercept"]
-    x = np.random.default_rng(19).normal(size=(7, len(FEATURES)))
-    assert np.allclose(model.margin(x), shipped["intercept"] + x @ np.array(shipped["weights"]))
-    assert type(learned.trees()).__name__ == "Trees"  # text questions keep USE's trees
-
-
-def test_a_planted_dialogue_file_changes_a_dialogue_recalls_order(tmp_path, fresh_models, monkeypatch):
-    with Brain.open(tmp_path / "a") as brain:
-        default = [(i.id, i.why["learned"]["probability"]) for i in _dialogue_recall(brain)]
+def _plant(tmp_path, monkeypatch, dialogue: dict):
+    """Every shipped fusion file copied into a folder the product reads, the dialogue's replaced."""
     planted = tmp_path / "models"
-    planted.mkdir()
+    planted.mkdir(exist_ok=True)
     for name in learned.MODEL_FILES.values():
         if (learned.MODEL_DIR / name).exists():
             (planted / name).write_text((learned.MODEL_DIR / name).read_text("utf-8"))
-    wrong = json.loads((planted / DIALOGUE_FILE).read_text("utf-8"))
-    wrong["weights"] = [-w for w in wrong["weights"]]  # the chosen fit turned upside down
-    (planted / DIALOGUE_FILE).write_text(json.dumps(wrong))
+    (planted / DIALOGUE_FILE).write_text(json.dumps(dialogue))
     monkeypatch.setattr(learned, "MODEL_DIR", planted)
     monkeypatch.setattr(learned, "MODEL_PATH", planted / learned.MODEL_FILES[learned.DEFAULT_EMBEDDER])
     learned.trees.cache_clear()
+
+
+def _logistic(weights: dict[str, float]) -> dict:
+    return {"kind": "logistic", "features": list(FEATURES), "embedder": e5_dialogue.MIXED_NAME,
+            "weights": [weights.get(f, 0.0) for f in FEATURES], "intercept": -1.0}
+
+
+def test_a_logistic_file_filed_for_dialogues_is_read_as_weights(tmp_path, fresh_models, monkeypatch):
+    assert type(learned.trees(e5_dialogue.MIXED_NAME)).__name__ == "Trees"  # what ships (round nineteen)
+    data = _logistic({"semantic": 4.0, "lexical": 1.0})
+    _plant(tmp_path, monkeypatch, data)
+    model = learned.trees(e5_dialogue.MIXED_NAME)
+    assert isinstance(model, Linear) and model.embedder == e5_dialogue.MIXED_NAME
+    assert model.weights.tolist() == data["weights"] and model.intercept == data["intercept"]
+    x = np.random.default_rng(19).normal(size=(7, len(FEATURES)))
+    assert np.allclose(model.margin(x), data["intercept"] + x @ np.array(data["weights"]))
+    assert type(learned.trees()).__name__ == "Trees"  # text questions keep USE's trees
+
+
+def test_planted_dialogue_weights_place_a_dialogue_recalls_order(tmp_path, fresh_models, monkeypatch):
+    _plant(tmp_path, monkeypatch, _logistic({"semantic": 6.0, "cosine": 6.0}))
+    with Brain.open(tmp_path / "a") as brain:
+        upright = [(i.id, i.why["learned"]["probability"]) for i in _dialogue_recall(brain)]
+    _plant(tmp_path, monkeypatch, _logistic({"semantic": -6.0, "cosine": -6.0}))  # turned upside down
     with Brain.open(tmp_path / "b") as brain:
         upside_down = [(i.id, i.why["learned"]["probability"]) for i in _dialogue_recall(brain)]
-    assert len(default) == len(upside_down) >= 3
-    assert [i for i, _ in upside_down] != [i for i, _ in default]
-    assert [p for _, p in default] == sorted((p for _, p in default), reverse=True)  # placed by the weights
+    assert len(upright) == len(upside_down) >= 3
+    assert [i for i, _ in upside_down] != [i for i, _ in upright]
+    assert [p for _, p in upright] == sorted((p for _, p in upright), reverse=True)  # placed by the weights
     assert [p for _, p in upside_down] == sorted((p for _, p in upside_down), reverse=True)
 
 

@@ -1,5 +1,5 @@
 """e5 for dialogues in the default (``recall.e5_dialogue``): a dialogue-form query scores its
-dialogue-kind candidates as the USE + last-turn e5 ensemble (1 : 2) scores them, a text question
+dialogue-kind candidates as the USE + e5 ensemble (1 : 3, e5 on the dialogue's cue) scores them, a text question
 and structured events keep USE alone, and each mixed item's ``why`` names both vectors."""
 
 import numpy as np
@@ -10,6 +10,7 @@ pytest.importorskip("onnxruntime", reason="e5's ORT pass (onnxruntime) is not in
 
 from hindbrain import Brain  # noqa: E402
 from hindbrain.recall import e5_dialogue, embed, learned  # noqa: E402
+from hindbrain.recall.dialogue import views  # noqa: E402
 
 MEMORIES = ["Bart danced at the Christmas party and felt very happy.",
             "Bart won the 100 metres at the school sports day.",
@@ -21,14 +22,19 @@ DIALOGUE = ('<Bart>: "I am doing a magic trick at the New Year party!"\n<Assista
             '<Bart>: "What should I wear for the show?"')
 
 
+CUES = {views(DIALOGUE).joined: views(DIALOGUE).cue}  # an ensemble member is given the joined view
+
+
 class _LastTurnE5:
-    """The bench arm's e5 member (bench/e5_cheap_sdk.py --last-turn --ort-passages): the last user
-    turn through the ORT pass for queries, the memory pass for passages."""
+    """The bench arm's e5 member (bench/e5_cheap_sdk.py --last-turn --ort-passages, its query the
+    dialogue's cue): the cue through the ORT pass for queries, the memory pass for passages."""
 
     name, dim = "e5-arm", 384
 
     def embed_queries(self, texts):
-        return np.stack([e5_dialogue.query_vector(t) for t in texts]) if texts else np.zeros((0, 384), np.float32)
+        if not texts:
+            return np.zeros((0, 384), np.float32)
+        return np.stack([e5_dialogue.query_vector(CUES.get(t, t)) for t in texts])
 
     def embed_passages(self, texts):
         return e5_dialogue.memory_pass(texts)
@@ -95,8 +101,19 @@ def test_a_text_question_and_structured_events_keep_use_alone(tmp_path, monkeypa
 def test_mix_is_the_ensembles_weighted_mean():
     use, e5 = np.array([0.2, np.nan], np.float32), np.array([0.8, 0.5], np.float32)
     got = e5_dialogue.mix(use, e5)
-    assert got[0] == pytest.approx((0.2 + 2 * 0.8) / 3) and np.isnan(got[1])
-    assert e5_dialogue.last_turn("Bart: hi\n\nBart: what should I wear?\n") == "Bart: what should I wear?"
+    assert got[0] == pytest.approx((0.2 + 3 * 0.8) / 4) and np.isnan(got[1])  # round nineteen: 1 : 3
+
+
+def test_a_dialogues_e5_reads_its_cue(tmp_path, monkeypatch):
+    """e5's query is the user's last turn after the assistant's turn it answers (round nineteen), not
+    the user's last turn alone, nor the joined turns; a text question asks e5 nothing."""
+    monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "0")
+    read, real = [], e5_dialogue.query_vector
+    monkeypatch.setattr(e5_dialogue, "query_vector", lambda text: read.append(text) or real(text))
+    with Brain.open(tmp_path / "b") as brain:
+        _recall(brain, DIALOGUE)
+        brain.recall(tenant="u1", agent="madial", query="What trick did Bart perform?", k=3)
+    assert read == ["Great! What should I wear for the show?"]
 
 
 def test_the_e5_tier_fills_only_what_a_dialogue_asked_of(tmp_path, monkeypatch):
