@@ -633,7 +633,7 @@ def semantic_index(cfg: Settings, follow: bool = False):
     static = None if cfg.embedder == "static" else default_static()
     if static is not None and static.dim != model.dim:  # the table is USE's: another model's space has none
         static = None
-    pool = (shared_pool(cfg.embedder, cfg.embed_workers, cfg.embed_worker_nice)
+    pool = (shared_pool(cfg.embedder, cfg.embed_workers, cfg.embed_worker_nice, cfg.embed_worker_idle)
             if cfg.embed_workers and static and not follow else None)
     return SemanticIndex(model, cfg.home / "cache" / "embeddings.sqlite", follow=follow, static=static, pool=pool,
                          inline_limit=0 if static else 256, graph_threads=cfg.graph_threads)

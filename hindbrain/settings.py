@@ -98,6 +98,11 @@ class Settings(BaseSettings):
         "priority below the brain's (os.nice): during a bulk import they yield a contended core to the caller and "
         "the brain's threads, and take whatever is left (recall/workers.py). 0: level with the brain."
     )
+    embed_worker_idle: bool = Field(
+        True, description="HINDBRAIN_EMBED_WORKER_IDLE: the embed workers also run under SCHED_IDLE (Linux): the "
+        "caller's core stays the caller's during a bulk import and the brain's woken threads go to the worker's "
+        "core (recall/workers.py). False: the nice alone."
+    )
     graph_threads: int = Field(
         1, ge=1, le=64, description="HINDBRAIN_GRAPH_THREADS: threads that insert vectors into the owner's HNSW graph "
         "in the background. 1 leaves a core to recalls; more settle a bulk import sooner where cores are free (the "

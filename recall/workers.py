@@ -31,6 +31,16 @@ and catches up once the import pauses. Only the worker's process is lowered, nev
 brain: a thread holding the interpreter lock while starved would stall the others (the worker has
 an interpreter of its own). 0 keeps the worker level with the brain (``HINDBRAIN_EMBED_WORKER_NICE``).
 
+**Idle, not only nice** (``idle``, ``HINDBRAIN_EMBED_WORKER_IDLE``, Linux). On top of its nice the worker
+puts itself under ``SCHED_IDLE``. Nice 10 still takes ~1/10 of a core it shares with the caller (weights
+110 against 1024), and a core running it counts as busy: the threads the caller wakes (the projector,
+chDB's insert pool) are then placed beside the caller as often as on the worker's core. Under
+``SCHED_IDLE`` the worker weighs 3, and the kernel counts a core that runs only idle tasks as free when it
+places a woken thread (``sched_idle_cpu``), so the brain's threads go to the worker's core and the caller
+keeps its own. The kernel's autogroups (one per session) keep the worker's share against *other*
+processes: alone in its group after an import, the group weighs as any other and the tier catches up.
+Where the policy is missing (not Linux) the nice alone applies.
+
 A GPU: the USE model is numpy-only and runs on the CPU; a model with a device (a torch or ONNX
 embedder) would pick it where the worker builds it (``serve``), with the same batching.
 """
@@ -52,18 +62,21 @@ _ONE_THREAD = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"
 # how far a worker lowers its priority below the brain's (module docstring): 10 gives it ~1/10 of a
 # contended core against a thread at the brain's level (the kernel's weights: 110 against 1024)
 WORKER_NICE = 10
+# and under SCHED_IDLE (module docstring): the caller's core stays the caller's
+WORKER_IDLE = True
 
 
 class _Worker:
     """One worker process and its two pipes; started on first use, restarted after a death."""
 
-    def __init__(self, name: str, nice: int = WORKER_NICE):
-        self.name, self.nice = name, nice
+    def __init__(self, name: str, nice: int = WORKER_NICE, idle: bool = WORKER_IDLE):
+        self.name, self.nice, self.idle = name, nice, idle
         self.proc: subprocess.Popen | None = None
 
     def send(self, texts: list[str]) -> None:
         if self.proc is None or self.proc.poll() is not None:
-            self.proc = subprocess.Popen([sys.executable, "-m", "hindbrain.recall.workers", self.name, str(self.nice)],
+            self.proc = subprocess.Popen([sys.executable, "-m", "hindbrain.recall.workers", self.name, str(self.nice),
+                                          "idle" if self.idle else "normal"],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_ONE_THREAD)
         pickle.dump(list(texts), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
         self.proc.stdin.flush()
@@ -92,18 +105,19 @@ class _Worker:
 
 class EmbedderPool:
     """``workers`` processes embedding passages with the model ``name`` names, each ``nice``
-    steps below this process's priority (module docstring). Thread-safe: concurrent
-    ``embed_many`` calls (several brains sharing the pool) take turns."""
+    steps below this process's priority and, with ``idle``, under ``SCHED_IDLE`` (module
+    docstring). Thread-safe: concurrent ``embed_many`` calls (several brains sharing the pool)
+    take turns."""
 
     owned = True  # closed with the semantic index that uses it (a shared pool is not)
 
-    def __init__(self, name: str, workers: int = 1, nice: int = WORKER_NICE):
+    def __init__(self, name: str, workers: int = 1, nice: int = WORKER_NICE, idle: bool = WORKER_IDLE):
         if workers < 1:
             raise ValueError(f"embed workers must be at least 1, got {workers}")
         if type(nice) is not int or not 0 <= nice <= 19:
             raise ValueError(f"embed worker nice must be an int from 0 to 19, got {nice!r}")
-        self.name, self.workers, self.nice = name, workers, nice
-        self._workers = [_Worker(name, nice) for _ in range(workers)]
+        self.name, self.workers, self.nice, self.idle = name, workers, nice, bool(idle)
+        self._workers = [_Worker(name, nice, self.idle) for _ in range(workers)]
         self._lock = threading.Lock()
 
     def embed_many(self, batches: list[list[str]]) -> list[np.ndarray]:
@@ -130,17 +144,18 @@ class EmbedderPool:
                 worker.stop()
 
 
-_shared: dict[tuple[str, int, int], EmbedderPool] = {}
+_shared: dict[tuple[str, int, int, bool], EmbedderPool] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_pool(name: str, workers: int, nice: int = WORKER_NICE) -> EmbedderPool:
-    """One pool per (model, worker count, nice) per process, shared by every brain it opens (a
-    test suite or a server reopening brains starts the workers once); stopped at exit."""
+def shared_pool(name: str, workers: int, nice: int = WORKER_NICE, idle: bool = WORKER_IDLE) -> EmbedderPool:
+    """One pool per (model, worker count, nice, idle) per process, shared by every brain it opens
+    (a test suite or a server reopening brains starts the workers once); stopped at exit."""
     with _shared_lock:
-        pool = _shared.get((name, workers, nice))
+        key = (name, workers, nice, bool(idle))
+        pool = _shared.get(key)
         if pool is None:
-            pool = _shared[(name, workers, nice)] = EmbedderPool(name, workers, nice)
+            pool = _shared[key] = EmbedderPool(name, workers, nice, idle)
             pool.owned = False
             if len(_shared) == 1:
                 atexit.register(_close_shared)
@@ -155,11 +170,19 @@ def _close_shared() -> None:
         pool.close()
 
 
-def serve(name: str, nice: int = 0) -> None:
-    """The worker's loop: batches in on stdin, ``("ok", vectors)`` or ``("error", message)`` out;
-    first the worker lowers its priority by ``nice`` (module docstring)."""
+def lower_priority(nice: int, idle: bool) -> None:
+    """This process lowered by ``nice`` and, with ``idle``, put under ``SCHED_IDLE`` (module
+    docstring); before any thread starts, so the model's threads inherit both."""
     if nice:
         os.nice(nice)
+    if idle and hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def serve(name: str, nice: int = 0, idle: bool = False) -> None:
+    """The worker's loop: batches in on stdin, ``("ok", vectors)`` or ``("error", message)`` out;
+    first the worker lowers its priority (``lower_priority``)."""
+    lower_priority(nice, idle)
     requests = sys.stdin.buffer
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # a stray print must not corrupt the replies
@@ -180,4 +203,4 @@ def serve(name: str, nice: int = 0) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+    serve(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0, sys.argv[3:4] == ["idle"])

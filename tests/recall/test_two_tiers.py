@@ -13,7 +13,7 @@ from hindbrain.recall import distill
 from hindbrain.recall.embed import default_embedder
 from hindbrain.recall.semantic import UPGRADE_TEXT_CHARS, SemanticIndex, capped
 from hindbrain.recall.static import StaticTable, default_static, static_tokens
-from hindbrain.recall.workers import WORKER_NICE, EmbedderPool
+from hindbrain.recall.workers import WORKER_IDLE, WORKER_NICE, EmbedderPool
 
 # A paraphrase that shares no word with the event (stop words included).
 EVENT = "Customer demands a refund for the broken laptop"
@@ -178,6 +178,25 @@ def test_embedder_workers_run_below_the_brains_priority():
     for bad in (-1, 20, 1.5, "10"):
         with pytest.raises(ValueError, match="nice"):
             EmbedderPool("static", workers=1, nice=bad)
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+def test_embedder_workers_run_idle_so_the_callers_core_stays_the_callers(tmp_path):
+    """By default a worker also runs under SCHED_IDLE (recall/workers.py): a core running only it counts as
+    free when the kernel places the brain's woken threads, and it weighs 3 against the caller's 1024, not
+    nice 10's 110. ``idle=False`` (``HINDBRAIN_EMBED_WORKER_IDLE=0``) leaves the nice alone; the setting reaches
+    the pool a brain opens."""
+    assert WORKER_IDLE
+    for idle, want in ((True, os.SCHED_IDLE), (False, os.sched_getscheduler(0))):
+        pool = EmbedderPool("static", workers=1, idle=idle)
+        try:
+            pool.embed_many([["the page keeps spinning"]])
+            assert os.sched_getscheduler(pool._workers[0].proc.pid) == want
+        finally:
+            pool.close()
+    for idle in (True, False):  # the brain's pool (its workers start on first use: none here)
+        with Brain.open(tmp_path / str(idle), embed_worker_idle=idle) as brain:
+            assert brain.index.semantic.pool.idle is idle
 
 
 # -- through the Brain ----------------------------------------------------------------------
