@@ -233,7 +233,8 @@ class E5Passages(E5Int8):
     MADial's memories (~26 tokens) larger runs cost more a text, not less: 68 texts / CPU s at 4,
     66 at 8, 48 at 32, 59 one at a time (round eighteen; a large run's activations outgrow the cache,
     while one text's products are already large enough to be efficient). ``accuracy``:
-    ``MatMulNBits``'s compute type (``passage_graph``)."""
+    ``MatMulNBits``'s compute type (``passage_graph``). One session a process per file, depth and compute
+    type (``e5_query.shared``), whatever the instance's ``batch``."""
 
     def __init__(self, path=None, batch: int = 4, accuracy: int = 1):
         self.batch, self.accuracy = batch, accuracy
