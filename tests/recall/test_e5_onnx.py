@@ -3,6 +3,7 @@ the numpy int8 pass's tokens and cuts, int8 products in the graph, thread-safe r
 embedder choosing it for queries wherever ORT is installed."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -13,8 +14,8 @@ pytest.importorskip("onnx", reason="the e5 extra (onnx) is not installed")
 
 from e5_texts import TEXTS  # noqa: E402
 
-from hindbrain.recall import e5_onnx  # noqa: E402
-from hindbrain.recall.e5_onnx import E5Onnx  # noqa: E402
+from hindbrain.recall import e5_onnx, e5_query  # noqa: E402
+from hindbrain.recall.e5_onnx import E5Onnx, E5Passages  # noqa: E402
 from hindbrain.recall.e5_query import E5Int8  # noqa: E402
 from hindbrain.recall.embed import E5Embedder  # noqa: E402
 
@@ -97,3 +98,47 @@ def test_e5_embedder_takes_the_ort_pass_where_installed(nano):
     assert np.allclose(queries, E5Onnx().embed(texts), atol=1e-6)
     assert np.sum(queries * passages, axis=1).min() >= 0.99
     assert default.embed_queries([]).shape == (0, 384)
+
+
+def test_a_second_pass_of_the_same_file_builds_nothing_again(ort_pass, monkeypatch):
+    """The tokenizer, the model file's reading and the compiled graph are made once a process (a
+    brain's dialogue tier, its quality-mode embedder and a worker's memory pass each open one)."""
+    def built(*args, **kwargs):
+        raise AssertionError("built again")
+
+    for module, name in ((e5_query, "spm_model"), (e5_query, "_read_model_file"), (e5_onnx, "encoder_graph"),
+                         (e5_onnx, "session")):
+        monkeypatch.setattr(module, name, built)
+    again = E5Onnx()
+    assert again._session is ort_pass._session and again._spm is ort_pass._spm
+    np.testing.assert_array_equal(again.embed(TEXTS[:3]), ort_pass.embed(TEXTS[:3]))
+    monkeypatch.undo()
+    shallow = E5Onnx(layers=2)  # another graph: compiled anew, on the same file's tokenizer
+    assert shallow._session is not ort_pass._session and shallow._spm is ort_pass._spm
+    assert shallow.embed(TEXTS[:1]) @ ort_pass.embed(TEXTS[:1])[0] < 0.999
+    # the memory pass: one session per compute type, whatever its batch size
+    passages = E5Passages(batch=2)
+    assert passages._session is E5Passages(batch=8)._session and passages._spm is ort_pass._spm
+    assert E5Passages(accuracy=4)._session is not passages._session
+
+
+def test_threads_racing_for_one_shared_value_make_it_once():
+    made, start = [], threading.Barrier(4)
+
+    def make():
+        made.append(1)
+        time.sleep(0.05)  # long enough that every racer arrives while the first is making it
+        return object()
+
+    got: list[object] = []
+
+    def race() -> None:
+        start.wait()
+        got.append(e5_query.shared(("a test's value", id(made)), make))
+
+    threads = [threading.Thread(target=race) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) == 1 and len(got) == 4 and all(v is got[0] for v in got)

@@ -247,20 +247,28 @@ values = st.one_of(st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0]), st.floats(-2.0,
 channel_names = ["lexical", "semantic", "graph", "scenario", "freshness", "utility"]
 
 
+# A candidate's drawn parts, built once: a strategy made inside the composite is built again (its label
+# and emptiness worked out anew) at every draw, most of this test's CPU; the examples are the same.
+EXPANSION = st.one_of(
+    st.none(), st.just({}),
+    st.fixed_dictionaries({"score": values, "via": st.sampled_from([f"{k}:x" for k in VIA_KINDS]
+                                                                   + [*VIA_KINDS, "", "other:y", "a:b:c"])}),
+    st.fixed_dictionaries({"via": st.sampled_from(VIA_KINDS)}))
+CHANNEL_SCORES = st.dictionaries(st.sampled_from(channel_names), values)
+COSINE = st.one_of(st.none(), values, st.sampled_from([float("nan"), float("inf"), -float("inf")]))
+SCORE = st.one_of(values, st.just(float("nan")))
+TS = st.one_of(st.integers(0, 5), st.integers(0, 2 ** 62))
+EVENT_KIND = st.sampled_from([None, "message", "action"])
+
+
 @st.composite
 def pooled(draw):
-    expansion = draw(st.one_of(
-        st.none(), st.just({}),
-        st.fixed_dictionaries({"score": values, "via": st.sampled_from([f"{k}:x" for k in VIA_KINDS]
-                                                                       + [*VIA_KINDS, "", "other:y", "a:b:c"])}),
-        st.fixed_dictionaries({"via": st.sampled_from(VIA_KINDS)})))
+    expansion = draw(EXPANSION)
     why = {"score": 0.0} if expansion is None else {"score": 0.0, "expansion": expansion}
-    scores = draw(st.dictionaries(st.sampled_from(channel_names), values))
-    cosine = draw(st.one_of(st.none(), values, st.sampled_from([float("nan"), float("inf"), -float("inf")])))
-    return SimpleNamespace(channel_scores=scores, score=draw(st.one_of(values, st.just(float("nan")))),
-                           cosine=cosine, why=why,
-                           doc=SimpleNamespace(ts_us=draw(st.one_of(st.integers(0, 5), st.integers(0, 2 ** 62))),
-                                               event_kind=draw(st.sampled_from([None, "message", "action"]))))
+    scores = draw(CHANNEL_SCORES)
+    cosine = draw(COSINE)
+    return SimpleNamespace(channel_scores=scores, score=draw(SCORE), cosine=cosine, why=why,
+                           doc=SimpleNamespace(ts_us=draw(TS), event_kind=draw(EVENT_KIND)))
 
 
 @settings(max_examples=400, deadline=None)

@@ -202,24 +202,35 @@ ages = st.one_of(st.integers(-30, 4000).map(lambda d: d * DAY), st.integers(-(2 
                  st.integers(0, 10 ** 6))
 
 
+# An odd candidate's parts, built once: a strategy made inside the composite is built again (its label
+# and emptiness worked out anew) at every draw, most of the drawing's CPU
+ODD_KIND = st.sampled_from(["event", "fragment"])
+ODD_SCOPE = st.dictionaries(st.sampled_from(["env", "scene", "task_type", "volatility"]),
+                            st.sampled_from(["prod", "deploy", "", "high", "low", "red_line", "medium", "weird"]),
+                            max_size=4)
+ODD_LAYER = st.sampled_from(["episodic", "experience", "knowledge", "identity"])
+ODD_EVENT_KIND = st.sampled_from([None, "", "message", "anomaly", "action"])
+ODD_STATUS = st.sampled_from(["active", "reviewing", "candidate"])
+ODD_USED = st.one_of(st.just(0), st.integers(NOW - 900 * DAY, NOW + 5 * DAY))
+ODD_PROVENANCE = st.sampled_from([None, {}, {"learned_by": "a", "agents": 1, "verified": 1}])
+ODD_ASKS = st.one_of(st.sampled_from([0.0, 1 / 3, 1.0]), st.floats(0.0, 1.0))
+ODD_COUNTERS = st.one_of(st.none(), st.builds(Counters, *[st.integers(0, 9)] * 6))
+ODD_SCORE = st.one_of(unit, st.sampled_from([0, 1]))
+TOKENS = st.integers(0, 40)
+
+
 @st.composite
 def odd_candidate(draw, n: int):
-    kind = draw(st.sampled_from(["event", "fragment"]))
-    scope = draw(st.dictionaries(st.sampled_from(["env", "scene", "task_type", "volatility"]),
-                                 st.sampled_from(["prod", "deploy", "", "high", "low", "red_line", "medium", "weird"]),
-                                 max_size=4))
-    doc = Doc(id=f"d{n}", kind=kind, layer=draw(st.sampled_from(["episodic", "experience", "knowledge", "identity"])),
+    kind = draw(ODD_KIND)
+    scope = draw(ODD_SCOPE)
+    doc = Doc(id=f"d{n}", kind=kind, layer=draw(ODD_LAYER),
               text="export job timeout", event_ids=[f"e{n}"], source="perceived", confidence=0.9,
               scope=UserDict(scope) if draw(st.booleans()) and draw(st.booleans()) else scope,
-              ts_us=NOW - draw(ages), tokens=draw(st.integers(0, 40)),
-              event_kind=draw(st.sampled_from([None, "", "message", "anomaly", "action"])),
-              status=draw(st.sampled_from(["active", "reviewing", "candidate"])),
-              last_used_us=draw(st.one_of(st.just(0), st.integers(NOW - 900 * DAY, NOW + 5 * DAY))),
-              provenance=draw(st.sampled_from([None, {}, {"learned_by": "a", "agents": 1, "verified": 1}])),
-              asks=draw(st.one_of(st.sampled_from([0.0, 1 / 3, 1.0]), st.floats(0.0, 1.0))))
-    counters = draw(st.one_of(st.none(), st.builds(Counters, *[st.integers(0, 9)] * 6)))
-    scores = st.one_of(unit, st.sampled_from([0, 1]))
-    return doc, counters, draw(scores), draw(scores), draw(scores)
+              ts_us=NOW - draw(ages), tokens=draw(TOKENS), event_kind=draw(ODD_EVENT_KIND),
+              status=draw(ODD_STATUS), last_used_us=draw(ODD_USED), provenance=draw(ODD_PROVENANCE),
+              asks=draw(ODD_ASKS))
+    counters = draw(ODD_COUNTERS)
+    return doc, counters, draw(ODD_SCORE), draw(ODD_SCORE), draw(ODD_SCORE)
 
 
 weights = st.builds(Weights, *[st.one_of(st.floats(0.0, 2.0), st.integers(0, 2))] * 7,

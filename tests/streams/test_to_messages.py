@@ -35,12 +35,18 @@ def former_to_messages(records):
 TYPES = [t for t in registry.record_types if t in TOPIC_OF]
 
 
+# each type's record strategy and the benders, built once: built in the composite, the schema's strategy
+# was made again (and its label and emptiness worked out anew) at every draw
+RECORDS = {t: values(registry.current(t).parsed) for t in TYPES}
+BEND = st.sampled_from(BENT)
+
+
 @st.composite
 def record_of(draw, record_type: str) -> tuple[str, dict]:
-    record = draw(values(registry.current(record_type).parsed))
+    record = draw(RECORDS[record_type])
     if draw(st.integers(0, 5)) == 0:  # bent: left to fastavro (its bytes), or refused by it (its error)
         name = draw(st.sampled_from(sorted(k for k in record if k != "envelope")))
-        record[name] = draw(st.sampled_from(BENT))(record[name])
+        record[name] = draw(BEND)(record[name])
     return record_type, record
 
 
