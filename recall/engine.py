@@ -485,9 +485,9 @@ class _DialogueMix:
     MIN_PAIRS = 8
 
     def __init__(self, semantic, tenant: TenantIndex, tenant_name: str, query_vector,
-                 budget: float = e5_dialogue.INLINE_BUDGET_S):
+                 budget: float | None = None):
         self.semantic, self.tenant, self.tenant_name, self._query = semantic, tenant, tenant_name, query_vector
-        self.budget = budget
+        self.budget = e5_dialogue.INLINE_BUDGET_S if budget is None else budget
         self.scored: set[int] = set()
         self.pending: set[int] = set()
         self.active: bool | None = None if query_vector is not None else False  # decided on the first call

