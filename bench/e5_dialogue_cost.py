@@ -59,20 +59,21 @@ def fill_rate(brain, count: int) -> str:
             f"CPU s; wall {time.monotonic() - wall:.0f} s), {dialogue_vectors.queued()} documents still queued")
 
 
-def catch_up(brain, texts, before: int) -> str:
+def catch_up(brain, texts, before: int, limit: float) -> str:
     """Runs the tier until the documents the first pass hurried to the front of its queue are made
-    (the queue back to its length ``before`` the pass), then stops it again."""
+    (the queue back to its length ``before`` the pass) or for ``limit`` seconds, then stops it again."""
     tier, started = brain.index.semantic.dialogue, time.monotonic()
     hurried, pool = tier.queued() - before, tier.pool
     tier.pool = None  # made on the tier's thread at the bench's priority: the niced worker crawls on a busy box
     brain.index.semantic.dialogue_texts = texts
     with brain.index.semantic._cond:
         brain.index.semantic._cond.notify_all()
-    while tier.queued() > before or tier.inflight:
+    while (tier.queued() > before and time.monotonic() - started < limit) or tier.inflight:
         time.sleep(0.2)
     brain.index.semantic.dialogue_texts, tier.pool = None, pool
     time.sleep(1.0)
-    return f"tier caught up on the first pass's {hurried} hurried documents in {time.monotonic() - started:.0f} s wall"
+    return (f"tier caught up on {hurried - max(0, tier.queued() - before)} of the first pass's {hurried} hurried "
+            f"queue entries (repeats included) in {time.monotonic() - started:.0f} s wall")
 
 
 def recalls(brain, qs: list[str], walls: list[float] | None = None) -> list[float]:
@@ -92,6 +93,8 @@ def main() -> None:
     ap.add_argument("home", type=Path)
     ap.add_argument("--fill", type=int, default=2000, help="e5 texts to time the tier on (0: skip)")
     ap.add_argument("--recalls", type=int, default=200)
+    ap.add_argument("--catch-up-s", type=float, default=600.0, help="the longest the tier catches up between passes")
+    ap.add_argument("--first-only", action="store_true", help="stop after the first pass")
     ap.add_argument("--budget-ms", type=float, help="the inline budget (e5_dialogue.INLINE_BUDGET_S) to run with")
     args = ap.parse_args()
     if args.budget_ms is not None:
@@ -125,8 +128,10 @@ def main() -> None:
               f"{first_walls[0]:.0f}, the others' max {max(first_walls[1:], default=0):.0f}); process CPU p50 "
               f"{statistics.median(first):.1f}, p90 {np.percentile(first, 90):.1f}, max {max(first):.0f} (others' "
               f"{max(first[1:], default=0):.0f}) ms; load {os.getloadavg()[0]:.1f}", flush=True)
+        if args.first_only:
+            return
         if e5 is not None and hasattr(e5, "hurry"):
-            print(catch_up(brain, texts, queued), flush=True)
+            print(catch_up(brain, texts, queued, args.catch_up_s), flush=True)
         release_free_heap()
         after = rss_split()
         walls: list[float] = []
