@@ -18,9 +18,10 @@ cosine (the ensemble's search ranks all of a tenant's vectors by the mix; MADial
 ≤ 88 memories, fewer than a recall's candidates, so the two pools are the same there).
 
 Memories' e5 vectors: ``memory_pass`` (the one function to swap for a better pass; its vectors'
-cache name is ``MEMORY_MODEL``), computed for a recall's candidates that have none yet, kept per
-tenant in float16 and in the brain's embedding cache under their own name, so USE's cache rows are
-never mixed with them.
+cache name is ``MEMORY_MODEL``), made by the embed worker processes for the tenants a dialogue asked
+of (a lagging tier, ``DialogueVectors``) and by a recall for its candidates only within a time budget
+(``INLINE_BUDGET_S``); kept per tenant in float16 and in the brain's embedding cache under their own
+name, so USE's cache rows are never mixed with them.
 """
 
 from __future__ import annotations
