@@ -634,8 +634,11 @@ def semantic_index(cfg: Settings, follow: bool = False):
     if static is not None and static.dim != model.dim:  # the table is USE's: another model's space has none
         static = None
     pool = (shared_pool(cfg.embedder, cfg.embed_workers, cfg.embed_worker_nice, cfg.embed_worker_idle)
-            if cfg.embed_workers and static and not follow else None)
-    return SemanticIndex(model, cfg.home / "cache" / "embeddings.sqlite", follow=follow, static=static, pool=pool,
+            if cfg.embed_workers and static else None)
+    # a following index (a replica, a Kafka-fed brain) embeds no USE passage (the owner's or the fleet's to
+    # make), but its e5 dialogue tier is its own: its workers make that, and load USE only if sent USE
+    return SemanticIndex(model, cfg.home / "cache" / "embeddings.sqlite", follow=follow, static=static,
+                         pool=None if follow else pool, dialogue_pool=pool,
                          inline_limit=0 if static else 256, graph_threads=cfg.graph_threads)
 
 

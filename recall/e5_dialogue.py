@@ -24,15 +24,18 @@ cosine (the ensemble's search ranks all of a tenant's vectors by the mix; MADial
 ≤ 88 memories, fewer than a recall's candidates, so the two pools are the same there).
 
 Memories' e5 vectors: ``memory_pass`` (the one function to swap for a better pass; its vectors'
-cache name is ``MEMORY_MODEL``), computed for a recall's candidates that have none yet, kept per
-tenant in float16 and in the brain's embedding cache under their own name, so USE's cache rows are
-never mixed with them.
+cache name is ``MEMORY_MODEL``), made by the embed worker processes for the tenants a dialogue asked
+of (a lagging tier, ``DialogueVectors``) and by a recall for its candidates only within a time budget
+(``INLINE_BUDGET_S``); kept per tenant in float16 and in the brain's embedding cache under their own
+name, so USE's cache rows are never mixed with them.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
@@ -53,8 +56,15 @@ MEMORY_MODEL = "e5-small-nbits-sym"
 # what scored a mixed candidate, and the name its fusion trees are filed under (``recall.learned``)
 MIXED_NAME = embed.ensemble_name([embed.UseEmbedder.name, MEMORY_MODEL], (1.0, E5_WEIGHT))
 DIM = 384
-STEP = 32  # queued documents a background step takes (one ``memory_pass`` call: ~0.5 s of a core)
-INLINE_TEXTS = 128  # missing e5 vectors a dialogue recall makes itself (a MADial tenant's ≤ 88 memories)
+STEP = 32  # queued documents a background step takes per worker (one ``memory_pass`` call: ~0.5 s of a core)
+# the wall a dialogue recall may spend making its candidates' missing e5 vectors itself (docs/speed.md,
+# round nineteen): a 100k tenant's first recalls took 1.0 s p50, 4.2 s max when it made up to 128
+INLINE_BUDGET_S = 0.04
+# read your writes: a wanted tenant with at most this many documents waiting for e5 (a conversation's
+# memories: MADial's tenants hold <= 88) has them made by its dialogue recall itself, whatever the time,
+# as USE's tier embeds a small backlog inline; more is the workers' to make (within INLINE_BUDGET_S)
+INLINE_TEXTS = 128
+INLINE_TEXT_S = 0.015  # the inline pass's wall per short text until measured (~68 texts / CPU s)
 
 
 def mix(use_cosines: np.ndarray, e5_cosines: np.ndarray) -> np.ndarray:
@@ -74,10 +84,17 @@ def _load_pass():
     model = e5_onnx.E5Onnx()
     model.embed(["warm-up"])  # ORT allocates its arenas on the first run, not in a timed recall
     heap_trim.release_free_heap()  # the float weights read to build the graph: ~125 MB freed, not kept
+    _model_ready.set()
     return model
 
 
+_model_ready = threading.Event()  # set once this process's query pass is loaded
 _model = embed.one_per_process(_load_pass)
+
+
+def query_ready() -> bool:
+    """Whether e5's query pass is loaded here (``warm`` loads it beside a first dialogue recall)."""
+    return _model_ready.is_set()
 
 
 def query_vector(cue: str) -> np.ndarray:
@@ -92,10 +109,26 @@ def _load_passages():
 
     model = e5_onnx.E5Passages()
     heap_trim.release_free_heap()
+    _passages_ready.set()
     return model
 
 
+_passages_ready = threading.Event()  # set once this process's memory pass is loaded
+loading = threading.Event()  # set once a thread was started to load both passes (``warm``)
 _passages = embed.one_per_process(_load_passages)
+
+
+def _passes_loaded() -> bool:
+    """Whether the memory pass is loaded here: a recall makes vectors inline only then (it never waits
+    for the load, ~2 s of CPU)."""
+    return _passages_ready.is_set()
+
+
+def warm() -> None:
+    """Loads the query pass, then the memory pass (on a thread of its own, once a dialogue tenant is
+    first wanted), so later recalls read e5 and can make a few of their candidates' vectors inline."""
+    _model()
+    _passages()
 
 
 def memory_pass(texts: list[str]) -> np.ndarray:
@@ -147,19 +180,24 @@ class DialogueVectors:
     asked of (``want``). A tenant nobody asks in dialogue form (structured events, text questions)
     costs nothing: no vectors, no e5 load, no CPU beside USE's tier. Once wanted, the background thread
     fills its dialogue-kind documents after USE's queue is empty (``queue`` / ``step``), those already
-    there first, then each one added; a dialogue recall merges what is there and makes the missing ones
-    of its candidates itself, at most ``INLINE_TEXTS`` (read-your-writes for a small tenant; the others
-    keep USE's cosine until the tier reaches them). Kept in ``cache`` (an ``EmbeddingCache`` named
-    ``MEMORY_MODEL``, or None), so a reopened brain reads them back and a replay rebuilds them from the
-    documents' texts."""
+    there first, then each one added, through the embed worker processes (``pool``: niced, one batch
+    per worker, the tenants in turn) or, without workers, on the background thread itself. A dialogue
+    recall merges what is there, takes what the cache holds, and makes missing ones itself: all of them
+    when its tenant's backlog is small (``INLINE_TEXTS``: it reads its writes), else only within a time
+    budget (``vectors``); the ones it could not make go to the front of the queue
+    (``hurry``). Kept in ``cache`` (an ``EmbeddingCache`` named ``MEMORY_MODEL``, or None), so a
+    reopened brain reads them back and a replay rebuilds them from the documents' texts."""
 
-    def __init__(self, cache=None, window: int = 2000):
+    def __init__(self, cache=None, window: int = 2000, pool=None):
         self._rows: dict[str, _Rows] = {}
         self._queued: dict[str, deque[int]] = {}  # a deque: a step takes from the front of 100k+
         self._wanted: set[str] = set()
         self._lock = threading.Lock()
         self._cache = cache
         self.window = window
+        self.pool = pool
+        self.inflight = 0  # documents a step has taken and not yet put
+        self.text_seconds = INLINE_TEXT_S  # the inline pass's wall per text, as last measured
 
     def want(self, tenant: str, count) -> bool:
         """A dialogue asked of ``tenant``: from now on its dialogue-kind documents get e5 vectors, those
@@ -186,55 +224,122 @@ class DialogueVectors:
                 known.drop(nos)
             self._queued.setdefault(tenant, deque()).extend(nos)
 
+    def hurry(self, tenant: str, nos: list[int]) -> None:
+        """A recall's candidates still without a vector: to the front of the tenant's queue, so the
+        next recalls find them (``step`` skips what has a row by then; a number queued twice is made once)."""
+        with self._lock:
+            if tenant in self._wanted and nos:
+                self._queued.setdefault(tenant, deque()).extendleft(reversed(nos))
+
+    def backlog(self, tenant: str) -> int:
+        """The tenant's documents still queued for e5 (any kind: ``step`` keeps the dialogue ones)."""
+        with self._lock:
+            return len(self._queued.get(tenant, ()))
+
     def queued(self) -> int:
         with self._lock:
             return sum(len(nos) for nos in self._queued.values())
 
+    def settled(self) -> bool:
+        """Nothing queued or being made: every wanted tenant's dialogue-kind documents have a vector."""
+        with self._lock:
+            return self.inflight == 0 and not any(self._queued.values())
+
     def step(self, dialogue_texts, count: int = STEP) -> int:
-        """Embeds up to ``count`` queued documents of one tenant; ``dialogue_texts(tenant, nos)`` gives
-        the dialogue-kind ones among ``nos`` and their texts. Returns how many were taken."""
+        """Embeds up to ``count`` queued documents of one tenant per worker (the tenants in turn: one
+        with 100k queued does not hold back a small one asked of after it); ``dialogue_texts(tenant,
+        nos)`` gives the dialogue-kind ones among ``nos`` and their texts. Returns how many were taken."""
+        count *= self.pool.workers if self.pool is not None else 1
         with self._lock:
             tenant = next((name for name, nos in self._queued.items() if nos), None)
             if tenant is None:
                 return 0
-            queued = self._queued[tenant]
-            nos = [queued.popleft() for _ in range(min(count, len(queued)))]
-        kept, texts = dialogue_texts(tenant, nos)
-        if kept:
-            self._make(tenant, kept, texts)
+            queued = self._queued.pop(tenant)
+            self._queued[tenant] = queued  # to the back of the turn
+            known = self._rows.setdefault(tenant, _Rows())
+            nos = []
+            while queued and len(nos) < count:
+                no = queued.popleft()
+                if not known.has(no):
+                    nos.append(no)
+            self.inflight += len(nos)
+        try:
+            kept, texts = dialogue_texts(tenant, nos) if nos else ([], [])
+            if kept:
+                self._make(tenant, kept, texts, self._background_pass)
+        finally:
+            with self._lock:
+                self.inflight -= len(nos)
         return len(nos)
 
-    def vectors(self, tenant: str, nos: list[int], texts_of) -> tuple[np.ndarray, list[int]]:
-        """The float32 rows of ``nos`` that have one and their positions in ``nos``; the first
-        ``INLINE_TEXTS`` without one are made now (``texts_of(missing_nos)``: their texts)."""
+    def vectors(self, tenant: str, nos: list[int], texts_of, budget: float = 0.0
+                ) -> tuple[np.ndarray, list[int], float]:
+        """The float32 rows of ``nos`` that have one, their positions in ``nos`` and the seconds
+        spent on the missing ones. Those are read from the cache; of the rest, as many as the inline
+        pass makes in ``budget`` seconds at its last measured rate (``text_seconds``) are made now, on
+        the calling thread, once the pass is loaded (``warm``: a recall never waits for its load); with
+        ``budget`` infinite (a small backlog) all of them, loading the pass if need be. The
+        others are hurried to the workers and keep USE's cosine meanwhile (``texts_of(nos)``: texts)."""
         with self._lock:
             known = self._rows.setdefault(tenant, _Rows())
-            missing = [no for no in nos if not known.has(no)][:INLINE_TEXTS]
+            missing = [no for no in nos if not known.has(no)]
+        spent = 0.0
         if missing:
-            self._make(tenant, missing, texts_of(missing))
+            started = time.perf_counter()
+            texts = dict(zip(missing, texts_of(missing), strict=True))
+            missing = self._make(tenant, missing, [texts[no] for no in missing], None)  # the cache's rows
+            if budget == math.inf:  # a small backlog (``INLINE_TEXTS``): all made here, the pass loaded if need be
+                fits = len(missing)
+            else:
+                fits = int((budget - (time.perf_counter() - started)) / self.text_seconds) if _passes_loaded() else 0
+            if missing and fits > 0:
+                made, missing = missing[:fits], missing[fits:]
+                inline = time.perf_counter()
+                self._make(tenant, made, [texts[no] for no in made], memory_pass)
+                self.text_seconds = (time.perf_counter() - inline) / len(made)
+            elif missing and budget > 0:  # none fit at the last rate (a busy machine's): try again later
+                self.text_seconds = max(INLINE_TEXT_S, self.text_seconds * 0.9)
+            self.hurry(tenant, missing)
+            spent = time.perf_counter() - started
         with self._lock:
             at = [i for i, no in enumerate(nos) if known.has(no)]
             rows = known.take([nos[i] for i in at])
-        return rows, at
+        return rows, at, spent
 
-    def _make(self, tenant: str, nos: list[int], texts: list[str]) -> None:
-        """The vectors of ``nos`` from the cache, or by ``memory_pass`` (and then cached)."""
+    def _background_pass(self, texts: list[str]) -> np.ndarray:
+        """The background step's pass: the embed workers' (niced processes of their own), or this
+        thread's without a pool."""
+        if self.pool is None:
+            return memory_pass(texts)
+        chunks = [texts[s : s + STEP] for s in range(0, len(texts), STEP)]
+        return np.concatenate(self.pool.embed_many(chunks, model=MEMORY_MODEL))
+
+    def _make(self, tenant: str, nos: list[int], texts: list[str], make) -> list[int]:
+        """The vectors of ``nos`` from the cache, the others by ``make`` (``texts → rows``; each
+        distinct text once, then cached); with ``make`` None, only the cache's. Returns the numbers
+        left without a vector."""
         from hindbrain.recall.semantic import capped, content_key
 
         texts = [capped(t, self.window) for t in texts]
         keys = [content_key(tenant, t) for t in texts]
         cached = self._cache.get(keys) if self._cache is not None else {}
         todo = [i for i in range(len(nos)) if i not in cached]
-        made = memory_pass([texts[i] for i in todo]) if todo else ()  # all cached: e5 need not even load
-        # a made row as the cache gives it back (float16, renormalised): a vector read from the cache
-        # and one made here are then the same bits, whichever path a race takes (a recall making its
-        # candidates' while the tier caches them): near-tied candidates keep one order run to run
-        made = normalize_rows(np.asarray(made, dtype=np.float16)) if todo else ()
-        rows = {**cached, **dict(zip(todo, made, strict=True))}
-        if self._cache is not None and todo:
-            self._cache.put([(keys[i], rows[i]) for i in todo])
-        with self._lock:
-            self._rows.setdefault(tenant, _Rows()).put(nos, np.stack([rows[i] for i in range(len(nos))]))
+        firsts = list({keys[i]: i for i in reversed(todo)}.values())[::-1] if make is not None else []
+        rows = dict(cached)
+        if firsts:  # all cached: e5 need not even load
+            # a made row as the cache gives it back (float16, renormalised): a vector read from the cache
+            # and one made here are then the same bits, whichever path a race takes (a recall making its
+            # candidates' while the tier caches them): near-tied candidates keep one order run to run
+            made = normalize_rows(np.asarray(make([texts[i] for i in firsts]), dtype=np.float16))
+            by_key = dict(zip((keys[i] for i in firsts), made, strict=True))
+            rows.update((i, by_key[keys[i]]) for i in todo)
+            if self._cache is not None:
+                self._cache.put(list(by_key.items()))
+        have = sorted(rows)
+        if have:
+            with self._lock:
+                self._rows.setdefault(tenant, _Rows()).put([nos[i] for i in have], np.stack([rows[i] for i in have]))
+        return [nos[i] for i in range(len(nos)) if i not in rows]
 
     def memory_bytes(self) -> int:
         with self._lock:
@@ -245,7 +350,7 @@ class DialogueVectors:
             self._cache.close()
 
 
-def vectors_beside(embedder, cache_path: Path | None) -> DialogueVectors | None:
+def vectors_beside(embedder, cache_path: Path | None, pool=None) -> DialogueVectors | None:
     """The dialogue vectors of a semantic index whose model is ``embedder``: None unless it is USE
     (another model's cosines are not what the mix and its trees were fitted on) and e5 can load."""
     if embedder.name != embed.UseEmbedder.name or not available():
@@ -253,4 +358,4 @@ def vectors_beside(embedder, cache_path: Path | None) -> DialogueVectors | None:
     from hindbrain.recall.semantic import EmbeddingCache, window_of
 
     cache = EmbeddingCache(cache_path, MEMORY_MODEL, DIM) if cache_path is not None else None
-    return DialogueVectors(cache, window_of(embedder))
+    return DialogueVectors(cache, window_of(embedder), pool)

@@ -124,7 +124,14 @@ class RecallEngine:
         e5 = None
         if vectors is not None and query.form == "dialogue" and semantic.dialogue is not None:
             semantic.want_dialogue(query.tenant)
-            e5 = _DialogueMix(semantic, tenant, query.tenant, semantic.dialogue_query_async(query.views.cue))
+            # a tenant whose dialogue memories wait for e5 in a small number reads its writes: this recall
+            # makes them (and waits for e5's load, once a process); a larger backlog is the workers' to make,
+            # the recall making what fits its budget and reading USE's alone until e5's passes are loaded
+            small = semantic.dialogue.backlog(query.tenant) <= e5_dialogue.INLINE_TEXTS
+            e5 = _DialogueMix(semantic, tenant, query.tenant,
+                              semantic.dialogue_query_async(query.views.cue)
+                              if small or e5_dialogue.query_ready() else None,
+                              budget=math.inf if small else None)
         lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
         near, views = self._semantic(query, mask, clock, fetch, vectors)
@@ -304,7 +311,7 @@ class RecallEngine:
             if s.no in expanded:
                 s.why["expansion"] = expanded[s.no].why(tenant)
         if self.learned:  # a dialogue's mixed cosines are ordered by the trees fitted on the mix's pools
-            trees = e5_dialogue.MIXED_NAME if e5 is not None else self.index.semantic.embedder.name
+            trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees)
         semantic = self.index.semantic
         model = semantic.embedder.name if semantic is not None else "none"
@@ -325,6 +332,8 @@ class RecallEngine:
                 full["semantic"].update(tier=tier, model=semantic.model_of(tier))
                 if e5 is not None and s.no in e5.scored:  # which vectors scored it: USE's and e5's, mixed
                     full["semantic"].update(model=e5_dialogue.MIXED_NAME, e5_tier=e5_dialogue.MEMORY_MODEL)
+                elif e5 is not None and s.no in e5.pending:  # USE's alone: its e5 vector is not made yet
+                    full["semantic"].update(e5_tier="pending", e5_shift=round(e5.shift, 4) if e5.active else None)
             if "matched_terms" in s.why["lexical"]:
                 full["lexical"]["matched_terms"] = s.why["lexical"]["matched_terms"]
             if "gate" in s.why:
@@ -464,28 +473,63 @@ class RecallEngine:
 
 class _DialogueMix:
     """One dialogue recall's e5 side (``recall.e5_dialogue``): the future of e5's vector of the
-    dialogue's cue (``QueryViews.cue``), and the candidates whose cosine it mixed (``scored``, for their ``why``)."""
+    dialogue's cue (``QueryViews.cue``; None while the pass loads: the recall is USE's); the candidates
+    whose cosine it mixed (``scored``) and the dialogue-kind ones that kept USE's because their e5 vector
+    is not made yet (``pending``), for their ``why``.
 
-    def __init__(self, semantic, tenant: TenantIndex, tenant_name: str, query_vector):
+    A candidate without its e5 vector is put on the mix's scale, not left on USE's: the mix of USE's
+    cosine with e5's as this recall's mixed candidates have it relative to USE's, ``use + shift``
+    (``shift``: the median of their ``e5 − use``). e5's cosines run higher than USE's, so its USE
+    cosine alone would sink it under every mixed one, and USE's cosine plus nothing but a constant
+    would let it jump over them; the shift keeps it where a candidate with its USE cosine lands on
+    average, and USE's order among the pending ones. Under ``MIN_PAIRS`` mixed candidates the shift is
+    not read (a median of a few) and the recall is USE's alone (``active`` False: USE's trees order it,
+    fitted on USE's cosines), unless none is pending. Decided once, on the recall's first candidates,
+    so every candidate of one recall is on one scale; the inline pass's time (``budget``) is the
+    recall's, over all its calls."""
+
+    MIN_PAIRS = 8
+
+    def __init__(self, semantic, tenant: TenantIndex, tenant_name: str, query_vector,
+                 budget: float | None = None):
         self.semantic, self.tenant, self.tenant_name, self._query = semantic, tenant, tenant_name, query_vector
+        self.budget = e5_dialogue.INLINE_BUDGET_S if budget is None else budget
         self.scored: set[int] = set()
+        self.pending: set[int] = set()
+        self.active: bool | None = None if query_vector is not None else False  # decided on the first call
+        self.shift = 0.0
 
     def mixed(self, nos: list[int], late: np.ndarray) -> np.ndarray:
         """``late`` (USE's late-interaction cosines of ``nos``) with the dialogue-kind ones mixed with
-        e5's (``e5_dialogue.mix``); the others keep USE's."""
+        e5's (``e5_dialogue.mix``), those whose e5 vector is pending shifted onto the mix's scale; the
+        other kinds keep USE's."""
         docs = self.tenant.docs.take(nos)
         at = [i for i, d in enumerate(docs) if d.event_kind in e5_dialogue.DIALOGUE_KINDS]
-        if not at:
+        if not at or self.active is False:
+            self.pending.update(nos[i] for i in at)
             return late
         mine = [nos[i] for i in at]
-        rows, have = self.semantic.dialogue.vectors(
-            self.tenant_name, mine, lambda nos: [self.semantic.text_of(self.tenant_name, no) for no in nos])
-        if not have:
-            return late
-        at = [at[j] for j in have]
+        rows, have, spent = self.semantic.dialogue.vectors(
+            self.tenant_name, mine, lambda nos: [self.semantic.text_of(self.tenant_name, no) for no in nos],
+            self.budget)
+        self.budget = max(0.0, self.budget - spent)
         late = np.array(late, dtype=np.float32, copy=True)
-        late[at] = e5_dialogue.mix(late[at], rows @ self._query.result())
-        self.scored.update(nos[i] for i in at)
+        got = [at[j] for j in have]
+        e5 = rows @ self._query.result() if have else np.zeros(0, np.float32)
+        if self.active is None:
+            use = late[got]
+            known = use == use
+            self.active = len(got) == len(at) or int(known.sum()) >= self.MIN_PAIRS
+            if not self.active:
+                self.pending.update(mine)
+                return late
+            if known.any():  # read by this call's pending ones, and a later call's (the graph's, expansion's)
+                self.shift = float(np.median(e5[known] - use[known]))
+        late[got] = e5_dialogue.mix(late[got], e5)
+        waiting = sorted(set(at) - set(got))
+        late[waiting] = e5_dialogue.mix(late[waiting], late[waiting] + self.shift)
+        self.scored.update(nos[i] for i in got)
+        self.pending.update(nos[i] for i in waiting)
         return late
 
 

@@ -379,12 +379,13 @@ class SemanticIndex:
     in the neural model's space, so they share the index and are replaced as neural vectors
     arrive. ``pool``: embedder worker processes (``recall.workers``) for the neural tier; None
     embeds on the background thread. ``neural=False`` keeps the fast tier only (nothing is queued
-    for the model: measuring what the fast tier alone recalls).
+    for the model: measuring what the fast tier alone recalls). ``dialogue_pool``: the workers of the
+    e5 dialogue tier when they are not ``pool`` (a following index's: it sends them e5 batches only).
     """
 
     def __init__(self, embedder: Embedder, cache_path: Path | None = None, *, inline_limit: int = 256,
                  follow: bool = False, static: Embedder | None = None, pool=None, neural: bool = True,
-                 graph_threads: int = 1):
+                 graph_threads: int = 1, dialogue_pool=None):
         if follow and cache_path is None:
             raise ValueError("a following index reads its vectors from the owner's cache: give cache_path")
         if static is not None and static.dim != embedder.dim:
@@ -427,7 +428,7 @@ class SemanticIndex:
         # e5 for dialogue-form queries and dialogue-kind memories (recall.e5_dialogue): with USE as the
         # model only, whose cosines its trees were fitted to mix with; its query runs on a thread of its
         # own, beside USE's views (ORT drops the GIL), so a dialogue recall's wall time does not add up
-        self.dialogue = e5_dialogue.vectors_beside(embedder, cache_path)
+        self.dialogue = e5_dialogue.vectors_beside(embedder, cache_path, dialogue_pool or pool)
         self._e5_pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-e5")
                          if self.dialogue is not None else None)
         self._thread = threading.Thread(target=self._run, name="hindbrain-semantic", daemon=True)
@@ -723,15 +724,37 @@ class SemanticIndex:
 
     def want_dialogue(self, tenant: str) -> None:
         """A dialogue-form query asked of ``tenant``: its dialogue-kind memories join the e5 tier
-        (``e5_dialogue.DialogueVectors.want``); the background thread is woken to fill them."""
+        (``e5_dialogue.DialogueVectors.want``); the background thread is woken to fill them, and the
+        memory pass loads here on a thread of its own (what a recall's inline budget makes vectors with:
+        no recall waits for the load)."""
         def count() -> int:
             with self._cond:
                 t = self._tenants.get(tenant)
                 return t.total if t is not None else 0
 
         if self.dialogue.want(tenant, count):  # the first time only: a recall wakes nobody
+            if not e5_dialogue.loading.is_set():
+                e5_dialogue.loading.set()
+                threading.Thread(target=e5_dialogue.warm, name="hindbrain-e5-load", daemon=True).start()
             with self._cond:
                 self._cond.notify_all()
+
+    def wait_dialogue(self, timeout: float | None = None) -> bool:
+        """Blocks until the e5 tier has made every wanted tenant's vectors and e5's query pass is loaded
+        (``wait`` first, but for a following index: the tier lags USE's); False on timeout or a stalled
+        background thread."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self.follow and not self.wait(timeout):  # a following index's USE vectors are the owner's
+            return False
+        loads = e5_dialogue.loading.is_set()  # the passes a want started loading: a recall reads e5 after
+        while self.dialogue is not None and not (self.dialogue.settled() and (e5_dialogue.query_ready() or not loads)):
+            with self._cond:
+                if self._stalled or self._closed:
+                    return False
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     def dialogue_query_async(self, cue: str) -> Future:
         """e5's vector of a dialogue's cue (``QueryViews.cue``, ``e5_dialogue.query_vector``) on the e5 thread."""

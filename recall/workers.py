@@ -73,12 +73,12 @@ class _Worker:
         self.name, self.nice, self.idle = name, nice, idle
         self.proc: subprocess.Popen | None = None
 
-    def send(self, texts: list[str]) -> None:
+    def send(self, texts: list[str], model: str) -> None:
         if self.proc is None or self.proc.poll() is not None:
             self.proc = subprocess.Popen([sys.executable, "-m", "hindbrain.recall.workers", self.name, str(self.nice),
                                           "idle" if self.idle else "normal"],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_ONE_THREAD)
-        pickle.dump(list(texts), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump((model, list(texts)), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
         self.proc.stdin.flush()
 
     def receive(self) -> np.ndarray:
@@ -120,14 +120,16 @@ class EmbedderPool:
         self._workers = [_Worker(name, nice, self.idle) for _ in range(workers)]
         self._lock = threading.Lock()
 
-    def embed_many(self, batches: list[list[str]]) -> list[np.ndarray]:
-        """Every batch's unit vectors, in order; one batch per worker at a time."""
+    def embed_many(self, batches: list[list[str]], model: str | None = None) -> list[np.ndarray]:
+        """Every batch's unit vectors, in order; one batch per worker at a time. ``model``: the pass
+        that embeds them, the pool's own model by default, or another a worker loads when first sent
+        one (``passage_pass``: the e5 dialogue tier's)."""
         out: list[np.ndarray] = []
         with self._lock:
             for start in range(0, len(batches), self.workers):
                 round_ = list(zip(self._workers, batches[start : start + self.workers], strict=False))
                 for worker, batch in round_:
-                    worker.send(batch)
+                    worker.send(batch, model or self.name)
                 errors = []
                 for worker, _ in round_:  # read every answer, so no worker is left mid-reply
                     try:
@@ -170,6 +172,21 @@ def _close_shared() -> None:
         pool.close()
 
 
+def passage_pass(name: str, pool_model: str):
+    """The function a worker embeds passages with for ``name``: the pool's model (an embedder
+    ``recall.embed`` names) or the e5 dialogue tier's memory pass (``recall.e5_dialogue.MEMORY_MODEL``),
+    which only a brain whose dialogues asked for e5 sends: a worker of a text-only brain never loads it."""
+    if name == pool_model:
+        from hindbrain.recall.embed import embedder_from_name
+
+        return embedder_from_name(name).embed_passages
+    from hindbrain.recall import e5_dialogue
+
+    if name != e5_dialogue.MEMORY_MODEL:
+        raise ValueError(f"this worker embeds with {pool_model!r} or {e5_dialogue.MEMORY_MODEL!r}, not {name!r}")
+    return e5_dialogue.memory_pass
+
+
 def lower_priority(nice: int, idle: bool) -> None:
     """This process lowered by ``nice`` and, with ``idle``, put under ``SCHED_IDLE`` (module
     docstring); before any thread starts, so the model's threads inherit both."""
@@ -180,22 +197,23 @@ def lower_priority(nice: int, idle: bool) -> None:
 
 
 def serve(name: str, nice: int = 0, idle: bool = False) -> None:
-    """The worker's loop: batches in on stdin, ``("ok", vectors)`` or ``("error", message)`` out;
-    first the worker lowers its priority (``lower_priority``)."""
+    """The worker's loop: ``(model, texts)`` batches in on stdin, ``("ok", vectors)`` or ``("error",
+    message)`` out; first the worker lowers its priority (``lower_priority``). Each pass is loaded
+    when its first batch arrives (``passage_pass``) and kept."""
     lower_priority(nice, idle)
     requests = sys.stdin.buffer
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # a stray print must not corrupt the replies
-    from hindbrain.recall.embed import embedder_from_name
-
-    model = embedder_from_name(name)
+    passes = {}
     while True:
         try:
-            texts = pickle.load(requests)
+            model, texts = pickle.load(requests)
         except EOFError:
             return
         try:
-            reply = ("ok", np.asarray(model.embed_passages(texts), dtype=np.float32))
+            if model not in passes:
+                passes[model] = passage_pass(model, name)
+            reply = ("ok", np.asarray(passes[model](texts), dtype=np.float32))
         except Exception as exc:  # the index keeps it and retries; the worker lives on
             reply = ("error", f"{type(exc).__name__}: {exc}")
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)

