@@ -288,15 +288,17 @@ class DialogueVectors:
             started = time.perf_counter()
             texts = dict(zip(missing, texts_of(missing), strict=True))
             missing = self._make(tenant, missing, [texts[no] for no in missing], None)  # the cache's rows
+            loaded = _passes_loaded()
             if budget == math.inf:  # a small backlog (``INLINE_TEXTS``): all made here, the pass loaded if need be
                 fits = len(missing)
             else:
-                fits = int((budget - (time.perf_counter() - started)) / self.text_seconds) if _passes_loaded() else 0
+                fits = int((budget - (time.perf_counter() - started)) / self.text_seconds) if loaded else 0
             if missing and fits > 0:
                 made, missing = missing[:fits], missing[fits:]
                 inline = time.perf_counter()
                 self._make(tenant, made, [texts[no] for no in made], memory_pass)
-                self.text_seconds = (time.perf_counter() - inline) / len(made)
+                if loaded:  # the pass's rate, not its load's (a small backlog's recall may load it)
+                    self.text_seconds = (time.perf_counter() - inline) / len(made)
             elif missing and budget > 0:  # none fit at the last rate (a busy machine's): try again later
                 self.text_seconds = max(INLINE_TEXT_S, self.text_seconds * 0.9)
             self.hurry(tenant, missing)
