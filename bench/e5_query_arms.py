@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import runpy
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from e5_cheap_sdk import run_wrapped, use_trees, wrapped_script  # noqa: E402
 
 from hindbrain.recall import e5_dialogue, embed, engine, query, semantic  # noqa: E402
 
@@ -200,18 +201,15 @@ def main() -> None:
         print(f"| arm | tokens p50 / p99 | e5 thread CPU ms p50 / p99 | (load {os.getloadavg()[0]:.1f})")
         cost(args.cost.split(","), root)
         return
-    script = [a for a in args.script if a != "--"]
+    script = wrapped_script(ap, args.script)
     install(args.arm, args.e5_weight)
     if args.passage_prefix:
         passage_prefix(args.passage_prefix)
     if args.trees:
-        from e5_cheap_sdk import use_trees
-
         use_trees(e5_dialogue.MIXED_NAME, args.trees)
     print(f"e5 query arm {args.arm} {ARMS[args.arm]}, weight {e5_dialogue.E5_WEIGHT}, trees "
           f"{args.trees or 'shipped'}", flush=True)
-    sys.argv = script
-    runpy.run_path(script[0], run_name="__main__")
+    run_wrapped(script)
 
 
 if __name__ == "__main__":
