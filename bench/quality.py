@@ -25,6 +25,10 @@ Data sets (docs/recall-quality.md says where each comes from):
   ``session``, ``speaker`` and ``ts`` (the session's date), as the API invites; questions about
   earlier sessions whose evidence is turns.
 
+* ``dial-zh`` / ``dial-en`` — tuning only (not in the default ``--sets``): MADial-format dialogues
+  written for tuning by other sessions from a brief, in ``bench/data/dialogue-tuning/`` (its README);
+  every question is a tuning one, so ``--half heldout`` skips them: never a held-out number.
+
 Halves: MADial by query id parity (even = tuning, odd = held-out; zh and en share ids, so one
 dialogue is in the same half in both languages); conversations by conversation (even index =
 tuning). Numbers of record are the held-out halves.
@@ -79,6 +83,8 @@ EVAL_DATA = Path(os.environ.get("HINDBRAIN_EVAL_DATA")
                  or Path(__file__).resolve().parents[2] / "shared" / "eval-data")
 MADIAL = EVAL_DATA / "madial-bench" / "derived"
 HARD = Path(__file__).resolve().parent / "data"
+# MADial-format dialogues written for tuning (its README says how): every question a tuning one
+DIALOGUE_TUNING = HARD / "dialogue-tuning"
 
 
 @dataclass
@@ -113,6 +119,30 @@ def madial(lang: str, root: Path = MADIAL) -> DataSet:
     questions = [Question(f"{lang}-{r['id']}", f"u{r['user_id']}", r["query"], {f"m{g}" for g in r["gold"]},
                           r["id"] % 2 == 0) for r in rows if r.get("gold")]
     return DataSet(f"madial-{lang}", events, questions, {e["event_id"]: e["text"] for e in events}, "madial")
+
+
+def dialogue_tuning(lang: str, root: Path = DIALOGUE_TUNING) -> DataSet:
+    """``dial-zh`` / ``dial-en``: dialogues in MADial's format written for this harness to tune on
+    (bench/data/dialogue-tuning/README.md). They have no held-out half: every question is a tuning
+    one, so no number read on them is ever a held-out one. Question ids ``dial-<lang>-<id>``: a
+    dialogue of its own (``bench/fusion_dialogue.py`` folds by the id after the first dash), never
+    MADial's dialogue of the same number, nor the other language's (the two were written apart)."""
+    data = madial(lang, root)
+    questions = [replace(q, qid=f"dial-{q.qid}", tuning=True) for q in data.questions]
+    return DataSet(f"dial-{lang}", data.events, questions, data.texts, data.agent)
+
+
+TUNING_ONLY = ("dial-zh", "dial-en")
+
+
+def load(name: str, madial_root: Path = MADIAL, dialogue_root: Path = DIALOGUE_TUNING) -> DataSet:
+    """The set called ``name`` (``SETS``' keys), MADial's and the dialogue-tuning sets read from their
+    folders."""
+    if name.startswith("madial-"):
+        return madial(name.split("-")[1], madial_root)
+    if name in TUNING_ONLY:
+        return dialogue_tuning(name.split("-")[1], dialogue_root)
+    return SETS[name]()
 
 
 def conversations(lang: str, count: int = 10, seed: int = 0) -> DataSet:
@@ -153,7 +183,9 @@ SETS: dict[str, Callable[[], DataSet]] = {
     "madial-zh": lambda: madial("zh"), "madial-en": lambda: madial("en"),
     "conv-en": lambda: conversations("en"), "conv-zh": lambda: conversations("zh"),
     "hard-en": lambda: hard("en"), "hard-zh": lambda: hard("zh"),
+    "dial-zh": lambda: dialogue_tuning("zh"), "dial-en": lambda: dialogue_tuning("en"),
 }
+DEFAULT_SETS = ("madial-zh", "madial-en", "conv-en", "conv-zh", "hard-en", "hard-zh")  # those with a held-out half
 
 
 # -- metrics -----------------------------------------------------------------------------------
@@ -316,7 +348,8 @@ def fmt(label: str, r: dict[int, float]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {list(SETS)}")
+    ap.add_argument("--sets", default=",".join(DEFAULT_SETS),
+                    help=f"comma-separated, of {list(SETS)} ({', '.join(TUNING_ONLY)}: tuning questions only)")
     ap.add_argument("--half", default="heldout", choices=("heldout", "tuning", "all"))
     ap.add_argument("--fit", action="store_true",
                     help="fit the fused weights at both ends (question, dialogue) on the tuning halves")
@@ -325,12 +358,17 @@ def main() -> None:
     ap.add_argument("--fast-tier", action="store_true",
                     help="the neural tier off: events keep their static vectors (the fast tier alone)")
     ap.add_argument("--madial", type=Path, default=MADIAL, help=f"MADial-Bench's derived files (default: {MADIAL})")
+    ap.add_argument("--dialogue-tuning", type=Path, default=DIALOGUE_TUNING,
+                    help=f"the dial-* sets' files (default: {DIALOGUE_TUNING})")
     args = ap.parse_args()
     pools: dict[str, list] = {"text": [], "dialogue": []}
     measured: dict[str, dict] = {}
     for name in args.sets.split(","):
-        data = madial(name.split("-")[1], args.madial) if name.startswith("madial-") else SETS[name]()
+        data = load(name, args.madial, args.dialogue_tuning)
         questions = data.half("tuning" if args.fit else args.half)
+        if not questions:  # a tuning-only set asked for its held-out half: it has none to report
+            print(f"\n### {name}: no {args.half} questions (tuning only: --half tuning)", flush=True)
+            continue
         with tempfile.TemporaryDirectory() as home:
             t0 = time.perf_counter()
             brain = build(data, Path(home), args.fast_tier)
