@@ -27,6 +27,7 @@ round ten fitted ``fusion_trees_use_e5.json`` with ``HINDBRAIN_EMBEDDER=use+e5 O
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import pickle
 import sys
@@ -74,25 +75,41 @@ def embedder_name() -> str:
     return embedder_from_name(Settings().embedder).name
 
 
-def pools_of(sets: list[str], madial: Path, cache: Path | None, embedder: str) -> dict[str, list]:
-    """Every set's pools, scored by ``embedder`` (a cache scored by another one is refused)."""
+def fingerprint(data: quality.DataSet) -> str:
+    """What a set's pools were collected from (its events and questions): a cached set whose data
+    changed since (a dialogue-tuning file still being written) is collected again."""
+    rows = [data.events, [(q.qid, q.tenant, q.query, sorted(q.gold), q.tuning) for q in data.questions]]
+    return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str, ensure_ascii=False).encode()).hexdigest()
+
+
+def pools_of(sets: list[str], madial: Path, cache: Path | None, embedder: str,
+             dialogue: Path = quality.DIALOGUE_TUNING) -> dict[str, list]:
+    """Every set's pools, scored by ``embedder`` (a cache scored by another one is refused). A set the
+    cache lacks, or holds from other data, is collected in a brain of its own and added to the cache:
+    a tenant's pool reads only that tenant's documents, so which other sets share the brain does not
+    change it. (A set cached before fingerprints were kept is taken as it is.)"""
+    cached = {"embedder": embedder, "pools": {}, "fingerprints": {}}
     if cache is not None and cache.exists():
         cached = pickle.loads(cache.read_bytes())
         if cached["embedder"] != embedder:
             raise SystemExit(f"{cache}: pools scored by {cached['embedder']!r}, this run's embedder is {embedder!r}")
-        return cached["pools"]
-    data = [fusion_fit.prefixed(quality.madial(n.split("-")[1], madial) if n.startswith("madial-")
-                                else quality.SETS[n](), n) for n in sets]
-    everything = quality.DataSet("all", [e for d in data for e in d.events], [])
-    with tempfile.TemporaryDirectory() as home:
-        brain = quality.build(everything, Path(home))
-        try:
-            pools = {d.name: collect(brain, d) for d in data}
-        finally:
-            brain.close()
-    if cache is not None:
-        cache.write_bytes(pickle.dumps({"embedder": embedder, "pools": pools}))
-    return pools
+        cached.setdefault("fingerprints", {})
+    data = {n: fusion_fit.prefixed(quality.load(n, madial, dialogue), n) for n in sets}
+    stale = [n for n, d in data.items() if n not in cached["pools"]
+             or cached["fingerprints"].get(n, fingerprint(d)) != fingerprint(d)]
+    if stale:
+        everything = quality.DataSet("all", [e for n in stale for e in data[n].events], [])
+        with tempfile.TemporaryDirectory() as home:
+            brain = quality.build(everything, Path(home))
+            try:
+                for n in stale:
+                    cached["pools"][n] = collect(brain, data[n])
+                    cached["fingerprints"][n] = fingerprint(data[n])
+            finally:
+                brain.close()
+        if cache is not None:
+            cache.write_bytes(pickle.dumps(cached))
+    return {n: cached["pools"][n] for n in sets}
 
 
 def r_at_5(pools, order_of) -> float:
@@ -160,12 +177,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="madial-zh,madial-en,conv-en,conv-zh,hard-en,hard-zh")
     ap.add_argument("--madial", type=Path, default=quality.MADIAL)
+    ap.add_argument("--dialogue-tuning", type=Path, default=quality.DIALOGUE_TUNING, help="the dial-* sets' files")
     ap.add_argument("--pools", type=Path, help="cache of the collected pools (built when missing)")
     ap.add_argument("--out", type=Path, help="write the boosted trees here (the product: recall/ + "
                     "learned.MODEL_FILES[the embedder])")
     args = ap.parse_args()
     embedder = embedder_name()
-    pools = pools_of(args.sets.split(","), args.madial, args.pools, embedder)
+    pools = pools_of(args.sets.split(","), args.madial, args.pools, embedder, args.dialogue_tuning)
     tuning = [p for ps in pools.values() for p in ps if p[1]]
     col = {f: n for n, f in enumerate(FEATURES)}
     base = [col[f] for f in fusion_fit.FEATURES]
