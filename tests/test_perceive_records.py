@@ -32,6 +32,9 @@ class _Ids:
     def many(self, n: int) -> list[str]:
         return [self.next() for _ in range(n)]
 
+    def prefixed(self, prefix: str, n: int) -> list[str]:
+        return [prefix + h for h in self.many(n)]
+
 
 def _two_steps(events: list) -> list[dict] | None:
     """The oracle: the records the two steps make where the batch is all common and without ids, else None."""
@@ -128,3 +131,50 @@ def test_a_batch_the_one_pass_leaves_is_answered_as_before(tmp_path):
         with pytest.raises(InvalidInput) as again:  # the same id for other content: the same-event check
             brain.perceive_many([{**good, "text": "other", "event_id": "ev-mine"}])
         assert again.value.field == "event_id"
+
+
+# A batch's ids made in C (``_scan.prefixed_slices``, ``records._RandomHex.prefixed``), the Python slices and
+# f-strings they replace as the oracle.
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(max_codepoint=127), max_size=4), st.text(st.characters(max_codepoint=127), max_size=70),
+       st.integers(1, 9), st.integers(0, 70), st.integers(0, 12))
+def test_prefixed_slices_are_the_slices_with_the_prefix(prefix, text, width, start, count):
+    from hindbrain.recall import _scan
+
+    end = start + width * count
+    if end <= len(text):
+        assert _scan.prefixed_slices(prefix, text, start, end, width) == [
+            prefix + text[i : i + width] for i in range(start, end, width)]
+    else:
+        with pytest.raises(ValueError):
+            _scan.prefixed_slices(prefix, text, start, end, width)
+
+
+def test_prefixed_slices_refuse_what_is_not_ascii():
+    from hindbrain.recall import _scan
+
+    for prefix, text in (("工_", "ab"), ("ev_", "é" * 4)):
+        with pytest.raises(ValueError, match="ASCII"):
+            _scan.prefixed_slices(prefix, text, 0, 2, 2)
+
+
+def test_new_ids_are_the_prefix_and_the_ids_drawn_one_by_one(monkeypatch):
+    import os
+
+    stream = os.urandom(16 * 700)
+
+    def drawn(ask) -> list[str]:  # ``ask()``'s ids, a fresh ``_RandomHex`` reading ``stream`` in turn
+        at = [0]
+
+        def urandom(n: int) -> bytes:
+            at[0] += n
+            return stream[at[0] - n : at[0]]
+
+        monkeypatch.setattr(os, "urandom", urandom)
+        monkeypatch.setattr(records, "_random_hex", records._RandomHex())
+        return ask()
+
+    one_by_one = drawn(lambda: [records.new_id("perception") for _ in range(700)])
+    assert all(i.startswith("ev_") and len(i) == 35 for i in one_by_one)
+    assert drawn(lambda: [i for n in (1, 255, 300, 144) for i in records.new_ids("perception", n)]) == one_by_one
+    assert drawn(lambda: records.new_ids("decision", 3)) == ["dc_" + i[3:] for i in one_by_one[:3]]
