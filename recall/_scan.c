@@ -3764,8 +3764,23 @@ typedef struct {
     Py_ssize_t max_name, max_text;
 } Shape;
 
-/* values[key], borrowed (the merged dict holds every default key; NULL only for entities/scope). */
-#define VALUE(key) PyDict_GetItemWithError(values, (key))
+/* Where an event's values are read: its own fields, then the defaults (NULL: none). The merged dict
+ * `{**defaults, **fields}` the checks used to read was a copy of 18 defaults and an update an event, made before
+ * the first check and again, in `perception_records`, read back key by key (issue 28, round twenty). */
+typedef struct {
+    PyObject *fields, *defaults;
+} Src;
+
+/* src's value of key, borrowed: the field's, else the default's; NULL when neither holds it (or an error). */
+static PyObject *src_get(const Src *src, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(src->fields, key);
+    if (v || PyErr_Occurred() || !src->defaults)
+        return v;
+    return PyDict_GetItemWithError(src->defaults, key);
+}
+
+/* values[key], borrowed (the defaults hold every key but tenant, entities and scope). */
+#define VALUE(key) src_get(values, (key))
 
 /* 1: a value of `allowed` (an exact str in the set) or None; 0: not; -1: an error. */
 static int none_or_in(PyObject *v, PyObject *allowed) {
@@ -3775,7 +3790,7 @@ static int none_or_in(PyObject *v, PyObject *allowed) {
 }
 
 /* The checks of common_perceive on the merged values: 1 the common shape, 0 not, -1 an error. */
-static int common_shape(PyObject *values, const Shape *s) {
+static int common_shape(const Src *values, const Shape *s) {
     PyObject *v = VALUE(s->k_tenant);
     if (!v || !plain_name(v, s->max_name))
         return PyErr_Occurred() ? -1 : 0;
@@ -3847,38 +3862,38 @@ static int common_shape(PyObject *values, const Shape *s) {
     return 1;
 }
 
-/* common_perceive(fields): the merged values (a new dict) or None (a new reference); NULL: an error. */
-static PyObject *common_values(PyObject *fields, const Shape *s) {
+/* Whether `fields` has common_perceive's shape: an exact dict of allowed exact-str keys, no ts, its values and
+ * the defaults passing common_shape. 1 yes, 0 no, -1 an error. */
+static int common_fields(PyObject *fields, const Shape *s) {
     if (!PyDict_CheckExact(fields))
-        Py_RETURN_NONE;
+        return 0;
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(fields, &pos, &key, &value)) {
         if (!PyUnicode_CheckExact(key))  /* no __eq__ or __hash__ of the caller's runs here */
-            Py_RETURN_NONE;
+            return 0;
         int in = PySet_Contains(s->allowed, key);
-        if (in <= 0) {
-            if (in < 0)
-                return NULL;
-            Py_RETURN_NONE;
-        }
+        if (in <= 0)
+            return in;
     }
     PyObject *ts = PyDict_GetItemWithError(fields, s->k_ts);
     if (ts && ts != Py_None)
-        Py_RETURN_NONE;
+        return 0;
     if (!ts && PyErr_Occurred())
-        return NULL;
+        return -1;
+    Src src = {fields, s->defaults};
+    return common_shape(&src, s);
+}
+
+/* common_perceive(fields): the merged values (a new dict) or None (a new reference); NULL: an error. */
+static PyObject *common_values(PyObject *fields, const Shape *s) {
+    int r = common_fields(fields, s);
+    if (r <= 0)
+        return r < 0 ? NULL : Py_NewRef(Py_None);
     PyObject *values = PyDict_Copy(s->defaults);
     if (!values || PyDict_Update(values, fields) < 0) {
         Py_XDECREF(values);
         return NULL;
-    }
-    int r = common_shape(values, s);
-    if (r <= 0) {
-        Py_DECREF(values);
-        if (r < 0)
-            return NULL;
-        Py_RETURN_NONE;
     }
     /* values["entities"], values["scope"] = list(entities), dict(scope): copies the caller cannot change */
     PyObject *entities = PyDict_GetItemWithError(values, s->k_entities), *scope;
@@ -3898,6 +3913,20 @@ static PyObject *common_values(PyObject *fields, const Shape *s) {
 }
 
 
+/* The field names the checks read, interned once a process. */
+static int shape_keys(Shape *s) {
+    static PyObject *keys[12];
+    static const char *names[12] = {"ts", "tenant", "kind", "text", "action", "event_id", "success", "polarity",
+                                    "signal", "origin", "entities", "scope"};
+    for (int i = 0; i < 12; i++)
+        if (!keys[i] && !(keys[i] = PyUnicode_InternFromString(names[i])))
+            return -1;
+    s->k_ts = keys[0], s->k_tenant = keys[1], s->k_kind = keys[2], s->k_text = keys[3], s->k_action = keys[4];
+    s->k_event_id = keys[5], s->k_success = keys[6], s->k_polarity = keys[7], s->k_signal = keys[8];
+    s->k_origin = keys[9], s->k_entities = keys[10], s->k_scope = keys[11];
+    return 0;
+}
+
 /* common_perceives(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, max_text)
  * -> list: schemas.api.common_perceive of each event of the list (None for one not exactly a dict). */
 static PyObject *scan_common_perceives(PyObject *self, PyObject *args) {
@@ -3908,15 +3937,8 @@ static PyObject *scan_common_perceives(PyObject *self, PyObject *args) {
                           &s.signals, &PyFrozenSet_Type, &s.origins, &PyTuple_Type, &s.optional_names, &PyTuple_Type,
                           &s.texts, &s.max_name, &s.max_text))
         return NULL;
-    static PyObject *keys[12];
-    static const char *names[12] = {"ts", "tenant", "kind", "text", "action", "event_id", "success", "polarity",
-                                    "signal", "origin", "entities", "scope"};
-    for (int i = 0; i < 12; i++)
-        if (!keys[i] && !(keys[i] = PyUnicode_InternFromString(names[i])))
-            return NULL;
-    s.k_ts = keys[0], s.k_tenant = keys[1], s.k_kind = keys[2], s.k_text = keys[3], s.k_action = keys[4];
-    s.k_event_id = keys[5], s.k_success = keys[6], s.k_polarity = keys[7], s.k_signal = keys[8];
-    s.k_origin = keys[9], s.k_entities = keys[10], s.k_scope = keys[11];
+    if (shape_keys(&s) < 0)
+        return NULL;
     PyObject *out = PyList_New(PyList_GET_SIZE(events));
     for (Py_ssize_t k = 0; out && k < PyList_GET_SIZE(events); k++) {
         PyObject *values = common_values(PyList_GET_ITEM(events, k), &s);
@@ -3937,9 +3959,10 @@ static PyObject *scan_common_perceives(PyObject *self, PyObject *args) {
 #define presized_dict(n) PyDict_New()
 #endif
 
-/* p[key] (a new reference); a missing key raises KeyError, as the oracle's subscript does. */
-static PyObject *item_of(PyObject *p, PyObject *key) {
-    PyObject *v = PyDict_GetItemWithError(p, key);
+/* p[key] (a new reference), p the event's fields then the defaults; a missing key raises KeyError, as the
+ * oracle's subscript does. */
+static PyObject *item_of(const Src *p, PyObject *key) {
+    PyObject *v = src_get(p, key);
     if (v) {
         Py_INCREF(v);
         return v;
@@ -3973,7 +3996,7 @@ static int set_new(PyObject *d, int key, PyObject *value) {
 }
 
 /* The envelope of `_perception`'s record: `envelope("perception", ...)` with the batch's next minted id. */
-static PyObject *envelope_of(PyObject *p, Minting *m) {
+static PyObject *envelope_of(const Src *p, Minting *m) {
     PyObject *env = presized_dict(8), *ts = env ? item_of(p, record_keys[P_TS]) : NULL, *id = NULL, *ts_us = NULL;
     if (!ts)
         goto fail;
@@ -4021,7 +4044,7 @@ fail:
 }
 
 /* (emotion, read): `reading(...)` for a message or feedback with a text, else (the given emotion, {}). */
-static PyObject *read_of(PyObject *p, Minting *m) {
+static PyObject *read_of(const Src *p, Minting *m) {
     PyObject *kind = item_of(p, record_keys[P_KIND]), *text = kind ? item_of(p, record_keys[P_TEXT]) : NULL;
     PyObject *out = NULL;
     if (!text)
@@ -4053,11 +4076,7 @@ done:
 }
 
 /* `_perception(p)`: the perception record of a PerceiveInput's field values. */
-static PyObject *perception_record(PyObject *p, Minting *m) {
-    if (!PyDict_Check(p)) {
-        PyErr_SetString(PyExc_TypeError, "perception_records: each event's values must be a dict");
-        return NULL;
-    }
+static PyObject *perception_record(const Src *p, Minting *m) {
     PyObject *read = read_of(p, m), *record = read ? presized_dict(17) : NULL, *scope = NULL, *given = NULL;
     if (!record || set_new(record, R_ENVELOPE, envelope_of(p, m)) < 0)
         goto fail;
@@ -4098,6 +4117,38 @@ fail:
     return NULL;
 }
 
+static int record_keys_ready(void) {
+    for (int i = 0; i < N_KEYS; i++)
+        if (!record_keys[i] && !(record_keys[i] = PyUnicode_InternFromString(record_key_names[i])))
+            return -1;
+    return 0;
+}
+
+/* The perception record of each of `events` (dicts) read through `defaults` (NULL: none), or NULL (an error). */
+static PyObject *records_of(PyObject *events, PyObject *defaults, Minting *m) {
+    PyObject *out = PyList_New(PyList_GET_SIZE(events));
+    for (Py_ssize_t k = 0; out && k < PyList_GET_SIZE(events); k++) {
+        PyObject *p = PyList_GET_ITEM(events, k), *record = NULL;
+        if (!PyDict_Check(p)) {
+            PyErr_SetString(PyExc_TypeError, "perception_records: each event's values must be a dict");
+        } else {
+            Py_INCREF(p);  /* reading() and the clock are Python: hold what they could let go of */
+            Src src = {p, defaults};
+            record = perception_record(&src, m);
+            Py_DECREF(p);
+        }
+        if (!record)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, k, record);
+    }
+    if (out && m->next_id != PyList_GET_SIZE(m->ids)) {
+        PyErr_SetString(PyExc_ValueError, "perception_records: more ids minted than events without one");
+        Py_CLEAR(out);
+    }
+    return out;
+}
+
 /* perception_records(values, ids, now_us, to_us, reading, read_kinds, version, producer, datetime) -> list:
  * hindbrain/brain.py _perception of each; `ids` the minted record ids, taken in order by the events without one. */
 static PyObject *scan_perception_records(PyObject *self, PyObject *args) {
@@ -4105,25 +4156,91 @@ static PyObject *scan_perception_records(PyObject *self, PyObject *args) {
     Minting m = {0};
     if (!PyArg_ParseTuple(args, "O!O!OOOO!OOO:perception_records", &PyList_Type, &values, &PyList_Type, &m.ids,
                           &m.now_us, &m.to_us, &m.reading, &PyFrozenSet_Type, &m.read_kinds, &m.version, &m.producer,
-                          &m.datetime_type))
+                          &m.datetime_type) || record_keys_ready() < 0)
         return NULL;
-    for (int i = 0; i < N_KEYS; i++)
-        if (!record_keys[i] && !(record_keys[i] = PyUnicode_InternFromString(record_key_names[i])))
+    return records_of(values, NULL, &m);
+}
+
+/* perceive_records(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, max_text,
+ *                  mint, to_us, reading, read_kinds, version, producer, datetime) -> list | None:
+ * `perception_records(common_perceives(events, ...), ids, now_us, ...)` in one pass where every event has the
+ * common shape and names no event id of its own (a batch's common case), `(ids, now_us) = mint(len(events))`
+ * called once they all do (each event takes the next id); None, and `mint` not called, where one does not (the
+ * caller then runs the two steps). Each record is read from
+ * the event's fields and `defaults` (which hold an empty entities list and scope): the values dict the two steps
+ * passed between them (a copy of the defaults, the fields' update, copies of entities and scope, then read back
+ * key by key) is not made (issue 28, round twenty). */
+static PyObject *scan_perceive_records(PyObject *self, PyObject *args) {
+    PyObject *events, *mint;
+    Shape s;
+    Minting m = {0};
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!nnOOOO!OOO:perceive_records", &PyList_Type, &events,
+                          &PyFrozenSet_Type, &s.allowed, &PyDict_Type, &s.defaults, &PyFrozenSet_Type, &s.kinds,
+                          &PyFrozenSet_Type, &s.signals, &PyFrozenSet_Type, &s.origins, &PyTuple_Type,
+                          &s.optional_names, &PyTuple_Type, &s.texts, &s.max_name, &s.max_text, &mint,
+                          &m.to_us, &m.reading, &PyFrozenSet_Type, &m.read_kinds, &m.version, &m.producer,
+                          &m.datetime_type) || shape_keys(&s) < 0 || record_keys_ready() < 0)
+        return NULL;
+    /* every event checked before any record is made: a batch that goes the two steps made none for nothing */
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(events); k++) {
+        PyObject *fields = PyList_GET_ITEM(events, k);
+        int r = common_fields(fields, &s);
+        if (r < 0)
             return NULL;
-    PyObject *out = PyList_New(PyList_GET_SIZE(values));
-    for (Py_ssize_t k = 0; out && k < PyList_GET_SIZE(values); k++) {
-        PyObject *p = PyList_GET_ITEM(values, k);
-        Py_INCREF(p);  /* reading() and the clock are Python: hold what they could let go of */
-        PyObject *record = perception_record(p, &m);
-        Py_DECREF(p);
-        if (!record)
-            Py_CLEAR(out);
-        else
-            PyList_SET_ITEM(out, k, record);
+        Src src = {fields, s.defaults};
+        PyObject *id = r ? src_get(&src, s.k_event_id) : NULL;
+        if (!id && PyErr_Occurred())
+            return NULL;
+        if (id != Py_None)
+            Py_RETURN_NONE;
     }
-    if (out && m.next_id != PyList_GET_SIZE(m.ids)) {
-        PyErr_SetString(PyExc_ValueError, "perception_records: more ids minted than events without one");
-        Py_CLEAR(out);
+    Py_ssize_t n = PyList_GET_SIZE(events);
+    PyObject *minted = PyObject_CallFunction(mint, "n", n), *out = NULL;
+    if (!minted)
+        return NULL;
+    if (!PyTuple_CheckExact(minted) || PyTuple_GET_SIZE(minted) != 2 || !PyList_CheckExact(PyTuple_GET_ITEM(minted, 0))
+        || PyList_GET_SIZE(PyTuple_GET_ITEM(minted, 0)) != n) {
+        PyErr_SetString(PyExc_TypeError, "perceive_records: mint(n) must give (a list of n ids, a clock)");
+    } else if (PyList_GET_SIZE(events) != n) {  /* mint is Python: it could have changed the list */
+        PyErr_SetString(PyExc_RuntimeError, "perceive_records: the events changed while their ids were minted");
+    } else {
+        m.ids = PyTuple_GET_ITEM(minted, 0), m.now_us = PyTuple_GET_ITEM(minted, 1);
+        out = records_of(events, s.defaults, &m);
+    }
+    Py_DECREF(minted);
+    return out;
+}
+
+/* ---- a batch's ids: schemas/records.py _RandomHex.ids --------------------------------------------------- */
+
+/* prefixed_slices(prefix, text, start, end, width) -> list: [prefix + text[i:i + width] for i in range(start, end,
+ * width)], each id one string (the slice and the f-string were two, ~0.1 µs an id of perceive_many's ~0.2 for its
+ * ids; issue 28, round twenty). ASCII only (the hex of random bytes, an id type's prefix): else a ValueError. */
+static PyObject *scan_prefixed_slices(PyObject *self, PyObject *args) {
+    PyObject *prefix, *text;
+    Py_ssize_t start, end, width;
+    if (!PyArg_ParseTuple(args, "UUnnn:prefixed_slices", &prefix, &text, &start, &end, &width))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(prefix) || !PyUnicode_IS_ASCII(text)) {
+        PyErr_SetString(PyExc_ValueError, "prefixed_slices: ASCII only");
+        return NULL;
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text), plen = PyUnicode_GET_LENGTH(prefix);
+    if (width <= 0 || start < 0 || end > length || start > end || (end - start) % width) {
+        PyErr_SetString(PyExc_ValueError, "prefixed_slices: slices of the width within the text");
+        return NULL;
+    }
+    PyObject *out = PyList_New((end - start) / width);
+    const Py_UCS1 *from = PyUnicode_1BYTE_DATA(text), *head = PyUnicode_1BYTE_DATA(prefix);
+    for (Py_ssize_t k = 0, at = start; out && at < end; k++, at += width) {
+        PyObject *id = PyUnicode_New(plen + width, 127);
+        if (!id) {
+            Py_CLEAR(out);
+            break;
+        }
+        memcpy(PyUnicode_1BYTE_DATA(id), head, plen);
+        memcpy(PyUnicode_1BYTE_DATA(id) + plen, from + at, width);
+        PyList_SET_ITEM(out, k, id);
     }
     return out;
 }
@@ -6350,6 +6467,13 @@ static PyMethodDef methods[] = {
     {"common_perceives", scan_common_perceives, METH_VARARGS,
      "common_perceives(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, "
      "max_text) -> list: schemas.api.common_perceive of each event (None for a non-dict)."},
+    {"prefixed_slices", scan_prefixed_slices, METH_VARARGS,
+     "prefixed_slices(prefix, text, start, end, width) -> list: [prefix + text[i:i + width] for i in "
+     "range(start, end, width)], ASCII only"},
+    {"perceive_records", scan_perceive_records, METH_VARARGS,
+     "perceive_records(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, max_text, "
+     "mint, to_us, reading, read_kinds, version, producer, datetime) -> list | None: the perception records "
+     "of a batch of common-shaped events without ids of their own in one pass, else None"},
     {"perception_records", scan_perception_records, METH_VARARGS,
      "perception_records(values, ids, now_us, to_us, reading, read_kinds, version, producer, datetime) -> list: "
      "hindbrain.brain._perception of each."},

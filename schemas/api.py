@@ -158,6 +158,13 @@ _SIGNALS = frozenset(Signal.__args__)
 _ORIGINS = frozenset(Origin.__args__)
 
 
+# ``common_perceive``'s checks as ``_scan.perceive_records`` takes them (``hindbrain.brain.common_perception_records``):
+# its defaults also hold what an event without entities or scope reads, an empty list and dict (the C only reads
+# them: each record gets its own copies, as ``common_perceive``'s values did).
+COMMON_SHAPE = (_PERCEIVE_FIELDS, {**_PERCEIVE_DEFAULTS, "entities": [], "scope": {}}, _KINDS, _SIGNALS, _ORIGINS,
+                _OPTIONAL_NAMES, _TEXTS, MAX_NAME_CHARS, MAX_TEXT_BYTES)
+
+
 def _plain_name(value) -> bool:
     """Whether ``value`` is a ``Name`` for certain (a ``Name`` holds at most 1,024 UTF-8 bytes)."""
     return type(value) is str and 0 < len(value) <= MAX_NAME_CHARS and not value.isspace() and (

@@ -31,6 +31,9 @@ class _Ids:
     def many(self, n: int) -> list[str]:
         return [self.next() for _ in range(n)]
 
+    def prefixed(self, prefix: str, n: int) -> list[str]:
+        return [prefix + h for h in self.many(n)]
+
 
 def _events() -> list:
     said = ["got 403 from CRM sync, ask the admin", "ORA-00942 在 工单系统 里 😀", "x\x00y", "工" * 700,
