@@ -178,7 +178,6 @@ def test_the_wheel_holds_only_the_hindbrain_package(wheel):
     assert "hindbrain/recall/fusion_trees_use_e5_dialogue.json" in names  # a dialogue's trees (recall.e5_dialogue)
     assert [n for n in names if n.startswith("hindbrain/recall/_scan.") and n.endswith(".so")]  # compiled by the build
     assert [n for n in names if n.startswith("hindbrain/schemas/_avro.") and n.endswith(".so")]  # the Avro writer
-    assert [n for n in names if n.startswith("hindbrain/learning/_kept.") and n.endswith(".so")]  # a kept failure
     assert not [n for n in names if "/tests/" in n or n.startswith("tests/")]
 
 
