@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from itertools import islice
 from operator import attrgetter
 
-from hindbrain.learning import _kept, attribution, extract, lifecycle, write_gate
+from hindbrain.learning import attribution, extract, lifecycle, write_gate
 from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.llm import TRAJECTORY_FIELDS, Extractor
 from hindbrain.learning.records import PRODUCER, cognition, decision, derived_id, is_own
@@ -976,12 +976,7 @@ def _kept_failure_of(*values) -> KeptFailure:
 
 
 def _kept_failure(record: dict) -> KeptFailure:
-    """``KeptFailure(record)`` (a function: the test compares it with keeping the whole record), made in one C call
-    where the record is a dict (``learning/_kept.c``: the class call and ``__init__``'s ten gets were ~1.2 µs a
-    failure in the learner's loop, issue 28 round twenty). ``KeptFailure.__init__`` is its oracle
-    (tests/learning/test_kept_c.py)."""
-    if type(record) is dict:
-        return _kept.kept_failure(KeptFailure, _FAILURE_FIELDS, _EMPTY, record)
+    """``KeptFailure`` of ``record`` (a function: the test compares it with keeping the whole record)."""
     return KeptFailure(record)
 
 
