@@ -125,12 +125,14 @@ static PyObject *lowered(PyObject *text) {
 
 /* ---- the lexical tokens -------------------------------------------------------------------- */
 
-/* Calls emit(ctx, low, start, end) for each token of the lowercased text, in recall.tokenize.tokens'
+/* Calls emit(ctx, low, kind, data, start, end) for each token of the lowercased text, in recall.tokenize.tokens'
  * order: a CJK run's bigrams (a lone character as itself); a word, then its parts when it is joined. */
-typedef int (*emit_fn)(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end);
+typedef int (*emit_fn)(void *ctx, PyObject *low, int kind, const void *data, Py_ssize_t start, Py_ssize_t end);
 
-static int lexical_walk(PyObject *low, emit_fn emit, void *ctx) {
-    const int kind = PyUnicode_KIND(low);
+/* The walk for one string kind: inlined where `kind` and `emit` are constants (number_walk), so each
+ * PyUnicode_READ is a plain load of that width, not a switch on the kind (issue 28, round twenty). */
+static inline __attribute__((always_inline)) int lexical_walk_kind(PyObject *low, const int kind, emit_fn emit,
+                                                                   void *ctx) {
     const void *data = PyUnicode_DATA(low);
     const Py_ssize_t n = PyUnicode_GET_LENGTH(low);
     Py_ssize_t i = 0;
@@ -141,11 +143,11 @@ static int lexical_walk(PyObject *low, emit_fn emit, void *ctx) {
             while (j < n && lexical_cjk(PyUnicode_READ(kind, data, j)))
                 j++;
             if (j - i == 1) {
-                if (emit(ctx, low, i, j) < 0)
+                if (emit(ctx, low, kind, data, i, j) < 0)
                     return -1;
             } else {
                 for (Py_ssize_t k = i; k + 1 < j; k++)
-                    if (emit(ctx, low, k, k + 2) < 0)
+                    if (emit(ctx, low, kind, data, k, k + 2) < 0)
                         return -1;
             }
             i = j;
@@ -163,13 +165,13 @@ static int lexical_walk(PyObject *low, emit_fn emit, void *ctx) {
                 }
                 break;
             }
-            if (emit(ctx, low, i, j) < 0)
+            if (emit(ctx, low, kind, data, i, j) < 0)
                 return -1;
             if (joined) { /* the parts between joiners, each non-empty by construction */
                 Py_ssize_t start = i;
                 for (Py_ssize_t k = i; k <= j; k++) {
                     if (k == j || joiner(PyUnicode_READ(kind, data, k))) {
-                        if (emit(ctx, low, start, k) < 0)
+                        if (emit(ctx, low, kind, data, start, k) < 0)
                             return -1;
                         start = k + 1;
                     }
@@ -183,7 +185,11 @@ static int lexical_walk(PyObject *low, emit_fn emit, void *ctx) {
     return 0;
 }
 
-static int emit_list(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+static int lexical_walk(PyObject *low, emit_fn emit, void *ctx) {
+    return lexical_walk_kind(low, PyUnicode_KIND(low), emit, ctx);
+}
+
+static int emit_list(void *ctx, PyObject *low, int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
     PyObject *tok = PyUnicode_Substring(low, start, end);
     if (!tok)
         return -1;
@@ -267,8 +273,9 @@ static int token_cache_slots(TokenCache *c, Py_ssize_t slots) {
     return 0;
 }
 
-/* The slot of low[start:end] (hash h): where it is, or the empty slot where it would go. */
-static Py_ssize_t token_cache_slot(const TokenCache *c, uint64_t h, int kind, const void *data, Py_ssize_t start,
+/* The slot of low[start:end] (hash h): where it is, or the empty slot where it would go. Inlined into
+ * number_walk's per-kind walks: its comparison reads the text at that kind's width. */
+static inline __attribute__((always_inline)) Py_ssize_t token_cache_slot(const TokenCache *c, uint64_t h, int kind, const void *data, Py_ssize_t start,
                                    Py_ssize_t end) {
     Py_ssize_t i = (Py_ssize_t)((h ^ (h >> 29)) & (uint64_t)c->mask);
     for (;; i = (i + 1) & c->mask) {
@@ -326,10 +333,9 @@ typedef struct {
     TokenCache *cache;
 } CachedNumbering;
 
-static int emit_number(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
+static inline __attribute__((always_inline)) int emit_number(void *ctx, PyObject *low, const int kind,
+                                                              const void *data, Py_ssize_t start, Py_ssize_t end) {
     CachedNumbering *cn = ctx;
-    const int kind = PyUnicode_KIND(low);
-    const void *data = PyUnicode_DATA(low);
     const uint64_t h = fnv1a_span(kind, data, start, end) | 1;
     Py_ssize_t i = token_cache_slot(cn->cache, h, kind, data, start, end);
     int64_t id;
@@ -346,6 +352,20 @@ static int emit_number(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t en
     }
     cn->nb->count++;
     return buf_push(cn->nb->ids, id);
+}
+
+/* lexical_walk(low, emit_number, cn), one walk a string kind: the kind a constant in each (a bench text is
+ * UCS2, its zh words; an English one UCS1), so the hash, the cache's comparison and the walk's reads
+ * are loads of one width. */
+static int number_walk(PyObject *low, CachedNumbering *cn) {
+    switch (PyUnicode_KIND(low)) {
+    case PyUnicode_1BYTE_KIND:
+        return lexical_walk_kind(low, PyUnicode_1BYTE_KIND, emit_number, cn);
+    case PyUnicode_2BYTE_KIND:
+        return lexical_walk_kind(low, PyUnicode_2BYTE_KIND, emit_number, cn);
+    default:
+        return lexical_walk_kind(low, PyUnicode_4BYTE_KIND, emit_number, cn);
+    }
 }
 
 static PyObject *scan_tokens(PyObject *self, PyObject *text) {
@@ -400,7 +420,7 @@ static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
             PyObject *low = lowered(PySequence_Fast_GET_ITEM(tseq, d));
             if (!low)
                 goto done;
-            int rc = lexical_walk(low, emit_number, &cn);
+            int rc = number_walk(low, &cn);
             Py_DECREF(low);
             if (rc < 0)
                 goto done;
@@ -1021,8 +1041,8 @@ static inline uint64_t fnv1a_span(const int kind, const void *data, Py_ssize_t s
 }
 
 /* Adds the hash of low[start:end] to the set ctx (an emit_fn for lexical_walk). */
-static int emit_hash(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
-    PyObject *value = PyLong_FromLongLong((long long)fnv1a_span(PyUnicode_KIND(low), PyUnicode_DATA(low), start, end));
+static int emit_hash(void *ctx, PyObject *low, int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *value = PyLong_FromLongLong((long long)fnv1a_span(kind, data, start, end));
     if (!value)
         return -1;
     int rc = PySet_Add((PyObject *)ctx, value);
@@ -1047,7 +1067,7 @@ static PyObject *scan_stable_hashes(PyObject *self, PyObject *words) {
             Py_CLEAR(out);
             break;
         }
-        if (emit_hash(out, word, 0, PyUnicode_GET_LENGTH(word)) < 0)
+        if (emit_hash(out, word, PyUnicode_KIND(word), PyUnicode_DATA(word), 0, PyUnicode_GET_LENGTH(word)) < 0)
             Py_CLEAR(out);
     }
     Py_DECREF(fast);
@@ -1074,8 +1094,8 @@ static PyObject *scan_token_hashes(PyObject *self, PyObject *texts) {
 }
 
 /* Appends the hash of low[start:end] to the int64 buffer ctx (an emit_fn for lexical_walk). */
-static int emit_hash_value(void *ctx, PyObject *low, Py_ssize_t start, Py_ssize_t end) {
-    return buf_push((Buf *)ctx, (int64_t)fnv1a_span(PyUnicode_KIND(low), PyUnicode_DATA(low), start, end));
+static int emit_hash_value(void *ctx, PyObject *low, int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+    return buf_push((Buf *)ctx, (int64_t)fnv1a_span(kind, data, start, end));
 }
 
 static int ascending(const void *a, const void *b) {
