@@ -62,8 +62,8 @@ class Refreezer:
     A bulk call holds a due refreeze until it returns (``deferred``): inside it the listener
     runs while the batch's records, messages and positions are alive (~45k tracked objects a
     batch of 5,000, 5 of every 6 objects the collection walked); after it they are freed by
-    reference counting and the collection walks what outlives the call (~8k). Thread-safe:
-    the runner's listeners run on whichever thread appends.
+    reference counting and the collection walks what outlives the call (~8k). Held for at most
+    ``every`` more records. Thread-safe: the runner's listeners run on whichever thread appends.
     """
 
     def __init__(self, every: int = REFREEZE_EVERY):
@@ -98,8 +98,10 @@ class Refreezer:
                 self._refreeze()
 
     def _take_due(self) -> bool:
-        """Under the lock: whether to refreeze now (and the count restarts)."""
-        if self.since < self.every or self._holders:
+        """Under the lock: whether to refreeze now (and the count restarts). A held refreeze waits at most
+        another ``every`` records: bulk calls that always overlap (a server's threads) must not stop the
+        freezes, or full collections would grow with the data again."""
+        if self.since < self.every or (self._holders and self.since < 2 * self.every):
             return False
         self.since = 0
         self.freezes += 1

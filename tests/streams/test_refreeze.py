@@ -60,6 +60,18 @@ def test_a_due_refreeze_waits_for_the_last_bulk_call_holding_it(unfrozen):
     assert refreeze.freezes == 1 and refreeze.since == 1  # not due: nothing at the exit either
 
 
+def test_bulk_calls_that_always_overlap_hold_a_refreeze_for_one_more_every_at_most(unfrozen):
+    refreeze = Refreezer(every=4)
+    with refreeze.deferred():
+        refreeze([0] * 5)
+        refreeze([0] * 2)
+        assert refreeze.freezes == 0  # 7 < 8: held
+        refreeze([0])
+        assert refreeze.freezes == 1 and refreeze.since == 0  # 8: made though a call still holds it
+        refreeze([0] * 4)
+    assert refreeze.freezes == 2
+
+
 def test_a_deferred_refreeze_still_collects_garbage_cycles_first(unfrozen):
     class Node:
         pass
