@@ -87,6 +87,8 @@ class Brain:
         self.index_start = ""  # how the recall index was built on open (``open_index``)
         # gives free heap pages back after bulk work; perceive_many holds its trim until it returns
         self.heap_trimmer = HeapTrimmer(also=getattr(warehouse, "release_memory", None))
+        # what it indexed out of the full collections; perceive_many holds its refreeze until it returns
+        self.refreezer = Refreezer()
         # a batch's large temporaries mapped, not holes left in the heap; a recall's from the heap (hindbrain.heap_trim)
         bulk_threshold.settle()
 
@@ -127,7 +129,7 @@ class Brain:
             brain.runner.catch_up()
             brain.index_start = open_index(cfg, log, warehouse, brain.index)
         # Refreezer and HeapTrimmer: after what it indexed (the collection frees, the trim returns the pages)
-        brain.runner.listeners += [brain.index.observe, Refreezer(), brain.heap_trimmer]
+        brain.runner.listeners += [brain.index.observe, brain.refreezer, brain.heap_trimmer]
         log.on_group_end.append(brain.index.diverge)  # a rolled-back group: its records stay out of any snapshot
         brain.learning = LearnerRuntime(log, brain.runner, extractor or extractor_of(cfg),
                                         snapshot=cfg.home / "cache" / "learner.snapshot")
@@ -208,8 +210,10 @@ class Brain:
     def _bulk_call(self):
         """What a batch call runs under: the heap's trim deferred until the batch's temporaries (its
         records, the decoded batch, the learner's pass) are freed at return, the bulk mmap threshold
-        (hindbrain.heap_trim), the collector paused (streams.gc_pause)."""
-        with self.heap_trimmer.deferred(), bulk_threshold.held(), gc_paused():
+        (hindbrain.heap_trim), the collector paused (streams.gc_pause). The refreeze is deferred too,
+        and innermost: its collection walks what outlives the call, before the collector is back on
+        (whose first collection would walk the survivors once more) and before the trim."""
+        with self.heap_trimmer.deferred(), bulk_threshold.held(), gc_paused(), self.refreezer.deferred():
             yield
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:

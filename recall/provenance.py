@@ -343,16 +343,19 @@ def event_quarantine(fields: dict, agent: str | None) -> str | None:
 
 
 def event_quarantines(records: list[dict], agents: list[str | None],
-                      sources: list[str] | None = None) -> list[str | None]:
+                      sources: list[str] | None = None, said: list[str] | None = None) -> list[str | None]:
     """``[event_quarantine(f, a) for f, a in zip(records, agents)]``, the cues judged over the batch at
     once (``instruction_cues``); the agent's own words are not read. ``sources``: each record's ``source_of``
-    when the caller has them (``index.event_keys``: read in C)."""
+    when the caller has them (``index.event_keys``: read in C); ``said``: with them, the ``said_text`` of each
+    record whose source is not the agent's, in order (``index.event_said_texts``: made with its document's text)."""
     out: list[str | None] = [None] * len(records)
     if sources is None:
         sources = [source_of(fields.get("kind"), fields.get("speaker"), agent, fields.get("origin"))
                    for fields, agent in zip(records, agents, strict=True)]
     judged = [(n, source) for n, source in enumerate(sources) if source != AGENT]
-    cues = instruction_cues(said_texts([records[n] for n, _ in judged]))
+    if said is None:
+        said = said_texts([records[n] for n, _ in judged])
+    cues = instruction_cues(said)
     for (n, source), cue in zip(judged, cues, strict=True):
         if cue is not None:
             fields = records[n]

@@ -10,6 +10,8 @@ measured +20-35% throughput here. Nesting is safe; the previous state is restore
 from __future__ import annotations
 
 import gc
+import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 
@@ -56,6 +58,12 @@ class Refreezer:
     ``every`` records' objects. ``gc.freeze`` itself moves lists: O(1). Objects frozen while
     alive and later dropped are still freed by reference counting; only a cycle made after
     its members were frozen waits for ``thaw`` (the brain's close).
+
+    A bulk call holds a due refreeze until it returns (``deferred``): inside it the listener
+    runs while the batch's records, messages and positions are alive (~45k tracked objects a
+    batch of 5,000, 5 of every 6 objects the collection walked); after it they are freed by
+    reference counting and the collection walks what outlives the call (~8k). Held for at most
+    ``every`` more records. Thread-safe: the runner's listeners run on whichever thread appends.
     """
 
     def __init__(self, every: int = REFREEZE_EVERY):
@@ -64,11 +72,42 @@ class Refreezer:
         self.every = every
         self.since = 0  # records seen since the last freeze
         self.freezes = 0
+        self._holders = 0  # bulk calls running inside ``deferred``
+        self._lock = threading.Lock()
 
     def __call__(self, records) -> None:
-        self.since += len(records)
-        if self.since >= self.every:
-            self.since = 0
-            self.freezes += 1
-            gc.collect()
-            gc.freeze()
+        with self._lock:
+            self.since += len(records)
+            due = self._take_due()
+        if due:
+            self._refreeze()
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """For the duration of a bulk call: count what it indexes, refreeze (when due) once it and
+        every other holder are done, after their temporaries are freed."""
+        with self._lock:
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                due = self._take_due()
+            if due:
+                self._refreeze()
+
+    def _take_due(self) -> bool:
+        """Under the lock: whether to refreeze now (and the count restarts). A held refreeze waits at most
+        another ``every`` records: bulk calls that always overlap (a server's threads) must not stop the
+        freezes, or full collections would grow with the data again."""
+        if self.since < self.every or (self._holders and self.since < 2 * self.every):
+            return False
+        self.since = 0
+        self.freezes += 1
+        return True
+
+    @staticmethod
+    def _refreeze() -> None:
+        gc.collect()
+        gc.freeze()

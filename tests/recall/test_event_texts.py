@@ -57,6 +57,32 @@ def test_event_texts_are_each_records_event_text(batch):
     assert [type(t) for t in native] == [type(t) for t in oracle]  # an unformatted value passes as itself
 
 
+sources = st.sampled_from([provenance.AGENT, provenance.USER, provenance.TOOL, provenance.UNSTATED])
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.tuples(records, sources), max_size=6))
+def test_event_said_texts_are_both_oracles_in_one_pass(batch):
+    """One pass: every record's event text, and the said text of the records whose source is not the agent's."""
+    recs, srcs = [r for r, _ in batch], [s for _, s in batch]
+    texts, said = index.event_said_texts(recs, srcs)
+    oracle = [index.event_text(r) for r in recs]
+    assert texts == oracle and [type(t) for t in texts] == [type(t) for t in oracle]
+    assert said == [provenance.said_text(r) for r, s in batch if s != provenance.AGENT]
+
+
+def test_event_said_texts_of_a_bench_like_batch():
+    recs = [{"text": "权限不足 in CRM", "speaker": "bob", "system": "CRM", "actual": "403", "scope": {"team": "a"},
+             "entities": ["CRM", ""]},
+            {"text": None, "action": "refund", "expected": "ok"},
+            {"text": "", "speaker": "eve"}]
+    texts, said = index.event_said_texts(recs, [provenance.USER, provenance.AGENT, provenance.TOOL])
+    assert texts == ["bob: 权限不足 in CRM — system: CRM / actual: 403", "action: refund / expected: ok", ""]
+    assert said == ["权限不足 in CRM\nbob\nCRM\n403\nteam a\nCRM", "eve"]
+    with pytest.raises(ValueError, match="one source a record"):
+        index.event_said_texts(recs, [provenance.USER])
+
+
 def test_a_mapping_that_is_not_a_dict_is_read_through_its_own_get():
     record = UserDict({"text": "hi", "speaker": Shouting("bob"), "system": "IAM", "scope": {"a": 1}})
     assert index.event_texts([record]) == [index.event_text(record)] == ["<bob>: hi — system: IAM"]

@@ -106,6 +106,9 @@ def _oracles(monkeypatch) -> None:
     monkeypatch.setattr(provenance, "revealed_many", lambda batch: [disguise.revealed(t) for t in batch])
     monkeypatch.setattr(provenance, "said_texts", lambda records: [provenance.said_text(r) for r in records])
     monkeypatch.setattr(index, "event_texts", lambda records: [index.event_text(r) for r in records])
+    monkeypatch.setattr(index, "event_said_texts", lambda records, sources: (
+        [index.event_text(r) for r in records],
+        [provenance.said_text(r) for r, source in zip(records, sources, strict=True) if source != provenance.AGENT]))
 
 
 def _events(n: int) -> list[dict]:
