@@ -352,3 +352,22 @@ def test_a_following_index_has_its_e5_tier_made_by_its_workers(tmp_path, monkeyp
     finally:
         index.close()
 
+
+def test_a_process_exits_cleanly_with_a_daemon_thread_inside_e5():
+    """A daemon thread inside an ORT run when the interpreter exits (e5's loader, a tier step, a server's
+    request thread) was ended by ``pthread_exit`` through pybind's noexcept GIL guard: ``terminate called
+    without an active exception``, SIGABRT, exit 134 (3 of 3 runs before round twenty). The exit now waits
+    for the run in flight and holds back new ones."""
+    import subprocess
+    import sys
+
+    script = ("import threading, time\n"
+              "from hindbrain.recall import e5_dialogue\n"
+              "e5_dialogue.warm()\n"
+              "def loop():\n"
+              "    while True:\n"
+              "        e5_dialogue.memory_pass(['a fairly long memory of a holiday ' * 30] * 8)\n"
+              "threading.Thread(target=loop, daemon=True).start()\n"
+              "time.sleep(0.5)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "terminate called" not in done.stderr, done.stderr[-500:]
