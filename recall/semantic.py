@@ -165,6 +165,12 @@ class EmbeddingCache:
             found = dict(zip(order, unit, strict=True))
         return found
 
+    def holds_any(self) -> bool:
+        """Whether any vector of this model is cached (one indexed row read)."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", [self.model]).fetchone()
+        return row is not None
+
     def put(self, rows: list[tuple[bytes, np.ndarray]]) -> None:
         """Stores (text_hash, vector) rows in one transaction."""
         if not rows:
@@ -431,6 +437,10 @@ class SemanticIndex:
         self.dialogue = e5_dialogue.vectors_beside(embedder, cache_path, dialogue_pool or pool)
         self._e5_pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-e5")
                          if self.dialogue is not None else None)
+        if self.dialogue is not None and self.dialogue.asked_before():
+            # a home whose dialogues were asked before: e5 loads now, beside the open, not beside the first
+            # dialogue recalls (its loader holds the GIL in C calls for 0.6-2 s: docs/speed.md, round twenty)
+            e5_dialogue.load_in_background()
         self._thread = threading.Thread(target=self._run, name="hindbrain-semantic", daemon=True)
         self._thread.start()
 
@@ -733,9 +743,7 @@ class SemanticIndex:
                 return t.total if t is not None else 0
 
         if self.dialogue.want(tenant, count):  # the first time only: a recall wakes nobody
-            if not e5_dialogue.loading.is_set():
-                e5_dialogue.loading.set()
-                threading.Thread(target=e5_dialogue.warm, name="hindbrain-e5-load", daemon=True).start()
+            e5_dialogue.load_in_background()
             with self._cond:
                 self._cond.notify_all()
 

@@ -168,6 +168,60 @@ def test_a_tenants_rows_answer_as_a_dict_of_rows_would():
         assert np.array_equal(rows.take(held), np.array([oracle[no] for no in held], np.float32).reshape(-1, 384))
 
 
+def _resident_mib() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096 / 2**20
+
+
+def test_a_tenants_rows_grown_past_a_high_number_write_only_what_they_hold():
+    """A 100k tenant's first rows are sparse (a recall's candidates); growing to its highest number must
+    not write the zeros in between. ``np.concatenate`` wrote all 150k rows (115 MB resident, ~0.5-1 s of
+    one recall's CPU under load); only the chunk holding row 0 is copied now, the rest stays unmapped."""
+    rows = e5_dialogue._Rows()
+    rows.put([0], np.ones((1, 384), np.float16))
+    before = _resident_mib()
+    rows.put([150_000], np.full((1, 384), 2, np.float16))
+    assert _resident_mib() - before < 16
+    assert rows.has(0) and rows.has(150_000) and not rows.has(75_000) and rows.count == 2
+    assert np.array_equal(rows.take([0, 150_000]), np.array([[1.0] * 384, [2.0] * 384], np.float32))
+
+
+def test_the_inline_budget_weighs_a_long_text_by_its_length(monkeypatch):
+    """A budget that fits two short texts at the measured rate makes the two short candidates and hurries
+    the long one, wherever it stands: one 2,000-character text at a short text's rate took 0.8 s of a
+    40 ms budget (round twenty). The rate measured after is the pass's wall per short text."""
+    made = []
+    monkeypatch.setattr(e5_dialogue, "_passes_loaded", lambda: True)
+    monkeypatch.setattr(e5_dialogue, "memory_pass",
+                        lambda texts: made.extend(texts) or np.ones((len(texts), 384), np.float32))
+    tier = e5_dialogue.DialogueVectors()
+    tier.want("u1", lambda: 0)
+    tier.text_seconds = 0.01
+    texts = {0: "x" * 2000, 1: "a short memory", 2: "another short one", 3: "a third"}
+    rows, at, _ = tier.vectors("u1", [0, 1, 2, 3], lambda nos: [texts[no] for no in nos], budget=0.025)
+    assert made == ["a short memory", "another short one"] and at == [1, 2] and rows.shape == (2, 384)
+    assert tier.backlog("u1") == 2  # the long one and the third short one, hurried to the workers
+
+
+def test_the_memory_pass_is_run_once_when_it_loads(monkeypatch):
+    """The memory pass's load runs it once (ORT allocates its arenas on its first run, ~0.6 s): a
+    recall's first inline text then times the pass, not that allocation, and the budget's rate is not
+    read as 0.6 s a text for the next dozen recalls."""
+    from hindbrain.recall import e5_onnx
+
+    runs = []
+
+    class Passes:
+        def passages(self, texts):
+            runs.append(list(texts))
+            return np.ones((len(texts), 384), np.float32)
+
+    monkeypatch.setattr(e5_onnx, "E5Passages", Passes)
+    monkeypatch.setattr(e5_dialogue, "_passages_ready", __import__("threading").Event())
+    assert isinstance(e5_dialogue._load_passages(), Passes)
+    assert len(runs) == 1 and e5_dialogue._passes_loaded()
+
+
 def _observed(brain, tenant: str, count: int) -> None:
     for n in range(count):
         brain.perceive(tenant=tenant, agent="madial", kind="observation", event_id=f"o{n}",
@@ -297,3 +351,43 @@ def test_a_following_index_has_its_e5_tier_made_by_its_workers(tmp_path, monkeyp
         assert index.failures == 0 and index.dialogue.memory_bytes() == len(MEMORIES) * 384 * 2
     finally:
         index.close()
+
+
+def test_a_process_exits_cleanly_with_a_daemon_thread_inside_e5():
+    """A daemon thread inside an ORT run when the interpreter exits (e5's loader, a tier step, a server's
+    request thread) was ended by ``pthread_exit`` through pybind's noexcept GIL guard: ``terminate called
+    without an active exception``, SIGABRT, exit 134 (3 of 3 runs before round twenty). The exit now waits
+    for the run in flight and holds back new ones."""
+    import subprocess
+    import sys
+
+    script = ("import threading, time\n"
+              "from hindbrain.recall import e5_dialogue\n"
+              "e5_dialogue.warm()\n"
+              "def loop():\n"
+              "    while True:\n"
+              "        e5_dialogue.memory_pass(['a fairly long memory of a holiday ' * 30] * 8)\n"
+              "threading.Thread(target=loop, daemon=True).start()\n"
+              "time.sleep(0.5)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "terminate called" not in done.stderr, done.stderr[-500:]
+
+
+def test_a_home_asked_in_dialogue_before_loads_e5_at_its_open(tmp_path, monkeypatch):
+    """A home whose cache holds e5 rows (a dialogue asked of it before: a restart, a replica on the owner's
+    home) starts e5's load at the open, not beside its first dialogue recalls (the loader holds the GIL
+    in C calls for 0.6-2 s: each recall beside it waited); a home with none loads nothing."""
+    from hindbrain.recall.semantic import EmbeddingCache
+
+    started = []
+    monkeypatch.setattr(e5_dialogue, "load_in_background", lambda: started.append(1))
+    with Brain.open(tmp_path / "fresh"):
+        pass
+    assert started == []
+    with Brain.open(tmp_path / "asked"):
+        pass
+    cache = EmbeddingCache(tmp_path / "asked" / "cache" / "embeddings.sqlite", e5_dialogue.MEMORY_MODEL, 384)
+    cache.put([(b"k" * 8, np.ones(384, np.float32))])
+    cache.close()
+    with Brain.open(tmp_path / "asked"):
+        assert started == [1]
