@@ -108,6 +108,7 @@ KNOWN_ID, TENANT = st.sampled_from(IDS), st.sampled_from(("acme", "globex"))
 AGENT, TASK = st.sampled_from(("a1", "a2", None)), st.sampled_from(("t1", "t2", None))
 KIND, SYSTEM = st.sampled_from(("observation", "action", "message")), st.sampled_from((None, "", "IAM"))
 SESSION, SPEAKER = st.sampled_from((None, "", "s1", "s2")), st.sampled_from((None, "user", "bob"))
+REPEATS = st.integers(0, 3).map(lambda n: n == 0)  # a quarter of the events repeat the previous one's place
 
 
 @st.composite
@@ -115,10 +116,19 @@ def perceptions(draw) -> list[dict]:
     out, ts = [], 1_700_000_000_000_000
     for n in range(draw(st.integers(1, 40))):
         ts += draw(GAPS)
+        record_id = draw(KNOWN_ID) if draw(st.booleans()) else f"ev_{n + 9:032x}"
+        if out and draw(REPEATS):
+            # the previous event's place again with its text or one word more: a near-duplicate that merges
+            # when the gap allows (independent draws almost never meet a place twice with such a text)
+            previous = out[-1]
+            text = previous["text"] + (" " + draw(st.sampled_from(WORDS)) if draw(st.booleans()) else "")
+            out.append({**previous, "envelope": {**previous["envelope"], "record_id": record_id, "ts_us": ts},
+                        "text": text})
+            continue
         words = draw(TEXTS)
         scope = draw(SCOPES)
         out.append({
-            "envelope": {"record_id": draw(KNOWN_ID) if draw(st.booleans()) else f"ev_{n + 9:032x}",
+            "envelope": {"record_id": record_id,
                          "ts_us": ts, "tenant": draw(TENANT), "agent": draw(AGENT), "task": draw(TASK),
                          "producer": "sdk/hindbrain"},
             "kind": draw(KIND), "text": " ".join(words), "system": draw(SYSTEM), "identity": None,
