@@ -51,9 +51,13 @@ log.close()
 def replay_in(python: str, kafka: str, prefix: str) -> dict:
     folder = tempfile.mkdtemp(prefix="hb-kafka-ab-")
     try:
-        out = subprocess.run([python, "-c", _REPLAY, kafka, prefix, folder], check=True, capture_output=True,
-                             text=True).stdout
-        return json.loads(out.strip().splitlines()[-1])
+        # run in the temp folder: ``-c`` puts the cwd first on sys.path, and a checkout's own ``hindbrain/``
+        # there would be imported by the other arm's python
+        done = subprocess.run([python, "-c", _REPLAY, kafka, prefix, folder], capture_output=True, text=True,
+                              cwd=folder)
+        if done.returncode:  # say why: a CalledProcessError alone hid the replay's own traceback
+            raise SystemExit(f"replay with {python} exited {done.returncode}:\n{done.stderr[-3000:]}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -72,7 +76,8 @@ def worker_in(python: str, kafka: str, prefix: str, log: KafkaLog, events: int) 
            "HINDBRAIN_CLICKHOUSE": f"chdb://{home / 'views'}", "HINDBRAIN_BATCH_SIZE": "5000",
            "HINDBRAIN_BATCH_WITHIN": "0.2"}
     worker = subprocess.Popen([python, "-m", "hindbrain.cli", "--home", str(home), "worker", "--loglevel", "error",
-                               "--engine", "aiokafka"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               "--engine", "aiokafka"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              cwd=home)
     try:
         first, last, covered = wait_committed(log, group)
         cpu = process_cpu(worker.pid)
