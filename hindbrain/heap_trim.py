@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from hindbrain.streams.every_records import EveryRecords
+
 TRIM_EVERY = 5_000  # records folded between two trims: one ``perceive_many`` batch of the default size
 
 
@@ -113,54 +115,20 @@ def release_free_heap() -> bool:
     return bool(_TRIM(0)) if _TRIM is not None else False
 
 
-class HeapTrimmer:
+class HeapTrimmer(EveryRecords):
     """A runner listener: ``release_free_heap`` after every ``every`` records it is shown,
     or, while a bulk call holds it (``deferred``), when the last such call returns.
     ``trims`` and ``spent_s`` say how often and at what cost (wall seconds in the trims).
     Thread-safe: the runner's listeners run on whichever thread appends."""
 
     def __init__(self, every: int = TRIM_EVERY, also: Callable[[], None] | None = None):
-        if not isinstance(every, int) or every < 1:
-            raise ValueError(f"HeapTrimmer: field 'every' must be an int >= 1, not {every!r}")
-        self.every = every
+        super().__init__(every)
         self.also = also  # another allocator's release, run after each trim (embedded chDB's)
         self.last_error: BaseException | None = None  # what ``also`` last raised (the trim goes on)
-        self.since = 0
         self.trims = 0
         self.spent_s = 0.0
-        self._holders = 0  # bulk calls running inside ``deferred``
-        self._lock = threading.Lock()
 
-    def __call__(self, records) -> None:
-        with self._lock:
-            self.since += len(records)
-            due = self._take_due()
-        if due:
-            self._trim()
-
-    @contextmanager
-    def deferred(self) -> Iterator[None]:
-        """For the duration of a bulk call: count what it folds, trim (when due) once it and
-        every other holder are done, after their temporaries are freed."""
-        with self._lock:
-            self._holders += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._holders -= 1
-                due = self._take_due()
-            if due:
-                self._trim()
-
-    def _take_due(self) -> bool:
-        """Under the lock: whether to trim now (and the count restarts)."""
-        if self.since < self.every or self._holders:
-            return False
-        self.since = 0
-        return True
-
-    def _trim(self) -> None:
+    def _run(self) -> None:
         t = time.perf_counter()
         release_free_heap()
         if self.also is not None:
