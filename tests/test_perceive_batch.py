@@ -9,6 +9,7 @@ from collections import UserDict
 from datetime import UTC, datetime
 
 import pytest
+from counted_ids import CountedIds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,22 +18,6 @@ from hindbrain import brain as brain_module
 from hindbrain.brain import _perception, modelled, perception_records
 from hindbrain.schemas import records
 from hindbrain.schemas.api import py_common_perceive
-
-
-class _Ids:
-    """Deterministic ids in place of ``records._random_hex``: both brains mint the same ones."""
-
-    def __init__(self):
-        self.n = itertools.count()
-
-    def next(self) -> str:
-        return f"{next(self.n):032x}"
-
-    def many(self, n: int) -> list[str]:
-        return [self.next() for _ in range(n)]
-
-    def prefixed(self, prefix: str, n: int) -> list[str]:
-        return [prefix + h for h in self.many(n)]
 
 
 def _events() -> list:
@@ -58,7 +43,7 @@ def _events() -> list:
 
 
 def _built(path, monkeypatch) -> tuple:
-    monkeypatch.setattr(records, "_random_hex", _Ids())
+    monkeypatch.setattr(records, "_random_hex", CountedIds())
     clock = itertools.count(1_760_000_000_000_000, 7)
     monkeypatch.setattr(records, "now_us", lambda: next(clock))
     monkeypatch.setattr(records, "now_us_many", lambda n: lambda: next(clock))  # the batch's: the same stamps
@@ -113,12 +98,12 @@ def test_the_records_made_in_c_are_the_oracles(batch):
         values.append(modelled({k: v for k, v in fields.items() if v is not None}))
     with pytest.MonkeyPatch.context() as mp:
         clock = itertools.count(1_760_000_000_000_000, 3)
-        mp.setattr(records, "_random_hex", _Ids())
+        mp.setattr(records, "_random_hex", CountedIds())
         mp.setattr(records, "now_us", lambda: next(clock))  # the oracle's, one an event
         mp.setattr(records, "now_us_many", lambda n: lambda: next(clock))  # the batch's: the same stamps
         fast = perception_records(values)
         clock = itertools.count(1_760_000_000_000_000, 3)
-        mp.setattr(records, "_random_hex", _Ids())
+        mp.setattr(records, "_random_hex", CountedIds())
         assert [_typed(r) for r in fast] == [_typed(_perception(p)) for p in values]
         for record, p in zip(fast, values, strict=True):  # copies: the values' list and dict are not the record's
             assert record["entities"] is not p["entities"] and record["scope"] is not p["scope"]

@@ -11,6 +11,7 @@ from collections import UserDict
 from datetime import UTC, datetime
 
 import pytest
+from counted_ids import CountedIds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,22 +19,6 @@ from hindbrain import Brain
 from hindbrain.brain import _perception, common_perception_records
 from hindbrain.schemas import records
 from hindbrain.schemas.api import COMMON_SHAPE, MAX_NAME_CHARS, InvalidInput, py_common_perceive
-
-
-class _Ids:
-    """Deterministic ids in place of ``records._random_hex``: both paths mint the same ones."""
-
-    def __init__(self):
-        self.n = itertools.count()
-
-    def next(self) -> str:
-        return f"{next(self.n):032x}"
-
-    def many(self, n: int) -> list[str]:
-        return [self.next() for _ in range(n)]
-
-    def prefixed(self, prefix: str, n: int) -> list[str]:
-        return [prefix + h for h in self.many(n)]
 
 
 def _two_steps(events: list) -> list[dict] | None:
@@ -55,7 +40,7 @@ def _typed(value):
 
 def _made(make, events: list) -> tuple:
     """``make(events)`` with deterministic ids and stamps, and how many ids it minted."""
-    ids, clock = _Ids(), itertools.count(1_760_000_000_000_000, 3)
+    ids, clock = CountedIds(), itertools.count(1_760_000_000_000_000, 3)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(records, "_random_hex", ids)
         mp.setattr(records, "now_us_many", lambda n: clock.__next__)  # the batch's stamps
