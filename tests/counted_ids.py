@@ -1,5 +1,5 @@
 """Deterministic ids in place of ``records._random_hex`` (``CountedIds``): two paths or two brains given one
-each mint the same ids, so their records compare equal."""
+each mint the same ids, so their records compare equal; ``typed`` compares them type for type."""
 
 import itertools
 
@@ -18,3 +18,12 @@ class CountedIds:
 
     def prefixed(self, prefix: str, n: int) -> list[str]:
         return [prefix + h for h in self.many(n)]
+
+
+def typed(value):
+    """``value`` with the type of every part and each dict's key order (``True`` is not ``1`` here)."""
+    if isinstance(value, dict):
+        return type(value), {k: typed(v) for k, v in value.items()}, list(value)
+    if isinstance(value, list):
+        return type(value), [typed(v) for v in value]
+    return type(value), value

@@ -9,7 +9,7 @@ from collections import UserDict
 from datetime import UTC, datetime
 
 import pytest
-from counted_ids import CountedIds
+from counted_ids import CountedIds, typed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,15 +67,6 @@ def test_the_batch_path_writes_the_records_the_per_event_path_wrote(tmp_path, mo
     assert batch[3] == each[3] and all(batch[3])
 
 
-def _typed(value):
-    """``value`` with the type of every part (``True`` is not ``1`` here)."""
-    if isinstance(value, dict):
-        return type(value), {k: _typed(v) for k, v in value.items()}, list(value)
-    if isinstance(value, list):
-        return type(value), [_typed(v) for v in value]
-    return type(value), value
-
-
 names = st.one_of(st.none(), st.sampled_from(["bob", "a0", "assistant", "工单", "x\x00y", "😀" * 3]))
 said = st.one_of(st.none(), st.sampled_from(["", "I'm sorry, your key moved", "this is terrible!!! 😡", "谢谢 太慢了",
                                              "x" * 700, "ok\x00"]), st.text(max_size=30))
@@ -104,7 +95,7 @@ def test_the_records_made_in_c_are_the_oracles(batch):
         fast = perception_records(values)
         clock = itertools.count(1_760_000_000_000_000, 3)
         mp.setattr(records, "_random_hex", CountedIds())
-        assert [_typed(r) for r in fast] == [_typed(_perception(p)) for p in values]
+        assert [typed(r) for r in fast] == [typed(_perception(p)) for p in values]
         for record, p in zip(fast, values, strict=True):  # copies: the values' list and dict are not the record's
             assert record["entities"] is not p["entities"] and record["scope"] is not p["scope"]
 

@@ -11,7 +11,7 @@ from collections import UserDict
 from datetime import UTC, datetime
 
 import pytest
-from counted_ids import CountedIds
+from counted_ids import CountedIds, typed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,15 +29,6 @@ def _two_steps(events: list) -> list[dict] | None:
     return [_perception(values) for values in checked]
 
 
-def _typed(value):
-    """``value`` with the type of every part and each dict's key order (``True`` is not ``1`` here)."""
-    if isinstance(value, dict):
-        return type(value), {k: _typed(v) for k, v in value.items()}, list(value)
-    if isinstance(value, list):
-        return type(value), [_typed(v) for v in value]
-    return type(value), value
-
-
 def _made(make, events: list) -> tuple:
     """``make(events)`` with deterministic ids and stamps, and how many ids it minted."""
     ids, clock = CountedIds(), itertools.count(1_760_000_000_000_000, 3)
@@ -46,7 +37,7 @@ def _made(make, events: list) -> tuple:
         mp.setattr(records, "now_us_many", lambda n: clock.__next__)  # the batch's stamps
         mp.setattr(records, "now_us", clock.__next__)  # the oracle's, one an event: the same stamps
         out = make(events)
-    return (None if out is None else [_typed(r) for r in out]), next(ids.n)
+    return (None if out is None else [typed(r) for r in out]), next(ids.n)
 
 
 names = st.one_of(st.none(), st.sampled_from(["bob", "agent-1", "assistant", "工单", "客服 小王", "😀" * 3, "x\x00y",
