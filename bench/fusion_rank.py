@@ -95,8 +95,8 @@ def pools_of(sets: list[str], madial: Path, cache: Path | None, embedder: str,
             raise SystemExit(f"{cache}: pools scored by {cached['embedder']!r}, this run's embedder is {embedder!r}")
         cached.setdefault("fingerprints", {})
     data = {n: fusion_fit.prefixed(quality.load(n, madial, dialogue), n) for n in sets}
-    stale = [n for n, d in data.items() if n not in cached["pools"]
-             or cached["fingerprints"].get(n, fingerprint(d)) != fingerprint(d)]
+    prints = {n: fingerprint(d) for n, d in data.items()}  # each set's events serialised and hashed once
+    stale = [n for n in data if n not in cached["pools"] or cached["fingerprints"].get(n, prints[n]) != prints[n]]
     if stale:
         everything = quality.DataSet("all", [e for n in stale for e in data[n].events], [])
         with tempfile.TemporaryDirectory() as home:
@@ -104,7 +104,7 @@ def pools_of(sets: list[str], madial: Path, cache: Path | None, embedder: str,
             try:
                 for n in stale:
                     cached["pools"][n] = collect(brain, data[n])
-                    cached["fingerprints"][n] = fingerprint(data[n])
+                    cached["fingerprints"][n] = prints[n]
             finally:
                 brain.close()
         if cache is not None:
