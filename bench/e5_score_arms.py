@@ -21,7 +21,8 @@ Arms (``--arms``, comma-separated):
   candidates of the same pool (CSLS-style hubness reduction, unfitted but for K and G).
 
 Folds: 5 by dialogue (MADial's two languages share a dialogue id; a ``dial-<lang>-<id>`` is its own),
-``--draws`` draws. The adapters' vectors are the product's (``e5_dialogue.query_vector`` on the cue,
+``--draws`` draws; ``--across`` instead fits each learned arm on the other group (MADial ↔ ``dial-*``,
+no tenant shared). The adapters' vectors are the product's (``e5_dialogue.query_vector`` on the cue,
 ``e5_dialogue.memory_pass`` on the memories' texts). Per-question R@k are pickled (``--out``) and the
 paired summary (mean ± SE of the difference with ``shipped`` over questions) printed.
 """
@@ -162,6 +163,18 @@ def plans(arm: str, rows: list[dict], draws: int) -> list[dict]:
     return out
 
 
+def across(arm: str, rows: list[dict]) -> list[dict]:
+    """Each question's cue transform fitted on the other group's tuning rows: ``dial-*`` read with the arm
+    fitted on MADial's tuning halves, MADial (both halves) with it fitted on ``dial-*``. The groups share no
+    tenant, so this reads whether an arm transfers to memories it never saw (folds by dialogue cannot: a
+    set is two tenants, each memory gold for several dialogues)."""
+    make = query_arm(arm)
+    tuning = [r for r in rows if r["tuning"]]
+    on_madial = make([r for r in tuning if not r["qid"].startswith("dial-")])
+    on_dial = make([r for r in tuning if r["qid"].startswith("dial-")])
+    return [{r["qid"]: on_madial if r["qid"].startswith("dial-") else on_dial for r in rows}]
+
+
 def hub(vectors: np.ndarray, k: int) -> np.ndarray:
     """Each row's mean cosine to its ``k`` nearest other rows (0 under three rows)."""
     if k <= 0 or len(vectors) < 3:
@@ -218,13 +231,14 @@ def _hub_mixed(self, nos, late):
     return late
 
 
-def run(arms: list[str], draws: int, sets: list[str]) -> dict:
+def run(arms: list[str], draws: int, sets: list[str], crossed: bool = False) -> dict:
     e5_dialogue.query_vector = _patched_query
     engine._DialogueMix.mixed = _hub_mixed
     # every arm is fitted on all the dialogue tuning rows (MADial's two halves' tuning questions and dial-*),
     # whichever sets are read, so reading one set gives the numbers a run over all of them gives it
     rows = [r for name in SETS for r in rows_of(quality.load(name))]
-    planned = {arm: plans(arm, rows, draws) for arm in arms if not arm.startswith("hub")}
+    planned = {arm: across(arm, rows) if crossed else plans(arm, rows, draws)
+               for arm in arms if not arm.startswith("hub")}
     results: dict = {}
     for name in sets:
         data = quality.load(name)
@@ -255,8 +269,8 @@ def summary(results: dict) -> None:
         return {q: (draws[0][q][0], np.mean([d[q][1][5] for d in draws])) for q in draws[0]}
 
     base = per("shipped")
-    groups = (("MADial tuning (CV)", lambda q, t: t and not q.startswith("dial-")),
-              ("dial-* (CV)", lambda q, t: q.startswith("dial-")),
+    groups = (("MADial tuning (out of fold)", lambda q, t: t and not q.startswith("dial-")),
+              ("dial-* (out of fold)", lambda q, t: q.startswith("dial-")),
               ("MADial held-out (not used to choose)", lambda q, t: not t))
     for arm in results:
         mine, cells = per(arm), [arm]
@@ -274,12 +288,14 @@ def main() -> None:
     ap.add_argument("--arms", default="shipped,diag:0.03")
     ap.add_argument("--draws", type=int, default=1, help="fold draws (the learned arms; 1 for the others)")
     ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--across", action="store_true",
+                    help="fit each learned arm on the other group's tuning rows (MADial <-> dial-*) instead of folds")
     ap.add_argument("--out", type=Path, help="pickle the per-question R@k here")
     args = ap.parse_args()
     arms = args.arms.split(",")
     if "shipped" not in arms:
         arms.insert(0, "shipped")
-    results = run(arms, args.draws, args.sets.split(","))
+    results = run(arms, args.draws, args.sets.split(","), args.across)
     if args.out:
         args.out.write_bytes(pickle.dumps(results))
     summary(results)
