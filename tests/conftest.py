@@ -93,6 +93,22 @@ def warehouse(open_warehouse, backend) -> Warehouse:
     return open_warehouse(backend)
 
 
+@pytest.fixture(scope="module", params=["chdb", "server"])
+def read_only_warehouse(request, chdb_url) -> Warehouse:
+    """One migrated warehouse per backend shared by a module's tests that only read it (its columns,
+    its tables): a migration is ~20 DDL statements, 0.3 s of CPU and 2-10 s of wall on a busy
+    machine (chDB's DDL waits on its own threads), paid once instead of once a test."""
+    wh = Warehouse(_backend_url(request.param, chdb_url), database=f"t_{uuid.uuid4().hex[:16]}")
+    try:
+        wh.migrate()
+        yield wh
+    finally:
+        try:
+            wh.query(f"DROP DATABASE IF EXISTS `{wh.database}`")
+        finally:
+            wh.close()
+
+
 @pytest.fixture
 def brain(tmp_path):
     """An embedded brain in its own folder, always closed (the default semantic channel on)."""

@@ -16,6 +16,21 @@ from hindbrain.recall.learned import FEATURES
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_openmp_thread():
+    """The trees' fits (sklearn's HistGradientBoosting) on one OpenMP thread: on two cores shared
+    with three other test workers its threads spin waiting for each other (the six-set test took
+    8.0 s of CPU on two threads against 4.5 s on one, and 189 s of wall in a loaded `make test`).
+    The fit's result does not depend on the thread count (each feature's histogram and best split
+    is one thread's work). sklearn's OpenMP runtime is loaded first: threadpoolctl limits only
+    the libraries already loaded."""
+    import sklearn.ensemble  # noqa: F401 - loads the OpenMP runtime the limit applies to
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
 @pytest.fixture(scope="module")
 def dialogue():
     return module_at(BENCH / "fusion_dialogue.py", "fusion_dialogue")

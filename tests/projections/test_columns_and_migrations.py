@@ -19,17 +19,17 @@ def tables_in(warehouse) -> list[str]:
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.table.name)
-def test_declared_columns_are_the_live_columns(warehouse, view):
-    assert warehouse.live_columns(view.table.name) == list(view.table.all_columns)
+def test_declared_columns_are_the_live_columns(read_only_warehouse, view):
+    assert read_only_warehouse.live_columns(view.table.name) == list(view.table.all_columns)
 
 
-def test_the_feedback_view_has_one_counter_per_signal(warehouse):
-    names = [n for n, _ in warehouse.live_columns("feedback")]
+def test_the_feedback_view_has_one_counter_per_signal(read_only_warehouse):
+    names = [n for n, _ in read_only_warehouse.live_columns("feedback")]
     assert names == ["tenant", "item_id", *SIGNALS, "last_verified"]
 
 
-def test_the_lineage_view_has_its_declared_columns(warehouse):
-    assert warehouse.live_columns("lineage") == list(lineage.COLUMNS)
+def test_the_lineage_view_has_its_declared_columns(read_only_warehouse):
+    assert read_only_warehouse.live_columns("lineage") == list(lineage.COLUMNS)
 
 
 def test_migrate_up_applies_and_records_every_migration(open_warehouse, backend):
