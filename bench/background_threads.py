@@ -57,6 +57,14 @@ def task_counters(tid: str) -> tuple[str, float, float, int, int] | None:
             int(status["voluntary_ctxt_switches"]), int(status["nonvoluntary_ctxt_switches"]))
 
 
+def idle_mark(tid: int) -> str:
+    """" idle" for a thread under SCHED_IDLE (chDB's merge threads: streams.thread_priority)."""
+    try:
+        return " idle" if os.sched_getscheduler(tid) == getattr(os, "SCHED_IDLE", -1) else ""
+    except OSError:
+        return ""
+
+
 def snapshot() -> dict[str, tuple]:
     """Every thread's counters, by a readable name: Python's for Python threads, the kernel's otherwise."""
     names = {t.native_id: t.name for t in threading.enumerate()}
@@ -152,7 +160,8 @@ def main() -> None:
             rows.append((key, cpu - c0, queued - q0, vol - v0, invol - i0))
         for key, cpu, queued, vol, invol in sorted(rows, key=lambda r: -r[1])[:args.top]:
             if cpu or vol:
-                print(f"{key:<40} {per * cpu:>6.1f} {per * queued:>6.1f} {1000 * vol / args.size:>8.1f} "
+                marked = key + idle_mark(int(key.rsplit(":", 1)[1]))
+                print(f"{marked:<40} {per * cpu:>6.1f} {per * queued:>6.1f} {1000 * vol / args.size:>8.1f} "
                       f"{1000 * invol / args.size:>9.1f}")
         if args.after > 0 and brain.index.semantic is not None:
             print(neural_after(brain.index.semantic, args.after))

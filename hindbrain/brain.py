@@ -76,7 +76,8 @@ class Brain:
         shorten_switch_interval(settings.switch_interval_ms)  # recalls beside busy threads (hindbrain/switching.py)
         self.log, self.warehouse = log, warehouse
         self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size,
-                                               group_window_s=settings.recall_commit_ms / 1000)
+                                               group_window_s=settings.recall_commit_ms / 1000,
+                                               merges_idle=settings.merges_idle)
         # the fleet's embedder group writes the neural vectors: this index follows them (VectorTail)
         self.index = RecallIndex(semantic_index(settings, follow=bool(settings.kafka and settings.kafka_embedders)))
         self.engine = RecallEngine(self.index, settings.recall_fusion(), quarantine=settings.quarantine)

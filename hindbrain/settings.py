@@ -103,6 +103,11 @@ class Settings(BaseSettings):
         "caller's core stays the caller's during a bulk import and the brain's woken threads go to the worker's "
         "core (recall/workers.py). False: the nice alone."
     )
+    merges_idle: bool = Field(
+        True, description="HINDBRAIN_MERGES_IDLE: chDB's merge threads run under SCHED_IDLE (Linux): a bulk import's "
+        "caller no longer waits in its core's run queue behind the merges of the parts its inserts leave "
+        "(streams/thread_priority.py). False: at the brain's priority."
+    )
     graph_threads: int = Field(
         1, ge=1, le=64, description="HINDBRAIN_GRAPH_THREADS: threads that insert vectors into the owner's HNSW graph "
         "in the background. 1 leaves a core to recalls; more settle a bulk import sooner where cores are free (the "

@@ -71,6 +71,7 @@ from hindbrain.streams.log import Position
 from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch, project_perceptions, to_messages
 from hindbrain.streams.sink import insert_batch, release_arrow_pool
 from hindbrain.streams.sqlite_log import ALL_TOPICS, SqliteLog
+from hindbrain.streams.thread_priority import BackgroundIdler
 from hindbrain.switching import CALLS
 
 CONSUMER = "embedded-projector"
@@ -91,7 +92,7 @@ log = logging.getLogger(__name__)
 
 class EmbeddedRunner:
     def __init__(self, log: SqliteLog, warehouse: Warehouse, batch_size: int = 2000,
-                 group_window_s: float = GROUP_WINDOW_S):
+                 group_window_s: float = GROUP_WINDOW_S, merges_idle: bool = True):
         self.log, self.warehouse, self.batch_size = log, warehouse, batch_size
         self.group_window_s = group_window_s
         self._lock = log.lock  # one lock with the log's: see SqliteLog.lock
@@ -124,6 +125,9 @@ class EmbeddedRunner:
         # a round's perceptions go to chDB as their encoded values, decoded there (``_insert_perceptions``);
         # False: projected to Arrow columns in Python on the projector thread (a ClickHouse server's path)
         self.decode_in_chdb = getattr(warehouse, "url", "").startswith("chdb://") and columnar.enabled()
+        # chDB's merge threads under SCHED_IDLE, those its inserts started lowered after each projector round
+        # (streams.thread_priority: they took the caller's core from it during a bulk import)
+        self.idler = BackgroundIdler(merges_idle and getattr(warehouse, "url", "").startswith("chdb://"))
 
     def submit(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> list[Position]:
         """Append records durably and queue them for projection; returns their positions.
@@ -264,6 +268,7 @@ class EmbeddedRunner:
                 if self._project_round(ROUND_RECORDS, background=True) is None:
                     with self._lock:  # the log's path: the round met what only it can take
                         self.flush()
+                self.idler.lower()  # the merge threads this round's inserts started (streams.thread_priority)
             except Exception as exc:  # noqa: BLE001 - as ``_project_logged``
                 log.warning("projection into the views failed; the records are in the log and will be projected by "
                             "the next flush or reopen: %s", exc)
