@@ -5037,21 +5037,6 @@ static Py_ssize_t ring_find(const Ring *r, uint64_t a, uint64_t b, int32_t *slot
     }
 }
 
-/* Starts fetching the table positions a look-up of key a and, once the ring is full, the forgetting of its oldest
- * key will read: a caller with other work before its look-up (LastEvents.step hashes the record's words, ~0.6
- * µs) overlaps the cache misses with it. Over a 50k-key ring the table (512 kB) is mostly out of the cache, and
- * the misses were a quarter of a step (issue 28, round twenty-one). Only a hint: nothing read or written. */
-static inline void ring_prefetch(const Ring *r, uint64_t a) {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(&r->table[a & (uint64_t)r->mask]);
-    if (r->count == r->size)
-        __builtin_prefetch(&r->table[r->key[2 * r->next] & (uint64_t)r->mask]);
-#else
-    (void)r;
-    (void)a;
-#endif
-}
-
 /* Empties table position i, moving back the entries of its probe run that would no longer be found
  * (deletion without tombstones under linear probing). */
 static void ring_remove(Ring *r, Py_ssize_t i) {
@@ -5352,11 +5337,6 @@ static PyObject *last_events_step(LastEvents *self, PyObject *record) {
     PlaceHash h;
     if (place_of(record, env, &h) < 0)
         return NULL;
-    ring_prefetch(&self->ring, h.a); /* read after the words are hashed */
-#if defined(__GNUC__) || defined(__clang__)
-    if (self->ring.count == self->ring.size && self->words[self->ring.next]) /* a new place forgets this set */
-        __builtin_prefetch(self->words[self->ring.next], 1);
-#endif
     PyObject *words = scan_record_hash_bytes(NULL, record);
     if (!words)
         return NULL;
