@@ -3945,7 +3945,8 @@ static int forget_oldest_thread(PyObject *said, PyObject **oldest, Py_ssize_t ah
         }
         PyObject *pair = PyList_GET_ITEM(ahead, at++);
         PyObject *thread = PyTuple_GET_ITEM(pair, 0), *no = PyTuple_GET_ITEM(pair, 1);
-        PyObject *now = PyDict_GetItemWithError(said, thread);  /* borrowed */
+        const Py_hash_t hash = PyObject_Hash(thread);
+        PyObject *now = hash == -1 ? NULL : _PyDict_GetItem_KnownHash(said, thread, hash);  /* borrowed */
         int same = 0;
         if (now) {
             Py_INCREF(now);
@@ -3956,7 +3957,7 @@ static int forget_oldest_thread(PyObject *said, PyObject **oldest, Py_ssize_t ah
         } else {  /* said.get(thread) == no with None */
             same = PyObject_RichCompareBool(Py_None, no, Py_EQ);
         }
-        if (same < 0 || (same && PyDict_DelItem(said, thread) < 0)) {
+        if (same < 0 || (same && _PyDict_DelItem_KnownHash(said, thread, hash) < 0)) {
             Py_DECREF(ahead);
             return -1;
         }
@@ -3972,11 +3973,13 @@ static int forget_oldest_thread(PyObject *said, PyObject **oldest, Py_ssize_t ah
     }
 }
 
-/* threads_said(said, oldest, owners, sessions, tasks, speakers, first, limit, ahead_size) -> (befores, oldest):
+/* threads_said(said, oldest, owners, sessions, tasks, speakers, first, limit, ahead_size) -> (found, oldest):
  * TenantIndex._said_in of each event k of a batch numbered from `first`, in order: its thread (owner, session or
- * task, speaker) popped from `said` (its number before, or None, in befores[k]) and put back at the end with
- * first + k; past `limit` threads the oldest forgotten (forget_oldest_thread, the read-ahead state returned).
- * The per-event Python loop's tuple, pop, store and call cost ~0.75 µs an event at 100k (issue 28). */
+ * task, speaker) popped from `said` and put back at the end with first + k ((k, its number before) in found when
+ * it had one: most events begin a thread, and the caller reads only these); past `limit` threads the oldest
+ * forgotten (forget_oldest_thread, the read-ahead state returned). The thread is hashed once for its look-up,
+ * delete and store. The per-event Python loop's tuple, pop, store and call cost ~0.7 µs an event at 100k
+ * (issue 28, round twenty-one). */
 static PyObject *scan_threads_said(PyObject *self, PyObject *args) {
     PyObject *said, *oldest, *owners, *sessions, *tasks, *speakers;
     Py_ssize_t first, limit, ahead_size;
@@ -3993,8 +3996,8 @@ static PyObject *scan_threads_said(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "threads_said: oldest is (dict, list of pairs, int), ahead_size >= 1");
         return NULL;
     }
-    PyObject *befores = PyList_New(n), *out = NULL;
-    if (!befores)
+    PyObject *found = PyList_New(0), *out = NULL;
+    if (!found)
         return NULL;
     Py_INCREF(oldest);
     for (Py_ssize_t k = 0; k < n; k++) {
@@ -4009,30 +4012,27 @@ static PyObject *scan_threads_said(PyObject *self, PyObject *args) {
             Py_XDECREF(thread);
             goto done;
         }
-        PyObject *before = PyDict_GetItemWithError(said, thread);  /* pop: found, it is deleted */
+        const Py_hash_t hash = PyObject_Hash(thread);
+        PyObject *before = hash == -1 ? NULL : _PyDict_GetItem_KnownHash(said, thread, hash);  /* pop */
+        int stored = -1;
         if (before) {
-            Py_INCREF(before);
-            if (PyDict_DelItem(said, thread) < 0) {
-                Py_DECREF(before);
-                before = NULL;
-            }
+            PyObject *pair = Py_BuildValue("(nO)", k, before);
+            if (pair && PyList_Append(found, pair) == 0 && _PyDict_DelItem_KnownHash(said, thread, hash) == 0)
+                stored = _PyDict_SetItem_KnownHash(said, thread, no, hash);
+            Py_XDECREF(pair);
         } else if (!PyErr_Occurred()) {
-            before = Py_NewRef(Py_None);
+            stored = _PyDict_SetItem_KnownHash(said, thread, no, hash);
         }
-        int stored = before ? PyDict_SetItem(said, thread, no) : -1;
         Py_DECREF(thread);
         Py_DECREF(no);
-        if (stored < 0) {
-            Py_XDECREF(before);
+        if (stored < 0)
             goto done;
-        }
-        PyList_SET_ITEM(befores, k, before);
         if (PyDict_GET_SIZE(said) > limit && forget_oldest_thread(said, &oldest, ahead_size) < 0)
             goto done;
     }
-    out = PyTuple_Pack(2, befores, oldest);
+    out = PyTuple_Pack(2, found, oldest);
 done:
-    Py_DECREF(befores);
+    Py_DECREF(found);
     Py_DECREF(oldest);
     return out;
 }
@@ -6727,9 +6727,10 @@ static PyMethodDef methods[] = {
      "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "
      "the cycle collector (they cannot form a cycle) and returns True; else changes nothing and returns False."},
     {"threads_said", scan_threads_said, METH_VARARGS,
-     "threads_said(said, oldest, owners, sessions, tasks, speakers, first, limit, ahead_size) -> (befores, oldest): "
-     "recall.index TenantIndex._said_in of each event of a batch numbered from first, in order (the thread's "
-     "number before or None; past limit threads the oldest forgotten through the read-ahead state oldest)."},
+     "threads_said(said, oldest, owners, sessions, tasks, speakers, first, limit, ahead_size) -> (found, oldest): "
+     "recall.index TenantIndex._said_in of each event of a batch numbered from first, in order ((k, the thread's "
+     "number before) of each event whose thread had one; past limit threads the oldest forgotten through the "
+     "read-ahead state oldest)."},
     {"event_keys", scan_event_keys, METH_VARARGS,
      "event_keys(records, agents, structured_fields, spoken, user, unstated) -> (keys, sources): each record's cue "
      "key (recall.cues._structured_key(record, ())) and its words' source (recall.provenance.source_of)."},

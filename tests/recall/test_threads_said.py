@@ -18,9 +18,10 @@ _NAMES = st.sampled_from([None, "", "agent-1", "Ärger", "客服", "🙂", "a\x0
 _EVENT = st.tuples(_NAMES, _NAMES, _NAMES, _NAMES)  # owner, session, task, speaker
 
 
-def _oracle(index: TenantIndex, events: list[tuple], first: int) -> list:
-    return [index._said_in((owner, session or task, speaker), no)
-            for no, (owner, session, task, speaker) in enumerate(events, first)]
+def _oracle(index: TenantIndex, events: list[tuple], first: int) -> list[tuple[int, int]]:
+    befores = [index._said_in((owner, session or task, speaker), no)
+               for no, (owner, session, task, speaker) in enumerate(events, first)]
+    return [(k, before) for k, before in enumerate(befores) if before is not None]
 
 
 def _batched(index: TenantIndex, events: list[tuple], first: int) -> list:
@@ -52,7 +53,7 @@ def test_a_batch_notes_its_threads_as_the_events_one_by_one(batches, limit, ahea
 def test_a_thread_said_again_gets_its_number_before():
     index = TenantIndex()
     events = [("a", None, "t1", None), ("b", "s", "t1", None), ("a", "", "t1", None), ("b", "s", "t9", None)]
-    assert _batched(index, events, 10) == [None, None, 10, 11]
+    assert _batched(index, events, 10) == [(2, 10), (3, 11)]
     assert list(index.last_said.items()) == [(("a", "t1", None), 12), (("b", "s", None), 13)]
 
 
