@@ -3907,6 +3907,198 @@ done:
     return out;
 }
 
+/* ---- the threads' last events, a batch at once: recall/index.py TenantIndex._judge_batch ---------------------- */
+
+/* _forget_oldest_thread: `said`'s least recently said thread deleted, through the read-ahead `*oldest` (of, ahead,
+ * at), replaced by the new state. The same walk as the Python: a fresh read-ahead of `ahead_size` (thread,
+ * number) pairs when the dict is not the one read or the pairs are used up; the first pair whose number is still
+ * the thread's is deleted. */
+static int forget_oldest_thread(PyObject *said, PyObject **oldest, Py_ssize_t ahead_size) {
+    PyObject *of = PyTuple_GET_ITEM(*oldest, 0), *ahead = PyTuple_GET_ITEM(*oldest, 1);
+    Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(*oldest, 2));
+    if (at == -1 && PyErr_Occurred())
+        return -1;
+    Py_INCREF(ahead);
+    for (;;) {
+        if (of != said || at == PyList_GET_SIZE(ahead)) {  /* list(islice(said.items(), ahead_size)) */
+            Py_DECREF(ahead);
+            if (!(ahead = PyList_New(0)))
+                return -1;
+            Py_ssize_t pos = 0;
+            PyObject *key, *value;
+            while (PyList_GET_SIZE(ahead) < ahead_size && PyDict_Next(said, &pos, &key, &value)) {
+                PyObject *pair = PyTuple_Pack(2, key, value);
+                if (!pair || PyList_Append(ahead, pair) < 0) {
+                    Py_XDECREF(pair);
+                    Py_DECREF(ahead);
+                    return -1;
+                }
+                Py_DECREF(pair);
+            }
+            of = said;
+            at = 0;
+        }
+        if (at >= PyList_GET_SIZE(ahead)) {  /* the Python's ahead[at] on an empty dict */
+            Py_DECREF(ahead);
+            PyErr_SetString(PyExc_IndexError, "list index out of range");
+            return -1;
+        }
+        PyObject *pair = PyList_GET_ITEM(ahead, at++);
+        PyObject *thread = PyTuple_GET_ITEM(pair, 0), *no = PyTuple_GET_ITEM(pair, 1);
+        const Py_hash_t hash = PyObject_Hash(thread);
+        PyObject *now = hash == -1 ? NULL : _PyDict_GetItem_KnownHash(said, thread, hash);  /* borrowed */
+        int same = 0;
+        if (now) {
+            Py_INCREF(now);
+            same = PyObject_RichCompareBool(now, no, Py_EQ);
+            Py_DECREF(now);
+        } else if (PyErr_Occurred()) {
+            same = -1;
+        } else {  /* said.get(thread) == no with None */
+            same = PyObject_RichCompareBool(Py_None, no, Py_EQ);
+        }
+        if (same < 0 || (same && _PyDict_DelItem_KnownHash(said, thread, hash) < 0)) {
+            Py_DECREF(ahead);
+            return -1;
+        }
+        if (same) {
+            PyObject *at_obj = PyLong_FromSsize_t(at), *state = at_obj ? PyTuple_Pack(3, of, ahead, at_obj) : NULL;
+            Py_XDECREF(at_obj);
+            Py_DECREF(ahead);
+            if (!state)
+                return -1;
+            Py_SETREF(*oldest, state);
+            return 0;
+        }
+    }
+}
+
+/* threads_said(said, oldest, owners, sessions, tasks, speakers, first, limit, ahead_size) -> (found, oldest):
+ * TenantIndex._said_in of each event k of a batch numbered from `first`, in order: its thread (owner, session or
+ * task, speaker) popped from `said` and put back at the end with first + k ((k, its number before) in found when
+ * it had one: most events begin a thread, and the caller reads only these); past `limit` threads the oldest
+ * forgotten (forget_oldest_thread, the read-ahead state returned). The thread is hashed once for its look-up,
+ * delete and store. The per-event Python loop's tuple, pop, store and call cost ~0.7 µs an event at 100k
+ * (issue 28, round twenty-one). */
+static PyObject *scan_threads_said(PyObject *self, PyObject *args) {
+    PyObject *said, *oldest, *owners, *sessions, *tasks, *speakers;
+    Py_ssize_t first, limit, ahead_size;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!nnn:threads_said", &PyDict_Type, &said, &PyTuple_Type, &oldest,
+                          &PyList_Type, &owners, &PyList_Type, &sessions, &PyList_Type, &tasks, &PyList_Type,
+                          &speakers, &first, &limit, &ahead_size))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(owners);
+    if (PyList_GET_SIZE(sessions) != n || PyList_GET_SIZE(tasks) != n || PyList_GET_SIZE(speakers) != n) {
+        PyErr_SetString(PyExc_ValueError, "threads_said: one session, task and speaker an owner");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(oldest) != 3 || !PyList_Check(PyTuple_GET_ITEM(oldest, 1)) || ahead_size < 1) {
+        PyErr_SetString(PyExc_ValueError, "threads_said: oldest is (dict, list of pairs, int), ahead_size >= 1");
+        return NULL;
+    }
+    PyObject *found = PyList_New(0), *out = NULL;
+    if (!found)
+        return NULL;
+    Py_INCREF(oldest);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *session = PyList_GET_ITEM(sessions, k);
+        int truthy = PyObject_IsTrue(session);
+        if (truthy < 0)
+            goto done;
+        PyObject *thread = PyTuple_Pack(3, PyList_GET_ITEM(owners, k), truthy ? session : PyList_GET_ITEM(tasks, k),
+                                        PyList_GET_ITEM(speakers, k));
+        PyObject *no = thread ? PyLong_FromSsize_t(first + k) : NULL;
+        if (!no) {
+            Py_XDECREF(thread);
+            goto done;
+        }
+        const Py_hash_t hash = PyObject_Hash(thread);
+        PyObject *before = hash == -1 ? NULL : _PyDict_GetItem_KnownHash(said, thread, hash);  /* pop */
+        int stored = -1;
+        if (before) {
+            PyObject *pair = Py_BuildValue("(nO)", k, before);
+            if (pair && PyList_Append(found, pair) == 0 && _PyDict_DelItem_KnownHash(said, thread, hash) == 0)
+                stored = _PyDict_SetItem_KnownHash(said, thread, no, hash);
+            Py_XDECREF(pair);
+        } else if (!PyErr_Occurred()) {
+            stored = _PyDict_SetItem_KnownHash(said, thread, no, hash);
+        }
+        Py_DECREF(thread);
+        Py_DECREF(no);
+        if (stored < 0)
+            goto done;
+        if (PyDict_GET_SIZE(said) > limit && forget_oldest_thread(said, &oldest, ahead_size) < 0)
+            goto done;
+    }
+    out = PyTuple_Pack(2, found, oldest);
+done:
+    Py_DECREF(found);
+    Py_DECREF(oldest);
+    return out;
+}
+
+/* ---- a batch's cue terms by key number, day and cues: recall/cues.py _terms_by_number ---------------------- */
+
+/* terms_by_number(distinct, nos, ts_us, texts, found, terms_of, no_cues, us_per_day) -> list: each event's
+ * terms_of(distinct[no], day, cues), looked up in a memo for the batch by at = (no, day, cues): day is None
+ * for a ts of None, else int(ts) // us_per_day; cues is frozenset(found[k]) when texts[k] is truthy, else
+ * no_cues. The per-event Python loop (its tuple, frozenset, memo look-up and append) was ~0.5 µs an event at
+ * 100k (issue 28, round twenty-one); cues.py py_terms_by_number is its oracle. */
+static PyObject *scan_terms_by_number(PyObject *self, PyObject *args) {
+    PyObject *distinct, *nos, *ts_us, *texts, *found, *terms_of, *no_cues, *us_per_day;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OO!O!:terms_by_number", &PyList_Type, &distinct, &PyList_Type, &nos,
+                          &PyList_Type, &ts_us, &PyList_Type, &texts, &PyList_Type, &found, &terms_of,
+                          &PyFrozenSet_Type, &no_cues, &PyLong_Type, &us_per_day))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(nos);
+    if (PyList_GET_SIZE(ts_us) != n || PyList_GET_SIZE(texts) != n || PyList_GET_SIZE(found) != n) {
+        PyErr_SetString(PyExc_ValueError, "terms_by_number: one ts, text and cue set a key number");
+        return NULL;
+    }
+    PyObject *memo = PyDict_New(), *out = memo ? PyList_New(n) : NULL;
+    if (!out) {
+        Py_XDECREF(memo);
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *no = PyList_GET_ITEM(nos, k), *ts = PyList_GET_ITEM(ts_us, k), *day, *cues;
+        if (ts == Py_None) {
+            day = Py_NewRef(Py_None);
+        } else {
+            PyObject *whole = PyNumber_Long(ts);
+            day = whole ? PyNumber_FloorDivide(whole, us_per_day) : NULL;
+            Py_XDECREF(whole);
+            if (!day)
+                goto fail;
+        }
+        int text = PyObject_IsTrue(PyList_GET_ITEM(texts, k));
+        cues = text < 0 ? NULL : text ? PyFrozenSet_New(PyList_GET_ITEM(found, k)) : Py_NewRef(no_cues);
+        PyObject *at = cues ? PyTuple_Pack(3, no, day, cues) : NULL;
+        PyObject *terms = at ? PyDict_GetItemWithError(memo, at) : NULL;  /* borrowed */
+        if (terms) {
+            Py_INCREF(terms);
+        } else if (at && !PyErr_Occurred()) {
+            PyObject *key = PyObject_GetItem(distinct, no);
+            terms = key ? PyObject_CallFunctionObjArgs(terms_of, key, day, cues, NULL) : NULL;
+            Py_XDECREF(key);
+            if (terms && PyDict_SetItem(memo, at, terms) < 0)
+                Py_CLEAR(terms);
+        }
+        Py_DECREF(day);
+        Py_XDECREF(cues);
+        Py_XDECREF(at);
+        if (!terms)
+            goto fail;
+        PyList_SET_ITEM(out, k, terms);
+    }
+    Py_DECREF(memo);
+    return out;
+fail:
+    Py_DECREF(memo);
+    Py_DECREF(out);
+    return NULL;
+}
+
 /* ---- a perception's common shape, a batch at once: schemas/api.py common_perceive ---------- */
 
 /* UTF-8 bytes of `s`, or -1 when it holds a lone surrogate (str.encode("utf-8") would raise). Counted,
@@ -6614,6 +6806,14 @@ static PyMethodDef methods[] = {
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
      "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "
      "the cycle collector (they cannot form a cycle) and returns True; else changes nothing and returns False."},
+    {"terms_by_number", scan_terms_by_number, METH_VARARGS,
+     "terms_by_number(distinct, nos, ts_us, texts, found, terms_of, no_cues, us_per_day) -> list: recall.cues "
+     "_terms_by_number: terms_of(distinct[no], day, cues) of each event, once a (no, day, cues) of the batch."},
+    {"threads_said", scan_threads_said, METH_VARARGS,
+     "threads_said(said, oldest, owners, sessions, tasks, speakers, first, limit, ahead_size) -> (found, oldest): "
+     "recall.index TenantIndex._said_in of each event of a batch numbered from first, in order ((k, the thread's "
+     "number before) of each event whose thread had one; past limit threads the oldest forgotten through the "
+     "read-ahead state oldest)."},
     {"event_keys", scan_event_keys, METH_VARARGS,
      "event_keys(records, agents, structured_fields, spoken, user, unstated) -> (keys, sources): each record's cue "
      "key (recall.cues._structured_key(record, ())) and its words' source (recall.provenance.source_of)."},

@@ -598,12 +598,11 @@ class TenantIndex:
 
     def _judge_batch(self, batch: EventColumns, first: int) -> None:
         """``_judge_with_previous`` of each event of ``batch`` (numbered from ``first``), in order."""
-        quarantines = batch["quarantine"]
-        threads = zip(batch["owner"], batch["session"], batch["task"], batch["speaker"], strict=True)
-        for k, (owner, session, task, speaker) in enumerate(threads):
-            before_no = self._said_in((owner, session or task, speaker), first + k)
-            if before_no is None or quarantines[k] or not (session or task):
+        quarantines, owners, sessions, tasks = batch["quarantine"], batch["owner"], batch["session"], batch["task"]
+        for k, before_no in self._said_in_batch(owners, sessions, tasks, batch["speaker"], first):
+            if quarantines[k] or not (sessions[k] or tasks[k]):
                 continue
+            owner = owners[k]
             j = before_no - first  # the event before it, in this batch (j >= 0) or in the table
             before = None if j >= 0 else self.docs.peek(before_no)
             if quarantines[j] if before is None else before.quarantine:
@@ -615,6 +614,16 @@ class TenantIndex:
                     quarantines[j] = f"{reason} (with {batch['id'][k]})"
                 else:
                     self.docs[before_no].quarantine = f"{reason} (with {batch['id'][k]})"
+
+    def _said_in_batch(self, owners: list, sessions: list, tasks: list, speakers: list,
+                       first: int) -> list[tuple[int, int]]:
+        """``_said_in`` of each event of a batch numbered from ``first``, in order, in one C call
+        (``_scan.threads_said``: the per-event tuple, pop, store and call were ~0.7 µs an event at 100k, issue 28
+        round twenty-one): ``(k, number said before)`` of each event ``k`` whose thread had one (most begin theirs).
+        The same dict, order and read-ahead as the per-event calls (its oracle)."""
+        found, self._oldest = _scan.threads_said(self.last_said, self._oldest, owners, sessions, tasks, speakers,
+                                                 first, RECENT_THREADS, FORGET_AHEAD)
+        return found
 
     def _said_in(self, thread: tuple, no: int) -> int | None:
         """Notes event ``no`` as ``thread``'s last (the newest thread last: the oldest is forgotten first) and

@@ -66,3 +66,30 @@ def test_a_batchs_status_codes_are_each_texts_own(texts):
     # the status codes' context judged in place (the rest matched from the code's end, aloneness tested after)
     # gives exact_cues' own sets, which judge the same three tests on copies in another order
     assert cues.exact_cues_many(texts, [()] * len(texts)) == [cues.exact_cues(text, ()) for text in texts]
+
+
+_KEYS = [cues.event_key({"kind": "anomaly", "text": "x", "system": "vpn", "action": "reset"}),
+         cues.event_key({"kind": "observation", "text": "工单", "system": "工单系统", "scope": {"区域": "北"}}),
+         cues.event_key({"kind": "message", "text": None})]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(
+    st.integers(0, len(_KEYS) - 1),
+    st.one_of(st.none(), st.sampled_from([0, 7, _US_PER_DAY, 19_000 * _US_PER_DAY + 5, -1, True]),
+              st.floats(0, 3 * _US_PER_DAY, allow_nan=False)),
+    st.one_of(st.none(), st.just(""), st.sampled_from(["said", "工单", " ", 0, 1])),
+    st.sets(st.sampled_from(["VPN", "code:e404", "工单系统", "İ"]), max_size=3)), max_size=20))
+def test_the_terms_by_number_in_c_are_the_python_loops(events):
+    # the C loop (its memo, int(ts) // day, frozenset only of a said text) against the Python one, event by event
+    nos, ts_us, texts, found = ([list(column) for column in zip(*events, strict=True)] if events
+                                else [[], [], [], []])
+    expected = cues.py_terms_by_number(_KEYS, nos, ts_us, texts, [set(f) for f in found])
+    assert cues._terms_by_number(_KEYS, nos, ts_us, texts, [set(f) for f in found]) == expected
+
+
+def test_the_terms_by_number_refuse_columns_of_other_lengths():
+    import pytest
+
+    with pytest.raises(ValueError):
+        cues._terms_by_number(_KEYS, [0, 1], [None], [None, None], [set(), set()])
