@@ -104,9 +104,11 @@ class Settings(BaseSettings):
         "core (recall/workers.py). False: the nice alone."
     )
     merges_idle: bool = Field(
-        True, description="HINDBRAIN_MERGES_IDLE: chDB's merge threads run under SCHED_IDLE (Linux): a bulk import's "
-        "caller no longer waits in its core's run queue behind the merges of the parts its inserts leave "
-        "(streams/thread_priority.py). False: at the brain's priority."
+        False, description="HINDBRAIN_MERGES_IDLE: chDB's merge threads run under SCHED_IDLE (Linux): on a box shared "
+        "with other busy processes a bulk import's caller no longer waits in its core's run queue behind the merges of "
+        "the parts its inserts leave (streams/thread_priority.py). Off by default: on a quiet box it measured no gain, "
+        "and a thread under SCHED_IDLE cannot be raised again without privilege, so merges could starve while both "
+        "cores stay busy (parts pile up until chDB delays inserts)."
     )
     graph_threads: int = Field(
         1, ge=1, le=64, description="HINDBRAIN_GRAPH_THREADS: threads that insert vectors into the owner's HNSW graph "

@@ -92,7 +92,7 @@ log = logging.getLogger(__name__)
 
 class EmbeddedRunner:
     def __init__(self, log: SqliteLog, warehouse: Warehouse, batch_size: int = 2000,
-                 group_window_s: float = GROUP_WINDOW_S, merges_idle: bool = True):
+                 group_window_s: float = GROUP_WINDOW_S, merges_idle: bool = False):
         self.log, self.warehouse, self.batch_size = log, warehouse, batch_size
         self.group_window_s = group_window_s
         self._lock = log.lock  # one lock with the log's: see SqliteLog.lock
