@@ -157,7 +157,7 @@ class BrainThread:
         self._jobs: list[tuple] = []
         self._queue_lock = threading.Lock()  # the loop appends, the owner thread takes the group
         self._group = getattr(brain.log, "group", None)
-        # a recall's records are deferred to the runner's committer (HINDBRAIN_RECALL_COMMIT_MS > 0): it appends nothing here
+        # a recall's records deferred to the runner's committer (HINDBRAIN_RECALL_COMMIT_MS > 0): it appends nothing
         self._recalls_deferred = getattr(brain.runner, "group_window_s", 0) > 0
         self.broken: BaseException | None = None  # a failed commit: the server stops being ready
 
