@@ -59,6 +59,7 @@ from hindbrain.service.roles import DEFAULT_ROLE, Role
 
 VERSION = "v1"
 PERCEIVE = object()  # a BrainThread job: one perception's fields (runs of them are batched)
+RECALL = object()  # a BrainThread job: ``Brain.recall``'s fields (a group of them alone opens no log transaction)
 
 
 def body_model(model: type[BaseModel], name: str) -> type[BaseModel]:
@@ -156,6 +157,8 @@ class BrainThread:
         self._jobs: list[tuple] = []
         self._queue_lock = threading.Lock()  # the loop appends, the owner thread takes the group
         self._group = getattr(brain.log, "group", None)
+        # a recall's records deferred to the runner's committer (HINDBRAIN_RECALL_COMMIT_MS > 0): it appends nothing
+        self._recalls_deferred = getattr(brain.runner, "group_window_s", 0) > 0
         self.broken: BaseException | None = None  # a failed commit: the server stops being ready
 
     async def call(self, fn, *args, **kwargs):
@@ -186,10 +189,10 @@ class BrainThread:
     def _run_jobs(self, jobs: list[tuple]) -> list:
         results: list = []
         try:
-            with self._group() if self._group else nullcontext():
+            with self._group() if self._group and writes_in_group(jobs, self._recalls_deferred) else nullcontext():
                 n = 0
                 while n < len(jobs):
-                    fn = jobs[n][0]
+                    fn = self.brain.recall if jobs[n][0] is RECALL else jobs[n][0]
                     if fn is PERCEIVE:  # a run of perceptions is appended as one batch
                         end = next((m for m in range(n, len(jobs)) if jobs[m][0] is not PERCEIVE), len(jobs))
                         results += self.brain.perceive_each([job[1][0] for job in jobs[n:end]])
@@ -207,6 +210,15 @@ class BrainThread:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
+
+
+def writes_in_group(jobs: list[tuple], recalls_deferred: bool) -> bool:
+    """Whether a group's jobs may append to the log from the brain's thread, so need its
+    transaction. Not a group of deferred recalls alone: their records go to the runner's
+    committer. The empty transaction around them held the log's lock for the recalls' whole
+    CPU, so the committer's append (and its sync) waited for a recall, and the next recall for
+    that sync (docs/speed.md, "Served recalls, round twenty-one")."""
+    return not recalls_deferred or any(job[0] is not RECALL for job in jobs)
 
 
 async def off_owner(request: Request, pool: ThreadPoolExecutor, run: Callable[[], Any],
@@ -458,7 +470,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     async def recalled(tenant: str, fields: dict) -> dict:
         started = time.perf_counter()
-        pack = await owner.call(brain.recall, **fields, tenant=tenant)
+        pack = await owner.call(RECALL, **fields, tenant=tenant)
         metrics.recalled(time.perf_counter() - started)
         return pack.as_dict()
 
