@@ -186,7 +186,7 @@ def hub(vectors: np.ndarray, k: int) -> np.ndarray:
 
 _now = {"transform": None, "k": 0, "g": 0.0}
 _query_vector = e5_dialogue.query_vector
-_mixed = engine._DialogueMix.mixed
+_cosines = engine._DialogueMix.e5_cosines
 
 
 def _patched_query(cue: str) -> np.ndarray:
@@ -197,43 +197,15 @@ def _patched_query(cue: str) -> np.ndarray:
     return w / np.linalg.norm(w)
 
 
-def _hub_mixed(self, nos, late):
-    """The default's ``_DialogueMix.mixed`` (as at c39a386) with e5's cosines less ``g`` × the hub term of
-    the call's rows; the default's own for every other arm."""
-    if not _now["g"]:
-        return _mixed(self, nos, late)
-    docs = self.tenant.docs.take(nos)
-    at = [i for i, d in enumerate(docs) if d.event_kind in e5_dialogue.DIALOGUE_KINDS]
-    if not at or self.active is False:
-        self.pending.update(nos[i] for i in at)
-        return late
-    mine = [nos[i] for i in at]
-    rows, have, spent = self.semantic.dialogue.vectors(
-        self.tenant_name, mine, lambda nos: [self.semantic.text_of(self.tenant_name, no) for no in nos], self.budget)
-    self.budget = max(0.0, self.budget - spent)
-    late = np.array(late, dtype=np.float32, copy=True)
-    got = [at[j] for j in have]
-    e5 = rows @ self._query.result() - _now["g"] * hub(rows, _now["k"]) if have else np.zeros(0, np.float32)
-    if self.active is None:
-        use = late[got]
-        known = use == use
-        self.active = len(got) == len(at) or int(known.sum()) >= self.MIN_PAIRS
-        if not self.active:
-            self.pending.update(mine)
-            return late
-        if known.any():
-            self.shift = float(np.median(e5[known] - use[known]))
-    late[got] = e5_dialogue.mix(late[got], e5)
-    waiting = sorted(set(at) - set(got))
-    late[waiting] = e5_dialogue.mix(late[waiting], late[waiting] + self.shift)
-    self.scored.update(nos[i] for i in got)
-    self.pending.update(nos[i] for i in waiting)
-    return late
+def _hub_cosines(self, rows):
+    """The default's ``_DialogueMix.e5_cosines`` less ``g`` × the hub term of the call's rows (the
+    default's own for every other arm)."""
+    return _cosines(self, rows) - _now["g"] * hub(rows, _now["k"]) if _now["g"] else _cosines(self, rows)
 
 
 def run(arms: list[str], draws: int, sets: list[str], crossed: bool = False) -> dict:
     e5_dialogue.query_vector = _patched_query
-    engine._DialogueMix.mixed = _hub_mixed
+    engine._DialogueMix.e5_cosines = _hub_cosines
     # every arm is fitted on all the dialogue tuning rows (MADial's two halves' tuning questions and dial-*),
     # whichever sets are read, so reading one set gives the numbers a run over all of them gives it
     rows = [r for name in SETS for r in rows_of(quality.load(name))]

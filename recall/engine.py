@@ -499,6 +499,11 @@ class _DialogueMix:
         self.active: bool | None = None if query_vector is not None else False  # decided on the first call
         self.shift = 0.0
 
+    def e5_cosines(self, rows: np.ndarray) -> np.ndarray:
+        """e5's cosines of the candidates' unit ``rows`` to the query's cue (``bench/e5_score_arms.py``
+        swaps this one step to read other scorings through the default's whole path)."""
+        return rows @ self._query.result()
+
     def mixed(self, nos: list[int], late: np.ndarray) -> np.ndarray:
         """``late`` (USE's late-interaction cosines of ``nos``) with the dialogue-kind ones mixed with
         e5's (``e5_dialogue.mix``), those whose e5 vector is pending shifted onto the mix's scale; the
@@ -515,7 +520,7 @@ class _DialogueMix:
         self.budget = max(0.0, self.budget - spent)
         late = np.array(late, dtype=np.float32, copy=True)
         got = [at[j] for j in have]
-        e5 = rows @ self._query.result() if have else np.zeros(0, np.float32)
+        e5 = self.e5_cosines(rows) if have else np.zeros(0, np.float32)
         if self.active is None:
             use = late[got]
             known = use == use
