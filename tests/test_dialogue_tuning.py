@@ -136,5 +136,7 @@ def test_the_six_set_arms_write_trees_the_product_reads(dialogue, tmp_path):
         assert isinstance(model, learned.Trees) and model.embedder == MIXED_NAME
         rows = written["fitted_by"].split("dialogue sets in the rows: ")[1].split(";")[0].split(", ")
         assert rows == (["madial-zh", "madial-en"] if arm.endswith("rows only") else list(sets))
-        pool = sets["madial-en"][0]
-        assert pool[3][int(np.argmax(model.margin(pool[4])))] in pool[2]  # it learned the semantic column
+        # it learned the semantic column: pools it never saw, ranked by it (chance 25 %, labels reversed ~0 %)
+        unseen = _learnable("unseen", 40, 9)
+        hits = sum(pool[3][int(np.argmax(model.margin(pool[4])))] in pool[2] for pool in unseen)
+        assert hits >= 0.75 * len(unseen), hits
