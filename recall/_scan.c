@@ -3436,6 +3436,20 @@ static int pieces_add(Pieces *p, PyObject *s) {  /* a borrowed str */
     return pieces_take(p, s);
 }
 
+/* f"{label}: {value}" as three pieces (event_text_of's speaker and said, and each situation item). */
+static int pieces_labelled(Pieces *p, PyObject *label, PyObject *value, PyObject *colon) {
+    PyObject *fl = formatted(label), *fv = fl ? formatted(value) : NULL;
+    if (!fv) {
+        Py_XDECREF(fl);
+        return -1;
+    }
+    if (pieces_take(p, fl) < 0) {
+        Py_DECREF(fv);
+        return -1;
+    }
+    return pieces_add(p, colon) < 0 || pieces_take(p, fv) < 0 ? -1 : 0;
+}
+
 /* The pieces of each range [bounds[2r], bounds[2r + 1]) in turn, concatenated (a new str; "" when none). */
 static PyObject *pieces_ranges(Pieces *p, const Py_ssize_t *bounds, int ranges) {
     Py_ssize_t length = 0;
@@ -3601,16 +3615,7 @@ static PyObject *event_text_of(Pieces *p, PyObject *fields, PyObject *situation_
         goto done;
     Py_ssize_t said_end = 0;  /* the prefixed said's pieces: [0, said_end) */
     if (said_true && speaker_true) {  /* who said it is part of the memory: f"{speaker}: {said}" */
-        PyObject *fs = formatted(speaker), *ft = fs ? formatted(said) : NULL;
-        if (!ft) {
-            Py_XDECREF(fs);
-            goto done;
-        }
-        if (pieces_take(p, fs) < 0) {
-            Py_DECREF(ft);
-            goto done;
-        }
-        if (pieces_add(p, colon) < 0 || pieces_take(p, ft) < 0)
+        if (pieces_labelled(p, speaker, said, colon) < 0)
             goto done;
         said_end = p->n;
     }
@@ -3631,22 +3636,9 @@ static PyObject *event_text_of(Pieces *p, PyObject *fields, PyObject *situation_
                 goto done;
             continue;
         }
-        PyObject *fk = formatted(key), *fv = fk ? formatted(v) : NULL;  /* f"{k}: {v}" */
-        Py_DECREF(v);
-        if (!fv) {
-            Py_XDECREF(fk);
-            goto done;
-        }
-        if (p->n > first_item && pieces_add(p, slash) < 0) {
-            Py_DECREF(fk);
-            Py_DECREF(fv);
-            goto done;
-        }
-        if (pieces_take(p, fk) < 0) {
-            Py_DECREF(fv);
-            goto done;
-        }
-        if (pieces_add(p, colon) < 0 || pieces_take(p, fv) < 0)
+        int added = (p->n > first_item && pieces_add(p, slash) < 0) ? -1 : pieces_labelled(p, key, v, colon);
+        Py_DECREF(v);  /* f"{k}: {v}", after " / " from the second on */
+        if (added < 0)
             goto done;
     }
     Py_ssize_t situation_end = p->n;
