@@ -19,8 +19,7 @@
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
  *   known_systems_in(texts, ...)      recall/cues.py      py_known_systems_many (test_batch_docs.py)
  *   said_texts(records, fields)       recall/provenance.py  py_said_text of each (test_event_texts.py)
- *   event_texts(records, fields, sep) recall/index.py     py_event_text of each (test_event_texts.py)
- *   event_said_texts(records, ...)    recall/index.py     both of the above in one pass (test_event_texts.py)
+ *   event_said_texts(records, ...)    recall/index.py     event_text of each and said_texts in one pass (test_event_texts.py)
  *   event_keys(records, agents, ...)  recall/index.py     _structured_key and source_of of each (test_event_keys.py)
  *   event_docs(rows, texts, ...)      recall/index.py     py_event_docs_of (test_event_docs.py)
  *   event_columns(rows, texts, ...)   recall/index.py     py_event_columns_of (test_event_columns.py)
@@ -3668,26 +3667,6 @@ done:
     return out;
 }
 
-/* event_texts(records, situation_fields, separator) -> list: recall/index.py event_text of each record. */
-static PyObject *scan_event_texts(PyObject *self, PyObject *args) {
-    PyObject *records, *situation_fields, *separator;
-    if (!PyArg_ParseTuple(args, "O!O!U:event_texts", &PyList_Type, &records, &PyTuple_Type, &situation_fields,
-                          &separator))
-        return NULL;
-    Pieces p;
-    pieces_init(&p);
-    PyObject *out = PyList_New(PyList_GET_SIZE(records));
-    for (Py_ssize_t k = 0; out && k < PyList_GET_SIZE(records); k++) {
-        PyObject *text = event_text_of(&p, PyList_GET_ITEM(records, k), situation_fields, separator);
-        if (!text)
-            Py_CLEAR(out);
-        else
-            PyList_SET_ITEM(out, k, text);
-    }
-    pieces_clear(&p);
-    return out;
-}
-
 /* event_said_texts(records, situation_fields, separator, text_fields, sources, skip) -> (texts, said): each
  * record's event_text, and the said_text of each record whose source is not `skip` (the agent's own words are not
  * judged), in order: one pass over the batch's records for both (each record's dict was read by two passes). */
@@ -6882,8 +6861,6 @@ static PyMethodDef methods[] = {
      "ascii_name_in(text, name) -> bool: (?<!\\w)name(?!\\w), ASCII and case-insensitive, matches in text."},
     {"said_texts", scan_said_texts, METH_VARARGS,
      "said_texts(records, text_fields) -> list: recall.provenance.py_said_text of each record."},
-    {"event_texts", scan_event_texts, METH_VARARGS,
-     "event_texts(records, situation_fields, separator) -> list: recall.index.py_event_text of each record."},
     {"event_said_texts", scan_event_said_texts, METH_VARARGS,
      "event_said_texts(records, situation_fields, separator, text_fields, sources, skip) -> (texts, said): "
      "event_text of each record, said_text of each whose source is not skip."},

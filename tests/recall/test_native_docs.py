@@ -105,7 +105,6 @@ def _oracles(monkeypatch) -> None:
                         lambda self, texts: [k for k, t in enumerate(texts) if self.may_match(t.lower())])
     monkeypatch.setattr(provenance, "revealed_many", lambda batch: [disguise.revealed(t) for t in batch])
     monkeypatch.setattr(provenance, "said_texts", lambda records: [provenance.said_text(r) for r in records])
-    monkeypatch.setattr(index, "event_texts", lambda records: [index.event_text(r) for r in records])
     monkeypatch.setattr(index, "event_said_texts", lambda records, sources: (
         [index.event_text(r) for r in records],
         [provenance.said_text(r) for r, source in zip(records, sources, strict=True) if source != provenance.AGENT]))
