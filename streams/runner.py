@@ -124,10 +124,12 @@ class EmbeddedRunner:
         self.background = True
         # a round's perceptions go to chDB as their encoded values, decoded there (``_insert_perceptions``);
         # False: projected to Arrow columns in Python on the projector thread (a ClickHouse server's path)
-        self.decode_in_chdb = getattr(warehouse, "url", "").startswith("chdb://") and columnar.enabled()
-        # chDB's merge threads under SCHED_IDLE, those its inserts started lowered after each projector round
-        # (streams.thread_priority: they took the caller's core from it during a bulk import)
-        self.idler = BackgroundIdler(merges_idle and getattr(warehouse, "url", "").startswith("chdb://"))
+        embedded = getattr(warehouse, "url", "").startswith("chdb://")
+        self.decode_in_chdb = embedded and columnar.enabled()
+        # merges_idle (HINDBRAIN_MERGES_IDLE, off by default): chDB's merge threads under SCHED_IDLE, those its
+        # inserts started lowered after each projector round (streams.thread_priority: on a box shared with other
+        # busy processes they took the caller's core from it during a bulk import)
+        self.idler = BackgroundIdler(merges_idle and embedded)
 
     def submit(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> list[Position]:
         """Append records durably and queue them for projection; returns their positions.
