@@ -211,8 +211,9 @@ def set_weights(sets: list[list[Pool]]) -> np.ndarray:
     return weights * (len(weights) / weights.sum())
 
 
-def without(names: tuple[str, ...], fit: Fit) -> Fit:
-    """``fit`` trained without the dialogue sets ``names`` (what the arm reads with MADial's rows only)."""
+def without(names: tuple[str, ...], fit: Fit | Models) -> Fit | Models:
+    """``fit`` (or an arm's ``models``) trained without the dialogue sets ``names`` (what the arm reads with
+    MADial's rows only)."""
     return lambda d, others: fit({n: ps for n, ps in d.items() if n not in names}, others)
 
 
@@ -268,8 +269,7 @@ def six_set_arm(weighting: str = "", **kw) -> Arm:
 
 def without_new(arm: Arm) -> Arm:
     """``arm`` trained on MADial's rows alone (the dialogue-tuning sets left out): what the new data add."""
-    models = (lambda d, o: arm.models({n: ps for n, ps in d.items() if n not in quality.TUNING_ONLY}, o)) \
-        if arm.models else None
+    models = without(quality.TUNING_ONLY, arm.models) if arm.models else None
     return Arm(without(quality.TUNING_ONLY, arm.fit), models, arm.spec + " (MADial's rows only)")
 
 
@@ -316,8 +316,7 @@ def arms(shipped_file: Path, new_data: bool) -> dict[str, Arm]:
     }
     if new_data:
         learners = [n for n in out if n.startswith(("trees", LOGISTIC))]
-        out |= {f"{n}, MADial's rows only": without_new(out[n]) if out[n].models
-                else Arm(without(quality.TUNING_ONLY, out[n].fit)) for n in learners}
+        out |= {f"{n}, MADial's rows only": without_new(out[n]) for n in learners}
     return out
 
 
