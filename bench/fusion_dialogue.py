@@ -214,7 +214,11 @@ def set_weights(sets: list[list[Pool]]) -> np.ndarray:
 def without(names: tuple[str, ...], fit: Fit | Models) -> Fit | Models:
     """``fit`` (or an arm's ``models``) trained without the dialogue sets ``names`` (what the arm reads with
     MADial's rows only)."""
-    return lambda d, others: fit({n: ps for n, ps in d.items() if n not in names}, others)
+    return lambda d, others: fit(leaving_out(d, names), others)
+
+
+def leaving_out(dialogue: dict[str, list[Pool]], names: tuple[str, ...]) -> dict[str, list[Pool]]:
+    return {n: ps for n, ps in dialogue.items() if n not in names}
 
 
 def cross_validated(fit: Fit, dialogue: dict[str, list[Pool]], others: list[list[Pool]]) -> dict[str, float]:
@@ -418,7 +422,7 @@ def main() -> None:
 
 def write_chosen(chosen: str, arm: Arm, dialogue: dict[str, list[Pool]], others: list[list[Pool]], out: Path) -> None:
     if chosen.endswith("MADial's rows only"):
-        dialogue = {n: ps for n, ps in dialogue.items() if n not in quality.TUNING_ONLY}
+        dialogue = leaving_out(dialogue, quality.TUNING_ONLY)
     trained = ", ".join(n for n, ps in dialogue.items() if ps)
     how = (f"chosen by {FOLDS}-fold cross-validation by dialogue × {REPEATS} draws on MADial's tuning halves; "
            f"dialogue sets in the rows: {trained}; pools scored by {MIXED_NAME}")
