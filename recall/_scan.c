@@ -500,8 +500,10 @@ bad:
     return -1;
 }
 
-/* The id of low[start:end] in the vocabulary, or -1. */
-static int64_t vocab_find(const VocabTable *vt, int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+/* The id of low[start:end] in the vocabulary, or -1. Inlined where `kind` is a constant (static_walk_kind),
+ * so the hash's and the comparison's reads are plain loads of that width. */
+static inline __attribute__((always_inline)) int64_t vocab_find(const VocabTable *vt, const int kind,
+                                                                const void *data, Py_ssize_t start, Py_ssize_t end) {
     const uint64_t h = fnv1a_span(kind, data, start, end);
     const uint32_t tag = (uint32_t)(h >> 32);
     const Py_ssize_t len = end - start;
@@ -639,19 +641,29 @@ static int bag_word(Bagging *bg, PyObject *word) {
 }
 
 static int bag_span(Bagging *bg, PyObject *low, Py_ssize_t start, Py_ssize_t end, int word) {
-    if (bg->table) { /* no string unless a word is missing from the vocabulary */
-        const int64_t id = vocab_find(bg->table, PyUnicode_KIND(low), PyUnicode_DATA(low), start, end);
-        if (id >= 0) {
-            bg->count++;
-            return buf_push(bg->ids, id);
-        }
-        if (!word)
-            return 0;
-    }
     PyObject *tok = PyUnicode_Substring(low, start, end);
     if (!tok)
         return -1;
-    int rc = bg->table ? bag_rare(bg, tok) : word ? bag_word(bg, tok) : bag_known(bg, tok);
+    int rc = word ? bag_word(bg, tok) : bag_known(bg, tok);
+    Py_DECREF(tok);
+    return rc;
+}
+
+/* bag_span with the packed vocabulary: no string unless a word is missing from it (then bag_rare). */
+static inline __attribute__((always_inline)) int packed_span(Bagging *bg, PyObject *low, const int kind,
+                                                             const void *data, Py_ssize_t start, Py_ssize_t end,
+                                                             int word) {
+    const int64_t id = vocab_find(bg->table, kind, data, start, end);
+    if (id >= 0) {
+        bg->count++;
+        return buf_push(bg->ids, id);
+    }
+    if (!word)
+        return 0;
+    PyObject *tok = PyUnicode_Substring(low, start, end);
+    if (!tok)
+        return -1;
+    int rc = bag_rare(bg, tok);
     Py_DECREF(tok);
     return rc;
 }
@@ -690,6 +702,53 @@ static int static_walk(Bagging *bg, PyObject *low) {
     return 0;
 }
 
+/* static_walk with the packed vocabulary, for one string kind: inlined where `kind` is a constant
+ * (static_walk_packed), so each PyUnicode_READ is a plain load, not a switch on the kind (every bench
+ * text is UCS2: an em dash; ~0.8 µs a text was the walk, issue 28, round twenty-two). The same spans in
+ * the same order as static_walk, which stays as the dict vocabulary's walk and this one's oracle
+ * (test_static_codes.py: the packed ids equal the dict's in order). */
+static inline __attribute__((always_inline)) int static_walk_kind(Bagging *bg, PyObject *low, const int kind) {
+    const void *data = PyUnicode_DATA(low);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(low);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 0x3040 && static_cjk(c)) {
+            Py_ssize_t j = i + 1;
+            while (j < n && static_cjk(PyUnicode_READ(kind, data, j)))
+                j++;
+            for (Py_ssize_t k = i; k < j; k++)
+                if (packed_span(bg, low, kind, data, k, k + 1, 0) < 0)
+                    return -1;
+            for (Py_ssize_t k = i; k + 1 < j; k++)
+                if (packed_span(bg, low, kind, data, k, k + 2, 0) < 0)
+                    return -1;
+            i = j;
+        } else if (static_letter(c)) {
+            Py_ssize_t j = i + 1;
+            while (j < n && static_letter(PyUnicode_READ(kind, data, j)))
+                j++;
+            if (packed_span(bg, low, kind, data, i, j, 1) < 0)
+                return -1;
+            i = j;
+        } else {
+            i++;
+        }
+    }
+    return 0;
+}
+
+static int static_walk_packed(Bagging *bg, PyObject *low) {
+    switch (PyUnicode_KIND(low)) {
+    case PyUnicode_1BYTE_KIND:
+        return static_walk_kind(bg, low, PyUnicode_1BYTE_KIND);
+    case PyUnicode_2BYTE_KIND:
+        return static_walk_kind(bg, low, PyUnicode_2BYTE_KIND);
+    default:
+        return static_walk_kind(bg, low, PyUnicode_4BYTE_KIND);
+    }
+}
+
 /* static_ids(texts, vocab, memo) -> (ids, counts, rare): ids int64 bytes grouped by text,
  * counts int64 bytes (ids per text), rare: the words found neither in vocab nor in memo (when
  * any is listed, the ids are incomplete: resolve them into memo and call again). */
@@ -726,7 +785,7 @@ static PyObject *scan_static_ids(PyObject *self, PyObject *args) {
         if (!low)
             goto done;
         bg.count = 0;
-        int rc = static_walk(&bg, low);
+        int rc = bg.table ? static_walk_packed(&bg, low) : static_walk(&bg, low);
         Py_DECREF(low);
         if (rc < 0 || buf_push(&counts, bg.count) < 0)
             goto done;

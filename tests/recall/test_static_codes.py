@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from hindbrain import Brain
 from hindbrain.recall import _scan, semantic
-from hindbrain.recall.static import StaticEmbedder, StaticTable, default_static, py_static_ids
+from hindbrain.recall.static import StaticEmbedder, StaticTable, default_static, py_static_ids, rare_ids
 from hindbrain.recall.vectors import VectorIndex, py_quantize, quantize
 
 # Mixed scripts, emoji, NUL, unknown words, CJK of both tiers' classes, letters whose lowercase
@@ -207,3 +207,22 @@ def test_packed_vocabulary_keeps_the_last_index_of_a_repeated_token_and_refuses_
         _scan.static_ids(["ab"], packed[:-4], {})
     with pytest.raises(TypeError, match="dict or a packed"):
         _scan.static_ids(["ab"], ["ab"], {})
+
+
+@pytest.mark.parametrize(("texts", "widest"), [
+    (["printers timeout at the desk", "IAM zzqxv TIMEOUTPRINTER", ""], (0, 0xFF)),  # 1-byte strings
+    (["用户说页面一直转圈 printers — zzqxv", "İstanbul カタカナ timeoutprinter", "—"], (0xFF, 0xFFFF)),  # 2-byte
+    (["🙂 用户说 printers zzqxv 🔥", "𠀋𠀋 報銷 timeoutprinter", "🙂"], (0xFFFF, 0x10FFFF)),  # 4-byte
+])
+def test_packed_walk_of_each_string_kind_is_the_dict_walks(table, texts, widest):
+    # the packed walk is compiled once a string kind (static_walk_kind): each kind against the dict's walk,
+    # known words, rare words listed and then resolved through the memo, CJK characters and pairs, in order
+    assert widest[0] < max(map(ord, "".join(texts))) <= widest[1]  # the kind the batch is made of
+    memo: dict = {}
+    first = _scan.static_ids(texts, table._packed, memo)
+    assert first == _scan.static_ids(texts, table.vocab, memo) and "zzqxv" in first[2]
+    memo.update((w, rare_ids(table.vocab, w)) for w in first[2])
+    memo["zzqxv"] = (1, 2)
+    ids, counts, rare = _scan.static_ids(texts, table._packed, memo)
+    assert (ids, counts, rare) == _scan.static_ids(texts, table.vocab, memo) and not rare
+    assert np.frombuffer(counts, dtype=np.int64).tolist()[2] == 0 and len(ids) > 0
