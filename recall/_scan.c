@@ -885,28 +885,33 @@ static PyObject *scan_pool(PyObject *self, PyObject *args) {
     }
     const float *tab = table.buf;
     float *dst = out.buf;
-    Py_ssize_t k = 0;
     if (seq_open(&seen, n_texts) < 0)
         goto done;
-    for (Py_ssize_t t = 0; t < n_texts; t++, dst += dim) {
+    Py_ssize_t k = 0;
+    for (Py_ssize_t t = 0; t < n_texts; t++) { /* every read checked before any is made */
         if (count[t] < 0 || k + count[t] > n_ids) {
             PyErr_SetString(PyExc_ValueError, "counts add up to more ids than given");
             goto done;
         }
         seen.start[t] = k;
+        k += count[t];
+    }
+    for (Py_ssize_t i = 0; i < k; i++)
+        if (id[i] < 0 || id[i] >= rows) {
+            PyErr_Format(PyExc_IndexError, "token id %lld is not a row of the table", (long long)id[i]);
+            goto done;
+        }
+    /* numbers only from here: without the interpreter's lock (static_codes' reason: StaticTable.embed) */
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < n_texts; t++, dst += dim) {
         const int64_t same = seq_same(&seen, id, count, t);
-        if (same >= 0) { /* its ids were checked when that text was pooled */
+        if (same >= 0) {
             memcpy(dst, (const float *)out.buf + same * dim, (size_t)dim * sizeof(float));
-            k += count[t];
             continue;
         }
         memset(dst, 0, (size_t)dim * sizeof(float));
-        for (int64_t c = 0; c < count[t]; c++, k++) {
-            if (id[k] < 0 || id[k] >= rows) {
-                PyErr_Format(PyExc_IndexError, "token id %lld is not a row of the table", (long long)id[k]);
-                goto done;
-            }
-            const float *row = tab + id[k] * dim;
+        for (int64_t c = 0; c < count[t]; c++) {
+            const float *row = tab + id[seen.start[t] + c] * dim;
             for (Py_ssize_t j = 0; j < dim; j++)
                 dst[j] += row[j];
         }
@@ -919,6 +924,7 @@ static PyObject *scan_pool(PyObject *self, PyObject *args) {
                 dst[j] *= scale;
         }
     }
+    Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 done:
     seq_close(&seen);
@@ -1039,7 +1045,11 @@ static PyObject *scan_static_codes(PyObject *self, PyObject *args) {
     const float *tab = table.buf;
     int8_t *out = codes.buf;
     uint8_t *has = known.buf;
-    for (Py_ssize_t t = 0; t < n_texts; t++) {
+    int finite = 1;
+    /* numbers only from here (every read checked above, the buffers held): without the interpreter's lock,
+     * so StaticTable.codes can make a chunk's codes on its thread while the caller tokenises the next */
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < n_texts && finite; t++) {
         const int64_t same = seq_same(&seen, id, count, t);
         if (same >= 0) {
             memcpy(out + t * dim, out + same * dim, (size_t)dim);
@@ -1048,13 +1058,11 @@ static PyObject *scan_static_codes(PyObject *self, PyObject *args) {
         }
         codes_sum(tab, id + start[t], count[t], dim, acc);
         const int rc = codes_of(acc, dim, out + t * dim);
-        if (rc < 0) {
-            result = Py_NewRef(Py_False);
-            goto done;
-        }
-        has[t] = (uint8_t)rc;
+        finite = rc >= 0;
+        has[t] = (uint8_t)(rc > 0);
     }
-    result = Py_NewRef(Py_True);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(finite ? Py_True : Py_False);
 done:
     seq_close(&seen);
     PyMem_Free(acc);

@@ -6,7 +6,10 @@ and a brain in graph mode storing and answering exactly as with the float rows (
 from __future__ import annotations
 
 import functools
+import threading
+import time
 from datetime import UTC, datetime, timedelta
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -14,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain import Brain
-from hindbrain.recall import _scan, semantic
+from hindbrain.recall import _scan, semantic, static
 from hindbrain.recall.static import StaticEmbedder, StaticTable, default_static, py_static_ids, rare_ids
 from hindbrain.recall.vectors import VectorIndex, py_quantize, quantize
 
@@ -226,3 +229,35 @@ def test_packed_walk_of_each_string_kind_is_the_dict_walks(table, texts, widest)
     ids, counts, rare = _scan.static_ids(texts, table._packed, memo)
     assert (ids, counts, rare) == _scan.static_ids(texts, table.vocab, memo) and not rare
     assert np.frombuffer(counts, dtype=np.int64).tolist()[2] == 0 and len(ids) > 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(_BATCHES, st.integers(1, 7))
+def test_a_batch_summed_beside_its_tokenising_is_the_batch_made_in_one_chunk(table, texts, piped):
+    # the old path, the oracle: one chunk tokenised and summed on this thread (a batch no larger than
+    # _PIPED); the new one: chunks of `piped` texts summed on the table's thread while the next is
+    # tokenised. Codes, known rows and embed's float rows bit for bit; the thread did run them.
+    with patch.object(static, "_PIPED", len(texts) + 1):
+        want_codes, want_known = table.codes(texts)
+        want_rows = table.embed(texts)
+    ran = []
+    with patch.object(static, "_PIPED", piped), patch.object(static._scan, "static_codes", _noting(ran, _scan.static_codes)), \
+            patch.object(static._scan, "pool", _noting(ran, _scan.pool)):
+        codes, known = table.codes(texts)
+        assert np.array_equal(codes, want_codes) and np.array_equal(known, want_known)  # read at once
+        rows = table.embed(texts)
+        assert np.array_equal(rows, want_rows)
+    beside = len(texts) > piped
+    assert set(ran) == ({"hindbrain-static"} if beside else {threading.current_thread().name})
+    assert len(ran) == 2 * (-(-len(texts) // piped) if beside else 1)  # one call a chunk
+
+
+def _noting(ran: list, numbers):
+    """``numbers`` noting the thread each call ran on, and late on the table's thread (a caller that read
+    the output before the chunk's future said it was done would read it unwritten)."""
+    def noted(*args):
+        ran.append(threading.current_thread().name.rsplit("_", 1)[0])
+        if ran[-1] == "hindbrain-static":
+            time.sleep(0.003)
+        return numbers(*args)
+    return noted
