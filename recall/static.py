@@ -25,10 +25,11 @@ rare word. They are folded into the shipped vectors.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -49,8 +50,9 @@ _RARE_MEMO = 100_000
 _CHUNK = 4096  # texts per C call: bounds the ids held at once
 # texts a chunk when a batch's sums are made on the table's thread beside its tokenising (StaticTable.codes):
 # a batch larger than one such chunk is tokenised chunk by chunk on the caller's thread while the chunks
-# before are summed and quantised on the other, their C loops without the interpreter's lock; only the last
-# chunk's sums are waited for (a single text, or a few, is not worth a thread's hand-over: ~30 µs)
+# before are summed and quantised on the other, their C loops without the interpreter's lock (a chunk that
+# thread has not started when the caller needs it is taken back: _beside); a single text, or a few, is not
+# worth a thread's hand-over (~30 µs)
 _PIPED = 1024
 
 
@@ -177,7 +179,7 @@ class StaticTable:
         piped = len(texts) > _PIPED
         for done in [self._beside(piped, _scan.pool, flat, counts, self.full, out[chunk])
                      for chunk, flat, counts in self._chunks(texts)]:
-            done.result()
+            done()
         return out
 
     def codes(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -193,7 +195,7 @@ class StaticTable:
         made = [(chunk, self._beside(piped, _scan.static_codes, flat, counts, self.full, codes[chunk], known[chunk]))
                 for chunk, flat, counts in self._chunks(texts)]
         for chunk, done in made:
-            if not done.result():
+            if not done():
                 # a non-finite sum (a damaged table): numpy's codes of the float rows, as ``add`` makes them
                 rows = self.embed(texts[chunk])
                 codes[chunk], known[chunk] = quantize(rows), np.any(rows != 0, axis=1)
@@ -208,20 +210,24 @@ class StaticTable:
             chunk = slice(start, start + step)
             yield (chunk, *self.batch_ids(texts[chunk]))
 
-    def _beside(self, piped: bool, numbers, *args) -> Future:
-        """``numbers(*args)`` (a C loop that drops the interpreter's lock) on the table's thread when
-        ``piped``, else here; the caller waits for the future before it reads the output. One thread a
-        table (the process's table is shared by every brain: their chunks queue in order); made again
-        in a forked child, where the parent's thread does not run."""
+    def _beside(self, piped: bool, numbers, *args):
+        """``numbers(*args)`` (a C loop that drops the interpreter's lock) started on the table's thread when
+        ``piped``, else run here; returns the call's result when called (the caller reads the output only
+        after). A chunk the table's thread has not started by then is taken back and run here: on a busy
+        machine that thread may wait for a core, and the caller must not wait behind it for work it can do
+        itself (it then costs what it did before). One thread a table (the process's table is shared by
+        every brain: their chunks queue in order); made again in a forked child, where the parent's thread
+        does not run."""
+        call = functools.partial(numbers, *args)
         if not piped:
-            done: Future = Future()
-            done.set_result(numbers(*args))
-            return done
+            result = call()
+            return lambda: result
         if self._thread is None or self._thread[0] != os.getpid():
             with self._thread_lock:
                 if self._thread is None or self._thread[0] != os.getpid():
                     self._thread = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-static"))
-        return self._thread[1].submit(numbers, *args)
+        started = self._thread[1].submit(call)
+        return lambda: call() if started.cancel() else started.result()
 
     def pooled(self, texts: list[str]) -> np.ndarray:
         """Every text's summed (weighted) reduced token vectors, before the map back."""

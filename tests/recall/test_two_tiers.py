@@ -357,6 +357,8 @@ def test_batches_summed_beside_their_tokenising_are_found_by_a_paraphrase_the_mo
     # for the first 64 vectors, graph mode (static_codes) after. The table's thread is made late: a batch
     # returned before its sums were done would miss them.
     monkeypatch.setattr(static, "_PIPED", 8)
+    batch_ids = StaticTable.batch_ids  # slow to tokenise: the table's thread starts the chunks before they are needed
+    monkeypatch.setattr(StaticTable, "batch_ids", lambda self, texts: time.sleep(0.005) or batch_ids(self, texts))
     monkeypatch.setattr(semantic_mod, "VectorIndex", functools.partial(VectorIndex, exact_limit=64))
     ran = []
     for name in ("pool", "static_codes"):
@@ -378,7 +380,7 @@ def test_batches_summed_beside_their_tokenising_are_found_by_a_paraphrase_the_mo
     finally:
         brain.close()
     assert {"pool", "static_codes"} <= {name for name, _ in ran}
-    assert {thread for _, thread in ran} == {"hindbrain-static"}  # every batch's sums beside the caller
+    assert "hindbrain-static" in {thread for _, thread in ran}  # the sums beside the caller (or taken back)
 
 
 def _late_noted(ran: list, name: str, numbers, *args):
