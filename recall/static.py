@@ -225,7 +225,8 @@ class StaticTable:
         if self._thread is None or self._thread[0] != os.getpid():
             with self._thread_lock:
                 if self._thread is None or self._thread[0] != os.getpid():
-                    self._thread = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-static"))
+                    thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-static")
+                    self._thread = (os.getpid(), thread)
         started = self._thread[1].submit(call)
         return lambda: call() if started.cancel() else started.result()
 

@@ -246,7 +246,8 @@ def _piped_against_one_chunk(table: StaticTable, texts: list[str], piped: int) -
         want_codes, want_known = table.codes(texts)
         want_rows = table.embed(texts)
     ran = []
-    with patch.object(static, "_PIPED", piped), patch.object(static._scan, "static_codes", _noting(ran, _scan.static_codes)), \
+    with patch.object(static, "_PIPED", piped), \
+            patch.object(static._scan, "static_codes", _noting(ran, _scan.static_codes)), \
             patch.object(static._scan, "pool", _noting(ran, _scan.pool)):
         codes, known = table.codes(texts)
         assert np.array_equal(codes, want_codes) and np.array_equal(known, want_known)  # read at once
