@@ -14,6 +14,8 @@
  *   shared_hashes(a, b)               learning/learner.py  len(set(a) & set(b)) (test_scan_fused.py)
  *   postings(flat, lengths, ...)      recall/lexical.py   _Segment.py_segment (test_postings.py)
  *   merge_postings(a..., b...)        recall/lexical.py   _Segment.py_merged (test_postings.py)
+ *   merge_hash_runs(a, .., b, ..)     recall/lexical.py   _OneOffs' runs by np.insert (test_one_off_runs.py)
+ *   append_rows(buffer, ends, rows)   recall/doc_table.py  append_packed's loop (test_append_rows.py)
  *   holding_any(joined, starts, ...)  recall/literals.py  Prefilter.automaton_matching (test_literal_prefilter.py)
  *   maybe_disguised(texts, masking)   recall/disguise.py  revealed of each text (test_native_docs.py)
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
@@ -1673,6 +1675,53 @@ done:
     segment_out_clear(&out);
     segment_release(&a);
     segment_release(&b);
+    return result;
+}
+
+/* merge_hash_runs(older, older_at, newer, newer_at) -> (hashes, entries): two of recall/lexical.py _OneOffs' runs
+ * (hashes ascending int64, each one's entry int32) as one, an equal hash's older entries first: what
+ * np.insert(older, np.searchsorted(older, newer, side="right"), newer) and the same of the entries made (the
+ * oracle in tests/recall/test_one_off_runs.py), in one pass without the interpreter lock, where numpy sorted
+ * the insert places and copied through temporaries (issue 28, round twenty-two). Bytearrays back. */
+static PyObject *scan_merge_hash_runs(PyObject *self, PyObject *args) {
+    Py_buffer a = {0}, a_at = {0}, b = {0}, b_at = {0};
+    if (!PyArg_ParseTuple(args, "y*y*y*y*:merge_hash_runs", &a, &a_at, &b, &b_at))
+        return NULL;
+    PyObject *hashes = NULL, *entries = NULL, *result = NULL;
+    if (a.len % 8 || b.len % 8 || a_at.len * 2 != a.len || b_at.len * 2 != b.len) {
+        PyErr_SetString(PyExc_ValueError, "merge_hash_runs: int64 hashes with as many int32 entries expected");
+        goto done;
+    }
+    const Py_ssize_t na = a.len / 8, nb = b.len / 8;
+    hashes = PyByteArray_FromStringAndSize(NULL, (na + nb) * 8);
+    entries = PyByteArray_FromStringAndSize(NULL, (na + nb) * 4);
+    if (!hashes || !entries)
+        goto done;
+    const int64_t *ah = a.buf, *bh = b.buf;
+    const int32_t *ae = a_at.buf, *be = b_at.buf;
+    int64_t *oh = (int64_t *)PyByteArray_AS_STRING(hashes);
+    int32_t *oe = (int32_t *)PyByteArray_AS_STRING(entries);
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb) {
+        if (bh[j] < ah[i]) /* strictly below: an equal hash's older entries stay first */
+            oh[k] = bh[j], oe[k++] = be[j++];
+        else
+            oh[k] = ah[i], oe[k++] = ae[i++];
+    }
+    for (; i < na; i++)
+        oh[k] = ah[i], oe[k++] = ae[i];
+    for (; j < nb; j++)
+        oh[k] = bh[j], oe[k++] = be[j];
+    Py_END_ALLOW_THREADS
+    result = PyTuple_Pack(2, hashes, entries);
+done:
+    Py_XDECREF(hashes);
+    Py_XDECREF(entries);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&a_at);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&b_at);
     return result;
 }
 
@@ -6849,6 +6898,9 @@ static PyMethodDef methods[] = {
     {"append_rows", scan_append_rows, METH_VARARGS,
      "append_rows(buffer, ends, rows): each row (bytes) of the iterable appended to the bytearray, the "
      "bytearray's length after it to ends (an int64 array), in order."},
+    {"merge_hash_runs", scan_merge_hash_runs, METH_VARARGS,
+     "merge_hash_runs(older, older_at, newer, newer_at) -> (hashes, entries): two sorted int64 hash runs and their "
+     "int32 entries as one, an equal hash's older entries first (bytearrays)."},
     {"untrack_plain", scan_untrack_plain, METH_VARARGS,
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
      "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "

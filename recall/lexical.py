@@ -200,9 +200,7 @@ class _OneOffs:
         runs = self._runs
         runs.append((hashes[order], (first + order).astype(np.int32)))
         while len(runs) >= 2 and 4 * len(runs[-1][0]) >= len(runs[-2][0]):
-            (older, older_at), (newer, newer_at) = runs[-2], runs.pop()
-            at = np.searchsorted(older, newer, side="right")
-            runs[-1] = (np.insert(older, at, newer), np.insert(older_at, at, newer_at))
+            runs[-1] = merged_runs(runs[-2], runs.pop())
 
     def number(self, term: str) -> int:
         """``term``'s number, or -1 if it is not held."""
@@ -286,6 +284,14 @@ def _read(path: Path, dtype) -> np.ndarray:
     if path.stat().st_size == 0:
         return np.zeros(0, dtype=dtype)
     return np.asarray(np.memmap(path, dtype=dtype, mode="r"))
+
+
+def merged_runs(older: tuple[np.ndarray, np.ndarray], newer: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Two of ``_OneOffs``' runs as one, an equal hash's older entries first, in one C pass
+    (``_scan.merge_hash_runs``; numpy's ``np.insert`` of the newer at their ``searchsorted`` places, the
+    oracle in the test, was ~0.3 µs an event of a 100k import)."""
+    hashes, entries = _scan.merge_hash_runs(*older, *newer)
+    return np.frombuffer(hashes, dtype=np.int64), np.frombuffer(entries, dtype=np.int32)
 
 
 def one_off_hashes(terms: list[str]) -> np.ndarray:
