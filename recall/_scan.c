@@ -15,7 +15,6 @@
  *   postings(flat, lengths, ...)      recall/lexical.py   _Segment.py_segment (test_postings.py)
  *   merge_postings(a..., b...)        recall/lexical.py   _Segment.py_merged (test_postings.py)
  *   merge_hash_runs(a, .., b, ..)     recall/lexical.py   _OneOffs' runs by np.insert (test_one_off_runs.py)
- *   append_rows(buffer, ends, rows)   recall/doc_table.py  append_packed's loop (test_append_rows.py)
  *   holding_any(joined, starts, ...)  recall/literals.py  Prefilter.automaton_matching (test_literal_prefilter.py)
  *   maybe_disguised(texts, masking)   recall/disguise.py  revealed of each text (test_native_docs.py)
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
@@ -5200,60 +5199,6 @@ static PyObject *scan_untrack_plain(PyObject *self, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
-/* append_rows(buffer, ends, rows): recall/doc_table.py DocTable.append_packed's loop (the Python loop is the
- * oracle in tests/recall/test_append_rows.py): each row (bytes) appended to the bytearray buffer as it is read
- * from the iterable rows, and the buffer's length after it to ends (an int64 array: its frombytes, once). The
- * rows are made by the iteration (orjson's dump of a column tuple) and dropped once copied: no batch of rows
- * held. The Python loop's bytecode, the bytearray's in-place add and the array's append were ~0.5 µs an event
- * of a 100k import (issue 28, round twenty-two). A row that is not bytes (or an error of the iteration) raises
- * with the rows before it appended and their ends noted, as the loop left them. */
-static PyObject *scan_append_rows(PyObject *self, PyObject *args) {
-    PyObject *buffer, *ends, *rows, *row;
-    if (!PyArg_ParseTuple(args, "O!OO:append_rows", &PyByteArray_Type, &buffer, &ends, &rows))
-        return NULL;
-    PyObject *it = PyObject_GetIter(rows);
-    if (!it)
-        return NULL;
-    Buf at_end = {0};
-    while ((row = PyIter_Next(it)) != NULL) {
-        if (!PyBytes_Check(row)) {
-            PyErr_Format(PyExc_TypeError, "append_rows: a row must be bytes, not %.100s", Py_TYPE(row)->tp_name);
-            Py_DECREF(row);
-            break;
-        }
-        const Py_ssize_t at = PyByteArray_GET_SIZE(buffer), n = PyBytes_GET_SIZE(row);
-        if (PyByteArray_Resize(buffer, at + n) < 0) { /* amortised: the bytearray over-allocates */
-            Py_DECREF(row);
-            break;
-        }
-        memcpy(PyByteArray_AS_STRING(buffer) + at, PyBytes_AS_STRING(row), (size_t)n);
-        Py_DECREF(row);
-        if (buf_push(&at_end, (int64_t)(at + n)) < 0) { /* the row is in, its end not: taken back out */
-            PyObject *type, *value, *tb;
-            PyErr_Fetch(&type, &value, &tb);
-            PyByteArray_Resize(buffer, at);
-            PyErr_Restore(type, value, tb);
-            break;
-        }
-    }
-    Py_DECREF(it);
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb); /* the ends of the rows appended are noted even when one failed */
-    PyObject *noted = buf_bytes(&at_end);
-    PyMem_Free(at_end.data);
-    PyObject *done = noted ? PyObject_CallMethod(ends, "frombytes", "O", noted) : NULL;
-    Py_XDECREF(noted);
-    if (type) {
-        Py_XDECREF(done);
-        PyErr_Restore(type, value, tb);
-        return NULL;
-    }
-    if (!done)
-        return NULL;
-    Py_DECREF(done);
-    Py_RETURN_NONE;
-}
-
 /* ---- the learner's last event per place (learning/learner.py _hygiene) ------------------------------ */
 
 /* LastEvents(size): for each place (agent, session or task, kind, speaker, stored item) of the last `size`
@@ -6895,9 +6840,6 @@ static PyMethodDef methods[] = {
      "pool_features(pool, channel_names, via_kinds, associative, flags, out): recall.learned.features of pool "
      "(recall.engine.Scored, fused order) into out, float64 rows of 21 + len(via_kinds) (flags: nterms, indirect, "
      "described, dialogue)."},
-    {"append_rows", scan_append_rows, METH_VARARGS,
-     "append_rows(buffer, ends, rows): each row (bytes) of the iterable appended to the bytearray, the "
-     "bytearray's length after it to ends (an int64 array), in order."},
     {"merge_hash_runs", scan_merge_hash_runs, METH_VARARGS,
      "merge_hash_runs(older, older_at, newer, newer_at) -> (hashes, entries): two sorted int64 hash runs and their "
      "int32 entries as one, an equal hash's older entries first (bytearrays)."},

@@ -237,10 +237,11 @@ class DocTable:
         appended before must be packed: the rows are numbered in the buffer's order."""
         if self._n != self._nbase + len(self._ends):
             raise RuntimeError("DocTable.append_packed: documents appended as objects are not packed yet")
-        # one at a time into the buffer, no batch of rows held beside it, in one C loop (the Python loop's
-        # bytecode was ~0.5 µs an event of a 100k import, issue 28 round twenty-two)
-        _scan.append_rows(self._rows, self._ends, rows)
-        self._n = self._nbase + len(self._ends)
+        buffer, ends = self._rows, self._ends
+        for row in rows:  # one at a time into the buffer: no batch of rows held beside it
+            buffer += row
+            ends.append(len(buffer))
+        self._n = self._nbase + len(ends)
 
     def pack(self) -> None:
         """Packs the documents appended since the last ``pack`` into rows and drops their
