@@ -14,6 +14,7 @@
  *   shared_hashes(a, b)               learning/learner.py  len(set(a) & set(b)) (test_scan_fused.py)
  *   postings(flat, lengths, ...)      recall/lexical.py   _Segment.py_segment (test_postings.py)
  *   merge_postings(a..., b...)        recall/lexical.py   _Segment.py_merged (test_postings.py)
+ *   merge_hash_runs(a, .., b, ..)     recall/lexical.py   _OneOffs' runs by np.insert (test_one_off_runs.py)
  *   holding_any(joined, starts, ...)  recall/literals.py  Prefilter.automaton_matching (test_literal_prefilter.py)
  *   maybe_disguised(texts, masking)   recall/disguise.py  revealed of each text (test_native_docs.py)
  *   ascii_name_in(text, name)         recall/cues.py      _system_pattern(name).search (test_native_docs.py)
@@ -1640,64 +1641,46 @@ static void segment_release(SegmentView *s) {
     PyBuffer_Release(&s->tfs);
 }
 
-static int segment_checked(SegmentView *s, const char *which) {
-    if (s->terms.len % 8 || s->starts.len % 8 || s->docs.len % 4 || s->tfs.len != s->docs.len) {
-        PyErr_Format(PyExc_ValueError, "merge_postings: segment %s is not int64 terms and starts, int32 documents "
-                     "and as many float32 frequencies", which);
-        return -1;
-    }
+/* The complaint about segment s's arrays, or NULL if they are sound; reads only the buffers, so it runs
+ * without the interpreter lock (merge_postings checks a 100k index's ~300k terms on the merging thread). */
+static const char *segment_fault(SegmentView *s) {
+    if (s->terms.len % 8 || s->starts.len % 8 || s->docs.len % 4 || s->tfs.len != s->docs.len)
+        return " is not int64 terms and starts, int32 documents and as many float32 frequencies";
     s->n_terms = s->terms.len / 8;
     s->n_postings = s->docs.len / 4;
     const int64_t *terms = s->terms.buf, *starts = s->starts.buf;
-    if (s->starts.len / 8 != s->n_terms + 1 || starts[0] != 0 || starts[s->n_terms] != s->n_postings) {
-        PyErr_Format(PyExc_ValueError, "merge_postings: segment %s's starts do not bound its postings", which);
-        return -1;
-    }
+    if (s->starts.len / 8 != s->n_terms + 1 || starts[0] != 0 || starts[s->n_terms] != s->n_postings)
+        return "'s starts do not bound its postings";
     for (Py_ssize_t i = 0; i < s->n_terms; i++)
-        if (starts[i + 1] < starts[i] || (i && terms[i] <= terms[i - 1])) {
-            PyErr_Format(PyExc_ValueError, "merge_postings: segment %s's terms are not ascending or its starts fall",
-                         which);
-            return -1;
-        }
-    return 0;
+        if (starts[i + 1] < starts[i] || (i && terms[i] <= terms[i - 1]))
+            return "'s terms are not ascending or its starts fall";
+    return NULL;
 }
 
-/* merge_postings(a_terms, a_starts, a_docs, a_tfs, b_terms, b_starts, b_docs, b_tfs) -> (terms, starts, docs,
- * tfs): two BM25 segments as one (recall/lexical.py _Segment.merged, the oracle py_merged): the union of their
- * terms ascending, each term's postings a's then b's (b's documents follow a's). One linear pass over the two
- * vocabularies, each term's runs copied whole: numpy's version scattered every posting through fancy
- * indexes (~3 µs an event of ingest at 100k, issue 28 round fifteen). Bytearrays back, as postings. */
-static PyObject *scan_merge_postings(PyObject *self, PyObject *args) {
-    SegmentView a = {0}, b = {0};
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*:merge_postings", &a.terms, &a.starts, &a.docs, &a.tfs,
-                          &b.terms, &b.starts, &b.docs, &b.tfs))
-        return NULL;
-    PyObject *result = NULL;
-    SegmentOut out = {0};
-    if (segment_checked(&a, "a") < 0 || segment_checked(&b, "b") < 0)
-        goto done;
-    const int64_t *at = a.terms.buf, *bt = b.terms.buf, *as = a.starts.buf, *bs = b.starts.buf;
+/* The size of the union of two ascending term lists. */
+static Py_ssize_t union_size(const int64_t *at, Py_ssize_t na, const int64_t *bt, Py_ssize_t nb) {
     Py_ssize_t i = 0, j = 0, u = 0;
-    while (i < a.n_terms || j < b.n_terms) { /* the union's size */
-        if (j == b.n_terms || (i < a.n_terms && at[i] < bt[j]))
+    while (i < na || j < nb) {
+        if (j == nb || (i < na && at[i] < bt[j]))
             i++;
-        else if (i == a.n_terms || bt[j] < at[i])
+        else if (i == na || bt[j] < at[i])
             j++;
         else
             i++, j++;
         u++;
     }
-    const Py_ssize_t postings = a.n_postings + b.n_postings;
-    if (segment_out_new(&out, u, postings) < 0)
-        goto done;
-    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(out.terms), *starts = (int64_t *)PyByteArray_AS_STRING(out.starts);
-    char *docs = PyByteArray_AS_STRING(out.docs), *tfs = PyByteArray_AS_STRING(out.tfs);
-    const char *ad = a.docs.buf, *bd = b.docs.buf, *af = a.tfs.buf, *bf = b.tfs.buf;
-    Py_ssize_t slot = 0;
-    i = j = u = 0;
-    while (i < a.n_terms || j < b.n_terms) {
-        const int from_a = j == b.n_terms || (i < a.n_terms && at[i] <= bt[j]);
-        const int from_b = i == a.n_terms || (j < b.n_terms && bt[j] <= at[i]);
+    return u;
+}
+
+/* The merged segment's arrays written: the union's terms ascending, each one's runs a's then b's. */
+static void merge_runs(const SegmentView *a, const SegmentView *b, int64_t *terms, int64_t *starts, char *docs,
+                       char *tfs) {
+    const int64_t *at = a->terms.buf, *bt = b->terms.buf, *as = a->starts.buf, *bs = b->starts.buf;
+    const char *ad = a->docs.buf, *bd = b->docs.buf, *af = a->tfs.buf, *bf = b->tfs.buf;
+    Py_ssize_t i = 0, j = 0, u = 0, slot = 0;
+    while (i < a->n_terms || j < b->n_terms) {
+        const int from_a = j == b->n_terms || (i < a->n_terms && at[i] <= bt[j]);
+        const int from_b = i == a->n_terms || (j < b->n_terms && bt[j] <= at[i]);
         terms[u] = from_a ? at[i] : bt[j];
         starts[u++] = slot;
         if (from_a) {
@@ -1716,11 +1699,95 @@ static PyObject *scan_merge_postings(PyObject *self, PyObject *args) {
         }
     }
     starts[u] = slot;
+}
+
+/* merge_postings(a_terms, a_starts, a_docs, a_tfs, b_terms, b_starts, b_docs, b_tfs) -> (terms, starts, docs,
+ * tfs): two BM25 segments as one (recall/lexical.py _Segment.merged, the oracle py_merged): the union of their
+ * terms ascending, each term's postings a's then b's (b's documents follow a's). One linear pass over the two
+ * vocabularies, each term's runs copied whole: numpy's version scattered every posting through fancy
+ * indexes (~3 µs an event of ingest at 100k, issue 28 round fifteen). Bytearrays back, as postings. */
+static PyObject *scan_merge_postings(PyObject *self, PyObject *args) {
+    SegmentView a = {0}, b = {0};
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*:merge_postings", &a.terms, &a.starts, &a.docs, &a.tfs,
+                          &b.terms, &b.starts, &b.docs, &b.tfs))
+        return NULL;
+    PyObject *result = NULL;
+    SegmentOut out = {0};
+    const char *fault_a, *fault_b = NULL;
+    Py_ssize_t u = 0;
+    /* The checks, the count and the copy read and write only the buffers (held by the call, so nobody can
+     * resize them) and the new bytearrays, nobody else's yet: without the interpreter lock, so the adding
+     * thread's Python runs on while BM25Index's merging thread copies (issue 28, round twenty-two). */
+    Py_BEGIN_ALLOW_THREADS
+    fault_a = segment_fault(&a);
+    if (!fault_a)
+        fault_b = segment_fault(&b);
+    if (!fault_a && !fault_b)
+        u = union_size(a.terms.buf, a.n_terms, b.terms.buf, b.n_terms);
+    Py_END_ALLOW_THREADS
+    if (fault_a || fault_b) {
+        PyErr_Format(PyExc_ValueError, "merge_postings: segment %s%s", fault_a ? "a" : "b", fault_a ? fault_a : fault_b);
+        goto done;
+    }
+    if (segment_out_new(&out, u, a.n_postings + b.n_postings) < 0)
+        goto done;
+    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(out.terms), *starts = (int64_t *)PyByteArray_AS_STRING(out.starts);
+    char *docs = PyByteArray_AS_STRING(out.docs), *tfs = PyByteArray_AS_STRING(out.tfs);
+    Py_BEGIN_ALLOW_THREADS
+    merge_runs(&a, &b, terms, starts, docs, tfs);
+    Py_END_ALLOW_THREADS
     result = segment_out_tuple(&out);
 done:
     segment_out_clear(&out);
     segment_release(&a);
     segment_release(&b);
+    return result;
+}
+
+/* merge_hash_runs(older, older_at, newer, newer_at) -> (hashes, entries): two of recall/lexical.py _OneOffs' runs
+ * (hashes ascending int64, each one's entry int32) as one, an equal hash's older entries first: what
+ * np.insert(older, np.searchsorted(older, newer, side="right"), newer) and the same of the entries made (the
+ * oracle in tests/recall/test_one_off_runs.py), in one pass without the interpreter lock, where numpy sorted
+ * the insert places and copied through temporaries (issue 28, round twenty-two). Bytearrays back. */
+static PyObject *scan_merge_hash_runs(PyObject *self, PyObject *args) {
+    Py_buffer a = {0}, a_at = {0}, b = {0}, b_at = {0};
+    if (!PyArg_ParseTuple(args, "y*y*y*y*:merge_hash_runs", &a, &a_at, &b, &b_at))
+        return NULL;
+    PyObject *hashes = NULL, *entries = NULL, *result = NULL;
+    if (a.len % 8 || b.len % 8 || a_at.len * 2 != a.len || b_at.len * 2 != b.len) {
+        PyErr_SetString(PyExc_ValueError, "merge_hash_runs: int64 hashes with as many int32 entries expected");
+        goto done;
+    }
+    const Py_ssize_t na = a.len / 8, nb = b.len / 8;
+    hashes = PyByteArray_FromStringAndSize(NULL, (na + nb) * 8);
+    entries = PyByteArray_FromStringAndSize(NULL, (na + nb) * 4);
+    if (!hashes || !entries)
+        goto done;
+    const int64_t *ah = a.buf, *bh = b.buf;
+    const int32_t *ae = a_at.buf, *be = b_at.buf;
+    int64_t *oh = (int64_t *)PyByteArray_AS_STRING(hashes);
+    int32_t *oe = (int32_t *)PyByteArray_AS_STRING(entries);
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb) {
+        if (bh[j] < ah[i]) /* strictly below: an equal hash's older entries stay first */
+            oh[k] = bh[j], oe[k++] = be[j++];
+        else
+            oh[k] = ah[i], oe[k++] = ae[i++];
+    }
+    for (; i < na; i++)
+        oh[k] = ah[i], oe[k++] = ae[i];
+    for (; j < nb; j++)
+        oh[k] = bh[j], oe[k++] = be[j];
+    Py_END_ALLOW_THREADS
+    result = PyTuple_Pack(2, hashes, entries);
+done:
+    Py_XDECREF(hashes);
+    Py_XDECREF(entries);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&a_at);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&b_at);
     return result;
 }
 
@@ -6840,6 +6907,9 @@ static PyMethodDef methods[] = {
      "pool_features(pool, channel_names, via_kinds, associative, flags, out): recall.learned.features of pool "
      "(recall.engine.Scored, fused order) into out, float64 rows of 21 + len(via_kinds) (flags: nterms, indirect, "
      "described, dialogue)."},
+    {"merge_hash_runs", scan_merge_hash_runs, METH_VARARGS,
+     "merge_hash_runs(older, older_at, newer, newer_at) -> (hashes, entries): two sorted int64 hash runs and their "
+     "int32 entries as one, an equal hash's older entries first (bytearrays)."},
     {"untrack_plain", scan_untrack_plain, METH_VARARGS,
      "untrack_plain(owner, values) -> bool: when every value (a tuple: owner's fields) is None, str, bytes, int, "
      "float, bool or exact lists, tuples, dicts and frozensets of them, untracks their containers and owner from "
