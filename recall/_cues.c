@@ -920,6 +920,146 @@ static PyObject *cues_cued_families(PyObject *module, PyObject *args) {
     return found;
 }
 
+
+/* ---- the account hints of a batch's texts, on another core (issue 28, round twenty-two) ------------------ */
+
+/* recall/cues.py exact_cues_many asks which texts' lower case holds an account hint (_hinted: lowered_holding,
+ * ~0.25 µs an event on the caller's thread). started_holding walks the texts the same way, without the
+ * interpreter lock, on a thread of its own for a large batch: recall/index.py _event_parts starts it with the
+ * quarantine's walk and exact_cues_many joins it after its own scan. A text holding U+0130 or U+03A3 (only
+ * str.lower lowers it as str.lower does) is left to the join, which lowers it by str.lower. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *texts; /* a tuple: the texts read, alive while the thread reads them */
+    Said *said;
+    unsigned char *held; /* 1: holds a needle, 2: left to the join */
+    Py_ssize_t n;
+    Needles needles;
+    pthread_t thread;
+    int running, failed;
+} Holding;
+
+static void holding_walk(Holding *self) {
+    Lowered low = {0};
+    for (Py_ssize_t k = 0; k < self->n; k++) {
+        const Said *t = &self->said[k];
+        int held = 0;
+        if (t->n > 0) {
+            const int rc = lower_chars(&low, t->kind, t->data, t->n, t->ascii);
+            if (rc < 0) {
+                self->failed = 1;
+                break;
+            }
+            held = rc ? 2 : holds_needle(&self->needles, low.data, low.len);
+        }
+        self->held[k] = (unsigned char)held;
+    }
+    PyMem_RawFree(low.data);
+}
+
+static void *holding_thread(void *arg) {
+    holding_walk(arg);
+    return NULL;
+}
+
+static void holding_join(Holding *self) {
+    if (!self->running)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_join(self->thread, NULL);
+    Py_END_ALLOW_THREADS
+    self->running = 0;
+}
+
+static void holding_dealloc(Holding *self) {
+    holding_join(self); /* the thread reads what is freed below */
+    PyMem_Free(self->said);
+    PyMem_Free(self->held);
+    needles_free(&self->needles);
+    Py_XDECREF(self->texts);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* result() -> list of int: after the walk, the texts (numbers, in order) whose str.lower() holds a needle. */
+static PyObject *holding_result(Holding *self, PyObject *unused) {
+    holding_join(self);
+    if (self->failed)
+        return PyErr_NoMemory();
+    Lowered low = {0};
+    PyObject *found = PyList_New(0);
+    for (Py_ssize_t k = 0; found && k < self->n; k++) {
+        int held = self->held[k];
+        if (held == 2) {
+            if (lower_into(&low, PyTuple_GET_ITEM(self->texts, k)) < 0) {
+                Py_CLEAR(found);
+                break;
+            }
+            held = holds_needle(&self->needles, low.data, low.len);
+        }
+        if (held && append_int(found, k) < 0)
+            Py_CLEAR(found);
+    }
+    PyMem_RawFree(low.data);
+    return found;
+}
+
+static PyMethodDef holding_methods[] = {
+    {"result", (PyCFunction)holding_result, METH_NOARGS,
+     "result() -> list of int: waits for the walk; the texts (numbers, in order) whose str.lower() holds a needle."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject HoldingType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hindbrain.recall._cues.Holding",
+    .tp_basicsize = sizeof(Holding),
+    .tp_dealloc = (destructor)holding_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A batch's texts walked for needles in their lower case (started_holding).",
+    .tp_methods = holding_methods,
+};
+
+/* started_holding(texts, needles, background) -> Holding: lowered_holding's walk of texts (a list of str) started,
+ * on a thread of its own when background is true, else done here; its result() is lowered_holding's answer. */
+static PyObject *cues_started_holding(PyObject *module, PyObject *args) {
+    PyObject *texts, *needles;
+    int background;
+    if (!PyArg_ParseTuple(args, "O!O!p:started_holding", &PyList_Type, &texts, &PyTuple_Type, &needles, &background))
+        return NULL;
+    Holding *self = PyObject_New(Holding, &HoldingType);
+    if (!self)
+        return NULL;
+    self->texts = NULL, self->said = NULL, self->held = NULL, self->running = self->failed = 0;
+    memset(&self->needles, 0, sizeof(self->needles));
+    if (!(self->texts = PyList_AsTuple(texts)))
+        goto fail;
+    self->n = PyTuple_GET_SIZE(self->texts);
+    self->said = PyMem_Malloc((size_t)self->n * sizeof(Said) + 1);
+    self->held = PyMem_Malloc((size_t)self->n + 1);
+    if (!self->said || !self->held) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t k = 0; k < self->n; k++) {
+        PyObject *text = PyTuple_GET_ITEM(self->texts, k);
+        if (!PyUnicode_Check(text)) {
+            PyErr_Format(PyExc_TypeError, "started_holding: a text must be str, not %.100s", Py_TYPE(text)->tp_name);
+            goto fail;
+        }
+        self->said[k] = (Said){PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), PyUnicode_KIND(text),
+                               PyUnicode_IS_ASCII(text)};
+    }
+    if (needles_of(&self->needles, needles, "started_holding") < 0)
+        goto fail;
+    if (background && self->n > 0 && pthread_create(&self->thread, NULL, holding_thread, self) == 0)
+        self->running = 1;
+    else
+        holding_walk(self);
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"cue_scan", cues_cue_scan, METH_VARARGS,
      "cue_scan(texts, out, not_systems) -> (alone, dashed, underscored, hexed, http): recall.cues.exact_cues_many's "
@@ -935,6 +1075,9 @@ static PyMethodDef methods[] = {
      "said_cues(texts, needles, masks, masking, plain, background) -> SaidCues: the quarantine's walk of a batch's "
      "said texts (disguise suspects, NFKC's quick check, the cue words' families), on a thread of its own when "
      "background is true; its result() joins it."},
+    {"started_holding", cues_started_holding, METH_VARARGS,
+     "started_holding(texts, needles, background) -> Holding: lowered_holding's walk of texts, on a thread of its "
+     "own when background is true; its result() joins it and is lowered_holding's answer."},
     {"cued_families", cues_cued_families, METH_VARARGS,
      "cued_families(texts, needles, masks) -> list of (k, families): each text lowered as str.lower lowers it and "
      "the families (OR of masks) of the needles it holds, for the texts holding a needle of family 1."},
@@ -945,7 +1088,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cues",
                                     "The event documents' cue words, each text read once (issue 28).", -1, methods};
 
 PyMODINIT_FUNC PyInit__cues(void) {
-    if (PyType_Ready(&SaidCuesType) < 0)
+    if (PyType_Ready(&SaidCuesType) < 0 || PyType_Ready(&HoldingType) < 0)
         return NULL;
     return PyModule_Create(&module);
 }

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindbrain.recall import _cues, _scan, provenance
+from hindbrain.recall import _cues, _scan, cues, provenance
 from hindbrain.recall.disguise import suspect_bits
 
 FAMILIES = (provenance._MAY_CUE, *provenance._FAMILIES)  # bit n: FAMILIES[n]
@@ -114,3 +114,31 @@ def test_said_cues_refuses_what_it_cannot_read():
         _cues.cued_families(["a"], ("a",), (32,))
     with pytest.raises(ValueError, match="8192"):
         _cues.said_cues(["a"], needles, masks, suspect_bits()[0], b"", False)
+
+
+# The account hints of a batch's texts, walked on another core (``cues.started_hints``, ``_cues.started_holding``).
+HINTED = ["svc-backup failed", "SVC-Backup", "the Admin said", "管理员说", "İadmin", "ROOT cause", "guest wifi",
+          "ΣADMIN", "normal account", "no hint here", "", "访客 😀", "sa_x\x00", "call the admin", "我是访客", "bot"]
+hint_texts = st.one_of(st.sampled_from(HINTED), st.lists(pieces, max_size=6).map("".join))
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(hint_texts, max_size=12), st.booleans())
+def test_the_hinted_texts_on_either_thread_are_the_patterns_lowered(batch, background):
+    assert _cues.started_holding(batch, cues._HINTS, background).result() == cues.py_hinted(batch)
+
+
+def test_a_large_batchs_exact_cues_with_hints_walked_in_the_background_are_each_texts_own():
+    batch = [f"{HINTED[k % len(HINTED)]} ticket {k} ORA-{k:05d} see https://x.io/{k}" if k % 5 == 0 else
+             f"{HINTED[k % len(HINTED)]} 403 Forbidden from IAM ({k})" for k in range(cues.BACKGROUND_TEXTS * 2)]
+    known = [("IAM", "客服系统")] * len(batch)
+    hints = cues.started_hints(batch)
+    assert cues.exact_cues_many(batch, known, hints) == [cues.exact_cues(t, s) for t, s in zip(batch, known)]
+    assert any("account:admin" in found for found in cues.exact_cues_many(batch, known))
+
+
+def test_started_holding_refuses_what_it_cannot_read():
+    with pytest.raises(TypeError, match="must be str"):
+        _cues.started_holding(["a", None], ("a",), True)
+    with pytest.raises(ValueError, match="non-empty"):
+        _cues.started_holding(["a"], ("",), False)
