@@ -717,6 +717,7 @@ typedef struct {
     Py_ssize_t n;
     Needles needles;
     unsigned all;
+    Lowered low; /* sized for the longest text by the caller: the walk allocates nothing (no arena of its own) */
     pthread_t thread;
     int running, failed;
 } SaidCues;
@@ -725,7 +726,7 @@ static void said_cues_walk(SaidCues *self) {
     const unsigned char *masking = (const unsigned char *)PyBytes_AS_STRING(self->masking);
     const Py_ssize_t masking_bits = PyBytes_GET_SIZE(self->masking) * 8;
     const uint8_t *plain = (const uint8_t *)PyBytes_AS_STRING(self->plain);
-    Lowered low = {0};
+    Lowered *low = &self->low;
     for (Py_ssize_t k = 0; k < self->n; k++) {
         const Said *t = &self->said[k];
         unsigned flags = 0;
@@ -735,16 +736,15 @@ static void said_cues_walk(SaidCues *self) {
         } else if (!nfkc_plain_chars(t->kind, t->data, t->n, t->ascii, plain)) {
             flags = SAID_UNSURE;
         } else {
-            const int rc = lower_chars(&low, t->kind, t->data, t->n, t->ascii);
+            const int rc = lower_chars(low, t->kind, t->data, t->n, t->ascii);
             if (rc < 0) {
                 self->failed = 1;
                 break;
             }
-            flags = rc ? SAID_BY_PYTHON : families_of(&self->needles, low.data, low.len, self->all);
+            flags = rc ? SAID_BY_PYTHON : families_of(&self->needles, low->data, low->len, self->all);
         }
         self->flags[k] = (unsigned char)flags;
     }
-    PyMem_RawFree(low.data);
 }
 
 static void *said_cues_thread(void *arg) {
@@ -766,6 +766,7 @@ static void said_cues_dealloc(SaidCues *self) {
     said_cues_join(self); /* the thread reads what is freed below */
     PyMem_Free(self->said);
     PyMem_Free(self->flags);
+    PyMem_RawFree(self->low.data);
     needles_free(&self->needles);
     Py_XDECREF(self->texts);
     Py_XDECREF(self->masking);
@@ -843,6 +844,7 @@ static PyObject *cues_said_cues(PyObject *module, PyObject *args) {
         return NULL;
     self->texts = NULL, self->said = NULL, self->flags = NULL, self->running = self->failed = 0;
     memset(&self->needles, 0, sizeof(self->needles));
+    memset(&self->low, 0, sizeof(self->low));
     Py_INCREF(masking), Py_INCREF(plain);
     self->masking = masking, self->plain = plain;
     if (!(self->texts = PyList_AsTuple(texts)))
@@ -866,7 +868,10 @@ static PyObject *cues_said_cues(PyObject *module, PyObject *args) {
             goto fail;
         }
     }
-    if (masked_needles_of(&self->needles, needles, masks, "said_cues") < 0)
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t k = 0; k < self->n; k++)
+        longest = self->said[k].n > longest ? self->said[k].n : longest;
+    if (reserve(&self->low, longest) < 0 || masked_needles_of(&self->needles, needles, masks, "said_cues") < 0)
         goto fail;
     self->all = 0;
     for (Py_ssize_t j = 0; j < self->needles.n; j++)
@@ -935,26 +940,26 @@ typedef struct {
     unsigned char *held; /* 1: holds a needle, 2: left to the join */
     Py_ssize_t n;
     Needles needles;
+    Lowered low; /* sized for the longest text by the caller: the walk allocates nothing (no arena of its own) */
     pthread_t thread;
     int running, failed;
 } Holding;
 
 static void holding_walk(Holding *self) {
-    Lowered low = {0};
+    Lowered *low = &self->low;
     for (Py_ssize_t k = 0; k < self->n; k++) {
         const Said *t = &self->said[k];
         int held = 0;
         if (t->n > 0) {
-            const int rc = lower_chars(&low, t->kind, t->data, t->n, t->ascii);
+            const int rc = lower_chars(low, t->kind, t->data, t->n, t->ascii);
             if (rc < 0) {
                 self->failed = 1;
                 break;
             }
-            held = rc ? 2 : holds_needle(&self->needles, low.data, low.len);
+            held = rc ? 2 : holds_needle(&self->needles, low->data, low->len);
         }
         self->held[k] = (unsigned char)held;
     }
-    PyMem_RawFree(low.data);
 }
 
 static void *holding_thread(void *arg) {
@@ -975,6 +980,7 @@ static void holding_dealloc(Holding *self) {
     holding_join(self); /* the thread reads what is freed below */
     PyMem_Free(self->said);
     PyMem_Free(self->held);
+    PyMem_RawFree(self->low.data);
     needles_free(&self->needles);
     Py_XDECREF(self->texts);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -1030,6 +1036,7 @@ static PyObject *cues_started_holding(PyObject *module, PyObject *args) {
         return NULL;
     self->texts = NULL, self->said = NULL, self->held = NULL, self->running = self->failed = 0;
     memset(&self->needles, 0, sizeof(self->needles));
+    memset(&self->low, 0, sizeof(self->low));
     if (!(self->texts = PyList_AsTuple(texts)))
         goto fail;
     self->n = PyTuple_GET_SIZE(self->texts);
@@ -1048,7 +1055,10 @@ static PyObject *cues_started_holding(PyObject *module, PyObject *args) {
         self->said[k] = (Said){PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), PyUnicode_KIND(text),
                                PyUnicode_IS_ASCII(text)};
     }
-    if (needles_of(&self->needles, needles, "started_holding") < 0)
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t k = 0; k < self->n; k++)
+        longest = self->said[k].n > longest ? self->said[k].n : longest;
+    if (reserve(&self->low, longest) < 0 || needles_of(&self->needles, needles, "started_holding") < 0)
         goto fail;
     if (background && self->n > 0 && pthread_create(&self->thread, NULL, holding_thread, self) == 0)
         self->running = 1;
