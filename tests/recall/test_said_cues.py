@@ -133,7 +133,8 @@ def test_a_large_batchs_exact_cues_with_hints_walked_in_the_background_are_each_
              f"{HINTED[k % len(HINTED)]} 403 Forbidden from IAM ({k})" for k in range(cues.BACKGROUND_TEXTS * 2)]
     known = [("IAM", "客服系统")] * len(batch)
     hints = cues.started_hints(batch)
-    assert cues.exact_cues_many(batch, known, hints) == [cues.exact_cues(t, s) for t, s in zip(batch, known)]
+    expected = [cues.exact_cues(t, s) for t, s in zip(batch, known, strict=True)]
+    assert cues.exact_cues_many(batch, known, hints) == expected
     assert any("account:admin" in found for found in cues.exact_cues_many(batch, known))
 
 
