@@ -30,18 +30,26 @@ typedef struct {
     Py_ssize_t len, cap;
 } Lowered;
 
-static int reserve(Lowered *b, Py_ssize_t n) {
+/* The buffer grows by PyMem_RawRealloc (free it by PyMem_RawFree): said_cues' background thread lowers into one
+ * without the interpreter lock. -1 when out of memory, no exception set (grow sets it). */
+static int reserve_raw(Lowered *b, Py_ssize_t n) {
     if (n <= b->cap)
         return 0;
     Py_ssize_t cap = b->cap ? b->cap : 256;
     while (cap < n)
         cap *= 2;
-    Py_UCS4 *data = PyMem_Realloc(b->data, (size_t)cap * sizeof(Py_UCS4));
-    if (!data) {
+    Py_UCS4 *data = PyMem_RawRealloc(b->data, (size_t)cap * sizeof(Py_UCS4));
+    if (!data)
+        return -1;
+    b->data = data, b->cap = cap;
+    return 0;
+}
+
+static int reserve(Lowered *b, Py_ssize_t n) {
+    if (reserve_raw(b, n) < 0) {
         PyErr_NoMemory();
         return -1;
     }
-    b->data = data, b->cap = cap;
     return 0;
 }
 
@@ -58,14 +66,13 @@ static int copy_chars(Lowered *b, PyObject *s) {
     return 0;
 }
 
-/* text.lower() into b: by character where the simple lower case is the full one, else by str.lower. */
-static int lower_into(Lowered *b, PyObject *text) {
-    const int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    if (reserve(b, n) < 0)
+/* The simple lower case of a text's characters (kind, data, n; ascii: the text is ASCII) into b: 0 when it is
+ * str.lower's, 1 when the text holds U+0130 or U+03A3 (str.lower must lower it), -1 out of memory (no exception
+ * set). Makes no Python object: said_cues' background thread calls it without the interpreter lock. */
+static int lower_chars(Lowered *b, int kind, const void *data, Py_ssize_t n, int ascii) {
+    if (reserve_raw(b, n) < 0)
         return -1;
-    if (PyUnicode_IS_ASCII(text)) {
+    if (ascii) {
         const Py_UCS1 *s = data;
         for (Py_ssize_t i = 0; i < n; i++)
             b->data[i] = s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32u : s[i];
@@ -74,19 +81,31 @@ static int lower_into(Lowered *b, PyObject *text) {
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 128) {
+        if (c < 128)
             b->data[i] = c >= 'A' && c <= 'Z' ? c + 32u : c;
-        } else if (c == CAPITAL_I_DOT || c == CAPITAL_SIGMA) {
-            PyObject *low = PyObject_CallMethod(text, "lower", NULL);
-            int rc = low ? copy_chars(b, low) : -1;
-            Py_XDECREF(low);
-            return rc;
-        } else {
+        else if (c == CAPITAL_I_DOT || c == CAPITAL_SIGMA)
+            return 1;
+        else
             b->data[i] = Py_UNICODE_TOLOWER(c);
-        }
     }
     b->len = n;
     return 0;
+}
+
+/* text.lower() into b: by character where the simple lower case is the full one, else by str.lower. */
+static int lower_into(Lowered *b, PyObject *text) {
+    const int rc = lower_chars(b, PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text),
+                               PyUnicode_IS_ASCII(text));
+    if (rc < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (rc == 0)
+        return 0;
+    PyObject *low = PyObject_CallMethod(text, "lower", NULL);
+    const int copied = low ? copy_chars(b, low) : -1;
+    Py_XDECREF(low);
+    return copied;
 }
 
 /* ---- needles: literals looked for at each position ----------------------------------------- */
@@ -110,6 +129,7 @@ typedef struct {
     Py_ssize_t lo[128], hi[128], solo[128]; /* ASCII c0's needles: lo .. hi - 1, the SOLO ones from solo on */
     unsigned char pair[128][16];            /* bit c1 of pair[c0]: a needle begins with c0 then ASCII c1 */
     uint64_t firsts[16];                    /* bit (c & 1023): a needle begins with non-ASCII c */
+    unsigned char *masks;                   /* needle j's families (said_cues), or NULL */
 } Needles;
 
 static int by_first(const void *a, const void *b) {
@@ -125,6 +145,7 @@ static void needles_free(Needles *s) {
     PyMem_Free(s->chars);
     PyMem_Free(s->from);
     PyMem_Free(s->sorted);
+    PyMem_Free(s->masks);
 }
 
 static int needles_of(Needles *s, PyObject *needles, const char *who) {
@@ -238,6 +259,98 @@ static int holds_needle(const Needles *s, const Py_UCS4 *text, Py_ssize_t n) {
     return 0;
 }
 
+/* The families (an OR of the masks) of the sorted needles a .. b - 1 that begin at p of text (n characters). */
+static unsigned families_at(const Needles *s, const Py_UCS4 *text, Py_ssize_t n, Py_ssize_t p, Py_ssize_t a,
+                            Py_ssize_t b) {
+    unsigned found = 0;
+    for (Py_ssize_t k = a; k < b; k++) {
+        const Py_ssize_t j = s->sorted[k].j, len = s->from[j + 1] - s->from[j];
+        if (p + len > n || (s->masks[j] & ~found) == 0)
+            continue;
+        const Py_UCS4 *needle = s->chars + s->from[j];
+        Py_ssize_t i = 1;
+        while (i < len && needle[i] == text[p + i])
+            i++;
+        if (i == len)
+            found |= s->masks[j];
+    }
+    return found;
+}
+
+/* The families of every needle text (n characters) holds: holds_needle's walk, not stopped at the first needle
+ * found (a text holding a cue word is asked which families' words it holds) but once every family is found. */
+static unsigned families_of(const Needles *s, const Py_UCS4 *text, Py_ssize_t n, unsigned all) {
+    unsigned found = 0;
+    for (Py_ssize_t p = 0; p < n && found != all; p++) {
+        const Py_UCS4 c = text[p];
+        if (c < 128) {
+            const Py_UCS4 c1 = p + 1 < n ? text[p + 1] : SOLO;
+            const int paired = c1 < SOLO && (s->pair[c][c1 >> 3] & (1u << (c1 & 7)));
+            if (!paired && s->solo[c] == s->hi[c])
+                continue;
+            found |= families_at(s, text, n, p, s->solo[c], s->hi[c]);
+            if (paired) {
+                Py_ssize_t a = s->lo[c], b = s->solo[c];
+                while (a < b) {
+                    const Py_ssize_t mid = a + (b - a) / 2;
+                    if (s->sorted[mid].second < c1)
+                        a = mid + 1;
+                    else
+                        b = mid;
+                }
+                for (b = a; b < s->solo[c] && s->sorted[b].second == c1; b++)
+                    ;
+                found |= families_at(s, text, n, p, a, b);
+            }
+            continue;
+        }
+        if (!(s->firsts[(c & 1023) >> 6] >> (c & 63) & 1))
+            continue;
+        Py_ssize_t a = s->other, b = s->n;
+        while (a < b) {
+            const Py_ssize_t mid = a + (b - a) / 2;
+            if (s->sorted[mid].first < c)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        for (b = a; b < s->n && s->sorted[b].first == c; b++)
+            ;
+        found |= families_at(s, text, n, p, a, b);
+    }
+    return found;
+}
+
+/* A needle's families are bits 0..4 of its mask; said_cues keeps the bits above for what it found of the text. */
+#define FAMILIES_ALL 31u
+#define CUE_FAMILY 1u /* the family a text must hold a word of to be cued at all (provenance._MAY_CUE) */
+
+/* needles_of, and each needle's families: masks, a tuple of ints 1..31 as long as needles. */
+static int masked_needles_of(Needles *s, PyObject *needles, PyObject *masks, const char *who) {
+    if (PyTuple_GET_SIZE(masks) != PyTuple_GET_SIZE(needles)) {
+        PyErr_Format(PyExc_ValueError, "%s: needles and masks differ in length", who);
+        return -1;
+    }
+    if (needles_of(s, needles, who) < 0)
+        return -1;
+    if (!(s->masks = PyMem_Malloc((size_t)s->n + 1))) {
+        needles_free(s);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < s->n; j++) {
+        const long mask = PyLong_AsLong(PyTuple_GET_ITEM(masks, j));
+        if (mask < 1 || mask > FAMILIES_ALL) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "%s: a mask must be an int of 1..31", who);
+            needles_free(s);
+            return -1;
+        }
+        s->masks[j] = (unsigned char)mask;
+    }
+    return 0;
+}
+
 /* lowered_holding(texts, needles) -> list of int: the texts (numbers, in order) whose lower case
  * (str.lower) holds one of needles (a tuple of non-empty str): recall.literals.Prefilter.may_match of each
  * text's lower case, without the lowered copies. */
@@ -268,7 +381,7 @@ static PyObject *cues_lowered_holding(PyObject *self, PyObject *args) {
             Py_CLEAR(found);
         Py_XDECREF(no);
     }
-    PyMem_Free(low.data);
+    PyMem_RawFree(low.data);
     needles_free(&s);
     return found;
 }
@@ -512,12 +625,9 @@ fail:
  * such characters only is its own NFKC: nothing to decompose, reorder or compose. An ASCII text is one
  * (its kind says so: no read); a character past the BMP makes a text unsure. recall.disguise.revealed_many
  * asks unicodedata.is_normalized of the unsure texts alone, not of the batch joined. */
-static int nfkc_plain(PyObject *text, const uint8_t *bits) {
-    if (PyUnicode_IS_ASCII(text))
+static int nfkc_plain_chars(int kind, const void *data, Py_ssize_t n, int ascii, const uint8_t *bits) {
+    if (ascii)
         return 1;
-    const int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     if (kind == PyUnicode_1BYTE_KIND) {
         const Py_UCS1 *s = data;
         for (Py_ssize_t i = 0; i < n; i++)
@@ -533,6 +643,11 @@ static int nfkc_plain(PyObject *text, const uint8_t *bits) {
         return 1;
     }
     return 0; /* a character past the BMP: the caller asks unicodedata */
+}
+
+static int nfkc_plain(PyObject *text, const uint8_t *bits) {
+    return nfkc_plain_chars(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text),
+                            PyUnicode_IS_ASCII(text), bits);
 }
 
 static PyObject *cues_nfkc_unsure(PyObject *self, PyObject *args) {
@@ -568,6 +683,393 @@ done:
     return out;
 }
 
+
+/* ---- the quarantine's cue words of a batch's said texts, on another core (issue 28, round twenty-two) ---- */
+
+/* recall/provenance.py instruction_cues reads each judged text as recall.disguise.revealed_many shows it,
+ * lowered, for the cue words of five families (_MAY_CUE, and of a text holding one, which of the injection,
+ * payment, account-word and directive prefilters). Those were five C scans (maybe_disguised, nfkc_unsure,
+ * lowered_holding, then the four families over the hits joined) on the caller's thread, ~0.8 µs an event of its
+ * ~29 at 100k. Here one walk a text says all of it, and for a batch it runs on a thread of its own without the
+ * interpreter lock while the caller makes the batch's cue terms (recall/index.py _event_parts); the caller
+ * joins it where the verdicts are read. The walk makes no Python object and reads only the texts' characters
+ * (str is immutable; the tuple held keeps every text alive) and tables built before it starts.
+ *
+ * Per text, one byte: the families of the words its lower case holds (bits 0..4), or one of: */
+#define SAID_DISGUISED 0x20u /* _scan.maybe_disguised's test holds: revealed may show other words */
+#define SAID_UNSURE 0x40u    /* NFKC may change it (_nfkc_plain_bits): unicodedata decides, revealed if so */
+#define SAID_BY_PYTHON 0x80u /* it holds U+0130 or U+03A3: only str.lower lowers it as str.lower does */
+/* A text flagged is not scanned: the caller scans it as revealed shows it (cued_families, with the lock). */
+
+#include <pthread.h>
+
+typedef struct {
+    const void *data;
+    Py_ssize_t n; /* 0: None or "", no cue */
+    int kind, ascii;
+} Said;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *texts, *masking, *plain; /* the texts (a tuple) and the two bit tables (bytes), held while read */
+    Said *said;
+    unsigned char *flags;
+    Py_ssize_t n;
+    Needles needles;
+    unsigned all;
+    Lowered low; /* sized for the longest text by the caller: the walk allocates nothing (no arena of its own) */
+    pthread_t thread;
+    int running, failed;
+} SaidCues;
+
+static void said_cues_walk(SaidCues *self) {
+    const unsigned char *masking = (const unsigned char *)PyBytes_AS_STRING(self->masking);
+    const Py_ssize_t masking_bits = PyBytes_GET_SIZE(self->masking) * 8;
+    const uint8_t *plain = (const uint8_t *)PyBytes_AS_STRING(self->plain);
+    Lowered *low = &self->low;
+    for (Py_ssize_t k = 0; k < self->n; k++) {
+        const Said *t = &self->said[k];
+        unsigned flags = 0;
+        if (t->n == 0) {
+        } else if (disguise_suspect(t->kind, t->data, t->n, masking, masking_bits)) {
+            flags = SAID_DISGUISED;
+        } else if (!nfkc_plain_chars(t->kind, t->data, t->n, t->ascii, plain)) {
+            flags = SAID_UNSURE;
+        } else {
+            const int rc = lower_chars(low, t->kind, t->data, t->n, t->ascii);
+            if (rc < 0) {
+                self->failed = 1;
+                break;
+            }
+            flags = rc ? SAID_BY_PYTHON : families_of(&self->needles, low->data, low->len, self->all);
+        }
+        self->flags[k] = (unsigned char)flags;
+    }
+}
+
+static void *said_cues_thread(void *arg) {
+    said_cues_walk(arg);
+    return NULL;
+}
+
+/* Waits for the walk (the lock released meanwhile: the walk never takes it). */
+static void said_cues_join(SaidCues *self) {
+    if (!self->running)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_join(self->thread, NULL);
+    Py_END_ALLOW_THREADS
+    self->running = 0;
+}
+
+static void said_cues_dealloc(SaidCues *self) {
+    said_cues_join(self); /* the thread reads what is freed below */
+    PyMem_Free(self->said);
+    PyMem_Free(self->flags);
+    PyMem_RawFree(self->low.data);
+    needles_free(&self->needles);
+    Py_XDECREF(self->texts);
+    Py_XDECREF(self->masking);
+    Py_XDECREF(self->plain);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *append_pair(PyObject *list, Py_ssize_t k, unsigned mask) {
+    PyObject *pair = Py_BuildValue("(nI)", k, mask);
+    int rc = pair ? PyList_Append(list, pair) : -1;
+    Py_XDECREF(pair);
+    return rc < 0 ? NULL : list;
+}
+
+/* result() -> (disguised, unsure, cued): after the walk, the texts (numbers, in order) flagged SAID_DISGUISED;
+ * those flagged SAID_UNSURE or SAID_BY_PYTHON; and (k, families) of each other text holding a word of
+ * CUE_FAMILY. */
+static PyObject *said_cues_result(SaidCues *self, PyObject *unused) {
+    said_cues_join(self);
+    if (self->failed)
+        return PyErr_NoMemory();
+    PyObject *disguised = PyList_New(0), *unsure = PyList_New(0), *cued = PyList_New(0);
+    for (Py_ssize_t k = 0; disguised && unsure && cued && k < self->n; k++) {
+        const unsigned flags = self->flags[k];
+        if (flags & SAID_DISGUISED) {
+            if (append_int(disguised, k) < 0)
+                Py_CLEAR(disguised);
+        } else if (flags & (SAID_UNSURE | SAID_BY_PYTHON)) {
+            if (append_int(unsure, k) < 0)
+                Py_CLEAR(unsure);
+        } else if ((flags & CUE_FAMILY) && !append_pair(cued, k, flags)) {
+            Py_CLEAR(cued);
+        }
+    }
+    if (!disguised || !unsure || !cued) {
+        Py_XDECREF(disguised);
+        Py_XDECREF(unsure);
+        Py_XDECREF(cued);
+        return NULL;
+    }
+    return Py_BuildValue("(NNN)", disguised, unsure, cued);
+}
+
+static PyMethodDef said_cues_methods[] = {
+    {"result", (PyCFunction)said_cues_result, METH_NOARGS,
+     "result() -> (disguised, unsure, cued): waits for the walk; the texts flagged disguised, those NFKC may "
+     "change or only str.lower lowers, and (k, families) of each other text holding a cue word."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SaidCuesType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hindbrain.recall._cues.SaidCues",
+    .tp_basicsize = sizeof(SaidCues),
+    .tp_dealloc = (destructor)said_cues_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A batch's said texts walked for the quarantine's cue words (said_cues).",
+    .tp_methods = said_cues_methods,
+};
+
+/* said_cues(texts, needles, masks, masking, plain, background) -> SaidCues: the walk of texts (a list of str or
+ * None) started, on a thread of its own when background is true, else done here. needles, masks: as
+ * cued_families; masking: recall.disguise._masking_bits(); plain: _nfkc_plain_bits() (8192 bytes). */
+static PyObject *cues_said_cues(PyObject *module, PyObject *args) {
+    PyObject *texts, *needles, *masks, *masking, *plain;
+    int background;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!p:said_cues", &PyList_Type, &texts, &PyTuple_Type, &needles,
+                          &PyTuple_Type, &masks, &PyBytes_Type, &masking, &PyBytes_Type, &plain, &background))
+        return NULL;
+    if (PyBytes_GET_SIZE(plain) != 0x10000 / 8) {
+        PyErr_SetString(PyExc_ValueError, "said_cues: plain must be 8192 bytes: a bit per BMP code point");
+        return NULL;
+    }
+    SaidCues *self = PyObject_New(SaidCues, &SaidCuesType);
+    if (!self)
+        return NULL;
+    self->texts = NULL, self->said = NULL, self->flags = NULL, self->running = self->failed = 0;
+    memset(&self->needles, 0, sizeof(self->needles));
+    memset(&self->low, 0, sizeof(self->low));
+    Py_INCREF(masking), Py_INCREF(plain);
+    self->masking = masking, self->plain = plain;
+    if (!(self->texts = PyList_AsTuple(texts)))
+        goto fail;
+    self->n = PyTuple_GET_SIZE(self->texts);
+    self->said = PyMem_Malloc((size_t)self->n * sizeof(Said) + 1);
+    self->flags = PyMem_Malloc((size_t)self->n + 1);
+    if (!self->said || !self->flags) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t k = 0; k < self->n; k++) {
+        PyObject *text = PyTuple_GET_ITEM(self->texts, k);
+        if (text == Py_None) {
+            self->said[k] = (Said){NULL, 0, 0, 0};
+        } else if (PyUnicode_Check(text)) {
+            self->said[k] = (Said){PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), PyUnicode_KIND(text),
+                                   PyUnicode_IS_ASCII(text)};
+        } else {
+            PyErr_Format(PyExc_TypeError, "said_cues: a text must be str or None, not %.100s", Py_TYPE(text)->tp_name);
+            goto fail;
+        }
+    }
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t k = 0; k < self->n; k++)
+        longest = self->said[k].n > longest ? self->said[k].n : longest;
+    if (reserve(&self->low, longest) < 0 || masked_needles_of(&self->needles, needles, masks, "said_cues") < 0)
+        goto fail;
+    self->all = 0;
+    for (Py_ssize_t j = 0; j < self->needles.n; j++)
+        self->all |= self->needles.masks[j];
+    if (background && self->n > 0 && pthread_create(&self->thread, NULL, said_cues_thread, self) == 0)
+        self->running = 1;
+    else
+        said_cues_walk(self); /* a small batch, or no thread to be had: the same walk here */
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+/* cued_families(texts, needles, masks) -> list of (k, families): each text (str or None) of the list lowered as
+ * str.lower lowers it, and the families (an OR of masks) of the needles it holds, for each text holding a needle
+ * of CUE_FAMILY; needles: a tuple of non-empty str, masks: each needle's families (ints 1..31). */
+static PyObject *cues_cued_families(PyObject *module, PyObject *args) {
+    PyObject *texts, *needles, *masks;
+    if (!PyArg_ParseTuple(args, "O!O!O!:cued_families", &PyList_Type, &texts, &PyTuple_Type, &needles, &PyTuple_Type,
+                          &masks))
+        return NULL;
+    Needles s;
+    if (masked_needles_of(&s, needles, masks, "cued_families") < 0)
+        return NULL;
+    unsigned all = 0;
+    for (Py_ssize_t j = 0; j < s.n; j++)
+        all |= s.masks[j];
+    Lowered low = {0};
+    PyObject *found = PyList_New(0);
+    for (Py_ssize_t k = 0; found && k < PyList_GET_SIZE(texts); k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        if (text == Py_None)
+            continue;
+        if (!PyUnicode_Check(text)) {
+            PyErr_Format(PyExc_TypeError, "cued_families: a text must be str or None, not %.100s",
+                         Py_TYPE(text)->tp_name);
+            Py_CLEAR(found);
+            break;
+        }
+        if (lower_into(&low, text) < 0) {
+            Py_CLEAR(found);
+            break;
+        }
+        const unsigned families = families_of(&s, low.data, low.len, all);
+        if ((families & CUE_FAMILY) && !append_pair(found, k, families))
+            Py_CLEAR(found);
+    }
+    PyMem_RawFree(low.data);
+    needles_free(&s);
+    return found;
+}
+
+
+/* ---- the account hints of a batch's texts, on another core (issue 28, round twenty-two) ------------------ */
+
+/* recall/cues.py exact_cues_many asks which texts' lower case holds an account hint (_hinted: lowered_holding,
+ * ~0.25 µs an event on the caller's thread). started_holding walks the texts the same way, without the
+ * interpreter lock, on a thread of its own for a large batch: recall/index.py _event_parts starts it with the
+ * quarantine's walk and exact_cues_many joins it after its own scan. A text holding U+0130 or U+03A3 (only
+ * str.lower lowers it as str.lower does) is left to the join, which lowers it by str.lower. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *texts; /* a tuple: the texts read, alive while the thread reads them */
+    Said *said;
+    unsigned char *held; /* 1: holds a needle, 2: left to the join */
+    Py_ssize_t n;
+    Needles needles;
+    Lowered low; /* sized for the longest text by the caller: the walk allocates nothing (no arena of its own) */
+    pthread_t thread;
+    int running, failed;
+} Holding;
+
+static void holding_walk(Holding *self) {
+    Lowered *low = &self->low;
+    for (Py_ssize_t k = 0; k < self->n; k++) {
+        const Said *t = &self->said[k];
+        int held = 0;
+        if (t->n > 0) {
+            const int rc = lower_chars(low, t->kind, t->data, t->n, t->ascii);
+            if (rc < 0) {
+                self->failed = 1;
+                break;
+            }
+            held = rc ? 2 : holds_needle(&self->needles, low->data, low->len);
+        }
+        self->held[k] = (unsigned char)held;
+    }
+}
+
+static void *holding_thread(void *arg) {
+    holding_walk(arg);
+    return NULL;
+}
+
+static void holding_join(Holding *self) {
+    if (!self->running)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_join(self->thread, NULL);
+    Py_END_ALLOW_THREADS
+    self->running = 0;
+}
+
+static void holding_dealloc(Holding *self) {
+    holding_join(self); /* the thread reads what is freed below */
+    PyMem_Free(self->said);
+    PyMem_Free(self->held);
+    PyMem_RawFree(self->low.data);
+    needles_free(&self->needles);
+    Py_XDECREF(self->texts);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* result() -> list of int: after the walk, the texts (numbers, in order) whose str.lower() holds a needle. */
+static PyObject *holding_result(Holding *self, PyObject *unused) {
+    holding_join(self);
+    if (self->failed)
+        return PyErr_NoMemory();
+    Lowered low = {0};
+    PyObject *found = PyList_New(0);
+    for (Py_ssize_t k = 0; found && k < self->n; k++) {
+        int held = self->held[k];
+        if (held == 2) {
+            if (lower_into(&low, PyTuple_GET_ITEM(self->texts, k)) < 0) {
+                Py_CLEAR(found);
+                break;
+            }
+            held = holds_needle(&self->needles, low.data, low.len);
+        }
+        if (held && append_int(found, k) < 0)
+            Py_CLEAR(found);
+    }
+    PyMem_RawFree(low.data);
+    return found;
+}
+
+static PyMethodDef holding_methods[] = {
+    {"result", (PyCFunction)holding_result, METH_NOARGS,
+     "result() -> list of int: waits for the walk; the texts (numbers, in order) whose str.lower() holds a needle."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject HoldingType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hindbrain.recall._cues.Holding",
+    .tp_basicsize = sizeof(Holding),
+    .tp_dealloc = (destructor)holding_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A batch's texts walked for needles in their lower case (started_holding).",
+    .tp_methods = holding_methods,
+};
+
+/* started_holding(texts, needles, background) -> Holding: lowered_holding's walk of texts (a list of str) started,
+ * on a thread of its own when background is true, else done here; its result() is lowered_holding's answer. */
+static PyObject *cues_started_holding(PyObject *module, PyObject *args) {
+    PyObject *texts, *needles;
+    int background;
+    if (!PyArg_ParseTuple(args, "O!O!p:started_holding", &PyList_Type, &texts, &PyTuple_Type, &needles, &background))
+        return NULL;
+    Holding *self = PyObject_New(Holding, &HoldingType);
+    if (!self)
+        return NULL;
+    self->texts = NULL, self->said = NULL, self->held = NULL, self->running = self->failed = 0;
+    memset(&self->needles, 0, sizeof(self->needles));
+    memset(&self->low, 0, sizeof(self->low));
+    if (!(self->texts = PyList_AsTuple(texts)))
+        goto fail;
+    self->n = PyTuple_GET_SIZE(self->texts);
+    self->said = PyMem_Malloc((size_t)self->n * sizeof(Said) + 1);
+    self->held = PyMem_Malloc((size_t)self->n + 1);
+    if (!self->said || !self->held) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t k = 0; k < self->n; k++) {
+        PyObject *text = PyTuple_GET_ITEM(self->texts, k);
+        if (!PyUnicode_Check(text)) {
+            PyErr_Format(PyExc_TypeError, "started_holding: a text must be str, not %.100s", Py_TYPE(text)->tp_name);
+            goto fail;
+        }
+        self->said[k] = (Said){PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), PyUnicode_KIND(text),
+                               PyUnicode_IS_ASCII(text)};
+    }
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t k = 0; k < self->n; k++)
+        longest = self->said[k].n > longest ? self->said[k].n : longest;
+    if (reserve(&self->low, longest) < 0 || needles_of(&self->needles, needles, "started_holding") < 0)
+        goto fail;
+    if (background && self->n > 0 && pthread_create(&self->thread, NULL, holding_thread, self) == 0)
+        self->running = 1;
+    else
+        holding_walk(self);
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"cue_scan", cues_cue_scan, METH_VARARGS,
      "cue_scan(texts, out, not_systems) -> (alone, dashed, underscored, hexed, http): recall.cues.exact_cues_many's "
@@ -579,10 +1081,24 @@ static PyMethodDef methods[] = {
     {"nfkc_unsure", cues_nfkc_unsure, METH_VARARGS,
      "nfkc_unsure(texts, bits) -> list of int: the texts (numbers, in order) holding a character outside bits "
      "(a bit per BMP code point, 8192 bytes: those a text can hold and be its own NFKC)."},
+    {"said_cues", cues_said_cues, METH_VARARGS,
+     "said_cues(texts, needles, masks, masking, plain, background) -> SaidCues: the quarantine's walk of a batch's "
+     "said texts (disguise suspects, NFKC's quick check, the cue words' families), on a thread of its own when "
+     "background is true; its result() joins it."},
+    {"started_holding", cues_started_holding, METH_VARARGS,
+     "started_holding(texts, needles, background) -> Holding: lowered_holding's walk of texts, on a thread of its "
+     "own when background is true; its result() joins it and is lowered_holding's answer."},
+    {"cued_families", cues_cued_families, METH_VARARGS,
+     "cued_families(texts, needles, masks) -> list of (k, families): each text lowered as str.lower lowers it and "
+     "the families (OR of masks) of the needles it holds, for the texts holding a needle of family 1."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cues",
                                     "The event documents' cue words, each text read once (issue 28).", -1, methods};
 
-PyMODINIT_FUNC PyInit__cues(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__cues(void) {
+    if (PyType_Ready(&SaidCuesType) < 0 || PyType_Ready(&HoldingType) < 0)
+        return NULL;
+    return PyModule_Create(&module);
+}

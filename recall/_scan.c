@@ -3409,10 +3409,6 @@ fail:
 
 /* ---- recall/disguise.py: which texts `revealed` may change --------------------------------------- */
 
-static inline int base64_char(Py_UCS4 c) { /* [A-Za-z0-9+/_-] */
-    return c < 128 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
-                       c == '/' || c == '_' || c == '-');
-}
 
 /* maybe_disguised(texts, masking) -> list of int: the texts (numbers, in order) that hold "&", a character
  * whose bit is set in masking (a bit per code point, little-endian bytes: recall.disguise._table's keys) or
@@ -3437,16 +3433,8 @@ static PyObject *scan_maybe_disguised(PyObject *self, PyObject *args) {
             Py_CLEAR(found);
             goto done;
         }
-        const int kind = PyUnicode_KIND(text);
-        const void *data = PyUnicode_DATA(text);
-        const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-        int hit = 0;
-        Py_ssize_t run = 0;
-        for (Py_ssize_t i = 0; i < n && !hit; i++) {
-            Py_UCS4 c = PyUnicode_READ(kind, data, i);
-            run = base64_char(c) ? run + 1 : 0;
-            hit = c == '&' || run >= 16 || (c >= 128 && ((Py_ssize_t)c >= n_bits || (bits[c >> 3] >> (c & 7) & 1)));
-        }
+        const int hit = disguise_suspect(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), bits,
+                                         n_bits); /* recall/_text.h: _cues.c's said_cues reads the same test */
         if (hit && append_index(found, k) < 0) {
             Py_CLEAR(found);
             goto done;

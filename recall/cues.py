@@ -170,10 +170,12 @@ def exact_cues(text: str, known_systems: Iterable[str] = ()) -> set[str]:
 # and path families, which rewrite the text the later families read) and which hold the rarer families' needs.
 
 
-def exact_cues_many(texts: list[str], known_systems: list[Iterable[str]]) -> list[set[str]]:
+def exact_cues_many(texts: list[str], known_systems: list[Iterable[str]],
+                    hints: _cues.Holding | None = None) -> list[set[str]]:
     """``[exact_cues(t, s) for t, s in zip(texts, known_systems)]``, the same sets: each text read once in C
     (``_cues.cue_scan``: no join, offsets or span a text in Python, issue 28 round eighteen); a family whose
-    pattern needs a character few texts hold ("_", "-", "0x", an account hint) runs over those texts only."""
+    pattern needs a character few texts hold ("_", "-", "0x", an account hint) runs over those texts only.
+    ``hints``: ``started_hints(texts)``, begun by the caller (the texts' account hints found on another core)."""
     out: list[set[str]] = [set() for _ in texts]
     alone, dashed, underscored, hexed, http = _cues.cue_scan(texts, out, _NOT_SYSTEMS)
     for k in alone:
@@ -192,12 +194,12 @@ def exact_cues_many(texts: list[str], known_systems: list[Iterable[str]]) -> lis
         for k in holding:
             out[k].update(f"code:{m.group(0).lower()}" for m in pattern.finditer(texts[k]))
     read_alone = set(alone)
+    for k in (hints or started_hints(texts)).result():  # the account scan is ~10 µs a text: only where a hint is
+        if k not in read_alone:  # exact_cues read it whole
+            for m in _ACCOUNT.finditer(texts[k]):
+                out[k].add(_ACCOUNT_CUES[m.lastgroup] or f"account:{m.group(0).lower()}")
     simple = [k for k, text in enumerate(texts) if text and k not in read_alone]
-    batch = [texts[k] for k in simple]
-    for j in _hinted(batch):  # the account scan is ~10 µs a text: only where a hint is
-        for m in _ACCOUNT.finditer(batch[j]):
-            out[simple[j]].add(_ACCOUNT_CUES[m.lastgroup] or f"account:{m.group(0).lower()}")
-    _known_systems_many(batch, [known_systems[k] for k in simple], [out[k] for k in simple])
+    _known_systems_many([texts[k] for k in simple], [known_systems[k] for k in simple], [out[k] for k in simple])
     return out
 
 
@@ -209,10 +211,22 @@ def _http_alone(text: str, begin: int, end: int) -> bool:
         before.endswith(("(", "[", "（", "【")) and after.startswith((")", "]", "）", "】")))
 
 
+# A batch this large is walked on a thread of its own (``started_hints``): a thread's start (~50 µs) against the
+# walk's ~0.25 µs a text.
+BACKGROUND_TEXTS = 256
+
+
+def started_hints(texts: list[str]) -> _cues.Holding:
+    """``_hinted(texts)``'s walk (``_cues.started_holding``: each text lowered as it is read, the hints looked for
+    in one pass), on a thread of its own for a large batch, without the interpreter lock: the caller does the
+    batch's other cue work meanwhile and ``exact_cues_many`` joins it (issue 28, round twenty-two)."""
+    return _cues.started_holding(texts, _HINTS, len(texts) >= BACKGROUND_TEXTS)
+
+
 def _hinted(batch: list[str]) -> list[int]:
     """The texts of ``batch`` whose lowered text holds an account hint (``_ACCOUNT_HINT``), in order: one pass
-    in C, each text lowered as it is read (``_cues.lowered_holding``), not the alternation at every position."""
-    return _cues.lowered_holding(batch, _HINTS)
+    in C, each text lowered as it is read (``started_hints``), not the alternation at every position."""
+    return started_hints(batch).result()
 
 
 def py_hinted(batch: list[str]) -> list[int]:
@@ -289,12 +303,14 @@ def indexed_terms_many(records: list[dict], ts_us: list[int | None],
                        keys: list[tuple] | None = None) -> list[tuple[str, ...]]:
     """``indexed_terms`` of each record, the texts' exact cues found over the batch at once (``exact_cues_many``);
     ``keys``: the records' ``event_key``s when the caller has them (``index.event_keys``: read in C)."""
+    texts = [fields.get("text") for fields in records]
+    words = [str(text) if text else "" for text in texts]
+    hints = started_hints(words)  # walked on another core while the keys are numbered and the texts scanned
     if keys is None:
         keys = list(map(event_key, records))
     distinct, nos = _numbered(keys)
     systems = [_structured(key)[2] for key in distinct]
-    texts = [fields.get("text") for fields in records]
-    found = exact_cues_many([str(text) if text else "" for text in texts], [systems[no] for no in nos])
+    found = exact_cues_many(words, [systems[no] for no in nos], hints)
     return _terms_by_number(distinct, nos, ts_us, texts, found)
 
 

@@ -138,6 +138,12 @@ def _nfkc_plain_bits() -> bytes:
     return bytes(bits)
 
 
+def suspect_bits() -> tuple[bytes, bytes]:
+    """(``_masking_bits()``, ``_nfkc_plain_bits()``): the tables a C walk reads to tell the texts ``revealed_many``
+    would reveal from those it returns as they are (``provenance.started_cues``)."""
+    return _masking_bits(), _nfkc_plain_bits()
+
+
 def revealed_many(texts: list[str]) -> list[str]:
     """``[revealed(t) for t in texts]``: one C pass finds the texts holding "&", a character of the table
     or a base64 run (``_scan.maybe_disguised``), a second finds the texts holding a character NFKC might

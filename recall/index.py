@@ -50,6 +50,7 @@ from hindbrain.recall.provenance import (
     said_text,
     source_of,
     split_quarantine,
+    started_cues,
     unit_quarantine_reason,
 )
 from hindbrain.recall.tokenize import SEPARATOR, estimate_tokens, joined_tokens, tokens
@@ -268,10 +269,13 @@ def _event_parts(rows: list[EventRow]) -> tuple[list, list[tuple[str, ...]], lis
     records = [fields for _, fields, _, _ in rows]
     agents = [agent for _, _, _, agent in rows]
     keys, sources = event_keys(records, agents)
+    texts, said = event_said_texts(records, sources)
+    # the quarantine's walk of the said texts runs on another core while this thread makes the cue terms (issue 28,
+    # round twenty-two): ~0.8 µs an event off the caller's thread, which bounds perceive_many
+    started = started_cues(said)
     terms = indexed_terms_many(records, [ts_us for _, _, ts_us, _ in rows], keys)
     RECALLS.pause()  # a long text's fold gives way between its stages (hindbrain/switching.py)
-    texts, said = event_said_texts(records, sources)
-    quarantines = event_quarantines(records, agents, sources, said)
+    quarantines = event_quarantines(records, agents, sources, said, started)
     RECALLS.pause()
     return texts, terms, quarantines
 

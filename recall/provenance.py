@@ -30,9 +30,10 @@ rules are regular expressions on purpose: explainable, the same on replay, and c
 from __future__ import annotations
 
 import re
+import unicodedata
 
-from hindbrain.recall import _scan
-from hindbrain.recall.disguise import revealed, revealed_many
+from hindbrain.recall import _cues, _scan
+from hindbrain.recall.disguise import revealed, revealed_many, suspect_bits
 from hindbrain.recall.literals import Prefilter
 
 AGENT, USER, TOOL, DOCUMENT = "agent", "user", "tool", "document"
@@ -126,6 +127,25 @@ _MAY_ACCOUNT_WORD = Prefilter(_ACCOUNT_WORD_FOUND)
 _FAMILIES = (_MAY_INJECT, _MAY_PAY, _MAY_ACCOUNT_WORD, _MAY_DIRECTIVE)  # the prefilters ``_cue_of`` asks
 
 
+def _family_needles(prefilters: tuple[Prefilter, ...]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Every literal of ``prefilters`` once, with the families holding it (bit ``n`` for ``prefilters[n]``): what
+    ``_cues.said_cues`` and ``_cues.cued_families`` look for in one walk of a lowered text."""
+    families: dict[str, int] = {}
+    for n, prefilter in enumerate(prefilters):
+        for literal in prefilter.literals:
+            families[literal] = families.get(literal, 0) | 1 << n
+    needles = tuple(sorted(families))
+    return needles, tuple(families[needle] for needle in needles)
+
+
+# ``_MAY_CUE`` first: bit 1 is the family a text must hold a word of to be cued at all (``CUE_FAMILY`` in C).
+_FAMILY_BITS = {family: 1 << n for n, family in enumerate((_MAY_CUE, *_FAMILIES))}
+_FAMILY_NEEDLES = _family_needles((_MAY_CUE, *_FAMILIES))
+# A batch this large is walked on a thread of its own (``started_cues``): a thread's start (~50 µs) against
+# the walk's ~0.8 µs a text. A smaller one (a served perceive) is walked on the caller's thread.
+BACKGROUND_TEXTS = 256
+
+
 def _may_name_payee(text: str, holds) -> bool:
     """``holds``: as in ``_cue_of``."""
     return "@" in text or "http" in text or "www." in text or (
@@ -157,17 +177,43 @@ def instruction_cue(text: str | None) -> str | None:
 _SEP = "\x00"  # apart the texts of a batch: no cue word holds it
 
 
-def instruction_cues(texts: list[str | None]) -> list[str | None]:
-    """``[instruction_cue(t) for t in texts]``, the cue words' prefilter run once over the batch
-    (``Prefilter.matching``): only a text holding a cue word goes through the regular expressions."""
+def started_cues(texts: list[str | None]) -> _cues.SaidCues:
+    """The walk ``instruction_cues`` reads of ``texts`` (each text's disguise suspicion, NFKC's quick check and the
+    families of the cue words its lower case holds), started on a thread of its own for a large batch: the
+    caller does other work of the batch meanwhile (``index._event_parts``: its cue terms) and ``instruction_cues``
+    joins it (issue 28, round twenty-two)."""
+    return _cues.said_cues(texts, *_FAMILY_NEEDLES, *suspect_bits(), len(texts) >= BACKGROUND_TEXTS)
+
+
+def instruction_cues(texts: list[str | None], started: _cues.SaidCues | None = None) -> list[str | None]:
+    """``[instruction_cue(t) for t in texts]``: one C walk a text (``started_cues``, begun by the caller or here)
+    says which texts ``recall.disguise.revealed`` may change and, of the others, the cue words' families their
+    lower case holds; only a text holding a cue word (~12 % of the bench's) is lowered in Python and goes through
+    the regular expressions. ``py_instruction_cues`` is the round-eighteen form, kept as the oracle."""
+    out: list[str | None] = [None] * len(texts)
+    disguised, unsure, cued = (started or started_cues(texts)).result()
+    shown: dict[int, str] = {}
+    if disguised or unsure:  # revealed_many's choice: a suspect, or a text NFKC changes, as revealed shows it
+        again = [*disguised, *unsure]
+        told = set(disguised)
+        shown = {k: revealed(texts[k]) if k in told or not unicodedata.is_normalized("NFKC", texts[k]) else texts[k]
+                 for k in again}
+        shown_texts = [shown[k] for k in again]
+        cued = [*cued, *((again[j], families) for j, families in _cues.cued_families(shown_texts, *_FAMILY_NEEDLES))]
+    for k, families in cued:
+        out[k] = _cue_of(shown.get(k, texts[k]).lower(), lambda family, held=families: held & _FAMILY_BITS[family])
+    return out
+
+
+def py_instruction_cues(texts: list[str | None]) -> list[str | None]:
+    """``instruction_cues`` as round eighteen made it (``revealed_many``, ``Prefilter.lowered_matching``, each
+    family's prefilter over the texts holding a cue word joined): the oracle."""
     out: list[str | None] = [None] * len(texts)
     present = [n for n, text in enumerate(texts) if text]
     shown = revealed_many([texts[n] for n in present])  # only a text that may be disguised is unmasked
     hits = _MAY_CUE.lowered_matching(shown)  # each text lowered as it is read: most hold no cue word
     if not hits:
         return out
-    # which family's words each text holding a cue word holds: each family's prefilter once over those texts,
-    # not four automaton walks a text (~3 µs a text, issue 28)
     cued = [shown[k].lower() for k in hits]
     cued_starts = _starts(cued)
     holding = {family: frozenset(family.matching(_SEP.join(cued), cued_starts)) for family in _FAMILIES}
@@ -342,12 +388,13 @@ def event_quarantine(fields: dict, agent: str | None) -> str | None:
                              fields.get("session"), fields.get("origin"))
 
 
-def event_quarantines(records: list[dict], agents: list[str | None],
-                      sources: list[str] | None = None, said: list[str] | None = None) -> list[str | None]:
+def event_quarantines(records: list[dict], agents: list[str | None], sources: list[str] | None = None,
+                      said: list[str] | None = None, started: _cues.SaidCues | None = None) -> list[str | None]:
     """``[event_quarantine(f, a) for f, a in zip(records, agents)]``, the cues judged over the batch at
     once (``instruction_cues``); the agent's own words are not read. ``sources``: each record's ``source_of``
     when the caller has them (``index.event_keys``: read in C); ``said``: with them, the ``said_text`` of each
-    record whose source is not the agent's, in order (``index.event_said_texts``: made with its document's text)."""
+    record whose source is not the agent's, in order (``index.event_said_texts``: made with its document's text);
+    ``started``: ``started_cues(said)``, begun by the caller before other work."""
     out: list[str | None] = [None] * len(records)
     if sources is None:
         sources = [source_of(fields.get("kind"), fields.get("speaker"), agent, fields.get("origin"))
@@ -355,7 +402,7 @@ def event_quarantines(records: list[dict], agents: list[str | None],
     judged = [(n, source) for n, source in enumerate(sources) if source != AGENT]
     if said is None:
         said = said_texts([records[n] for n, _ in judged])
-    cues = instruction_cues(said)
+    cues = instruction_cues(said, started)
     for (n, source), cue in zip(judged, cues, strict=True):
         if cue is not None:
             fields = records[n]

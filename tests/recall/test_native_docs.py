@@ -99,11 +99,15 @@ def test_the_c_passes_name_bad_input():
 
 def _oracles(monkeypatch) -> None:
     """The Python each C pass replaced, in its place."""
-    monkeypatch.setattr(cues, "exact_cues_many", lambda said, known: list(map(cues.exact_cues, said, known)))
+    monkeypatch.setattr(cues, "exact_cues_many",
+                        lambda said, known, hints=None: list(map(cues.exact_cues, said, known)))
     monkeypatch.setattr(cues, "_hinted", cues.py_hinted)
     monkeypatch.setattr(literals.Prefilter, "lowered_matching",
                         lambda self, texts: [k for k, t in enumerate(texts) if self.may_match(t.lower())])
     monkeypatch.setattr(provenance, "revealed_many", lambda batch: [disguise.revealed(t) for t in batch])
+    # the walk started in the background (started_cues) is not read: each text judged alone
+    monkeypatch.setattr(provenance, "instruction_cues",
+                        lambda texts, started=None: [provenance.instruction_cue(t) for t in texts])
     monkeypatch.setattr(provenance, "said_texts", lambda records: [provenance.said_text(r) for r in records])
     monkeypatch.setattr(index, "event_said_texts", lambda records, sources: (
         [index.event_text(r) for r in records],
