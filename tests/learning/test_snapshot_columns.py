@@ -82,7 +82,8 @@ def test_attr_columns_reads_as_getattr(pairs, names):
     assert lengths == [len(row) for row in lists]
     assert columns == [[getattr(o, name) for row in lists for o in row] for name in names]
     flat = [o for row in lists for o in row]
-    assert all(c is getattr(o, name) for name, column in zip(names, columns) for o, c in zip(flat, column))
+    assert all(c is getattr(o, name)
+               for name, column in zip(names, columns, strict=True) for o, c in zip(flat, column, strict=True))
 
 
 def test_attr_columns_refuses_what_it_cannot_read():
@@ -139,8 +140,9 @@ def test_the_snapshot_file_holds_the_bytes_of_the_whole_pickle(tmp_path):
 
     runtime = LearnerRuntime(_Log(), None, snapshot=tmp_path / "learner.snapshot")
     rng = random.Random(7)
-    events = [{"tenant": "acme", "agent": f"agent-{n % 3}", "task": f"t{n % 700}", "kind": "anomaly" if n % 3 else "action",
-               "system": "CRM", "action": "export", "text": f"step {rng.random()} 校验 🔥 {n}",
+    events = [{"tenant": "acme", "agent": f"agent-{n % 3}", "task": f"t{n % 700}",
+               "kind": "anomaly" if n % 3 else "action", "system": "CRM", "action": "export",
+               "text": f"step {rng.random()} 校验 🔥 {n}",
                "success": False if n % 3 else None} for n in range(3000)]
     # the last events' column past the pickle's frame (64 kB): written outside it as the stream allows
     runtime.learner.process([Decoded(Position("perception", 0, n), "perception", _perception(perceived(e)))
@@ -149,7 +151,8 @@ def test_the_snapshot_file_holds_the_bytes_of_the_whole_pickle(tmp_path):
     assert len(tenant.failures) > 500
     runtime._next = 1234
     runtime._write_snapshot()
-    state = {"version": SNAPSHOT_VERSION, "rules": RULE_VERSION, "offset": 1234, "tenants": runtime.learner.tenants, "counts": runtime.learner.counts}
+    state = {"version": SNAPSHOT_VERSION, "rules": RULE_VERSION, "offset": 1234,
+             "tenants": runtime.learner.tenants, "counts": runtime.learner.counts}
     written = (tmp_path / "learner.snapshot").read_bytes()
     assert len(written) > 200_000
     assert written == pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
