@@ -4640,6 +4640,60 @@ static PyObject *scan_prefixed_slices(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- a batch's message keys: streams/topics.py key_of ---------------------------------------------------- */
+
+static PyObject *key_envelope, *key_tenant, *key_agent, *key_slash, *key_empty;  /* interned on first use */
+
+/* key_of(record): f"{env['tenant']}/{env['agent'] or ''}" of record["envelope"], read and formatted (``formatted``:
+ * an f-string field) in the f-string's order (the same errors). */
+static PyObject *message_key(PyObject *record) {
+    PyObject *env = PyObject_GetItem(record, key_envelope);
+    if (!env)
+        return NULL;
+    PyObject *tenant = PyObject_GetItem(env, key_tenant), *pieces[3] = {NULL, key_slash, NULL}, *out = NULL;
+    pieces[0] = tenant ? formatted(tenant) : NULL;
+    PyObject *agent = pieces[0] ? PyObject_GetItem(env, key_agent) : NULL;
+    const int truth = agent ? PyObject_IsTrue(agent) : -1;
+    if (truth >= 0)
+        pieces[2] = truth ? formatted(agent) : Py_NewRef(key_empty);
+    if (pieces[2])
+        out = _PyUnicode_JoinArray(key_empty, pieces, 3);
+    Py_XDECREF(pieces[0]);
+    Py_XDECREF(pieces[2]);
+    Py_XDECREF(agent);
+    Py_XDECREF(tenant);
+    Py_DECREF(env);
+    return out;
+}
+
+/* message_keys(records) -> list: [key_of(r) for r in records] in one C pass: the Python function a record was
+ * ~0.2 µs of an event's ~1 µs encode on perceive_many's path (issue 28, round twenty-two). */
+static PyObject *scan_message_keys(PyObject *self, PyObject *records) {
+    if (!PyList_Check(records)) {
+        PyErr_SetString(PyExc_TypeError, "message_keys: a list of records");
+        return NULL;
+    }
+    if (!interned(&key_envelope, "envelope") || !interned(&key_tenant, "tenant") || !interned(&key_agent, "agent") ||
+        !interned(&key_slash, "/") || !interned(&key_empty, ""))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(records);
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        if (i >= PyList_GET_SIZE(records)) {  /* a record's __getitem__ may run Python code that shrinks the list */
+            PyErr_SetString(PyExc_RuntimeError, "message_keys: the records changed while their keys were made");
+            Py_CLEAR(out);
+            break;
+        }
+        PyObject *record = Py_NewRef(PyList_GET_ITEM(records, i)), *key = message_key(record);
+        Py_DECREF(record);
+        if (!key)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, key);
+    }
+    return out;
+}
+
 /* ---- the learner's snapshot: learning/learner.py FailureLists.__reduce__ ------------------------------------ */
 
 /* attr_columns(lists, names) -> (lengths, columns): each list's length, and for each name the list of that attribute
@@ -6956,6 +7010,8 @@ static PyMethodDef methods[] = {
     {"prefixed_slices", scan_prefixed_slices, METH_VARARGS,
      "prefixed_slices(prefix, text, start, end, width) -> list: [prefix + text[i:i + width] for i in "
      "range(start, end, width)], ASCII only"},
+    {"message_keys", scan_message_keys, METH_O,
+     "message_keys(records) -> list: streams.topics.key_of of each record."},
     {"attr_columns", scan_attr_columns, METH_VARARGS,
      "attr_columns(lists, names) -> (lengths, columns): each list's length, and for each name "
      "[getattr(o, name) for l in lists for o in l]."},
