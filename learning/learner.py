@@ -87,12 +87,14 @@ class FailureLists(Recent):
     """A ``Recent`` of lists of ``KeptFailure`` (``_Tenant.failures``, ``reports``), pickled as columns: its keys,
     each list's length, and each kept field's values for all its failures in one list. A failure pickled on its
     own (``KeptFailure.__reduce__``: a call and a tuple each) made the kept failures ~2/3 of the learner's
-    snapshot at 100k events (72 ms); as columns 31 ms (issue 28, round sixteen)."""
+    snapshot at 100k events (72 ms); as columns 31 ms (issue 28, round sixteen). The columns are read in one C walk
+    (``_scan.attr_columns``): an ``attrgetter`` pass a field was ~20 ms of a 100k import's ~90 ms snapshot, which
+    ``perceive_many`` pays once every ``SNAPSHOT_EVERY`` records (round twenty-two); the same columns, the same
+    pickle (tests/learning/test_snapshot_columns.py)."""
 
     def __reduce__(self):
-        flat = [failure for failures in self.values() for failure in failures]
-        return _failure_lists_of, (list(self), [len(failures) for failures in self.values()],
-                                   [list(map(getter, flat)) for getter in _KEPT_GETTERS])
+        lengths, columns = _scan.attr_columns(list(self.values()), _KEPT)
+        return _failure_lists_of, (list(self), lengths, columns)
 
 
 def _failure_lists_of(keys: list, lengths: list[int], columns: list[list]) -> FailureLists:
@@ -963,7 +965,6 @@ class KeptFailure:
 
 _KEPT = (*_FAILURE_FIELDS, "record_id")  # what a pickled KeptFailure holds, in order
 _kept_values = attrgetter(*_KEPT)
-_KEPT_GETTERS = [attrgetter(name) for name in _KEPT]  # one a column (``FailureLists``)
 
 
 def _kept_failure_of(*values) -> KeptFailure:

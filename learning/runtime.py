@@ -164,7 +164,10 @@ class LearnerRuntime:
                  "tenants": self.learner.tenants, "counts": self.learner.counts}
         self.snapshot.parent.mkdir(parents=True, exist_ok=True)
         partial = self.snapshot.with_suffix(".partial")
-        partial.write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        # streamed to the file: the whole pickle (~13 MB at 100k events) made in memory first, then written, was
+        # ~10 ms of the ~90 ms snapshot on the caller's path (issue 28, round twenty-two); the same bytes
+        with partial.open("wb") as out:
+            pickle.dump(state, out, protocol=pickle.HIGHEST_PROTOCOL)
         partial.replace(self.snapshot)  # atomic: a crash leaves the previous snapshot
         self._since_snapshot = 0
 
