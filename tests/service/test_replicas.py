@@ -4,11 +4,14 @@ records reach the owner's log before any outcome naming them; real processes, re
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,7 +22,7 @@ from hindbrain import Brain
 from hindbrain.brain import INDEXED_TOPICS
 from hindbrain.schemas.codec import registry
 from hindbrain.service.keys import KeyStore
-from hindbrain.service.replica import SERVING, Follower, replica_count
+from hindbrain.service.replica import SERVING, Follower, _tail, replica_count
 from hindbrain.settings import Settings
 from hindbrain.streams.sqlite_log import SqliteLog
 
@@ -268,3 +271,44 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"
+
+
+def test_the_tail_skips_a_tick_a_recall_caught_up_within(tmp_path):
+    """The replica's tail folds the log every ``TAIL_S`` while nobody recalls; while recalls come (each
+    catches up first) it leaves the folding to them, and a recall still reads the owner's last write."""
+    with Brain.open(tmp_path, embedder="none") as brain:
+        brain.perceive_many(events(40))
+    follower = Follower(Settings(home=tmp_path, embedder="none"))
+    calls = Counter()
+    caught_up = follower.catch_up
+
+    def counted(*args, **kwargs):
+        calls[threading.current_thread().name] += 1
+        return caught_up(*args, **kwargs)
+
+    follower.catch_up = counted
+    recaller = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recaller")
+
+    async def tail_for(seconds: float, recalling: bool) -> int:
+        calls.clear()
+        loop = asyncio.get_running_loop()
+        tail = asyncio.create_task(_tail(follower))
+        stop = time.monotonic() + seconds
+        while time.monotonic() < stop:
+            if recalling:
+                await loop.run_in_executor(recaller, follower.recall, {"tenant": "acme", "query": "export timeout"})
+            await asyncio.sleep(0.01)
+        tail.cancel()
+        return sum(n for name, n in calls.items() if not name.startswith("recaller"))
+
+    try:
+        follower.catch_up()
+        assert asyncio.run(tail_for(0.6, recalling=False)) >= 5  # idle: a catch-up every TAIL_S
+        assert asyncio.run(tail_for(0.6, recalling=True)) <= 1  # recalls every ~10 ms: the tail leaves it to them
+        assert sum(n for name, n in calls.items() if name.startswith("recaller")) >= 10
+        with Brain.open(tmp_path, embedder="none") as brain:
+            fresh = brain.perceive(tenant="acme", text="the zeppelin hangar door sticks")
+        assert recalled_ids(follower.recall({"tenant": "acme", "query": "zeppelin hangar"})[0])[:1] == [fresh]
+    finally:
+        recaller.shutdown()
+        follower.close()
