@@ -286,7 +286,8 @@ def _read(path: Path, dtype) -> np.ndarray:
     return np.asarray(np.memmap(path, dtype=dtype, mode="r"))
 
 
-def merged_runs(older: tuple[np.ndarray, np.ndarray], newer: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def merged_runs(older: tuple[np.ndarray, np.ndarray],
+                newer: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Two of ``_OneOffs``' runs as one, an equal hash's older entries first, in one C pass
     (``_scan.merge_hash_runs``; numpy's ``np.insert`` of the newer at their ``searchsorted`` places, the
     oracle in the test, was ~0.3 µs an event of a 100k import)."""

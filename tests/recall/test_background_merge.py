@@ -111,8 +111,8 @@ def test_a_fold_returns_with_no_merge_running(monkeypatch):
     monkeypatch.setattr(lexical, "merged_run", merged_run)
     recall = RecallIndex()
     for n in range(6):
-        rows = [(f"ev_{n}_{k}", {"text": f"refund {k % 7} ticket {n}", "kind": "message", "scope": {}}, n * 100 + k, "a1")
-                for k in range(20)]
+        rows = [(f"ev_{n}_{k}", {"text": f"refund {k % 7} ticket {n}", "kind": "message", "scope": {}},
+                 n * 100 + k, "a1") for k in range(20)]
         recall.add_events({"t": event_columns_of_rows(rows)})
         assert recall.tenants["t"].bm25._merging is None
     assert finished and all(finished)
