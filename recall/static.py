@@ -25,11 +25,8 @@ rare word. They are folded into the shipped vectors.
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -48,12 +45,6 @@ _CJK_START = "\u3040"
 _SUFFIXES = ("ing", "ed", "es", "s", "ly", "er")
 _RARE_MEMO = 100_000
 _CHUNK = 4096  # texts per C call: bounds the ids held at once
-# texts a chunk when a batch's sums are made on the table's thread beside its tokenising (StaticTable.codes):
-# a batch larger than one such chunk is tokenised chunk by chunk on the caller's thread while the chunks
-# before are summed and quantised on the other, their C loops without the interpreter's lock (a chunk that
-# thread has not started when the caller needs it is taken back: _beside); a single text, or a few, is not
-# worth a thread's hand-over (~30 µs)
-_PIPED = 1024
 
 
 def cjk(ch: str) -> bool:
@@ -139,8 +130,6 @@ class StaticTable:
         # tokens' rows instead of a dense 256 x 512 product (the product capped it at ~60k/s)
         self.full = np.ascontiguousarray(self.vectors @ self.basis, dtype=np.float32)
         self.name = f"static-{teacher}-{len(tokens) // 1000}k-v{version}"
-        self._thread: tuple[int, ThreadPoolExecutor] | None = None  # (pid, the thread of _beside)
-        self._thread_lock = threading.Lock()
 
     def ids(self, text: str) -> list[int]:
         """The vocabulary ids of ``text``'s tokens, unknown ones left out."""
@@ -173,13 +162,11 @@ class StaticTable:
     def embed(self, texts: list[str]) -> np.ndarray:
         """``(len(texts), dim)`` unit float32 rows; a text with no known token is a zero row.
         Each text's rows of ``full`` are summed and scaled in one C loop (``_scan.pool``: the
-        sparse product, the norms and the division were three passes, ~5 µs a text; this ~1.7),
-        beside the next chunk's tokenising when the batch is larger than a chunk (``_chunks``)."""
+        sparse product, the norms and the division were three passes, ~5 µs a text; this ~1.7)."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        piped = len(texts) > _PIPED
-        for done in [self._beside(piped, _scan.pool, flat, counts, self.full, out[chunk])
-                     for chunk, flat, counts in self._chunks(texts)]:
-            done()
+        for start in range(0, len(texts), _CHUNK):
+            flat, counts = self.batch_ids(texts[start : start + _CHUNK])
+            _scan.pool(flat, counts, self.full, out[start : start + _CHUNK])
         return out
 
     def codes(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -187,48 +174,17 @@ class StaticTable:
         of ``embed``'s rows, bit for bit, without the float rows (``_scan.static_codes``: the sums in
         registers, quantised at once; a text whose ids repeat an earlier one's of the chunk copies its
         codes). What the vector index stores in graph mode (``VectorIndex.add_codes``); a text with no
-        known token is a zero row, not known. A batch larger than a chunk is summed on the table's
-        thread while the caller tokenises the next chunk (``_chunks``, ``_beside``)."""
+        known token is a zero row, not known."""
         codes = np.empty((len(texts), self.dim), dtype=np.int8)
         known = np.empty(len(texts), dtype=bool)
-        piped = len(texts) > _PIPED
-        made = [(chunk, self._beside(piped, _scan.static_codes, flat, counts, self.full, codes[chunk], known[chunk]))
-                for chunk, flat, counts in self._chunks(texts)]
-        for chunk, done in made:
-            if not done():
+        for start in range(0, len(texts), _CHUNK):
+            chunk = slice(start, start + _CHUNK)
+            flat, counts = self.batch_ids(texts[chunk])
+            if not _scan.static_codes(flat, counts, self.full, codes[chunk], known[chunk]):
                 # a non-finite sum (a damaged table): numpy's codes of the float rows, as ``add`` makes them
                 rows = self.embed(texts[chunk])
                 codes[chunk], known[chunk] = quantize(rows), np.any(rows != 0, axis=1)
         return codes, known
-
-    def _chunks(self, texts: list[str]):
-        """(slice, ids, counts) of each chunk of ``texts``, tokenised on the caller's thread as it is asked
-        for: ``_PIPED`` texts a chunk when there are more than that (their sums go beside, ``_beside``),
-        else ``_CHUNK``."""
-        step = _PIPED if len(texts) > _PIPED else _CHUNK  # _CHUNK: one chunk, as _PIPED < _CHUNK
-        for start in range(0, len(texts), step):
-            chunk = slice(start, start + step)
-            yield (chunk, *self.batch_ids(texts[chunk]))
-
-    def _beside(self, piped: bool, numbers, *args):
-        """``numbers(*args)`` (a C loop that drops the interpreter's lock) started on the table's thread when
-        ``piped``, else run here; returns the call's result when called (the caller reads the output only
-        after). A chunk the table's thread has not started by then is taken back and run here: on a busy
-        machine that thread may wait for a core, and the caller must not wait behind it for work it can do
-        itself (it then costs what it did before). One thread a table (the process's table is shared by
-        every brain: their chunks queue in order); made again in a forked child, where the parent's thread
-        does not run."""
-        call = functools.partial(numbers, *args)
-        if not piped:
-            result = call()
-            return lambda: result
-        if self._thread is None or self._thread[0] != os.getpid():
-            with self._thread_lock:
-                if self._thread is None or self._thread[0] != os.getpid():
-                    thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-static")
-                    self._thread = (os.getpid(), thread)
-        started = self._thread[1].submit(call)
-        return lambda: call() if started.cancel() else started.result()
 
     def pooled(self, texts: list[str]) -> np.ndarray:
         """Every text's summed (weighted) reduced token vectors, before the map back."""

@@ -6,10 +6,7 @@ and a brain in graph mode storing and answering exactly as with the float rows (
 from __future__ import annotations
 
 import functools
-import threading
-import time
 from datetime import UTC, datetime, timedelta
-from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -17,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain import Brain
-from hindbrain.recall import _scan, semantic, static
+from hindbrain.recall import _scan, semantic
 from hindbrain.recall.static import StaticEmbedder, StaticTable, default_static, py_static_ids, rare_ids
 from hindbrain.recall.vectors import VectorIndex, py_quantize, quantize
 
@@ -229,71 +226,3 @@ def test_packed_walk_of_each_string_kind_is_the_dict_walks(table, texts, widest)
     ids, counts, rare = _scan.static_ids(texts, table._packed, memo)
     assert (ids, counts, rare) == _scan.static_ids(texts, table.vocab, memo) and not rare
     assert np.frombuffer(counts, dtype=np.int64).tolist()[2] == 0 and len(ids) > 0
-
-
-@settings(max_examples=100, deadline=None)
-@given(_BATCHES, st.integers(1, 7))
-def test_a_batch_summed_beside_its_tokenising_is_the_batch_made_in_one_chunk(table, texts, piped):
-    _piped_against_one_chunk(table, texts, piped)
-
-
-def _piped_against_one_chunk(table: StaticTable, texts: list[str], piped: int) -> list[str]:
-    """Checks ``texts`` made in chunks of ``piped`` against one chunk; returns the thread each C call ran on.
-    The old path, the oracle: one chunk tokenised and summed on this thread (a batch no larger than
-    _PIPED); the new one: chunks of ``piped`` texts summed on the table's thread while the next is
-    tokenised. Codes, known rows and embed's float rows bit for bit."""
-    with patch.object(static, "_PIPED", len(texts) + 1):
-        want_codes, want_known = table.codes(texts)
-        want_rows = table.embed(texts)
-    ran = []
-    with patch.object(static, "_PIPED", piped), \
-            patch.object(static._scan, "static_codes", _noting(ran, _scan.static_codes)), \
-            patch.object(static._scan, "pool", _noting(ran, _scan.pool)):
-        codes, known = table.codes(texts)
-        assert np.array_equal(codes, want_codes) and np.array_equal(known, want_known)  # read at once
-        rows = table.embed(texts)
-        assert np.array_equal(rows, want_rows)
-    beside, here = len(texts) > piped, threading.current_thread().name
-    # a chunk runs once, on the table's thread or (not started when needed: taken back) here
-    assert set(ran) <= ({"hindbrain-static", here} if beside else {here})
-    assert len(ran) == 2 * (-(-len(texts) // piped) if beside else 1)  # one call a chunk
-    return ran
-
-
-def test_the_tables_thread_sums_the_chunks_it_is_given_time_for(table, monkeypatch):
-    # the caller tokenising slowly (5 ms a chunk): the table's thread starts the chunks before it needs them
-    batch_ids = StaticTable.batch_ids
-    monkeypatch.setattr(StaticTable, "batch_ids", lambda self, texts: time.sleep(0.005) or batch_ids(self, texts))
-    ran = _piped_against_one_chunk(table, [f"ticket {n}: 用户说页面一直转圈 printers" for n in range(40)], 8)
-    assert ran.count("hindbrain-static") >= 4  # of 5 chunks a call, two calls: not all taken back
-
-
-def _noting(ran: list, numbers):
-    """``numbers`` noting the thread each call ran on, and late on the table's thread (a caller that read
-    the output before the chunk's future said it was done would read it unwritten)."""
-    def noted(*args):
-        ran.append(threading.current_thread().name.rsplit("_", 1)[0])
-        if ran[-1] == "hindbrain-static":
-            time.sleep(0.003)
-        return numbers(*args)
-    return noted
-
-
-def test_a_caller_takes_back_the_chunks_a_busy_tables_thread_has_not_started(table):
-    # the table's thread held by other work (a machine whose cores are all taken, another brain's batch):
-    # the batch is made on the caller's thread all the same, the same codes, without waiting for that thread
-    texts = [f"ticket {n}: 用户说页面一直转圈 printers" for n in range(40)]
-    want = table.codes(texts)
-    gate, made = threading.Event(), []
-    with patch.object(static, "_PIPED", 8):
-        table.codes(texts[:9])  # the table's thread made
-        held = table._thread[1].submit(gate.wait, 60)
-        caller = threading.Thread(target=lambda: made.append(table.codes(texts)))
-        caller.start()
-        caller.join(30)
-        taken_back = not caller.is_alive()
-        gate.set()
-        caller.join()
-        held.result()
-    assert taken_back, "the caller waited behind the table's busy thread"
-    assert np.array_equal(made[0][0], want[0]) and np.array_equal(made[0][1], want[1])

@@ -2,21 +2,17 @@
 projection (fair per tenant, capped at the model's window, deduped by text, off the request
 thread), ``why`` naming the tier, and replay rebuilding both."""
 
-import functools
 import os
 import threading
-import time
 
 import numpy as np
 import pytest
 
 from hindbrain import Brain
-from hindbrain.recall import distill, static
-from hindbrain.recall import semantic as semantic_mod
+from hindbrain.recall import distill
 from hindbrain.recall.embed import default_embedder
 from hindbrain.recall.semantic import UPGRADE_TEXT_CHARS, SemanticIndex, capped
 from hindbrain.recall.static import StaticTable, default_static, static_tokens
-from hindbrain.recall.vectors import VectorIndex
 from hindbrain.recall.workers import WORKER_IDLE, WORKER_NICE, EmbedderPool
 
 # A paraphrase that shares no word with the event (stop words included).
@@ -344,47 +340,3 @@ def test_a_model_in_another_space_opens_without_the_static_tier(tmp_path):
     index = semantic_index(Settings(home=tmp_path, embedder="e5"))
     assert index.static is None and index.embedder.dim == 384
     assert semantic_index(Settings(home=tmp_path, embedder="use")).static is not None
-
-
-ZH_EVENT, ZH_PARAPHRASE = "服务器磁盘空间不足导致备份失败", "存储满了所以备份没成功"
-
-
-def test_batches_summed_beside_their_tokenising_are_found_by_a_paraphrase_the_moment_they_return(tmp_path,
-                                                                                                   monkeypatch):
-    # a batch larger than static._PIPED is tokenised chunk by chunk while the chunks before are summed on the
-    # table's thread: perceive_many returns only when every event of it has its vector. Many batches, en and
-    # zh, a recall after each, the two events last (the last chunk, the one waited for last); exact mode (pool)
-    # for the first 64 vectors, graph mode (static_codes) after. The table's thread is made late: a batch
-    # returned before its sums were done would miss them.
-    monkeypatch.setattr(static, "_PIPED", 8)
-    batch_ids = StaticTable.batch_ids  # slow to tokenise: the table's thread starts the chunks before they are needed
-    monkeypatch.setattr(StaticTable, "batch_ids", lambda self, texts: time.sleep(0.005) or batch_ids(self, texts))
-    monkeypatch.setattr(semantic_mod, "VectorIndex", functools.partial(VectorIndex, exact_limit=64))
-    ran = []
-    for name in ("pool", "static_codes"):
-        numbers = getattr(static._scan, name)
-        monkeypatch.setattr(static._scan, name, functools.partial(_late_noted, ran, name, numbers))
-    brain = Brain.open(tmp_path / "brain", embed_workers=0)
-    pool = GatedPool()
-    brain.index.semantic.pool = pool  # the neural tier waits: the fast tier alone answers
-    brain.index.semantic.upgrade_limit = 0
-    try:
-        for b in range(5):
-            rows = [{"tenant": "acme", "agent": "a1", "text": f"{b}-{n}: {OTHERS[n % len(OTHERS)]}"} for n in range(28)]
-            rows += [{"tenant": "acme", "agent": "a1", "text": f"batch {b}: {EVENT}", "event_id": f"en-{b}"},
-                         {"tenant": "acme", "agent": "a1", "text": f"第{b}批：{ZH_EVENT}", "event_id": f"zh-{b}"}]
-            brain.perceive_many(rows)
-            for query, event in ((PARAPHRASE, f"en-{b}"), (ZH_PARAPHRASE, f"zh-{b}")):
-                item = _item_of(brain.recall(tenant="acme", agent="a1", query=query, k=20), event)
-                assert item is not None and item.why["semantic"]["tier"] == "static", (b, query)
-    finally:
-        brain.close()
-    assert {"pool", "static_codes"} <= {name for name, _ in ran}
-    assert "hindbrain-static" in {thread for _, thread in ran}  # the sums beside the caller (or taken back)
-
-
-def _late_noted(ran: list, name: str, numbers, *args):
-    """``numbers(*args)`` 20 ms late, noting its name and the thread it ran on."""
-    ran.append((name, threading.current_thread().name.rsplit("_", 1)[0]))
-    time.sleep(0.02)
-    return numbers(*args)
