@@ -1641,46 +1641,64 @@ static void segment_release(SegmentView *s) {
     PyBuffer_Release(&s->tfs);
 }
 
-/* The complaint about segment s's arrays, or NULL if they are sound; reads only the buffers, so it runs
- * without the interpreter lock (merge_postings checks a 100k index's ~300k terms on the merging thread). */
-static const char *segment_fault(SegmentView *s) {
-    if (s->terms.len % 8 || s->starts.len % 8 || s->docs.len % 4 || s->tfs.len != s->docs.len)
-        return " is not int64 terms and starts, int32 documents and as many float32 frequencies";
+static int segment_checked(SegmentView *s, const char *which) {
+    if (s->terms.len % 8 || s->starts.len % 8 || s->docs.len % 4 || s->tfs.len != s->docs.len) {
+        PyErr_Format(PyExc_ValueError, "merge_postings: segment %s is not int64 terms and starts, int32 documents "
+                     "and as many float32 frequencies", which);
+        return -1;
+    }
     s->n_terms = s->terms.len / 8;
     s->n_postings = s->docs.len / 4;
     const int64_t *terms = s->terms.buf, *starts = s->starts.buf;
-    if (s->starts.len / 8 != s->n_terms + 1 || starts[0] != 0 || starts[s->n_terms] != s->n_postings)
-        return "'s starts do not bound its postings";
+    if (s->starts.len / 8 != s->n_terms + 1 || starts[0] != 0 || starts[s->n_terms] != s->n_postings) {
+        PyErr_Format(PyExc_ValueError, "merge_postings: segment %s's starts do not bound its postings", which);
+        return -1;
+    }
     for (Py_ssize_t i = 0; i < s->n_terms; i++)
-        if (starts[i + 1] < starts[i] || (i && terms[i] <= terms[i - 1]))
-            return "'s terms are not ascending or its starts fall";
-    return NULL;
+        if (starts[i + 1] < starts[i] || (i && terms[i] <= terms[i - 1])) {
+            PyErr_Format(PyExc_ValueError, "merge_postings: segment %s's terms are not ascending or its starts fall",
+                         which);
+            return -1;
+        }
+    return 0;
 }
 
-/* The size of the union of two ascending term lists. */
-static Py_ssize_t union_size(const int64_t *at, Py_ssize_t na, const int64_t *bt, Py_ssize_t nb) {
+/* merge_postings(a_terms, a_starts, a_docs, a_tfs, b_terms, b_starts, b_docs, b_tfs) -> (terms, starts, docs,
+ * tfs): two BM25 segments as one (recall/lexical.py _Segment.merged, the oracle py_merged): the union of their
+ * terms ascending, each term's postings a's then b's (b's documents follow a's). One linear pass over the two
+ * vocabularies, each term's runs copied whole: numpy's version scattered every posting through fancy
+ * indexes (~3 µs an event of ingest at 100k, issue 28 round fifteen). Bytearrays back, as postings. */
+static PyObject *scan_merge_postings(PyObject *self, PyObject *args) {
+    SegmentView a = {0}, b = {0};
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*:merge_postings", &a.terms, &a.starts, &a.docs, &a.tfs,
+                          &b.terms, &b.starts, &b.docs, &b.tfs))
+        return NULL;
+    PyObject *result = NULL;
+    SegmentOut out = {0};
+    if (segment_checked(&a, "a") < 0 || segment_checked(&b, "b") < 0)
+        goto done;
+    const int64_t *at = a.terms.buf, *bt = b.terms.buf, *as = a.starts.buf, *bs = b.starts.buf;
     Py_ssize_t i = 0, j = 0, u = 0;
-    while (i < na || j < nb) {
-        if (j == nb || (i < na && at[i] < bt[j]))
+    while (i < a.n_terms || j < b.n_terms) { /* the union's size */
+        if (j == b.n_terms || (i < a.n_terms && at[i] < bt[j]))
             i++;
-        else if (i == na || bt[j] < at[i])
+        else if (i == a.n_terms || bt[j] < at[i])
             j++;
         else
             i++, j++;
         u++;
     }
-    return u;
-}
-
-/* The merged segment's arrays written: the union's terms ascending, each one's runs a's then b's. */
-static void merge_runs(const SegmentView *a, const SegmentView *b, int64_t *terms, int64_t *starts, char *docs,
-                       char *tfs) {
-    const int64_t *at = a->terms.buf, *bt = b->terms.buf, *as = a->starts.buf, *bs = b->starts.buf;
-    const char *ad = a->docs.buf, *bd = b->docs.buf, *af = a->tfs.buf, *bf = b->tfs.buf;
-    Py_ssize_t i = 0, j = 0, u = 0, slot = 0;
-    while (i < a->n_terms || j < b->n_terms) {
-        const int from_a = j == b->n_terms || (i < a->n_terms && at[i] <= bt[j]);
-        const int from_b = i == a->n_terms || (j < b->n_terms && bt[j] <= at[i]);
+    const Py_ssize_t postings = a.n_postings + b.n_postings;
+    if (segment_out_new(&out, u, postings) < 0)
+        goto done;
+    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(out.terms), *starts = (int64_t *)PyByteArray_AS_STRING(out.starts);
+    char *docs = PyByteArray_AS_STRING(out.docs), *tfs = PyByteArray_AS_STRING(out.tfs);
+    const char *ad = a.docs.buf, *bd = b.docs.buf, *af = a.tfs.buf, *bf = b.tfs.buf;
+    Py_ssize_t slot = 0;
+    i = j = u = 0;
+    while (i < a.n_terms || j < b.n_terms) {
+        const int from_a = j == b.n_terms || (i < a.n_terms && at[i] <= bt[j]);
+        const int from_b = i == a.n_terms || (j < b.n_terms && bt[j] <= at[i]);
         terms[u] = from_a ? at[i] : bt[j];
         starts[u++] = slot;
         if (from_a) {
@@ -1699,43 +1717,6 @@ static void merge_runs(const SegmentView *a, const SegmentView *b, int64_t *term
         }
     }
     starts[u] = slot;
-}
-
-/* merge_postings(a_terms, a_starts, a_docs, a_tfs, b_terms, b_starts, b_docs, b_tfs) -> (terms, starts, docs,
- * tfs): two BM25 segments as one (recall/lexical.py _Segment.merged, the oracle py_merged): the union of their
- * terms ascending, each term's postings a's then b's (b's documents follow a's). One linear pass over the two
- * vocabularies, each term's runs copied whole: numpy's version scattered every posting through fancy
- * indexes (~3 µs an event of ingest at 100k, issue 28 round fifteen). Bytearrays back, as postings. */
-static PyObject *scan_merge_postings(PyObject *self, PyObject *args) {
-    SegmentView a = {0}, b = {0};
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*:merge_postings", &a.terms, &a.starts, &a.docs, &a.tfs,
-                          &b.terms, &b.starts, &b.docs, &b.tfs))
-        return NULL;
-    PyObject *result = NULL;
-    SegmentOut out = {0};
-    const char *fault_a, *fault_b = NULL;
-    Py_ssize_t u = 0;
-    /* The checks, the count and the copy read and write only the buffers (held by the call, so nobody can
-     * resize them) and the new bytearrays, nobody else's yet: without the interpreter lock, so the adding
-     * thread's Python runs on while BM25Index's merging thread copies (issue 28, round twenty-two). */
-    Py_BEGIN_ALLOW_THREADS
-    fault_a = segment_fault(&a);
-    if (!fault_a)
-        fault_b = segment_fault(&b);
-    if (!fault_a && !fault_b)
-        u = union_size(a.terms.buf, a.n_terms, b.terms.buf, b.n_terms);
-    Py_END_ALLOW_THREADS
-    if (fault_a || fault_b) {
-        PyErr_Format(PyExc_ValueError, "merge_postings: segment %s%s", fault_a ? "a" : "b", fault_a ? fault_a : fault_b);
-        goto done;
-    }
-    if (segment_out_new(&out, u, a.n_postings + b.n_postings) < 0)
-        goto done;
-    int64_t *terms = (int64_t *)PyByteArray_AS_STRING(out.terms), *starts = (int64_t *)PyByteArray_AS_STRING(out.starts);
-    char *docs = PyByteArray_AS_STRING(out.docs), *tfs = PyByteArray_AS_STRING(out.tfs);
-    Py_BEGIN_ALLOW_THREADS
-    merge_runs(&a, &b, terms, starts, docs, tfs);
-    Py_END_ALLOW_THREADS
     result = segment_out_tuple(&out);
 done:
     segment_out_clear(&out);

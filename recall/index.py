@@ -950,7 +950,6 @@ class RecallIndex:
                     # add_many numbers what it added in order, ending the table: no id lookups (issue 28)
                     first = len(index.docs) - len(added)
                     self.semantic.add(tenant, [(no, d.id, semantic_text(d)) for no, d in enumerate(added, first)])
-            self._merges_finished(by_tenant)
 
     def add_events(self, by_tenant: dict[str, EventColumns]) -> None:
         """``add`` of each tenant's events given as columns (``TenantIndex.add_events``)."""
@@ -962,13 +961,6 @@ class RecallIndex:
                     first = len(index.docs) - len(added)
                     self.semantic.add(tenant, list(zip(range(first, len(index.docs)), added["id"], added["text"],
                                                        strict=True)))
-            self._merges_finished(by_tenant)
-
-    def _merges_finished(self, tenants) -> None:
-        """The lexical segments' merges these tenants' adds started, waited for: they ran on their own thread
-        beside the semantic adds (``BM25Index.finish_merge``); nothing is left running when a fold returns."""
-        for tenant in tenants:
-            self.tenants[tenant].bm25.finish_merge()
 
     def observe(self, batch: list[Decoded]) -> None:
         """Runner listener: index appended records the moment they are in the log. A batch holding

@@ -391,51 +391,6 @@ class _View(NamedTuple):
     norms: np.ndarray | None  # float32, ``_doc_norms()[docs]``
 
 
-def merge_from(segments: list[_Segment]) -> int | None:
-    """Where the newest segments the merge policy joins begin (None: no merge). The policy merges the last
-    two while the newer holds at least a quarter of the older's postings, so a query sees O(log n)
-    segments (an LSM-style policy, like Lucene's tiered merges): the run from the returned place to the
-    end becomes one segment."""
-    at, size = len(segments) - 1, len(segments[-1].docs) if segments else 0
-    while at >= 1 and 4 * size >= len(segments[at - 1].docs):
-        at -= 1
-        size += len(segments[at].docs)
-    return at if at < len(segments) - 1 else None
-
-
-def merged_run(segments: list[_Segment]) -> _Segment:
-    """The segments as one, merged newest pair first as the policy meets them (``merge_from``)."""
-    merged = segments[-1]
-    for older in reversed(segments[:-1]):
-        merged = older.merged(merged)
-    return merged
-
-
-class _Background:
-    """A call run on a thread of its own, its result read with ``result`` (which waits and re-raises).
-    The segments' merge (``_scan.merge_postings`` copies without the interpreter lock) runs there, beside
-    the adding thread's Python: 1.3 of the ~38 µs an event a 100k import's caller spent (issue 28, round
-    twenty-two). A thread a merge (about 20 in a 100k import, ~0.1 ms each to start), not a pool: nothing
-    outlives its merge, so a forked child inherits no dead worker to wait for."""
-
-    def __init__(self, fn, *args):
-        self._value = self._error = None
-        self._thread = threading.Thread(target=self._run, args=(fn, *args), name="bm25-merge", daemon=True)
-        self._thread.start()
-
-    def _run(self, fn, *args) -> None:
-        try:
-            self._value = fn(*args)
-        except BaseException as error:  # handed to the thread that reads the result
-            self._error = error
-
-    def result(self):
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
 class BM25Index:
     """Per term (numbered in ``_terms``): numpy arrays of doc numbers and term frequencies
     for scoring, filled up to ``_settled[t]``, plus a tail of recent (doc, tf) pairs.
@@ -455,7 +410,6 @@ class BM25Index:
         self._settled: list[int] = []
         self._tails: list[bytearray | bytes] = []  # ``_NO_TAIL`` until the term's first ``add``
         self._segments: list[_Segment] = []  # bulk-added postings, newest last
-        self._merging: tuple[int, _Background] | None = None  # the newest segments from here on, being merged
         self._base: _Base | None = None  # a saved index this one continues (``mapped``): documents 0 .. its n - 1
         self._lengths = np.empty(1024, dtype=np.float32)
         self._n = 0
@@ -509,12 +463,10 @@ class BM25Index:
         The batch is tokenised and numbered in one C call (``recall/_scan.c``: no Python string
         list per document, ~1.5 µs a document for what cost ~15) and becomes one immutable segment
         built with numpy; segments merge when the newer is at least a quarter of the older, so a
-        query sees O(log n) of them (``merge_from``), on a thread of their own: ``finish_merge`` (or the
-        next bulk add, or ``save``) waits for it. The batch's
+        query sees O(log n) of them (an LSM-style policy, like Lucene's tiered merges). The batch's
         new terms found in one of its documents only leave ``_terms`` for ``_one_offs``.
         """
         with self._lock:
-            self._join_merge()  # the segments' policy reads their sizes: the last merge in place first
             known, first_number = len(self._terms), len(self._tails)
             try:
                 flat, lengths = _scan.term_ids(texts, terms, self._terms, first_number)
@@ -579,25 +531,12 @@ class BM25Index:
         if not len(flat):
             return first, None
         segment = _Segment.of_documents(flat, lengths, first, len(self._tails))
-        self._segments.append(segment)
-        if (merging := merge_from(self._segments)) is not None:
-            self._merging = (merging, _Background(merged_run, self._segments[merging:]))
+        segments = self._segments
+        segments.append(segment)
+        while len(segments) >= 2 and 4 * len(segments[-1].docs) >= len(segments[-2].docs):
+            newer = segments.pop()
+            segments[-1] = segments[-1].merged(newer)
         return first, segment
-
-    def finish_merge(self) -> None:
-        """Waits for the merge of segments the last bulk add started (if any) and puts its segment in
-        their place. Until then readers see the segments unmerged: the same postings in the same order."""
-        with self._lock:
-            self._join_merge()
-
-    def _join_merge(self) -> None:
-        """``finish_merge`` with the lock held. Only a bulk add appends segments and it joins first, so
-        the segments merged are still the list's last ones."""
-        if self._merging is None:
-            return
-        at, merge = self._merging
-        self._merging = None  # a merge that raised leaves the segments unmerged: still the same postings
-        self._segments[at:] = [merge.result()]
 
     def _new_terms(self, count: int) -> None:
         """Room for ``count`` terms just numbered (``len(self._tails)`` onwards)."""
@@ -865,7 +804,6 @@ class BM25Index:
         what ``mapped`` needs. Holds the lock: adds and scoring wait (seconds at 1M documents)."""
         stem = Path(stem)
         with self._lock:
-            self._join_merge()  # one segment fewer to concatenate; the postings are the same either way
             n, total = self._n, self._total_length
             terms = self._term_list()  # term number → term
             parts_t, parts_d, parts_f = [], [], []

@@ -61,7 +61,6 @@ def test_the_one_offs_are_found_as_with_numpys_merge(batches):
             index = BM25Index()
             for batch in batches:
                 index.add_texts(batch)
-            index.finish_merge()
             terms = sorted({t for batch in batches for text in batch for t in text.split()} | {"nope"})
             answers.append([(index._one_offs.number(t), index.docs_with(t).tolist()) for t in terms])
         finally:

@@ -155,7 +155,6 @@ def test_bm25_scores_and_rankings_equal_the_old_numbering(batches, query):
         _old_add_many(old, [joined_tokens(t) + c for t, c in zip(batch, cues, strict=True)])
         new.add(tokens(batch[0]))  # single adds (the tails) interleave with the segments
         old.add(tokens(batch[0]))
-    new.finish_merge()  # the last bulk add's merge runs on its own thread
     assert len(new._segments) == len(old._segments)
     for a, b in zip(new._segments, old._segments, strict=True):  # the same postings, laid out the same
         assert all(np.array_equal(x, y) and x.dtype == y.dtype for x, y in zip(a, b, strict=True))
