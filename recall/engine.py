@@ -350,6 +350,8 @@ class RecallEngine:
                 full["graph"]["chain"] = s.why["graph"]["chain"]
             if "expansion" in s.why:
                 full["expansion"] = s.why["expansion"]
+            if "informative" in s.why:
+                full["informative"] = s.why["informative"]
             if "learned" in s.why:
                 full["learned"] = s.why["learned"]
                 full["score"] = round(s.score, 6)
