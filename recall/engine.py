@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hindbrain.recall import beliefs as belief_layers
-from hindbrain.recall import channels, e5_dialogue, expand, indirect
+from hindbrain.recall import channels, e5_dialogue, expand, indirect, informative
 from hindbrain.recall import learned as learned_fusion
 from hindbrain.recall.asking import asking_penalty
 from hindbrain.recall.brevity import brevity_penalty
@@ -310,9 +310,17 @@ class RecallEngine:
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
             if s.no in expanded:
                 s.why["expansion"] = expanded[s.no].why(tenant)
+        # an inference question's evidence says something: each pooled turn's share of what the most
+        # informative one says, a factor on its probability (the trees') or its fused score
+        said = _informative(tenant, pool) if query.indirect and not query.described and informative.WEIGHT > 0 \
+            else None
         if self.learned:  # a dialogue's mixed cosines are ordered by the trees fitted on the mix's pools
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
-            pool = learned_fusion.rerank(pool, query, w.utility, trees)
+            pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
+        elif said is not None:
+            for s, factor in zip(pool, said, strict=True):
+                s.score *= factor
+            pool.sort(key=lambda s: (-s.score, s.doc.id))
         semantic = self.index.semantic
         model = semantic.embedder.name if semantic is not None else "none"
         nviews = 0 if views is None else len(views)
@@ -342,6 +350,8 @@ class RecallEngine:
                 full["graph"]["chain"] = s.why["graph"]["chain"]
             if "expansion" in s.why:
                 full["expansion"] = s.why["expansion"]
+            if "informative" in s.why:
+                full["informative"] = s.why["informative"]
             if "learned" in s.why:
                 full["learned"] = s.why["learned"]
                 full["score"] = round(s.score, 6)
@@ -573,6 +583,21 @@ def _participants(tenant: TenantIndex, nos: list[int]) -> set[str]:
     """The conversation's participants as far as a recall sees them: the speakers of its first
     ``expand.PARTICIPANT_SAMPLE`` candidates."""
     return {tenant.docs[no].speaker for no in nos[: expand.PARTICIPANT_SAMPLE]} - {None}
+
+
+def _informative(tenant: TenantIndex, pool: list[Scored]) -> list[float]:
+    """Each pooled candidate's information factor (``recall.informative.factor``; the idfs of all
+    their terms read at once), also written into its ``why``."""
+    terms = [informative.said_terms(s.doc.text, s.doc.speaker) for s in pool]
+    vocabulary = list(dict.fromkeys(t for ts in terms for t in ts))
+    idf = dict(zip(vocabulary, tenant.bm25.idfs(vocabulary), strict=True))
+    said = [informative.information(ts, idf) for ts in terms]
+    most = max(said, default=0.0)
+    factors = [informative.factor(value, most) for value in said]
+    for s, value, f in zip(pool, said, factors, strict=True):
+        s.why["informative"] = {"information": round(value, 3), "of_most": round(value / most, 3) if most else 0.0,
+                                "factor": round(f, 4)}
+    return factors
 
 
 def _within(briefed: list[tuple[Belief, str]], budget: int) -> list[tuple[Belief, str]]:

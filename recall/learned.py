@@ -206,7 +206,8 @@ def trees(embedder: str = DEFAULT_EMBEDDER) -> Trees | Linear:
     return model
 
 
-def rerank(pool: list, query, utility_weight: float = 0.0, embedder: str = DEFAULT_EMBEDDER) -> list:
+def rerank(pool: list, query, utility_weight: float = 0.0, embedder: str = DEFAULT_EMBEDDER,
+           prior: list[float] | None = None) -> list:
     """``pool`` (fused order) re-ordered by the trees fitted on ``embedder``'s pools (``trees``):
     the probability of evidence × the item's track-record factor; the fused scores, best first,
     handed out again in the new order (the gate's ratios see the same values), each move
@@ -214,13 +215,16 @@ def rerank(pool: list, query, utility_weight: float = 0.0, embedder: str = DEFAU
 
     The track record (``scoring.fused``: ``1 + w_utility × (2·utility − 1)``) multiplies the
     probability as it multiplies fused relevance: the tuning data hold no outcomes, so the trees
-    never learned it, and without it a rule that worked would lose the lead outcomes gave it."""
+    never learned it, and without it a rule that worked would lose the lead outcomes gave it.
+    ``prior`` (one factor a candidate, or None) multiplies it too, for what the trees were not
+    fitted on (an inference question's information factor, ``recall.informative``)."""
     if len(pool) < 2:
         return pool
     model = trees(embedder)
     probability = 1.0 / (1.0 + np.exp(-model.margin(features(pool, query))))
     factor = np.array([1.0 + utility_weight * (2.0 * s.channel_scores.get("utility", 0.5) - 1.0) for s in pool])
-    order = np.argsort(-(probability * factor), kind="stable")
+    order = np.argsort(-(probability * factor * (1.0 if prior is None else np.asarray(prior, dtype=np.float64))),
+                       kind="stable")
     scores = sorted((s.score for s in pool), reverse=True)
     probabilities, factors = probability.tolist(), factor.tolist()  # the same floats, no numpy scalar a read
     out = []

@@ -778,6 +778,14 @@ class BM25Index:
                 return None
             return self._postings(t, b)[0]
 
+    def idfs(self, terms: list[str]) -> list[float]:
+        """Each term's idf (``scores``' formula) from its document frequency, counted without
+        gathering or scoring its postings; a term no document holds gets the idf of df = 0."""
+        with self._lock:
+            n = self._n
+            return [math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+                    for df in (self._df(*self._lookup(term)) for term in terms)]
+
     def _df(self, t: int | None, b: int = -1) -> int:
         df = 0 if b < 0 else int(self._base.starts[b + 1] - self._base.starts[b])
         if t is None:

@@ -1,0 +1,57 @@
+"""An inference question's information factor (``recall.informative``), weight against weight:
+``Brain.recall`` with defaults in one process over the same brain, question by question
+interleaved (``indirect_ab.interleaved``: which arm goes first rotates), R@5 and, in brackets, the
+share of questions with every gold turn in the top 5, per question type, and each arm's latency.
+
+    .venv/bin/python bench/informative_ab.py --sets hard-en,hard-zh --half tuning --weights 0,0.3,0.5,0.7,1
+
+An arm is ``informative.WEIGHT`` (0: off, the code before round twenty-two).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import quality  # noqa: E402
+from indirect_ab import interleaved, latency  # noqa: E402
+
+from hindbrain.recall import informative  # noqa: E402
+
+
+def set_arm(arm: str) -> None:
+    informative.WEIGHT = float(arm.removeprefix("w="))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", default="hard-en,hard-zh")
+    ap.add_argument("--half", default="tuning", choices=("tuning", "heldout"))
+    ap.add_argument("--weights", default="0,0.5")
+    args = ap.parse_args()
+    arms = [f"w={w}" for w in args.weights.split(",")]
+    for name in args.sets.split(","):
+        data = quality.load(name)
+        with tempfile.TemporaryDirectory() as home:
+            brain = quality.build(data, Path(home))
+            questions = data.half(args.half)
+            got, took = interleaved(brain, data, questions, arms, set_arm)
+            cats = sorted({q.category for q in questions})
+            print(f"\n### {name}, {args.half} half: {len(questions)} questions; R@5 (all gold in the top 5, %)")
+            print("| arm | all | " + " | ".join(cats) + " |")
+            for a in arms:
+                cells = []
+                for c in [None, *cats]:
+                    rs = [r for q, r in zip(questions, got[a], strict=True) if c is None or q.category == c]
+                    cells.append(f"{quality.mean_recalls(rs)[5]:.1f} ({quality.all_gold(rs):.0f})")
+                print(f"| {a} | " + " | ".join(cells) + " |", flush=True)
+            latency(took)
+            brain.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""An inference question's evidence says something (recall.informative): the asked person's small
+talk, near any question that names them, no longer outranks the turn that implies the answer."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from hindbrain import Brain
+from hindbrain.recall import informative
+from hindbrain.recall.index import FUNCTION_WORDS
+from hindbrain.recall.lexical import BM25Index
+from hindbrain.recall.tokenize import tokens
+
+
+def test_the_factor_is_one_for_the_most_informative_and_falls_to_one_minus_the_weight():
+    assert informative.factor(8.0, 8.0, weight=0.5) == 1.0
+    assert informative.factor(0.0, 8.0, weight=0.5) == 0.5
+    assert informative.factor(4.0, 8.0, weight=0.5) == pytest.approx(0.75)
+    assert informative.factor(2.0, 8.0, weight=0.0) == 1.0  # off
+    assert informative.factor(0.0, 0.0, weight=0.5) == 1.0  # nothing says anything: no order to change
+
+
+def test_a_turns_terms_leave_out_its_speaker_and_function_words():
+    terms = informative.said_terms("Mei: I took the staircase instead of the lift.", "Mei")
+    assert "mei" not in terms and "the" not in terms and not FUNCTION_WORDS.intersection(terms)
+    assert {"staircase", "lift"} <= set(terms)
+    assert len(terms) == len(set(terms))
+    assert informative.information(["staircase", "lift", "unseen"], {"staircase": 2.0, "lift": 1.5}) == 3.5
+
+
+def test_idfs_are_the_scoring_idfs_and_an_unheld_term_has_df_zero():
+    index = BM25Index()
+    index.add_texts(["ladders are the worst", "the weather again", "the lift at the mall"])
+    _, scored = index.scores(tokens("the ladders lift"))
+    assert index.idfs(["the", "ladders", "lift"]) == pytest.approx([scored["the"], scored["ladders"], scored["lift"]])
+    assert index.idfs(["gutters"])[0] > scored["ladders"]  # df 0 says more than df 1
+
+
+# Mei's small talk, Tom's turns, and one turn of Mei's that implies she would not enjoy the ride: it
+# shares no word with the question.
+WORLDS = {
+    "en": ("Mei", "Tom", "Would Mei enjoy a hot-air balloon ride?",
+           "Ladders are the worst, I made my brother clean the gutters.",
+           ["Thursday works for me.", "The weather has been all over the place.", "Time flies, honestly.",
+            "Not bad, just busy with work stuff.", "Ha, that's so typical of you."],
+           ["Did you see the match last night?", "I'm thinking of repainting the bathroom blue.",
+            "Sounds good to me."]),
+    "zh": ("美玲", "志强", "美玲会喜欢坐热气球吗？",
+           "梯子我是真怕，上次让我弟去清理的排水槽。",
+           ["周四我可以。", "最近天气变来变去的。", "时间过得真快。", "还行，就是工作忙。", "哈哈，你就是这样。"],
+           ["你看昨晚的比赛了吗？", "我打算把浴室刷成蓝色。", "听起来不错。"]),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(WORLDS))
+def world(request, tmp_path_factory):
+    asked, other, question, evidence, small_talk, others = WORLDS[request.param]
+    brain = Brain.open(tmp_path_factory.mktemp(f"informative-{request.param}") / "brain")
+    turns = [(asked, t) for t in small_talk] + [(other, t) for t in others] + [(asked, evidence)]
+    ids = [brain.perceive(tenant="t", agent="chat", kind="message", session=f"s{n}", speaker=who, text=text,
+                          ts=datetime(2024, 1, 1 + n, tzinfo=UTC)) for n, (who, text) in enumerate(turns)]
+    brain.index.semantic.wait()
+    yield brain, question, ids[-1], ids[: len(small_talk)]
+    brain.close()
+
+
+def _place(brain, question: str, item_id: str) -> tuple[int, dict]:
+    pack = brain.recall(tenant="t", agent="chat", query=question, k=10, layers=["episodic"], explain=True)
+    ranked = [i.id for i in pack.items]
+    return ranked.index(item_id), {i.id: i.why for i in pack.items}
+
+
+def test_the_evidence_rises_over_small_talk_and_says_why(world, monkeypatch):
+    brain, question, evidence, small_talk = world
+    with_prior, why = _place(brain, question, evidence)
+    monkeypatch.setattr(informative, "WEIGHT", 0.0)
+    without, plain = _place(brain, question, evidence)
+    assert with_prior < without, "the turn that says something is placed higher for an inference question"
+    assert why[evidence]["informative"]["of_most"] == 1.0  # it says the most of the pool
+    assert all(why[s]["informative"]["factor"] < 1.0 for s in small_talk if s in why)
+    assert all("informative" not in w for w in plain.values())  # off: nothing scaled, nothing said
+
+
+def test_a_question_that_is_no_inference_is_left_alone(world):
+    brain, _, evidence, _ = world
+    pack = brain.recall(tenant="t", agent="chat", query="Tell me about ladders and gutters, 梯子", k=10,
+                        layers=["episodic"], explain=True)
+    assert all("informative" not in i.why for i in pack.items)
