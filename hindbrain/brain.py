@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import datetime
 from itertools import repeat
 from operator import itemgetter
@@ -217,6 +217,11 @@ class Brain:
         with self.heap_trimmer.deferred(), bulk_threshold.held(), gc_paused(), self.refreezer.deferred():
             yield
 
+    def _importing(self, events: int):
+        """The neural tier held back while a bulk import of ``events`` runs (``SemanticIndex.importing``)."""
+        semantic = self.index.semantic
+        return semantic.importing(events) if semantic is not None else nullcontext()
+
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
         checked = self._checked_perceptions(events)
         # C-level passes over the batch where it is all records of one tenant (the common case): the Python loops
@@ -230,7 +235,8 @@ class Brain:
         envelopes = list(map(_ENVELOPE, checked))
         if len(set(map(_TENANT, envelopes))) > 1:
             one_tenant(checked)
-        self.runner.submit(list(zip(repeat("perception"), checked)))
+        with self._importing(len(checked)):
+            self.runner.submit(list(zip(repeat("perception"), checked)))
         return list(map(_RECORD_ID, envelopes))
 
     @given_precedence
@@ -245,7 +251,8 @@ class Brain:
         checked = self._checked_perceptions(events)
         records = [("perception", r) for r in checked if not isinstance(r, InvalidInput)]
         if records:
-            self.runner.submit(records)
+            with self._importing(len(records)):
+                self.runner.submit(records)
         return [r if isinstance(r, InvalidInput) else r["envelope"]["record_id"] for r in checked]
 
     def _checked_perceptions(self, events: Iterable[dict]) -> list[dict | InvalidInput]:

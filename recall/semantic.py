@@ -50,6 +50,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,6 +78,21 @@ _LOOKUP = 512  # queued items per background step with a cache (a reload is most
 _FLUSH = 512  # cache rows buffered before a write
 _GRAPH_STEP = 256  # graph insertions between checks for new embedding work
 _SQL_VARS = 900  # under SQLite's historical limit of 999 bound parameters
+# A call perceiving at least BULK_EVENTS events is a bulk import: the background thread (the neural
+# tier's embedding, the e5 tier's, the graph's building) takes no step while one runs, at most
+# BULK_YIELD_S at a stretch (then one step, then it yields again: a stream of bulk calls slows the tier,
+# never stops it). The workers run under SCHED_IDLE, so they take no core from the caller, but a core
+# they share the machine's caches and memory bus with still slows it: stopping them during a 100k
+# import read 29.1 / 28.8 / 29.3k ev/s against 26.1 / 27.4 / 27.8k, the caller's CPU 30.3-30.7 against
+# 31.4-33.1 µs an event (docs/speed.md, round twenty-two, the merge). Every event keeps its static
+# vector at return; the neural tier catches up once the import pauses. A stream of smaller calls
+# (a fleet's steady perceptions, bench/api.py's lag run: 500 a call) does not pause it.
+# A bulk import's calls come back to back: the tier keeps yielding for BULK_LINGER_S after one ends, and
+# checks before each round of its embedding (a step of 512 texts is ~1.5 s of a worker: checked only
+# between steps, the yield missed most of an import's calls).
+BULK_EVENTS = 1_000
+BULK_YIELD_S = 2.0
+BULK_LINGER_S = 0.25
 RECENT_VECTORS = 4096  # without a cache: neural vectors of recent texts kept for dedup (float16: 1 KB each, 4 MB)
 QUERY_CACHE = 4096  # query texts whose vectors are kept (2 KB each: 8 MB)
 TRIM_AFTER = 5_000  # vectors put in the graph before a settled index trims the heap (a trim costs ms)
@@ -426,6 +442,8 @@ class SemanticIndex:
         self._stalled = False  # the last background pass failed; wait for an add or a search
         self._retried_at = 0.0  # monotonic time of a replica's last recheck of its waiting items
         self._closed = False
+        self._bulk = 0  # bulk imports running (``importing``): the background thread yields to them
+        self._bulk_ended = -BULK_LINGER_S  # monotonic time the last one ended
         self._built_since_trim = 0  # vectors put in a graph since the last heap trim
         self.mapped_docs = 0  # documents whose vector came from the owner's snapshot (a replica)
         self._queries = QueryCache(embedder)
@@ -835,6 +853,47 @@ class SemanticIndex:
         self.close()
 
     # -- the background thread --------------------------------------------------------------
+    @contextmanager
+    def importing(self, events: int):
+        """The block a perceive call of ``events`` events runs in: a bulk import (``BULK_EVENTS`` or
+        more) holds the background thread's next step back until it ends (at most ``BULK_YIELD_S``)."""
+        if events < BULK_EVENTS:
+            yield
+            return
+        with self._cond:
+            self._bulk += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._bulk -= 1
+                self._bulk_ended = time.monotonic()
+                self._cond.notify_all()
+
+    def _yield_to_imports(self) -> None:
+        """Waits (``_cond`` held) while a bulk import runs or ended less than ``BULK_LINGER_S`` ago,
+        at most ``BULK_YIELD_S`` in all (``importing``)."""
+        until = time.monotonic() + BULK_YIELD_S
+        while not self._closed:
+            now = time.monotonic()
+            if now >= until:
+                return
+            if self._bulk:
+                self._cond.wait(until - now)
+            elif now - self._bulk_ended < BULK_LINGER_S:
+                self._cond.wait(min(until, self._bulk_ended + BULK_LINGER_S) - now)
+            else:
+                return
+
+    def _rounds_yielding(self, chunks: list[list[str]]):
+        """The pool's vectors of ``chunks``, a round of its workers at a time, the background thread
+        yielding to a bulk import before each round (``importing``)."""
+        step = getattr(self.pool, "workers", 1)
+        for start in range(0, len(chunks), step):
+            with self._cond:
+                self._yield_to_imports()
+            yield from self.pool.embed_many(chunks[start : start + step])
+
     def _backlog(self) -> int:
         return sum(len(t.queue) + t.inflight + len(t.waiting) for t in self._tenants.values())
 
@@ -844,6 +903,7 @@ class SemanticIndex:
                 waiting = any(t.waiting for t in self._tenants.values())
                 self._cond.wait_for(lambda: self._closed or (not self._stalled and self._has_work()),
                                     FOLLOW_RETRY_S if waiting else None)
+                self._yield_to_imports()  # a bulk import runs: its caller's caches and memory bus first
                 if self._closed:
                     return
                 if waiting and time.monotonic() - self._retried_at >= FOLLOW_RETRY_S:
@@ -944,7 +1004,7 @@ class SemanticIndex:
         firsts = [rows[0] for rows in by_hash.values()]
         chunks = [[texts[i] for i in firsts[s : s + BATCH]] for s in range(0, len(firsts), BATCH)]
         if self.pool is not None and not inline:
-            embedded = self.pool.embed_many(chunks)
+            embedded = self._rounds_yielding(chunks)
         else:
             embedded = (self.embedder.embed_passages(chunk) for chunk in chunks)
         for n, vecs in enumerate(embedded):
