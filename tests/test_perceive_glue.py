@@ -5,6 +5,7 @@ and ids answered, or the same refusal (its field and its words)."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from types import SimpleNamespace
 
 from hypothesis import given, settings
@@ -34,6 +35,7 @@ refusals = st.builds(InvalidInput, st.just("perceive"), st.sampled_from(["text",
 def _outcome(body, checked: list) -> tuple:
     submitted = []
     fake = SimpleNamespace(_checked_perceptions=lambda events: list(checked),
+                           _importing=lambda events: nullcontext(),
                            runner=SimpleNamespace(submit=submitted.append))
     try:
         answer = body(fake, ["the events"])
