@@ -752,14 +752,19 @@ static void *said_cues_thread(void *arg) {
     return NULL;
 }
 
-/* Waits for the walk (the lock released meanwhile: the walk never takes it). */
-static void said_cues_join(SaidCues *self) {
-    if (!self->running)
+/* Waits for a batch's walk on its own thread, if one runs (the lock released meanwhile: a walk never
+   takes it); SaidCues' and Holding's. */
+static void walk_join(pthread_t thread, int *running) {
+    if (!*running)
         return;
     Py_BEGIN_ALLOW_THREADS
-    pthread_join(self->thread, NULL);
+    pthread_join(thread, NULL);
     Py_END_ALLOW_THREADS
-    self->running = 0;
+    *running = 0;
+}
+
+static void said_cues_join(SaidCues *self) {
+    walk_join(self->thread, &self->running);
 }
 
 static void said_cues_dealloc(SaidCues *self) {
@@ -968,12 +973,7 @@ static void *holding_thread(void *arg) {
 }
 
 static void holding_join(Holding *self) {
-    if (!self->running)
-        return;
-    Py_BEGIN_ALLOW_THREADS
-    pthread_join(self->thread, NULL);
-    Py_END_ALLOW_THREADS
-    self->running = 0;
+    walk_join(self->thread, &self->running);
 }
 
 static void holding_dealloc(Holding *self) {
