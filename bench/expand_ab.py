@@ -38,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality  # noqa: E402
-from indirect_ab import interleaved, latency  # noqa: E402
+from indirect_ab import gold_table, interleaved, latency  # noqa: E402
 
 from hindbrain.recall import expand, indirect  # noqa: E402
 
@@ -93,15 +93,7 @@ def main() -> None:
                 questions = data.half(half)
                 got, took = interleaved(brain, data, questions, arms, set_arm)
                 set_arm("default")
-                cats = sorted({q.category for q in questions})
-                print(f"\n### {name}, {half} half: {len(questions)} questions; R@5 (all gold in the top 5, %)")
-                print("| arm | all | " + " | ".join(cats) + " |")
-                for a in arms:
-                    cells = []
-                    for c in [None, *cats]:
-                        rs = [r for q, r in zip(questions, got[a], strict=True) if c is None or q.category == c]
-                        cells.append(f"{quality.mean_recalls(rs)[5]:.1f} ({quality.all_gold(rs):.0f})")
-                    print(f"| {a} | " + " | ".join(cells) + " |", flush=True)
+                gold_table(f"{name}, {half} half", questions, arms, got)
                 latency(took)
             brain.close()
 

@@ -58,6 +58,20 @@ def row(label: str, got: list[dict[int, float]], questions: list, cats: list[str
     print(f"| {label} | {quality.mean_recalls(got)[5]:.1f} | " + " | ".join(f"{b:.1f}" for b in by) + " |")
 
 
+def gold_table(title: str, questions: list, arms: list, got: dict) -> None:
+    """Each arm's R@5 (and the share of questions with all gold in the top 5) over the half and by
+    question type, as a table under ``title`` (``got``: arm → each question's recalls)."""
+    cats = sorted({q.category for q in questions})
+    print(f"\n### {title}: {len(questions)} questions; R@5 (all gold in the top 5, %)")
+    print("| arm | all | " + " | ".join(cats) + " |")
+    for a in arms:
+        cells = []
+        for c in [None, *cats]:
+            rs = [r for q, r in zip(questions, got[a], strict=True) if c is None or q.category == c]
+            cells.append(f"{quality.mean_recalls(rs)[5]:.1f} ({quality.all_gold(rs):.0f})")
+        print(f"| {a} | " + " | ".join(cells) + " |", flush=True)
+
+
 def latency(took: dict, label=str) -> None:
     """Each arm's p50, p99 and p50 ratio to the first arm's (``took``: arm → recall times, ms)."""
     base = statistics.median(next(iter(took.values())))

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality  # noqa: E402
-from indirect_ab import interleaved, latency  # noqa: E402
+from indirect_ab import gold_table, interleaved, latency  # noqa: E402
 
 from hindbrain.recall import informative  # noqa: E402
 
@@ -40,15 +40,7 @@ def main() -> None:
             brain = quality.build(data, Path(home))
             questions = data.half(args.half)
             got, took = interleaved(brain, data, questions, arms, set_arm)
-            cats = sorted({q.category for q in questions})
-            print(f"\n### {name}, {args.half} half: {len(questions)} questions; R@5 (all gold in the top 5, %)")
-            print("| arm | all | " + " | ".join(cats) + " |")
-            for a in arms:
-                cells = []
-                for c in [None, *cats]:
-                    rs = [r for q, r in zip(questions, got[a], strict=True) if c is None or q.category == c]
-                    cells.append(f"{quality.mean_recalls(rs)[5]:.1f} ({quality.all_gold(rs):.0f})")
-                print(f"| {a} | " + " | ".join(cells) + " |", flush=True)
+            gold_table(f"{name}, {args.half} half", questions, arms, got)
             latency(took)
             brain.close()
 
