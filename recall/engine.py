@@ -586,12 +586,9 @@ def _participants(tenant: TenantIndex, nos: list[int]) -> set[str]:
 
 
 def _informative(tenant: TenantIndex, pool: list[Scored]) -> list[float]:
-    """Each pooled candidate's information factor (``recall.informative.factor``; the idfs of all
-    their terms read at once), also written into its ``why``."""
-    terms = [informative.said_terms(s.doc.text, s.doc.speaker) for s in pool]
-    vocabulary = list(dict.fromkeys(t for ts in terms for t in ts))
-    idf = dict(zip(vocabulary, tenant.bm25.idfs(vocabulary), strict=True))
-    said = [informative.information(ts, idf) for ts in terms]
+    """Each pooled candidate's information factor (``recall.informative.factor``; what each says,
+    kept per index state by ``informative.informations``), also written into its ``why``."""
+    said = informative.informations(tenant.bm25, [(s.no, s.doc.text, s.doc.speaker) for s in pool])
     most = max(said, default=0.0)
     factors = [informative.factor(value, most) for value in said]
     for s, value, f in zip(pool, said, factors, strict=True):

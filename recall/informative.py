@@ -16,11 +16,19 @@ the most informative one (``factor``): ``1 − WEIGHT × (1 − information / mo
 the learned fusion's probability of evidence (``recall.learned.rerank``: its trees were fitted
 before this and do not read it) or, without the trees, the fused score. Pure functions over the
 terms and their idfs; the engine applies them.
+
+A turn's information depends on its words and on the tenant's document frequencies, which change
+only when a document is added: ``informations`` keeps each document's per index (``KEPT``, dropped
+when the index's document count moves), so a recall-heavy tenant does not count the same ~400
+terms' document frequencies again for every inference question (~1 ms a recall, round twenty-two).
 """
 
 from __future__ import annotations
 
+import weakref
+
 from hindbrain.recall.index import FUNCTION_WORDS
+from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import tokens
 
 # The share of a candidate's rank its information decides (0: off). Tuning halves, inference R@5
@@ -50,3 +58,37 @@ def factor(said: float, most: float, weight: float | None = None) -> float:
     if most <= 0 or weight <= 0:
         return 1.0
     return 1.0 - weight * (1.0 - min(1.0, said / most))
+
+
+KEEP = True  # an A/B switch for the cost bench (docs/recall-quality.md, round twenty-three)
+KEPT_MOST = 65536  # documents (and terms) kept per index: beyond, start again
+# index → (its document count when counted, document number → its information, term → its idf)
+KEPT: weakref.WeakKeyDictionary[BM25Index, tuple[int, dict[int, float], dict[str, float]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def informations(bm25: BM25Index, docs: list[tuple[int, str, str | None]]) -> list[float]:
+    """Each document's information (``information`` of its ``said_terms``), ``docs`` as (number,
+    text, speaker): read from ``KEPT`` for the index's current document count; the rest counted
+    from their terms' idfs, themselves kept (a tenant's turns share most of their words, so a pool
+    of turns never seen still finds most idfs known), and kept. Kept only when no document was
+    added meanwhile: values counted at another count would outlive the next invalidation's check."""
+    n = len(bm25)
+    count, known, idf = KEPT.get(bm25, (-1, {}, {}))
+    if not KEEP or count != n or len(known) > KEPT_MOST or len(idf) > KEPT_MOST:
+        known, idf = {}, {}
+    missing = [(no, said_terms(text, speaker)) for no, text, speaker in dict.fromkeys(docs) if no not in known]
+    if not missing:
+        return [known[no] for no, _, _ in docs]
+    unseen = list(dict.fromkeys(t for _, ts in missing for t in ts if t not in idf))
+    counted = dict(zip(unseen, bm25.idfs(unseen), strict=True))
+    kept = KEEP and len(bm25) == n
+    if kept:
+        idf.update(counted)  # the same count's idfs: another recall's additions agree with these
+    else:
+        idf = {**idf, **counted}
+    fresh = {no: information(ts, idf) for no, ts in missing}
+    if kept:
+        known.update(fresh)
+        KEPT[bm25] = (n, known, idf)
+    return [known.get(no, fresh.get(no)) for no, _, _ in docs]

@@ -36,6 +36,41 @@ def test_idfs_are_the_scoring_idfs_and_an_unheld_term_has_df_zero():
     assert index.idfs(["gutters"])[0] > scored["ladders"]  # df 0 says more than df 1
 
 
+def _counted(index: BM25Index, docs: list[tuple[int, str, None]]) -> list[float]:
+    """What ``informations`` must return: each document's information from the index's idfs now."""
+    terms = [informative.said_terms(text, None) for _, text, _ in docs]
+    return [informative.information(ts, dict(zip(ts, index.idfs(ts), strict=True))) for ts in terms]
+
+
+def test_a_new_document_changes_the_kept_information_and_the_factor():
+    """Kept per index state: a document added since (one more holding "gutters") makes the first
+    turn say less, so the second's factor rises; the values kept before it are not read again."""
+    index = BM25Index()
+    index.add_texts(["ladders are the worst, I cleaned the gutters", "the weather again, the lift at the mall",
+                     "thursday works"])
+    docs = [(0, "ladders are the worst, I cleaned the gutters", None), (1, "the weather again, the lift at the mall",
+                                                                        None)]
+    before = informative.informations(index, docs)
+    assert before == pytest.approx(_counted(index, docs))
+    index.add_texts(["the gutters overflowed"])
+    after = informative.informations(index, docs)
+    assert after == pytest.approx(_counted(index, docs))
+    assert informative.factor(after[1], max(after)) > informative.factor(before[1], max(before))
+
+
+def test_kept_information_is_not_counted_again(monkeypatch):
+    index = BM25Index()
+    index.add_texts(["ladders are the worst", "the weather again"])
+    docs = [(0, "ladders are the worst", None), (1, "the weather again", None)]
+    first = informative.informations(index, docs)
+    counted = []
+    monkeypatch.setattr(index, "idfs", lambda terms: counted.append(terms) or BM25Index.idfs(index, terms))
+    assert informative.informations(index, docs[::-1]) == first[::-1]
+    assert counted == []  # every document's information read back, no document frequency counted
+    informative.informations(index, [*docs, (2, "worst gutters", None)])
+    assert counted == [["gutters"]]  # only the term no document read before holds
+
+
 # Mei's small talk, Tom's turns, and one turn of Mei's that implies she would not enjoy the ride: it
 # shares no word with the question.
 WORLDS = {
