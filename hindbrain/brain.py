@@ -36,6 +36,7 @@ from hindbrain.recall.query import build_query
 from hindbrain.recall.reading import READ_KINDS, reading
 from hindbrain.recall.records import pack_of, recall_records
 from hindbrain.recall.same_event import conflict
+from hindbrain.recall.semantic import BULK_EVENTS
 from hindbrain.recall.vector_snapshot import write_if_changed
 from hindbrain.schemas import records as record_builders
 from hindbrain.schemas.api import (
@@ -217,10 +218,15 @@ class Brain:
         with self.heap_trimmer.deferred(), bulk_threshold.held(), gc_paused(), self.refreezer.deferred():
             yield
 
+    @contextmanager
     def _importing(self, events: int):
-        """The neural tier held back while a bulk import of ``events`` runs (``SemanticIndex.importing``)."""
+        """The neural tier held back while a bulk import of ``events`` runs (``SemanticIndex.importing``), and
+        chDB's merges with it (``EmbeddedRunner.importing``: a runner over Kafka has none to hold)."""
         semantic = self.index.semantic
-        return semantic.importing(events) if semantic is not None else nullcontext()
+        runner_importing = getattr(self.runner, "importing", None) if events >= BULK_EVENTS else None
+        with (semantic.importing(events) if semantic is not None else nullcontext(),
+              runner_importing() if runner_importing is not None else nullcontext()):
+            yield
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
         checked = self._checked_perceptions(events)
