@@ -88,10 +88,12 @@ PROJECT_SLICE = 250
 # chDB's merges held while a bulk import runs (``importing``; docs/speed.md, "The event document and the background,
 # round twenty-three"): a merge only makes parts fewer (a part is readable once its insert returns), and during an
 # import it ran beside the caller, on the other core, sharing its caches and memory bus as the neural tier's workers
-# did (round twenty-two). Held until MERGES_LINGER_S after the last bulk call ended (an import's calls come back to
-# back), for at most MERGES_HELD_ROUNDS projector rounds (each leaves a part a view: chDB delays inserts at 1,000
-# parts of a table, so a stream of bulk calls gets its merges back after these, and keeps them until it ends)
-MERGES_LINGER_S = 0.25
+# did (round twenty-two). Held until MERGES_LINGER_S after the last bulk call ended: an import's calls come back to
+# back, and at load 17 the neural tier's 0.25 s let the merges restart between two calls, to be cancelled by the
+# next call's stop (nobody waits for a merge: the linger is longer). At most MERGES_HELD_ROUNDS projector rounds:
+# each leaves a part a view, and chDB delays inserts at 1,000 parts of a table, so a stream of bulk calls gets its
+# merges back after these, and keeps them until it ends
+MERGES_LINGER_S = 1.0
 MERGES_HELD_ROUNDS = 64
 
 Listener = Callable[[list[Decoded]], None]  # sees each appended batch, in order
