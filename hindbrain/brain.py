@@ -36,6 +36,7 @@ from hindbrain.recall.query import build_query
 from hindbrain.recall.reading import READ_KINDS, reading
 from hindbrain.recall.records import pack_of, recall_records
 from hindbrain.recall.same_event import conflict
+from hindbrain.recall.semantic import BULK_EVENTS
 from hindbrain.recall.vector_snapshot import write_if_changed
 from hindbrain.schemas import records as record_builders
 from hindbrain.schemas.api import (
@@ -204,7 +205,8 @@ class Brain:
         """Bulk ``perceive``: validates every event first, then appends all in one batch. A batch
         is one tenant's (as over HTTP, where the API key is one tenant): events of another tenant
         are refused (``InvalidInput`` on ``tenant``, naming the event), nothing written."""
-        with self._bulk_call():
+        events = events if type(events) is list else list(events)
+        with self._bulk_call(), self._merges_held(events):
             return self._perceive_many(events)
 
     @contextmanager
@@ -221,6 +223,13 @@ class Brain:
         """The neural tier held back while a bulk import of ``events`` runs (``SemanticIndex.importing``)."""
         semantic = self.index.semantic
         return semantic.importing(events) if semantic is not None else nullcontext()
+
+    def _merges_held(self, events: list):
+        """chDB's merges held while a bulk call of ``events`` runs, the whole call (``EmbeddedRunner.importing``:
+        its validation too, so that at a loaded box's pace the linger still spans the gap between an import's
+        calls); a runner over Kafka has none to hold."""
+        importing = getattr(self.runner, "importing", None)
+        return importing() if importing is not None and len(events) >= BULK_EVENTS else nullcontext()
 
     def _perceive_many(self, events: Iterable[dict]) -> list[str]:
         checked = self._checked_perceptions(events)
@@ -244,7 +253,8 @@ class Brain:
         """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
         one batch, and each position holds the event's id or the ``InvalidInput`` that
         refused it (a server batching concurrent requests answers each one)."""
-        with self._bulk_call():
+        events = events if type(events) is list else list(events)
+        with self._bulk_call(), self._merges_held(events):
             return self._perceive_each(events)
 
     def _perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:

@@ -61,7 +61,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from hindbrain.projections.warehouse import PartsNotWritten, Warehouse
 from hindbrain.schemas.records import now_us
@@ -84,6 +85,16 @@ ROUND_RECORDS = 20_000  # at most this many records a round projects and inserts
 # records the background projection projects between two give-way points (2,000 took 70-105 ms with
 # their inserts in the soak: a slice is ~10 ms), so a call that starts meanwhile meets at most one
 PROJECT_SLICE = 250
+# chDB's merges held while a bulk import runs (``importing``; docs/speed.md, "The event document and the background,
+# round twenty-three"): a merge only makes parts fewer (a part is readable once its insert returns), and during an
+# import it ran beside the caller, on the other core, sharing its caches and memory bus as the neural tier's workers
+# did (round twenty-two). Held until MERGES_LINGER_S after the last bulk call ended: an import's calls come back to
+# back, and at load 17 the neural tier's 0.25 s let the merges restart between two calls, to be cancelled by the
+# next call's stop (nobody waits for a merge: the linger is longer). At most MERGES_HELD_ROUNDS projector rounds:
+# each leaves a part a view, and chDB delays inserts at 1,000 parts of a table, so a stream of bulk calls gets its
+# merges back after these, and keeps them until it ends
+MERGES_LINGER_S = 1.0
+MERGES_HELD_ROUNDS = 64
 
 Listener = Callable[[list[Decoded]], None]  # sees each appended batch, in order
 
@@ -130,6 +141,11 @@ class EmbeddedRunner:
         # inserts started lowered after each projector round (streams.thread_priority: on a box shared with other
         # busy processes they took the caller's core from it during a bulk import)
         self.idler = BackgroundIdler(merges_idle and embedded)
+        # the merges' hold during a bulk import (``importing``): chDB's only (a server's merges are the server's);
+        # ``_bulk``, ``_bulk_ended`` under ``_handoff``; the hold itself is the projector thread's (``_follow_bulk``)
+        self.hold_merges = embedded
+        self._bulk, self._bulk_ended = 0, -MERGES_LINGER_S
+        self.merges_held, self._held_rounds = False, 0
 
     def submit(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> list[Position]:
         """Append records durably and queue them for projection; returns their positions.
@@ -143,6 +159,22 @@ class EmbeddedRunner:
         if not self._lock._is_owned():  # waiting holding it would stall the log's paths of the projector
             self.wait_for_room()
         return positions
+
+    @contextmanager
+    def importing(self) -> Iterator[None]:
+        """The block a bulk import's call runs in (``Brain._importing``): chDB's merges are held from the
+        projector's next round until ``MERGES_LINGER_S`` after the last such block ended (module constants)."""
+        with self._handoff:
+            if not self._bulk_running():
+                self._held_rounds = 0  # a bulk begins: its rounds are counted afresh
+            self._bulk += 1
+        try:
+            yield
+        finally:
+            with self._handoff:
+                self._bulk -= 1
+                self._bulk_ended = time.monotonic()
+                self._handoff.notify_all()  # the projector's wait for the linger's end starts again
 
     def defer(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> None:
         """Queue records for the next group commit (see the module docstring). They are
@@ -263,17 +295,53 @@ class EmbeddedRunner:
     def _run_projector(self) -> None:
         while True:
             with self._handoff:
-                self._handoff.wait_for(lambda: len(self._pending) >= self.batch_size or self._closed)
+                while len(self._pending) < self.batch_size and not self._closed:
+                    release_in = self._merges_release_in()
+                    if release_in == 0:
+                        break
+                    self._handoff.wait(release_in)
                 if self._closed:
-                    return  # ``close`` projects what is left
+                    return  # ``close`` projects what is left, and gives the merges back
+                due, hold = len(self._pending) >= self.batch_size, self._hold_merges()
             try:
+                self._follow_bulk(hold)
+                if not due:
+                    continue
                 if self._project_round(ROUND_RECORDS, background=True) is None:
                     with self._lock:  # the log's path: the round met what only it can take
                         self.flush()
+                with self._handoff:
+                    self._held_rounds += self.merges_held
                 self.idler.lower()  # the merge threads this round's inserts started (streams.thread_priority)
             except Exception as exc:  # noqa: BLE001 - as ``_project_logged``
                 log.warning("projection into the views failed; the records are in the log and will be projected by "
                             "the next flush or reopen: %s", exc)
+
+    def _bulk_running(self) -> bool:
+        """(``_handoff`` held.) Whether a bulk call runs or ended less than ``MERGES_LINGER_S`` ago."""
+        return self._bulk > 0 or time.monotonic() - self._bulk_ended < MERGES_LINGER_S
+
+    def _hold_merges(self) -> bool:
+        """(``_handoff`` held.) Whether chDB's merges are to be held now: a bulk runs, and it has not held them
+        ``MERGES_HELD_ROUNDS`` rounds yet (a stream of bulk calls gets them back then, and keeps them)."""
+        return self.hold_merges and self._bulk_running() and self._held_rounds < MERGES_HELD_ROUNDS
+
+    def _merges_release_in(self) -> float | None:
+        """(``_handoff`` held.) Seconds until held merges are to be given back (0: now); None when none are held
+        or a bulk call runs (its end wakes the projector)."""
+        if not self.merges_held or self._bulk > 0:
+            return None
+        if self._held_rounds >= MERGES_HELD_ROUNDS:
+            return 0.0
+        return max(0.0, self._bulk_ended + MERGES_LINGER_S - time.monotonic())
+
+    def _follow_bulk(self, hold: bool) -> None:
+        """(The projector's thread, or a close once it ended.) chDB's merges stopped or started to match
+        ``hold``: one statement when it changes (chDB's ``SYSTEM STOP MERGES`` cancels merges running then;
+        their parts stay, to be merged later)."""
+        if hold != self.merges_held:
+            self.warehouse.command("SYSTEM STOP MERGES" if hold else "SYSTEM START MERGES")
+            self.merges_held = hold
 
     def _pause(self) -> None:
         """The projector's give-way point: it gives way to brain calls in flight only while nobody
@@ -361,6 +429,8 @@ class EmbeddedRunner:
             self._projector.join()
         if self._pending:
             self._project_logged()
+        # chDB's engine is the process's: a brain opened after this one would find its merges stopped
+        self._follow_bulk(False)
 
     def flush(self) -> int:
         """Project and insert everything appended before the call (the committed records: an open
