@@ -7103,7 +7103,6 @@ static PyObject *scan_kept_append(PyObject *self, PyObject *args) {
     return kept;
 }
 
-
 static PyMethodDef methods[] = {
     {"first_near_duplicate", scan_first_near_duplicate, METH_VARARGS,
      "first_near_duplicate(words, kept, floor, near) -> int: the index of the first set in kept (a list of sets) "
