@@ -30,6 +30,7 @@ from pathlib import Path
 from hindbrain.learning.learner import Learner
 from hindbrain.learning.lifecycle import RULE_VERSION
 from hindbrain.learning.records import is_own
+from hindbrain.recall import _scan
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
 from hindbrain.streams.processing import Decoded, dead_letter, decoded_entries
@@ -189,7 +190,9 @@ class LearnerRuntime:
 def _long_text_parts(batch: list[Decoded]) -> list[tuple[bool, list[Decoded]]]:
     """``batch`` cut before each record holding a long text, each part with whether it starts with one: the
     learner gives way to the recalls in flight before those, as it did before each long text's record."""
-    cuts = [n for n, d in enumerate(batch) if len(d.record.get("text") or "") >= LONG_TEXT_CHARS]
+    # one C pass (``_scan.long_text_cuts``): this comprehension was ~0.2 µs of the learner's ~4.5 an event on
+    # perceive_many's path (issue 28, round twenty-three)
+    cuts = _scan.long_text_cuts(batch if type(batch) is list else list(batch), LONG_TEXT_CHARS)
     bounds = [0, *(n for n in cuts if n), len(batch)]
     starts = set(cuts)
     return [(a in starts, batch[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]

@@ -6991,6 +6991,118 @@ static PyObject *scan_attr_columns(PyObject *self, PyObject *args) {
     return Py_BuildValue("(NN)", lengths, columns);
 }
 
+/* ---- the learner on perceive_many's path: learning/runtime.py and learner.py ------------------------------- */
+
+static PyObject *key_record, *key_text, *key_get, *key_append, *key_popitem; /* interned on first use */
+
+/* len(d.record.get("text") or "") of one decoded record; -1 with the error set. A record that is not a dict answers
+ * its own ``get``, a text that is not a str its own truth and length. */
+static Py_ssize_t text_length(PyObject *d) {
+    PyObject *record = PyObject_GetAttr(d, key_record);
+    if (!record)
+        return -1;
+    PyObject *text = PyDict_CheckExact(record) ? Py_XNewRef(PyDict_GetItemWithError(record, key_text))
+                                               : PyObject_CallMethodOneArg(record, key_get, key_text);
+    Py_DECREF(record);
+    if (!text)
+        return PyErr_Occurred() ? -1 : 0;
+    if (PyUnicode_CheckExact(text)) { /* the common case: a str is "or"-ed and measured as itself */
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+        Py_DECREF(text);
+        return n;
+    }
+    const int truthy = PyObject_IsTrue(text);
+    const Py_ssize_t n = truthy > 0 ? PyObject_Length(text) : truthy; /* "or ''": a falsy text is 0 long */
+    Py_DECREF(text);
+    return n;
+}
+
+/* long_text_cuts(batch, limit) -> list: [n for n, d in enumerate(batch) if len(d.record.get("text") or "") >= limit],
+ * runtime._long_text_parts' cuts in one C pass: its Python loop was ~0.2 µs of the learner's ~4.5 an event on
+ * perceive_many's path (issue 28, round twenty-three). */
+static PyObject *scan_long_text_cuts(PyObject *self, PyObject *args) {
+    PyObject *batch;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "O!n:long_text_cuts", &PyList_Type, &batch, &limit))
+        return NULL;
+    if (!interned(&key_record, "record") || !interned(&key_text, "text") || !interned(&key_get, "get"))
+        return NULL;
+    PyObject *held = PyList_AsTuple(batch); /* a record's own get could change the list: its items as they were */
+    PyObject *cuts = held ? PyList_New(0) : NULL;
+    const Py_ssize_t n = held ? PyTuple_GET_SIZE(held) : 0;
+    for (Py_ssize_t i = 0; cuts && i < n; i++) {
+        const Py_ssize_t length = text_length(PyTuple_GET_ITEM(held, i));
+        if (length < 0) {
+            Py_CLEAR(cuts);
+            break;
+        }
+        if (length >= limit) {
+            PyObject *at = PyLong_FromSsize_t(i);
+            if (!at || PyList_Append(cuts, at) < 0)
+                Py_CLEAR(cuts);
+            Py_XDECREF(at);
+        }
+    }
+    Py_XDECREF(held);
+    return cuts;
+}
+
+/* kept_append(recent, key, value, n, size) -> list: ``Recent.setdefault(key, [])`` (a new key past `size` forgets the
+ * oldest), then ``.append(value)`` and ``del [:-n]`` once it is longer than n: the learner's kept lists (a task's
+ * tries and failures, an option's successes and failures, a place's reports). Four such steps in Python were
+ * ~1 µs of a failure's ~5.7 in the rules, a quarter of a fleet's events (issue 28, round twenty-three). */
+static PyObject *scan_kept_append(PyObject *self, PyObject *args) {
+    PyObject *recent, *key, *value;
+    Py_ssize_t n, size;
+    if (!PyArg_ParseTuple(args, "OOOnn:kept_append", &recent, &key, &value, &n, &size))
+        return NULL;
+    if (!PyODict_Check(recent)) {
+        PyErr_Format(PyExc_TypeError, "kept_append: an OrderedDict, not %.100s", Py_TYPE(recent)->tp_name);
+        return NULL;
+    }
+    if (n < 1) {
+        PyErr_SetString(PyExc_ValueError, "kept_append: n >= 1");
+        return NULL;
+    }
+    if (!interned(&key_append, "append") || !interned(&key_popitem, "popitem"))
+        return NULL;
+    PyObject *kept = PyDict_GetItemWithError(recent, key); /* Recent.get: the dict's look-up */
+    if (kept) {
+        Py_INCREF(kept);
+    } else {
+        if (PyErr_Occurred() || !(kept = PyList_New(0)))
+            return NULL;
+        if (PyODict_SetItem(recent, key, kept) < 0) { /* OrderedDict.__setitem__, as Recent's own */
+            Py_DECREF(kept);
+            return NULL;
+        }
+        if (PyDict_GET_SIZE(recent) > size) {
+            PyObject *gone = PyObject_CallMethodOneArg(recent, key_popitem, Py_False); /* popitem(last=False) */
+            if (!gone) {
+                Py_DECREF(kept);
+                return NULL;
+            }
+            Py_DECREF(gone);
+        }
+    }
+    if (!PyList_CheckExact(kept)) { /* not a list the learner made: as the Python read it, append, len, del */
+        PyObject *done = PyObject_CallMethodOneArg(kept, key_append, value);
+        Py_XDECREF(done);
+        const Py_ssize_t length = done ? PyObject_Length(kept) : -1;
+        PyObject *keep_n = length > n ? PyLong_FromSsize_t(-n) : NULL;
+        PyObject *cut = keep_n ? PySlice_New(NULL, keep_n, NULL) : NULL;
+        if (length < 0 || (length > n && (!cut || PyObject_DelItem(kept, cut) < 0)))
+            Py_CLEAR(kept);
+        Py_XDECREF(keep_n);
+        Py_XDECREF(cut);
+        return kept;
+    }
+    if (PyList_Append(kept, value) < 0 ||
+        (PyList_GET_SIZE(kept) > n && PyList_SetSlice(kept, 0, PyList_GET_SIZE(kept) - n, NULL) < 0))
+        Py_CLEAR(kept);
+    return kept;
+}
+
 static PyMethodDef methods[] = {
     {"first_near_duplicate", scan_first_near_duplicate, METH_VARARGS,
      "first_near_duplicate(words, kept, floor, near) -> int: the index of the first set in kept (a list of sets) "
@@ -7118,6 +7230,12 @@ static PyMethodDef methods[] = {
      "range(start, end, width)], ASCII only"},
     {"message_keys", scan_message_keys, METH_O,
      "message_keys(records) -> list: streams.topics.key_of of each record."},
+    {"long_text_cuts", scan_long_text_cuts, METH_VARARGS,
+     "long_text_cuts(batch, limit) -> list: [n for n, d in enumerate(batch) if len(d.record.get('text') or '') >= "
+     "limit]."},
+    {"kept_append", scan_kept_append, METH_VARARGS,
+     "kept_append(recent, key, value, n, size) -> list: recent.setdefault(key, []) (a Recent of `size` keys), "
+     "value appended, the list cut to its last n."},
     {"attr_columns", scan_attr_columns, METH_VARARGS,
      "attr_columns(lists, names) -> (lengths, columns): each list's length, and for each name "
      "[getattr(o, name) for l in lists for o in l]."},
