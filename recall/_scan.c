@@ -88,71 +88,25 @@ static inline int static_letter(Py_UCS4 c) {
 typedef struct {
     int64_t *data;
     Py_ssize_t len, cap;
-    PyObject *bytes; /* set by buf_in_bytes: data is this bytes object's buffer, handed out by buf_take_bytes */
 } Buf;
 
-static int buf_grow(Buf *b) {
-    Py_ssize_t cap = b->cap ? 2 * b->cap : 1024;
-    if (b->bytes) {
-        if (_PyBytes_Resize(&b->bytes, cap * (Py_ssize_t)sizeof(int64_t)) < 0) { /* b->bytes is NULL then */
-            b->data = NULL, b->len = b->cap = 0;
-            return -1;
-        }
-        b->data = (int64_t *)PyBytes_AS_STRING(b->bytes);
-    } else {
+static int buf_push(Buf *b, int64_t v) {
+    if (b->len == b->cap) {
+        Py_ssize_t cap = b->cap ? 2 * b->cap : 1024;
         int64_t *grown = PyMem_Realloc(b->data, (size_t)cap * sizeof(int64_t));
         if (!grown) {
             PyErr_NoMemory();
             return -1;
         }
         b->data = grown;
+        b->cap = cap;
     }
-    b->cap = cap;
-    return 0;
-}
-
-static inline int buf_push(Buf *b, int64_t v) {
-    if (b->len == b->cap && buf_grow(b) < 0)
-        return -1;
     b->data[b->len++] = v;
     return 0;
 }
 
 static PyObject *buf_bytes(Buf *b) {
     return PyBytes_FromStringAndSize((const char *)b->data, b->len * (Py_ssize_t)sizeof(int64_t));
-}
-
-/* An empty buffer whose values are written straight into a bytes object of room for cap values: what
- * buf_take_bytes returns is that object cut to length (a realloc, which moves nothing for a large block:
- * glibc remaps it), not a copy of a buffer made beside it. A batch's ids are ~2 MB at 5,000 events, so
- * the copy was a fresh 2 MB mapping (a bulk call holds the mmap threshold at 128 kB) faulted in page by
- * page, and the growing buffer a second one (issue 28, round twenty-three). Pages past what is written
- * are never touched, so room to spare costs address space only. */
-static int buf_in_bytes(Buf *b, Py_ssize_t cap) {
-    b->bytes = PyBytes_FromStringAndSize(NULL, (cap > 0 ? cap : 1) * (Py_ssize_t)sizeof(int64_t));
-    if (!b->bytes)
-        return -1;
-    b->data = (int64_t *)PyBytes_AS_STRING(b->bytes);
-    b->len = 0, b->cap = cap > 0 ? cap : 1;
-    return 0;
-}
-
-static PyObject *buf_take_bytes(Buf *b) {
-    PyObject *out = b->bytes;
-    Py_ssize_t size = b->len * (Py_ssize_t)sizeof(int64_t);
-    b->bytes = NULL, b->data = NULL, b->len = b->cap = 0;
-    if (_PyBytes_Resize(&out, size) < 0)
-        return NULL;
-    return out;
-}
-
-/* Frees what a buffer holds, either kind. */
-static void buf_release(Buf *b) {
-    if (b->bytes)
-        Py_CLEAR(b->bytes);
-    else
-        PyMem_Free(b->data);
-    b->data = NULL, b->len = b->cap = 0;
 }
 
 static PyObject *str_lower; /* interned "lower" */
@@ -338,34 +292,6 @@ static inline __attribute__((always_inline)) Py_ssize_t token_cache_slot(const T
     }
 }
 
-/* term_ids' cache between calls: its slots and code points kept (not their entries), so a batch's cache
- * starts at the size the last one grew to instead of growing to it again through four rehashes, each a
- * fresh block of 128 kB to 1 MB (a mapping of its own in a bulk call, faulted in page by page: with the
- * ids' copy ~0.2 page faults an event, issue 28 round twenty-three). A call takes it (a nested call, which
- * a finalizer run by an allocation could make, finds none and makes its own) and gives it back; a cache
- * grown past SPARE_SLOTS is freed instead, so what is kept stays under ~6 MB. */
-#define SPARE_SLOTS (1 << 17)
-static TokenCache spare_cache;
-
-static int token_cache_take(TokenCache *c) {
-    if (!spare_cache.hash)
-        return token_cache_slots(c, 4096);
-    *c = spare_cache;
-    memset(&spare_cache, 0, sizeof(spare_cache));
-    memset(c->hash, 0, (size_t)(c->mask + 1) * sizeof(uint64_t));
-    c->count = 0, c->n_points = 0;
-    return 0;
-}
-
-static void token_cache_give_back(TokenCache *c) {
-    if (!spare_cache.hash && c->hash && c->id && c->from && c->len && c->mask + 1 <= SPARE_SLOTS) {
-        spare_cache = *c;
-        memset(c, 0, sizeof(*c));
-    } else {
-        token_cache_free(c);
-    }
-}
-
 static int token_cache_put(TokenCache *c, uint64_t h, int kind, const void *data, Py_ssize_t start, Py_ssize_t end,
                            int64_t id) {
     if (2 * (c->count + 1) > c->mask + 1) { /* grown to twice the slots, the entries moved over */
@@ -486,8 +412,7 @@ static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
         m = 0;
     Numbering nb = {vocab, &ids, 0, next};
     CachedNumbering cn = {&nb, &cache};
-    /* room for 64 ids a document (a bench event has ~45): written in place, cut to length at the end */
-    if (token_cache_take(&cache) < 0 || buf_in_bytes(&ids, 64 * m) < 0 || buf_in_bytes(&lengths, m) < 0)
+    if (token_cache_slots(&cache, 4096) < 0)
         goto done;
     for (Py_ssize_t d = 0; d < m; d++) {
         nb.count = 0;
@@ -523,7 +448,7 @@ static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
             goto done;
     }
     {
-        PyObject *a = buf_take_bytes(&ids), *b = a ? buf_take_bytes(&lengths) : NULL;
+        PyObject *a = buf_bytes(&ids), *b = a ? buf_bytes(&lengths) : NULL;
         if (a && b)
             result = PyTuple_Pack(2, a, b);
         Py_XDECREF(a);
@@ -532,9 +457,9 @@ static PyObject *scan_term_ids(PyObject *self, PyObject *args) {
 done:
     Py_XDECREF(tseq);
     Py_XDECREF(xseq);
-    buf_release(&ids);
-    buf_release(&lengths);
-    token_cache_give_back(&cache);
+    PyMem_Free(ids.data);
+    PyMem_Free(lengths.data);
+    token_cache_free(&cache);
     return result;
 }
 
