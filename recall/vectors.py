@@ -141,7 +141,8 @@ def quantize(x: np.ndarray, out: np.ndarray | None = None, wide: np.ndarray | No
     ``out`` (int8) and ``wide`` (float32, for float16 ``x``): C-contiguous buffers of ``x``'s shape
     to write into, so a caller quantising chunk after chunk reuses one pair (``_to_graph``); the
     codes are returned (a new array where numpy's oracle makes them)."""
-    x = (from_half(x, wide) if x.dtype == np.float16 else np.ascontiguousarray(x, dtype=np.float32)).reshape(-1, x.shape[-1])
+    x = from_half(x, wide) if x.dtype == np.float16 else np.ascontiguousarray(x, dtype=np.float32)
+    x = x.reshape(-1, x.shape[-1])
     codes = np.empty(x.shape, dtype=np.int8) if out is None else out
     if x.size and _scan.quantize(x, codes, x.shape[1]):
         return codes

@@ -45,7 +45,7 @@ def _same(a: VectorIndex, b: VectorIndex) -> None:
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 300), st.integers(1, 40), st.booleans()), min_size=1, max_size=6),
        st.integers(0, 2**32 - 1))
-def test_batches_stored_as_given_are_the_per_block_loops(monkeypatch_batches, seed):
+def test_batches_stored_as_given_are_the_per_block_loops(batches, seed):
     """Batches of keys (a run from ``start``, or scattered), in one block of 64 or across several, some keys
     added again: every block, state and the tail equal to the per-block loop's."""
     rng = np.random.default_rng(seed)
@@ -53,7 +53,7 @@ def test_batches_stored_as_given_are_the_per_block_loops(monkeypatch_batches, se
         mp.setattr(vectors, "_BLOCK", 64)
         new, old = _graph_index(), _graph_index()
         mp.setattr(old, "_store_codes", lambda keys, codes: _per_block_store(old, keys, codes))
-        for start, n, scattered in monkeypatch_batches:
+        for start, n, scattered in batches:
             keys = rng.choice(400, size=n, replace=False) if scattered else np.arange(start, start + n)
             codes = rng.integers(-127, 128, size=(n, DIM), dtype=np.int8)
             new.add_codes(keys, codes, defer_graph=True)
