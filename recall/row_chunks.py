@@ -70,9 +70,10 @@ class RowChunks:
         for c, at in self._by_chunk(keys):
             self._chunks[c][keys[at] - c * self.chunk] = rows[at]
 
-    def take(self, keys: np.ndarray) -> np.ndarray:
-        """The rows of ``keys`` (a copy), in order; every key must be below ``capacity``."""
-        out = np.empty((len(keys), self.dim), dtype=self.dtype)
+    def take(self, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The rows of ``keys`` (a copy), in order; every key must be below ``capacity``. ``out``: an
+        array of ``(len(keys), dim)`` rows of this dtype to write them into (returned)."""
+        out = np.empty((len(keys), self.dim), dtype=self.dtype) if out is None else out
         for c, at in self._by_chunk(keys):
             out[at] = self._chunks[c][keys[at] - c * self.chunk]
         return out

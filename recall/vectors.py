@@ -133,13 +133,17 @@ _NO_KEYS = np.empty(0, dtype=np.int64)
 _NO_SIMS = np.empty(0, dtype=np.float32)
 
 
-def quantize(x: np.ndarray) -> np.ndarray:
+def quantize(x: np.ndarray, out: np.ndarray | None = None, wide: np.ndarray | None = None) -> np.ndarray:
     """int8 codes of the rows of ``x`` with per-row absmax scaling (a zero row stays zero). The
     loop runs in C (``_scan.quantize``: one pass a row, the same float32 operations, so the same
     codes; issue 28); ``py_quantize`` is its oracle, and what rows holding a non-finite value get.
-    float16 rows (exact mode's, at the switch to graph mode) are widened by ``from_half``."""
-    x = (from_half(x) if x.dtype == np.float16 else np.ascontiguousarray(x, dtype=np.float32)).reshape(-1, x.shape[-1])
-    codes = np.empty(x.shape, dtype=np.int8)
+    float16 rows (exact mode's, at the switch to graph mode) are widened by ``from_half``.
+    ``out`` (int8) and ``wide`` (float32, for float16 ``x``): C-contiguous buffers of ``x``'s shape
+    to write into, so a caller quantising chunk after chunk reuses one pair (``_to_graph``); the
+    codes are returned (a new array where numpy's oracle makes them)."""
+    x = from_half(x, wide) if x.dtype == np.float16 else np.ascontiguousarray(x, dtype=np.float32)
+    x = x.reshape(-1, x.shape[-1])
+    codes = np.empty(x.shape, dtype=np.int8) if out is None else out
     if x.size and _scan.quantize(x, codes, x.shape[1]):
         return codes
     return py_quantize(x)
@@ -163,11 +167,12 @@ def unit_halves(x: np.ndarray) -> np.ndarray:
     return out if x.size and _scan.unit_halves(x, out, x.shape[-1]) else to_half(_unit_rows(x))
 
 
-def from_half(x: np.ndarray) -> np.ndarray:
+def from_half(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``x.astype(float32)`` of float16 ``x``, bit for bit, in C (``_scan.from_halves``); numpy's
-    where a value is NaN (its payload is the platform's)."""
+    where a value is NaN (its payload is the platform's). ``out``: a C-contiguous float32 buffer of
+    ``x``'s shape to write into (returned; a new array where numpy's cast makes it)."""
     x = np.ascontiguousarray(x, dtype=np.float16)
-    out = np.empty(x.shape, dtype=np.float32)
+    out = np.empty(x.shape, dtype=np.float32) if out is None else out
     return out if x.size and _scan.from_halves(x, out) else x.astype(np.float32)
 
 
@@ -468,9 +473,16 @@ class VectorIndex:
         present = np.flatnonzero(self._state == _TAIL)
         self._graph = Index(ndim=self.dim, metric=MetricKind.Cos, dtype="i8", connectivity=self.connectivity,
                             expansion_add=self.expansion_add, expansion_search=self.expansion_search)
+        # One chunk's halves, float32 rows and codes (1.75 MB at 512-d), reused chunk after chunk: each chunk's
+        # own were fresh mappings (a bulk call holds the mmap threshold at 128 kB, heap_trim), whose pages
+        # faulted in every time — ~16k page faults at a 20k switch, ~0.15 µs an event of a 100k import
+        halves = np.empty((min(_SWITCH_ROWS, len(present)), self.dim), dtype=np.float16)
+        wide = np.empty(halves.shape, dtype=np.float32)
+        codes = np.empty(halves.shape, dtype=np.int8)
         for start in range(0, len(present), _SWITCH_ROWS):
             part = present[start : start + _SWITCH_ROWS]
-            self._store_codes(part, quantize(self._rows.take(part)))
+            n = len(part)
+            self._store_codes(part, quantize(self._rows.take(part, halves[:n]), codes[:n], wide[:n]))
         self._rows = None
         self._tail, self._tail_head = present.astype(np.int64), 0
 
@@ -479,6 +491,10 @@ class VectorIndex:
         while len(self._blocks) <= top:
             self._blocks.append(np.zeros((_BLOCK, self.dim), dtype=np.int8))
         self._state = _grow(self._state, (top + 1) * _BLOCK)
+        if int(keys.min()) // _BLOCK == top:  # one block holds them (most batches): the codes as given, where
+            # each block's selection was a copy of them (a fresh 2.5 MB mapping a batch of 5,000, faulted in)
+            self._blocks[top][keys - top * _BLOCK] = codes
+            return
         block_of = keys // _BLOCK
         for b in sorted_sets.unique(block_of):
             sel = block_of == b
