@@ -99,3 +99,14 @@ def test_the_pages_counted_are_about_the_pages_written(log):
         other.close()
     assert 0.8 * frames <= sqlite_log.pages_of(values) <= 1.2 * frames
 
+
+def test_the_values_are_bound_as_they_are(log):
+    # bound as bytearrays (the cheaper bind: no adapter looked up a record), so an adapter another part of the
+    # process registered for ``bytes`` does not change what the log stores
+    key = (bytes, sqlite3.PrepareProtocol)
+    sqlite3.register_adapter(bytes, lambda value: b"adapted")
+    try:
+        log.append([Message("t", "k", b"value"), Message("t", None, bytes(range(256)))])
+    finally:
+        del sqlite3.adapters[key]
+    assert [e.value for e in log.read_all(0)] == [b"value", bytes(range(256))]
