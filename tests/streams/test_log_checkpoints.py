@@ -69,12 +69,29 @@ def test_the_checkpoints_copy_into_the_database_file(log):
     while log.path.stat().st_size < due * BATCH * VALUE and time.monotonic() < deadline:
         time.sleep(0.02)
     assert log.path.stat().st_size >= due * BATCH * VALUE
-    time.sleep(1)  # the checkpoint's sync of the file and its mark in the WAL's index come after the pages
+    wait_until_all_copied(log.path)
     wal = log.path.parent / "log.sqlite-wal"
     size = wal.stat().st_size
     log.append(batch(due))
-    # the WAL was all copied, so the next append starts it over from its beginning: the file does not grow
+    # the WAL was all copied and the thread holds no read of it, so the next append starts it over from its
+    # beginning: the file does not grow
     assert wal.stat().st_size == size
+
+
+def wait_until_all_copied(path: Path) -> None:
+    """Until SQLite says every WAL frame is in the file (the thread's checkpoint syncs the file and marks the WAL's
+    index after the pages; a PASSIVE checkpoint of another connection returns busy while one runs)."""
+    other = sqlite3.connect(path)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            busy, frames, copied = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if not busy and frames == copied:
+                return
+            time.sleep(0.05)
+    finally:
+        other.close()
+    raise AssertionError("the WAL was not all copied in 30 s")
 
 
 def test_close_ends_the_thread_and_the_wal(tmp_path):
