@@ -18,6 +18,13 @@ once per 2,000 records, a sync each, ~25 % of the time a bulk import's caller sp
 offsets, never records: the consumer reads again from its last written offset, and every
 consumer of this log is idempotent (the views deduplicate; the learner skips what it appended).
 
+The WAL's checkpoints (its pages copied back into the database file) run on a thread of the log's own, with a
+connection of its own (``_Checkpointer``), not in the appending call: SQLite's automatic checkpoint ran inside
+the ``COMMIT`` of whichever append crossed 1,000 WAL pages, ~0.8 µs of a bulk import's ~3.7 µs append an event
+on the caller's thread (docs/speed.md, "The caller's path, round twenty-three"). A checkpoint only copies what
+is committed already: a crash during one loses nothing, and a failed one leaves the pages in the WAL for the
+next. SQLite's own checkpoint stays as a bound, at ``SAFETY_PAGES``, should the thread fall behind.
+
 A full disk, a read-only file system or an I/O error raises ``LogWriteError`` (an
 ``OSError`` naming the log and the cause) and leaves nothing of the refused append. SQLite may
 answer such an error by rolling back the whole transaction, not only the failed statement:
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import sqlite3
 import threading
@@ -59,6 +67,11 @@ CREATE TABLE IF NOT EXISTS consumer_offsets (
 """
 
 ALL_TOPICS = "*"  # the pseudo-topic of the global order, for committed offsets of the runner
+PAGE = 4096  # SQLite's default page size: a WAL frame holds one page
+CHECKPOINT_PAGES = 1000  # WAL pages written between two checkpoints: SQLite's own automatic checkpoint's
+ROW_BYTES = 64  # a row's bytes in the pages beside its value: its offset, topic and key, in the table and index
+SAFETY_PAGES = 10 * CHECKPOINT_PAGES  # the appending connection checkpoints itself only past this (module docstring)
+log = logging.getLogger(__name__)
 _new_tuple = tuple.__new__
 _BYTES, _STR, _STR_OR_NONE = frozenset((bytes,)), frozenset((str,)), frozenset((str, type(None)))
 
@@ -92,6 +105,7 @@ class SqliteLog:
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.execute(f"PRAGMA wal_autocheckpoint={SAFETY_PAGES}")
             self._db.executescript(_DDL)
         except sqlite3.Error as exc:  # e.g. a read-only folder: "unable to open database file"
             self._db.close()
@@ -109,6 +123,7 @@ class SqliteLog:
         # topic, partition); a lock of its own: the projector commits without waiting for a writer
         self._later: dict[tuple[str, str, int], int] = {}
         self._later_lock = threading.Lock()
+        self._checkpointer = _Checkpointer(self.path, synchronous)
 
     @property
     def lock(self) -> threading.RLock:
@@ -135,8 +150,11 @@ class SqliteLog:
             try:
                 cur.execute(begin)
                 first = cur.execute('SELECT COALESCE(MAX("offset"), -1) + 1 FROM records').fetchone()[0]
+                # each value bound as a ``bytearray`` copy: sqlite3 binds an exact bytearray (str, int, float) as it
+                # is, and looks an adapter up for every ``bytes`` (a key tuple built, the registry's dict, two
+                # attribute look-ups): the copy is the cheaper, ~0.2 µs a record (docs/speed.md, round twenty-three)
                 cur.executemany('INSERT INTO records ("offset", topic, key, value) VALUES (?, ?, ?, ?)',
-                                zip(count(first), topics, keys, values))
+                                zip(count(first), topics, keys, map(bytearray, values)))
                 later = {} if self._grouped else self._write_later(cur)  # a group writes them at its end
                 cur.execute(commit)
             except BaseException as exc:
@@ -146,6 +164,7 @@ class SqliteLog:
                     raise
                 raise error from exc
             self._written(later)
+            self._checkpointer.wrote(pages_of(values))  # a group's pages count as written: its end commits them
         # ``tuple.__new__`` makes the named tuples without their generated ``__new__``'s Python frame
         return list(map(_new_tuple, repeat(Position), zip(topics, repeat(0), range(first, first + len(values)))))
 
@@ -223,6 +242,7 @@ class SqliteLog:
                     raise refused(exc, self.path, "commit") from exc
                 raise
             self._written(later)
+            self._checkpointer.wrote(1)  # the offsets' page (its appends counted theirs)
             self._end_group(committed=True)
 
     def _end_group(self, committed: bool) -> None:
@@ -297,6 +317,7 @@ class SqliteLog:
                 raise error from exc
             with self._later_lock:
                 self._later.pop((consumer, topic, partition), None)
+            self._checkpointer.wrote(1)
 
     def commit_later(self, consumer: str, topic: str, partition: int, offset: int) -> None:
         """Commits the offset with the next transaction: the next ``append`` (a group's end), a ``commit``
@@ -333,7 +354,75 @@ class SqliteLog:
                         raise refused(exc, self.path, "commit of the offsets left to write at close") from exc
                     self._written(later)
             finally:
+                self._checkpointer.close()  # first: the last connection's close checkpoints and removes the WAL
                 self._db.close()
+
+
+def pages_of(values: Sequence[bytes]) -> int:
+    """About the WAL pages an append of ``values`` writes: their rows' bytes in pages, and the table's and the
+    index's last pages, which every append rewrites (a batch of 5,000 bench/api.py events: 359 counted, 375
+    written)."""
+    return (sum(map(len, values)) + ROW_BYTES * len(values)) // PAGE + 2
+
+
+class _Checkpointer:
+    """Checkpoints the log's WAL on a thread of its own, every ``CHECKPOINT_PAGES`` pages written (module
+    docstring). ``wrote`` is called with the log's lock held, so the count needs no lock of its own; the
+    thread starts at the first checkpoint due, with a connection of its own (SQLite's ``PASSIVE``
+    checkpoint: the appends go on while it copies, none waits for it)."""
+
+    def __init__(self, path: Path, synchronous: str):
+        self.path, self.synchronous = path, synchronous
+        self.pages = 0  # written since the last checkpoint was asked for
+        self._due = False
+        self._closed = False
+        self._wake = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
+
+    def wrote(self, pages: int) -> None:
+        self.pages += pages
+        if self.pages < CHECKPOINT_PAGES:
+            return
+        self.pages = 0
+        with self._wake:
+            if self._closed:
+                return
+            self._due = True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="hindbrain-log-checkpoint", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None)
+            # the checkpoint's syncs follow the log's setting (in WAL mode they are the checkpoint's own)
+            db.execute(f"PRAGMA synchronous={self.synchronous}")
+        except sqlite3.Error as exc:  # the appending connection's own checkpoint remains (SAFETY_PAGES)
+            log.warning("the log's checkpoint thread could not open the log: %s", exc)
+            return
+        try:
+            while self._next():
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error as exc:  # the pages stay in the WAL: the next checkpoint copies them
+                    log.warning("the log's WAL checkpoint failed (retried at the next): %s", exc)
+        finally:
+            db.close()
+
+    def _next(self) -> bool:
+        """Waits for a checkpoint due; False once closed."""
+        with self._wake:
+            self._wake.wait_for(lambda: self._due or self._closed)
+            self._due = False
+            return not self._closed
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        if self._thread is not None:
+            self._thread.join()
 
 
 _UPSERT_OFFSET = ("INSERT INTO consumer_offsets VALUES (?, ?, ?, ?) ON CONFLICT (consumer, topic, partition) "
