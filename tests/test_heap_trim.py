@@ -99,11 +99,11 @@ def test_the_embedded_engine_gives_its_free_pages_back(lexical_brain):
 # 128 kB, each such block gets its own mapping; held at the serving threshold (2 MB), from the heap again. A block
 # is counted as mapped by glibc's own mark, the IS_MMAPPED bit (2) of the chunk's size word just below the user
 # pointer (what ``free`` reads to choose ``munmap``). The test used to count pointers 16 bytes past a page
-# boundary, where a mapped block's sits; but a heap block sits there too about once in a hundred runs (the
-# heap's layout moves with address-space randomisation: 2 of 194 runs of the serving arm counted one), which
-# failed the serving arm now and then. A bare process (``heap_trim`` loaded alone: importing the
-# ``hindbrain`` package leaves ~19 MB of free holes in the heap, which would serve the blocks whatever the
-# threshold): its heap has no free hole of 300 kB that could serve the block either way.
+# boundary, where a mapped block's sits; but a heap block sits there too now and then (the heap's layout moves
+# with address-space randomisation: 3 of 711 runs of the serving arm counted one), which failed that arm. A bare
+# process (``heap_trim`` loaded alone: importing the ``hindbrain`` package leaves ~19 MB of free holes in the heap,
+# which would serve the blocks whatever the threshold): its heap has no free hole of 300 kB that could serve the
+# block either way.
 _MAPPED_AFTER_A_FREE = """
 import ctypes, ctypes.util, importlib.util, sys
 spec = importlib.util.spec_from_file_location("heap_trim", sys.argv[2])  # not the package: its imports leave holes
