@@ -17,7 +17,7 @@ from hindbrain.schemas.codec import registry
 from hindbrain.streams.sqlite_log import SqliteLog
 
 CHILD = textwrap.dedent("""
-    import os, sys, time
+    import os, sqlite3, sys, time
     from hindbrain import Brain
     home, window_ms, then = sys.argv[1], float(sys.argv[2]), sys.argv[3]
     brain = Brain.open(home, embedder="none", recall_commit_ms=window_ms)
@@ -26,7 +26,13 @@ CHILD = textwrap.dedent("""
     if then == "outcome":
         brain.outcome(tenant="acme", recall_id=pack.recall_id, applied=[], success=True)
     elif then == "wait":
-        time.sleep(0.5)
+        # No call of its own, only reads of the file: the committer's commit, within 10 s (2,000 windows). A fixed
+        # 0.5 s sleep here hoped that a loaded machine ran the committer's thread within it.
+        log = sqlite3.connect(f"file:{home}/log.sqlite?mode=ro", uri=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not log.execute(
+                "SELECT count(*) FROM records WHERE topic = 'injections'").fetchone()[0]:
+            time.sleep(0.01)
     print(pack.recall_id, flush=True)
     os._exit(0)
 """)
