@@ -30,14 +30,6 @@ from hindbrain.streams.topics import TOPIC_OF
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.load_profile(os.environ.get("HINDBRAIN_HYPOTHESIS_PROFILE", "default"))
 
-# The embed workers of the suite's brains (and of the brains its subprocesses open: they inherit this) run at
-# nice 10 but not under SCHED_IDLE. Under SCHED_IDLE a worker runs only on a core nothing else wants; in
-# `make test` four test processes share two cores, and on a busy CI machine other jobs keep both busy, so a test
-# that waits for its neural tier (``semantic.wait()``, an e5 tier) waited for the machine to fall quiet: its
-# time, and whether a bounded wait held, hung on the load. The scheduling policy itself is tested where it is
-# set (tests/recall/test_two_tiers.py passes ``idle`` explicitly); a caller's setting wins.
-os.environ.setdefault("HINDBRAIN_EMBED_WORKER_IDLE", "0")
-
 
 def pytest_collection_modifyitems(config, items):
     """On an xdist worker under `make test` (``--no-loadscope-reorder``), the longest scopes
