@@ -56,6 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hindbrain.bulk_calls import BulkCalls
 from hindbrain.heap_trim import release_free_heap
 from hindbrain.recall import e5_dialogue, sorted_sets
 from hindbrain.recall.embed import Embedder, normalize_rows
@@ -442,8 +443,7 @@ class SemanticIndex:
         self._stalled = False  # the last background pass failed; wait for an add or a search
         self._retried_at = 0.0  # monotonic time of a replica's last recheck of its waiting items
         self._closed = False
-        self._bulk = 0  # bulk imports running (``importing``): the background thread yields to them
-        self._bulk_ended = -BULK_LINGER_S  # monotonic time the last one ended
+        self._imports = BulkCalls(self._cond, BULK_LINGER_S)  # bulk imports (``importing``): the thread yields to them
         self._built_since_trim = 0  # vectors put in a graph since the last heap trim
         self.mapped_docs = 0  # documents whose vector came from the owner's snapshot (a replica)
         self._queries = QueryCache(embedder)
@@ -861,14 +861,12 @@ class SemanticIndex:
             yield
             return
         with self._cond:
-            self._bulk += 1
+            self._imports.begin()
         try:
             yield
         finally:
             with self._cond:
-                self._bulk -= 1
-                self._bulk_ended = time.monotonic()
-                self._cond.notify_all()
+                self._imports.end()
 
     def _yield_to_imports(self) -> None:
         """Waits (``_cond`` held) while a bulk import runs or ended less than ``BULK_LINGER_S`` ago,
@@ -876,14 +874,10 @@ class SemanticIndex:
         until = time.monotonic() + BULK_YIELD_S
         while not self._closed:
             now = time.monotonic()
-            if now >= until:
+            quiet_in = self._imports.quiet_in(now)
+            if now >= until or quiet_in == 0:
                 return
-            if self._bulk:
-                self._cond.wait(until - now)
-            elif now - self._bulk_ended < BULK_LINGER_S:
-                self._cond.wait(min(until, self._bulk_ended + BULK_LINGER_S) - now)
-            else:
-                return
+            self._cond.wait(until - now if quiet_in is None else min(until - now, quiet_in))
 
     def _rounds_yielding(self, chunks: list[list[str]]):
         """The pool's vectors of ``chunks``, a round of its workers at a time, the background thread

@@ -64,6 +64,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
+from hindbrain.bulk_calls import BulkCalls
 from hindbrain.projections.warehouse import PartsNotWritten, Warehouse
 from hindbrain.schemas.records import now_us
 from hindbrain.streams import columnar
@@ -142,9 +143,9 @@ class EmbeddedRunner:
         # busy processes they took the caller's core from it during a bulk import)
         self.idler = BackgroundIdler(merges_idle and embedded)
         # the merges' hold during a bulk import (``importing``): chDB's only (a server's merges are the server's);
-        # ``_bulk``, ``_bulk_ended`` under ``_handoff``; the hold itself is the projector thread's (``_follow_bulk``)
+        # ``_imports`` under ``_handoff``; the hold itself is the projector thread's (``_follow_bulk``)
         self.hold_merges = embedded
-        self._bulk, self._bulk_ended = 0, -MERGES_LINGER_S
+        self._imports = BulkCalls(self._handoff, MERGES_LINGER_S)
         self.merges_held, self._held_rounds = False, 0
 
     def submit(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> list[Position]:
@@ -167,14 +168,12 @@ class EmbeddedRunner:
         with self._handoff:
             if not self._bulk_running():
                 self._held_rounds = 0  # a bulk begins: its rounds are counted afresh
-            self._bulk += 1
+            self._imports.begin()
         try:
             yield
         finally:
             with self._handoff:
-                self._bulk -= 1
-                self._bulk_ended = time.monotonic()
-                self._handoff.notify_all()  # the projector's wait for the linger's end starts again
+                self._imports.end()  # it notifies: the projector's wait for the linger's end starts again
 
     def defer(self, records: Sequence[tuple[str, dict]], messages: list | None = None) -> None:
         """Queue records for the next group commit (see the module docstring). They are
@@ -319,7 +318,7 @@ class EmbeddedRunner:
 
     def _bulk_running(self) -> bool:
         """(``_handoff`` held.) Whether a bulk call runs or ended less than ``MERGES_LINGER_S`` ago."""
-        return self._bulk > 0 or time.monotonic() - self._bulk_ended < MERGES_LINGER_S
+        return self._imports.quiet_in() != 0
 
     def _hold_merges(self) -> bool:
         """(``_handoff`` held.) Whether chDB's merges are to be held now: a bulk runs, and it has not held them
@@ -329,11 +328,10 @@ class EmbeddedRunner:
     def _merges_release_in(self) -> float | None:
         """(``_handoff`` held.) Seconds until held merges are to be given back (0: now); None when none are held
         or a bulk call runs (its end wakes the projector)."""
-        if not self.merges_held or self._bulk > 0:
+        quiet_in = self._imports.quiet_in()
+        if not self.merges_held or quiet_in is None:
             return None
-        if self._held_rounds >= MERGES_HELD_ROUNDS:
-            return 0.0
-        return max(0.0, self._bulk_ended + MERGES_LINGER_S - time.monotonic())
+        return 0.0 if self._held_rounds >= MERGES_HELD_ROUNDS else quiet_in
 
     def _follow_bulk(self, hold: bool) -> None:
         """(The projector's thread, or a close once it ended.) chDB's merges stopped or started to match
