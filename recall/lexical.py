@@ -620,7 +620,7 @@ class BM25Index:
 
     def visible_scores(self, terms: list[str], mask: np.ndarray
                        ) -> tuple[np.ndarray | None, np.ndarray, dict[str, float]]:
-        """``scores(terms)`` of the documents ``mask`` (bool, at least one per document) lets a
+        """``scores(terms)`` of the documents ``mask`` (bool by document; those past its end are hidden) lets a
         recall see, and each term's idf: (their numbers ascending, their scores), bit for bit
         ``scores(terms)`` at those numbers (each visible document gets the same float32 additions in
         the same order); or, for a mask no recent recall used, (None, ``scores(terms)`` with the
@@ -638,7 +638,9 @@ class BM25Index:
         with self._lock:
             n = self._n
             if len(mask) < n:
-                raise ValueError(f"visible_scores: a mask of {len(mask)} documents for an index of {n}")
+                # documents added after the recall took its mask (a bulk import beside it): hidden from
+                # it, as the vector index treats keys past its ``allowed`` mask
+                mask = np.concatenate([mask, np.zeros(n - len(mask), dtype=bool)])
             if n == 0:
                 return None, np.zeros(0, dtype=np.float32), {}
             norms = self._doc_norms()  # first: a changed corpus drops the kept masks

