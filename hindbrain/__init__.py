@@ -10,6 +10,7 @@
 """
 
 from hindbrain.brain import Brain
+from hindbrain.open_calls import BrainClosed
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.streams.log import LogWriteError
@@ -18,7 +19,7 @@ from hindbrain.streams.log import LogWriteError
 _CLIENT_NAMES = ("AsyncClient", "AuthenticationError", "Client", "NotFound", "PermissionDenied", "RateLimited",
                  "RetryPolicy", "ServiceError", "ServiceUnavailable")
 
-__all__ = ["Brain", "InvalidInput", "LogWriteError", "Recalled", "RecallPack", *_CLIENT_NAMES]
+__all__ = ["Brain", "BrainClosed", "InvalidInput", "LogWriteError", "Recalled", "RecallPack", *_CLIENT_NAMES]
 __version__ = "0.1.0"
 
 

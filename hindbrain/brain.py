@@ -24,6 +24,7 @@ from hindbrain.learning.llm import Extractor, OpenAICompatibleExtractor
 from hindbrain.learning.records import decision
 from hindbrain.learning.runtime import LearnerRuntime
 from hindbrain.learning.seeds import SeedReport, proposals, read_seed_file
+from hindbrain.open_calls import OpenCalls, while_open
 from hindbrain.projections.beliefs import BELIEF_INDUCED
 from hindbrain.projections.views import VIEWS
 from hindbrain.projections.warehouse import Warehouse
@@ -86,6 +87,7 @@ class Brain:
         self.learning = None  # the learning loop in this process: LearnerRuntime or KafkaLearner
         self._tenant_views: set[str] = set()  # tenants whose SQL views exist (sql(tenant=...))
         self._closed = False
+        self.calls = OpenCalls()  # close waits for the running calls and refuses new ones (hindbrain.open_calls)
         self.index_start = ""  # how the recall index was built on open (``open_index``)
         # gives free heap pages back after bulk work; perceive_many holds its trim until it returns
         self.heap_trimmer = HeapTrimmer(also=getattr(warehouse, "release_memory", None))
@@ -140,9 +142,11 @@ class Brain:
         return brain
 
     def close(self) -> None:
-        """Project what is pending, then release the log and the warehouse."""
+        """Refuse new calls (``BrainClosed``), wait for the running ones, project what is pending, then
+        release the log and the warehouse."""
         if self._closed:
             return
+        self.calls.close()
         try:
             if self.learning is not None:
                 self.learning.commit(snapshot=True)
@@ -185,6 +189,7 @@ class Brain:
         self.close()
 
     # -- writing -------------------------------------------------------------------------
+    @while_open
     @given_precedence  # the views' projector gives way to it (hindbrain/switching.py)
     def perceive(self, **fields) -> str:
         """Record something an agent perceived, did or was told; returns the event id.
@@ -200,6 +205,7 @@ class Brain:
         self.runner.submit([("perception", record)])
         return record["envelope"]["record_id"]
 
+    @while_open
     @given_precedence
     def perceive_many(self, events: Iterable[dict]) -> list[str]:
         """Bulk ``perceive``: validates every event first, then appends all in one batch. A batch
@@ -248,6 +254,7 @@ class Brain:
             self.runner.submit(list(zip(repeat("perception"), checked)))
         return list(map(_RECORD_ID, envelopes))
 
+    @while_open
     @given_precedence
     def perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:
         """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
@@ -291,6 +298,7 @@ class Brain:
             out.append(record if values["event_id"] is None else conflict(self.index, record, earlier) or record)
         return out
 
+    @while_open
     def learn(self, *, granted_by: str | None = None, **fields) -> str:
         """Propose a cognitive unit: when ``condition``, do ``action``, because ``reason``,
         verified by ``evidence``. ``source="read"`` (knowledge) needs a ``citation``.
@@ -317,6 +325,7 @@ class Brain:
         self.runner.submit([("cognition", record)])
         return fragment_id
 
+    @while_open
     def seed(self, path: str | Path | None = None, *, tenant: str | None = None,
              entries: list[dict] | None = None) -> SeedReport:
         """Import curated cognitions (cold start): a YAML/JSON file (``path``) or ``entries``.
@@ -335,6 +344,7 @@ class Brain:
             self.learn(**data.model_dump(), granted_by=f"seed file {Path(path).name}" if path is not None else "seed")
         return SeedReport([d.fragment_id for d in accepted], refused)
 
+    @while_open
     @given_precedence
     def outcome(self, **fields) -> str:
         """Report how a task went and which recalled items were ``applied``. Success or
@@ -350,6 +360,7 @@ class Brain:
         return record["envelope"]["record_id"]
 
     # -- recalling -----------------------------------------------------------------------
+    @while_open
     @given_precedence
     def recall(self, **fields) -> RecallPack:
         """Bring back what fills the gap in the agent's context, within ``budget_tokens``.
@@ -368,6 +379,7 @@ class Brain:
         self.runner.defer(records)
         return pack
 
+    @while_open
     def believe(self, **fields) -> str:
         """Assert a belief (as an operator or an outside job would): appends a
         ``belief_induced`` decision, exactly what the hindsight jobs append. Returns its id.
@@ -390,6 +402,7 @@ class Brain:
         self.runner.submit([("decision", record)])
         return belief_id
 
+    @while_open
     def pending_traits(self, tenant: str) -> list[dict]:
         """Units the learner proposes as character traits, waiting for a human's ``approve``:
         ``{"fragment_id", "text", "confidence", "successes", "domains"}`` each."""
@@ -404,6 +417,7 @@ class Brain:
         return [{"fragment_id": u.fragment_id, "text": texts.get(u.fragment_id, ""), "confidence": u.confidence,
                  "successes": u.successes, "domains": sorted(u.domains)} for u in units]
 
+    @while_open
     def approve(self, **fields) -> str:
         """A human's verdict on a proposed trait (see ``pending_traits``): ``accept=True``
         moves the unit to the identity layer, ``accept=False`` keeps it a skill. Appends a
@@ -422,6 +436,7 @@ class Brain:
         return self._human_decision(data.tenant, change, list(unit.evidence), data.reason or change.reason, {},
                                     "sdk.approve", {"approver": data.approver})
 
+    @while_open
     def invalidate(self, **fields) -> str:
         """An environment change made a unit untrue (forgetting by invalidation, never a
         timer): ``reason`` says what changed, ``version`` the environment's version,
@@ -460,6 +475,7 @@ class Brain:
         return self.learning.learner
 
     # -- reading -------------------------------------------------------------------------
+    @while_open
     def hindsight(self, when_due: bool = False, *, on_phase: Callable[[str, float], None] | None = None
                   ) -> HindsightReport:
         """Run the learning jobs now and return what they decided (``report.decisions``,
@@ -472,6 +488,7 @@ class Brain:
         self.runner.flush()
         return report
 
+    @while_open
     def explain(self, item_id: str, *, tenant: str | None = None) -> list[dict]:
         """Every record and decision behind ``item_id``, oldest first, read from the log.
 
@@ -526,6 +543,7 @@ class Brain:
             {"ids": subject_ids, "rel": relation or ""},
         )
 
+    @while_open
     def sql(self, query: str, parameters: dict | None = None, *, tenant: str | None = None) -> list[dict]:
         """Read-only SQL over the views (``events``, ``fragments``, ``feedback`` ...).
 
@@ -542,6 +560,7 @@ class Brain:
         names, rows = self.warehouse.query_columns(query, parameters, readonly=True)
         return [dict(zip(names, r, strict=True)) for r in rows]
 
+    @while_open
     def tenant_sql(self, query: str, parameters: dict | None = None, *, tenant: str,
                    marker: str | None = None) -> list[dict]:
         """``sql(query, tenant=...)`` without projecting pending records first: it touches only
@@ -554,10 +573,12 @@ class Brain:
             raise InvalidInput("sql", "query", str(e)) from None
         return [dict(zip(names, r, strict=True)) for r in rows]
 
+    @while_open
     def cancel_sql(self, marker: str) -> None:
         """Stop the tenant query started with ``marker`` (it fails with ``InvalidInput``)."""
         self.warehouse.cancel(marker)
 
+    @while_open
     def views(self, tenant: str | None = None) -> dict[str, list[dict]]:
         """The views SQL can read and their columns: ``{view: [{"name", "type"}]}``. With
         ``tenant``, the views of ``sql(..., tenant=)`` (that tenant's rows); without, the
@@ -572,6 +593,7 @@ class Brain:
             views.setdefault(table, []).append({"name": name, "type": column_type})
         return views
 
+    @while_open
     def stored(self, *, tenant: str | None, prefix: Iterable[str] = (), key: str | None = None,
                agent: str | None = None) -> list[dict]:
         """The live items a key-value store (``HindbrainStore``) keeps on the log under the
@@ -590,6 +612,7 @@ class Brain:
         return read_items(self.sql, tenant, labels, key, agent)
 
 
+    @while_open
     def stats(self) -> dict:
         """Rows per view, log length, and dead letters, for operators."""
         self.runner.flush()

@@ -14,6 +14,18 @@ reorder or hide a line — Unicode categories Cc (controls, incl. \\n \\r \\v \\
 (U+2028, U+2029) — collapses the whitespace, and swaps the curly quotes the renderer uses as
 delimiters for straight ones, so a quoted text cannot close its own quote. ``quoted`` adds the
 delimiters. Both are pure and total: any str in, one line out.
+
+It also makes inert the markup a prompt's *consumer* acts on within one line (round twenty-four,
+docs/security.md): a tag opener ``<`` before a letter, ``/``, ``!``, ``?``, ``|``, ``｜`` or ``<``
+becomes ``‹`` — chat templates' control tokens (``<|im_start|>``, ``</s>``, ``<start_of_turn>``,
+``<｜Assistant｜>``, ``<<SYS>>``), which a tokenizer reading the prompt turns into real role
+switches, and the XML closers an application wraps memory in (``</memory>``), HTML (``<img src=…>``,
+fetched when shown) and autolinks; a bracketed upper-case template token (``[INST]``, ``[/INST]``,
+``[TOOL_CALLS]``) gets full-width brackets; and a markdown link or image target ``](`` becomes
+``] (``, which no markdown renderer reads as a link, so a recalled ``![x](https://…?q=secret)``
+fetches nothing when a chat UI shows the prompt or an answer quoting it. Prose (``a < b``, ``<= 5``,
+``[1]``) is unchanged, an upper-case tag such as ``[WARN]`` reads ``［WARN］``; only the rendering
+changes: the texts are stored and returned whole.
 """
 
 from __future__ import annotations
@@ -26,6 +38,17 @@ _DELIMITERS = str.maketrans({OPEN: '"', CLOSE: '"', "„": '"', "‟": '"'})
 _QUOTES = re.compile("[“”„‟]")  # a search in C; ``translate`` of a non-ASCII str is ~15 µs a line
 _BREAKING = frozenset({"Cc", "Zl", "Zp", "Zs"})  # become a space: they separate words
 _HIDDEN = frozenset({"Cf", "Cs", "Co", "Cn"})  # vanish: format controls, lone surrogates, private/unassigned
+# Markup a prompt's consumer acts on (the module's last paragraph): a tag's opener, a template's
+# bracketed token, a markdown link's target. One search in C decides whether a text needs ``_inert``.
+_MARKUP = re.compile(r"<(?=[A-Za-z/!?|｜<])|\[/?[A-Z][A-Z_]{2,}\]|\]\(")
+_TAG_OPENER = re.compile(r"<(?=[A-Za-z/!?|｜<])")
+_TEMPLATE_TOKEN = re.compile(r"\[(/?[A-Z][A-Z_]{2,})\]")
+
+
+def _inert(text: str) -> str:
+    """``text`` with its tag openers, template tokens and markdown link targets made inert (see the module)."""
+    text = _TAG_OPENER.sub("‹", text)
+    return _TEMPLATE_TOKEN.sub(r"［\1］", text).replace("](", "] (")
 
 
 def _cleaned(ch: str) -> str:
@@ -48,8 +71,10 @@ def prompt_text(value: object) -> str:
     # single inner spaces only needs its quote delimiters swapped. Per character in Python, a
     # served recall's prompt of Chinese or "—" texts cost ~0.5 ms.
     if text.isprintable() and "  " not in text and text == text.strip():
-        return text if text.isascii() or not _QUOTES.search(text) else text.translate(_DELIMITERS)
-    return " ".join("".join(map(_cleaned, text)).split()).translate(_DELIMITERS)
+        text = text if text.isascii() or not _QUOTES.search(text) else text.translate(_DELIMITERS)
+    else:
+        text = " ".join("".join(map(_cleaned, text)).split()).translate(_DELIMITERS)
+    return _inert(text) if _MARKUP.search(text) else text
 
 
 def quoted(value: object) -> str:

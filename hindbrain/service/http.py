@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from hindbrain.audit import timeline
 from hindbrain.learning.authority import key_grant
+from hindbrain.open_calls import BrainClosed
 from hindbrain.schemas.api import (
     ApproveInput,
     Id,
@@ -312,7 +313,7 @@ class FastRoutes:
             return 200, await handler(key.tenant, fields), []
         except InvalidInput as exc:
             return 422, invalid_input_detail(exc), []
-        except Unavailable as exc:
+        except (Unavailable, BrainClosed) as exc:  # BrainClosed: the server is shutting down
             return 503, {"detail": str(exc)}, [(b"retry-after", b"1")]
 
 
@@ -389,7 +390,8 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
                             content={**invalid_input_detail(exc), "request_id": request.state.request_id})
 
     @app.exception_handler(Unavailable)
-    async def unavailable(request: Request, exc: Unavailable):
+    @app.exception_handler(BrainClosed)  # the server is shutting down: try again (another replica, a restart)
+    async def unavailable(request: Request, exc: Unavailable | BrainClosed):
         return JSONResponse(status_code=503, content={"detail": str(exc)}, headers={"Retry-After": "1"})
 
     edge = Edge(keys)

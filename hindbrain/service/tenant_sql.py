@@ -46,7 +46,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from hindbrain.projections.views import VIEWS
-from hindbrain.service.sql_functions import allowed_function
+from hindbrain.service.sql_functions import allowed_function, quadratic_alternative
 
 # sqlglot warns when it reads a statement it does not know (``SHOW TABLES``) as a bare Command;
 # the sandbox refuses those anyway, and a tenant's refused query is not the server log's business.
@@ -142,7 +142,7 @@ def refusal_of_node(node: exp.Expression, tables: set[str], databases: set[str])
         # ClickHouse substitutes it after every check here: a table or column name the checks never saw
         raise ForbiddenQuery(f"{{{node.name}:Identifier}}: identifier parameters are not allowed; write the name")
     if isinstance(node, exp.Anonymous) and not allowed_function(node.name):
-        raise ForbiddenQuery(f"{node.name}(): not an allowed function in tenant SQL")
+        raise ForbiddenQuery(function_refusal(node.name))
 
 
 def check_ast(ast_lines: list[str], databases: set[str]) -> None:
@@ -167,7 +167,15 @@ def check_ast(ast_lines: list[str], databases: set[str]) -> None:
             func = ast_lines[n + 1].strip().split(" ")[1]
             raise ForbiddenQuery(f"{func}(): table functions are not allowed")
         if kind == "Function" and not allowed_function(name):
-            raise ForbiddenQuery(f"{name}(): not an allowed function in tenant SQL")
+            raise ForbiddenQuery(function_refusal(name))
+
+
+def function_refusal(name: str) -> str:
+    """Why ``name`` may not run here; for a function whose one call can outlast the limits, what to write instead."""
+    if alternative := quadratic_alternative(name):
+        return (f"{name}(): not allowed in tenant SQL: its cost grows with the product of its arguments' lengths "
+                f"and the engine checks the time limit only between rows; write {alternative}")
+    return f"{name}(): not an allowed function in tenant SQL"
 
 
 def _string_literal(value: str) -> str:

@@ -143,6 +143,34 @@ def test_ordinary_analyst_queries_run(brain):
     assert sorted(r["n"] for r in union) == [0, 1]
 
 
+# One call per function whose cost is the product of its arguments' lengths (sql_functions.ROW_QUADRATIC),
+# with small arguments: each ran on the engine before round twenty-four, and at full size one call
+# outlasted every limit (countSubstringsCaseInsensitive: 146 s against max_execution_time = 10).
+QUADRATIC_CALLS = [
+    "SELECT editDistance(text, 'acme') FROM events", "SELECT levenshteinDistanceUTF8('ab', 'ba')",
+    "SELECT damerauLevenshteinDistance('ab', 'ba')", "SELECT arrayLevenshteinDistance([1, 2], [2, 1])",
+    "SELECT arraySimilarity([1], [2], [1.0], [1.0])", "SELECT hasAll([1, 2], [2])",
+    "SELECT count() FROM events WHERE hasAny(entities, ['x'])", "SELECT position(text, 'note') FROM events",
+    "SELECT locate('note', 'a note')", "SELECT INSTR('a note', 'note')", "SELECT POSITION('note' IN 'a note')",
+    "SELECT count() FROM events WHERE text ILIKE '%NOTE%'", "SELECT count() FROM events WHERE text NOT ILIKE 'x'",
+    "SELECT countSubstringsCaseInsensitive(text, 'NOTE') FROM events", "SELECT hasTokenCaseInsensitive('a b', 'B')",
+    "SELECT countMatchesCaseInsensitive('ab', 'B')", "SELECT multiSearchAnyCaseInsensitiveUTF8('ab', ['B'])",
+    "SELECT positionCaseInsensitive('ab', 'B')", "WITH 'ab' AS h SELECT `position`(h, 'b')",
+]
+
+
+def test_functions_one_call_of_which_outlasts_the_limits_are_refused_with_what_to_write(brain):
+    """The limits are checked between blocks, never inside a function: a quadratic function on one row
+    cannot be stopped (nor cancelled), so it may not run; the refusal says what to write instead, and
+    that alternative runs."""
+    for query in QUADRATIC_CALLS:
+        assert "write " in refused(brain, query), query
+    linear = brain.sql("SELECT countIf(lower(text) LIKE lower('%NOTE%')) AS n, "
+                       "max(multiSearchFirstPosition(text, ['note'])) AS p, "
+                       "length(arrayIntersect([1, 2], [2])) AS common FROM events", tenant="acme")
+    assert linear == [{"n": 10, "p": 6, "common": 1}]
+
+
 @pytest.fixture
 def prompt_wall(brain):
     """The tenant session at normal CPU priority for one test, every other limit kept: this test

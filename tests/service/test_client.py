@@ -334,7 +334,7 @@ def test_a_perception_whose_answers_were_lost_is_sent_again_as_one_event(served,
     with Client(served.url, api_key=acme) as client:
         assert count(client, "events WHERE event_id = {e:String}", e=ev) == 1
         # three copies of one negative are not the three negatives that teach a rule
-        assert count(client, "fragments WHERE position(text, 'the summary is too long') > 0") == 0
+        assert count(client, "fragments WHERE text LIKE '%the summary is too long%'") == 0
         assert count(client, "fragments WHERE fragment_id = {f:String}", f=fr) == 1
 
 
