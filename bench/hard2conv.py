@@ -145,7 +145,7 @@ EN = {
         "tailor": {"says": [("self", "{x} took up the hem on my suit trousers an hour before the gala."),
                             ("other", "{x} rescued your suit with a needle and thread, didn't they?")],
                    "desc": ["the person who altered {s}'s outfit for the formal evening",
-                            "whoever fixed {s}'s clothes before the black-tie do"],
+                            "whoever fixed {s}'s clothes before the black-tie dinner"],
                    "decoys": ["Formal evenings at work are a nightmare, I never know what outfit to wear.",
                               "The dry cleaner altered my coat and made it worse."]},
         "taxes": {"says": [("self", "{x} sorted my tax return in April, I'd have missed the deadline."),
@@ -448,7 +448,7 @@ ZH = {
     },
     "relations": {
         "sibling": {"says": ["{x}的弟弟{y}这阵子住他们那儿。", "原来{y}是{x}的亲姐姐，世界真小。"],
-                    "desc": "{d}的那位手足"},
+                    "desc": "{d}的手足"},
         "spouse": {"says": ["{x}的老公{y}周五给我们做了一桌菜。", "{x}国庆节跟{y}订婚了。"],
                    "desc": "{d}的另一半"},
         "colleague": {"says": ["{y}跟{x}在同一间办公室，隔两张桌子。", "{x}和{y}一起值夜班。"],

@@ -118,7 +118,7 @@ def test_planted_turns_use_many_patterns(gen, lang):
     for template in _templates(gen.TABLES[lang]):
         pattern = re.compile(re.sub(r"\\\{\w+\\\}", ".+?", re.escape(template)), re.IGNORECASE)
         used += any(pattern.fullmatch(t) for t in texts)
-    assert used >= 60  # the brief asks for 30 a language
+    assert used >= 100  # the brief asks for 30 a language
 
 
 @pytest.mark.parametrize("lang", LANGS)
