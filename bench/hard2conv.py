@@ -361,7 +361,7 @@ EN = {
 }
 
 ZH = {
-    "names": ["周芮", "许朗", "唐沁", "蒋帆", "邵宁", "韩蕾", "顾岩", "苏禾", "陆遥", "郑茵", "贺川", "乔楠",
+    "names": ["闵芮", "许朗", "唐沁", "蒋帆", "邵宁", "韩蕾", "顾岩", "苏禾", "陆遥", "郑茵", "贺川", "乔楠",
               "叶澜", "褚航", "孟瑶", "庞博", "曹钧", "邹萍"],
     "people": ["小樊", "阿坤", "老葛", "莫琳", "佟佳", "饶婷", "卫骁", "聂欢", "涂磊", "柏雯", "景睿", "阚飞",
                "宁朔", "薛凛", "车媛", "晏秋", "申屠越", "司徒静", "龚可", "鲍勃"],
@@ -404,7 +404,7 @@ ZH = {
                    "decoys": ["单位的正式场合最烦，我永远不知道穿什么衣服。", "干洗店把我的大衣修整得更难看了。"]},
         "taxes": {"says": [("self", "四月份{x}帮我把个税申报搞定了，不然就错过截止日期了。"),
                            ("other", "今年又是{x}替你填的税表吧？")],
-                  "desc": ["为{s}处理财务文书的那位", "{s}跟税务局打交道全靠的那位"],
+                  "desc": ["为{s}处理财务文书的那位", "为{s}打点收入申报的那位"],
                   "decoys": ["办护照的文书处理了好久。", "税务局网站做得真烂，打交道太费劲。"]},
         "tent": {"says": [("self", "{x}借了我一顶帐篷和两个睡袋去音乐节。"),
                           ("other", "音乐节那顶帐篷你还给{x}了没？")],
@@ -447,8 +447,8 @@ ZH = {
                   "decoys": ["我得找个不用盯屏幕的爱好。", "孩子们闲暇时喜欢去蹦床公园。"]},
     },
     "relations": {
-        "sibling": {"says": ["{x}的弟弟{y}这阵子住他们那儿。", "原来{y}是{x}的亲姐姐，世界真小。"],
-                    "desc": "{d}的手足"},
+        "sibling": {"says": ["{x}的哥哥{y}这阵子住他们那儿。", "原来{y}是{x}的亲哥，世界真小。"],
+                    "desc": "{d}的兄弟姐妹"},
         "spouse": {"says": ["{x}的老公{y}周五给我们做了一桌菜。", "{x}国庆节跟{y}订婚了。"],
                    "desc": "{d}的另一半"},
         "colleague": {"says": ["{y}跟{x}在同一间办公室，隔两张桌子。", "{x}和{y}一起值夜班。"],
@@ -725,22 +725,44 @@ def layout(d: Draft, conv_id: str, start: date, lang: str) -> list[dict]:
     return sessions
 
 
+def hop_with_a_fitting_value(d: Draft, table: dict, subject: str, role: str, chain: list[str], hops: int,
+                             unused: dict[str, list[str]]) -> None:
+    """A hop question about the first link, attribute kind and value that can be asked without a shared
+    unit: a value can clash with a description by chance (大理 beside 处理), so the next value is tried,
+    then the next kind, then the next link; the value asked is used up."""
+    relations = d.rng.sample(sorted(table["relations"]), len(table["relations"])) if hops == 3 else [None]
+    for relation, attr in itertools.product(relations, d.rng.sample(sorted(table["attrs"]), len(table["attrs"]))):
+        for value in reversed(unused[attr]):
+            try:
+                hop_question(d, table, subject, role, chain, relation, attr, value)
+            except PhrasingClash:
+                continue
+            unused[attr].remove(value)
+            return
+    raise PhrasingClash(f"{d.lang} role {role}: no attribute value can be asked without a shared unit")
+
+
 def conversation(lang: str, seed: int, n: int) -> dict:
     table = TABLES[lang]
     rng = random.Random(f"hard2-{lang}-{seed}-{n}")
     conv_id = f"hard2-{lang}-{n:02d}"
     speakers = rng.sample(table["names"], 2)
     d = Draft(rng, lang, speakers, rng.randint(8, 12))
-    people = iter(rng.sample(table["people"], MULTI_HOP + 2 * MULTI_HOP_3 + 2))
+    # nobody shares a unit with a speaker's name (宁朔 beside 邵宁): the name is in questions, theirs in evidence
+    named = content_units(" ".join(speakers), lang)
+    others = [p for p in table["people"] if not content_units(p, lang) & named]
+    people = iter(rng.sample(others, MULTI_HOP + 2 * MULTI_HOP_3 + 2))
     roles = iter(rng.sample(sorted(table["roles"]), MULTI_HOP + MULTI_HOP_3))
     unused = {kind: rng.sample(a["values"], len(a["values"])) for kind, a in table["attrs"].items()}
     for hops in [2] * MULTI_HOP + [3] * MULTI_HOP_3:
-        attr = rng.choice(sorted(table["attrs"]))
-        relation = rng.choice(sorted(table["relations"])) if hops == 3 else None
         chain = [next(people) for _ in range(hops - 1)]
-        hop_question(d, table, rng.choice(speakers), next(roles), chain, relation, attr, unused[attr].pop())
-    for trait in rng.sample(sorted(table["traits"]), INFERENCE):
-        inference_question(d, table, rng.choice(speakers), trait)
+        hop_with_a_fitting_value(d, table, rng.choice(speakers), next(roles), chain, hops, unused)
+    traits = iter(rng.sample(sorted(table["traits"]), len(table["traits"])))
+    while sum(q["category"] == "inference" for q in d.questions) < INFERENCE:
+        try:  # a habit whose phrasings all clash with this speaker's name gives way to the next habit
+            inference_question(d, table, rng.choice(speakers), next(traits))
+        except PhrasingClash:
+            continue
     for kind in rng.sample(sorted(table["changes"]), CHANGES):
         change_question(d, table, rng.choice(speakers), kind)
     for person in people:
