@@ -310,10 +310,10 @@ class RecallEngine:
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
             if s.no in expanded:
                 s.why["expansion"] = expanded[s.no].why(tenant)
-        # an inference question's evidence says something: each pooled turn's share of what the most
-        # informative one says, a factor on its probability (the trees') or its fused score
-        said = _informative(tenant, pool) if query.indirect and not query.described and informative.WEIGHT > 0 \
-            else None
+        # an inference question's evidence, or that of a question naming a participant, says something:
+        # each pooled turn's share of what the most informative one says, a factor on its probability
+        # (the trees') or its fused score
+        said = _informative(tenant, pool) if _asks_what_someone_said(tenant, query, pool) else None
         if self.learned:  # a dialogue's mixed cosines are ordered by the trees fitted on the mix's pools
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
@@ -583,6 +583,17 @@ def _participants(tenant: TenantIndex, nos: list[int]) -> set[str]:
     """The conversation's participants as far as a recall sees them: the speakers of its first
     ``expand.PARTICIPANT_SAMPLE`` candidates."""
     return {tenant.docs[no].speaker for no in nos[: expand.PARTICIPANT_SAMPLE]} - {None}
+
+
+def _asks_what_someone_said(tenant: TenantIndex, query: Query, pool: list[Scored]) -> bool:
+    """Whether the information factor orders ``pool``: an inference question, or (``informative.NAMED``)
+    a question naming one of the pool's speakers, whose own small talk is nearest it (a short turn
+    embeds mostly as its speaker's name); never a described person's, which pairs its turns."""
+    if informative.WEIGHT <= 0 or query.described or query.views is None or query.form != "text":
+        return False
+    if query.indirect:
+        return True
+    return informative.NAMED and informative.names_one_of(query.text, {s.doc.speaker for s in pool} - {None})
 
 
 def _informative(tenant: TenantIndex, pool: list[Scored]) -> list[float]:
