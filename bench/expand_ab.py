@@ -23,6 +23,8 @@ Arms:
   no views of those readings (``PERSON_VIEWS``) and no chains;
 * ``nochains`` — the sixth pass but no chain of three turns for a described person's relative
   (``CHAINS``);
+* ``openers`` — a Latin term capitalised only where it opens its sentences, in every turn holding
+  it, still a name (``NAME_INSIDE`` off: before round twenty-four);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -64,7 +66,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "default": {},
         "noseeds": SIXTH,
         "person": {"PERSON_VIEWS": False, "CHAINS": False},
-        "nochains": {"CHAINS": False}}
+        "nochains": {"CHAINS": False},
+        "openers": {"NAME_INSIDE": False}}
 IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON"}  # the switches of recall.indirect; the rest are recall.expand's
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}

@@ -6,7 +6,8 @@ Saturday" says when, and shares no word with the question but the name. So, from
 ``EXPAND_SEEDS`` hits, one step (depth 1) along three kinds of link:
 
 * ``entity:<name>`` — a distinctive name in the hit (capitalised inside a sentence, or opening
-  one and written capitalised in every document that holds it; held by at most
+  one and written capitalised in every document that holds it, and inside a sentence in one of
+  them: "Wait", "Guess", "Classic" only ever open theirs; held by at most
   ``ENTITY_MAX_DF`` documents, not in the query, not the speaker; the rarest first): a
   person, a pet, a place. The query's own words are left out: they already reach what they
   match;
@@ -92,9 +93,10 @@ def expansion_score(seed_score: float, kind: str, own: float, best: float, stren
     return seed_score * GAIN[kind] * strength * (MIX[kind] + (1.0 - MIX[kind]) * max(0.0, own_share))
 
 
-def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[str]:
+def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str], inside: bool = False) -> list[str]:
     """The seed's distinctive terms, rarest first: at most ``ENTITY_TERMS``, each held by
-    2..``ENTITY_MAX_DF`` documents (itself and at least one other)."""
+    2..``ENTITY_MAX_DF`` documents (itself and at least one other). ``inside``: a Latin term that
+    opens its sentence wherever it is written is no name (``_written_inside``)."""
     doc = tenant.docs[no]
     said = doc.text.split(": ", 1)[1] if doc.speaker and doc.text.startswith(f"{doc.speaker}: ") else doc.text
     found: list[tuple[int, str]] = []
@@ -102,7 +104,8 @@ def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[st
         if term in query_terms:
             continue
         held = tenant.bm25.docs_with(term, max_df=ENTITY_MAX_DF)
-        if held is not None and len(held) >= 2 and (sure or _always_capitalised(tenant, held, term)):
+        if held is not None and len(held) >= 2 and (sure or (
+                _always_capitalised(tenant, held, term) and (not inside or _written_inside(tenant, held, term)))):
             found.append((len(held), term))
     return [term for _, term in sorted(found)[:ENTITY_TERMS]]
 
@@ -150,8 +153,7 @@ def _named(text: str, term: str) -> bool | None:
         if not match.group(0)[:1].isupper():
             lower = True
             continue
-        before = text[: match.start()].rstrip()
-        if before and before[-1] not in ".!?:;\"'(—–-":
+        if _inside_a_sentence(text, match.start()):
             return True
     return False if seen and not lower else None
 
@@ -162,6 +164,33 @@ def _always_capitalised(tenant: TenantIndex, held, term: str) -> bool:
     wherever it is written; an ordinary word opening one sentence is in lower case in another."""
     pattern = re.compile(rf"\b{re.escape(term)}\b", re.IGNORECASE)
     return all(m.group(0)[:1].isupper() for d in held.tolist() for m in pattern.finditer(tenant.docs[d].text))
+
+
+def _written_inside(tenant: TenantIndex, held, term: str) -> bool:
+    """Whether some document holding the term writes it after another word of its sentence: a
+    word that only ever opens its sentences ("Wait", "Guess", "Classic", "Big news:") is
+    capitalised for that alone, whereas a person is named mid-sentence somewhere ("Thanks,
+    Kofi")."""
+    pattern = re.compile(rf"\b{re.escape(term)}\b", re.IGNORECASE)
+    return any(_inside_a_sentence(text, m.start()) for d in held.tolist()
+               for text in (tenant.docs[d].text,) for m in pattern.finditer(text))
+
+
+# A plain expansion links only through a Latin term that some turn writes inside a sentence; a described
+# person's pair still links through one that only opens them: both its turns must be relevant on their
+# own (``best_pair``), whereas an expansion's link vouches for ``MIX`` of its score. Tuning halves, R@5
+# (all gold), off → on: conv-en 78.1 → 78.6 (single-hop 81.2 → 82.1, update 57.1 → 58.7), conv-zh and
+# hard-zh unchanged, hard-en multi-hop 78.0 → 76.0 (one question: this generator's names open every
+# sentence, "Paloma gave you that trim"), hard-en inference ±0. An A/B switch for bench/expand_ab.py.
+NAME_INSIDE = True
+_SENTENCE_ENDS = ".!?:;\"'(—–-"
+
+
+def _inside_a_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` follows another word of its sentence; a turn's speaker prefix
+    ("Mei: ") ends a sentence like a colon."""
+    before = text[:start].rstrip()
+    return bool(before) and before[-1] not in _SENTENCE_ENDS
 
 
 OPENING_NAMES = True  # a rare CJK term that opens a sentence is a name (an A/B switch for bench/names_ab.py)
@@ -194,11 +223,12 @@ def surface(text: str, term: str) -> str:
     return match.group(0) if match else term
 
 
-def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask) -> list[tuple[int, str]]:
-    """(document number, via) of every item one link away from the seed ``no``."""
+def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask, inside: bool = False) -> list[tuple[int, str]]:
+    """(document number, via) of every item one link away from the seed ``no`` (``inside``: as
+    ``bridge_terms``)."""
     docs, seed = tenant.docs, tenant.docs[no]
     out: list[tuple[int, str]] = []
-    for term in bridge_terms(tenant, no, query_terms):
+    for term in bridge_terms(tenant, no, query_terms, inside):
         held = tenant.bm25.docs_with(term)
         sure = term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term))
         via = f"entity:{surface(seed.text, term)}" if sure else f"term:{term}"
@@ -234,7 +264,7 @@ def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, f
     for no, seed_score in seeds[:EXPAND_SEEDS]:
         if seed_score <= 0:
             continue
-        for d, via in linked(tenant, no, query_terms, mask):
+        for d, via in linked(tenant, no, query_terms, mask, inside=NAME_INSIDE):
             if d in seed_nos:
                 continue
             kind = via.split(":", 1)[0]
