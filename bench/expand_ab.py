@@ -67,7 +67,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "noseeds": SIXTH,
         "person": {"PERSON_VIEWS": False, "CHAINS": False},
         "nochains": {"CHAINS": False},
-        "openers": {"NAME_INSIDE": False}}
+        "openers": {"NAME_INSIDE": False},
+        "slots0": {"EXPAND_SLOTS": 0}}
 IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON"}  # the switches of recall.indirect; the rest are recall.expand's
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}

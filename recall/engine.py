@@ -372,8 +372,10 @@ class RecallEngine:
             return {}
         by_no = {s.no: s for s in scored}
         seeds = [(s.no, s.score) for s in scored[: expand.EXPAND_SEEDS]]
+        # a described person is known only through the names that join their turns: any name links
+        inside = expand.NAME_INSIDE and not query.described
         found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
-                              set(query.terms), mask, strength)
+                              set(query.terms), mask, strength, inside)
         # a question about a person it only describes: the name-linked pairs of the best hits,
         # each turn scored on its own
         links, chains = [], []
@@ -393,7 +395,7 @@ class RecallEngine:
             scored.append(s)
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
-        found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength)
+        found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength, inside)
         pair = expand.best_chain(chains, own) or expand.best_pair(links, own)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already

@@ -177,11 +177,14 @@ def _written_inside(tenant: TenantIndex, held, term: str) -> bool:
 
 
 # A plain expansion links only through a Latin term that some turn writes inside a sentence; a described
-# person's pair still links through one that only opens them: both its turns must be relevant on their
-# own (``best_pair``), whereas an expansion's link vouches for ``MIX`` of its score. Tuning halves, R@5
-# (all gold), off → on: conv-en 78.1 → 78.6 (single-hop 81.2 → 82.1, update 57.1 → 58.7), conv-zh and
-# hard-zh unchanged, hard-en multi-hop 78.0 → 76.0 (one question: this generator's names open every
-# sentence, "Paloma gave you that trim"), hard-en inference ±0. An A/B switch for bench/expand_ab.py.
+# person's question (its pair and its expansions: the engine passes ``inside`` False) still links through
+# one that only opens them: the person is known only through the names that join their turns, and a
+# pair's turns must both be relevant on their own (``best_pair``), whereas an expansion's link vouches
+# for ``MIX`` of its score. Tuning halves, R@5
+# (all gold), off → on: conv-en 78.1 → 78.6 (single-hop 81.2 → 82.1, update 57.1 → 58.7), the rest
+# unchanged; for every question, described ones too: hard-en multi-hop 78.0 → 76.0 (this generator's
+# names open every sentence: "Paloma gave you that trim" was an expansion's). An A/B switch for
+# bench/expand_ab.py.
 NAME_INSIDE = True
 _SENTENCE_ENDS = ".!?:;\"'(—–-"
 
@@ -252,11 +255,12 @@ def _said(doc) -> str:
 
 
 def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, float], best: float,
-           query_terms: set[str], mask, strength: float) -> dict[int, Expansion]:
+           query_terms: set[str], mask, strength: float, inside: bool | None = None) -> dict[int, Expansion]:
     """Document number → its best expansion from ``seeds`` ((number, score), best first).
     ``own``: each candidate's own score (0 for an item only a link reaches); ``best``: the
     best candidate's score. An item keeps the expansion only where it beats its own score;
-    a seed is never expanded to."""
+    a seed is never expanded to. ``inside``: as ``bridge_terms`` (None: ``NAME_INSIDE``)."""
+    inside = NAME_INSIDE if inside is None else inside
     if strength <= 0 or best <= 0:
         return {}
     seed_nos = {no for no, _ in seeds}
@@ -264,7 +268,7 @@ def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, f
     for no, seed_score in seeds[:EXPAND_SEEDS]:
         if seed_score <= 0:
             continue
-        for d, via in linked(tenant, no, query_terms, mask, inside=NAME_INSIDE):
+        for d, via in linked(tenant, no, query_terms, mask, inside=inside):
             if d in seed_nos:
                 continue
             kind = via.split(":", 1)[0]
