@@ -28,6 +28,10 @@ Data sets (docs/recall-quality.md says where each comes from):
 * ``dial-zh`` / ``dial-en`` — tuning only (not in the default ``--sets``): MADial-format dialogues
   written for tuning by other sessions from a brief, in ``bench/data/dialogue-tuning/`` (its README);
   every question is a tuning one, so ``--half heldout`` skips them: never a held-out number.
+* ``hard2-en`` / ``hard2-zh`` — tuning only (not in the default ``--sets``): a second, independent
+  generator of hard conversations (``bench/hard2conv.py``, written from the brief alone, apart from
+  ``hardconv.py``): multi-hop (2 and 3 hops), inference and temporal-change questions; every
+  conversation is marked tuning, so a choice made on ``hard-*`` can be checked on questions nobody tuned on.
 
 Halves: MADial by query id parity (even = tuning, odd = held-out; zh and en share ids, so one
 dialogue is in the same half in both languages); conversations by conversation (even index =
@@ -132,7 +136,7 @@ def dialogue_tuning(lang: str, root: Path = DIALOGUE_TUNING) -> DataSet:
     return DataSet(f"dial-{lang}", data.events, questions, data.texts, data.agent)
 
 
-TUNING_ONLY = ("dial-zh", "dial-en")
+TUNING_ONLY = ("dial-zh", "dial-en", "hard2-en", "hard2-zh")
 
 
 def load(name: str, madial_root: Path = MADIAL, dialogue_root: Path = DIALOGUE_TUNING) -> DataSet:
@@ -140,7 +144,7 @@ def load(name: str, madial_root: Path = MADIAL, dialogue_root: Path = DIALOGUE_T
     folders."""
     if name.startswith("madial-"):
         return madial(name.split("-")[1], madial_root)
-    if name in TUNING_ONLY:
+    if name.startswith("dial-"):
         return dialogue_tuning(name.split("-")[1], dialogue_root)
     return SETS[name]()
 
@@ -162,11 +166,11 @@ def conversations(lang: str, count: int = 10, seed: int = 0) -> DataSet:
     return DataSet(f"conv-{lang}", events, questions, {e["event_id"]: e["text"] for e in events}, "chat")
 
 
-def hard(lang: str, root: Path = HARD) -> DataSet:
-    """The blind-written harder sets (``bench/hardconv.py``): multi-hop questions whose evidence turns
-    share no content word with the question, and inference questions; the file marks each
-    conversation's half (``tuning``)."""
-    convs = json.loads((root / f"hard-{lang}.json").read_text("utf-8"))["conversations"]
+def hard(lang: str, root: Path = HARD, stem: str = "hard") -> DataSet:
+    """The blind-written harder sets (``bench/hardconv.py``; ``stem`` "hard2": ``bench/hard2conv.py``):
+    multi-hop questions whose evidence turns share no content word with the question, and inference
+    questions; the file marks each conversation's half (``tuning``)."""
+    convs = json.loads((root / f"{stem}-{lang}.json").read_text("utf-8"))["conversations"]
     events, questions = [], []
     for conv in convs:
         for session in conv["sessions"]:
@@ -176,7 +180,7 @@ def hard(lang: str, root: Path = HARD) -> DataSet:
                        for turn in session["turns"]]
         questions += [Question(q["qid"], conv["conv_id"], q["question"], set(q["evidence"]), conv["tuning"],
                                q["category"]) for q in conv["questions"]]
-    return DataSet(f"hard-{lang}", events, questions, {e["event_id"]: e["text"] for e in events}, "chat")
+    return DataSet(f"{stem}-{lang}", events, questions, {e["event_id"]: e["text"] for e in events}, "chat")
 
 
 SETS: dict[str, Callable[[], DataSet]] = {
@@ -184,6 +188,7 @@ SETS: dict[str, Callable[[], DataSet]] = {
     "conv-en": lambda: conversations("en"), "conv-zh": lambda: conversations("zh"),
     "hard-en": lambda: hard("en"), "hard-zh": lambda: hard("zh"),
     "dial-zh": lambda: dialogue_tuning("zh"), "dial-en": lambda: dialogue_tuning("en"),
+    "hard2-en": lambda: hard("en", stem="hard2"), "hard2-zh": lambda: hard("zh", stem="hard2"),
 }
 DEFAULT_SETS = ("madial-zh", "madial-en", "conv-en", "conv-zh", "hard-en", "hard-zh")  # those with a held-out half
 
