@@ -25,6 +25,10 @@ Arms:
   (``CHAINS``);
 * ``openers`` — a Latin term capitalised only where it opens its sentences, in every turn holding
   it, still a name (``NAME_INSIDE`` off: before round twenty-four);
+* ``sum`` / ``clause10`` / ``clause25`` / ``clause50`` / ``clause100`` — a described person's pair
+  or chain valued by its turns' own scores (before round twenty-three), plus that much of how
+  much nearer one turn is to the description than to the rest and another to the rest than to
+  the description (``expand.BY_CLAUSE`` 0 / 0.1 / 0.25 / 0.5 / 1, ``expand.margin``);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -68,7 +72,9 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "person": {"PERSON_VIEWS": False, "CHAINS": False},
         "nochains": {"CHAINS": False},
         "openers": {"NAME_INSIDE": False},
-        "slots0": {"EXPAND_SLOTS": 0}}
+        "slots0": {"EXPAND_SLOTS": 0},
+        "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
+        "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
 IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON"}  # the switches of recall.indirect; the rest are recall.expand's
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}

@@ -378,10 +378,11 @@ class RecallEngine:
                               set(query.terms), mask, strength, inside)
         # a question about a person it only describes: the name-linked pairs of the best hits,
         # each turn scored on its own
-        links, chains = [], []
+        links, chains, clause = [], [], None
         if query.described and expand.PAIRS:
             hits = [s.no for s in scored[: expand.EXPAND_SEEDS]]
-            more = expand.clause_seeds(self._clause_cosines(query, [s.no for s in scored], views))
+            clause = self._clause_cosines(query, [s.no for s in scored], views)
+            more = expand.clause_seeds(clause)
             links = expand.pair_links(tenant, hits, set(query.terms), mask, more)
             if query.relative and expand.CHAINS:
                 chains = expand.chain_links(tenant, hits, set(query.terms), mask, more)
@@ -396,7 +397,10 @@ class RecallEngine:
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
         found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength, inside)
-        pair = expand.best_chain(chains, own) or expand.best_pair(links, own)
+        if clause is not None and new and expand.BY_CLAUSE > 0:  # a pair's new turns scored by each part too
+            clause.update(self._clause_cosines(query, new, views) or {})
+        act = indirect.description_part(query.views.turns) if query.views is not None else None
+        pair = expand.best_chain(chains, own, clause, act) or expand.best_pair(links, own, clause, act)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
             found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)
@@ -408,8 +412,10 @@ class RecallEngine:
             steps = [(pair.partner, pair.seed, pair.via), (pair.seed, pair.partner, pair.via)]
             if pair.far is not None:
                 steps.append((pair.far, pair.partner, pair.far_via))
+            parts = dict(zip(pair.turns, pair.parts, strict=False))
             for no, other, via in steps:
-                found[no] = expand.Expansion(no, other, via, placed[no], pair=True)
+                found[no] = expand.Expansion(no, other, via, placed[no], pair=True,
+                                             clause=_clause_of(query, clause, no, parts.get(no)))
         for no, e in found.items():
             by_no[no].score = e.score
         scored.sort(key=lambda s: (-s.score, s.doc.id))
@@ -596,6 +602,15 @@ def _asks_what_someone_said(tenant: TenantIndex, query: Query, pool: list[Scored
     if query.indirect:
         return True
     return informative.NAMED and informative.names_one_of(query.text, {s.doc.speaker for s in pool} - {None})
+
+
+def _clause_of(query: Query, clause: dict[int, tuple[float, float]] | None, no: int,
+               part: int | None) -> tuple[str, float] | None:
+    """A pair's turn's part of the question (its text, ``indirect.described_clauses``) and its
+    cosine to it, for ``why``; None when the pair was valued by own scores."""
+    if part is None or not clause or query.views is None or part >= len(query.views.turns):
+        return None
+    return query.views.turns[part], clause.get(no, (0.0, 0.0))[part]
 
 
 def _informative(tenant: TenantIndex, pool: list[Scored]) -> list[float]:

@@ -28,8 +28,9 @@ either side. Pure functions over the in-memory index; the engine applies them.
 A question about a person it only describes ("the friend who fixed Mei's bike",
 ``recall.indirect.describes_someone``) needs two turns that each answer half of it: one says
 who did the act, the other what is asked about them, joined by the name. For it, the seed and
-name-linked item whose own scores sum highest (``best_pair``) both stand among the best places
-(``pair_placed``), in the expansion's slot. Not a name: a CJK bigram holding a pronoun or a
+name-linked item valued highest (``best_pair``: their own scores' sum, plus how much nearer one
+is to the description and the other to the rest of the question, ``margin``) both stand among
+the best places (``pair_placed``), in the expansion's slot. Not a name: a CJK bigram holding a pronoun or a
 particle (``GRAMMATICAL_CHARS``); no link: a turn that repeats the seed's words. Pairs start
 from the best hits and from the best turns of each part of the question (``clause_seeds``), each
 part also read as the conversation's participants say it (``recall.indirect.in_person``). A
@@ -73,6 +74,7 @@ class Expansion:
     via: str  # "entity:<name>" | "term:<cjk term>" | "speaker-neighbour" | "session-neighbour"
     score: float
     pair: bool = False  # placed with ``source`` as a described person's pair (``best_pair``)
+    clause: tuple[str, float] | None = None  # a pair's turn: the part of the question it was scored on, its cosine
 
     @property
     def kind(self) -> str:
@@ -82,6 +84,8 @@ class Expansion:
         why = {"from": tenant.docs[self.source].id, "via": self.via, "depth": 1, "score": round(self.score, 6)}
         if self.pair:
             why["pair"] = "the question describes a person: this turn and the other answer it together"
+        if self.clause is not None:
+            why["clause"] = {"part": self.clause[0], "cosine": round(self.clause[1], 4)}
         return why
 
 
@@ -307,9 +311,10 @@ class Pair:
     seed: int
     partner: int
     via: str  # "entity:<name>"
-    value: float  # own[seed] + own[partner] (+ own[far]): how much of the question the turns cover together
+    value: float  # how much of the question the turns cover together (``pair_value``)
     far: int | None = None  # a chain's third turn, one more name away from the partner (``best_chain``)
     far_via: str | None = None
+    parts: tuple[int | None, ...] = ()  # per turn, the part of the question it was scored on (``margin``)
 
     @property
     def turns(self) -> tuple[int, ...]:
@@ -347,19 +352,66 @@ def pair_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mask
             if via.startswith("entity:") and d not in best]
 
 
-def best_pair(links: list[tuple[int, int, str]], own: dict[int, float]) -> Pair | None:
-    """Of ``pair_links``, the seed and item whose own scores (``own``) sum highest. Each turn of
-    the pair answers a different part of the question ("Kofi took all the pictures when you got
-    married" / "Kofi has been practising the clarinet"), so neither alone needs to rank high; what
-    singles the pair out is that both are relevant. A link's strength does not: every name links
-    two turns alike. (The product, "both or nothing", tied the sum on the tuning halves' multi-hop
-    questions and lost 2 points R@5 on the three-turn ones; a generic turn that names someone,
-    "Maren told me her flatmate, Lars, is staying", can pair with a strong single hit and win.)"""
+# How much a described person's pair (or chain) owes to each turn's nearness to its own part of
+# the question (``pair_value``; 0: the sum of the turns' own scores alone, before round
+# twenty-three). Tuning halves, multi-hop all gold in the top 5, hard-en / hard-zh (25 questions
+# each, bench/expand_ab.py): 0 → 72 / 76 %; 0.1 to 0.3 → 76 / 76 (and two more pairs first and
+# second); 0.35 → 76 / 80; 0.4 loses an English one; 0.5 → 72 / 80. 0.3: inside what loses
+# nothing, not on its edge. The conv sets never describe a person: unchanged.
+BY_CLAUSE = 0.3
+
+
+def margin(turns: tuple[int, ...], clause: dict[int, tuple[float, float]], act: int
+           ) -> tuple[float, tuple[int | None, ...]]:
+    """How well the turns answer the question's two parts each by its own (``clause``: each turn's
+    cosine to the two parts, ``engine._clause_cosines``; ``act``: the part that is the
+    description): one turn by how much nearer it is to the description than to the rest (who did
+    the act), another by how much nearer to the rest than to the description (what is asked), the
+    best such two. A margin, not a cosine: a turn near both parts alike (small talk shaped like a
+    question, a turn that is mostly its speaker's name) says nothing of either, and the raw cosine
+    of the head ("Which instrument does the person") is near everything a little. Returns the
+    value and each turn's part (None: scored by neither)."""
+    cos = [clause.get(no, (0.0, 0.0)) for no in turns]
+    rest = 1 - act
+    best, parts = -math.inf, ()
+    for i, c in enumerate(cos):
+        for j, d in enumerate(cos):
+            value = (c[act] - c[rest]) + (d[rest] - d[act])
+            if i != j and value > best:
+                best, parts = value, tuple(act if k == i else rest if k == j else None for k in range(len(turns)))
+    return best, parts
+
+
+def pair_value(turns: tuple[int, ...], own: dict[int, float], clause: dict[int, tuple[float, float]] | None,
+               act: int | None = None) -> tuple[float, tuple[int | None, ...]]:
+    """A pair's or chain's value and the part of the question each turn was scored on (() by own
+    scores alone): ``Σ own + BY_CLAUSE × margin``. By own scores alone a wrong pair whose turns sum
+    high wins: the question's head matched by another person's turn ("Callum has been practising
+    the harp"), paired through any turn naming Callum; the margin asks that one turn answer the
+    description and another the rest."""
+    total = sum(own.get(no, 0.0) for no in turns)
+    if not clause or act is None or BY_CLAUSE <= 0:
+        return total, ()
+    value, parts = margin(turns, clause, act)
+    return total + BY_CLAUSE * value, parts
+
+
+def best_pair(links: list[tuple[int, int, str]], own: dict[int, float],
+              clause: dict[int, tuple[float, float]] | None = None, act: int | None = None) -> Pair | None:
+    """Of ``pair_links``, the seed and item valued highest (``pair_value``: by their own scores
+    ``own``, and by ``clause`` each by its own part of the question, ``act`` the description's).
+    Each turn of the pair answers a different part of the question ("Kofi took all the pictures
+    when you got married" / "Kofi has been practising the clarinet"), so neither alone needs to
+    rank high; what singles the pair out is that both are relevant. A link's strength does not:
+    every name links two turns alike. (The product of the own scores, "both or nothing", tied their
+    sum on the tuning halves' multi-hop questions and lost 2 points R@5 on the three-turn ones; a
+    generic turn that names someone, "Maren told me her flatmate, Lars, is staying", can pair with
+    a strong single hit and win.)"""
     best: Pair | None = None
     for no, d, via in links:
-        value = own.get(no, 0.0) + own.get(d, 0.0)
+        value, parts = pair_value((no, d), own, clause, act)
         if best is None or value > best.value:
-            best = Pair(no, d, via, value)
+            best = Pair(no, d, via, value, parts=parts)
     return best
 
 
@@ -399,11 +451,13 @@ def chain_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mas
     return out
 
 
-def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, float]) -> Pair | None:
-    """Of ``chain_links``, the one whose three turns' own scores sum highest (as ``best_pair``)."""
+def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, float],
+               clause: dict[int, tuple[float, float]] | None = None, act: int | None = None) -> Pair | None:
+    """Of ``chain_links``, the one whose three turns are valued highest (``pair_value``, as
+    ``best_pair``)."""
     best: Pair | None = None
     for seed, partner, far, via, far_via in chains:
-        value = own.get(seed, 0.0) + own.get(partner, 0.0) + own.get(far, 0.0)
+        value, parts = pair_value((seed, partner, far), own, clause, act)
         if best is None or value > best.value:
-            best = Pair(seed, partner, via, value, far, far_via)
+            best = Pair(seed, partner, via, value, far, far_via, parts)
     return best

@@ -103,6 +103,15 @@ def described_clauses(question: str) -> tuple[str, ...]:
     return tuple(part for part in (head, tail) if part)
 
 
+def description_part(clauses: tuple[str, ...]) -> int | None:
+    """Which of ``described_clauses``' two parts is the description: the second in English ("who
+    photographed Tom's wedding play?"), the first in Chinese, where the description comes before
+    "的那个人" ("开车送美玲去机场"). None when the question was not cut in two."""
+    if len(clauses) != 2:
+        return None
+    return 0 if _RELATIVE_ZH.match(clauses[1]) else 1
+
+
 IN_PERSON = True  # an A/B switch for bench/expand_ab.py
 
 
