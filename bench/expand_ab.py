@@ -29,6 +29,9 @@ Arms:
   or chain valued by its turns' own scores (before round twenty-three), plus that much of how
   much nearer one turn is to the description than to the rest and another to the rest than to
   the description (``expand.BY_CLAUSE`` 0 / 0.1 / 0.25 / 0.5 / 1, ``expand.margin``);
+* ``nawei`` — a Chinese question describing a person as "…的那位" / "…的那名" with no noun after it
+  not read as describing one (before round twenty-four);
+* ``slots0`` — no expansion among the best five places (``EXPAND_SLOTS`` 0);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -37,6 +40,7 @@ Arms:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -58,6 +62,12 @@ def _never(*_) -> bool:
 SIXTH = {"CLAUSE_SEEDS": 0, "IN_PERSON": False, "PERSON_VIEWS": False, "CHAINS": False}
 BEFORE = {**SIXTH, "GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False,
           "CLAUSE_VIEWS": False}
+# before round twenty-four: "…的那位" / "…的那名" with no noun after them described nobody
+_PERSON_ZH = "的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)"
+_ROLES_ZH = indirect._ROLES_ZH.removesuffix("|另一半|伴侣|对象")
+_AFTER_ZH = "(?:的|[^\\w]|$|是|会|现在|后来|最近|开始|在|做|去|搬|学|养|玩|喜欢)"
+NAWEI = {"_DESCRIBED_ZH": re.compile(_PERSON_ZH + _AFTER_ZH),
+         "_RELATIVE_ZH": re.compile(_PERSON_ZH), "_RELATIVE_OF_ZH": re.compile(_PERSON_ZH + f"的(?:{_ROLES_ZH})")}
 ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
         "opening": {"EXPAND_SLOTS": None, **BEFORE},
         "slots1": {"EXPAND_SLOTS": 1, **BEFORE}, "slots2": {"EXPAND_SLOTS": 2, **BEFORE},
@@ -73,9 +83,10 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "nochains": {"CHAINS": False},
         "openers": {"NAME_INSIDE": False},
         "slots0": {"EXPAND_SLOTS": 0},
+        "nawei": NAWEI,
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
-IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON"}  # the switches of recall.indirect; the rest are recall.expand's
+IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", *NAWEI}  # the switches of recall.indirect; the rest are recall.expand's
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}
 
