@@ -31,6 +31,8 @@ Arms:
   the description (``expand.BY_CLAUSE`` 0 / 0.1 / 0.25 / 0.5 / 1, ``expand.margin``);
 * ``nawei`` — a Chinese question describing a person as "…的那位" / "…的那名" with no noun after it
   not read as describing one (before round twenty-four);
+* ``reduced`` — an English question describing a person by a reduced relative ("the person
+  responsible for the sweets", "in charge of") not read as describing one (before round twenty-four);
 * ``slots0`` — no expansion among the best five places (``EXPAND_SLOTS`` 0);
 * ``default`` — the code as it is.
 
@@ -68,6 +70,11 @@ _ROLES_ZH = indirect._ROLES_ZH.removesuffix("|另一半|伴侣|对象")
 _AFTER_ZH = "(?:的|[^\\w]|$|是|会|现在|后来|最近|开始|在|做|去|搬|学|养|玩|喜欢)"
 NAWEI = {"_DESCRIBED_ZH": re.compile(_PERSON_ZH + _AFTER_ZH),
          "_RELATIVE_ZH": re.compile(_PERSON_ZH), "_RELATIVE_OF_ZH": re.compile(_PERSON_ZH + f"的(?:{_ROLES_ZH})")}
+# before round twenty-four: "the person responsible for / in charge of …" described nobody
+_DESCRIBED_EN = indirect._DESCRIBED_EN.pattern.replace(f"|{indirect._REDUCED_EN}", "")
+REDUCED = {"_DESCRIBED_EN": re.compile(_DESCRIBED_EN, re.IGNORECASE),
+           "_RELATIVE_EN": re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE),
+           "_RELATIVE_OF_EN": re.compile(rf"\b(?:{indirect._ROLES_EN})s?\s+of\s+(?:{_DESCRIBED_EN})", re.IGNORECASE)}
 ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
         "opening": {"EXPAND_SLOTS": None, **BEFORE},
         "slots1": {"EXPAND_SLOTS": 1, **BEFORE}, "slots2": {"EXPAND_SLOTS": 2, **BEFORE},
@@ -83,10 +90,11 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "nochains": {"CHAINS": False},
         "openers": {"NAME_INSIDE": False},
         "slots0": {"EXPAND_SLOTS": 0},
-        "nawei": NAWEI,
+        "nawei": NAWEI, "reduced": REDUCED,
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
-IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", *NAWEI}  # the switches of recall.indirect; the rest are recall.expand's
+# the switches of recall.indirect; the rest are recall.expand's
+IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", *NAWEI, *REDUCED}
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}
 

@@ -31,11 +31,13 @@ _INFERENCE_EN = re.compile(
     r"enjoy|appeal to|be into|interested in|prefer|recommend|worth it|"
     r"(?:type|sort|kind) of (?:person|guy|woman|man))\b",
     re.IGNORECASE)
-# A person described by a relative clause: "the (person|friend|...) who/that", "whoever".
+# A person described by a relative clause: "the (person|friend|...) who/that", "whoever", or a reduced
+# one: "the person responsible for the cake", "the friend in charge of the music".
+_REDUCED_EN = r"responsible\s+for|in\s+charge\s+of"
 _DESCRIBED_EN = re.compile(
     r"\bwhoever\b|\b(?:the|a|that)\s+(?:\w+\s+)?(?:person|people|friend|one|guy|man|woman|someone|somebody|"
     r"colleague|coworker|co-worker|neighbou?r|relative|cousin|housemate|flatmate|roommate|classmate|"
-    r"teammate|partner|spouse|boss|acquaintance|individual|kid|girl|boy|lady)\s+(?:who|that|whom)\b",
+    rf"teammate|partner|spouse|boss|acquaintance|individual|kid|girl|boy|lady)\s+(?:who|that|whom|{_REDUCED_EN})\b",
     re.IGNORECASE)
 # 会喜欢 / 会不会 / 适合 / 可能 / 多半 / 愿不愿意 / 值得 / 合…胃口 / 起得来吗: supposition or appraisal; "会…吗" asks
 # whether someone would. Not 大概 / 估计 alone: "大概什么时候" is "roughly when", a fact.
@@ -88,7 +90,7 @@ def describes_relative(question: str) -> bool:
 
 
 CLAUSE_VIEWS = True  # an A/B switch for bench/expand_ab.py
-_RELATIVE_EN = re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE)
+_RELATIVE_EN = re.compile(rf"\b(?:who|whoever|whom|that|{_REDUCED_EN})\b", re.IGNORECASE)
 _RELATIVE_ZH = re.compile(_PERSON_ZH)
 
 
