@@ -423,3 +423,23 @@ def test_a_described_persons_relative_gets_the_chain_of_three_turns(chat, monkey
     assert (trim in top and flatmate in top and cello in top) is chains
     if chains:
         assert top[cello]["expansion"]["via"] == "entity:Callum" and top[cello]["expansion"]["from"] == flatmate
+
+
+def test_a_described_persons_expansions_keep_names_that_only_open_sentences(chat, monkeypatch):
+    """The person a question only describes is known through the names joining their turns, however
+    those are written: its plain expansions are not held to ``NAME_INSIDE``; a plain question's are."""
+    brain, _ = chat
+    asked = []
+    real = expand.expand
+
+    def spy(*args, **kwargs):
+        asked.append(args[7] if len(args) > 7 else kwargs.get("inside"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(expand, "expand", spy)
+    brain.recall(tenant="t", agent="chat", query="What does the friend who fixed Sam's bike do?", k=5,
+                 layers=["episodic"])
+    assert asked and not any(asked)
+    asked.clear()
+    brain.recall(tenant="t", agent="chat", query="What is Sam's cousin like?", k=5, layers=["episodic"])
+    assert asked and all(asked)
