@@ -23,6 +23,17 @@ Arms:
   no views of those readings (``PERSON_VIEWS``) and no chains;
 * ``nochains`` — the sixth pass but no chain of three turns for a described person's relative
   (``CHAINS``);
+* ``openers`` — a Latin term capitalised only where it opens its sentences, in every turn holding
+  it, still a name (``NAME_INSIDE`` off: before round twenty-four);
+* ``sum`` / ``clause10`` / ``clause25`` / ``clause50`` / ``clause100`` — a described person's pair
+  or chain valued by its turns' own scores (before round twenty-three), plus that much of how
+  much nearer one turn is to the description than to the rest and another to the rest than to
+  the description (``expand.BY_CLAUSE`` 0 / 0.1 / 0.25 / 0.5 / 1, ``expand.margin``);
+* ``nawei`` — a Chinese question describing a person as "…的那位" / "…的那名" with no noun after it
+  not read as describing one (before round twenty-four);
+* ``reduced`` — an English question describing a person by a reduced relative ("the person
+  responsible for the sweets", "in charge of") not read as describing one (before round twenty-four);
+* ``slots0`` — no expansion among the best five places (``EXPAND_SLOTS`` 0);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -31,6 +42,7 @@ Arms:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -52,6 +64,17 @@ def _never(*_) -> bool:
 SIXTH = {"CLAUSE_SEEDS": 0, "IN_PERSON": False, "PERSON_VIEWS": False, "CHAINS": False}
 BEFORE = {**SIXTH, "GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": False, "LINK_FOUND": False,
           "CLAUSE_VIEWS": False}
+# before round twenty-four: "…的那位" / "…的那名" with no noun after them described nobody
+_PERSON_ZH = "的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)"
+_ROLES_ZH = indirect._ROLES_ZH.removesuffix("|另一半|伴侣|对象")
+_AFTER_ZH = "(?:的|[^\\w]|$|是|会|现在|后来|最近|开始|在|做|去|搬|学|养|玩|喜欢)"
+NAWEI = {"_DESCRIBED_ZH": re.compile(_PERSON_ZH + _AFTER_ZH),
+         "_RELATIVE_ZH": re.compile(_PERSON_ZH), "_RELATIVE_OF_ZH": re.compile(_PERSON_ZH + f"的(?:{_ROLES_ZH})")}
+# before round twenty-four: "the person responsible for / in charge of …" described nobody
+_DESCRIBED_EN = indirect._DESCRIBED_EN.pattern.replace(f"|{indirect._REDUCED_EN}", "")
+REDUCED = {"_DESCRIBED_EN": re.compile(_DESCRIBED_EN, re.IGNORECASE),
+           "_RELATIVE_EN": re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE),
+           "_RELATIVE_OF_EN": re.compile(rf"\b(?:{indirect._ROLES_EN})s?\s+of\s+(?:{_DESCRIBED_EN})", re.IGNORECASE)}
 ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
         "opening": {"EXPAND_SLOTS": None, **BEFORE},
         "slots1": {"EXPAND_SLOTS": 1, **BEFORE}, "slots2": {"EXPAND_SLOTS": 2, **BEFORE},
@@ -64,8 +87,14 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "default": {},
         "noseeds": SIXTH,
         "person": {"PERSON_VIEWS": False, "CHAINS": False},
-        "nochains": {"CHAINS": False}}
-IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON"}  # the switches of recall.indirect; the rest are recall.expand's
+        "nochains": {"CHAINS": False},
+        "openers": {"NAME_INSIDE": False},
+        "slots0": {"EXPAND_SLOTS": 0},
+        "nawei": NAWEI, "reduced": REDUCED,
+        "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
+        "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
+# the switches of recall.indirect; the rest are recall.expand's
+IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", *NAWEI, *REDUCED}
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}
 

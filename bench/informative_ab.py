@@ -5,7 +5,11 @@ share of questions with every gold turn in the top 5, per question type, and eac
 
     .venv/bin/python bench/informative_ab.py --sets hard-en,hard-zh --half tuning --weights 0,0.3,0.5,0.7,1
 
-An arm is ``informative.WEIGHT`` (0: off, the code before round twenty-two).
+An arm is ``informative.WEIGHT`` (0: off, the code before round twenty-two), ``+named`` also for a
+question that names a participant (``informative.NAMED``, round twenty-four; without it, inference
+questions only):
+
+    .venv/bin/python bench/informative_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --weights 0.5,0.5+named
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from hindbrain.recall import informative  # noqa: E402
 
 
 def set_arm(arm: str) -> None:
-    informative.WEIGHT = float(arm.removeprefix("w="))
+    weight, _, named = arm.removeprefix("w=").partition("+")
+    informative.WEIGHT = float(weight)
+    informative.NAMED = named == "named"
 
 
 def main() -> None:

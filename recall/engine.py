@@ -310,10 +310,10 @@ class RecallEngine:
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
             if s.no in expanded:
                 s.why["expansion"] = expanded[s.no].why(tenant)
-        # an inference question's evidence says something: each pooled turn's share of what the most
-        # informative one says, a factor on its probability (the trees') or its fused score
-        said = _informative(tenant, pool) if query.indirect and not query.described and informative.WEIGHT > 0 \
-            else None
+        # an inference question's evidence, or that of a question naming a participant, says something:
+        # each pooled turn's share of what the most informative one says, a factor on its probability
+        # (the trees') or its fused score
+        said = _informative(tenant, pool) if _asks_what_someone_said(tenant, query, pool) else None
         if self.learned:  # a dialogue's mixed cosines are ordered by the trees fitted on the mix's pools
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
@@ -372,14 +372,17 @@ class RecallEngine:
             return {}
         by_no = {s.no: s for s in scored}
         seeds = [(s.no, s.score) for s in scored[: expand.EXPAND_SEEDS]]
+        # a described person is known only through the names that join their turns: any name links
+        inside = expand.NAME_INSIDE and not query.described
         found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
-                              set(query.terms), mask, strength)
+                              set(query.terms), mask, strength, inside)
         # a question about a person it only describes: the name-linked pairs of the best hits,
         # each turn scored on its own
-        links, chains = [], []
+        links, chains, clause = [], [], None
         if query.described and expand.PAIRS:
             hits = [s.no for s in scored[: expand.EXPAND_SEEDS]]
-            more = expand.clause_seeds(self._clause_cosines(query, [s.no for s in scored], views))
+            clause = self._clause_cosines(query, [s.no for s in scored], views)
+            more = expand.clause_seeds(clause)
             links = expand.pair_links(tenant, hits, set(query.terms), mask, more)
             if query.relative and expand.CHAINS:
                 chains = expand.chain_links(tenant, hits, set(query.terms), mask, more)
@@ -393,8 +396,11 @@ class RecallEngine:
             scored.append(s)
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
-        found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength)
-        pair = expand.best_chain(chains, own) or expand.best_pair(links, own)
+        found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength, inside)
+        if clause is not None and new and expand.BY_CLAUSE > 0:  # a pair's new turns scored by each part too
+            clause.update(self._clause_cosines(query, new, views) or {})
+        act = indirect.description_part(query.views.turns) if query.views is not None else None
+        pair = expand.best_chain(chains, own, clause, act) or expand.best_pair(links, own, clause, act)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
             found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)
@@ -406,8 +412,10 @@ class RecallEngine:
             steps = [(pair.partner, pair.seed, pair.via), (pair.seed, pair.partner, pair.via)]
             if pair.far is not None:
                 steps.append((pair.far, pair.partner, pair.far_via))
+            parts = dict(zip(pair.turns, pair.parts, strict=False))
             for no, other, via in steps:
-                found[no] = expand.Expansion(no, other, via, placed[no], pair=True)
+                found[no] = expand.Expansion(no, other, via, placed[no], pair=True,
+                                             clause=_clause_of(query, clause, no, parts.get(no)))
         for no, e in found.items():
             by_no[no].score = e.score
         scored.sort(key=lambda s: (-s.score, s.doc.id))
@@ -583,6 +591,26 @@ def _participants(tenant: TenantIndex, nos: list[int]) -> set[str]:
     """The conversation's participants as far as a recall sees them: the speakers of its first
     ``expand.PARTICIPANT_SAMPLE`` candidates."""
     return {tenant.docs[no].speaker for no in nos[: expand.PARTICIPANT_SAMPLE]} - {None}
+
+
+def _asks_what_someone_said(tenant: TenantIndex, query: Query, pool: list[Scored]) -> bool:
+    """Whether the information factor orders ``pool``: an inference question, or (``informative.NAMED``)
+    a question naming one of the pool's speakers, whose own small talk is nearest it (a short turn
+    embeds mostly as its speaker's name); never a described person's, which pairs its turns."""
+    if informative.WEIGHT <= 0 or query.described or query.views is None or query.form != "text":
+        return False
+    if query.indirect:
+        return True
+    return informative.NAMED and informative.names_one_of(query.text, {s.doc.speaker for s in pool} - {None})
+
+
+def _clause_of(query: Query, clause: dict[int, tuple[float, float]] | None, no: int,
+               part: int | None) -> tuple[str, float] | None:
+    """A pair's turn's part of the question (its text, ``indirect.described_clauses``) and its
+    cosine to it, for ``why``; None when the pair was valued by own scores."""
+    if part is None or not clause or query.views is None or part >= len(query.views.turns):
+        return None
+    return query.views.turns[part], clause.get(no, (0.0, 0.0))[part]
 
 
 def _informative(tenant: TenantIndex, pool: list[Scored]) -> list[float]:

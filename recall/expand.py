@@ -6,7 +6,8 @@ Saturday" says when, and shares no word with the question but the name. So, from
 ``EXPAND_SEEDS`` hits, one step (depth 1) along three kinds of link:
 
 * ``entity:<name>`` — a distinctive name in the hit (capitalised inside a sentence, or opening
-  one and written capitalised in every document that holds it; held by at most
+  one and written capitalised in every document that holds it, and inside a sentence in one of
+  them: "Wait", "Guess", "Classic" only ever open theirs; held by at most
   ``ENTITY_MAX_DF`` documents, not in the query, not the speaker; the rarest first): a
   person, a pet, a place. The query's own words are left out: they already reach what they
   match;
@@ -27,8 +28,9 @@ either side. Pure functions over the in-memory index; the engine applies them.
 A question about a person it only describes ("the friend who fixed Mei's bike",
 ``recall.indirect.describes_someone``) needs two turns that each answer half of it: one says
 who did the act, the other what is asked about them, joined by the name. For it, the seed and
-name-linked item whose own scores sum highest (``best_pair``) both stand among the best places
-(``pair_placed``), in the expansion's slot. Not a name: a CJK bigram holding a pronoun or a
+name-linked item valued highest (``best_pair``: their own scores' sum, plus how much nearer one
+is to the description and the other to the rest of the question, ``margin``) both stand among
+the best places (``pair_placed``), in the expansion's slot. Not a name: a CJK bigram holding a pronoun or a
 particle (``GRAMMATICAL_CHARS``); no link: a turn that repeats the seed's words. Pairs start
 from the best hits and from the best turns of each part of the question (``clause_seeds``), each
 part also read as the conversation's participants say it (``recall.indirect.in_person``). A
@@ -72,6 +74,7 @@ class Expansion:
     via: str  # "entity:<name>" | "term:<cjk term>" | "speaker-neighbour" | "session-neighbour"
     score: float
     pair: bool = False  # placed with ``source`` as a described person's pair (``best_pair``)
+    clause: tuple[str, float] | None = None  # a pair's turn: the part of the question it was scored on, its cosine
 
     @property
     def kind(self) -> str:
@@ -81,6 +84,8 @@ class Expansion:
         why = {"from": tenant.docs[self.source].id, "via": self.via, "depth": 1, "score": round(self.score, 6)}
         if self.pair:
             why["pair"] = "the question describes a person: this turn and the other answer it together"
+        if self.clause is not None:
+            why["clause"] = {"part": self.clause[0], "cosine": round(self.clause[1], 4)}
         return why
 
 
@@ -92,9 +97,10 @@ def expansion_score(seed_score: float, kind: str, own: float, best: float, stren
     return seed_score * GAIN[kind] * strength * (MIX[kind] + (1.0 - MIX[kind]) * max(0.0, own_share))
 
 
-def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[str]:
+def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str], inside: bool = False) -> list[str]:
     """The seed's distinctive terms, rarest first: at most ``ENTITY_TERMS``, each held by
-    2..``ENTITY_MAX_DF`` documents (itself and at least one other)."""
+    2..``ENTITY_MAX_DF`` documents (itself and at least one other). ``inside``: a Latin term that
+    opens its sentence wherever it is written is no name (``_written_inside``)."""
     doc = tenant.docs[no]
     said = doc.text.split(": ", 1)[1] if doc.speaker and doc.text.startswith(f"{doc.speaker}: ") else doc.text
     found: list[tuple[int, str]] = []
@@ -102,7 +108,8 @@ def bridge_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[st
         if term in query_terms:
             continue
         held = tenant.bm25.docs_with(term, max_df=ENTITY_MAX_DF)
-        if held is not None and len(held) >= 2 and (sure or _always_capitalised(tenant, held, term)):
+        if held is not None and len(held) >= 2 and (sure or (
+                _always_capitalised(tenant, held, term) and (not inside or _written_inside(tenant, held, term)))):
             found.append((len(held), term))
     return [term for _, term in sorted(found)[:ENTITY_TERMS]]
 
@@ -150,8 +157,7 @@ def _named(text: str, term: str) -> bool | None:
         if not match.group(0)[:1].isupper():
             lower = True
             continue
-        before = text[: match.start()].rstrip()
-        if before and before[-1] not in ".!?:;\"'(—–-":
+        if _inside_a_sentence(text, match.start()):
             return True
     return False if seen and not lower else None
 
@@ -162,6 +168,36 @@ def _always_capitalised(tenant: TenantIndex, held, term: str) -> bool:
     wherever it is written; an ordinary word opening one sentence is in lower case in another."""
     pattern = re.compile(rf"\b{re.escape(term)}\b", re.IGNORECASE)
     return all(m.group(0)[:1].isupper() for d in held.tolist() for m in pattern.finditer(tenant.docs[d].text))
+
+
+def _written_inside(tenant: TenantIndex, held, term: str) -> bool:
+    """Whether some document holding the term writes it after another word of its sentence: a
+    word that only ever opens its sentences ("Wait", "Guess", "Classic", "Big news:") is
+    capitalised for that alone, whereas a person is named mid-sentence somewhere ("Thanks,
+    Kofi")."""
+    pattern = re.compile(rf"\b{re.escape(term)}\b", re.IGNORECASE)
+    return any(_inside_a_sentence(text, m.start()) for d in held.tolist()
+               for text in (tenant.docs[d].text,) for m in pattern.finditer(text))
+
+
+# A plain expansion links only through a Latin term that some turn writes inside a sentence; a described
+# person's question (its pair and its expansions: the engine passes ``inside`` False) still links through
+# one that only opens them: the person is known only through the names that join their turns, and a
+# pair's turns must both be relevant on their own (``best_pair``), whereas an expansion's link vouches
+# for ``MIX`` of its score. Tuning halves, R@5
+# (all gold), off → on: conv-en 78.1 → 78.6 (single-hop 81.2 → 82.1, update 57.1 → 58.7), the rest
+# unchanged; for every question, described ones too: hard-en multi-hop 78.0 → 76.0 (this generator's
+# names open every sentence: "Paloma gave you that trim" was an expansion's). An A/B switch for
+# bench/expand_ab.py.
+NAME_INSIDE = True
+_SENTENCE_ENDS = ".!?:;\"'(—–-"
+
+
+def _inside_a_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` follows another word of its sentence; a turn's speaker prefix
+    ("Mei: ") ends a sentence like a colon."""
+    before = text[:start].rstrip()
+    return bool(before) and before[-1] not in _SENTENCE_ENDS
 
 
 OPENING_NAMES = True  # a rare CJK term that opens a sentence is a name (an A/B switch for bench/names_ab.py)
@@ -194,11 +230,12 @@ def surface(text: str, term: str) -> str:
     return match.group(0) if match else term
 
 
-def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask) -> list[tuple[int, str]]:
-    """(document number, via) of every item one link away from the seed ``no``."""
+def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask, inside: bool = False) -> list[tuple[int, str]]:
+    """(document number, via) of every item one link away from the seed ``no`` (``inside``: as
+    ``bridge_terms``)."""
     docs, seed = tenant.docs, tenant.docs[no]
     out: list[tuple[int, str]] = []
-    for term in bridge_terms(tenant, no, query_terms):
+    for term in bridge_terms(tenant, no, query_terms, inside):
         held = tenant.bm25.docs_with(term)
         sure = term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term))
         via = f"entity:{surface(seed.text, term)}" if sure else f"term:{term}"
@@ -222,11 +259,12 @@ def _said(doc) -> str:
 
 
 def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, float], best: float,
-           query_terms: set[str], mask, strength: float) -> dict[int, Expansion]:
+           query_terms: set[str], mask, strength: float, inside: bool | None = None) -> dict[int, Expansion]:
     """Document number → its best expansion from ``seeds`` ((number, score), best first).
     ``own``: each candidate's own score (0 for an item only a link reaches); ``best``: the
     best candidate's score. An item keeps the expansion only where it beats its own score;
-    a seed is never expanded to."""
+    a seed is never expanded to. ``inside``: as ``bridge_terms`` (None: ``NAME_INSIDE``)."""
+    inside = NAME_INSIDE if inside is None else inside
     if strength <= 0 or best <= 0:
         return {}
     seed_nos = {no for no, _ in seeds}
@@ -234,7 +272,7 @@ def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, f
     for no, seed_score in seeds[:EXPAND_SEEDS]:
         if seed_score <= 0:
             continue
-        for d, via in linked(tenant, no, query_terms, mask):
+        for d, via in linked(tenant, no, query_terms, mask, inside=inside):
             if d in seed_nos:
                 continue
             kind = via.split(":", 1)[0]
@@ -273,9 +311,10 @@ class Pair:
     seed: int
     partner: int
     via: str  # "entity:<name>"
-    value: float  # own[seed] + own[partner] (+ own[far]): how much of the question the turns cover together
+    value: float  # how much of the question the turns cover together (``pair_value``)
     far: int | None = None  # a chain's third turn, one more name away from the partner (``best_chain``)
     far_via: str | None = None
+    parts: tuple[int | None, ...] = ()  # per turn, the part of the question it was scored on (``margin``)
 
     @property
     def turns(self) -> tuple[int, ...]:
@@ -313,19 +352,66 @@ def pair_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mask
             if via.startswith("entity:") and d not in best]
 
 
-def best_pair(links: list[tuple[int, int, str]], own: dict[int, float]) -> Pair | None:
-    """Of ``pair_links``, the seed and item whose own scores (``own``) sum highest. Each turn of
-    the pair answers a different part of the question ("Kofi took all the pictures when you got
-    married" / "Kofi has been practising the clarinet"), so neither alone needs to rank high; what
-    singles the pair out is that both are relevant. A link's strength does not: every name links
-    two turns alike. (The product, "both or nothing", tied the sum on the tuning halves' multi-hop
-    questions and lost 2 points R@5 on the three-turn ones; a generic turn that names someone,
-    "Maren told me her flatmate, Lars, is staying", can pair with a strong single hit and win.)"""
+# How much a described person's pair (or chain) owes to each turn's nearness to its own part of
+# the question (``pair_value``; 0: the sum of the turns' own scores alone, before round
+# twenty-three). Tuning halves, multi-hop all gold in the top 5, hard-en / hard-zh (25 questions
+# each, bench/expand_ab.py): 0 → 72 / 76 %; 0.1 to 0.3 → 76 / 76 (and two more pairs first and
+# second); 0.35 → 76 / 80; 0.4 loses an English one; 0.5 → 72 / 80. 0.3: inside what loses
+# nothing, not on its edge. The conv sets never describe a person: unchanged.
+BY_CLAUSE = 0.3
+
+
+def margin(turns: tuple[int, ...], clause: dict[int, tuple[float, float]], act: int
+           ) -> tuple[float, tuple[int | None, ...]]:
+    """How well the turns answer the question's two parts each by its own (``clause``: each turn's
+    cosine to the two parts, ``engine._clause_cosines``; ``act``: the part that is the
+    description): one turn by how much nearer it is to the description than to the rest (who did
+    the act), another by how much nearer to the rest than to the description (what is asked), the
+    best such two. A margin, not a cosine: a turn near both parts alike (small talk shaped like a
+    question, a turn that is mostly its speaker's name) says nothing of either, and the raw cosine
+    of the head ("Which instrument does the person") is near everything a little. Returns the
+    value and each turn's part (None: scored by neither)."""
+    cos = [clause.get(no, (0.0, 0.0)) for no in turns]
+    rest = 1 - act
+    best, parts = -math.inf, ()
+    for i, c in enumerate(cos):
+        for j, d in enumerate(cos):
+            value = (c[act] - c[rest]) + (d[rest] - d[act])
+            if i != j and value > best:
+                best, parts = value, tuple(act if k == i else rest if k == j else None for k in range(len(turns)))
+    return best, parts
+
+
+def pair_value(turns: tuple[int, ...], own: dict[int, float], clause: dict[int, tuple[float, float]] | None,
+               act: int | None = None) -> tuple[float, tuple[int | None, ...]]:
+    """A pair's or chain's value and the part of the question each turn was scored on (() by own
+    scores alone): ``Σ own + BY_CLAUSE × margin``. By own scores alone a wrong pair whose turns sum
+    high wins: the question's head matched by another person's turn ("Callum has been practising
+    the harp"), paired through any turn naming Callum; the margin asks that one turn answer the
+    description and another the rest."""
+    total = sum(own.get(no, 0.0) for no in turns)
+    if not clause or act is None or BY_CLAUSE <= 0:
+        return total, ()
+    value, parts = margin(turns, clause, act)
+    return total + BY_CLAUSE * value, parts
+
+
+def best_pair(links: list[tuple[int, int, str]], own: dict[int, float],
+              clause: dict[int, tuple[float, float]] | None = None, act: int | None = None) -> Pair | None:
+    """Of ``pair_links``, the seed and item valued highest (``pair_value``: by their own scores
+    ``own``, and by ``clause`` each by its own part of the question, ``act`` the description's).
+    Each turn of the pair answers a different part of the question ("Kofi took all the pictures
+    when you got married" / "Kofi has been practising the clarinet"), so neither alone needs to
+    rank high; what singles the pair out is that both are relevant. A link's strength does not:
+    every name links two turns alike. (The product of the own scores, "both or nothing", tied their
+    sum on the tuning halves' multi-hop questions and lost 2 points R@5 on the three-turn ones; a
+    generic turn that names someone, "Maren told me her flatmate, Lars, is staying", can pair with
+    a strong single hit and win.)"""
     best: Pair | None = None
     for no, d, via in links:
-        value = own.get(no, 0.0) + own.get(d, 0.0)
+        value, parts = pair_value((no, d), own, clause, act)
         if best is None or value > best.value:
-            best = Pair(no, d, via, value)
+            best = Pair(no, d, via, value, parts=parts)
     return best
 
 
@@ -365,11 +451,13 @@ def chain_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mas
     return out
 
 
-def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, float]) -> Pair | None:
-    """Of ``chain_links``, the one whose three turns' own scores sum highest (as ``best_pair``)."""
+def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, float],
+               clause: dict[int, tuple[float, float]] | None = None, act: int | None = None) -> Pair | None:
+    """Of ``chain_links``, the one whose three turns are valued highest (``pair_value``, as
+    ``best_pair``)."""
     best: Pair | None = None
     for seed, partner, far, via, far_via in chains:
-        value = own.get(seed, 0.0) + own.get(partner, 0.0) + own.get(far, 0.0)
+        value, parts = pair_value((seed, partner, far), own, clause, act)
         if best is None or value > best.value:
-            best = Pair(seed, partner, via, value, far, far_via)
+            best = Pair(seed, partner, via, value, far, far_via, parts)
     return best

@@ -31,11 +31,13 @@ _INFERENCE_EN = re.compile(
     r"enjoy|appeal to|be into|interested in|prefer|recommend|worth it|"
     r"(?:type|sort|kind) of (?:person|guy|woman|man))\b",
     re.IGNORECASE)
-# A person described by a relative clause: "the (person|friend|...) who/that", "whoever".
+# A person described by a relative clause: "the (person|friend|...) who/that", "whoever", or a reduced
+# one: "the person responsible for the cake", "the friend in charge of the music".
+_REDUCED_EN = r"responsible\s+for|in\s+charge\s+of"
 _DESCRIBED_EN = re.compile(
     r"\bwhoever\b|\b(?:the|a|that)\s+(?:\w+\s+)?(?:person|people|friend|one|guy|man|woman|someone|somebody|"
     r"colleague|coworker|co-worker|neighbou?r|relative|cousin|housemate|flatmate|roommate|classmate|"
-    r"teammate|partner|spouse|boss|acquaintance|individual|kid|girl|boy|lady)\s+(?:who|that|whom)\b",
+    rf"teammate|partner|spouse|boss|acquaintance|individual|kid|girl|boy|lady)\s+(?:who|that|whom|{_REDUCED_EN})\b",
     re.IGNORECASE)
 # 会喜欢 / 会不会 / 适合 / 可能 / 多半 / 愿不愿意 / 值得 / 合…胃口 / 起得来吗: supposition or appraisal; "会…吗" asks
 # whether someone would. Not 大概 / 估计 alone: "大概什么时候" is "roughly when", a fact.
@@ -44,8 +46,10 @@ _INFERENCE_ZH = re.compile(r"会不会|多半|[得不][来了]吗|什么礼物|�
                            r"吃得消|受得了|怎么样|"
                            r"合.{0,4}胃口|讨喜|喜不喜欢|会[^，。？?]{1,12}吗|为什么会|怎么会")
 # "…的那个人" / "…的人的" / "…的朋友": a person named by what they did (a verb phrase before 的).
+# "…的那位" / "…的那名" alone ("韩蕾外游期间打理绿植的那位从事什么职业？"): the measure word is for a
+# person, so no noun need follow it.
 _DESCRIBED_ZH = re.compile(r"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)"
-                           r"(?:的|[^\w]|$|是|会|现在|后来|最近|开始|在|做|去|搬|学|养|玩|喜欢)")
+                           r"(?:的|[^\w]|$|是|会|现在|后来|最近|开始|在|做|去|搬|学|养|玩|喜欢)|的(?:那位|那名)")
 
 
 def indirect(question: str) -> bool:
@@ -71,8 +75,10 @@ _ROLES_EN = (r"sibling|brother|sister|spouse|husband|wife|partner|boyfriend|girl
              r"mom|dad|parent|son|daughter|child|kid|uncle|aunt|niece|nephew|grand(?:mother|father|ma|pa)")
 _RELATIVE_OF_EN = re.compile(rf"\b(?:{_ROLES_EN})s?\s+of\s+(?:{_DESCRIBED_EN.pattern})", re.IGNORECASE)
 _ROLES_ZH = ("配偶|妻子|丈夫|老公|老婆|爱人|兄弟姐妹|兄弟|姐妹|哥哥|姐姐|弟弟|妹妹|室友|合租伙伴|上司|老板|经理|同事|"
-             "父亲|母亲|爸爸|妈妈|儿子|女儿|孩子|男朋友|女朋友|未婚夫|未婚妻|邻居|表哥|表姐|表弟|表妹|堂哥|堂姐|叔叔|阿姨|舅舅")
-_RELATIVE_OF_ZH = re.compile(rf"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)的(?:{_ROLES_ZH})")
+             "父亲|母亲|爸爸|妈妈|儿子|女儿|孩子|男朋友|女朋友|未婚夫|未婚妻|邻居|表哥|表姐|表弟|表妹|堂哥|堂姐|叔叔|阿姨|舅舅|"
+             "另一半|伴侣|对象")
+_PERSON_ZH = "的(?:(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)|那位|那名)"  # "…的那个人", "…的那位"
+_RELATIVE_OF_ZH = re.compile(rf"{_PERSON_ZH}的(?:{_ROLES_ZH})")
 
 
 def describes_relative(question: str) -> bool:
@@ -84,8 +90,8 @@ def describes_relative(question: str) -> bool:
 
 
 CLAUSE_VIEWS = True  # an A/B switch for bench/expand_ab.py
-_RELATIVE_EN = re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE)
-_RELATIVE_ZH = re.compile(r"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)")
+_RELATIVE_EN = re.compile(rf"\b(?:who|whoever|whom|that|{_REDUCED_EN})\b", re.IGNORECASE)
+_RELATIVE_ZH = re.compile(_PERSON_ZH)
 
 
 def described_clauses(question: str) -> tuple[str, ...]:
@@ -101,6 +107,15 @@ def described_clauses(question: str) -> tuple[str, ...]:
         return ()
     head, tail = question[: match.start()].strip(), question[match.start():].strip()
     return tuple(part for part in (head, tail) if part)
+
+
+def description_part(clauses: tuple[str, ...]) -> int | None:
+    """Which of ``described_clauses``' two parts is the description: the second in English ("who
+    photographed Tom's wedding play?"), the first in Chinese, where the description comes before
+    "的那个人" ("开车送美玲去机场"). None when the question was not cut in two."""
+    if len(clauses) != 2:
+        return None
+    return 0 if _RELATIVE_ZH.match(clauses[1]) else 1
 
 
 IN_PERSON = True  # an A/B switch for bench/expand_ab.py

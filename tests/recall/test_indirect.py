@@ -88,3 +88,27 @@ def test_an_indirect_questions_lexical_channel_carries_no_weight_and_says_why(ch
                           layers=["episodic"], explain=True)
     assert "indirect" not in direct.items[0].why["fusion"]
     assert direct.items[0].id == decoy
+
+
+def test_a_person_described_as_the_one_who_with_no_noun_after_it():
+    """"…的那位" / "…的那名": the measure word is for a person, so no 人 / 朋友 need follow it."""
+    from hindbrain.recall.indirect import described_clauses, describes_relative, describes_someone
+
+    asked = "帮韩蕾照看绿植的那位从事什么职业？"
+    assert describes_someone(asked) and not describes_relative(asked)
+    assert described_clauses(asked) == ("帮韩蕾照看绿植", "的那位从事什么职业？")
+    assert describes_relative("给褚航提供露营装备的那位的另一半靠什么谋生？")
+    assert describes_relative("给褚航提供露营装备的那名同事的老婆在哪儿上班？")
+    assert not describes_someone("那位老师讲得很好。")  # no description before it
+
+
+def test_a_person_described_by_a_reduced_relative_clause():
+    """"the person responsible for …" / "in charge of …" describe a person as "who" does."""
+    from hindbrain.recall.indirect import described_clauses, describes_relative, describes_someone
+
+    asked = "What does the person responsible for the sweets when Yusuf turned 30 do for a living?"
+    assert describes_someone(asked) and not describes_relative(asked)
+    assert described_clauses(asked) == ("What does the person",
+                                        "responsible for the sweets when Yusuf turned 30 do for a living?")
+    assert describes_relative("Where does the spouse of the friend in charge of the music at Ana's party work?")
+    assert not describes_someone("Who is responsible for the sweets?")  # asks who: no person described

@@ -121,3 +121,26 @@ def test_a_question_that_is_no_inference_is_left_alone(world):
     pack = brain.recall(tenant="t", agent="chat", query="Tell me about ladders and gutters, 梯子", k=10,
                         layers=["episodic"], explain=True)
     assert all("informative" not in i.why for i in pack.items)
+
+
+def test_a_question_names_a_speaker_as_a_whole_word_or_its_characters():
+    assert informative.names_one_of("Can you list Samuel's pets?", {"Samuel", "Henry"})
+    assert not informative.names_one_of("Who is Samuelson?", {"Samuel"})
+    assert not informative.names_one_of("Can you list the pets?", {"Samuel", None})
+    assert informative.names_one_of("江河家里都有哪些宠物？", {"江河", "张伟"})
+
+
+# A question of fact that names the asked person: no inference, yet their small talk is near it too.
+NAMED = {"en": "What is Mei afraid of?", "zh": "美玲讨厌什么？"}
+
+
+def test_a_question_naming_a_speaker_is_ordered_by_what_turns_say(world, request, monkeypatch):
+    brain, _, evidence, small_talk = world
+    question = NAMED[request.node.callspec.params["world"]]
+    with_prior, why = _place(brain, question, evidence)
+    monkeypatch.setattr(informative, "NAMED", False)
+    without, plain = _place(brain, question, evidence)
+    assert with_prior < without, "the turn that says something is placed higher for a question naming its speaker"
+    assert why[evidence]["informative"]["of_most"] == 1.0
+    assert all(why[s]["informative"]["factor"] < 1.0 for s in small_talk if s in why)
+    assert all("informative" not in w for w in plain.values())  # inference questions only: left alone
