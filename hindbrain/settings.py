@@ -28,7 +28,7 @@ class Settings(BaseSettings):
     )
     worker_session_timeout: float = Field(
         10.0, gt=0, description="HINDBRAIN_WORKER_SESSION_TIMEOUT: seconds before a silent worker's partitions "
-        "move to the others (Faust's default is 60)."
+        "move to the others (Faust's default is 60; both engines and the embedders read this)."
     )
     batch_size: int = Field(2000, ge=1, description="HINDBRAIN_BATCH_SIZE: records per projection micro-batch.")
     batch_within: float = Field(

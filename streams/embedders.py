@@ -34,7 +34,7 @@ import numpy as np
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from hindbrain.streams.kafka_log import KafkaLog, start_groupless
-from hindbrain.streams.kafka_runner import FETCH_BYTES, POLL_S, _LoopThread, next_offsets
+from hindbrain.streams.kafka_runner import FETCH_BYTES, POLL_S, _LoopThread, group_timing, next_offsets
 from hindbrain.streams.log import LogEntry, Message
 from hindbrain.streams.processing import decode_entry
 from hindbrain.streams.topics import VECTORS, kafka_name
@@ -105,11 +105,12 @@ class EmbedderWorker(_LoopThread):
     """One member of the embedder group (see the module docstring). ``embedder``: anything with
     ``name``, ``dim`` and ``embed_passages(texts) -> (n, dim) array`` (``recall.embed``)."""
 
-    def __init__(self, log_: KafkaLog, embedder, group: str, fetch: int = FETCH):
+    def __init__(self, log_: KafkaLog, embedder, group: str, fetch: int = FETCH, session_timeout_s: float = 10.0):
         super().__init__(f"hindbrain-embedder {group}")
         from hindbrain.recall.semantic import window_of
 
         self.log, self.embedder, self.group, self.fetch = log_, embedder, group, fetch
+        self.timing = group_timing(session_timeout_s)
         self.window = window_of(embedder)
         self.recent: OrderedDict[bytes, None] = OrderedDict()
         self.embedded = 0  # texts this worker ran through the model
@@ -121,7 +122,7 @@ class EmbedderWorker(_LoopThread):
         bare = {kafka_name(t, self.log.prefix): t for t in SOURCES}
         consumer = AIOKafkaConsumer(*bare, bootstrap_servers=self.log.bootstrap, group_id=self.group,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
-                                    max_partition_fetch_bytes=FETCH_BYTES)
+                                    max_partition_fetch_bytes=FETCH_BYTES, **self.timing)
         await consumer.start()
         try:
             while not self.stopping:
@@ -226,7 +227,8 @@ def run_embedder(settings, loglevel: str = "info") -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     log_ = KafkaLog(settings.kafka, prefix=settings.kafka_prefix)
-    worker = EmbedderWorker(log_, embedder_from_name(settings.embedder), embedder_group(settings))
+    worker = EmbedderWorker(log_, embedder_from_name(settings.embedder), embedder_group(settings),
+                            session_timeout_s=settings.worker_session_timeout)
     worker.start()
     try:
         while not stop.wait(1.0):

@@ -149,10 +149,20 @@ class _LoopThread:
             raise self._error
 
 
+def group_timing(session_timeout_s: float) -> dict[str, int]:
+    """A group consumer's session timeout (``HINDBRAIN_WORKER_SESSION_TIMEOUT``: how long a silent member
+    keeps its partitions) and its heartbeat, a third of it at most 3 s, as Faust's engine sets them;
+    aiokafka's own defaults (10 s, 3 s) ignored the setting."""
+    session_ms = int(session_timeout_s * 1000)
+    return {"session_timeout_ms": session_ms, "heartbeat_interval_ms": min(3000, session_ms // 3)}
+
+
 class KafkaProjector(_LoopThread):
-    def __init__(self, log: KafkaLog, warehouse: Warehouse, group: str, batch_size: int = 2000):
+    def __init__(self, log: KafkaLog, warehouse: Warehouse, group: str, batch_size: int = 2000,
+                 session_timeout_s: float = 10.0):
         super().__init__(f"hindbrain-projector {group}")
         self.log, self.warehouse, self.group, self.batch_size = log, warehouse, group, batch_size
+        self.timing = group_timing(session_timeout_s)
         self.engine = columnar.engine_for(warehouse)  # perceptions decoded by columns
         # Perceptions into a chDB warehouse: the broker's record batches fetched and inserted as
         # they are (``streams.kafka_batches``), no record object each; their partitions are
@@ -179,7 +189,7 @@ class KafkaProjector(_LoopThread):
         bare = {kafka_name(t.name, self.log.prefix): t.name for t in TOPICS}
         consumer = AIOKafkaConsumer(bootstrap_servers=self.log.bootstrap, group_id=self.group,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
-                                    max_partition_fetch_bytes=FETCH_BYTES)
+                                    max_partition_fetch_bytes=FETCH_BYTES, **self.timing)
         raw_topic = kafka_name(kafka_batches.TOPIC, self.log.prefix)
         consumer.subscribe(list(bare), listener=_PausedOnAssignment(consumer, raw_topic if self.raw else None))
         await consumer.start()

@@ -175,7 +175,8 @@ def _run_plain_worker(settings: Settings, loglevel: str) -> None:
     log_ = KafkaLog(settings.kafka, prefix=settings.kafka_prefix)
     warehouse = Warehouse(settings.warehouse_url())
     warehouse.migrate()
-    projector = KafkaProjector(log_, warehouse, settings.worker_group, settings.batch_size)
+    projector = KafkaProjector(log_, warehouse, settings.worker_group, settings.batch_size,
+                               settings.worker_session_timeout)
     projector.start()
     try:
         while not stop.wait(1.0):
