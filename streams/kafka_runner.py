@@ -151,8 +151,8 @@ class _LoopThread:
 
 def group_timing(session_timeout_s: float) -> dict[str, int]:
     """A group consumer's session timeout (``HINDBRAIN_WORKER_SESSION_TIMEOUT``: how long a silent member
-    keeps its partitions) and its heartbeat, a third of it at most 3 s, as Faust's engine sets them;
-    aiokafka's own defaults (10 s, 3 s) ignored the setting."""
+    keeps its partitions) and its heartbeat, a third of it at most 3 s: both engines' group consumers and the
+    embedders' (aiokafka's own defaults, 10 s and 3 s, ignored the setting)."""
     session_ms = int(session_timeout_s * 1000)
     return {"session_timeout_ms": session_ms, "heartbeat_interval_ms": min(3000, session_ms // 3)}
 

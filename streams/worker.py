@@ -38,6 +38,7 @@ from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
 from hindbrain.settings import Settings
 from hindbrain.streams.kafka_log import KafkaLog
+from hindbrain.streams.kafka_runner import group_timing
 from hindbrain.streams.log import LogEntry
 from hindbrain.streams.processing import ProjectedBatch, project_batch
 from hindbrain.streams.rebuild import insert_or_rebuild, rebuild_if_needed
@@ -52,6 +53,7 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
     (opened from ``settings`` on first use when not given)."""
     if not settings.kafka:
         raise ValueError("the worker needs HINDBRAIN_KAFKA (bootstrap servers, host:port)")
+    timing = group_timing(settings.worker_session_timeout)  # the session the aiokafka engine's consumer keeps too
     app = faust.App(
         settings.worker_group,
         broker=f"kafka://{settings.kafka}",
@@ -66,8 +68,8 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
         stream_buffer_maxsize=4 * settings.batch_size,
         consumer_max_fetch_size=16 * 1024 * 1024,
         broker_commit_interval=0.5,
-        broker_session_timeout=settings.worker_session_timeout,
-        broker_heartbeat_interval=min(3.0, settings.worker_session_timeout / 3),
+        broker_session_timeout=timing["session_timeout_ms"] / 1000,
+        broker_heartbeat_interval=timing["heartbeat_interval_ms"] / 1000,
         datadir=str(settings.home / "faust"),  # not ./<app id>-data in whatever folder it starts
         key_serializer="raw",
         value_serializer="raw",

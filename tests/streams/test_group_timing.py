@@ -41,3 +41,14 @@ def test_the_projector_and_the_embedder_consume_with_the_configured_session(monk
     with pytest.raises(_Stop):
         asyncio.run(worker.run())
     assert seen["session_timeout_ms"] == int(seconds * 1000) and seen["group_id"] == "e"
+
+
+def test_the_faust_engine_keeps_the_same_session(tmp_path):
+    from hindbrain.settings import Settings
+    from hindbrain.streams.worker import make_app
+
+    settings = Settings(kafka="127.0.0.1:1", home=tmp_path, worker_session_timeout=7.5)
+    app = make_app(settings, warehouse=SimpleNamespace(url="http://unused"))
+    timing = kafka_runner.group_timing(7.5)
+    assert app.conf.broker_session_timeout == timing["session_timeout_ms"] / 1000 == 7.5
+    assert app.conf.broker_heartbeat_interval == timing["heartbeat_interval_ms"] / 1000 == 2.5
