@@ -19,6 +19,9 @@ feedback on a topic, then *explicit* positive feedback on the same topic after t
 changed ("too much red, I don't like it" … "this one looks right") → "when working on the
 topic, do as in the approved version, avoid what was criticised".
 
+Both hold for everyone only once two named users gave the feedback; one person's feedback teaches a
+rule for that person (``feedback_scope``, like a preference).
+
 Rule ``preference/1`` (design.md §seed-001-6.1, preference consistency): a user's explicit statement
 of a preference ("I prefer answers in Chinese", "以后请用表格") — a ``message`` or
 ``feedback`` spoken by the user (``speaker="user"`` or the person's own name, as integrations
@@ -44,6 +47,7 @@ PREFERENCE_RULE = "preference/1"
 ROUTINE_RULE = "routine/1"
 ROUTINE_AGENTS = 2  # independent agents whose success with one option, and no failure of it, make a routine
 NEGATIVES_FOR_A_RULE = 3
+INDEPENDENT_USERS = 2  # named users whose feedback makes its rule everyone's, not one person's (``feedback_scope``)
 _PREFERENCE = re.compile(
     r"\b(i (?:prefer|like|want|need|don't like|do not like|hate|always want)|please (?:always|never|use|keep|write|"
     r"answer|reply|don't|do not|avoid|give me)|from now on|going forward|next time)\b|"
@@ -179,7 +183,7 @@ def feedback_rule(topic: str, negatives: list[dict]) -> Proposal | None:
     last = negatives[-1]
     return Proposal(f"working on {topic}", f"avoid what was criticised: {last['text']}",
                     f"{len(negatives)} negative feedback events on {topic}", "repeated negative feedback",
-                    [_id(e) for e in negatives], [topic], dict(last.get("scope", {})),
+                    [_id(e) for e in negatives], [topic], feedback_scope(negatives, last),
                     "explicit" if any(e.get("signal") == "explicit" for e in negatives) else "implicit",
                     FEEDBACK_RULE, {"entity": topic})
 
@@ -193,8 +197,37 @@ def correction(topic: str, negatives: list[dict], approval: dict) -> Proposal | 
     return Proposal(f"working on {topic}", f"do as in the approved version ({approved}); avoid what was criticised: "
                     f"{criticised}", "criticised, then explicitly approved after the change",
                     approval.get("text") or "explicit approval", [_id(e) for e in (*negatives, approval)], [topic],
-                    {**negatives[-1].get("scope", {}), **approval.get("scope", {})}, "explicit", CORRECTION_RULE,
+                    feedback_scope([*negatives, approval], {**approval, "scope": {**negatives[-1].get("scope", {}),
+                                                                                 **approval.get("scope", {})}}),
+                    "explicit", CORRECTION_RULE,
                     {"entity": topic, "scene": approval.get("scope", {}).get("scene")})
+
+
+def named_user(event: dict) -> str | None:
+    """The user an event names as the person speaking: ``scope["user"]``, else the speaker's own name
+    (not the role ``"user"``, which is anybody), else None."""
+    if user := (event.get("scope") or {}).get("user"):
+        return user
+    speaker = speaking_user(event)
+    return speaker if speaker and speaker != "user" else None
+
+
+def feedback_scope(events: list[dict], said: dict) -> dict:
+    """Where a rule taught by people's feedback holds; ``said`` is the event whose words it carries.
+    Everyone's (``said``'s scope) once ``INDEPENDENT_USERS`` named users gave the feedback; else the
+    person's who said it (``person_scope``: that user, or that session for the role "user" or no speaker).
+    Why: such a rule is someone's explicit word, shared at once at 0.9; one user complaining three times,
+    in as many sessions as she likes, put her words into every other user's tasks as a rule (round
+    twenty-five, docs/security.md). Sessions are no independent people: anyone can open another. Feedback
+    in the agent's own name or a system role's is nobody's person; with no user, speaker or session there
+    is nobody to bind it to: both keep their scope."""
+    scope = dict(said.get("scope") or {})
+    if len({user for e in events if (user := named_user(e))}) >= INDEPENDENT_USERS:
+        return scope
+    speaker = (said.get("speaker") or "").strip()
+    if speaker and speaking_user(said) is None:
+        return scope
+    return person_scope(scope, speaker or "user", said.get("session")) or scope
 
 
 def speaking_user(event: dict) -> str | None:
