@@ -4209,6 +4209,20 @@ static int all_space(PyObject *s) {
     return 1;
 }
 
+/* schemas.api._blank of a str: only spaces, controls, format, separator or unassigned characters (none a
+ * reader sees; `isprintable` is False for exactly those but the space). */
+static int all_invisible(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (Py_UNICODE_ISPRINTABLE(ch) && !Py_UNICODE_ISSPACE(ch))
+            return 0;
+    }
+    return 1;
+}
+
 /* schemas.api._plain_name */
 static int plain_name(PyObject *v, Py_ssize_t max_chars) {
     if (!PyUnicode_CheckExact(v))
@@ -4293,7 +4307,7 @@ static int common_shape(const Src *values, const Shape *s) {
     PyObject *text = VALUE(s->k_text), *action = VALUE(s->k_action);
     if (!text || !action)
         return PyErr_Occurred() ? -1 : 0;
-    if ((text == Py_None || all_space(text)) && (action == Py_None || all_space(action)))
+    if ((text == Py_None || all_invisible(text)) && (action == Py_None || all_invisible(action)))
         return 0;
     v = VALUE(s->k_event_id);
     if (!v || (v != Py_None && !(plain_name(v, s->max_name) && printable_ascii(v))))

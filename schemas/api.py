@@ -108,7 +108,20 @@ class _FieldProblem(ValueError):
 
 
 def _blank(value: str | None) -> bool:
-    return value is None or not value.strip()
+    """Whether ``value`` shows nothing: None, or only spaces, controls and format or unassigned
+    characters. A condition, action, text or citation of zero-width or bidi characters alone
+    ("\u200b", "\u202e") passed ``str.strip`` and made a unit that says nothing, or a read unit
+    citing nothing (round twenty-five, docs/security.md)."""
+    if value is None:
+        return True
+    if value.isprintable():  # in C: no control, format or separator character but the ASCII space
+        return not value.strip()
+    return all(unicodedata.category(ch)[0] in "CZ" for ch in value)
+
+
+def _cites_nothing(citation: str | None) -> bool:
+    """Whether a citation names no source: no letter or digit in any script ("-", " . ", "\u200b")."""
+    return citation is None or not any(unicodedata.category(ch)[0] in "LN" for ch in citation)
 
 
 class PerceiveInput(_Input):
@@ -263,8 +276,9 @@ class LearnInput(_Input):
             raise _FieldProblem("condition", "'condition' must say when the unit applies")
         if _blank(self.action):
             raise _FieldProblem("action", "'action' must say what to do")
-        if self.source == "read" and _blank(self.citation):
-            raise _FieldProblem("citation", "read knowledge must give 'citation' (it is right because of its source)")
+        if self.source == "read" and _cites_nothing(self.citation):
+            raise _FieldProblem("citation", "read knowledge must give 'citation' naming its source, in letters or "
+                                            "digits (it is right because of its source)")
         return self
 
 

@@ -32,6 +32,7 @@ BAD_PERCEPTIONS = {
     "unknown kind": ({"tenant": "acme", "kind": "gossip", "text": "x"}, "kind"),
     "empty text and action": ({"tenant": "acme", "text": "", "action": "  "}, "text"),
     "no text nor action": ({"tenant": "acme", "kind": "message"}, "text"),
+    "text and action of invisible characters": ({"tenant": "acme", "text": "\u200b\u202e", "action": "\x00"}, "text"),
     "text over 64 KiB": ({"tenant": "acme", "text": "x" * (64 * 1024 + 1)}, "text"),
     "CJK text over 64 KiB of UTF-8": ({"tenant": "acme", "text": "权" * 21846}, "text"),
     "non-UTF-8 bytes": ({"tenant": "acme", "text": b"\xff\xfe not utf-8"}, "text"),
@@ -58,6 +59,13 @@ def test_bad_perceptions_raise_naming_the_field_and_write_nothing(untouched_brai
 @pytest.mark.parametrize("operation,fields,field", [
     ("learn", {"tenant": "acme", "condition": "c", "action": ""}, "action"),
     ("learn", {"tenant": "acme", "condition": "c", "action": "a", "source": "read"}, "citation"),
+    # round twenty-five: what shows nothing, or cites nothing, is blank (zero-width, bidi, punctuation only)
+    ("learn", {"tenant": "acme", "condition": "c", "action": "a", "source": "read", "citation": "\u200b"}, "citation"),
+    ("learn", {"tenant": "acme", "condition": "c", "action": "a", "source": "read", "citation": " \u202e- "},
+     "citation"),
+    ("learn", {"tenant": "acme", "condition": "\u200b\u2060", "action": "a"}, "condition"),
+    ("learn", {"tenant": "acme", "condition": "c", "action": "\x00\u200e "}, "action"),
+    ("recall", {"tenant": "acme", "query": "\ufeff"}, "query"),
     ("learn", {"tenant": "acme", "condition": "c", "action": "a", "confidence": 1.5}, "confidence"),
     ("recall", {"tenant": "acme", "query": "x", "budget_tokens": 0}, "budget_tokens"),
     ("recall", {"tenant": "acme", "query": "x", "trigger": "boredom"}, "trigger"),
