@@ -429,6 +429,15 @@ def split_quarantine(before: dict, fields: dict, agent: str | None) -> str | Non
 _DONE = {"observation": "observed by", "action": "done by", "anomaly": "anomaly seen by", "outcome": "outcome seen by"}
 
 
+def _vouching(owner: str | None, speaker: str | None) -> str:
+    """Who stands behind a turn given as the agent's word: the agent that wrote it (its key's, when bound),
+    and the name it spoke under when that differs. ``speaker`` is free text: a key bound to bot-1 sending
+    ``speaker="bot-2", origin="agent"`` read "message by bot-2" (round twenty-five, docs/security.md)."""
+    if not owner:
+        return speaker or "an agent"
+    return owner if not speaker or speaker == owner else f"{owner} (as {speaker})"
+
+
 def attribution_of(doc) -> str:
     """Where a recalled event came from, in words, for the quoted line the pack renders:
     "message from bob, session s-7", "observed by support-bot, task t-3", "tool output seen by
@@ -439,9 +448,8 @@ def attribution_of(doc) -> str:
     if doc.origin in (TOOL, DOCUMENT):
         said = f"{'tool output' if doc.origin == TOOL else 'external document'} seen by {doc.owner or 'an agent'}"
     elif kind in SPOKEN:
-        who = doc.speaker or "a user"
-        said = f"{kind} from {who}" if source_of(kind, doc.speaker, doc.owner, doc.origin) == USER \
-            else f"{kind} by {who}"
+        said = f"{kind} from {doc.speaker or 'a user'}" if source_of(kind, doc.speaker, doc.owner, doc.origin) == USER \
+            else f"{kind} by {_vouching(doc.owner, doc.speaker)}"
     else:
         said = f"{_DONE.get(kind, kind + ' by')} {doc.owner or 'an agent'}"
     if getattr(doc, "report", None):  # a report on a system: who did it is its source; its id traces the rest
