@@ -4209,8 +4209,8 @@ static int all_space(PyObject *s) {
     return 1;
 }
 
-/* schemas.api._blank of a str: only spaces, controls, format, separator or unassigned characters (none a
- * reader sees; `isprintable` is False for exactly those but the space). */
+/* schemas.api._surely_blank of a str: no printable character but spaces. Such a text may show nothing
+ * (schemas.api._blank: zero-width or bidi characters alone), so the model decides. */
 static int all_invisible(PyObject *s) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
     int kind = PyUnicode_KIND(s);

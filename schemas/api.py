@@ -107,16 +107,25 @@ class _FieldProblem(ValueError):
         super().__init__(message)
 
 
+_SHOWS_NOTHING = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"})  # private-use and unassigned may be icons
+
+
 def _blank(value: str | None) -> bool:
-    """Whether ``value`` shows nothing: None, or only spaces, controls and format or unassigned
-    characters. A condition, action, text or citation of zero-width or bidi characters alone
+    """Whether ``value`` shows nothing: None, or only spaces, separators, controls, format characters
+    and lone surrogates. A condition, action, text or citation of zero-width or bidi characters alone
     ("\u200b", "\u202e") passed ``str.strip`` and made a unit that says nothing, or a read unit
     citing nothing (round twenty-five, docs/security.md)."""
     if value is None:
         return True
-    if value.isprintable():  # in C: no control, format or separator character but the ASCII space
+    if value.isprintable():  # in C: no control, format, separator, private-use or unassigned one but the space
         return not value.strip()
-    return all(unicodedata.category(ch)[0] in "CZ" for ch in value)
+    return all(unicodedata.category(ch) in _SHOWS_NOTHING for ch in value)
+
+
+def _surely_blank(value: str | None) -> bool:
+    """Whether ``value`` has no printable character but spaces: ``_blank`` may hold, the model decides
+    (the C of ``common_perceives``, ``all_invisible``, has no category table: it asks the same)."""
+    return value is None or not any(ch.isprintable() and not ch.isspace() for ch in value)
 
 
 def _cites_nothing(citation: str | None) -> bool:
@@ -232,7 +241,7 @@ def py_common_perceive(fields) -> dict | None:
     for name in _TEXTS:
         if values[name] is not None and not _plain_text(values[name]):
             return None
-    if _blank(values["text"]) and _blank(values["action"]):
+    if _surely_blank(values["text"]) and _surely_blank(values["action"]):
         return None
     event_id, success, polarity = values["event_id"], values["success"], values["polarity"]
     if event_id is not None and not (_plain_name(event_id) and event_id.isascii() and event_id.isprintable()):

@@ -17,7 +17,7 @@ from hindbrain import Brain
 from hindbrain import brain as brain_module
 from hindbrain.brain import _perception, modelled, perception_records
 from hindbrain.schemas import records
-from hindbrain.schemas.api import py_common_perceive
+from hindbrain.schemas.api import _blank, py_common_perceive
 
 
 def _events() -> list:
@@ -84,7 +84,7 @@ said = st.one_of(st.none(), st.sampled_from(["", "I'm sorry, your key moved", "t
 def test_the_records_made_in_c_are_the_oracles(batch):
     values = []
     for fields in batch:
-        if not (fields["text"] or "").strip() and not fields["action"]:
+        if _blank(fields["text"]) and not fields["action"]:  # a text that shows nothing is no text
             fields = {**fields, "action": "refund"}
         values.append(modelled({k: v for k, v in fields.items() if v is not None}))
     with pytest.MonkeyPatch.context() as mp:
