@@ -36,7 +36,7 @@ from hindbrain.recall.pack import RecallPack
 from hindbrain.recall.query import build_query
 from hindbrain.recall.reading import READ_KINDS, reading
 from hindbrain.recall.records import pack_of, recall_records
-from hindbrain.recall.same_event import conflict
+from hindbrain.recall.same_event import conflict, unit_conflict
 from hindbrain.recall.semantic import BULK_EVENTS
 from hindbrain.recall.vector_snapshot import write_if_changed
 from hindbrain.schemas import records as record_builders
@@ -322,6 +322,8 @@ class Brain:
             "citation": data.citation, "confidence": data.confidence, "seed": data.seed,
             "event_ids": list(data.event_ids), "entities": list(data.entities),
         }
+        if data.fragment_id and (refused := unit_conflict(self.index, record)):  # the caller's id: one unit
+            raise refused
         self.runner.submit([("cognition", record)])
         return fragment_id
 
