@@ -12,8 +12,8 @@ the MCP tools, the LangGraph store): it removes or flattens every character that
 reorder or hide a line — Unicode categories Cc (controls, incl. \\n \\r \\v \\f \\x85), Cf
 (format: zero-width joiners, bidi embeddings and isolates, soft hyphen, BOM), Zl and Zp
 (U+2028, U+2029) — collapses the whitespace, and swaps the curly quotes the renderer uses as
-delimiters for straight ones, so a quoted text cannot close its own quote. ``quoted`` adds the
-delimiters. Both are pure and total: any str in, one line out.
+delimiters, and their look-alikes, for straight ones, so a quoted text cannot close its own quote.
+``quoted`` adds the delimiters. Both are pure and total: any str in, one line out.
 
 It also makes inert the markup a prompt's *consumer* acts on within one line (round twenty-four,
 docs/security.md): a tag opener ``<`` before a letter, ``/``, ``!``, ``?``, ``|``, ``｜`` or ``<``
@@ -34,8 +34,12 @@ import re
 import unicodedata
 
 OPEN, CLOSE = "“", "”"  # the renderer's quote delimiters
-_DELIMITERS = str.maketrans({OPEN: '"', CLOSE: '"', "„": '"', "‟": '"'})
-_QUOTES = re.compile("[“”„‟]")  # a search in C; ``translate`` of a non-ASCII str is ~15 µs a line
+# The delimiters and every character a reader takes for a double quote (round twenty-five: full-width ＂,
+# ideographic 〃 〝 〞 〟, primes ″ ‶ ˝ ʺ, Hebrew ״, ornaments ❝ ❞ 🙶 🙷, ⹂): inside “ ” a model may read any
+# of them as the closing one, so all become the straight quote, which the renderer never uses as a delimiter.
+_QUOTE_LIKE = "“”„‟＂〃〝〞〟″‶˝ʺ״❝❞\U0001f676\U0001f677⹂"
+_DELIMITERS = str.maketrans(dict.fromkeys(_QUOTE_LIKE, '"'))
+_QUOTES = re.compile(f"[{_QUOTE_LIKE}]")  # a search in C; ``translate`` of a non-ASCII str is ~15 µs a line
 _BREAKING = frozenset({"Cc", "Zl", "Zp", "Zs"})  # become a space: they separate words
 _HIDDEN = frozenset({"Cf", "Cs", "Co", "Cn"})  # vanish: format controls, lone surrogates, private/unassigned
 # Markup a prompt's consumer acts on (the module's last paragraph): a tag's opener, a template's
