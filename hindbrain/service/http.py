@@ -55,7 +55,7 @@ from hindbrain.service.keys import PREFIX as KEY_PREFIX
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits
 from hindbrain.service.metrics import Metrics
-from hindbrain.service.principal import Edge, Refused, acting, check_tenant
+from hindbrain.service.principal import Edge, Refused, acting, check_revocable, check_tenant, minted_agent
 from hindbrain.service.roles import DEFAULT_ROLE, Role
 
 VERSION = "v1"
@@ -578,12 +578,16 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     # Key management: a plain def each (FastAPI runs it on its thread pool): a key store write
     # waits for its fsync, which must not stall the event loop.
     @app.post(f"/{VERSION}/keys", tags=["keys"], status_code=201)
-    def create_key(body: KeyBody, tenant: str = Tenant):
+    def create_key(request: Request, body: KeyBody, tenant: str = Tenant):
         """A new key of this tenant with ``role`` and ``label``: the only answer that ever shows
-        its secret (``key``); store it now."""
-        key = keys.create(tenant, body.label, body.role, body.agent)  # KeyBody holds what the store checks
+        its secret (``key``); store it now. A key bound to an agent makes keys bound to it (403 otherwise)."""
+        try:
+            agent = minted_agent(request.state.key, body.agent)
+        except Refused as exc:
+            raise HTTPException(status_code=exc.status, detail=str(exc)) from None
+        key = keys.create(tenant, body.label, body.role, agent)  # KeyBody holds what the store checks
         return {"key": key, "key_id": key.split("_")[1], "tenant": tenant, "role": body.role, "label": body.label,
-                "agent": body.agent}
+                "agent": agent}
 
     @app.get(f"/{VERSION}/keys", tags=["keys"])
     def list_keys(tenant: str = Tenant):
@@ -593,12 +597,18 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
                           "revoked_us": k.revoked_us} for k in keys.list(tenant)]}
 
     @app.delete(f"/{VERSION}/keys/{{key_id}}", tags=["keys"])
-    def revoke_key(key_id: str, tenant: str = Tenant):
+    def revoke_key(request: Request, key_id: str, tenant: str = Tenant):
         """Revoke one of this tenant's keys; it is refused from its next request on. Another
-        tenant's key id is a 404, like an unknown one, and stays live."""
+        tenant's key id is a 404, like an unknown one, and stays live; a key bound to an agent
+        revokes keys bound to it only (403)."""
         if key_id.startswith(KEY_PREFIX):  # a URL lands in access logs: the secret must not
             raise HTTPException(status_code=422, detail=[{"loc": ["path", "key_id"], "type": "value_error",
                                                           "msg": "give the key id, not the whole key"}])
+        target = next((k for k in keys.list(tenant) if k.key_id == key_id and k.revoked_us is None), None)
+        try:
+            check_revocable(request.state.key, target.agent if target else request.state.key.agent)
+        except Refused as exc:
+            raise HTTPException(status_code=exc.status, detail=str(exc)) from None
         if not keys.revoke(key_id, tenant=tenant):
             raise HTTPException(status_code=404, detail=f"no live key {key_id!r} of this tenant")
         return {"key_id": key_id, "revoked": True}

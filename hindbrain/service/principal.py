@@ -143,3 +143,22 @@ def acting(principal: Principal, fields: dict) -> dict:
     except WrongAgent as exc:
         raise Refused("agent", str(exc)) from None
     return {**fields, "agent": agent} if agent is not None else fields
+
+
+def minted_agent(principal: Principal, agent: str | None) -> str | None:
+    """The agent a key that ``principal`` makes is bound to: a key grants no more than it holds, so a key
+    bound to one agent makes keys bound to that agent (naming none: its own; naming another:
+    ``Refused("agent")``). Round twenty-five (docs/security.md): a bound admin key, which may not seed,
+    minted an unbound admin key and seeded with it."""
+    try:
+        return acting_agent(principal.agent, agent)
+    except WrongAgent as exc:
+        raise Refused("agent", f"{exc}: it makes keys bound to {principal.agent!r} only") from None
+
+
+def check_revocable(principal: Principal, target_agent: str | None) -> None:
+    """``Refused("agent")`` when a key bound to one agent would revoke a key not bound to the same agent
+    (an operator's key, another agent's): a key takes away no more than it could have given."""
+    if principal.agent is not None and target_agent != principal.agent:
+        raise Refused("agent", f"this API key acts as agent {principal.agent!r} only: it revokes keys bound to "
+                               f"{principal.agent!r} only")
