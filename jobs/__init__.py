@@ -254,6 +254,7 @@ def _summary_decision(x: summaries.Summary, run_id: str, now_us: int) -> tuple[s
     payload = {"belief_id": x.belief_id, "text": x.text, "confidence": x.confidence, "support": x.support,
                "status": x.status, "scope": x.scope, "key_event_ids": x.key_event_ids, "tasks": x.tasks,
                "kind": "summary", "last_verified_us": x.newest_us}
-    return decision(BELIEF_INDUCED, x.tenant, [x.belief_id], x.event_ids, f"recurring anomaly summarised: {x.text}",
+    reason = f"recurring anomaly summarised: {x.text}" + (f" ({x.held})" if x.held else "")
+    return decision(BELIEF_INDUCED, x.tenant, [x.belief_id], x.event_ids, reason,
                     payload, now_us, summaries.JOB, x.parameters, run_id, {"rows": "anomalies of the events view"},
                     producer=PRODUCER)

@@ -9,6 +9,13 @@ that hit it, it is active from ``MIN_TASKS`` tasks whatever that share, and it i
 in the scene layer of that system (``scope.scene`` = the system), so an agent starting a
 task there is told what tends to go wrong before it does. The prescriptions come from the
 learner's extraction and from belief induction; a summary names the events it rests on.
+
+A summary quotes the anomaly's ``actual`` words, so whose words they are decides who hears them
+(docs/security.md, round twenty-five): a fact briefed to the whole scene needs ``MIN_REPORTERS``
+reporters (a user named in ``scope.user``, else the reporting agent), or every reporter the tenant
+has when it has fewer — one agent working alone is still told. One reporter of several is not
+corroboration: a user's summary is personal to that user (as her feedback rules are), an agent's
+waits inactive for a second reporter. Events naming no one count as before.
 """
 
 from __future__ import annotations
@@ -21,24 +28,34 @@ from hindbrain.jobs.confidence import wilson_lower
 
 JOB, VERSION = "hindsight.summaries", "1"
 MIN_TASKS = 3
+MIN_REPORTERS = 2
 EVIDENCE_CAP = 1_000
 
-SUMMARY_SQL = """
-SELECT a.tenant, a.system, a.action, a.actual, a.tasks, a.times, a.first, a.last, a.event_ids, s.tasks AS system_tasks
+# Who reported an event: the user it names, else the agent that sent it ("user:…" / "agent:…").
+_REPORTER = ("multiIf(scope['user'] != '', concat('user:', scope['user']), agent IS NOT NULL, "
+             "concat('agent:', assumeNotNull(agent)), NULL)")
+
+SUMMARY_SQL = f"""
+SELECT a.tenant, a.system, a.action, a.actual, a.tasks, a.times, a.first, a.last, a.event_ids, s.tasks AS system_tasks,
+       a.reporters, r.reporters AS tenant_reporters
 FROM (
     SELECT tenant, assumeNotNull(system) AS system, ifNull(action, '') AS action, assumeNotNull(actual) AS actual,
            uniqExact(ifNull(task, event_id)) AS tasks, count() AS times,
            toUnixTimestamp64Micro(min(ts)) AS first, toUnixTimestamp64Micro(max(ts)) AS last,
-           groupArray(event_id) AS event_ids
+           groupArray(event_id) AS event_ids,
+           arraySort(groupUniqArray({{min_reporters:UInt32}})({_REPORTER})) AS reporters
     FROM events FINAL
     WHERE kind = 'anomaly' AND system IS NOT NULL AND actual IS NOT NULL
     GROUP BY tenant, system, action, actual
-    HAVING tasks >= {min_tasks:UInt32}
+    HAVING tasks >= {{min_tasks:UInt32}}
 ) AS a
 INNER JOIN (
     SELECT tenant, assumeNotNull(system) AS system, uniqExact(ifNull(task, event_id)) AS tasks
     FROM events FINAL WHERE system IS NOT NULL GROUP BY tenant, system
 ) AS s USING (tenant, system)
+INNER JOIN (
+    SELECT tenant, uniqExact({_REPORTER}) AS reporters FROM events FINAL GROUP BY tenant
+) AS r USING (tenant)
 """
 
 
@@ -55,26 +72,47 @@ class Summary:
     key_event_ids: list[str]
     newest_us: int
     tasks: int = 0
-    parameters: dict = field(default_factory=lambda: {"min_tasks": MIN_TASKS})
+    parameters: dict = field(default_factory=lambda: {"min_tasks": MIN_TASKS, "min_reporters": MIN_REPORTERS})
+    held: str = ""  # why the summary is not briefed to the whole scene, when it is not
 
 
 def read_summaries(warehouse) -> list[Summary]:
     """The IO edge and the rule at once (the grouping is the SQL above)."""
-    return [summarise(*row) for row in warehouse.query(SUMMARY_SQL, {"min_tasks": MIN_TASKS})]
+    return [summarise(*row) for row in warehouse.query(SUMMARY_SQL, {"min_tasks": MIN_TASKS,
+                                                                      "min_reporters": MIN_REPORTERS})]
 
 
 def summarise(tenant: str, system: str, action: str, actual: str, tasks: int, times: int, first: int, last: int,
-              event_ids: list[str], system_tasks: int) -> Summary:
-    """Pure: the summary belief of one recurring anomaly."""
+              event_ids: list[str], system_tasks: int, reporters: list[str] = (), tenant_reporters: int = 0
+              ) -> Summary:
+    """Pure: the summary belief of one recurring anomaly. ``reporters``: up to ``MIN_REPORTERS`` of
+    those who reported it ("user:…" / "agent:…"); ``tenant_reporters``: how many the tenant has."""
     span = f"{_day(first)} … {_day(last)}" if _day(first) != _day(last) else _day(first)
     what = f"{action} gave '{actual}'" if action else f"'{actual}' happened"
     text = f"in {system}, {what} in {tasks} of {system_tasks} tasks ({times} times, {span})"
     signature = f"summary|{tenant}|{system}|{action}|{actual}"
     ids = list(event_ids)
+    scope, status, held = corroborated_scope(system, list(reporters), tenant_reporters)
     return Summary(
         belief_id="bl_" + hashlib.blake2b(signature.encode(), digest_size=12).hexdigest(), tenant=tenant, text=text,
-        confidence=round(wilson_lower(tasks, max(tasks, system_tasks)), 6), status="active", support=times,
-        scope={"scene": system}, event_ids=ids[-EVIDENCE_CAP:], key_event_ids=ids[-3:], newest_us=last, tasks=tasks)
+        confidence=round(wilson_lower(tasks, max(tasks, system_tasks)), 6), status=status, support=times,
+        scope=scope, event_ids=ids[-EVIDENCE_CAP:], key_event_ids=ids[-3:], newest_us=last, tasks=tasks, held=held)
+
+
+def corroborated_scope(system: str, reporters: list[str], tenant_reporters: int) -> tuple[dict, str, str]:
+    """Pure: (scope, status, why held) of a summary its ``reporters`` gave. The whole scene hears it
+    from ``MIN_REPORTERS`` reporters, or from all the tenant has; a lone user's is that user's; a lone agent's
+    waits inactive."""
+    if len(reporters) >= min(MIN_REPORTERS, tenant_reporters):
+        return {"scene": system}, "active", ""
+    role, _, name = reporters[0].partition(":")
+    if role == "user":
+        return ({"scene": system, "user": name}, "active",
+                f"reported by user {name!r} alone of the tenant's {tenant_reporters} reporters: "
+                "briefed to that user only")
+    return ({"scene": system}, "inactive",
+            f"reported by agent {name!r} alone of the tenant's {tenant_reporters} reporters: "
+            f"held until another reporter sees it")
 
 
 def _day(us: int) -> str:
