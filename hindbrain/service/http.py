@@ -55,7 +55,7 @@ from hindbrain.service.keys import PREFIX as KEY_PREFIX
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits
 from hindbrain.service.metrics import Metrics
-from hindbrain.service.principal import Edge, Refused, acting, check_revocable, check_tenant, minted_agent
+from hindbrain.service.principal import Edge, Refused, acting, check_human, check_revocable, check_tenant, minted_agent
 from hindbrain.service.roles import DEFAULT_ROLE, Role
 
 VERSION = "v1"
@@ -513,19 +513,29 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         """How a task went, naming the recall and the items applied: the learning signal."""
         return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **bound(request, _fields(body)))}
 
+    def human(request: Request, decision: str) -> None:
+        try:
+            check_human(request.state.key, decision)
+        except Refused as exc:
+            raise HTTPException(status_code=exc.status, detail=str(exc)) from None
+
     @app.get(f"/{VERSION}/traits", tags=["humans"])
     async def traits(tenant: str = Tenant):
         """Traits the learner proposes, waiting for a human's verdict (``/v1/approve``)."""
         return {"traits": await owner.call(brain.pending_traits, tenant)}
 
     @app.post(f"/{VERSION}/approve", tags=["humans"])
-    async def approve(body: ApproveBody, tenant: str = Tenant):  # type: ignore[valid-type]
-        """A human's verdict on a proposed trait: accepted, it joins the identity layer."""
+    async def approve(request: Request, body: ApproveBody, tenant: str = Tenant):  # type: ignore[valid-type]
+        """A human's verdict on a proposed trait: accepted, it joins the identity layer. An admin key
+        bound to an agent is refused (403): the verdict is a person's."""
+        human(request, "approving a trait")
         return {"decision_id": await owner.call(brain.approve, tenant=tenant, **_fields(body))}
 
     @app.post(f"/{VERSION}/invalidate", tags=["humans"])
-    async def invalidate(body: InvalidateBody, tenant: str = Tenant):  # type: ignore[valid-type]
-        """An environment change made a unit untrue: never injected again, kept in the log."""
+    async def invalidate(request: Request, body: InvalidateBody, tenant: str = Tenant):  # type: ignore[valid-type]
+        """An environment change made a unit untrue: never injected again, kept in the log. An admin key
+        bound to an agent is refused (403): the verdict is a person's."""
+        human(request, "invalidating a unit")
         return {"decision_id": await owner.call(brain.invalidate, tenant=tenant, **_fields(body))}
 
     @app.get(f"/{VERSION}/explain/{{item_id}}", tags=["audit"])

@@ -156,6 +156,15 @@ def minted_agent(principal: Principal, agent: str | None) -> str | None:
         raise Refused("agent", f"{exc}: it makes keys bound to {principal.agent!r} only") from None
 
 
+def check_human(principal: Principal, decision: str) -> None:
+    """``Refused("agent")`` when a key bound to an agent would make a human decision (approving a trait,
+    invalidating a unit): a bound key is an agent process's identity, and those decisions — like a seed —
+    are an operator's (round twenty-five, docs/security.md)."""
+    if principal.agent is not None:
+        raise Refused("agent", f"{decision} is a human decision: this API key is bound to agent "
+                               f"{principal.agent!r}; use an admin key not bound to an agent")
+
+
 def check_revocable(principal: Principal, target_agent: str | None) -> None:
     """``Refused("agent")`` when a key bound to one agent would revoke a key not bound to the same agent
     (an operator's key, another agent's): a key takes away no more than it could have given."""

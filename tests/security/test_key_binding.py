@@ -29,3 +29,19 @@ def test_a_bound_key_makes_and_revokes_keys_of_its_own_agent_only(tmp_path):
         assert status == 201  # an unbound admin key binds as it likes
         status, _, _ = call(base, "DELETE", f"/v1/keys/{body['key_id']}", None, operator)
         assert status == 200
+
+
+def test_a_bound_admin_key_makes_no_human_decision(tmp_path):
+    with serving(tmp_path / "served") as (base, _brain, keys):
+        operator = keys.create("shop", "ops", "admin")
+        bound = keys.create("shop", "ops-bot", "admin", agent="bot-1")
+        status, body, _ = call(base, "POST", "/v1/learn", {"condition": "deploys on Friday", "action": "wait"},
+                               operator)
+        fragment = body["fragment_id"]
+        for path, payload in [("/v1/invalidate", {"fragment_id": fragment, "reason": "the deploy freeze ended"}),
+                              ("/v1/approve", {"fragment_id": fragment, "accept": True, "approver": "bot-1"})]:
+            status, body, _ = call(base, "POST", path, payload, bound)
+            assert status == 403 and "human decision" in body["detail"] and "bot-1" in body["detail"], (path, body)
+        status, body, _ = call(base, "POST", "/v1/invalidate", {"fragment_id": fragment,
+                                                                "reason": "the deploy freeze ended"}, operator)
+        assert status == 200 and body["decision_id"]
