@@ -127,10 +127,25 @@ def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
     a personal item (a user's preference) in a recall that is for no user at all."""
     for key, value in item_scope.items():
         if key in recall_scope and recall_scope[key] != value:
+            if key in PERSONAL:  # whose it is stays theirs: the cut list reaches another user's agent
+                return f"personal to another {key}: this recall is for {key}={recall_scope[key]}"
             return f"scope {key}={value} does not match {key}={recall_scope[key]}"
         if key in PERSONAL and key not in recall_scope:
-            return f"personal to {key}={value}: this recall is for no {key}"
+            return f"personal to a {key}: this recall is for no {key}"
     return None
+
+
+def quarantine_seen_by_others(reason: str, doc: Doc) -> str:
+    """A quarantine reason as another user's recall may read it: a person's words (a speaker or a
+    session) are "another person's message" — the stored reason names the speaker and the
+    session, which are that person's, not the reader's."""
+    said, carries, cue = reason.partition(" carries ")
+    if not carries:
+        return reason
+    said = said.split(" in session ")[0]
+    if doc.speaker is not None and said == f"{doc.speaker}'s message":
+        said = "another person's message"
+    return f"{said} carries {cue}"
 
 
 def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]:
@@ -379,7 +394,8 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         if in_context(doc, task):
             drop(item, "context", "perceived in this task: already in the agent's context")
         elif quarantine and doc.quarantine and not own_words(doc, user) and not doc.fleet:
-            drop(item, "quarantine", f"quarantined: {doc.quarantine}; kept in the log and the views, never "
+            drop(item, "quarantine", f"quarantined: {quarantine_seen_by_others(doc.quarantine, doc)}; kept in "
+                                     f"the log and the views, never "
                                      f"injected into another user's task"
                                      + (" until independent agents verify it" if doc.kind == "fragment" else ""))
         elif trigger == "task_start" and k is None and other_conversation(doc, user):
