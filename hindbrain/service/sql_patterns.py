@@ -46,6 +46,7 @@ _CATEGORIES = {
 }
 _NEGATED = {sre.CATEGORY_NOT_DIGIT: sre.CATEGORY_DIGIT, sre.CATEGORY_NOT_WORD: sre.CATEGORY_WORD,
             sre.CATEGORY_NOT_SPACE: sre.CATEGORY_SPACE, sre.CATEGORY_NOT_LINEBREAK: sre.CATEGORY_LINEBREAK}
+_FOLDED_RANGE = 512
 _POSIX = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "0-9A-Za-z", "upper": "A-Z", "lower": "a-z", "space": r"\s",
           "word": r"\w", "xdigit": "0-9A-Fa-f", "blank": r" \t"}
 
@@ -190,11 +191,12 @@ class _Builder:
         return _complement(chars) if negate else chars
 
     def cased(self, ranges) -> tuple[tuple[int, int], ...]:
-        """``ranges`` and, under ``(?i)``, the other case of each ASCII letter in them."""
+        """``ranges`` and, under ``(?i)``, the other cases of the letters in them (a range wider than
+        ``_FOLDED_RANGE`` holds most of its letters' other cases already)."""
         if not self.ignorecase:
             return _merged(ranges)
-        extra = [(c ^ 32, c ^ 32) for lo, hi in ranges for c in range(max(lo, 65), min(hi, 122) + 1)
-                 if chr(c).isalpha()]
+        extra = [(ord(other), ord(other)) for lo, hi in ranges if hi - lo < _FOLDED_RANGE
+                 for c in range(lo, hi + 1) for other in {chr(c).lower(), chr(c).upper()} if len(other) == 1]
         return _merged([*ranges, *extra])
 
 
@@ -247,10 +249,12 @@ def dfa_bytes(auto: Automaton, budget: int = DFA_BUDGET, backward: bool = False)
     else:
         start_mask = restart = _mask(auto.first)
     per_state = 16 + 8 * (len(classes) + 1)
+    widths = [_utf8_width(ranges) for ranges in auto.chars]
+    wide = [_mask(p for p, w in enumerate(widths) if w >= least) for least in (2, 3, 4)]
     seen, todo, size = {-1}, [-1], 0  # -1: the start state, before any character
     while todo:
         state = todo.pop()
-        size += per_state + 4 * (bin(state).count("1") if state >= 0 else 1)
+        size += state_bytes(state, per_state, wide)
         if size > budget:
             return size
         reachable = start_mask if state < 0 else restart
@@ -265,6 +269,22 @@ def dfa_bytes(auto: Automaton, budget: int = DFA_BUDGET, backward: bool = False)
                 seen.add(nxt)
                 todo.append(nxt)
     return size
+
+
+def state_bytes(state: int, per_state: int, wide: list[int]) -> int:
+    """re2's bytes for one state of ours: re2 steps a byte at a time, so a character of ``w`` bytes in
+    UTF-8 makes ``w`` states of it (``(?i)`` and 600 Cyrillic letters thrashed like 1,200 Latin ones).
+    ``wide[w - 2]``: the positions whose characters take ``w`` or more bytes (a bit mask)."""
+    if state < 0:
+        return per_state + 4
+    width = 1 + sum(1 for mask in wide if state & mask)
+    return (per_state + 4 * bin(state).count("1")) * width
+
+
+def _utf8_width(ranges) -> int:
+    """The most bytes a character of ``ranges`` takes in UTF-8 (1 to 4)."""
+    top = max(hi for _, hi in ranges)
+    return 1 if top < 0x80 else 2 if top < 0x800 else 3 if top < 0x10000 else 4
 
 
 def _mask(positions) -> int:
