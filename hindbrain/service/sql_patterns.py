@@ -25,6 +25,7 @@ meaning of ``\\w``, ``\\d``, ``\\s`` (ASCII), with non-ASCII letters folded into
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import re._constants as sre
 import re._parser as sre_parse
@@ -291,7 +292,20 @@ def _mask(positions) -> int:
     return sum(1 << p for p in positions)
 
 
+# A dashboard sends the same patterns again and again: 0.5 ms of analysis for four of them was ~12% of
+# such a query (docs/security.md, round twenty-five); the answer depends on the pattern alone. Only short
+# patterns are kept: 1,024 kept patterns of a megabyte each would hold a gigabyte.
+_CACHED_PATTERN = 4096
+
+
 def regex_refusal(pattern: str, submatches: bool) -> str | None:
+    """``analysed_refusal``, remembered for patterns up to ``_CACHED_PATTERN`` characters."""
+    if len(pattern) > _CACHED_PATTERN:
+        return analysed_refusal(pattern, submatches)
+    return _remembered_refusal(pattern, submatches)
+
+
+def analysed_refusal(pattern: str, submatches: bool) -> str | None:
     """Why re2 may not run ``pattern`` over a tenant's rows (its DFA would outgrow re2's cache, so each
     byte would cost the pattern's size), or None. ``submatches``: the function also looks for where
     the match starts (``extract``, ``replaceRegexp*``), a backward pass with a DFA of its own."""
@@ -305,6 +319,9 @@ def regex_refusal(pattern: str, submatches: bool) -> str | None:
             return (f"its automaton outgrows re2's cache ({'backward' if backward else 'forward'} DFA over "
                     f"{DFA_BUDGET >> 10} KiB), so each byte of each row would cost the whole pattern")
     return None
+
+
+_remembered_refusal = functools.lru_cache(maxsize=1024)(analysed_refusal)
 
 
 def like_as_regex(pattern: str) -> str:
