@@ -372,6 +372,11 @@ TENANT_LIMITS = {
     "max_rows_to_read": 100_000_000, "read_overflow_mode": "throw",
     "max_result_rows": 100_000, "max_result_bytes": 64 << 20, "result_overflow_mode": "throw",
     "max_threads": 1, "os_thread_priority": 19,
+    # vectorscan (multiMatch*, multiFuzzyMatch*) scans linearly but compiles its patterns inside one call:
+    # 1,000 patterns of ~13 bytes took 7 s (docs/security.md, round twenty-five). Expensive ones (counted
+    # repetitions it cannot scan fast) are refused by the engine, said here so a default cannot change it.
+    "max_hyperscan_regexp_length": 200, "max_hyperscan_regexp_total_length": 2000,
+    "reject_expensive_hyperscan_regexps": 1,
 }
 
 

@@ -13,7 +13,9 @@ ClickHouse's ``EXPLAIN AST`` of the same text is checked again: the names of eve
 will call must be on the allow-list (``hindbrain.service.sql_functions``: file, network, server
 settings, dictionaries, system tables are not), no ``SETTINGS`` anywhere, no name qualified by a
 database. Two parsers, so a construct one of them misreads still meets the other; the function
-names are ClickHouse's own, so what is allowed is what runs.
+names are ClickHouse's own, so what is allowed is what runs. A function's pattern (``match``,
+``extract``, ``LIKE``, ``multiMatchAny`` ...) must be a literal whose automaton is small enough that one
+long row cannot outlast the limits, which are checked only between blocks (``sql_patterns``).
 
 **Second wall, the engine.** The query runs on a session of its own, ``readonly=1`` (no write,
 no setting can change) with limits on every query (``projections.warehouse.TENANT_LIMITS``:
@@ -47,6 +49,7 @@ from sqlglot.errors import SqlglotError
 
 from hindbrain.projections.views import VIEWS
 from hindbrain.service.sql_functions import allowed_function, quadratic_alternative
+from hindbrain.service.sql_patterns import pattern_refusal
 
 # sqlglot warns when it reads a statement it does not know (``SHOW TABLES``) as a bare Command;
 # the sandbox refuses those anyway, and a tenant's refused query is not the server log's business.
@@ -168,6 +171,27 @@ def check_ast(ast_lines: list[str], databases: set[str]) -> None:
             raise ForbiddenQuery(f"{func}(): table functions are not allowed")
         if kind == "Function" and not allowed_function(name):
             raise ForbiddenQuery(function_refusal(name))
+        if kind == "Function" and (reason := pattern_refusal(name, function_arguments(ast_lines, n))):
+            raise ForbiddenQuery(reason)
+
+
+def function_arguments(ast_lines: list[str], n: int) -> list[str]:
+    """The lines (stripped) of the arguments of the ``Function`` on line ``n`` of an ``EXPLAIN AST``:
+    the children of its first ``ExpressionList`` (a parametric aggregate's parameters come second)."""
+    depth = _depth(ast_lines[n])
+    if n + 1 >= len(ast_lines) or _depth(ast_lines[n + 1]) != depth + 1:
+        return []  # no arguments
+    arguments = []
+    for line in ast_lines[n + 2:]:
+        if _depth(line) <= depth + 1:
+            break
+        if _depth(line) == depth + 2:
+            arguments.append(line.strip())
+    return arguments
+
+
+def _depth(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
 
 
 def function_refusal(name: str) -> str:

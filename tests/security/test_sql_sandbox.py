@@ -156,6 +156,8 @@ QUADRATIC_CALLS = [
     "SELECT countSubstringsCaseInsensitive(text, 'NOTE') FROM events", "SELECT hasTokenCaseInsensitive('a b', 'B')",
     "SELECT countMatchesCaseInsensitive('ab', 'B')", "SELECT multiSearchAnyCaseInsensitiveUTF8('ab', ['B'])",
     "SELECT positionCaseInsensitive('ab', 'B')", "WITH 'ab' AS h SELECT `position`(h, 'b')",
+    "SELECT highlight(text, ['note']) FROM events", "SELECT normalizeUTF8NFC(text) FROM events",  # round 25
+    "SELECT removeDiacriticsUTF8('é')", "SELECT `normalizeUTF8NFKCCasefold`(text) FROM events",
 ]
 
 
@@ -165,10 +167,52 @@ def test_functions_one_call_of_which_outlasts_the_limits_are_refused_with_what_t
     that alternative runs."""
     for query in QUADRATIC_CALLS:
         assert "write " in refused(brain, query), query
-    linear = brain.sql("SELECT countIf(lower(text) LIKE lower('%NOTE%')) AS n, "
+    linear = brain.sql("SELECT countIf(lower(text) LIKE '%note%') AS n, "
                        "max(multiSearchFirstPosition(text, ['note'])) AS p, "
                        "length(arrayIntersect([1, 2], [2])) AS common FROM events", tenant="acme")
     assert linear == [{"n": 10, "p": 6, "common": 1}]
+
+
+# A pattern whose cost one row chooses (sql_patterns, docs/security.md round twenty-five): each below ran on
+# the engine before; at full size (ten 10⁶-character rows) `a[ab]{20}c` took 1.8 s a row, `(?i)` and 1,200
+# letters 17.8 s, against a time limit checked only between blocks. Each refusal names the function and
+# says what to write.
+PATTERN_ATTACKS = [
+    ("match", "SELECT match(text, 'a[ab]{20}c') FROM events"),
+    ("match", "SELECT count() FROM events WHERE text REGEXP 'a[ab]{20}c'"),
+    ("match", "SELECT match(text, '(?i)" + "A" * 900 + "b') FROM events"),
+    ("match", "SELECT match(text, '(?i)' || repeat('A', 5000) || 'b') FROM events"),  # round 24's 88 s
+    ("match", "SELECT match(text, text) FROM events"),
+    ("extract", "SELECT extract(text, '[ab]{20}a[ab]*') FROM events"),
+    ("replaceRegexpAll", "WITH 'a+' AS p SELECT replaceRegexpAll(text, p, 'x') FROM events"),
+    ("splitByRegexp", "SELECT splitByRegexp(text, 'acme note') FROM events"),
+    ("like", "SELECT count() FROM events WHERE text LIKE '%a___________________c%'"),
+    ("like", "SELECT count() FROM events WHERE 'acme note 1' LIKE text"),
+    ("countMatches", "SELECT countMatches(text, 'a(a|b){1001}') FROM events"),
+    ("multiMatchAny", "SELECT multiMatchAny(text, [text]) FROM events"),
+    ("multiFuzzyMatchAny", "SELECT multiFuzzyMatchAny(text, 3, ['acme note']) FROM events"),
+]
+
+
+def test_patterns_whose_cost_a_row_chooses_are_refused_and_analysts_patterns_run(brain):
+    for name, query in PATTERN_ATTACKS:
+        message = refused(brain, query)
+        assert f"{name}()" in message and ("write" in message.lower()), (query[:80], message[:300])
+    rows = brain.sql(
+        "SELECT countIf(match(text, 'note \\\\d$')) AS m, max(extract(text, 'note (\\\\d)')) AS e, "
+        "min(replaceRegexpAll(text, '(\\\\w+) (\\\\w+)', '\\\\2 \\\\1')) AS r, countIf(text LIKE 'acme%') AS l, "
+        "countIf(multiMatchAny(text, ['n.te'])) AS mm, countIf(multiFuzzyMatchAny(text, 1, ['acme nate'])) AS fz, "
+        "sum(countMatches(text, '(?i)NOTE')) AS c, countIf(match(text, {p:String})) AS pm FROM events",
+        {"p": "[0-4]$"}, tenant="acme")
+    assert rows == [{"m": 10, "e": "9", "r": "note acme 0", "l": 10, "mm": 10, "fz": 10, "c": 10, "pm": 5}]
+
+
+def test_vectorscan_patterns_are_bounded_in_length(brain):
+    """multiMatch* compile every pattern inside one call (1,000 patterns took 7 s): their lengths are
+    limits of the tenant session (``TENANT_LIMITS``), and the engine's refusal says which."""
+    eleven = ", ".join(f"'acme note {n}{'.?' * 90}'" for n in range(11))  # 11 of ~191 characters
+    assert "Total regexp lengths too large" in refused(brain, f"SELECT multiMatchAny(text, [{eleven}]) FROM events")
+    assert "too large" in refused(brain, f"SELECT multiMatchAny(text, ['{'a?' * 101}']) FROM events")
 
 
 @pytest.fixture
