@@ -65,8 +65,8 @@ def test_another_users_refund_task_never_recalls_the_attackers_instruction(tmp_p
         assert [poisoned(p) for p in packs] == [False] * len(packs)
         cuts = [c for p in packs for c in p.cut if c["stage"] == "quarantine"]
         assert cuts, "the attacker's statements were not even candidates: the probe proves nothing"
-        assert all("mallory's message" in c["reason"] and "never injected into another user's task" in c["reason"]
-                   for c in cuts)
+        assert all("another person's message" in c["reason"] and "mallory" not in c["reason"]
+                   and "never injected into another user's task" in c["reason"] for c in cuts)
         # benign refund memories still come back
         assert any("order 77" in item.text for p in packs for item in p.items)
         # the attacker's own task still recalls what he said (his words, his context)
