@@ -173,11 +173,17 @@ def initial_status(confidence: float) -> str:
 
 
 def on_outcome(unit: Unit, success: bool, domain: str | None, evidence_id: str,
-               agent: str | None = None) -> list[Change]:
-    """An outcome of a task that *applied* the unit (by ``agent``: a success makes it a source)."""
+               agent: str | None = None, proven: bool = True) -> list[Change]:
+    """An outcome of a task that *applied* the unit (by ``agent``: a success makes it a source).
+    ``proven``: the outcome names a recall whose injection put the unit into the agent's context
+    (the learner's ``Credit``); an unproven success is evidence only (``_unproven_success``)."""
     if unit.status in ("invalid", "rejected", "held"):
         return []
     evidence = (*unit.evidence, evidence_id)
+    if success and not proven:
+        c = unit.confidence + (1.0 - unit.confidence) * SUCCESS_GAIN
+        return [_unproven_success(replace(unit, confidence=c, successes=unit.successes + 1, failure_streak=0,
+                                          evidence=evidence))]
     if success:
         c = unit.confidence + (1.0 - unit.confidence) * SUCCESS_GAIN
         u = replace(with_agent(unit, agent), confidence=c, successes=unit.successes + 1, failure_streak=0,
@@ -230,6 +236,22 @@ def _status_after_success(u: Unit) -> Change:
         return Change(DecisionKind.UNIT_STABLE, replace(u, status="stable"),
                       f"{u.successes} verified deliveries ≥ {STABLE_AFTER}: a stable experience")
     return Change(DecisionKind.UNIT_EVIDENCE, u, "applied and the task succeeded")
+
+
+UNPROVEN = "no recall of this tenant proves it was injected"  # why an unproven success promotes nothing
+
+
+def _unproven_success(u: Unit) -> Change:
+    """A success reported for the unit without a recall that injected it (no recall id, or one the learner
+    does not know): evidence — confidence and the success count move — that never promotes past verified.
+    "Stable" is "verified twice" (design.md §seed-000-exp-9): deliveries, not claims, so a caller's reports alone
+    never make it stable, a skill or a trait; nor do they add the reporter as an independent agent, its domain,
+    or share a private unit (shared memory wants an agent that was given the unit)."""
+    if u.status in ("candidate", "reviewing"):
+        return Change(DecisionKind.UNIT_VERIFIED, replace(u, status="verified"),
+                      f"applied and the task succeeded ({UNPROVEN}: verified at most, never stable)")
+    return Change(DecisionKind.UNIT_EVIDENCE, u,
+                  f"applied and the task succeeded; {UNPROVEN}: evidence, not promoted past verified")
 
 
 def _status_after_falsification(u: Unit, what: str) -> Change:
