@@ -57,10 +57,13 @@ def test_five_forged_successes_for_a_unit_no_recall_injected_do_not_make_it_stab
     assert unit.agents == ("a1",) and not unit.shared  # no reporter stands behind it; a1's own memory still
     assert not b.sql("SELECT * FROM decisions WHERE kind IN ('unit_stable', 'unit_skill') AND "
                      "has(subject_ids, {f:String})", {"f": target})
-    # a genuine delivery still counts: the recall injects it, its outcome says it helped
-    b.outcome(tenant="acme", agent="a1", recall_id=injecting(b, target, agent="a1", query="report export hangs"),
-              applied=[target], success=True)
-    assert state(b, target)["status"] == "stable" and b.learning.learner.unit("acme", target).shared
+    # genuine deliveries count: the recall injects it, its outcome says it helped; two make it stable, the claims
+    # before them none of the two
+    for status in ("verified", "stable"):
+        b.outcome(tenant="acme", agent="a1", recall_id=injecting(b, target, agent="a1", query="report export hangs"),
+                  applied=[target], success=True)
+        assert state(b, target)["status"] == status and b.learning.learner.unit("acme", target).shared
+    assert b.learning.learner.unit("acme", target).unproven == 5
 
 
 def test_a_second_outcome_of_a_recall_is_kept_on_the_log_and_credits_nothing(lexical_brain):

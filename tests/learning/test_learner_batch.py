@@ -229,6 +229,9 @@ def canonical(value):
                                           if u.status in lifecycle.LIVE and u.successes]
         return [name, {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
                        if f.name not in NOT_RECORDED}]
+    if name == "Unit" and not value.unproven:  # as ``lifecycle.state_of`` leaves it out: e3e8de2's units had none
+        return [name, {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
+                       if f.name != "unproven"}]
     if dataclasses.is_dataclass(value):
         return [name, {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}]
     if isinstance(value, dict | OrderedDict):
@@ -364,10 +367,12 @@ def test_a_units_state_is_what_asdict_gave():
                               "when IAM fails", "submit as admin", successes=rng.randrange(4),
                               domains=frozenset(rng.sample(("iam", "crm", "报销"), rng.randrange(3))),
                               evidence=tuple(f"ev_{k}" for k in range(rng.randrange(3))), agents=("a1",) * (n % 2),
-                              shared=bool(n % 3), fleet=bool(n % 5))
+                              shared=bool(n % 3), fleet=bool(n % 5), unproven=n % 2)
         state = dataclasses.asdict(unit)
         state["domains"], state["evidence"], state["agents"] = (sorted(unit.domains), list(unit.evidence),
                                                                 list(unit.agents))
+        if not unit.unproven:  # left out: the payload of a unit whose successes were all proven is as it was
+            del state["unproven"]
         assert lifecycle.state_of(unit) == state and list(lifecycle.state_of(unit)) == list(state)
         assert lifecycle.from_state(lifecycle.state_of(unit)) == unit
 
