@@ -63,6 +63,10 @@ def test_five_forged_successes_for_a_unit_no_recall_injected_do_not_make_it_stab
         b.outcome(tenant="acme", agent="a1", recall_id=injecting(b, target, agent="a1", query="report export hangs"),
                   applied=[target], success=True)
         assert state(b, target)["status"] == status and b.learning.learner.unit("acme", target).shared
+        if status == "verified":  # another agent sees it marked with its deliveries, the claims not among them
+            [seen] = [i for i in b.recall(tenant="acme", agent="a2", query="report export hangs") if i.id == target]
+            provenance = seen.why["provenance"]
+            assert (provenance["learned_by"], provenance["verified"]) == ("a1", 1)
     assert b.learning.learner.unit("acme", target).unproven == 5
 
 
