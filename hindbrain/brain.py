@@ -349,8 +349,13 @@ class Brain:
     @while_open
     @given_precedence
     def outcome(self, **fields) -> str:
-        """Report how a task went and which recalled items were ``applied``. Success or
-        failure is credited only to applied items. Returns the outcome record id."""
+        """Report how a task went and which recalled items were ``applied``. Returns the outcome record id.
+
+        The learner credits (or debits) a unit only if the recall named by ``recall_id`` injected it into the
+        agent's context, and only the first outcome naming a recall counts: a second one is kept on the log and
+        credits nothing. Without a ``recall_id``, or with one this tenant's brain never made, the outcome is
+        evidence that never promotes a unit past verified (``outcome_credit``; docs/learning.md, round
+        twenty-five). Each refusal is a ``unit_attributed`` decision saying why (``explain``)."""
         data = validated(OutcomeInput, "outcome", **fields)
         record = {
             "envelope": envelope("outcome", data.tenant, agent=data.agent, task=data.task,
@@ -624,6 +629,16 @@ class Brain:
                 "log_records": log_length(self.log), "views": counts,
                 "dead_letters": counts["dead_letters"],
                 "indexed_documents": sum(len(t.docs) for t in self.index.tenants.values())}
+
+
+def outcome_credit(recall_id: str | None) -> str:
+    """What the learner will do with an outcome naming ``recall_id`` (the HTTP reply's ``credit``): the rule, since
+    the learner decides after the reply (over Kafka, on another process)."""
+    if not recall_id:
+        return ("no recall_id: evidence only — an applied unit is verified at most, never made stable; name the "
+                "recall you acted on for full credit")
+    return (f"credited to the applied units recall {recall_id} injected, if it is this tenant's and no earlier "
+            "outcome named it; an applied unit it did not inject gets nothing, an unknown recall is evidence only")
 
 
 def recall_with_records(index: RecallIndex, engine: RecallEngine, fields: dict) -> tuple[RecallPack, list]:

@@ -38,7 +38,8 @@ from hindbrain.streams.log import LogEntry
 from hindbrain.streams.processing import Decoded, decoded_entries, to_messages
 from hindbrain.streams.topics import kafka_name
 
-TOPICS = ("perceptions", "cognitions", "recalls", "outcomes", "decisions")  # what the learner's handlers read
+# what the learner's handlers read: the injections too, which units an outcome's recall put into the context
+TOPICS = ("perceptions", "cognitions", "recalls", "injections", "outcomes", "decisions")
 
 
 class KafkaLearner(_LoopThread):

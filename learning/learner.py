@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from itertools import islice
 from operator import attrgetter
 
@@ -113,6 +113,9 @@ class _Tenant:
     failures: FailureLists = field(default_factory=FailureLists)  # task → its failed steps
     applied: Recent = field(default_factory=Recent)  # task → units it applied
     recall_domain: Recent = field(default_factory=Recent)  # recall id → task domain
+    # recall id → the units its injection record put into the agent's context: what an outcome naming it may credit
+    injected: Recent = field(default_factory=Recent)
+    answered: Recent = field(default_factory=Recent)  # recall id → the outcome that spent it (one credited a recall)
     negatives: dict[str, list[dict]] = field(default_factory=dict)  # topic → negative feedback events
     # (agent, session or task, kind, speaker, stored item) → the last event there, as columns (``_hygiene``)
     last_event: _scan.LastEvents = field(default_factory=lambda: _scan.LastEvents(RECENT))
@@ -135,6 +138,14 @@ class _Tenant:
     # detection contradicts, read on every success; a scan of ``units`` there grew with the tenant's units
     # (one success cost ~O(units): 100 → 300 µs an event over 40k events of bench/learning.py's world, issue 28).
     proven: dict[str, None] = field(default_factory=dict)
+
+    def __setstate__(self, state: dict) -> None:
+        """A snapshot pickled before a field existed (round twenty-five's ``injected``, ``answered``) still
+        loads, the field empty: a recall from before it is then unknown, its outcome evidence only."""
+        for f in fields(_Tenant):
+            if f.name not in state:
+                state[f.name] = f.default_factory() if f.default_factory is not MISSING else f.default
+        self.__dict__.update(state)
 
     def proven_units(self) -> list[Unit]:
         """The live units with a success, in ``units``' order."""
@@ -768,12 +779,23 @@ class Learner:
             t.goals[task] = situation["action"]
         return []
 
+    def _injection(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+        """What the recall put into the agent's context, kept for the outcome that names it (``_credit``)."""
+        t = self._tenant(record["envelope"]["tenant"])
+        units = t.units
+        # a known unit's id as the unit holds it: 50,000 recalls' ids are then pointers to strings held once (in
+        # memory and, pickle memoising them, in the snapshot), not ~80 bytes each again
+        t.injected[record["recall_id"]] = tuple(u.fragment_id if (u := units.get(i["item_id"])) else i["item_id"]
+                                                for i in record["items"] if i["item_kind"] == "fragment")
+        return []
+
     def _outcome(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
         t = self._tenant(env["tenant"])
         applied = [fid for fid in dict.fromkeys(record["applied"]) if fid in t.units]
         if env["task"]:
             t.applied[env["task"]] = applied
+        credit = _credit(t, record["recall_id"], env["record_id"])  # spends the recall, restoring too
         if restoring:
             return []
         domain = t.recall_domain.get(record["recall_id"] or "")
@@ -782,6 +804,9 @@ class Learner:
         corrected_by = t.recovered.get(env["task"] or "")
         contradicted = t.contradicted.get(env["task"] or "", set())
         for fid in applied:
+            if (refusal := credit.refusal(fid)) is not None:  # the recall it names gives this unit no credit
+                out.append(self._verdict_only(env, fid, "none", refusal, credit.refused(fid)))
+                continue
             if fid in contradicted:  # the recovery counted this failure against it already: only its verdict
                 out.append(self._verdict_only(env, fid, "failed", "applied; its action failed and another option "
                                               "worked: debited (already contradicted by the task's recovery)"))
@@ -802,14 +827,18 @@ class Learner:
                     t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task"),
                     contradiction=True, verdict="failed")
                 continue
-            changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"], env["agent"])
+            changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"], env["agent"],
+                                           proven=credit.proven)
             out += self._changes(env, fid, changes, verdict="worked" if worked else "failed")
         return out
 
-    def _verdict_only(self, env: dict, fid: str, verdict: str, reason: str) -> tuple[str, dict]:
-        """The attribution of an outcome to unit ``fid`` that changes nothing else about it."""
+    def _verdict_only(self, env: dict, fid: str, verdict: str, reason: str, refused: str | None = None
+                      ) -> tuple[str, dict]:
+        """The attribution of an outcome to unit ``fid`` that changes nothing else about it; ``refused``: why the
+        outcome gets no credit (``Credit.refused``), in the payload for an audit to count."""
         self.counts[UNIT_ATTRIBUTED] += 1
-        return decision(UNIT_ATTRIBUTED, env["tenant"], [fid], [env["record_id"]], reason, {"verdict": verdict},
+        payload = {"verdict": verdict} if refused is None else {"verdict": verdict, "refused": refused}
+        return decision(UNIT_ATTRIBUTED, env["tenant"], [fid], [env["record_id"]], reason, payload,
                         env["ts_us"], LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
                         f"{env['record_id']}:{fid}:verdict")
 
@@ -833,6 +862,55 @@ class Learner:
                                 env["ts_us"], job, {"rule": lifecycle.RULE_VERSION, **lifecycle.THRESHOLDS},
                                 f"{cause or env['record_id']}:{change.kind}"))
         return out
+
+
+@dataclass(frozen=True)
+class Credit:
+    """What an outcome's recall id proves about the units it says it applied (docs/learning.md, round
+    twenty-five): a unit is credited or debited only if the recall it names injected it, and only the first
+    outcome naming a recall counts. Without a recall id, or with one this tenant's learner never saw (another
+    tenant's, or older than ``RECENT`` recalls), nothing proves the unit was in the agent's context: the outcome
+    is evidence (``lifecycle.on_outcome``'s ``proven``) that never promotes past verified."""
+
+    recall_id: str | None
+    injected: frozenset[str] | None  # what the recall injected; None: no recall id, or an unknown one
+    answered_by: str | None  # the outcome that spent the recall before this one
+
+    @property
+    def proven(self) -> bool:
+        return self.injected is not None
+
+    def refused(self, fid: str) -> str | None:
+        """Why the outcome gives ``fid`` nothing (``answered`` / ``not_injected``), or None: it counts."""
+        if self.answered_by is not None:
+            return "answered"
+        if self.injected is not None and fid not in self.injected:
+            return "not_injected"
+        return None
+
+    def refusal(self, fid: str) -> str | None:
+        """``refused``'s reason as the decision says it."""
+        why = self.refused(fid)
+        if why == "answered":
+            return (f"recall {self.recall_id} was answered already by outcome {self.answered_by}: one outcome per "
+                    "recall gets credit, this one none (kept on the log)")
+        if why == "not_injected":
+            return (f"recall {self.recall_id} did not inject it: an outcome credits only what its recall put into "
+                    "the agent's context, this one none")
+        return None
+
+
+def _credit(t: _Tenant, recall_id: str | None, outcome_id: str) -> Credit:
+    """The ``Credit`` of the outcome ``outcome_id`` naming ``recall_id``; the first outcome naming a recall
+    spends it (``answered``), whatever it credits: a second one — another report, or the same one sent again — is
+    refused."""
+    if not recall_id:
+        return Credit(None, None, None)
+    answered_by = t.answered.get(recall_id)
+    if answered_by is None:
+        t.answered[recall_id] = outcome_id
+    injected = t.injected.get(recall_id)
+    return Credit(recall_id, None if injected is None else frozenset(injected), answered_by)
 
 
 def _proposal_id(env: dict, proposal: extract.Proposal, n: int = 0) -> str:
@@ -1007,7 +1085,7 @@ def _lesson(source: str, condition: str, action: str, scope: dict | None = None)
 _SPOKEN = frozenset(("message", "feedback"))  # the kinds the feedback and preference rules read
 _PERCEIVED = {kind: f"perceived_{kind}" for kind in ("event", "transactional")}  # the counters' names, made once
 _HANDLERS = {"perception": Learner._perception, "cognition": Learner._cognition, "outcome": Learner._outcome,
-             "recall": Learner._recall, "decision": Learner._decision}
+             "recall": Learner._recall, "injection": Learner._injection, "decision": Learner._decision}
 
 
 def _word_hashes(record: dict) -> bytes:

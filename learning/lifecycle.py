@@ -68,6 +68,12 @@ class Unit:
     agents: tuple[str, ...] = ()  # the independent agents behind it: who learned it, who verified it
     shared: bool = True  # False: only the agent it was learned from recalls it (see the module docstring)
     fleet: bool = False  # shared because the fleet verified it (``fleet_verified``), not one agent's outcomes
+    unproven: int = 0  # of ``successes``, those no recall's injection proved (``_unproven_success``): not deliveries
+
+
+def deliveries(unit: Unit) -> int:
+    """The unit's verified deliveries: successes of outcomes whose recall injected it (what "stable" counts)."""
+    return unit.successes - unit.unproven
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,8 @@ def state_of(unit: Unit) -> dict:
     learner's time where tasks succeed: issue 28, docs/speed.md round twelve)."""
     state = {name: getattr(unit, name) for name in _UNIT_FIELDS}
     state["domains"], state["evidence"], state["agents"] = sorted(unit.domains), list(unit.evidence), list(unit.agents)
+    if not unit.unproven:  # the payload of a unit with only proven successes is what it was before round twenty-five
+        del state["unproven"]
     return state
 
 
@@ -173,11 +181,17 @@ def initial_status(confidence: float) -> str:
 
 
 def on_outcome(unit: Unit, success: bool, domain: str | None, evidence_id: str,
-               agent: str | None = None) -> list[Change]:
-    """An outcome of a task that *applied* the unit (by ``agent``: a success makes it a source)."""
+               agent: str | None = None, proven: bool = True) -> list[Change]:
+    """An outcome of a task that *applied* the unit (by ``agent``: a success makes it a source).
+    ``proven``: the outcome names a recall whose injection put the unit into the agent's context
+    (the learner's ``Credit``); an unproven success is evidence only (``_unproven_success``)."""
     if unit.status in ("invalid", "rejected", "held"):
         return []
     evidence = (*unit.evidence, evidence_id)
+    if success and not proven:
+        c = unit.confidence + (1.0 - unit.confidence) * SUCCESS_GAIN
+        return [_unproven_success(replace(unit, confidence=c, successes=unit.successes + 1,
+                                          unproven=unit.unproven + 1, failure_streak=0, evidence=evidence))]
     if success:
         c = unit.confidence + (1.0 - unit.confidence) * SUCCESS_GAIN
         u = replace(with_agent(unit, agent), confidence=c, successes=unit.successes + 1, failure_streak=0,
@@ -226,10 +240,27 @@ def _status_after_success(u: Unit) -> Change:
         return Change(DecisionKind.UNIT_VERIFIED, replace(u, status="verified"), "applied and the task succeeded")
     if u.status == "reviewing":
         return Change(DecisionKind.UNIT_VERIFIED, replace(u, status="verified"), "succeeded again while under review")
-    if u.status == "verified" and u.successes >= STABLE_AFTER:
+    if u.status == "verified" and deliveries(u) >= STABLE_AFTER:
         return Change(DecisionKind.UNIT_STABLE, replace(u, status="stable"),
-                      f"{u.successes} verified deliveries ≥ {STABLE_AFTER}: a stable experience")
+                      f"{deliveries(u)} verified deliveries ≥ {STABLE_AFTER}: a stable experience")
     return Change(DecisionKind.UNIT_EVIDENCE, u, "applied and the task succeeded")
+
+
+UNPROVEN = "no recall of this tenant proves it was injected"  # why an unproven success promotes nothing
+
+
+def _unproven_success(u: Unit) -> Change:
+    """A success reported for the unit without a recall that injected it (no recall id, or one the learner
+    does not know): evidence — confidence and the success count move — that never promotes past verified.
+    "Stable" is "verified twice" (design.md §seed-000-exp-9): deliveries, not claims, so a caller's reports alone
+    never make it stable, a skill or a trait; nor do they add the reporter as an independent agent, its domain,
+    or share a private unit (shared memory wants an agent that was given the unit); counted in ``unproven``, they
+    are not among the deliveries that make it stable or a skill (``deliveries``)."""
+    if u.status in ("candidate", "reviewing"):
+        return Change(DecisionKind.UNIT_VERIFIED, replace(u, status="verified"),
+                      f"applied and the task succeeded ({UNPROVEN}: verified at most, never stable)")
+    return Change(DecisionKind.UNIT_EVIDENCE, u,
+                  f"applied and the task succeeded; {UNPROVEN}: evidence, not promoted past verified")
 
 
 def _status_after_falsification(u: Unit, what: str) -> Change:
@@ -249,7 +280,7 @@ def _ladder(u: Unit) -> list[Change]:
     if u.status != "stable":
         return []
     rate = u.successes / max(1, u.successes + u.failures)
-    if (u.rung == "experience" and u.successes >= SKILL_SUCCESSES and rate >= SKILL_RATE
+    if (u.rung == "experience" and deliveries(u) >= SKILL_SUCCESSES and rate >= SKILL_RATE
             and u.positive_feedback >= SKILL_POSITIVE):
         return [Change(DecisionKind.UNIT_SKILL, replace(u, rung="skill"),
                        f"{u.successes} successes (rate {rate:.2f} ≥ {SKILL_RATE}) and {u.positive_feedback} "

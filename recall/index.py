@@ -875,7 +875,8 @@ class TenantIndex:
             # before design.md §issue-17 has no flag, and then only the fleet's verification shared a unit
             if unit is not None and not unit.get("fleet", True):
                 doc.provenance = {"learned_by": agents[0] if agents else None, "agents": len(agents),
-                                  "verified": int(unit.get("successes") or 0)}
+                                  # deliveries (``lifecycle.deliveries``): successes no injection proved left out
+                                  "verified": int(unit.get("successes") or 0) - int(unit.get("unproven") or 0)}
             else:
                 doc.provenance, doc.fleet = None, True
             doc.owner = None

@@ -38,6 +38,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from hindbrain.audit import timeline
+from hindbrain.brain import outcome_credit
 from hindbrain.learning.authority import key_grant
 from hindbrain.open_calls import BrainClosed
 from hindbrain.schemas.api import (
@@ -510,8 +511,12 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     @app.post(f"/{VERSION}/outcome", tags=["agents"])
     async def outcome(request: Request, body: OutcomeBody, tenant: str = Tenant):  # type: ignore[valid-type]
-        """How a task went, naming the recall and the items applied: the learning signal."""
-        return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **bound(request, _fields(body)))}
+        """How a task went, naming the recall and the items applied: the learning signal. ``credit`` says what
+        the learner does with it: only the units the named recall injected, once per recall; without a recall id
+        (or an unknown one) evidence that never promotes past verified (docs/learning.md, round twenty-five)."""
+        fields = bound(request, _fields(body))
+        return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **fields),
+                "credit": outcome_credit(fields.get("recall_id"))}
 
     def human(request: Request, decision: str) -> None:
         try:

@@ -236,8 +236,10 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
         steps: Annotated[int | None, Field(ge=0, description="how many steps the task took")] = None,
         notes: Annotated[str | None, Field(description="anything worth keeping")] = None,
     ) -> OutcomeResult:
-        """Report how the task went. Success or failure is credited only to the `applied` items, so name
-        exactly the recalled items you used (none: applied=[])."""
+        """Report how the task went, once per recall. Success or failure is credited only to the `applied`
+        items the named recall injected, so give its `recall_id` and name exactly the recalled items you used
+        (none: applied=[]); without a recall_id an outcome is weak evidence, and a second outcome for the same
+        recall_id counts for nothing."""
         outcome_id = call("outcome", success=success, recall_id=recall_id, applied=applied, task=task,
                           agent=agent, steps=steps, notes=notes)
         return OutcomeResult(ok=True, outcome_id=outcome_id)

@@ -135,7 +135,12 @@ class World:
                           action=option, success=True, session=session, scope={"env": env}, entities=[system])
         if rng.random() < 0.5 and (live := self.units(tenant)):
             applied = rng.sample(live, min(len(live), rng.choice((1, 2))))
-            self.ts += 1_000
+            self.ts += 1_000  # the recall injected what the agent applied: the outcome's credit is proven
+            self.add("injection", {"envelope": envelope("injection", tenant, agent=agent, task=task,
+                                                        record_id=f"in_{n}", ts_us=self.ts),
+                                   "recall_id": recall_id, "budget_tokens": 300,
+                                   "items": [{"item_id": fid, "item_kind": "fragment", "rank": rank, "tokens": 20,
+                                              "score": 1.0, "arm": None} for rank, fid in enumerate(applied)]})
             self.add("outcome", {"envelope": envelope("outcome", tenant, agent=agent, task=task,
                                                       record_id=f"oc_{n}", ts_us=self.ts),
                                  "recall_id": recall_id, "applied": applied, "success": rng.random() < 0.7,
@@ -205,6 +210,11 @@ def one_at_a_time(records: list[tuple[str, dict]]) -> tuple[Learner, list, Extra
     return learner, out, extractor
 
 
+# Not in the recorded state: derived from the rest (``proven``), or what e3e8de2's learner did not keep (the
+# recalls' injections and the outcomes that spent them, round twenty-five: tests/learning/test_forged_outcomes.py)
+NOT_RECORDED = frozenset(("proven", "injected", "answered"))
+
+
 def canonical(value):
     """The learner's state as plain data, by structure not class (an older learner's classes differ), and
     without what is derived from the rest (``_Tenant.proven``, checked against its definition)."""
@@ -218,7 +228,10 @@ def canonical(value):
             assert list(value.proven) == [f for f, u in value.units.items()
                                           if u.status in lifecycle.LIVE and u.successes]
         return [name, {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
-                       if f.name != "proven"}]
+                       if f.name not in NOT_RECORDED}]
+    if name == "Unit" and not value.unproven:  # as ``lifecycle.state_of`` leaves it out: e3e8de2's units had none
+        return [name, {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
+                       if f.name != "unproven"}]
     if dataclasses.is_dataclass(value):
         return [name, {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}]
     if isinstance(value, dict | OrderedDict):
@@ -354,10 +367,12 @@ def test_a_units_state_is_what_asdict_gave():
                               "when IAM fails", "submit as admin", successes=rng.randrange(4),
                               domains=frozenset(rng.sample(("iam", "crm", "报销"), rng.randrange(3))),
                               evidence=tuple(f"ev_{k}" for k in range(rng.randrange(3))), agents=("a1",) * (n % 2),
-                              shared=bool(n % 3), fleet=bool(n % 5))
+                              shared=bool(n % 3), fleet=bool(n % 5), unproven=n % 2)
         state = dataclasses.asdict(unit)
         state["domains"], state["evidence"], state["agents"] = (sorted(unit.domains), list(unit.evidence),
                                                                 list(unit.agents))
+        if not unit.unproven:  # left out: the payload of a unit whose successes were all proven is as it was
+            del state["unproven"]
         assert lifecycle.state_of(unit) == state and list(lifecycle.state_of(unit)) == list(state)
         assert lifecycle.from_state(lifecycle.state_of(unit)) == unit
 

@@ -26,6 +26,13 @@ def ids(pack):
     return [i.id for i in pack.items]
 
 
+def applied(b, fid, task, success, **query):
+    """An outcome of ``task`` applying ``fid`` as an agent does: it names the recall that injected it."""
+    pack = b.recall(tenant="acme", task=task, **query)
+    assert fid in ids(pack)
+    return b.outcome(tenant="acme", recall_id=pack.recall_id, task=task, applied=[fid], success=success)
+
+
 def iam_lesson(b, task="t1"):
     b.perceive(tenant="acme", task=task, kind="anomaly", text="clicked submit, nothing happened", **IAM_SITUATION)
     b.perceive(tenant="acme", task=task, kind="outcome", text="submit succeeded as admin", system="IAM",
@@ -146,10 +153,10 @@ def test_falsifications_count_since_the_last_success_so_rare_flaky_failures_do_n
     b = lexical_brain
     fid = b.learn(tenant="acme", condition="the report export hangs", action="restart the export worker")
     for n, success in enumerate([True, True, False, True, False, True, True, False, True]):  # 3 flaky failures
-        b.outcome(tenant="acme", task=f"t{n}", applied=[fid], success=success)
+        applied(b, fid, f"t{n}", success, query="report export hangs")
     assert state(b, fid)["status"] == "stable" and state(b, fid)["failures"] == 3
     for n in range(3):  # the world changed: three in a row
-        b.outcome(tenant="acme", task=f"u{n}", applied=[fid], success=False)
+        applied(b, fid, f"u{n}", False, query="report export hangs")
     assert state(b, fid)["status"] == "invalid"
 
 
@@ -253,14 +260,14 @@ def restored_records(monkeypatch):
 def test_a_snapshot_spares_the_fold_and_a_bad_one_is_ignored(tmp_path, monkeypatch):
     with Brain.open(tmp_path, embedder="none") as b:
         fid = iam_lesson(b)
-        b.outcome(tenant="acme", task="t2", applied=[fid], success=True)
+        applied(b, fid, "t2", True, situation=IAM_SITUATION)
     snapshot = tmp_path / "cache" / "learner.snapshot"
     assert snapshot.exists()
     folded = restored_records(monkeypatch)
     with Brain.open(tmp_path, embedder="none") as b:
         assert b.learning.learner.unit("acme", fid).successes == 1
         assert sum(folded) == 0  # nothing before the snapshot was read again
-        b.outcome(tenant="acme", task="t3", applied=[fid], success=True)
+        applied(b, fid, "t3", True, situation=IAM_SITUATION)
     snapshot.write_bytes(b"not a pickle")
     with Brain.open(tmp_path, embedder="none") as b:
         assert sum(folded) > 0  # folded from the log instead

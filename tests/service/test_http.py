@@ -26,9 +26,11 @@ def test_the_agent_loop_over_http_learns_recalls_and_credits(api):
     assert "switch to the admin account" in pack["prompt"] and pack["items"][0]["why"]["lexical"]["score"] > 0
     status, body, _ = call(base, "POST", "/v1/outcome", {"recall_id": pack["recall_id"], "task": "t1",
                                                          "applied": [fid], "success": True}, acme)
-    assert status == 200 and body["outcome_id"]
+    assert status == 200 and body["outcome_id"] and pack["recall_id"] in body["credit"]
+    status, again, _ = call(base, "POST", "/v1/outcome", {"task": "t1", "applied": [fid], "success": True}, acme)
+    assert status == 200 and again["credit"].startswith("no recall_id: evidence only")
     rows = brain.sql("SELECT tenant, applied, success FROM feedback WHERE item_id = {i:String}", {"i": fid})
-    assert rows == [{"tenant": "acme", "applied": 1, "success": 1}]
+    assert rows == [{"tenant": "acme", "applied": 2, "success": 2}]
     status, body, _ = call(base, "POST", "/v1/perceive", {"kind": "anomaly", "text": "403 on deploy",
                                                           "system": "Deploy"}, acme)
     assert status == 200 and body["event_id"].startswith("ev_")

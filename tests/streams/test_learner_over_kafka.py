@@ -44,6 +44,7 @@ def test_the_fleet_learns_over_kafka_and_a_reopened_brain_resumes(tmp_path, kafk
             time.sleep(0.1)
         assert bad not in [i.id for i in pack.items]
         brain.outcome(tenant="acme", task="t2", recall_id=pack.recall_id, applied=[fid], success=True)
+        answered = pack.recall_id
         eventually(brain, "SELECT 1 FROM unit_states FINAL WHERE fragment_id = {f:String} AND status = 'verified'",
                    {"f": fid})
         decisions = brain.sql("SELECT count() AS n FROM decisions")[0]["n"]
@@ -57,6 +58,12 @@ def test_the_fleet_learns_over_kafka_and_a_reopened_brain_resumes(tmp_path, kafk
         brain.learning.wait_until_caught_up()
         # Only the new outcome's decision (unit_stable) was added: nothing was learned twice.
         assert brain.sql("SELECT count() AS n FROM decisions")[0]["n"] == decisions + 1
+        # the recall answered before the restart is spent in the state restored from the topics (round twenty-five)
+        again = brain.outcome(tenant="acme", task="t2", recall_id=answered, applied=[fid], success=True)
+        eventually(brain, "SELECT 1 FROM decisions FINAL WHERE kind = 'unit_attributed' AND "
+                          "has(evidence_ids, {o:String}) AND JSONExtractString(payload_json, 'refused') = 'answered'",
+                   {"o": again})
+        assert brain.learning.learner.unit("acme", fid).successes == 2
 
 
 def test_hindbrain_learner_runs_as_its_own_process(kafka, tmp_path):
