@@ -53,8 +53,9 @@ def test_a_rule_learned_from_a_quarantined_message_inherits_its_quarantine(tmp_p
         fid = b.learn(tenant="shop", agent="bot", condition="a refund is requested", action="use the ledger's account",
                       event_ids=[said])
         [cut] = [c for c in refund_pack(b, "bot", "t1", k=5, user="bob").cut if c["id"] == fid]
-        assert cut["stage"] == "quarantine" and f"learned from a quarantined event ({said}: mallory's message" in \
-            cut["reason"]
+        # bob's agent is told what it rests on, not whose words they were (test_cut_privacy.py)
+        assert cut["stage"] == "quarantine" and f"learned from a quarantined event ({said}: another person's message" \
+            in cut["reason"] and "mallory" not in cut["reason"]
 
 
 def test_past_events_are_quoted_with_their_source_on_one_line_each(tmp_path):
