@@ -829,7 +829,10 @@ class Learner:
                 continue
             changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"], env["agent"],
                                            proven=credit.proven)
-            out += self._changes(env, fid, changes, verdict="worked" if worked else "failed")
+            # Utility (``credited`` / ``debited``) counts what an injection proved: a claim naming no recall
+            # would raise (or sink) a unit's rank for everyone as surely as it would have promoted it.
+            out += self._changes(env, fid, changes, verdict=("worked" if worked else "failed") if credit.proven
+                                 else None)
         return out
 
     def _verdict_only(self, env: dict, fid: str, verdict: str, reason: str, refused: str | None = None

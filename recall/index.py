@@ -143,13 +143,16 @@ class Counters:
     contradiction: int = 0
     credited: int = 0  # applications the learner judged worked (``learning.attribution``)
     debited: int = 0  # ... and judged failed, though the task may have succeeded with another option
+    unit: bool = False  # a cognitive unit: the learner judges it, so the reported outcomes alone never count
 
     @property
     def track(self) -> tuple[int, int]:
         """(worked, failed) as the utility channel counts them: the learner's verdicts on a unit
         (design.md §issue-29: applied, failed, then another option worked is a failure of it, not the task's
-        success); the reported outcomes for what the learner does not judge (events, beliefs)."""
-        if self.credited or self.debited:
+        success; round twenty-five: only applications its recall proved); the reported outcomes for what the
+        learner does not judge (events, beliefs). A unit with no verdict yet has no track: outcomes that name
+        it without a recall that injected it (forged, or a retry) would otherwise rank it for everyone."""
+        if self.credited or self.debited or self.unit:
             return self.credited, self.debited
         return self.success, self.failure
 
@@ -889,6 +892,7 @@ class TenantIndex:
             if no is not None and ts_us > self.docs.peek(no).last_used_us:
                 self.docs[no].last_used_us = ts_us
             c = self.counters.setdefault(item, Counters())
+            c.unit = c.unit or (no is not None and self.docs.peek(no).kind == "fragment")
             c.applied += 1
             if success:
                 c.success += 1
@@ -1058,7 +1062,9 @@ class RecallIndex:
         for tenant, item, *counts in warehouse.query(
                 "SELECT tenant, item_id, applied, success, failure, contradiction, credited, debited FROM feedback"):
             if any(counts):  # an item with no count has none when folded from the log either
-                self.tenant(tenant).counters[item] = Counters(*counts)
+                index = self.tenant(tenant)
+                no = index.by_id.get(item)
+                index.counters[item] = Counters(*counts, unit=no is not None and index.docs.peek(no).kind == "fragment")
         self._outcomes_seen.update(r[0] for r in warehouse.query("SELECT outcome_id FROM outcomes FINAL"))
         for tenant, fragment_id, status, confidence, rung in warehouse.query(
                 "SELECT tenant, fragment_id, status, confidence, rung FROM unit_states FINAL"):

@@ -158,3 +158,29 @@ def test_an_old_tenant_state_unpickles_with_empty_maps():
     loaded = pickle.loads(pickle.dumps(t))
     assert loaded.recall_domain == {"rc_1": "IAM"} and loaded.injected == {} and loaded.answered == {}
     assert type(loaded.injected).__name__ == "Recent"
+
+
+def utility_of(b: Brain, fid: str, **query) -> float:
+    [item] = [i for i in b.recall(tenant="acme", k=5, **query).items if i.id == fid]
+    return item.why["utility"]["score"]
+
+
+def test_claims_naming_no_injecting_recall_do_not_move_a_unit_s_rank(tmp_path):
+    """Utility (a factor of 0.5-1.5 on every recall's score) counts what an injection proved: five claims with no
+    recall id, another recall's id or one recall's repeats left the unit at the neutral 0.5 — before, the reported
+    successes alone lifted it for everyone (6/7), and claimed failures would sink a rival the same way."""
+    b = Brain.open(tmp_path / "b", embedder="none")
+    target = b.learn(tenant="acme", agent="a1", **EXPORT)
+    decoy = b.learn(tenant="acme", **VAULT)
+    pack = b.recall(tenant="acme", query="vault token expired", task="v", k=1)
+    assert [i.id for i in pack.items] == [decoy]
+    for n in range(5):
+        b.outcome(tenant="acme", task=f"x{n}", applied=[target], success=True,
+                  **({"recall_id": pack.recall_id} if n % 2 else {}))
+    assert utility_of(b, target, query="report export hangs") == 0.5
+    b.close()
+    with Brain.open(tmp_path / "b", embedder="none") as reopened:  # the views give the same track as the fold
+        assert utility_of(reopened, target, query="report export hangs") == 0.5
+        real = injecting(reopened, target, query="report export hangs", task="e1")
+        reopened.outcome(tenant="acme", recall_id=real, task="e1", applied=[target], success=True)
+        assert utility_of(reopened, target, query="report export hangs") > 0.5  # a proven delivery counts
