@@ -36,6 +36,8 @@ Arms:
 * ``slots0`` — no expansion among the best five places (``EXPAND_SLOTS`` 0);
 * ``calendar`` — a weekday or month capitalised inside a sentence still a name that links turns
   (``CALENDAR_FREE`` off: before round twenty-five; the arms above run with it on);
+* ``lowercase`` — a Latin name links to every turn holding the word, lower case too ("every city"
+  for "Mexico City"; ``NAME_WRITTEN`` off: before round twenty-five);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -92,7 +94,7 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "nochains": {"CHAINS": False},
         "openers": {"NAME_INSIDE": False},
         "slots0": {"EXPAND_SLOTS": 0},
-        "calendar": {"CALENDAR_FREE": False},
+        "calendar": {"CALENDAR_FREE": False}, "lowercase": {"NAME_WRITTEN": False},
         "nawei": NAWEI, "reduced": REDUCED,
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}

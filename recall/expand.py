@@ -234,6 +234,19 @@ def _opens_a_sentence(tenant: TenantIndex, held, term: str) -> bool:
     return False
 
 
+# A Latin name links to the turns that write it as one: "Mexico City" named no one in "every city has its
+# charm", "Vancouver Island" no one in "an island"; a person's name is capitalised wherever it is written.
+# An A/B switch (bench/expand_ab.py, arm ``lowercase``; off: before round twenty-five).
+NAME_WRITTEN = True
+
+
+def _writes_as_a_name(text: str, term: str) -> bool:
+    """Whether ``text`` writes the Latin ``term`` capitalised at least once (a CJK term: always)."""
+    if not NAME_WRITTEN or not term.isascii():
+        return True
+    return any(m.group(0)[:1].isupper() for m in re.finditer(rf"\b{re.escape(term)}\b", text, re.IGNORECASE))
+
+
 def surface(text: str, term: str) -> str:
     """The term as the text writes it ("Freya" for ``freya``), for the explanation."""
     if not term.isascii():
@@ -251,7 +264,7 @@ def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask, inside: bo
         held = tenant.bm25.docs_with(term)
         sure = term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term))
         via = f"entity:{surface(seed.text, term)}" if sure else f"term:{term}"
-        out += [(int(d), via) for d in held.tolist() if d != no]
+        out += [(int(d), via) for d in held.tolist() if d != no and _writes_as_a_name(docs[d].text, term)]
     if SAME_WORDS_SKIPPED:
         said = _said(seed)
         out = [(d, via) for d, via in out if _said(docs[d]) != said]

@@ -155,6 +155,22 @@ def test_a_weekday_or_month_is_no_name_that_joins_turns(chat):
     assert links == {number["recipe"]: "entity:Soren"}
 
 
+def test_a_name_links_only_to_turns_that_write_it_as_a_name(chat):
+    """"City" is capitalised inside "Mexico City" and links the turns naming that city, not one that
+    says "every city" in lower case (round twenty-five)."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = [("s1", "I got back from Mexico City and lived on tacos."), ("s2", "Ha, every city has its charm."),
+            ("s3", "Flights to Mexico City are cheap in May.")]
+    for session, text in said:
+        brain.perceive(tenant="city", kind="message", speaker="Mei", session=session, text=text)
+    tenant = brain.index.tenants["city"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
+              for word in ("tacos", "charm", "cheap")}
+    links = dict(expand.linked(tenant, number["tacos"], set(), None, inside=True))
+    assert number["cheap"] in links and links[number["cheap"]].startswith("entity:")
+    assert number["charm"] not in links
+
+
 def _bridge_terms_uncached(tenant, no, query_terms):
     """``expand.bridge_terms`` as it was before its per-seed part was cached (the oracle)."""
     doc = tenant.docs[no]
