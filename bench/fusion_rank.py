@@ -127,7 +127,14 @@ def pools_of(sets: list[str], madial: Path, cache: Path | None, embedder: str,
 
 
 def r_at_5(pools, order_of) -> float:
-    """R@5 of ``order_of(features, prior)`` over ``pools``."""
+    """R@5 of ``order_of(features)`` over ``pools`` (rows of ``collect``, or of its five first columns:
+    ``bench/fusion_dialogue.py``'s)."""
+    return 100 * float(np.mean([quality.recall_at(p[2], [p[3][i] for i in order_of(p[4])])[5]
+                                for p in pools])) if pools else 0.0
+
+
+def r_at_5_with_prior(pools, order_of) -> float:
+    """R@5 of ``order_of(features, prior)`` over ``collect``'s rows (``prior``: the information factor)."""
     return 100 * float(np.mean([quality.recall_at(gold, [ids[i] for i in order_of(x, prior)])[5]
                                 for _, _, gold, ids, x, prior in pools])) if pools else 0.0
 
@@ -155,7 +162,8 @@ def fit_pairwise(pools, cols, c=1.0):
     x, _ = labelled(pools, cols)
     mean, scale = x.mean(0), np.maximum(x.std(0), 1e-6)
     diffs = []
-    for _, _, gold, ids, f, _ in pools:
+    for p in pools:
+        gold, ids, f = p[2], p[3], p[4]
         z = (f[:, cols] - mean) / scale
         pos = [i for i, e in enumerate(ids) if e in gold]
         neg = [i for i, e in enumerate(ids) if e not in gold]
@@ -243,8 +251,9 @@ def main() -> None:
                                      for n in pools) + " |")
     print("|---|" + "---:|" * len(pools))
     for name, order in orders.items():
-        cells = [f"{r_at_5([p for p in ps if p[1]], order):.1f}"
-                 + (f" / {r_at_5([p for p in ps if not p[1]], order):.1f}" if held else "") for ps in pools.values()]
+        cells = [f"{r_at_5_with_prior([p for p in ps if p[1]], order):.1f}"
+                 + (f" / {r_at_5_with_prior([p for p in ps if not p[1]], order):.1f}" if held else "")
+                 for ps in pools.values()]
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
