@@ -34,6 +34,10 @@ Arms:
 * ``reduced`` — an English question describing a person by a reduced relative ("the person
   responsible for the sweets", "in charge of") not read as describing one (before round twenty-four);
 * ``slots0`` — no expansion among the best five places (``EXPAND_SLOTS`` 0);
+* ``calendar`` — a weekday or month capitalised inside a sentence still a name that links turns
+  (``CALENDAR_FREE`` off: before round twenty-five; the arms above run with it on);
+* ``lowercase`` — a Latin name links to every turn holding the word, lower case too ("every city"
+  for "Mexico City"; ``NAME_WRITTEN`` off: before round twenty-five);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -90,6 +94,7 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "nochains": {"CHAINS": False},
         "openers": {"NAME_INSIDE": False},
         "slots0": {"EXPAND_SLOTS": 0},
+        "calendar": {"CALENDAR_FREE": False}, "lowercase": {"NAME_WRITTEN": False},
         "nawei": NAWEI, "reduced": REDUCED,
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
@@ -100,10 +105,10 @@ DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
 
 
 def set_arm(arm: str) -> None:
-    grammar = expand.GRAMMAR_FREE
+    named = expand.GRAMMAR_FREE, expand.CALENDAR_FREE
     for name, value in {**DEFAULTS, **ARMS[arm]}.items():
         setattr(indirect if name in IN_INDIRECT else expand, name, value)
-    if grammar != expand.GRAMMAR_FREE:
+    if named != (expand.GRAMMAR_FREE, expand.CALENDAR_FREE):
         expand._name_terms.cache_clear()  # the cached name terms depend on it
 
 

@@ -43,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusion_fit  # noqa: E402
 import quality  # noqa: E402
 
-from hindbrain.recall import learned  # noqa: E402
+from hindbrain.recall import engine as recall_engine  # noqa: E402
+from hindbrain.recall import informative, learned  # noqa: E402
 from hindbrain.recall.embed import embedder_from_name  # noqa: E402
 from hindbrain.recall.engine import POOL as ENGINE_POOL  # noqa: E402
 from hindbrain.recall.engine import RecallEngine  # noqa: E402
@@ -57,16 +58,29 @@ POOL = ENGINE_POOL  # the pool the engine re-orders
 FEATURES = learned.FEATURES
 
 
-def collect(brain, data: quality.DataSet) -> list[tuple[str, bool, set, list[str], np.ndarray]]:
+def collect(brain, data: quality.DataSet) -> list[tuple[str, bool, set, list[str], np.ndarray, np.ndarray]]:
+    """Each question's pool as the product's trees see it: the fused order *before* the information
+    factor (``recall.informative``), which the product multiplies into the trees' probability
+    (``learned.rerank``'s ``prior``) — kept beside the features, ones where it does not apply. (Until
+    round twenty-five the pools were collected with the factor already in the fused order, a pool
+    the trees never see in the product.)"""
     engine = RecallEngine(brain.index, PRESETS["fused"], pool=POOL, learned=False)  # the fused pool
     out = []
+    weight = informative.WEIGHT
     for q in data.questions:
         query = build_query(RecallInput(tenant=q.tenant, agent=data.agent, query=q.query, k=10,
                                         budget_tokens=100000, layers=["episodic"]), now_us())
-        ranked = engine.recall(query).ranked
+        informative.WEIGHT = 0.0  # the fused order alone
+        try:
+            ranked = engine.recall(query).ranked
+        finally:
+            informative.WEIGHT = weight
+        tenant = brain.index.tenants[q.tenant]
+        prior = np.asarray(recall_engine._informative(tenant, ranked)
+                           if recall_engine._asks_what_someone_said(tenant, query, ranked) else np.ones(len(ranked)))
         ids = [s.doc.event_ids[0] if s.doc.event_ids else s.doc.id for s in ranked]
         x = learned.features(ranked, query)
-        out.append((q.qid, q.tuning, set(q.gold), ids, x))
+        out.append((q.qid, q.tuning, set(q.gold), ids, x, prior))
     return out
 
 
@@ -113,8 +127,21 @@ def pools_of(sets: list[str], madial: Path, cache: Path | None, embedder: str,
 
 
 def r_at_5(pools, order_of) -> float:
-    return 100 * float(np.mean([quality.recall_at(gold, [ids[i] for i in order_of(x)])[5]
-                                for _, _, gold, ids, x in pools])) if pools else 0.0
+    """R@5 of ``order_of(features)`` over ``pools`` (rows of ``collect``, or of its five first columns:
+    ``bench/fusion_dialogue.py``'s)."""
+    return 100 * float(np.mean([quality.recall_at(p[2], [p[3][i] for i in order_of(p[4])])[5]
+                                for p in pools])) if pools else 0.0
+
+
+def r_at_5_with_prior(pools, order_of) -> float:
+    """R@5 of ``order_of(features, prior)`` over ``collect``'s rows (``prior``: the information factor)."""
+    return 100 * float(np.mean([quality.recall_at(gold, [ids[i] for i in order_of(x, prior)])[5]
+                                for _, _, gold, ids, x, prior in pools])) if pools else 0.0
+
+
+def by_probability(margin):
+    """An order by the probability ``margin`` gives, times the information factor (``learned.rerank``)."""
+    return lambda f, prior: np.argsort(-(1.0 / (1.0 + np.exp(-margin(f))) * prior), kind="stable")
 
 
 def labelled(pools, cols):
@@ -135,7 +162,8 @@ def fit_pairwise(pools, cols, c=1.0):
     x, _ = labelled(pools, cols)
     mean, scale = x.mean(0), np.maximum(x.std(0), 1e-6)
     diffs = []
-    for _, _, gold, ids, f in pools:
+    for p in pools:
+        gold, ids, f = p[2], p[3], p[4]
         z = (f[:, cols] - mean) / scale
         pos = [i for i, e in enumerate(ids) if e in gold]
         neg = [i for i, e in enumerate(ids) if e not in gold]
@@ -178,45 +206,53 @@ def main() -> None:
     ap.add_argument("--sets", default="madial-zh,madial-en,conv-en,conv-zh,hard-en,hard-zh")
     ap.add_argument("--madial", type=Path, default=quality.MADIAL)
     ap.add_argument("--dialogue-tuning", type=Path, default=quality.DIALOGUE_TUNING, help="the dial-* sets' files")
+    ap.add_argument("--checks", default="",
+                    help="sets measured but not fitted on (tuning only: hard2-en,hard2-zh, a second generator's)")
+    ap.add_argument("--half", default="both", choices=("both", "tuning"),
+                    help="tuning: print no held-out column (read those once, at the end)")
     ap.add_argument("--pools", type=Path, help="cache of the collected pools (built when missing)")
     ap.add_argument("--out", type=Path, help="write the boosted trees here (the product: recall/ + "
                     "learned.MODEL_FILES[the embedder])")
     args = ap.parse_args()
     embedder = embedder_name()
-    pools = pools_of(args.sets.split(","), args.madial, args.pools, embedder, args.dialogue_tuning)
-    tuning = [p for ps in pools.values() for p in ps if p[1]]
+    fitted = args.sets.split(",")
+    checks = [n for n in args.checks.split(",") if n]
+    pools = pools_of(fitted + checks, args.madial, args.pools, embedder, args.dialogue_tuning)
+    tuning = [p for n in fitted for p in pools[n] if p[1]]
     col = {f: n for n, f in enumerate(FEATURES)}
     base = [col[f] for f in fusion_fit.FEATURES]
     every = list(range(len(FEATURES)))
     orders = {
-        "default": lambda f: np.argsort(-f[:, col["fused"]], kind="stable"),
-        "semantic": lambda f: np.argsort(-f[:, col["semantic"]], kind="stable"),
-        "lexical": lambda f: np.argsort(-f[:, col["lexical"]], kind="stable"),
+        "fused": lambda f, prior: np.argsort(-f[:, col["fused"]] * prior, kind="stable"),
+        "semantic": lambda f, prior: np.argsort(-f[:, col["semantic"]] * prior, kind="stable"),
+        "lexical": lambda f, prior: np.argsort(-f[:, col["lexical"]] * prior, kind="stable"),
     }
     for name, (score, _) in {"logistic (first try's features)": fit_logistic(tuning, base),
                              "logistic": fit_logistic(tuning, every),
                              "pairwise": fit_pairwise(tuning, every),
                              "pairwise (first try's features)": fit_pairwise(tuning, base)}.items():
-        orders[name] = (lambda s: lambda f: np.argsort(s(f), kind="stable"))(score)
+        orders[name] = (lambda s: lambda f, prior: np.argsort(s(f), kind="stable"))(score)
     boosted, model = fit_boosted(tuning, every)
-    orders["boosted"] = lambda f: np.argsort(boosted(f), kind="stable")
+    orders["boosted"] = lambda f, prior: np.argsort(boosted(f) * prior, kind="stable")
     exported = export(model, embedder)
     trees = learned.Trees.from_json(exported)
-    orders["boosted, as the product evaluates it"] = lambda f: np.argsort(-trees.margin(f), kind="stable")
+    orders["boosted, as the product evaluates it"] = by_probability(trees.margin)
     # the shipped files as they are (read before --out replaces one): this embedder's, and USE's
     for name in dict.fromkeys((embedder, learned.DEFAULT_EMBEDDER)):
         shipped = learned.Trees.from_json(json.loads(learned.model_path(name).read_text("utf-8")))
-        orders[f"the shipped trees for {name} ({learned.model_path(name).name})"] = \
-            (lambda t: lambda f: np.argsort(-t.margin(f), kind="stable"))(shipped)
+        orders[f"the shipped trees for {name} ({learned.model_path(name).name})"] = by_probability(shipped.margin)
     x = np.vstack([p[4] for p in tuning])
     drift = float(np.abs(trees.margin(x) - model.decision_function(x)).max())
     print(f"exported trees: {len(exported['trees'])}, largest margin difference from scikit-learn {drift:.2e}")
     if args.out:
         args.out.write_text(json.dumps(exported) + "\n")
-    print("| order | " + " | ".join(f"{n} tun / held" for n in pools) + " |")
+    held = args.half == "both"
+    print("| order | " + " | ".join(f"{n}{'*' if n in checks else ''} tun{' / held' if held else ''}"
+                                     for n in pools) + " |")
     print("|---|" + "---:|" * len(pools))
     for name, order in orders.items():
-        cells = [f"{r_at_5([p for p in ps if p[1]], order):.1f} / {r_at_5([p for p in ps if not p[1]], order):.1f}"
+        cells = [f"{r_at_5_with_prior([p for p in ps if p[1]], order):.1f}"
+                 + (f" / {r_at_5_with_prior([p for p in ps if not p[1]], order):.1f}" if held else "")
                  for ps in pools.values()]
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 

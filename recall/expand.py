@@ -126,6 +126,8 @@ def _name_terms(said: str, speaker: str) -> tuple[tuple[str, bool], ...]:
     for term in dict.fromkeys(tokens(said)):
         if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
+        if CALENDAR_FREE and term in CALENDAR_WORDS:
+            continue
         if GRAMMAR_FREE and not term.isascii() and GRAMMATICAL_CHARS.intersection(term):
             continue
         named = _named(said, term)
@@ -138,6 +140,16 @@ def _name_terms(said: str, speaker: str) -> tuple[tuple[str, bool], ...]:
 # bigram holding one ("我的", "我们", "在练", "动了") is a piece of grammar, however rare it is in
 # a tenant, and opening a sentence does not make it a name (on the tuning halves these took the
 # expansion's slot from the second hop: "我的" linked "我的自行车…" to "我的公寓…").
+# A day or month is capitalised like a name but names no one: "on Friday" joins a turn about a concert to one
+# about a dinner (docs/recall-quality.md, round twenty-five). Weekdays and months, in English and Chinese.
+CALENDAR_WORDS = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january", "february", "march", "april", "june", "july", "august", "september", "october", "november",
+    "december", "easter", "christmas",
+    "周一", "周二", "周三", "周四", "周五", "周六", "周日", "周末",
+    "星期", "期一", "期二", "期三", "期四", "期五", "期六", "期日", "期天",
+})
+CALENDAR_FREE = True  # an A/B switch (bench): False lets a weekday or month bridge turns, as before round twenty-five
 GRAMMATICAL_CHARS = frozenset("我你您他她它们的了吗呢吧啊呀嘛着过这那是在就都也还很把被得么")
 GRAMMAR_FREE = True  # an A/B switch for bench/expand_ab.py
 
@@ -222,6 +234,19 @@ def _opens_a_sentence(tenant: TenantIndex, held, term: str) -> bool:
     return False
 
 
+# A Latin name links to the turns that write it as one: "Mexico City" named no one in "every city has its
+# charm", "Vancouver Island" no one in "an island"; a person's name is capitalised wherever it is written.
+# An A/B switch (bench/expand_ab.py, arm ``lowercase``; off: before round twenty-five).
+NAME_WRITTEN = True
+
+
+def _writes_as_a_name(text: str, term: str) -> bool:
+    """Whether ``text`` writes the Latin ``term`` capitalised at least once (a CJK term: always)."""
+    if not NAME_WRITTEN or not term.isascii():
+        return True
+    return any(m.group(0)[:1].isupper() for m in re.finditer(rf"\b{re.escape(term)}\b", text, re.IGNORECASE))
+
+
 def surface(text: str, term: str) -> str:
     """The term as the text writes it ("Freya" for ``freya``), for the explanation."""
     if not term.isascii():
@@ -239,7 +264,7 @@ def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask, inside: bo
         held = tenant.bm25.docs_with(term)
         sure = term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term))
         via = f"entity:{surface(seed.text, term)}" if sure else f"term:{term}"
-        out += [(int(d), via) for d in held.tolist() if d != no]
+        out += [(int(d), via) for d in held.tolist() if d != no and _writes_as_a_name(docs[d].text, term)]
     if SAME_WORDS_SKIPPED:
         said = _said(seed)
         out = [(d, via) for d, via in out if _said(docs[d]) != said]

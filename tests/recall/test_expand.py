@@ -139,6 +139,38 @@ def test_a_plain_expansion_needs_a_name_written_inside_a_sentence_somewhere(chat
     assert again[number["clarinet"]].via == "entity:Kofi"
 
 
+def test_a_weekday_or_month_is_no_name_that_joins_turns(chat):
+    """"Friday" is capitalised inside its sentences like a name, but a dinner on Friday and a concert
+    on Friday are not about one person: the name joins them, the day does not (round twenty-five)."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = [("s1", "Soren cooked for us on Friday, in March."), ("s2", "The concert on Friday starts at eight."),
+            ("s3", "We flew back in March after the wedding."), ("s4", "Ask Soren about the recipe.")]
+    for session, text in said:
+        brain.perceive(tenant="calendar", kind="message", speaker="Mei", session=session, text=text)
+    tenant = brain.index.tenants["calendar"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
+              for word in ("cooked", "concert", "wedding", "recipe")}
+    assert expand.bridge_terms(tenant, number["cooked"], set(), inside=True) == ["soren"]
+    links = dict(expand.linked(tenant, number["cooked"], set(), None, inside=True))
+    assert links == {number["recipe"]: "entity:Soren"}
+
+
+def test_a_name_links_only_to_turns_that_write_it_as_a_name(chat):
+    """"City" is capitalised inside "Mexico City" and links the turns naming that city, not one that
+    says "every city" in lower case (round twenty-five)."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = [("s1", "I got back from Mexico City and lived on tacos."), ("s2", "Ha, every city has its charm."),
+            ("s3", "Flights to Mexico City are cheap in May.")]
+    for session, text in said:
+        brain.perceive(tenant="city", kind="message", speaker="Mei", session=session, text=text)
+    tenant = brain.index.tenants["city"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
+              for word in ("tacos", "charm", "cheap")}
+    links = dict(expand.linked(tenant, number["tacos"], set(), None, inside=True))
+    assert number["cheap"] in links and links[number["cheap"]].startswith("entity:")
+    assert number["charm"] not in links
+
+
 def _bridge_terms_uncached(tenant, no, query_terms):
     """``expand.bridge_terms`` as it was before its per-seed part was cached (the oracle)."""
     doc = tenant.docs[no]
@@ -147,6 +179,8 @@ def _bridge_terms_uncached(tenant, no, query_terms):
     found = []
     for term in dict.fromkeys(expand.tokens(said)):
         if term in skip or term in expand.FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
+            continue
+        if term in expand.CALENDAR_WORDS:
             continue
         if not term.isascii() and expand.GRAMMATICAL_CHARS.intersection(term):
             continue
