@@ -58,11 +58,6 @@ def _signals(record_type: str, record: dict) -> list[tuple[str, str]]:
     return [(item, s) for item in dict.fromkeys(record["applied"]) for s in ("applied", verdict)]
 
 
-def is_contradiction(decision: dict) -> bool:
-    """Whether the learner recorded this decision as evidence against its subjects."""
-    return CONTRADICTION_MARK in (decision.get("payload_json") or "")
-
-
 def verdict_signals(decision: dict) -> list[tuple[str, str]]:
     """The learner's verdicts a decision carries: ``contradiction``, and ``credited`` / ``debited``
     (``"verdict"`` in the payload: what attribution judged the applied unit did in its task)."""

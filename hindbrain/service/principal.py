@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from hindbrain.service.keys import PREFIX, KeyStore
+from hindbrain.service.keys import KeyStore
 from hindbrain.service.roles import WrongAgent, acting_agent, allows, refusal
 
 RefusalKind = Literal["unauthorized", "tenant", "role", "agent"]
@@ -60,13 +60,6 @@ def bearer_key(authorization: str | bytes | None) -> str | None:
         authorization = authorization.decode("latin-1")
     parts = (authorization or "").split()
     return parts[1] if len(parts) == 2 and parts[0].lower() == "bearer" else None
-
-
-def key_id_of(key: str | None) -> str | None:
-    """The id part of ``hb_<key id>_<secret>`` (no lookup: it says nothing about validity)."""
-    if not key or not key.startswith(PREFIX) or key.count("_") < 2:
-        return None
-    return key[len(PREFIX):].partition("_")[0] or None
 
 
 def wrong_tenant_message(claimed: str, tenant: str) -> str:
