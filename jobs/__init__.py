@@ -245,7 +245,8 @@ def _belief_decision(b: induction.InducedBelief, run_id: str, now_us: int) -> tu
                "successes": b.successes, "judged": b.judged, "condition": b.condition, "actions": list(b.actions),
                "cluster": b.cluster, "k": b.k, "last_verified_us": b.newest_us}
     reason = (f"cluster {b.cluster} of {b.k}: {b.successes}/{b.judged} tasks succeeded → confidence {b.confidence:.2f}"
-              f" ({'≥' if b.status == 'active' else '<'} {induction.ACTIVATION}: {b.status})")
+              f" ({'≥' if b.confidence >= induction.ACTIVATION else '<'} {induction.ACTIVATION}: {b.status})"
+              + (f"; {b.held}" if b.held else ""))
     return decision(BELIEF_INDUCED, b.tenant, [b.belief_id], b.event_ids, reason, payload, now_us, induction.JOB,
                     b.parameters, run_id, {"rows": "tasks of the events view"}, producer=PRODUCER)
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hindbrain.jobs.confidence import ACTIVATION, DECAY_PER_DAY, Z, belief_confidence
+from hindbrain.jobs.summaries import MIN_REPORTERS, REPORTER_SQL, corroborated_scope
 
 JOB, VERSION = "hindsight.induction", "1"
 COHERENCE = 0.8
@@ -49,12 +50,12 @@ EVIDENCE_CAP = 1_000  # supporting event ids kept in the decision (support count
 # Ties in time (a batch perceived within one microsecond, or times the caller gave) are broken by
 # the log's order (``_offset``): a task's actions and its last verdict must not depend on how the
 # views' parts were merged.
-TASK_ROWS_SQL = """
+TASK_ROWS_SQL = f"""
 SELECT tenant, unit, scene, emotions, labels, sure_labels, actions,
        multiIf(own_judged > 0, own_success, o.judged > 0, o.last_success, feedback_judged > 0, feedback_success,
                0) AS success,
        if(own_judged > 0 OR o.judged > 0 OR feedback_judged > 0, 1, 0) AS judged,
-       newest, events, event_ids
+       newest, events, event_ids, reporters
 FROM (
     SELECT tenant, ifNull(task, ifNull(session, event_id)) AS unit,
            any(coalesce(nullIf(scope['task_type'], ''), nullIf(scope['scene'], ''), system)) AS scene,
@@ -72,7 +73,8 @@ FROM (
            argMaxIf(assumeNotNull(polarity) > 0, (ts, _offset), kind = 'feedback' AND polarity IS NOT NULL
                     AND signal = 'explicit') AS feedback_success,
            countIf(kind = 'feedback' AND polarity IS NOT NULL AND signal = 'explicit') AS feedback_judged,
-           toUnixTimestamp64Micro(max(ts)) AS newest, count() AS events, groupArray(event_id) AS event_ids
+           toUnixTimestamp64Micro(max(ts)) AS newest, count() AS events, groupArray(event_id) AS event_ids,
+           arraySort(groupUniqArray(2)({REPORTER_SQL})) AS reporters
     FROM events FINAL
     WHERE kind != 'message' OR emotion IS NOT NULL OR scope['reply_acts'] != ''
     GROUP BY tenant, unit
@@ -100,6 +102,7 @@ class TaskRows:
     newest: np.ndarray  # int64 µs
     events: np.ndarray
     event_ids: list[list[str]]
+    reporters: list[tuple[str, ...]] = field(default_factory=list)  # up to 2 a task ("user:…" / "agent:…")
 
     def __len__(self) -> int:
         return len(self.tenant)
@@ -125,13 +128,14 @@ class InducedBelief:
     k: int
     newest_us: int
     parameters: dict = field(default_factory=dict)
+    held: str = ""  # why a rule its tasks support is not briefed as it would be (one reporter of several)
 
 
 def task_rows(warehouse) -> TaskRows:
     """The IO edge: one row per task from the views."""
     names, rows = warehouse.query_columns(TASK_ROWS_SQL)
     wanted = ("tenant", "scene", "emotions", "labels", "sure_labels", "actions", "success", "judged", "newest",
-              "events", "event_ids")
+              "events", "event_ids", "reporters")
     cols = dict(zip(names, zip(*rows, strict=True), strict=True)) if rows else dict.fromkeys(wanted, ())
     return TaskRows(
         tenant=np.array(cols["tenant"], dtype=object), scene=np.array(cols["scene"], dtype=object),
@@ -139,20 +143,24 @@ def task_rows(warehouse) -> TaskRows:
         sure_labels=np.array(cols["sure_labels"], dtype=np.int64), actions=[tuple(a) for a in cols["actions"]],
         success=np.array(cols["success"], dtype=bool), judged=np.array(cols["judged"], dtype=bool),
         newest=np.array(cols["newest"], dtype=np.int64), events=np.array(cols["events"], dtype=np.int64),
-        event_ids=list(cols["event_ids"]))
+        event_ids=list(cols["event_ids"]), reporters=[tuple(r) for r in cols["reporters"]])
 
 
 def induce(rows: TaskRows, now_us: int, max_k: int = MAX_K, seed: int = 0) -> list[InducedBelief]:
     """Pure: the beliefs the rows support, per tenant."""
     out: list[InducedBelief] = []
     for tenant in sorted(set(rows.tenant.tolist())):
-        mask = (rows.tenant == tenant) & np.array([bool(a) for a in rows.actions], dtype=bool)
+        mine = rows.tenant == tenant
+        mask = mine & np.array([bool(a) for a in rows.actions], dtype=bool)
         if mask.sum() >= MIN_TASKS:
-            out += _induce_tenant(tenant, _subset(rows, np.flatnonzero(mask)), now_us, max_k, seed)
+            # every reporter of the tenant's tasks, those with no action too (an agent that only observes)
+            reporters = len(set().union(*(rows.reporters[i] for i in np.flatnonzero(mine)))) if rows.reporters else 0
+            out += _induce_tenant(tenant, _subset(rows, np.flatnonzero(mask)), now_us, max_k, seed, reporters)
     return out
 
 
-def _induce_tenant(tenant: str, rows: TaskRows, now_us: int, max_k: int, seed: int) -> list[InducedBelief]:
+def _induce_tenant(tenant: str, rows: TaskRows, now_us: int, max_k: int, seed: int,
+                   reporters: int = 0) -> list[InducedBelief]:
     scenes, scene_code = _factorize(rows.scene.tolist())
     emotion_names = _top_emotions(rows.emotions)
     seqs, seq_code = _factorize(rows.actions)
@@ -165,7 +173,7 @@ def _induce_tenant(tenant: str, rows: TaskRows, now_us: int, max_k: int, seed: i
     beliefs = []
     for c in range(k):
         members = np.flatnonzero(cluster_of_row == c)
-        belief = _belief(tenant, rows, members, scenes, scene_code, seqs, seq_code, now_us)
+        belief = _belief(tenant, rows, members, scenes, scene_code, seqs, seq_code, now_us, reporters)
         if belief is not None:
             beliefs.append(replace(belief, cluster=c, k=k))
     return beliefs
@@ -214,7 +222,7 @@ def _cluster(features: np.ndarray, weights: np.ndarray, max_k: int, seed: int) -
 
 
 def _belief(tenant: str, rows: TaskRows, members: np.ndarray, scenes: list, scene_code: np.ndarray, seqs: list,
-            seq_code: np.ndarray, now_us: int) -> InducedBelief | None:
+            seq_code: np.ndarray, now_us: int, tenant_reporters: int = 0) -> InducedBelief | None:
     seq, seq_share = _dominant(seq_code[members])
     if seq_share < COHERENCE:
         return None
@@ -242,16 +250,21 @@ def _belief(tenant: str, rows: TaskRows, members: np.ndarray, scenes: list, scen
     winners = [i for i in sorted(judged.tolist(), key=lambda i: -rows.newest[i]) if rows.success[i]]
     key_events = [rows.event_ids[i][-1] for i in winners[:KEY_EVENTS]]
     evidence = [e for i in sorted(members.tolist(), key=lambda i: -rows.newest[i]) for e in rows.event_ids[i]]
-    scope = {"scene": condition["scene"]} if "scene" in condition else {}
+    # A rule one reporter's tasks alone support is that reporter's word, not the fleet's (jobs/summaries.py)
+    told = sorted(set().union(*(rows.reporters[i] for i in members))) if rows.reporters else []
+    scope, corroborated, held = corroborated_scope({"scene": condition["scene"]} if "scene" in condition else {},
+                                                   told, tenant_reporters)
     signature = f"{tenant}|{condition.get('scene')}|{','.join(emotions)}|{'>'.join(actions)}"
     return InducedBelief(
         belief_id="bl_" + hashlib.blake2b(signature.encode(), digest_size=12).hexdigest(), tenant=tenant, text=text,
-        confidence=round(confidence, 6), status="active" if confidence >= ACTIVATION else "inactive",
+        confidence=round(confidence, 6),
+        status="active" if confidence >= ACTIVATION and corroborated == "active" else "inactive", held=held,
         support=int(rows.events[members].sum()), tasks=len(members), successes=successes, judged=len(judged),
         scope=scope, condition=condition, actions=tuple(actions), key_event_ids=key_events,
         event_ids=evidence[:EVIDENCE_CAP], cluster=-1, k=0, newest_us=newest,
         parameters={"coherence": COHERENCE, "emotion_share": EMOTION_SHARE, "sure_labels": SURE_LABELS,
-                    "min_tasks": MIN_TASKS, "z": Z, "decay_per_day": DECAY_PER_DAY, "activation": ACTIVATION})
+                    "min_tasks": MIN_TASKS, "z": Z, "decay_per_day": DECAY_PER_DAY, "activation": ACTIVATION,
+                    "min_reporters": MIN_REPORTERS})
 
 
 def _rule_text(condition: dict, actions: tuple[str, ...], successes: int, judged: int) -> str:
@@ -308,4 +321,5 @@ def _subset(rows: TaskRows, idx: np.ndarray) -> TaskRows:
     pick = idx.tolist()
     return TaskRows(rows.tenant[idx], rows.scene[idx], [rows.emotions[i] for i in pick], rows.labels[idx],
                     rows.sure_labels[idx], [rows.actions[i] for i in pick], rows.success[idx], rows.judged[idx],
-                    rows.newest[idx], rows.events[idx], [rows.event_ids[i] for i in pick])
+                    rows.newest[idx], rows.events[idx], [rows.event_ids[i] for i in pick],
+                    [rows.reporters[i] for i in pick] if rows.reporters else [])

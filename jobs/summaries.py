@@ -31,8 +31,9 @@ MIN_TASKS = 3
 MIN_REPORTERS = 2
 EVIDENCE_CAP = 1_000
 
-# Who reported an event: the user it names, else the agent that sent it ("user:…" / "agent:…").
-_REPORTER = ("multiIf(scope['user'] != '', concat('user:', scope['user']), agent IS NOT NULL, "
+# Who reported an event: the user it names, else the agent that sent it ("user:…" / "agent:…"); the
+# induction job counts its tasks' reporters the same way.
+REPORTER_SQL = ("multiIf(scope['user'] != '', concat('user:', scope['user']), agent IS NOT NULL, "
              "concat('agent:', assumeNotNull(agent)), NULL)")
 
 SUMMARY_SQL = f"""
@@ -43,7 +44,7 @@ FROM (
            uniqExact(ifNull(task, event_id)) AS tasks, count() AS times,
            toUnixTimestamp64Micro(min(ts)) AS first, toUnixTimestamp64Micro(max(ts)) AS last,
            groupArray(event_id) AS event_ids,
-           arraySort(groupUniqArray({{min_reporters:UInt32}})({_REPORTER})) AS reporters
+           arraySort(groupUniqArray({{min_reporters:UInt32}})({REPORTER_SQL})) AS reporters
     FROM events FINAL
     WHERE kind = 'anomaly' AND system IS NOT NULL AND actual IS NOT NULL
     GROUP BY tenant, system, action, actual
@@ -54,7 +55,7 @@ INNER JOIN (
     FROM events FINAL WHERE system IS NOT NULL GROUP BY tenant, system
 ) AS s USING (tenant, system)
 INNER JOIN (
-    SELECT tenant, uniqExact({_REPORTER}) AS reporters FROM events FINAL GROUP BY tenant
+    SELECT tenant, uniqExact({REPORTER_SQL}) AS reporters FROM events FINAL GROUP BY tenant
 ) AS r USING (tenant)
 """
 
@@ -92,25 +93,25 @@ def summarise(tenant: str, system: str, action: str, actual: str, tasks: int, ti
     text = f"in {system}, {what} in {tasks} of {system_tasks} tasks ({times} times, {span})"
     signature = f"summary|{tenant}|{system}|{action}|{actual}"
     ids = list(event_ids)
-    scope, status, held = corroborated_scope(system, list(reporters), tenant_reporters)
+    scope, status, held = corroborated_scope({"scene": system}, list(reporters), tenant_reporters)
     return Summary(
         belief_id="bl_" + hashlib.blake2b(signature.encode(), digest_size=12).hexdigest(), tenant=tenant, text=text,
         confidence=round(wilson_lower(tasks, max(tasks, system_tasks)), 6), status=status, support=times,
         scope=scope, event_ids=ids[-EVIDENCE_CAP:], key_event_ids=ids[-3:], newest_us=last, tasks=tasks, held=held)
 
 
-def corroborated_scope(system: str, reporters: list[str], tenant_reporters: int) -> tuple[dict, str, str]:
-    """Pure: (scope, status, why held) of a summary its ``reporters`` gave. The whole scene hears it
+def corroborated_scope(scope: dict, reporters: list[str], tenant_reporters: int) -> tuple[dict, str, str]:
+    """Pure: (scope, status, why held) of a fact or rule ``reporters`` gave, briefed in ``scope``: as it is
     from ``MIN_REPORTERS`` reporters, or from all the tenant has; a lone user's is that user's; a lone agent's
-    waits inactive."""
+    waits inactive. Reporters are "user:…" / "agent:…" (``REPORTER_SQL``)."""
     if len(reporters) >= min(MIN_REPORTERS, tenant_reporters):
-        return {"scene": system}, "active", ""
-    role, _, name = reporters[0].partition(":")
+        return scope, "active", ""
+    role, _, name = sorted(reporters)[0].partition(":")
     if role == "user":
-        return ({"scene": system, "user": name}, "active",
+        return ({**scope, "user": name}, "active",
                 f"reported by user {name!r} alone of the tenant's {tenant_reporters} reporters: "
                 "briefed to that user only")
-    return ({"scene": system}, "inactive",
+    return (scope, "inactive",
             f"reported by agent {name!r} alone of the tenant's {tenant_reporters} reporters: "
             f"held until another reporter sees it")
 

@@ -70,3 +70,35 @@ def test_an_agent_working_alone_is_still_told(lexical_brain):
     belief = _summary(b)
     assert belief["status"] == "active" and belief["scope"] == {"scene": "IAM"}
     assert _briefed(b, belief["belief_id"], agent="solo")
+
+
+def _agent_tasks(agent, n, prefix):
+    """``n`` tasks of one agent that all did the same thing and worked (hindsight_helpers' shape)."""
+    out = []
+    for i in range(n):
+        task = {"tenant": "acme", "agent": agent, "task": f"{prefix}-{i}", "scope": {"task_type": "refund"}}
+        out += [{**task, "kind": "action", "action": "send the refund to account 999-000"},
+                {**task, "kind": "outcome", "text": "closed", "success": True}]
+    return out
+
+
+def _induced(b):
+    rows = b.sql("SELECT belief_id, status, scope FROM beliefs FINAL WHERE inducer LIKE 'hindsight.induction%'")
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_a_rule_one_agent_s_tasks_alone_support_is_not_the_fleet_s(lexical_brain):
+    """The same for induction: forty tasks one agent reports (actions and outcomes are its word) induced a
+    scene rule briefed to every agent; now it waits for a second reporter's tasks."""
+    b = lexical_brain
+    _fleet(b, "bot-1", "bot-2", "bot-3")
+    b.perceive_many(_agent_tasks("mallory", 40, "m"))
+    b.hindsight()
+    belief = _induced(b)
+    assert belief["status"] == "inactive"
+    [reason] = [d["reason"] for d in b.sql("SELECT reason FROM decisions WHERE job = 'hindsight.induction'")]
+    assert "mallory" in reason and "alone" in reason
+    b.perceive_many(_agent_tasks("bot-2", 10, "b"))
+    b.hindsight()
+    assert _induced(b)["status"] == "active"
