@@ -40,6 +40,7 @@ from hindbrain.streams.topics import kafka_name
 
 # what the learner's handlers read: the injections too, which units an outcome's recall put into the context
 TOPICS = ("perceptions", "cognitions", "recalls", "injections", "outcomes", "decisions")
+HELD_BATCHES = 8  # fetched records held for the topics' time alignment, in batches, before the oldest go anyway
 
 
 class KafkaLearner(_LoopThread):
@@ -48,6 +49,12 @@ class KafkaLearner(_LoopThread):
         self.log, self.group, self.batch_size = log, group, batch_size
         self.learner = Learner(extractor)
         self.positions: dict[tuple[str, int], int] = {}  # next offset per (topic, partition), folded
+        # Fetched, not yet folded: held until every partition still behind has been read past their time
+        # (``_aligned``), with the next offset fetched and the last envelope time read per partition.
+        self._held: list[Decoded] = []
+        self._fetched_to: dict[tuple[str, int], int] = {}
+        self._read_until: dict[tuple[str, int], int] = {}
+        self._full = False
         self.restored = False
         self._folding = threading.RLock()  # held by each fold and by the SDK's readers (``reading``)
         for topic in TOPICS:
@@ -104,16 +111,27 @@ class KafkaLearner(_LoopThread):
                 self.positions[(tps[tp], tp.partition)] = offset
 
     async def _fetch(self, consumer, tps: dict) -> tuple[list[Decoded], dict[tuple[str, int], int]]:
-        """(the fetched records that decode, in time order; the next offset per partition fetched from)."""
-        fetched = await consumer.getmany(timeout_ms=int(POLL_S * 1000), max_records=self.batch_size)
-        batch: list[Decoded] = []
-        reached: dict[tuple[str, int], int] = {}
+        """(the fetched records that decode and may be folded now, in time order; the next offset per
+        partition they reach)."""
+        # a full batch folded last time may have left more ready: do not wait for new records then
+        wait_s = 0 if self._full else POLL_S
+        fetched = await consumer.getmany(timeout_ms=int(wait_s * 1000), max_records=self.batch_size)
         with gc_paused():  # decoded records: acyclic, freed by reference counting
             for tp, records in fetched.items():
                 if records:
-                    reached[(tps[tp], tp.partition)] = records[-1].offset + 1
-                batch += _decoded(tps[tp], tp.partition, records)
-        return sorted(batch, key=_time_order), reached
+                    key = (tps[tp], tp.partition)
+                    self._fetched_to[key] = records[-1].offset + 1
+                    decoded = _decoded(tps[tp], tp.partition, records)
+                    if decoded:
+                        self._read_until[key] = decoded[-1].record["envelope"]["ts_us"]
+                    self._held += decoded
+        behind = [(tps[tp], tp.partition) for tp in tps if consumer.highwater(tp) is not None
+                  and self._fetched_to.get((tps[tp], tp.partition), self.positions.get((tps[tp], tp.partition), 0))
+                  < consumer.highwater(tp)]
+        batch, self._held, reached = _aligned(self._held, behind, self._read_until, self._fetched_to,
+                                              self.batch_size)
+        self._full = len(batch) == self.batch_size
+        return batch, {k: v for k, v in reached.items() if v > self.positions.get(k, 0)}
 
     async def _learn(self, batch: list[Decoded], reached: dict[tuple[str, int], int]) -> None:
         """Fold ``batch`` in one call under the readers' lock, move ``positions`` past it, then
@@ -145,6 +163,33 @@ def _decoded(topic: str, partition: int, records) -> list[Decoded]:
     """The records that decode and validate: the projector dead-letters the others (a perception
     without a tenant, on the wrong topic, ...), so the learner does not learn from them either."""
     return decoded_entries([LogEntry(topic, partition, r.offset, None, r.value or b"") for r in records])
+
+
+def _aligned(held: list[Decoded], behind: list[tuple[str, int]], read_until: dict[tuple[str, int], int],
+             fetched_to: dict[tuple[str, int], int], limit: int
+             ) -> tuple[list[Decoded], list[Decoded], dict[tuple[str, int], int]]:
+    """Pure: (what may be folded now, in time order, at most ``limit``; what waits; the next offset per
+    partition folded to).
+
+    The learner reads several topics, and Kafka orders records only within a partition: catching up on a
+    backlog, one poll may bring a topic's outcomes before the perceptions and injections they follow, and an
+    outcome whose units the learner does not know yet, or whose recall's injection it has not read, credits
+    nothing. So a record waits until every partition still behind (fetched short of its end) has been read
+    up to its time; a partition caught up bounds nothing, and one not fetched yet is not waited for. What
+    waits is bounded: past ``HELD_BATCHES`` batches the oldest are folded anyway (order best-effort, memory not)."""
+    ordered = sorted(held, key=_time_order)
+    bound = min((read_until.get(key, -1) for key in behind), default=None)
+    ready = 0
+    while ready < min(limit, len(ordered)) and (bound is None or ordered[ready].record["envelope"]["ts_us"] <= bound):
+        ready += 1
+    if ready == 0 and len(ordered) > HELD_BATCHES * limit:
+        ready = limit
+    waiting = ordered[ready:]
+    reached = dict(fetched_to)
+    for d in waiting:
+        key = (d.position.topic, d.position.partition)
+        reached[key] = min(reached[key], d.position.offset)
+    return ordered[:ready], waiting, reached
 
 
 def _time_order(decoded: Decoded) -> tuple:
