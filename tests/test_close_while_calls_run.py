@@ -24,6 +24,10 @@ def test_calls_beside_close_finish_or_are_refused_with_brain_closed_and_lose_not
              "sql": lambda n: brain.sql("SELECT count() FROM events", tenant="shop"),
              "explain": lambda n: brain.explain("ev-none", tenant="shop")}
     started = {name: threading.Event() for name in calls}
+    # Each thread loops only once every kind has gone through once: the log's lock is not fair, and four
+    # writers in a loop kept a first sql / explain (which wait for the views) out for over a minute on a busy
+    # machine — a fairness question of its own (docs/faults.md), not what this test is about.
+    everyone = threading.Barrier(len(calls))
 
     def keep_calling(name: str) -> None:
         n = 0
@@ -36,7 +40,9 @@ def test_calls_beside_close_finish_or_are_refused_with_brain_closed_and_lose_not
                 failures.append(exc)
                 return
             n += 1
-            started[name].set()  # one call went through: this thread is calling when close comes
+            if not started[name].is_set():
+                started[name].set()  # one call went through: this thread is calling when close comes
+                everyone.wait(60)
 
     threads = [threading.Thread(target=keep_calling, args=(name,)) for name in calls]
     for thread in threads:
