@@ -102,7 +102,7 @@ class TaskRows:
     newest: np.ndarray  # int64 µs
     events: np.ndarray
     event_ids: list[list[str]]
-    reporters: list[tuple[str, ...]] = field(default_factory=list)  # up to 2 a task ("user:…" / "agent:…")
+    reporters: list[tuple[str, ...]]  # up to 2 a task ("user:…" / "agent:…")
 
     def __len__(self) -> int:
         return len(self.tenant)
@@ -154,7 +154,7 @@ def induce(rows: TaskRows, now_us: int, max_k: int = MAX_K, seed: int = 0) -> li
         mask = mine & np.array([bool(a) for a in rows.actions], dtype=bool)
         if mask.sum() >= MIN_TASKS:
             # every reporter of the tenant's tasks, those with no action too (an agent that only observes)
-            reporters = len(set().union(*(rows.reporters[i] for i in np.flatnonzero(mine)))) if rows.reporters else 0
+            reporters = len(set().union(*(rows.reporters[i] for i in np.flatnonzero(mine))))
             out += _induce_tenant(tenant, _subset(rows, np.flatnonzero(mask)), now_us, max_k, seed, reporters)
     return out
 
@@ -251,7 +251,7 @@ def _belief(tenant: str, rows: TaskRows, members: np.ndarray, scenes: list, scen
     key_events = [rows.event_ids[i][-1] for i in winners[:KEY_EVENTS]]
     evidence = [e for i in sorted(members.tolist(), key=lambda i: -rows.newest[i]) for e in rows.event_ids[i]]
     # A rule one reporter's tasks alone support is that reporter's word, not the fleet's (jobs/summaries.py)
-    told = sorted(set().union(*(rows.reporters[i] for i in members))) if rows.reporters else []
+    told = sorted(set().union(*(rows.reporters[i] for i in members)))
     scope, corroborated, held = corroborated_scope({"scene": condition["scene"]} if "scene" in condition else {},
                                                    told, tenant_reporters)
     signature = f"{tenant}|{condition.get('scene')}|{','.join(emotions)}|{'>'.join(actions)}"
@@ -322,4 +322,4 @@ def _subset(rows: TaskRows, idx: np.ndarray) -> TaskRows:
     return TaskRows(rows.tenant[idx], rows.scene[idx], [rows.emotions[i] for i in pick], rows.labels[idx],
                     rows.sure_labels[idx], [rows.actions[i] for i in pick], rows.success[idx], rows.judged[idx],
                     rows.newest[idx], rows.events[idx], [rows.event_ids[i] for i in pick],
-                    [rows.reporters[i] for i in pick] if rows.reporters else [])
+                    [rows.reporters[i] for i in pick])

@@ -331,6 +331,14 @@ def invalid_input_detail(exc: InvalidInput) -> dict:
     return _detail(["body", *exc.field.split(".")], str(exc), "invalid_input")
 
 
+def _or_http(check: Callable, *args):
+    """``check(*args)``, its ``Refused`` as the HTTP error it names (403, 401 …): the key checks of the routes."""
+    try:
+        return check(*args)
+    except Refused as exc:
+        raise HTTPException(status_code=exc.status, detail=str(exc)) from None
+
+
 def _detail(loc: list[str], msg: str, kind: str) -> dict:
     return {"detail": [{"loc": loc, "msg": msg, "type": kind}]}
 
@@ -412,10 +420,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return key.tenant
 
     def bound(request: Request, fields: dict) -> dict:
-        try:
-            return acting(request.state.key, fields)
-        except Refused as exc:
-            raise HTTPException(status_code=exc.status, detail=str(exc)) from None
+        return _or_http(acting, request.state.key, fields)
 
     Tenant = Depends(tenant_of)
 
@@ -518,12 +523,6 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **fields),
                 "credit": outcome_credit(fields.get("recall_id"))}
 
-    def human(request: Request, decision: str) -> None:
-        try:
-            check_human(request.state.key, decision)
-        except Refused as exc:
-            raise HTTPException(status_code=exc.status, detail=str(exc)) from None
-
     @app.get(f"/{VERSION}/traits", tags=["humans"])
     async def traits(tenant: str = Tenant):
         """Traits the learner proposes, waiting for a human's verdict (``/v1/approve``)."""
@@ -533,14 +532,14 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     async def approve(request: Request, body: ApproveBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """A human's verdict on a proposed trait: accepted, it joins the identity layer. An admin key
         bound to an agent is refused (403): the verdict is a person's."""
-        human(request, "approving a trait")
+        _or_http(check_human, request.state.key, "approving a trait")
         return {"decision_id": await owner.call(brain.approve, tenant=tenant, **_fields(body))}
 
     @app.post(f"/{VERSION}/invalidate", tags=["humans"])
     async def invalidate(request: Request, body: InvalidateBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """An environment change made a unit untrue: never injected again, kept in the log. An admin key
         bound to an agent is refused (403): the verdict is a person's."""
-        human(request, "invalidating a unit")
+        _or_http(check_human, request.state.key, "invalidating a unit")
         return {"decision_id": await owner.call(brain.invalidate, tenant=tenant, **_fields(body))}
 
     @app.get(f"/{VERSION}/explain/{{item_id}}", tags=["audit"])
@@ -596,10 +595,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     def create_key(request: Request, body: KeyBody, tenant: str = Tenant):
         """A new key of this tenant with ``role`` and ``label``: the only answer that ever shows
         its secret (``key``); store it now. A key bound to an agent makes keys bound to it (403 otherwise)."""
-        try:
-            agent = minted_agent(request.state.key, body.agent)
-        except Refused as exc:
-            raise HTTPException(status_code=exc.status, detail=str(exc)) from None
+        agent = _or_http(minted_agent, request.state.key, body.agent)
         key = keys.create(tenant, body.label, body.role, agent)  # KeyBody holds what the store checks
         return {"key": key, "key_id": key.split("_")[1], "tenant": tenant, "role": body.role, "label": body.label,
                 "agent": agent}
@@ -620,10 +616,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
             raise HTTPException(status_code=422, detail=[{"loc": ["path", "key_id"], "type": "value_error",
                                                           "msg": "give the key id, not the whole key"}])
         target = next((k for k in keys.list(tenant) if k.key_id == key_id and k.revoked_us is None), None)
-        try:
-            check_revocable(request.state.key, target.agent if target else request.state.key.agent)
-        except Refused as exc:
-            raise HTTPException(status_code=exc.status, detail=str(exc)) from None
+        _or_http(check_revocable, request.state.key, target.agent if target else request.state.key.agent)
         if not keys.revoke(key_id, tenant=tenant):
             raise HTTPException(status_code=404, detail=f"no live key {key_id!r} of this tenant")
         return {"key_id": key_id, "revoked": True}
