@@ -218,6 +218,7 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
         databases = {row[0] for row in warehouse.tenant_check("SELECT name FROM system.databases")}
         check_syntax(sql, set(views_of()), databases)
         check_ast([row[0] for row in warehouse.tenant_check(f"EXPLAIN AST {sql}", parameters)], databases)
+        sql = bounded(sql)
         if marker is not None:  # after the checks: a comment of ours, in the text KILL QUERY matches
             sql = f"{sql} /* {marker} */"
         try:
@@ -228,6 +229,16 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
         raise
     except (StreamFailureError, DatabaseError) as exc:  # StreamFailure: it failed while its rows streamed
         raise refused(exc) from None
+
+
+def bounded(sql: str) -> str:
+    """The checked query as a subquery of a plain ``SELECT *``, the shape the engine applies the result
+    limits to. Run as it is, a query with no FROM of its own (``SELECT arrayJoin(range(300000))``, a
+    UNION branch, a ``WITH`` scalar) escaped ``max_result_rows`` and ``max_result_bytes`` on this engine
+    (chDB 26.9): 300,000 rows against 100,000, one row of 160 MB against 64 MB, which the client then
+    decoded into ~1.2 GB of Python objects (docs/security.md, round twenty-six). ``sql`` is
+    ``formatQuerySingleLine``'s one statement, so its parentheses balance: nothing in it closes ours."""
+    return f"SELECT * FROM ({sql})"
 
 
 def prepare(warehouse, tenant: str, prepared: set[str]) -> None:

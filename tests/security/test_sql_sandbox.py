@@ -380,3 +380,26 @@ def test_a_running_query_delays_neither_recall_nor_perceive_and_is_cancelled(bra
         assert not thread.is_alive() and "cancelled" in outcome.get("error", ""), outcome
     finally:
         brain.warehouse.limit_tenants()
+
+
+# A query with no FROM of its own reads the engine's one-row table and escaped the result limits (round
+# twenty-six): 300,000 rows against a limit of 100,000, one row of 160 MB against 64 MB, which Python then
+# decoded into 1.2 GB of objects in the brain's process. Every shape here must be stopped by the limit.
+UNBOUNDED_SHAPES = [
+    "SELECT arrayJoin(range(100))",
+    "SELECT range(100000)",
+    "SELECT text FROM events UNION ALL SELECT arrayJoin(range(100))",
+    "WITH (SELECT count() FROM events) AS n SELECT range(100000 + n)",
+    "SELECT range(100000) FROM events LIMIT 1",
+]
+
+
+def test_the_result_limits_bound_queries_without_a_table_too(brain):
+    try:
+        brain.warehouse.limit_tenants(max_result_rows=50, max_result_bytes=64 << 10)
+        for query in UNBOUNDED_SHAPES:
+            message = refused(brain, query)
+            assert "max_result_rows or max_result_bytes" in message, (query, message)
+        assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 10}]
+    finally:
+        brain.warehouse.limit_tenants()
