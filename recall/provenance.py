@@ -35,6 +35,7 @@ import unicodedata
 from hindbrain.recall import _cues, _scan
 from hindbrain.recall.disguise import revealed, revealed_many, suspect_bits
 from hindbrain.recall.literals import Prefilter
+from hindbrain.recall.quoting import named
 
 AGENT, USER, TOOL, DOCUMENT = "agent", "user", "tool", "document"
 UNSTATED = "unstated"  # no origin given and not a user's turn: nothing says the agent wrote it
@@ -434,25 +435,28 @@ def _vouching(owner: str | None, speaker: str | None) -> str:
     and the name it spoke under when that differs. ``speaker`` is free text: a key bound to bot-1 sending
     ``speaker="bot-2", origin="agent"`` read "message by bot-2" (round twenty-five, docs/security.md)."""
     if not owner:
-        return speaker or "an agent"
-    return owner if not speaker or speaker == owner else f"{owner} (as {speaker})"
+        return named(speaker) if speaker else "an agent"
+    return named(owner) if not speaker or speaker == owner else f"{named(owner)} (as {named(speaker)})"
 
 
 def attribution_of(doc) -> str:
     """Where a recalled event came from, in words, for the quoted line the pack renders:
     "message from bob, session s-7", "observed by support-bot, task t-3", "tool output seen by
-    support-bot". Units and beliefs: empty (their own line says where they come from)."""
+    support-bot"; a name that is not one plain token is quoted (``quoting.named``: "message from ‘Bob
+    Smith’"). Units and beliefs: empty (their own line says where they come from)."""
     if doc.kind != "event":
         return ""
     kind = doc.event_kind or "event"
+    owner = named(doc.owner) if doc.owner else "an agent"
     if doc.origin in (TOOL, DOCUMENT):
-        said = f"{'tool output' if doc.origin == TOOL else 'external document'} seen by {doc.owner or 'an agent'}"
+        said = f"{'tool output' if doc.origin == TOOL else 'external document'} seen by {owner}"
     elif kind in SPOKEN:
-        said = f"{kind} from {doc.speaker or 'a user'}" if source_of(kind, doc.speaker, doc.owner, doc.origin) == USER \
+        by_user = source_of(kind, doc.speaker, doc.owner, doc.origin) == USER
+        said = f"{kind} from {named(doc.speaker) if doc.speaker else 'a user'}" if by_user \
             else f"{kind} by {_vouching(doc.owner, doc.speaker)}"
     else:
-        said = f"{_DONE.get(kind, kind + ' by')} {doc.owner or 'an agent'}"
+        said = f"{_DONE.get(kind, kind + ' by')} {owner}"
     if getattr(doc, "report", None):  # a report on a system: who did it is its source; its id traces the rest
         return said
-    where = f"session {doc.session}" if doc.session else f"task {doc.task}" if doc.task else ""
+    where = f"session {named(doc.session)}" if doc.session else f"task {named(doc.task)}" if doc.task else ""
     return f"{said}, {where}" if where else said
