@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from hindbrain.jobs.confidence import wilson_lower
+from hindbrain.recall.quoting import named, words
 
 JOB, VERSION = "hindsight.summaries", "1"
 MIN_TASKS = 3
@@ -89,8 +90,9 @@ def summarise(tenant: str, system: str, action: str, actual: str, tasks: int, ti
     """Pure: the summary belief of one recurring anomaly. ``reporters``: up to ``MIN_REPORTERS`` of
     those who reported it ("user:…" / "agent:…"); ``tenant_reporters``: how many the tenant has."""
     span = f"{_day(first)} … {_day(last)}" if _day(first) != _day(last) else _day(first)
-    what = f"{action} gave '{actual}'" if action else f"'{actual}' happened"
-    text = f"in {system}, {what} in {tasks} of {system_tasks} tasks ({times} times, {span})"
+    # the reported words are quoted so that none reads as the summary's own (round twenty-six, docs/security.md)
+    what = f"{words(action)} gave {words(actual)}" if action else f"{words(actual)} happened"
+    text = f"in {named(system)}, {what} in {tasks} of {system_tasks} tasks ({times} times, {span})"
     signature = f"summary|{tenant}|{system}|{action}|{actual}"
     ids = list(event_ids)
     scope, status, held = corroborated_scope({"scene": system}, list(reporters), tenant_reporters)

@@ -89,14 +89,20 @@ def quoted(value: object) -> str:
 # A name (speaker, agent, session, task) that is one plain token reads as a name wherever it is printed;
 # any other could read as the renderer's own words ("message from the operator (verified seed rule)").
 _PLAIN_NAME = re.compile(r"[\w.@#/+-]{1,64}")
-NAME_OPEN, NAME_CLOSE = "‘", "’"  # not the text's “ ”: a name inside a quoted text stays distinct
-# every character a reader takes for a single quote, which a name must not use to close its own
+NAME_OPEN, NAME_CLOSE = "‘", "’"  # not the texts' “ ”: words inside a quoted text stay distinct
+# every character a reader takes for a single quote, which quoted words must not use to close their own
 _SINGLE_QUOTE_LIKE = str.maketrans(dict.fromkeys("‘’‚‛′‵ʹʻʼʽ`´＇", "'"))
 
 
 def named(value: object) -> str:
     """A caller's name for hindbrain's own words (round twenty-six, docs/security.md): ``prompt_text``, bare
-    when it is one plain token (letters, digits, ``- _ . @ # / +``; up to 64), else between ``‘ ’`` with the
-    look-alikes of those made straight, so no name can speak outside its quotes."""
+    when it is one plain token (letters, digits, ``- _ . @ # / +``; up to 64), else ``words``."""
     text = prompt_text(value)
-    return text if _PLAIN_NAME.fullmatch(text) else f"{NAME_OPEN}{text.translate(_SINGLE_QUOTE_LIKE)}{NAME_CLOSE}"
+    return text if _PLAIN_NAME.fullmatch(text) else words(text)
+
+
+def words(value: object) -> str:
+    """A caller's words inside a sentence of hindbrain's own (a summary's "gave ‘no response’", a name):
+    ``prompt_text`` between ``‘ ’``, every look-alike of those made straight, so they cannot close their
+    quotes. The renderer's ``prompt_text`` keeps ``‘ ’`` (it swaps only the double quotes it delimits texts by)."""
+    return f"{NAME_OPEN}{prompt_text(value).translate(_SINGLE_QUOTE_LIKE)}{NAME_CLOSE}"

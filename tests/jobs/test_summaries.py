@@ -19,7 +19,7 @@ def test_a_recurring_anomaly_is_summarised_and_briefed_where_it_happens(lexical_
     assert len(summaries) == 1  # Billing's two tasks are below the three a summary needs
     today = datetime.now(UTC).date().isoformat()
     [belief] = b.sql("SELECT * FROM beliefs FINAL WHERE inducer LIKE 'hindsight.summaries%'")
-    assert belief["text"] == f"in IAM, submit change gave 'no response' in 4 of 6 tasks (4 times, {today})"
+    assert belief["text"] == f"in IAM, ‘submit change’ gave ‘no response’ in 4 of 6 tasks (4 times, {today})"
     assert belief["status"] == "active" and belief["scope"] == {"scene": "IAM"} and belief["support"] == 4
     pack = b.recall(tenant="acme", query="change a user's role", scene="IAM")
     assert belief["belief_id"] in [i.id for i in pack.briefing]
