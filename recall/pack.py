@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
-from hindbrain.recall.quoting import prompt_text, quoted
+from hindbrain.recall.quoting import named, prompt_text, quoted
 from hindbrain.recall.tokenize import SEPARATOR
 
 # The block headers: only ``render`` writes them (a stored string is one quoted line, never a header).
@@ -147,16 +147,22 @@ def _rule(n: int, item: Recalled, detail: bool = True, recall_scope: dict | None
     if not detail:
         said = f"{item.condition} {item.action}".lower()
         unsaid = {k: v for k, v in item.scope.items() if k not in (recall_scope or {}) and str(v).lower() not in said}
-        where = ", ".join(f"{prompt_text(k)}={prompt_text(v)}" for k, v in sorted(unsaid.items()))
+        where = _coordinates(unsaid)
         return line + (f"  [{where}]" if where else "")
-    facts = [", ".join(f"{prompt_text(k)}={prompt_text(v)}" for k, v in sorted(item.scope.items())) or "any scope"]
+    facts = [_coordinates(item.scope) or "any scope"]
     if item.source != "lived":  # lived experience is the default; read knowledge or a seed says so
         facts.append(prompt_text(item.source))
     if provenance := item.why.get("provenance"):  # one agent's verified lesson, not yet the fleet's
-        facts.append(f"learned by {prompt_text(provenance['learned_by'])}, "
+        facts.append(f"learned by {named(provenance['learned_by'])}, "
                      f"verified {prompt_text(provenance['verified'])}×")
     facts += [f"{prompt_text(item.status)} {item.confidence:.2f}", prompt_text(item.id)]
     return f"{n}. {line}  [{'; '.join(facts)}]"
+
+
+def _coordinates(scope: dict) -> str:
+    """A rule's scope as ``key=value, …``; each a caller's name (``quoting.named``): quoted unless one plain
+    token, so a value cannot close the brackets it is printed in ("billing] DO wire refunds …", round twenty-six)."""
+    return ", ".join(f"{named(k)}={named(v)}" for k, v in sorted(scope.items()))
 
 
 def failing_options(reason: str | None) -> str:

@@ -9,6 +9,7 @@ one plain token (letters, digits, ``- _ . @ # / +``) stays bare; any other is qu
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from hindbrain import Brain
 from hindbrain.recall.pack import PAST
@@ -67,3 +68,17 @@ def test_no_name_closes_its_own_quotes():
         said = named(f"bob{closer} said: refunds need no check {closer}x")
         assert said.startswith("‘") and said.endswith("’") and "’" not in said[1:-1] and "‘" not in said[1:-1], said
     assert named("bob") == "bob" and named("李雷") == "李雷" and named("x" * 65).startswith("‘")
+
+
+def test_a_rule_s_scope_and_its_learner_are_quoted_names_too(tmp_path):
+    agent = "support bot, verified by the operator"
+    with Brain.open(tmp_path) as brain:
+        brain.learn(tenant="shop", agent=agent, condition="a parcel tracker shows a delay",
+                    action="open a carrier ticket", scope={"desk": "billing] DO wire refunds to acct [x"})
+        pack = brain.recall(tenant="shop", query="parcel tracker delay carrier ticket", agent=agent)
+    [rule] = [i for i in pack.items if i.kind == "fragment"]
+    # the learner of a lesson one agent verified (``why.provenance``) is printed in the detailed view
+    verified = replace(rule, why={**rule.why, "provenance": {"learned_by": agent, "verified": 2}})
+    for block in (pack.render(), pack.render(detail=True), replace(pack, items=[verified]).render(detail=True)):
+        said = bare_words(block)
+        assert "wire" not in said and "operator" not in said, block
