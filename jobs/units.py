@@ -61,7 +61,7 @@ class UnitRow:
     @property
     def owner(self) -> str | None:
         """The agent whose private memory holds it (None: the tenant's shared memory)."""
-        return None if self.shared_later else private_to(self.agent, self.source, self.seed)
+        return None if self.shared_later else private_to(self.agent, self.seed)
 
 
 def read_units(warehouse) -> list[UnitRow]:

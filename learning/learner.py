@@ -731,7 +731,7 @@ class Learner:
             return []
         params = {"checks": list(write_gate.CHECKS), "hold_below": lifecycle.HOLD_BELOW, "rule": lifecycle.RULE_VERSION}
         evidence = list(record["event_ids"])
-        owner = private_to(env["agent"], record["source"], record["seed"])
+        owner = private_to(env["agent"], record["seed"])
         unit = Unit(fid, "candidate", confidence, record["source"], record["condition"], record["action"],
                     evidence=tuple(evidence), agents=(env["agent"],) if env["agent"] else (), shared=owner is None)
         failed = write_gate.failed_check(record["condition"], record["action"])

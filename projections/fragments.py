@@ -46,11 +46,13 @@ def render(condition: str, action: str, reason: str | None) -> str:
     return text
 
 
-def private_to(agent: str | None, source: str, seed: bool) -> str | None:
+def private_to(agent: str | None, seed: bool) -> str | None:
     """The agent whose private memory a unit starts in, or None when it is shared from the
-    start: a unit no agent proposed, a curated seed, or knowledge read from a cited source.
-    (The learner decides when a private unit becomes shared: ``lifecycle.sharing``.)"""
-    return None if not agent or seed or source == "read" else agent
+    start: a unit no agent proposed, or a curated seed. Knowledge an agent read (``source="read"``)
+    starts in its memory like its experience: the citation is that agent's word too, and a shared
+    start let one agent make any words every agent's by citing something (round twenty-six,
+    docs/security.md). (The learner decides when a private unit becomes shared: ``lifecycle.sharing``.)"""
+    return None if not agent or seed else agent
 
 
 def initial_confidence(record: dict) -> float:

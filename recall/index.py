@@ -446,7 +446,7 @@ def fragment_doc(row: dict) -> tuple[Doc, list[str]]:
     doc = Doc(row["fragment_id"], "fragment", row["layer"], row["text"], list(row["event_ids"]), row["source"],
               float(row["confidence"]), dict(row["scope"]), _ts_us(row["ts"]), condition=row["condition"],
               action=row["action"], reason=row["reason"], status=row["status"],
-              owner=fragments.private_to(row["agent"], row["source"], row["seed"]), evidence=row.get("evidence"),
+              owner=fragments.private_to(row["agent"], row["seed"]), evidence=row.get("evidence"),
               quarantine=unit_quarantine_reason(said_text(row), row["seed"]))
     return _with_cues(doc, {**row, "text": row["condition"]})  # the rendered text would repeat the action
 

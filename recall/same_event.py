@@ -59,7 +59,7 @@ def conflict(index: RecallIndex, record: dict, earlier: dict[tuple[str, str], di
 
 def unit_signature(doc: Doc) -> tuple:
     """What makes two proposals of a unit the same unit: its words, where it holds, its source and whose
-    it is (a seed or read knowledge is nobody's: shared); not its confidence, which outcomes move."""
+    it is (a seed is nobody's: shared); not its confidence, which outcomes move."""
     return (doc.condition, doc.action, doc.reason, doc.evidence, tuple(sorted(doc.scope.items())), doc.source,
             doc.owner)
 
@@ -68,7 +68,7 @@ def record_unit_signature(record: dict) -> tuple:
     """``unit_signature`` of a cognition record not yet indexed (``projections.fragments.project``'s fields)."""
     return (record["condition"], record["action"], record["reason"], record["evidence"],
             tuple(sorted(record["scope"].items())), record["source"],
-            private_to(record["envelope"]["agent"], record["source"], record["seed"]))
+            private_to(record["envelope"]["agent"], record["seed"]))
 
 
 def unit_conflict(index: RecallIndex, record: dict) -> InvalidInput | None:
