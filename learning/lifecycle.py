@@ -19,8 +19,8 @@ in that agent's private memory; it enters the memory its tenant's agents share o
 (``SHARE_AGENTS`` independent agents stand behind it at ``SHARE_CONFIDENCE``: the same lesson
 learned again by another agent, or another agent's successful application). An untested
 lesson — one agent's single bad experience — stays private. Recall marks a unit one agent
-verified with its provenance and ranks it below fleet-verified units. Units without an agent,
-seeds and cited knowledge are shared from the start.
+verified with its provenance and ranks it below fleet-verified units. Units without an agent
+and seeds are shared from the start; cited knowledge an agent proposes is its own like its experience.
 
 Pure: ``on_*`` functions take the unit's state and an observation and return the change
 (new status, confidence and the rule that fired); the learner records it as a decision.
