@@ -372,6 +372,11 @@ TENANT_LIMITS = {
     "max_rows_to_read": 100_000_000, "read_overflow_mode": "throw",
     "max_result_rows": 100_000, "max_result_bytes": 64 << 20, "result_overflow_mode": "throw",
     "max_threads": 1, "os_thread_priority": 19,
+    # The limits are checked between blocks: a block read from a view is at most this many rows (at least one
+    # granule, 8,192, whatever is set), so a row-costly query overshoots by an eighth of what the default 65,409
+    # allowed. Paired, on 100,000 events, the smaller block was no slower (docs/security.md, round twenty-six).
+    # An arrayJoin's output is not split by it: the memory limit bounds that block.
+    "max_block_size": 8192,
     # vectorscan (multiMatch*, multiFuzzyMatch*) scans linearly but compiles its patterns inside one call:
     # 1,000 patterns of ~13 bytes took 7 s (docs/security.md, round twenty-five). Expensive ones (counted
     # repetitions it cannot scan fast) are refused by the engine, said here so a default cannot change it.
