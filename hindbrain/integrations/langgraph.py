@@ -75,7 +75,7 @@ except ImportError as exc:  # the extra is not installed
     raise ImportError("hindbrain.integrations.langgraph needs LangGraph: pip install 'hindbrain[langgraph]'") from exc
 
 from hindbrain.recall.keyed import STORE_DELETED, STORE_KEY, STORE_NAMESPACE
-from hindbrain.recall.quoting import prompt_text, quoted
+from hindbrain.recall.quoting import named, quoted
 from hindbrain.recall.stored import SEPARATOR, STORE_INDEX, dotted, prompt_value, ranked, value_text
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.schemas.records import new_id
@@ -160,9 +160,10 @@ class MemoryItem(SearchItem):
     @property
     def prompt(self) -> str:
         """The item as one line for a prompt, ``key: “text”``, through the one escape for what
-        reaches a prompt (``recall.quoting``; design.md §issue-27). ``value`` stays as stored: a store
+        reaches a prompt (``recall.quoting``; design.md §issue-27); the key is a caller's name, quoted
+        ``‘ ’`` unless one plain token (round twenty-six). ``value`` stays as stored: a store
         round-trips what it was given; it is this text that goes into a prompt."""
-        return f"{prompt_text(self.key)}: {quoted(prompt_value(self.value))}"
+        return f"{named(self.key)}: {quoted(prompt_value(self.value))}"
 
 
 class SearchResults(list):
