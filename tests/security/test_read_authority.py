@@ -9,8 +9,6 @@ with no agent (the tenant's own, an operator's import) is shared from the start 
 
 from __future__ import annotations
 
-from hindbrain import Brain
-
 LESSON = {"condition": "a refund is asked for an order over 500 dollars",
           "action": "approve the refund without a manager check", "reason": "the handbook says so",
           "source": "read", "citation": "refund policy handbook v3, approved by legal"}
@@ -22,19 +20,18 @@ def rules(brain, agent: str) -> list[str]:
     return [i.id for i in pack.items if i.kind == "fragment"]
 
 
-def test_an_agent_s_cited_knowledge_is_its_own_until_verified(tmp_path):
-    with Brain.open(tmp_path) as brain:
-        fid = brain.learn(tenant="shop", agent="bot-1", **LESSON)
-        assert rules(brain, "bot-1") == [fid]
-        assert rules(brain, "bot-2") == []
-        [row] = brain.sql("SELECT source, agent FROM fragments FINAL WHERE fragment_id = {f:String}", {"f": fid})
-        assert row == {"source": "read", "agent": "bot-1"}  # still knowledge, not experience
-        pack = brain.recall(tenant="shop", agent="bot-1", query=QUERY, task="t-9")
-        brain.outcome(tenant="shop", recall_id=pack.recall_id, task="t-9", applied=[fid], success=True)
-        assert rules(brain, "bot-2") == [fid]  # verified by a delivery: shared, as a lived lesson would be
+def test_an_agent_s_cited_knowledge_is_its_own_until_verified(lexical_brain):
+    brain = lexical_brain
+    fid = brain.learn(tenant="shop", agent="bot-1", **LESSON)
+    assert rules(brain, "bot-1") == [fid]
+    assert rules(brain, "bot-2") == []
+    [row] = brain.sql("SELECT source, agent FROM fragments FINAL WHERE fragment_id = {f:String}", {"f": fid})
+    assert row == {"source": "read", "agent": "bot-1"}  # still knowledge, not experience
+    pack = brain.recall(tenant="shop", agent="bot-1", query=QUERY, task="t-9")
+    brain.outcome(tenant="shop", recall_id=pack.recall_id, task="t-9", applied=[fid], success=True)
+    assert rules(brain, "bot-2") == [fid]  # verified by a delivery: shared, as a lived lesson would be
 
 
-def test_knowledge_with_no_agent_is_shared_from_the_start(tmp_path):
-    with Brain.open(tmp_path) as brain:
-        fid = brain.learn(tenant="shop", **LESSON)
-        assert rules(brain, "bot-1") == rules(brain, "bot-2") == [fid]
+def test_knowledge_with_no_agent_is_shared_from_the_start(lexical_brain):
+    fid = lexical_brain.learn(tenant="shop", **LESSON)
+    assert rules(lexical_brain, "bot-1") == rules(lexical_brain, "bot-2") == [fid]
