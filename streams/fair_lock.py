@@ -6,7 +6,7 @@ kept a flushing ``sql`` / ``explain`` out for more than a minute (docs/faults.md
 Here a release with waiters makes the first of them the owner before it wakes, and a thread coming
 back queues behind the others: a waiter gets the lock after at most one turn of each thread ahead of it
 (docs/faults.md, round twenty-six). Uncontended, it costs a ``threading.Lock`` round and a few
-attribute writes (~1 µs an acquire and release).
+attribute writes (~1.5 µs an acquire and release, against 0.2 µs for an RLock).
 """
 
 from __future__ import annotations
