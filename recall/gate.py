@@ -28,12 +28,12 @@ chain (the graph linked it by entity and action). An event a selected unit rests
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from hindbrain.recall import _scan
 from hindbrain.recall.index import Doc
+from hindbrain.recall.provenance import quarantine_text
 from hindbrain.recall.tokenize import tokens
 
 MIN_CREDIBILITY = 0.3  # below it a unit is still in the holding area (design.md §seed-001-4.1)
@@ -121,8 +121,6 @@ def injection_value(item: GateItem) -> float:
 # Scope keys that make an item personal: only a recall for that user (or that conversation:
 # a preference stated by the role "user", ``learning.extract.person_scope``) may see it.
 PERSONAL = ("user", "session")
-_SESSION = re.compile(r" in session .*? carries ")  # provenance.quarantine_reason's wording
-_SPEAKER = re.compile(r"(^|: )[^:(\n]*?'s message carries ")
 
 
 def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
@@ -136,15 +134,6 @@ def scope_conflict(item_scope: dict, recall_scope: dict) -> str | None:
         if key in PERSONAL and key not in recall_scope:
             return f"personal to a {key}: this recall is for no {key}"
     return None
-
-
-def quarantine_seen_by_others(reason: str) -> str:
-    """A quarantine reason as another user's recall may read it: the stored reason names the person
-    who said the words and the session (``provenance.quarantine_reason``, also inside a unit's inherited
-    "learned from a quarantined event (…: …)"); a reader serving someone else learns that it was another
-    person's message and what it carries, not whose or where."""
-    reason = _SESSION.sub(" carries ", reason, count=1)
-    return _SPEAKER.sub(r"\1another person's message carries ", reason, count=1)
 
 
 def _without_compressed_events(selected: list[GateItem], drop) -> list[GateItem]:
@@ -393,7 +382,7 @@ def gate(items: list[GateItem], recall_scope: dict, budget_tokens: int, k: int |
         if in_context(doc, task):
             drop(item, "context", "perceived in this task: already in the agent's context")
         elif quarantine and doc.quarantine and not own_words(doc, user) and not doc.fleet:
-            drop(item, "quarantine", f"quarantined: {quarantine_seen_by_others(doc.quarantine)}; kept in "
+            drop(item, "quarantine", f"quarantined: {quarantine_text(doc.quarantine, another_person=True)}; kept in "
                                      f"the log and the views, never "
                                      f"injected into another user's task"
                                      + (" until independent agents verify it" if doc.kind == "fragment" else ""))

@@ -44,8 +44,12 @@ from hindbrain.recall.provenance import (
     TEXT_FIELDS,
     UNSTATED,
     USER,
+    Reason,
     event_quarantines,
     inherited_quarantine,
+    lifted,
+    paired,
+    quarantine_text,
     rests_on,
     said_text,
     source_of,
@@ -118,7 +122,7 @@ class Doc:
     speaker: str | None = None  # events: who said it (a user's own turns are about that user)
     # Why it never steers another user's task (recall.provenance): a user's instruction-like
     # words (events), a rule steering money or the agent, or one resting on such words (units).
-    quarantine: str | None = None
+    quarantine: Reason | None = None  # in parts (``provenance.quarantine_text``)
     session: str | None = None  # events: the conversation it was perceived in (rendered with its quote)
     origin: str | None = None  # events: who produced the text, when the producer said (agent, user, tool, document)
     asks: float = 0.0  # events: the share of the text's sentences that are questions (recall.asking)
@@ -171,7 +175,7 @@ class Belief:
     cues: frozenset[str] = field(default_factory=frozenset)
     # Why it is never briefed to another user (design.md §issue-27: taint follows data): it rests on a
     # quarantined event or unit (``TenantIndex.add_belief``).
-    quarantine: str | None = None
+    quarantine: Reason | None = None  # in parts (``provenance.quarantine_text``)
 
 
 Indexable = tuple[str, Doc, list[str]]  # (tenant, document, its cue terms)
@@ -299,7 +303,7 @@ def py_event_keys(records: list[dict], agents: list[str | None]) -> tuple[list[t
 
 
 def event_docs_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
-                  quarantines: list[str | None]) -> list[tuple[Doc, list[str]]]:
+                  quarantines: list[Reason | None]) -> list[tuple[Doc, list[str]]]:
     """``py_event_docs_of`` in one C call (``recall/_scan.c`` ``event_docs``: the record's fields read the same
     way, ``system_report`` in C, ``asking_share`` and ``_field_terms`` called only where they can give something,
     the ``Doc`` made with positional values: ~6 µs of per-event Python, issue 28)."""
@@ -307,7 +311,7 @@ def event_docs_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]
 
 
 def py_event_docs_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
-                     quarantines: list[str | None]) -> list[tuple[Doc, list[str]]]:
+                     quarantines: list[Reason | None]) -> list[tuple[Doc, list[str]]]:
     """Each row's document (its ``text``, cue ``terms`` and ``quarantine`` made for the batch) and its index
     terms; the oracle of ``event_docs_of``."""
     out = []
@@ -326,14 +330,14 @@ def py_event_docs_of(rows: list[EventRow], texts: list, terms: list[tuple[str, .
 
 
 def event_columns_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
-                     quarantines: list[str | None]) -> EventColumns:
+                     quarantines: list[Reason | None]) -> EventColumns:
     """``event_docs_of``'s values by field in one C call (``recall/_scan.c`` ``event_columns``: the same values,
     read the same way, no ``Doc`` made); the oracle is ``py_event_columns_of``."""
     return EventColumns(*_scan.event_columns(rows, texts, terms, quarantines, _EVENT_DOC_SPEC))
 
 
 def py_event_columns_of(rows: list[EventRow], texts: list, terms: list[tuple[str, ...]],
-                        quarantines: list[str | None]) -> EventColumns:
+                        quarantines: list[Reason | None]) -> EventColumns:
     """``py_event_docs_of``'s documents turned into columns: the oracle of ``event_columns_of``."""
     docs = py_event_docs_of(rows, texts, terms, quarantines)
     return EventColumns([[getattr(doc, name) for doc, _ in docs] for name in NATIVE_DOC_ORDER],
@@ -554,7 +558,7 @@ class TenantIndex:
             seen.add(doc.id)
             doc.tokens = estimate_tokens(doc.text)
             if doc.kind == "fragment":  # the words it was learned from say more than its own cue
-                doc.quarantine = inherited_quarantine(rests_on(doc.event_ids, doc.evidence), self.quarantine_of) \
+                doc.quarantine = inherited_quarantine(rests_on(doc.event_ids, doc.evidence), self.stored_quarantine) \
                     or doc.quarantine
             else:
                 no = len(self.docs) + len(fresh)  # the number it gets below
@@ -627,9 +631,9 @@ class TenantIndex:
             if reason := split_quarantine(said_before, batch.said_fields(k), owner):
                 quarantines[k] = reason
                 if before is None:
-                    quarantines[j] = f"{reason} (with {batch['id'][k]})"
+                    quarantines[j] = paired(reason, batch["id"][k])
                 else:
-                    self.docs[before_no].quarantine = f"{reason} (with {batch['id'][k]})"
+                    self.docs[before_no].quarantine = paired(reason, batch["id"][k])
 
     def _said_in_batch(self, owners: list, sessions: list, tasks: list, speakers: list,
                        first: int) -> list[tuple[int, int]]:
@@ -695,7 +699,7 @@ class TenantIndex:
         if reason := split_quarantine(_fields_of(before), _fields_of(doc), doc.owner):
             doc.quarantine = reason
             changed = adding.get(before_no) or self.docs[before_no]  # kept: it changes
-            changed.quarantine = f"{reason} (with {doc.id})"
+            changed.quarantine = paired(reason, doc.id)
 
     def _forget_oldest_thread(self) -> None:
         """Deletes ``last_said``'s first (least recently said) thread. ``next(iter(dict))`` walks every
@@ -719,7 +723,7 @@ class TenantIndex:
     def add_belief(self, belief: Belief) -> None:
         """A belief, tainted by what it rests on: one resting on a quarantined event or unit is
         quarantined the same way (a summary quoting a quarantined ``actual=`` word for word)."""
-        belief.quarantine = inherited_quarantine(belief.event_ids, self.quarantine_of)
+        belief.quarantine = inherited_quarantine(belief.event_ids, self.stored_quarantine)
         self.beliefs[belief.id] = belief
 
     def _take_version(self, no: int, scope: dict, batch: EventColumns | None = None, first: int = 0) -> None:
@@ -745,8 +749,13 @@ class TenantIndex:
         self.retired += 1
 
     def quarantine_of(self, doc_id: str) -> str | None:
-        """Why an indexed event or unit is quarantined (``recall.provenance``), or None; a unit
-        independent agents verified says its quarantine is lifted."""
+        """Why an indexed event or unit is quarantined (``recall.provenance``), in the audit's words, or None."""
+        reason = self.stored_quarantine(doc_id)
+        return None if reason is None else quarantine_text(reason)
+
+    def stored_quarantine(self, doc_id: str) -> Reason | None:
+        """Why an indexed event, unit or belief is quarantined, in parts (``provenance.quarantine_text``), or
+        None; a unit independent agents verified says its quarantine is lifted."""
         no = self.by_id.get(doc_id)
         doc = None if no is None else self.docs.peek(no)
         if doc is None:
@@ -754,7 +763,7 @@ class TenantIndex:
             return belief.quarantine if belief is not None else None
         if not doc.quarantine:
             return None
-        return f"{doc.quarantine} (lifted: verified by independent agents)" if doc.fleet else doc.quarantine
+        return lifted(doc.quarantine) if doc.fleet else doc.quarantine
 
     def set_state(self, doc_id: str, status: str, confidence: float | None, rung: str | None = None) -> None:
         no = self.by_id.get(doc_id)

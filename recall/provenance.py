@@ -354,18 +354,75 @@ def rests_on(event_ids, evidence: str | None) -> list[str]:
     return ids
 
 
-def inherited_quarantine(event_ids, quarantine_of) -> str | None:
+def inherited_quarantine(event_ids, quarantine_of) -> Reason | None:
     """A unit resting on a quarantined event inherits its quarantine: the learner must not
-    launder a user's instruction into a rule (``quarantine_of``: event id → reason or None)."""
+    launder a user's instruction into a rule (``quarantine_of``: event id → its stored reason or None)."""
     for event_id in event_ids:
         if reason := quarantine_of(event_id):
-            return f"learned from a quarantined event ({event_id}: {reason})"
+            return {"from": event_id, "reason": reason}
     return None
 
 
-def quarantine_reason(kind: str | None, text: str | None, speaker: str | None, agent: str | None,
-                      session: str | None = None, origin: str | None = None) -> str | None:
-    """Why an event is quarantined, or None: low-trust words (a user's, a tool's output, an
+# A quarantine reason is kept in parts (round twenty-six, docs/security.md): whose words (``source``, ``kind``,
+# ``speaker``), where (``session``), the cue that judged them, and what the rule added (``with``: the other half of
+# a split directive; ``from``: the quarantined event a unit or belief rests on, its reason nested; ``lifted``:
+# independent agents verified the unit). Each reader renders its own wording (``quarantine_text``): the audit names
+# the speaker and the session, another user's recall reads "another person's message". A reason stored as one
+# string (a unit's own, which names nobody; a snapshot written before this round) is rendered as it is.
+Reason = dict | str
+
+
+def said_parts(source: str, kind: str | None, speaker: str | None, session: str | None, cue: str) -> dict:
+    """The parts of an event's quarantine reason (a user's, a tool's or a document's words carrying ``cue``)."""
+    return {"source": source, "kind": kind, "speaker": speaker, "session": session, "cue": cue}
+
+
+def paired(reason: Reason, other_id: str) -> Reason:
+    """``reason`` for the first half of a split directive, naming the event that completed it."""
+    return {**reason, "with": other_id} if isinstance(reason, dict) else f"{reason} (with {other_id})"
+
+
+def lifted(reason: Reason) -> Reason:
+    """``reason`` of a unit independent agents verified: its quarantine is lifted."""
+    return {**reason, "lifted": True} if isinstance(reason, dict) else f"{reason} ({LIFTED})"
+
+
+LIFTED = "lifted: verified by independent agents"
+
+
+def quarantine_text(reason: Reason, another_person: bool = False) -> str:
+    """A stored reason in words: the audit's (whose words, in which session), or, ``another_person``, as a recall
+    serving someone else may read it: that it was another person's message and what it carries, not whose or
+    where."""
+    if isinstance(reason, str):
+        return _legacy_seen_by_others(reason) if another_person else reason
+    if "from" in reason:
+        inner = quarantine_text(reason["reason"], another_person)
+        text = f"learned from a quarantined event ({reason['from']}: {inner})"
+    else:
+        source, kind, speaker = reason["source"], reason["kind"], reason["speaker"]
+        said_by = "another person's message" if another_person and source == USER else _said_by(source, kind, speaker)
+        session = reason["session"] if not another_person else None
+        text = f"{said_by}{f' in session {session}' if session else ''} carries {reason['cue']}"
+    if "with" in reason:
+        text += f" (with {reason['with']})"
+    return f"{text} ({LIFTED})" if reason.get("lifted") else text
+
+
+# The wording ``quarantine_text`` gives a reason in parts, parsed back: only for a reason stored as one string by a
+# snapshot from before round twenty-six. It misses a speaker whose name has a colon or a parenthesis in it.
+_SESSION = re.compile(r" in session .*? carries ")
+_SPEAKER = re.compile(r"(^|: )[^:(\n]*?'s message carries ")
+
+
+def _legacy_seen_by_others(reason: str) -> str:
+    reason = _SESSION.sub(" carries ", reason, count=1)
+    return _SPEAKER.sub(r"\1another person's message carries ", reason, count=1)
+
+
+def quarantine_parts(kind: str | None, text: str | None, speaker: str | None, agent: str | None,
+                     session: str | None = None, origin: str | None = None) -> dict | None:
+    """Why an event is quarantined, in parts, or None: low-trust words (a user's, a tool's output, an
     external document: ``source_of``) that are instruction-like (``instruction_cue``)."""
     source = source_of(kind, speaker, agent, origin)
     if source == AGENT:
@@ -373,7 +430,14 @@ def quarantine_reason(kind: str | None, text: str | None, speaker: str | None, a
     cue = instruction_cue(text)
     if cue is None:
         return None
-    return f"{_said_by(source, kind, speaker)}{f' in session {session}' if session else ''} carries {cue}"
+    return said_parts(source, kind, speaker, session, cue)
+
+
+def quarantine_reason(kind: str | None, text: str | None, speaker: str | None, agent: str | None,
+                      session: str | None = None, origin: str | None = None) -> str | None:
+    """``quarantine_parts`` in the audit's words (who said it, in which session, carrying which cue)."""
+    parts = quarantine_parts(kind, text, speaker, agent, session, origin)
+    return None if parts is None else quarantine_text(parts)
 
 
 def _said_by(source: str, kind: str | None, speaker: str | None) -> str:
@@ -383,14 +447,14 @@ def _said_by(source: str, kind: str | None, speaker: str | None) -> str:
         source, f"{speaker}'s message" if speaker else "a user's message")
 
 
-def event_quarantine(fields: dict, agent: str | None) -> str | None:
-    """``quarantine_reason`` over every text-bearing field of a perception (``said_text``)."""
-    return quarantine_reason(fields.get("kind"), said_text(fields), fields.get("speaker"), agent,
+def event_quarantine(fields: dict, agent: str | None) -> dict | None:
+    """``quarantine_parts`` over every text-bearing field of a perception (``said_text``)."""
+    return quarantine_parts(fields.get("kind"), said_text(fields), fields.get("speaker"), agent,
                              fields.get("session"), fields.get("origin"))
 
 
 def event_quarantines(records: list[dict], agents: list[str | None], sources: list[str] | None = None,
-                      said: list[str] | None = None, started: _cues.SaidCues | None = None) -> list[str | None]:
+                      said: list[str] | None = None, started: _cues.SaidCues | None = None) -> list[dict | None]:
     """``[event_quarantine(f, a) for f, a in zip(records, agents)]``, the cues judged over the batch at
     once (``instruction_cues``); the agent's own words are not read. ``sources``: each record's ``source_of``
     when the caller has them (``index.event_keys``: read in C); ``said``: with them, the ``said_text`` of each
@@ -407,13 +471,11 @@ def event_quarantines(records: list[dict], agents: list[str | None], sources: li
     for (n, source), cue in zip(judged, cues, strict=True):
         if cue is not None:
             fields = records[n]
-            session = fields.get("session")
-            out[n] = f"{_said_by(source, fields.get('kind'), fields.get('speaker'))}" \
-                     f"{f' in session {session}' if session else ''} carries {cue}"
+            out[n] = said_parts(source, fields.get("kind"), fields.get("speaker"), fields.get("session"), cue)
     return out
 
 
-def split_quarantine(before: dict, fields: dict, agent: str | None) -> str | None:
+def split_quarantine(before: dict, fields: dict, agent: str | None) -> dict | None:
     """Why an event is quarantined together with the one before it (the same speaker, session
     or task, both low trust), or None: ``split_cue``."""
     kind, speaker = fields.get("kind"), fields.get("speaker")
@@ -423,8 +485,7 @@ def split_quarantine(before: dict, fields: dict, agent: str | None) -> str | Non
     cue = split_cue(before.get("text"), fields.get("text"))
     if cue is None:
         return None
-    session = fields.get("session")
-    return f"{_said_by(source, kind, speaker)}{f' in session {session}' if session else ''} carries {cue}"
+    return said_parts(source, kind, speaker, fields.get("session"), cue)
 
 
 _DONE = {"observation": "observed by", "action": "done by", "anomaly": "anomaly seen by", "outcome": "outcome seen by"}

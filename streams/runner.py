@@ -157,7 +157,7 @@ class EmbeddedRunner:
             messages = to_messages(records) if messages is None else messages
             with self._lock:
                 positions = self._append(messages, records)
-        if not self._lock._is_owned():  # waiting holding it would stall the log's paths of the projector
+        if not self._lock.owned():  # waiting holding it would stall the log's paths of the projector
             self.wait_for_room()
         return positions
 

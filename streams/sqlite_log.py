@@ -47,6 +47,7 @@ from itertools import count, repeat
 from operator import attrgetter
 from pathlib import Path
 
+from hindbrain.streams.fair_lock import FairRLock
 from hindbrain.streams.log import LogEntry, LogWriteError, Message, Position
 
 _DDL = """
@@ -112,8 +113,8 @@ class SqliteLog:
             raise refused(exc, self.path, "open") from exc
         # re-entered by appends inside the owner's group(); the embedded runner holds the same
         # lock (``lock``), so a writer inside a group and the runner's committer cannot take
-        # the two in opposite orders
-        self._lock = threading.RLock()
+        # the two in opposite orders; fair, so a flushing reader is not kept out by looping writers
+        self._lock = FairRLock()
         self._grouped = False
         self._lost: BaseException | None = None  # what made SQLite roll the group back (module docstring)
         self._group_from: int | None = None
@@ -126,7 +127,7 @@ class SqliteLog:
         self._checkpointer = _Checkpointer(self.path, synchronous)
 
     @property
-    def lock(self) -> threading.RLock:
+    def lock(self) -> FairRLock:
         """The writer's lock: hold it to make several appends and reads one unit of work."""
         return self._lock
 

@@ -35,7 +35,9 @@ def test_the_public_names_exist_exactly(tmp_path):
     params = inspect.signature(Brain.open).parameters
     assert list(params)[:1] == ["path"] and {"kafka", "clickhouse"} <= set(params)
 
-    with Brain.open(tmp_path) as brain:  # every documented keyword is accepted
+    # every documented keyword is accepted; the lexical brain: which embedder answers is not what this checks (the
+    # default's opens and recalls: tests/recall/test_two_tiers.py), and loading the model was ~15 s of this test
+    with Brain.open(tmp_path, embedder="none") as brain:
         event_id = brain.perceive(
             tenant="acme", agent="agent-7", task="t-41", kind="anomaly", text="clicked submit, nothing happened",
             system="IAM", identity="normal account", action="submit change", expected="success message",

@@ -346,7 +346,7 @@ def test_the_learners_state_is_read_and_changed_only_under_the_logs_lock(tmp_pat
 
     def guarded(name, call):
         def run(*args, **kwargs):
-            if not lock._is_owned():  # an RLock knows whether this thread holds it
+            if not lock.owned():
                 unlocked.append(name)
             return call(*args, **kwargs)
         return run

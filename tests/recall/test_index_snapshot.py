@@ -197,14 +197,14 @@ class _FoldLockWatch:
         self.lock, self.writer, self.writer_held = lock, writer, []
 
     def __enter__(self):
-        self.writer_held.append(self.writer._is_owned())
+        self.writer_held.append(self.writer.owned())
         return self.lock.__enter__()
 
     def __exit__(self, *exc):
         return self.lock.__exit__(*exc)
 
     def acquire(self, *args, **kwargs):
-        self.writer_held.append(self.writer._is_owned())
+        self.writer_held.append(self.writer.owned())
         return self.lock.acquire(*args, **kwargs)
 
     def release(self):
