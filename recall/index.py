@@ -576,6 +576,7 @@ class TenantIndex:
                 self.persons.setdefault(doc.scope["user"].strip().lower(), doc.scope["user"])
             if doc.kind == "event":
                 self._take_version(n, doc.scope)
+        self.bm25.publish()  # searchable once the table holds the documents a search finds
         by_id.put_many([doc.id for doc, _ in fresh], first)  # after the documents: a reader finds an id's number
         self.docs.pack()  # the batch is done with: its documents become rows until read
         return [doc for doc, _ in fresh]
@@ -604,6 +605,7 @@ class TenantIndex:
             if keyed.STORE_KEY in scope:  # a stored item's version (the test item_of makes first)
                 self._take_version(no, scope, batch, first)
         self.docs.append_packed(batch.rows())
+        self.bm25.publish()  # searchable once the table holds the documents a search finds
         self.by_id.put_many(ids, at, parsed)  # after the rows: a reader finds an id's number
         return batch
 
@@ -656,12 +658,13 @@ class TenantIndex:
 
     def _number(self, texts: list[str], terms: list, layers: list[int], owners) -> int:
         """New documents' postings and per-document columns (layer, owner, not retired): their first number.
+        The postings stay hidden from searches until the caller's ``bm25.publish`` (its rows are in the table).
         One document's postings go to the terms' tails (no segment of one); a batch's are tokenised, numbered
         and made a segment in one pass (recall.lexical.add_texts)."""
         if len(texts) == 1:
-            first = self.bm25.add(joined_tokens(texts[0]) + terms[0])
+            first = self.bm25.add(joined_tokens(texts[0]) + terms[0], hidden=True)
         else:
-            first = self.bm25.add_texts(texts, terms)
+            first = self.bm25.add_texts(texts, terms, hidden=True)
         end = first + len(texts)
         self._grow(end)
         self._layers[first:end] = layers
