@@ -95,6 +95,7 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "openers": {"NAME_INSIDE": False},
         "slots0": {"EXPAND_SLOTS": 0},
         "calendar": {"CALENDAR_FREE": False}, "lowercase": {"NAME_WRITTEN": False},
+        "relation_acts": {"RELATIONS_NO_ACT": False},
         "nawei": NAWEI, "reduced": REDUCED,
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
