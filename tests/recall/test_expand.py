@@ -490,8 +490,9 @@ def test_a_turn_relating_two_people_is_no_pairs_act_or_attribute(chat, lang, mon
                    "with them for a while.", "Kofi has been practising the clarinet every night.",
                    "My cousin Kofi lent me his van.", "Maren moved to Denver in the spring.",
                    "Kofi drove Maren to the airport at dawn."],
-            "zh": ["你办喜事那天，相机一直在国栋手里。", "桂兰说她的老公国栋最近住在他们那儿。", "国栋每晚都在练单簧管。",
-                   "我表哥国栋把他的车借给我了。", "桂兰春天调去西安了。", "国栋一大早开车送桂兰去了机场。"]}[lang]
+            "zh": ["你办喜事那天，相机一直在国栋手里。", "桂兰说她的老公国栋最近住在他们那儿。",
+                   "国栋每晚都在练单簧管。", "我表哥国栋把他的车借给我了。", "桂兰春天调去西安了。",
+                   "国栋一大早开车送桂兰去了机场。"]}[lang]
     tenant_name = f"relation-{lang}"
     for n, text in enumerate(said):
         brain.perceive(tenant=tenant_name, kind="message", speaker="Mei", session=f"s{n}", text=text)
