@@ -300,9 +300,9 @@ def names_in(tenant: TenantIndex, no: int) -> list[str]:
 
 def relates(tenant: TenantIndex, no: int) -> bool:
     """Whether a turn relates two people: it names a role (``indirect.names_a_role``: a spouse, a
-    flatmate, a colleague) and two people who link as names ("国栋说他的老婆桂兰最近住在他们那儿",
-    "Turns out Piet is Xavier's sister"). Such a turn is the link of a chain, not the act or the
-    attribute of a pair."""
+    flatmate, a colleague) and two people who link as names ("Maren says her husband Kofi is staying
+    with them", "国栋说他的老婆桂兰最近住在他们那儿"). Such a turn is the link of a chain, not the act
+    or the attribute of a pair."""
     return names_a_role(_said(tenant.docs[no])) and len(names_in(tenant, no)) >= 2
 
 
