@@ -38,6 +38,8 @@ Arms:
   (``CALENDAR_FREE`` off: before round twenty-five; the arms above run with it on);
 * ``lowercase`` — a Latin name links to every turn holding the word, lower case too ("every city"
   for "Mexico City"; ``NAME_WRITTEN`` off: before round twenty-five);
+* ``relation_acts`` — a turn naming a role and two linking names ("X says her husband Y is staying with
+  them") still one of a described person's pair (``RELATIONS_NO_ACT`` off: before round twenty-six);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
