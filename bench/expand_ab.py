@@ -38,6 +38,8 @@ Arms:
   (``CALENDAR_FREE`` off: before round twenty-five; the arms above run with it on);
 * ``lowercase`` — a Latin name links to every turn holding the word, lower case too ("every city"
   for "Mexico City"; ``NAME_WRITTEN`` off: before round twenty-five);
+* ``relation_acts`` — a turn naming a role and two linking names ("X says her husband Y is staying with
+  them") still one of a described person's pair (``RELATIONS_NO_ACT`` off: before round twenty-six);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -95,6 +97,7 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "openers": {"NAME_INSIDE": False},
         "slots0": {"EXPAND_SLOTS": 0},
         "calendar": {"CALENDAR_FREE": False}, "lowercase": {"NAME_WRITTEN": False},
+        "relation_acts": {"RELATIONS_NO_ACT": False},
         "nawei": NAWEI, "reduced": REDUCED,
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}

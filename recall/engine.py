@@ -384,6 +384,8 @@ class RecallEngine:
             clause = self._clause_cosines(query, [s.no for s in scored], views)
             more = expand.clause_seeds(clause)
             links = expand.pair_links(tenant, hits, set(query.terms), mask, more)
+            if not query.relative:  # a turn relating two people is a chain's link, no pair's act or attribute
+                links = expand.without_relations(tenant, links)
             if query.relative and expand.CHAINS:
                 chains = expand.chain_links(tenant, hits, set(query.terms), mask, more)
         new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3])]

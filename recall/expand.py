@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hindbrain.recall.index import FUNCTION_WORDS, TenantIndex
+from hindbrain.recall.indirect import names_a_role
 from hindbrain.recall.tokenize import tokens
 
 EXPAND_SEEDS = 5  # the best hits expanded from (3 → 5: +1 point all-gold on conv-en tuning)
@@ -276,6 +277,41 @@ def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask, inside: bo
 
 
 SAME_WORDS_SKIPPED = True  # an A/B switch for bench/expand_ab.py
+
+
+# A question about a person described by an act (not their relative) is answered by the act's turn and
+# one about that person; a turn that relates two people ("X says her husband Y is staying with them") is
+# the middle link of a relative's chain, and as a pair's turn it stood for the act or the answer (round
+# twenty-four's held-out hard-zh losses; docs/recall-quality.md, round twenty-six). Tuning halves, multi-hop
+# R@5 (all gold), off → on: hard2-en 54.0 (50 %) → 56.0 (52 %), hard2-zh 44.0 → 45.0, hard-en / hard-zh
+# unchanged; a question about a relative keeps its chains. An A/B switch for bench/expand_ab.py.
+RELATIONS_NO_ACT = True
+
+
+def names_in(tenant: TenantIndex, no: int) -> list[str]:
+    """The terms of turn ``no`` that link as names, whatever the query (``linked``'s ``entity:``
+    links: ``bridge_terms``, a CJK one only where it opens a sentence somewhere)."""
+    out = []
+    for term in bridge_terms(tenant, no, set()):
+        if term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, tenant.bm25.docs_with(term), term)):
+            out.append(term)
+    return out
+
+
+def relates(tenant: TenantIndex, no: int) -> bool:
+    """Whether a turn relates two people: it names a role (``indirect.names_a_role``: a spouse, a
+    flatmate, a colleague) and two people who link as names ("Maren says her husband Kofi is staying
+    with them", "国栋说他的老婆桂兰最近住在他们那儿"). Such a turn is the link of a chain, not the act
+    or the attribute of a pair."""
+    return names_a_role(_said(tenant.docs[no])) and len(names_in(tenant, no)) >= 2
+
+
+def without_relations(tenant: TenantIndex, links: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``pair_links`` without the links either of whose turns ``relates`` two people (all of them
+    with ``RELATIONS_NO_ACT`` off)."""
+    if not RELATIONS_NO_ACT:
+        return links
+    return [(a, b, via) for a, b, via in links if not relates(tenant, a) and not relates(tenant, b)]
 
 
 def _said(doc) -> str:

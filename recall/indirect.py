@@ -77,6 +77,16 @@ _RELATIVE_OF_EN = re.compile(rf"\b(?:{_ROLES_EN})s?\s+of\s+(?:{_DESCRIBED_EN.pat
 _ROLES_ZH = ("配偶|妻子|丈夫|老公|老婆|爱人|兄弟姐妹|兄弟|姐妹|哥哥|姐姐|弟弟|妹妹|室友|合租伙伴|上司|老板|经理|同事|"
              "父亲|母亲|爸爸|妈妈|儿子|女儿|孩子|男朋友|女朋友|未婚夫|未婚妻|邻居|表哥|表姐|表弟|表妹|堂哥|堂姐|叔叔|阿姨|舅舅|"
              "另一半|伴侣|对象")
+# a turn that names someone's relation to another ("Joaquin's husband Soren", "国栋说他的老婆桂兰")
+_ROLE = re.compile(rf"\b(?:{_ROLES_EN})s?\b|{_ROLES_ZH}", re.IGNORECASE)
+
+
+def names_a_role(text: str) -> bool:
+    """Whether ``text`` holds a word for a person's relation to another (a spouse, a flatmate, a
+    colleague: the roles a question can ask through)."""
+    return bool(_ROLE.search(text))
+
+
 _PERSON_ZH = "的(?:(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)|那位|那名)"  # "…的那个人", "…的那位"
 _RELATIVE_OF_ZH = re.compile(rf"{_PERSON_ZH}的(?:{_ROLES_ZH})")
 

@@ -477,3 +477,32 @@ def test_a_described_persons_expansions_keep_names_that_only_open_sentences(chat
     asked.clear()
     brain.recall(tenant="t", agent="chat", query="What is Sam's cousin like?", k=5, layers=["episodic"])
     assert asked and all(asked)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_turn_relating_two_people_is_no_pairs_act_or_attribute(chat, lang, monkeypatch):
+    """"Maren says her husband Kofi is staying with them" links through Kofi like the turn of Kofi's act,
+    but it names a role and two people: it relates them, it is what a relative's chain passes through,
+    not who did the act or what the person does (round twenty-six). A turn with a role word and one
+    name ("my cousin Kofi"), or two names and no role ("Kofi drove Maren"), still pairs."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = {"en": ["Kofi took all the pictures when you got married.", "Maren says her husband Kofi is staying "
+                   "with them for a while.", "Kofi has been practising the clarinet every night.",
+                   "My cousin Kofi lent me his van.", "Maren moved to Denver in the spring.",
+                   "Kofi drove Maren to the airport at dawn."],
+            "zh": ["你办喜事那天，相机一直在国栋手里。", "桂兰说她的老公国栋最近住在他们那儿。",
+                   "国栋每晚都在练单簧管。", "我表哥国栋把他的车借给我了。", "桂兰春天调去西安了。",
+                   "国栋一大早开车送桂兰去了机场。"]}[lang]
+    tenant_name = f"relation-{lang}"
+    for n, text in enumerate(said):
+        brain.perceive(tenant=tenant_name, kind="message", speaker="Mei", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[tenant_name]
+    act, relation, clarinet, cousin, moved, drove = range(len(said))
+    assert expand.relates(tenant, relation)
+    # a role and one name, two names and no role: an act or an attribute each
+    assert not any(expand.relates(tenant, no) for no in (act, clarinet, cousin, moved, drove))
+    links = expand.pair_links(tenant, [act], set(), None)
+    assert {d for _, d, _ in links} == {relation, clarinet, cousin, drove}  # every turn naming the act's doer
+    assert {d for _, d, _ in expand.without_relations(tenant, links)} == {clarinet, cousin, drove}
+    monkeypatch.setattr(expand, "RELATIONS_NO_ACT", False)  # before round twenty-six: the relation pairs too
+    assert expand.without_relations(tenant, links) == links
