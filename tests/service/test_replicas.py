@@ -21,8 +21,8 @@ from http_helpers import call, free_port
 from hindbrain import Brain
 from hindbrain.brain import INDEXED_TOPICS
 from hindbrain.schemas.codec import registry
-from hindbrain.service.keys import KeyStore
 from hindbrain.service import replica
+from hindbrain.service.keys import KeyStore
 from hindbrain.service.replica import SERVING, Follower, _tail, replica_count
 from hindbrain.settings import Settings
 from hindbrain.streams.sqlite_log import SqliteLog
