@@ -232,9 +232,6 @@ def main() -> None:
                              "pairwise": fit_pairwise(tuning, every),
                              "pairwise (first try's features)": fit_pairwise(tuning, base)}.items():
         orders[name] = (lambda s: lambda f, prior: np.argsort(s(f), kind="stable"))(score)
-    # the same trees without the lexical hits' term evidence (``learned.EVIDENCE_FEATURES``): what the columns add
-    without, _ = fit_boosted(tuning, [col[f] for f in learned.POOL_FEATURES])
-    orders["boosted, no term evidence"] = lambda f, prior: np.argsort(without(f) * prior, kind="stable")
     boosted, model = fit_boosted(tuning, every)
     orders["boosted"] = lambda f, prior: np.argsort(boosted(f) * prior, kind="stable")
     exported = export(model, embedder)
@@ -243,8 +240,7 @@ def main() -> None:
     # the shipped files as they are (read before --out replaces one): this embedder's, and USE's
     for name in dict.fromkeys((embedder, learned.DEFAULT_EMBEDDER)):
         shipped = learned.Trees.from_json(json.loads(learned.model_path(name).read_text("utf-8")))
-        orders[f"the shipped trees for {name} ({learned.model_path(name).name})"] = by_probability(
-            lambda f, m=shipped: m.margin(f[:, learned.columns_of(m)]))
+        orders[f"the shipped trees for {name} ({learned.model_path(name).name})"] = by_probability(shipped.margin)
     x = np.vstack([p[4] for p in tuning])
     drift = float(np.abs(trees.margin(x) - model.decision_function(x)).max())
     print(f"exported trees: {len(exported['trees'])}, largest margin difference from scikit-learn {drift:.2e}")

@@ -30,7 +30,7 @@ from hindbrain.recall import learned as learned_fusion
 from hindbrain.recall.asking import asking_penalty
 from hindbrain.recall.brevity import brevity_penalty
 from hindbrain.recall.freezing import freezer
-from hindbrain.recall.gate import GateItem, gate, word_set
+from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
 from hindbrain.recall.index import (
     FUNCTION_WORDS,
@@ -73,8 +73,6 @@ class Scored:
     penalty: float = 0.0
     cosine: float | None = None  # the semantic channel's (late interaction) cosine
     chain: float = 0.0  # the graph's chain support (``linked.chains``), which the gate reads typed
-    # what it holds of the query's terms, for the trees (``learned.term_evidence``): (highest idf, information share)
-    evidence: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass
@@ -134,7 +132,7 @@ class RecallEngine:
                               semantic.dialogue_query_async(query.views.cue)
                               if small or e5_dialogue.query_ready() else None,
                               budget=math.inf if small else None)
-        lexical, idfs = self._lexical(tenant, query, mask, fetch)
+        lexical = self._lexical(tenant, query, mask, fetch)
         clock.lap("lexical")
         near, views = self._semantic(query, mask, clock, fetch, vectors)
         if query.described and query.views is not None:
@@ -147,7 +145,7 @@ class RecallEngine:
         beliefs = [b for b in tenant.beliefs.values() if not self.quarantine or belief_layers.briefable(b, query.user)]
         briefed = _within(belief_layers.briefing(beliefs, query.scene, query.user,
                                                  admitted=frozenset(arms), emotion=emotion), query.budget_tokens)
-        ranked, explain = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views, e5, idfs)
+        ranked, explain = self.score(tenant, query, lexical, near, mask, [b for b, _ in briefed], views, e5)
         clock.lap("score")
         items = [GateItem(s.doc, s.score, s.scope_match, s.why, semantic=s.channel_scores.get("semantic", 0.0),
                           chain=s.chain) for s in ranked]
@@ -170,10 +168,8 @@ class RecallEngine:
         return RecallResult(ranked, selected, cut, briefed, clock.laps, arms)
 
     # -- channels that search ------------------------------------------------------------
-    def _lexical(self, tenant: TenantIndex, query: Query, mask,
-                 fetch: int) -> tuple[dict[int, tuple[float, float]], tuple[dict[str, float], float]]:
-        """doc number → (bm25, query information) for the best ``fetch`` lexical hits, and the query
-        terms' idfs with the idf of a term no document holds (``learned.term_evidence``). Under a mask
+    def _lexical(self, tenant: TenantIndex, query: Query, mask, fetch: int) -> dict[int, tuple[float, float]]:
+        """doc number → (bm25, query information) for the best ``fetch`` lexical hits. Under a mask
         a recurring one's visible documents alone are scored (``BM25Index.visible_scores``: the same
         scores, and the best hits' tie rule, newest first, holds as their numbers keep their order)."""
         if mask is None:
@@ -187,8 +183,7 @@ class RecallEngine:
         unseen = math.log(1.0 + (len(tenant.bm25) + 0.5) / 0.5)
         information = sum(idfs.get(t, unseen) for t in query.terms)
         numbers = hits if docs is None else docs[hits]
-        found = {int(d): (float(scores[h]), information) for d, h in zip(numbers.tolist(), hits.tolist(), strict=True)}
-        return found, (idfs, unseen)
+        return {int(d): (float(scores[h]), information) for d, h in zip(numbers.tolist(), hits.tolist(), strict=True)}
 
     def _semantic(self, query: Query, mask, clock, fetch: int, pending) -> tuple[list[int], np.ndarray | None]:
         """The doc numbers nearest to each view (``fetch`` for the joined query, ``TURN_FETCH``
@@ -263,14 +258,13 @@ class RecallEngine:
 
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None,
-              e5: _DialogueMix | None = None, idfs: tuple[dict[str, float], float] = ({}, 0.0)):
+              e5: _DialogueMix | None = None):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
         first, each with a brief ``why`` (channel scores, what the gate reads), and the function
         that replaces a pooled item's brief ``why`` by the full explanation: building that costs
         more than the scores, so the recall builds it only for what it returns.
         ``near``: the semantic search's candidates; ``views``: the query views' vectors; ``e5``: a
-        dialogue's e5 mix (``recall.e5_dialogue``), or None; ``idfs``: the query terms' idfs and an unseen
-        term's (``_lexical``), for what each lexical hit holds of the query (``Scored.evidence``)."""
+        dialogue's e5 mix (``recall.e5_dialogue``), or None."""
         w = self.weights(query)
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
@@ -320,8 +314,6 @@ class RecallEngine:
         # each pooled turn's share of what the most informative one says, a factor on its probability
         # (the trees') or its fused score
         said = _informative(tenant, pool) if _asks_what_someone_said(tenant, query, pool) else None
-        if self.learned or normalised:  # the trees read it (and bench/fusion_rank.py, from the fused pool)
-            _hold_evidence(pool, query.terms, lexical, *idfs)
         if self.learned:  # a dialogue's mixed cosines are ordered by the trees fitted on the mix's pools
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
@@ -562,21 +554,6 @@ class _DialogueMix:
         self.scored.update(nos[i] for i in got)
         self.pending.update(nos[i] for i in waiting)
         return late
-
-
-def _hold_evidence(pool: list[Scored], terms: list[str], lexical: dict[int, tuple[float, float]],
-                   idfs: dict[str, float], unseen: float) -> None:
-    """Each lexical hit's ``evidence`` (``learned.term_evidence``) from the query terms it holds: its
-    words, link and exact cues, as ``_explain_terms`` reads them (the word sets cached, ``word_set``).
-    A candidate no lexical search found holds none."""
-    wanted = frozenset(terms)
-    for s in pool:
-        if lexical.get(s.no, (0.0, 0.0))[0] > 0:
-            doc = s.doc
-            held = wanted.intersection(word_set(doc.text))
-            if doc.links or doc.exact:
-                held = held.union(wanted.intersection(doc.links), wanted.intersection(doc.exact))
-            s.evidence = learned_fusion.term_evidence(terms, held, idfs, unseen)
 
 
 def _brief_why(s: Scored, bm25: float, linked) -> dict:

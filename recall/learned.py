@@ -56,19 +56,13 @@ MODEL_FILES = {DEFAULT_EMBEDDER: "fusion_trees.json", USE_E5_NAME: "fusion_trees
 MODEL_DIR = Path(__file__).parent
 MODEL_PATH = MODEL_DIR / MODEL_FILES[DEFAULT_EMBEDDER]
 CHANNEL_FEATURES = ("lexical", "semantic", "graph", "scenario", "freshness")
-POOL_FEATURES = (*CHANNEL_FEATURES, "fused", "fused_share", "associative", "message", "age_rank",
-                 *(f"via_{k}" for k in VIA_KINDS), "expansion_score",
-                 "lexical_rank", "semantic_rank", "fused_rank", "cosine", "cosine_gap", "lexical_reach",
-                 "nterms", "indirect", "described", "dialogue")
-# What a lexical hit holds of the query (``term_evidence``): the normalised lexical score cannot tell
-# a turn matching "what … for" from one matching "dog" when no turn holds the question's content words
-# (docs/recall-quality.md, round twenty-five's class 1); a term's idf can, in any language, no word list.
-EVIDENCE_FEATURES = ("held_idf", "held_information", "pool_held_idf")
-FEATURES = (*POOL_FEATURES, *EVIDENCE_FEATURES)
+FEATURES = (*CHANNEL_FEATURES, "fused", "fused_share", "associative", "message", "age_rank",
+            *(f"via_{k}" for k in VIA_KINDS), "expansion_score",
+            "lexical_rank", "semantic_rank", "fused_rank", "cosine", "cosine_gap", "lexical_reach",
+            "nterms", "indirect", "described", "dialogue")
 # ``_scan.pool_features`` writes the columns in this layout: refuse to import if it changes under it
-if len(POOL_FEATURES) != 21 + len(VIA_KINDS) or CHANNEL_FEATURES[:2] != ("lexical", "semantic"):
-    raise ImportError(f"recall.learned: _scan.pool_features writes 21 + len(VIA_KINDS) columns, "
-                      f"POOL_FEATURES is {POOL_FEATURES}")
+if len(FEATURES) != 21 + len(VIA_KINDS) or CHANNEL_FEATURES[:2] != ("lexical", "semantic"):
+    raise ImportError(f"recall.learned: _scan.pool_features writes 21 + len(VIA_KINDS) columns, FEATURES is {FEATURES}")
 
 
 def enabled() -> bool:
@@ -77,46 +71,19 @@ def enabled() -> bool:
     return os.environ.get("HINDBRAIN_LEARNED_FUSION", "1") != "0" and MODEL_PATH.exists()
 
 
-def term_evidence(terms: list[str], held: frozenset[str], idfs: dict[str, float], unseen: float) -> tuple[float, float]:
-    """What a candidate holding ``held`` has of the query's ``terms`` (with repeats, as BM25 weighs
-    them): the highest idf among the terms it holds over ``unseen`` (the idf of a term no document
-    holds, the most a term can carry), and the share of the query's information (each term's idf,
-    ``unseen`` for a term no document holds) it holds. Small talk sharing "what", "is", "for" with
-    the question holds only low-idf terms; a turn holding "dog" a high one. (0, 0) for no terms."""
-    if not terms or unseen <= 0:
-        return 0.0, 0.0
-    weights = [idfs.get(t, unseen) for t in terms]
-    kept = [w for t, w in zip(terms, weights, strict=True) if t in held]
-    if not kept:
-        return 0.0, 0.0
-    return min(1.0, max(kept) / unseen), sum(kept) / sum(weights)
-
-
 def features(pool, query) -> np.ndarray:
     """One row per candidate of ``pool`` (``recall.engine.Scored``, fused order), ``FEATURES``: the
     candidates' facts, their ranks (0 the pool's best, 1 its worst, ties by position) and the
     pool's columns in one C pass (``_scan.pool_features``; its numpy columns, ~0.12 ms a pool of
-    32, are the oracle in tests/recall/test_learned.py), then the terms each holds
-    (``Scored.evidence``, ``term_evidence``) and the best of those in the pool."""
+    32, are the oracle in tests/recall/test_learned.py)."""
     n = len(pool)
     x = np.empty((n, len(FEATURES)), dtype=np.float64)
     if not n:
         return x
     flags = (float(np.log1p(len(query.terms))) if query.terms else 0.0, float(query.indirect),
              float(query.described), float(query.views is not None and query.views.form == "dialogue"))
-    head = np.empty((n, len(POOL_FEATURES)), dtype=np.float64)
-    _scan.pool_features(list(pool), CHANNEL_FEATURES, VIA_KINDS, float(query.associative), flags, head)
-    x[:, : len(POOL_FEATURES)] = head
-    at = len(POOL_FEATURES)
-    x[:, at: at + 2] = [s.evidence for s in pool]
-    x[:, at + 2] = x[:, at].max()
+    _scan.pool_features(list(pool), CHANNEL_FEATURES, VIA_KINDS, float(query.associative), flags, x)
     return x
-
-
-def columns_of(model) -> np.ndarray | slice:
-    """The columns of ``features`` a model reads: a file fitted before the evidence columns
-    (``EVIDENCE_FEATURES``: the quality mode's and the dialogue's trees) reads the first ones."""
-    return slice(0, len(model.features))
 
 
 @dataclass(frozen=True)
@@ -164,7 +131,7 @@ class Trees:
 
     @classmethod
     def from_json(cls, data: dict) -> Trees:
-        if tuple(data["features"]) not in (FEATURES, POOL_FEATURES):
+        if tuple(data["features"]) != FEATURES:
             raise ValueError(f"fusion trees: fitted on features {data['features']}, the code computes {FEATURES}")
         feature, threshold, left, right, value, roots = [], [], [], [], [], []
         for t in data["trees"]:
@@ -202,11 +169,11 @@ class Linear:
 
     @classmethod
     def from_json(cls, data: dict) -> Linear:
-        if tuple(data["features"]) not in (FEATURES, POOL_FEATURES):
+        if tuple(data["features"]) != FEATURES:
             raise ValueError(f"fusion weights: fitted on features {data['features']}, the code computes {FEATURES}")
         weights = np.array(data["weights"], dtype=np.float64)
-        if weights.shape != (len(data["features"]),) or not np.isfinite(weights).all():
-            raise ValueError(f"fusion weights: {len(data['features'])} finite weights expected, got {data['weights']}")
+        if weights.shape != (len(FEATURES),) or not np.isfinite(weights).all():
+            raise ValueError(f"fusion weights: {len(FEATURES)} finite weights expected, got {data['weights']}")
         return cls(weights, float(data["intercept"]), tuple(data["features"]), str(data["embedder"]))
 
 
@@ -254,7 +221,7 @@ def rerank(pool: list, query, utility_weight: float = 0.0, embedder: str = DEFAU
     if len(pool) < 2:
         return pool
     model = trees(embedder)
-    probability = 1.0 / (1.0 + np.exp(-model.margin(features(pool, query)[:, columns_of(model)])))
+    probability = 1.0 / (1.0 + np.exp(-model.margin(features(pool, query))))
     factor = np.array([1.0 + utility_weight * (2.0 * s.channel_scores.get("utility", 0.5) - 1.0) for s in pool])
     order = np.argsort(-(probability * factor * (1.0 if prior is None else np.asarray(prior, dtype=np.float64))),
                        kind="stable")

@@ -30,7 +30,7 @@ def _candidate(lexical: float, semantic: float, score: float, ts: int):
     return SimpleNamespace(channel_scores={"lexical": lexical, "semantic": semantic, "graph": 0.0, "scenario": 0.0,
                                            "freshness": 0.0},
                            score=score, cosine=semantic, why={"score": score},
-                           doc=SimpleNamespace(ts_us=ts, event_kind="observation"), evidence=(0.0, 0.0))
+                           doc=SimpleNamespace(ts_us=ts, event_kind="observation"))
 
 
 def _query():
@@ -180,7 +180,7 @@ def test_the_walk_in_c_is_the_numpy_definition_bit_for_bit():
     drawn around the trees' own thresholds so every branch is taken, ties at a threshold too."""
     trees = learned.trees()
     rng = np.random.default_rng(28)
-    x = rng.normal(0.0, 1.0, (500, len(trees.features)))
+    x = rng.normal(0.0, 1.0, (500, len(FEATURES)))
     splits = trees.feature[trees.left != np.arange(len(trees.left))]
     at = trees.threshold[trees.left != np.arange(len(trees.left))]
     for row in range(0, 500, 2):  # half the rows sit exactly on some thresholds (``<=`` goes left)
@@ -219,11 +219,9 @@ def numpy_features(pool, query) -> np.ndarray:
     flags = (np.log1p(len(query.terms)) if query.terms else 0.0, float(query.indirect), float(query.described),
              float(query.views is not None and query.views.form == "dialogue"))
     full = np.full
-    evidence = np.array([s.evidence for s in pool], dtype=np.float64).reshape(n, 2)
     return np.column_stack([channels, fused, fused / best, full(n, query.associative), message, _rank(ts), via,
                             expansion, _rank(lexical), _rank(channels[:, 1]), _rank(fused), cos, cos - top,
-                            full(n, float((lexical > 0).mean())), *(full(n, f) for f in flags),
-                            evidence, full(n, evidence[:, 0].max())])
+                            full(n, float((lexical > 0).mean())), *(full(n, f) for f in flags)])
 
 
 def _rank(values: np.ndarray) -> np.ndarray:
@@ -263,7 +261,6 @@ COSINE = st.one_of(st.none(), values, st.sampled_from([float("nan"), float("inf"
 SCORE = st.one_of(values, st.just(float("nan")))
 TS = st.one_of(st.integers(0, 5), st.integers(0, 2 ** 62))
 EVENT_KIND = st.sampled_from([None, "message", "action"])
-UNIT = st.sampled_from([0.0, 0.25, 1.0])
 
 
 @st.composite
@@ -273,8 +270,7 @@ def pooled(draw):
     scores = draw(CHANNEL_SCORES)
     cosine = draw(COSINE)
     return SimpleNamespace(channel_scores=scores, score=draw(SCORE), cosine=cosine, why=why,
-                           doc=SimpleNamespace(ts_us=draw(TS), event_kind=draw(EVENT_KIND)),
-                           evidence=(draw(UNIT), draw(UNIT)))
+                           doc=SimpleNamespace(ts_us=draw(TS), event_kind=draw(EVENT_KIND)))
 
 
 @settings(max_examples=400, deadline=None)
@@ -288,37 +284,5 @@ def test_features_in_c_are_the_numpy_columns_bit_for_bit(pool, terms, indirect, 
     # bit for bit but for a zero's sign: numpy's max/min of 0.0 and -0.0 returns either, by its lanes; a
     # split (x <= threshold) cannot tell them apart, so the trees' margins are bit for bit
     assert (got + 0.0).tobytes() == (want + 0.0).tobytes()
-    trees, columns = learned.trees(), learned.columns_of(learned.trees())
-    assert trees.margin(got[:, columns]).tobytes() == trees.margin(want[:, columns]).tobytes()
-
-
-def test_term_evidence_tells_frame_words_from_content_words():
-    # "what" and "did" are in most turns (low idf), "dog" in few, "samuel" in none (the unseen idf)
-    terms, idfs, unseen = ["what", "did", "samuel", "dog"], {"what": 0.2, "did": 0.3, "dog": 3.0}, 6.0
-    small_talk = learned.term_evidence(terms, frozenset({"what", "did"}), idfs, unseen)
-    content = learned.term_evidence(terms, frozenset({"dog"}), idfs, unseen)
-    assert small_talk == pytest.approx((0.3 / 6.0, 0.5 / 9.5))
-    assert content == pytest.approx((0.5, 3.0 / 9.5))
-    assert learned.term_evidence(terms, frozenset({"cat"}), idfs, unseen) == (0.0, 0.0)
-    assert learned.term_evidence([], frozenset({"dog"}), idfs, unseen) == (0.0, 0.0)
-    # a repeated term weighs as BM25 weighs it, once a repeat
-    repeated = learned.term_evidence(["dog", "dog", "what"], frozenset({"dog"}), idfs, unseen)
-    assert repeated[1] == pytest.approx(6.0 / 6.2)
-
-
-def test_the_engine_hands_the_trees_what_each_lexical_hit_holds(tmp_path, monkeypatch):
-    seen = []
-    rerank = learned.rerank
-    monkeypatch.setattr(learned, "rerank", lambda pool, *a, **kw: seen.append(
-        {s.doc.text: s.evidence for s in pool}) or rerank(pool, *a, **kw))
-    texts = ["Of course! That's what friends are for.", "What did you do today?", "What a day it's been.",
-             "My dog ate the whole carrot cake.", "The weather turned cold this week."]
-    with Brain.open(tmp_path / "brain") as brain:
-        for n, text in enumerate(texts):
-            brain.perceive(tenant="u1", agent="a", kind="message", text=text, event_id=f"t{n}")
-        brain.index.semantic.wait()
-        assert brain.recall(tenant="u1", agent="a", query="What did Samuel's dog eat?", layers=["episodic"]).items
-    (evidence,) = seen
-    frame, content = evidence["Of course! That's what friends are for."], evidence["My dog ate the whole carrot cake."]
-    assert 0 < frame[0] < content[0] and frame[1] > 0 and content[1] > 0  # two frame words may carry more than one
-    assert evidence["The weather turned cold this week."] == (0.0, 0.0)  # no query term: no lexical hit
+    trees = learned.trees()
+    assert trees.margin(got).tobytes() == trees.margin(want).tobytes()
