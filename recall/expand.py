@@ -263,8 +263,7 @@ def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask, inside: bo
     out: list[tuple[int, str]] = []
     for term in bridge_terms(tenant, no, query_terms, inside):
         held = tenant.bm25.docs_with(term)
-        sure = term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term))
-        via = f"entity:{surface(seed.text, term)}" if sure else f"term:{term}"
+        via = f"entity:{surface(seed.text, term)}" if _links_as_name(tenant, held, term) else f"term:{term}"
         out += [(int(d), via) for d in held.tolist() if d != no and _writes_as_a_name(docs[d].text, term)]
     if SAME_WORDS_SKIPPED:
         said = _said(seed)
@@ -291,11 +290,14 @@ RELATIONS_NO_ACT = True
 def names_in(tenant: TenantIndex, no: int) -> list[str]:
     """The terms of turn ``no`` that link as names, whatever the query (``linked``'s ``entity:``
     links: ``bridge_terms``, a CJK one only where it opens a sentence somewhere)."""
-    out = []
-    for term in bridge_terms(tenant, no, set()):
-        if term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, tenant.bm25.docs_with(term), term)):
-            out.append(term)
-    return out
+    return [term for term in bridge_terms(tenant, no, set())
+            if _links_as_name(tenant, tenant.bm25.docs_with(term), term)]
+
+
+def _links_as_name(tenant: TenantIndex, held, term: str) -> bool:
+    """Whether a bridge ``term`` (``held``: the documents holding it) links as a name (``entity:``), not as a
+    shared term: a Latin one always, a CJK one where it opens a sentence somewhere (``OPENING_NAMES``)."""
+    return term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term))
 
 
 def relates(tenant: TenantIndex, no: int) -> bool:
@@ -311,7 +313,9 @@ def without_relations(tenant: TenantIndex, links: list[tuple[int, int, str]]) ->
     with ``RELATIONS_NO_ACT`` off)."""
     if not RELATIONS_NO_ACT:
         return links
-    return [(a, b, via) for a, b, via in links if not relates(tenant, a) and not relates(tenant, b)]
+    # judged once a turn: a seed's turn is in several of its pairs, and each judging looks its names up
+    relating = {no for no in {n for a, b, _ in links for n in (a, b)} if relates(tenant, no)}
+    return [(a, b, via) for a, b, via in links if a not in relating and b not in relating]
 
 
 def _said(doc) -> str:

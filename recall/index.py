@@ -901,10 +901,11 @@ class TenantIndex:
     def count_outcome(self, applied: list[str], success: bool, ts_us: int = 0) -> None:
         for item in dict.fromkeys(applied):
             no = self.by_id.get(item)
-            if no is not None and ts_us > self.docs.peek(no).last_used_us:
+            held = None if no is None else self.docs.peek(no)  # read once: a packed row is unpacked per peek
+            if held is not None and ts_us > held.last_used_us:
                 self.docs[no].last_used_us = ts_us
             c = self.counters.setdefault(item, Counters())
-            c.unit = c.unit or (no is not None and self.docs.peek(no).kind == "fragment")
+            c.unit = c.unit or (held is not None and held.kind == "fragment")
             c.applied += 1
             if success:
                 c.success += 1
