@@ -433,13 +433,6 @@ def quarantine_parts(kind: str | None, text: str | None, speaker: str | None, ag
     return said_parts(source, kind, speaker, session, cue)
 
 
-def quarantine_reason(kind: str | None, text: str | None, speaker: str | None, agent: str | None,
-                      session: str | None = None, origin: str | None = None) -> str | None:
-    """``quarantine_parts`` in the audit's words (who said it, in which session, carrying which cue)."""
-    parts = quarantine_parts(kind, text, speaker, agent, session, origin)
-    return None if parts is None else quarantine_text(parts)
-
-
 def _said_by(source: str, kind: str | None, speaker: str | None) -> str:
     if source == UNSTATED:
         return f"{'a ' + kind if kind else 'an event'} with no origin (not the agent's word unless it says so)"

@@ -2,7 +2,13 @@
 
 import pytest
 
-from hindbrain.recall.provenance import instruction_cue, quarantine_reason, source_of
+from hindbrain.recall.provenance import instruction_cue, quarantine_parts, quarantine_text, source_of
+
+
+def quarantine_reason(*args, **kwargs) -> str | None:
+    """The event's quarantine reason as the audit words it (None: not quarantined)."""
+    parts = quarantine_parts(*args, **kwargs)
+    return None if parts is None else quarantine_text(parts)
 
 
 @pytest.mark.parametrize("text", [
