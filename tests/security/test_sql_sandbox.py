@@ -118,6 +118,21 @@ def test_identifier_parameters_are_refused(brain):
             brain.sql(query, {"t": "hindbrain.events"}, tenant="acme")
 
 
+def test_parameters_bind_as_values_never_as_text(brain):
+    """A parameter the query does not name as ``{name:Type}`` was bound by the client's ``%`` formatting:
+    its value became SQL that sqlglot never read (round twenty-seven). Now refused, naming the parameter."""
+    smuggled = ", count() AS n FROM events UNION ALL SELECT '', 2, "  # ran as SQL: two more columns
+    for query, parameters in (("SELECT '%(x)s' AS a", {"x": smuggled}), ("SELECT 1 AS `%(x)s`", {"x": "b"}),
+                              ("SELECT {p:String} AS a", {"p": "ok", "unused": 1}),
+                              ("SELECT 1 AS a", {"$x$": b"x"})):  # the client's raw splice
+        with pytest.raises(InvalidInput) as caught:
+            rows = brain.sql(query, parameters, tenant="acme")
+            pytest.fail(f"ran: {query!r} {parameters!r} -> {rows}")
+        assert caught.value.field == "parameters" and repr(next(reversed(parameters))) in str(caught.value)
+    hostile = "'; SELECT text FROM hindbrain.events --"
+    assert brain.sql("SELECT { p : String } AS a", {"p": hostile}, tenant="acme") == [{"a": hostile}]
+
+
 def test_the_tenant_sees_its_own_rows_in_every_view_and_no_one_elses(brain):
     for view in views_of():
         rows = brain.sql(f"SELECT DISTINCT tenant FROM {view}", tenant="acme")
