@@ -744,7 +744,9 @@ class Learner:
         known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"], record.get("scope")))
         # A proposal that cites the known unit as its evidence (a meta-rule) is not that unit again.
         if known and known != fid and known in t.units and known not in record["event_ids"]:
-            changes = lifecycle.on_assimilation(t.units[known], confidence, fid, env["agent"])
+            changes = (lifecycle.on_repetition(t.units[known], fid, env["agent"])
+                       if repeated_proposal(job, env["agent"], t.units[known]) else
+                       lifecycle.on_assimilation(t.units[known], confidence, fid, env["agent"]))
             absorbed = {"unit": lifecycle.state_of(replace(unit, status="absorbed")), "into": known,
                         "learning": "assimilation"}
             return [decision(DecisionKind.UNIT_ABSORBED, env["tenant"], [fid], [known],
@@ -914,6 +916,13 @@ def _credit(t: _Tenant, recall_id: str | None, outcome_id: str) -> Credit:
         t.answered[recall_id] = outcome_id
     injected = t.injected.get(recall_id)
     return Credit(recall_id, None if injected is None else frozenset(injected), answered_by)
+
+
+def repeated_proposal(job: str, agent: str | None, unit: Unit) -> bool:
+    """Whether a proposal of the unit's lesson is its agent's word again: a caller's own ``learn`` (the write
+    gate's job) by an agent already among the unit's sources. The extractor's proposals are not: each rests
+    on other events (another task's failure and fix), independent evidence even from one agent."""
+    return job == GATE_JOB and agent is not None and agent in unit.agents
 
 
 def _proposal_id(env: dict, proposal: extract.Proposal, n: int = 0) -> str:

@@ -235,6 +235,18 @@ def on_assimilation(unit: Unit, confidence: float, evidence_id: str, agent: str 
     return [change, *sharing(change.unit)]
 
 
+def on_repetition(unit: Unit, evidence_id: str, agent: str) -> list[Change]:
+    """The same lesson proposed again (``learn``) by ``agent``, who already stands behind the unit: kept as
+    evidence, but one caller's word said twice is no more evidence than said once, so confidence, status and
+    sharing stay. Round twenty-six measured six ``learn`` calls by one agent lifting its unit to candidate 1.00
+    by noisy-or, and a held unit (an agent's own low confidence) left the holding area on its agent's
+    repetition alone (docs/security.md, round twenty-seven)."""
+    u = replace(unit, evidence=(*unit.evidence, evidence_id))
+    return [Change(DecisionKind.UNIT_ASSIMILATED, u,
+                   f"the same lesson again from {agent}, who already stands behind it: one agent's repetition "
+                   f"counts once (confidence stays {u.confidence:.2f})")]
+
+
 def _status_after_success(u: Unit) -> Change:
     if u.status == "candidate":
         return Change(DecisionKind.UNIT_VERIFIED, replace(u, status="verified"), "applied and the task succeeded")
