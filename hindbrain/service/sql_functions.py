@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from hindbrain.service.sql_patterns import literal_strings
+
 # One tuple per ClickHouse category; aliases (``substr``, ``lcase``) sit with what they alias.
 _ALLOWED: dict[str, tuple[str, ...]] = {
     'aggregate': (
@@ -401,11 +403,65 @@ def allowed_function(name: str) -> bool:
     """Whether tenant SQL may call ``name``: listed (ClickHouse resolves a listed name in any case
     only if it is case-insensitive; a wrong case of a case-sensitive name fails as unknown), or an
     allowed aggregate with combinator suffixes."""
-    if name.lower() in FUNCTIONS:
-        return True
+    return name.lower() in FUNCTIONS or allowed_aggregate(name)
+
+
+def allowed_aggregate(name: str) -> bool:
+    """Whether ``name`` is an allowed aggregate, with or without combinator suffixes (``sumIf``, ``uniqState``)."""
     base = name
+    if base.lower() in AGGREGATES:
+        return True
     while (match := _COMBINATOR.search(base)) and match.start() > 0:
         base = base[: match.start()]
         if base.lower() in AGGREGATES:
             return True
     return False
+
+
+# Functions that take an aggregate's name as a string (``arrayReduce('sum', xs)``): the engine builds the
+# aggregate by that name, which the function check never saw (round twenty-seven: the refused
+# ``stochasticLinearRegression`` ran as ``arrayReduce('stochasticLinearRegression', …)``, and so would any
+# aggregate a future engine adds). The name must be a literal (a computed one is folded by the engine
+# after the checks: ``arrayReduce(concat('stochasticLinear', 'Regression'), …)`` ran too) and allowed.
+AGGREGATE_NAME_ARGUMENT = {"arrayreduce": 0, "arrayreduceinranges": 0, "initializeaggregation": 0}
+# Functions that take a type's name as a string: a type ``AggregateFunction(name, …)`` builds that aggregate
+# too (``finalizeAggregation(defaultValueOfTypeName('AggregateFunction(stochasticLinearRegression, …)'))`` ran
+# it). Argument index of the type, -1 for the last; a literal type is read by ``state_type_refusal``.
+TYPE_NAME_ARGUMENT = {
+    **dict.fromkeys(("cast", "_cast", "accuratecast", "accuratecastornull", "accuratecastordefault", "reinterpret",
+                     "dynamicelement", "variantelement", "isdynamicelementinshareddata"), 1),
+    "defaultvalueoftypename": 0,
+    **dict.fromkeys(("jsonextract", "jsonextractcaseinsensitive", "jsonextractkeysandvalues",
+                     "jsonextractkeysandvaluescaseinsensitive"), -1),
+}
+_STATE_TYPE = re.compile(r"(?:Simple)?AggregateFunction\s*\(\s*(?:\d+\s*,\s*)?[`\"]?([A-Za-z_][A-Za-z0-9_]*)",
+                         re.IGNORECASE)
+
+
+def named_argument_refusal(function: str, arguments: list[str]) -> str | None:
+    """Why ``function``, given these ``arguments`` (their ``EXPLAIN AST`` lines), names an aggregate or a type
+    tenant SQL may not use (see ``AGGREGATE_NAME_ARGUMENT``, ``TYPE_NAME_ARGUMENT``), or None."""
+    lowered = function.lower()
+    index, what = ((AGGREGATE_NAME_ARGUMENT[lowered], "aggregate") if lowered in AGGREGATE_NAME_ARGUMENT else
+                   (TYPE_NAME_ARGUMENT[lowered], "type") if lowered in TYPE_NAME_ARGUMENT else (None, None))
+    if index is None or not arguments or index >= len(arguments):
+        return None  # not such a function, or a wrong arity the engine refuses itself
+    argument = arguments[index]
+    names = literal_strings(argument) if argument.startswith("Literal '") else None
+    if names is None:
+        if what == "type" and not argument.startswith(("Function", "Identifier", "QueryParameter")):
+            return None  # a literal of another kind (a number): not a type's name, the engine says what it needs
+        return (f"{function}(): the {what} it names (argument {index + 1 if index >= 0 else len(arguments)}) "
+                f"must be a string literal: a computed name is resolved after the checks")
+    (name,) = names
+    if what == "aggregate":
+        base = name.split("(", 1)[0].strip().strip("`\"")
+        return None if allowed_aggregate(base) else f"{function}('{base}'): {base} is not an allowed aggregate"
+    return state_type_refusal(name)
+
+
+def state_type_refusal(text: str) -> str | None:
+    """Why a type named in ``text`` (a string literal of the query) holds the state of an aggregate that tenant
+    SQL may not use (``AggregateFunction(stochasticLinearRegression, Float64)``), or None."""
+    refused = [name for name in _STATE_TYPE.findall(text) if not allowed_aggregate(name)]
+    return f"{refused[0]}: not an allowed aggregate, in the type {text[:120]!r}" if refused else None

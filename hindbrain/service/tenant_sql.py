@@ -48,7 +48,12 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from hindbrain.projections.views import VIEWS
-from hindbrain.service.sql_functions import allowed_function, quadratic_alternative
+from hindbrain.service.sql_functions import (
+    allowed_function,
+    named_argument_refusal,
+    quadratic_alternative,
+    state_type_refusal,
+)
 from hindbrain.service.sql_patterns import pattern_refusal
 
 # sqlglot warns when it reads a statement it does not know (``SHOW TABLES``) as a bare Command;
@@ -72,6 +77,7 @@ _LIMIT_CODES = {
 _CODE = re.compile(r"\(([A-Z_]+)\)")
 # ClickHouse's name for a query parameter (``{name:Type}``)
 _PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLACEHOLDER = re.compile(r"\{\s*\w+\s*:([^}]+)\}")  # a query parameter's declared type
 
 
 class ForbiddenQuery(ValueError):
@@ -128,6 +134,16 @@ def parameter_refusal(sql: str, parameters: dict) -> str | None:
             return f"{name!r}: a parameter's name is letters, digits and '_', not starting with a digit"
         if not re.search(r"\{" + name + r":[^}]+\}", sql):
             return f"{name!r}: not named in the query; write it where its value goes as {{{name}:Type}}"
+    return None
+
+
+def placeholder_refusal(sql: str) -> str | None:
+    """Why a ``{name:Type}`` of ``sql`` may not be bound, or None: its type holds the state of an aggregate tenant
+    SQL may not use. The engine builds a parameter's type, and reads its value into it, when it explains the
+    query: before ``check_ast`` could refuse the type's name (``state_type_refusal``)."""
+    for declared in _PLACEHOLDER.findall(sql):
+        if reason := state_type_refusal(declared):
+            return reason
     return None
 
 
@@ -196,7 +212,10 @@ def check_ast(ast_lines: list[str], databases: set[str]) -> None:
             raise ForbiddenQuery(f"{func}(): table functions are not allowed")
         if kind == "Function" and not allowed_function(name):
             raise ForbiddenQuery(function_refusal(name))
-        if kind == "Function" and (reason := pattern_refusal(name, function_arguments(ast_lines, n))):
+        if kind == "Function" and (reason := pattern_refusal(name, function_arguments(ast_lines, n))
+                                   or named_argument_refusal(name, function_arguments(ast_lines, n))):
+            raise ForbiddenQuery(reason)
+        if kind == "Literal" and "ggregate" in rest.lower() and (reason := state_type_refusal(rest)):
             raise ForbiddenQuery(reason)
 
 
@@ -242,6 +261,8 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
         ((sql,),) = warehouse.tenant_check("SELECT formatQuerySingleLine({q:String})", {"q": sql})
         if reason := parameter_refusal(sql, parameters or {}):
             raise ForbiddenParameters(reason)
+        if reason := placeholder_refusal(sql):
+            raise ForbiddenQuery(reason)
         databases = {row[0] for row in warehouse.tenant_check("SELECT name FROM system.databases")}
         check_syntax(sql, set(views_of()), databases)
         check_ast([row[0] for row in warehouse.tenant_check(f"EXPLAIN AST {sql}", parameters)], databases)

@@ -133,6 +133,31 @@ def test_parameters_bind_as_values_never_as_text(brain):
     assert brain.sql("SELECT { p : String } AS a", {"p": hostile}, tenant="acme") == [{"a": hostile}]
 
 
+def test_aggregates_named_by_a_string_meet_the_allow_list(brain):
+    """``arrayReduce``, ``initializeAggregation`` and a type ``AggregateFunction(name, …)`` build an aggregate by
+    a name the function check never saw: the refused ``stochasticLinearRegression`` ran that way (round
+    twenty-seven), as would any aggregate a future engine adds. Now the name is read, and must be a literal."""
+    refused_name = "stochasticLinearRegression"
+    state = f"AggregateFunction({refused_name}, Float64, Float64)"
+    for query in (f"SELECT arrayReduce('{refused_name}', [1.0], [2.0])",
+                  f"SELECT arrayReduceInRanges('{refused_name}', [(1, 1)], [1.0], [2.0])",
+                  f"SELECT initializeAggregation('{refused_name}State', 1.0, 1.0)",
+                  f"SELECT finalizeAggregation(defaultValueOfTypeName('{state}'))",
+                  f"SELECT finalizeAggregation(CAST(unhex('00') AS AggregateFunction(1, `{refused_name}`, Float64)))",
+                  f"SELECT finalizeAggregation(defaultValueOfTypeName('Tuple(a SimpleAggregateFunction({refused_name}, "
+                  "Float64))').1)", f"SELECT {{x:{state}}}"):
+        assert refused_name in refused(brain, query)
+    for query in ("SELECT arrayReduce(concat('stochasticLinear', 'Regression'), [1.0], [2.0])",
+                  f"SELECT finalizeAggregation(defaultValueOfTypeName(concat('{state[:30]}', '{state[30:]}')))",
+                  f"WITH '{refused_name}' AS a SELECT arrayReduce(a, [1.0], [2.0])"):
+        assert "must be a string literal" in refused(brain, query)
+    rows = brain.sql("SELECT arrayReduce('sum', [1, 2]) AS s, arrayReduce('quantiles(0.5)', [1.0]) AS q, "
+                     "finalizeAggregation(initializeAggregation('sumState', toUInt64(3))) AS i, "
+                     "toTypeName(defaultValueOfTypeName('AggregateFunction(sum, UInt8)')) AS t, "
+                     "CAST('5' AS UInt8) AS c", tenant="acme")
+    assert rows == [{"s": 3, "q": [1.0], "i": 3, "t": "AggregateFunction(sum, UInt8)", "c": 5}]
+
+
 def test_the_tenant_sees_its_own_rows_in_every_view_and_no_one_elses(brain):
     for view in views_of():
         rows = brain.sql(f"SELECT DISTINCT tenant FROM {view}", tenant="acme")
