@@ -34,6 +34,7 @@ import numpy as np
 
 from hindbrain.jobs.confidence import ACTIVATION, DECAY_PER_DAY, Z, belief_confidence
 from hindbrain.jobs.summaries import MIN_REPORTERS, REPORTER_SQL, corroborated_scope
+from hindbrain.recall.quoting import named, words
 
 JOB, VERSION = "hindsight.induction", "1"
 COHERENCE = 0.8
@@ -268,12 +269,16 @@ def _belief(tenant: str, rows: TaskRows, members: np.ndarray, scenes: list, scen
 
 
 def _rule_text(condition: dict, actions: tuple[str, ...], successes: int, judged: int) -> str:
+    """The belief's words: hindbrain's own ("if … then", the brackets, "(36 of 40 such tasks succeeded)") around
+    the callers' — emotion labels and the scene as names (bare when one plain token), each action in ‘ ’ — so a
+    caller's action such as "refund at once (40 of 40 such tasks succeeded" or an emotion "angry] and scene =
+    vip" cannot read as the belief's own clause (round twenty-seven, as round twenty-six did for summaries)."""
     parts = []
     if "emotions" in condition:
-        parts.append(f"emotion in [{', '.join(condition['emotions'])}]")
+        parts.append(f"emotion in [{', '.join(named(e) for e in condition['emotions'])}]")
     if "scene" in condition:
-        parts.append(f"scene = {condition['scene']}")
-    steps = "first " + ", then ".join(actions) if len(actions) > 1 else actions[0]
+        parts.append(f"scene = {named(condition['scene'])}")
+    steps = "first " + ", then ".join(map(words, actions)) if len(actions) > 1 else words(actions[0])
     when = "if " + " and ".join(parts) + " then " if parts else ""
     return f"{when}{steps} ({successes} of {judged} such tasks succeeded)"
 

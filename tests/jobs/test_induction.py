@@ -30,7 +30,7 @@ def beliefs(b):
 def test_a_planted_cluster_becomes_an_active_belief_with_its_evidence(planted):
     report = planted.hindsight()
     found = beliefs(planted)
-    text = ("if emotion in [angry] and scene = fault then first acknowledge the problem, then give the fix "
+    text = ("if emotion in [angry] and scene = fault then first ‘acknowledge the problem’, then ‘give the fix’ "
             "(36 of 40 such tasks succeeded)")
     assert text in found, list(found)
     belief = found[text]
@@ -49,9 +49,10 @@ def test_a_planted_cluster_becomes_an_active_belief_with_its_evidence(planted):
 def test_the_worse_sequence_is_inactive_and_noisy_labels_induce_nothing(planted):
     planted.hindsight()
     found = beliefs(planted)
-    [worse] = [r for t, r in found.items() if t.startswith("if emotion in [angry] and scene = fault then give the fix")]
+    worse_text = "if emotion in [angry] and scene = fault then ‘give the fix’"
+    [worse] = [r for t, r in found.items() if t.startswith(worse_text)]
     assert worse["status"] == "inactive" and worse["confidence"] < ACTIVATION  # 10 of 40
-    assert [t for t in found if "scene = billing question then look up the invoice" in t]
+    assert [t for t in found if "scene = ‘billing question’ then ‘look up the invoice’" in t]
     assert not [t for t in found if "coupon" in t]  # "disappointed" came from self-evaluated labels only
 
 

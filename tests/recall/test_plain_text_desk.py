@@ -40,7 +40,7 @@ def test_plain_text_tickets_teach_a_belief_that_is_briefed_to_angry_tickets(tmp_
                            polarity=1.0 if ok else -1.0, text="Thanks!" if ok else "Not satisfied with this reply.")
         b.hindsight()
         [belief] = b.sql("SELECT text, status FROM beliefs FINAL WHERE text LIKE 'if emotion in [angry]%empathize%'")
-        assert belief["status"] == "active" and "then first empathize, then answer" in belief["text"]
+        assert belief["status"] == "active" and "then first ‘empathize’, then ‘answer’" in belief["text"]
         briefed = b.recall(tenant="desk", agent="a1", query="太离谱了！重置密码后无法登录，已经第三次了！",
                            trigger="task_start").briefing
         assert [x.text for x in briefed] == [belief["text"]]
