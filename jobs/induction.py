@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hindbrain.jobs.confidence import ACTIVATION, DECAY_PER_DAY, Z, belief_confidence
-from hindbrain.jobs.summaries import MIN_REPORTERS, REPORTER_SQL, corroborated_scope
+from hindbrain.jobs.summaries import MIN_REPORTERS, RELAY_SQL, REPORTER_SQL, corroborated_scope
 from hindbrain.recall.quoting import named, words
 
 JOB, VERSION = "hindsight.induction", "1"
@@ -56,7 +56,7 @@ SELECT tenant, unit, scene, emotions, labels, sure_labels, actions,
        multiIf(own_judged > 0, own_success, o.judged > 0, o.last_success, feedback_judged > 0, feedback_success,
                0) AS success,
        if(own_judged > 0 OR o.judged > 0 OR feedback_judged > 0, 1, 0) AS judged,
-       newest, events, event_ids, reporters
+       newest, events, event_ids, reporters, relays
 FROM (
     SELECT tenant, ifNull(task, ifNull(session, event_id)) AS unit,
            any(coalesce(nullIf(scope['task_type'], ''), nullIf(scope['scene'], ''), system)) AS scene,
@@ -75,7 +75,8 @@ FROM (
                     AND signal = 'explicit') AS feedback_success,
            countIf(kind = 'feedback' AND polarity IS NOT NULL AND signal = 'explicit') AS feedback_judged,
            toUnixTimestamp64Micro(max(ts)) AS newest, count() AS events, groupArray(event_id) AS event_ids,
-           arraySort(groupUniqArray(2)({REPORTER_SQL})) AS reporters
+           arraySort(groupUniqArray(2)({REPORTER_SQL})) AS reporters,
+           arraySort(groupUniqArray(2)({RELAY_SQL})) AS relays
     FROM events FINAL
     WHERE kind != 'message' OR emotion IS NOT NULL OR scope['reply_acts'] != ''
     GROUP BY tenant, unit
@@ -104,6 +105,7 @@ class TaskRows:
     events: np.ndarray
     event_ids: list[list[str]]
     reporters: list[tuple[str, ...]]  # up to 2 a task ("user:…" / "agent:…")
+    relays: list[tuple[str, ...]]  # up to 2 a task: the agents that sent its events ('' for none)
 
     def __len__(self) -> int:
         return len(self.tenant)
@@ -136,7 +138,7 @@ def task_rows(warehouse) -> TaskRows:
     """The IO edge: one row per task from the views."""
     names, rows = warehouse.query_columns(TASK_ROWS_SQL)
     wanted = ("tenant", "scene", "emotions", "labels", "sure_labels", "actions", "success", "judged", "newest",
-              "events", "event_ids", "reporters")
+              "events", "event_ids", "reporters", "relays")
     cols = dict(zip(names, zip(*rows, strict=True), strict=True)) if rows else dict.fromkeys(wanted, ())
     return TaskRows(
         tenant=np.array(cols["tenant"], dtype=object), scene=np.array(cols["scene"], dtype=object),
@@ -144,7 +146,8 @@ def task_rows(warehouse) -> TaskRows:
         sure_labels=np.array(cols["sure_labels"], dtype=np.int64), actions=[tuple(a) for a in cols["actions"]],
         success=np.array(cols["success"], dtype=bool), judged=np.array(cols["judged"], dtype=bool),
         newest=np.array(cols["newest"], dtype=np.int64), events=np.array(cols["events"], dtype=np.int64),
-        event_ids=list(cols["event_ids"]), reporters=[tuple(r) for r in cols["reporters"]])
+        event_ids=list(cols["event_ids"]), reporters=[tuple(r) for r in cols["reporters"]],
+        relays=[tuple(r) for r in cols["relays"]])
 
 
 def induce(rows: TaskRows, now_us: int, max_k: int = MAX_K, seed: int = 0) -> list[InducedBelief]:
@@ -156,12 +159,13 @@ def induce(rows: TaskRows, now_us: int, max_k: int = MAX_K, seed: int = 0) -> li
         if mask.sum() >= MIN_TASKS:
             # every reporter of the tenant's tasks, those with no action too (an agent that only observes)
             reporters = len(set().union(*(rows.reporters[i] for i in np.flatnonzero(mine))))
-            out += _induce_tenant(tenant, _subset(rows, np.flatnonzero(mask)), now_us, max_k, seed, reporters)
+            relays = len(set().union(*(rows.relays[i] for i in np.flatnonzero(mine))))
+            out += _induce_tenant(tenant, _subset(rows, np.flatnonzero(mask)), now_us, max_k, seed, reporters, relays)
     return out
 
 
 def _induce_tenant(tenant: str, rows: TaskRows, now_us: int, max_k: int, seed: int,
-                   reporters: int = 0) -> list[InducedBelief]:
+                   reporters: int = 0, relays: int = 0) -> list[InducedBelief]:
     scenes, scene_code = _factorize(rows.scene.tolist())
     emotion_names = _top_emotions(rows.emotions)
     seqs, seq_code = _factorize(rows.actions)
@@ -174,7 +178,7 @@ def _induce_tenant(tenant: str, rows: TaskRows, now_us: int, max_k: int, seed: i
     beliefs = []
     for c in range(k):
         members = np.flatnonzero(cluster_of_row == c)
-        belief = _belief(tenant, rows, members, scenes, scene_code, seqs, seq_code, now_us, reporters)
+        belief = _belief(tenant, rows, members, scenes, scene_code, seqs, seq_code, now_us, reporters, relays)
         if belief is not None:
             beliefs.append(replace(belief, cluster=c, k=k))
     return beliefs
@@ -223,7 +227,8 @@ def _cluster(features: np.ndarray, weights: np.ndarray, max_k: int, seed: int) -
 
 
 def _belief(tenant: str, rows: TaskRows, members: np.ndarray, scenes: list, scene_code: np.ndarray, seqs: list,
-            seq_code: np.ndarray, now_us: int, tenant_reporters: int = 0) -> InducedBelief | None:
+            seq_code: np.ndarray, now_us: int, tenant_reporters: int = 0, tenant_relays: int = 0
+            ) -> InducedBelief | None:
     seq, seq_share = _dominant(seq_code[members])
     if seq_share < COHERENCE:
         return None
@@ -253,8 +258,9 @@ def _belief(tenant: str, rows: TaskRows, members: np.ndarray, scenes: list, scen
     evidence = [e for i in sorted(members.tolist(), key=lambda i: -rows.newest[i]) for e in rows.event_ids[i]]
     # A rule one reporter's tasks alone support is that reporter's word, not the fleet's (jobs/summaries.py)
     told = sorted(set().union(*(rows.reporters[i] for i in members)))
+    sent = sorted(set().union(*(rows.relays[i] for i in members)))
     scope, corroborated, held = corroborated_scope({"scene": condition["scene"]} if "scene" in condition else {},
-                                                   told, tenant_reporters)
+                                                   told, tenant_reporters, sent, tenant_relays)
     signature = f"{tenant}|{condition.get('scene')}|{','.join(emotions)}|{'>'.join(actions)}"
     return InducedBelief(
         belief_id="bl_" + hashlib.blake2b(signature.encode(), digest_size=12).hexdigest(), tenant=tenant, text=text,
@@ -327,4 +333,4 @@ def _subset(rows: TaskRows, idx: np.ndarray) -> TaskRows:
     return TaskRows(rows.tenant[idx], rows.scene[idx], [rows.emotions[i] for i in pick], rows.labels[idx],
                     rows.sure_labels[idx], [rows.actions[i] for i in pick], rows.success[idx], rows.judged[idx],
                     rows.newest[idx], rows.events[idx], [rows.event_ids[i] for i in pick],
-                    [rows.reporters[i] for i in pick])
+                    [rows.reporters[i] for i in pick], [rows.relays[i] for i in pick])

@@ -36,16 +36,20 @@ EVIDENCE_CAP = 1_000
 # induction job counts its tasks' reporters the same way.
 REPORTER_SQL = ("multiIf(scope['user'] != '', concat('user:', scope['user']), agent IS NOT NULL, "
              "concat('agent:', assumeNotNull(agent)), NULL)")
+# Who relayed an event: the agent that sent it ('' for the tenant's own, sent naming no agent). A user an event
+# names is that agent's word too: one agent naming two users is one source (``corroborated_scope``).
+RELAY_SQL = "ifNull(agent, '')"
 
 SUMMARY_SQL = f"""
 SELECT a.tenant, a.system, a.action, a.actual, a.tasks, a.times, a.first, a.last, a.event_ids, s.tasks AS system_tasks,
-       a.reporters, r.reporters AS tenant_reporters
+       a.reporters, r.reporters AS tenant_reporters, a.relays, r.relays AS tenant_relays
 FROM (
     SELECT tenant, assumeNotNull(system) AS system, ifNull(action, '') AS action, assumeNotNull(actual) AS actual,
            uniqExact(ifNull(task, event_id)) AS tasks, count() AS times,
            toUnixTimestamp64Micro(min(ts)) AS first, toUnixTimestamp64Micro(max(ts)) AS last,
            groupArray(event_id) AS event_ids,
-           arraySort(groupUniqArray({{min_reporters:UInt32}})({REPORTER_SQL})) AS reporters
+           arraySort(groupUniqArray({{min_reporters:UInt32}})({REPORTER_SQL})) AS reporters,
+           arraySort(groupUniqArray({{min_reporters:UInt32}})({RELAY_SQL})) AS relays
     FROM events FINAL
     WHERE kind = 'anomaly' AND system IS NOT NULL AND actual IS NOT NULL
     GROUP BY tenant, system, action, actual
@@ -56,7 +60,8 @@ INNER JOIN (
     FROM events FINAL WHERE system IS NOT NULL GROUP BY tenant, system
 ) AS s USING (tenant, system)
 INNER JOIN (
-    SELECT tenant, uniqExact({REPORTER_SQL}) AS reporters FROM events FINAL GROUP BY tenant
+    SELECT tenant, uniqExact({REPORTER_SQL}) AS reporters, uniqExact({RELAY_SQL}) AS relays FROM events FINAL
+    GROUP BY tenant
 ) AS r USING (tenant)
 """
 
@@ -85,28 +90,38 @@ def read_summaries(warehouse) -> list[Summary]:
 
 
 def summarise(tenant: str, system: str, action: str, actual: str, tasks: int, times: int, first: int, last: int,
-              event_ids: list[str], system_tasks: int, reporters: list[str] = (), tenant_reporters: int = 0
-              ) -> Summary:
+              event_ids: list[str], system_tasks: int, reporters: list[str] = (), tenant_reporters: int = 0,
+              relays: list[str] = (), tenant_relays: int = 0) -> Summary:
     """Pure: the summary belief of one recurring anomaly. ``reporters``: up to ``MIN_REPORTERS`` of
-    those who reported it ("user:…" / "agent:…"); ``tenant_reporters``: how many the tenant has."""
+    those who reported it ("user:…" / "agent:…"); ``tenant_reporters``: how many the tenant has; ``relays``,
+    ``tenant_relays``: the same of the agents that sent the reports (``RELAY_SQL``)."""
     span = f"{_day(first)} … {_day(last)}" if _day(first) != _day(last) else _day(first)
     # the reported words are quoted so that none reads as the summary's own (round twenty-six, docs/security.md)
     what = f"{words(action)} gave {words(actual)}" if action else f"{words(actual)} happened"
     text = f"in {named(system)}, {what} in {tasks} of {system_tasks} tasks ({times} times, {span})"
     signature = f"summary|{tenant}|{system}|{action}|{actual}"
     ids = list(event_ids)
-    scope, status, held = corroborated_scope({"scene": system}, list(reporters), tenant_reporters)
+    scope, status, held = corroborated_scope({"scene": system}, list(reporters), tenant_reporters, list(relays),
+                                             tenant_relays)
     return Summary(
         belief_id="bl_" + hashlib.blake2b(signature.encode(), digest_size=12).hexdigest(), tenant=tenant, text=text,
         confidence=round(wilson_lower(tasks, max(tasks, system_tasks)), 6), status=status, support=times,
         scope=scope, event_ids=ids[-EVIDENCE_CAP:], key_event_ids=ids[-3:], newest_us=last, tasks=tasks, held=held)
 
 
-def corroborated_scope(scope: dict, reporters: list[str], tenant_reporters: int) -> tuple[dict, str, str]:
+def corroborated_scope(scope: dict, reporters: list[str], tenant_reporters: int, relays: list[str] = (),
+                       tenant_relays: int = 0) -> tuple[dict, str, str]:
     """Pure: (scope, status, why held) of a fact or rule ``reporters`` gave, briefed in ``scope``: as it is
-    from ``MIN_REPORTERS`` reporters, or from all the tenant has; a lone user's is that user's; a lone agent's
-    waits inactive. Reporters are "user:…" / "agent:…" (``REPORTER_SQL``)."""
+    from ``MIN_REPORTERS`` reporters sent by ``MIN_REPORTERS`` agents (``relays``), or from all the tenant has;
+    a lone user's is that user's; a lone agent's waits inactive, and so do several users' that one agent alone
+    sent — the users an event names are its agent's word (round twenty-seven: one agent naming users u0 and u1
+    made its words a scene belief briefed to every agent). Reporters are "user:…" / "agent:…"
+    (``REPORTER_SQL``), relays agent names ('' for the tenant's own, ``RELAY_SQL``)."""
     if len(reporters) >= min(MIN_REPORTERS, tenant_reporters):
+        if len(relays) < min(MIN_REPORTERS, tenant_relays):
+            agent = f"agent {relays[0]!r}" if relays and relays[0] else "the tenant's own integration (no agent)"
+            return (scope, "inactive", f"reported by {len(reporters)} users all sent by {agent}, alone of the "
+                                       f"tenant's {tenant_relays} senders: held until another agent reports it")
         return scope, "active", ""
     role, _, name = sorted(reporters)[0].partition(":")
     if role == "user":

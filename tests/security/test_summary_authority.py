@@ -148,3 +148,31 @@ def test_an_induced_rule_s_actions_and_scene_stay_inside_their_quotes(lexical_br
     outside = re.sub(r"‘[^‘’]*’", "‘…’", line)
     assert "operator" not in outside and "40 of 40" not in outside, line
     assert outside.startswith("- if scene = ‘…’ then ‘…’ (20 of 20 such tasks succeeded)"), line
+
+
+def test_users_one_agent_names_are_that_agent_s_word(lexical_brain):
+    """Round twenty-seven: a reporter is the user an event names, and one agent naming two users (u0, u1) in its
+    anomalies was two reporters — its words became a scene belief briefed to every agent. The users an agent
+    names are its word: the scene hears it once a second agent sends it too."""
+    b = lexical_brain
+    _fleet(b, "bot-1", "bot-2", "bot-3")
+    b.perceive_many([{**event, "agent": "mallory", "scope": {"user": f"u{n % 2}"}}
+                     for n, event in enumerate(_anomalies())])
+    b.hindsight()
+    belief = _summary(b)
+    assert belief["status"] == "inactive" and not _briefed(b, belief["belief_id"], agent="bot-2")
+    [decision] = b.sql("SELECT reason FROM decisions WHERE job = 'hindsight.summaries'")
+    assert "mallory" in decision["reason"] and "alone" in decision["reason"]
+    b.perceive_many([{**event, "agent": "bot-1", "scope": {"user": "u2"}}
+                     for event in _anomalies(tasks=[0], prefix="seen")])  # another agent sends it
+    b.hindsight()
+    assert _summary(b)["status"] == "active" and _briefed(b, belief["belief_id"], agent="bot-3")
+
+
+def test_a_rule_one_agent_s_tasks_for_many_users_support_is_not_the_fleet_s(lexical_brain):
+    b = lexical_brain
+    _fleet(b, "bot-1", "bot-2", "bot-3")
+    b.perceive_many([{**event, "scope": {**event["scope"], "user": f"u{n // 2 % 4}"}}
+                     for n, event in enumerate(_agent_tasks("mallory", 40, "m"))])
+    b.hindsight()
+    assert _induced(b)["status"] == "inactive"
