@@ -212,11 +212,17 @@ def check_ast(ast_lines: list[str], databases: set[str]) -> None:
             raise ForbiddenQuery(f"{func}(): table functions are not allowed")
         if kind == "Function" and not allowed_function(name):
             raise ForbiddenQuery(function_refusal(name))
-        if kind == "Function" and (reason := pattern_refusal(name, function_arguments(ast_lines, n))
-                                   or named_argument_refusal(name, function_arguments(ast_lines, n))):
+        if kind == "Function" and (reason := argument_refusal(name, function_arguments(ast_lines, n))):
             raise ForbiddenQuery(reason)
         if kind == "Literal" and "ggregate" in rest.lower() and (reason := state_type_refusal(rest)):
             raise ForbiddenQuery(reason)
+
+
+def argument_refusal(name: str, arguments: list[str]) -> str | None:
+    """Why the function ``name`` may not run with these ``arguments`` (``EXPLAIN AST`` lines): a pattern that
+    one row can make outlast the limits (``sql_patterns``), or an aggregate or a type it names that the
+    allow-list refuses (``sql_functions.named_argument_refusal``); None if neither."""
+    return pattern_refusal(name, arguments) or named_argument_refusal(name, arguments)
 
 
 def function_arguments(ast_lines: list[str], n: int) -> list[str]:
