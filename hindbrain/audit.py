@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from hindbrain.recall.quoting import prompt_text, words
 from hindbrain.schemas.decision_kinds import DecisionKind
 
 # The thresholds a decision of this kind turned on (the lifecycle passes all of them to every
@@ -219,13 +220,19 @@ def _who(record_type: str, record: dict) -> str:
 
 
 def _line(ts_us: int, who: str, what: str) -> str:
+    """One line of the timeline. Who and what pass the one escape (``quoting.prompt_text``): they hold callers'
+    words (texts, names, reasons, a decision's inputs), and a terminal acts on the controls among them — an
+    ESC sequence in a message erased the line above it or its own "— quarantined" note when ``hindbrain
+    explain`` printed it (round twenty-seven)."""
     when = datetime.fromtimestamp(ts_us / 1e6, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
-    return f"{when}  {who:<22}  {what}"
+    return f"{when}  {prompt_text(who):<22}  {prompt_text(what)}"
 
 
 def _quote(text) -> str:
-    text = " ".join(str(text).split())
-    return f"'{text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS - 1] + '…'}'"
+    """A caller's text between ‘ ’ (``quoting.words``: no quote mark inside closes them, so the rest of the line
+    stays the timeline's own words), cut at ``TEXT_CHARS``."""
+    text = prompt_text(text)
+    return words(text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS - 1] + "…")
 
 
 def _count(n: int, noun: str) -> str:
