@@ -8,14 +8,23 @@ with only the semantic weight, expansion and information factor kept, no trees).
 The lists are cached with ``--lists`` so every hedge is re-scored in seconds. Printed per set:
 R@1 / R@5 / R@10 of the default, semantic alone and each hedge (``hedges``), and the questions
 won and lost at R@5 against the default. Deterministic: the same lists give the same numbers.
+
+    .venv/bin/python bench/never_below.py --sets conv-en,hard2-en --cpu 3
+
+``--cpu R``: the thread CPU of ``Brain.recall`` (the harness's arguments) on the tuning questions with
+the hedge off (``HINDBRAIN_HEDGE=0``, the base's order) and on, alternated question by question (the
+order flipping each question and round), R rounds after one warm pass; prints each arm's median and p99.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,6 +64,33 @@ def collect(names: list[str], half: str) -> dict[str, list[tuple]]:
         out[name] = rows
         print(f"{name}: {len(rows)} questions collected", flush=True)
     return out
+
+
+def cpu(names: list[str], half: str, rounds: int) -> None:
+    """Thread CPU (ms) a recall, hedge off against on, alternated question by question."""
+    for name in names:
+        data = quality.load(name)
+        questions = data.half(half)
+        with tempfile.TemporaryDirectory() as home:
+            brain = quality.build(data, Path(home))
+            try:
+                for q in questions:  # the query vectors, cached before anything is timed
+                    ranked(brain, data, q)
+                took: dict[str, list[float]] = {"0": [], "1": []}
+                for r in range(rounds):
+                    for n, q in enumerate(questions):
+                        for arm in ("0", "1") if (n + r) % 2 else ("1", "0"):
+                            os.environ["HINDBRAIN_HEDGE"] = arm
+                            start = time.thread_time()
+                            ranked(brain, data, q)
+                            took[arm].append((time.thread_time() - start) * 1000)
+            finally:
+                os.environ.pop("HINDBRAIN_HEDGE", None)
+                brain.close()
+        med = {a: statistics.median(v) for a, v in took.items()}
+        p99 = {a: statistics.quantiles(v, n=100)[98] for a, v in took.items()}
+        print(f"{name}: thread CPU ms a recall, median (p99): base {med['0']:.3f} ({p99['0']:.2f}), hedged "
+              f"{med['1']:.3f} ({p99['1']:.2f}); x{med['1'] / med['0']:.3f}", flush=True)
 
 
 def lead_then_fill(first: list[str], second: list[str], lead: int) -> list[str]:
@@ -121,7 +157,11 @@ def main() -> None:
     ap.add_argument("--sets", default=",".join(quality.DEFAULT_SETS))
     ap.add_argument("--half", default="tuning", choices=("tuning", "heldout", "all"))
     ap.add_argument("--lists", type=Path, help="cache of the collected lists (read if present, else written)")
+    ap.add_argument("--cpu", type=int, metavar="ROUNDS", help="measure the hedge's CPU instead (see above)")
     args = ap.parse_args()
+    if args.cpu:
+        cpu(args.sets.split(","), args.half, args.cpu)
+        return
     if args.lists and args.lists.exists():
         lists = pickle.loads(args.lists.read_bytes())
     else:
