@@ -93,6 +93,40 @@ def cpu(names: list[str], half: str, rounds: int) -> None:
               f"{med['1']:.3f} ({p99['1']:.2f}); x{med['1'] / med['0']:.3f}", flush=True)
 
 
+def grid(names: list[str], half: str, arms: list[tuple[float, float]]) -> None:
+    """The product's hedge, off and at each (k, weight) of ``arms``, beside "semantic alone"."""
+    from hindbrain.recall import learned
+
+    chosen = (learned.HEDGE_K, learned.HEDGE_WEIGHT)
+    for name in names:
+        data = quality.load(name)
+        questions = data.half(half)
+        with tempfile.TemporaryDirectory() as home:
+            brain = quality.build(data, Path(home))
+            print(f"\n### {name} ({len(questions)} questions)\n\n| order | R@1 | R@5 | R@10 |\n|---|---:|---:|---:|")
+            try:
+                os.environ["HINDBRAIN_HEDGE"] = "0"
+                print(quality.fmt("default, no hedge (the base)",
+                                  quality.mean_recalls(quality.through_recall(brain, data, questions)[0])))
+                os.environ["HINDBRAIN_HEDGE"] = "1"
+                for k, w in arms:
+                    learned.HEDGE_K, learned.HEDGE_WEIGHT = k, w
+                    print(quality.fmt(f"hedged, k {k:g}, weight {w:g}",
+                                      quality.mean_recalls(quality.through_recall(brain, data, questions)[0])),
+                          flush=True)
+                engine = brain.engine
+                for channel in ("semantic", "lexical"):  # never hedged: their preset is not the default
+                    brain.engine = RecallEngine(brain.index, quality.alone(channel))
+                    print(quality.fmt(f"{channel} alone",
+                                      quality.mean_recalls(quality.through_recall(brain, data, questions)[0])),
+                          flush=True)
+                brain.engine = engine
+            finally:
+                learned.HEDGE_K, learned.HEDGE_WEIGHT = chosen
+                os.environ.pop("HINDBRAIN_HEDGE", None)
+                brain.close()
+
+
 def lead_then_fill(first: list[str], second: list[str], lead: int) -> list[str]:
     """The first ``lead`` places by ``first``, then ``second``'s best not taken, then ``first``'s rest."""
     head = first[:lead]
@@ -158,7 +192,11 @@ def main() -> None:
     ap.add_argument("--half", default="tuning", choices=("tuning", "heldout", "all"))
     ap.add_argument("--lists", type=Path, help="cache of the collected lists (read if present, else written)")
     ap.add_argument("--cpu", type=int, metavar="ROUNDS", help="measure the hedge's CPU instead (see above)")
+    ap.add_argument("--grid", help="K:W,… the product's hedge at each pair (see above)")
     args = ap.parse_args()
+    if args.grid:
+        grid(args.sets.split(","), args.half, [tuple(map(float, a.split(":"))) for a in args.grid.split(",")])
+        return
     if args.cpu:
         cpu(args.sets.split(","), args.half, args.cpu)
         return

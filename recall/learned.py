@@ -290,7 +290,7 @@ def hedge(pool: list, semantic_pool: list) -> list:
     by_no = {s.no: s for s in semantic_pool} | {s.no: s for s in pool}
     first = {s.no: i for i, s in enumerate(pool)}
     second = {s.no: i for i, s in enumerate(semantic_pool)}
-    fused = hedge_places([s.no for s in pool], [s.no for s in semantic_pool])[: len(pool)]
+    fused = hedge_places([s.no for s in pool], [s.no for s in semantic_pool], HEDGE_K, HEDGE_WEIGHT)[: len(pool)]
     scores = sorted((s.score for s in pool), reverse=True)
     out = []
     for place, (no, value) in enumerate(fused):
