@@ -9,6 +9,8 @@
    ``recall.scoring`` (the seed's weights or RRF), minus penalties, plus the belief bias;
    then, for a question, the items one link away from the best hits (a name they hold, their
    neighbouring turns) are lifted or added (``recall.expand``), each explained in ``why``;
+   the default preset's pool is ordered by the learned trees (``recall.learned.rerank``) and,
+   for a question, that order fused with the semantic channel's own (``learned.hedge``);
 4. **gate**: the best ``pool`` candidates go through ``recall.gate`` after the briefing has
    taken its share of the budget.
 

@@ -28,6 +28,12 @@ The ranker only *orders*: the pool's fused scores are handed out again in the ne
 gate's relevance ratios and budget see the same values as before (``rerank``). ``why["learned"]``
 says where the item stood before, its probability of being evidence, and the fused score it had.
 Pure functions over the pool; each tree file is read once.
+
+A question's order is then hedged (``hedge``): the trees' order and the semantic channel's own
+("semantic alone", ``SEMANTIC_ALONE``) in reciprocal-rank fusion. The two are complementary — the
+trees far ahead at the first place, the semantic channel ahead at the fifth, where the trees give
+places to turns matching only a question's frame words — and the fusion keeps the first and takes
+the second's best after it (docs/recall-quality.md, round twenty-seven).
 """
 
 from __future__ import annotations
