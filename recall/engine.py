@@ -271,8 +271,8 @@ class RecallEngine:
         w = self.weights(query) if weights is None else weights
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
-        if views is not None:
-            self._upgrade(tenant, query.tenant, near, lexical)
+        if views is not None and weights is None:  # once a recall: the hedge's second scoring reads the same
+            self._upgrade(tenant, query.tenant, near, lexical)  # candidates, upgraded by the first
         cosines = self._late_cosines(query.tenant, found, views, e5) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
