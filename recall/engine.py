@@ -9,6 +9,8 @@
    ``recall.scoring`` (the seed's weights or RRF), minus penalties, plus the belief bias;
    then, for a question, the items one link away from the best hits (a name they hold, their
    neighbouring turns) are lifted or added (``recall.expand``), each explained in ``why``;
+   the default preset's pool is ordered by the learned trees (``recall.learned.rerank``) and,
+   for a question, that order fused with the semantic channel's own (``learned.hedge``);
 4. **gate**: the best ``pool`` candidates go through ``recall.gate`` after the briefing has
    taken its share of the budget.
 
@@ -258,18 +260,19 @@ class RecallEngine:
 
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None,
-              e5: _DialogueMix | None = None):
+              e5: _DialogueMix | None = None, weights: Weights | None = None):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
         first, each with a brief ``why`` (channel scores, what the gate reads), and the function
         that replaces a pooled item's brief ``why`` by the full explanation: building that costs
         more than the scores, so the recall builds it only for what it returns.
         ``near``: the semantic search's candidates; ``views``: the query views' vectors; ``e5``: a
-        dialogue's e5 mix (``recall.e5_dialogue``), or None."""
-        w = self.weights(query)
+        dialogue's e5 mix (``recall.e5_dialogue``), or None; ``weights``: these instead of the fusion's
+        (the semantic channel's own order, ``learned.hedge``), the trees not applied."""
+        w = self.weights(query) if weights is None else weights
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
-        if views is not None:
-            self._upgrade(tenant, query.tenant, near, lexical)
+        if views is not None and weights is None:  # once a recall: the hedge's second scoring reads the same
+            self._upgrade(tenant, query.tenant, near, lexical)  # candidates, upgraded by the first
         cosines = self._late_cosines(query.tenant, found, views, e5) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
@@ -314,9 +317,13 @@ class RecallEngine:
         # each pooled turn's share of what the most informative one says, a factor on its probability
         # (the trees') or its fused score
         said = _informative(tenant, pool) if _asks_what_someone_said(tenant, query, pool) else None
-        if self.learned:  # a dialogue's mixed cosines are ordered by the trees fitted on the mix's pools
+        if self.learned and weights is None:  # a dialogue's mixed cosines: the trees fitted on the mix's pools
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
+            if learned_fusion.hedges(query):  # the trees' order hedged with the semantic channel's own
+                alone, _ = self.score(tenant, query, lexical, near, mask, briefed, views, e5,
+                                      learned_fusion.SEMANTIC_ALONE)
+                pool = learned_fusion.hedge(pool, alone)
         elif said is not None:
             for s, factor in zip(pool, said, strict=True):
                 s.score *= factor
@@ -354,6 +361,9 @@ class RecallEngine:
                 full["informative"] = s.why["informative"]
             if "learned" in s.why:
                 full["learned"] = s.why["learned"]
+                full["score"] = round(s.score, 6)
+            if "hedge" in s.why:
+                full["hedge"] = s.why["hedge"]
                 full["score"] = round(s.score, 6)
             s.why.clear()
             s.why.update(full)

@@ -28,6 +28,12 @@ The ranker only *orders*: the pool's fused scores are handed out again in the ne
 gate's relevance ratios and budget see the same values as before (``rerank``). ``why["learned"]``
 says where the item stood before, its probability of being evidence, and the fused score it had.
 Pure functions over the pool; each tree file is read once.
+
+A question's order is then hedged (``hedge``): the trees' order and the semantic channel's own
+("semantic alone", ``SEMANTIC_ALONE``) in reciprocal-rank fusion. The two are complementary — the
+trees far ahead at the first place, the semantic channel ahead at the fifth, where the trees give
+places to turns matching only a question's frame words — and the fusion keeps the first and takes
+the second's best after it (docs/recall-quality.md, round twenty-seven).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from hindbrain.recall import _scan
 from hindbrain.recall.e5_dialogue import MIXED_NAME
 from hindbrain.recall.embed import USE_E5_NAME, UseEmbedder
 from hindbrain.recall.expand import VIA_KINDS
+from hindbrain.recall.scoring import Weights
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +70,19 @@ FEATURES = (*CHANNEL_FEATURES, "fused", "fused_share", "associative", "message",
 # ``_scan.pool_features`` writes the columns in this layout: refuse to import if it changes under it
 if len(FEATURES) != 21 + len(VIA_KINDS) or CHANNEL_FEATURES[:2] != ("lexical", "semantic"):
     raise ImportError(f"recall.learned: _scan.pool_features writes 21 + len(VIA_KINDS) columns, FEATURES is {FEATURES}")
+
+
+# The semantic channel's own order ("semantic alone": the fused method, every other weight 0; the
+# expansion and the information factor still apply), which ``hedge`` fuses with the trees' order.
+SEMANTIC_ALONE = Weights(lexical=0.0, semantic=1.0, graph=0.0, scenario=0.0, utility=0.0, freshness=0.0,
+                         belief_bias=0.0, method="fused")
+# Reciprocal-rank fusion of the two orders: a place p (0 the first) adds 1 / (HEDGE_K + 1 + p) from the
+# trees' order and HEDGE_WEIGHT / (HEDGE_K + 1 + p) from the semantic one. Chosen on the tuning halves of
+# the six text sets (docs/recall-quality.md, round twenty-seven): k 1, weight 0.7 in a plateau of
+# k 0.5-2, weight 0.7-0.75; a larger k or weight costs hard-zh's R@1 (the trees' first place is the
+# default's lead there), a smaller one leaves conv-en below the semantic channel at R@5.
+HEDGE_K = 1.0
+HEDGE_WEIGHT = 0.7
 
 
 def enabled() -> bool:
@@ -240,3 +260,63 @@ def rerank(pool: list, query, utility_weight: float = 0.0, embedder: str = DEFAU
         s.why["score"] = round(s.score, 6)
         out.append(s)
     return out
+
+
+def hedges(query) -> bool:
+    """Whether the trees' order is hedged with the semantic channel's own (``hedge``): for a question
+    (text form), unless ``HINDBRAIN_HEDGE=0``. Not a dialogue: its semantic channel is e5's mix and
+    "semantic alone" is below the trees on MADial's tuning halves (docs/recall-quality.md, round
+    twenty-seven)."""
+    return query.form != "dialogue" and os.environ.get("HINDBRAIN_HEDGE", "1") != "0"
+
+
+def hedge_places(first: list[int], second: list[int], k: float = HEDGE_K,
+                 weight: float = HEDGE_WEIGHT) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of two orders of document numbers: (number, fused value), best first;
+    a tie keeps ``first``'s order, then ``second``'s. A number in one order only gets that order's part."""
+    value: dict[int, float] = {}
+    for place, no in enumerate(first):
+        value[no] = 1.0 / (k + 1.0 + place)
+    for place, no in enumerate(second):
+        value[no] = value.get(no, 0.0) + weight / (k + 1.0 + place)
+    seen = {no: i for i, no in enumerate(dict.fromkeys([*first, *second]))}
+    return sorted(value.items(), key=lambda nv: (-nv[1], seen[nv[0]]))
+
+
+def hedge(pool: list, semantic_pool: list) -> list:
+    """``pool`` (the trees' order) fused with ``semantic_pool`` (the same recall scored by
+    ``SEMANTIC_ALONE``) by ``hedge_places``: the default leads at the first place (R@1 three to four
+    times the semantic channel's on the hard sets) while the semantic channel's best fill the places
+    after it that the trees give to frame-word matches (docs/recall-quality.md, round twenty-seven).
+    As many items as ``pool``; an item of ``semantic_pool`` alone comes in with its own channel scores.
+    ``pool``'s scores, best first, are handed out again in the new order (the gate sees the same
+    values, as ``rerank``); ``why["hedge"]`` gives each item's place in both orders and what moved it."""
+    if len(pool) < 2 or not semantic_pool:
+        return pool
+    by_no = {s.no: s for s in semantic_pool} | {s.no: s for s in pool}
+    first = {s.no: i for i, s in enumerate(pool)}
+    second = {s.no: i for i, s in enumerate(semantic_pool)}
+    fused = hedge_places([s.no for s in pool], [s.no for s in semantic_pool], HEDGE_K, HEDGE_WEIGHT)[: len(pool)]
+    scores = sorted((s.score for s in pool), reverse=True)
+    out = []
+    for place, (no, value) in enumerate(fused):
+        s = by_no[no]
+        s.why["hedge"] = {"place": place, "default_place": first.get(no), "semantic_place": second.get(no),
+                          "rrf": round(value, 4), "reason": hedge_reason(place, first.get(no), second.get(no))}
+        s.score = scores[place]
+        s.why["score"] = round(s.score, 6)
+        out.append(s)
+    return out
+
+
+def hedge_reason(place: int, default_place: int | None, semantic_place: int | None) -> str:
+    """Why an item stands at ``place`` of the hedged order, in words (places from 0, ranks from 1)."""
+    semantic = f"the semantic channel's rank {semantic_place + 1}" if semantic_place is not None \
+        else "no rank in the semantic channel's pool"
+    if default_place is None:
+        return f"brought in by {semantic}"
+    if place < default_place:
+        return f"raised from the default's rank {default_place + 1} by {semantic}"
+    if place > default_place:
+        return f"lowered from the default's rank {default_place + 1}: {semantic}"
+    return f"the default's rank {default_place + 1}, {semantic}"

@@ -1,0 +1,213 @@
+"""Never below the best single channel (design.md §issue-30): orders that hedge the default's
+ranking with the semantic channel's own, measured on the tuning halves from two collected lists
+a question — the default's and "semantic alone"'s (``quality.alone("semantic")``: the fused preset
+with only the semantic weight, expansion and information factor kept, no trees).
+
+    .venv/bin/python bench/never_below.py --sets conv-en,hard-en --half tuning --lists /tmp/lists.pkl
+
+The lists are cached with ``--lists`` so every hedge is re-scored in seconds. Printed per set:
+R@1 / R@5 / R@10 of the default, semantic alone and each hedge (``hedges``), and the questions
+won and lost at R@5 against the default. Deterministic: the same lists give the same numbers.
+
+    .venv/bin/python bench/never_below.py --sets conv-en,hard2-en --cpu 3
+
+``--cpu R``: the thread CPU of ``Brain.recall`` (the harness's arguments) on the tuning questions with
+the hedge off (``HINDBRAIN_HEDGE=0``, the base's order) and on, alternated question by question (the
+order flipping each question and round), R rounds after one warm pass; prints each arm's median and p99.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import quality  # noqa: E402
+
+from hindbrain.recall.engine import RecallEngine  # noqa: E402
+
+DEPTH = 20  # items kept of each list: more than any hedge reads
+
+
+def ranked(brain, data, q) -> list[str]:
+    pack = brain.recall(tenant=q.tenant, agent=data.agent, query=q.query, layers=["episodic"], k=DEPTH,
+                        budget_tokens=100000)
+    return list(dict.fromkeys(e for item in pack.items for e in (item.event_ids or [item.id])))
+
+
+def collect(names: list[str], half: str) -> dict[str, list[tuple]]:
+    """Per set: (question, default's list, semantic alone's list) per question of ``half``."""
+    out = {}
+    for name in names:
+        data = quality.load(name)
+        questions = data.half(half)
+        with tempfile.TemporaryDirectory() as home:
+            brain = quality.build(data, Path(home))
+            try:
+                default_engine, alone = brain.engine, RecallEngine(brain.index, quality.alone("semantic"))
+                rows = []
+                for q in questions:
+                    brain.engine = default_engine
+                    first = ranked(brain, data, q)
+                    brain.engine = alone
+                    rows.append((q, first, ranked(brain, data, q)))
+                brain.engine = default_engine
+            finally:
+                brain.close()
+        out[name] = rows
+        print(f"{name}: {len(rows)} questions collected", flush=True)
+    return out
+
+
+def cpu(names: list[str], half: str, rounds: int) -> None:
+    """Thread CPU (ms) a recall, hedge off against on, alternated question by question."""
+    for name in names:
+        data = quality.load(name)
+        questions = data.half(half)
+        with tempfile.TemporaryDirectory() as home:
+            brain = quality.build(data, Path(home))
+            try:
+                for q in questions:  # the query vectors, cached before anything is timed
+                    ranked(brain, data, q)
+                took: dict[str, list[float]] = {"0": [], "1": []}
+                for r in range(rounds):
+                    for n, q in enumerate(questions):
+                        for arm in ("0", "1") if (n + r) % 2 else ("1", "0"):
+                            os.environ["HINDBRAIN_HEDGE"] = arm
+                            start = time.thread_time()
+                            ranked(brain, data, q)
+                            took[arm].append((time.thread_time() - start) * 1000)
+            finally:
+                os.environ.pop("HINDBRAIN_HEDGE", None)
+                brain.close()
+        med = {a: statistics.median(v) for a, v in took.items()}
+        p99 = {a: statistics.quantiles(v, n=100)[98] for a, v in took.items()}
+        print(f"{name}: thread CPU ms a recall, median (p99): base {med['0']:.3f} ({p99['0']:.2f}), hedged "
+              f"{med['1']:.3f} ({p99['1']:.2f}); x{med['1'] / med['0']:.3f}", flush=True)
+
+
+def grid(names: list[str], half: str, arms: list[tuple[float, float]]) -> None:
+    """The product's hedge, off and at each (k, weight) of ``arms``, beside "semantic alone"."""
+    from hindbrain.recall import learned
+
+    chosen = (learned.HEDGE_K, learned.HEDGE_WEIGHT)
+    for name in names:
+        data = quality.load(name)
+        questions = data.half(half)
+        with tempfile.TemporaryDirectory() as home:
+            brain = quality.build(data, Path(home))
+            print(f"\n### {name} ({len(questions)} questions)\n\n| order | R@1 | R@5 | R@10 |\n|---|---:|---:|---:|")
+            try:
+                os.environ["HINDBRAIN_HEDGE"] = "0"
+                print(quality.fmt("default, no hedge (the base)",
+                                  quality.mean_recalls(quality.through_recall(brain, data, questions)[0])))
+                os.environ["HINDBRAIN_HEDGE"] = "1"
+                for k, w in arms:
+                    learned.HEDGE_K, learned.HEDGE_WEIGHT = k, w
+                    print(quality.fmt(f"hedged, k {k:g}, weight {w:g}",
+                                      quality.mean_recalls(quality.through_recall(brain, data, questions)[0])),
+                          flush=True)
+                engine = brain.engine
+                for channel in ("semantic", "lexical"):  # never hedged: their preset is not the default
+                    brain.engine = RecallEngine(brain.index, quality.alone(channel))
+                    print(quality.fmt(f"{channel} alone",
+                                      quality.mean_recalls(quality.through_recall(brain, data, questions)[0])),
+                          flush=True)
+                brain.engine = engine
+            finally:
+                learned.HEDGE_K, learned.HEDGE_WEIGHT = chosen
+                os.environ.pop("HINDBRAIN_HEDGE", None)
+                brain.close()
+
+
+def lead_then_fill(first: list[str], second: list[str], lead: int) -> list[str]:
+    """The first ``lead`` places by ``first``, then ``second``'s best not taken, then ``first``'s rest."""
+    head = first[:lead]
+    return list(dict.fromkeys([*head, *second, *first]))[: max(len(first), len(second))]
+
+
+def rrf(first: list[str], second: list[str], weight: float, k: float = 60.0) -> list[str]:
+    """Reciprocal-rank fusion of the two lists, ``weight`` on ``second`` (ties: ``first``'s order)."""
+    score: dict[str, float] = {}
+    for place, e in enumerate(first):
+        score[e] = score.get(e, 0.0) + 1.0 / (k + place + 1)
+    for place, e in enumerate(second):
+        score[e] = score.get(e, 0.0) + weight / (k + place + 1)
+    at = {e: i for i, e in enumerate(dict.fromkeys([*first, *second]))}
+    return sorted(score, key=lambda e: (-score[e], at[e]))
+
+
+def interleave(first: list[str], second: list[str], lead: int) -> list[str]:
+    """``first``'s ``lead`` places, then alternately the next untaken of each list, ``second`` first."""
+    out = list(dict.fromkeys(first[:lead]))
+    a, b = iter(first), iter(second)
+    turn = 1
+    while len(out) < max(len(first), len(second)):
+        source = b if turn else a
+        for e in source:
+            if e not in out:
+                out.append(e)
+                break
+        else:
+            if all(e in out for e in [*first, *second]):
+                break
+        turn ^= 1
+    return out
+
+
+def hedges() -> dict[str, callable]:
+    arms = {"default": lambda f, s: f, "semantic alone": lambda f, s: s}
+    for m in (1, 2, 3, 4):
+        arms[f"lead {m}, fill semantic"] = lambda f, s, m=m: lead_then_fill(f, s, m)
+        arms[f"lead {m}, interleave"] = lambda f, s, m=m: interleave(f, s, m)
+    for k in (1.0, 5.0, 20.0, 60.0):
+        for w in (0.5, 0.8, 1.0):
+            arms[f"rrf k={k:g} w={w}"] = lambda f, s, w=w, k=k: rrf(f, s, w, k)
+    return arms
+
+
+def table(lists: dict[str, list[tuple]], arms: dict) -> None:
+    for name, rows in lists.items():
+        print(f"\n### {name} ({len(rows)} questions)\n\n| order | R@1 | R@5 | R@10 | R@5 won : lost vs default |")
+        print("|---|---:|---:|---:|---|")
+        base = [quality.recall_at(q.gold, f) for q, f, _ in rows]
+        for label, arm in arms.items():
+            each = [quality.recall_at(q.gold, arm(f, s)) for q, f, s in rows]
+            r = quality.mean_recalls(each)
+            won = sum(a[5] > b[5] for a, b in zip(each, base, strict=True))
+            lost = sum(a[5] < b[5] for a, b in zip(each, base, strict=True))
+            print(f"| {label} | {r[1]:.1f} | {r[5]:.1f} | {r[10]:.1f} | {won} : {lost} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", default=",".join(quality.DEFAULT_SETS))
+    ap.add_argument("--half", default="tuning", choices=("tuning", "heldout", "all"))
+    ap.add_argument("--lists", type=Path, help="cache of the collected lists (read if present, else written)")
+    ap.add_argument("--cpu", type=int, metavar="ROUNDS", help="measure the hedge's CPU instead (see above)")
+    ap.add_argument("--grid", help="K:W,… the product's hedge at each pair (see above)")
+    args = ap.parse_args()
+    if args.grid:
+        grid(args.sets.split(","), args.half, [tuple(map(float, a.split(":"))) for a in args.grid.split(",")])
+        return
+    if args.cpu:
+        cpu(args.sets.split(","), args.half, args.cpu)
+        return
+    if args.lists and args.lists.exists():
+        lists = pickle.loads(args.lists.read_bytes())
+    else:
+        lists = collect(args.sets.split(","), args.half)
+        if args.lists:
+            args.lists.write_bytes(pickle.dumps(lists))
+    table(lists, hedges())
+
+
+if __name__ == "__main__":
+    main()

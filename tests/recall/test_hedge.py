@@ -1,0 +1,97 @@
+"""The trees' order hedged with the semantic channel's own (``recall.learned.hedge``,
+docs/recall-quality.md round twenty-seven)."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from hindbrain import Brain
+from hindbrain.recall import learned
+from hindbrain.recall.engine import RecallEngine
+from hindbrain.recall.query import build_query
+from hindbrain.recall.scoring import Fusion
+from hindbrain.schemas.api import RecallInput
+from hindbrain.schemas.records import now_us
+
+
+def test_rank_fusion_lets_the_semantic_first_rise_over_a_default_first_it_ranks_low():
+    # 1: 1/2 + 0.7/4 = 0.675; 2: 1/3 + 0.7/2 = 0.683; 3: 1/4; 4: 0.7/3 = 0.233
+    fused = learned.hedge_places([1, 2, 3], [2, 4, 1])
+    assert [no for no, _ in fused] == [2, 1, 3, 4]
+    assert [round(v, 3) for _, v in fused] == [0.683, 0.675, 0.25, 0.233]
+
+
+def test_the_default_first_keeps_its_place_when_the_semantic_channel_ranks_it_second():
+    assert [no for no, _ in learned.hedge_places([1, 2, 3], [2, 1, 3])] == [1, 2, 3]
+
+
+def _scored(no: int, score: float):
+    return SimpleNamespace(no=no, score=score, why={"score": score})
+
+
+def test_hedge_keeps_the_pools_size_and_scores_and_says_what_moved_each_item():
+    a, b, c = _scored(1, 1.0), _scored(2, 0.8), _scored(3, 0.2)
+    d, b_alone = _scored(4, 0.9), _scored(2, 0.5)
+    out = learned.hedge([a, b, c], [d, b_alone])  # a 0.5, b 0.567, c 0.25, d 0.35
+    assert out == [b, a, d]  # the default's own item kept for b, c dropped: as many as the pool
+    assert [s.score for s in out] == [1.0, 0.8, 0.2] and b.why["score"] == 1.0
+    assert b.why["hedge"] == {"place": 0, "default_place": 1, "semantic_place": 1, "rrf": 0.5667,
+                              "reason": "raised from the default's rank 2 by the semantic channel's rank 2"}
+    assert a.why["hedge"]["reason"] == "lowered from the default's rank 1: no rank in the semantic channel's pool"
+    assert d.why["hedge"]["reason"] == "brought in by the semantic channel's rank 1"
+
+
+TURNS = [("Ana", "I adopted a grey kitten from the shelter last week."),
+         ("Ben", "Of course! That's what friends are for."),
+         ("Ana", "The kitten sleeps on my keyboard all day."),
+         ("Ben", "What is the best thing to do for now?"),
+         ("Ana", "We drove to the coast and watched the whales."),
+         ("Ben", "Is that what you did before?"),
+         ("Ana", "My sister is allergic to cats, so she visits less."),
+         ("Ben", "Bye for now!")]
+
+
+@pytest.fixture(scope="module")
+def brain(tmp_path_factory):
+    with Brain.open(tmp_path_factory.mktemp("hedge") / "brain") as brain:
+        for n, (speaker, text) in enumerate(TURNS):
+            brain.perceive(tenant="t", agent="chat", kind="message", speaker=speaker, session="s1", text=text,
+                           event_id=f"e{n}")
+        brain.index.semantic.wait()
+        yield brain
+
+
+def _ranked(brain, fusion=None, text="What is the pet Ana got for now?") -> list:
+    query = build_query(RecallInput(tenant="t", query=text, k=8, budget_tokens=100000, layers=["episodic"],
+                                    explain=True), now_us())
+    engine = RecallEngine(brain.index, fusion) if fusion else brain.engine
+    return engine.recall(query).ranked
+
+
+def test_a_question_is_hedged_and_each_item_names_its_place_in_the_semantic_order(brain):
+    hedged = _ranked(brain)
+    alone = [s.doc.id for s in _ranked(brain, Fusion("semantic alone", learned.SEMANTIC_ALONE,
+                                                     learned.SEMANTIC_ALONE))]
+    assert all("hedge" in s.why for s in hedged)
+    for place, s in enumerate(hedged):
+        h = s.why["hedge"]
+        assert h["place"] == place
+        assert h["semantic_place"] == (alone.index(s.doc.id) if s.doc.id in alone else None)
+    values = [s.why["hedge"]["rrf"] for s in hedged]
+    assert values == sorted(values, reverse=True)
+
+
+def test_the_switch_leaves_the_trees_order(brain, monkeypatch):
+    monkeypatch.setenv("HINDBRAIN_HEDGE", "0")
+    ranked = _ranked(brain)
+    assert ranked and not any("hedge" in s.why for s in ranked)
+    assert [s.why["learned"]["place"] for s in ranked] == list(range(len(ranked)))
+
+
+def test_a_dialogue_is_ordered_by_the_trees_alone(monkeypatch):
+    def query(text):
+        return build_query(RecallInput(tenant="t", query=text), now_us())
+    dialogue = '<Ana>: "I got a kitten!"\n<Assistant>: "Lovely!"\n<Ana>: "What should I buy for it?"'
+    assert learned.hedges(query("What pet did Ana get?")) and not learned.hedges(query(dialogue))
+    monkeypatch.setenv("HINDBRAIN_HEDGE", "0")
+    assert not learned.hedges(query("What pet did Ana get?"))
