@@ -36,7 +36,9 @@ from the best hits and from the best turns of each part of the question (``claus
 part also read as the conversation's participants say it (``recall.indirect.in_person``). A
 question about a described person's relative ("the flatmate of whoever cut Yuki's hair") needs
 three turns joined by two names: the best chain (``chain_links``, ``best_chain``) stands among
-the best places instead.
+the best places instead. A question naming two or more of the conversation's participants ("Name
+a destination both Samuel and Henry have visited") gets the best pair of a turn of each sharing
+two rare words (``joint_links``), placed the same way.
 """
 
 from __future__ import annotations
