@@ -40,6 +40,9 @@ Arms:
   for "Mexico City"; ``NAME_WRITTEN`` off: before round twenty-five);
 * ``relation_acts`` — a turn naming a role and two linking names ("X says her husband Y is staying with
   them") still one of a described person's pair (``RELATIONS_NO_ACT`` off: before round twenty-six);
+* ``nojoint`` — a question naming two or more participants gets no pair of their turns joined by a
+  rare word (``JOINT_PAIRS`` off: before round twenty-seven); ``joint10`` / ``joint32`` — with that
+  many of their best turns followed (``JOINT_SEEDS``, 20 shipped);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -98,6 +101,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "slots0": {"EXPAND_SLOTS": 0},
         "calendar": {"CALENDAR_FREE": False}, "lowercase": {"NAME_WRITTEN": False},
         "relation_acts": {"RELATIONS_NO_ACT": False},
+        "nojoint": {"JOINT_PAIRS": False}, "joint10": {"JOINT_SEEDS": 10}, "joint32": {"JOINT_SEEDS": 32},
+        "shared1": {"JOINT_SHARED": 1}, "shared3": {"JOINT_SHARED": 3},
         "nawei": NAWEI, "reduced": REDUCED,
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}

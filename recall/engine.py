@@ -398,6 +398,9 @@ class RecallEngine:
                 links = expand.without_relations(tenant, links)
             if query.relative and expand.CHAINS:
                 chains = expand.chain_links(tenant, hits, set(query.terms), mask, more)
+        elif expand.JOINT_PAIRS and len(named := _named_participants(tenant, query, scored)) >= 2:
+            # a question about what several participants share: a turn of each, joined by a rare word
+            links = expand.joint_links(tenant, [s.no for s in scored], named, set(query.terms), mask)
         new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3])]
                                  if no not in by_no))
         if new and views is not None:
@@ -603,6 +606,11 @@ def _participants(tenant: TenantIndex, nos: list[int]) -> set[str]:
     """The conversation's participants as far as a recall sees them: the speakers of its first
     ``expand.PARTICIPANT_SAMPLE`` candidates."""
     return {tenant.docs[no].speaker for no in nos[: expand.PARTICIPANT_SAMPLE]} - {None}
+
+
+def _named_participants(tenant: TenantIndex, query: Query, scored: list[Scored]) -> set[str]:
+    """The conversation's participants (``_participants``) that ``query`` names (``informative.names_one_of``)."""
+    return {p for p in _participants(tenant, [s.no for s in scored]) if informative.names_one_of(query.text, {p})}
 
 
 def _asks_what_someone_said(tenant: TenantIndex, query: Query, pool: list[Scored]) -> bool:

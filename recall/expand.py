@@ -36,7 +36,9 @@ from the best hits and from the best turns of each part of the question (``claus
 part also read as the conversation's participants say it (``recall.indirect.in_person``). A
 question about a described person's relative ("the flatmate of whoever cut Yuki's hair") needs
 three turns joined by two names: the best chain (``chain_links``, ``best_chain``) stands among
-the best places instead.
+the best places instead. A question naming two or more of the conversation's participants ("Name
+a destination both Samuel and Henry have visited") gets the best pair of a turn of each sharing
+two rare words (``joint_links``), placed the same way.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ class Expansion:
     def why(self, tenant: TenantIndex) -> dict:
         why = {"from": tenant.docs[self.source].id, "via": self.via, "depth": 1, "score": round(self.score, 6)}
         if self.pair:
-            why["pair"] = "the question describes a person: this turn and the other answer it together"
+            why["pair"] = "this turn and the other answer the question together"
         if self.clause is not None:
             why["clause"] = {"part": self.clause[0], "cosine": round(self.clause[1], 4)}
         return why
@@ -493,6 +495,70 @@ def pair_placed(pair: Pair, own: dict[int, float], places: int = EXPAND_SEEDS) -
     for n, no in enumerate(turns):
         out[no] = above = min(above - lift / 2, max(own.get(no, 0.0), floor + (len(turns) - n) * lift))
     return out
+
+
+# A question naming two or more of the conversation's participants asks what they share or each did
+# ("Name a destination both Samuel and Henry have visited", "许文博和潘越有什么共同的周末爱好？"): its answer
+# is a turn of each, and where they share it the two turns share a rare word ("Bali", "瑜伽") that the
+# question does not hold. The best such pair of turns, one of each participant, stands among the best
+# places as a described person's pair does (``joint_links``, ``best_pair``, ``pair_placed``). An A/B switch
+# for bench/expand_ab.py (arm ``nojoint``).
+JOINT_PAIRS = True
+JOINT_SEEDS = 20  # the best turns of the named participants whose rare words are followed
+JOINT_SHARED = 2  # the rare words two turns must share to be a pair
+
+
+def joint_links(tenant: TenantIndex, ranked: list[int], named: set[str], query_terms: set[str],
+                mask) -> list[tuple[int, int, str]]:
+    """(seed, item, via) for each of the best ``JOINT_SEEDS`` of ``ranked`` (document numbers, best
+    first) spoken by one of ``named`` and each turn of another of ``named`` that shares at least
+    ``JOINT_SHARED`` of the seed's rare words (``shared_terms``; ``via`` names the rarest): the
+    candidate pairs of a question about what several participants share. One shared word is
+    chance ("need", "pretty", "past" linked small talk on the tuning halves); two say the same thing."""
+    docs = tenant.docs
+    seeds = [no for no in ranked if docs[no].speaker in named][:JOINT_SEEDS]
+    out: list[tuple[int, int, str]] = []
+    for no in seeds:
+        seed = docs[no]
+        shared: dict[int, list[str]] = {}
+        for term in shared_terms(tenant, no, query_terms):
+            for d in tenant.bm25.docs_with(term).tolist():
+                if docs[d].speaker in named and docs[d].speaker != seed.speaker \
+                        and (mask is None or (d < len(mask) and mask[d])):
+                    shared.setdefault(d, []).append(term)
+        for d, terms in shared.items():
+            if len(terms) >= JOINT_SHARED and not _same_words_but_names(seed, docs[d], named):
+                term = terms[0]
+                named_term = term.isascii() and _writes_as_a_name(seed.text, term)
+                out.append((no, d, f"entity:{surface(seed.text, term)}" if named_term else f"term:{term}"))
+    return out
+
+
+def _same_words_but_names(a, b, names: set[str]) -> bool:
+    """Whether two turns say the same words once the participants' names are left out: each
+    greeting the other ("Samuel!! I've been meaning to message you all week." / "Henry!! …") is
+    one template spoken twice, nothing the two share."""
+    skip = {t for name in names for t in tokens(name)}
+    return [t for t in tokens(_said(a)) if t not in skip] == [t for t in tokens(_said(b)) if t not in skip]
+
+
+def shared_terms(tenant: TenantIndex, no: int, query_terms: set[str]) -> list[str]:
+    """The rare words of turn ``no`` that another turn may share, rarest first: each held by
+    2..``ENTITY_MAX_DF`` documents, not the query's nor the speaker's name, no function word, no
+    short or non-alphabetic Latin word, no CJK bigram of grammar (``GRAMMATICAL_CHARS``). Names or
+    not: what two people share is as often a thing they do ("yoga in the park") as a place."""
+    doc = tenant.docs[no]
+    skip = {*query_terms, *tokens(doc.speaker or ""), *FUNCTION_WORDS}
+    found: list[tuple[int, str]] = []
+    for term in dict.fromkeys(tokens(_said(doc))):
+        if term in skip or (term.isascii() and (len(term) < 3 or not term.isalpha())):
+            continue
+        if not term.isascii() and GRAMMATICAL_CHARS.intersection(term):
+            continue
+        held = tenant.bm25.docs_with(term, max_df=ENTITY_MAX_DF)
+        if held is not None and len(held) >= 2:
+            found.append((len(held), term))
+    return [term for _, term in sorted(found)]
 
 
 CHAINS = True  # a described person's relative: a chain of three turns (an A/B switch for bench/expand_ab.py)

@@ -506,3 +506,36 @@ def test_a_turn_relating_two_people_is_no_pairs_act_or_attribute(chat, lang, mon
     assert {d for _, d, _ in expand.without_relations(tenant, links)} == {clarinet, cousin, drove}
     monkeypatch.setattr(expand, "RELATIONS_NO_ACT", False)  # before round twenty-six: the relation pairs too
     assert expand.without_relations(tenant, links) == links
+
+
+def test_a_question_naming_two_participants_gets_a_turn_of_each_that_share_rare_words(chat, monkeypatch):
+    """"Which place have both Lee and Sam travelled to?": each told of Lisbon in their own words, and
+    one of them shares no word with the question. A turn of each sharing two rare words is a pair;
+    one shared word is chance, the same speaker's turn is no second participant's, and the two
+    greeting each other by name ("Sam!! I've been meaning …" / "Lee!! …") say nothing they share
+    (round twenty-seven)."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    turns = _small_talk("Lee", "Sam")
+    turns += [(2, "Lee", "Okay, I have to show you the photos from my trip. Lisbon and its yellow trams were magic."),
+              (3, "Lee", "Sam!! I've been meaning to message you all week."),
+              (3, "Sam", "Lee!! I've been meaning to message you all week."),
+              (5, "Sam", "Finally rode the yellow trams of Lisbon last month, even better than I hoped."),
+              (6, "Sam", "The yellow raincoat I ordered arrived today."),
+              (7, "Lee", "Lisbon trams again in my dreams, honestly.")]
+    ids = _chat(brain, turns, tenant="joint")
+    brain.index.semantic.wait()
+    trip, greet_sam, greet_lee, rode, raincoat, dreams = ids[-6:]  # greet_sam: Lee's greeting of Sam
+    tenant = brain.index.tenants["joint"]
+    number = {doc.id: no for no, doc in enumerate(tenant.docs) if doc.id in ids[-6:]}
+    links = expand.joint_links(tenant, [number[trip], number[greet_sam], number[dreams]], {"Lee", "Sam"}, set(), None)
+    # not the raincoat (one word), the dreams (Lee's own), nor the greetings (one template)
+    assert {(a, d) for a, d, _ in links} == {(number[trip], number[rode]), (number[dreams], number[rode])}
+    query = "Which place have both Lee and Sam travelled to?"
+    pack = brain.recall(tenant="joint", agent="chat", query=query, k=5, layers=["episodic"])
+    top = [i.id for i in pack.items]
+    assert trip in top and rode in top
+    pair = [i.why["expansion"] for i in pack.items if i.id in (trip, rode) and "expansion" in i.why]
+    assert pair and all("pair" in why and why["via"] == "entity:Lisbon" for why in pair)
+    monkeypatch.setattr(expand, "JOINT_PAIRS", False)  # before round twenty-seven: no pair of the two
+    pack = brain.recall(tenant="joint", agent="chat", query=query, k=5, layers=["episodic"])
+    assert not any("pair" in i.why.get("expansion", {}) for i in pack.items)
