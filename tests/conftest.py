@@ -23,11 +23,14 @@ from hindbrain.streams.log import Position
 from hindbrain.streams.processing import dead_letter
 from hindbrain.streams.topics import TOPIC_OF
 
-# Hypothesis: each property test sets its own max_examples (what its time in the suite allows).
+# Hypothesis: each property test sets its own max_examples (what its time in the suite allows;
+# the large ones through tests/budget.py's ``examples``: half under "ci", four times under "deep").
 # `make test` (and CI, which runs it) loads the "ci" profile: derandomized and without the
 # example database, so every run tries the same examples, takes the same time, and a failure
-# repeats on the next run. Any other run explores new examples (hypothesis's default).
+# repeats on the next run. Any other run explores new examples (hypothesis's default); "deep"
+# explores four times as many (a bench-length run: HINDBRAIN_HYPOTHESIS_PROFILE=deep).
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("deep", print_blob=True)
 settings.load_profile(os.environ.get("HINDBRAIN_HYPOTHESIS_PROFILE", "default"))
 
 

@@ -8,6 +8,7 @@ from collections import UserDict
 from datetime import UTC, datetime
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,7 +40,7 @@ def _model(fields: dict) -> dict | None:
         return None
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(fields, st.sampled_from(["t", "acme", " ", "工单"]), st.sampled_from(["ticket 1", "", None, " ", "x" * 10]))
 def test_what_the_check_accepts_the_model_accepts_with_the_same_values(given_fields, tenant, text):
     one = {"tenant": tenant, "text": text, **given_fields}
@@ -91,7 +92,7 @@ def _typed(values: dict | None):
     return None if values is None else {k: (type(v), v) for k, v in values.items()}
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(events, max_size=12))
 def test_the_batch_in_c_is_the_oracle_of_each_event(batch):
     fast = common_perceive_many(batch)

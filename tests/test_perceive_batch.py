@@ -9,6 +9,7 @@ from collections import UserDict
 from datetime import UTC, datetime
 
 import pytest
+from budget import examples
 from counted_ids import CountedIds, typed
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -72,7 +73,7 @@ said = st.one_of(st.none(), st.sampled_from(["", "I'm sorry, your key moved", "t
                                              "x" * 700, "ok\x00"]), st.text(max_size=30))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.fixed_dictionaries({
     "tenant": st.sampled_from(["t", "工单"]), "agent": names, "task": names, "session": names, "speaker": names,
     "emotion": st.sampled_from([None, "angry"]), "kind": st.sampled_from(["message", "feedback", "action", "anomaly"]),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from types import SimpleNamespace
 
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,7 +45,7 @@ def _outcome(body, checked: list) -> tuple:
     return "answered", answer, submitted
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.one_of(records, records, records, refusals), max_size=12))
 def test_a_checked_batch_is_submitted_or_refused_as_the_former_loops(checked):
     assert _outcome(Brain._perceive_many, checked) == _outcome(_former, checked)

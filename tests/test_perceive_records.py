@@ -12,6 +12,7 @@ from collections import UserDict
 from datetime import UTC, datetime
 
 import pytest
+from budget import examples
 from counted_ids import CountedIds, typed
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -76,7 +77,7 @@ events = st.one_of(
     st.sampled_from([None, "tenant", UserDict({"tenant": "t", "text": "x"}), {1: "x", "tenant": "t", "text": "x"}]))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(events, max_size=12))
 def test_one_pass_makes_the_two_steps_records_or_leaves_the_batch_to_them(batch):
     fast, fast_minted = _made(common_perception_records, batch)
@@ -127,7 +128,7 @@ def test_a_batch_the_one_pass_leaves_is_answered_as_before(tmp_path):
 
 # A batch's ids made in C (``_scan.prefixed_slices``, ``records._RandomHex.prefixed``), the Python slices and
 # f-strings they replace as the oracle.
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(st.characters(max_codepoint=127), max_size=4), st.text(st.characters(max_codepoint=127), max_size=70),
        st.integers(1, 9), st.integers(0, 70), st.integers(0, 12))
 def test_prefixed_slices_are_the_slices_with_the_prefix(prefix, text, width, start, count):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,7 +66,7 @@ def outcome(fn, *args):
         return type(exc), str(exc)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(STEP, max_size=40), st.integers(1, 5), st.sampled_from((Recent, FailureLists)))
 def test_each_map_is_what_the_three_lines_left(steps, size, kind):
     mine, theirs = kind(), kind()

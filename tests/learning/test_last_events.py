@@ -12,6 +12,7 @@ import struct
 from collections import OrderedDict
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -152,7 +153,7 @@ def remembered(last: _scan.LastEvents) -> list[tuple]:
              joined[starts[s]:starts[s] + sizes[s]], struct.unpack(f"{count}q", ts)[s]) for s in order]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(perceptions(), st.integers(0, 40), st.integers(0, 40))
 def test_the_columns_decide_as_the_ordered_dict_of_key_tuples(records, restore_until, pickle_at):
     ours, oracle = columned(), OracleLearner()

@@ -6,6 +6,7 @@ records that are not dicts (their own ``get``)."""
 
 from __future__ import annotations
 
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,7 +63,7 @@ def outcome(fn, *args):
         return type(exc), str(exc)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(batches(), st.sampled_from((0, 1, LIMIT, 8_192)))
 def test_the_cuts_are_the_comprehensions(batch, limit):
     assert outcome(_scan.long_text_cuts, batch, limit) == outcome(oracle_cuts, batch, limit)

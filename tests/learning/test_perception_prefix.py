@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pickle
 
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -92,7 +93,7 @@ def _failures(failed) -> list[tuple]:
     return [(d.position, type(exc), str(exc)) for d, exc in failed]
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records(), st.integers(0, 30))
 def test_the_batch_loop_decides_as_perception_record_by_record(drawn, cut):
     ours, oracle = Learner(), Learner()

@@ -6,6 +6,7 @@ import pickle
 from operator import attrgetter
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,7 +51,7 @@ def failure_lists(draw) -> FailureLists:
     return out
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(failure_lists())
 def test_failure_lists_pickle_as_before(lists):
     """The columns, and the pickle's bytes, are the former reduce's; loaded, the same map."""
@@ -73,7 +74,7 @@ class Slots:
         self.a, self.b = a, b
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.lists(st.tuples(_VALUES, _VALUES), max_size=5), max_size=6),
        st.lists(st.sampled_from(["a", "b"]), max_size=4))
 def test_attr_columns_reads_as_getattr(pairs, names):

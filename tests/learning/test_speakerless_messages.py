@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pickle
 
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -107,7 +108,7 @@ def test_learn_decides_as_when_every_message_went_to_the_rules(batch, cut):
     assert got == want
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(turns())
 def test_no_speakerless_message_states_a_preference(batch):
     for decoded in batch:

@@ -5,6 +5,7 @@ unicode and zh values, empty and None fields, texts with and without cues, missi
 
 from __future__ import annotations
 
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,7 +38,7 @@ record = st.fixed_dictionaries(
 days = st.one_of(st.none(), st.sampled_from([0, 1, 19_000, 19_001]).map(lambda d: d * _US_PER_DAY + 7))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.tuples(record, days), max_size=12), st.randoms(use_true_random=False))
 def test_the_terms_of_a_batch_are_the_former_ones(pairs, rng):
     # repeats of the same fields, as a fleet's batch has them, beside the distinct ones
@@ -60,7 +61,7 @@ http_pieces = st.sampled_from(["403", "404", "500", "(", ")", "（", "）", "【
                                "1.403"])
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(st.lists(http_pieces, max_size=8).map("".join), min_size=1, max_size=6))
 def test_a_batchs_status_codes_are_each_texts_own(texts):
     # the status codes' context judged in place (the rest matched from the code's end, aloneness tested after)
@@ -73,7 +74,7 @@ _KEYS = [cues.event_key({"kind": "anomaly", "text": "x", "system": "vpn", "actio
          cues.event_key({"kind": "message", "text": None})]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(
     st.integers(0, len(_KEYS) - 1),
     st.one_of(st.none(), st.sampled_from([0, 7, _US_PER_DAY, 19_000 * _US_PER_DAY + 5, -1, True]),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,14 +27,14 @@ texts = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)
 SYSTEMS = [(), ("iam",), ("vpn gateway",), ("工单系统",), ("crm sync", "admin"), ("a\x00b",)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(texts, st.sampled_from(SYSTEMS)), min_size=1, max_size=12))
 def test_exact_cues_of_a_batch_are_each_texts_own(batch):
     found = cues.exact_cues_many([t for t, _ in batch], [s for _, s in batch])
     assert found == [cues.exact_cues(t, s) for t, s in batch]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(texts, st.sampled_from([*SYSTEMS, ["iam", "IAM "], ("İ", "vpn")])), max_size=12))
 def test_known_systems_of_a_batch_in_c_are_the_oracles(batch):
     """``_scan.known_systems_in`` (a text's names looked up by tuple, their cues made once) against the loop."""
@@ -56,7 +57,7 @@ def test_a_texts_edge_is_an_edge_in_the_batch_too():
     assert "account:root" in cues.exact_cues_many(batch, [()] * len(batch))[0]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.one_of(st.none(), texts), min_size=1, max_size=12))
 def test_instruction_cues_of_a_batch_are_each_texts_own(batch):
     assert provenance.instruction_cues(batch) == [provenance.instruction_cue(t) for t in batch]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +25,7 @@ levels = st.sampled_from([0.0, 0.0, 0.5, 1.25, 1.25, 2.0, 3.5])
 noisy = st.floats(0.0, 9.0, allow_nan=False, width=32)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.one_of(levels, noisy), max_size=3000), st.integers(0, 130))
 def test_best_hits_equals_the_scalar_rule(values, k):
     scores = np.asarray(values, dtype=np.float32)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from budget import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -18,14 +19,14 @@ texts = st.lists(st.sampled_from(PIECES), max_size=10).map("".join)
 HINT_CASE_INSENSITIVE = re.compile(cues._ACCOUNT_HINT.pattern, re.ASCII | re.IGNORECASE)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(texts)
 def test_the_lowered_hint_finds_whatever_the_case_insensitive_one_finds(text):
     if HINT_CASE_INSENSITIVE.search(text):
         assert cues._ACCOUNT_HINT.search(text.lower())
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(texts, st.sampled_from(["vpn gateway", "crm sync", "admin", "crm"]))
 def test_a_system_pattern_matches_only_where_its_name_is_in_the_lowered_text(text, name):
     if cues._system_pattern(name).search(text):
@@ -38,7 +39,7 @@ def test_known_systems_and_accounts_are_still_found():
     assert {"system:vpn gateway", "account:svc-backup", "account:admin"} <= found
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.from_regex(cues._ALLCAPS, fullmatch=True))
 def test_two_letters_counts_the_letters_of_every_allcaps_match(word):
     match = cues._ALLCAPS.fullmatch(word)
@@ -56,7 +57,7 @@ CODE_PIECES = ["ORA", "-", "00942", "0x", "0X", "8007", "0005", "E", "1234", "ER
                "—", "‐", "TS", "2345", "a"]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(st.sampled_from(CODE_PIECES), max_size=8).map("".join))
 @example("0X8007")
 @example("ORA-00942")
@@ -91,7 +92,7 @@ def _matches(pattern: re.Pattern, text: str) -> list:
     return [(m.span(), m.groups()) for m in pattern.finditer(text)]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(SCAN_PIECES), max_size=12).map("".join))
 @example("x/a/b 403 ORA-00942 0x80070005 E1234 ENOENT VpnGateway CRM2 @ops a@b")
 @example("4-403 1-404 #500 .404 (404) 404.5 E1234x _E1234 -CRM")
@@ -101,7 +102,7 @@ def test_first_character_patterns_match_as_their_lookbehind_first_forms(text):
         assert _matches(rewritten, text) == _matches(re.compile(source, flags), text), name
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(["a", "b.", ".", "x.io", "1.2.3.4", "10.0.0", "Host.COM", " ", ".5", "é", "-"]),
                 max_size=8).map("".join))
 def test_the_host_gate_is_a_superset(text):

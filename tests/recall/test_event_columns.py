@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from budget import examples
 from by_path import module_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -33,7 +34,7 @@ def _typed(value):
     return type(value).__name__, repr(value)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases.rows)
 def test_the_columns_hold_the_oracles_documents_field_for_field(batch):
     args = cases._args(batch)

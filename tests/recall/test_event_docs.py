@@ -12,6 +12,7 @@ from collections import UserDict
 from datetime import UTC, datetime
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,7 +74,7 @@ def _typed(pairs):
             for doc, terms in pairs]  # not ``astuple``: it deep-copies, and a copied value compares unequal
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(rows)
 def test_the_c_documents_are_the_oracles_field_for_field(batch):
     try:

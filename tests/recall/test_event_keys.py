@@ -11,6 +11,7 @@ from collections import UserDict
 from pathlib import Path
 
 import pytest
+from budget import examples
 from by_path import module_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,7 +32,7 @@ def _typed(value):
     return type(value).__name__, repr(value)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(batches)
 def test_the_c_keys_and_sources_are_the_oracles(batch):
     records, agents = [r for r, _ in batch], [a for _, a in batch]

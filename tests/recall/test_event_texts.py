@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import UserDict
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,13 +43,13 @@ records = st.fixed_dictionaries({"text": values}, optional={
     **{k: values for k in FIELDS if k not in ("text", "scope", "entities")}, "scope": scopes, "entities": entities})
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(st.lists(records, max_size=5))
 def test_said_texts_are_each_records_said_text(batch):
     assert provenance.said_texts(batch) == [provenance.said_text(r) for r in batch]
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(st.lists(records, max_size=5))
 def test_event_texts_are_each_records_event_text(batch):
     native = index.event_texts(batch)
@@ -60,7 +61,7 @@ def test_event_texts_are_each_records_event_text(batch):
 sources = st.sampled_from([provenance.AGENT, provenance.USER, provenance.TOOL, provenance.UNSTATED])
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(st.lists(st.tuples(records, sources), max_size=6))
 def test_event_said_texts_are_both_oracles_in_one_pass(batch):
     """One pass: every record's event text, and the said text of the records whose source is not the agent's."""

@@ -1,6 +1,7 @@
 """The cognitive gate, stage by stage, on hand-made candidates."""
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -197,7 +198,7 @@ def test_a_rule_in_review_gives_way_to_the_sound_rule_it_conflicts_with_even_ran
     assert [i.id for i in selected] == ["fr_new"] and stages(cut) == {"fr_old": "conflict"}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.frozensets(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), max_size=26), min_size=1, max_size=12))
 def test_the_duplicate_check_is_the_jaccard_test(word_sets):
     """The size prefilter never changes a verdict (sets up to 26 words: ratios at and around 0.9)."""
@@ -209,7 +210,7 @@ def test_the_duplicate_check_is_the_jaccard_test(word_sets):
         [[jaccard(a, b) >= NEAR_DUPLICATE for b in word_sets] for a in word_sets]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.frozensets(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), max_size=26),
        st.lists(st.frozensets(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), max_size=26), max_size=12),
        st.integers(0, 11))

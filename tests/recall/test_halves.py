@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -26,14 +27,14 @@ def _bits(values) -> np.ndarray:
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's overflow warning, on the values left to it
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.one_of(_BITS.map(lambda b: _bits([b])[0]), _EDGES), max_size=40))
 def test_to_half_is_numpys_cast_bit_for_bit(values):
     x = np.array(values, dtype=np.float32)
     assert np.array_equal(to_half(x).view(np.uint16), x.astype(np.float16).view(np.uint16))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(hnp.arrays(np.uint16, st.integers(0, 40)))
 def test_from_half_is_numpys_cast_bit_for_bit(bits):
     x = bits.view(np.float16)
@@ -44,7 +45,7 @@ _ROWS = st.floats(-2.0**63, 2.0**63, allow_nan=False, allow_subnormal=True, widt
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's own, on the rows it is left
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=2, max_dims=2, max_side=300), elements=_ROWS),
        st.sampled_from([1.0, 1e-20, 1e-3, 1e15]))
 def test_unit_halves_is_numpys_unit_rows_then_cast_bit_for_bit(rows, scale):

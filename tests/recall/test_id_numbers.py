@@ -4,6 +4,7 @@ import random
 import re
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -90,7 +91,7 @@ def test_a_batch_is_the_columns_only_when_every_id_has_the_form():
         assert id_numbers.hex_batch(batch) is None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(("batch", "batch", "batch", "one", "parsed")),
                           st.lists(st.integers(0, 59), min_size=1, max_size=12)), min_size=1, max_size=25),
        st.integers(0, 2**32))
@@ -140,7 +141,7 @@ def _regex_hex_batch(ids: list[str]) -> tuple | None:
     return prefix, [int(i[len(prefix):], 16) for i in ids]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.sampled_from(("ev_", "fr_", "abcdefgh_")), st.lists(st.integers(0, 2**128 - 1), min_size=2, max_size=6),
        st.lists(st.tuples(st.integers(0, 5), st.integers(0, 40), st.sampled_from(
            ("A", "F", "G", "g", "f", "0", "9", "/", ":", "`", "@", "_", "é", "٣", "\x00", "ａ", "v", "E"))),

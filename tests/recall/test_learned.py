@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -273,7 +274,7 @@ def pooled(draw):
                            doc=SimpleNamespace(ts_us=draw(TS), event_kind=draw(EVENT_KIND)))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(pooled(), min_size=1, max_size=40), st.lists(st.sampled_from(["a", "b"]), max_size=30),
        st.booleans(), st.booleans(), st.sampled_from([None, "dialogue", "question"]), values)
 def test_features_in_c_are_the_numpy_columns_bit_for_bit(pool, terms, indirect, described, form, associative):

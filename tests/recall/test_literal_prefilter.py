@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,7 +72,7 @@ texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=6)), max_si
 attacks = st.tuples(st.sampled_from(CUE_WORDS), st.text(max_size=8), st.sampled_from(TARGETS)).map(" ".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.one_of(texts, attacks), min_size=1, max_size=4))
 def test_generated_texts_get_the_same_verdicts(batch):
     _same_with_and_without(batch)
@@ -147,7 +148,7 @@ pieces = st.one_of(st.sampled_from([*sorted(ODD.literals), *sorted(provenance._M
 lowered_texts = st.lists(st.lists(pieces, max_size=8).map("".join), max_size=6)
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(lowered_texts, st.sampled_from(PREFILTERS))
 def test_matching_in_c_is_the_automatons(texts, prefilter):
     joined, starts, at = "\x00".join(texts), [], 0

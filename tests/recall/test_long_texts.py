@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_one_fold import _differences  # tests/recall is on the path (rootdir-relative test modules)
@@ -145,7 +146,7 @@ def test_a_brains_long_text_waits_for_another_tenants_recall_in_flight(tmp_path)
             end.set()  # the process's other tests must not meet it
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(st.text(max_size=40), st.lists(st.sampled_from(["ok", "Thanks", "thank you", "收到", "!", " ", "。",
                                                                    "\n", "İ", "ΟΚ", "好的", "x"]),
                                                   max_size=12).map("".join)))

@@ -10,6 +10,7 @@ import dataclasses
 import unicodedata
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +34,7 @@ texts = st.one_of(st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=5
                   st.sampled_from(PIECES).map(lambda p: p * 700))  # a very long text
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(st.tuples(texts, st.sampled_from([(), ("iam",), ("工单系统", "crm sync"), ("İ", "vpn")])),
                 min_size=1, max_size=6))
 def test_the_exact_cues_of_a_batch_are_each_texts_own(batch):
@@ -48,13 +49,13 @@ def test_cue_scan_finds_each_family():
     assert out == [{"code:ts2345", "code:enoent", "system:crm", "system:myserver"}, set(), set()]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(texts, min_size=1, max_size=8))
 def test_the_hinted_texts_are_the_patterns(batch):
     assert cues._hinted(batch) == cues.py_hinted(batch)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(texts, min_size=1, max_size=8))
 def test_revealed_many_is_each_texts_revealed(batch):
     assert disguise.revealed_many(batch) == [disguise.revealed(t) for t in batch]
@@ -63,7 +64,7 @@ def test_revealed_many_is_each_texts_revealed(batch):
 NAMES = ["crm sync", "iam", "k8s", "a.b", "x-y", "vpn gateway", "e1234", "s", "key", "_x", "c++", "(a)"]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(texts, st.sampled_from(NAMES))
 def test_ascii_name_in_is_the_system_patterns_search(text, name):
     for said in (text, f"{text} {name.upper()}_", f"{text}{name}", f"{name.title()} {text}", text + "\u212aey ſ"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,7 +58,7 @@ texts = st.lists(st.one_of(pieces, st.text(max_size=4), st.characters(max_codepo
                  max_size=8).map("".join)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(texts, max_size=8))
 def test_a_text_left_unasked_is_its_own_nfkc_and_the_batch_reads_as_before(batch):
     unsure = set(_cues.nfkc_unsure(batch, BITS))

@@ -6,6 +6,7 @@ seen once then again) found as before."""
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +28,7 @@ def _run(hashes: list[int], first: int):
     return np.array(hashes, dtype=np.int64)[order], (first + order).astype(np.int32)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(_hash, max_size=60), st.lists(_hash, max_size=60))
 def test_the_c_merge_is_numpys_insert(older, newer):
     a, b = _run(older, 0), _run(newer, len(older))

@@ -4,6 +4,7 @@ eighteen). Held to ``str.lower`` itself, over every code point and over random m
 
 from __future__ import annotations
 
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ _PIECES = ["Ticket 50000: ", "提交报销单", " in IAM — ", "(case 882409841
 texts = st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=4)), max_size=10).map("".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(texts)
 def test_a_text_is_lowered_as_str_lower_and_walked_as_the_oracles_walk_it(text):
     assert _scan.lowered(text) == text.lower()

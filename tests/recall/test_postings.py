@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ documents = st.integers(1, 60).flatmap(lambda n_terms: st.tuples(
     st.integers(0, 2**31 - 100)))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(documents)
 def test_the_counting_sort_gives_numpys_segment(case):
     n_terms, docs, first = case
@@ -53,7 +54,7 @@ two_segments = st.integers(1, 80).flatmap(lambda n_terms: st.tuples(
     st.integers(0, 2**30)))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(two_segments)
 def test_the_merge_in_c_gives_numpys_merged_segment(case):
     """``_Segment.merged`` (``_scan.merge_postings``) against ``py_merged`` (numpy, the oracle): the same

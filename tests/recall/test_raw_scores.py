@@ -9,6 +9,7 @@ import math
 from collections import UserDict
 
 import numpy as np
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -237,7 +238,7 @@ weights = st.builds(Weights, *[st.one_of(st.floats(0.0, 2.0), st.integers(0, 2))
                     method=st.sampled_from(["weighted", "fused", "rrf"]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(1, 16).flatmap(lambda n: st.tuples(*[odd_candidate(i) for i in range(n)])), weights,
        st.one_of(st.sampled_from([0.0, 0.3, 1.0, 1.5]), st.floats(0.0, 1.0)),
        st.sampled_from([None, "anomaly", "task_start", "user_reference", "unknown"]),

@@ -9,6 +9,7 @@ emoji, NUL, empty texts and None, injection-like texts."""
 from __future__ import annotations
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,14 +36,14 @@ def families_oracle(text: str) -> int:
     return sum(1 << n for n, family in enumerate(FAMILIES) if family.may_match(lowered))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(batches)
 def test_cued_families_are_each_familys_prefilter_of_the_lower_case(batch):
     expected = [(k, families_oracle(t)) for k, t in enumerate(batch) if t and families_oracle(t) & 1]
     assert _cues.cued_families(batch, *provenance._FAMILY_NEEDLES) == expected
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(batches, st.booleans())
 def test_the_walk_tells_the_suspects_and_the_families_as_the_scans_it_replaced(batch, background):
     present = ["" if t is None else t for t in batch]
@@ -57,7 +58,7 @@ def test_the_walk_tells_the_suspects_and_the_families_as_the_scans_it_replaced(b
     assert walked == (disguised, sorted(set(unsure)), cued)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(batches, st.booleans())
 def test_instruction_cues_are_each_texts_own_on_either_thread(batch, background):
     started = _cues.said_cues(batch, *provenance._FAMILY_NEEDLES, *suspect_bits(), background)
@@ -83,7 +84,7 @@ records = st.builds(lambda text, kind, origin, speaker, actual, session: {
     st.one_of(st.none(), st.sampled_from(CUED)), st.sampled_from([None, "s-1", ""]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(records, max_size=10), st.integers(0, 3))
 def test_event_quarantines_with_a_started_walk_are_each_records_own(batch, copies):
     from hindbrain.recall import index
@@ -126,7 +127,7 @@ HINTED = ["svc-backup failed", "SVC-Backup", "the Admin said", "管理员说", "
 hint_texts = st.one_of(st.sampled_from(HINTED), st.lists(pieces, max_size=6).map("".join))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(hint_texts, max_size=12), st.booleans())
 def test_the_hinted_texts_on_either_thread_are_the_patterns_lowered(batch, background):
     assert _cues.started_holding(batch, cues._HINTS, background).result() == cues.py_hinted(batch)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +24,7 @@ _PIECES = ["error-503", "a.b:c/d@e", "x_y", "-", "_", ".", "..", "@", " ", SEPAR
 texts = st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=6)), max_size=12).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(texts)
 def test_tokens_are_the_oracles(text):
     assert tokens(text) == py_tokens(text)
@@ -175,7 +176,7 @@ def _bags(table, batch):
     return [sorted(flat[e - c : e].tolist()) for e, c in zip(ends, counts, strict=True)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(texts, max_size=6))
 def test_static_bags_are_the_oracles_text_by_text(table, batch):
     # the batch read at once gives each text its own bag: a rare ASCII word's ids went to the
@@ -199,7 +200,7 @@ def test_static_vectors_are_the_oracles_pooled_rows(table):
         assert np.allclose(row, pooled / np.linalg.norm(pooled), atol=1e-6)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(texts)
 def test_estimate_tokens_is_the_oracles(text):
     assert estimate_tokens(text) == py_estimate_tokens(text)
@@ -237,7 +238,7 @@ def _fnv1a(word: str) -> int:
     return h - (1 << 64) if h >= 1 << 63 else h
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(texts, max_size=10))
 def test_stable_hashes_are_the_oracles_and_refuse_what_is_not_a_word(words):
     assert _scan.stable_hashes(words) == {_fnv1a(w) for w in words}

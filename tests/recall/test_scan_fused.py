@@ -9,6 +9,7 @@ from array import array
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -34,7 +35,7 @@ def _fnv1a(word: str) -> int:
     return h - (1 << 64) if h >= 1 << 63 else h
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(texts, max_size=6))
 def test_token_hashes_are_the_hashes_of_each_texts_oracle_tokens(said):
     assert _scan.token_hashes(said) == {_fnv1a(t) for text in said for t in py_tokens(text)}
@@ -55,7 +56,7 @@ def test_an_events_word_hashes_are_those_of_its_joined_words(record):
     assert list(array("q", _word_hashes(record))) == sorted(expected)  # packed: the set's values, ascending
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(texts, max_size=6))
 def test_token_hash_bytes_are_token_hashes_packed_sorted(said):
     """Round nine: the learner's word set packed in C (no int or set made) against ``token_hashes``."""
@@ -64,7 +65,7 @@ def test_token_hash_bytes_are_token_hashes_packed_sorted(said):
         _scan.token_hash_bytes([*said, None])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), unique=True, max_size=40),
        st.lists(st.integers(-(2**63), 2**63 - 1), unique=True, max_size=40), st.randoms())
 def test_shared_hashes_counts_the_intersection_in_any_order(a, b, rng):
@@ -81,7 +82,7 @@ finite = st.floats(-2.0**100, 2.0**100, allow_nan=False, allow_subnormal=True, w
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's own, on the rows it is left (subnormal peaks)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=2, max_dims=2, max_side=40), elements=finite))
 def test_quantize_gives_numpys_codes_bit_for_bit(rows):
     rows[::3] = 0.0  # zero rows stay zero
@@ -124,7 +125,7 @@ def test_unit_static_rows_make_the_same_codes_unscaled_and_exact_rows_are_scaled
         assert np.array_equal(told.cosines(keys, probe), scaled.cosines(keys, probe))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.sets(st.integers(0, 40), max_size=30), st.sets(st.integers(0, 40), max_size=30))
 def test_the_merge_similarity_decides_as_the_whole_jaccard_did(now, before):
     """``learner._merge_similarity`` (sizes first) against the Jaccard over both whole sets; the previous
@@ -144,7 +145,7 @@ def _said_fields(record: dict) -> list:
     return said + list(record.get("entities") or ())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.fixed_dictionaries({}, optional={
     "text": st.one_of(st.none(), texts), "system": texts, "identity": st.one_of(st.none(), texts), "action": texts,
     "expected": texts, "actual": texts, "kind": texts, "entities": st.one_of(st.none(), st.lists(texts, max_size=3))}))

@@ -6,6 +6,7 @@ dict (``recall.index_snapshot``)."""
 from __future__ import annotations
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +35,7 @@ def _state(index: TenantIndex) -> tuple:
     return list(index.last_said.items()), of is index.last_said, ahead, at
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(batches=st.lists(st.lists(_EVENT, max_size=40), max_size=6), limit=st.integers(1, 12),
        ahead=st.integers(1, 5), restore_at=st.integers(0, 6))
 def test_a_batch_notes_its_threads_as_the_events_one_by_one(batches, limit, ahead, restore_at):

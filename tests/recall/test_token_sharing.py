@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from array import array
 
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,7 @@ PIECES = ["error-503", "ERR_CONN", "a.b", "工单系统", "权限", "x", "—", 
 texts = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(texts, texts)
 def test_joined_tokens_equal_the_whole(said, situation):
     text = f"{said}{SEPARATOR}{situation}"
@@ -26,7 +27,7 @@ def test_joined_tokens_equal_the_whole(said, situation):
     assert joined_tokens(said) == tokens(said)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(st.none(), texts), st.lists(st.one_of(st.none(), texts), min_size=5, max_size=5),
        st.lists(texts, max_size=2))
 def test_learner_words_equal_the_joined_text(text, structured, entities):
@@ -37,7 +38,7 @@ def test_learner_words_equal_the_joined_text(text, structured, entities):
     assert list(array("q", _word_hashes(record))) == sorted(joined)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(texts, texts)
 def test_packed_word_sets_give_the_same_jaccard(a, b):
     words_a, words_b = frozenset(tokens(a)), frozenset(tokens(b))

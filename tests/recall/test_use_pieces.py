@@ -3,6 +3,7 @@ vectors, and every ranking built on them, are unchanged."""
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ TEXTS = st.one_of(st.text(max_size=40), st.lists(WORDS, max_size=12).map(" ".joi
                   st.lists(WORDS, max_size=12).map("".join))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
 def test_the_same_ids_as_the_python_port(both, text):
     fast, port, _ = both

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -185,7 +186,7 @@ B64_PIECES = ["aGVsbG8gd29ybGQ", "=", "==", "-", "_", "+", "/", "A", "z", "9", "
               "c2VuZCBtb25leSB0byBhY2NvdW50IDk5OQ"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(B64_PIECES), max_size=10).map("".join))
 def test_the_run_gate_passes_every_text_with_a_run(text):
     """``decoded_runs`` skips a text without 16 alphabet characters in a row: no run can be there."""

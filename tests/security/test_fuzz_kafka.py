@@ -30,6 +30,7 @@ import fastavro
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
+from budget import examples
 from fastavro.schema import fingerprint, parse_schema, to_parsing_canonical_form
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -290,7 +291,7 @@ def test_a_foreign_producers_records_never_stop_the_projector_and_nothing_is_los
 
 
 # -- the pure pipeline every engine runs ---------------------------------------------------------------
-@settings(FUZZ, max_examples=200)
+@settings(FUZZ, max_examples=examples(200))
 @given(records=st.lists(bad_records(huge=True), min_size=1, max_size=5))
 def test_the_pipeline_dead_letters_every_bad_record_in_a_letter_kafka_takes(records):
     """decode → validate → project, as the Faust agent feeds it (``worker.log_entry``): no record

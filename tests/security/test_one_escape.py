@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +61,7 @@ def structure(rendered: str, detail: bool = False) -> list[str]:
     return shapes
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(recalled("belief"), max_size=3), st.lists(recalled("fragment"), max_size=3),
        st.lists(recalled("event"), max_size=3), TEXT, st.booleans(), st.dictionaries(TEXT, TEXT, max_size=2))
 def test_every_block_header_is_the_renderers_own(briefing, rules, past, recall_id, detail, scope):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import unicodedata
 
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +24,7 @@ def reference(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_table())
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(CHARS, max_size=30).map("".join))
 def test_unmasked_is_the_table_applied(text):
     assert unmasked(text) == reference(text)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,7 +73,7 @@ def _outcome(log: SqliteLog, batch: list) -> tuple:
     return "appended", positions, rows
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.lists(st.one_of(good, good, messages), max_size=8), min_size=1, max_size=3))
 def test_append_stores_and_refuses_as_the_former_loop(batches):
     with tempfile.TemporaryDirectory() as home:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from budget import examples
 from by_path import module_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -90,7 +91,7 @@ def test_every_one_and_two_byte_key_and_their_continuations_as_pythons_strict_de
                 assert check(kafka_record(0, raw, value)) == strict_utf8(raw), raw
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(raw=st.binary(max_size=24) | st.text(max_size=12).map(str.encode))
 def test_drawn_keys_as_pythons_strict_decoder(raw):
     assert check(kafka_record(0, raw, _DEC._with_text_bytes(b"ok"))) == strict_utf8(raw)
@@ -208,7 +209,7 @@ def _leaf(record: dict, name: str):
     return record
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.binary(max_size=300), start=st.integers(0, 300), size=st.integers(0, 300))
 def test_the_batch_checksum_is_aiokafkas(data, start, size):
     """``_avro.crc32c`` (the CPU's crc32 instruction, or a table) gives what aiokafka's reader checks."""

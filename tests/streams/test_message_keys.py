@@ -4,6 +4,7 @@ None and other falsy agents, values that are not str, missing keys, records that
 
 from __future__ import annotations
 
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,7 +56,7 @@ def ours(batch):
         return type(exc), str(exc)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(records(), max_size=8))
 def test_message_keys_are_key_of(batch):
     got = ours(batch)
