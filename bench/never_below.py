@@ -19,6 +19,7 @@ order flipping each question and round), R rounds after one warm pass; prints ea
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import pickle
 import statistics
@@ -42,25 +43,32 @@ def ranked(brain, data, q) -> list[str]:
     return list(dict.fromkeys(e for item in pack.items for e in (item.event_ids or [item.id])))
 
 
+@contextlib.contextmanager
+def built(name: str, half: str):
+    """(data, the questions of ``half``, a brain holding the set's turns), closed on leaving."""
+    data = quality.load(name)
+    questions = data.half(half)
+    with tempfile.TemporaryDirectory() as home:
+        brain = quality.build(data, Path(home))
+        try:
+            yield data, questions, brain
+        finally:
+            brain.close()
+
+
 def collect(names: list[str], half: str) -> dict[str, list[tuple]]:
     """Per set: (question, default's list, semantic alone's list) per question of ``half``."""
     out = {}
     for name in names:
-        data = quality.load(name)
-        questions = data.half(half)
-        with tempfile.TemporaryDirectory() as home:
-            brain = quality.build(data, Path(home))
-            try:
-                default_engine, alone = brain.engine, RecallEngine(brain.index, quality.alone("semantic"))
-                rows = []
-                for q in questions:
-                    brain.engine = default_engine
-                    first = ranked(brain, data, q)
-                    brain.engine = alone
-                    rows.append((q, first, ranked(brain, data, q)))
+        with built(name, half) as (data, questions, brain):
+            default_engine, alone = brain.engine, RecallEngine(brain.index, quality.alone("semantic"))
+            rows = []
+            for q in questions:
                 brain.engine = default_engine
-            finally:
-                brain.close()
+                first = ranked(brain, data, q)
+                brain.engine = alone
+                rows.append((q, first, ranked(brain, data, q)))
+            brain.engine = default_engine
         out[name] = rows
         print(f"{name}: {len(rows)} questions collected", flush=True)
     return out
@@ -69,10 +77,7 @@ def collect(names: list[str], half: str) -> dict[str, list[tuple]]:
 def cpu(names: list[str], half: str, rounds: int) -> None:
     """Thread CPU (ms) a recall, hedge off against on, alternated question by question."""
     for name in names:
-        data = quality.load(name)
-        questions = data.half(half)
-        with tempfile.TemporaryDirectory() as home:
-            brain = quality.build(data, Path(home))
+        with built(name, half) as (data, questions, brain):
             try:
                 for q in questions:  # the query vectors, cached before anything is timed
                     ranked(brain, data, q)
@@ -86,7 +91,6 @@ def cpu(names: list[str], half: str, rounds: int) -> None:
                             took[arm].append((time.thread_time() - start) * 1000)
             finally:
                 os.environ.pop("HINDBRAIN_HEDGE", None)
-                brain.close()
         med = {a: statistics.median(v) for a, v in took.items()}
         p99 = {a: statistics.quantiles(v, n=100)[98] for a, v in took.items()}
         print(f"{name}: thread CPU ms a recall, median (p99): base {med['0']:.3f} ({p99['0']:.2f}), hedged "
@@ -99,10 +103,7 @@ def grid(names: list[str], half: str, arms: list[tuple[float, float]]) -> None:
 
     chosen = (learned.HEDGE_K, learned.HEDGE_WEIGHT)
     for name in names:
-        data = quality.load(name)
-        questions = data.half(half)
-        with tempfile.TemporaryDirectory() as home:
-            brain = quality.build(data, Path(home))
+        with built(name, half) as (data, questions, brain):
             print(f"\n### {name} ({len(questions)} questions)\n\n| order | R@1 | R@5 | R@10 |\n|---|---:|---:|---:|")
             try:
                 os.environ["HINDBRAIN_HEDGE"] = "0"
@@ -124,7 +125,6 @@ def grid(names: list[str], half: str, arms: list[tuple[float, float]]) -> None:
             finally:
                 learned.HEDGE_K, learned.HEDGE_WEIGHT = chosen
                 os.environ.pop("HINDBRAIN_HEDGE", None)
-                brain.close()
 
 
 def lead_then_fill(first: list[str], second: list[str], lead: int) -> list[str]:
