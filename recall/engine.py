@@ -260,20 +260,27 @@ class RecallEngine:
 
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None,
-              e5: _DialogueMix | None = None, weights: Weights | None = None):
+              e5: _DialogueMix | None = None, weights: Weights | None = None,
+              found_cosines: dict[int, float] | None = None):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
         first, each with a brief ``why`` (channel scores, what the gate reads), and the function
         that replaces a pooled item's brief ``why`` by the full explanation: building that costs
         more than the scores, so the recall builds it only for what it returns.
         ``near``: the semantic search's candidates; ``views``: the query views' vectors; ``e5``: a
         dialogue's e5 mix (``recall.e5_dialogue``), or None; ``weights``: these instead of the fusion's
-        (the semantic channel's own order, ``learned.hedge``), the trees not applied."""
+        (the semantic channel's own order, ``learned.hedge``), the trees not applied; ``found_cosines``: the
+        late cosines of the same candidates, computed by the recall's first scoring (the hedge's second
+        reads the same ``lexical`` and ``near``, so the same candidates and cosines)."""
         w = self.weights(query) if weights is None else weights
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
         if views is not None and weights is None:  # once a recall: the hedge's second scoring reads the same
             self._upgrade(tenant, query.tenant, near, lexical)  # candidates, upgraded by the first
-        cosines = self._late_cosines(query.tenant, found, views, e5) if views is not None else {}
+        if found_cosines is not None:
+            cosines = dict(found_cosines)
+        else:
+            cosines = self._late_cosines(query.tenant, found, views, e5) if views is not None else {}
+        first_cosines = dict(cosines) if weights is None else None  # for the hedge's second scoring
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
         docs = tenant.docs.take(found)
@@ -322,7 +329,7 @@ class RecallEngine:
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
             if learned_fusion.hedges(query):  # the trees' order hedged with the semantic channel's own
                 alone, _ = self.score(tenant, query, lexical, near, mask, briefed, views, e5,
-                                      learned_fusion.SEMANTIC_ALONE)
+                                      learned_fusion.SEMANTIC_ALONE, first_cosines)
                 pool = learned_fusion.hedge(pool, alone)
         elif said is not None:
             for s, factor in zip(pool, said, strict=True):
