@@ -261,7 +261,7 @@ class RecallEngine:
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None,
               e5: _DialogueMix | None = None, weights: Weights | None = None,
-              found_cosines: dict[int, float] | None = None):
+              found_cosines: dict[int, float] | None = None, seed_links: dict | None = None):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
         first, each with a brief ``why`` (channel scores, what the gate reads), and the function
         that replaces a pooled item's brief ``why`` by the full explanation: building that costs
@@ -270,7 +270,8 @@ class RecallEngine:
         dialogue's e5 mix (``recall.e5_dialogue``), or None; ``weights``: these instead of the fusion's
         (the semantic channel's own order, ``learned.hedge``), the trees not applied; ``found_cosines``: the
         late cosines of the same candidates, computed by the recall's first scoring (the hedge's second
-        reads the same ``lexical`` and ``near``, so the same candidates and cosines)."""
+        reads the same ``lexical`` and ``near``, so the same candidates and cosines); ``seed_links``: the
+        expansion's links of each seed read so far in this recall (``expand.expand``), shared the same way."""
         w = self.weights(query) if weights is None else weights
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
@@ -281,6 +282,7 @@ class RecallEngine:
         else:
             cosines = self._late_cosines(query.tenant, found, views, e5) if views is not None else {}
         first_cosines = dict(cosines) if weights is None else None  # for the hedge's second scoring
+        seed_links = {} if seed_links is None else seed_links
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
         docs = tenant.docs.take(found)
@@ -313,7 +315,7 @@ class RecallEngine:
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
-        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed, e5)
+        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed, e5, seed_links)
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
             s.chain = linked.chains.get(s.no, 0.0)
@@ -329,7 +331,7 @@ class RecallEngine:
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
             if learned_fusion.hedges(query):  # the trees' order hedged with the semantic channel's own
                 alone, _ = self.score(tenant, query, lexical, near, mask, briefed, views, e5,
-                                      learned_fusion.SEMANTIC_ALONE, first_cosines)
+                                      learned_fusion.SEMANTIC_ALONE, first_cosines, seed_links)
                 pool = learned_fusion.hedge(pool, alone)
         elif said is not None:
             for s, factor in zip(pool, said, strict=True):
@@ -379,7 +381,7 @@ class RecallEngine:
 
     def _expand(self, tenant: TenantIndex, query: Query, w: Weights, scored: list[Scored], mask,
                 views: np.ndarray | None, cosines: dict[int, float], semantic_of, briefed: list[Belief],
-                e5: _DialogueMix | None = None) -> dict[int, expand.Expansion]:
+                e5: _DialogueMix | None = None, seed_links: dict | None = None) -> dict[int, expand.Expansion]:
         """Evidence that spans turns (``recall.expand``): lifts, in place, the items one link
         away from the best hits (adding those no channel found), re-sorts ``scored`` and
         returns document number → the expansion that placed it. A question's need; a
@@ -392,7 +394,7 @@ class RecallEngine:
         # a described person is known only through the names that join their turns: any name links
         inside = expand.NAME_INSIDE and not query.described
         found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
-                              set(query.terms), mask, strength, inside)
+                              set(query.terms), mask, strength, inside, seed_links)
         # a question about a person it only describes: the name-linked pairs of the best hits,
         # each turn scored on its own
         links, chains, clause = [], [], None
@@ -418,7 +420,8 @@ class RecallEngine:
             scored.append(s)
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
-        found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength, inside)
+        found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength, inside,
+                              seed_links)
         if clause is not None and new and expand.BY_CLAUSE > 0:  # a pair's new turns scored by each part too
             clause.update(self._clause_cosines(query, new, views) or {})
         act = indirect.description_part(query.views.turns) if query.views is not None else None

@@ -326,11 +326,15 @@ def _said(doc) -> str:
 
 
 def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, float], best: float,
-           query_terms: set[str], mask, strength: float, inside: bool | None = None) -> dict[int, Expansion]:
+           query_terms: set[str], mask, strength: float, inside: bool | None = None,
+           seed_links: dict[int, list[tuple[int, str]]] | None = None) -> dict[int, Expansion]:
     """Document number → its best expansion from ``seeds`` ((number, score), best first).
     ``own``: each candidate's own score (0 for an item only a link reaches); ``best``: the
     best candidate's score. An item keeps the expansion only where it beats its own score;
-    a seed is never expanded to. ``inside``: as ``bridge_terms`` (None: ``NAME_INSIDE``)."""
+    a seed is never expanded to. ``inside``: as ``bridge_terms`` (None: ``NAME_INSIDE``).
+    ``seed_links``: each seed's ``linked`` already read in this recall (the same query terms, mask
+    and ``inside``), filled as seeds are read: a recall expands its seeds twice a scoring (before
+    and after the new items' own scores are known) and the hedge scores twice."""
     inside = NAME_INSIDE if inside is None else inside
     if strength <= 0 or best <= 0:
         return {}
@@ -339,7 +343,12 @@ def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, f
     for no, seed_score in seeds[:EXPAND_SEEDS]:
         if seed_score <= 0:
             continue
-        for d, via in linked(tenant, no, query_terms, mask, inside=inside):
+        links = seed_links.get(no) if seed_links is not None else None
+        if links is None:
+            links = linked(tenant, no, query_terms, mask, inside=inside)
+            if seed_links is not None:
+                seed_links[no] = links
+        for d, via in links:
             if d in seed_nos:
                 continue
             kind = via.split(":", 1)[0]

@@ -539,3 +539,24 @@ def test_a_question_naming_two_participants_gets_a_turn_of_each_that_share_rare_
     monkeypatch.setattr(expand, "JOINT_PAIRS", False)  # before round twenty-seven: no pair of the two
     pack = brain.recall(tenant="joint", agent="chat", query=query, k=5, layers=["episodic"])
     assert not any("pair" in i.why.get("expansion", {}) for i in pack.items)
+
+
+def test_a_recall_reads_each_seeds_links_once_and_expands_as_before(chat, monkeypatch):
+    """A scoring expands its seeds twice (before and after the new items' own scores) and the hedge
+    scores twice: ``seed_links`` carries each seed's ``linked`` through the recall (round
+    twenty-seven). The shared links give the expansions that reading them afresh gives."""
+    brain, ids = chat
+    tenant = brain.index.tenants["t"]
+    number = {d.id: n for n, d in enumerate(tenant.docs)}
+    seeds = [(number[ids[8]], 1.0), (number[ids[40]], 0.8), (number[ids[20]], 0.6)]
+    fresh = expand.expand(tenant, seeds, {}, 1.0, set(), None, 1.0)
+    shared: dict = {}
+    assert expand.expand(tenant, seeds, {}, 1.0, set(), None, 1.0, seed_links=shared) == fresh
+    assert set(shared) == {no for no, _ in seeds}
+    assert expand.expand(tenant, seeds, {}, 1.0, set(), None, 1.0, seed_links=shared) == fresh
+    read: list[int] = []
+    linked = expand.linked
+    monkeypatch.setattr(expand, "linked", lambda tenant, no, *a, **k: read.append(no) or linked(tenant, no, *a, **k))
+    pack = brain.recall(tenant="t", agent="chat", query="What is Sam's cousin like?", k=5, layers=["episodic"])
+    assert ids[8] in [i.id for i in pack.items] and read
+    assert len(read) == len(set(read))  # each seed's links read once in the recall, both scorings and passes
