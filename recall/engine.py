@@ -270,7 +270,8 @@ class RecallEngine:
         dialogue's e5 mix (``recall.e5_dialogue``), or None; ``weights``: these instead of the fusion's
         (the semantic channel's own order, ``learned.hedge``), the trees not applied; ``found_cosines``: the
         late cosines of the same candidates, computed by the recall's first scoring (the hedge's second
-        reads the same ``lexical`` and ``near``, so the same candidates and cosines); ``seed_links``: the
+        reads the same ``lexical`` and ``near``, so the same candidates and cosines; the scoring adds the
+        cosines of what it reaches to this dict, a copy the caller hands over); ``seed_links``: the
         expansion's links of each seed read so far in this recall (``expand.expand``), shared the same way."""
         w = self.weights(query) if weights is None else weights
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
@@ -278,10 +279,9 @@ class RecallEngine:
         if views is not None and weights is None:  # once a recall: the hedge's second scoring reads the same
             self._upgrade(tenant, query.tenant, near, lexical)  # candidates, upgraded by the first
         if found_cosines is not None:
-            cosines = dict(found_cosines)
+            cosines = found_cosines
         else:
             cosines = self._late_cosines(query.tenant, found, views, e5) if views is not None else {}
-        first_cosines = dict(cosines) if weights is None else None  # for the hedge's second scoring
         seed_links = {} if seed_links is None else seed_links
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
@@ -330,8 +330,11 @@ class RecallEngine:
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
             if learned_fusion.hedges(query):  # the trees' order hedged with the semantic channel's own
+                # the found candidates' cosines as computed above: what the graph and the expansion
+                # reached was added under other numbers
+                found_cosines = {no: cosines[no] for no in found if no in cosines}
                 alone, _ = self.score(tenant, query, lexical, near, mask, briefed, views, e5,
-                                      learned_fusion.SEMANTIC_ALONE, first_cosines, seed_links)
+                                      learned_fusion.SEMANTIC_ALONE, found_cosines, seed_links)
                 pool = learned_fusion.hedge(pool, alone)
         elif said is not None:
             for s, factor in zip(pool, said, strict=True):
