@@ -158,8 +158,8 @@ def induce(rows: TaskRows, now_us: int, max_k: int = MAX_K, seed: int = 0) -> li
         mask = mine & np.array([bool(a) for a in rows.actions], dtype=bool)
         if mask.sum() >= MIN_TASKS:
             # every reporter of the tenant's tasks, those with no action too (an agent that only observes)
-            reporters = len(set().union(*(rows.reporters[i] for i in np.flatnonzero(mine))))
-            relays = len(set().union(*(rows.relays[i] for i in np.flatnonzero(mine))))
+            tasks = np.flatnonzero(mine)
+            reporters, relays = len(_distinct(rows.reporters, tasks)), len(_distinct(rows.relays, tasks))
             out += _induce_tenant(tenant, _subset(rows, np.flatnonzero(mask)), now_us, max_k, seed, reporters, relays)
     return out
 
@@ -257,8 +257,7 @@ def _belief(tenant: str, rows: TaskRows, members: np.ndarray, scenes: list, scen
     key_events = [rows.event_ids[i][-1] for i in winners[:KEY_EVENTS]]
     evidence = [e for i in sorted(members.tolist(), key=lambda i: -rows.newest[i]) for e in rows.event_ids[i]]
     # A rule one reporter's tasks alone support is that reporter's word, not the fleet's (jobs/summaries.py)
-    told = sorted(set().union(*(rows.reporters[i] for i in members)))
-    sent = sorted(set().union(*(rows.relays[i] for i in members)))
+    told, sent = sorted(_distinct(rows.reporters, members)), sorted(_distinct(rows.relays, members))
     scope, corroborated, held = corroborated_scope({"scene": condition["scene"]} if "scene" in condition else {},
                                                    told, tenant_reporters, sent, tenant_relays)
     signature = f"{tenant}|{condition.get('scene')}|{','.join(emotions)}|{'>'.join(actions)}"
@@ -272,6 +271,11 @@ def _belief(tenant: str, rows: TaskRows, members: np.ndarray, scenes: list, scen
         parameters={"coherence": COHERENCE, "emotion_share": EMOTION_SHARE, "sure_labels": SURE_LABELS,
                     "min_tasks": MIN_TASKS, "z": Z, "decay_per_day": DECAY_PER_DAY, "activation": ACTIVATION,
                     "min_reporters": MIN_REPORTERS})
+
+
+def _distinct(per_task: list[tuple[str, ...]], tasks) -> set[str]:
+    """The names (reporters or relays) of the tasks numbered ``tasks``, each once."""
+    return set().union(*(per_task[i] for i in tasks))
 
 
 def _rule_text(condition: dict, actions: tuple[str, ...], successes: int, judged: int) -> str:
