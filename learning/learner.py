@@ -922,7 +922,7 @@ def repeated_proposal(job: str, agent: str | None, unit: Unit) -> bool:
     """Whether a proposal of the unit's lesson is its agent's word again: a caller's own ``learn`` (the write
     gate's job) by an agent already among the unit's sources. The extractor's proposals are not: each rests
     on other events (another task's failure and fix), independent evidence even from one agent."""
-    return job == GATE_JOB and agent is not None and agent in unit.agents
+    return job == GATE_JOB and agent is not None and lifecycle.among_agents(agent, unit.agents)
 
 
 def _proposal_id(env: dict, proposal: extract.Proposal, n: int = 0) -> str:

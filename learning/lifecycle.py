@@ -103,9 +103,17 @@ def from_state(state: dict) -> Unit:
                    "evidence": tuple(state.get("evidence", ())), "agents": tuple(state.get("agents", ()))})
 
 
+def among_agents(agent: str, agents) -> bool:
+    """Whether ``agent`` is one of ``agents`` in any case: ``BOT-1`` and ``bot-1`` print alike to a reader and are
+    one agent to fleet verification (round twenty-eight; the edge refuses the other spellings that print alike,
+    ``schemas.api.identifier_problem``). The name a unit keeps is the first spelling it met."""
+    folded = agent.casefold()
+    return any(a.casefold() == folded for a in agents)
+
+
 def with_agent(unit: Unit, agent: str | None) -> Unit:
     """The unit with ``agent`` among its independent sources."""
-    return unit if not agent or agent in unit.agents else replace(unit, agents=(*unit.agents, agent))
+    return unit if not agent or among_agents(agent, unit.agents) else replace(unit, agents=(*unit.agents, agent))
 
 
 def fleet_verified(unit: Unit) -> bool:

@@ -4250,11 +4250,26 @@ static int printable_ascii(PyObject *v) {
     return 1;
 }
 
+/* schemas.api._plain_identifier: a plain name of printable ASCII with no space at either end nor two in a row.
+ * Any other identifier goes to the model, which reads its scripts and form (schemas.api.identifier_problem). */
+static int plain_identifier(PyObject *v, Py_ssize_t max_chars) {
+    if (!plain_name(v, max_chars) || !printable_ascii(v))
+        return 0;
+    const Py_UCS1 *c = PyUnicode_1BYTE_DATA(v);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+    if (c[0] == ' ' || c[n - 1] == ' ')
+        return 0;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (c[i] == ' ' && c[i - 1] == ' ')
+            return 0;
+    return 1;
+}
+
 typedef struct {
     PyObject *allowed, *defaults, *kinds, *signals, *origins;
     PyObject *k_ts, *k_tenant, *k_kind, *k_text, *k_action, *k_event_id, *k_success, *k_polarity, *k_signal,
         *k_origin, *k_entities, *k_scope;
-    PyObject *optional_names, *texts; /* tuples of keys */
+    PyObject *identifiers, *optional_names, *texts; /* tuples of keys */
     Py_ssize_t max_name, max_text;
 } Shape;
 
@@ -4286,7 +4301,7 @@ static int none_or_in(PyObject *v, PyObject *allowed) {
 /* The checks of common_perceive on the merged values: 1 the common shape, 0 not, -1 an error. */
 static int common_shape(const Src *values, const Shape *s) {
     PyObject *v = VALUE(s->k_tenant);
-    if (!v || !plain_name(v, s->max_name))
+    if (!v || !plain_identifier(v, s->max_name))
         return PyErr_Occurred() ? -1 : 0;
     v = VALUE(s->k_kind);
     if (!v || !PyUnicode_CheckExact(v))
@@ -4294,6 +4309,11 @@ static int common_shape(const Src *values, const Shape *s) {
     int r = PySet_Contains(s->kinds, v);
     if (r <= 0)
         return r;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(s->identifiers); i++) {
+        v = VALUE(PyTuple_GET_ITEM(s->identifiers, i));
+        if (!v || (v != Py_None && !plain_identifier(v, s->max_name)))
+            return PyErr_Occurred() ? -1 : 0;
+    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(s->optional_names); i++) {
         v = VALUE(PyTuple_GET_ITEM(s->optional_names, i));
         if (!v || (v != Py_None && !plain_name(v, s->max_name)))
@@ -4421,15 +4441,16 @@ static int shape_keys(Shape *s) {
     return 0;
 }
 
-/* common_perceives(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, max_text)
+/* common_perceives(events, allowed, defaults, kinds, signals, origins, identifiers, optional_names, texts, max_name,
+ *                  max_text)
  * -> list: schemas.api.common_perceive of each event of the list (None for one not exactly a dict). */
 static PyObject *scan_common_perceives(PyObject *self, PyObject *args) {
     PyObject *events;
     Shape s;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!nn:common_perceives", &PyList_Type, &events, &PyFrozenSet_Type,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O!nn:common_perceives", &PyList_Type, &events, &PyFrozenSet_Type,
                           &s.allowed, &PyDict_Type, &s.defaults, &PyFrozenSet_Type, &s.kinds, &PyFrozenSet_Type,
-                          &s.signals, &PyFrozenSet_Type, &s.origins, &PyTuple_Type, &s.optional_names, &PyTuple_Type,
-                          &s.texts, &s.max_name, &s.max_text))
+                          &s.signals, &PyFrozenSet_Type, &s.origins, &PyTuple_Type, &s.identifiers, &PyTuple_Type,
+                          &s.optional_names, &PyTuple_Type, &s.texts, &s.max_name, &s.max_text))
         return NULL;
     if (shape_keys(&s) < 0)
         return NULL;
@@ -4673,7 +4694,8 @@ static PyObject *scan_perception_records(PyObject *self, PyObject *args) {
     return records_of(values, NULL, &m);
 }
 
-/* perceive_records(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, max_text,
+/* perceive_records(events, allowed, defaults, kinds, signals, origins, identifiers, optional_names, texts, max_name,
+ *                  max_text,
  *                  mint, to_us, reading, read_kinds, version, producer, datetime) -> list | None:
  * `perception_records(common_perceives(events, ...), ids, now_us, ...)` in one pass where every event has the
  * common shape and names no event id of its own (a batch's common case), `(ids, now_us) = mint(len(events))`
@@ -4686,10 +4708,10 @@ static PyObject *scan_perceive_records(PyObject *self, PyObject *args) {
     PyObject *events, *mint;
     Shape s;
     Minting m = {0};
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!nnOOOO!OOO:perceive_records", &PyList_Type, &events,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O!nnOOOO!OOO:perceive_records", &PyList_Type, &events,
                           &PyFrozenSet_Type, &s.allowed, &PyDict_Type, &s.defaults, &PyFrozenSet_Type, &s.kinds,
                           &PyFrozenSet_Type, &s.signals, &PyFrozenSet_Type, &s.origins, &PyTuple_Type,
-                          &s.optional_names, &PyTuple_Type, &s.texts, &s.max_name, &s.max_text, &mint,
+                          &s.identifiers, &PyTuple_Type, &s.optional_names, &PyTuple_Type, &s.texts, &s.max_name, &s.max_text, &mint,
                           &m.to_us, &m.reading, &PyFrozenSet_Type, &m.read_kinds, &m.version, &m.producer,
                           &m.datetime_type) || shape_keys(&s) < 0 || record_keys_ready() < 0)
         return NULL;
@@ -7237,7 +7259,8 @@ static PyMethodDef methods[] = {
     {"event_columns", scan_event_columns, METH_VARARGS,
      "event_columns(rows, texts, terms, quarantines, spec) -> (columns, terms): event_docs' values by Doc field."},
     {"common_perceives", scan_common_perceives, METH_VARARGS,
-     "common_perceives(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, "
+     "common_perceives(events, allowed, defaults, kinds, signals, origins, identifiers, optional_names, texts, "
+     "max_name, "
      "max_text) -> list: schemas.api.common_perceive of each event (None for a non-dict)."},
     {"prefixed_slices", scan_prefixed_slices, METH_VARARGS,
      "prefixed_slices(prefix, text, start, end, width) -> list: [prefix + text[i:i + width] for i in "
@@ -7254,7 +7277,8 @@ static PyMethodDef methods[] = {
      "attr_columns(lists, names) -> (lengths, columns): each list's length, and for each name "
      "[getattr(o, name) for l in lists for o in l]."},
     {"perceive_records", scan_perceive_records, METH_VARARGS,
-     "perceive_records(events, allowed, defaults, kinds, signals, origins, optional_names, texts, max_name, max_text, "
+     "perceive_records(events, allowed, defaults, kinds, signals, origins, identifiers, optional_names, texts, "
+     "max_name, max_text, "
      "mint, to_us, reading, read_kinds, version, producer, datetime) -> list | None: the perception records "
      "of a batch of common-shaped events without ids of their own in one pass, else None"},
     {"perception_records", scan_perception_records, METH_VARARGS,

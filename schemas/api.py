@@ -75,6 +75,51 @@ def _no_control_characters(value: str) -> str:
 
 _LINE_SEPARATORS = "\u2028\u2029\x85"
 Id = Annotated[Name, AfterValidator(_no_control_characters)]  # a record's id: a Name without control characters
+
+
+# Scripts whose letters may share an identifier with Latin ones (UTS #39's "highly restrictive" level: Japanese,
+# Chinese and Korean names are commonly written beside Latin letters, and none of their letters looks Latin).
+_BESIDE_LATIN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "BOPOMOFO"})
+
+
+def _letter_script(ch: str) -> str:
+    """The script of a letter as its Unicode name begins ("LATIN", "CYRILLIC", "CJK" …): the standard library has
+    no script property, and a letter's name starts with its script's."""
+    return unicodedata.name(ch, "?").split(" ", 1)[0]
+
+
+def identifier_problem(value: str) -> str | None:
+    """Why ``value`` cannot be an identifier a caller sets (a tenant, agent, task, session or user id), or None.
+    Such a name decides who said what: fleet verification counts agents, summaries count senders, a key is bound
+    to one. Two spellings that print alike would be two of them (round twenty-seven: ``bot-1`` and ``bot\u200b-1``
+    were two agents, the escape printing both as ``bot-1``). So an identifier shows every character it holds:
+    no control, format (zero-width, bidi), separator or lone surrogate; one plain space between words at most;
+    NFKC-normal (``ｂｏｔ``, ``ﬁ`` are other spellings of ``bot``, ``fi``); letters of one script, or Latin with
+    Chinese, Japanese or Korean ones (a Cyrillic ``о`` in ``bоt-1`` passes for a Latin one). Texts and speaker
+    names are not identifiers: ZWNJ is a letter-joiner in Persian, and a text keeps it."""
+    for n, ch in enumerate(value):
+        category = unicodedata.category(ch)
+        if category in ("Cc", "Cf", "Cs", "Zl", "Zp") or (ch.isspace() and ch != " "):
+            return f"an identifier must show every character it holds ({ch!r} at position {n})"
+    if value != value.strip(" ") or "  " in value:
+        return "an identifier must not begin or end with a space, nor hold two in a row"
+    if value.isascii():
+        return None
+    if unicodedata.normalize("NFKC", value) != value:
+        return f"an identifier must be in Unicode's NFKC form (as {unicodedata.normalize('NFKC', value)!r})"
+    scripts = {_letter_script(ch) for ch in value if ch.isalpha()} - _BESIDE_LATIN
+    if len(scripts) > 1:
+        return f"an identifier's letters must be of one script, not {' and '.join(sorted(scripts))}"
+    return None
+
+
+def _identifier(value: str) -> str:
+    if problem := identifier_problem(value):
+        raise ValueError(problem)
+    return value
+
+
+Ident = Annotated[Name, AfterValidator(_identifier)]  # an identifier a caller sets: tenant, agent, task, session, user
 _ID = TypeAdapter(Id)
 
 
@@ -134,9 +179,9 @@ def _cites_nothing(citation: str | None) -> bool:
 
 
 class PerceiveInput(_Input):
-    tenant: Name
-    agent: Name | None = None
-    task: Name | None = None
+    tenant: Ident
+    agent: Ident | None = None
+    task: Ident | None = None
     kind: EventKind = "message"
     text: Text | None = None
     system: Text | None = None
@@ -149,7 +194,7 @@ class PerceiveInput(_Input):
     signal: Signal | None = None
     success: bool | None = Field(default=None, strict=True)
     polarity: float | None = Field(default=None, ge=-1.0, le=1.0, strict=True)
-    session: Name | None = None
+    session: Ident | None = None
     speaker: Name | None = None
     emotion: Name | None = None
     origin: Origin | None = None
@@ -173,7 +218,8 @@ _PERCEIVE_DEFAULTS = {"agent": None, "task": None, "kind": "message", "text": No
                       "action": None, "expected": None, "actual": None, "signal": None, "success": None,
                       "polarity": None, "session": None, "speaker": None, "emotion": None, "origin": None,
                       "ts": None, "event_id": None}
-_OPTIONAL_NAMES = ("agent", "task", "session", "speaker", "emotion")
+_IDENTIFIERS = ("agent", "task", "session")  # optional identifiers (``Ident``); the tenant is one too
+_OPTIONAL_NAMES = ("speaker", "emotion")
 _TEXTS = ("text", "system", "identity", "action", "expected", "actual")
 _KINDS = frozenset(EventKind.__args__)
 _SIGNALS = frozenset(Signal.__args__)
@@ -184,13 +230,20 @@ _ORIGINS = frozenset(Origin.__args__)
 # its defaults also hold what an event without entities or scope reads, an empty list and dict (the C only reads
 # them: each record gets its own copies, as ``common_perceive``'s values did).
 COMMON_SHAPE = (_PERCEIVE_FIELDS, {**_PERCEIVE_DEFAULTS, "entities": [], "scope": {}}, _KINDS, _SIGNALS, _ORIGINS,
-                _OPTIONAL_NAMES, _TEXTS, MAX_NAME_CHARS, MAX_TEXT_BYTES)
+                _IDENTIFIERS, _OPTIONAL_NAMES, _TEXTS, MAX_NAME_CHARS, MAX_TEXT_BYTES)
 
 
 def _plain_name(value) -> bool:
     """Whether ``value`` is a ``Name`` for certain (a ``Name`` holds at most 1,024 UTF-8 bytes)."""
     return type(value) is str and 0 < len(value) <= MAX_NAME_CHARS and not value.isspace() and (
         value.isascii() or _encodes(value))
+
+
+def _plain_identifier(value) -> bool:
+    """Whether ``value`` is an ``Ident`` for certain: printable ASCII, no space at either end nor two in a row
+    (any other identifier goes to the model, which reads its scripts and form)."""
+    return _plain_name(value) and value.isascii() and value.isprintable() and value[0] != " " \
+        and value[-1] != " " and "  " not in value
 
 
 def _plain_text(value) -> bool:
@@ -223,7 +276,7 @@ def common_perceive_many(events: list) -> list[dict | None]:
     """``common_perceive`` of each of ``events`` (a list), the batch in one C call (``recall/_scan.c``
     ``common_perceives``; ~2.5 µs of Python an event before, issue 28); ``py_common_perceive`` is its oracle."""
     return _scan.common_perceives(events, _PERCEIVE_FIELDS, _PERCEIVE_DEFAULTS, _KINDS, _SIGNALS, _ORIGINS,
-                                  _OPTIONAL_NAMES, _TEXTS, MAX_NAME_CHARS, MAX_TEXT_BYTES)
+                                  _IDENTIFIERS, _OPTIONAL_NAMES, _TEXTS, MAX_NAME_CHARS, MAX_TEXT_BYTES)
 
 
 def py_common_perceive(fields) -> dict | None:
@@ -233,8 +286,11 @@ def py_common_perceive(fields) -> dict | None:
             or not _PERCEIVE_FIELDS.issuperset(fields) or fields.get("ts") is not None:
         return None
     values = {**_PERCEIVE_DEFAULTS, **fields}
-    if not _plain_name(values.get("tenant")) or type(values["kind"]) is not str or values["kind"] not in _KINDS:
+    if not _plain_identifier(values.get("tenant")) or type(values["kind"]) is not str or values["kind"] not in _KINDS:
         return None
+    for name in _IDENTIFIERS:
+        if values[name] is not None and not _plain_identifier(values[name]):
+            return None
     for name in _OPTIONAL_NAMES:
         if values[name] is not None and not _plain_name(values[name]):
             return None
@@ -263,9 +319,9 @@ def py_common_perceive(fields) -> dict | None:
 
 
 class LearnInput(_Input):
-    tenant: Name
-    agent: Name | None = None
-    task: Name | None = None
+    tenant: Ident
+    agent: Ident | None = None
+    task: Ident | None = None
     condition: Text
     action: Text
     reason: Text | None = None
@@ -292,9 +348,9 @@ class LearnInput(_Input):
 
 
 class RecallInput(_Input):
-    tenant: Name
-    agent: Name | None = None
-    task: Name | None = None
+    tenant: Ident
+    agent: Ident | None = None
+    task: Ident | None = None
     query: Text | None = None
     situation: dict[Literal["system", "identity", "action", "expected", "actual"], Text] = Field(default_factory=dict)
     trigger: Trigger | None = None
@@ -303,7 +359,7 @@ class RecallInput(_Input):
     k: int | None = Field(default=None, ge=1, le=1000, strict=True)
     layers: list[str] | None = None
     scene: Name | None = None  # the task type, for the scenario channel and scene beliefs
-    user: Name | None = None  # the user the agent serves, for user-layer beliefs
+    user: Ident | None = None  # the user the agent serves, for user-layer beliefs
     emotion: Name | None = None  # the situation's emotion, for beliefs conditioned on it (else inferred)
     explain: bool = False  # every pooled candidate's full explanation in the recall record (else the returned ones')
 
@@ -315,8 +371,8 @@ class RecallInput(_Input):
 
 
 class BelieveInput(_Input):
-    tenant: Name
-    agent: Name | None = None
+    tenant: Ident
+    agent: Ident | None = None
     text: Text
     confidence: float = Field(ge=0.0, le=1.0, strict=True)
     support: int = Field(default=0, ge=0, strict=True)
@@ -334,20 +390,20 @@ class BelieveInput(_Input):
 
 
 class ApproveInput(_Input):
-    tenant: Name
+    tenant: Ident
     fragment_id: Id
-    approver: Name
+    approver: Ident
     accept: bool = Field(default=True, strict=True)
     reason: Text | None = None
 
 
 class InvalidateInput(_Input):
-    tenant: Name
+    tenant: Ident
     fragment_id: Id
     reason: Text
     version: Text | None = None  # the environment version that made it untrue ("IAM v2")
     evidence: list[Id] = Field(default_factory=list, max_length=1024)
-    by: Name | None = None
+    by: Ident | None = None
 
     @model_validator(mode="after")
     def _says_why(self):
@@ -357,9 +413,9 @@ class InvalidateInput(_Input):
 
 
 class OutcomeInput(_Input):
-    tenant: Name
-    agent: Name | None = None
-    task: Name | None = None
+    tenant: Ident
+    agent: Ident | None = None
+    task: Ident | None = None
     recall_id: Id | None = None
     applied: list[Id] = Field(default_factory=list, max_length=1024)
     success: bool = Field(strict=True)
