@@ -120,6 +120,16 @@ def _identifier(value: str) -> str:
 
 
 Ident = Annotated[Name, AfterValidator(_identifier)]  # an identifier a caller sets: tenant, agent, task, session, user
+_IDENT = TypeAdapter(Ident)
+
+
+def valid_identifier(operation: str, field: str, value) -> str:
+    """``value`` if it is a valid identifier (``Ident``), else ``InvalidInput`` naming ``field``."""
+    try:
+        return _IDENT.validate_python(value)
+    except ValidationError as exc:
+        raise InvalidInput(operation, field, exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")) \
+            from None
 _ID = TypeAdapter(Id)
 
 

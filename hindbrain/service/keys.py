@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hindbrain.schemas.api import valid_id
+from hindbrain.schemas.api import valid_identifier
 from hindbrain.service.roles import DEFAULT_ROLE, ROLES
 
 PREFIX = "hb_"
@@ -92,8 +92,9 @@ class KeyStore:
             raise ValueError(f"keys: field 'role': must be one of {', '.join(ROLES)}, not {role!r}")
         if agent is not None and not agent.strip():
             raise ValueError("keys: field 'agent': must not be empty (leave it out for any agent)")
+        valid_identifier("keys", "tenant", tenant)  # InvalidInput (a ValueError) naming the field
         if agent is not None:
-            valid_id("keys", "agent", agent)  # InvalidInput (a ValueError) naming the field
+            valid_identifier("keys", "agent", agent)
         key_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
         with self._db() as db:
             db.execute("INSERT INTO keys (key_id, tenant, secret_sha256, label, created_us, revoked_us, role, agent) "

@@ -13,6 +13,7 @@ import pytest
 
 from hindbrain import Brain
 from hindbrain.schemas.api import InvalidInput, common_perceive_many, identifier_problem
+from hindbrain.service.keys import KeyStore
 
 LESSON = {"condition": "the nightly export stalls at 02:00", "action": "restart the export worker, then re-run it"}
 
@@ -94,3 +95,13 @@ def _brain(tmp_path_factory):
     with Brain.open(tmp_path_factory.mktemp("ids") / "b", embedder="none") as _BRAIN:
         yield
     _BRAIN = None
+
+
+@pytest.mark.parametrize("field, fields", [("tenant", {"tenant": "acme\u200b"}),
+                                           ("agent", {"tenant": "acme", "agent": "b\u043et-1"}),
+                                           ("agent", {"tenant": "acme", "agent": "bot-1 "})])
+def test_a_key_is_not_minted_for_an_identifier_that_prints_like_another(tmp_path, field, fields):
+    keys = KeyStore(tmp_path)
+    with pytest.raises(InvalidInput) as caught:
+        keys.create(label="k", role="agent", **fields)
+    assert caught.value.field == field and keys.list() == []
