@@ -764,6 +764,8 @@ def open_views(cfg: Settings, log) -> Warehouse:
     try:
         warehouse = Warehouse(cfg.warehouse_url())
         warehouse.migrate()
+        if cfg.tenant_sql_process and warehouse.url.startswith("chdb://"):
+            warehouse.isolate_tenants()
     except Exception:
         log.close()
         raise

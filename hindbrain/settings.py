@@ -48,6 +48,11 @@ class Settings(BaseSettings):
         "changed destination for money, a credential, a link with a standing directive, a prompt-injection marker) "
         "reach only that user's own recalls (docs/security.md). false only to measure what it defends."
     )
+    tenant_sql_process: bool = Field(
+        True, description="HINDBRAIN_TENANT_SQL_PROCESS: an embedded warehouse runs tenants' SQL in a worker "
+        "process that a watchdog kills when a query outruns its time or memory limit (chDB cannot interrupt a "
+        "function inside the brain's process; docs/security.md, round twenty-eight). false: in the brain's process."
+    )
     rate_limit: float = Field(
         1000.0, gt=0, description="HINDBRAIN_RATE_LIMIT: requests a second per API key that hindbrain serve "
         "accepts (a token bucket per process); over it, 429 with Retry-After."

@@ -16,6 +16,7 @@ import clickhouse_connect
 from hindbrain.native_calls import Guarded
 from hindbrain.projections.migrations import MIGRATIONS, MIGRATIONS_TABLE
 from hindbrain.projections.table import Table
+from hindbrain.projections.tenant_worker import TenantWorker, WorkerTable
 from hindbrain.projections.views import VIEWS
 
 DATABASE = "hindbrain"
@@ -51,6 +52,8 @@ class Warehouse:
         # freezes them. ``_killer`` cancels it from outside, as the tenant session is busy then.
         self._tenant_lock, self._killer_lock = threading.Lock(), threading.Lock()
         self._tenant = limited_client(url, database)
+        self._tenant_limits = dict(TENANT_LIMITS)
+        self._isolated, self._worker = False, None  # tenants' SQL in a process of its own (``isolate_tenants``)
         self._killer = boot
         self._checked = self._active_parts()  # parts checked, by table (``check_written``)
 
@@ -65,6 +68,7 @@ class Warehouse:
             for name, _ in sorted(rows, key=lambda row: not row[1]):
                 self._client.command(f"DROP TABLE IF EXISTS `{self.database}`.`{name}`")
             self._checked = {}  # a table made again names its parts from all_1_1 again
+        self._drop_worker()  # its tables are gone
 
     def migrate(self, target: int | None = None) -> list[int]:
         """Apply (or, with a lower ``target``, revert) migrations; returns the numbers run."""
@@ -92,7 +96,9 @@ class Warehouse:
                     ran.append(-m.number)
             if ran:  # a migration may make a table again (its parts named from all_1_1 again) or copy rows into one
                 self._checked = self._active_parts()
-            return ran
+        if ran:
+            self._drop_worker()  # a table made again has another UUID
+        return ran
 
     def applied_migrations(self) -> list[int]:
         rows = self.query(f"SELECT number FROM `{self.database}`.`{MIGRATIONS_TABLE}` FINAL ORDER BY number")
@@ -254,9 +260,46 @@ class Warehouse:
                 client.database = self.database
             return list(result.column_names), result.result_rows
 
-    def tenant_query(self, sql: str, parameters: dict | None, database: str) -> tuple[list, list]:
+    def isolate_tenants(self) -> None:
+        """Run tenants' queries in a worker process a watchdog kills at the limits (``projections.tenant_worker``)
+        from now on, started on the next tenant query. Embedded chDB only: a ClickHouse server runs queries in a
+        process of its own already."""
+        if not self.url.startswith("chdb://"):
+            raise ValueError("isolate_tenants: field 'url': only an embedded warehouse (chdb://) runs tenants' SQL "
+                             "in the brain's process")
+        self._isolated = True
+
+    def _tenant_worker(self) -> TenantWorker:
+        """The worker for tenants' SQL, made for the tables as they are now (their UUIDs: a reset or a migration
+        that makes a table again drops the worker, ``_drop_worker``)."""
+        if self._worker is None:
+            rows = self.query("SELECT name, toString(uuid), create_table_query, data_paths[1], engine LIKE "
+                              "'%MergeTree' FROM system.tables WHERE database = {d:String} ORDER BY name",
+                              {"d": self.database})
+            tables = [WorkerTable(name, uuid, create, path) for name, uuid, create, path, merge_tree in rows
+                      if merge_tree]
+            views = [create.replace("CREATE VIEW ", "CREATE VIEW IF NOT EXISTS ", 1)
+                     for _, _, create, _, merge_tree in rows if not merge_tree]
+            root = tables[0].path.split("/store/")[0] + "/"
+            self._worker = TenantWorker(root, self.database, tables, views, self._tenant_limits)
+        return self._worker
+
+    def _drop_worker(self) -> None:
+        with self._tenant_lock:
+            if self._worker is not None:
+                self._worker.close()
+                self._worker = None
+
+    def tenant_query(self, sql: str, parameters: dict | None, database: str,
+                     views: Sequence[str] = (), marker: str | None = None) -> tuple[list, list]:
         """``(column_names, rows)`` of a tenant's (already checked) query on the limited session,
-        with ``database`` current. Safe beside the writer: another session, another lock."""
+        with ``database`` current. Safe beside the writer: another session, another lock. In a worker process
+        once ``isolate_tenants`` was called (``views``: the statements that create ``database``'s views there;
+        ``marker``: the id ``cancel`` stops it by)."""
+        if self._isolated:
+            with self._tenant_lock:
+                worker = self._tenant_worker()
+            return worker.run(sql, parameters, list(views), database, marker)
         with self._tenant_lock:
             self._tenant.database = database
             try:
@@ -273,7 +316,11 @@ class Warehouse:
             raise ValueError(f"limit_tenants: field {unknown[0]!r}: not one of {', '.join(TENANT_LIMITS)}")
         with self._tenant_lock:
             self._tenant.close()
-            self._tenant = limited_client(self.url, self.database, {**TENANT_LIMITS, **limits})
+            self._tenant_limits = {**TENANT_LIMITS, **limits}
+            self._tenant = limited_client(self.url, self.database, self._tenant_limits)
+            if self._worker is not None:  # the next query starts a worker with these limits
+                self._worker.close()
+                self._worker = None
 
     def tenant_check(self, sql: str, parameters: dict | None = None) -> list[tuple]:
         """A query of the sandbox's own (format, explain) on the limited session."""
@@ -282,9 +329,20 @@ class Warehouse:
 
     def cancel(self, marker: str) -> None:
         """Cancel the running queries whose text holds ``marker`` (a tenant query's random id)."""
+        if self._worker is not None and self._worker.cancel(marker):
+            return
         with self._killer_lock:
             self._killer.command("KILL QUERY WHERE position(query, {m:String}) > 0 AND NOT startsWith(query, 'KILL') "
                                  "ASYNC", parameters={"m": marker})
+
+    def tenant_queries_running(self, marker: str = "hindbrain-sql-") -> int:
+        """How many tenant queries whose marker holds ``marker`` run now: the worker's one, or the engine's list."""
+        if self._isolated:
+            running = self._worker.running if self._worker is not None else None
+            return int(running is not None and marker in running)
+        ((n,),) = self.query("SELECT count() FROM system.processes WHERE position(query, {m:String}) > 0 "
+                             "AND NOT startsWith(query, 'SELECT count() FROM system.processes')", {"m": marker})
+        return n
 
     def release_memory(self) -> None:
         """Embedded chDB: its allocator (jemalloc, inside the owner's process) gives back the free
@@ -311,6 +369,8 @@ class Warehouse:
 
     def close(self) -> None:
         with self._lock, self._tenant_lock, self._killer_lock:
+            if self._worker is not None:
+                self._worker.close()
             self._tenant.close()
             self._killer.close()
             self._reader.close()

@@ -47,6 +47,7 @@ from clickhouse_connect.driver.exceptions import DatabaseError, OperationalError
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from hindbrain.projections.tenant_worker import TenantQueryFailed, TenantQueryKilled
 from hindbrain.projections.views import VIEWS
 from hindbrain.service.sql_functions import (
     allowed_function,
@@ -276,12 +277,15 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
         if marker is not None:  # after the checks: a comment of ours, in the text KILL QUERY matches
             sql = f"{sql} /* {marker} */"
         try:
-            return warehouse.tenant_query(sql, parameters, tenant_database(tenant))
+            return warehouse.tenant_query(sql, parameters, tenant_database(tenant),
+                                          view_statements(warehouse.database, tenant), marker)
         except (ValueError, OverflowError) as exc:  # e.g. toDateTime64(-1e13, 6): before the year 1
             raise ForbiddenQuery(f"the result holds a value Python cannot represent: {exc}") from None
     except OperationalError:
         raise
-    except (StreamFailureError, DatabaseError) as exc:  # StreamFailure: it failed while its rows streamed
+    except TenantQueryKilled as exc:  # the watchdog ended its process (projections.tenant_worker)
+        raise QueryLimit(exc.limit, str(exc)) from None
+    except (StreamFailureError, DatabaseError, TenantQueryFailed) as exc:  # StreamFailure: it failed while streaming
         raise refused(exc) from None
 
 

@@ -20,7 +20,7 @@ import pytest
 from hindbrain import Brain
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.service.sql_functions import allowed_function
-from hindbrain.service.tenant_sql import tenant_database, views_of
+from hindbrain.service.tenant_sql import tenant_database, view_statements, views_of
 
 SECRET = "globex-card-4242-4242-password-hunter2"
 PASSWD = "root:x:0:"
@@ -323,11 +323,11 @@ def tried_on_the_wall(brain, calls: list[tuple[str, str]], aggregate: set[str]) 
     does not depend on the FROM clause: the call without it (one round trip a call, ~1 ms of CPU
     where one over the views costs ~3) answers that first; ~3,300 of ~4,400 calls are refused
     there. Those it ran run over the events many to a statement (``over_the_events``)."""
-    database = tenant_database("acme")
+    database, views = tenant_database("acme"), view_statements(brain.warehouse.database, "acme")
     outcomes, ran, failed = {}, [], []
     for name, args in calls:
         try:
-            brain.warehouse.tenant_query(f"SELECT toString({name}({args}))", None, database)
+            brain.warehouse.tenant_query(f"SELECT toString({name}({args}))", None, database, views)
         except Exception as exc:  # noqa: BLE001 - the engine's refusal, read by its code
             if engine_code(exc) in ARGUMENTS:
                 outcomes[name, args] = None, engine_code(exc)
@@ -340,30 +340,30 @@ def tried_on_the_wall(brain, calls: list[tuple[str, str]], aggregate: set[str]) 
     for kind in (True, False):
         of_kind = [call for call in ran if (call[0] in aggregate) is kind]
         for start in range(0, len(of_kind), COLUMNS):
-            outcomes.update(over_the_events(brain, of_kind[start:start + COLUMNS], database))
+            outcomes.update(over_the_events(brain, of_kind[start:start + COLUMNS], database, views))
     for call in failed:
-        outcomes.update(over_the_events(brain, [call], database))
+        outcomes.update(over_the_events(brain, [call], database, views))
     return outcomes
 
 
-def over_the_events(brain, calls: list[tuple[str, str]], database: str) -> dict:
+def over_the_events(brain, calls: list[tuple[str, str]], database: str, views: list[str]) -> dict:
     """The calls as the columns of one ``SELECT … FROM events LIMIT 1``; a refused statement is
     split in halves until the refusing call runs alone, so a refusal is the call's own and each
     code is the one the engine gives that call by itself."""
     columns = ", ".join(f"toString({name}({args}))" for name, args in calls)
     try:
-        _, rows = brain.warehouse.tenant_query(f"SELECT {columns} FROM events LIMIT 1", None, database)
+        _, rows = brain.warehouse.tenant_query(f"SELECT {columns} FROM events LIMIT 1", None, database, views)
     except Exception as exc:  # noqa: BLE001 - the engine's refusal, read by its code
         if len(calls) == 1:
             return {calls[0]: (None, engine_code(exc))}
         half = len(calls) // 2
-        return over_the_events(brain, calls[:half], database) | over_the_events(brain, calls[half:], database)
+        return (over_the_events(brain, calls[:half], database, views)
+                | over_the_events(brain, calls[half:], database, views))
     return {call: ([(row[i],) for row in rows], None) for i, call in enumerate(calls)}
 
 
 def running(brain, marker: str) -> bool:
-    return bool(brain.warehouse.query("SELECT 1 FROM system.processes WHERE position(query, {m:String}) > 0 "
-                                      "AND NOT startsWith(query, 'SELECT 1 FROM system.processes')", {"m": marker}))
+    return bool(brain.warehouse.tenant_queries_running(marker))
 
 
 HEAVY = "SELECT count() FROM events a, events b, events c, (SELECT arrayJoin(range(1000000)) x) d, events e"

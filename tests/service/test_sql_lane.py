@@ -30,10 +30,8 @@ def api(tmp_path_factory):
 
 
 def sql_queries(brain) -> int:
-    """How many tenant queries (they carry a ``hindbrain-sql-`` marker) the engine runs now."""
-    ((n,),) = brain.warehouse.query("SELECT count() FROM system.processes WHERE position(query, 'hindbrain-sql-') > 0 "
-                                    "AND NOT startsWith(query, 'SELECT count() FROM system.processes')")
-    return n
+    """How many tenant queries (they carry a ``hindbrain-sql-`` marker) run now, in the worker or the engine."""
+    return brain.warehouse.tenant_queries_running()
 
 
 def wait_for(condition, seconds: float = 20) -> bool:

@@ -1,0 +1,282 @@
+"""Tenants' SQL in a process of its own, which a watchdog kills at the limit (docs/security.md, round twenty-eight).
+
+chDB runs a query inside the process that called it and checks its limits only between blocks, so one function
+call that outlasts them (a regular expression whose cost is the haystack times the pattern, round twenty-four)
+cannot be stopped: the brain's process had no way to end it. Here the query runs in a worker process that reads
+the brain's tables, and the brain's thread waits for its answer no longer than the time limit and a grace; past
+it, or when the worker's memory passes the limit and a margin, the worker is killed (SIGKILL), the caller gets
+``TenantQueryKilled`` naming the limit, and the next query starts a new worker.
+
+**How the worker reads the tables.** chDB allows one engine per folder (the brain's holds a lock), so the worker
+opens an engine of its own in an empty temporary folder and *attaches* each of the brain's tables by its UUID
+on a read-only local disk whose root is the brain's folder: the parts are the brain's files, read in place, and
+nothing the worker runs can write them. A MergeTree table lists its parts when attached; a part the brain
+writes or merges later is seen when the worker re-attaches the table, which it does before a query when the
+table's folder lists other parts than it loaded (a listing is microseconds; a re-attach ~10 ms). An insert
+becomes a part by renaming a finished ``tmp_insert_*`` folder, and a merged part's sources are removed only
+``old_parts_lifetime`` (8 minutes) after they became outdated, so a query never reads half a part.
+
+One worker per warehouse (a pool of one, serialised by the caller's lane); its engine sets the tenant limits and
+``readonly=1`` on the session that runs tenants' queries, as the in-process session did.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+
+# How long past ``max_execution_time`` the watchdog waits before it kills: the engine's own limit stops a query
+# between blocks, and its error is clearer than a kill (it names the limit as ClickHouse counted it).
+GRACE_SECONDS = 2.0
+# How far past ``max_memory_usage`` the worker's resident memory may go before a kill: the engine, its caches
+# and the Python around it take ~200-300 MiB before any query.
+MEMORY_MARGIN = 512 << 20
+POLL_SECONDS = 0.02
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+class TenantQueryKilled(RuntimeError):
+    """The watchdog killed the worker running a tenant's query; ``limit`` names the limit it outran."""
+
+    def __init__(self, limit: str, message: str):
+        self.limit = limit
+        super().__init__(message)
+
+
+class TenantQueryFailed(RuntimeError):
+    """The engine in the worker refused or stopped the query; the message is ClickHouse's."""
+
+
+@dataclass(frozen=True)
+class WorkerTable:
+    """One of the brain's tables as the worker attaches it: name, UUID, ``CREATE TABLE`` text, data folder."""
+    name: str
+    uuid: str
+    create: str
+    path: str
+
+
+def attach_statement(table: WorkerTable, database: str, root: str) -> str:
+    """``ATTACH TABLE`` of ``table`` by its UUID on a read-only local disk rooted at the brain's folder ``root``:
+    the engine finds its parts at ``root/store/…/<uuid>/``, the brain's own files."""
+    engine_at = table.create.index(" ENGINE = ")
+    columns = table.create[:engine_at].split(" ", 3)[3]  # "CREATE TABLE db.name (…)" -> "(…)"
+    settings = f"disk = disk(type = 'local', path = '{root}', readonly = 1)"
+    tail = table.create[engine_at:]
+    tail = f"{tail}, {settings}" if " SETTINGS " in tail else f"{tail} SETTINGS {settings}"
+    return f"ATTACH TABLE `{database}`.`{table.name}` UUID '{table.uuid}' {columns}{tail}"
+
+
+def part_names(path: str) -> frozenset[str]:
+    """The parts in a table's folder: its entries but the ones being written or removed, and ``detached``."""
+    try:
+        names = os.listdir(path)
+    except FileNotFoundError:
+        return frozenset()
+    return frozenset(n for n in names if not n.startswith(("tmp", "delete_tmp")) and n != "detached"
+                     and not n.endswith(".txt"))
+
+
+def _serve(conn) -> None:
+    """The worker's loop: attach, then answer ``(sql, parameters, statements, current database)`` requests."""
+    root, database, tables, views, limits = conn.recv()
+    import chdb
+    import clickhouse_connect
+
+    home = tempfile.mkdtemp(prefix="hindbrain-tenant-sql-")
+    try:
+        # the first connection fixes the engine's options; the clients below join the same engine
+        engine = chdb.connect(f"{home}?custom_local_disks_base_directory={root}")
+        admin = clickhouse_connect.get_client(dsn=f"chdb://{home}")
+        admin.command(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+        loaded: dict[str, frozenset[str]] = {}
+        created: set[str] = set()
+        for table in tables:
+            loaded[table.name] = part_names(table.path)
+            admin.command(attach_statement(table, database, root))
+        for statement in views:
+            admin.command(statement)
+        session = clickhouse_connect.get_client(dsn=f"chdb://{home}", database=database)
+        for name, value in {**limits, "readonly": 1}.items():
+            session.command(f"SET {name} = {value!r}")
+        conn.send(("ready", os.getpid()))
+        while (request := _next(conn)) is not None:
+            sql, parameters, statements, current = request
+            try:
+                for table in read_by(sql, tables, views):  # what the brain wrote or merged since: re-read it
+                    if (now := part_names(table.path)) != loaded[table.name]:
+                        admin.command(f"DETACH TABLE `{database}`.`{table.name}`")
+                        admin.command(f"ATTACH TABLE `{database}`.`{table.name}`")
+                        loaded[table.name] = now
+                for statement in statements:  # a tenant's views: created once a worker
+                    if statement not in created:
+                        admin.command(statement)
+                        created.add(statement)
+                session.database = current
+                result = session.query(sql, parameters=parameters)
+                conn.send(("ok", list(result.column_names), result.result_rows))
+            except Exception as exc:  # the engine's refusal, sent back as its text: nothing of it is code
+                conn.send(("failed", type(exc).__name__, str(exc)))
+                drain(session)
+            finally:
+                session.database = database
+        engine.close()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _next(conn):
+    """The next request, or None when the brain said so or is gone (its end of the socket closed)."""
+    try:
+        return conn.recv()
+    except EOFError:
+        return None
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def read_by(sql: str, tables: list[WorkerTable], views: list[str]) -> list[WorkerTable]:
+    """The tables ``sql`` may read: those its words name, and those a view it names reads (the derived views,
+    ``feedback`` and ``lineage``). Words, not a parse: naming a table more than it reads only costs a re-read.
+    A re-attach costs ~50-100 ms on a busy table, so a query pays it only for what it reads."""
+    words = set(_WORD.findall(sql))
+    for view in views:
+        name = view.split("(", 1)[0].split()[-1].rsplit(".", 1)[-1].strip("`")
+        if name in words:
+            words |= set(_WORD.findall(view))
+    return [t for t in tables if t.name in words]
+
+
+def drain(session) -> None:
+    """After a query that failed while its rows streamed, clickhouse-connect's chDB backend leaves the rest of
+    that stream to the session's next query, which then reads it as its own error or rows (the warehouse's
+    ``_clear_failed_stream`` met it first): throwaway queries take it, so the next real one is clean."""
+    for _ in range(3):
+        try:
+            if session.query("SELECT 1").result_rows == [(1,)]:
+                return
+        except Exception:  # noqa: BLE001, S112 - the stale stream's bytes, read and dropped
+            continue
+
+
+def resident_bytes(pid: int) -> int:
+    """A process's resident memory (``/proc/<pid>/statm``), 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return 0
+
+
+def outran(started: float, now: float, rss: int, limits: dict) -> str | None:
+    """The limit a running query outran by the watchdog's measure, or None."""
+    if now - started > float(limits["max_execution_time"]) + GRACE_SECONDS:
+        return "max_execution_time"
+    if rss > int(limits["max_memory_usage"]) + MEMORY_MARGIN:
+        return "max_memory_usage"
+    return None
+
+
+class TenantWorker:
+    """One worker process for a warehouse's tenants' SQL; started on the first query, again after a kill."""
+
+    def __init__(self, root: str, database: str, tables: list[WorkerTable], views: list[str], limits: dict):
+        self.root, self.database, self.tables, self.views = root, database, tables, views
+        self.limits = dict(limits)
+        self._lock = threading.Lock()
+        self._process = self._conn = None
+        self.running: str | None = None  # the marker of the query the worker runs
+        self.restarts = 0
+
+    def run(self, sql: str, parameters: dict | None, statements: list[str], current: str,
+            marker: str | None = None) -> tuple[list, list]:
+        """``(column_names, rows)`` of ``sql`` with ``current`` as the current database, ``statements`` (the
+        tenant's views, ``IF NOT EXISTS``) run first. Raises ``TenantQueryFailed`` with the engine's reason, or
+        ``TenantQueryKilled`` when the watchdog ended it."""
+        with self._lock:
+            self._start()
+            self.running = marker
+            try:
+                self._conn.send((sql, parameters, statements, current))
+                status, *answer = self._await()
+            finally:
+                self.running = None
+        if status == "failed":
+            raise TenantQueryFailed(answer[1])
+        return answer[0], answer[1]
+
+    def _await(self) -> tuple:
+        started, pid = time.monotonic(), self._process.pid
+        while not self._conn.poll(POLL_SECONDS):
+            if self._process.poll() is not None:
+                self._stop()
+                raise TenantQueryKilled("its process", "the query's process ended while it ran")
+            if limit := outran(started, time.monotonic(), resident_bytes(pid), self.limits):
+                self._stop()
+                raise TenantQueryKilled(limit, f"the query outran {limit} and its process was killed "
+                                               f"after {time.monotonic() - started:.1f} s")
+        try:
+            return self._conn.recv()
+        except EOFError:  # killed by ``cancel`` after it polled ready
+            self._stop()
+            raise TenantQueryKilled("its lifetime", "the query was cancelled (the client went away)") from None
+
+    def cancel(self, marker: str) -> bool:
+        """Kill the worker if it runs the query marked ``marker``; whether it did."""
+        if marker and self.running == marker and self._process is not None:
+            self._process.kill()
+            return True
+        return False
+
+    def _start(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            return
+        self._stop()
+        # a fresh interpreter (not fork: no copy of the brain's threads and engine; not multiprocessing's spawn,
+        # which imports the caller's __main__ again), talking over a socket pair
+        ours, theirs = socket.socketpair()
+        self._process = subprocess.Popen([sys.executable, "-m", __name__, str(theirs.fileno())],
+                                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        theirs.close()
+        self._conn = Connection(ours.detach())
+        self._conn.send((self.root, self.database, self.tables, self.views, self.limits))
+        if not self._conn.poll(60):
+            self._stop()
+            raise TenantQueryKilled("its process", "the tenant SQL process did not start within 60 s")
+        try:
+            self._conn.recv()
+        except EOFError:
+            self._stop()
+            raise TenantQueryKilled("its process", "the tenant SQL process failed to start") from None
+        self.restarts += 1
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(5)
+            self._conn.close()
+        self._process = self._conn = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._process is not None and self._process.poll() is None:
+                try:
+                    self._conn.send(None)
+                    self._process.wait(5)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            self._stop()
+
+
+if __name__ == "__main__":  # the worker: python -m hindbrain.projections.tenant_worker <socket fd>
+    _serve(Connection(int(sys.argv[1])))
