@@ -176,3 +176,16 @@ def test_a_rule_one_agent_s_tasks_for_many_users_support_is_not_the_fleet_s(lexi
                      for n, event in enumerate(_agent_tasks("mallory", 40, "m"))])
     b.hindsight()
     assert _induced(b)["status"] == "inactive"
+
+
+def test_one_agent_under_two_cases_is_one_sender(lexical_brain):
+    """Round twenty-eight: ``mallory`` and ``MALLORY`` print alike to a reader and are one agent (the edge refuses
+    other spellings that print alike; ``schemas.api.identifier_problem``): her anomalies naming two users, sent
+    under both cases, are still one sender's word."""
+    b = lexical_brain
+    _fleet(b, "bot-1", "bot-2", "bot-3")
+    b.perceive_many([{**event, "agent": "mallory" if n % 2 else "MALLORY", "scope": {"user": f"u{n % 2}"}}
+                     for n, event in enumerate(_anomalies())])
+    b.hindsight()
+    belief = _summary(b)
+    assert belief["status"] == "inactive" and not _briefed(b, belief["belief_id"], agent="bot-2")
