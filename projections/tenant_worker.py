@@ -196,6 +196,7 @@ class TenantWorker:
         self._lock = threading.Lock()
         self._process = self._conn = None
         self.running: str | None = None  # the marker of the query the worker runs
+        self._cancelled = False
         self.restarts = 0
 
     def run(self, sql: str, parameters: dict | None, statements: list[str], current: str,
@@ -205,7 +206,7 @@ class TenantWorker:
         ``TenantQueryKilled`` when the watchdog ended it."""
         with self._lock:
             self._start()
-            self.running = marker
+            self.running, self._cancelled = marker, False
             try:
                 self._conn.send((sql, parameters, statements, current))
                 status, *answer = self._await()
@@ -219,21 +220,26 @@ class TenantWorker:
         started, pid = time.monotonic(), self._process.pid
         while not self._conn.poll(POLL_SECONDS):
             if self._process.poll() is not None:
-                self._stop()
-                raise TenantQueryKilled("its process", "the query's process ended while it ran")
+                break
             if limit := outran(started, time.monotonic(), resident_bytes(pid), self.limits):
                 self._stop()
-                raise TenantQueryKilled(limit, f"the query outran {limit} and its process was killed "
-                                               f"after {time.monotonic() - started:.1f} s")
+                raise TenantQueryKilled(limit, f"its process was killed by the watchdog after "
+                                               f"{time.monotonic() - started:.1f} s")
         try:
             return self._conn.recv()
-        except EOFError:  # killed by ``cancel`` after it polled ready
+        except EOFError:  # the process ended: ``cancel`` killed it, or it died
+            cancelled = self._cancelled
             self._stop()
-            raise TenantQueryKilled("its lifetime", "the query was cancelled (the client went away)") from None
+            if cancelled:
+                raise TenantQueryKilled("its lifetime (cancelled: the client went away)",
+                                        "its process was killed") from None
+            raise TenantQueryFailed("the query's process ended while it ran (the brain serves on; the next query "
+                                    "starts a new one)") from None
 
     def cancel(self, marker: str) -> bool:
         """Kill the worker if it runs the query marked ``marker``; whether it did."""
         if marker and self.running == marker and self._process is not None:
+            self._cancelled = True
             self._process.kill()
             return True
         return False
@@ -252,12 +258,12 @@ class TenantWorker:
         self._conn.send((self.root, self.database, self.tables, self.views, self.limits))
         if not self._conn.poll(60):
             self._stop()
-            raise TenantQueryKilled("its process", "the tenant SQL process did not start within 60 s")
+            raise TenantQueryFailed("the tenant SQL process did not start within 60 s")
         try:
             self._conn.recv()
         except EOFError:
             self._stop()
-            raise TenantQueryKilled("its process", "the tenant SQL process failed to start") from None
+            raise TenantQueryFailed("the tenant SQL process failed to start") from None
         self.restarts += 1
 
     def _stop(self) -> None:

@@ -5,6 +5,8 @@ them could not be stopped, and ran in the brain's process. Now an embedded brain
 process; a query that outruns its time or memory limit is killed with that process, the caller gets an error
 naming the limit, and the brain goes on serving (its perceive, recall and the next tenant query)."""
 
+import os
+import signal
 import threading
 import time
 
@@ -74,6 +76,27 @@ def test_a_worker_past_its_memory_limit_is_killed_naming_the_limit(brain, monkey
         brain.sql(HEAVY, tenant="acme")
     monkeypatch.undo()
     assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 10}]
+
+
+def test_a_worker_that_dies_mid_query_is_an_error_and_the_next_query_starts_another(brain):
+    # what a crash inside the engine (a segfault in a function) does to the worker; in the brain's process it
+    # would end the brain
+    brain.sql("SELECT 1 AS x", tenant="acme")
+    pid, outcome = brain.warehouse._worker._process.pid, {}
+
+    def heavy():
+        try:
+            brain.tenant_sql(HEAVY, tenant="acme", marker="hindbrain-sql-dies")
+        except InvalidInput as exc:
+            outcome["error"] = str(exc)
+
+    thread = threading.Thread(target=heavy)
+    thread.start()
+    assert wait_for(lambda: brain.warehouse.tenant_queries_running("hindbrain-sql-dies") == 1)
+    os.kill(pid, signal.SIGKILL)
+    thread.join(30)
+    assert "process ended while it ran" in outcome["error"], outcome
+    assert brain.sql("SELECT count() AS n FROM events WHERE text LIKE 'acme note%'", tenant="acme") == [{"n": 10}]
 
 
 def test_the_worker_writes_nothing_and_sees_only_the_tenant_s_rows(brain):
