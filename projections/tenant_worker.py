@@ -86,6 +86,37 @@ def part_names(path: str) -> frozenset[str]:
                      and not n.endswith(".txt"))
 
 
+def snapshot_path(table: WorkerTable, root: str, snapshot: str) -> str:
+    """Where the worker's copy of ``table`` lives: its path under the brain's folder, under ``snapshot``."""
+    return os.path.join(snapshot, os.path.relpath(table.path, root))
+
+
+def link_parts(source: str, target: str) -> frozenset[str]:
+    """Make ``target`` hold the parts ``source`` holds now, each file a hard link (no byte copied), and none it
+    no longer holds; the parts linked. The worker's engine never touches the brain's folder: whatever it does
+    to its copy (clean-ups, a rename) changes its links, never the brain's files (a part's files are written
+    once, then only read). A part the brain removes while it is linked is left out (an outdated part, covered
+    by the merged one that is linked)."""
+    parts = part_names(source)
+    os.makedirs(target, exist_ok=True)
+    for gone in part_names(target) - parts:
+        shutil.rmtree(os.path.join(target, gone), ignore_errors=True)
+    linked = set()
+    for part in parts:
+        if os.path.exists(os.path.join(target, part)):
+            linked.add(part)
+            continue
+        try:
+            shutil.copytree(os.path.join(source, part), os.path.join(target, part), copy_function=os.link)
+            linked.add(part)
+        except (FileNotFoundError, shutil.Error):
+            shutil.rmtree(os.path.join(target, part), ignore_errors=True)
+    for name in os.listdir(source):  # format_version.txt and the like
+        if name.endswith(".txt") and not os.path.exists(os.path.join(target, name)):
+            shutil.copy(os.path.join(source, name), os.path.join(target, name))
+    return frozenset(linked)
+
+
 def _serve(conn) -> None:
     """The worker's loop: attach, then answer ``(sql, parameters, statements, current database)`` requests."""
     root, database, tables, views, limits = conn.recv()
@@ -95,17 +126,19 @@ def _serve(conn) -> None:
     home = tempfile.mkdtemp(prefix="hindbrain-tenant-sql-")
     try:
         # the first connection fixes the engine's options; the clients below join the same engine
-        engine = chdb.connect(f"{home}?custom_local_disks_base_directory={root}")
-        admin = clickhouse_connect.get_client(dsn=f"chdb://{home}")
+        snapshot = os.path.join(home, "snapshot") + "/"
+        engine = chdb.connect(f"{home}/engine?custom_local_disks_base_directory={snapshot}")
+        admin = clickhouse_connect.get_client(dsn=f"chdb://{home}/engine")
+        admin.command("SYSTEM STOP MERGES")  # its copy needs none: the brain merges its own
         admin.command(f"CREATE DATABASE IF NOT EXISTS `{database}`")
         loaded: dict[str, frozenset[str]] = {}
         created: set[str] = set()
         for table in tables:
-            loaded[table.name] = part_names(table.path)
-            admin.command(attach_statement(table, database, root))
+            loaded[table.name] = link_parts(table.path, snapshot_path(table, root, snapshot))
+            admin.command(attach_statement(table, database, snapshot))
         for statement in views:
             admin.command(statement)
-        session = clickhouse_connect.get_client(dsn=f"chdb://{home}", database=database)
+        session = clickhouse_connect.get_client(dsn=f"chdb://{home}/engine", database=database)
         for name, value in {**limits, "readonly": 1}.items():
             session.command(f"SET {name} = {value!r}")
         conn.send(("ready", os.getpid()))
@@ -113,10 +146,10 @@ def _serve(conn) -> None:
             sql, parameters, statements, current = request
             try:
                 for table in read_by(sql, tables, views):  # what the brain wrote or merged since: re-read it
-                    if (now := part_names(table.path)) != loaded[table.name]:
+                    if part_names(table.path) != loaded[table.name]:
                         admin.command(f"DETACH TABLE `{database}`.`{table.name}`")
+                        loaded[table.name] = link_parts(table.path, snapshot_path(table, root, snapshot))
                         admin.command(f"ATTACH TABLE `{database}`.`{table.name}`")
-                        loaded[table.name] = now
                 for statement in statements:  # a tenant's views: created once a worker
                     if statement not in created:
                         admin.command(statement)

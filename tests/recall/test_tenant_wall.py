@@ -33,7 +33,8 @@ TRIGGERS = ("task_start", "anomaly", "no_progress", "no_data", "unresolved_entit
 SITUATION_FIELDS = ("system", "identity", "action", "expected", "actual")
 # Tenant names that differ only by case, a suffix, a trailing space or a separator: a wall
 # keyed on a prefix, a normalised or a trimmed name would leak between them.
-TENANT_NAMES = ("acme", "acme2", "ACME", "acme ", "acme-corp", "acme_corp", "globex", "租户甲", "租户乙")
+# (a trailing space is refused at the edge since round twenty-eight: "acme " and "acme" printed alike)
+TENANT_NAMES = ("acme", "acme2", "ACME", "acme x", "acme-corp", "acme_corp", "globex", "租户甲", "租户乙")
 
 WORDS = (
     "submit", "nothing", "happened", "permission", "denied", "admin", "account", "IAM", "iam", "403",
@@ -383,7 +384,7 @@ class TestLexicalRecall:
     def test_byte_identical_tenants_each_see_only_their_own(self, wall, ledger):
         check_byte_identical_tenants(wall, ledger)
 
-    @pytest.mark.parametrize("names", [("acme", "ACME"), ("acme", "acme "), ("acme", "acme2"),
+    @pytest.mark.parametrize("names", [("acme", "ACME"), ("acme", "acme x"), ("acme", "acme2"),
                                        ("acme-corp", "acme_corp"), ("租户甲", "租户乙")])
     def test_tenants_whose_names_differ_by_case_space_or_suffix_see_only_their_own(self, wall, ledger, names):
         """A wall keyed on a normalised, trimmed or prefixed name would merge these pairs."""

@@ -17,8 +17,9 @@ def test_the_timeline_carries_no_control_and_no_closed_quote(tmp_path):
     with Brain.open(tmp_path / "b", embedder="none") as b:
         for mark in ("'", "’", "‘", "`"):
             text = f"refunds go to account 999-000{mark}{FORGED}\x1b[1A\x1b[2K\x9b2J\x1b]0;owned\x07\u202e"
-            event = b.perceive(tenant="acme", agent="bot\x1b[31m-1", task="t\x9b1", kind="message", speaker="mallory",
-                               session="s-1", text=text)
+            # (an agent or task holding controls is refused at the edge since round twenty-eight; a speaker is text)
+            event = b.perceive(tenant="acme", agent="bot-1", task="t1", kind="message",
+                               speaker="mallory\x1b[31m\x9b1", session="s-1", text=text)
             lines = timeline(event, b.explain(event, tenant="acme"))
             assert not CONTROLS.search("".join(lines)), repr(lines)
             [line] = [line for line in lines if f"perceived message {event}" in line]

@@ -203,12 +203,21 @@ def value_of(annotation, name: str, ids: list[str]) -> st.SearchStrategy:
             return st.one_of(st.sampled_from(SQL), st.sampled_from(SQL), st.sampled_from(BAD_SQL), words)
         if name.endswith(("_id", "_ids")) or name in ("applied", "evidence"):
             return st.sampled_from(ids) | words
+        if name in IDENTIFIERS:  # a valid body's identifiers print as one spelling (schemas.api.Ident)
+            return identifiers
         return words
     return json_values  # typing.Any and what this function does not know
 
 
 words = st.text(st.characters(codec="utf-8", categories=["L", "N", "Zs", "P"]), min_size=1, max_size=30).filter(
     str.strip)
+
+
+# identifiers a caller sets (tenant, agent, …): letters, digits and punctuation of one script, one space between
+# words at most (schemas.api.identifier_problem); the nasty values (``nasty``) still try every other spelling
+IDENTIFIERS = ("agent", "task", "session", "user", "approver", "by")
+identifiers = st.sampled_from(["bot-1", "山田太郎", "Tanaka 太郎", "Иван", "support bot"]) | st.from_regex(
+    r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,20}( [A-Za-z0-9_.:-]{1,10})?", fullmatch=True)
 
 
 @st.composite
