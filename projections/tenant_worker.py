@@ -8,11 +8,14 @@ it, or when the worker's memory passes the limit and a margin, the worker is kil
 ``TenantQueryKilled`` naming the limit, and the next query starts a new worker.
 
 **How the worker reads the tables.** chDB allows one engine per folder (the brain's holds a lock), so the worker
-opens an engine of its own in an empty temporary folder and *attaches* each of the brain's tables by its UUID
-on a read-only local disk whose root is the brain's folder: the parts are the brain's files, read in place, and
-nothing the worker runs can write them. A MergeTree table lists its parts when attached; a part the brain
-writes or merges later is seen when the worker re-attaches the table, which it does before a query when the
-table's folder lists other parts than it loaded (a listing is microseconds; a re-attach ~10 ms). An insert
+opens an engine of its own in an empty temporary folder and *attaches* each of the brain's tables by its UUID from
+a copy of the table's folder whose parts' files are hard links to the brain's (``link_parts``): no byte is copied,
+and whatever the worker's engine does to its copy changes its links, never the brain's folder. (Attached on the
+brain's own folder through a ``readonly = 1`` local disk, the worker's engine still merged there: two engines'
+merges left intersecting parts and the brain's table no longer opened; docs/security.md, round twenty-eight.) Its
+merges are stopped. A MergeTree table lists its parts when attached; a part the brain writes or merges later is
+seen when the worker links and re-attaches the table, which it does before a query that reads the table when the
+table's folder lists other parts than it linked (a listing is microseconds; a re-attach ~10-30 ms). An insert
 becomes a part by renaming a finished ``tmp_insert_*`` folder, and a merged part's sources are removed only
 ``old_parts_lifetime`` (8 minutes) after they became outdated, so a query never reads half a part.
 
@@ -66,8 +69,8 @@ class WorkerTable:
 
 
 def attach_statement(table: WorkerTable, database: str, root: str) -> str:
-    """``ATTACH TABLE`` of ``table`` by its UUID on a read-only local disk rooted at the brain's folder ``root``:
-    the engine finds its parts at ``root/store/…/<uuid>/``, the brain's own files."""
+    """``ATTACH TABLE`` of ``table`` by its UUID on a local disk rooted at ``root`` (the worker's copy of the
+    brain's folder, ``link_parts``): the engine finds its parts at ``root/store/…/<uuid>/``."""
     engine_at = table.create.index(" ENGINE = ")
     columns = table.create[:engine_at].split(" ", 3)[3]  # "CREATE TABLE db.name (…)" -> "(…)"
     settings = f"disk = disk(type = 'local', path = '{root}', readonly = 1)"
