@@ -281,7 +281,8 @@ class RecallEngine:
         late cosines of the same candidates, computed by the recall's first scoring (the hedge's second
         reads the same ``lexical`` and ``near``, so the same candidates and cosines; the scoring adds the
         cosines of what it reaches to this dict, a copy the caller hands over); ``seed_links``: the
-        expansion's links of each seed read so far in this recall (``expand.expand``), shared the same way."""
+        expansion's links of each seed read so far in this recall (``expand.expand``), shared the same way
+        (and a state question's told turns and their cosines, under ``expand.STATE_KEY``)."""
         w = self.weights(query) if weights is None else weights
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
@@ -425,9 +426,14 @@ class RecallEngine:
                 and len(named := _named_participants(tenant, query, scored)) == 1:
             # a state at the time of an event: a turn of the asked person's telling each, joined by their speaker
             person = next(iter(named))
-            turns = expand.speaker_turns(tenant, person, mask)
-            clause = self._part_cosines(query, turns, tuple(indirect.without_person(p, person) for p in state))
-            act, parts = 1, state
+            shared = {} if seed_links is None else seed_links
+            if (kept := shared.get(expand.STATE_KEY)) is None or kept[0] != person:  # once a recall
+                turns = expand.told(tenant, expand.speaker_turns(tenant, person, mask))
+                kept = person, turns, self._part_cosines(query, turns, tuple(indirect.without_person(p, person)
+                                                                             for p in state))
+                shared[expand.STATE_KEY] = kept
+            _, turns, clause = kept
+            clause, act, parts = dict(clause), 1, state
             links = expand.state_links(tenant, [s.no for s in scored], turns, clause)
         elif expand.JOINT_PAIRS and len(named := _named_participants(tenant, query, scored)) >= 2:
             # a question about what several participants share: a turn of each, joined by a rare word

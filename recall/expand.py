@@ -612,6 +612,9 @@ def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, floa
 # the state's; the pair valued highest (``best_pair``, the head and the event as its two parts) stands
 # among the best places. An A/B switch for bench/expand_ab.py (arm ``nostate``).
 STATE_PAIRS = True
+# The key of a recall's ``seed_links`` (``expand``) under which the asked person's told turns and their
+# cosines to the question's two parts are kept: the hedge's second scoring reads the same.
+STATE_KEY = "state"
 STATE_EVENTS = 3
 STATE_CANDIDATES = 3
 
@@ -630,13 +633,13 @@ def speaker_turns(tenant: TenantIndex, speaker: str, mask) -> list[int]:
 def state_links(tenant: TenantIndex, ranked: list[int], turns: list[int], clause: dict[int, tuple[float, float]]
                 ) -> list[tuple[int, int, str]]:
     """(event, state, via) for a state-at-the-time question: each of the first ``STATE_EVENTS`` of
-    ``ranked`` (document numbers, best first) among ``turns`` (the asked person's) with the state in
+    ``ranked`` (document numbers, best first) among ``turns`` (the asked person's, ``told``) with the state in
     force then (``state_then``) of the ``STATE_CANDIDATES`` of ``turns`` nearest the head by more than the
     event (``clause``: each turn's cosine to (head, event)). A margin, not the head's cosine: a turn
     telling the event is near a head that names the same person too."""
     said = set(turns)
     events = [no for no in ranked if no in said][:STATE_EVENTS]
-    near = sorted((no for no in told(tenant, turns) if no in clause), key=lambda no: clause[no][1] - clause[no][0])
+    near = sorted((no for no in turns if no in clause), key=lambda no: clause[no][1] - clause[no][0])
     out = []
     for event in events:
         state = state_then(tenant, event, [no for no in near[:STATE_CANDIDATES] if no != event])
