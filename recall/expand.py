@@ -38,7 +38,10 @@ question about a described person's relative ("the flatmate of whoever cut Yuki'
 three turns joined by two names: the best chain (``chain_links``, ``best_chain``) stands among
 the best places instead. A question naming two or more of the conversation's participants ("Name
 a destination both Samuel and Henry have visited") gets the best pair of a turn of each sharing
-two rare words (``joint_links``), placed the same way.
+two rare words (``joint_links``), placed the same way. A question asking for a state at the time of
+an event ("Which city was Samuel living in when he went to a lantern festival?",
+``indirect.state_clauses``) gets the asked person's event turn and the state told last before it
+(``state_links``, ``state_then``), joined by their speaker, placed the same way.
 """
 
 from __future__ import annotations
