@@ -43,6 +43,13 @@ Arms:
 * ``nojoint`` — a question naming two or more participants gets no pair of their turns joined by a
   rare word (``JOINT_PAIRS`` off: before round twenty-seven); ``joint10`` / ``joint32`` — with that
   many of their best turns followed (``JOINT_SEEDS``, 20 shipped);
+* ``nostate`` — a question asking for a state at the time of an event ("Which city was Samuel living in
+  when he went to …") gets no pair of the asked person's event turn and state turn (``STATE_PAIRS`` off:
+  before round twenty-eight); ``state1`` / ``state5`` — that many state candidates (``STATE_CANDIDATES``, 3
+  shipped), ``state8``; ``events1`` — the event's candidates only the person's best turn (``STATE_EVENTS``, 3
+  shipped); ``nearest`` — the state candidate nearest the head, not the last told before the event
+  (``STATE_BEFORE`` off); ``anyturn`` — any of the person's turns a state's candidate, a question or small
+  talk too (``TOLD_ONLY`` off);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -102,6 +109,9 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "calendar": {"CALENDAR_FREE": False}, "lowercase": {"NAME_WRITTEN": False},
         "relation_acts": {"RELATIONS_NO_ACT": False},
         "nojoint": {"JOINT_PAIRS": False}, "joint10": {"JOINT_SEEDS": 10}, "joint32": {"JOINT_SEEDS": 32},
+        "nostate": {"STATE_PAIRS": False}, "state1": {"STATE_CANDIDATES": 1}, "state5": {"STATE_CANDIDATES": 5},
+        "events1": {"STATE_EVENTS": 1}, "state8": {"STATE_CANDIDATES": 8}, "nearest": {"STATE_BEFORE": False},
+        "anyturn": {"TOLD_ONLY": False},
         "shared1": {"JOINT_SHARED": 1}, "shared3": {"JOINT_SHARED": 3},
         "nawei": NAWEI, "reduced": REDUCED,
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},

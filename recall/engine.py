@@ -253,6 +253,15 @@ class RecallEngine:
         return {no: (float(h), float(t)) for no, h, t in zip(nos, parts[0].tolist(), parts[1].tolist(), strict=True)
                 if h == h and t == t}
 
+    def _part_cosines(self, query: Query, nos: list[int], parts: tuple[str, ...]
+                      ) -> dict[int, tuple[float, float]]:
+        """doc number → its cosine to each of a question's two ``parts`` (``indirect.state_clauses``)."""
+        semantic = self.index.semantic
+        if not nos or len(parts) != 2:
+            return {}
+        rows = semantic.cosines(query.tenant, nos, semantic.embed_queries(list(parts)))
+        return {no: (float(h), float(e)) for no, (h, e) in zip(nos, rows.tolist(), strict=True) if h == h and e == e}
+
     # -- scoring -------------------------------------------------------------------------
     def weights(self, query: Query) -> Weights:
         """The fusion's weights for ``query``: by its associative share and whether it is indirect."""
@@ -272,7 +281,8 @@ class RecallEngine:
         late cosines of the same candidates, computed by the recall's first scoring (the hedge's second
         reads the same ``lexical`` and ``near``, so the same candidates and cosines; the scoring adds the
         cosines of what it reaches to this dict, a copy the caller hands over); ``seed_links``: the
-        expansion's links of each seed read so far in this recall (``expand.expand``), shared the same way."""
+        expansion's links of each seed read so far in this recall (``expand.expand``), shared the same way
+        (and a state question's told turns and their cosines, under ``expand.STATE_KEY``)."""
         w = self.weights(query) if weights is None else weights
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
@@ -401,6 +411,8 @@ class RecallEngine:
         # a question about a person it only describes: the name-linked pairs of the best hits,
         # each turn scored on its own
         links, chains, clause = [], [], None
+        act = indirect.description_part(query.views.turns) if query.views is not None else None
+        parts = query.views.turns if query.views is not None else ()  # the question's two parts, for ``why``
         if query.described and expand.PAIRS:
             hits = [s.no for s in scored[: expand.EXPAND_SEEDS]]
             clause = self._clause_cosines(query, [s.no for s in scored], views)
@@ -410,6 +422,19 @@ class RecallEngine:
                 links = expand.without_relations(tenant, links)
             if query.relative and expand.CHAINS:
                 chains = expand.chain_links(tenant, hits, set(query.terms), mask, more)
+        elif expand.STATE_PAIRS and views is not None and (state := indirect.state_clauses(query.text)) \
+                and len(named := _named_participants(tenant, query, scored)) == 1:
+            # a state at the time of an event: a turn of the asked person's telling each, joined by their speaker
+            person = next(iter(named))
+            shared = {} if seed_links is None else seed_links
+            if (kept := shared.get(expand.STATE_KEY)) is None or kept[0] != person:  # once a recall
+                turns = expand.told(tenant, expand.speaker_turns(tenant, person, mask))
+                kept = person, turns, self._part_cosines(query, turns, tuple(indirect.without_person(p, person)
+                                                                             for p in state))
+                shared[expand.STATE_KEY] = kept
+            _, turns, clause = kept
+            clause, act, parts = dict(clause), 1, state
+            links = expand.state_links(tenant, [s.no for s in scored], turns, clause)
         elif expand.JOINT_PAIRS and len(named := _named_participants(tenant, query, scored)) >= 2:
             # a question about what several participants share: a turn of each, joined by a rare word
             links = expand.joint_links(tenant, [s.no for s in scored], named, set(query.terms), mask)
@@ -425,9 +450,8 @@ class RecallEngine:
         own = {no: s.score for no, s in by_no.items()}
         found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength, inside,
                               seed_links)
-        if clause is not None and new and expand.BY_CLAUSE > 0:  # a pair's new turns scored by each part too
+        if query.described and clause is not None and new and expand.BY_CLAUSE > 0:  # new turns by each part too
             clause.update(self._clause_cosines(query, new, views) or {})
-        act = indirect.description_part(query.views.turns) if query.views is not None else None
         pair = expand.best_chain(chains, own, clause, act) or expand.best_pair(links, own, clause, act)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
@@ -440,10 +464,10 @@ class RecallEngine:
             steps = [(pair.partner, pair.seed, pair.via), (pair.seed, pair.partner, pair.via)]
             if pair.far is not None:
                 steps.append((pair.far, pair.partner, pair.far_via))
-            parts = dict(zip(pair.turns, pair.parts, strict=False))
+            turn_parts = dict(zip(pair.turns, pair.parts, strict=False))
             for no, other, via in steps:
                 found[no] = expand.Expansion(no, other, via, placed[no], pair=True,
-                                             clause=_clause_of(query, clause, no, parts.get(no)))
+                                             clause=_clause_of(parts, clause, no, turn_parts.get(no)))
         for no, e in found.items():
             by_no[no].score = e.score
         scored.sort(key=lambda s: (-s.score, s.doc.id))
@@ -637,13 +661,13 @@ def _asks_what_someone_said(tenant: TenantIndex, query: Query, pool: list[Scored
     return informative.NAMED and informative.names_one_of(query.text, {s.doc.speaker for s in pool} - {None})
 
 
-def _clause_of(query: Query, clause: dict[int, tuple[float, float]] | None, no: int,
+def _clause_of(parts: tuple[str, ...], clause: dict[int, tuple[float, float]] | None, no: int,
                part: int | None) -> tuple[str, float] | None:
-    """A pair's turn's part of the question (its text, ``indirect.described_clauses``) and its
-    cosine to it, for ``why``; None when the pair was valued by own scores."""
-    if part is None or not clause or query.views is None or part >= len(query.views.turns):
+    """A pair's turn's part of the question (its text, ``parts``: ``indirect.described_clauses`` or
+    ``indirect.state_clauses``) and its cosine to it, for ``why``; None when the pair was valued by own scores."""
+    if part is None or not clause or part >= len(parts):
         return None
-    return query.views.turns[part], clause.get(no, (0.0, 0.0))[part]
+    return parts[part], clause.get(no, (0.0, 0.0))[part]
 
 
 def _informative(tenant: TenantIndex, pool: list[Scored]) -> list[float]:

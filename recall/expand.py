@@ -38,7 +38,10 @@ question about a described person's relative ("the flatmate of whoever cut Yuki'
 three turns joined by two names: the best chain (``chain_links``, ``best_chain``) stands among
 the best places instead. A question naming two or more of the conversation's participants ("Name
 a destination both Samuel and Henry have visited") gets the best pair of a turn of each sharing
-two rare words (``joint_links``), placed the same way.
+two rare words (``joint_links``), placed the same way. A question asking for a state at the time of
+an event ("Which city was Samuel living in when he went to a lantern festival?",
+``indirect.state_clauses``) gets the asked person's event turn and the state told last before it
+(``state_links``, ``state_then``), joined by their speaker, placed the same way.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from hindbrain.recall import informative
 from hindbrain.recall.index import FUNCTION_WORDS, TenantIndex
 from hindbrain.recall.indirect import names_a_role
 from hindbrain.recall.tokenize import tokens
@@ -601,3 +605,78 @@ def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, floa
         if best is None or value > best.value:
             best = Pair(seed, partner, via, value, far, far_via, parts)
     return best
+
+
+# A state at the time of an event ("Which city was Samuel living in when he went to a lantern festival?",
+# ``indirect.state_clauses``): one turn tells the event, another the state asked for, both said by the
+# person asked about; no name joins them ("Dublin in the evening is my favourite thing here" names no
+# festival), their speaker does. Of that person's turns, the best ``STATE_EVENTS`` of the fused order are
+# the event's candidates and the ``STATE_CANDIDATES`` nearest the head rather than the event (``state_links``)
+# the state's; the pair valued highest (``best_pair``, the head and the event as its two parts) stands
+# among the best places. An A/B switch for bench/expand_ab.py (arm ``nostate``).
+STATE_PAIRS = True
+# The key of a recall's ``seed_links`` (``expand``) under which the asked person's told turns and their
+# cosines to the question's two parts are kept: the hedge's second scoring reads the same.
+STATE_KEY = "state"
+STATE_EVENTS = 3
+STATE_CANDIDATES = 3
+
+
+def speaker_turns(tenant: TenantIndex, speaker: str, mask) -> list[int]:
+    """The document numbers of every turn ``speaker`` said (visible under ``mask``): a turn's indexed
+    text opens with its speaker's name, so the name's postings hold them all."""
+    words = tokens(speaker)
+    held = tenant.bm25.docs_with(words[0]) if words else None
+    if held is None:
+        return []
+    docs = tenant.docs
+    return [d for d in held.tolist() if docs[d].speaker == speaker and (mask is None or (d < len(mask) and mask[d]))]
+
+
+def state_links(tenant: TenantIndex, ranked: list[int], turns: list[int], clause: dict[int, tuple[float, float]]
+                ) -> list[tuple[int, int, str]]:
+    """(event, state, via) for a state-at-the-time question: each of the first ``STATE_EVENTS`` of
+    ``ranked`` (document numbers, best first) among ``turns`` (the asked person's, ``told``) with the state in
+    force then (``state_then``) of the ``STATE_CANDIDATES`` of ``turns`` nearest the head by more than the
+    event (``clause``: each turn's cosine to (head, event)). A margin, not the head's cosine: a turn
+    telling the event is near a head that names the same person too."""
+    said = set(turns)
+    events = [no for no in ranked if no in said][:STATE_EVENTS]
+    near = sorted((no for no in turns if no in clause), key=lambda no: clause[no][1] - clause[no][0])
+    out = []
+    for event in events:
+        state = state_then(tenant, event, [no for no in near[:STATE_CANDIDATES] if no != event])
+        if state is not None:
+            out.append((event, state, "speaker"))
+    return out
+
+
+TOLD_ONLY = True  # a state's candidates are the turns that tell something (an A/B switch, arm ``anyturn``)
+
+
+def told(tenant: TenantIndex, turns: list[int]) -> list[int]:
+    """Of a person's ``turns``, those that may tell a state: no question in them (``asks``: "最近在忙啥呢？"
+    is near "在做什么工作？" and tells nothing) and saying at least as much as the person's median turn
+    (``informative.informations``: small talk, "这周工作真是忙疯了", is near any question about work)."""
+    if not TOLD_ONLY or not turns:
+        return turns
+    docs = tenant.docs
+    said = informative.informations(tenant.bm25, [(no, docs[no].text, docs[no].speaker) for no in turns])
+    median = sorted(said)[len(said) // 2]
+    return [no for no, value in zip(turns, said, strict=True) if value >= median and not docs[no].asks]
+
+
+STATE_BEFORE = True  # the state told last before the event, not the nearest the head (an A/B switch, arm ``nearest``)
+
+
+def state_then(tenant: TenantIndex, event: int, states: list[int]) -> int | None:
+    """Of ``states`` (best first), the one in force at ``event``: the last told at or before it (a person
+    who "moved to Guangzhou" after "seven years in Kunming" lives in Guangzhou from then on); the best
+    when none was told before it (a state told later may have held all along: "I've lived here for
+    years")."""
+    docs = tenant.docs
+    when = docs[event].ts_us
+    before = [no for no in states if docs[no].ts_us <= when] if STATE_BEFORE else []
+    if before:
+        return max(before, key=lambda no: (docs[no].ts_us, no))
+    return states[0] if states else None

@@ -154,3 +154,43 @@ def in_person(text: str, participants) -> tuple[str, ...]:
                 said = said.replace(p, "你" if who == "you" else "我")
         out.append(said)
     return tuple(out)
+
+
+# A state at the time of an event: "Which city was Samuel living in when he went to a lantern festival?",
+# "张伟去张家界那会儿住在哪座城市？". The head asks for a state (a home, a job) told in one turn; the clause names
+# an event told in another, by the same person. A question that opens with "when" asks for a time, and
+# "什么时候" likewise: neither is cut.
+STATE_CLAUSES = True  # an A/B switch for bench/expand_ab.py
+# "when" opening a question of its own ("Roughly when did …", "Around when was …") asks for a time
+_AT_THE_TIME_EN = re.compile(r"^(?P<head>\S+\s.*?)\s+(?P<event>(?:when|while)\b"
+                             r"(?!\s+(?:did|do|does|is|are|was|were|will|would|has|have|had|can|could|should)\b).+)$",
+                             re.IGNORECASE | re.DOTALL)
+_AT_THE_TIME_ZH = re.compile(r"^(?P<event>.+?)(?:的时候|那会儿|那时候)(?P<head>.+)$", re.DOTALL)
+
+
+def state_clauses(question: str) -> tuple[str, str] | tuple[()]:
+    """A question asking for a state at the time of an event cut in two, (head, event): ("Which city
+    was Samuel living in", "when he went to a lantern festival?"), ("住在哪座城市？", "张伟去张家界").
+    Empty when the question is not of that form (a described person's question is cut by
+    ``described_clauses`` instead)."""
+    if not STATE_CLAUSES or not question or describes_someone(question):
+        return ()
+    match = _AT_THE_TIME_EN.match(question.strip())
+    if match is None and (match := _AT_THE_TIME_ZH.match(question.strip())) is not None \
+            and match.group("event").endswith("什么"):
+        match = None
+    if match is None:
+        return ()
+    head, event = match.group("head").strip(" ，,"), match.group("event").strip(" ，,")
+    said = re.sub(r"^(?:when|while)\b", "", event, flags=re.IGNORECASE)  # the event itself, not its conjunction
+    return (head, event) if min(len(re.sub(r"\W", "", head)), len(re.sub(r"\W", "", said))) >= 2 else ()
+
+
+def without_person(text: str, person: str) -> str:
+    """``text`` without ``person``'s name (and its possessive): among that person's own turns the name
+    tells none apart, and a short turn embeds mostly as its speaker's name ("Sam: Haha, same here."
+    was nearest "Which city was Sam living in")."""
+    if not person:
+        return text
+    text = re.sub(rf"\b{re.escape(person)}(?:'s)?\b", "", text) if person.isascii() else text.replace(person, "")
+    return re.sub(r"\s{2,}", " ", text).strip()

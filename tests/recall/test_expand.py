@@ -560,3 +560,48 @@ def test_a_recall_reads_each_seeds_links_once_and_expands_as_before(chat, monkey
     pack = brain.recall(tenant="t", agent="chat", query="What is Sam's cousin like?", k=5, layers=["episodic"])
     assert ids[8] in [i.id for i in pack.items] and read
     assert len(read) == len(set(read))  # each seed's links read once in the recall, both scorings and passes
+
+
+def test_a_state_at_the_time_of_an_event_is_cut_at_its_when():
+    """"Which city was Sam living in when he went to …": the head asks for a state, the clause names the
+    event (round twenty-eight); a question that asks for a time, or describes someone, is not cut."""
+    assert indirect.state_clauses("Which city was Sam living in when he went to a lantern festival?") == (
+        "Which city was Sam living in", "when he went to a lantern festival?")
+    assert indirect.state_clauses("张伟去张家界那会儿住在哪座城市？") == ("住在哪座城市？", "张伟去张家界")
+    assert indirect.state_clauses("江河买空气炸锅的时候在做什么工作？") == ("在做什么工作？", "江河买空气炸锅")
+    for question in ("When did Sam go to the lantern festival?", "许文博的表姐是什么时候生的孩子？",
+                     "What did he say when?", "What does the friend who fixed Mei's bike do when it rains?"):
+        assert indirect.state_clauses(question) == (), question
+
+
+def test_a_state_at_the_time_of_an_event_pairs_the_persons_event_and_state_turns(chat, monkeypatch):
+    """"Which city was Sam living in when he went to a lantern festival?": Sam tells the festival in one
+    turn and his city in another that names no festival; Lee's cities are nearer the question's words,
+    and Sam's earlier home (Porto) is no longer his. The event turn and the state then in force, the last
+    of Sam's turns nearest the head told before the event, stand among the best five, a pair joined by
+    their speaker (round twenty-eight)."""
+    brain, _ = chat
+    turns = _small_talk("Lee", "Sam")
+    turns += [(1, "Sam", "Porto in the evening is my favourite thing here; I have lived in this city for years."),
+              (3, "Lee", "My cousin has been living in Lisbon, she went to a festival there and loved the city."),
+              (4, "Sam", "Big change: I packed up everything and moved to Bergen, a rainy city, last week."),
+              (4, "Lee", "Living in Madrid, the city never sleeps and the festival season is long."),
+              (5, "Lee", "Which festival should I go to this summer, do you think? The city has so many."),
+              (6, "Sam", "Dragged my friends to a lantern festival last week. Totally worth the crowds."),
+              (7, "Lee", "The lantern festival in Madrid was lovely when I went last year, what a city.")]
+    ids = _chat(brain, turns, tenant="state")
+    brain.index.semantic.wait()
+    bergen, festival = ids[-5], ids[-2]
+    query = "Which city was Sam living in when he went to a lantern festival?"
+    pack = brain.recall(tenant="state", agent="chat", query=query, k=5, layers=["episodic"])
+    top = [i.id for i in pack.items]
+    assert festival in top and bergen in top
+    pair = {i.id: i.why["expansion"] for i in pack.items if "pair" in i.why.get("expansion", {})}
+    assert bergen in pair and pair[bergen]["via"] == "speaker" and pair[bergen]["from"] == festival
+    assert pair[bergen]["clause"]["part"] == "Which city was Sam living in"
+    monkeypatch.setattr(expand, "STATE_BEFORE", False)  # the turn nearest the head: Porto, no longer his home
+    pack = brain.recall(tenant="state", agent="chat", query=query, k=5, layers=["episodic"])
+    assert "pair" not in next((i.why.get("expansion", {}) for i in pack.items if i.id == bergen), {})
+    monkeypatch.setattr(expand, "STATE_PAIRS", False)  # before round twenty-eight: no pair
+    pack = brain.recall(tenant="state", agent="chat", query=query, k=5, layers=["episodic"])
+    assert bergen not in [i.id for i in pack.items]
