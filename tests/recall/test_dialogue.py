@@ -67,3 +67,44 @@ def test_how_associative_a_query_is():
     assert associative_share("lines", LONG_QUERY) == 1.0  # a long description or pasted turns
     middle = associative_share("text", (SHORT_QUERY + LONG_QUERY) // 2)
     assert 0.0 < middle < 1.0
+
+
+def test_late_interaction_weighs_turns_by_the_decay_it_is_given():
+    import numpy as np
+
+    from hindbrain.recall.channels import late_interaction, turn_decay
+    cosines = np.array([[0.4, 0.8, 0.2]], np.float32)  # joined, an older turn, the last turn
+    assert late_interaction(cosines, 1.0)[0] == np.float32(0.5 * 0.4 + 0.25 * 0.8 + 0.25 * 0.5)
+    assert late_interaction(cosines, 0.5)[0] == np.float32(0.5 * 0.4 + 0.25 * 0.8 + 0.25 * (0.4 + 0.2) / 1.5)
+    assert turn_decay("dialogue") == 1.0 and turn_decay("lines") == turn_decay("text") == 0.5
+
+
+def test_a_dialogues_user_turns_count_alike_in_its_semantic_cosine(tmp_path, monkeypatch):
+    """USE's cosine of a dialogue's memories (e5 kept out, so the cosine is USE's late interaction):
+    half the joined view, a quarter the best turn, a quarter the turns' plain mean — the older turn
+    (the magic trick) as much as the last (the outfit); round twenty-eight (dialogues)."""
+    import numpy as np
+
+    from hindbrain import Brain
+    from hindbrain.recall import e5_dialogue
+
+    monkeypatch.setattr(e5_dialogue, "available", lambda: False)
+    monkeypatch.setenv("HINDBRAIN_EMBED_WORKERS", "0")
+    memories = ["Bart performed a card trick for his cousins at New Year.", "Bart bought a red jacket for the show.",
+                "Bart burnt his toast this morning and was annoyed.", "Bart's cat sleeps on the sofa all day."]
+    with Brain.open(tmp_path / "b") as brain:
+        for n, text in enumerate(memories):
+            brain.perceive(tenant="u1", agent="madial", kind="observation", text=text, event_id=f"m{n}")
+        brain.index.semantic.wait()
+        assert brain.index.semantic.dialogue is None
+        items = brain.recall(tenant="u1", agent="madial", query=MADIAL_LIKE, k=4, layers=["episodic"],
+                             explain=True).items
+        v = views(MADIAL_LIKE)
+        semantic = brain.index.semantic
+        vectors = semantic.embed_queries([v.joined, *v.turns])
+        nos = [brain.index.tenants["u1"].by_id.get(i.id) for i in items]
+        cos = semantic.cosines("u1", nos, vectors)
+    assert len(v.turns) == 3 and len(items) == len(memories)
+    expected = 0.5 * cos[:, 0] + 0.25 * cos[:, 1:].max(axis=1) + 0.25 * cos[:, 1:].mean(axis=1)
+    got = np.array([i.why["semantic"]["cosine"] for i in items])
+    assert np.abs(got - expected).max() <= 2e-3
