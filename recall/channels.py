@@ -25,12 +25,7 @@ import numpy as np
 
 Contribution = tuple[float, dict]
 
-TURN_DECAY = 0.5  # each older view of several untagged lines counts half as much as the next (late interaction)
-# A tagged dialogue's user turns count alike in the turns' mean: the e5 mix and the trees read the last turn
-# already (e5's cue), and the older turns carry the theme the gold memories share. On the tuning dialogues
-# (MADial's tuning halves and dial-*, 360) R@5 +1.07 ± 0.53 over 0.5, every set up; 0.25 reads -0.81
-# (docs/recall-quality.md, round twenty-eight (dialogues)).
-DIALOGUE_TURN_DECAY = 1.0
+TURN_DECAY = 0.5  # each older user turn of a dialogue query counts half as much as the next (late interaction)
 EXACT_BOOST = 0.5  # a query's exact cues all matched add this much to the lexical score (capped at 1)
 GRAPH_STRENGTH = {1: 0.5, 2: 1.0}  # sharing one kind of link (entity or action) vs both: a chain
 HALF_LIFE_DAYS = {"high": 7.0, "medium": 90.0, "low": 365.0, "red_line": math.inf}
@@ -88,21 +83,15 @@ def relative_lexical_score(bm25: float, best_bm25: float, matched_exact: int, qu
     return min(1.0, (bm25 / best_bm25 if best_bm25 > 0 else 0.0) + boost)
 
 
-def turn_decay(form: str) -> float:
-    """The weight of a view one turn older than the next in ``late_interaction``'s mean: a tagged
-    dialogue's turns alike (``DIALOGUE_TURN_DECAY``), other forms' views by recency (``TURN_DECAY``)."""
-    return DIALOGUE_TURN_DECAY if form == "dialogue" else TURN_DECAY
-
-
-def late_interaction(cosines, decay: float = TURN_DECAY):
+def late_interaction(cosines):
     """A candidate's semantic cosine over the query's views (rows: candidates; column 0 the
     joined query, the others single turns, oldest first, see ``recall.dialogue``): half the
-    joined view, a quarter the best single turn, a quarter the turns' mean, each turn weighted
-    ``decay`` ** its age (``turn_decay``). One view: its cosine. NaN (no vector yet) stays NaN."""
+    joined view, a quarter the best single turn, a quarter the turns' recency-weighted mean.
+    One view: its cosine. NaN (no vector yet) stays NaN."""
     if cosines.shape[1] == 1:
         return cosines[:, 0]
     turns = cosines[:, 1:]
-    weights = np.array([decay ** (turns.shape[1] - 1 - i) for i in range(turns.shape[1])], dtype=np.float32)
+    weights = np.array([TURN_DECAY ** (turns.shape[1] - 1 - i) for i in range(turns.shape[1])], dtype=np.float32)
     with np.errstate(invalid="ignore"):
         best = turns.max(axis=1)
         recent = turns @ weights / weights.sum()

@@ -224,14 +224,13 @@ class RecallEngine:
         self.index.semantic.upgrade(name, order, lambda no: (docs[no].id, semantic_text(docs[no])))
 
     def _late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None,
-                      e5: _DialogueMix | None = None, form: str = "text") -> dict[int, float]:
-        """doc number → the late-interaction cosine (``channels.late_interaction``, its turns weighed
-        as the query's ``form`` wants) of every candidate with a vector, whichever channel found it;
-        a dialogue's (``e5``) mixed with e5's for its dialogue-kind candidates."""
+                      e5: _DialogueMix | None = None) -> dict[int, float]:
+        """doc number → the late-interaction cosine (``channels.late_interaction``) of every
+        candidate with a vector, whichever channel found it; a dialogue's (``e5``) mixed with e5's
+        for its dialogue-kind candidates."""
         if vectors is None or not nos:
             return {}
-        late = channels.late_interaction(self.index.semantic.cosines(tenant_name, nos, vectors),
-                                         channels.turn_decay(form))
+        late = channels.late_interaction(self.index.semantic.cosines(tenant_name, nos, vectors))
         if e5 is not None:
             late = e5.mixed(nos, late)
         return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
@@ -282,7 +281,7 @@ class RecallEngine:
         if found_cosines is not None:
             cosines = found_cosines
         else:
-            cosines = self._late_cosines(query.tenant, found, views, e5, query.form) if views is not None else {}
+            cosines = self._late_cosines(query.tenant, found, views, e5) if views is not None else {}
         seed_links = {} if seed_links is None else seed_links
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
@@ -307,7 +306,7 @@ class RecallEngine:
         linked = graph(tenant, base, mask, docs)
         reached = linked.candidates[len(found):]
         if reached and views is not None:
-            cosines.update(self._late_cosines(query.tenant, reached, views, e5, query.form))
+            cosines.update(self._late_cosines(query.tenant, reached, views, e5))
             semantic_scores.update((no, semantic_of(no)) for no in reached)
         nos = linked.candidates
         scored = self._raw(tenant, query, w, nos, [lexical_scores.get(no, 0.0) for no in nos],
@@ -417,7 +416,7 @@ class RecallEngine:
         new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3])]
                                  if no not in by_no))
         if new and views is not None:
-            cosines.update(self._late_cosines(query.tenant, new, views, e5, query.form))
+            cosines.update(self._late_cosines(query.tenant, new, views, e5))
         for s in self._raw(tenant, query, w, new, [0.0] * len(new), [semantic_of(no) for no in new], cosines,
                            [0.0] * len(new), briefed):
             by_no[s.no] = s
