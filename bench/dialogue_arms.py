@@ -3,15 +3,16 @@ tuning halves and ``dial-*``: 360 dialogues), each paired with the first arm que
 (docs/recall-quality.md, round twenty-eight (dialogues)).
 
     HINDBRAIN_EVAL_DATA=../shared/eval-data .venv/bin/python bench/dialogue_arms.py \\
-        --arms default,decay:0.5,decay:0.75,late:0.5/0.25/0.25,hedge:1/0.7,semantic
+        --arms default,decay:1,late:0.5/0.4/0.1,hedge:1/0.7,semantic,semantic+decay:1
 
 One brain a set, every arm in it (the same memory vectors); an arm is a setting changed for its
 recalls and put back. Arms (``+`` joins several):
 
 * ``default`` — the product as it is;
-* ``decay:D`` — a dialogue's turns weighed ``D`` ** age in the late interaction's turn mean
-  (``channels.DIALOGUE_TURN_DECAY``);
-* ``late:J/B/M`` — the late interaction's weights on the joined view, the best turn and the turns' mean;
+* ``decay:D`` — the turns weighed ``D`` ** age in the late interaction's turn mean (the product's 0.5,
+  ``channels.TURN_DECAY``);
+* ``late:J/B/M[/D]`` — the late interaction's weights on the joined view, the best turn and the turns'
+  mean (and the decay);
 * ``e5w:W`` — e5's weight in the dialogue mix (USE's 1; the trees stay those filed for the shipped mix);
 * ``pool:N`` — the pool the trees re-order; ``notrees`` — the fused order;
 * ``views:N`` — the user's most recent turns embedded as views of their own;
@@ -56,9 +57,10 @@ def patched(owner, name: str, value):
         setattr(owner, name, old)
 
 
-def late_weights(joined: float, best: float, mean: float):
-    """``channels.late_interaction`` with other weights on its three parts (the decay as given)."""
-    def late(cosines, decay=channels.TURN_DECAY):
+def late_weights(joined: float, best: float, mean: float, decay: float = channels.TURN_DECAY):
+    """``channels.late_interaction`` with other weights on its three parts and another turn decay
+    (the sets' queries are all dialogues: every late interaction of their recalls is a dialogue's)."""
+    def late(cosines):
         if cosines.shape[1] == 1:
             return cosines[:, 0]
         turns = cosines[:, 1:]
@@ -98,7 +100,7 @@ def arm(name: str, brain) -> contextlib.AbstractContextManager:
     if kind == "semantic":
         return patched(brain, "engine", RecallEngine(brain.index, quality.alone("semantic")))
     if kind == "decay":
-        return patched(channels, "DIALOGUE_TURN_DECAY", numbers[0])
+        return patched(channels, "late_interaction", late_weights(0.5, 0.25, 0.25, numbers[0]))
     if kind == "late":
         return patched(channels, "late_interaction", late_weights(*numbers))
     if kind == "e5w":
