@@ -78,6 +78,19 @@ class Scored:
 
 
 @dataclass
+class Shared:
+    """What a recall's scorings compute alike whatever their weights, by document number: the
+    hedge's second scoring (``learned.hedge``) reads the first's instead of computing it again. The
+    same query, views and candidates give the same values, so both orders are as if computed apart."""
+
+    seed_links: dict = field(default_factory=dict)  # each expansion seed's links (``expand.expand``)
+    late: dict[int, float] = field(default_factory=dict)  # late-interaction cosines (``_late_cosines``)
+    clause: dict[int, tuple[float, float]] = field(default_factory=dict)  # ``_clause_cosines``'
+    # a state question's asked person, their told turns and those turns' cosines to its two parts
+    state: tuple | None = None
+
+
+@dataclass
 class RecallResult:
     ranked: list[Scored]  # the pool, best first, every why filled
     selected: list[GateItem]
@@ -235,6 +248,25 @@ class RecallEngine:
             late = e5.mixed(nos, late)
         return {no: float(c) for no, c in zip(nos, late.tolist(), strict=True) if c == c}
 
+    def _shared_late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None,
+                             e5: _DialogueMix | None, shared: Shared) -> dict[int, float]:
+        """``_late_cosines`` of ``nos``, those this recall computed already read from ``shared``."""
+        missing = [no for no in nos if no not in shared.late]
+        shared.late.update(self._late_cosines(tenant_name, missing, vectors, e5))
+        return {no: shared.late[no] for no in nos if no in shared.late}
+
+    def _shared_clause_cosines(self, query: Query, nos: list[int], views: np.ndarray | None,
+                               shared: Shared) -> dict[int, tuple[float, float]] | None:
+        """``_clause_cosines`` of ``nos``, those this recall computed already read from ``shared``."""
+        if views is None or len(views) < 3 or not nos:
+            return None
+        missing = [no for no in nos if no not in shared.clause]
+        computed = self._clause_cosines(query, missing, views) if missing else {}
+        if computed is None:  # a question not cut in two parts
+            return None
+        shared.clause.update(computed)
+        return {no: shared.clause[no] for no in nos if no in shared.clause}
+
     def _clause_cosines(self, query: Query, nos: list[int], views: np.ndarray | None
                         ) -> dict[int, tuple[float, float]] | None:
         """doc number → its cosine to each part of a described-person question cut in two
@@ -270,29 +302,23 @@ class RecallEngine:
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None,
               e5: _DialogueMix | None = None, weights: Weights | None = None,
-              found_cosines: dict[int, float] | None = None, seed_links: dict | None = None):
+              shared: Shared | None = None):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
         first, each with a brief ``why`` (channel scores, what the gate reads), and the function
         that replaces a pooled item's brief ``why`` by the full explanation: building that costs
         more than the scores, so the recall builds it only for what it returns.
         ``near``: the semantic search's candidates; ``views``: the query views' vectors; ``e5``: a
         dialogue's e5 mix (``recall.e5_dialogue``), or None; ``weights``: these instead of the fusion's
-        (the semantic channel's own order, ``learned.hedge``), the trees not applied; ``found_cosines``: the
-        late cosines of the same candidates, computed by the recall's first scoring (the hedge's second
-        reads the same ``lexical`` and ``near``, so the same candidates and cosines; the scoring adds the
-        cosines of what it reaches to this dict, a copy the caller hands over); ``seed_links``: the
-        expansion's links of each seed read so far in this recall (``expand.expand``), shared the same way
-        (and a state question's told turns and their cosines, under ``expand.STATE_KEY``)."""
+        (the semantic channel's own order, ``learned.hedge``), the trees not applied; ``shared``: what
+        this recall's scorings computed so far that does not depend on the weights (``Shared``; the
+        hedge's second scoring reads the same ``lexical`` and ``near``, so the same candidates)."""
         w = self.weights(query) if weights is None else weights
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
         if views is not None and weights is None:  # once a recall: the hedge's second scoring reads the same
             self._upgrade(tenant, query.tenant, near, lexical)  # candidates, upgraded by the first
-        if found_cosines is not None:
-            cosines = found_cosines
-        else:
-            cosines = self._late_cosines(query.tenant, found, views, e5) if views is not None else {}
-        seed_links = {} if seed_links is None else seed_links
+        shared = Shared() if shared is None else shared
+        cosines = self._shared_late_cosines(query.tenant, found, views, e5, shared) if views is not None else {}
         best_bm25 = max((bm25 for bm25, _ in lexical.values()), default=0.0)
         nexact = len(query.exact)
         docs = tenant.docs.take(found)
@@ -316,7 +342,7 @@ class RecallEngine:
         linked = graph(tenant, base, mask, docs)
         reached = linked.candidates[len(found):]
         if reached and views is not None:
-            cosines.update(self._late_cosines(query.tenant, reached, views, e5))
+            cosines.update(self._shared_late_cosines(query.tenant, reached, views, e5, shared))
             semantic_scores.update((no, semantic_of(no)) for no in reached)
         nos = linked.candidates
         scored = self._raw(tenant, query, w, nos, [lexical_scores.get(no, 0.0) for no in nos],
@@ -325,7 +351,7 @@ class RecallEngine:
         if w.method == "rrf":
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
-        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed, e5, seed_links)
+        expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed, e5, shared)
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
             s.chain = linked.chains.get(s.no, 0.0)
@@ -340,11 +366,8 @@ class RecallEngine:
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
             if learned_fusion.hedges(query):  # the trees' order hedged with the semantic channel's own
-                # the found candidates' cosines as computed above: what the graph and the expansion
-                # reached was added under other numbers
-                found_cosines = {no: cosines[no] for no in found if no in cosines}
                 alone, _ = self.score(tenant, query, lexical, near, mask, briefed, views, e5,
-                                      learned_fusion.SEMANTIC_ALONE, found_cosines, seed_links)
+                                      learned_fusion.SEMANTIC_ALONE, shared)
                 pool = learned_fusion.hedge(pool, alone)
         elif said is not None:
             for s, factor in zip(pool, said, strict=True):
@@ -394,7 +417,7 @@ class RecallEngine:
 
     def _expand(self, tenant: TenantIndex, query: Query, w: Weights, scored: list[Scored], mask,
                 views: np.ndarray | None, cosines: dict[int, float], semantic_of, briefed: list[Belief],
-                e5: _DialogueMix | None = None, seed_links: dict | None = None) -> dict[int, expand.Expansion]:
+                e5: _DialogueMix | None, shared: Shared) -> dict[int, expand.Expansion]:
         """Evidence that spans turns (``recall.expand``): lifts, in place, the items one link
         away from the best hits (adding those no channel found), re-sorts ``scored`` and
         returns document number → the expansion that placed it. A question's need; a
@@ -407,7 +430,7 @@ class RecallEngine:
         # a described person is known only through the names that join their turns: any name links
         inside = expand.NAME_INSIDE and not query.described
         found = expand.expand(tenant, seeds, {no: s.score for no, s in by_no.items()}, scored[0].score,
-                              set(query.terms), mask, strength, inside, seed_links)
+                              set(query.terms), mask, strength, inside, shared.seed_links)
         # a question about a person it only describes: the name-linked pairs of the best hits,
         # each turn scored on its own
         links, chains, clause = [], [], None
@@ -415,7 +438,7 @@ class RecallEngine:
         parts = query.views.turns if query.views is not None else ()  # the question's two parts, for ``why``
         if query.described and expand.PAIRS:
             hits = [s.no for s in scored[: expand.EXPAND_SEEDS]]
-            clause = self._clause_cosines(query, [s.no for s in scored], views)
+            clause = self._shared_clause_cosines(query, [s.no for s in scored], views, shared)
             more = expand.clause_seeds(clause)
             links = expand.pair_links(tenant, hits, set(query.terms), mask, more)
             if not query.relative:  # a turn relating two people is a chain's link, no pair's act or attribute
@@ -426,12 +449,11 @@ class RecallEngine:
                 and len(named := _named_participants(tenant, query, scored)) == 1:
             # a state at the time of an event: a turn of the asked person's telling each, joined by their speaker
             person = next(iter(named))
-            shared = {} if seed_links is None else seed_links
-            if (kept := shared.get(expand.STATE_KEY)) is None or kept[0] != person:  # once a recall
+            if (kept := shared.state) is None or kept[0] != person:  # once a recall
                 turns = expand.told(tenant, expand.speaker_turns(tenant, person, mask))
                 kept = person, turns, self._part_cosines(query, turns, tuple(indirect.without_person(p, person)
                                                                              for p in state))
-                shared[expand.STATE_KEY] = kept
+                shared.state = kept
             _, turns, clause = kept
             clause, act, parts = dict(clause), 1, state
             links = expand.state_links(tenant, [s.no for s in scored], turns, clause)
@@ -441,7 +463,7 @@ class RecallEngine:
         new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3])]
                                  if no not in by_no))
         if new and views is not None:
-            cosines.update(self._late_cosines(query.tenant, new, views, e5))
+            cosines.update(self._shared_late_cosines(query.tenant, new, views, e5, shared))
         for s in self._raw(tenant, query, w, new, [0.0] * len(new), [semantic_of(no) for no in new], cosines,
                            [0.0] * len(new), briefed):
             by_no[s.no] = s
@@ -449,9 +471,9 @@ class RecallEngine:
         # the own scores of the new items are known now: recompute their expansion against them
         own = {no: s.score for no, s in by_no.items()}
         found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength, inside,
-                              seed_links)
+                              shared.seed_links)
         if query.described and clause is not None and new and expand.BY_CLAUSE > 0:  # new turns by each part too
-            clause.update(self._clause_cosines(query, new, views) or {})
+            clause.update(self._shared_clause_cosines(query, new, views, shared) or {})
         pair = expand.best_chain(chains, own, clause, act) or expand.best_pair(links, own, clause, act)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already

@@ -615,9 +615,6 @@ def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, floa
 # the state's; the pair valued highest (``best_pair``, the head and the event as its two parts) stands
 # among the best places. An A/B switch for bench/expand_ab.py (arm ``nostate``).
 STATE_PAIRS = True
-# The key of a recall's ``seed_links`` (``expand``) under which the asked person's told turns and their
-# cosines to the question's two parts are kept: the hedge's second scoring reads the same.
-STATE_KEY = "state"
 STATE_EVENTS = 3
 STATE_CANDIDATES = 3
 

@@ -95,3 +95,27 @@ def test_a_dialogue_is_ordered_by_the_trees_alone(monkeypatch):
     assert learned.hedges(query("What pet did Ana get?")) and not learned.hedges(query(dialogue))
     monkeypatch.setenv("HINDBRAIN_HEDGE", "0")
     assert not learned.hedges(query("What pet did Ana get?"))
+
+
+DESCRIBED = "What pet does the person who drove to the coast have?"
+
+
+@pytest.mark.parametrize("text", [DESCRIBED, "What is the pet Ana got for now?"])
+def test_the_second_scoring_reads_the_firsts_cosines_and_orders_as_if_computed_apart(brain, monkeypatch, text):
+    """The hedge's second scoring reads the late and clause cosines the first computed (``Shared``):
+    each candidate's are computed once a recall, and the order and scores are those of scorings that
+    compute their own (round twenty-eight)."""
+    late, clause = [], []
+    late_cosines, clause_cosines = RecallEngine._late_cosines, RecallEngine._clause_cosines
+    monkeypatch.setattr(RecallEngine, "_late_cosines",
+                        lambda self, t, nos, *a: late.extend(nos) or late_cosines(self, t, nos, *a))
+    monkeypatch.setattr(RecallEngine, "_clause_cosines",
+                        lambda self, q, nos, *a: clause.extend(nos) or clause_cosines(self, q, nos, *a))
+    shared = [(s.doc.id, s.score) for s in _ranked(brain, text=text)]
+    assert late and len(late) == len(set(late)) and len(clause) == len(set(clause))
+    assert bool(clause) == (text == DESCRIBED)
+    monkeypatch.setattr(RecallEngine, "_shared_late_cosines",
+                        lambda self, t, nos, v, e5, memo: self._late_cosines(t, nos, v, e5))
+    monkeypatch.setattr(RecallEngine, "_shared_clause_cosines",
+                        lambda self, q, nos, v, memo: self._clause_cosines(q, nos, v))
+    assert [(s.doc.id, s.score) for s in _ranked(brain, text=text)] == shared
