@@ -121,12 +121,12 @@ def link_parts(source: str, target: str) -> frozenset[str]:
 
 
 def _serve(conn) -> None:
-    """The worker's loop: attach, then answer ``(sql, parameters, statements, current database)`` requests."""
-    root, database, tables, views, limits = conn.recv()
+    """The worker's loop: attach, then answer ``(sql, parameters, statements, current database)`` requests.
+    ``home`` is the brain's: the brain removes it once this process has ended, however it ended."""
+    home, root, database, tables, views, limits = conn.recv()
     import chdb
     import clickhouse_connect
 
-    home = tempfile.mkdtemp(prefix="hindbrain-tenant-sql-")
     try:
         # the first connection fixes the engine's options; the clients below join the same engine
         snapshot = os.path.join(home, "snapshot") + "/"
@@ -230,7 +230,7 @@ class TenantWorker:
         self.root, self.database, self.tables, self.views = root, database, tables, views
         self.limits = dict(limits)
         self._lock = threading.Lock()
-        self._process = self._conn = None
+        self._process = self._conn = self._home = None
         self.running: str | None = None  # the marker of the query the worker runs
         self._cancelled = False
         self.restarts = 0
@@ -244,13 +244,23 @@ class TenantWorker:
             self._start()
             self.running, self._cancelled = marker, False
             try:
-                self._conn.send((sql, parameters, statements, current))
+                self._send((sql, parameters, statements, current))
                 status, *answer = self._await()
             finally:
                 self.running = None
         if status == "failed":
             raise TenantQueryFailed(answer[1])
         return answer[0], answer[1]
+
+    def _send(self, request: tuple) -> None:
+        """Send ``request``; to a new worker if this one was found dead (killed between queries: the query never
+        reached it, so it runs once, there)."""
+        try:
+            self._conn.send(request)
+        except OSError:  # BrokenPipeError, ConnectionResetError: the process ended after ``_start`` saw it alive
+            self._stop()
+            self._start()
+            self._conn.send(request)
 
     def _await(self) -> tuple:
         started, pid = time.monotonic(), self._process.pid
@@ -263,7 +273,8 @@ class TenantWorker:
                                                f"{time.monotonic() - started:.1f} s")
         try:
             return self._conn.recv()
-        except EOFError:  # the process ended: ``cancel`` killed it, or it died
+        except (EOFError, OSError):  # the process ended: ``cancel`` killed it, or it died (a socket reset if
+            # it died with our request unread: ConnectionResetError, which reached the caller raw before)
             cancelled = self._cancelled
             self._stop()
             if cancelled:
@@ -287,11 +298,15 @@ class TenantWorker:
         # a fresh interpreter (not fork: no copy of the brain's threads and engine; not multiprocessing's spawn,
         # which imports the caller's __main__ again), talking over a socket pair
         ours, theirs = socket.socketpair()
+        # The worker's folder is made (and removed, ``_stop``) here, not in the worker: a killed worker runs no
+        # clean-up, and its snapshot's hard links would keep every part it linked on disk after the brain
+        # merged it away — a folder leaked per kill, which a tenant can cause at will (round twenty-nine).
+        self._home = tempfile.mkdtemp(prefix="hindbrain-tenant-sql-")
         self._process = subprocess.Popen([sys.executable, "-m", __name__, str(theirs.fileno())],
                                          pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
         theirs.close()
         self._conn = Connection(ours.detach())
-        self._conn.send((self.root, self.database, self.tables, self.views, self.limits))
+        self._conn.send((self._home, self.root, self.database, self.tables, self.views, self.limits))
         if not self._conn.poll(60):
             self._stop()
             raise TenantQueryFailed("the tenant SQL process did not start within 60 s")
@@ -307,7 +322,9 @@ class TenantWorker:
             self._process.kill()
             self._process.wait(5)
             self._conn.close()
-        self._process = self._conn = None
+        if self._home is not None:  # the process has ended: nothing writes there any more
+            shutil.rmtree(self._home, ignore_errors=True)
+        self._process = self._conn = self._home = None
 
     def close(self) -> None:
         with self._lock:

@@ -7,6 +7,7 @@ naming the limit, and the brain goes on serving (its perceive, recall and the ne
 
 import os
 import signal
+import tempfile
 import threading
 import time
 
@@ -40,10 +41,11 @@ def test_a_query_past_the_watchdog_s_deadline_is_killed_and_the_brain_serves_on(
     # The engine's own limit (5 s) would stop this query between blocks; the watchdog's deadline is arranged to
     # come first (5 s - 4.5 s of "grace"), so what ends it is the kill, as it would be for a call that the
     # engine cannot interrupt.
-    monkeypatch.setattr(tenant_worker, "GRACE_SECONDS", -4.5)
     brain.warehouse.limit_tenants(max_execution_time=5)
     try:
         assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 10}]
+        # arranged after the worker started and made the tenant's views: under load that took past 0.5 s
+        monkeypatch.setattr(tenant_worker, "GRACE_SECONDS", -4.5)
         worker = brain.warehouse._worker  # None when tenants' SQL runs in the brain's process (the base)
         pid, outcome = worker._process.pid if worker else None, {}
 
@@ -117,3 +119,41 @@ def test_the_worker_writes_nothing_and_sees_only_the_tenant_s_rows(brain):
 def test_the_watchdog_s_measure(started, now, rss, limit):
     limits = {"max_execution_time": 10, "max_memory_usage": 1 << 30}
     assert tenant_worker.outran(started, now, rss, limits) == limit
+
+
+def test_a_killed_worker_leaves_no_folder_behind(brain, tmp_path, monkeypatch):
+    # A kill runs no clean-up in the worker: its snapshot (hard links to every part it linked) stayed on disk,
+    # keeping the bytes of parts the brain later merged away — one folder per kill, and a tenant can cause kills
+    # at will (a heavy query, a client that goes away). The folders are counted where both sides make them.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the worker's own tempfile (the base made its folder there)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    for _ in range(3):
+        if (worker := brain.warehouse._worker) is not None and worker._process is not None:
+            worker._process.kill()
+            worker._process.wait(5)
+        assert brain.sql("SELECT count() AS n FROM events WHERE text LIKE 'acme note%'", tenant="acme") == [{"n": 10}]
+    assert len(list(tmp_path.glob("hindbrain-tenant-sql-*"))) == 1  # the live worker's; at the base, three
+
+
+def test_a_worker_that_dies_with_the_query_unread_is_an_error_naming_it(brain):
+    # killed before it read the request (stopped, then killed: the kernel's OOM killer, an operator): its end of the
+    # socket closed with our bytes unread, and the brain raised the socket's ConnectionResetError (a 500 over
+    # HTTP, on every run of this test at the base), not the "process ended" refusal of a worker dead mid-query
+    assert brain.sql("SELECT count() AS n FROM events WHERE text LIKE 'acme note%'", tenant="acme") == [{"n": 10}]
+    pid, outcome = brain.warehouse._worker._process.pid, {}
+    os.kill(pid, signal.SIGSTOP)
+
+    def query():
+        try:
+            outcome["rows"] = brain.tenant_sql("SELECT 1 AS x", tenant="acme", marker="hindbrain-sql-unread")
+        except Exception as exc:  # noqa: BLE001 - which exception is what the test checks
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=query)
+    thread.start()
+    assert wait_for(lambda: brain.warehouse.tenant_queries_running("hindbrain-sql-unread") == 1)
+    os.kill(pid, signal.SIGKILL)
+    thread.join(30)
+    assert "rows" in outcome or (isinstance(outcome["error"], InvalidInput)
+                                 and "process ended" in str(outcome["error"])), outcome
+    assert brain.sql("SELECT count() AS n FROM events WHERE text LIKE 'acme note%'", tenant="acme") == [{"n": 10}]
