@@ -4369,9 +4369,14 @@ static int common_shape(const Src *values, const Shape *s) {
             return 0;
         Py_ssize_t pos = 0;
         PyObject *key, *value;
-        while (PyDict_Next(scope, &pos, &key, &value))
+        while (PyDict_Next(scope, &pos, &key, &value)) {
             if (!plain_name(key, s->max_name) || !plain_name(value, s->max_name))
                 return 0;
+            /* schemas.api.IDENTITY_SCOPE_KEYS: their values are identifiers; any but a plain one goes to the model */
+            if ((PyUnicode_CompareWithASCIIString(key, "user") == 0 ||
+                 PyUnicode_CompareWithASCIIString(key, "session") == 0) && !plain_identifier(value, s->max_name))
+                return 0;
+        }
     }
     return 1;
 }

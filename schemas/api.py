@@ -61,9 +61,6 @@ Name = Annotated[
     AfterValidator(_utf8_within_limit),
     AfterValidator(_not_blank),
 ]
-Scope = dict[Name, Name]
-
-
 def _no_control_characters(value: str) -> str:
     # An id names a record: it is matched, logged and printed (a pack, a timeline, an access log).
     # A control character or a line separator in one forged lines there and made no real id.
@@ -120,6 +117,23 @@ def _identifier(value: str) -> str:
 
 
 Ident = Annotated[Name, AfterValidator(_identifier)]  # an identifier a caller sets: tenant, agent, task, session, user
+
+# Scope keys whose values name a person and so act as identities: a preference binds to ``scope["user"]`` (else
+# to ``scope["session"]``), the gate gives a user's own words back to that user, and the summaries count each
+# ``scope["user"]`` as a reporter (``jobs.summaries.REPORTER_SQL``). ``bob`` and ``bob\u200b`` were two users
+# that print alike (round twenty-nine). Other scope values are the caller's words (a scene, a region) and keep
+# every character. The edge checks new input only: a log written before replays as it was.
+IDENTITY_SCOPE_KEYS = ("user", "session")
+
+
+def _scope_identities(scope: dict[str, str]) -> dict[str, str]:
+    for key in IDENTITY_SCOPE_KEYS:
+        if key in scope and (problem := identifier_problem(scope[key])):
+            raise ValueError(f"scope[{key!r}] is an identifier: {problem}")
+    return scope
+
+
+Scope = Annotated[dict[Name, Name], AfterValidator(_scope_identities)]
 _IDENT = TypeAdapter(Ident)
 
 

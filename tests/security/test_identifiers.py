@@ -105,3 +105,25 @@ def test_a_key_is_not_minted_for_an_identifier_that_prints_like_another(tmp_path
     with pytest.raises(InvalidInput) as caught:
         keys.create(label="k", role="agent", **fields)
     assert caught.value.field == field and keys.list() == []
+
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+@pytest.mark.parametrize("key", ["user", "session"])
+def test_a_scope_user_or_session_that_prints_like_another_is_refused_naming_scope(key, spelling):
+    # round twenty-nine: a preference binds to scope["user"] (or ["session"]), the gate gives a user's own words
+    # back to that user and the summaries count each scope["user"] as a reporter: "bob" and "bob\u200b" were two
+    event = {"tenant": "acme", "text": "I prefer e-mail", "scope": {key: spelling.replace("bot-1", "bob")}}
+    assert common_perceive_many([event]) == [None]  # the C fast path leaves it to the model
+    for call in (lambda: _BRAIN.perceive(**event), lambda: _BRAIN.learn(tenant="acme", scope=event["scope"], **LESSON),
+                 lambda: _BRAIN.recall(tenant="acme", query="export", scope=event["scope"])):
+        with pytest.raises(InvalidInput) as caught:
+            call()
+        assert caught.value.field == "scope" and f"scope[{key!r}]" in str(caught.value), caught.value
+
+
+def test_other_scope_values_keep_their_characters():
+    scope = {"user": "bob", "session": "s-1", "region": " eu\u200b-west ", "note": "b\u043eb"}
+    assert common_perceive_many([{"tenant": "acme", "text": "x", "scope": {"user": "bob", "session": "s-1"}}]) != [None]
+    event_id = _BRAIN.perceive(tenant="acme", text="scoped as said", scope=scope)
+    [row] = _BRAIN.sql("SELECT scope FROM events WHERE event_id = {e:String}", {"e": event_id})
+    assert row["scope"] == scope
