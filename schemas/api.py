@@ -7,7 +7,7 @@ Every error is an ``InvalidInput`` (a ``ValueError``) whose message names the fi
 from __future__ import annotations
 
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -51,6 +51,23 @@ def _utc_representable(value: datetime) -> datetime:
             value.astimezone(UTC)
         except OverflowError:
             raise ValueError("in UTC the time falls outside the years 1 to 9999") from None
+    return value
+
+
+# How far ahead of this server's clock a caller's ``ts`` may be: clock skew between hosts, not more. An event
+# dated later is refused: the newest report on a system decides how it fares (``recall.gate.newest_reports``)
+# and freshness never decays before ``ts``, so a report dated 2099 shadowed every honest later one until then
+# (docs/security.md, round twenty-nine). Past times stay allowed: importing history is ordinary.
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+def _not_ahead_of_the_clock(value: datetime) -> datetime:
+    at = value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # naive times are UTC (records.py)
+    now = datetime.now(UTC)
+    if at > now + CLOCK_SKEW:
+        raise ValueError(f"{at.astimezone(UTC).isoformat()} is later than this server's clock "
+                         f"({now.isoformat(timespec='seconds')}) by more than {int(CLOCK_SKEW.total_seconds())} s: "
+                         "an event is perceived after it happened")
     return value
 
 
@@ -222,7 +239,7 @@ class PerceiveInput(_Input):
     speaker: Name | None = None
     emotion: Name | None = None
     origin: Origin | None = None
-    ts: Annotated[datetime, AfterValidator(_utc_representable)] | None = None
+    ts: Annotated[datetime, AfterValidator(_utc_representable), AfterValidator(_not_ahead_of_the_clock)] | None = None
     event_id: Id | None = None
 
     @model_validator(mode="after")
