@@ -302,7 +302,7 @@ class RecallEngine:
     def score(self, tenant: TenantIndex, query: Query, lexical: dict[int, tuple[float, float]],
               near: list[int], mask, briefed: list[Belief], views: np.ndarray | None = None,
               e5: _DialogueMix | None = None, weights: Weights | None = None,
-              shared: Shared | None = None):
+              shared: Shared | None = None, discarded: frozenset[int] = frozenset()):
         """Every channel for every candidate; returns the best ``pool`` (at least ``k``), best
         first, each with a brief ``why`` (channel scores, what the gate reads), and the function
         that replaces a pooled item's brief ``why`` by the full explanation: building that costs
@@ -311,7 +311,9 @@ class RecallEngine:
         dialogue's e5 mix (``recall.e5_dialogue``), or None; ``weights``: these instead of the fusion's
         (the semantic channel's own order, ``learned.hedge``), the trees not applied; ``shared``: what
         this recall's scorings computed so far that does not depend on the weights (``Shared``; the
-        hedge's second scoring reads the same ``lexical`` and ``near``, so the same candidates)."""
+        hedge's second scoring reads the same ``lexical`` and ``near``, so the same candidates);
+        ``discarded``: the numbers whose pooled item the caller drops (the hedge keeps the first scoring's
+        item of a number both pools hold): their brief ``why`` is not built."""
         w = self.weights(query) if weights is None else weights
         normalised = w.method == "fused"  # per-query normalised lexical and semantic scores
         found = list(dict.fromkeys([*lexical, *near]))
@@ -337,13 +339,13 @@ class RecallEngine:
 
         # The graph's seeds: the search channels' view of relevance (an equal mix when both are off).
         wl, ws = (w.lexical, w.semantic) if w.lexical + w.semantic > 0 else (1.0, 1.0)
-        semantic_scores = {no: semantic_of(no) for no in found}
+        semantic_scores = _semantic_scores(found, cosines, scale)
         base = {no: (wl * lexical_scores[no] + ws * semantic_scores[no]) / (wl + ws) for no in found}
         linked = graph(tenant, base, mask, docs)
         reached = linked.candidates[len(found):]
         if reached and views is not None:
             cosines.update(self._shared_late_cosines(query.tenant, reached, views, e5, shared))
-            semantic_scores.update((no, semantic_of(no)) for no in reached)
+            semantic_scores.update(_semantic_scores(reached, cosines, scale))
         nos = linked.candidates
         scored = self._raw(tenant, query, w, nos, [lexical_scores.get(no, 0.0) for no in nos],
                            [semantic_scores.get(no, 0.0) for no in nos], cosines,
@@ -355,19 +357,23 @@ class RecallEngine:
         pool = scored[: max(self.pool, query.k or 0)]
         for s in pool:
             s.chain = linked.chains.get(s.no, 0.0)
+            if s.no in discarded:
+                continue
             s.why = _brief_why(s, lexical.get(s.no, (0.0, 0.0))[0], linked)
             if s.no in expanded:
                 s.why["expansion"] = expanded[s.no].why(tenant)
         # an inference question's evidence, or that of a question naming a participant, says something:
         # each pooled turn's share of what the most informative one says, a factor on its probability
         # (the trees') or its fused score
-        said = _informative(tenant, pool) if _asks_what_someone_said(tenant, query, pool) else None
+        said = _informative(tenant, pool, discarded) if _asks_what_someone_said(tenant, query, pool) else None
         if self.learned and weights is None:  # a dialogue's mixed cosines: the trees fitted on the mix's pools
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
             if learned_fusion.hedges(query):  # the trees' order hedged with the semantic channel's own
+                # an item both pools hold is the trees' pool's in the hedged order: the other's is dropped
                 alone, _ = self.score(tenant, query, lexical, near, mask, briefed, views, e5,
-                                      learned_fusion.SEMANTIC_ALONE, shared)
+                                      learned_fusion.SEMANTIC_ALONE, shared,
+                                      discarded=frozenset(s.no for s in pool))
                 pool = learned_fusion.hedge(pool, alone)
         elif said is not None:
             for s, factor in zip(pool, said, strict=True):
@@ -647,6 +653,19 @@ def _brief_why(s: Scored, bm25: float, linked) -> dict:
     return why
 
 
+def _semantic_scores(nos: list[int], cosines: dict[int, float], scale: tuple[float, float] | None
+                     ) -> dict[int, float]:
+    """``channels.normalised_semantic_score`` of each of ``nos`` over ``scale`` (``channels.semantic_score``
+    without one), the same expressions inlined: two calls a candidate were ~3 % of a question's recall."""
+    if scale is None:
+        return {no: 0.0 if (c := cosines.get(no)) is None else max(0.0, min(1.0, c)) for no in nos}
+    lowest, highest = scale
+    if highest <= lowest:
+        return {no: 0.0 if cosines.get(no) is None else 1.0 for no in nos}
+    span = highest - lowest
+    return {no: 0.0 if (c := cosines.get(no)) is None else max(0.0, min(1.0, (c - lowest) / span)) for no in nos}
+
+
 def _scale(cosines) -> tuple[float, float]:
     """(lowest, highest) cosine among the candidates: the semantic score's min-max range."""
     values = list(cosines)
@@ -692,13 +711,16 @@ def _clause_of(parts: tuple[str, ...], clause: dict[int, tuple[float, float]] | 
     return parts[part], clause.get(no, (0.0, 0.0))[part]
 
 
-def _informative(tenant: TenantIndex, pool: list[Scored]) -> list[float]:
+def _informative(tenant: TenantIndex, pool: list[Scored], discarded: frozenset[int] = frozenset()) -> list[float]:
     """Each pooled candidate's information factor (``recall.informative.factor``; what each says,
-    kept per index state by ``informative.informations``), also written into its ``why``."""
+    kept per index state by ``informative.informations``), also written into its ``why`` unless its
+    number is ``discarded`` (``RecallEngine.score``)."""
     said = informative.informations(tenant.bm25, [(s.no, s.doc.text, s.doc.speaker) for s in pool])
     most = max(said, default=0.0)
     factors = [informative.factor(value, most) for value in said]
     for s, value, f in zip(pool, said, factors, strict=True):
+        if s.no in discarded:
+            continue
         s.why["informative"] = {"information": round(value, 3), "of_most": round(value / most, 3) if most else 0.0,
                                 "factor": round(f, 4)}
     return factors

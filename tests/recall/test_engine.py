@@ -5,6 +5,8 @@ import json
 import pytest
 
 from hindbrain import Brain
+from hindbrain.recall import channels
+from hindbrain.recall import engine as engine_module
 from hindbrain.recall.graph import GRAPH_MAX_DF
 from hindbrain.recall.scoring import CHANNELS, Weights, fused, weighted
 
@@ -185,3 +187,17 @@ def test_each_explanation_adds_up_to_its_score(tmp_path, monkeypatch, preset):
         _, parts = combine({ch: why[ch]["score"] for ch in CHANNELS}, weights)
         for ch in CHANNELS:
             assert abs(why[ch]["contribution"] - parts[ch]) < 1e-3, ch
+
+
+@pytest.mark.parametrize("scale", [None, (0.2, 0.8), (0.5, 0.5), (0.6, 0.4), (-0.3, 0.9)])
+def test_the_inlined_semantic_scores_are_the_channels_own(scale):
+    """``engine._semantic_scores`` inlines ``channels.normalised_semantic_score`` (``semantic_score`` without
+    a scale) for every candidate (round twenty-nine): the same float for each, a number without a cosine 0."""
+    cosines = {n: c for n, c in enumerate([-1.0, -0.3, 0.0, 0.1999, 0.2, 0.2001, 0.37, 0.5, 0.6, 0.7999, 0.8, 0.83,
+                                            0.9, 1.0, 1.2, 1 / 3, 2 / 3, 0.1 + 0.2])}
+    nos = [*cosines, 99, 100]
+    got = engine_module._semantic_scores(nos, cosines, scale)
+    own = {no: channels.semantic_score(cosines.get(no)) if scale is None
+           else channels.normalised_semantic_score(cosines.get(no), *scale) for no in nos}
+    assert list(got) == nos and all(got[no] == own[no] and type(got[no]) is float for no in nos)
+    assert got[99] == got[100] == 0.0

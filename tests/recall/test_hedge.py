@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from hindbrain import Brain
+from hindbrain.recall import engine as engine_module
 from hindbrain.recall import learned
 from hindbrain.recall.engine import RecallEngine
 from hindbrain.recall.query import build_query
@@ -119,3 +120,32 @@ def test_the_second_scoring_reads_the_firsts_cosines_and_orders_as_if_computed_a
     monkeypatch.setattr(RecallEngine, "_shared_clause_cosines",
                         lambda self, q, nos, v, memo: self._clause_cosines(q, nos, v))
     assert [(s.doc.id, s.score) for s in _ranked(brain, text=text)] == shared
+
+
+
+def test_the_second_scoring_builds_no_why_the_hedge_drops_and_every_why_is_as_if_built_for_all(brain, monkeypatch):
+    """An item both pools hold is the trees' pool's in the hedged order (``learned.hedge``): the second
+    scoring builds the brief ``why`` and information ``why`` only of its items the hedge may bring in
+    (round twenty-nine); every ranked item's ``why`` and score are those of a recall that built them all.
+    Pools of three and the semantic order weighted up, so that the hedge brings items in."""
+    monkeypatch.setattr(learned, "HEDGE_WEIGHT", 20.0)
+    engine = RecallEngine(brain.index, pool=3)
+    texts = ["What are friends for?", "What is the best thing to do?", "Where does the cat sleep?"]
+
+    def ranked():
+        return [[(s.doc.id, s.score, s.why) for s in engine.recall(build_query(RecallInput(
+            tenant="t", query=text, k=3, budget_tokens=100000, layers=["episodic"], explain=True), now_us())).ranked]
+            for text in texts]
+
+    built = []
+    brief = engine_module._brief_why
+    monkeypatch.setattr(engine_module, "_brief_why", lambda s, *a: built.append(s.no) or brief(s, *a))
+    lists = ranked()
+    assert any(why["hedge"]["default_place"] is None for items in lists for _, _, why in items)  # brought in
+    assert all("lexical" in why and "hedge" in why for items in lists for _, _, why in items)
+    calls = len(built)
+    score = RecallEngine.score
+    monkeypatch.setattr(RecallEngine, "score", lambda self, *a, discarded=frozenset(): score(self, *a))
+    built.clear()
+    assert ranked() == lists
+    assert calls < len(built)  # the pools' shared numbers were built twice
