@@ -274,13 +274,11 @@ def hedge_places(first: list[int], second: list[int], k: float = HEDGE_K,
                  weight: float = HEDGE_WEIGHT) -> list[tuple[int, float]]:
     """Reciprocal-rank fusion of two orders of document numbers: (number, fused value), best first;
     a tie keeps ``first``'s order, then ``second``'s. A number in one order only gets that order's part."""
-    value: dict[int, float] = {}
-    for place, no in enumerate(first):
-        value[no] = 1.0 / (k + 1.0 + place)
+    value = {no: 1.0 / (k + 1.0 + place) for place, no in enumerate(first)}
     for place, no in enumerate(second):
         value[no] = value.get(no, 0.0) + weight / (k + 1.0 + place)
-    seen = {no: i for i, no in enumerate(dict.fromkeys([*first, *second]))}
-    return sorted(value.items(), key=lambda nv: (-nv[1], seen[nv[0]]))
+    # a stable sort: ties keep ``value``'s insertion order, which is first's order, then second's
+    return sorted(value.items(), key=lambda nv: -nv[1])
 
 
 def hedge(pool: list, semantic_pool: list) -> list:
