@@ -196,8 +196,10 @@ class Brain:
 
         Required: ``tenant`` and one of ``text``/``action``. A caller-provided ``event_id``
         is kept, and the same id twice is one event; the same id with other content is refused
-        (``InvalidInput`` on ``event_id``: ``hindbrain.recall.same_event``). Raises ``ValueError`` (InvalidInput)
-        naming the field on bad input; nothing is written then.
+        (``InvalidInput`` on ``event_id``: ``hindbrain.recall.same_event``). ``ts`` (when it happened; the
+        server's clock when omitted) may lie in the past — history is imported — but not more than five minutes
+        ahead of the server's clock (``schemas.api.CLOCK_SKEW``: a report dated ahead would stay the newest one).
+        Raises ``ValueError`` (InvalidInput) naming the field on bad input; nothing is written then.
         """
         record = _perception(perceived(fields))
         if (refused := conflict(self.index, record, {})) is not None:
