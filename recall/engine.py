@@ -294,18 +294,6 @@ class RecallEngine:
         rows = semantic.cosines(query.tenant, nos, semantic.embed_queries(list(parts)))
         return {no: (float(h), float(e)) for no, (h, e) in zip(nos, rows.tolist(), strict=True) if h == h and e == e}
 
-    def _kind_cosines(self, kind: str, tenant: TenantIndex, nos: list[int], clause: dict[int, tuple[float, float]]
-                      ) -> dict[int, tuple[float, float]]:
-        """``clause`` with each turn's head cosine at least its nearest bare name's cosine to ``kind``
-        (``expand.with_kind``); the names are embedded as queries (cached: a person's names recur)."""
-        names = {no: expand.latin_names(tenant, tenant.docs[no]) for no in nos}
-        distinct = list(dict.fromkeys(n for said in names.values() for n in said))
-        if not distinct:
-            return clause
-        vectors = self.index.semantic.embed_queries([kind, *distinct])
-        near = dict(zip(distinct, (vectors[1:] @ vectors[0]).tolist(), strict=True))
-        return expand.with_kind(clause, names, near)
-
     # -- scoring -------------------------------------------------------------------------
     def weights(self, query: Query) -> Weights:
         """The fusion's weights for ``query``: by its associative share and whether it is indirect."""
@@ -465,8 +453,6 @@ class RecallEngine:
                 turns = expand.told(tenant, expand.speaker_turns(tenant, person, mask))
                 kept = person, turns, self._part_cosines(query, turns, tuple(indirect.without_person(p, person)
                                                                              for p in state))
-                if expand.KIND_NAMES and (kind := indirect.kind_word(state[0])) is not None:
-                    kept = person, turns, self._kind_cosines(kind, tenant, turns, kept[2])
                 shared.state = kept
             _, turns, clause = kept
             clause, act, parts = dict(clause), 1, state

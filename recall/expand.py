@@ -664,44 +664,6 @@ def told(tenant: TenantIndex, turns: list[int]) -> list[int]:
     return [no for no, value in zip(turns, said, strict=True) if value >= least and not docs[no].asks]
 
 
-# A kind asked for, its instance told by a bare name (``indirect.kind_word``): "Dublin in the evening is my
-# favourite thing here" is near no word of "Which city was Samuel living in" but "Dublin" alone is near
-# "city" (USE: Mexico City 0.55, Dublin 0.35; Freya, Pepper 0.13–0.17). A state candidate's cosine to the
-# head is at least its nearest name's to the kind word. An A/B switch for bench/expand_ab.py (arm ``nokind``).
-KIND_NAMES = True
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]{2,})*\b")
-
-
-def latin_names(tenant: TenantIndex, doc) -> tuple[str, ...]:
-    """The names (a run of capitalised words one name: "Mexico City") a turn says, not its speaker's, no
-    function word or day: the bare names a kind's instance is told by. A word opening its sentence is a
-    name only where every document holding it writes it capitalised ("Bergen in the evening …"; not
-    "Was living on takeaway …", whose "was" is lower case elsewhere)."""
-    skip = set(tokens(doc.speaker or ""))
-    said = _said(doc)
-    out = []
-    for match in _CAPITALISED.finditer(said):
-        name, first = match.group(0), match.group(0).split()[0].lower()
-        if first in skip or first in FUNCTION_WORDS or first in CALENDAR_WORDS:
-            continue
-        if not _inside_a_sentence(said, match.start()) and \
-                not _always_capitalised(tenant, tenant.bm25.docs_with(first), first):
-            continue
-        out.append(name)
-    return tuple(dict.fromkeys(out))
-
-
-def with_kind(clause: dict[int, tuple[float, float]], names: dict[int, tuple[str, ...]],
-              near_kind: dict[str, float]) -> dict[int, tuple[float, float]]:
-    """``clause`` (doc → cosine to (head, event)) with each turn's head cosine raised to its nearest
-    name's cosine to the kind word (``near_kind``: name → that cosine)."""
-    out = {}
-    for no, (head, event) in clause.items():
-        kind = max((near_kind[n] for n in names.get(no, ()) if n in near_kind), default=head)
-        out[no] = (max(head, kind), event)
-    return out
-
-
 STATE_BEFORE = True  # the state told last before the event, not the nearest the head (an A/B switch, arm ``nearest``)
 
 

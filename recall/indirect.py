@@ -194,21 +194,3 @@ def without_person(text: str, person: str) -> str:
         return text
     text = re.sub(rf"\b{re.escape(person)}(?:'s)?\b", "", text) if person.isascii() else text.replace(person, "")
     return re.sub(r"\s{2,}", " ", text).strip()
-
-
-# The kind a state question asks for: "Which city was Samuel living in" → "city", "What was Felix's job" →
-# "job". A turn tells an instance of it by a bare name ("Dublin in the evening is my favourite thing here"),
-# near the kind word alone and near no other word of the head (docs/recall-quality.md, round twenty-nine).
-_AUXILIARIES_EN = r"(?:did|do|does|is|are|was|were|will|would|has|have|had|can|could|should|kind|sort|type)"
-_KIND_EN = re.compile(rf"^(?:which|what)\s+(?:(?!{_AUXILIARIES_EN}\b)(?P<kind>[a-z]+)\b"
-                      rf"|(?:was|is|were|are)\s+\w+(?:'s)?\s+(?P<owned>[a-z]+)\s*$)", re.IGNORECASE)
-
-
-def kind_word(head: str) -> str | None:
-    """The kind a state question's ``head`` asks for ("Which city was …" → "city", "What was X's job" →
-    "job"); None when it names none in those forms."""
-    match = _KIND_EN.match(head.strip())
-    if match is None:
-        return None
-    return (match.group("kind") or match.group("owned")).lower()
-

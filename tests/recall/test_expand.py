@@ -605,38 +605,3 @@ def test_a_state_at_the_time_of_an_event_pairs_the_persons_event_and_state_turns
     monkeypatch.setattr(expand, "STATE_PAIRS", False)  # before round twenty-eight: no pair
     pack = brain.recall(tenant="state", agent="chat", query=query, k=5, layers=["episodic"])
     assert bergen not in [i.id for i in pack.items]
-
-
-def test_a_kind_asked_for_finds_its_instance_told_by_a_bare_name(chat, monkeypatch):
-    """"Which city was Sam living in when he went to a lantern festival?": Sam's city is told only by its
-    name ("Bergen in the evening is my favourite thing here"), near no word of the head but "Bergen" alone
-    near "city"; Sam's other informative turns are as near the head. With the kind word read against each
-    turn's bare names, the Bergen turn is the festival's pair among the best five (round twenty-nine)."""
-    brain, _ = chat
-    turns = _small_talk("Lee", "Sam")
-    turns += [(1, "Sam", "I spent the whole weekend reorganising my bookshelves by colour, living room done."),
-              (2, "Sam", "Bergen in the evening is my favourite thing here, the harbour lights are lovely."),
-              (3, "Lee", "My cousin has been living in Lisbon, she went to a festival there and loved the city."),
-              (4, "Lee", "Living in Madrid, the city never sleeps and the festival season is long."),
-              (5, "Sam", "Was living on takeaway all week because the kitchen tap broke again, annoying."),
-              (6, "Sam", "Dragged my friends to a lantern festival last week. Totally worth the crowds."),
-              (7, "Lee", "The lantern festival in Madrid was lovely when I went last year, what a city.")]
-    ids = _chat(brain, turns, tenant="kind")
-    brain.index.semantic.wait()
-    bergen, festival = ids[-6], ids[-2]
-    query = "Which city was Sam living in when he went to a lantern festival?"
-    pack = brain.recall(tenant="kind", agent="chat", query=query, k=5, layers=["episodic"])
-    top = [i.id for i in pack.items]
-    assert festival in top and bergen in top
-    pair = {i.id: i.why["expansion"] for i in pack.items if "pair" in i.why.get("expansion", {})}
-    assert bergen in pair and pair[bergen]["via"] == "speaker" and pair[bergen]["from"] == festival
-    monkeypatch.setattr(expand, "KIND_NAMES", False)  # before round twenty-nine: the head's words alone
-    pack = brain.recall(tenant="kind", agent="chat", query=query, k=5, layers=["episodic"])
-    assert bergen not in [i.id for i in pack.items]
-
-
-def test_the_kind_a_state_question_asks_for():
-    assert indirect.kind_word("Which city was Samuel living in") == "city"
-    assert indirect.kind_word("What was Felix's job") == "job"
-    for head in ("What did he do", "What kind of job", "Who was with him", "住在哪座城市？"):
-        assert indirect.kind_word(head) is None
