@@ -49,7 +49,8 @@ Arms:
   shipped), ``state8``; ``events1`` — the event's candidates only the person's best turn (``STATE_EVENTS``, 3
   shipped); ``nearest`` — the state candidate nearest the head, not the last told before the event
   (``STATE_BEFORE`` off); ``anyturn`` — any of the person's turns a state's candidate, a question or small
-  talk too (``TOLD_ONLY`` off);
+  talk too (``TOLD_ONLY`` off); ``told40`` / ``told25`` — that share of the person's most informative turns
+  the state's candidates (``TOLD_SHARE``, 1/3 shipped, 1/2 before round twenty-nine); ``told33`` the shipped one;
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
