@@ -49,7 +49,8 @@ Arms:
   shipped), ``state8``; ``events1`` — the event's candidates only the person's best turn (``STATE_EVENTS``, 3
   shipped); ``nearest`` — the state candidate nearest the head, not the last told before the event
   (``STATE_BEFORE`` off); ``anyturn`` — any of the person's turns a state's candidate, a question or small
-  talk too (``TOLD_ONLY`` off);
+  talk too (``TOLD_ONLY`` off); ``told40`` / ``told25`` — that share of the person's most informative turns
+  the state's candidates (``TOLD_SHARE``, 1/3 shipped, 1/2 before round twenty-nine); ``told33`` the shipped one;
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -111,7 +112,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "nojoint": {"JOINT_PAIRS": False}, "joint10": {"JOINT_SEEDS": 10}, "joint32": {"JOINT_SEEDS": 32},
         "nostate": {"STATE_PAIRS": False}, "state1": {"STATE_CANDIDATES": 1}, "state5": {"STATE_CANDIDATES": 5},
         "events1": {"STATE_EVENTS": 1}, "state8": {"STATE_CANDIDATES": 8}, "nearest": {"STATE_BEFORE": False},
-        "anyturn": {"TOLD_ONLY": False},
+        "anyturn": {"TOLD_ONLY": False}, "told33": {"TOLD_SHARE": 1 / 3}, "told40": {"TOLD_SHARE": 0.4},
+        "told25": {"TOLD_SHARE": 0.25},
         "shared1": {"JOINT_SHARED": 1}, "shared3": {"JOINT_SHARED": 3},
         "nawei": NAWEI, "reduced": REDUCED,
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},

@@ -649,18 +649,20 @@ def state_links(tenant: TenantIndex, ranked: list[int], turns: list[int], clause
 
 
 TOLD_ONLY = True  # a state's candidates are the turns that tell something (an A/B switch, arm ``anyturn``)
+TOLD_SHARE = 1 / 3  # the share of a person's turns, the most informative, that may tell a state (round twenty-nine)
 
 
 def told(tenant: TenantIndex, turns: list[int]) -> list[int]:
     """Of a person's ``turns``, those that may tell a state: no question in them (``asks``: "最近在忙啥呢？"
-    is near "在做什么工作？" and tells nothing) and saying at least as much as the person's median turn
-    (``informative.informations``: small talk, "这周工作真是忙疯了", is near any question about work)."""
+    is near "在做什么工作？" and tells nothing) and among the ``TOLD_SHARE`` of the person's turns that say
+    the most (``informative.informations``: small talk, "这周工作真是忙疯了", "真好，那边生活挺舒服的吧。",
+    is near any question about work or a home, and said as much as the median turn)."""
     if not TOLD_ONLY or not turns:
         return turns
     docs = tenant.docs
     said = informative.informations(tenant.bm25, [(no, docs[no].text, docs[no].speaker) for no in turns])
-    median = sorted(said)[len(said) // 2]
-    return [no for no, value in zip(turns, said, strict=True) if value >= median and not docs[no].asks]
+    least = sorted(said)[min(len(said) - 1, int(len(said) * (1 - TOLD_SHARE)))]
+    return [no for no, value in zip(turns, said, strict=True) if value >= least and not docs[no].asks]
 
 
 STATE_BEFORE = True  # the state told last before the event, not the nearest the head (an A/B switch, arm ``nearest``)

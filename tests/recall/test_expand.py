@@ -605,3 +605,46 @@ def test_a_state_at_the_time_of_an_event_pairs_the_persons_event_and_state_turns
     monkeypatch.setattr(expand, "STATE_PAIRS", False)  # before round twenty-eight: no pair
     pack = brain.recall(tenant="state", agent="chat", query=query, k=5, layers=["episodic"])
     assert bergen not in [i.id for i in pack.items]
+
+
+# Sam's turns that tell something, each on its own topic: they make Sam's median turn an informative one
+_SAM_TOLD = ["Finally beat my cousin at chess using the Sicilian defence, a long endgame with rooks.",
+             "Bought a sourdough starter from the bakery and the loaf came out dense but tasty.",
+             "My knitting group finished a patchwork blanket for the hospital charity auction.",
+             "Started learning the cello with a retired orchestra teacher, scales every morning.",
+             "Repaired the bicycle gears myself with a tutorial, the chain no longer slips.",
+             "Planted tomatoes, basil and chillies on the balcony in recycled paint buckets.",
+             "Read a biography of Ada Lovelace, her notes on the analytical engine are wild.",
+             "Signed up for a pottery workshop, my first bowl wobbled off the wheel twice.",
+             "Volunteered at the animal shelter walking greyhounds along the canal path.",
+             "Tried bouldering at the climbing gym, my forearms ached for three days after.",
+             "Learned to make dumplings from my neighbour, pleating them is an art form.",
+             "Finished a jigsaw puzzle of two thousand pieces showing a map of old railways.",
+             "Went birdwatching at dawn with binoculars and spotted a kingfisher by the reeds.",
+             "Joined a choir rehearsing a requiem, the tenor part is harder than it sounds."]
+
+
+def test_a_state_is_told_by_one_of_the_persons_most_informative_turns(chat, monkeypatch):
+    """A person's small talk near the question's head ("Living here is fine, a city like any other.")
+    says more than Sam's median turn once most of Sam's turns are filler, and was the state's
+    candidate told last before the festival; only the top third of Sam's turns by information may tell
+    a state, so the move to Bergen is the festival's pair (round twenty-nine, ``TOLD_SHARE``)."""
+    brain, _ = chat
+    turns = _small_talk("Lee", "Sam")
+    turns += [(1 + n % 4, "Sam", said) for n, said in enumerate(_SAM_TOLD)]
+    turns += [(4, "Sam", "Big change: I packed up everything and moved to Bergen last week."),
+              (5, "Sam", "Living here is fine, a city like any other."),
+              (6, "Sam", "Dragged my friends to a lantern festival last week. Totally worth the crowds."),
+              (7, "Lee", "The lantern festival in Madrid was lovely when I went last year, what a city.")]
+    ids = _chat(brain, turns, tenant="told")
+    brain.index.semantic.wait()
+    bergen, festival = ids[-4], ids[-2]
+    query = "Which city was Sam living in when he went to a lantern festival?"
+    pack = brain.recall(tenant="told", agent="chat", query=query, k=5, layers=["episodic"])
+    top = [i.id for i in pack.items]
+    assert festival in top and bergen in top
+    pair = {i.id: i.why["expansion"] for i in pack.items if "pair" in i.why.get("expansion", {})}
+    assert bergen in pair and pair[bergen]["via"] == "speaker" and pair[bergen]["from"] == festival
+    monkeypatch.setattr(expand, "TOLD_SHARE", 0.5)  # before round twenty-nine: the median turn's information
+    pack = brain.recall(tenant="told", agent="chat", query=query, k=5, layers=["episodic"])
+    assert bergen not in [i.id for i in pack.items]
