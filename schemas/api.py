@@ -78,6 +78,8 @@ Name = Annotated[
     AfterValidator(_utf8_within_limit),
     AfterValidator(_not_blank),
 ]
+
+
 def _no_control_characters(value: str) -> str:
     # An id names a record: it is matched, logged and printed (a pack, a timeline, an access log).
     # A control character or a line separator in one forged lines there and made no real id.
@@ -151,23 +153,22 @@ def _scope_identities(scope: dict[str, str]) -> dict[str, str]:
 
 
 Scope = Annotated[dict[Name, Name], AfterValidator(_scope_identities)]
-_IDENT = TypeAdapter(Ident)
+_IDENT, _ID = TypeAdapter(Ident), TypeAdapter(Id)
 
 
 def valid_identifier(operation: str, field: str, value) -> str:
     """``value`` if it is a valid identifier (``Ident``), else ``InvalidInput`` naming ``field``."""
-    try:
-        return _IDENT.validate_python(value)
-    except ValidationError as exc:
-        raise InvalidInput(operation, field, exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")) \
-            from None
-_ID = TypeAdapter(Id)
+    return _validated(_IDENT, operation, field, value)
 
 
 def valid_id(operation: str, field: str, value) -> str:
     """``value`` if it is a valid id (``Id``), else ``InvalidInput`` naming ``field``."""
+    return _validated(_ID, operation, field, value)
+
+
+def _validated(adapter: TypeAdapter, operation: str, field: str, value):
     try:
-        return _ID.validate_python(value)
+        return adapter.validate_python(value)
     except ValidationError as exc:
         raise InvalidInput(operation, field, exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")) \
             from None
