@@ -354,7 +354,8 @@ def py_common_perceive(fields) -> dict | None:
     scope = values.get("scope", {})
     if type(entities) is not list or len(entities) > 256 or not all(map(_plain_name, entities)) \
             or type(scope) is not dict \
-            or not all(_plain_name(k) and _plain_name(v) for k, v in scope.items()):
+            or not all(_plain_name(k) and _plain_name(v) for k, v in scope.items()) \
+            or not all(_plain_identifier(scope[k]) for k in IDENTITY_SCOPE_KEYS if k in scope):
         return None
     values["entities"], values["scope"] = list(entities), dict(scope)
     return values

@@ -102,6 +102,14 @@ def test_the_batch_in_c_is_the_oracle_of_each_event(batch):
             assert values["entities"] is not event.get("entities") and values["scope"] is not event.get("scope")
 
 
+@pytest.mark.parametrize("scope", [{"user": "bob "}, {"session": "s  1"}, {"user": "b\u043eb"}, {"user": " bob"}])
+def test_a_scope_identity_not_plainly_an_identifier_goes_to_the_model_in_c_and_in_the_oracle(scope):
+    event = {"tenant": "t", "text": "x", "scope": scope}
+    assert common_perceive_many([event]) == [None] and py_common_perceive(event) is None
+    other = {"tenant": "t", "text": "x", "scope": {"region": next(iter(scope.values()))}}  # not an identity: kept
+    assert common_perceive_many([other]) == [py_common_perceive(other)] != [None]
+
+
 def test_the_batch_takes_the_common_shape_and_leaves_the_rest():
     good = {"tenant": "bench", "agent": "agent-1", "task": "t1", "kind": "anomaly", "text": "ticket 1: 登录 — 403 😀",
             "system": "IAM", "action": "submit", "success": False, "scope": {"user": "bob"}, "entities": ["CR-1"],
