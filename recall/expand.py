@@ -278,7 +278,13 @@ def linked(tenant: TenantIndex, no: int, query_terms: set[str], mask, inside: bo
         for d in range(max(0, no - NEIGHBOUR_SPAN), min(len(docs), no + NEIGHBOUR_SPAN + 1)):
             if d != no and docs[d].session == seed.session:
                 out.append((d, "speaker-neighbour" if docs[d].speaker == seed.speaker else "session-neighbour"))
-    return [(d, via) for d, via in out if mask is None or (d < len(mask) and mask[d])]
+    return [(d, via) for d, via in out if visible(mask, d)]
+
+
+def visible(mask, no: int) -> bool:
+    """Whether document ``no`` is visible under ``mask`` (None: every document; a document added after the
+    mask was made is not)."""
+    return mask is None or (no < len(mask) and bool(mask[no]))
 
 
 SAME_WORDS_SKIPPED = True  # an A/B switch for bench/expand_ab.py
@@ -536,8 +542,7 @@ def joint_links(tenant: TenantIndex, ranked: list[int], named: set[str], query_t
         shared: dict[int, list[str]] = {}
         for term in shared_terms(tenant, no, query_terms):
             for d in tenant.bm25.docs_with(term).tolist():
-                if docs[d].speaker in named and docs[d].speaker != seed.speaker \
-                        and (mask is None or (d < len(mask) and mask[d])):
+                if docs[d].speaker in named and docs[d].speaker != seed.speaker and visible(mask, d):
                     shared.setdefault(d, []).append(term)
         for d, terms in shared.items():
             if len(terms) >= JOINT_SHARED and not _same_words_but_names(seed, docs[d], named):
@@ -627,7 +632,7 @@ def speaker_turns(tenant: TenantIndex, speaker: str, mask) -> list[int]:
     if held is None:
         return []
     docs = tenant.docs
-    return [d for d in held.tolist() if docs[d].speaker == speaker and (mask is None or (d < len(mask) and mask[d]))]
+    return [d for d in held.tolist() if docs[d].speaker == speaker and visible(mask, d)]
 
 
 def state_links(tenant: TenantIndex, ranked: list[int], turns: list[int], clause: dict[int, tuple[float, float]]
