@@ -251,21 +251,15 @@ class RecallEngine:
     def _shared_late_cosines(self, tenant_name: str, nos: list[int], vectors: np.ndarray | None,
                              e5: _DialogueMix | None, shared: Shared) -> dict[int, float]:
         """``_late_cosines`` of ``nos``, those this recall computed already read from ``shared``."""
-        missing = [no for no in nos if no not in shared.late]
-        shared.late.update(self._late_cosines(tenant_name, missing, vectors, e5))
-        return {no: shared.late[no] for no in nos if no in shared.late}
+        return _memoised(shared.late, nos, lambda missing: self._late_cosines(tenant_name, missing, vectors, e5))
 
     def _shared_clause_cosines(self, query: Query, nos: list[int], views: np.ndarray | None,
                                shared: Shared) -> dict[int, tuple[float, float]] | None:
-        """``_clause_cosines`` of ``nos``, those this recall computed already read from ``shared``."""
+        """``_clause_cosines`` of ``nos``, those this recall computed already read from ``shared``; None for a
+        question not cut in two parts."""
         if views is None or len(views) < 3 or not nos:
             return None
-        missing = [no for no in nos if no not in shared.clause]
-        computed = self._clause_cosines(query, missing, views) if missing else {}
-        if computed is None:  # a question not cut in two parts
-            return None
-        shared.clause.update(computed)
-        return {no: shared.clause[no] for no in nos if no in shared.clause}
+        return _memoised(shared.clause, nos, lambda missing: self._clause_cosines(query, missing, views))
 
     def _clause_cosines(self, query: Query, nos: list[int], views: np.ndarray | None
                         ) -> dict[int, tuple[float, float]] | None:
@@ -651,6 +645,17 @@ def _brief_why(s: Scored, bm25: float, linked) -> dict:
     why["penalties"] = round(s.penalty, 4)
     why["score"] = round(s.score, 6)
     return why
+
+
+def _memoised(known: dict, nos: list[int], compute) -> dict | None:
+    """Each of ``nos``'s value from ``known``, ``compute`` (number list → dict, or None when there is nothing of
+    the kind) called for those not in it only, its answer kept in ``known``; None when ``compute`` says None."""
+    missing = [no for no in nos if no not in known]
+    computed = compute(missing) if missing else {}
+    if computed is None:
+        return None
+    known.update(computed)
+    return {no: known[no] for no in nos if no in known}
 
 
 def _semantic_scores(nos: list[int], cosines: dict[int, float], scale: tuple[float, float] | None
