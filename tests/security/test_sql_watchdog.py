@@ -37,6 +37,23 @@ def wait_for(condition, seconds: float = 30) -> bool:
     return condition()
 
 
+def heavy_running(brain, marker: str) -> tuple[threading.Thread, dict]:
+    """``HEAVY`` run by a thread as the tenant acme, started and seen running under ``marker``; the dict gets the
+    ``error`` it ends with."""
+    outcome = {}
+
+    def heavy():
+        try:
+            brain.tenant_sql(HEAVY, tenant="acme", marker=marker)
+        except InvalidInput as exc:
+            outcome["error"] = str(exc)
+
+    thread = threading.Thread(target=heavy)
+    thread.start()
+    assert wait_for(lambda: brain.warehouse.tenant_queries_running(marker) == 1)
+    return thread, outcome
+
+
 def test_a_query_past_the_watchdog_s_deadline_is_killed_and_the_brain_serves_on(brain, monkeypatch):
     # The engine's own limit (5 s) would stop this query between blocks; the watchdog's deadline is arranged to
     # come first (5 s - 4.5 s of "grace"), so what ends it is the kill, as it would be for a call that the
@@ -47,17 +64,8 @@ def test_a_query_past_the_watchdog_s_deadline_is_killed_and_the_brain_serves_on(
         # arranged after the worker started and made the tenant's views: under load that took past 0.5 s
         monkeypatch.setattr(tenant_worker, "GRACE_SECONDS", -4.5)
         worker = brain.warehouse._worker  # None when tenants' SQL runs in the brain's process (the base)
-        pid, outcome = worker._process.pid if worker else None, {}
-
-        def heavy():
-            try:
-                brain.tenant_sql(HEAVY, tenant="acme", marker="hindbrain-sql-watchdog")
-            except InvalidInput as exc:
-                outcome["error"] = str(exc)
-
-        thread = threading.Thread(target=heavy)
-        thread.start()
-        assert wait_for(lambda: brain.warehouse.tenant_queries_running("hindbrain-sql-watchdog") == 1)
+        pid = worker._process.pid if worker else None
+        thread, outcome = heavy_running(brain, "hindbrain-sql-watchdog")
         brain.perceive(tenant="globex", agent="bot-1", text="globex goes on")  # served while it runs
         assert brain.recall(tenant="globex", agent="bot-1", query="globex").recall_id
         thread.join(30)
@@ -84,17 +92,8 @@ def test_a_worker_that_dies_mid_query_is_an_error_and_the_next_query_starts_anot
     # what a crash inside the engine (a segfault in a function) does to the worker; in the brain's process it
     # would end the brain
     brain.sql("SELECT 1 AS x", tenant="acme")
-    pid, outcome = brain.warehouse._worker._process.pid, {}
-
-    def heavy():
-        try:
-            brain.tenant_sql(HEAVY, tenant="acme", marker="hindbrain-sql-dies")
-        except InvalidInput as exc:
-            outcome["error"] = str(exc)
-
-    thread = threading.Thread(target=heavy)
-    thread.start()
-    assert wait_for(lambda: brain.warehouse.tenant_queries_running("hindbrain-sql-dies") == 1)
+    pid = brain.warehouse._worker._process.pid
+    thread, outcome = heavy_running(brain, "hindbrain-sql-dies")
     os.kill(pid, signal.SIGKILL)
     thread.join(30)
     assert "process ended while it ran" in outcome["error"], outcome
