@@ -592,19 +592,22 @@ def test_a_state_at_the_time_of_an_event_pairs_the_persons_event_and_state_turns
     ids = _chat(brain, turns, tenant="state")
     brain.index.semantic.wait()
     bergen, festival = ids[-5], ids[-2]
-    query = "Which city was Sam living in when he went to a lantern festival?"
-    pack = brain.recall(tenant="state", agent="chat", query=query, k=5, layers=["episodic"])
-    top = [i.id for i in pack.items]
+    top, pair = _state_recall(brain, "state")
     assert festival in top and bergen in top
-    pair = {i.id: i.why["expansion"] for i in pack.items if "pair" in i.why.get("expansion", {})}
     assert bergen in pair and pair[bergen]["via"] == "speaker" and pair[bergen]["from"] == festival
     assert pair[bergen]["clause"]["part"] == "Which city was Sam living in"
     monkeypatch.setattr(expand, "STATE_BEFORE", False)  # the turn nearest the head: Porto, no longer his home
-    pack = brain.recall(tenant="state", agent="chat", query=query, k=5, layers=["episodic"])
-    assert "pair" not in next((i.why.get("expansion", {}) for i in pack.items if i.id == bergen), {})
+    assert bergen not in _state_recall(brain, "state")[1]
     monkeypatch.setattr(expand, "STATE_PAIRS", False)  # before round twenty-eight: no pair
-    pack = brain.recall(tenant="state", agent="chat", query=query, k=5, layers=["episodic"])
-    assert bergen not in [i.id for i in pack.items]
+    assert bergen not in _state_recall(brain, "state")[0]
+
+
+def _state_recall(brain, tenant: str) -> tuple[list[str], dict]:
+    """The top five of the state question about Sam's city, and the expansion ``why`` of each paired item."""
+    pack = brain.recall(tenant=tenant, agent="chat", query="Which city was Sam living in when he went to a lantern "
+                        "festival?", k=5, layers=["episodic"])
+    return ([i.id for i in pack.items],
+            {i.id: i.why["expansion"] for i in pack.items if "pair" in i.why.get("expansion", {})})
 
 
 # Sam's turns that tell something, each on its own topic: they make Sam's median turn an informative one
@@ -639,12 +642,8 @@ def test_a_state_is_told_by_one_of_the_persons_most_informative_turns(chat, monk
     ids = _chat(brain, turns, tenant="told")
     brain.index.semantic.wait()
     bergen, festival = ids[-4], ids[-2]
-    query = "Which city was Sam living in when he went to a lantern festival?"
-    pack = brain.recall(tenant="told", agent="chat", query=query, k=5, layers=["episodic"])
-    top = [i.id for i in pack.items]
+    top, pair = _state_recall(brain, "told")
     assert festival in top and bergen in top
-    pair = {i.id: i.why["expansion"] for i in pack.items if "pair" in i.why.get("expansion", {})}
     assert bergen in pair and pair[bergen]["via"] == "speaker" and pair[bergen]["from"] == festival
     monkeypatch.setattr(expand, "TOLD_SHARE", 0.5)  # before round twenty-nine: the median turn's information
-    pack = brain.recall(tenant="told", agent="chat", query=query, k=5, layers=["episodic"])
-    assert bergen not in [i.id for i in pack.items]
+    assert bergen not in _state_recall(brain, "told")[0]
