@@ -127,3 +127,24 @@ def test_other_scope_values_keep_their_characters():
     event_id = _BRAIN.perceive(tenant="acme", text="scoped as said", scope=scope)
     [row] = _BRAIN.sql("SELECT scope FROM events WHERE event_id = {e:String}", {"e": event_id})
     assert row["scope"] == scope
+
+
+# Every field of every operation's input that names who or what (a tenant, an agent, a task, a session, a user, an
+# approver, who invalidated): the wall is the class, not the fields an example happened to name.
+IDENTITY_FIELDS = {"tenant", "agent", "task", "session", "user", "approver", "by"}
+
+
+def _inputs():
+    from hindbrain.schemas import api
+    return [m for m in vars(api).values() if isinstance(m, type) and issubclass(m, api._Input) and m is not api._Input]
+
+
+@pytest.mark.parametrize("model", _inputs(), ids=lambda m: m.__name__)
+def test_every_identity_field_of_every_input_refuses_a_spelling_that_prints_like_another(model):
+    from pydantic import ValidationError
+    named = IDENTITY_FIELDS & set(model.model_fields)
+    assert "tenant" in named  # every operation names its tenant
+    for field in named:
+        with pytest.raises(ValidationError) as caught:
+            model.model_validate({field: "bot\u200b-1"})
+        assert any(e["loc"] == (field,) and "show every character" in e["msg"] for e in caught.value.errors()), field
