@@ -20,7 +20,6 @@ and draws the plot again (other names, other template) when a draw collides; it 
 Stdlib only; the same seed gives the same files.
 """
 
-from __future__ import annotations
 
 import argparse
 import json
@@ -49,11 +48,14 @@ ZH_FUNCTION = frozenset("的了是在我你他她它们这那个有和也都就�
 
 
 def stem(word: str) -> str:
-    """A crude English stem: enough that "repaired" meets "repair" and "bikes" meets "bike"."""
+    """A crude English stem: enough that "repaired" meets "repair", "bikes" "bike" and "running" "run"."""
     for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("ly", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + keep
-    return word
+            word = word[: -len(suffix)] + keep
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]  # running -> runn -> run
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word  # bike, bikes -> bik
 
 
 def content_units(text: str, lang: str) -> set[str]:
