@@ -153,7 +153,7 @@ def change_plot(rng, data, cast, sessions, used) -> Plot:
     lines = (Line(s_before, who, fill(entry["before"], P=p), True),
              Line(s_after, who, fill(entry["after"], P=p), True),
              Line(elsewhere(rng, sessions, {s_before, s_after}), 1 - who, fill(entry["contrast"], P=p)),
-             Line(rng.randrange(sessions), None, fill(entry["decoy"], X=x)))
+             Line(rng.randrange(sessions), 1 - who, fill(entry["decoy"], X=x)))  # the decoy speaks to X
     return Plot("change", fill(rng.choice(entry["q"]), X=x), lines)
 
 
@@ -243,22 +243,24 @@ def checked_plot(rng, data, cast, sessions, category, used, lang) -> Plot:
 
 
 # -- conversations --------------------------------------------------------------------------------------------
-def session_turns(rng, lines: list[Line], filler: list[str], cast: Cast, first: int) -> list[tuple]:
-    """One session's (speaker, text, plot line or None) turns, speakers alternating from ``first``: each plot
-    line takes a free slot of its speaker, small talk fills the rest."""
+def session_turns(rng, lines: list[Line], data: dict, cast: Cast, first: int) -> list[tuple]:
+    """One session's (speaker, text, plot line or None) turns, speakers alternating from ``first``: a greeting
+    opens it and a goodbye closes it, each plot line takes a free slot of its speaker in between, small talk
+    fills the rest."""
     need = [sum(1 for ln in lines if ln.speaker == s) for s in (0, 1)]
-    length = max(rng.randint(12, 20), 2 * max(need) + 1, len(lines) + 2)
+    length = max(rng.randint(12, 20), 2 * max(need) + 3, len(lines) + 4)
     if length > 20:
         raise ValueError(f"a session needs {length} turns")
     speaker_at = [(first + i) % 2 for i in range(length)]
-    free = list(range(length))
+    free = list(range(1, length - 1))
     rng.shuffle(free)
     placed: dict[int, Line] = {}
     for line in sorted(lines, key=lambda ln: ln.speaker is None):
         slot = next(i for i in free if line.speaker is None or speaker_at[i] == line.speaker)
         free.remove(slot)
         placed[slot] = line
-    talk = rng.sample(filler, length - len(placed))
+    talk = [rng.choice(data["closers"]), *rng.sample(data["filler"], length - 2 - len(placed)),
+            rng.choice(data["openers"])]  # popped from the end: the opener first, the closer last
     return [(speaker_at[i], placed[i].text, placed[i]) if i in placed else
             (speaker_at[i], fill(talk.pop(), O=rng.choice(cast.extras), place=rng.choice(cast.places),
                                  B=cast.speakers[1 - speaker_at[i]]), None) for i in range(length)]
@@ -278,7 +280,7 @@ def conversation(rng: random.Random, data: dict, lang: str, n: int) -> dict:
     for s in range(sessions):
         day += timedelta(days=rng.randint(3, 21))
         lines = [line for plot in plots for line in plot.lines if line.session == s]
-        turns = session_turns(rng, lines, data["filler"], cast, rng.randrange(2))
+        turns = session_turns(rng, lines, data, cast, rng.randrange(2))
         sid = f"{conv_id}-s{s:02d}"
         out_turns = []
         for t, (speaker, text, line) in enumerate(turns):
