@@ -271,11 +271,8 @@ class RecallEngine:
             return None
         semantic = self.index.semantic
         parts = []
-        stated = indirect.stated_readings(query.views.turns, query.readings)
-        for n, (said, vector) in enumerate(zip(query.readings, views[1:3], strict=False)):
+        for said, vector in zip(query.readings, views[1:3], strict=False):
             rows = np.vstack([vector[None, :], semantic.embed_queries(list(said))]) if said else vector[None, :]
-            if stated is not None and stated[n] != (query.views.turns[n], *said):
-                rows = semantic.embed_queries(list(stated[n]))  # the description as a statement
             parts.append(np.fmax.reduce(semantic.cosines(query.tenant, nos, rows), axis=1))
         if len(parts) < 2:
             return None

@@ -116,37 +116,7 @@ def described_clauses(question: str) -> tuple[str, ...]:
     if match is None:
         return ()
     head, tail = question[: match.start()].strip(), question[match.start():].strip()
-    parts = tuple(part for part in (head, tail) if part)
-    if STATED == "views" and (act := description_part(parts)) is not None:
-        parts = tuple(stated(part) if n == act else part for n, part in enumerate(parts))
-    return parts
-
-
-# The description part read as a statement for the pair's clause cosines (an A/B switch for
-# bench/expand_ab.py): "views" as the views too, "clause" for the clause cosines alone, None: neither.
-STATED: str | None = "clause"
-_ASKED = re.compile(r"[\s?？]+$")
-
-
-def stated(part: str) -> str:
-    """A description part without its question mark ("who cut Mei's hair do for work?" → "… for work"):
-    the turn saying who did the act is a statement, and USE embeds a fragment ending in "?" as a
-    question, away from statements (hard-en / hard2-en tuning, the description's readings against the
-    tenant's turns: a gold turn among the nearest ten 22 → 24 and 32 → 38 questions)."""
-    return _ASKED.sub("", part) or part
-
-
-def stated_readings(clauses: tuple[str, ...], readings: tuple[tuple[str, ...], ...]
-                    ) -> tuple[tuple[str, ...], ...] | None:
-    """Each part's texts for the clause cosines (``engine._clause_cosines``): the description's, the part
-    and its ``in_person`` readings, as statements (``stated``); the other part's as they are. None
-    where nothing changes (no description, or none ends in a question mark)."""
-    act = description_part(clauses)
-    if STATED != "clause" or act is None or len(readings) != 2:
-        return None
-    out = tuple((part, *said) if n != act else tuple(stated(t) for t in (part, *said))
-                for n, (part, said) in enumerate(zip(clauses, readings, strict=True)))
-    return None if out[act] == (clauses[act], *readings[act]) else out
+    return tuple(part for part in (head, tail) if part)
 
 
 def description_part(clauses: tuple[str, ...]) -> int | None:
