@@ -135,7 +135,8 @@ def set_arm(arm: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="hard-en,hard-zh,conv-en,conv-zh")
-    ap.add_argument("--half", default="both", choices=("tuning", "heldout", "both"))
+    # "all": every question, for the tuning-only sets (hard2-en, hard2-zh)
+    ap.add_argument("--half", default="both", choices=("tuning", "heldout", "both", "all"))
     ap.add_argument("--arms", default="inside,opening", help=f"comma-separated, of {list(ARMS)}")
     args = ap.parse_args()
     arms = args.arms.split(",")
