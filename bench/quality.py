@@ -32,9 +32,10 @@ Data sets (docs/recall-quality.md says where each comes from):
   generator of hard conversations (``bench/hard2conv.py``, written from the brief alone, apart from
   ``hardconv.py``): multi-hop (2 and 3 hops), inference and temporal-change questions; every
   conversation is marked tuning, so a choice made on ``hard-*`` can be checked on questions nobody tuned on.
-* ``hard3-en`` / ``hard3-zh`` — tuning only (not in the default ``--sets``): a third generator written from
-  a brief alone (``bench/hard3conv.py``): after / change / described / trait / chain3 / single questions whose
-  evidence shares no content unit with the question, near misses and decoys around each evidence turn.
+* ``hard3-en`` / ``hard3-zh`` — a third generator written from a brief alone (``bench/hard3conv.py``):
+  after / change / described / trait / chain3 / single questions whose evidence shares no content unit
+  with the question, near misses and decoys around each evidence turn; the file marks each
+  conversation's half (even ones tuning), so its held-out half is read like hard-*'s.
 
 Halves: MADial by query id parity (even = tuning, odd = held-out; zh and en share ids, so one
 dialogue is in the same half in both languages); conversations by conversation (even index =
@@ -139,7 +140,7 @@ def dialogue_tuning(lang: str, root: Path = DIALOGUE_TUNING) -> DataSet:
     return DataSet(f"dial-{lang}", data.events, questions, data.texts, data.agent)
 
 
-TUNING_ONLY = ("dial-zh", "dial-en", "hard2-en", "hard2-zh", "hard3-en", "hard3-zh")
+TUNING_ONLY = ("dial-zh", "dial-en", "hard2-en", "hard2-zh")
 
 
 def load(name: str, madial_root: Path = MADIAL, dialogue_root: Path = DIALOGUE_TUNING) -> DataSet:
@@ -187,22 +188,17 @@ def hard(lang: str, root: Path = HARD, stem: str = "hard") -> DataSet:
     return DataSet(f"{stem}-{lang}", events, questions, {e["event_id"]: e["text"] for e in events}, "chat")
 
 
-def tuning_only(data: DataSet) -> DataSet:
-    """``data`` with every question a tuning one: hard3's file marks halves (even conversations tuning), but
-    the set is new and unchecked, so no held-out number is read from it until a round decides to."""
-    return replace(data, questions=[replace(q, tuning=True) for q in data.questions])
-
-
 SETS: dict[str, Callable[[], DataSet]] = {
     "madial-zh": lambda: madial("zh"), "madial-en": lambda: madial("en"),
     "conv-en": lambda: conversations("en"), "conv-zh": lambda: conversations("zh"),
     "hard-en": lambda: hard("en"), "hard-zh": lambda: hard("zh"),
     "dial-zh": lambda: dialogue_tuning("zh"), "dial-en": lambda: dialogue_tuning("en"),
     "hard2-en": lambda: hard("en", stem="hard2"), "hard2-zh": lambda: hard("zh", stem="hard2"),
-    "hard3-en": lambda: tuning_only(hard("en", stem="hard3")),
-    "hard3-zh": lambda: tuning_only(hard("zh", stem="hard3")),
+    "hard3-en": lambda: hard("en", stem="hard3"),
+    "hard3-zh": lambda: hard("zh", stem="hard3"),
 }
-DEFAULT_SETS = ("madial-zh", "madial-en", "conv-en", "conv-zh", "hard-en", "hard-zh")  # those with a held-out half
+# those with a held-out half
+DEFAULT_SETS = ("madial-zh", "madial-en", "conv-en", "conv-zh", "hard-en", "hard-zh", "hard3-en", "hard3-zh")
 
 
 # -- metrics -----------------------------------------------------------------------------------
