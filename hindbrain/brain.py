@@ -583,7 +583,7 @@ class Brain:
         try:
             names, rows = tenant_sql.run(self.warehouse, tenant, query, parameters, self._tenant_views, marker)
         except tenant_sql.ForbiddenQuery as e:
-            raise InvalidInput("sql", e.field, str(e)) from None
+            raise InvalidInput("sql", e.field, tenant_sql.shown(str(e))) from None
         return [dict(zip(names, r, strict=True)) for r in rows]
 
     @while_open
