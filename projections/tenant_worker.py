@@ -13,11 +13,15 @@ a copy of the table's folder whose parts' files are hard links to the brain's (`
 and whatever the worker's engine does to its copy changes its links, never the brain's folder. (Attached on the
 brain's own folder through a ``readonly = 1`` local disk, the worker's engine still merged there: two engines'
 merges left intersecting parts and the brain's table no longer opened; docs/security.md, round twenty-eight.) Its
-merges are stopped. A MergeTree table lists its parts when attached; a part the brain writes or merges later is
-seen when the worker links and re-attaches the table, which it does before a query that reads the table when the
-table's folder lists other parts than it linked (a listing is microseconds; a re-attach ~10-30 ms). An insert
-becomes a part by renaming a finished ``tmp_insert_*`` folder, and a merged part's sources are removed only
-``old_parts_lifetime`` (8 minutes) after they became outdated, so a query never reads half a part.
+merges are stopped. A MergeTree table lists its parts when attached; before a query that reads a table whose folder
+lists other parts than the worker linked (a listing is microseconds), the worker catches up (``refreshed``): an
+insert's new parts attached one by one (~1 ms each), else, after a merge or a mutation, the table linked again and
+re-attached whole (~5-30 ms; round thirty). An insert becomes a part by renaming a finished ``tmp_insert_*``
+folder, so a query never reads half a part; a merged part's sources may be removed at once, which ``link_parts``
+allows for by listing again.
+
+The worker's folder is beside the brain's chDB folder (``worker_homes``: hard links stay on one file system), and
+a brain opening that folder sweeps the folders a killed brain's workers left (``sweep_orphans``).
 
 One worker per warehouse (a pool of one, serialised by the caller's lane); its engine sets the tenant limits and
 ``readonly=1`` on the session that runs tenants' queries, as the in-process session did.
