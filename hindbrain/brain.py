@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack, contextmanager, nullcontext
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
@@ -54,6 +54,7 @@ from hindbrain.schemas.api import (
     common_perceive_many,
     valid_id,
     validated,
+    validated_in,
 )
 from hindbrain.schemas.codec import registry
 from hindbrain.schemas.decision_kinds import DecisionKind
@@ -75,6 +76,8 @@ class Brain:
 
     def __init__(self, log, warehouse: Warehouse, settings: Settings, runner=None):
         self.settings = settings
+        # the validation context of a perception: the skew this brain allows an event's ts (schemas.api.clock_skew)
+        self._clock = {"clock_skew": timedelta(seconds=settings.clock_skew_seconds)}
         shorten_switch_interval(settings.switch_interval_ms)  # recalls beside busy threads (hindbrain/switching.py)
         self.log, self.warehouse = log, warehouse
         self.runner = runner or EmbeddedRunner(log, warehouse, batch_size=settings.batch_size,
@@ -198,10 +201,11 @@ class Brain:
         is kept, and the same id twice is one event; the same id with other content is refused
         (``InvalidInput`` on ``event_id``: ``hindbrain.recall.same_event``). ``ts`` (when it happened; the
         server's clock when omitted) may lie in the past — history is imported — but not more than five minutes
-        ahead of the server's clock (``schemas.api.CLOCK_SKEW``: a report dated ahead would stay the newest one).
+        ahead of the server's clock (``schemas.api.CLOCK_SKEW``: a report dated ahead would stay the newest one;
+        ``clock_skew_seconds``, HINDBRAIN_CLOCK_SKEW_SECONDS, sets another).
         Raises ``ValueError`` (InvalidInput) naming the field on bad input; nothing is written then.
         """
-        record = _perception(perceived(fields))
+        record = _perception(perceived(fields, self._clock))
         if (refused := conflict(self.index, record, {})) is not None:
             raise refused
         self.runner.submit([("perception", record)])
@@ -285,7 +289,7 @@ class Brain:
             return made
         checked: list = common_perceive_many(events)  # the common shape in one call; None: the model decides
         if None in checked:
-            checked = [common if common is not None else _modelled_or_refusal(fields)
+            checked = [common if common is not None else _modelled_or_refusal(fields, self._clock)
                        for fields, common in zip(events, checked, strict=True)]
         made = iter(perception_records([values for values in checked if not isinstance(values, InvalidInput)]))
         out: list[dict | InvalidInput] = []
@@ -579,7 +583,7 @@ class Brain:
         try:
             names, rows = tenant_sql.run(self.warehouse, tenant, query, parameters, self._tenant_views, marker)
         except tenant_sql.ForbiddenQuery as e:
-            raise InvalidInput("sql", e.field, str(e)) from None
+            raise InvalidInput("sql", e.field, tenant_sql.shown(str(e))) from None
         return [dict(zip(names, r, strict=True)) for r in rows]
 
     @while_open
@@ -788,10 +792,10 @@ def log_length(log) -> int:
     return sum(log.end_offset(t.name, p) for t in TOPICS for p in log.partitions(t.name))
 
 
-def _modelled_or_refusal(fields) -> dict | InvalidInput:
-    """``modelled(fields)``, or the ``InvalidInput`` refusing them (kept in its event's place)."""
+def _modelled_or_refusal(fields, context: dict | None = None) -> dict | InvalidInput:
+    """``modelled(fields, context)``, or the ``InvalidInput`` refusing them (kept in its event's place)."""
     try:
-        return modelled(fields)
+        return modelled(fields, context)
     except InvalidInput as exc:
         return exc
 
@@ -837,13 +841,14 @@ def _perception(p: dict) -> dict:
     }
 
 
-def perceived(fields: dict) -> dict:
-    """``PerceiveInput``'s field values of ``fields``: the common shape checked without the model
-    (``common_perceive``), anything else by it (``InvalidInput`` naming the field)."""
+def perceived(fields: dict, context: dict | None = None) -> dict:
+    """``PerceiveInput``'s field values of ``fields``: the common shape (no ``ts``) checked without the model
+    (``common_perceive``), anything else by it (``InvalidInput`` naming the field); ``context``: the brain's
+    validation context (its clock skew, ``schemas.api.validated_in``)."""
     values = common_perceive(fields)
-    return values if values is not None else modelled(fields)
+    return values if values is not None else modelled(fields, context)
 
 
-def modelled(fields: dict) -> dict:
+def modelled(fields: dict, context: dict | None = None) -> dict:
     """``PerceiveInput``'s field values of ``fields``, by the model (``InvalidInput`` naming the field)."""
-    return validated(PerceiveInput, "perceive", **fields).__dict__
+    return validated_in(PerceiveInput, "perceive", fields, context).__dict__

@@ -113,16 +113,27 @@ def cmd_sql(args) -> int:
         raise
     except Exception as exc:  # noqa: BLE001 - the engine's refusal of the query (readonly, syntax): its first line
         raise CliError(str(exc).strip().splitlines()[0][:500]) from None
-    print(_table(rows) if args.table else "\n".join(json.dumps(r, ensure_ascii=False, default=str) for r in rows))
+    print(_table(rows) if args.table else "\n".join(map(_json_line, rows)))
     return 0
 
 
+def _json_line(row: dict) -> str:
+    """A row as one line of JSON, every character that does not print as itself escaped: ``ensure_ascii=False``
+    keeps letters readable but left a bidi override (U+202E) or a line separator raw (round thirty)."""
+    text = json.dumps(row, ensure_ascii=False, default=str)
+    return "".join(ch if ch.isprintable() or ch == " " else json.dumps(ch)[1:-1] for ch in text)
+
+
 def _table(rows: list[dict]) -> str:
-    """Rows as aligned text columns (``hindbrain sql --table``)."""
+    """Rows as aligned text columns (``hindbrain sql --table``). A cell is a stored text, any agent's words: its
+    characters that do not print are escaped (``tenant_sql.shown``), so an escape sequence in an event is not run
+    by the reader's terminal (it cleared the screen or drew a fake prompt; round thirty)."""
+    from hindbrain.service.tenant_sql import shown
+
     if not rows:
         return "(no rows)"
-    names = list(rows[0])
-    cells = [[str(r.get(n, "")) for n in names] for r in rows]
+    names = [shown(n) for n in rows[0]]
+    cells = [[shown(str(v)) for v in r.values()] for r in rows]
     widths = [max(len(n), *(len(c[i]) for c in cells)) for i, n in enumerate(names)]
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip()
                      for line in [names, ["-" * w for w in widths], *cells])

@@ -75,6 +75,7 @@ from hindbrain.schemas.api import (
     PerceiveInput,
     RecallInput,
     validated,
+    validated_in,
 )
 from hindbrain.schemas.records import new_id
 from hindbrain.streams.log import Position
@@ -310,6 +311,8 @@ DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=3.0)
 # The models ``Brain`` validates each call's fields with: the client checks them before sending.
 _MODELS = {"perceive": PerceiveInput, "learn": LearnInput, "recall": RecallInput, "outcome": OutcomeInput,
            "approve": ApproveInput, "invalidate": InvalidateInput}
+# how far ahead of the clock a ``ts`` may be is the server's setting (``clock_skew_seconds``): it checks that
+_SERVERS_CLOCK = {"clock_skew": None}
 _KEYS_TENANT = "the-api-keys-tenant"  # stands for the key's tenant while checking a call that names none
 
 
@@ -324,7 +327,7 @@ def checked(operation: str, fields: dict, tenant: str | None) -> None:
     ``tenant`` is required (docs/clients.md)."""
     model = _MODELS.get(operation)
     if model is not None:
-        validated(model, operation, **{**fields, "tenant": _KEYS_TENANT if tenant is None else tenant})
+        validated_in(model, operation, {**fields, "tenant": _KEYS_TENANT if tenant is None else tenant}, _SERVERS_CLOCK)
     elif tenant is not None:
         _check_tenant(operation, tenant)
 

@@ -53,6 +53,12 @@ class Settings(BaseSettings):
         "process that a watchdog kills when a query outruns its time or memory limit (chDB cannot interrupt a "
         "function inside the brain's process; docs/security.md, round twenty-eight). false: in the brain's process."
     )
+    clock_skew_seconds: float = Field(
+        300.0, ge=0, le=10**10, allow_inf_nan=False, description="HINDBRAIN_CLOCK_SKEW_SECONDS: how far ahead of "
+        "this brain's clock an event's ts may be (clock skew between hosts); a later one is refused, naming ts "
+        "(docs/security.md, rounds twenty-nine and thirty). Raise it for a simulated clock or a replay of logs "
+        "written where the clock ran ahead."
+    )
     rate_limit: float = Field(
         1000.0, gt=0, description="HINDBRAIN_RATE_LIMIT: requests a second per API key that hindbrain serve "
         "accepts (a token bucket per process); over it, 429 with Retry-After."

@@ -37,9 +37,11 @@ EVIDENCE_CAP = 1_000
 REPORTER_SQL = ("multiIf(scope['user'] != '', concat('user:', scope['user']), agent IS NOT NULL, "
              "concat('agent:', assumeNotNull(agent)), NULL)")
 # Who relayed an event: the agent that sent it ('' for the tenant's own, sent naming no agent). A user an event
-# names is that agent's word too: one agent naming two users is one source (``corroborated_scope``). In lower case:
-# ``mallory`` and ``MALLORY`` are one sender (round twenty-eight; ``learning.lifecycle.among_agents``).
-RELAY_SQL = "lowerUTF8(ifNull(agent, ''))"
+# names is that agent's word too: one agent naming two users is one source (``corroborated_scope``). Case-folded:
+# ``mallory`` and ``MALLORY`` are one sender (round twenty-eight), and so are ``straße`` and ``STRASSE``, as
+# ``learning.lifecycle.among_agents`` (``str.casefold``) counts them; ``lowerUTF8`` left ß, ς, ſ as they were
+# (round thirty). caseFoldUTF8 is ICU's full case folding, which ``str.casefold`` implements too.
+RELAY_SQL = "caseFoldUTF8(ifNull(agent, ''))"
 
 SUMMARY_SQL = f"""
 SELECT a.tenant, a.system, a.action, a.actual, a.tasks, a.times, a.first, a.last, a.event_ids, s.tasks AS system_tasks,

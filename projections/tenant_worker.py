@@ -13,11 +13,15 @@ a copy of the table's folder whose parts' files are hard links to the brain's (`
 and whatever the worker's engine does to its copy changes its links, never the brain's folder. (Attached on the
 brain's own folder through a ``readonly = 1`` local disk, the worker's engine still merged there: two engines'
 merges left intersecting parts and the brain's table no longer opened; docs/security.md, round twenty-eight.) Its
-merges are stopped. A MergeTree table lists its parts when attached; a part the brain writes or merges later is
-seen when the worker links and re-attaches the table, which it does before a query that reads the table when the
-table's folder lists other parts than it linked (a listing is microseconds; a re-attach ~10-30 ms). An insert
-becomes a part by renaming a finished ``tmp_insert_*`` folder, and a merged part's sources are removed only
-``old_parts_lifetime`` (8 minutes) after they became outdated, so a query never reads half a part.
+merges are stopped. A MergeTree table lists its parts when attached; before a query that reads a table whose folder
+lists other parts than the worker linked (a listing is microseconds), the worker catches up (``refreshed``): an
+insert's new parts attached one by one (~1 ms each), else, after a merge or a mutation, the table linked again and
+re-attached whole (~5-30 ms; round thirty). An insert becomes a part by renaming a finished ``tmp_insert_*``
+folder, so a query never reads half a part; a merged part's sources may be removed at once, which ``link_parts``
+allows for by listing again.
+
+The worker's folder is beside the brain's chDB folder (``worker_homes``: hard links stay on one file system), and
+a brain opening that folder sweeps the folders a killed brain's workers left (``sweep_orphans``).
 
 One worker per warehouse (a pool of one, serialised by the caller's lane); its engine sets the tenant limits and
 ``readonly=1`` on the session that runs tenants' queries, as the in-process session did.
@@ -98,26 +102,60 @@ def link_parts(source: str, target: str) -> frozenset[str]:
     """Make ``target`` hold the parts ``source`` holds now, each file a hard link (no byte copied), and none it
     no longer holds; the parts linked. The worker's engine never touches the brain's folder: whatever it does
     to its copy (clean-ups, a rename) changes its links, never the brain's files (a part's files are written
-    once, then only read). A part the brain removes while it is linked is left out (an outdated part, covered
-    by the merged one that is linked)."""
-    parts = part_names(source)
+    once, then only read). A part the brain removes while it is linked was merged into one its folder holds by
+    then, though perhaps not when it was listed: the folder is listed again until every part listed was linked
+    (left out, a merged part's rows were missing from the worker's copy until the next write; round thirty)."""
     os.makedirs(target, exist_ok=True)
-    for gone in part_names(target) - parts:
-        shutil.rmtree(os.path.join(target, gone), ignore_errors=True)
-    linked = set()
-    for part in parts:
-        if os.path.exists(os.path.join(target, part)):
-            linked.add(part)
-            continue
-        try:
-            shutil.copytree(os.path.join(source, part), os.path.join(target, part), copy_function=os.link)
-            linked.add(part)
-        except (FileNotFoundError, shutil.Error):
-            shutil.rmtree(os.path.join(target, part), ignore_errors=True)
+    while True:
+        parts = part_names(source)
+        for gone in part_names(target) - parts:
+            shutil.rmtree(os.path.join(target, gone), ignore_errors=True)
+        if all(link_part(source, target, part) for part in sorted(parts)):
+            break
     for name in os.listdir(source):  # format_version.txt and the like
         if name.endswith(".txt") and not os.path.exists(os.path.join(target, name)):
             shutil.copy(os.path.join(source, name), os.path.join(target, name))
-    return frozenset(linked)
+    return parts
+
+
+def link_part(source: str, target: str, part: str, into: str = "") -> bool:
+    """Hard-link ``part`` of ``source`` into ``target`` (under its folder ``into``, e.g. ``detached``); False
+    when the brain removed it meanwhile (nothing of it is left in ``target`` then)."""
+    there = os.path.join(target, into, part)
+    if os.path.exists(there):
+        return True
+    try:
+        shutil.copytree(os.path.join(source, part), there, copy_function=os.link)
+        return True
+    except (FileNotFoundError, shutil.Error):
+        shutil.rmtree(there, ignore_errors=True)
+        return False
+
+
+def part_blocks(name: str) -> tuple[str, int, int, int, int]:
+    """``(partition, first block, last block, level, mutation)`` of a part's name (``all_1_5_2``,
+    ``all_1_1_0_7``): a partition's id holds no ``_`` (ClickHouse's ``MergeTreePartInfo``)."""
+    partition, *numbers = name.split("_")
+    first, last, level, mutation = ([*map(int, numbers), 0] if len(numbers) == 3 else list(map(int, numbers)))
+    return partition, first, last, level, mutation
+
+
+def covers(part: str, other: str) -> bool:
+    """Whether ``part`` holds ``other``'s rows (a merge of it, or a mutation of it): ``other`` is outdated."""
+    p, first, last, level, mutation = part_blocks(part)
+    q, first2, last2, level2, mutation2 = part_blocks(other)
+    return part != other and p == q and first <= first2 and last2 <= last and level >= level2 \
+        and mutation >= mutation2
+
+
+def only_added(loaded: frozenset[str], now: frozenset[str]) -> list[str] | None:
+    """The parts to attach one by one when the folder only gained parts that cover nothing (an insert's), in
+    block order; None when a part went or a new one covers another (a merge, a mutation): the table is
+    re-attached whole then, and the engine outdates what is covered."""
+    added = now - loaded
+    if not loaded <= now or any(covers(new, part) for new in added for part in now):
+        return None
+    return sorted(added, key=part_blocks)
 
 
 def _serve(conn) -> None:
@@ -148,11 +186,9 @@ def _serve(conn) -> None:
         while (request := _next(conn)) is not None:
             sql, parameters, statements, current = request
             try:
-                for table in read_by(sql, tables, views):  # what the brain wrote or merged since: re-read it
-                    if part_names(table.path) != loaded[table.name]:
-                        admin.command(f"DETACH TABLE `{database}`.`{table.name}`")
-                        loaded[table.name] = link_parts(table.path, snapshot_path(table, root, snapshot))
-                        admin.command(f"ATTACH TABLE `{database}`.`{table.name}`")
+                for table in read_by(sql, tables, views):  # what the brain wrote or merged since: read it
+                    loaded[table.name] = refreshed(admin, database, table, snapshot_path(table, root, snapshot),
+                                                   loaded[table.name])
                 for statement in statements:  # a tenant's views: created once a worker
                     if statement not in created:
                         admin.command(statement)
@@ -168,6 +204,29 @@ def _serve(conn) -> None:
         engine.close()
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def refreshed(admin, database: str, table: WorkerTable, copy: str, loaded: frozenset[str]) -> frozenset[str]:
+    """The parts the worker's ``table`` holds after it caught up with the brain's folder: an insert's new parts
+    attached one by one (``ALTER TABLE … ATTACH PART`` from the copy's ``detached``), else the table linked
+    again and re-attached whole. An attached part is renamed by the worker's engine to its own next block
+    number (``all_9_9_0`` may become ``all_4_4_0``): a name no part of the brain's had before, so the whole
+    re-attach removes the copy's parts not among the brain's names ``loaded`` before it links the folder again."""
+    now = part_names(table.path)
+    if now == loaded:
+        return loaded
+    added = only_added(loaded, now)
+    name = f"`{database}`.`{table.name}`"
+    if added is not None and all(link_part(table.path, copy, part, "detached") for part in added):
+        for part in added:
+            admin.command(f"ALTER TABLE {name} ATTACH PART '{part}'")
+        return now
+    admin.command(f"DETACH TABLE {name}")
+    for stray in part_names(copy) - loaded | {"detached"}:  # renamed by ATTACH PART; a part half-linked
+        shutil.rmtree(os.path.join(copy, stray), ignore_errors=True)
+    linked = link_parts(table.path, copy)
+    admin.command(f"ATTACH TABLE {name}")
+    return linked
 
 
 def _next(conn):
@@ -221,6 +280,29 @@ def outran(started: float, now: float, rss: int, limits: dict) -> str | None:
     if rss > int(limits["max_memory_usage"]) + MEMORY_MARGIN:
         return "max_memory_usage"
     return None
+
+
+def worker_homes(root: str) -> str:
+    """Where the workers of the brain whose chDB folder is ``root`` keep theirs: beside it, on its file system (a
+    hard link cannot cross file systems: in the system's temporary folder on a tmpfs every part failed to link
+    and the worker answered from empty tables), and found again by the next brain opened on ``root``."""
+    return root.rstrip("/") + ".tenant-sql"
+
+
+def sweep_orphans(homes: str) -> list[str]:
+    """Remove the worker folders under ``homes`` that no worker of this process made, and name them. Run when a
+    brain opens its folder: chDB lets one process at a time open it, so a folder another process made was left
+    by a brain killed with its worker (SIGKILL runs no clean-up), whose snapshot's hard links kept every part it
+    had linked on disk after the brain merged it away. A folder is named for the process that made it."""
+    try:
+        names = os.listdir(homes)
+    except FileNotFoundError:
+        return []
+    mine = f"{os.getpid()}-"
+    orphans = [n for n in names if not n.startswith(mine)]
+    for name in orphans:
+        shutil.rmtree(os.path.join(homes, name), ignore_errors=True)
+    return orphans
 
 
 class TenantWorker:
@@ -301,7 +383,8 @@ class TenantWorker:
         # The worker's folder is made (and removed, ``_stop``) here, not in the worker: a killed worker runs no
         # clean-up, and its snapshot's hard links would keep every part it linked on disk after the brain
         # merged it away — a folder leaked per kill, which a tenant can cause at will (round twenty-nine).
-        self._home = tempfile.mkdtemp(prefix="hindbrain-tenant-sql-")
+        os.makedirs(homes := worker_homes(self.root), exist_ok=True)
+        self._home = tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=homes)
         self._process = subprocess.Popen([sys.executable, "-m", __name__, str(theirs.fileno())],
                                          pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
         theirs.close()

@@ -16,7 +16,7 @@ import clickhouse_connect
 from hindbrain.native_calls import Guarded
 from hindbrain.projections.migrations import MIGRATIONS, MIGRATIONS_TABLE
 from hindbrain.projections.table import Table
-from hindbrain.projections.tenant_worker import TenantWorker, WorkerTable
+from hindbrain.projections.tenant_worker import TenantWorker, WorkerTable, sweep_orphans, worker_homes
 from hindbrain.projections.views import VIEWS
 
 DATABASE = "hindbrain"
@@ -268,6 +268,9 @@ class Warehouse:
             raise ValueError("isolate_tenants: field 'url': only an embedded warehouse (chdb://) runs tenants' SQL "
                              "in the brain's process")
         self._isolated = True
+        [(path,)] = self.query("SELECT data_paths[1] FROM system.tables WHERE database = {d:String} AND engine "
+                               "LIKE '%MergeTree' LIMIT 1", {"d": self.database})
+        sweep_orphans(worker_homes(path.split("/store/")[0]))
 
     def _tenant_worker(self) -> TenantWorker:
         """The worker for tenants' SQL, made for the tables as they are now (their UUIDs: a reset or a migration

@@ -10,7 +10,16 @@ import unicodedata
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from hindbrain.recall import _scan
 
@@ -54,23 +63,35 @@ def _utc_representable(value: datetime) -> datetime:
     return value
 
 
-# How far ahead of this server's clock a caller's ``ts`` may be: clock skew between hosts, not more. An event
-# dated later is refused: the newest report on a system decides how it fares (``recall.gate.newest_reports``)
+# How far ahead of this server's clock a caller's ``ts`` may be by default: clock skew between hosts, not more. An
+# event dated later is refused: the newest report on a system decides how it fares (``recall.gate.newest_reports``)
 # and freshness never decays before ``ts``, so a report dated 2099 shadowed every honest later one until then
-# (docs/security.md, round twenty-nine). Past times stay allowed: importing history is ordinary.
+# (docs/security.md, round twenty-nine). Past times stay allowed: importing history is ordinary. A brain set to
+# another skew (``Settings.clock_skew_seconds``, HINDBRAIN_CLOCK_SKEW_SECONDS: a simulated clock, a replay of logs
+# written on a host whose clock ran ahead) passes it as the validation's context (``validated_in``).
 CLOCK_SKEW = timedelta(minutes=5)
+SKEW_SETTING = "HINDBRAIN_CLOCK_SKEW_SECONDS (Brain.open(clock_skew_seconds=...))"
 
 
-def _not_ahead_of_the_clock(value: datetime) -> datetime:
+def _not_ahead_of_the_clock(value: datetime, info: ValidationInfo) -> datetime:
+    skew = clock_skew(info.context)
+    if skew is None:  # a client's check: the server's own setting decides
+        return value
     at = value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # naive times are UTC (records.py)
     now = datetime.now(UTC)
-    if at > now + CLOCK_SKEW:
+    if at > now + skew:
         raise ValueError(f"{at.astimezone(UTC).isoformat()} is later than this server's clock "
-                         f"({now.isoformat(timespec='seconds')}) by more than {int(CLOCK_SKEW.total_seconds())} s: "
-                         "an event is perceived after it happened")
+                         f"({now.isoformat(timespec='seconds')}) by more than {skew.total_seconds():g} s "
+                         f"(the skew allowed, {SKEW_SETTING}): an event is perceived after it happened")
     return value
 
 
+def clock_skew(context: dict | None) -> timedelta | None:
+    """The skew a validation allows: its context's ``clock_skew`` (None: not checked here), else ``CLOCK_SKEW``."""
+    return context["clock_skew"] if context and "clock_skew" in context else CLOCK_SKEW
+
+
+When = Annotated[datetime, AfterValidator(_utc_representable)]  # an event's time, of any clock
 Text = Annotated[str, Field(strict=True), AfterValidator(_utf8_within_limit)]
 Name = Annotated[
     str,
@@ -235,12 +256,12 @@ class PerceiveInput(_Input):
     scope: Scope = Field(default_factory=dict)
     signal: Signal | None = None
     success: bool | None = Field(default=None, strict=True)
-    polarity: float | None = Field(default=None, ge=-1.0, le=1.0, strict=True)
+    polarity: float | None = Field(default=None, ge=-1.0, le=1.0, strict=True, allow_inf_nan=False)
     session: Ident | None = None
     speaker: Name | None = None
     emotion: Name | None = None
     origin: Origin | None = None
-    ts: Annotated[datetime, AfterValidator(_utc_representable), AfterValidator(_not_ahead_of_the_clock)] | None = None
+    ts: Annotated[When, AfterValidator(_not_ahead_of_the_clock)] | None = None
     event_id: Id | None = None
 
     @model_validator(mode="after")
@@ -372,7 +393,7 @@ class LearnInput(_Input):
     scope: Scope = Field(default_factory=dict)
     source: Source = "lived"
     citation: Text | None = None
-    confidence: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0, strict=True, allow_inf_nan=False)
     seed: bool = Field(default=False, strict=True)
     event_ids: list[Id] = Field(default_factory=list, max_length=1024)
     entities: list[Name] = Field(default_factory=list, max_length=256)
@@ -417,7 +438,7 @@ class BelieveInput(_Input):
     tenant: Ident
     agent: Ident | None = None
     text: Text
-    confidence: float = Field(ge=0.0, le=1.0, strict=True)
+    confidence: float = Field(ge=0.0, le=1.0, strict=True, allow_inf_nan=False)
     support: int = Field(default=0, ge=0, strict=True)
     status: Literal["active", "reviewing", "inactive"] = "active"
     scope: Scope = Field(default_factory=dict)
@@ -466,10 +487,16 @@ class OutcomeInput(_Input):
     notes: Text | None = None
 
 
-def validated(model: type[_Input], operation: str, **fields):
+def validated(model: type[_Input], operation: str, /, **fields):
     """Build ``model`` from keyword input or raise InvalidInput naming the first bad field."""
+    return validated_in(model, operation, fields, None)
+
+
+def validated_in(model: type[_Input], operation: str, fields: dict, context: dict | None):
+    """``validated`` with a validation context (``{"clock_skew": timedelta}``: a brain's own setting); a dict,
+    not keywords, so that no caller's field can pass for the context."""
     try:
-        return model(**fields)
+        return model.model_validate(fields, context=context)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in err["loc"]) or "(input)"

@@ -126,3 +126,17 @@ def test_an_empty_pack_renders_a_sentence(home):
     with Brain.open(home[0]) as brain:
         pack = brain.recall(tenant="nobody-here", query="anything at all")
     assert not pack.items and pack.render() == "No memory relevant to this situation yet."
+
+
+def test_sql_output_escapes_what_a_stored_text_would_make_the_terminal_do():
+    # round thirty: an event's text reached the operator's terminal raw through `hindbrain sql` (--table: ANSI
+    # escapes that clear the screen or colour a fake prompt; JSON lines: a bidi override, a line separator)
+    import json
+
+    from hindbrain.cli import _json_line, _table
+
+    row = {"text": "ok\x1b[2J\x1b[31mroot# \u202eevil\u2028next", "n": 1}
+    for out in (_table([row]), _json_line(row)):
+        assert all(ch.isprintable() or ch in " \n" for ch in out), ascii(out)
+    assert json.loads(_json_line(row)) == row
+    assert "\\x1b[2J" in _table([row]) and "\\u202e" in _table([row])

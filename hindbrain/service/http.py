@@ -50,6 +50,7 @@ from hindbrain.schemas.api import (
     OutcomeInput,
     PerceiveInput,
     RecallInput,
+    When,
 )
 from hindbrain.service.asgi import read_body, send_json
 from hindbrain.service.keys import PREFIX as KEY_PREFIX
@@ -65,8 +66,11 @@ RECALL = object()  # a BrainThread job: ``Brain.recall``'s fields (a group of th
 
 
 def body_model(model: type[BaseModel], name: str) -> type[BaseModel]:
-    """``model``'s fields without ``tenant`` (the API key decides it), still strict and closed."""
-    fields = {n: (f.annotation, f) for n, f in model.model_fields.items() if n != "tenant"}
+    """``model``'s fields without ``tenant`` (the API key decides it), still strict and closed. ``ts`` is checked
+    for its form only: how far ahead of the clock it may be is the brain's setting (``clock_skew_seconds``),
+    which the brain checks when it validates the call's fields again."""
+    fields = {n: (When | None if n == "ts" else f.annotation, f) for n, f in model.model_fields.items()
+              if n != "tenant"}
     return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
 
 

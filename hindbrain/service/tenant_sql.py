@@ -88,6 +88,13 @@ class ForbiddenQuery(ValueError):
     field = "query"
 
 
+def shown(message: str) -> str:
+    """``message`` with every character that does not print as itself escaped (``\\x1b``, ``\\u202e``). A refusal
+    quotes the tenant's query, and the engine's error quotes it too: an escape sequence in it (a cleared screen,
+    a coloured fake prompt) or a bidi override reached the terminal of whoever read the error (round thirty)."""
+    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode() for ch in message)
+
+
 class ForbiddenParameters(ForbiddenQuery):
     """The query's parameters could change its text after the checks (``parameter_refusal``)."""
 
@@ -154,7 +161,8 @@ def check_syntax(sql: str, views: set[str], databases: set[str]) -> None:
     try:
         statements = [s for s in sqlglot.parse(sql, read="clickhouse") if s is not None]
     except SqlglotError as exc:
-        raise ForbiddenQuery(f"not a query this sandbox can read: {' '.join(str(exc).split())[:300]}") from None
+        plain = str(exc).replace("\033[4m", "").replace("\033[0m", "")  # sqlglot underlines the spot in ANSI
+        raise ForbiddenQuery(f"not a query this sandbox can read: {' '.join(plain.split())[:300]}") from None
     if len(statements) != 1:
         raise ForbiddenQuery(f"one statement only, not {len(statements)}")
     root = statements[0]

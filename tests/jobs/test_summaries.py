@@ -24,3 +24,26 @@ def test_a_recurring_anomaly_is_summarised_and_briefed_where_it_happens(lexical_
     pack = b.recall(tenant="acme", query="change a user's role", scene="IAM")
     assert belief["belief_id"] in [i.id for i in pack.briefing]
     assert belief["belief_id"] not in [i.id for i in b.recall(tenant="acme", query="x", scene="Billing").briefing]
+
+
+def _every_cased_letter() -> list[str]:
+    """Every letter of Unicode with another case (ß, ς, ſ, µ, ǰ …): an agent may be named in any script."""
+    return [chr(c) for c in range(0x41, 0x30000)
+            if chr(c).isalpha() and len({chr(c), chr(c).lower(), chr(c).upper(), chr(c).casefold()}) > 1]
+
+
+def test_the_summaries_count_senders_as_fleet_verification_does(lexical_brain):
+    """``RELAY_SQL`` (the senders a summary counts) and ``among_agents`` (fleet verification) agree on which two
+    spellings are one agent, for every cased letter (round thirty: ``lowerUTF8`` left ``straße`` and ``STRASSE``
+    two senders to the summaries and one agent to fleet verification)."""
+    from hindbrain.jobs.summaries import RELAY_SQL
+    from hindbrain.learning.lifecycle import among_agents
+
+    names = [f"bot-{ch}" for ch in _every_cased_letter()]
+    pairs = [(n, other) for n in names for other in sorted({n.upper(), n.lower(), n.casefold()} - {n})]
+    same = RELAY_SQL.replace("agent", "a") + " = " + RELAY_SQL.replace("agent", "b")
+    firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
+    [(got,)] = lexical_brain.warehouse.query(f"SELECT arrayMap((a, b) -> {same}, {{a:Array(String)}}, "
+                                             "{b:Array(String)})", {"a": firsts, "b": seconds})
+    disagree = [pair for pair, one in zip(pairs, got, strict=True) if bool(one) != among_agents(pair[0], [pair[1]])]
+    assert len(pairs) > 2000 and disagree == []

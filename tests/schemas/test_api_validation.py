@@ -12,6 +12,7 @@ import pytest
 
 from hindbrain.schemas.api import (
     MAX_TEXT_BYTES,
+    BelieveInput,
     InvalidInput,
     LearnInput,
     OutcomeInput,
@@ -235,3 +236,15 @@ def test_blank_tenant_is_refused():
     with pytest.raises(InvalidInput) as err:
         validated(PerceiveInput, "perceive", tenant="   ", text="x")
     assert err.value.field == "tenant" and "blank" in str(err.value)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize("model, operation, fields, field", [
+    (LearnInput, "learn", OK_LEARN, "confidence"),
+    (BelieveInput, "believe", {"tenant": "acme", "text": "IAM submits are slow"}, "confidence"),
+    (PerceiveInput, "perceive", OK_PERCEIVE, "polarity"),
+])
+def test_a_number_that_is_not_finite_is_refused_as_such(model, operation, fields, field, value):
+    # round thirty: NaN was refused as "should be less than or equal to 1", which it is not greater than either
+    error = rejected(model, operation, **fields, **{field: value})
+    assert error.field == field and "finite number" in str(error)

@@ -453,3 +453,15 @@ def test_tenant_queries_read_small_blocks_so_the_limits_are_checked_often(brain)
     [(size,)] = brain.warehouse.tenant_check("SELECT value FROM system.settings WHERE name = 'max_block_size'")
     assert int(size) == 8192
     assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 10}]
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM file('\u202e\x1b]0;x\x07')",  # the sandbox's refusal quotes it
+    "SELECT unknown_\u202eevil FROM events",  # the engine's error quotes it
+    "EXISTS \x1b]0;pwned\x07 hindbrain.events",  # the parser's error quotes it (underlined in ANSI at the base)
+])
+def test_a_refusal_quotes_the_query_with_its_controls_escaped(brain, query):
+    # round thirty: the refusal reached the reader's terminal with the tenant's escape sequences in it
+    message = refused(brain, query)
+    assert all(ch.isprintable() or ch == " " for ch in message), ascii(message)
+    assert "\\x1b" in message or "\\u202e" in message

@@ -7,7 +7,6 @@ naming the limit, and the brain goes on serving (its perceive, recall and the ne
 
 import os
 import signal
-import tempfile
 import threading
 import time
 
@@ -120,18 +119,17 @@ def test_the_watchdog_s_measure(started, now, rss, limit):
     assert tenant_worker.outran(started, now, rss, limits) == limit
 
 
-def test_a_killed_worker_leaves_no_folder_behind(brain, tmp_path, monkeypatch):
+def test_a_killed_worker_leaves_no_folder_behind(brain):
     # A kill runs no clean-up in the worker: its snapshot (hard links to every part it linked) stayed on disk,
     # keeping the bytes of parts the brain later merged away — one folder per kill, and a tenant can cause kills
-    # at will (a heavy query, a client that goes away). The folders are counted where both sides make them.
-    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the worker's own tempfile (the base made its folder there)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # at will (a heavy query, a client that goes away). The folders are counted where the brain makes them.
     for _ in range(3):
         if (worker := brain.warehouse._worker) is not None and worker._process is not None:
             worker._process.kill()
             worker._process.wait(5)
         assert brain.sql("SELECT count() AS n FROM events WHERE text LIKE 'acme note%'", tenant="acme") == [{"n": 10}]
-    assert len(list(tmp_path.glob("hindbrain-tenant-sql-*"))) == 1  # the live worker's; at the base, three
+    homes = tenant_worker.worker_homes(brain.warehouse._worker.root)
+    assert os.listdir(homes) == [os.path.basename(brain.warehouse._worker._home)]  # the live worker's
 
 
 def test_a_worker_that_dies_with_the_query_unread_is_an_error_naming_it(brain):
