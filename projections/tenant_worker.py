@@ -25,6 +25,7 @@ One worker per warehouse (a pool of one, serialised by the caller's lane); its e
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import importlib.util
@@ -251,10 +252,11 @@ def preload() -> None:
 
 def _zygote(control: socket.socket) -> None:
     """The zygote's loop: for each worker socket the brain sends, fork a worker that serves it. It exits when the
-    brain's end closes. Children are reaped by the kernel (SIGCHLD ignored): the brain watches each through the
-    pidfd the worker sends it, not as its parent."""
+    brain's end closes. It reaps each worker as it ends (the brain watches them through the pidfd each sends it,
+    not as their parent): waited for, not ignored, so their CPU adds to the zygote's, and so to the brain's once
+    it waits for the zygote (``Zygote.close``)."""
     preload()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, _reap)
     while True:
         try:
             _, fds, _, _ = socket.recv_fds(control, 1, 1)
@@ -267,6 +269,13 @@ def _zygote(control: socket.socket) -> None:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             _worker(fds[0])
         os.close(fds[0])
+
+
+def _reap(*_) -> None:
+    """Wait for every worker that has ended (the zygote's SIGCHLD handler)."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
 
 
 def _worker(fd: int) -> None:
@@ -312,6 +321,16 @@ class Zygote:
                     self._process.wait(5)
                     self._process = None
 
+    def close(self) -> None:
+        """End the zygote (its socket closed, it exits) and wait for it: at the brain process's exit."""
+        with self._lock:
+            if self._control is not None:
+                self._control.close()
+            if self._process is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._process.wait(5)
+            self._process = self._control = None
+
     def _begin(self) -> None:
         if self._control is not None:
             self._control.close()
@@ -326,6 +345,7 @@ class Zygote:
 
 ZYGOTE = Zygote()
 os.register_at_fork(after_in_child=ZYGOTE.forget)
+atexit.register(ZYGOTE.close)
 
 
 def pidfd_pid(pidfd: int) -> int:
