@@ -2,7 +2,8 @@
 
 For each of ``--starts`` rounds: the worker is dropped (``limit_tenants``, as a limit change or a kill would),
 then one tenant query is timed (it starts a worker: its wall, and the worker's CPU and memory once it answered),
-then ``--queries`` more on the warm worker. Prints medians as JSON. Run it with the venv of each checkout to
+then ``--queries`` more on the warm worker (their wall, and the worker's CPU a query). Prints medians as JSON,
+and the zygote's own CPU and memory where there is one (round thirty). Run it with the venv of each checkout to
 compare them (alternated runs; the load is the caller's to state):
 
     .venv/bin/python bench/worker_start.py --starts 15
@@ -18,13 +19,14 @@ import tempfile
 import time
 
 from hindbrain import Brain
+from hindbrain.projections import tenant_worker
 
 _TICK = os.sysconf("SC_CLK_TCK")
 QUERY = "SELECT count() AS n FROM events WHERE text LIKE 'acme%'"
 
 
 def cpu_seconds(pid: int) -> float:
-    """User and system CPU of a process so far (``/proc/<pid>/stat``)."""
+    """User and system CPU of a process so far, its ended children's not included (``/proc/<pid>/stat``)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICK
@@ -42,7 +44,8 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=15)
     parser.add_argument("--queries", type=int, default=20)
     args = parser.parse_args()
-    rows: dict[str, list[float]] = {"start_ms": [], "start_cpu_ms": [], "rss_mib": [], "pss_mib": [], "query_ms": []}
+    rows: dict[str, list[float]] = {name: [] for name in ("start_ms", "start_cpu_ms", "rss_mib", "pss_mib", "query_ms",
+                                                          "query_cpu_ms")}
     with tempfile.TemporaryDirectory() as home, Brain.open(f"{home}/b", embedder="none") as brain:
         for i in range(50):
             brain.perceive(tenant="acme", agent="bot-1", text=f"acme note {i}")
@@ -56,11 +59,18 @@ def main() -> None:
             rss, pss = memory_mib(pid)
             rows["rss_mib"].append(rss)
             rows["pss_mib"].append(pss)
+            cpu = cpu_seconds(pid)
             for _ in range(args.queries):
                 started = time.perf_counter()
                 brain.sql(QUERY, tenant="acme")
                 rows["query_ms"].append((time.perf_counter() - started) * 1000)
-    print(json.dumps({k: round(statistics.median(v), 1) for k, v in rows.items()}))
+            rows["query_cpu_ms"].append((cpu_seconds(pid) - cpu) * 1000 / args.queries)
+    medians = {k: round(statistics.median(v), 1) for k, v in rows.items()}
+    zygote = getattr(tenant_worker, "ZYGOTE", None)  # none at a checkout before round thirty
+    if zygote is not None and zygote._process is not None:
+        medians["zygote_own_cpu_ms"] = round(cpu_seconds(zygote._process.pid) * 1000)
+        medians["zygote_rss_mib"], medians["zygote_pss_mib"] = (round(m, 1) for m in memory_mib(zygote._process.pid))
+    print(json.dumps(medians))
 
 
 if __name__ == "__main__":

@@ -354,6 +354,14 @@ def pidfd_pid(pidfd: int) -> int:
         return int(dict(line.split(":\t", 1) for line in f)["Pid"])
 
 
+def ended(pidfd: int, timeout: float | None) -> bool:
+    """Whether the process of ``pidfd`` ended within ``timeout`` seconds (None: however long). ``poll``, not
+    ``select``: a brain serving many connections holds descriptors past ``select``'s 1024."""
+    waiting = select.poll()
+    waiting.register(pidfd, select.POLLIN)
+    return bool(waiting.poll(None if timeout is None else timeout * 1000))
+
+
 class ForkedProcess:
     """A worker as the brain holds it: the zygote's child, not the brain's, watched and killed through a pidfd.
     Answers ``pid``, ``poll``, ``kill`` and ``wait`` as ``subprocess.Popen`` does (``poll`` gives -9 once it has
@@ -367,14 +375,14 @@ class ForkedProcess:
         weakref.finalize(self, os.close, pidfd)
 
     def poll(self) -> int | None:
-        return None if not select.select([self.pidfd], [], [], 0)[0] else -signal.SIGKILL
+        return -signal.SIGKILL if ended(self.pidfd, 0) else None
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):  # already ended
             signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
 
     def wait(self, timeout: float | None = None) -> int:
-        if not select.select([self.pidfd], [], [], timeout)[0]:
+        if not ended(self.pidfd, timeout):
             raise subprocess.TimeoutExpired("tenant SQL worker", timeout)
         return -signal.SIGKILL
 
