@@ -20,7 +20,9 @@ becomes a part by renaming a finished ``tmp_insert_*`` folder, and a merged part
 ``old_parts_lifetime`` (8 minutes) after they became outdated, so a query never reads half a part.
 
 One worker per warehouse (a pool of one, serialised by the caller's lane); its engine sets the tenant limits and
-``readonly=1`` on the session that runs tenants' queries, as the in-process session did.
+``readonly=1`` on the session that runs tenants' queries, as the in-process session did. A worker is forked by the
+process's zygote (``Zygote``, round thirty), which has loaded chDB's library and the Python around it but opened no
+engine: a start costs the worker's own engine and attaches, not a new interpreter and its imports.
 """
 
 from __future__ import annotations
