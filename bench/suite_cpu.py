@@ -35,26 +35,23 @@ def _children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def _zygote_cpu() -> tuple[int | None, float]:
-    """The tenant SQL zygote's pid and CPU, its own and its ended workers' (``/proc/<pid>/stat``: utime, stime,
-    cutime, cstime). Its workers are its children, not the test process's (round thirty): reaped by it, their CPU
-    reaches RUSAGE_CHILDREN only when the zygote ends, at the process's exit."""
+def _zygote_cpu() -> float:
+    """The tenant SQL zygote's CPU, its own and its ended workers' (``/proc/<pid>/stat``: utime, stime, cutime,
+    cstime). Its workers are its children, not the test process's (round thirty): reaped by it, their CPU reaches
+    RUSAGE_CHILDREN only when the zygote is reaped. A zygote that ended was reaped by the test process (``Zygote``
+    waits for the one it replaces), so its whole CPU then entered RUSAGE_CHILDREN: a test's share is the later
+    reading less the earlier one whichever zygote each read, and no CPU is counted twice."""
     from hindbrain.projections.tenant_worker import ZYGOTE
 
     process = ZYGOTE._process
     if process is None:
-        return None, 0.0
+        return 0.0
     try:
         with open(f"/proc/{process.pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
     except FileNotFoundError:
-        return None, 0.0
-    return process.pid, sum(int(t) for t in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-
-
-def _zygote_delta(before: tuple[int | None, float], after: tuple[int | None, float]) -> float:
-    """CPU the zygote and its workers used between two readings (all of the later one if it is another zygote)."""
-    return after[1] - before[1] if before[0] == after[0] else after[1]
+        return 0.0
+    return sum(int(t) for t in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -66,7 +63,7 @@ def pytest_runtest_protocol(item, nextitem):
     wall, cpu, children, zygote = time.perf_counter(), time.process_time(), _children_cpu(), _zygote_cpu()
     yield
     line = {"nodeid": item.nodeid, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
-            "children": _children_cpu() - children + _zygote_delta(zygote, _zygote_cpu())}
+            "children": _children_cpu() - children + _zygote_cpu() - zygote}
     # one short line written in append mode: the workers' lines do not interleave
     with open(path, "a", encoding="utf-8") as log:
         log.write(json.dumps(line) + "\n")
