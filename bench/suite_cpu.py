@@ -10,13 +10,14 @@ other workers use the cores meanwhile. What the suite's wall follows is its CPU,
 Each test's line holds its wall, the CPU of the test's process over the test (every thread of it: a brain's
 background threads, chDB's, an earlier test's threads still settling) and the CPU of the subprocesses it reaped
 (a CLI run, a server, a fresh interpreter; an embed worker shared by the process is reaped at its exit and is
-not counted). Setup, call and teardown together.
+not counted), and the tenant SQL zygote's and its workers' that ended during it. Setup, call and teardown together.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import time
 from collections import defaultdict
@@ -34,16 +35,35 @@ def _children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def _zygote_cpu() -> float:
+    """The tenant SQL zygote's CPU, its own and its ended workers' (``/proc/<pid>/stat``: utime, stime, cutime,
+    cstime). Its workers are its children, not the test process's (round thirty): reaped by it, their CPU reaches
+    RUSAGE_CHILDREN only when the zygote is reaped. A zygote that ended was reaped by the test process (``Zygote``
+    waits for the one it replaces), so its whole CPU then entered RUSAGE_CHILDREN: a test's share is the later
+    reading less the earlier one whichever zygote each read, and no CPU is counted twice."""
+    from hindbrain.projections.tenant_worker import ZYGOTE
+
+    process = ZYGOTE._process
+    if process is None:
+        return 0.0
+    try:
+        with open(f"/proc/{process.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return sum(int(t) for t in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     path = item.config.getoption("--cpu-log")
     if not path:
         yield
         return
-    wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
+    wall, cpu, children, zygote = time.perf_counter(), time.process_time(), _children_cpu(), _zygote_cpu()
     yield
     line = {"nodeid": item.nodeid, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
-            "children": _children_cpu() - children}
+            "children": _children_cpu() - children + _zygote_cpu() - zygote}
     # one short line written in append mode: the workers' lines do not interleave
     with open(path, "a", encoding="utf-8") as log:
         log.write(json.dumps(line) + "\n")

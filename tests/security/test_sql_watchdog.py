@@ -71,7 +71,9 @@ def test_a_query_past_the_watchdog_s_deadline_is_killed_and_the_brain_serves_on(
         assert not thread.is_alive()
         assert "max_execution_time" in outcome["error"] and "killed" in outcome["error"], outcome
         assert pid is not None and tenant_worker.resident_bytes(pid) == 0  # the process is gone
-        # the next query starts a new worker and sees what was written meanwhile
+        # the next query starts a new worker and sees what was written meanwhile; the arranged deadline is the
+        # killed query's, not this one's (a new worker's first query under load can take past 0.5 s)
+        monkeypatch.undo()
         assert brain.sql("SELECT count() AS n FROM events", tenant="globex") == [{"n": 11}]
         assert brain.warehouse._worker._process.pid != pid
     finally:
