@@ -27,7 +27,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
@@ -244,7 +244,21 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
                           agent=agent, steps=steps, notes=notes)
         return OutcomeResult(ok=True, outcome_id=outcome_id)
 
+    for tool in server._tool_manager.list_tools():  # the SDK names no public way to a tool's argument model
+        refuse_unknown_arguments(tool)
     return server
+
+
+def refuse_unknown_arguments(tool) -> None:
+    """Make ``tool`` refuse an argument it does not take, naming it ("Extra inputs are not permitted"), and list
+    ``additionalProperties: false`` in its schema. The SDK's argument model drops unknown names: ``learn`` with
+    ``seed=true`` made an ordinary proposal and answered its id, ``perceive`` with ``tenant="globex"`` wrote into
+    the key's tenant, each as if heard (HTTP answers the same bodies 422; docs/security.md, round thirty)."""
+    loose = tool.fn_metadata.arg_model
+    strict = type(loose.__name__, (loose,), {"__module__": loose.__module__, "model_config": ConfigDict(
+        extra="forbid", arbitrary_types_allowed=True)})
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)
 
 
 def _version() -> str:
