@@ -98,7 +98,8 @@ def cpu(names: list[str], half: str, rounds: int) -> None:
 
 
 def grid(names: list[str], half: str, arms: list[tuple[float, float]]) -> None:
-    """The product's hedge, off and at each (k, weight) of ``arms``, beside "semantic alone"."""
+    """The product's hedge, off and at each (k, weight) of ``arms``, beside "semantic alone"; the weight is
+    that of orders agreeing on their top 5 (``learned.HEDGE_WEIGHT``; ``HEDGE_WEIGHT_APART`` stays)."""
     from hindbrain.recall import learned
 
     chosen = (learned.HEDGE_K, learned.HEDGE_WEIGHT)

@@ -83,6 +83,15 @@ SEMANTIC_ALONE = Weights(lexical=0.0, semantic=1.0, graph=0.0, scenario=0.0, uti
 # default's lead there), a smaller one leaves conv-en below the semantic channel at R@5.
 HEDGE_K = 1.0
 HEDGE_WEIGHT = 0.7
+# Where the two orders disagree on the top — fewer than HEDGE_AGREE of their best HEDGE_TOP are the same
+# items — the semantic order votes as much as the trees' (HEDGE_WEIGHT_APART): the trees' lead is their
+# first place among items the semantic channel also ranks high, and when they are apart the trees' places
+# 2-5 go mostly to turns matching the question's words, the evidence of a question whose evidence shares
+# none (hard3's categories). Where they agree, the trees order the shared top as before (their R@1).
+# Chosen on the tuning halves of eight text sets, out of fold by set (docs/recall-quality.md, round thirty).
+HEDGE_TOP = 5
+HEDGE_AGREE = 4
+HEDGE_WEIGHT_APART = 1.0
 
 
 def enabled() -> bool:
@@ -281,26 +290,38 @@ def hedge_places(first: list[int], second: list[int], k: float = HEDGE_K,
     return sorted(value.items(), key=lambda nv: -nv[1])
 
 
+def hedge_weight(first: list[int], second: list[int]) -> float:
+    """The semantic order's weight in ``hedge_places`` for two orders of document numbers: ``HEDGE_WEIGHT``
+    where their best ``HEDGE_TOP`` share at least ``HEDGE_AGREE`` items, ``HEDGE_WEIGHT_APART`` where not."""
+    shared = len(set(first[:HEDGE_TOP]).intersection(second[:HEDGE_TOP]))
+    return HEDGE_WEIGHT if shared >= HEDGE_AGREE else HEDGE_WEIGHT_APART
+
+
 def hedge(pool: list, semantic_pool: list) -> list:
     """``pool`` (the trees' order) fused with ``semantic_pool`` (the same recall scored by
-    ``SEMANTIC_ALONE``) by ``hedge_places``: the default leads at the first place (R@1 three to four
-    times the semantic channel's on the hard sets) while the semantic channel's best fill the places
-    after it that the trees give to frame-word matches (docs/recall-quality.md, round twenty-seven).
+    ``SEMANTIC_ALONE``) by ``hedge_places``, the semantic order weighed by ``hedge_weight``: the default
+    leads at the first place (R@1 three to four times the semantic channel's on the hard sets) while the
+    semantic channel's best fill the places after it that the trees give to frame-word matches
+    (docs/recall-quality.md, round twenty-seven).
     As many items as ``pool``; an item of ``semantic_pool`` alone comes in with its own channel scores.
     ``pool``'s scores, best first, are handed out again in the new order (the gate sees the same
-    values, as ``rerank``); ``why["hedge"]`` gives each item's place in both orders and what moved it."""
+    values, as ``rerank``); ``why["hedge"]`` gives each item's place in both orders, the semantic order's
+    weight and what moved it."""
     if len(pool) < 2 or not semantic_pool:
         return pool
     by_no = {s.no: s for s in semantic_pool} | {s.no: s for s in pool}
     first = {s.no: i for i, s in enumerate(pool)}
     second = {s.no: i for i, s in enumerate(semantic_pool)}
-    fused = hedge_places([s.no for s in pool], [s.no for s in semantic_pool], HEDGE_K, HEDGE_WEIGHT)[: len(pool)]
+    first_nos, second_nos = [s.no for s in pool], [s.no for s in semantic_pool]
+    weight = hedge_weight(first_nos, second_nos)
+    fused = hedge_places(first_nos, second_nos, HEDGE_K, weight)[: len(pool)]
     scores = sorted((s.score for s in pool), reverse=True)
     out = []
     for place, (no, value) in enumerate(fused):
         s = by_no[no]
         s.why["hedge"] = {"place": place, "default_place": first.get(no), "semantic_place": second.get(no),
-                          "rrf": round(value, 4), "reason": hedge_reason(place, first.get(no), second.get(no))}
+                          "rrf": round(value, 4), "weight": weight,
+                          "reason": hedge_reason(place, first.get(no), second.get(no))}
         s.score = scores[place]
         s.why["score"] = round(s.score, 6)
         out.append(s)

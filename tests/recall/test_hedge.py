@@ -33,13 +33,35 @@ def _scored(no: int, score: float):
 def test_hedge_keeps_the_pools_size_and_scores_and_says_what_moved_each_item():
     a, b, c = _scored(1, 1.0), _scored(2, 0.8), _scored(3, 0.2)
     d, b_alone = _scored(4, 0.9), _scored(2, 0.5)
-    out = learned.hedge([a, b, c], [d, b_alone])  # a 0.5, b 0.567, c 0.25, d 0.35
+    # the two orders share one item of their top 5: weight 1.0 — a 0.5, b 0.667, c 0.25, d 0.5 (a's tie: the trees')
+    out = learned.hedge([a, b, c], [d, b_alone])
     assert out == [b, a, d]  # the default's own item kept for b, c dropped: as many as the pool
     assert [s.score for s in out] == [1.0, 0.8, 0.2] and b.why["score"] == 1.0
-    assert b.why["hedge"] == {"place": 0, "default_place": 1, "semantic_place": 1, "rrf": 0.5667,
+    assert b.why["hedge"] == {"place": 0, "default_place": 1, "semantic_place": 1, "rrf": 0.6667, "weight": 1.0,
                               "reason": "raised from the default's rank 2 by the semantic channel's rank 2"}
     assert a.why["hedge"]["reason"] == "lowered from the default's rank 1: no rank in the semantic channel's pool"
     assert d.why["hedge"]["reason"] == "brought in by the semantic channel's rank 1"
+
+
+def test_the_semantic_order_weighs_more_where_the_two_orders_disagree_on_the_top():
+    trees = [1, 2, 3, 4, 5, 6]
+    assert learned.hedge_weight(trees, [2, 1, 3, 4, 9]) == learned.HEDGE_WEIGHT  # 4 of the top 5 shared
+    assert learned.hedge_weight(trees, [2, 1, 3, 9, 10]) == learned.HEDGE_WEIGHT_APART  # 3 shared
+    assert learned.hedge_weight(trees, [9, 10, 11, 12, 13, 1]) == learned.HEDGE_WEIGHT_APART  # 1 beyond the top 5
+    assert learned.HEDGE_WEIGHT < learned.HEDGE_WEIGHT_APART
+
+
+def test_a_hedge_of_orders_apart_lets_the_semantic_second_pass_the_trees_third():
+    # apart (one item shared): weight 1.0 — 8 at 1/3 passes 3 at 1/4; at 0.7 (8 at 0.233) it would not
+    pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
+    out = learned.hedge(pool, [_scored(no, 0.5) for no in (7, 8, 1, 9, 10)])
+    assert [s.no for s in out] == [1, 7, 2, 8, 3, 4]
+    assert {s.why["hedge"]["weight"] for s in out} == {learned.HEDGE_WEIGHT_APART}
+    # agreeing (four shared): the trees order their shared top at the weight 0.7, as before round thirty
+    pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
+    out = learned.hedge(pool, [_scored(no, 0.5) for no in (2, 1, 3, 4, 7)])
+    assert [s.no for s in out] == [1, 2, 3, 4, 5, 6]
+    assert {s.why["hedge"]["weight"] for s in out} == {learned.HEDGE_WEIGHT}
 
 
 TURNS = [("Ana", "I adopted a grey kitten from the shelter last week."),
