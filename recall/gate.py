@@ -452,6 +452,16 @@ def found_by_meaning(item: GateItem) -> bool:
     return item.semantic >= MEANING_FLOOR
 
 
+def judged_on_words(item: GateItem, trigger: str | None) -> bool:
+    """Whether the function-words cut judges ``item``: a rule always (an answer that matched only on "the" answers
+    nothing), an event only in a decision's recall (one with a ``trigger``). A plain lookup has no decision to fit:
+    its events are ranked by the fusion, not judged, as the relevance cut already has it. A turn that tells the
+    answer in other words than the question shares only function words with it, and the semantic channel's
+    min-max scale alone put such turns under the floor while the fusion ranked them second to sixth
+    (docs/recall-quality.md, "The gate's cuts of evidence, round thirty")."""
+    return item.doc.kind == "fragment" or trigger is not None
+
+
 def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best: float = 0.0,
                    system: str | None = None, user: str | None = None, trigger: str | None = None
                    ) -> list[GateItem]:
@@ -469,7 +479,8 @@ def _within_budget(kept: list[GateItem], budget: int, k: int | None, drop, best:
         elif k is None and item.relevance < WEAK * top and not chained(item) and not personal(item):
             drop(item, "covered", f"its relevance {item.relevance:.2f} is under {WEAK:.0%} of the best {best_of}'s "
                                   f"({top:.2f}): not about this decision")
-        elif item.matched is not None and not item.matched and not found_by_meaning(item):
+        elif item.matched is not None and not item.matched and not found_by_meaning(item) \
+                and judged_on_words(item, trigger):
             drop(item, "covered", "it matched the query on function words and field labels only, and its meaning "
                                   "is not close either")
         elif sound and item.doc.kind == "fragment" and item.doc.status == "reviewing":

@@ -355,3 +355,23 @@ def test_the_newest_report_on_an_option_is_the_one_that_counts():
     flake_then_fixed = report("ev_again", "Mailer (prod): smtp relay worked", 4)
     selected, _ = gate([item(old, 0.9), item(new, 0.5), item(flake_then_fixed, 0.5)], {}, 400, None)
     assert [i.id for i in selected] == ["ev_again"]
+
+
+def test_a_plain_lookup_ranks_its_events_on_other_words_and_a_decision_still_judges_them():
+    """A turn that tells the answer in other words than the question ("Dmitri climbed the old oak to get the
+    little tabby down" for "who rescued the kitten from the tree?") shares only function words with it; a
+    plain lookup (no trigger) has no decision to fit, so the fusion's rank stands. A decision's recall still
+    cuts such an event, and a rule matched on function words alone is cut in either."""
+    def pool():
+        deed = GateItem(doc("ev_deed", "Dmitri climbed the old oak to get the little tabby down", kind="event",
+                            layer="episodic", event_kind="message"), 0.3, 1.0, {}, frozenset(), semantic=0.45)
+        rule = GateItem(doc("fr_iam", "submit the change as admin"), 0.3, 1.0, {}, frozenset(), semantic=0.45)
+        return [deed, rule]
+
+    selected, cut = gate(pool(), {}, 400, None)
+    assert [i.id for i in selected] == ["ev_deed"] and stages(cut) == {"fr_iam": "covered"}
+    selected, cut = gate(pool(), {}, 400, 10)
+    assert [i.id for i in selected] == ["ev_deed"]
+    selected, cut = gate(pool(), {}, 400, None, trigger="anomaly")
+    assert selected == [] and stages(cut) == {"ev_deed": "covered", "fr_iam": "covered"}
+    assert "function words" in next(c["reason"] for c in cut if c["id"] == "ev_deed")
