@@ -684,3 +684,35 @@ def state_then(tenant: TenantIndex, event: int, states: list[int]) -> int | None
     if before:
         return max(before, key=lambda no: (docs[no].ts_us, no))
     return states[0] if states else None
+
+
+# What became of someone afterwards ("Who organised the street party, and where did that person go
+# afterwards?", ``indirect.asks_afterwards``): one turn tells the deed ("Diego pulled the whole block
+# celebration together"), a turn told in a later session what the doer did next ("Last I heard Diego was
+# baking bread for a cafe in Reykjavik"), joined by the doer's name. The deed's turn is usually among the best
+# hits; the later one says nothing of the deed and ranks nowhere. The best name-linked pair (``best_pair``)
+# whose second turn was told after the first stands among the best places. An A/B switch for
+# bench/expand_ab.py (arm ``nolater``).
+LATER_PAIRS = True
+LATER_SEEDS = 10  # the best turns whose names are followed: the deed's may rank below the best five
+
+
+def later_links(tenant: TenantIndex, links: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Of ``links`` (seed, item, via: ``pair_links``), those whose item was told after its seed: what
+    the person did afterwards, not what they had done before."""
+    docs = tenant.docs
+    return [(no, d, via) for no, d, via in links if docs[d].ts_us > docs[no].ts_us]
+
+
+def best_later(links: list[tuple[int, int, str]], clause: dict[int, tuple[float, float]]) -> Pair | None:
+    """Of ``later_links``, the pair whose seed is nearest the deed and whose later turn nearest what is
+    asked of afterwards (``clause``: each turn's cosine to (deed, later), ``indirect.after_clauses``).
+    Not the turns' own scores: the fused order of a question asking two things ranks a turn near both
+    a little ("Diego and I had lunch on Tuesday") above one that answers either; each part is the test
+    of its own turn."""
+    best: Pair | None = None
+    for no, d, via in links:
+        value = clause.get(no, (0.0, 0.0))[0] + clause.get(d, (0.0, 0.0))[1]
+        if best is None or value > best.value:
+            best = Pair(no, d, via, value, parts=(0, 1))
+    return best
