@@ -280,13 +280,15 @@ class RecallEngine:
                 if h == h and t == t}
 
     def _part_cosines(self, query: Query, nos: list[int], parts: tuple[str, ...]
-                      ) -> dict[int, tuple[float, float]]:
-        """doc number → its cosine to each of a question's two ``parts`` (``indirect.state_clauses``)."""
+                      ) -> dict[int, tuple[float, ...]]:
+        """doc number → its cosine to each of a question's ``parts`` (``indirect.state_clauses``' two,
+        ``indirect.after_clauses``' two, a change question's one)."""
         semantic = self.index.semantic
-        if not nos or len(parts) != 2:
+        if not nos or not parts:
             return {}
         rows = semantic.cosines(query.tenant, nos, semantic.embed_queries(list(parts)))
-        return {no: (float(h), float(e)) for no, (h, e) in zip(nos, rows.tolist(), strict=True) if h == h and e == e}
+        return {no: tuple(float(c) for c in row) for no, row in zip(nos, rows.tolist(), strict=True)
+                if all(c == c for c in row)}
 
     # -- scoring -------------------------------------------------------------------------
     def weights(self, query: Query) -> Weights:
@@ -469,6 +471,15 @@ class RecallEngine:
             turns = list(dict.fromkeys(no for link in links for no in link[:2]))
             clause, parts = self._part_cosines(query, turns, after), after
             later, links = expand.best_later(links, clause), []
+        elif expand.CHANGE_PAIRS and views is not None and indirect.asks_change(query.text) \
+                and len(named := _named_participants(tenant, query, scored)) == 1:
+            # what changed for someone: two of their turns on the subject, from different sessions
+            person = next(iter(named))
+            turns = [no for no in expand.said_once(tenant, expand.speaker_turns(tenant, person, mask))
+                     if not tenant.docs[no].asks]
+            parts = (indirect.without_person(query.text, person),)
+            clause = self._part_cosines(query, turns, parts)
+            later = expand.best_change(tenant, turns, clause)
         elif expand.JOINT_PAIRS and len(named := _named_participants(tenant, query, scored)) >= 2:
             # a question about what several participants share: a turn of each, joined by a rare word
             links = expand.joint_links(tenant, [s.no for s in scored], named, set(query.terms), mask)

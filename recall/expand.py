@@ -716,3 +716,36 @@ def best_later(links: list[tuple[int, int, str]], clause: dict[int, tuple[float,
         if best is None or value > best.value:
             best = Pair(no, d, via, value, parts=(0, 1))
     return best
+
+
+# What changed for someone (``indirect.asks_change``, a question naming one participant): the before and the
+# after are two of that person's turns on the subject, told in different sessions, and the subject is all that
+# joins them: the two of the person's told turns (``told``) nearest the question, from different sessions, stand
+# among the best places. An A/B switch for bench/expand_ab.py (arm ``nochange``).
+CHANGE_PAIRS = True
+
+
+def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[float, ...]]) -> Pair | None:
+    """Of a person's ``turns``, the two nearest the question (``cosine``: each turn's cosine to it, without
+    the person's name) told in different sessions, the nearer first: a state and the one that replaced it.
+    Two turns of one session tell one state (or its telling and a reply)."""
+    docs = tenant.docs
+    near = sorted((no for no in turns if no in cosine), key=lambda no: -cosine[no][0])
+    if not near:
+        return None
+    first = near[0]
+    other = next((no for no in near[1:] if docs[no].session != docs[first].session), None)
+    if other is None:
+        return None
+    return Pair(first, other, "speaker", cosine[first][0] + cosine[other][0], parts=(0, 0))
+
+
+def said_once(tenant: TenantIndex, turns: list[int]) -> list[int]:
+    """Of a person's ``turns``, those whose words they say only once: a line said again ("Traffic was a
+    nightmare this morning.", "Ugh, long day. Coffee first.") is a formula of their small talk, no state
+    told; a state and the one that replaced it are each told once."""
+    docs = tenant.docs
+    count: dict[str, int] = {}
+    for no in turns:
+        count[_said(docs[no])] = count.get(_said(docs[no]), 0) + 1
+    return [no for no in turns if count[_said(docs[no])] == 1]

@@ -214,6 +214,20 @@ def after_clauses(question: str) -> tuple[str, str] | tuple[()]:
     return (deed, later) if cut > 0 and min(len(re.sub(r"\W", "", deed)), len(re.sub(r"\W", "", later))) >= 2 else ()
 
 
+# A question asking what changed for someone ("How has Priya's coffee habit changed?", "彭薇上班的方式前后有
+# 什么变化？"): its answer is two of that person's turns on the subject told in different sessions, the before and
+# the after ("Four espressos before lunch, that's me" / "Quit caffeine cold turkey, herbal tea only": no word shared).
+CHANGE = True  # an A/B switch for bench/expand_ab.py (arm ``nochange``)
+_CHANGE_EN = re.compile(r"\b(?:chang\w*|differ\w*|(?:than|like|as)\s+before|any\s?more|used\s+to|these\s+days)\b",
+                        re.IGNORECASE)
+_CHANGE_ZH = re.compile(r"变|前后|以前|之前|如今|现在|后来|换")
+
+
+def asks_change(question: str) -> bool:
+    """Whether ``question`` asks how something of someone's changed (or whether it still holds)."""
+    return CHANGE and bool(question) and bool(_CHANGE_EN.search(question) or _CHANGE_ZH.search(question))
+
+
 def without_person(text: str, person: str) -> str:
     """``text`` without ``person``'s name (and its possessive): among that person's own turns the name
     tells none apart, and a short turn embeds mostly as its speaker's name ("Sam: Haha, same here."
