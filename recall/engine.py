@@ -448,7 +448,7 @@ class RecallEngine:
             if query.relative and expand.CHAINS:
                 chains = expand.chain_links(tenant, hits, set(query.terms), mask, more)
             if expand.LATER_PAIRS and indirect.asks_afterwards(query.text):  # the doer's later turn, not an earlier
-                links = expand.later_links(tenant, links)
+                links = expand.told_later(tenant, links)
         elif expand.STATE_PAIRS and views is not None and (state := indirect.state_clauses(query.text)) \
                 and len(named := _named_participants(tenant, query, scored)) == 1:
             # a state at the time of an event: a turn of the asked person's telling each, joined by their speaker
@@ -464,10 +464,8 @@ class RecallEngine:
         elif expand.LATER_PAIRS and views is not None and (after := indirect.after_clauses(query.text)):
             # what became of someone afterwards: the deed's turn and one told after it, joined by the doer's
             # name, each valued by its own part of the question
-            hits = [s.no for s in scored[: expand.EXPAND_SEEDS]]
-            more = [s.no for s in scored[expand.EXPAND_SEEDS: expand.LATER_SEEDS]]
-            links = expand.without_relations(
-                tenant, expand.later_links(tenant, expand.pair_links(tenant, hits, set(query.terms), mask, more)))
+            starts = [s.no for s in scored[: expand.LATER_SEEDS]]
+            links = expand.without_relations(tenant, expand.later_links(tenant, starts, set(query.terms), mask))
             turns = list(dict.fromkeys(no for link in links for no in link[:2]))
             clause, parts = self._part_cosines(query, turns, after), after
             later, links = expand.best_later(links, clause), []
@@ -500,7 +498,8 @@ class RecallEngine:
             clause.update(self._shared_clause_cosines(query, new, views, shared) or {})
         pair = later or expand.best_chain(chains, own, clause, act) or expand.best_pair(links, own, clause, act)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
-        if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
+        # none, or among the best places already (a later or change pair keeps its turns there all the same)
+        if later is None and all(own.get(no) == score for no, score in placed.items()):
             found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)
         else:  # the pair (or chain) takes the expansion's slot among the best places
             for no in pair.turns[1:]:

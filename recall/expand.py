@@ -697,9 +697,16 @@ LATER_PAIRS = True
 LATER_SEEDS = 10  # the best turns whose names are followed: the deed's may rank below the best five
 
 
-def later_links(tenant: TenantIndex, links: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """Of ``links`` (seed, item, via: ``pair_links``), those whose item was told after its seed: what
-    the person did afterwards, not what they had done before."""
+def later_links(tenant: TenantIndex, seeds: list[int], query_terms: set[str], mask) -> list[tuple[int, int, str]]:
+    """(seed, item, via) for every name (``entity:``) link of ``seeds`` to a turn told after the seed: what
+    the person did afterwards, not what they had done before. A hit may be either turn (unlike
+    ``pair_links``): the later turn is often a hit already, and the pair keeps it among the best places."""
+    return told_later(tenant, [(no, d, via) for no in seeds for d, via in linked(tenant, no, query_terms, mask)
+                               if via.startswith("entity:")])
+
+
+def told_later(tenant: TenantIndex, links: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Of ``links`` (seed, item, via), those whose item was told after its seed (a later session)."""
     docs = tenant.docs
     return [(no, d, via) for no, d, via in links if docs[d].ts_us > docs[no].ts_us]
 
