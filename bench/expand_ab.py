@@ -115,7 +115,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "anyturn": {"TOLD_ONLY": False}, "told33": {"TOLD_SHARE": 1 / 3}, "told40": {"TOLD_SHARE": 0.4},
         "told25": {"TOLD_SHARE": 0.25},
         "shared1": {"JOINT_SHARED": 1}, "shared3": {"JOINT_SHARED": 3},
-        "nawei": NAWEI, "reduced": REDUCED,
+        "nawei": NAWEI, "reduced": REDUCED, "nolater": {"LATER_PAIRS": False},
+        "nochange": {"CHANGE_PAIRS": False},
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
 # the switches of recall.indirect; the rest are recall.expand's

@@ -280,13 +280,15 @@ class RecallEngine:
                 if h == h and t == t}
 
     def _part_cosines(self, query: Query, nos: list[int], parts: tuple[str, ...]
-                      ) -> dict[int, tuple[float, float]]:
-        """doc number → its cosine to each of a question's two ``parts`` (``indirect.state_clauses``)."""
+                      ) -> dict[int, tuple[float, ...]]:
+        """doc number → its cosine to each of a question's ``parts`` (``indirect.state_clauses``' two,
+        ``indirect.after_clauses``' two, a change question's one)."""
         semantic = self.index.semantic
-        if not nos or len(parts) != 2:
+        if not nos or not parts:
             return {}
         rows = semantic.cosines(query.tenant, nos, semantic.embed_queries(list(parts)))
-        return {no: (float(h), float(e)) for no, (h, e) in zip(nos, rows.tolist(), strict=True) if h == h and e == e}
+        return {no: tuple(float(c) for c in row) for no, row in zip(nos, rows.tolist(), strict=True)
+                if all(c == c for c in row)}
 
     # -- scoring -------------------------------------------------------------------------
     def weights(self, query: Query) -> Weights:
@@ -433,7 +435,7 @@ class RecallEngine:
                               set(query.terms), mask, strength, inside, shared.seed_links)
         # a question about a person it only describes: the name-linked pairs of the best hits,
         # each turn scored on its own
-        links, chains, clause = [], [], None
+        links, chains, clause, later = [], [], None, None
         act = indirect.description_part(query.views.turns) if query.views is not None else None
         parts = query.views.turns if query.views is not None else ()  # the question's two parts, for ``why``
         if query.described and expand.PAIRS:
@@ -445,6 +447,8 @@ class RecallEngine:
                 links = expand.without_relations(tenant, links)
             if query.relative and expand.CHAINS:
                 chains = expand.chain_links(tenant, hits, set(query.terms), mask, more)
+            if expand.LATER_PAIRS and indirect.asks_afterwards(query.text):  # the doer's later turn, not an earlier
+                links = expand.told_later(tenant, links)
         elif expand.STATE_PAIRS and views is not None and (state := indirect.state_clauses(query.text)) \
                 and len(named := _named_participants(tenant, query, scored)) == 1:
             # a state at the time of an event: a turn of the asked person's telling each, joined by their speaker
@@ -457,10 +461,28 @@ class RecallEngine:
             _, turns, clause = kept
             clause, act, parts = dict(clause), 1, state
             links = expand.state_links(tenant, [s.no for s in scored], turns, clause)
+        elif expand.LATER_PAIRS and views is not None and (after := indirect.after_clauses(query.text)):
+            # what became of someone afterwards: the deed's turn and one told after it, joined by the doer's
+            # name, each valued by its own part of the question
+            starts = [s.no for s in scored[: expand.LATER_SEEDS]]
+            links = expand.without_relations(tenant, expand.later_links(tenant, starts, set(query.terms), mask))
+            turns = list(dict.fromkeys(no for link in links for no in link[:2]))
+            clause, parts = self._part_cosines(query, turns, after), after
+            later, links = expand.best_later(links, clause), []
+        elif expand.CHANGE_PAIRS and views is not None and indirect.asks_change(query.text) \
+                and len(named := _named_participants(tenant, query, scored)) == 1:
+            # what changed for someone: two of their turns on the subject, from different sessions
+            person = next(iter(named))
+            turns = [no for no in expand.said_once(tenant, expand.speaker_turns(tenant, person, mask))
+                     if not tenant.docs[no].asks]
+            parts = (indirect.without_person(query.text, person),)
+            clause = self._part_cosines(query, turns, parts)
+            later = expand.best_change(tenant, turns, clause)
         elif expand.JOINT_PAIRS and len(named := _named_participants(tenant, query, scored)) >= 2:
             # a question about what several participants share: a turn of each, joined by a rare word
             links = expand.joint_links(tenant, [s.no for s in scored], named, set(query.terms), mask)
-        new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3])]
+        new = list(dict.fromkeys(no for no in [*found, *(d for _, d, _ in links), *(n for c in chains for n in c[1:3]),
+                                               *(later.turns if later is not None else ())]
                                  if no not in by_no))
         if new and views is not None:
             cosines.update(self._shared_late_cosines(query.tenant, new, views, e5, shared))
@@ -474,9 +496,10 @@ class RecallEngine:
                               shared.seed_links)
         if query.described and clause is not None and new and expand.BY_CLAUSE > 0:  # new turns by each part too
             clause.update(self._shared_clause_cosines(query, new, views, shared) or {})
-        pair = expand.best_chain(chains, own, clause, act) or expand.best_pair(links, own, clause, act)
+        pair = later or expand.best_chain(chains, own, clause, act) or expand.best_pair(links, own, clause, act)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
-        if all(own.get(no) == score for no, score in placed.items()):  # none, or among the best places already
+        # none, or among the best places already (a later or change pair keeps its turns there all the same)
+        if later is None and all(own.get(no) == score for no, score in placed.items()):
             found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)
         else:  # the pair (or chain) takes the expansion's slot among the best places
             for no in pair.turns[1:]:

@@ -684,3 +684,75 @@ def state_then(tenant: TenantIndex, event: int, states: list[int]) -> int | None
     if before:
         return max(before, key=lambda no: (docs[no].ts_us, no))
     return states[0] if states else None
+
+
+# What became of someone afterwards ("Who organised the street party, and where did that person go
+# afterwards?", ``indirect.asks_afterwards``): one turn tells the deed ("Diego pulled the whole block
+# celebration together"), a turn told in a later session what the doer did next ("Last I heard Diego was
+# baking bread for a cafe in Reykjavik"), joined by the doer's name. The deed's turn is usually among the best
+# hits; the later one says nothing of the deed and ranks nowhere. The best name-linked pair (``best_pair``)
+# whose second turn was told after the first stands among the best places. An A/B switch for
+# bench/expand_ab.py (arm ``nolater``).
+LATER_PAIRS = True
+LATER_SEEDS = 10  # the best turns whose names are followed: the deed's may rank below the best five
+
+
+def later_links(tenant: TenantIndex, seeds: list[int], query_terms: set[str], mask) -> list[tuple[int, int, str]]:
+    """(seed, item, via) for every name (``entity:``) link of ``seeds`` to a turn told after the seed: what
+    the person did afterwards, not what they had done before. A hit may be either turn (unlike
+    ``pair_links``): the later turn is often a hit already, and the pair keeps it among the best places."""
+    return told_later(tenant, [(no, d, via) for no in seeds for d, via in linked(tenant, no, query_terms, mask)
+                               if via.startswith("entity:")])
+
+
+def told_later(tenant: TenantIndex, links: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Of ``links`` (seed, item, via), those whose item was told after its seed (a later session)."""
+    docs = tenant.docs
+    return [(no, d, via) for no, d, via in links if docs[d].ts_us > docs[no].ts_us]
+
+
+def best_later(links: list[tuple[int, int, str]], clause: dict[int, tuple[float, float]]) -> Pair | None:
+    """Of ``later_links``, the pair whose seed is nearest the deed and whose later turn nearest what is
+    asked of afterwards (``clause``: each turn's cosine to (deed, later), ``indirect.after_clauses``).
+    Not the turns' own scores: the fused order of a question asking two things ranks a turn near both
+    a little ("Diego and I had lunch on Tuesday") above one that answers either; each part is the test
+    of its own turn."""
+    best: Pair | None = None
+    for no, d, via in links:
+        value = clause.get(no, (0.0, 0.0))[0] + clause.get(d, (0.0, 0.0))[1]
+        if best is None or value > best.value:
+            best = Pair(no, d, via, value, parts=(0, 1))
+    return best
+
+
+# What changed for someone (``indirect.asks_change``, a question naming one participant): the before and the
+# after are two of that person's turns on the subject, told in different sessions, and the subject is all that
+# joins them: the two of the person's told turns (``told``) nearest the question, from different sessions, stand
+# among the best places. An A/B switch for bench/expand_ab.py (arm ``nochange``).
+CHANGE_PAIRS = True
+
+
+def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[float, ...]]) -> Pair | None:
+    """Of a person's ``turns``, the two nearest the question (``cosine``: each turn's cosine to it, without
+    the person's name) told in different sessions, the nearer first: a state and the one that replaced it.
+    Two turns of one session tell one state (or its telling and a reply)."""
+    docs = tenant.docs
+    near = sorted((no for no in turns if no in cosine), key=lambda no: -cosine[no][0])
+    if not near:
+        return None
+    first = near[0]
+    other = next((no for no in near[1:] if docs[no].session != docs[first].session), None)
+    if other is None:
+        return None
+    return Pair(first, other, "speaker", cosine[first][0] + cosine[other][0], parts=(0, 0))
+
+
+def said_once(tenant: TenantIndex, turns: list[int]) -> list[int]:
+    """Of a person's ``turns``, those whose words they say only once: a line said again ("Traffic was a
+    nightmare this morning.", "Ugh, long day. Coffee first.") is a formula of their small talk, no state
+    told; a state and the one that replaced it are each told once."""
+    docs = tenant.docs
+    count: dict[str, int] = {}
+    for no in turns:
+        count[_said(docs[no])] = count.get(_said(docs[no]), 0) + 1
+    return [no for no in turns if count[_said(docs[no])] == 1]

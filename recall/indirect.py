@@ -186,6 +186,48 @@ def state_clauses(question: str) -> tuple[str, str] | tuple[()]:
     return (head, event) if min(len(re.sub(r"\W", "", head)), len(re.sub(r"\W", "", said))) >= 2 else ()
 
 
+# A question asking what became of someone afterwards ("Who organised the street party, and where did that
+# person go afterwards?", "谁修好了漏雨的屋顶？那人之后去了哪里？"): the deed is told in one turn, the later move
+# in a turn told after it, joined by the doer's name (``expand.later_links``). The words that ask for what came
+# after, not a time ("when did …", "什么时候" ask for one, and are not read).
+AFTERWARDS = True  # an A/B switch for bench/expand_ab.py (arm ``nolater``)
+_AFTERWARDS_EN = re.compile(r"\b(?:later|afterwards?|after\s+that|next|end(?:ed)?\s+up|became\s+of|since\s+then)\b",
+                            re.IGNORECASE)
+_AFTERWARDS_ZH = re.compile(r"后来|之后|以后|接下来|再往后|如今|最终|落脚")
+
+
+def asks_afterwards(question: str) -> bool:
+    """Whether ``question`` asks what someone did or where they went after something it tells of."""
+    return AFTERWARDS and bool(question) and bool(_AFTERWARDS_EN.search(question) or _AFTERWARDS_ZH.search(question))
+
+
+def after_clauses(question: str) -> tuple[str, str] | tuple[()]:
+    """An afterwards question cut in two, (deed, later), at the last comma or question mark before the
+    words asking for what came after: ("Who organised the street party", "and where did that person go
+    afterwards?"), ("谁修好了漏雨的屋顶", "那人之后去了哪里？"). Empty when it does not ask that, or has no such
+    cut ("What happened later to whoever painted the mural?" describes its person: ``described_clauses``)."""
+    if not asks_afterwards(question):
+        return ()
+    match = _AFTERWARDS_EN.search(question) or _AFTERWARDS_ZH.search(question)
+    cut = max(question.rfind(mark, 0, match.start()) for mark in ",，?？;；")
+    deed, later = question[:cut].strip(), question[cut + 1:].strip()
+    return (deed, later) if cut > 0 and min(len(re.sub(r"\W", "", deed)), len(re.sub(r"\W", "", later))) >= 2 else ()
+
+
+# A question asking what changed for someone ("How has Priya's coffee habit changed?", "彭薇上班的方式前后有
+# 什么变化？"): its answer is two of that person's turns on the subject told in different sessions, the before and
+# the after ("Four espressos before lunch, that's me" / "Quit caffeine cold turkey, herbal tea only": no word shared).
+CHANGE = True  # an A/B switch for bench/expand_ab.py (arm ``nochange``)
+_CHANGE_EN = re.compile(r"\b(?:chang\w*|differ\w*|(?:than|like|as)\s+before|any\s?more|used\s+to|these\s+days)\b",
+                        re.IGNORECASE)
+_CHANGE_ZH = re.compile(r"变|前后|以前|之前|如今|现在|后来|换")
+
+
+def asks_change(question: str) -> bool:
+    """Whether ``question`` asks how something of someone's changed (or whether it still holds)."""
+    return CHANGE and bool(question) and bool(_CHANGE_EN.search(question) or _CHANGE_ZH.search(question))
+
+
 def without_person(text: str, person: str) -> str:
     """``text`` without ``person``'s name (and its possessive): among that person's own turns the name
     tells none apart, and a short turn embeds mostly as its speaker's name ("Sam: Haha, same here."

@@ -647,3 +647,74 @@ def test_a_state_is_told_by_one_of_the_persons_most_informative_turns(chat, monk
     assert bergen in pair and pair[bergen]["via"] == "speaker" and pair[bergen]["from"] == festival
     monkeypatch.setattr(expand, "TOLD_SHARE", 0.5)  # before round twenty-nine: the median turn's information
     assert bergen not in _state_recall(brain, "told")[0]
+
+
+def test_an_afterwards_question_is_cut_before_what_came_after():
+    """"Who organised the street party, and where did that person go afterwards?": the deed, then what is
+    asked of afterwards (round thirty); a question asking no such thing, or with no cut, is not cut."""
+    assert indirect.after_clauses("Who organised the street party, and where did that person go afterwards?") == (
+        "Who organised the street party", "and where did that person go afterwards?")
+    assert indirect.after_clauses("谁修好了漏雨的屋顶？那人之后去了哪里？") == (
+        "谁修好了漏雨的屋顶", "那人之后去了哪里？")
+    assert indirect.after_clauses("翻译了那份合同的人，如今在哪儿？") == ("翻译了那份合同的人", "如今在哪儿？")
+    for question in ("Where did Sam go after the concert?", "What happened later to whoever painted the mural?",
+                     "When did Sam move, and where?", "张伟什么时候搬的家？"):
+        assert indirect.after_clauses(question) == (), question
+
+
+def _after_recall(brain, tenant: str, query: str) -> tuple[list[str], dict]:
+    """The top five of ``query``, and the expansion ``why`` of each paired item."""
+    pack = brain.recall(tenant=tenant, agent="chat", query=query, k=5, layers=["episodic"])
+    return ([i.id for i in pack.items],
+            {i.id: i.why["expansion"] for i in pack.items if "pair" in i.why.get("expansion", {})})
+
+
+def test_an_afterwards_question_pairs_the_deed_with_the_doers_turn_told_later(chat, monkeypatch):
+    """"Who organised the street party, and where did that person go afterwards?": Lee tells Diego's deed in
+    one session and, sessions later, where Diego went, a turn that shares no word with the question; other
+    people's moves and Diego's home before the party are nearer it. The deed and Diego's later turn stand among
+    the best five, a pair joined by his name (round thirty)."""
+    brain, _ = chat
+    turns = _small_talk("Lee", "Sam")
+    turns += [(1, "Lee", "Diego lived in Oslo for years before he came here, he still misses the fjords."),
+              (3, "Lee", "Diego organised the whole street party on our block, bunting, barbecue and permits."),
+              (4, "Sam", "Where did everyone go after the party? The street was empty by nine."),
+              (5, "Lee", "Mei went to Osaka afterwards, she said the move was the best thing she did."),
+              (6, "Sam", "I'd like to go somewhere new afterwards too, maybe the coast."),
+              (7, "Lee", "Last I heard Diego was baking bread for a cafe in Reykjavik.")]
+    ids = _chat(brain, turns, tenant="after")
+    brain.index.semantic.wait()
+    party, reykjavik = ids[-5], ids[-1]
+    query = "Who organised the street party, and where did that person go afterwards?"
+    top, pair = _after_recall(brain, "after", query)
+    assert party in top and reykjavik in top
+    assert pair[reykjavik]["via"] == "entity:Diego" and pair[reykjavik]["from"] == party
+    assert pair[reykjavik]["clause"]["part"] == "and where did that person go afterwards?"
+    monkeypatch.setattr(expand, "LATER_PAIRS", False)  # before round thirty: no pair
+    assert reykjavik not in _after_recall(brain, "after", query)[0]
+
+
+def test_a_change_question_pairs_two_of_the_persons_turns_from_different_sessions(chat, monkeypatch):
+    """"How has Sam's coffee habit changed?": Sam told the before and the after in two sessions, sharing no
+    word with each other; Lee's coffee talk and a line Sam says every morning are nearer the question. Sam's
+    two turns nearest it that he said once, from different sessions, stand among the best five, a pair
+    joined by their speaker (round thirty)."""
+    brain, _ = chat
+    turns = _small_talk("Lee", "Sam")
+    turns += [(2, "Sam", "Four espressos before lunch, that's me."),
+              (3, "Sam", "Ugh, long day. Coffee first."),
+              (3, "Lee", "The coffee at the new place is like mud, Sam, and the habit is expensive."),
+              (4, "Lee", "Has your coffee changed since the new machine? Mine has."),
+              (5, "Sam", "Ugh, long day. Coffee first."),
+              (5, "Lee", "My coffee habit changed when I bought a grinder, now it is two cups a day."),
+              (6, "Lee", "Sam, the coffee habit of this office has changed a lot."),
+              (7, "Sam", "Quit caffeine cold turkey, herbal tea only.")]
+    ids = _chat(brain, turns, tenant="change")
+    brain.index.semantic.wait()
+    before, after = ids[-8], ids[-1]
+    query = "How has Sam's coffee habit changed?"
+    top, pair = _after_recall(brain, "change", query)
+    assert before in top and after in top
+    assert {pair[no]["via"] for no in (before, after) if no in pair} == {"speaker"} and len(pair) == 2
+    monkeypatch.setattr(expand, "CHANGE_PAIRS", False)  # before round thirty: no pair
+    assert not {before, after} <= set(_after_recall(brain, "change", query)[0])
