@@ -6,11 +6,14 @@ nor after the brain reopens, and a replay of the whole log rebuilds the same uni
 from __future__ import annotations
 
 import json
+import time
 
 from hindbrain import Brain
 from hindbrain.learning.learner import Learner
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.recall.index import RecallIndex
+from hindbrain.schemas.codec import registry
+from hindbrain.streams.log import Message
 from hindbrain.streams.processing import decoded_entries
 from hindbrain.streams.replay import replay
 
@@ -88,3 +91,38 @@ def test_the_recall_index_and_the_learner_fold_a_decision_once_without_its_resta
     live.process(log, restoring=True)
     [(_, restated)] = live.learn([again])[0]
     assert restated["kind"] == "unit_restated" and json.loads(restated["payload_json"])["unit"]["status"] == "invalid"
+
+
+def test_over_kafka_an_old_decision_sent_again_does_not_bring_an_invalidated_unit_back(tmp_path, kafka):
+    """A producer writes the ``unit_accepted`` record's bytes to the decisions topic again after the
+    ``invalidate``: the learner restates the unit, recall does not serve it, and after a reopen neither."""
+    settings = dict(kafka=kafka.bootstrap, kafka_prefix=kafka.prefix, worker_group=f"{kafka.prefix}projector")
+    with Brain.open(tmp_path, embedder="none", **settings) as b:
+        fid = b.learn(tenant="acme", condition="exporting invoices from billing", action="use the v1 export endpoint")
+        b.learning.wait_until_caught_up()
+        assert served(b, fid)
+        b.invalidate(tenant="acme", fragment_id=fid, reason="the v1 endpoint was removed", version="billing v2")
+        b.learning.wait_until_caught_up()
+        assert not served(b, fid)
+        other = kafka.log()
+        try:
+            [accepted] = [e for e in other.read("decisions", 0, 0) if registry.decode(e.value)[1]["kind"]
+                          == "unit_accepted" and registry.decode(e.value)[1]["subject_ids"] == [fid]]
+            other.append([Message("decisions", accepted.key, accepted.value)])  # the same bytes again
+        finally:
+            other.close()
+        b.learning.wait_until_caught_up()
+        assert not served(b, fid)
+        assert b.learning.learner.unit("acme", fid).status == "invalid"
+        deadline = time.monotonic() + 10
+        while [s["decision_kind"] for s in states(b) if s["fragment_id"] == fid] != ["unit_restated"]:
+            assert time.monotonic() < deadline, f"never restated: {states(b)}"
+            time.sleep(0.05)
+        assert not served(b, fid)
+        before = states(b)
+        assert [s["status"] for s in before if s["fragment_id"] == fid] == ["invalid"]
+    with Brain.open(tmp_path, embedder="none", **settings) as b:
+        assert not served(b, fid)
+        assert states(b) == before
+        b.learning.wait_until_caught_up()
+        assert b.learning.learner.unit("acme", fid).status == "invalid"
