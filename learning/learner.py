@@ -139,9 +139,10 @@ class _Tenant:
     # (one success cost ~O(units): 100 → 300 µs an event over 40k events of bench/learning.py's world, issue 28).
     proven: dict[str, None] = field(default_factory=dict)
     # A unit decision counts once, at its first place on the log (``Learner._again``): the ids folded, and the
-    # ones it appended and has not read back yet (its own, read back once, are no repeat).
+    # ones it appended and has not read back yet (its own, read back once, are no repeat). ``unread`` is what is
+    # in flight between its appends and its reads, not what it learnt: left out of a comparison of two learners.
     folded: set[str] = field(default_factory=set)
-    unread: set[str] = field(default_factory=set)
+    unread: set[str] = field(default_factory=set, compare=False)
 
     def __setstate__(self, state: dict) -> None:
         """A snapshot pickled before a field existed (round twenty-five's ``injected``, ``answered``) still
@@ -218,7 +219,7 @@ class Learner:
                 record = decoded.record
                 env = record["envelope"]
                 try:
-                    if decoded.record_type != "perception":
+                    if decoded.record_type != "perception" or env["producer"] == PRODUCER:
                         # a unit decision folded already (its own read back, a repeat) is not folded again
                         if decoded.record_type == "decision" and record["kind"] in UNIT_KINDS and (
                                 again := self._again(decoded)) is not None:
