@@ -138,6 +138,11 @@ class _Tenant:
     # detection contradicts, read on every success; a scan of ``units`` there grew with the tenant's units
     # (one success cost ~O(units): 100 → 300 µs an event over 40k events of bench/learning.py's world, issue 28).
     proven: dict[str, None] = field(default_factory=dict)
+    # A unit decision counts once, at its first place on the log (``Learner._again``): the ids folded, and the
+    # ones it appended and has not read back yet (its own, read back once, are no repeat). ``unread`` is what is
+    # in flight between its appends and its reads, not what it learnt: left out of a comparison of two learners.
+    folded: set[str] = field(default_factory=set)
+    unread: set[str] = field(default_factory=set, compare=False)
 
     def __setstate__(self, state: dict) -> None:
         """A snapshot pickled before a field existed (round twenty-five's ``injected``, ``answered``) still
@@ -173,6 +178,13 @@ class Learner:
         out: list[tuple[str, dict]] = []
         for decoded in batch:
             record_type, record = decoded.record_type, decoded.record
+            if record_type == "decision" and record["kind"] in UNIT_KINDS and (
+                    again := self._again(decoded, restoring)) is not None:
+                if not restoring:  # restoring: its restatement is on the log, after it
+                    for rt, r in again:
+                        self._apply(rt, r, emitted=True)
+                    out.extend(again)
+                continue
             if is_own(record):
                 if restoring:
                     self._apply(record_type, record)
@@ -181,7 +193,7 @@ class Learner:
             if handler:
                 emitted = handler(self, record, restoring)
                 for rt, r in emitted:
-                    self._apply(rt, r)
+                    self._apply(rt, r, emitted=not restoring)
                 out.extend(emitted)
         return out
 
@@ -206,14 +218,17 @@ class Learner:
             for decoded in batch:
                 record = decoded.record
                 env = record["envelope"]
-                if env["producer"] == PRODUCER:  # is_own: its own records change nothing live
-                    continue
                 try:
-                    if decoded.record_type != "perception":
-                        handler = handlers.get(decoded.record_type)
-                        if handler is None:
+                    if decoded.record_type != "perception" or env["producer"] == PRODUCER:
+                        # a unit decision folded already (its own read back, a repeat) is not folded again
+                        if decoded.record_type == "decision" and record["kind"] in UNIT_KINDS and (
+                                again := self._again(decoded)) is not None:
+                            emitted = again
+                        # is_own: its own records change nothing live
+                        elif env["producer"] == PRODUCER or (handler := handlers.get(decoded.record_type)) is None:
                             continue
-                        emitted = handler(self, record, False)
+                        else:
+                            emitted = handler(self, record, False)
                     else:
                         t = tenants.get(env["tenant"]) or self._tenant(env["tenant"])
                         if not t.perceived.added(env["record_id"]):  # ``_repeated``
@@ -234,7 +249,7 @@ class Learner:
                         if failure or success or kind == "feedback" or kind == "message" and record.get("speaker"):
                             emitted += rules(t, record, failure, success, False)
                     for rt, r in emitted:
-                        apply(rt, r)
+                        apply(rt, r, True)
                 except Exception as exc:  # noqa: BLE001 - the caller dead-letters it; the stream goes on
                     failed.append((decoded, exc))
                     continue
@@ -253,13 +268,19 @@ class Learner:
         return t.units.get(fragment_id) if t else None
 
     # -- applying its own records (the state is a fold of the log) -------------------------
-    def _apply(self, record_type: str, record: dict) -> None:
+    def _apply(self, record_type: str, record: dict, emitted: bool = False) -> None:
+        """Folds a record into the state; ``emitted``: one the learner appends now (it reads it back later)."""
         if record_type == "cognition" and record.get("scope"):  # its own proposals' too: where each unit holds
             self._tenant(record["envelope"]["tenant"]).scopes[record["fragment_id"]] = dict(record["scope"])
         if record_type != "decision" or record["kind"] not in UNIT_KINDS:
             return
-        payload = json.loads(record["payload_json"])
         t = self._tenant(record["envelope"]["tenant"])
+        if record["decision_id"] in t.folded:  # it counted at its first place (``_again``)
+            return
+        t.folded.add(record["decision_id"])
+        if emitted:
+            t.unread.add(record["decision_id"])
+        payload = json.loads(record["payload_json"])
         if t.teaching and record["subject_ids"] and (left := _taught_by(record)) is not None:
             taught = t.teaching.pop(record["subject_ids"][0], None)
             if taught is not None:
@@ -272,6 +293,37 @@ class Learner:
                 t.lessons.setdefault(lesson, unit.fragment_id)
             elif payload.get("into") and t.lessons.get(lesson) == unit.fragment_id:
                 t.lessons[lesson] = payload["into"]  # the lesson now lives on in what absorbed it
+
+    def _again(self, decoded: Decoded, restoring: bool = False) -> list[tuple[str, dict]] | None:
+        """A unit decision read from the log that must not be folded: its own appended one read back (``[]``),
+        or one folded already, come again later on the log — a producer's retry that landed twice, an old
+        record replayed. A decision counts once, at its first place: folded again it would roll the unit back
+        to the state it carries (docs/security.md, "A decision counts once, round thirty"). Live, where the
+        unit's state of now differs from that, returns a ``unit_restated`` decision carrying the state of now:
+        the views and the recall index keep a unit's newest decision on the log, so they keep that one.
+        None: a first place, folded as usual."""
+        record = decoded.record
+        t = self.tenants.get(record["envelope"]["tenant"])
+        decision_id = record["decision_id"]
+        if t is None or decision_id not in t.folded:
+            return None
+        if decision_id in t.unread:
+            t.unread.discard(decision_id)
+            return []
+        self.counts["repeated_decisions"] += 1
+        if restoring:
+            return []
+        stated = json.loads(record["payload_json"]).get("unit") or {}
+        unit = t.units.get(stated.get("fragment_id", ""))
+        if unit is None or _as_json(lifecycle.state_of(unit)) == stated:
+            return []
+        position = decoded.position
+        return [decision(DecisionKind.UNIT_RESTATED, record["envelope"]["tenant"], [unit.fragment_id], [decision_id],
+                         f"{record['kind']} {decision_id} came again at {position.topic}/{position.partition}/"
+                         f"{position.offset}: a decision counts once, at its first place on the log",
+                         {"unit": lifecycle.state_of(unit), "repeated": decision_id}, record["envelope"]["ts_us"],
+                         LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
+                         f"{decision_id}@{position.topic}/{position.partition}/{position.offset}")]
 
     def _tenant(self, tenant: str) -> _Tenant:
         t = self.tenants.get(tenant)
@@ -903,6 +955,11 @@ class Credit:
             return (f"recall {self.recall_id} did not inject it: an outcome credits only what its recall put into "
                     "the agent's context, this one none")
         return None
+
+
+def _as_json(state: dict) -> dict:
+    """A unit's state as a decision's payload reads back (tuples as lists), to compare with one."""
+    return json.loads(json.dumps(state))
 
 
 def _credit(t: _Tenant, recall_id: str | None, outcome_id: str) -> Credit:

@@ -3,6 +3,11 @@
 The learner never updates ``fragments`` (a proposal stays as proposed); each of its
 decisions carries the unit's whole state after it, and this view keeps the latest
 (``ReplacingMergeTree`` on the log offset), so replay rebuilds it exactly.
+
+A decision counts once, at its first place on the log: when one comes again later (a
+producer's retry, an old record replayed), the learner appends a ``unit_restated`` decision
+after it with the unit's state of then, which this view keeps as the newest (docs/security.md,
+"A decision counts once, round thirty").
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ UNIT_KINDS = (DecisionKind.UNIT_ACCEPTED, DecisionKind.UNIT_HELD, DecisionKind.U
               DecisionKind.UNIT_REVIEWING, DecisionKind.UNIT_DISPROVEN, DecisionKind.UNIT_SKILL,
               DecisionKind.TRAIT_PROPOSED, DecisionKind.TRAIT_APPROVED, DecisionKind.TRAIT_DECLINED,
               DecisionKind.UNIT_INVALIDATED, DecisionKind.UNIT_ARCHIVED, DecisionKind.UNIT_SHARED,
-              DecisionKind.UNIT_SUPERSEDED)
+              DecisionKind.UNIT_SUPERSEDED, DecisionKind.UNIT_RESTATED)
 UNIT_SHARED = DecisionKind.UNIT_SHARED  # a private unit cleared the bar of shared memory (lifecycle.sharing)
 
 

@@ -924,6 +924,9 @@ class RecallIndex:
             semantic.dialogue_texts = self.dialogue_texts
         self._lock = threading.Lock()  # the Brain's own appends and a log tail both add
         self._outcomes_seen: set[str] = set()  # a redelivered outcome must not count twice
+        # The unit decisions folded: a decision counts once, at its first place on the log (a replayed
+        # or retried one must not roll a unit back; ``streams.sink.first_unit_decisions`` for the view).
+        self._unit_decisions_seen: set[str] = set()
         # Held while records are folded, so a snapshot (``recall.index_snapshot``) is one cut of
         # the fold; ``folded``: the first offset of the embedded log not folded yet (its offsets
         # are global): where a process restoring that snapshot goes on folding.
@@ -1023,7 +1026,7 @@ class RecallIndex:
         confidence (rejected, held, invalid ...), and events merged into a newer one."""
         record = decoded.record
         tenant = self.tenants.get(record["envelope"]["tenant"])
-        if tenant is None:
+        if tenant is None or self._repeated_unit_decision(record):
             return
         tenant.apply_decision(record["kind"], record["subject_ids"], record["payload_json"])
         signals = feedback.verdict_signals(record)  # the same counts the ``feedback`` view gives on load
@@ -1032,6 +1035,16 @@ class RecallIndex:
             setattr(c, signal, getattr(c, signal) + 1)
         for row in unit_states.project(decoded.record_type, record, decoded.position):
             tenant.set_state(row["fragment_id"], row["status"], row["confidence"], row["rung"])
+
+    def _repeated_unit_decision(self, record: dict) -> bool:
+        """A unit decision folded already (the same ``decision_id`` again, later on the log); notes it if not."""
+        if record["kind"] not in unit_states.UNIT_KINDS:
+            return False
+        with self._lock:
+            if record["decision_id"] in self._unit_decisions_seen:
+                return True
+            self._unit_decisions_seen.add(record["decision_id"])
+            return False
 
     def _observe_outcome(self, record: dict) -> None:
         env = record["envelope"]
@@ -1055,6 +1068,7 @@ class RecallIndex:
         then the units: the order taint flows in."""
         self.tenants.clear()
         self._outcomes_seen.clear()
+        self._unit_decisions_seen.clear()
         for table, names, rows in _runs(warehouse, (events.TABLE, beliefs.TABLE, fragments.TABLE), one_log, chunk):
             if table is beliefs.TABLE:
                 for values in rows:
@@ -1079,6 +1093,9 @@ class RecallIndex:
                 no = index.by_id.get(item)
                 index.counters[item] = Counters(*counts, unit=no is not None and index.docs.peek(no).kind == "fragment")
         self._outcomes_seen.update(r[0] for r in warehouse.query("SELECT outcome_id FROM outcomes FINAL"))
+        self._unit_decisions_seen.update(r[0] for r in warehouse.query(
+            "SELECT decision_id FROM decisions FINAL WHERE kind IN {k:Array(String)}",
+            {"k": list(unit_states.UNIT_KINDS)}))
         for tenant, fragment_id, status, confidence, rung in warehouse.query(
                 "SELECT tenant, fragment_id, status, confidence, rung FROM unit_states FINAL"):
             self.tenant(tenant).set_state(fragment_id, status, confidence, rung)

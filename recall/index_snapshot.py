@@ -94,6 +94,7 @@ def write_index(index: RecallIndex, folder: Path, counts: dict[str, int]) -> dic
         stem.with_suffix(".state").write_bytes(orjson.dumps(state, default=json_default))
         tenants.append({"name": name, "stem": stem.name, "docs": count, "lexical": lexical})
     (folder / "outcomes.json").write_bytes(orjson.dumps(sorted(index._outcomes_seen)))
+    (folder / "unit_decisions.json").write_bytes(orjson.dumps(sorted(index._unit_decisions_seen)))
     return {"version": INDEX_VERSION, "doc_fields": list(DOC_FIELDS), "belief_fields": list(BELIEF_FIELDS),
             "documents": sum(t["docs"] for t in tenants), "tenants": tenants}
 
@@ -116,6 +117,8 @@ def restore_index(index: RecallIndex, folder: Path, manifest: dict) -> None:
         for entry in section["tenants"]:
             index.tenants[entry["name"]] = _tenant(folder / entry["stem"], entry)
         index._outcomes_seen = set(orjson.loads((folder / "outcomes.json").read_bytes()))
+        # a snapshot from before round thirty has none: refused, the index is rebuilt from the views
+        index._unit_decisions_seen = set(orjson.loads((folder / "unit_decisions.json").read_bytes()))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         index.tenants.clear()
         raise SnapshotRefused(f"index snapshot {folder.name} cannot be read: {exc!r}") from None

@@ -37,6 +37,9 @@ class DecisionKind(StrEnum):
     UNIT_SHARED = "unit_shared"  # a private unit cleared the bar of shared memory
     UNIT_SUPERSEDED = "unit_superseded"  # a newer statement of the same fact replaces it
     UNIT_ARCHIVED = "unit_archived"  # over capacity: archived by a job's proposal
+    # a unit decision came again later on the log (a producer's retry, a replay): it counts once, at its first
+    # place, so the learner restates the unit's state of now after it (learning.learner, ``_again``)
+    UNIT_RESTATED = "unit_restated"
     UNIT_ATTRIBUTED = "unit_attributed"  # the learner's verdict on an applied unit, when no state changes with it
     EVENTS_OUTDATED = "events_outdated"  # older successes of an option that now fails: the world changed
     # a person's (Brain.approve, Brain.invalidate)

@@ -33,7 +33,7 @@ def per_record_learn(learner: Learner, batch) -> tuple[list, list]:
         try:
             emitted = handler(learner, record, False)
             for rt, r in emitted:
-                learner._apply(rt, r)
+                learner._apply(rt, r, True)  # its appends (they are read back later)
         except Exception as exc:  # noqa: BLE001 - as the loop it mirrors
             failed.append((decoded, exc))
             continue

@@ -53,7 +53,7 @@ def round_22_learn(learner: Learner, batch) -> tuple[list, list]:
                 if failure or success or kind in _SPOKEN:
                     emitted += learner._perception_rules(t, record, failure, success, False)
             for rt, r in emitted:
-                learner._apply(rt, r)
+                learner._apply(rt, r, True)  # its appends (they are read back later)
         except Exception as exc:  # noqa: BLE001 - as the loop it mirrors
             failed.append((decoded, exc))
             continue

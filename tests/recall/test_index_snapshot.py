@@ -92,6 +92,7 @@ def test_a_restored_index_equals_the_saved_one_field_by_field(tmp_path):
             assert tenant.last_said == saved.tenants[name].last_said  # threads by document number
             same_scores(saved.tenants[name].bm25, tenant.bm25, TERMS if name == "t" else OTHER)
         assert restored._outcomes_seen == saved._outcomes_seen
+        assert restored._unit_decisions_seen == saved._unit_decisions_seen
         assert any(d.quarantine for d in restored.tenants["t"].docs) and restored.tenants["t"].retired == 3
 
 

@@ -83,6 +83,7 @@ def test_an_index_loaded_from_the_views_equals_the_one_observed_from_the_log(tmp
         for tenant in observed.tenants:
             assert _differences(observed.tenants[tenant], loaded.tenants[tenant]) == [], tenant
         assert observed._outcomes_seen == loaded._outcomes_seen
+        assert observed._unit_decisions_seen == loaded._unit_decisions_seen
 
 
 def test_a_reopened_brain_numbers_its_documents_as_the_log_did(tmp_path):
