@@ -198,7 +198,7 @@ _AFTERWARDS_ZH = re.compile(r"后来|之后|以后|接下来|再往后|如今|�
 
 def asks_afterwards(question: str) -> bool:
     """Whether ``question`` asks what someone did or where they went after something it tells of."""
-    return AFTERWARDS and bool(question) and bool(_AFTERWARDS_EN.search(question) or _AFTERWARDS_ZH.search(question))
+    return AFTERWARDS and _says_any(question, _AFTERWARDS_EN, _AFTERWARDS_ZH)
 
 
 def after_clauses(question: str) -> tuple[str, str] | tuple[()]:
@@ -225,7 +225,12 @@ _CHANGE_ZH = re.compile(r"变|前后|以前|之前|如今|现在|后来|换")
 
 def asks_change(question: str) -> bool:
     """Whether ``question`` asks how something of someone's changed (or whether it still holds)."""
-    return CHANGE and bool(question) and bool(_CHANGE_EN.search(question) or _CHANGE_ZH.search(question))
+    return CHANGE and _says_any(question, _CHANGE_EN, _CHANGE_ZH)
+
+
+def _says_any(question: str | None, *patterns: re.Pattern) -> bool:
+    """Whether one of ``patterns`` (a language's words for the same ask) is found in ``question``."""
+    return bool(question) and any(pattern.search(question) for pattern in patterns)
 
 
 def without_person(text: str, person: str) -> str:
