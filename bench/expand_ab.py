@@ -33,7 +33,8 @@ Arms:
   not read as describing one (before round twenty-four);
 * ``reduced`` — an English question describing a person by a reduced relative ("the person
   responsible for the sweets", "in charge of") not read as describing one (before round twenty-four);
-* ``slots0`` — no expansion among the best five places (``EXPAND_SLOTS`` 0);
+* ``slots0`` — no expansion among the best five places (``EXPAND_SLOTS`` 0); ``slots2now`` /
+  ``unlimited`` — two, any number of them (``EXPAND_SLOTS`` 2 / None) with every other switch as shipped;
 * ``calendar`` — a weekday or month capitalised inside a sentence still a name that links turns
   (``CALENDAR_FREE`` off: before round twenty-five; the arms above run with it on);
 * ``lowercase`` — a Latin name links to every turn holding the word, lower case too ("every city"
@@ -106,7 +107,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "person": {"PERSON_VIEWS": False, "CHAINS": False},
         "nochains": {"CHAINS": False},
         "openers": {"NAME_INSIDE": False},
-        "slots0": {"EXPAND_SLOTS": 0},
+        "slots0": {"EXPAND_SLOTS": 0}, "slots2now": {"EXPAND_SLOTS": 2},
+        "unlimited": {"EXPAND_SLOTS": None},
         "calendar": {"CALENDAR_FREE": False}, "lowercase": {"NAME_WRITTEN": False},
         "relation_acts": {"RELATIONS_NO_ACT": False},
         "nojoint": {"JOINT_PAIRS": False}, "joint10": {"JOINT_SEEDS": 10}, "joint32": {"JOINT_SEEDS": 32},
