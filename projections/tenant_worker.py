@@ -178,6 +178,7 @@ def _serve(conn) -> None:
     send_handle(conn, pidfd, 0)
     os.close(pidfd)
     home, root, database, tables, views, limits = conn.recv()
+    threading.Thread(target=_end_with_brain, args=(conn.fileno(), home), daemon=True).start()
     import chdb
     import clickhouse_connect
 
@@ -220,6 +221,20 @@ def _serve(conn) -> None:
         engine.close()
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _end_with_brain(fd: int, home: str) -> None:
+    """End the worker when the brain's end of its socket closes, even in the middle of a query: a brain killed
+    while its worker ran a query (SIGKILL, the OOM killer) left that query running to its end with no watchdog
+    over its time or memory, and its folder and the brain's stdout held (measured: 48 s of a cross join after
+    the brain was gone; a call the engine cannot interrupt, for good; round thirty). ``POLLRDHUP`` is the peer's
+    close only, not a request arriving, so the main thread's reads are not disturbed."""
+    hung_up = select.poll()
+    hung_up.register(fd, select.POLLRDHUP)
+    while not hung_up.poll():
+        pass
+    shutil.rmtree(home, ignore_errors=True)
+    os._exit(0)
 
 
 def refreshed(admin, database: str, table: WorkerTable, copy: str, loaded: frozenset[str]) -> frozenset[str]:
@@ -305,17 +320,22 @@ def worker_homes(root: str) -> str:
     return root.rstrip("/") + ".tenant-sql"
 
 
+# The worker folders this process made and has not removed yet (``TenantWorker._start``, ``_stop``): what a sweep
+# keeps. Not "named for this process's id": in a container the brain has the same small id at every start, so a
+# folder a killed one left was taken for this process's own and never swept (round thirty).
+_HOMES: set[str] = set()
+
+
 def sweep_orphans(homes: str) -> list[str]:
-    """Remove the worker folders under ``homes`` that no worker of this process made, and name them. Run when a
-    brain opens its folder: chDB lets one process at a time open it, so a folder another process made was left
-    by a brain killed with its worker (SIGKILL runs no clean-up), whose snapshot's hard links kept every part it
-    had linked on disk after the brain merged it away. A folder is named for the process that made it."""
+    """Remove the worker folders under ``homes`` that no live worker of this process made, and name them. Run
+    when a brain opens its folder: chDB lets one process at a time open it, so a folder another process made was
+    left by a brain killed with its worker (SIGKILL runs no clean-up), whose snapshot's hard links kept every part
+    it had linked on disk after the brain merged it away."""
     try:
         names = os.listdir(homes)
     except FileNotFoundError:
         return []
-    mine = f"{os.getpid()}-"
-    orphans = [n for n in names if not n.startswith(mine)]
+    orphans = [n for n in names if os.path.join(homes, n) not in _HOMES]
     for name in orphans:
         shutil.rmtree(os.path.join(homes, name), ignore_errors=True)
     return orphans
@@ -551,6 +571,7 @@ class TenantWorker:
         # merged it away — a folder leaked per kill, which a tenant can cause at will (round twenty-nine).
         os.makedirs(homes := worker_homes(self.root), exist_ok=True)
         self._home = tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=homes)
+        _HOMES.add(self._home)
         self._conn = Connection(ours.detach())
         try:
             ZYGOTE.fork(theirs)
@@ -580,6 +601,7 @@ class TenantWorker:
             self._conn.close()
         if self._home is not None:  # the process has ended: nothing writes there any more
             shutil.rmtree(self._home, ignore_errors=True)
+            _HOMES.discard(self._home)
         self._process = self._conn = self._home = None
 
     def close(self) -> None:

@@ -90,3 +90,17 @@ def test_the_folder_a_killed_brain_s_worker_left_is_swept_when_a_brain_opens_the
         assert not os.path.exists(home)  # at the base, in the system's temporary folder, never swept
         assert os.path.isdir(mine) and os.listdir(os.path.dirname(mine)) == [os.path.basename(mine)]  # its own
         assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 0}]
+
+
+def test_a_folder_left_by_an_earlier_process_of_the_same_id_is_swept(tmp_path):
+    # In a container the brain has the same small process id at every start: a folder its killed predecessor left
+    # bears this process's id. At the base a sweep took it for this process's own and kept it for good.
+    with Brain.open(tmp_path / "b", embedder="none") as brain:
+        assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 0}]
+        mine = brain.warehouse._worker._home
+        left = os.path.join(os.path.dirname(mine), f"{os.getpid()}-left")
+        os.makedirs(os.path.join(left, "snapshot"))
+        brain.warehouse.isolate_tenants()  # what Brain.open runs (hindbrain.brain.open_views)
+        assert not os.path.exists(left)
+        assert os.listdir(os.path.dirname(mine)) == [os.path.basename(mine)]  # its live worker's, kept
+        assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 0}]

@@ -126,3 +126,29 @@ def test_over_kafka_an_old_decision_sent_again_does_not_bring_an_invalidated_uni
         assert states(b) == before
         b.learning.wait_until_caught_up()
         assert b.learning.learner.unit("acme", fid).status == "invalid"
+
+
+def test_repeats_and_replayed_restatements_make_the_learner_write_once_each_at_most(tmp_path):
+    # A flood of repeats may not make the learner write without end: each repeat of the old decision gets one
+    # restatement (its own position), a restatement replayed states the unit as it is and gets none, and the
+    # learner's own restatements read back are no repeats (round thirty's attack of robust33's restatement).
+    with Brain.open(tmp_path / "brain", embedder="none") as b:
+        fid = b.learn(tenant="acme", condition="exporting invoices from billing", action="use the v1 export endpoint")
+        b.invalidate(tenant="acme", fragment_id=fid, reason="the v1 endpoint was removed", version="billing v2")
+        accepted = unit_decision(b, "unit_accepted", fid)
+        b.runner.submit([("decision", accepted.record)] * 3)
+        b.runner.flush()
+        b.learning.wait_until_caught_up()
+        b.runner.flush()
+        restated = [d for d in decoded_entries(b.log.read_all(0, 100_000)) if d.record_type == "decision"
+                    and d.record["kind"] == "unit_restated"]
+        assert len(restated) == 3
+        b.runner.submit([("decision", d.record) for d in restated] * 2)  # the restatements replayed, twice
+        b.runner.flush()
+        b.learning.wait_until_caught_up()
+        b.runner.flush()
+        again = [d for d in decoded_entries(b.log.read_all(0, 100_000)) if d.record_type == "decision"
+                 and d.record["kind"] == "unit_restated"]
+        assert len(again) == 3 + 6  # the replayed ones themselves, and no restatement of them
+        assert b.learning.learner.counts["repeated_decisions"] == 3 + 6
+        assert b.learning.learner.unit("acme", fid).status == "invalid" and not served(b, fid)

@@ -5,7 +5,11 @@ now a zygote that loaded them but opened no engine forks one per start. What the
 the brains sharing the zygote: each brain's worker is its own process with its own engine and sees its own rows, a
 killed worker is a process that has ended, and a zygote that died is started again."""
 
+import contextlib
 import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -61,3 +65,42 @@ def test_a_forked_process_handle_answers_as_a_popen_does(brain):
     assert process.wait(5) is not None and process.poll() is not None
     process.kill()  # a second kill of an ended worker is no error
     assert brain.sql(COUNT.format("alpha"), tenant="acme") == [{"n": 3}]
+
+
+# A brain that runs a long tenant query in its worker, says which process that is, and is killed (SIGKILL: no
+# clean-up runs, as with the OOM killer). Its time limit is raised so that only the brain's end can end the query.
+KILLED_MID_QUERY = """
+import os, sys, threading, time
+from hindbrain import Brain
+brain = Brain.open(sys.argv[1], embedder="none")
+for i in range(10):
+    brain.perceive(tenant="acme", agent="bot-1", text=f"acme note {i}")
+brain.warehouse.limit_tenants(max_execution_time=600)
+assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 10}]
+heavy = "SELECT count() FROM events a, events b, events c, (SELECT arrayJoin(range(1000000)) x) d, events e"
+threading.Thread(target=brain.tenant_sql, args=(heavy,), kwargs={"tenant": "acme", "marker": "m"}).start()
+while brain.warehouse.tenant_queries_running("m") != 1:
+    time.sleep(0.01)
+worker = brain.warehouse._worker
+print(worker._process.pid, worker._home, flush=True)
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_a_worker_running_a_query_ends_with_its_killed_brain(tmp_path):
+    # At the base the query ran on to its end (48 s measured) with no watchdog over it, its folder kept.
+    # its first line, not its whole output: a worker left running holds the brain's stdout open too
+    with subprocess.Popen([sys.executable, "-c", KILLED_MID_QUERY, str(tmp_path / "b")], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True) as killed:
+        pid, home = killed.stdout.readline().split()
+        assert killed.wait(60) == -signal.SIGKILL
+    with contextlib.suppress(ProcessLookupError):  # it may have ended already
+        worker = os.pidfd_open(int(pid))
+        try:
+            ended = tenant_worker.ended(worker, 10)
+            if not ended:  # not left running past the test
+                signal.pidfd_send_signal(worker, signal.SIGKILL)
+        finally:
+            os.close(worker)
+        assert ended
+    assert not os.path.exists(home)
