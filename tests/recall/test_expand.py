@@ -610,12 +610,16 @@ def test_a_state_at_the_time_of_an_event_pairs_the_persons_event_and_state_turns
     assert bergen not in _state_recall(brain, "state")[0]
 
 
-def _state_recall(brain, tenant: str) -> tuple[list[str], dict]:
-    """The top five of the state question about Sam's city, and the expansion ``why`` of each paired item."""
-    pack = brain.recall(tenant=tenant, agent="chat", query="Which city was Sam living in when he went to a lantern "
-                        "festival?", k=5, layers=["episodic"])
+def _paired_recall(brain, tenant: str, query: str) -> tuple[list[str], dict]:
+    """The top five of ``query``, and the expansion ``why`` of each paired item."""
+    pack = brain.recall(tenant=tenant, agent="chat", query=query, k=5, layers=["episodic"])
     return ([i.id for i in pack.items],
             {i.id: i.why["expansion"] for i in pack.items if "pair" in i.why.get("expansion", {})})
+
+
+def _state_recall(brain, tenant: str) -> tuple[list[str], dict]:
+    """The top five of the state question about Sam's city, and the expansion ``why`` of each paired item."""
+    return _paired_recall(brain, tenant, "Which city was Sam living in when he went to a lantern festival?")
 
 
 # Sam's turns that tell something, each on its own topic: they make Sam's median turn an informative one
@@ -670,13 +674,6 @@ def test_an_afterwards_question_is_cut_before_what_came_after():
         assert indirect.after_clauses(question) == (), question
 
 
-def _after_recall(brain, tenant: str, query: str) -> tuple[list[str], dict]:
-    """The top five of ``query``, and the expansion ``why`` of each paired item."""
-    pack = brain.recall(tenant=tenant, agent="chat", query=query, k=5, layers=["episodic"])
-    return ([i.id for i in pack.items],
-            {i.id: i.why["expansion"] for i in pack.items if "pair" in i.why.get("expansion", {})})
-
-
 def test_an_afterwards_question_pairs_the_deed_with_the_doers_turn_told_later(chat, monkeypatch):
     """"Who organised the street party, and where did that person go afterwards?": Lee tells Diego's deed in
     one session and, sessions later, where Diego went, a turn that shares no word with the question; other
@@ -694,12 +691,12 @@ def test_an_afterwards_question_pairs_the_deed_with_the_doers_turn_told_later(ch
     brain.index.semantic.wait()
     party, reykjavik = ids[-5], ids[-1]
     query = "Who organised the street party, and where did that person go afterwards?"
-    top, pair = _after_recall(brain, "after", query)
+    top, pair = _paired_recall(brain, "after", query)
     assert party in top and reykjavik in top
     assert pair[reykjavik]["via"] == "entity:Diego" and pair[reykjavik]["from"] == party
     assert pair[reykjavik]["clause"]["part"] == "and where did that person go afterwards?"
     monkeypatch.setattr(expand, "LATER_PAIRS", False)  # before round thirty: no pair
-    assert reykjavik not in _after_recall(brain, "after", query)[0]
+    assert reykjavik not in _paired_recall(brain, "after", query)[0]
 
 
 def test_a_change_question_pairs_two_of_the_persons_turns_from_different_sessions(chat, monkeypatch):
@@ -721,8 +718,8 @@ def test_a_change_question_pairs_two_of_the_persons_turns_from_different_session
     brain.index.semantic.wait()
     before, after = ids[-8], ids[-1]
     query = "How has Sam's coffee habit changed?"
-    top, pair = _after_recall(brain, "change", query)
+    top, pair = _paired_recall(brain, "change", query)
     assert before in top and after in top
     assert {pair[no]["via"] for no in (before, after) if no in pair} == {"speaker"} and len(pair) == 2
     monkeypatch.setattr(expand, "CHANGE_PAIRS", False)  # before round thirty: no pair
-    assert not {before, after} <= set(_after_recall(brain, "change", query)[0])
+    assert not {before, after} <= set(_paired_recall(brain, "change", query)[0])
