@@ -925,7 +925,8 @@ class RecallIndex:
         self._lock = threading.Lock()  # the Brain's own appends and a log tail both add
         self._outcomes_seen: set[str] = set()  # a redelivered outcome must not count twice
         # The unit decisions folded: a decision counts once, at its first place on the log (a replayed
-        # or retried one must not roll a unit back; ``streams.sink.first_unit_decisions`` for the view).
+        # or retried one must not roll a unit back; the view keeps the learner's ``unit_restated`` instead,
+        # ``learning.learner.Learner._again``).
         self._unit_decisions_seen: set[str] = set()
         # Held while records are folded, so a snapshot (``recall.index_snapshot``) is one cut of
         # the fold; ``folded``: the first offset of the embedded log not folded yet (its offsets
