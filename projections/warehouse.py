@@ -270,7 +270,7 @@ class Warehouse:
         self._isolated = True
         [(path,)] = self.query("SELECT data_paths[1] FROM system.tables WHERE database = {d:String} AND engine "
                                "LIKE '%MergeTree' LIMIT 1", {"d": self.database})
-        sweep_orphans(worker_homes(path.split("/store/")[0]))
+        sweep_orphans(worker_homes(chdb_folder(path)))
 
     def _tenant_worker(self) -> TenantWorker:
         """The worker for tenants' SQL, made for the tables as they are now (their UUIDs: a reset or a migration
@@ -283,8 +283,8 @@ class Warehouse:
                       if merge_tree]
             views = [create.replace("CREATE VIEW ", "CREATE VIEW IF NOT EXISTS ", 1)
                      for _, _, create, _, merge_tree in rows if not merge_tree]
-            root = tables[0].path.split("/store/")[0] + "/"
-            self._worker = TenantWorker(root, self.database, tables, views, self._tenant_limits)
+            self._worker = TenantWorker(chdb_folder(tables[0].path), self.database, tables, views,
+                                        self._tenant_limits)
         return self._worker
 
     def _drop_worker(self) -> None:
@@ -498,3 +498,9 @@ def limited_client(url: str, database: str, limits: dict = TENANT_LIMITS):
     for name, value in {**limits, "readonly": 1}.items():
         client.command(f"SET {name} = {value!r}")
     return client
+
+
+def chdb_folder(data_path: str) -> str:
+    """The embedded engine's folder (ending in "/") that a table's data path (``<folder>/store/<abc>/<uuid>/``)
+    lies in: where the tenant SQL worker's snapshots and their sweep live (``tenant_worker.worker_homes``)."""
+    return data_path.split("/store/")[0] + "/"
