@@ -29,6 +29,10 @@ TS_US_RANGE = (-62_135_596_800_000_000, 253_402_300_799_999_999)
 # in the log (kept forever), and a dead letter holding a ~1 MB original whole would itself be
 # over Kafka's message limit, which stopped the projector.
 MAX_ORIGINAL = 64 * 1024
+# A decision id is at most this long: every writer's is ``derived_id``'s or ``new_id``'s (35 characters).
+# Every fold keeps each id it saw (the learner's ``folded``, the recall index's ``_unit_decisions_seen``,
+# ~125 bytes one of 35 characters), so a writer's id of a megabyte would cost that in each, for good.
+MAX_DECISION_ID = 64
 
 
 class Decoded(NamedTuple):
@@ -72,11 +76,23 @@ def to_messages(records: Iterable[tuple[str, dict]]) -> list[Message]:
     out: list[Message] = []
     for record_type, run in groupby(records, key=itemgetter(0)):
         values = [r for _, r in run]
+        if record_type == "decision":
+            refuse_unreadable_decisions(values)
         encoded = registry.encode_many(record_type, values)  # first: a record that fails both fails as it did
         # ``tuple.__new__`` makes the named tuple without its generated ``__new__``'s Python frame
         out += map(_new_tuple, repeat(Message), zip(repeat(TOPIC_OF[record_type]), _scan.message_keys(values),
                                                     encoded))
     return out
+
+
+def refuse_unreadable_decisions(records: list[dict]) -> None:
+    """Raise ``ValueError`` naming the field for a decision every reader would dead-letter
+    (``decision_id_reason``): an embedded writer's record reaches the learner and the recall index
+    before the projector sees it (``EmbeddedRunner._append``'s listeners), so it must not enter the log."""
+    for record in records:
+        reason = decision_id_reason(record)
+        if reason:
+            raise ValueError(f"a decision record's {reason}")
 
 
 def dead_letter(position: Position, stage: str, reason: str, original: bytes, ts_us: int, tenant: str = "") -> dict:
@@ -107,6 +123,19 @@ def invalid_reason(record_type: str, record: dict, topic: str) -> str | None:
         return "envelope.record_id is empty"
     if not TS_US_RANGE[0] <= env["ts_us"] <= TS_US_RANGE[1]:  # it would make rows nothing can read back
         return f"envelope.ts_us {env['ts_us']} is outside the years 1 to 9999"
+    if record_type == "decision":
+        return decision_id_reason(record)
+    return None
+
+
+def decision_id_reason(record: dict) -> str | None:
+    """Why a decision record's ``decision_id`` cannot be taken (empty, or over ``MAX_DECISION_ID``
+    characters), or None."""
+    decision_id = record["decision_id"]
+    if not decision_id:
+        return "decision_id is empty"
+    if len(decision_id) > MAX_DECISION_ID:
+        return f"decision_id is {len(decision_id)} characters, over {MAX_DECISION_ID}"
     return None
 
 
