@@ -9,7 +9,13 @@
 KAFKA_HOME_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="$KAFKA_HOME_DIR/cache"
 LIBS="$CACHE/libs"
-DATA="${HINDBRAIN_KAFKA_DATA:-$CACHE/data}"
+# ACL mode (HINDBRAIN_KAFKA_ACL=1, README.md): SASL/PLAIN and ACLs, its own data dir by default.
+ACL="${HINDBRAIN_KAFKA_ACL:-0}"
+if [[ "$ACL" == 1 ]]; then
+  DATA="${HINDBRAIN_KAFKA_DATA:-$CACHE/data-acl}"
+else
+  DATA="${HINDBRAIN_KAFKA_DATA:-$CACHE/data}"
+fi
 PORT="${HINDBRAIN_KAFKA_PORT:-19092}"
 PROBE=(python3 "$KAFKA_HOME_DIR/probe.py")
 

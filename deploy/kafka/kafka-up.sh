@@ -45,6 +45,18 @@ wait_ready() {  # $1 = pid, $2 = port
   done
 }
 
+if [[ "$ACL" == 1 ]]; then  # no default secrets: the brain's and the agents' passwords come from the caller
+  [[ -n "${HINDBRAIN_KAFKA_BRAIN_PASSWORD:-}" && -n "${HINDBRAIN_KAFKA_AGENT_PASSWORD:-}" ]] ||
+    die "HINDBRAIN_KAFKA_ACL=1 needs HINDBRAIN_KAFKA_BRAIN_PASSWORD and HINDBRAIN_KAFKA_AGENT_PASSWORD"
+  export HINDBRAIN_KAFKA_ACL  # probe.py logs in as the brain
+fi
+
+grant_agent() {  # ACL mode: the agent principal may write its perceptions topic, nothing else
+  [[ "$ACL" == 1 ]] || return 0
+  "${PROBE[@]}" grant-agent "$PORT" "${HINDBRAIN_KAFKA_PREFIX:-hindbrain.}" || fail "granting the agent's ACLs failed"
+  echo "  (ACL mode: SASL/PLAIN as brain or agent; agent may write ${HINDBRAIN_KAFKA_PREFIX:-hindbrain.}perceptions only)"
+}
+
 command -v java >/dev/null || die "java not found (Kafka 4.x needs Java 17+)"
 command -v python3 >/dev/null || die "python3 not found"
 java_major="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
@@ -93,6 +105,7 @@ if pid="$(our_pid)"; then
   wait_ready "$pid" "$PORT"
   echo "kafka ready on 127.0.0.1:$PORT"
   echo "  (already running: pid $pid, data $DATA, log $LOGDIR/server.log)"
+  grant_agent
   exit 0
 fi
 rm -f "$PIDFILE"
@@ -117,6 +130,11 @@ for key in ("BROKER_PORT", "CONTROLLER_PORT", "DATA_DIR"):
     text = text.replace(f"@{key}@", os.environ[key])
 open(sys.argv[2], "w").write(text)
 PY
+if [[ "$ACL" == 1 ]]; then
+  chmod 600 "$DATA/server.properties"
+  BROKER_PORT="$PORT" CONTROLLER_PORT="$ctl_port" python3 "$KAFKA_HOME_DIR/acl_properties.py" \
+    >>"$DATA/server.properties"
+fi
 
 CP="$LIBS/*"
 read -r -a HEAP <<<"$HEAP_OPTS"
@@ -153,3 +171,4 @@ echo "$pid" >"$PIDFILE"
 wait_ready "$pid" "$PORT"
 echo "kafka ready on 127.0.0.1:$PORT"
 echo "  (pid $pid, ready in $((SECONDS - T0))s, data $DATA, log $LOGDIR/server.log)"
+grant_agent

@@ -7,6 +7,12 @@
     probe.py ready PORT [NODE_ID]   exit 0 if the broker on 127.0.0.1:PORT answers Kafka requests:
                                     ApiVersions, then a Metadata request whose broker list holds
                                     NODE_ID (only registered, unfenced brokers are listed)
+    probe.py grant-agent PORT PREFIX
+                                    (ACL mode) as the brain, allow the agent principal to write and
+                                    describe PREFIX + "perceptions" and nothing else (CreateAcls)
+
+In ACL mode (HINDBRAIN_KAFKA_ACL=1) the broker's listener is SASL_PLAINTEXT: ``ready`` and
+``grant-agent`` log in with PLAIN as ``brain`` (HINDBRAIN_KAFKA_BRAIN_PASSWORD) first.
 """
 
 from __future__ import annotations
@@ -19,7 +25,16 @@ import sys
 
 HOST = "127.0.0.1"
 API_METADATA = 3
+API_SASL_HANDSHAKE = 17
 API_VERSIONS = 18
+API_CREATE_ACLS = 30
+API_SASL_AUTHENTICATE = 36
+# CreateAcls codes (org.apache.kafka.common.acl / resource): a literal topic, allow
+TOPIC, LITERAL, ALLOW = 2, 3, 3
+WRITE, DESCRIBE = 4, 8
+# The topics an agent's own producer may write (docs/distributed.md, "ACLs on the broker"): its
+# perceptions. Decisions, cognitions and every other topic are the brain's.
+AGENT_TOPICS = ("perceptions",)
 
 
 def free_port() -> int:
@@ -94,10 +109,52 @@ class _Reader:
         return s
 
 
+def _str(text: str) -> bytes:
+    raw = text.encode()
+    return struct.pack(">h", len(raw)) + raw
+
+
+def sasl_login(sock: socket.socket, user: str, password: str) -> None:
+    """SASL/PLAIN on a fresh connection (SaslHandshake v1, SaslAuthenticate v1); raises if refused."""
+    r = _Reader(_request(sock, API_SASL_HANDSHAKE, 1, 101, _str("PLAIN")))
+    if (err := r.take(">h")) != 0:
+        raise ValueError(f"SaslHandshake error {err}")
+    token = b"\0" + user.encode() + b"\0" + password.encode()
+    r = _Reader(_request(sock, API_SASL_AUTHENTICATE, 1, 102, struct.pack(">i", len(token)) + token))
+    if (err := r.take(">h")) != 0:
+        raise ValueError(f"SaslAuthenticate error {err}: {r.string()}")
+
+
+def _connect(port: int, timeout: float) -> socket.socket:
+    """A connection to the broker, logged in as the brain in ACL mode."""
+    sock = socket.create_connection((HOST, port), timeout=timeout)
+    sock.settimeout(timeout)
+    if os.environ.get("HINDBRAIN_KAFKA_ACL") == "1":
+        try:
+            sasl_login(sock, "brain", os.environ["HINDBRAIN_KAFKA_BRAIN_PASSWORD"])
+        except BaseException:
+            sock.close()
+            raise
+    return sock
+
+
+def grant_agent(port: int, prefix: str, timeout: float = 10.0) -> None:
+    """Allow ``User:agent`` to write and describe ``prefix`` + each of ``AGENT_TOPICS`` (CreateAcls v1)."""
+    creations = [struct.pack(">b", TOPIC) + _str(prefix + topic) + struct.pack(">b", LITERAL) + _str("User:agent")
+                 + _str("*") + struct.pack(">bb", operation, ALLOW)
+                 for topic in AGENT_TOPICS for operation in (WRITE, DESCRIBE)]
+    with _connect(port, timeout) as sock:
+        r = _Reader(_request(sock, API_CREATE_ACLS, 1, 3, struct.pack(">i", len(creations)) + b"".join(creations)))
+    r.take(">i")  # throttle_time_ms
+    for _ in range(r.take(">i")):
+        err, message = r.take(">h"), r.string()
+        if err:
+            raise ValueError(f"CreateAcls error {err}: {message}")
+
+
 def ready(port: int, node_id: int = 1, timeout: float = 3.0) -> tuple[bool, str]:
     try:
-        with socket.create_connection((HOST, port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
+        with _connect(port, timeout) as sock:
             # ApiVersions v0: empty body; always answered, whatever the broker's version.
             r = _Reader(_request(sock, API_VERSIONS, 0, 1, b""))
             err = r.take(">h")
@@ -148,6 +205,9 @@ def main(argv: list[str]) -> int:
         if os.environ.get("PROBE_VERBOSE"):
             print(why, file=sys.stderr)
         return 0 if ok else 1
+    if cmd == "grant-agent":
+        grant_agent(int(argv[1]), argv[2])
+        return 0
     print(__doc__, file=sys.stderr)
     return 2
 
