@@ -152,3 +152,47 @@ def test_repeats_and_replayed_restatements_make_the_learner_write_once_each_at_m
         assert len(again) == 3 + 6  # the replayed ones themselves, and no restatement of them
         assert b.learning.learner.counts["repeated_decisions"] == 3 + 6
         assert b.learning.learner.unit("acme", fid).status == "invalid" and not served(b, fid)
+
+
+def test_over_kafka_two_learners_restate_a_repeat_once_each_with_one_id(tmp_path, kafka):
+    """Two learners (two groups) read the same repeat: each appends the restatement, with the same id (derived
+    from the repeat and its place); read back, the other's is a repeat of the unit's state of now: counted,
+    nothing more written — no ping-pong between learners."""
+    from hindbrain.learning.kafka_learner import KafkaLearner
+    from hindbrain.streams.topics import TOPICS
+
+    settings = dict(kafka=kafka.bootstrap, kafka_prefix=kafka.prefix, worker_group=f"{kafka.prefix}projector")
+    with Brain.open(tmp_path, embedder="none", **settings) as b:
+        fid = b.learn(tenant="acme", condition="exporting invoices from billing", action="use the v1 export endpoint")
+        b.invalidate(tenant="acme", fragment_id=fid, reason="the v1 endpoint was removed", version="billing v2")
+        b.learning.wait_until_caught_up()
+        other, group = kafka.log(), f"{kafka.prefix}second-learner"
+        for (topic, partition), end in other.end_offsets(t.name for t in TOPICS).items():
+            other.commit(group, topic, partition, end)  # as if it had run all along: it restores, appends nothing
+        second = KafkaLearner(other, group)
+        second.start()
+        try:
+            second.wait_until_caught_up()
+            [accepted] = [e for e in other.read("decisions", 0, 0) if registry.decode(e.value)[1]["kind"]
+                          == "unit_accepted" and registry.decode(e.value)[1]["subject_ids"] == [fid]]
+            other.append([Message("decisions", accepted.key, accepted.value)])  # the same bytes again
+
+            def restated() -> list[str]:
+                return [r["decision_id"] for r in (registry.decode(e.value)[1] for e in other.read("decisions", 0, 0))
+                        if r["kind"] == "unit_restated"]
+
+            deadline = time.monotonic() + 30
+            while len(restated()) < 2:
+                assert time.monotonic() < deadline, f"restated {restated()}"
+                time.sleep(0.05)
+            for learner in (b.learning, second):  # each reads back both restatements
+                learner.wait_until_caught_up()
+            ids = restated()
+            assert len(ids) == 2 and ids[0] == ids[1]
+            for learner in (b.learning.learner, second.learner):
+                assert learner.counts["repeated_decisions"] == 2  # the repeat, and the other's restatement
+                assert learner.unit("acme", fid).status == "invalid"
+            assert not served(b, fid)
+        finally:
+            second.stop()
+            other.close()
