@@ -76,9 +76,9 @@ def to_messages(records: Iterable[tuple[str, dict]]) -> list[Message]:
     out: list[Message] = []
     for record_type, run in groupby(records, key=itemgetter(0)):
         values = [r for _, r in run]
-        if record_type == "decision":
-            refuse_unreadable_decisions(values)
         encoded = registry.encode_many(record_type, values)  # first: a record that fails both fails as it did
+        if record_type == "decision":  # after: a value of the wrong type is the codec's to name
+            refuse_unreadable_decisions(values)
         # ``tuple.__new__`` makes the named tuple without its generated ``__new__``'s Python frame
         out += map(_new_tuple, repeat(Message), zip(repeat(TOPIC_OF[record_type]), _scan.message_keys(values),
                                                     encoded))

@@ -1,11 +1,14 @@
 """``to_messages`` encodes each run of one record type in one C call (``Registry.encode_many``, ``_avro.write_many``:
 issue 28, round eighteen). Its former body, each record through ``registry.encode``, is the oracle: on drawn
 sequences of records of the shipped types, valid or bent (a value the C writer leaves to fastavro, one fastavro
-refuses), in runs of one type and interleaved, the same messages byte for byte — or the same error."""
+refuses), in runs of one type and interleaved, the same messages byte for byte — or the same error (and a
+decision no reader takes refused, round thirty-one)."""
 
 from __future__ import annotations
 
 import importlib.util
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,7 @@ from hindbrain.brain import _perception, perceived
 from hindbrain.schemas import _avro
 from hindbrain.schemas.codec import MAGIC, CodecError, registry
 from hindbrain.streams.log import Message
-from hindbrain.streams.processing import to_messages
+from hindbrain.streams.processing import decision_id_reason, to_messages
 from hindbrain.streams.topics import TOPIC_OF, key_of
 
 # the encoder's own test draws valid and bent records of a schema: its strategies, loaded from its file (the
@@ -29,7 +32,16 @@ BENT, values = _cases.BENT, _cases.values
 
 
 def former_to_messages(records):
-    return [Message(TOPIC_OF[rt], key_of(r), registry.encode(rt, r)) for rt, r in records]
+    """Each record's ``registry.encode``; a run of decisions that encodes is then refused at its first decision
+    every reader would dead-letter (``decision_id_reason``, round thirty-one)."""
+    out = []
+    for record_type, run in groupby(records, key=itemgetter(0)):
+        run = list(run)
+        out += [Message(TOPIC_OF[rt], key_of(r), registry.encode(rt, r)) for rt, r in run]
+        reasons = [decision_id_reason(r) for _, r in run] if record_type == "decision" else []
+        if reason := next(filter(None, reasons), None):
+            raise ValueError(f"a decision record's {reason}")
+    return out
 
 
 TYPES = [t for t in registry.record_types if t in TOPIC_OF]
@@ -62,7 +74,7 @@ def runs(draw) -> list[tuple[str, dict]]:
 def _outcome(encode, records):
     try:
         return encode(records)
-    except CodecError as exc:
+    except ValueError as exc:  # a CodecError, or a decision refused
         return type(exc), str(exc)
 
 
