@@ -41,7 +41,7 @@ def _zygote_cpu() -> float:
     RUSAGE_CHILDREN only when the zygote is reaped. A zygote that ended was reaped by the test process (``Zygote``
     waits for the one it replaces), so its whole CPU then entered RUSAGE_CHILDREN: a test's share is the later
     reading less the earlier one whichever zygote each read, and no CPU is counted twice."""
-    from hindbrain.projections.tenant_worker import ZYGOTE
+    from hindbrain.projections.tenant_zygote import ZYGOTE
 
     process = ZYGOTE._process
     if process is None:
@@ -63,7 +63,8 @@ def pytest_runtest_protocol(item, nextitem):
     wall, cpu, children, zygote = time.perf_counter(), time.process_time(), _children_cpu(), _zygote_cpu()
     yield
     line = {"nodeid": item.nodeid, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
-            "children": _children_cpu() - children + _zygote_cpu() - zygote}
+            "children": _children_cpu() - children + _zygote_cpu() - zygote,
+            "worker": os.environ.get("PYTEST_XDIST_WORKER", ""), "end": time.time()}
     # one short line written in append mode: the workers' lines do not interleave
     with open(path, "a", encoding="utf-8") as log:
         log.write(json.dumps(line) + "\n")
@@ -82,6 +83,20 @@ def by_scope(lines: Iterable[dict]) -> dict[str, dict[str, float]]:
         for key in ("wall", "cpu", "children"):
             scope[key] += line[key]
     return dict(sums)
+
+
+def worker_ends(lines: Iterable[dict]) -> dict[str, float]:
+    """Each xdist worker's last test's end, in seconds after the first test's end anywhere: the suite's wall is
+    the latest; a worker that ends long before it idled while the last scopes ran elsewhere (lines of a log
+    written before round thirty-one carry no worker: none then)."""
+    timed = [line for line in lines if "end" in line]
+    if not timed:
+        return {}
+    first = min(line["end"] for line in timed)
+    ends: dict[str, float] = {}
+    for line in timed:
+        ends[line["worker"]] = max(ends.get(line["worker"], 0.0), line["end"] - first)
+    return dict(sorted(ends.items()))
 
 
 def _table(rows: dict[str, dict[str, float]], top: int) -> str:
@@ -104,6 +119,9 @@ def main() -> None:
     header = "   total      own children     wall"
     print(f"\nscopes by CPU\n{header}\n{_table(by_scope(lines), args.top)}")
     print(f"\ntests by CPU\n{header}\n{_table(tests, args.top)}")
+    if ends := worker_ends(lines):
+        print("\nlast test's end by worker (s after the first test's)\n"
+              + "\n".join(f"{worker or 'main':>6} {end:8.1f}" for worker, end in ends.items()))
 
 
 if __name__ == "__main__":

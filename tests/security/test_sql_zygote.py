@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from hindbrain import Brain
-from hindbrain.projections import tenant_worker
-from hindbrain.projections.tenant_worker import ZYGOTE
+from hindbrain.projections import tenant_worker, tenant_zygote
+from hindbrain.projections.tenant_zygote import ZYGOTE
 
 COUNT = "SELECT count() AS n FROM events WHERE text LIKE '{}%'"
 
@@ -97,7 +97,7 @@ def test_a_worker_running_a_query_ends_with_its_killed_brain(tmp_path):
     with contextlib.suppress(ProcessLookupError):  # it may have ended already
         worker = os.pidfd_open(int(pid))
         try:
-            ended = tenant_worker.ended(worker, 10)
+            ended = tenant_zygote.ended(worker, 10)
             if not ended:  # not left running past the test
                 signal.pidfd_send_signal(worker, signal.SIGKILL)
         finally:
