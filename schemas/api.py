@@ -125,18 +125,38 @@ def _letter_script(ch: str) -> str:
     return unicodedata.name(ch, "?").split(" ", 1)[0]
 
 
+# Unicode's Default_Ignorable_Code_Point characters that are not format characters (Cf, refused by category):
+# Other_Default_Ignorable_Code_Point and Variation_Selector of PropList.txt. A renderer shows them as nothing, so
+# ``bot\u034f-1`` (a combining grapheme joiner) or ``bot\u1160-1`` (a Hangul filler, a "letter" allowed beside
+# Latin) printed as ``bot-1`` and was another agent (round thirty-one).
+_IGNORABLE_NOT_FORMAT = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180D), (0x180F, 0x180F),
+                         (0x2065, 0x2065), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8),
+                         (0xE0000, 0xE0FFF))
+
+
+def _prints_as_nothing(ch: str) -> bool:
+    """Whether ``ch`` shows no glyph of its own: a control, format, surrogate or line/paragraph separator, an
+    unassigned or private-use code point (no font draws what the standard has not defined), or a default
+    ignorable one."""
+    if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+        return True
+    code = ord(ch)
+    return any(low <= code <= high for low, high in _IGNORABLE_NOT_FORMAT)
+
+
 def identifier_problem(value: str) -> str | None:
     """Why ``value`` cannot be an identifier a caller sets (a tenant, agent, task, session or user id), or None.
     Such a name decides who said what: fleet verification counts agents, summaries count senders, a key is bound
     to one. Two spellings that print alike would be two of them (round twenty-seven: ``bot-1`` and ``bot\u200b-1``
     were two agents, the escape printing both as ``bot-1``). So an identifier shows every character it holds:
-    no control, format (zero-width, bidi), separator or lone surrogate; one plain space between words at most;
+    no control, format (zero-width, bidi), separator, lone surrogate, unassigned, private-use or other default
+    ignorable character (a combining grapheme joiner, a Hangul filler, a variation selector); one plain space
+    between words at most;
     NFKC-normal (``ｂｏｔ``, ``ﬁ`` are other spellings of ``bot``, ``fi``); letters of one script, or Latin with
     Chinese, Japanese or Korean ones (a Cyrillic ``о`` in ``bоt-1`` passes for a Latin one). Texts and speaker
     names are not identifiers: ZWNJ is a letter-joiner in Persian, and a text keeps it."""
     for n, ch in enumerate(value):
-        category = unicodedata.category(ch)
-        if category in ("Cc", "Cf", "Cs", "Zl", "Zp") or (ch.isspace() and ch != " "):
+        if _prints_as_nothing(ch) or (ch.isspace() and ch != " "):
             return f"an identifier must show every character it holds ({ch!r} at position {n})"
     if value != value.strip(" ") or "  " in value:
         return "an identifier must not begin or end with a space, nor hold two in a row"
