@@ -187,3 +187,13 @@ def test_traits_escape_what_an_agent_s_rule_would_make_the_operator_s_terminal_d
     assert main(["--home", str(home), "traits", "--tenant", "acme"]) == 0
     out = capsys.readouterr().out
     assert fid in out and "second reviewer" in out and _prints_as_itself(out), ascii(out)
+
+
+def test_keys_list_escapes_a_label_s_terminal_tricks(tmp_path, capsys):
+    # round thirty-one: a key's label is free text, printed raw by `keys list` beside the key's tenant and role
+    from hindbrain.service.keys import KeyStore
+
+    KeyStore(tmp_path).create("acme", label=f"ci {TERMINAL_TRICKS}", role="agent")
+    assert main(["--home", str(tmp_path), "keys", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "acme  agent" in out and "ci " in out and _prints_as_itself(out), ascii(out)
