@@ -71,7 +71,16 @@ def _json(value) -> str:
     def fallback(o):
         return o.hex() if isinstance(o, bytes) else str(o)
 
-    return json.dumps(value, indent=2, ensure_ascii=False, default=fallback)
+    return _printable_json(json.dumps(value, indent=2, ensure_ascii=False, default=fallback), structure=" \n")
+
+
+def _printable_json(text: str, structure: str = " ") -> str:
+    """JSON ``text`` with every character that does not print as itself written as JSON's escape (``\\u202e``):
+    ``ensure_ascii=False`` keeps letters readable but leaves a bidi override, a line separator or a C1 control
+    (U+009B starts an escape sequence in some terminals) raw inside a string — a stored text then reached the
+    reader's terminal as it was (round thirty: ``sql``; round thirty-one: ``explain --json``, ``stats``,
+    ``hindsight``). ``structure``: the whitespace of the JSON's own layout, the only raw one left."""
+    return "".join(ch if ch.isprintable() or ch in structure else json.dumps(ch)[1:-1] for ch in text)
 
 
 def cmd_stats(args) -> int:
@@ -120,8 +129,7 @@ def cmd_sql(args) -> int:
 def _json_line(row: dict) -> str:
     """A row as one line of JSON, every character that does not print as itself escaped: ``ensure_ascii=False``
     keeps letters readable but left a bidi override (U+202E) or a line separator raw (round thirty)."""
-    text = json.dumps(row, ensure_ascii=False, default=str)
-    return "".join(ch if ch.isprintable() or ch == " " else json.dumps(ch)[1:-1] for ch in text)
+    return _printable_json(json.dumps(row, ensure_ascii=False, default=str))
 
 
 def _table(rows: list[dict]) -> str:
@@ -192,13 +200,18 @@ def cmd_seed(args) -> int:
 
 
 def cmd_traits(args) -> int:
+    """The proposed traits, one line each. A trait's text is an agent's rule and its domains the scenes of its
+    tasks: their characters that do not print are escaped (``tenant_sql.shown``), so the operator who approves one
+    reads what is stored — an escape sequence erased or recoloured a line, a bidi override reordered it (round
+    thirty-one)."""
     from hindbrain import Brain
+    from hindbrain.service.tenant_sql import shown
 
     with Brain.open(_home(args)) as brain:
         pending = brain.pending_traits(args.tenant)
     for trait in pending:
-        print(f"{trait['fragment_id']}  {trait['successes']} successes in {', '.join(trait['domains'])}: "
-              f"{trait['text']}")
+        print(shown(f"{trait['fragment_id']}  {trait['successes']} successes in {', '.join(trait['domains'])}: "
+                    f"{trait['text']}"))
     if not pending:
         print(f"no trait waits for approval in tenant {args.tenant!r}")
     return 0
@@ -347,6 +360,7 @@ def cmd_mcp(args) -> int:
 
 def cmd_keys(args) -> int:
     from hindbrain.service.keys import KeyStore
+    from hindbrain.service.tenant_sql import shown
 
     keys = KeyStore(_home(args))
     if args.action == "create":
@@ -369,9 +383,9 @@ def cmd_keys(args) -> int:
             print(f"no live key {args.key_id!r}", file=sys.stderr)
             return 1
         return 0
-    for k in keys.list(args.tenant):
-        print(f"{k.key_id}  {k.tenant}  {k.role}{f' ({k.agent})' if k.agent else ''}  "
-              f"{'revoked' if k.revoked_us else 'live'}  {k.label}")
+    for k in keys.list(args.tenant):  # a label is free text: shown escaped, as every stored text the CLI prints
+        print(shown(f"{k.key_id}  {k.tenant}  {k.role}{f' ({k.agent})' if k.agent else ''}  "
+                    f"{'revoked' if k.revoked_us else 'live'}  {k.label}"))
     return 0
 
 

@@ -6,6 +6,7 @@ Every error is an ``InvalidInput`` (a ``ValueError``) whose message names the fi
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
@@ -125,19 +126,37 @@ def _letter_script(ch: str) -> str:
     return unicodedata.name(ch, "?").split(" ", 1)[0]
 
 
+# Unicode's Default_Ignorable_Code_Point characters that ``str.isprintable`` accepts (Other_Default_Ignorable_Code_Point
+# and Variation_Selector of PropList.txt; the format ones, Cf, it refuses already). A renderer shows them as nothing,
+# so ``bot\u034f-1`` (a combining grapheme joiner) or ``bot\u1160-1`` (a Hangul filler, a "letter" allowed beside
+# Latin) printed as ``bot-1`` and was another agent (round thirty-one).
+_IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2065\u3164\ufe00-\ufe0f\uffa0"
+                        "\ufff0-\ufff8\U000e0000-\U000e0fff]")
+
+
+def _hidden_character(value: str) -> int | None:
+    """The position of the first character of ``value`` that does not show itself, or None: one ``str.isprintable``
+    refuses (a control, format, surrogate, private-use or unassigned code point, a separator other than the plain
+    space: zero-width, bidi, no-break space, tab, line breaks) or a default ignorable one (``_IGNORABLE``). Plain
+    names pass the two C-speed checks without a loop."""
+    if value.isprintable() and (value.isascii() or not _IGNORABLE.search(value)):
+        return None
+    return next(n for n, ch in enumerate(value) if not ch.isprintable() or _IGNORABLE.match(ch))
+
+
 def identifier_problem(value: str) -> str | None:
     """Why ``value`` cannot be an identifier a caller sets (a tenant, agent, task, session or user id), or None.
     Such a name decides who said what: fleet verification counts agents, summaries count senders, a key is bound
     to one. Two spellings that print alike would be two of them (round twenty-seven: ``bot-1`` and ``bot\u200b-1``
     were two agents, the escape printing both as ``bot-1``). So an identifier shows every character it holds:
-    no control, format (zero-width, bidi), separator or lone surrogate; one plain space between words at most;
+    no control, format (zero-width, bidi), separator, lone surrogate, unassigned, private-use or other default
+    ignorable character (a combining grapheme joiner, a Hangul filler, a variation selector); one plain space
+    between words at most;
     NFKC-normal (``ｂｏｔ``, ``ﬁ`` are other spellings of ``bot``, ``fi``); letters of one script, or Latin with
     Chinese, Japanese or Korean ones (a Cyrillic ``о`` in ``bоt-1`` passes for a Latin one). Texts and speaker
     names are not identifiers: ZWNJ is a letter-joiner in Persian, and a text keeps it."""
-    for n, ch in enumerate(value):
-        category = unicodedata.category(ch)
-        if category in ("Cc", "Cf", "Cs", "Zl", "Zp") or (ch.isspace() and ch != " "):
-            return f"an identifier must show every character it holds ({ch!r} at position {n})"
+    if (n := _hidden_character(value)) is not None:
+        return f"an identifier must show every character it holds ({value[n]!r} at position {n})"
     if value != value.strip(" ") or "  " in value:
         return "an identifier must not begin or end with a space, nor hold two in a row"
     if value.isascii():

@@ -140,3 +140,60 @@ def test_sql_output_escapes_what_a_stored_text_would_make_the_terminal_do():
         assert all(ch.isprintable() or ch in " \n" for ch in out), ascii(out)
     assert json.loads(_json_line(row)) == row
     assert "\\x1b[2J" in _table([row]) and "\\u202e" in _table([row])
+
+
+# what a terminal would act on: escape sequences, a C1 control (U+009B starts one), a bidi override, a line separator
+TERMINAL_TRICKS = "\x1b[2K\r\x1b[32mharmless\x9b2J\u202eevil\u2028next"
+
+
+def _prints_as_itself(out: str) -> bool:
+    return all(ch.isprintable() or ch in " \n" for ch in out)
+
+
+def test_explain_json_escapes_what_a_stored_text_would_make_the_terminal_do(home, capsys):
+    # round thirty-one: `explain --json` (ensure_ascii=False) printed a bidi override, a line separator and a C1
+    # control of an event's text raw, as `sql` did before round thirty
+    with Brain.open(home[0]) as brain:
+        ev = brain.perceive(tenant="acme", kind="anomaly", text=f"export {TERMINAL_TRICKS}", system="IAM")
+    assert main(["--home", str(home[0]), "explain", ev, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert _prints_as_itself(out), ascii(out)
+    assert f"export {TERMINAL_TRICKS}" in _strings(json.loads(out))  # the record's text, as stored
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_traits_escape_what_an_agent_s_rule_would_make_the_operator_s_terminal_do(tmp_path, capsys):
+    # round thirty-one: the operator approves a trait by what `hindbrain traits` shows; its text (an agent's rule)
+    # and domains (its tasks' scenes) were printed raw — an escape sequence could erase or recolour the line
+    home = tmp_path / "brain"
+    with Brain.open(home, embedder="none") as b:
+        fid = b.learn(tenant="acme", condition="a change request touches production",
+                      action=f"ask for a second reviewer {TERMINAL_TRICKS}")
+        for n in range(6):  # six successes in three scenes, two with praise: a proposed trait (tests/learning)
+            pack = b.recall(tenant="acme", task=f"t{n}", query="a change request touches production",
+                            scope={"scene": ("iam", "billing", f"deploy{TERMINAL_TRICKS}")[n % 3]})
+            b.outcome(tenant="acme", recall_id=pack.recall_id, task=f"t{n}", applied=[fid], success=True)
+            if n < 2:
+                b.perceive(tenant="acme", task=f"t{n}", kind="feedback", text="exactly right", polarity=1.0,
+                           signal="explicit")
+        assert [t["fragment_id"] for t in b.pending_traits("acme")] == [fid]
+    assert main(["--home", str(home), "traits", "--tenant", "acme"]) == 0
+    out = capsys.readouterr().out
+    assert fid in out and "second reviewer" in out and _prints_as_itself(out), ascii(out)
+
+
+def test_keys_list_escapes_a_label_s_terminal_tricks(tmp_path, capsys):
+    # round thirty-one: a key's label is free text, printed raw by `keys list` beside the key's tenant and role
+    from hindbrain.service.keys import KeyStore
+
+    KeyStore(tmp_path).create("acme", label=f"ci {TERMINAL_TRICKS}", role="agent")
+    assert main(["--home", str(tmp_path), "keys", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "acme  agent" in out and "ci " in out and _prints_as_itself(out), ascii(out)

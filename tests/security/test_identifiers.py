@@ -32,6 +32,16 @@ SPELLINGS = {
     "\u0432ot-1": "one script",  # Cyrillic ve beside Latin
     "\uff42\uff4f\uff54-1": "NFKC",  # fullwidth
     "bot-\u00b9": "NFKC",  # superscript one
+    # round thirty-one: default ignorable characters that are not format ones, and code points no font draws
+    "bot\u034f-1": "show every character",  # combining grapheme joiner
+    "bot\u1160-1": "show every character",  # Hangul jungseong filler: a letter, allowed beside Latin
+    "bot\u115f-1": "show every character",  # Hangul choseong filler
+    "bot\u17b4-1": "show every character",  # Khmer inherent vowel
+    "bot\u180b-1": "show every character",  # Mongolian free variation selector
+    "bot-1\ufe0f": "show every character",  # variation selector 16
+    "bot-1\U000e0100": "show every character",  # variation selector 17
+    "bot-1\u0378": "show every character",  # unassigned
+    "bot-1\ue000": "show every character",  # private use
 }
 
 
