@@ -52,6 +52,9 @@ Arms:
   (``STATE_BEFORE`` off); ``anyturn`` — any of the person's turns a state's candidate, a question or small
   talk too (``TOLD_ONLY`` off); ``told40`` / ``told25`` — that share of the person's most informative turns
   the state's candidates (``TOLD_SHARE``, 1/3 shipped, 1/2 before round twenty-nine); ``told33`` the shipped one;
+* ``subjectslot`` — a link through a name opening its seed's clause may stand among the best five like any
+  (``SUBJECT_UNSLOTTED`` off: before round thirty-one); ``sentenceopen`` — only a name opening its seed's
+  sentence (not a clause after a comma or dash) loses the slot (``CLAUSE_MARKS``);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -118,7 +121,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "told25": {"TOLD_SHARE": 0.25},
         "shared1": {"JOINT_SHARED": 1}, "shared3": {"JOINT_SHARED": 3},
         "nawei": NAWEI, "reduced": REDUCED, "nolater": {"LATER_PAIRS": False},
-        "nochange": {"CHANGE_PAIRS": False},
+        "nochange": {"CHANGE_PAIRS": False}, "subjectslot": {"SUBJECT_UNSLOTTED": False},
+        "sentenceopen": {"CLAUSE_MARKS": expand._OPENERS + ".\"'"},
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
 # the switches of recall.indirect; the rest are recall.expand's

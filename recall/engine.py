@@ -499,13 +499,16 @@ class RecallEngine:
         pair = later or expand.best_chain(chains, own, clause, act) or expand.best_pair(links, own, clause, act)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         # none, or among the best places already (a later or change pair keeps its turns there all the same)
+        # a link through a name opening its seed's clause tells of someone else's doing: no slot (``subject_link``)
+        unslotted = frozenset(no for no, e in found.items() if expand.subject_link(tenant, e)) \
+            if expand.SUBJECT_UNSLOTTED else frozenset()
         if later is None and all(own.get(no) == score for no, score in placed.items()):
-            found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS)
+            found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS, unslotted=unslotted)
         else:  # the pair (or chain) takes the expansion's slot among the best places
             for no in pair.turns[1:]:
                 found.pop(no, None)
             slots = None if expand.EXPAND_SLOTS is None else max(0, expand.EXPAND_SLOTS - 1)
-            found = expand.within_slots(found, {**own, **placed}, slots=slots)
+            found = expand.within_slots(found, {**own, **placed}, slots=slots, unslotted=unslotted)
             steps = [(pair.partner, pair.seed, pair.via), (pair.seed, pair.partner, pair.via)]
             if pair.far is not None:
                 steps.append((pair.far, pair.partner, pair.far_via))

@@ -21,7 +21,8 @@ Each expanded item scores ``seed score × GAIN × (MIX + (1 − MIX) × own / be
 per link kind): the link vouches for it, its own relevance to the query orders the expansions, and it
 never outranks the hit it came from. The item keeps the better of that and its own score,
 and at most ``EXPAND_SLOTS`` expansions stand among the best ``EXPAND_SEEDS`` places
-(``within_slots``): the second hop of a question comes in, the first-hop hits stay.
+(``within_slots``), none through a name that opens its seed's clause (``subject_link``: the seed tells of
+another person's doing): the second hop of a question comes in, the first-hop hits stay.
 Bounded: ``EXPAND_SEEDS`` seeds, ``ENTITY_TERMS`` terms each, ``NEIGHBOUR_SPAN`` turns
 either side. Pure functions over the in-memory index; the engine applies them.
 
@@ -370,21 +371,49 @@ def expand(tenant: TenantIndex, seeds: list[tuple[int, float]], own: dict[int, f
 
 
 def within_slots(found: dict[int, Expansion], own: dict[int, float], places: int = EXPAND_SEEDS,
-                 slots: int | None = None) -> dict[int, Expansion]:
+                 slots: int | None = None, unslotted: frozenset[int] = frozenset()) -> dict[int, Expansion]:
     """The expansions kept when at most ``slots`` of them may stand among the best ``places``
     (``own``: every candidate's own score): the weakest expansion in those places is dropped
-    (its item keeps its own score) until the rest fit. ``slots`` None: all kept."""
+    (its item keeps its own score) until the rest fit. ``unslotted``: expansions that may not stand
+    there at all (``subject_link``), dropped first. ``slots`` None: all kept."""
     if slots is None:
         return found
     kept = dict(found)
     while kept:
         score = {no: kept[no].score if no in kept else s for no, s in own.items()}
-        top = sorted(score, key=lambda no: -score[no])[:places]
-        extra = [no for no in top if no in kept][slots:]
+        top = [no for no in sorted(score, key=lambda no: -score[no])[:places] if no in kept]
+        extra = [no for no in top if no in unslotted] or top[slots:]
         if not extra:
             break
         del kept[extra[-1]]
     return kept
+
+
+# Round thirty-one (docs/recall-quality.md, "Multi-hop, round thirty-one"): which expansions EXPAND_SLOTS 0 removed
+# to win the Chinese hard sets' trait and inference questions, and 1 kept to win conv's multi-hop answers. Both were
+# name links (``entity:``), not CJK word pairs; what told them apart is where the name stands in its seed. A seed
+# whose clause opens with the name ("孙悦想去那家麻辣火锅店尝尝", "Kofi took the pictures") tells of that person's
+# doing: news of a third person near the question's words, whose other turns answer nothing asked. A seed that
+# names someone after other words ("我妹妹子涵又在催我", "my older sister Lena", "rush Pip to the vet") introduces
+# them within its speaker's own statement: the second hop of a question about that speaker. So a link through a
+# name opening its clause of the seed gets no place among the best five (its item keeps its own score and its
+# rank below). An A/B switch for bench/expand_ab.py (arm ``subjectslot``).
+SUBJECT_UNSLOTTED = True
+CLAUSE_MARKS = _OPENERS + "，,、.—–-"  # what ends a clause: a name after one of these opens its clause
+
+
+def subject_link(tenant: TenantIndex, e: Expansion) -> bool:
+    """Whether the expansion's link is a name (or CJK term) that opens a clause of its seed where the seed
+    first writes it (``CLAUSE_MARKS``; a turn's start too, its speaker's prefix left out)."""
+    kind, _, term = e.via.partition(":")
+    if kind not in ("entity", "term") or not term:
+        return False
+    said = _said(tenant.docs[e.source])
+    match = re.search(re.escape(term) if not term.isascii() else rf"\b{re.escape(term)}\b", said, re.IGNORECASE)
+    if match is None:
+        return False
+    before = said[:match.start()].rstrip()
+    return not before or before[-1] in CLAUSE_MARKS
 
 
 LINK_FOUND = True  # an expanded item is "found otherwise" for the gate (an A/B switch for bench/expand_ab.py)

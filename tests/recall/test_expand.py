@@ -610,6 +610,62 @@ def test_a_state_at_the_time_of_an_event_pairs_the_persons_event_and_state_turns
     assert bergen not in _state_recall(brain, "state")[0]
 
 
+def _seeds(*texts):
+    """A stand-in tenant whose documents are ``texts`` ("Speaker: words"), for ``expand.subject_link``."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(docs=[SimpleNamespace(text=t, speaker=t.split(": ", 1)[0]) for t in texts])
+
+
+def test_a_link_through_a_name_opening_its_seeds_clause_is_a_subject_link():
+    """Round thirty-one: a seed telling of another person's doing ("孙悦想去那家麻辣火锅店尝尝", "Kofi took the
+    pictures") links through its subject; a seed naming someone after other words ("我妹妹子涵又在催我", "my older
+    sister Lena") introduces them in its speaker's own statement."""
+    tenant = _seeds("梁宇: 孙悦想去那家麻辣火锅店尝尝。", "沈念: 我妹妹子涵又在催我找对象，烦死了。",
+                    "Noah: My older sister Lena always knows what to say.", "Lee: Honestly, Kofi took the pictures.",
+                    "卫骁: 车在停车场打不着火，饶婷半夜拿着搭电线过来救急。")
+    assert expand.subject_link(tenant, expand.Expansion(9, 0, "entity:孙悦", 0.5))
+    assert not expand.subject_link(tenant, expand.Expansion(9, 1, "entity:子涵", 0.5))
+    assert not expand.subject_link(tenant, expand.Expansion(9, 2, "entity:Lena", 0.5))
+    assert expand.subject_link(tenant, expand.Expansion(9, 3, "entity:Kofi", 0.5))  # after a comma: a clause
+    assert expand.subject_link(tenant, expand.Expansion(9, 4, "entity:饶婷", 0.5))
+    assert expand.subject_link(tenant, expand.Expansion(9, 1, "term:烦死", 0.5))
+    assert not expand.subject_link(tenant, expand.Expansion(9, 0, "speaker-neighbour", 0.5))
+
+
+def test_a_subject_link_takes_no_place_among_the_best_five():
+    own = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.7, 5: 0.6, 6: 0.5, 7: 0.1, 8: 0.05}
+    found = {7: expand.Expansion(7, 1, "entity:Kofi", 0.95), 8: expand.Expansion(8, 1, "entity:Jun", 0.85)}
+    # the stronger one tells of its seed's subject: dropped, and the other takes the one slot
+    assert set(expand.within_slots(found, own, places=5, slots=1, unslotted=frozenset({7}))) == {8}
+    assert set(expand.within_slots(found, own, places=5, slots=None, unslotted=frozenset({7}))) == {7, 8}
+
+
+def test_a_turn_about_another_person_lends_its_subjects_turns_no_place(chat, monkeypatch):
+    """"Can Sam eat spicy hotpot?": Sam's turn about Kofi wanting to try the hotpot place is the best hit, and
+    Kofi's summer (a turn naming Kofi inside a sentence) would follow it into the best five as an expansion,
+    where it answers nothing asked. With the rule it keeps its own score and stays out of them (round
+    thirty-one); without it the link places it."""
+    brain, _ = chat
+    turns = _small_talk("Lee", "Sam")
+    turns += [(2, "Sam", "Kofi wants to try the spicy hotpot place on Fifth."),
+              (5, "Lee", "I heard that Kofi spent all of August sailing around Sardinia.")]
+    ids = _chat(brain, turns, tenant="subject")
+    brain.index.semantic.wait()
+    hotpot, sardinia = ids[-2], ids[-1]
+    query = "Can Sam eat spicy hotpot?"
+
+    def top_and_why():
+        pack = brain.recall(tenant="subject", agent="chat", query=query, k=5, layers=["episodic"])
+        return [i.id for i in pack.items], {i.id: i.why.get("expansion") for i in pack.items}
+
+    top, why = top_and_why()
+    assert top[0] == hotpot and sardinia not in top
+    monkeypatch.setattr(expand, "SUBJECT_UNSLOTTED", False)  # before round thirty-one
+    top, why = top_and_why()
+    assert sardinia in top and why[sardinia]["via"] == "entity:Kofi" and why[sardinia]["from"] == hotpot
+
+
 def _paired_recall(brain, tenant: str, query: str) -> tuple[list[str], dict]:
     """The top five of ``query``, and the expansion ``why`` of each paired item."""
     pack = brain.recall(tenant=tenant, agent="chat", query=query, k=5, layers=["episodic"])
@@ -696,6 +752,10 @@ def test_an_afterwards_question_pairs_the_deed_with_the_doers_turn_told_later(ch
     assert pair[reykjavik]["via"] == "entity:Diego" and pair[reykjavik]["from"] == party
     assert pair[reykjavik]["clause"]["part"] == "and where did that person go afterwards?"
     monkeypatch.setattr(expand, "LATER_PAIRS", False)  # before round thirty: no pair
+    assert reykjavik not in _paired_recall(brain, "after", query)[1]
+    # without the pair, the deed's link to Diego's earlier home ("Diego lived in Oslo …") pushed the later turn out
+    # of the best five; since round thirty-one that link (the deed's clause opens with his name) takes no place there
+    monkeypatch.setattr(expand, "SUBJECT_UNSLOTTED", False)
     assert reykjavik not in _paired_recall(brain, "after", query)[0]
 
 
