@@ -10,8 +10,12 @@ import errno
 import os
 import threading
 from collections.abc import Sequence
+from urllib.parse import urlparse
 
 import clickhouse_connect
+from clickhouse_connect.driver._backend.models import ClientConfig
+from clickhouse_connect.driver._backend.orchestration import InitializationResult, init_sequence, run_sync
+from clickhouse_connect.driver._chdbclient import ChdbClient
 
 from hindbrain.native_calls import Guarded
 from hindbrain.projections.migrations import MIGRATIONS, MIGRATIONS_TABLE
@@ -43,15 +47,17 @@ class Warehouse:
         # of CPU), and a brain opens four sessions, not five (docs/speed.md, "Opening a brain").
         boot = _client(url, database="default") if url.startswith("chdb://") else _client(url)
         boot.command(f"CREATE DATABASE IF NOT EXISTS `{database}`")
-        self._client = _client(url, database=database)
+        # the engine as the first session read it, for the others' start (``DescribedSession``)
+        self._described = getattr(boot, "described", None)
+        self._client = _client(url, self._described, database=database)
         # Analysts' SQL runs on its own session: chDB keeps a query's settings for the rest
         # of the session, so ``readonly=1`` on the writer's session would stop the runner.
-        self._reader = _client(url, database=database, settings={"readonly": 1})
+        self._reader = _client(url, self._described, database=database, settings={"readonly": 1})
         # Tenants' SQL: a session of its own, its own lock (chDB runs it beside the writer's
         # inserts, on another thread, with the GIL released), the limits set before readonly=1
         # freezes them. ``_killer`` cancels it from outside, as the tenant session is busy then.
         self._tenant_lock, self._killer_lock = threading.Lock(), threading.Lock()
-        self._tenant = limited_client(url, database)
+        self._tenant = limited_client(url, database, described=self._described)
         self._tenant_limits = dict(TENANT_LIMITS)
         self._isolated, self._worker = False, None  # tenants' SQL in a process of its own (``isolate_tenants``)
         self._killer = boot
@@ -103,6 +109,19 @@ class Warehouse:
     def applied_migrations(self) -> list[int]:
         rows = self.query(f"SELECT number FROM `{self.database}`.`{MIGRATIONS_TABLE}` FINAL ORDER BY number")
         return [r[0] for r in rows]
+
+    def may_hold_rows(self) -> set[str]:
+        """The names of this database's tables and views that may hold rows, in one query: a table whose
+        row count the engine keeps (``system.tables.total_rows``, a MergeTree's active parts) is left out
+        when it holds none, one whose count it does not keep (a server's Distributed table: NULL) is kept;
+        a view is kept unless every table is empty (the views read only this database's tables). Why: a
+        new brain's index load read nine empty results (~50 ms of CPU an open, docs/speed.md, "A brain's
+        open, round thirty-one"). The migration record is not a view's source and is not counted."""
+        rows = self.query("SELECT name, engine = 'View', total_rows FROM system.tables WHERE database = {db:String}",
+                          {"db": self.database})
+        tables = {name for name, view, count in rows if not view and name != MIGRATIONS_TABLE and count != 0}
+        views = {name for name, view, _ in rows if view} if tables else set()
+        return tables | views
 
     def live_columns(self, table: str) -> list[tuple[str, str]]:
         return [
@@ -236,7 +255,7 @@ class Warehouse:
         """Another writing session on this warehouse, for statements that run beside the
         writer's: chDB runs each session's query on a thread of its own, so two ``INSERT …
         SELECT`` on two sessions use two cores (on the writer's session they queue on its lock)."""
-        return Session(self.url, self.database)
+        return Session(self.url, self.database, self._described)
 
     def query(self, sql: str, parameters: dict | None = None, readonly: bool = False) -> list[tuple]:
         return self.query_columns(sql, parameters, readonly)[1]
@@ -320,7 +339,7 @@ class Warehouse:
         with self._tenant_lock:
             self._tenant.close()
             self._tenant_limits = {**TENANT_LIMITS, **limits}
-            self._tenant = limited_client(self.url, self.database, self._tenant_limits)
+            self._tenant = limited_client(self.url, self.database, self._tenant_limits, self._described)
             if self._worker is not None:  # the next query starts a worker with these limits
                 self._worker.close()
                 self._worker = None
@@ -384,10 +403,10 @@ class Session:
     """A writer session of its own (``Warehouse.session``): ``command`` like the warehouse's,
     its own lock. Close it when done."""
 
-    def __init__(self, url: str, database: str):
+    def __init__(self, url: str, database: str, described: InitializationResult | None = None):
         self.url, self.database = url, database
         self._lock = threading.Lock()
-        self._client = _client(url, database=database)
+        self._client = _client(url, described, database=database)
 
     def command(self, sql: str) -> None:
         with self._lock:
@@ -483,18 +502,50 @@ def unwritten_files(sizes: dict[str, int] | None, data_bytes: int, marks_bytes: 
     return "; ".join(short) or None
 
 
-def _client(url: str, **options):
+class DescribedSession(ChdbClient):
+    """A chDB session that starts from its engine's description as another session of that engine read it
+    (``described``), or reads it and keeps it as ``described`` for the next. clickhouse-connect's client start
+    reads the engine's version, time zone and its ~1,300 settings (``system.settings``: ~6 ms of CPU a session,
+    most of it a ``SettingDef`` made of each row), and a warehouse opens four sessions at a brain's open. What
+    a new session reads there is the engine's defaults, whichever session asks: a session's own settings are
+    set after its start (``settings=``, ``SET``), so one reading serves every session of the engine (of the
+    default ``tz_source``: the only one used here)."""
+
+    def __init__(self, path: str, described: InitializationResult | None = None, **options):
+        self.described = described
+        super().__init__(path=path, **options)
+
+    def _init_common_settings(self, tz_source) -> None:
+        # clickhouse-connect's own start (``Client._init_common_settings``), its reading done once
+        if self.described is None:
+            config = ClientConfig(settings=self._initial_settings or {}, timezone_policy=tz_source)
+            self.described = run_sync(init_sequence(config), self._execute_operation)
+        self._apply_init_result(self.described)
+
+
+def engine_folder(url: str) -> str | None:
+    """The folder of a ``chdb:///folder`` URL (the form ``Settings.warehouse_url`` makes), as clickhouse-connect's
+    ``get_client`` reads it; None for a URL of any other form (a server's, ``chdb://memory``)."""
+    parsed = urlparse(url)
+    plain = parsed.scheme == "chdb" and not parsed.netloc and not parsed.query and parsed.path
+    return parsed.path if plain else None
+
+
+def _client(url: str, described: InitializationResult | None = None, **options):
     """A clickhouse-connect session; an embedded one (``chdb://``) with each call ``Guarded``: chDB runs
     it in C++ with the GIL released, and a daemon thread still inside at the interpreter's exit
-    crashed it (``hindbrain.native_calls``)."""
-    client = clickhouse_connect.get_client(dsn=url, **options)
+    crashed it (``hindbrain.native_calls``). One of an engine's folder is a ``DescribedSession``."""
+    folder = engine_folder(url)
+    client = (clickhouse_connect.get_client(dsn=url, **options) if folder is None
+              else DescribedSession(folder, described, **options))
     return Guarded(client) if url.startswith("chdb://") else client
 
 
-def limited_client(url: str, database: str, limits: dict = TENANT_LIMITS):
+def limited_client(url: str, database: str, limits: dict = TENANT_LIMITS,
+                   described: InitializationResult | None = None):
     """A session for tenants' SQL: ``TENANT_LIMITS``, then ``readonly=1``, after which no query
     can change a setting (a ``SETTINGS`` clause is refused by the engine too)."""
-    client = _client(url, database=database)
+    client = _client(url, described, database=database)
     for name, value in {**limits, "readonly": 1}.items():
         client.command(f"SET {name} = {value!r}")
     return client

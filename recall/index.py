@@ -1070,7 +1070,13 @@ class RecallIndex:
         self.tenants.clear()
         self._outcomes_seen.clear()
         self._unit_decisions_seen.clear()
-        for table, names, rows in _runs(warehouse, (events.TABLE, beliefs.TABLE, fragments.TABLE), one_log, chunk):
+        filled = warehouse.may_hold_rows()  # an empty view's query is skipped: a new brain's load asks nothing
+
+        def read(table: str, sql: str, parameters: dict | None = None) -> list[tuple]:
+            return warehouse.query(sql, parameters) if table in filled else []
+
+        tables = tuple(t for t in (events.TABLE, beliefs.TABLE, fragments.TABLE) if t.name in filled)
+        for table, names, rows in _runs(warehouse, tables, one_log, chunk):
             if table is beliefs.TABLE:
                 for values in rows:
                     row = dict(zip(names, values, strict=True))
@@ -1087,24 +1093,24 @@ class RecallIndex:
                 continue
             self.add([(row["tenant"], *fragment_doc(row))
                       for row in (dict(zip(names, values, strict=True)) for values in rows)])
-        for tenant, item, *counts in warehouse.query(
+        for tenant, item, *counts in read("feedback",
                 "SELECT tenant, item_id, applied, success, failure, contradiction, credited, debited FROM feedback"):
             if any(counts):  # an item with no count has none when folded from the log either
                 index = self.tenant(tenant)
                 no = index.by_id.get(item)
                 index.counters[item] = Counters(*counts, unit=no is not None and index.docs.peek(no).kind == "fragment")
-        self._outcomes_seen.update(r[0] for r in warehouse.query("SELECT outcome_id FROM outcomes FINAL"))
-        self._unit_decisions_seen.update(r[0] for r in warehouse.query(
+        self._outcomes_seen.update(r[0] for r in read("outcomes", "SELECT outcome_id FROM outcomes FINAL"))
+        self._unit_decisions_seen.update(r[0] for r in read("decisions",
             "SELECT decision_id FROM decisions FINAL WHERE kind IN {k:Array(String)}",
             {"k": list(unit_states.UNIT_KINDS)}))
-        for tenant, fragment_id, status, confidence, rung in warehouse.query(
+        for tenant, fragment_id, status, confidence, rung in read("unit_states",
                 "SELECT tenant, fragment_id, status, confidence, rung FROM unit_states FINAL"):
             self.tenant(tenant).set_state(fragment_id, status, confidence, rung)
-        for tenant, kind, subjects, payload in warehouse.query(
+        for tenant, kind, subjects, payload in read("decisions",
                 "SELECT tenant, kind, subject_ids, payload_json FROM decisions FINAL WHERE kind IN {k:Array(String)} "
                 "ORDER BY ts, _offset", {"k": list(INDEX_DECISIONS)}):
             self.tenant(tenant).apply_decision(kind, subjects, payload)
-        for tenant, item, last_used in warehouse.query(
+        for tenant, item, last_used in read("outcomes",
                 "SELECT tenant, item, toUnixTimestamp64Micro(max(ts)) FROM outcomes FINAL ARRAY JOIN applied AS item "
                 "GROUP BY tenant, item"):
             index = self.tenant(tenant)

@@ -103,3 +103,16 @@ def test_events_parts_up_to_128_mib_are_written_compact_and_migration_5_sets_it_
     assert _part_type_of_a_12_mb_insert(wh) == "Wide"
     assert wh.migrate() == [5]
     assert _part_type_of_a_12_mb_insert(wh) == "Compact"
+
+
+def test_the_tables_that_may_hold_rows_are_those_holding_some_and_then_every_view(open_warehouse, backend):
+    """``may_hold_rows``, what a recall index's load reads (it skips the rest): none in a migrated warehouse
+    (its migration record is no view's source); a row in one table names it and the views, which read every
+    table, not the other tables; none again once that table is emptied."""
+    wh = open_warehouse(backend)
+    assert wh.may_hold_rows() == set()
+    wh.command(f"INSERT INTO `{wh.database}`.`events` (tenant, event_id, ts, kind, text, producer, _topic, "
+               "_partition, _offset) VALUES ('t', 'e1', now(), 'message', 'hello', 'p', 'perceptions', 0, 0)")
+    assert wh.may_hold_rows() == {"events", "feedback", "lineage"}
+    wh.command(f"TRUNCATE TABLE `{wh.database}`.`events`")
+    assert wh.may_hold_rows() == set()
