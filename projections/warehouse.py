@@ -10,18 +10,24 @@ import errno
 import os
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 import clickhouse_connect
-from clickhouse_connect.driver._backend.models import ClientConfig
-from clickhouse_connect.driver._backend.orchestration import InitializationResult, init_sequence, run_sync
-from clickhouse_connect.driver._chdbclient import ChdbClient
 
 from hindbrain.native_calls import Guarded
 from hindbrain.projections.migrations import MIGRATIONS, MIGRATIONS_TABLE
 from hindbrain.projections.table import Table
 from hindbrain.projections.tenant_worker import TenantWorker, WorkerTable, sweep_orphans, worker_homes
 from hindbrain.projections.views import VIEWS
+
+try:
+    from hindbrain.projections.described_session import DescribedSession
+except ImportError:  # a clickhouse-connect whose private start moved: every session reads the engine itself
+    DescribedSession = None
+
+if TYPE_CHECKING:
+    from clickhouse_connect.driver._backend.orchestration import InitializationResult
 
 DATABASE = "hindbrain"
 
@@ -502,27 +508,6 @@ def unwritten_files(sizes: dict[str, int] | None, data_bytes: int, marks_bytes: 
     return "; ".join(short) or None
 
 
-class DescribedSession(ChdbClient):
-    """A chDB session that starts from its engine's description as another session of that engine read it
-    (``described``), or reads it and keeps it as ``described`` for the next. clickhouse-connect's client start
-    reads the engine's version, time zone and its ~1,300 settings (``system.settings``: ~6 ms of CPU a session,
-    most of it a ``SettingDef`` made of each row), and a warehouse opens four sessions at a brain's open. What
-    a new session reads there is the engine's defaults, whichever session asks: a session's own settings are
-    set after its start (``settings=``, ``SET``), so one reading serves every session of the engine (of the
-    default ``tz_source``: the only one used here)."""
-
-    def __init__(self, path: str, described: InitializationResult | None = None, **options):
-        self.described = described
-        super().__init__(path=path, **options)
-
-    def _init_common_settings(self, tz_source) -> None:
-        # clickhouse-connect's own start (``Client._init_common_settings``), its reading done once
-        if self.described is None:
-            config = ClientConfig(settings=self._initial_settings or {}, timezone_policy=tz_source)
-            self.described = run_sync(init_sequence(config), self._execute_operation)
-        self._apply_init_result(self.described)
-
-
 def engine_folder(url: str) -> str | None:
     """The folder of a ``chdb:///folder`` URL (the form ``Settings.warehouse_url`` makes), as clickhouse-connect's
     ``get_client`` reads it; None for a URL of any other form (a server's, ``chdb://memory``)."""
@@ -536,7 +521,7 @@ def _client(url: str, described: InitializationResult | None = None, **options):
     it in C++ with the GIL released, and a daemon thread still inside at the interpreter's exit
     crashed it (``hindbrain.native_calls``). One of an engine's folder is a ``DescribedSession``."""
     folder = engine_folder(url)
-    client = (clickhouse_connect.get_client(dsn=url, **options) if folder is None
+    client = (clickhouse_connect.get_client(dsn=url, **options) if folder is None or DescribedSession is None
               else DescribedSession(folder, described, **options))
     return Guarded(client) if url.startswith("chdb://") else client
 

@@ -3,9 +3,15 @@ own settings."""
 
 from __future__ import annotations
 
+import pytest
+
 from hindbrain.projections.warehouse import DescribedSession, engine_folder
 
+needs_described = pytest.mark.skipif(
+    DescribedSession is None, reason="this clickhouse-connect's private start moved: sessions read the engine each")
 
+
+@needs_described
 def test_a_warehouse_reads_its_engine_s_settings_once_for_all_its_sessions(open_warehouse, monkeypatch):
     """clickhouse-connect's start reads ``system.settings`` (~1,300 rows); a warehouse's five sessions (the
     first, the writer, the reader, the tenants', one more writer) read it once, and each keeps its own."""
