@@ -26,6 +26,13 @@ def test_the_default_first_keeps_its_place_when_the_semantic_channel_ranks_it_se
     assert [no for no, _ in learned.hedge_places([1, 2, 3], [2, 1, 3])] == [1, 2, 3]
 
 
+def test_an_item_only_the_second_order_holds_counts_at_the_unpooled_weight():
+    # 4, the first order's never: 1.7 / 3 = 0.567 passes 2 (1/3 + 0.7/4 = 0.508); at 0.7 (0.233) it would not
+    assert [no for no, _ in learned.hedge_places([1, 2, 3], [1, 4, 2], 1.0, 0.7, 1.7)] == [1, 4, 2, 3]
+    assert [no for no, _ in learned.hedge_places([1, 2, 3], [1, 4, 2], 1.0, 0.7)] == [1, 2, 3, 4]
+    assert learned.unpooled_weight(0.7, whole=True) == 1.7 and learned.unpooled_weight(0.7, whole=False) == 0.7
+
+
 def _scored(no: int, score: float):
     return SimpleNamespace(no=no, score=score, why={"score": score})
 
@@ -33,14 +40,32 @@ def _scored(no: int, score: float):
 def test_hedge_keeps_the_pools_size_and_scores_and_says_what_moved_each_item():
     a, b, c = _scored(1, 1.0), _scored(2, 0.8), _scored(3, 0.2)
     d, b_alone = _scored(4, 0.9), _scored(2, 0.5)
-    # the two orders share one item of their top 5: weight 1.0 — a 0.5, b 0.667, c 0.25, d 0.5 (a's tie: the trees')
+    # the two orders share one item of their top 5: weight 1.0 — a 0.5, b 0.667, c 0.25; d, never pooled, at
+    # the trees' weight too: 2.0 / 2 = 1.0
     out = learned.hedge([a, b, c], [d, b_alone])
-    assert out == [b, a, d]  # the default's own item kept for b, c dropped: as many as the pool
-    assert [s.score for s in out] == [1.0, 0.8, 0.2] and b.why["score"] == 1.0
-    assert b.why["hedge"] == {"place": 0, "default_place": 1, "semantic_place": 1, "rrf": 0.6667, "weight": 1.0,
-                              "reason": "raised from the default's rank 2 by the semantic channel's rank 2"}
+    assert out == [d, b, a]  # the default's own item kept for b, c dropped: as many as the pool
+    assert [s.score for s in out] == [1.0, 0.8, 0.2] and d.why["score"] == 1.0
+    assert b.why["hedge"] == {"place": 1, "default_place": 1, "semantic_place": 1, "rrf": 0.6667, "weight": 1.0,
+                              "reason": "the default's rank 2, the semantic channel's rank 2"}
     assert a.why["hedge"]["reason"] == "lowered from the default's rank 1: no rank in the semantic channel's pool"
-    assert d.why["hedge"]["reason"] == "brought in by the semantic channel's rank 1"
+    assert d.why["hedge"] == {"place": 0, "default_place": None, "semantic_place": 0, "rrf": 1.0, "weight": 2.0,
+                              "reason": "brought in by the semantic channel's rank 1, counted with the trees' "
+                                        "weight too: outside their pool"}
+
+
+def test_an_item_the_trees_never_pooled_counts_at_its_semantic_place_with_the_trees_weight_too(monkeypatch):
+    # four of the top 5 shared: weight 0.7; 7, outside the trees' pool, at the semantic 4th: 1.7 / 5 = 0.34
+    # passes the trees' 4th (1/5 + 0.7/6 = 0.317); at 0.7 alone (0.14) it falls under the trees' 6th (1/7)
+    def hedged():
+        pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
+        return learned.hedge(pool, [_scored(no, 0.5) for no in (2, 1, 3, 7, 4)])
+    out = hedged()
+    assert [s.no for s in out] == [1, 2, 3, 7, 4, 5]
+    assert out[3].why["hedge"]["weight"] == 1.7 and out[3].why["hedge"]["rrf"] == 0.34
+    assert {s.why["hedge"]["weight"] for s in out if s.no != 7} == {learned.HEDGE_WEIGHT}
+    monkeypatch.setattr(learned, "HEDGE_UNPOOLED_WHOLE", False)  # the rule before: the semantic weight alone
+    out = hedged()
+    assert [s.no for s in out] == [1, 2, 3, 4, 5, 6]
 
 
 def test_the_semantic_order_weighs_more_where_the_two_orders_disagree_on_the_top():
@@ -51,8 +76,10 @@ def test_the_semantic_order_weighs_more_where_the_two_orders_disagree_on_the_top
     assert learned.HEDGE_WEIGHT < learned.HEDGE_WEIGHT_APART
 
 
-def test_a_hedge_of_orders_apart_lets_the_semantic_second_pass_the_trees_third():
+def test_a_hedge_of_orders_apart_lets_the_semantic_second_pass_the_trees_third(monkeypatch):
     # apart (one item shared): weight 1.0 — 8 at 1/3 passes 3 at 1/4; at 0.7 (8 at 0.233) it would not
+    # (the items the trees never pooled at the semantic weight alone: what this test is about is that weight)
+    monkeypatch.setattr(learned, "HEDGE_UNPOOLED_WHOLE", False)
     pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
     out = learned.hedge(pool, [_scored(no, 0.5) for no in (7, 8, 1, 9, 10)])
     assert [s.no for s in out] == [1, 7, 2, 8, 3, 4]
