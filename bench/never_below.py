@@ -15,7 +15,7 @@ won and lost at R@5 against the default. Deterministic: the same lists give the 
 the hedge off (``HINDBRAIN_HEDGE=0``, the base's order) and on, alternated question by question (the
 order flipping each question and round), R rounds after one warm pass; prints each arm's median and p99.
 
-    .venv/bin/python bench/never_below.py --sets hard3-zh,conv-en --unpooled alone,whole,apart
+    .venv/bin/python bench/never_below.py --sets hard3-zh,conv-en --unpooled alone,top3,top5,whole
 
 ``--unpooled RULES``: the product under each rule for an item the trees never pooled (``UNPOOLED_RULES``),
 paired against the first: R@k, R@5 won : lost, multi-hop all gold; with ``--cpu R`` the thread CPU of
@@ -87,7 +87,8 @@ def hedge_switch(arm: str) -> None:
 
 
 def unpooled_switch(arm: str) -> None:
-    """Arm "0" the base, "1" the change: a never-pooled item at the semantic weight alone / with the trees' too."""
+    """Arm "0" the base, "1" the change: a never-pooled item at the semantic weight alone / with the trees' too
+    (at the shipped ``HEDGE_UNPOOLED_TOP``)."""
     learned.HEDGE_UNPOOLED_WHOLE = arm == "1"
 
 
@@ -116,13 +117,9 @@ def cpu(names: list[str], half: str, rounds: int, switch=hedge_switch) -> None:
               f"{med['1']:.3f} ({p99['1']:.2f}); x{med['1'] / med['0']:.3f}", flush=True)
 
 
-# how a never-pooled item's semantic place counts (``learned.unpooled_weight``'s stand-ins): the semantic
-# weight alone (the base), the trees' too, the trees' too only where the two orders disagree on their top 5
-UNPOOLED_RULES = {
-    "alone": lambda weight, whole: weight,
-    "whole": lambda weight, whole: 1.0 + weight,
-    "apart": lambda weight, whole: 1.0 + weight if weight == learned.HEDGE_WEIGHT_APART else weight,
-}
+# how a never-pooled item's semantic place counts, (``learned.HEDGE_UNPOOLED_WHOLE``, ``HEDGE_UNPOOLED_TOP``):
+# the semantic weight alone (the base); the trees' too at every place, or only at the semantic first 5 or 3
+UNPOOLED_RULES = {"alone": (False, 0), "whole": (True, 1 << 30), "top5": (True, 5), "top3": (True, 3)}
 
 
 MULTI_HOP = ("multi-hop", "multi-hop-3", "chain3")  # categories whose answer needs every gold turn
@@ -132,7 +129,7 @@ def unpooled(names: list[str], half: str, rules: list[str]) -> None:
     """The product (``Brain.recall``, the harness's arguments) under each never-pooled rule of ``rules`` in
     one brain a set: R@1 / R@5 / R@10, R@5 won : lost and the change in questions against the first rule,
     and the multi-hop questions with all gold in the top 5."""
-    shipped = learned.unpooled_weight
+    shipped = learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP
     for name in names:
         with built(name, half) as (data, questions, brain):
             print(f"\n### {name} ({len(questions)} questions)\n\n| rule | R@1 | R@5 | R@10 | R@5 won : lost "
@@ -141,7 +138,7 @@ def unpooled(names: list[str], half: str, rules: list[str]) -> None:
             first = None
             try:
                 for rule in rules:
-                    learned.unpooled_weight = UNPOOLED_RULES[rule]
+                    learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP = UNPOOLED_RULES[rule]
                     each = quality.through_recall(brain, data, questions)[0]
                     first = first or each
                     r = quality.mean_recalls(each)
@@ -152,7 +149,7 @@ def unpooled(names: list[str], half: str, rules: list[str]) -> None:
                     print(f"| {rule} | {r[1]:.1f} | {r[5]:.1f} | {r[10]:.1f} | {won} : {lost} ({moved:+.2f}) | "
                           f"{whole} of {len(hops)} |", flush=True)
             finally:
-                learned.unpooled_weight = shipped
+                learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP = shipped
 
 
 def grid(names: list[str], half: str, arms: list[tuple[float, float]]) -> None:

@@ -97,8 +97,12 @@ HEDGE_WEIGHT_APART = 1.0
 # counts at its semantic place with the trees' weight too — (1 + w) / (HEDGE_K + 1 + place), as if both orders
 # put it there — instead of w alone (``False``: the rule of rounds twenty-seven to thirty-one). Items both orders
 # hold keep w, so the trees' first place among them is untouched. hard3-zh's gold that semantic alone ranks in
-# its top 5 and the default lost was all such items (docs/recall-quality.md, round thirty-one, second part).
+# its top 5 and the default lost was all such items. Only at the semantic channel's first HEDGE_UNPOOLED_TOP
+# places, where its order is surest: further down, the trees' weight too lifted turns over conv-zh's gold (at
+# every place: conv-zh −1.2 questions at R@5 on its tuning half; at the first 3: −0.2, hard3-zh +1 question
+# either way; docs/recall-quality.md, round thirty-one, second part).
 HEDGE_UNPOOLED_WHOLE = True
+HEDGE_UNPOOLED_TOP = 3
 
 
 def enabled() -> bool:
@@ -287,15 +291,19 @@ def hedges(query) -> bool:
 
 
 def hedge_places(first: list[int], second: list[int], k: float = HEDGE_K, weight: float = HEDGE_WEIGHT,
-                 unpooled_weight: float | None = None) -> list[tuple[int, float]]:
+                 unpooled_weight: float | None = None, unpooled_top: int = 0) -> list[tuple[int, float]]:
     """Reciprocal-rank fusion of two orders of document numbers: (number, fused value), best first;
     a tie keeps ``first``'s order, then ``second``'s. A number in ``first`` only gets that order's part; one
-    in ``second`` only gets ``unpooled_weight`` / (k + 1 + place) (``weight``'s when None)."""
+    in ``second`` only gets ``unpooled_weight`` / (k + 1 + place) at its places before ``unpooled_top``
+    (``weight``'s after them, or when ``unpooled_weight`` is None)."""
     value = {no: 1.0 / (k + 1.0 + place) for place, no in enumerate(first)}
     alone = weight if unpooled_weight is None else unpooled_weight
     for place, no in enumerate(second):
         held = value.get(no)  # one look-up: None is an item the first order never held
-        value[no] = alone / (k + 1.0 + place) if held is None else held + weight / (k + 1.0 + place)
+        if held is not None:
+            value[no] = held + weight / (k + 1.0 + place)
+        else:
+            value[no] = (alone if place < unpooled_top else weight) / (k + 1.0 + place)
     # a stable sort: ties keep ``value``'s insertion order, which is first's order, then second's
     return sorted(value.items(), key=lambda nv: -nv[1])
 
@@ -308,8 +316,9 @@ def hedge_weight(first: list[int], second: list[int]) -> float:
 
 
 def unpooled_weight(weight: float, whole: bool) -> float:
-    """The weight of a place in the semantic order for an item the trees never pooled: 1 (the trees' own)
-    + ``weight`` when ``whole`` (``HEDGE_UNPOOLED_WHOLE``), else ``weight`` as any semantic place."""
+    """The weight of a place in the semantic order (one of its first ``HEDGE_UNPOOLED_TOP``) for an item the
+    trees never pooled: 1 (the trees' own) + ``weight`` when ``whole`` (``HEDGE_UNPOOLED_WHOLE``), else
+    ``weight`` as any semantic place."""
     return 1.0 + weight if whole else weight
 
 
@@ -322,7 +331,8 @@ def hedge(pool: list, semantic_pool: list) -> list:
     As many items as ``pool``; an item of ``semantic_pool`` alone comes in with its own channel scores.
     ``pool``'s scores, best first, are handed out again in the new order (the gate sees the same
     values, as ``rerank``); ``why["hedge"]`` gives each item's place in both orders, the weight its semantic
-    place counted at (``unpooled_weight``'s for an item the trees never pooled) and what moved it."""
+    place counted at (``unpooled_weight``'s for an item the trees never pooled, at the semantic order's first
+    ``HEDGE_UNPOOLED_TOP`` places) and what moved it."""
     if len(pool) < 2 or not semantic_pool:
         return pool
     by_no = {s.no: s for s in semantic_pool} | {s.no: s for s in pool}
@@ -331,15 +341,15 @@ def hedge(pool: list, semantic_pool: list) -> list:
     first_nos, second_nos = [s.no for s in pool], [s.no for s in semantic_pool]
     weight = hedge_weight(first_nos, second_nos)
     alone = unpooled_weight(weight, HEDGE_UNPOOLED_WHOLE)
-    fused = hedge_places(first_nos, second_nos, HEDGE_K, weight, alone)[: len(pool)]
+    fused = hedge_places(first_nos, second_nos, HEDGE_K, weight, alone, HEDGE_UNPOOLED_TOP)[: len(pool)]
     scores = sorted((s.score for s in pool), reverse=True)
     out = []
     for place, (no, value) in enumerate(fused):
         s = by_no[no]
-        pooled = no in first
+        whole = no not in first and second[no] < HEDGE_UNPOOLED_TOP and alone != weight
         s.why["hedge"] = {"place": place, "default_place": first.get(no), "semantic_place": second.get(no),
-                          "rrf": round(value, 4), "weight": weight if pooled else alone,
-                          "reason": hedge_reason(place, first.get(no), second.get(no), alone > weight)}
+                          "rrf": round(value, 4), "weight": alone if whole else weight,
+                          "reason": hedge_reason(place, first.get(no), second.get(no), whole)}
         s.score = scores[place]
         s.why["score"] = round(s.score, 6)
         out.append(s)

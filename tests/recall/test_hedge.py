@@ -26,9 +26,11 @@ def test_the_default_first_keeps_its_place_when_the_semantic_channel_ranks_it_se
     assert [no for no, _ in learned.hedge_places([1, 2, 3], [2, 1, 3])] == [1, 2, 3]
 
 
-def test_an_item_only_the_second_order_holds_counts_at_the_unpooled_weight():
-    # 4, the first order's never: 1.7 / 3 = 0.567 passes 2 (1/3 + 0.7/4 = 0.508); at 0.7 (0.233) it would not
-    assert [no for no, _ in learned.hedge_places([1, 2, 3], [1, 4, 2], 1.0, 0.7, 1.7)] == [1, 4, 2, 3]
+def test_an_item_only_the_second_order_holds_counts_at_the_unpooled_weight_before_the_unpooled_top():
+    # 4, the first order's never, at the second's place 1: 1.7 / 3 = 0.567 passes 2 (1/3 + 0.7/4 = 0.508); at
+    # 0.7 (0.233) it would not — nor at a place past ``unpooled_top``
+    assert [no for no, _ in learned.hedge_places([1, 2, 3], [1, 4, 2], 1.0, 0.7, 1.7, 2)] == [1, 4, 2, 3]
+    assert [no for no, _ in learned.hedge_places([1, 2, 3], [1, 4, 2], 1.0, 0.7, 1.7, 1)] == [1, 2, 3, 4]
     assert [no for no, _ in learned.hedge_places([1, 2, 3], [1, 4, 2], 1.0, 0.7)] == [1, 2, 3, 4]
     assert learned.unpooled_weight(0.7, whole=True) == 1.7 and learned.unpooled_weight(0.7, whole=False) == 0.7
 
@@ -53,18 +55,28 @@ def test_hedge_keeps_the_pools_size_and_scores_and_says_what_moved_each_item():
                                         "weight too: outside their pool"}
 
 
+def _hedged(semantic: tuple[int, ...]) -> list:
+    pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
+    return learned.hedge(pool, [_scored(no, 0.5) for no in semantic])
+
+
 def test_an_item_the_trees_never_pooled_counts_at_its_semantic_place_with_the_trees_weight_too(monkeypatch):
-    # four of the top 5 shared: weight 0.7; 7, outside the trees' pool, at the semantic 4th: 1.7 / 5 = 0.34
-    # passes the trees' 4th (1/5 + 0.7/6 = 0.317); at 0.7 alone (0.14) it falls under the trees' 6th (1/7)
-    def hedged():
-        pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
-        return learned.hedge(pool, [_scored(no, 0.5) for no in (2, 1, 3, 7, 4)])
-    out = hedged()
-    assert [s.no for s in out] == [1, 2, 3, 7, 4, 5]
-    assert out[3].why["hedge"]["weight"] == 1.7 and out[3].why["hedge"]["rrf"] == 0.34
+    # four of the top 5 shared: weight 0.7; 7, outside the trees' pool, at the semantic 3rd: 1.7 / 4 = 0.425
+    # passes the trees' 3rd (1/4 + 0.7/5 = 0.39); at 0.7 alone (0.175) it falls under their 4th (0.317)
+    assert learned.HEDGE_UNPOOLED_TOP == 3
+    out = _hedged((2, 1, 7, 3, 4))
+    assert [s.no for s in out] == [1, 2, 7, 3, 4, 5]
+    assert out[2].why["hedge"]["weight"] == 1.7 and out[2].why["hedge"]["rrf"] == 0.425
+    assert out[2].why["hedge"]["reason"].endswith("counted with the trees' weight too: outside their pool")
     assert {s.why["hedge"]["weight"] for s in out if s.no != 7} == {learned.HEDGE_WEIGHT}
     monkeypatch.setattr(learned, "HEDGE_UNPOOLED_WHOLE", False)  # the rule before: the semantic weight alone
-    out = hedged()
+    out = _hedged((2, 1, 7, 3, 4))
+    assert [s.no for s in out] == [1, 2, 3, 4, 7, 5] and out[4].why["hedge"]["weight"] == learned.HEDGE_WEIGHT
+
+
+def test_a_never_pooled_item_past_the_semantic_top_counts_the_semantic_weight_alone():
+    # 7 at the semantic 4th, past HEDGE_UNPOOLED_TOP: 0.7 / 5 = 0.14 under the trees' 6th (1/7); whole, 0.34
+    out = _hedged((2, 1, 3, 7, 4))
     assert [s.no for s in out] == [1, 2, 3, 4, 5, 6]
 
 
