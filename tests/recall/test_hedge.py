@@ -63,7 +63,7 @@ def _hedged(semantic: tuple[int, ...]) -> list:
 def test_an_item_the_trees_never_pooled_counts_at_its_semantic_place_with_the_trees_weight_too(monkeypatch):
     # four of the top 5 shared: weight 0.7; 7, outside the trees' pool, at the semantic 3rd: 1.7 / 4 = 0.425
     # passes the trees' 3rd (1/4 + 0.7/5 = 0.39); at 0.7 alone (0.175) it falls under their 4th (0.317)
-    assert learned.HEDGE_UNPOOLED_TOP == 3
+    assert learned.HEDGE_UNPOOLED_TOP == 5
     out = _hedged((2, 1, 7, 3, 4))
     assert [s.no for s in out] == [1, 2, 7, 3, 4, 5]
     assert out[2].why["hedge"]["weight"] == 1.7 and out[2].why["hedge"]["rrf"] == 0.425
@@ -75,9 +75,10 @@ def test_an_item_the_trees_never_pooled_counts_at_its_semantic_place_with_the_tr
 
 
 def test_a_never_pooled_item_past_the_semantic_top_counts_the_semantic_weight_alone():
-    # 7 at the semantic 4th, past HEDGE_UNPOOLED_TOP: 0.7 / 5 = 0.14 under the trees' 6th (1/7); whole, 0.34
-    out = _hedged((2, 1, 3, 7, 4))
-    assert [s.no for s in out] == [1, 2, 3, 4, 5, 6]
+    # 8 at the semantic 5th, within HEDGE_UNPOOLED_TOP: 1.7 / 6 = 0.283 passes the trees' 5th (1/6); 7 at the
+    # 6th, past it: 0.7 / 7 = 0.1 under the trees' 5th — whole (1.7 / 7 = 0.243) it would pass it too
+    out = _hedged((2, 1, 3, 4, 8, 7))
+    assert [s.no for s in out] == [1, 2, 3, 4, 8, 5]
 
 
 def test_the_semantic_order_weighs_more_where_the_two_orders_disagree_on_the_top():
