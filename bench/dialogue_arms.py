@@ -17,6 +17,8 @@ recalls and put back. Arms (``+`` joins several):
 * ``pool:N`` — the pool the trees re-order; ``notrees`` — the fused order;
 * ``views:N`` — the user's most recent turns embedded as views of their own;
 * ``hedge:K/W`` — a dialogue hedged as a question is (``learned.hedge``, k and weight);
+* ``unpooled:0|1`` — the hedge's item the trees never pooled at the semantic weight alone (0) or with the
+  trees' too (1, ``learned.HEDGE_UNPOOLED_WHOLE``);
 * ``prf:M/B`` — e5's cue moved toward its M best memories by B (pseudo-relevance feedback);
 * ``semantic`` — "semantic alone" (``quality.alone``), what ``bench/quality.py`` prints.
 
@@ -119,6 +121,8 @@ def arm(name: str, brain) -> contextlib.AbstractContextManager:
         stack.enter_context(patched(learned, "HEDGE_K", numbers[0]))
         stack.enter_context(patched(learned, "HEDGE_WEIGHT", numbers[1]))
         return stack
+    if kind == "unpooled":
+        return patched(learned, "HEDGE_UNPOOLED_WHOLE", bool(numbers[0]))
     raise SystemExit(f"unknown arm {name!r} (see --help)")
 
 

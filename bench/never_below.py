@@ -14,6 +14,12 @@ won and lost at R@5 against the default. Deterministic: the same lists give the 
 ``--cpu R``: the thread CPU of ``Brain.recall`` (the harness's arguments) on the tuning questions with
 the hedge off (``HINDBRAIN_HEDGE=0``, the base's order) and on, alternated question by question (the
 order flipping each question and round), R rounds after one warm pass; prints each arm's median and p99.
+
+    .venv/bin/python bench/never_below.py --sets hard3-zh,conv-en --unpooled alone,top3,top5,whole
+
+``--unpooled RULES``: the product under each rule for an item the trees never pooled (``UNPOOLED_RULES``),
+paired against the first: R@k, R@5 won : lost, multi-hop all gold; with ``--cpu R`` the thread CPU of
+the base rule against ``learned.HEDGE_UNPOOLED_WHOLE``, alternated as above.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality  # noqa: E402
 
+from hindbrain.recall import learned  # noqa: E402
 from hindbrain.recall.engine import RecallEngine  # noqa: E402
 
 DEPTH = 20  # items kept of each list: more than any hedge reads
@@ -74,8 +81,20 @@ def collect(names: list[str], half: str) -> dict[str, list[tuple]]:
     return out
 
 
-def cpu(names: list[str], half: str, rounds: int) -> None:
-    """Thread CPU (ms) a recall, hedge off against on, alternated question by question."""
+def hedge_switch(arm: str) -> None:
+    """Arm "0" the base, "1" the change: the hedge off / on (``HINDBRAIN_HEDGE``)."""
+    os.environ["HINDBRAIN_HEDGE"] = arm
+
+
+def unpooled_switch(arm: str) -> None:
+    """Arm "0" the base, "1" the change: a never-pooled item at the semantic weight alone / with the trees' too
+    (at the shipped ``HEDGE_UNPOOLED_TOP``)."""
+    learned.HEDGE_UNPOOLED_WHOLE = arm == "1"
+
+
+def cpu(names: list[str], half: str, rounds: int, switch=hedge_switch) -> None:
+    """Thread CPU (ms) a recall, ``switch``'s base against its change, alternated question by question."""
+    whole = learned.HEDGE_UNPOOLED_WHOLE
     for name in names:
         with built(name, half) as (data, questions, brain):
             try:
@@ -85,23 +104,57 @@ def cpu(names: list[str], half: str, rounds: int) -> None:
                 for r in range(rounds):
                     for n, q in enumerate(questions):
                         for arm in ("0", "1") if (n + r) % 2 else ("1", "0"):
-                            os.environ["HINDBRAIN_HEDGE"] = arm
+                            switch(arm)
                             start = time.thread_time()
                             ranked(brain, data, q)
                             took[arm].append((time.thread_time() - start) * 1000)
             finally:
                 os.environ.pop("HINDBRAIN_HEDGE", None)
+                learned.HEDGE_UNPOOLED_WHOLE = whole
         med = {a: statistics.median(v) for a, v in took.items()}
         p99 = {a: statistics.quantiles(v, n=100)[98] for a, v in took.items()}
-        print(f"{name}: thread CPU ms a recall, median (p99): base {med['0']:.3f} ({p99['0']:.2f}), hedged "
+        print(f"{name}: thread CPU ms a recall, median (p99): base {med['0']:.3f} ({p99['0']:.2f}), changed "
               f"{med['1']:.3f} ({p99['1']:.2f}); x{med['1'] / med['0']:.3f}", flush=True)
+
+
+# how a never-pooled item's semantic place counts, (``learned.HEDGE_UNPOOLED_WHOLE``, ``HEDGE_UNPOOLED_TOP``):
+# the semantic weight alone (the base); the trees' too at every place, or only at the semantic first 5 or 3
+UNPOOLED_RULES = {"alone": (False, 0), "whole": (True, 1 << 30), "top5": (True, 5), "top3": (True, 3)}
+
+
+MULTI_HOP = ("multi-hop", "multi-hop-3", "chain3")  # categories whose answer needs every gold turn
+
+
+def unpooled(names: list[str], half: str, rules: list[str]) -> None:
+    """The product (``Brain.recall``, the harness's arguments) under each never-pooled rule of ``rules`` in
+    one brain a set: R@1 / R@5 / R@10, R@5 won : lost and the change in questions against the first rule,
+    and the multi-hop questions with all gold in the top 5."""
+    shipped = learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP
+    for name in names:
+        with built(name, half) as (data, questions, brain):
+            print(f"\n### {name} ({len(questions)} questions)\n\n| rule | R@1 | R@5 | R@10 | R@5 won : lost "
+                  "(questions) | multi-hop all gold |\n|---|---:|---:|---:|---|---|")
+            hops = [i for i, q in enumerate(questions) if q.category in MULTI_HOP]
+            first = None
+            try:
+                for rule in rules:
+                    learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP = UNPOOLED_RULES[rule]
+                    each = quality.through_recall(brain, data, questions)[0]
+                    first = first or each
+                    r = quality.mean_recalls(each)
+                    won = sum(a[5] > b[5] for a, b in zip(each, first, strict=True))
+                    lost = sum(a[5] < b[5] for a, b in zip(each, first, strict=True))
+                    moved = sum(a[5] - b[5] for a, b in zip(each, first, strict=True))
+                    whole = sum(each[i][5] == 1.0 for i in hops)
+                    print(f"| {rule} | {r[1]:.1f} | {r[5]:.1f} | {r[10]:.1f} | {won} : {lost} ({moved:+.2f}) | "
+                          f"{whole} of {len(hops)} |", flush=True)
+            finally:
+                learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP = shipped
 
 
 def grid(names: list[str], half: str, arms: list[tuple[float, float]]) -> None:
     """The product's hedge, off and at each (k, weight) of ``arms``, beside "semantic alone"; the weight is
     that of orders agreeing on their top 5 (``learned.HEDGE_WEIGHT``; ``HEDGE_WEIGHT_APART`` stays)."""
-    from hindbrain.recall import learned
-
     chosen = (learned.HEDGE_K, learned.HEDGE_WEIGHT)
     for name in names:
         with built(name, half) as (data, questions, brain):
@@ -194,7 +247,15 @@ def main() -> None:
     ap.add_argument("--lists", type=Path, help="cache of the collected lists (read if present, else written)")
     ap.add_argument("--cpu", type=int, metavar="ROUNDS", help="measure the hedge's CPU instead (see above)")
     ap.add_argument("--grid", help="K:W,… the product's hedge at each pair (see above)")
+    ap.add_argument("--unpooled", help=f"rules of {sorted(UNPOOLED_RULES)}, comma-separated: the product under "
+                                       "each (the first paired against); with --cpu, the base against the change")
     args = ap.parse_args()
+    if args.unpooled and args.cpu:
+        cpu(args.sets.split(","), args.half, args.cpu, unpooled_switch)
+        return
+    if args.unpooled:
+        unpooled(args.sets.split(","), args.half, args.unpooled.split(","))
+        return
     if args.grid:
         grid(args.sets.split(","), args.half, [tuple(map(float, a.split(":"))) for a in args.grid.split(",")])
         return

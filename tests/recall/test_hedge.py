@@ -26,6 +26,15 @@ def test_the_default_first_keeps_its_place_when_the_semantic_channel_ranks_it_se
     assert [no for no, _ in learned.hedge_places([1, 2, 3], [2, 1, 3])] == [1, 2, 3]
 
 
+def test_an_item_only_the_second_order_holds_counts_at_the_unpooled_weight_before_the_unpooled_top():
+    # 4, the first order's never, at the second's place 1: 1.7 / 3 = 0.567 passes 2 (1/3 + 0.7/4 = 0.508); at
+    # 0.7 (0.233) it would not — nor at a place past ``unpooled_top``
+    assert [no for no, _ in learned.hedge_places([1, 2, 3], [1, 4, 2], 1.0, 0.7, 1.7, 2)] == [1, 4, 2, 3]
+    assert [no for no, _ in learned.hedge_places([1, 2, 3], [1, 4, 2], 1.0, 0.7, 1.7, 1)] == [1, 2, 3, 4]
+    assert [no for no, _ in learned.hedge_places([1, 2, 3], [1, 4, 2], 1.0, 0.7)] == [1, 2, 3, 4]
+    assert learned.unpooled_weight(0.7, whole=True) == 1.7 and learned.unpooled_weight(0.7, whole=False) == 0.7
+
+
 def _scored(no: int, score: float):
     return SimpleNamespace(no=no, score=score, why={"score": score})
 
@@ -43,6 +52,51 @@ def test_hedge_keeps_the_pools_size_and_scores_and_says_what_moved_each_item():
     assert d.why["hedge"]["reason"] == "brought in by the semantic channel's rank 1"
 
 
+def test_the_unpooled_preset_says_which_weight_a_never_pooled_item_got(monkeypatch):
+    monkeypatch.setattr(learned, "HEDGE_UNPOOLED_WHOLE", True)
+    a, b, c = _scored(1, 1.0), _scored(2, 0.8), _scored(3, 0.2)
+    d, b_alone = _scored(4, 0.9), _scored(2, 0.5)
+    # the two orders share one item of their top 5: weight 1.0 — a 0.5, b 0.667, c 0.25; d, never pooled, at
+    # the trees' weight too: 2.0 / 2 = 1.0
+    out = learned.hedge([a, b, c], [d, b_alone])
+    assert out == [d, b, a]  # the default's own item kept for b, c dropped: as many as the pool
+    assert [s.score for s in out] == [1.0, 0.8, 0.2] and d.why["score"] == 1.0
+    assert b.why["hedge"] == {"place": 1, "default_place": 1, "semantic_place": 1, "rrf": 0.6667, "weight": 1.0,
+                              "reason": "the default's rank 2, the semantic channel's rank 2"}
+    assert a.why["hedge"]["reason"] == "lowered from the default's rank 1: no rank in the semantic channel's pool"
+    assert d.why["hedge"] == {"place": 0, "default_place": None, "semantic_place": 0, "rrf": 1.0, "weight": 2.0,
+                              "reason": "brought in by the semantic channel's rank 1, counted with the trees' "
+                                        "weight too: outside their pool"}
+
+
+def _hedged(semantic: tuple[int, ...]) -> list:
+    pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
+    return learned.hedge(pool, [_scored(no, 0.5) for no in semantic])
+
+
+def test_an_item_the_trees_never_pooled_counts_at_its_semantic_place_with_the_trees_weight_too(monkeypatch):
+    # four of the top 5 shared: weight 0.7; 7, outside the trees' pool, at the semantic 3rd: 1.7 / 4 = 0.425
+    # passes the trees' 3rd (1/4 + 0.7/5 = 0.39); at 0.7 alone (0.175) it falls under their 4th (0.317)
+    assert learned.HEDGE_UNPOOLED_TOP == 5
+    monkeypatch.setattr(learned, "HEDGE_UNPOOLED_WHOLE", True)  # the preset (off by default)
+    out = _hedged((2, 1, 7, 3, 4))
+    assert [s.no for s in out] == [1, 2, 7, 3, 4, 5]
+    assert out[2].why["hedge"]["weight"] == 1.7 and out[2].why["hedge"]["rrf"] == 0.425
+    assert out[2].why["hedge"]["reason"].endswith("counted with the trees' weight too: outside their pool")
+    assert {s.why["hedge"]["weight"] for s in out if s.no != 7} == {learned.HEDGE_WEIGHT}
+    monkeypatch.setattr(learned, "HEDGE_UNPOOLED_WHOLE", False)  # the rule before: the semantic weight alone
+    out = _hedged((2, 1, 7, 3, 4))
+    assert [s.no for s in out] == [1, 2, 3, 4, 7, 5] and out[4].why["hedge"]["weight"] == learned.HEDGE_WEIGHT
+
+
+def test_a_never_pooled_item_past_the_semantic_top_counts_the_semantic_weight_alone(monkeypatch):
+    monkeypatch.setattr(learned, "HEDGE_UNPOOLED_WHOLE", True)
+    # 8 at the semantic 5th, within HEDGE_UNPOOLED_TOP: 1.7 / 6 = 0.283 passes the trees' 5th (1/6); 7 at the
+    # 6th, past it: 0.7 / 7 = 0.1 under the trees' 5th — whole (1.7 / 7 = 0.243) it would pass it too
+    out = _hedged((2, 1, 3, 4, 8, 7))
+    assert [s.no for s in out] == [1, 2, 3, 4, 8, 5]
+
+
 def test_the_semantic_order_weighs_more_where_the_two_orders_disagree_on_the_top():
     trees = [1, 2, 3, 4, 5, 6]
     assert learned.hedge_weight(trees, [2, 1, 3, 4, 9]) == learned.HEDGE_WEIGHT  # 4 of the top 5 shared
@@ -51,8 +105,10 @@ def test_the_semantic_order_weighs_more_where_the_two_orders_disagree_on_the_top
     assert learned.HEDGE_WEIGHT < learned.HEDGE_WEIGHT_APART
 
 
-def test_a_hedge_of_orders_apart_lets_the_semantic_second_pass_the_trees_third():
+def test_a_hedge_of_orders_apart_lets_the_semantic_second_pass_the_trees_third(monkeypatch):
     # apart (one item shared): weight 1.0 — 8 at 1/3 passes 3 at 1/4; at 0.7 (8 at 0.233) it would not
+    # (the items the trees never pooled at the semantic weight alone: what this test is about is that weight)
+    monkeypatch.setattr(learned, "HEDGE_UNPOOLED_WHOLE", False)
     pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
     out = learned.hedge(pool, [_scored(no, 0.5) for no in (7, 8, 1, 9, 10)])
     assert [s.no for s in out] == [1, 7, 2, 8, 3, 4]
