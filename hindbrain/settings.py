@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hindbrain.recall.scoring import Fusion, preset
+from hindbrain.streams.kafka_auth import KafkaAuth, auth_problem
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="HINDBRAIN_", frozen=True, extra="ignore")
+    # hide_input_in_errors: a refused setting's error would otherwise echo every setting given (pydantic shows a
+    # model-level error's whole input), passwords and API keys included; the message still names the setting.
+    model_config = SettingsConfigDict(env_prefix="HINDBRAIN_", frozen=True, extra="ignore", hide_input_in_errors=True)
 
     home: Path = Field(Path(".hindbrain"), description="HINDBRAIN_HOME: the embedded brain's folder.")
     kafka: str | None = Field(None, description="HINDBRAIN_KAFKA: bootstrap servers (distributed mode).")
@@ -23,6 +26,21 @@ class Settings(BaseSettings):
         "Default: chdb://<home>/views."
     )
     kafka_prefix: str = Field("hindbrain.", description="HINDBRAIN_KAFKA_PREFIX: prefix of every Kafka topic name.")
+    # How every Kafka client of this process logs in (streams/kafka_auth.py; docs/distributed.md, "A brain behind
+    # the broker's ACLs"). The defaults are no login: a broker without authentication.
+    kafka_security_protocol: str = Field(
+        "PLAINTEXT", description="HINDBRAIN_KAFKA_SECURITY_PROTOCOL: PLAINTEXT (no login), SASL_PLAINTEXT or "
+        "SASL_SSL (SASL over TLS, with the system's trusted CAs: what a cluster outside one host needs)."
+    )
+    kafka_sasl_mechanism: str = Field(
+        "PLAIN", description="HINDBRAIN_KAFKA_SASL_MECHANISM: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."
+    )
+    kafka_sasl_username: str | None = Field(
+        None, description="HINDBRAIN_KAFKA_SASL_USERNAME: the principal's name (required with SASL)."
+    )
+    kafka_sasl_password: SecretStr | None = Field(
+        None, description="HINDBRAIN_KAFKA_SASL_PASSWORD: its password (required with SASL; never shown)."
+    )
     worker_group: str = Field(
         "hindbrain-projector", description="HINDBRAIN_WORKER_GROUP: the Faust workers' app id and consumer group."
     )
@@ -145,6 +163,22 @@ class Settings(BaseSettings):
     recall_method: str | None = Field(
         None, description="HINDBRAIN_RECALL_METHOD (older name): rrf is the rrf preset, weighted the seed preset."
     )
+
+    @model_validator(mode="after")
+    def _kafka_login_usable(self) -> Settings:
+        # Refused here, naming the setting, before any client is made (a client made with half a login fails
+        # later, at the broker, with its own less telling error). The error carries no password: the message
+        # is auth_problem's, and the password field is a SecretStr wherever pydantic shows it.
+        reason = auth_problem(self.kafka_security_protocol, self.kafka_sasl_mechanism, self.kafka_sasl_username,
+                              self.kafka_sasl_password)
+        if reason:
+            raise ValueError(reason)
+        return self
+
+    def kafka_auth(self) -> KafkaAuth:
+        """The login every Kafka client of this process uses."""
+        return KafkaAuth(self.kafka_security_protocol, self.kafka_sasl_mechanism, self.kafka_sasl_username,
+                         self.kafka_sasl_password)
 
     @field_validator("recall_preset")
     @classmethod

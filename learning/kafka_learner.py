@@ -72,7 +72,7 @@ class KafkaLearner(_LoopThread):
         over Kafka: a restart folds the topics)."""
 
     async def run(self) -> None:
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.log.bootstrap, group_id=self.group,
+        consumer = AIOKafkaConsumer(**self.log.client_options, group_id=self.group,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
                                     max_partition_fetch_bytes=FETCH_BYTES)
         await consumer.start()

@@ -120,7 +120,7 @@ class EmbedderWorker(_LoopThread):
 
     async def run(self) -> None:
         bare = {kafka_name(t, self.log.prefix): t for t in SOURCES}
-        consumer = AIOKafkaConsumer(*bare, bootstrap_servers=self.log.bootstrap, group_id=self.group,
+        consumer = AIOKafkaConsumer(*bare, **self.log.client_options, group_id=self.group,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
                                     max_partition_fetch_bytes=FETCH_BYTES, **self.timing)
         await consumer.start()
@@ -173,7 +173,7 @@ class VectorTail(_LoopThread):
         self.positions: dict[int, int] = {}
 
     async def run(self) -> None:
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.log.bootstrap, group_id=None,
+        consumer = AIOKafkaConsumer(**self.log.client_options, group_id=None,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
                                     max_partition_fetch_bytes=FETCH_BYTES)
         await start_groupless(consumer)
@@ -226,7 +226,7 @@ def run_embedder(settings, loglevel: str = "info") -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    log_ = KafkaLog(settings.kafka, prefix=settings.kafka_prefix)
+    log_ = KafkaLog(settings.kafka, prefix=settings.kafka_prefix, auth=settings.kafka_auth())
     worker = EmbedderWorker(log_, embedder_from_name(settings.embedder), embedder_group(settings),
                             session_timeout_s=settings.worker_session_timeout)
     worker.start()

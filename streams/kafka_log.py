@@ -55,6 +55,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
+from hindbrain.streams.kafka_auth import KafkaAuth
 from hindbrain.streams.log import LogEntry, Message, Position
 from hindbrain.streams.topics import (
     DECLARED,
@@ -83,6 +84,15 @@ async def start_groupless(consumer: AIOKafkaConsumer) -> AIOKafkaConsumer:
     return consumer
 
 
+def login_hint(auth: KafkaAuth) -> str:
+    """What an unreachable broker's error adds about the login: aiokafka reports a refused password only in
+    its log, and raises the same bootstrap failure as for a broker that is down. Never the password."""
+    if not auth.sasl:
+        return ""
+    return (f" (logging in as {auth.username!r} with {auth.security_protocol}/{auth.sasl_mechanism}: a refused "
+            "login looks the same; check HINDBRAIN_KAFKA_SASL_USERNAME and HINDBRAIN_KAFKA_SASL_PASSWORD)")
+
+
 class KafkaUnavailable(ConnectionError):
     """The Kafka cluster could not be reached at the bootstrap address."""
 
@@ -100,8 +110,13 @@ class KafkaLog:
         replication_factor: int = REPLICATION_FACTOR,
         timeout_s: float = 30.0,
         client_id: str = "hindbrain",
+        auth: KafkaAuth | None = None,
     ):
         self.bootstrap = bootstrap
+        self.auth = auth or KafkaAuth()
+        # Where and how every client of this log and of the consumers built on it (projector, learner, index
+        # tail, embedders) connects: the one place a login is added, so no client can miss it.
+        self.client_options = {"bootstrap_servers": bootstrap, **self.auth.client_options()}
         self.prefix = prefix
         self.timeout_s = timeout_s
         self._declared = DECLARED if topics is None else {t.name: t for t in topics}
@@ -122,13 +137,13 @@ class KafkaLog:
             with contextlib.suppress(Exception):  # the error to report is the one that stopped the start
                 self.close()  # stops what did start
             if isinstance(exc, KafkaConnectionError | KafkaTimeoutError | OSError):  # OSError: TimeoutError too
-                raise KafkaUnavailable(f"Kafka unreachable at {bootstrap}: {exc}") from exc
+                raise KafkaUnavailable(f"Kafka unreachable at {bootstrap}{login_hint(self.auth)}: {exc}") from exc
             raise
 
     async def _start(self) -> None:
         # Made inside the loop (aiokafka binds its objects to the running loop) and each right
         # before it starts, so a failed start leaves no client that was made but never started.
-        common = {"bootstrap_servers": self.bootstrap, "client_id": self._client_id,
+        common = {**self.client_options, "client_id": self._client_id,
                   "request_timeout_ms": int(self.timeout_s * 1000)}
         self._read_lock = asyncio.Lock()  # one assignment at a time on the shared reader
         self._topics_lock = asyncio.Lock()
@@ -351,7 +366,7 @@ class KafkaLog:
             # A group member in name only: it never joins (no subscribe), so committing does not
             # rebalance the group's real members; aiokafka only commits assigned partitions, and
             # they are paused so that it never fetches their records.
-            committer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, client_id=self._client_id,
+            committer = AIOKafkaConsumer(**self.client_options, client_id=self._client_id,
                                          group_id=consumer, enable_auto_commit=False,
                                          request_timeout_ms=int(self.timeout_s * 1000))
             await committer.start()

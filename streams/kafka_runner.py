@@ -187,7 +187,7 @@ class KafkaProjector(_LoopThread):
 
     async def _consume(self) -> None:
         bare = {kafka_name(t.name, self.log.prefix): t.name for t in TOPICS}
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.log.bootstrap, group_id=self.group,
+        consumer = AIOKafkaConsumer(**self.log.client_options, group_id=self.group,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
                                     max_partition_fetch_bytes=FETCH_BYTES, **self.timing)
         raw_topic = kafka_name(kafka_batches.TOPIC, self.log.prefix)
@@ -387,7 +387,7 @@ class IndexTail(_LoopThread):
         self.last_poll = 0.0
 
     async def run(self) -> None:
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.log.bootstrap, group_id=None,
+        consumer = AIOKafkaConsumer(**self.log.client_options, group_id=None,
                                     enable_auto_commit=False, auto_offset_reset="earliest")
         await start_groupless(consumer)
         try:

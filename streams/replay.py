@@ -106,7 +106,8 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
              for (topic, partition), end in _ends(log).items() for offset in range(0, end, chunk)]
     if workers > 0 and len(tasks) > 2:
         records, dead = _in_workers(warehouse, workers, _kafka_chunk_task, tasks,
-                                    initializer=("open_kafka", (log.bootstrap, log.prefix)), progress=progress)
+                                    initializer=("open_kafka", (log.bootstrap, log.prefix, log.auth)),
+                                    progress=progress)
         return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest(), workers)
     records = dead = 0
     engine = columnar.engine_for(warehouse)

@@ -51,11 +51,12 @@ def _engine() -> columnar.Engine | None:
     return _engines[0]
 
 
-def open_kafka(bootstrap: str, prefix: str) -> None:
-    """Pool initializer: this worker's own connection to the cluster, for all its chunks."""
+def open_kafka(bootstrap: str, prefix: str, auth=None) -> None:
+    """Pool initializer: this worker's own connection to the cluster, for all its chunks, logged in as the
+    replaying process is (``auth``: its ``KafkaAuth``)."""
     from hindbrain.streams.kafka_log import KafkaLog
 
-    _kafka["log"] = KafkaLog(bootstrap, prefix=prefix)
+    _kafka["log"] = KafkaLog(bootstrap, prefix=prefix, auth=auth)
 
 
 def kafka_chunk_as_arrow(topic: str, partition: int, offset: int, stop: int,

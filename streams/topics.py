@@ -48,7 +48,8 @@ REPLICATION_FACTOR = 1  # the development broker has one node; production: 3 (se
 RETENTION = {"cleanup.policy": "delete", "retention.ms": "-1", "retention.bytes": "-1"}
 
 _LEGAL_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule for topic names
-_TOPIC_ALREADY_EXISTS = 36  # Kafka protocol error code
+_TOPIC_ALREADY_EXISTS = 36  # Kafka protocol error codes
+_TOPIC_AUTHORIZATION_FAILED = 29
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,13 @@ async def create_missing_topics(
     are not checked or altered). Returns once every created partition has a leader, so a
     producer or consumer can use it at once. ``admin`` is a started ``AIOKafkaAdminClient``.
 
+    A principal without ``Create`` (a broker with ACLs: an agent's own client) is refused the creation even of
+    a topic that exists; such a topic it may describe counts as existing, so a client can use the topics granted
+    to it without the right to create them (docs/distributed.md, "A brain behind the broker's ACLs").
+
     Raises ``aiokafka.errors.KafkaError`` (the broker's error for the first topic it refused,
-    e.g. an invalid config) and ``TimeoutError`` if leaders do not appear within ``timeout_s``.
+    e.g. an invalid config; ``TopicAuthorizationFailedError`` for a topic this principal may neither create nor
+    see) and ``TimeoutError`` if leaders do not appear within ``timeout_s``.
     """
     from aiokafka.admin import NewTopic
     from aiokafka.errors import for_code
@@ -127,14 +133,28 @@ async def create_missing_topics(
         [NewTopic(name, t.partitions, replication_factor, topic_configs=config) for name, t in wanted.items()],
         timeout_ms=int(timeout_s * 1000),
     )
-    created = []
+    created, refused = [], []
     for name, code, message in response.topic_errors:
         if code == 0:
             created.append(name)
+        elif code == _TOPIC_AUTHORIZATION_FAILED:
+            refused.append(name)
         elif code != _TOPIC_ALREADY_EXISTS:
             raise for_code(code)(f"creating Kafka topic {name!r}: {message}")
+    if refused:  # described only when refused: a principal allowed to create pays no extra round trip
+        unseen = not_visible(await admin.describe_topics(refused))
+        if unseen:
+            raise for_code(_TOPIC_AUTHORIZATION_FAILED)(
+                f"Kafka topic {unseen[0]!r}: this client's principal may not create it nor see it (the broker's "
+                "ACLs grant it no Create, and no Describe or it does not exist)")
     await asyncio.wait_for(_leaders_elected(admin, created), timeout_s)
     return sorted(created)
+
+
+def not_visible(described: list[dict]) -> list[str]:
+    """The topics of a DescribeTopics answer that do not exist for the asking principal (absent or not
+    authorized: the broker answers both with an error), in order."""
+    return [t["topic"] for t in described if t["error_code"] or not t["partitions"]]
 
 
 async def _leaders_elected(admin: AIOKafkaAdminClient, names: list[str]) -> None:

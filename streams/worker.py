@@ -57,6 +57,7 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
     app = faust.App(
         settings.worker_group,
         broker=f"kafka://{settings.kafka}",
+        broker_credentials=settings.kafka_auth().faust_credentials(),  # the workers log in as the brain does
         store="memory://",
         web_enabled=False,
         consumer_auto_offset_reset="earliest",
@@ -83,7 +84,7 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
         """The views, opened on first use; rebuilt first if they lost rows (``streams.rebuild``), whose
         replay reads the topics through a log client of the worker's own."""
         if "views" not in views:
-            views["log"] = KafkaLog(settings.kafka, prefix=settings.kafka_prefix)
+            views["log"] = KafkaLog(settings.kafka, prefix=settings.kafka_prefix, auth=settings.kafka_auth())
             views["views"] = warehouse or Warehouse(settings.warehouse_url())
             views["views"].migrate()
             rebuild_if_needed(views["log"], views["views"], settings.worker_group)
@@ -174,7 +175,7 @@ def _run_plain_worker(settings: Settings, loglevel: str) -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    log_ = KafkaLog(settings.kafka, prefix=settings.kafka_prefix)
+    log_ = KafkaLog(settings.kafka, prefix=settings.kafka_prefix, auth=settings.kafka_auth())
     warehouse = Warehouse(settings.warehouse_url())
     warehouse.migrate()
     projector = KafkaProjector(log_, warehouse, settings.worker_group, settings.batch_size,

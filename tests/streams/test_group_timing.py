@@ -27,13 +27,15 @@ def _capturing(seen: dict):
 
 @pytest.mark.parametrize("seconds", [6.0, 45.0])
 def test_the_projector_and_the_embedder_consume_with_the_configured_session(monkeypatch, seconds):
-    log = SimpleNamespace(bootstrap="127.0.0.1:1", prefix="t.", partitions=lambda name: 1)
+    login = {"bootstrap_servers": "127.0.0.1:1", "security_protocol": "SASL_PLAINTEXT", "sasl_plain_username": "u"}
+    log = SimpleNamespace(bootstrap="127.0.0.1:1", prefix="t.", partitions=lambda name: 1, client_options=login)
     seen: dict = {}
     monkeypatch.setattr(kafka_runner, "AIOKafkaConsumer", _capturing(seen))
     projector = kafka_runner.KafkaProjector(log, SimpleNamespace(url="http://unused"), "g", session_timeout_s=seconds)
     with pytest.raises(_Stop):
         asyncio.run(projector._consume())
     assert seen["session_timeout_ms"] == int(seconds * 1000) and seen["group_id"] == "g"
+    assert login.items() <= seen.items()  # the log's login too (docs/distributed.md, "behind the broker's ACLs")
 
     seen.clear()
     monkeypatch.setattr(embedders, "AIOKafkaConsumer", _capturing(seen))
@@ -41,6 +43,7 @@ def test_the_projector_and_the_embedder_consume_with_the_configured_session(monk
     with pytest.raises(_Stop):
         asyncio.run(worker.run())
     assert seen["session_timeout_ms"] == int(seconds * 1000) and seen["group_id"] == "e"
+    assert login.items() <= seen.items()
 
 
 def test_the_faust_engine_keeps_the_same_session(tmp_path):
