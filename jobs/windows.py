@@ -90,7 +90,7 @@ def arms_of(rows) -> Arms:
         if arm not in reports:
             continue
         who = reporter(agent)
-        spellings.setdefault(who, set()).add(agent or "no agent")
+        spellings.setdefault(who, set()).add(agent or "(no agent)")
         s, n = reports[arm].get(who, (0, 0))
         reports[arm][who] = (s + successes, n + total)
     counted, notes = {}, []
@@ -99,16 +99,23 @@ def arms_of(rows) -> Arms:
         counted[arm] = (successes, total)
         if left_out:
             top = max(by_reporter, key=lambda r: (by_reporter[r][1], r))
-            notes.append(_not_counted(arm, "/".join(sorted(spellings[top])), by_reporter[top][1], left_out,
+            notes.append(_not_counted(arm, _names(spellings[top]), by_reporter[top][1], left_out,
                                       len(by_reporter) - 1))
     return Arms(*counted["A"], *counted["B"], tuple(notes))
 
 
+def _names(spellings: set[str], shown: int = 3) -> str:
+    """A reporter's spellings for the record, the first ``shown``: a 7-letter name has 128 spellings by case."""
+    names = sorted(spellings)
+    more = f" and {len(names) - shown} more spellings" if len(names) > shown else ""
+    return "/".join(names[:shown]) + more
+
+
 def _not_counted(arm: str, name: str, outcomes: int, left_out: int, others: int) -> str:
     if not others:
-        return (f"arm {arm}: {name}'s {outcomes} outcomes not counted (its only reporter: one reporter counts no "
-                f"more outcomes than the arm's other reporters together)")
-    return (f"arm {arm}: {left_out} of {name}'s {outcomes} outcomes not counted (one reporter counts no more "
+        return (f"arm {arm}: the {outcomes} outcomes of {name}, its only reporter, not counted (one reporter counts "
+                f"no more outcomes than the arm's other reporters together)")
+    return (f"arm {arm}: {left_out} of the {outcomes} outcomes of {name} not counted (one reporter counts no more "
             f"outcomes than the arm's {others} other reporters together: {outcomes - left_out})")
 
 

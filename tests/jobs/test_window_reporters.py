@@ -29,13 +29,17 @@ def test_look_alike_names_are_one_reporter_and_no_agent_is_one_reporter():
     assert (arms.a_successes, arms.a_total) == (20, 40)
     assert (arms.b_successes, arms.b_total) == (30, 40)  # BOT-1/bot-1's 60/60 count as 20/20
     [note] = arms.not_counted
-    assert note.startswith("arm B: 40 of BOT-1/bot-1's 60 outcomes not counted") and "2 other reporters" in note
+    assert note.startswith("arm B: 40 of the 60 outcomes of BOT-1/bot-1 not counted") and "2 other reporters" in note
+
+    many = arms_of([("A", "a1", 1, 1), *[("A", name, 1, 1) for name in ("MALLORY", "Mallory", "mallory", "mAllory")]])
+    assert many.not_counted[0].startswith(
+        "arm A: 3 of the 4 outcomes of MALLORY/Mallory/mAllory and 1 more spellings not counted")
 
     anonymous = arms_of([("A", "", 8, 10), ("A", None, 8, 10), ("B", "", 1, 10), ("B", "a1", 2, 10)])
     assert (anonymous.a_successes, anonymous.a_total) == (0, 0)  # two anonymous senders are one reporter
     assert (anonymous.b_successes, anonymous.b_total) == (3, 20)
-    assert anonymous.not_counted == ("arm A: no agent's 20 outcomes not counted (its only reporter: one reporter "
-                                     "counts no more outcomes than the arm's other reporters together)",)
+    assert anonymous.not_counted == ("arm A: the 20 outcomes of (no agent), its only reporter, not counted (one "
+                                     "reporter counts no more outcomes than the arm's other reporters together)",)
 
 
 reports = st.dictionaries(st.sampled_from(["a1", "a2", "a3", "a4", "a5"]),
