@@ -178,14 +178,17 @@ def read_windows(warehouse) -> list[windows.Window]:
     return list(found.values())
 
 
-ARM_COUNTS_SQL = """
-SELECT i.arm, countIf(o.success) AS successes, count() AS total
+# Per arm and reporter: a task's last outcome, with the agent that reported it (the tuple keeps a last outcome
+# sent with no agent as such: argMax over a Nullable alone would skip it for an older, named one).
+ARM_REPORTS_SQL = """
+SELECT i.arm, o.last.2 AS agent, countIf(o.last.1) AS successes, count() AS total
 FROM (SELECT recall_id, item, arm FROM injections FINAL ARRAY JOIN item_ids AS item, arms AS arm
       WHERE tenant = {t:String} AND item IN ({a:String}, {b:String}) AND arm != ''
         AND toUnixTimestamp64Micro(ts) >= {opened:Int64}) AS i
-INNER JOIN (SELECT recall_id, argMax(success, ts) AS success FROM outcomes FINAL
+INNER JOIN (SELECT recall_id, argMax((success, ifNull(agent, '')), ts) AS last FROM outcomes FINAL
             WHERE recall_id IS NOT NULL GROUP BY recall_id) AS o ON o.recall_id = i.recall_id
-GROUP BY i.arm
+GROUP BY i.arm, agent
+ORDER BY i.arm, agent
 """
 
 
@@ -195,9 +198,8 @@ def _settle_windows(warehouse, known: list[windows.Window], run_id: str, now_us:
         if w.verdict is not None:
             out.append(w)
             continue
-        counts = {arm: (s, n) for arm, s, n in warehouse.query(
-            ARM_COUNTS_SQL, {"t": w.tenant, "a": w.a, "b": w.b, "opened": w.opened_us})}
-        arms = windows.Arms(*counts.get("A", (0, 0)), *counts.get("B", (0, 0)))
+        arms = windows.arms_of(warehouse.query(
+            ARM_REPORTS_SQL, {"t": w.tenant, "a": w.a, "b": w.b, "opened": w.opened_us}))
         verdict = windows.verdict_of(w, arms, now_us, rule)
         if verdict.status == "open":
             out.append(w)

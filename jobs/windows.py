@@ -10,6 +10,13 @@ the agent applied it) and settles the window with ``jobs.ab.settle`` (``ab_windo
 the winner is active again, the loser stays in the view, inactive, its confidence halved —
 never deleted. A tie leaves both active with their confidences.
 
+An arm's evidence counts reporters, not only outcomes (round thirty-one, docs/security.md "One agent does not
+settle a window"): the outcomes are grouped by the agent that reported them, folded as fleet verification folds
+names (``lifecycle.agent_identity``: look-alikes are one agent), and one reporter counts no more outcomes in an arm
+than all the arm's other reporters together (``arm_evidence``). So one agent — or one key that leaves the agent
+out: outcomes with no agent are one reporter, ``ANONYMOUS`` — never reaches ``min_per_arm`` alone, and a window
+whose evidence is one reporter's ends at ``max_days`` as a tie: no belief changes.
+
 No oscillation: a settled pair is not reopened unless the loser's confidence, from new
 outcomes, now exceeds the winner's by ``REOPEN_MARGIN``.
 """
@@ -19,12 +26,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hindbrain.jobs.ab import WindowRule, settle
+from hindbrain.learning.lifecycle import agent_identity
 from hindbrain.learning.records import derived_id
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 
 OPENED, SETTLED = WINDOW_OPENED, WINDOW_SETTLED
 REOPEN_MARGIN = 0.1
 LOSER_WEIGHT = 0.5
+ANONYMOUS = ""  # the reporter of outcomes sent with no agent: one, since any caller can leave the name out
 
 
 @dataclass(frozen=True)
@@ -39,10 +48,75 @@ class Window:
 
 @dataclass(frozen=True)
 class Arms:
+    """Each arm's outcomes as counted (``arms_of``), and why any were not."""
     a_successes: int = 0
     a_total: int = 0
     b_successes: int = 0
     b_total: int = 0
+    not_counted: tuple[str, ...] = ()
+
+
+def reporter(agent: str | None) -> str:
+    """Who an outcome counts as: its agent folded (``agent_identity``), or ``ANONYMOUS``."""
+    return agent_identity(agent) if agent else ANONYMOUS
+
+
+def arm_evidence(reports: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
+    """One arm's ``(successes, total, left out)`` from ``{reporter: (successes, total)}``.
+
+    A reporter counts no more outcomes than all the arm's other reporters together: only the largest can exceed
+    that, and it keeps the others' total with its own success rate (rounded). One reporter alone counts nothing,
+    so no single agent reaches ``min_per_arm`` or moves the posterior at ``max_days``; in an honest fleet of
+    several agents no one reports half an arm and nothing changes."""
+    if not reports:
+        return 0, 0, 0
+    top = max(reports, key=lambda r: (reports[r][1], r))
+    top_successes, top_total = reports[top]
+    successes = sum(s for s, _ in reports.values())
+    total = sum(n for _, n in reports.values())
+    others = total - top_total
+    if top_total <= others:
+        return successes, total, 0
+    kept = round(top_successes * others / top_total)
+    return successes - top_successes + kept, 2 * others, top_total - others
+
+
+def arms_of(rows) -> Arms:
+    """The window's ``Arms`` from ``(arm, agent, successes, total)`` rows (``jobs.ARM_REPORTS_SQL``): the
+    reporters folded, each arm counted by ``arm_evidence``; ``not_counted`` says whose outcomes were left out."""
+    reports: dict[str, dict[str, tuple[int, int]]] = {"A": {}, "B": {}}
+    spellings: dict[str, set[str]] = {}  # a folded reporter → the names it reported under, for the record
+    for arm, agent, successes, total in rows:
+        if arm not in reports:
+            continue
+        who = reporter(agent)
+        spellings.setdefault(who, set()).add(agent or "(no agent)")
+        s, n = reports[arm].get(who, (0, 0))
+        reports[arm][who] = (s + successes, n + total)
+    counted, notes = {}, []
+    for arm, by_reporter in reports.items():
+        successes, total, left_out = arm_evidence(by_reporter)
+        counted[arm] = (successes, total)
+        if left_out:
+            top = max(by_reporter, key=lambda r: (by_reporter[r][1], r))
+            notes.append(_not_counted(arm, _names(spellings[top]), by_reporter[top][1], left_out,
+                                      len(by_reporter) - 1))
+    return Arms(*counted["A"], *counted["B"], tuple(notes))
+
+
+def _names(spellings: set[str], shown: int = 3) -> str:
+    """A reporter's spellings for the record, the first ``shown``: a 7-letter name has 128 spellings by case."""
+    names = sorted(spellings)
+    more = f" and {len(names) - shown} more spellings" if len(names) > shown else ""
+    return "/".join(names[:shown]) + more
+
+
+def _not_counted(arm: str, name: str, outcomes: int, left_out: int, others: int) -> str:
+    if not others:
+        return (f"arm {arm}: the {outcomes} outcomes of {name}, its only reporter, not counted (one reporter counts "
+                f"no more outcomes than the arm's other reporters together)")
+    return (f"arm {arm}: {left_out} of the {outcomes} outcomes of {name} not counted (one reporter counts no more "
+            f"outcomes than the arm's {others} other reporters together: {outcomes - left_out})")
 
 
 def window_id(tenant: str, a: str, b: str, opened_us: int) -> str:
@@ -109,4 +183,8 @@ def with_window_states(beliefs: list, windows: list[Window]) -> list:
 
 
 def verdict_of(window: Window, arms: Arms, now_us: int, rule: WindowRule):
-    return settle(arms.a_successes, arms.a_total, arms.b_successes, arms.b_total, window.opened_us, now_us, rule)
+    """``jobs.ab.settle`` on the counted outcomes; the reason says whose outcomes were not counted."""
+    verdict = settle(arms.a_successes, arms.a_total, arms.b_successes, arms.b_total, window.opened_us, now_us, rule)
+    if not arms.not_counted:
+        return verdict
+    return replace(verdict, reason=f"{verdict.reason}; {'; '.join(arms.not_counted)}")

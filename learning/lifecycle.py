@@ -103,12 +103,19 @@ def from_state(state: dict) -> Unit:
                    "evidence": tuple(state.get("evidence", ())), "agents": tuple(state.get("agents", ()))})
 
 
+def agent_identity(agent: str) -> str:
+    """The one identity behind an agent's spellings: ``BOT-1`` and ``bot-1`` print alike to a reader and are one
+    agent (round twenty-eight; the edge refuses the other spellings that print alike,
+    ``schemas.api.identifier_problem``). Fleet verification and the A/B windows' reporters (``jobs.windows``) fold
+    names with it, so a look-alike is never a second, independent agent."""
+    return agent.casefold()
+
+
 def among_agents(agent: str, agents) -> bool:
-    """Whether ``agent`` is one of ``agents`` in any case: ``BOT-1`` and ``bot-1`` print alike to a reader and are
-    one agent to fleet verification (round twenty-eight; the edge refuses the other spellings that print alike,
-    ``schemas.api.identifier_problem``). The name a unit keeps is the first spelling it met."""
-    folded = agent.casefold()
-    return any(a.casefold() == folded for a in agents)
+    """Whether ``agent`` is one of ``agents`` as one identity (``agent_identity``). The name a unit keeps is the
+    first spelling it met."""
+    folded = agent_identity(agent)
+    return any(agent_identity(a) == folded for a in agents)
 
 
 def with_agent(unit: Unit, agent: str | None) -> Unit:

@@ -79,6 +79,15 @@ _CODE = re.compile(r"\(([A-Z_]+)\)")
 # ClickHouse's name for a query parameter (``{name:Type}``)
 _PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{\s*\w+\s*:([^}]+)\}")  # a query parameter's declared type
+# The engine's virtual columns that name the server's side of a view: ``_database`` answered the tenant's view
+# database (``tenant_<digest>``), what ``currentDatabase`` is refused for (round thirty-one). The others
+# (``_part``, ``_shard_num`` ...) are unknown on a view.
+_SERVER_COLUMNS = frozenset({"_database", "_table"})
+# What an engine error names of the server: a tenant's view database, a table's UUID (``Storage View (table
+# tenant_….events (86e7b88d-…))``); ``internal_names_hidden`` takes them out of what a tenant is shown.
+_VIEW_DATABASE = re.compile(r"`?tenant_[0-9a-f]{24}`?\.")
+_UUID_TEXT = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_UUID = re.compile(rf" \({_UUID_TEXT}\)", re.IGNORECASE)  # as the engine writes it after a table's name
 
 
 class ForbiddenQuery(ValueError):
@@ -191,6 +200,8 @@ def refusal_of_node(node: exp.Expression, tables: set[str], databases: set[str])
             raise ForbiddenQuery(f"{node.name}: not one of this tenant's views ({', '.join(sorted(tables))})")
     if isinstance(node, exp.Column) and (node.catalog or node.db or node.table.lower() in databases):
         raise ForbiddenQuery(f"{node.sql('clickhouse')}: names qualified by a database are not allowed")
+    if isinstance(node, exp.Column) and node.name in _SERVER_COLUMNS:
+        raise ForbiddenQuery(server_column_refusal(node.name))
     if isinstance(node, exp.Placeholder) and str(node.args.get("kind")).lower() == "identifier":
         # ClickHouse substitutes it after every check here: a table or column name the checks never saw
         raise ForbiddenQuery(f"{{{node.name}:Identifier}}: identifier parameters are not allowed; write the name")
@@ -214,6 +225,8 @@ def check_ast(ast_lines: list[str], databases: set[str]) -> None:
             raise ForbiddenQuery(f"{name}: name tables without a database; each name is this tenant's view")
         if kind == "Identifier" and "." in name and name.split(".", 1)[0].strip("`").lower() in lowered:
             raise ForbiddenQuery(f"{name}: names qualified by a database are not allowed")
+        if kind == "Identifier" and (column := name.rsplit(".", 1)[-1].strip("`")) in _SERVER_COLUMNS:
+            raise ForbiddenQuery(server_column_refusal(column))
         if kind == "Set":
             raise ForbiddenQuery("SETTINGS: not allowed in tenant SQL (the limits are fixed)")
         if kind == "TableExpression" and n + 1 < len(ast_lines) and ast_lines[n + 1].strip().startswith("Function "):
@@ -251,6 +264,18 @@ def function_arguments(ast_lines: list[str], n: int) -> list[str]:
 
 def _depth(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
+
+
+def server_column_refusal(column: str) -> str:
+    return (f"{column}: a virtual column naming the server's database or table, not allowed in tenant SQL (each "
+            "view is named as you name it)")
+
+
+def internal_names_hidden(message: str) -> str:
+    """An engine error as a tenant is shown it: without its view database's name and the view's UUID, which
+    say nothing the tenant wrote and name the server's side ("Storage View (table tenant_….events (86e7…))"
+    becomes "Storage View (table events)")."""
+    return _UUID.sub("", _VIEW_DATABASE.sub("", message))
 
 
 def function_refusal(name: str) -> str:
@@ -292,7 +317,7 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
     except OperationalError:
         raise
     except TenantQueryKilled as exc:  # the watchdog ended its process (projections.tenant_worker)
-        raise QueryLimit(exc.limit, str(exc)) from None
+        raise QueryLimit(exc.limit, internal_names_hidden(str(exc))) from None
     except (StreamFailureError, DatabaseError, TenantQueryFailed) as exc:  # StreamFailure: it failed while streaming
         raise refused(exc) from None
 
@@ -323,5 +348,6 @@ def refused(exc: Exception) -> ForbiddenQuery:
 
 
 def refusal(exc: Exception) -> str:
-    """ClickHouse's reason for refusing a query, on one line and at most 500 characters."""
-    return " ".join(str(exc).split())[:500]
+    """ClickHouse's reason for refusing a query, on one line and at most 500 characters, without the server's
+    internal names (``internal_names_hidden``)."""
+    return internal_names_hidden(" ".join(str(exc).split()))[:500]

@@ -465,3 +465,23 @@ def test_a_refusal_quotes_the_query_with_its_controls_escaped(brain, query):
     message = refused(brain, query)
     assert all(ch.isprintable() or ch == " " for ch in message), ascii(message)
     assert "\\x1b" in message or "\\u202e" in message
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT _database, _table FROM events", "SELECT e.`_database` FROM events AS e",
+    "SELECT count() FROM lineage GROUP BY _table", "SELECT text FROM events WHERE _database != ''",
+])
+def test_virtual_columns_naming_the_server_side_are_refused_by_name(brain, query):
+    # round thirty-one: `_database` answered the tenant's view database (tenant_<digest>), `_table` the view
+    message = refused(brain, query)
+    assert "a virtual column naming the server's database or table" in message
+    assert tenant_database("acme") not in message
+
+
+@pytest.mark.parametrize("query", ["SELECT text FROM events PREWHERE text = 'x'", "SELECT 1 FROM lineage PREWHERE 1"])
+def test_an_engine_error_names_the_view_as_the_tenant_wrote_it(brain, query):
+    # round thirty-one: "Storage View (table tenant_<digest>.events (<uuid>)) does not support PREWHERE"
+    message = refused(brain, query)
+    assert "does not support PREWHERE" in message and tenant_database("acme") not in message
+    assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", message), message
+    assert re.search(r"\(table (events|lineage)\)", message), message
