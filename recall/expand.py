@@ -54,7 +54,7 @@ from functools import lru_cache
 
 from hindbrain.recall import informative
 from hindbrain.recall.index import FUNCTION_WORDS, TenantIndex
-from hindbrain.recall.indirect import names_a_role
+from hindbrain.recall.indirect import asks_through_role, names_a_role, role_before
 from hindbrain.recall.tokenize import tokens
 
 EXPAND_SEEDS = 5  # the best hits expanded from (3 → 5: +1 point all-gold on conv-en tuning)
@@ -416,6 +416,34 @@ def subject_link(tenant: TenantIndex, e: Expansion) -> bool:
     return not before or before[-1] in CLAUSE_MARKS
 
 
+# The rule's reverse case (round thirty-one, second part): a link into a turn that names the person right after a
+# role or kin word ("My brother Rohan keeps sending me memes", "我妹妹子涵又在催我") is the turn that introduces
+# them, the first hop of a question asking through that role ("Which city does Henry's brother live in?"),
+# whatever seed the name was reached from ("Rohan just signed a lease in Minneapolis" opens with it). Such an
+# expansion keeps its slot when the question asks through a relation too (``indirect.asks_through_role``,
+# ``ROLE_ASKED``; False: whatever it asks).
+# An A/B switch for bench/expand_ab.py (arm ``noroleslot``; ``roleany``: ``ROLE_ASKED`` off).
+ROLE_SLOTTED = True
+ROLE_ASKED = True
+
+
+def introduced_by_role(tenant: TenantIndex, e: Expansion) -> bool:
+    """Whether the expanded turn names the link's person right after a role or kin word
+    (``indirect.role_before``)."""
+    kind, _, term = e.via.partition(":")
+    return kind in ("entity", "term") and bool(term) and role_before(_said(tenant.docs[e.no]), term)
+
+
+def role_unslotted(tenant: TenantIndex, found: dict[int, Expansion], question: str) -> frozenset[int]:
+    """The expansions that take no place among the best five (``subject_link``), but for those into a turn
+    introducing their person by a role (``introduced_by_role``) when the question asks through a role."""
+    if not SUBJECT_UNSLOTTED:
+        return frozenset()
+    keep = ROLE_SLOTTED and (not ROLE_ASKED or asks_through_role(question))
+    return frozenset(no for no, e in found.items()
+                     if subject_link(tenant, e) and not (keep and introduced_by_role(tenant, e)))
+
+
 LINK_FOUND = True  # an expanded item is "found otherwise" for the gate (an A/B switch for bench/expand_ab.py)
 PAIRS = True  # a described person's best pair stands among the best places (an A/B switch for bench/expand_ab.py)
 
@@ -762,16 +790,26 @@ def best_later(links: list[tuple[int, int, str]], clause: dict[int, tuple[float,
 CHANGE_PAIRS = True
 
 
-def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[float, ...]]) -> Pair | None:
+# A question asking of a state "now" alone (``indirect.asks_now``: "Does Mateo have a pet now?") is a change
+# question only when the person told the subject in two sessions: the turn from another session must be among
+# the person's ``NOW_NEAR`` turns nearest the question (a single state told once has its second-nearest turn
+# anywhere). An A/B switch for bench/expand_ab.py (arm ``nonow``: "now" no change word; ``nowall``: no gate).
+NOW_PAIRS = True
+NOW_NEAR: int | None = 2
+
+
+def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[float, ...]],
+                near_only: int | None = None) -> Pair | None:
     """Of a person's ``turns``, the two nearest the question (``cosine``: each turn's cosine to it, without
     the person's name) told in different sessions, the nearer first: a state and the one that replaced it.
-    Two turns of one session tell one state (or its telling and a reply)."""
+    Two turns of one session tell one state (or its telling and a reply). ``near_only``: the second must be
+    among that many nearest (None: any)."""
     docs = tenant.docs
     near = sorted((no for no in turns if no in cosine), key=lambda no: -cosine[no][0])
     if not near:
         return None
     first = near[0]
-    other = next((no for no in near[1:] if docs[no].session != docs[first].session), None)
+    other = next((no for no in near[1:near_only] if docs[no].session != docs[first].session), None)
     if other is None:
         return None
     return Pair(first, other, "speaker", cosine[first][0] + cosine[other][0], parts=(0, 0))

@@ -87,6 +87,28 @@ def names_a_role(text: str) -> bool:
     return bool(_ROLE.search(text))
 
 
+def role_before(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` right after a role or kin word ("my older sister Lena", "my brother,
+    Rohan", "我妹妹子涵"): the turn introducing that person by their relation to the speaker."""
+    if name.isascii():
+        pattern = rf"\b(?:{_ROLES_EN})s?\s*,?\s+{re.escape(name)}\b"
+    else:
+        pattern = rf"(?:{_ROLES_ZH})[\s，,]*{re.escape(name)}"
+    return bool(re.search(pattern, text, re.IGNORECASE))
+
+
+# a question asking through a relation: "Henry's brother", "her flatmate", "沈念的妹妹" (not "the friend who …",
+# which describes someone by a deed)
+_ASKS_ROLE = re.compile(rf"(?:'s|\b(?:his|her|their|my|your))\s+(?:\w+\s+)?(?:{_ROLES_EN})s?\b|的(?:{_ROLES_ZH})",
+                        re.IGNORECASE)
+
+
+def asks_through_role(question: str) -> bool:
+    """Whether ``question`` asks about someone through their relation to another ("Which city does Henry's
+    brother live in?", "沈念的妹妹住在哪个城市？")."""
+    return bool(question) and bool(_ASKS_ROLE.search(question))
+
+
 _PERSON_ZH = "的(?:(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)|那位|那名)"  # "…的那个人", "…的那位"
 _RELATIVE_OF_ZH = re.compile(rf"{_PERSON_ZH}的(?:{_ROLES_ZH})")
 
@@ -220,12 +242,22 @@ def after_clauses(question: str) -> tuple[str, str] | tuple[()]:
 CHANGE = True  # an A/B switch for bench/expand_ab.py (arm ``nochange``)
 _CHANGE_EN = re.compile(r"\b(?:chang\w*|differ\w*|(?:than|like|as)\s+before|any\s?more|used\s+to|these\s+days)\b",
                         re.IGNORECASE)
-_CHANGE_ZH = re.compile(r"变|前后|以前|之前|如今|现在|后来|换")
+_CHANGE_ZH = re.compile(r"变|前后|以前|之前|后来|换")
+# "now" alone ("Does Mateo have a pet now?", "韩雪现在睡得怎么样？") asks of a state that may have changed, or of
+# one that never did ("Where does Melanie live now?"): a change question only when the person told the subject
+# twice, in two sessions (``expand.best_change``'s ``near``).
+_NOW_EN = re.compile(r"\b(?:now|nowadays)\b", re.IGNORECASE)
+_NOW_ZH = re.compile(r"如今|现在")
 
 
 def asks_change(question: str) -> bool:
     """Whether ``question`` asks how something of someone's changed (or whether it still holds)."""
     return CHANGE and _says_any(question, _CHANGE_EN, _CHANGE_ZH)
+
+
+def asks_now(question: str) -> bool:
+    """Whether ``question`` asks of someone's state "now" (``_NOW_EN``, ``_NOW_ZH``): maybe a change."""
+    return CHANGE and _says_any(question, _NOW_EN, _NOW_ZH)
 
 
 def _says_any(question: str | None, *patterns: re.Pattern) -> bool:
