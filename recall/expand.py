@@ -54,7 +54,7 @@ from functools import lru_cache
 
 from hindbrain.recall import informative
 from hindbrain.recall.index import FUNCTION_WORDS, TenantIndex
-from hindbrain.recall.indirect import asks_through_role, names_a_role, role_before
+from hindbrain.recall.indirect import asked_roles, names_a_role, role_before
 from hindbrain.recall.tokenize import tokens
 
 EXPAND_SEEDS = 5  # the best hits expanded from (3 → 5: +1 point all-gold on conv-en tuning)
@@ -416,32 +416,33 @@ def subject_link(tenant: TenantIndex, e: Expansion) -> bool:
     return not before or before[-1] in CLAUSE_MARKS
 
 
-# The rule's reverse case (round thirty-one, second part): a link into a turn that names the person right after a
-# role or kin word ("My brother Rohan keeps sending me memes", "我妹妹子涵又在催我") is the turn that introduces
-# them, the first hop of a question asking through that role ("Which city does Henry's brother live in?"),
-# whatever seed the name was reached from ("Rohan just signed a lease in Minneapolis" opens with it). Such an
-# expansion keeps its slot when the question asks through a relation too (``indirect.asks_through_role``,
-# ``ROLE_ASKED``; False: whatever it asks).
-# An A/B switch for bench/expand_ab.py (arm ``noroleslot``; ``roleany``: ``ROLE_ASKED`` off).
+# The rule's reverse case (round thirty-one, second part): a link into a turn that names the person right after the
+# role word the question asks through ("Which city does Henry's brother live in?" → "My brother Rohan keeps sending
+# me memes", "沈念的妹妹…" → "我妹妹子涵又在催我") is the turn that introduces them, the question's first hop,
+# whatever seed the name was reached from ("Rohan just signed a lease in Minneapolis" opens with it): it keeps its
+# slot. Another role ("My older brother Wes" for "Felix's cousin") or none asked ("the friend who …" describes
+# someone) keeps none. An A/B switch for bench/expand_ab.py (arm ``noroleslot``; ``roleany``: ``ROLE_ASKED`` off,
+# any role word, whatever the question asks).
 ROLE_SLOTTED = True
 ROLE_ASKED = True
 
 
-def introduced_by_role(tenant: TenantIndex, e: Expansion) -> bool:
-    """Whether the expanded turn names the link's person right after a role or kin word
-    (``indirect.role_before``)."""
+def introduced_by_role(tenant: TenantIndex, e: Expansion, roles: frozenset[str] | None) -> bool:
+    """Whether the expanded turn names the link's person right after one of ``roles`` (None: any role word;
+    ``indirect.role_before``)."""
     kind, _, term = e.via.partition(":")
-    return kind in ("entity", "term") and bool(term) and role_before(_said(tenant.docs[e.no]), term)
+    return kind in ("entity", "term") and bool(term) and role_before(_said(tenant.docs[e.no]), term, roles)
 
 
 def role_unslotted(tenant: TenantIndex, found: dict[int, Expansion], question: str) -> frozenset[int]:
     """The expansions that take no place among the best five (``subject_link``), but for those into a turn
-    introducing their person by a role (``introduced_by_role``) when the question asks through a role."""
+    introducing their person by the role the question asks through (``introduced_by_role``)."""
     if not SUBJECT_UNSLOTTED:
         return frozenset()
-    keep = ROLE_SLOTTED and (not ROLE_ASKED or asks_through_role(question))
+    roles = asked_roles(question) if ROLE_ASKED else None
+    keep = ROLE_SLOTTED and roles != frozenset()
     return frozenset(no for no, e in found.items()
-                     if subject_link(tenant, e) and not (keep and introduced_by_role(tenant, e)))
+                     if subject_link(tenant, e) and not (keep and introduced_by_role(tenant, e, roles)))
 
 
 LINK_FOUND = True  # an expanded item is "found otherwise" for the gate (an A/B switch for bench/expand_ab.py)

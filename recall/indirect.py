@@ -87,26 +87,30 @@ def names_a_role(text: str) -> bool:
     return bool(_ROLE.search(text))
 
 
-def role_before(text: str, name: str) -> bool:
+def role_before(text: str, name: str, roles: frozenset[str] | None = None) -> bool:
     """Whether ``text`` names ``name`` right after a role or kin word ("my older sister Lena", "my brother,
-    Rohan", "我妹妹子涵"): the turn introducing that person by their relation to the speaker."""
+    Rohan", "我妹妹子涵"): the turn introducing that person by their relation to the speaker. ``roles``: only
+    these role words (lower case, ``asked_roles``; None: any)."""
     if name.isascii():
-        pattern = rf"\b(?:{_ROLES_EN})s?\s*,?\s+{re.escape(name)}\b"
+        match = re.search(rf"\b({_ROLES_EN})s?\s*,?\s+{re.escape(name)}\b", text, re.IGNORECASE)
     else:
-        pattern = rf"(?:{_ROLES_ZH})[\s，,]*{re.escape(name)}"
-    return bool(re.search(pattern, text, re.IGNORECASE))
+        match = re.search(rf"({_ROLES_ZH})[\s，,]*{re.escape(name)}", text)
+    return match is not None and (roles is None or match.group(1).lower() in roles)
 
 
 # a question asking through a relation: "Henry's brother", "her flatmate", "沈念的妹妹" (not "the friend who …",
 # which describes someone by a deed)
-_ASKS_ROLE = re.compile(rf"(?:'s|\b(?:his|her|their|my|your))\s+(?:\w+\s+)?(?:{_ROLES_EN})s?\b|的(?:{_ROLES_ZH})",
+_ASKS_ROLE = re.compile(rf"(?:'s|\b(?:his|her|their|my|your))\s+(?:\w+\s+)?({_ROLES_EN})s?\b|的({_ROLES_ZH})",
                         re.IGNORECASE)
 
 
-def asks_through_role(question: str) -> bool:
-    """Whether ``question`` asks about someone through their relation to another ("Which city does Henry's
-    brother live in?", "沈念的妹妹住在哪个城市？")."""
-    return bool(question) and bool(_ASKS_ROLE.search(question))
+def asked_roles(question: str) -> frozenset[str]:
+    """The role words (lower case) ``question`` asks through: "brother" of "Which city does Henry's brother
+    live in?", "妹妹" of "沈念的妹妹住在哪个城市？"; none of "the friend who photographed …", which describes
+    someone by a deed."""
+    if not question:
+        return frozenset()
+    return frozenset((m.group(1) or m.group(2)).lower() for m in _ASKS_ROLE.finditer(question))
 
 
 _PERSON_ZH = "的(?:(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)|那位|那名)"  # "…的那个人", "…的那位"

@@ -787,17 +787,19 @@ def test_a_change_question_pairs_two_of_the_persons_turns_from_different_session
 
 def test_a_turn_introducing_a_person_by_a_role_is_told_apart_from_a_question_asking_through_one():
     """Round thirty-one, second part: "My brother Rohan …" / "我妹妹子涵…" introduce their person by a role
-    word; "Rohan lives in Minneapolis" does not. "Henry's brother" asks through a role; "the friend who
-    photographed …" describes someone by a deed."""
+    word; "Rohan lives in Minneapolis" does not. "Henry's brother" asks through "brother"; "the friend
+    who photographed …" describes someone by a deed."""
     assert indirect.role_before("My brother Rohan keeps sending me memes.", "Rohan")
     assert indirect.role_before("Ines told me her brother, Anton, is staying.", "Anton")
     assert indirect.role_before("我妹妹子涵又在催我找对象。", "子涵")
     assert not indirect.role_before("Rohan lives in Minneapolis now.", "Rohan")
     assert not indirect.role_before("My brother says Rohan is back.", "Rohan")
-    assert indirect.asks_through_role("Which city does Henry's brother live in?")
-    assert indirect.asks_through_role("沈念的妹妹住在哪个城市？")
-    assert not indirect.asks_through_role("What language is the friend who photographed Yuki's wedding studying?")
-    assert not indirect.asks_through_role("Can Sam eat spicy hotpot?")
+    assert indirect.role_before("My cousin Hugo keeps sending me memes.", "Hugo", frozenset({"cousin"}))
+    assert not indirect.role_before("My older brother Wes always knows what to say.", "Wes", frozenset({"cousin"}))
+    assert indirect.asked_roles("Which city does Henry's brother live in?") == {"brother"}
+    assert indirect.asked_roles("沈念的妹妹住在哪个城市？") == {"妹妹"}
+    assert not indirect.asked_roles("What language is the friend who photographed Yuki's wedding studying?")
+    assert not indirect.asked_roles("Can Sam eat spicy hotpot?")
 
 
 def test_a_subject_link_into_a_turn_introducing_its_person_by_a_role_keeps_its_slot(monkeypatch):
@@ -806,6 +808,7 @@ def test_a_subject_link_into_a_turn_introducing_its_person_by_a_role_keeps_its_s
     found = {1: expand.Expansion(1, 0, "entity:Rohan", 0.5), 3: expand.Expansion(3, 2, "entity:Rohan", 0.4)}
     assert expand.role_unslotted(tenant, found, "Which city does Sam's brother live in?") == frozenset({3})
     assert expand.role_unslotted(tenant, found, "Where does Sam live?") == frozenset({1, 3})  # asks no role
+    assert expand.role_unslotted(tenant, found, "Where does Sam's cousin live?") == frozenset({1, 3})  # another
     monkeypatch.setattr(expand, "ROLE_SLOTTED", False)  # before round thirty-one's second part
     assert expand.role_unslotted(tenant, found, "Which city does Sam's brother live in?") == frozenset({1, 3})
 
