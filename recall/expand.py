@@ -22,7 +22,9 @@ per link kind): the link vouches for it, its own relevance to the query orders t
 never outranks the hit it came from. The item keeps the better of that and its own score,
 and at most ``EXPAND_SLOTS`` expansions stand among the best ``EXPAND_SEEDS`` places
 (``within_slots``), none through a name that opens its seed's clause (``subject_link``: the seed tells of
-another person's doing): the second hop of a question comes in, the first-hop hits stay.
+another person's doing) but into the turn introducing that person by the role the question asks through
+(``role_unslotted``: "My brother Rohan …" for "Henry's brother"): the second hop of a question comes in, the
+first-hop hits stay.
 Bounded: ``EXPAND_SEEDS`` seeds, ``ENTITY_TERMS`` terms each, ``NEIGHBOUR_SPAN`` turns
 either side. Pure functions over the in-memory index; the engine applies them.
 
