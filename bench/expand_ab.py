@@ -55,6 +55,12 @@ Arms:
 * ``subjectslot`` — a link through a name opening its seed's clause may stand among the best five like any
   (``SUBJECT_UNSLOTTED`` off: before round thirty-one); ``sentenceopen`` — only a name opening its seed's
   sentence (not a clause after a comma or dash) loses the slot (``CLAUSE_MARKS``);
+* ``noroleslot`` — a link into a turn introducing its person by a role word ("My brother Rohan …") loses its slot like
+  any subject link (``ROLE_SLOTTED`` off); ``roleany`` — it keeps it whatever the question asks (``ROLE_ASKED`` off);
+* ``nonow`` — "now" alone no change word in English, 现在 / 如今 one in Chinese with no gate (before round thirty-one's
+  second part); ``nowall`` / ``now3`` — "now" a change word, the gate off / the other session's turn among the
+  person's three nearest (``NOW_NEAR``, 2 shipped);
+* ``base31`` — both of round thirty-one's second part off;
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -96,6 +102,8 @@ _DESCRIBED_EN = indirect._DESCRIBED_EN.pattern.replace(f"|{indirect._REDUCED_EN}
 REDUCED = {"_DESCRIBED_EN": re.compile(_DESCRIBED_EN, re.IGNORECASE),
            "_RELATIVE_EN": re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE),
            "_RELATIVE_OF_EN": re.compile(rf"\b(?:{indirect._ROLES_EN})s?\s+of\s+(?:{_DESCRIBED_EN})", re.IGNORECASE)}
+# before round thirty-one's second part: "now" no change word in English, 现在 / 如今 one in Chinese, ungated
+NOW_BEFORE = {"NOW_PAIRS": False, "_CHANGE_ZH": re.compile(r"变|前后|以前|之前|如今|现在|后来|换")}
 ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
         "opening": {"EXPAND_SLOTS": None, **BEFORE},
         "slots1": {"EXPAND_SLOTS": 1, **BEFORE}, "slots2": {"EXPAND_SLOTS": 2, **BEFORE},
@@ -123,10 +131,14 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "nawei": NAWEI, "reduced": REDUCED, "nolater": {"LATER_PAIRS": False},
         "nochange": {"CHANGE_PAIRS": False}, "subjectslot": {"SUBJECT_UNSLOTTED": False},
         "sentenceopen": {"CLAUSE_MARKS": expand._OPENERS + ".\"'"},
+        "noroleslot": {"ROLE_SLOTTED": False}, "roleany": {"ROLE_ASKED": False},
+        "nonow": NOW_BEFORE, "nowall": {"NOW_NEAR": None}, "now3": {"NOW_NEAR": 3},
+        "base31": {"ROLE_SLOTTED": False, **NOW_BEFORE},
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
 # the switches of recall.indirect; the rest are recall.expand's
-IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", *NAWEI, *REDUCED}
+IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", "_CHANGE_ZH", *NAWEI,
+               *REDUCED}
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}
 

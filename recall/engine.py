@@ -469,7 +469,8 @@ class RecallEngine:
             turns = list(dict.fromkeys(no for link in links for no in link[:2]))
             clause, parts = self._part_cosines(query, turns, after), after
             later, links = expand.best_later(links, clause), []
-        elif expand.CHANGE_PAIRS and views is not None and indirect.asks_change(query.text) \
+        elif expand.CHANGE_PAIRS and views is not None \
+                and (indirect.asks_change(query.text) or (expand.NOW_PAIRS and indirect.asks_now(query.text))) \
                 and len(named := _named_participants(tenant, query, scored)) == 1:
             # what changed for someone: two of their turns on the subject, from different sessions
             person = next(iter(named))
@@ -477,7 +478,9 @@ class RecallEngine:
                      if not tenant.docs[no].asks]
             parts = (indirect.without_person(query.text, person),)
             clause = self._part_cosines(query, turns, parts)
-            later = expand.best_change(tenant, turns, clause)
+            # "now" alone: a change only if the person told the subject in two sessions (``NOW_NEAR``)
+            later = expand.best_change(tenant, turns, clause,
+                                       None if indirect.asks_change(query.text) else expand.NOW_NEAR)
         elif expand.JOINT_PAIRS and len(named := _named_participants(tenant, query, scored)) >= 2:
             # a question about what several participants share: a turn of each, joined by a rare word
             links = expand.joint_links(tenant, [s.no for s in scored], named, set(query.terms), mask)
@@ -500,8 +503,7 @@ class RecallEngine:
         placed = expand.pair_placed(pair, own) if pair is not None else {}
         # none, or among the best places already (a later or change pair keeps its turns there all the same)
         # a link through a name opening its seed's clause tells of someone else's doing: no slot (``subject_link``)
-        unslotted = frozenset(no for no, e in found.items() if expand.subject_link(tenant, e)) \
-            if expand.SUBJECT_UNSLOTTED else frozenset()
+        unslotted = expand.role_unslotted(tenant, found, query.text)
         if later is None and all(own.get(no) == score for no, score in placed.items()):
             found = expand.within_slots(found, own, slots=expand.EXPAND_SLOTS, unslotted=unslotted)
         else:  # the pair (or chain) takes the expansion's slot among the best places

@@ -22,7 +22,9 @@ per link kind): the link vouches for it, its own relevance to the query orders t
 never outranks the hit it came from. The item keeps the better of that and its own score,
 and at most ``EXPAND_SLOTS`` expansions stand among the best ``EXPAND_SEEDS`` places
 (``within_slots``), none through a name that opens its seed's clause (``subject_link``: the seed tells of
-another person's doing): the second hop of a question comes in, the first-hop hits stay.
+another person's doing) but into the turn introducing that person by the role the question asks through
+(``role_unslotted``: "My brother Rohan …" for "Henry's brother"): the second hop of a question comes in, the
+first-hop hits stay.
 Bounded: ``EXPAND_SEEDS`` seeds, ``ENTITY_TERMS`` terms each, ``NEIGHBOUR_SPAN`` turns
 either side. Pure functions over the in-memory index; the engine applies them.
 
@@ -54,7 +56,7 @@ from functools import lru_cache
 
 from hindbrain.recall import informative
 from hindbrain.recall.index import FUNCTION_WORDS, TenantIndex
-from hindbrain.recall.indirect import names_a_role
+from hindbrain.recall.indirect import asked_roles, names_a_role, role_before
 from hindbrain.recall.tokenize import tokens
 
 EXPAND_SEEDS = 5  # the best hits expanded from (3 → 5: +1 point all-gold on conv-en tuning)
@@ -416,6 +418,35 @@ def subject_link(tenant: TenantIndex, e: Expansion) -> bool:
     return not before or before[-1] in CLAUSE_MARKS
 
 
+# The rule's reverse case (round thirty-one, second part): a link into a turn that names the person right after the
+# role word the question asks through ("Which city does Henry's brother live in?" → "My brother Rohan keeps sending
+# me memes", "沈念的妹妹…" → "我妹妹子涵又在催我") is the turn that introduces them, the question's first hop,
+# whatever seed the name was reached from ("Rohan just signed a lease in Minneapolis" opens with it): it keeps its
+# slot. Another role ("My older brother Wes" for "Felix's cousin") or none asked ("the friend who …" describes
+# someone) keeps none. An A/B switch for bench/expand_ab.py (arm ``noroleslot``; ``roleany``: ``ROLE_ASKED`` off,
+# any role word, whatever the question asks).
+ROLE_SLOTTED = True
+ROLE_ASKED = True
+
+
+def introduced_by_role(tenant: TenantIndex, e: Expansion, roles: frozenset[str] | None) -> bool:
+    """Whether the expanded turn names the link's person right after one of ``roles`` (None: any role word;
+    ``indirect.role_before``)."""
+    kind, _, term = e.via.partition(":")
+    return kind in ("entity", "term") and bool(term) and role_before(_said(tenant.docs[e.no]), term, roles)
+
+
+def role_unslotted(tenant: TenantIndex, found: dict[int, Expansion], question: str) -> frozenset[int]:
+    """The expansions that take no place among the best five (``subject_link``), but for those into a turn
+    introducing their person by the role the question asks through (``introduced_by_role``)."""
+    if not SUBJECT_UNSLOTTED:
+        return frozenset()
+    roles = asked_roles(question) if ROLE_ASKED else None
+    keep = ROLE_SLOTTED and roles != frozenset()
+    return frozenset(no for no, e in found.items()
+                     if subject_link(tenant, e) and not (keep and introduced_by_role(tenant, e, roles)))
+
+
 LINK_FOUND = True  # an expanded item is "found otherwise" for the gate (an A/B switch for bench/expand_ab.py)
 PAIRS = True  # a described person's best pair stands among the best places (an A/B switch for bench/expand_ab.py)
 
@@ -762,16 +793,26 @@ def best_later(links: list[tuple[int, int, str]], clause: dict[int, tuple[float,
 CHANGE_PAIRS = True
 
 
-def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[float, ...]]) -> Pair | None:
+# A question asking of a state "now" alone (``indirect.asks_now``: "Does Mateo have a pet now?") is a change
+# question only when the person told the subject in two sessions: the turn from another session must be among
+# the person's ``NOW_NEAR`` turns nearest the question (a single state told once has its second-nearest turn
+# anywhere). An A/B switch for bench/expand_ab.py (arm ``nonow``: "now" no change word; ``nowall``: no gate).
+NOW_PAIRS = True
+NOW_NEAR: int | None = 2
+
+
+def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[float, ...]],
+                near_only: int | None = None) -> Pair | None:
     """Of a person's ``turns``, the two nearest the question (``cosine``: each turn's cosine to it, without
     the person's name) told in different sessions, the nearer first: a state and the one that replaced it.
-    Two turns of one session tell one state (or its telling and a reply)."""
+    Two turns of one session tell one state (or its telling and a reply). ``near_only``: the second must be
+    among that many nearest (None: any)."""
     docs = tenant.docs
     near = sorted((no for no in turns if no in cosine), key=lambda no: -cosine[no][0])
     if not near:
         return None
     first = near[0]
-    other = next((no for no in near[1:] if docs[no].session != docs[first].session), None)
+    other = next((no for no in near[1:near_only] if docs[no].session != docs[first].session), None)
     if other is None:
         return None
     return Pair(first, other, "speaker", cosine[first][0] + cosine[other][0], parts=(0, 0))

@@ -87,6 +87,32 @@ def names_a_role(text: str) -> bool:
     return bool(_ROLE.search(text))
 
 
+def role_before(text: str, name: str, roles: frozenset[str] | None = None) -> bool:
+    """Whether ``text`` names ``name`` right after a role or kin word ("my older sister Lena", "my brother,
+    Rohan", "我妹妹子涵"): the turn introducing that person by their relation to the speaker. ``roles``: only
+    these role words (lower case, ``asked_roles``; None: any)."""
+    if name.isascii():
+        match = re.search(rf"\b({_ROLES_EN})s?\s*,?\s+{re.escape(name)}\b", text, re.IGNORECASE)
+    else:
+        match = re.search(rf"({_ROLES_ZH})[\s，,]*{re.escape(name)}", text)
+    return match is not None and (roles is None or match.group(1).lower() in roles)
+
+
+# a question asking through a relation: "Henry's brother", "her flatmate", "沈念的妹妹" (not "the friend who …",
+# which describes someone by a deed)
+_ASKS_ROLE = re.compile(rf"(?:'s|\b(?:his|her|their|my|your))\s+(?:\w+\s+)?({_ROLES_EN})s?\b|的({_ROLES_ZH})",
+                        re.IGNORECASE)
+
+
+def asked_roles(question: str) -> frozenset[str]:
+    """The role words (lower case) ``question`` asks through: "brother" of "Which city does Henry's brother
+    live in?", "妹妹" of "沈念的妹妹住在哪个城市？"; none of "the friend who photographed …", which describes
+    someone by a deed."""
+    if not question:
+        return frozenset()
+    return frozenset((m.group(1) or m.group(2)).lower() for m in _ASKS_ROLE.finditer(question))
+
+
 _PERSON_ZH = "的(?:(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)|那位|那名)"  # "…的那个人", "…的那位"
 _RELATIVE_OF_ZH = re.compile(rf"{_PERSON_ZH}的(?:{_ROLES_ZH})")
 
@@ -220,12 +246,22 @@ def after_clauses(question: str) -> tuple[str, str] | tuple[()]:
 CHANGE = True  # an A/B switch for bench/expand_ab.py (arm ``nochange``)
 _CHANGE_EN = re.compile(r"\b(?:chang\w*|differ\w*|(?:than|like|as)\s+before|any\s?more|used\s+to|these\s+days)\b",
                         re.IGNORECASE)
-_CHANGE_ZH = re.compile(r"变|前后|以前|之前|如今|现在|后来|换")
+_CHANGE_ZH = re.compile(r"变|前后|以前|之前|后来|换")
+# "now" alone ("Does Mateo have a pet now?", "韩雪现在睡得怎么样？") asks of a state that may have changed, or of
+# one that never did ("Where does Melanie live now?"): a change question only when the person told the subject
+# twice, in two sessions (``expand.best_change``'s ``near``).
+_NOW_EN = re.compile(r"\b(?:now|nowadays)\b", re.IGNORECASE)
+_NOW_ZH = re.compile(r"如今|现在")
 
 
 def asks_change(question: str) -> bool:
     """Whether ``question`` asks how something of someone's changed (or whether it still holds)."""
     return CHANGE and _says_any(question, _CHANGE_EN, _CHANGE_ZH)
+
+
+def asks_now(question: str) -> bool:
+    """Whether ``question`` asks of someone's state "now" (``_NOW_EN``, ``_NOW_ZH``): maybe a change."""
+    return CHANGE and _says_any(question, _NOW_EN, _NOW_ZH)
 
 
 def _says_any(question: str | None, *patterns: re.Pattern) -> bool:

@@ -783,3 +783,92 @@ def test_a_change_question_pairs_two_of_the_persons_turns_from_different_session
     assert {pair[no]["via"] for no in (before, after) if no in pair} == {"speaker"} and len(pair) == 2
     monkeypatch.setattr(expand, "CHANGE_PAIRS", False)  # before round thirty: no pair
     assert not {before, after} <= set(_paired_recall(brain, "change", query)[0])
+
+
+def test_a_turn_introducing_a_person_by_a_role_is_told_apart_from_a_question_asking_through_one():
+    """Round thirty-one, second part: "My brother Rohan …" / "我妹妹子涵…" introduce their person by a role
+    word; "Rohan lives in Minneapolis" does not. "Henry's brother" asks through "brother"; "the friend
+    who photographed …" describes someone by a deed."""
+    assert indirect.role_before("My brother Rohan keeps sending me memes.", "Rohan")
+    assert indirect.role_before("Ines told me her brother, Anton, is staying.", "Anton")
+    assert indirect.role_before("我妹妹子涵又在催我找对象。", "子涵")
+    assert not indirect.role_before("Rohan lives in Minneapolis now.", "Rohan")
+    assert not indirect.role_before("My brother says Rohan is back.", "Rohan")
+    assert indirect.role_before("My cousin Hugo keeps sending me memes.", "Hugo", frozenset({"cousin"}))
+    assert not indirect.role_before("My older brother Wes always knows what to say.", "Wes", frozenset({"cousin"}))
+    assert indirect.asked_roles("Which city does Henry's brother live in?") == {"brother"}
+    assert indirect.asked_roles("沈念的妹妹住在哪个城市？") == {"妹妹"}
+    assert not indirect.asked_roles("What language is the friend who photographed Yuki's wedding studying?")
+    assert not indirect.asked_roles("Can Sam eat spicy hotpot?")
+
+
+def test_a_subject_link_into_a_turn_introducing_its_person_by_a_role_keeps_its_slot(monkeypatch):
+    tenant = _seeds("Sam: Rohan lives in Minneapolis now.", "Sam: My brother Rohan keeps sending me memes.",
+                    "Lee: Rohan wants to try the hotpot place.", "Lee: Rohan sailed around Sardinia.")
+    found = {1: expand.Expansion(1, 0, "entity:Rohan", 0.5), 3: expand.Expansion(3, 2, "entity:Rohan", 0.4)}
+    assert expand.role_unslotted(tenant, found, "Which city does Sam's brother live in?") == frozenset({3})
+    assert expand.role_unslotted(tenant, found, "Where does Sam live?") == frozenset({1, 3})  # asks no role
+    assert expand.role_unslotted(tenant, found, "Where does Sam's cousin live?") == frozenset({1, 3})  # another
+    monkeypatch.setattr(expand, "ROLE_SLOTTED", False)  # before round thirty-one's second part
+    assert expand.role_unslotted(tenant, found, "Which city does Sam's brother live in?") == frozenset({1, 3})
+
+
+def test_a_question_asking_through_a_role_gets_the_turn_introducing_the_relative(chat, monkeypatch):
+    """"Which city does Sam's brother live in?": Sam's "Rohan lives in Minneapolis now …" is a best hit and
+    opens with Rohan's name, so round thirty-one's rule gave its link no slot; the link is into "My brother
+    Rohan …", the turn saying who the brother is, which now stands among the best five (it is sixth without)."""
+    brain, _ = chat
+    turns = _small_talk("Lee", "Sam")
+    turns += [(2, "Sam", "My brother Rohan keeps sending me memes at three in the morning."),
+              (6, "Sam", "Rohan lives in Minneapolis now, he signed a lease on a flat downtown."),
+              (3, "Sam", "I could live in any city with good coffee."),
+              (5, "Sam", "Living in a big city is not for everyone."),
+              (4, "Lee", "Kofi lives in Lisbon now, what a city to live in."),
+              (7, "Lee", "Mei lives in Osaka, the city never sleeps."),
+              (8, "Lee", "Everyone I know lives in a city except me."),
+              (1, "Lee", "Porto is a lovely city to live in, Sam.")]
+    ids = _chat(brain, turns, tenant="role")
+    brain.index.semantic.wait()
+    brother, minneapolis = ids[-8], ids[-7]
+    query = "Which city does Sam's brother live in?"
+    top = _paired_recall(brain, "role", query)[0]
+    assert minneapolis in top and brother in top
+    monkeypatch.setattr(expand, "ROLE_SLOTTED", False)  # before round thirty-one's second part
+    assert brother not in _paired_recall(brain, "role", query)[0]
+
+
+def test_now_alone_asks_a_change_only_when_the_persons_two_nearest_turns_are_from_two_sessions(chat, monkeypatch):
+    """"Does Sam have a pet now?": Sam's "No animals for me" and, sessions later, the greyhound adopted are
+    his two turns nearest the question, from two sessions: a change pair, both among the best five; Lee's pet
+    talk is nearer them. With "now" no change word (before round thirty-one's second part) the later turn is out."""
+    brain, _ = chat
+    turns = _small_talk("Lee", "Sam")
+    turns += [(2, "Sam", "No animals for me, my landlord's strict."),
+              (7, "Sam", "We adopted a rescue greyhound called Biscuit last month."),
+              (3, "Lee", "Sam, that pet shop on the corner closed."),
+              (5, "Lee", "My neighbour has a pet parrot that talks all night."),
+              (6, "Sam", "Now that the weather is warmer I walk to work."),
+              (1, "Lee", "Do you have a pet, Sam? I have two cats now."),
+              (2, "Lee", "Pets are so much work, Sam, I have a dog now."),
+              (6, "Lee", "My sister has a pet rabbit now, Sam, it is very cute.")]
+    ids = _chat(brain, turns, tenant="now")
+    brain.index.semantic.wait()
+    before, after = ids[-8], ids[-7]
+    query = "Does Sam have a pet now?"
+    top, pair = _paired_recall(brain, "now", query)
+    assert before in top and after in top and {pair[before]["via"], pair[after]["via"]} == {"speaker"}
+    monkeypatch.setattr(expand, "NOW_NEAR", 1)  # the gate shut: the second turn must be among the nearest one
+    assert not _paired_recall(brain, "now", query)[1]
+    monkeypatch.setattr(expand, "NOW_PAIRS", False)
+    assert after not in _paired_recall(brain, "now", query)[0]
+
+
+def test_a_change_pair_from_now_alone_needs_the_second_nearest_turn_from_another_session():
+    from types import SimpleNamespace
+
+    tenant = SimpleNamespace(docs=[SimpleNamespace(session="s1"), SimpleNamespace(session="s1"),
+                                   SimpleNamespace(session="s2")])
+    cosine = {0: (0.9,), 1: (0.8,), 2: (0.7,)}
+    assert expand.best_change(tenant, [0, 1, 2], cosine).turns == (0, 2)  # any: the nearest of another session
+    assert expand.best_change(tenant, [0, 1, 2], cosine, near_only=2) is None  # the second nearest is of s1
+    assert expand.best_change(tenant, [0, 2], cosine, near_only=2).turns == (0, 2)
