@@ -192,14 +192,24 @@ ORDER BY i.arm, agent
 """
 
 
+# the agents a tenant's records name (``windows.fleet_of``): membership only, so no FINAL and no count
+TENANT_AGENTS_SQL = """
+SELECT DISTINCT agent FROM events WHERE tenant = {t:String} AND agent IS NOT NULL
+UNION DISTINCT
+SELECT DISTINCT agent FROM outcomes WHERE tenant = {t:String} AND agent IS NOT NULL
+"""
+
+
 def _settle_windows(warehouse, known: list[windows.Window], run_id: str, now_us: int, rule: WindowRule):
-    records, out = [], []
+    records, out, fleets = [], [], {}
     for w in known:
         if w.verdict is not None:
             out.append(w)
             continue
+        if w.tenant not in fleets:
+            fleets[w.tenant] = windows.fleet_of(a for (a,) in warehouse.query(TENANT_AGENTS_SQL, {"t": w.tenant}))
         arms = windows.arms_of(warehouse.query(
-            ARM_REPORTS_SQL, {"t": w.tenant, "a": w.a, "b": w.b, "opened": w.opened_us}))
+            ARM_REPORTS_SQL, {"t": w.tenant, "a": w.a, "b": w.b, "opened": w.opened_us}), fleets[w.tenant])
         verdict = windows.verdict_of(w, arms, now_us, rule)
         if verdict.status == "open":
             out.append(w)

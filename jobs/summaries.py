@@ -120,10 +120,12 @@ def corroborated_scope(scope: dict, reporters: list[str], tenant_reporters: int,
     sent — the users an event names are its agent's word (round twenty-seven: one agent naming users u0 and u1
     made its words a scene belief briefed to every agent). Reporters are "user:…" / "agent:…"
     (``REPORTER_SQL``), relays agent names ('' for the tenant's own, ``RELAY_SQL``)."""
-    if len(reporters) >= min(MIN_REPORTERS, tenant_reporters):
+    # no reporter named at all (events with neither a user nor an agent): who sent them decides, as for users
+    if not reporters or len(reporters) >= min(MIN_REPORTERS, tenant_reporters):
         if len(relays) < min(MIN_REPORTERS, tenant_relays):
             agent = f"agent {relays[0]!r}" if relays and relays[0] else "the tenant's own integration (no agent)"
-            return (scope, "inactive", f"reported by {len(reporters)} users all sent by {agent}, alone of the "
+            said = f"reported by {len(reporters)} users" if reporters else "reported by no named user or agent"
+            return (scope, "inactive", f"{said} all sent by {agent}, alone of the "
                                        f"tenant's {tenant_relays} senders: held until another agent reports it")
         return scope, "active", ""
     role, _, name = sorted(reporters)[0].partition(":")

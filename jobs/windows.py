@@ -15,7 +15,10 @@ settle a window"): the outcomes are grouped by the agent that reported them, fol
 names (``lifecycle.agent_identity``: look-alikes are one agent), and one reporter counts no more outcomes in an arm
 than all the arm's other reporters together (``arm_evidence``). So one agent — or one key that leaves the agent
 out: outcomes with no agent are one reporter, ``ANONYMOUS`` — never reaches ``min_per_arm`` alone, and a window
-whose evidence is one reporter's ends at ``max_days`` as a tie: no belief changes.
+whose evidence is one reporter's ends at ``max_days`` as a tie: no belief changes. Unless that reporter is the
+tenant's fleet: where the tenant's events and outcomes name one agent at most (``fleet_of``), the agent is the
+fleet, there is no one else's belief for it to decide, and its outcomes count whole (a single-agent deployment
+settles its conflicts as before).
 
 No oscillation: a settled pair is not reopened unless the loser's confidence, from new
 outcomes, now exceeds the winner's by ``REOPEN_MARGIN``.
@@ -81,9 +84,17 @@ def arm_evidence(reports: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
     return successes - top_successes + kept, 2 * others, top_total - others
 
 
-def arms_of(rows) -> Arms:
+def fleet_of(agents) -> set[str]:
+    """The tenant's agents, folded (``agent_identity``), from the agent names its events and outcomes carry
+    (``jobs.TENANT_AGENTS_SQL``); a record with no agent names no one."""
+    return {agent_identity(agent) for agent in agents if agent}
+
+
+def arms_of(rows, fleet: set[str] | None = None) -> Arms:
     """The window's ``Arms`` from ``(arm, agent, successes, total)`` rows (``jobs.ARM_REPORTS_SQL``): the
-    reporters folded, each arm counted by ``arm_evidence``; ``not_counted`` says whose outcomes were left out."""
+    reporters folded, each arm counted by ``arm_evidence``; ``not_counted`` says whose outcomes were left out.
+    A tenant whose ``fleet`` is one agent or none counts every outcome: no other agent's belief is at stake."""
+    sole = fleet is not None and len(fleet) <= 1
     reports: dict[str, dict[str, tuple[int, int]]] = {"A": {}, "B": {}}
     spellings: dict[str, set[str]] = {}  # a folded reporter → the names it reported under, for the record
     for arm, agent, successes, total in rows:
@@ -95,6 +106,9 @@ def arms_of(rows) -> Arms:
         reports[arm][who] = (s + successes, n + total)
     counted, notes = {}, []
     for arm, by_reporter in reports.items():
+        if sole:
+            counted[arm] = (sum(r[0] for r in by_reporter.values()), sum(r[1] for r in by_reporter.values()))
+            continue
         successes, total, left_out = arm_evidence(by_reporter)
         counted[arm] = (successes, total)
         if left_out:

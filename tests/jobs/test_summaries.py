@@ -47,3 +47,15 @@ def test_the_summaries_count_senders_as_fleet_verification_does(lexical_brain):
                                              "{b:Array(String)})", {"a": firsts, "b": seconds})
     disagree = [pair for pair, one in zip(pairs, got, strict=True) if bool(one) != among_agents(pair[0], [pair[1]])]
     assert len(pairs) > 2000 and disagree == []
+
+
+def test_a_belief_that_names_no_reporter_is_held_by_who_sent_it():
+    """Events with neither a user nor an agent, in a tenant where one agent is named elsewhere: the hindsight run
+    crashed here (an IndexError on the empty reporters); who sent them now decides, as for users' reports."""
+    from hindbrain.jobs.summaries import corroborated_scope
+
+    held = ("reported by no named user or agent all sent by the tenant's own integration (no agent), alone of the "
+            "tenant's 2 senders: held until another agent reports it")
+    assert corroborated_scope({"scene": "fault"}, [], 1, [""], 2) == ({"scene": "fault"}, "inactive", held)
+    assert corroborated_scope({}, [], 1, ["", "bot-2"], 2)[1] == "active"  # sent by two senders
+    assert corroborated_scope({}, [], 0, [""], 1)[1] == "active"  # a tenant that names no one: as before

@@ -4,7 +4,7 @@ other reporters together, look-alike names are one reporter, outcomes with no ag
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindbrain.jobs.windows import arm_evidence, arms_of
+from hindbrain.jobs.windows import arm_evidence, arms_of, fleet_of
 
 
 def test_an_honest_fleet_counts_every_outcome():
@@ -40,6 +40,17 @@ def test_look_alike_names_are_one_reporter_and_no_agent_is_one_reporter():
     assert (anonymous.b_successes, anonymous.b_total) == (3, 20)
     assert anonymous.not_counted == ("arm A: the 20 outcomes of (no agent), its only reporter, not counted (one "
                                      "reporter counts no more outcomes than the arm's other reporters together)",)
+
+
+def test_a_tenant_whose_fleet_is_one_agent_counts_its_outcomes_whole():
+    """A single-agent deployment: no other agent's belief is at stake, so its one reporter settles as before."""
+    rows = [("A", "bot-1", 10, 40), ("B", "BOT-1", 30, 40), ("B", None, 5, 10)]
+    assert fleet_of(["bot-1", "BOT-1", None, ""]) == {"bot-1"}
+    sole = arms_of(rows, fleet_of(["bot-1", "BOT-1"]))
+    assert (sole.a_successes, sole.a_total, sole.b_successes, sole.b_total, sole.not_counted) == (10, 40, 35, 50, ())
+    assert arms_of(rows, set()).b_total == 50  # no agent named at all: the deployment is one
+    fleet = arms_of(rows, fleet_of(["bot-1", "helper-2"]))  # a second agent in the tenant: the cap holds
+    assert (fleet.a_total, fleet.b_total) == (0, 20) and len(fleet.not_counted) == 2
 
 
 reports = st.dictionaries(st.sampled_from(["a1", "a2", "a3", "a4", "a5"]),

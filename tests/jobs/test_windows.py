@@ -1,10 +1,12 @@
 """Conflicting beliefs settle in an A/B window: a planted better arm wins, the loser stays
 (down-weighted, never deleted), recall briefs each task its arm, and a settled conflict is
-not reopened. An arm's evidence counts reporters: one agent, in any spelling, never settles a window."""
+not reopened. An arm's evidence counts reporters: one agent of a fleet, in any spelling, never settles a
+window; a tenant whose fleet is that one agent settles on its outcomes."""
 
 import random
 import re
 
+import pytest
 from hindsight_helpers import DAY_US, hindsight_at, tasks
 
 from hindbrain.jobs.ab import WindowRule
@@ -37,7 +39,8 @@ def briefed_arm(b, task, a, c):
     return pack.recall_id, given.why["ab_window"]["arm"], given.id
 
 
-def test_a_conflict_opens_a_window_and_the_planted_better_arm_wins(lexical_brain):
+@pytest.mark.parametrize("agents", [("agent-0", "agent-1"), ("bot-1",)], ids=["two agents", "one agent, the fleet"])
+def test_a_conflict_opens_a_window_and_the_planted_better_arm_wins(lexical_brain, agents):
     b = lexical_brain
     window, a, c = open_window(b)
     assert {beliefs(b)[a]["status"], beliefs(b)[c]["status"]} == {"reviewing"}
@@ -45,12 +48,13 @@ def test_a_conflict_opens_a_window_and_the_planted_better_arm_wins(lexical_brain
     assert "acknowledge the problem" in texts[a]  # A, the incumbent, is the more confident (36/40)
 
     rng, briefed = random.Random(5), {"A": set(), "B": set()}
-    for n in range(200):  # the challenger truly works better: 80 % against 50 %; two honest agents report
+    for n in range(200):  # the challenger truly works better: 80 % against 50 %; honest agents report (a tenant
+        # of one agent counts its outcomes whole: ``windows.fleet_of``)
         task = f"live-{n}"
         recall_id, arm, given = briefed_arm(b, task, a, c)
         briefed[arm].add(given)
         success = rng.random() < (0.8 if arm == "B" else 0.5)
-        b.outcome(tenant="acme", agent=f"agent-{n % 2}", task=task, recall_id=recall_id, success=success)
+        b.outcome(tenant="acme", agent=agents[n % len(agents)], task=task, recall_id=recall_id, success=success)
     assert briefed == {"A": {a}, "B": {c}}  # each arm always gets its own belief
     arms = b.sql("SELECT arms FROM injections WHERE has(item_ids, {a:String}) OR has(item_ids, {c:String})",
                  {"a": a, "c": c})
@@ -78,6 +82,8 @@ def test_one_agent_in_any_spelling_does_not_settle_a_window(lexical_brain):
     and at ``max_days`` ends as a tie whose record says whose outcomes were not counted."""
     b = lexical_brain
     window, a, c = open_window(b)
+    # a fleet: another agent of the tenant (its beliefs are at stake; a tenant of one agent counts it whole)
+    b.perceive(tenant="acme", agent="helper-2", kind="observation", text="the status page shows all green")
     before = beliefs(b)
     spellings = ("mallory", "MALLORY", "Mallory")
     for n in range(120):
