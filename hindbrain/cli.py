@@ -300,7 +300,7 @@ def cmd_learner(args) -> int:
     # SIGTERM (a process manager's stop, Kubernetes' above all) stops it as cleanly as Ctrl-C;
     # a background job started by a shell may not even receive SIGINT (it inherits it ignored).
     signal.signal(signal.SIGTERM, _raise_interrupt)
-    with KafkaLog(cfg.kafka, prefix=cfg.kafka_prefix, auth=cfg.kafka_auth()) as log:
+    with KafkaLog.of(cfg) as log:
         learner = KafkaLearner(log, learner_group(cfg), extractor_of(cfg), cfg.batch_size)
         try:  # a stop may land as soon as the thread runs, even before the banner: stop cleanly then too
             learner.start()

@@ -41,7 +41,7 @@ def learner_group(cfg: Settings) -> str:
 def open_distributed(brain_cls, cfg: Settings, extractor=None):
     from hindbrain.brain import extractor_of, open_views
 
-    log = KafkaLog(cfg.kafka, prefix=cfg.kafka_prefix, auth=cfg.kafka_auth())
+    log = KafkaLog.of(cfg)
     warehouse = open_views(cfg, log)
     brain = brain_cls(log, warehouse, cfg, runner=KafkaRunner(log, cfg.worker_group))
     # The index loads the views and then follows the topics from where the views end: both read

@@ -226,7 +226,7 @@ def run_embedder(settings, loglevel: str = "info") -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    log_ = KafkaLog(settings.kafka, prefix=settings.kafka_prefix, auth=settings.kafka_auth())
+    log_ = KafkaLog.of(settings)
     worker = EmbedderWorker(log_, embedder_from_name(settings.embedder), embedder_group(settings),
                             session_timeout_s=settings.worker_session_timeout)
     worker.start()

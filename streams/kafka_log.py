@@ -140,6 +140,12 @@ class KafkaLog:
                 raise KafkaUnavailable(f"Kafka unreachable at {bootstrap}{login_hint(self.auth)}: {exc}") from exc
             raise
 
+    @classmethod
+    def of(cls, settings) -> KafkaLog:
+        """The log a process's ``Settings`` name: their cluster, topic prefix and login (``kafka_auth``) — every
+        process (brain, worker, learner, embedder) opens its log here, so none connects without the login."""
+        return cls(settings.kafka, prefix=settings.kafka_prefix, auth=settings.kafka_auth())
+
     async def _start(self) -> None:
         # Made inside the loop (aiokafka binds its objects to the running loop) and each right
         # before it starts, so a failed start leaves no client that was made but never started.

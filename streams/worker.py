@@ -84,7 +84,7 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
         """The views, opened on first use; rebuilt first if they lost rows (``streams.rebuild``), whose
         replay reads the topics through a log client of the worker's own."""
         if "views" not in views:
-            views["log"] = KafkaLog(settings.kafka, prefix=settings.kafka_prefix, auth=settings.kafka_auth())
+            views["log"] = KafkaLog.of(settings)
             views["views"] = warehouse or Warehouse(settings.warehouse_url())
             views["views"].migrate()
             rebuild_if_needed(views["log"], views["views"], settings.worker_group)
@@ -175,7 +175,7 @@ def _run_plain_worker(settings: Settings, loglevel: str) -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    log_ = KafkaLog(settings.kafka, prefix=settings.kafka_prefix, auth=settings.kafka_auth())
+    log_ = KafkaLog.of(settings)
     warehouse = Warehouse(settings.warehouse_url())
     warehouse.migrate()
     projector = KafkaProjector(log_, warehouse, settings.worker_group, settings.batch_size,
