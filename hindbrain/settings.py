@@ -11,7 +11,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hindbrain.recall.scoring import Fusion, preset
-from hindbrain.streams.kafka_auth import KafkaAuth, auth_problem
+from hindbrain.streams.kafka_auth import KafkaAuth
 
 
 class Settings(BaseSettings):
@@ -167,12 +167,9 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _kafka_login_usable(self) -> Settings:
         # Refused here, naming the setting, before any client is made (a client made with half a login fails
-        # later, at the broker, with its own less telling error). The error carries no password: the message
-        # is auth_problem's, and the password field is a SecretStr wherever pydantic shows it.
-        reason = auth_problem(self.kafka_security_protocol, self.kafka_sasl_mechanism, self.kafka_sasl_username,
-                              self.kafka_sasl_password)
-        if reason:
-            raise ValueError(reason)
+        # later, at the broker, with its own less telling error): a ``KafkaAuth`` is valid or is not made. The
+        # error carries no password: the message is ``auth_problem``'s, and the password field is a SecretStr.
+        self.kafka_auth()
         return self
 
     def kafka_auth(self) -> KafkaAuth:

@@ -51,9 +51,13 @@ class KafkaAuth:
         options = {"security_protocol": self.security_protocol, "sasl_mechanism": self.sasl_mechanism,
                    "sasl_plain_username": self.username,
                    "sasl_plain_password": self.password.get_secret_value()}
-        if self.security_protocol == "SASL_SSL":  # the system's trusted CAs and host name checks
-            options["ssl_context"] = ssl.create_default_context()
+        if (context := self.ssl_context()) is not None:
+            options["ssl_context"] = context
         return options
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """TLS for ``SASL_SSL``: the system's trusted CAs and host name checks; None over plain TCP."""
+        return ssl.create_default_context() if self.security_protocol == "SASL_SSL" else None
 
     def faust_credentials(self):
         """The Faust app's ``broker_credentials`` for this login (None: none)."""
@@ -63,7 +67,7 @@ class KafkaAuth:
 
         return faust.SASLCredentials(
             username=self.username, password=self.password.get_secret_value(), mechanism=self.sasl_mechanism,
-            ssl_context=ssl.create_default_context() if self.security_protocol == "SASL_SSL" else None)
+            ssl_context=self.ssl_context())
 
 
 def auth_problem(protocol: str, mechanism: str, username: str | None, password: SecretStr | None) -> str | None:
