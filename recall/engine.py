@@ -470,7 +470,8 @@ class RecallEngine:
             clause, parts = self._part_cosines(query, turns, after), after
             later, links = expand.best_later(links, clause), []
         elif expand.CHANGE_PAIRS and views is not None \
-                and (indirect.asks_change(query.text) or (expand.NOW_PAIRS and indirect.asks_now(query.text))) \
+                and ((changed := indirect.asks_change(query.text))
+                     or (expand.NOW_PAIRS and indirect.asks_now(query.text))) \
                 and len(named := _named_participants(tenant, query, scored)) == 1:
             # what changed for someone: two of their turns on the subject, from different sessions
             person = next(iter(named))
@@ -479,8 +480,7 @@ class RecallEngine:
             parts = (indirect.without_person(query.text, person),)
             clause = self._part_cosines(query, turns, parts)
             # "now" alone: a change only if the person told the subject in two sessions (``NOW_NEAR``)
-            later = expand.best_change(tenant, turns, clause,
-                                       None if indirect.asks_change(query.text) else expand.NOW_NEAR)
+            later = expand.best_change(tenant, turns, clause, None if changed else expand.NOW_NEAR)
         elif expand.JOINT_PAIRS and len(named := _named_participants(tenant, query, scored)) >= 2:
             # a question about what several participants share: a turn of each, joined by a rare word
             links = expand.joint_links(tenant, [s.no for s in scored], named, set(query.terms), mask)
