@@ -54,6 +54,9 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
     if not settings.kafka:
         raise ValueError("the worker needs HINDBRAIN_KAFKA (bootstrap servers, host:port)")
     timing = group_timing(settings.worker_session_timeout)  # the session the aiokafka engine's consumer keeps too
+    # Faust makes its datadir on start with ``mkdir(exist_ok=True)``, no parents: under a home that did not exist
+    # yet (a first ``hindbrain worker --engine faust``) the worker stopped with FileNotFoundError (round thirty-two).
+    settings.home.mkdir(parents=True, exist_ok=True)
     app = faust.App(
         settings.worker_group,
         broker=f"kafka://{settings.kafka}",
