@@ -305,7 +305,7 @@ class Brain:
         return out
 
     @while_open
-    def learn(self, *, granted_by: str | None = None, **fields) -> str:
+    def learn(self, *, granted_by: str | None = None, sent_by: str | None = None, **fields) -> str:
         """Propose a cognitive unit: when ``condition``, do ``action``, because ``reason``,
         verified by ``evidence``. ``source="read"`` (knowledge) needs a ``citation``.
         Returns the fragment id.
@@ -313,13 +313,14 @@ class Brain:
         ``seed=True`` and a ``confidence`` above the source's default raise trust: they are an
         operator's grant (this embedded call, ``seed``, an admin key), refused with
         ``InvalidInput`` together with an ``agent`` (``learning.authority``). ``granted_by``
-        names the operator (``explain`` shows it); default: the embedded SDK's caller."""
+        names the operator (``explain`` shows it); default: the embedded SDK's caller. ``sent_by``: the API key
+        that sent it (``outcome``), the source fleet verification counts unless an operator's grant raised it."""
         data = validated(LearnInput, "learn", **fields)
         raised = trust_raised(data.seed, data.confidence, data.source)
         if raised and data.agent:
             raise InvalidInput("learn", raised, refusal(raised, f"agent {data.agent!r}"))
         fragment_id = data.fragment_id or new_id("cognition")
-        producer = f"{OPERATOR}:{granted_by or 'embedded'}" if raised else PRODUCER_SDK
+        producer = f"{OPERATOR}:{granted_by or 'embedded'}" if raised else sent_by or PRODUCER_SDK
         record = {
             "envelope": envelope("cognition", data.tenant, agent=data.agent, task=data.task,
                                  causation_ids=data.event_ids, record_id=fragment_id, producer=producer),
@@ -354,8 +355,11 @@ class Brain:
 
     @while_open
     @given_precedence
-    def outcome(self, **fields) -> str:
+    def outcome(self, *, sent_by: str | None = None, **fields) -> str:
         """Report how a task went and which recalled items were ``applied``. Returns the outcome record id.
+        ``sent_by``: the service's edge names the API key that sent it (``schemas.records.key_producer``), which
+        A/B windows and fleet verification count as the sender (docs/security.md, round thirty-two); default: the
+        embedded SDK's caller, counted by the agent it names.
 
         The learner credits (or debits) a unit only if the recall named by ``recall_id`` injected it into the
         agent's context, and only the first outcome naming a recall counts: a second one is kept on the log and
@@ -365,7 +369,8 @@ class Brain:
         data = validated(OutcomeInput, "outcome", **fields)
         record = {
             "envelope": envelope("outcome", data.tenant, agent=data.agent, task=data.task,
-                                 causation_ids=[data.recall_id] if data.recall_id else []),
+                                 causation_ids=[data.recall_id] if data.recall_id else [],
+                                 producer=sent_by or PRODUCER_SDK),
             "recall_id": data.recall_id, "applied": list(data.applied), "success": data.success,
             "steps": data.steps, "notes": data.notes,
         }

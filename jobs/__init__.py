@@ -178,25 +178,27 @@ def read_windows(warehouse) -> list[windows.Window]:
     return list(found.values())
 
 
-# Per arm and reporter: a task's last outcome, with the agent that reported it (the tuple keeps a last outcome
-# sent with no agent as such: argMax over a Nullable alone would skip it for an older, named one).
+# Per arm and sender: a task's last outcome, with the agent it names and the producer that sent it (the key, for
+# the service's edge: ``windows.reporter``). The tuple keeps a last outcome sent with no agent as such: argMax over
+# a Nullable alone would skip it for an older, named one.
 ARM_REPORTS_SQL = """
-SELECT i.arm, o.last.2 AS agent, countIf(o.last.1) AS successes, count() AS total
+SELECT i.arm, o.last.2 AS agent, o.last.3 AS producer, countIf(o.last.1) AS successes, count() AS total
 FROM (SELECT recall_id, item, arm FROM injections FINAL ARRAY JOIN item_ids AS item, arms AS arm
       WHERE tenant = {t:String} AND item IN ({a:String}, {b:String}) AND arm != ''
         AND toUnixTimestamp64Micro(ts) >= {opened:Int64}) AS i
-INNER JOIN (SELECT recall_id, argMax((success, ifNull(agent, '')), ts) AS last FROM outcomes FINAL
+INNER JOIN (SELECT recall_id, argMax((success, ifNull(agent, ''), producer), ts) AS last FROM outcomes FINAL
             WHERE recall_id IS NOT NULL GROUP BY recall_id) AS o ON o.recall_id = i.recall_id
-GROUP BY i.arm, agent
-ORDER BY i.arm, agent
+GROUP BY i.arm, agent, producer
+ORDER BY i.arm, agent, producer
 """
 
 
-# the agents a tenant's records name (``windows.fleet_of``): membership only, so no FINAL and no count
+# who sent a tenant's records (``windows.fleet_of``): the agents they name and the producers (keys) that sent them;
+# membership only, so no FINAL and no count
 TENANT_AGENTS_SQL = """
-SELECT DISTINCT agent FROM events WHERE tenant = {t:String} AND agent IS NOT NULL
+SELECT DISTINCT agent, producer FROM events WHERE tenant = {t:String}
 UNION DISTINCT
-SELECT DISTINCT agent FROM outcomes WHERE tenant = {t:String} AND agent IS NOT NULL
+SELECT DISTINCT agent, producer FROM outcomes WHERE tenant = {t:String}
 """
 
 
@@ -207,7 +209,7 @@ def _settle_windows(warehouse, known: list[windows.Window], run_id: str, now_us:
             out.append(w)
             continue
         if w.tenant not in fleets:
-            fleets[w.tenant] = windows.fleet_of(a for (a,) in warehouse.query(TENANT_AGENTS_SQL, {"t": w.tenant}))
+            fleets[w.tenant] = windows.fleet_of(warehouse.query(TENANT_AGENTS_SQL, {"t": w.tenant}))
         arms = windows.arms_of(warehouse.query(
             ARM_REPORTS_SQL, {"t": w.tenant, "a": w.a, "b": w.b, "opened": w.opened_us}), fleets[w.tenant])
         verdict = windows.verdict_of(w, arms, now_us, rule)

@@ -11,8 +11,9 @@ the winner is active again, the loser stays in the view, inactive, its confidenc
 never deleted. A tie leaves both active with their confidences.
 
 An arm's evidence counts reporters, not only outcomes (round thirty-one, docs/security.md "One agent does not
-settle a window"): the outcomes are grouped by the agent that reported them, folded as fleet verification folds
-names (``lifecycle.agent_identity``: look-alikes are one agent), and one reporter counts no more outcomes in an arm
+settle a window"): the outcomes are grouped by who sent them, as fleet verification counts senders
+(``lifecycle.sender_identity``: an unbound API key is one reporter whatever agents it names — round thirty-two —
+else the agent, look-alikes folded into one), and one reporter counts no more outcomes in an arm
 than all the arm's other reporters together (``arm_evidence``). So one agent — or one key that leaves the agent
 out: outcomes with no agent are one reporter, ``ANONYMOUS`` — never reaches ``min_per_arm`` alone, and a window
 whose evidence is one reporter's ends at ``max_days`` as a tie: no belief changes. Unless that reporter is the
@@ -29,14 +30,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hindbrain.jobs.ab import WindowRule, settle
-from hindbrain.learning.lifecycle import agent_identity
+from hindbrain.learning.lifecycle import sender_identity
 from hindbrain.learning.records import derived_id
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 
 OPENED, SETTLED = WINDOW_OPENED, WINDOW_SETTLED
 REOPEN_MARGIN = 0.1
 LOSER_WEIGHT = 0.5
-ANONYMOUS = ""  # the reporter of outcomes sent with no agent: one, since any caller can leave the name out
+ANONYMOUS = ""  # the reporter of outcomes sent with no agent and no key: one, since any caller can leave the name out
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,9 @@ class Arms:
     not_counted: tuple[str, ...] = ()
 
 
-def reporter(agent: str | None) -> str:
-    """Who an outcome counts as: its agent folded (``agent_identity``), or ``ANONYMOUS``."""
-    return agent_identity(agent) if agent else ANONYMOUS
+def reporter(agent: str | None, producer: str | None = None) -> str:
+    """Who an outcome counts as (``sender_identity``): an unbound key, else its agent folded, else ``ANONYMOUS``."""
+    return sender_identity(agent, producer) or ANONYMOUS
 
 
 def arm_evidence(reports: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
@@ -84,23 +85,23 @@ def arm_evidence(reports: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
     return successes - top_successes + kept, 2 * others, top_total - others
 
 
-def fleet_of(agents) -> set[str]:
-    """The tenant's agents, folded (``agent_identity``), from the agent names its events and outcomes carry
-    (``jobs.TENANT_AGENTS_SQL``); a record with no agent names no one."""
-    return {agent_identity(agent) for agent in agents if agent}
+def fleet_of(senders) -> set[str]:
+    """The tenant's senders (``reporter``) from the ``(agent, producer)`` pairs its events and outcomes carry
+    (``jobs.TENANT_AGENTS_SQL``); a record with neither an agent nor a key names no one."""
+    return {who for agent, producer in senders if (who := reporter(agent, producer)) != ANONYMOUS}
 
 
 def arms_of(rows, fleet: set[str] | None = None) -> Arms:
-    """The window's ``Arms`` from ``(arm, agent, successes, total)`` rows (``jobs.ARM_REPORTS_SQL``): the
-    reporters folded, each arm counted by ``arm_evidence``; ``not_counted`` says whose outcomes were left out.
-    A tenant whose ``fleet`` is one agent or none counts every outcome: no other agent's belief is at stake."""
+    """The window's ``Arms`` from ``(arm, agent, producer, successes, total)`` rows (``jobs.ARM_REPORTS_SQL``):
+    the reporters (``reporter``), each arm counted by ``arm_evidence``; ``not_counted`` says whose outcomes were
+    left out. A tenant whose ``fleet`` is one sender or none counts every outcome: no other's belief is at stake."""
     sole = fleet is not None and len(fleet) <= 1
     reports: dict[str, dict[str, tuple[int, int]]] = {"A": {}, "B": {}}
     spellings: dict[str, set[str]] = {}  # a folded reporter → the names it reported under, for the record
-    for arm, agent, successes, total in rows:
+    for arm, agent, producer, successes, total in rows:
         if arm not in reports:
             continue
-        who = reporter(agent)
+        who = reporter(agent, producer)
         spellings.setdefault(who, set()).add(agent or "(no agent)")
         s, n = reports[arm].get(who, (0, 0))
         reports[arm][who] = (s + successes, n + total)
@@ -113,9 +114,14 @@ def arms_of(rows, fleet: set[str] | None = None) -> Arms:
         counted[arm] = (successes, total)
         if left_out:
             top = max(by_reporter, key=lambda r: (by_reporter[r][1], r))
-            notes.append(_not_counted(arm, _names(spellings[top]), by_reporter[top][1], left_out,
+            notes.append(_not_counted(arm, _named(top, spellings[top]), by_reporter[top][1], left_out,
                                       len(by_reporter) - 1))
     return Arms(*counted["A"], *counted["B"], tuple(notes))
+
+
+def _named(who: str, spellings: set[str]) -> str:
+    """A reporter for the record: an agent by its spellings, a key by its id and the agents it named."""
+    return f"{who} (naming {_names(spellings)})" if who.startswith("key:") else _names(spellings)
 
 
 def _names(spellings: set[str], shown: int = 3) -> str:

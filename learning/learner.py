@@ -784,8 +784,9 @@ class Learner:
         params = {"checks": list(write_gate.CHECKS), "hold_below": lifecycle.HOLD_BELOW, "rule": lifecycle.RULE_VERSION}
         evidence = list(record["event_ids"])
         owner = private_to(env["agent"], record["seed"])
+        sender = lifecycle.sender_of(env["agent"], env["producer"])  # the source fleet verification counts
         unit = Unit(fid, "candidate", confidence, record["source"], record["condition"], record["action"],
-                    evidence=tuple(evidence), agents=(env["agent"],) if env["agent"] else (), shared=owner is None)
+                    evidence=tuple(evidence), agents=(sender,) if sender else (), shared=owner is None)
         failed = write_gate.failed_check(record["condition"], record["action"])
         if failed:
             check, why = failed
@@ -796,9 +797,9 @@ class Learner:
         known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"], record.get("scope")))
         # A proposal that cites the known unit as its evidence (a meta-rule) is not that unit again.
         if known and known != fid and known in t.units and known not in record["event_ids"]:
-            changes = (lifecycle.on_repetition(t.units[known], fid, env["agent"])
-                       if repeated_proposal(job, env["agent"], t.units[known]) else
-                       lifecycle.on_assimilation(t.units[known], confidence, fid, env["agent"]))
+            changes = (lifecycle.on_repetition(t.units[known], fid, sender)
+                       if repeated_proposal(job, sender, t.units[known]) else
+                       lifecycle.on_assimilation(t.units[known], confidence, fid, sender))
             absorbed = {"unit": lifecycle.state_of(replace(unit, status="absorbed")), "into": known,
                         "learning": "assimilation"}
             return [decision(DecisionKind.UNIT_ABSORBED, env["tenant"], [fid], [known],
@@ -881,8 +882,9 @@ class Learner:
                     t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task"),
                     contradiction=True, verdict="failed")
                 continue
-            changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"], env["agent"],
-                                           proven=credit.proven)
+            # the sender vouches (``sender_of``): an unbound key is one source whatever agents it names
+            changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"],
+                                           lifecycle.sender_of(env["agent"], env["producer"]), proven=credit.proven)
             # Utility (``credited`` / ``debited``) counts what an injection proved: a claim naming no recall
             # would raise (or sink) a unit's rank for everyone as surely as it would have promoted it.
             out += self._changes(env, fid, changes, verdict=("worked" if worked else "failed") if credit.proven

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from hindbrain.schemas.decision_kinds import DecisionKind
+from hindbrain.schemas.records import PRODUCER_KEY
 
 RULE_VERSION = "lifecycle/1"
 SIGNAL_CONFIDENCE = {"explicit": 0.9, "implicit": 0.6, "self": 0.4}
@@ -109,6 +110,25 @@ def agent_identity(agent: str) -> str:
     ``schemas.api.identifier_problem``). Fleet verification and the A/B windows' reporters (``jobs.windows``) fold
     names with it, so a look-alike is never a second, independent agent."""
     return agent.casefold()
+
+
+def sender_of(agent: str | None, producer: str | None) -> str | None:
+    """Who vouches for a record (round thirty-two, docs/security.md "The sender is the key"): the API key that sent
+    it when the key is not bound to an agent (``"key:<key id>"``: such a key may name any agent, so its names are
+    its words, not agents), else the agent it names (a bound key's records carry its agent), else None. A record
+    without a key — the embedded SDK, the runner, a log written before round thirty-two — is its agent's: whoever
+    writes keyless records (an operator's process, a producer on the broker) holds more than an API key anyway.
+    An agent named ``key:…`` is one with that key: two senders merged count less, never more."""
+    if producer and producer.startswith(PRODUCER_KEY):
+        return "key:" + producer[len(PRODUCER_KEY):]
+    return agent or None
+
+
+def sender_identity(agent: str | None, producer: str | None) -> str:
+    """``sender_of`` folded (``agent_identity``), ``""`` for no one: fleet verification and the A/B windows'
+    reporters count these."""
+    sender = sender_of(agent, producer)
+    return agent_identity(sender) if sender else ""
 
 
 def among_agents(agent: str, agents) -> bool:

@@ -66,4 +66,9 @@ MIGRATIONS: tuple[Migration, ...] = (
               lambda db: [f"ALTER TABLE `{db}`.`events` MODIFY SETTING {events.TABLE.settings_sql}"],
               lambda db: [f"ALTER TABLE `{db}`.`events` RESET SETTING "
                           + ", ".join(name for name, _ in events.TABLE.settings)]),
+    # A warehouse made before it has outcomes without a sender: read as the embedded SDK's (keyless, counted by
+    # agent) until a replay fills it from the log; one made since has it from migration 1.
+    Migration(6, "who sent an outcome (the API key at the edge: round thirty-two)",
+              lambda db: [f"ALTER TABLE `{db}`.`outcomes` ADD COLUMN IF NOT EXISTS `producer` String AFTER `notes`"],
+              lambda db: [f"ALTER TABLE `{db}`.`outcomes` DROP COLUMN IF EXISTS `producer`"]),
 )

@@ -17,6 +17,7 @@ TABLE = Table(
         ("success", "Bool"),
         ("steps", "Nullable(Int32)"),
         ("notes", "Nullable(String)"),
+        ("producer", "String"),  # who sent it: the API key for the service's edge (windows count senders by it)
     ),
     order_by=("tenant", "outcome_id"),
 )
@@ -36,5 +37,6 @@ def project(record_type: str, record: dict, position) -> list[dict]:
         "success": record["success"],
         "steps": record["steps"],
         "notes": record["notes"],
+        "producer": env["producer"],
     }
     return [stamp(row, position)]

@@ -17,6 +17,15 @@ from hindbrain.recall import _scan
 from hindbrain.schemas.codec import registry
 
 PRODUCER_SDK = "sdk/hindbrain"
+# A record the service's edge wrote for an API key (round thirty-two, docs/security.md "The sender is the key"):
+# "key/<key id>" for a key not bound to an agent — it may name any agent, so the key itself is who sent it —
+# and "agent-key/<key id>" for a key bound to the record's agent (the edge sets the agent to the key's own).
+PRODUCER_KEY, PRODUCER_AGENT_KEY = "key/", "agent-key/"
+
+
+def key_producer(key_id: str, bound: bool) -> str:
+    """The ``producer`` of a record the edge writes for key ``key_id`` (``bound``: to an agent)."""
+    return f"{PRODUCER_AGENT_KEY if bound else PRODUCER_KEY}{key_id}"
 
 ID_PREFIX = {
     "perception": "ev",

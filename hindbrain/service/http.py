@@ -52,6 +52,7 @@ from hindbrain.schemas.api import (
     RecallInput,
     When,
 )
+from hindbrain.schemas.records import key_producer
 from hindbrain.service.asgi import read_body, send_json
 from hindbrain.service.keys import PREFIX as KEY_PREFIX
 from hindbrain.service.keys import KeyStore
@@ -510,7 +511,9 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         grant, refused = key_grant(key.role, key.key_id, key.agent, fields)
         if refused:
             raise HTTPException(status_code=403, detail=refused)
-        return {"fragment_id": await owner.call(brain.learn, tenant=tenant, granted_by=grant, **fields)}
+        sent_by = key_producer(key.key_id, key.agent is not None)
+        return {"fragment_id": await owner.call(brain.learn, tenant=tenant, granted_by=grant, sent_by=sent_by,
+                                                **fields)}
 
     @app.post(f"/{VERSION}/recall", tags=["agents"])
     async def recall(request: Request, body: RecallBody, tenant: str = Tenant):  # type: ignore[valid-type]
@@ -523,8 +526,9 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         """How a task went, naming the recall and the items applied: the learning signal. ``credit`` says what
         the learner does with it: only the units the named recall injected, once per recall; without a recall id
         (or an unknown one) evidence that never promotes past verified (docs/learning.md, round twenty-five)."""
-        fields = bound(request, _fields(body))
-        return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, **fields),
+        fields, key = bound(request, _fields(body)), request.state.key
+        sent_by = key_producer(key.key_id, key.agent is not None)  # the key is the sender (round thirty-two)
+        return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, sent_by=sent_by, **fields),
                 "credit": outcome_credit(fields.get("recall_id"))}
 
     @app.get(f"/{VERSION}/traits", tags=["humans"])

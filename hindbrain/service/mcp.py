@@ -37,6 +37,7 @@ from hindbrain.learning.authority import trust_raised
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.recall.quoting import prompt_text
 from hindbrain.schemas.api import EventKind, Origin, Signal, Source, Trigger
+from hindbrain.schemas.records import key_producer
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits, TokenBuckets
 from hindbrain.service.mcp_cli import KEY_ENV, add_options, add_parser  # noqa: F401 - add_parser: re-exported
@@ -115,7 +116,7 @@ def _given(fields: dict) -> dict:
 
 
 def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent: str | None = None,
-                 rate: TokenBuckets | None = None) -> MCPServer:
+                 rate: TokenBuckets | None = None, sent_by: str | None = None) -> MCPServer:
     """An MCP server whose four tools act on ``brain`` for ``tenant`` only (and as ``agent``
     only, for a key bound to one: ``principal.acting``).
 
@@ -123,7 +124,8 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
     and the embedded brain has one writer. Servers of several tenants over one brain share it.
     A validation error of the brain (``InvalidInput``, a ``ValueError`` naming the field)
     becomes a tool error result; the server keeps serving. ``rate``: the tool calls' bucket
-    (over stdio; over HTTP the edge's ``Limits`` rate each request by key and tenant).
+    (over stdio; over HTTP the edge's ``Limits`` rate each request by key and tenant). ``sent_by``: the key
+    whose server it is, over HTTP (``schemas.records.key_producer``): its outcomes name it as their sender.
     """
     if not tenant or not tenant.strip():
         raise ValueError("mcp: the tenant must not be empty")
@@ -224,7 +226,7 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
             raise ToolError(f"learn: field {raised!r}: {grant_refusal(raised, 'an MCP client')}")
         return call("learn", condition=condition, action=action, reason=reason, evidence=evidence, scope=scope,
                     source=source, citation=citation, confidence=confidence, agent=agent, task=task,
-                    event_ids=event_ids, entities=entities)
+                    event_ids=event_ids, entities=entities, sent_by=sent_by)
 
     @server.tool()
     def outcome(
@@ -241,7 +243,7 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
         (none: applied=[]); without a recall_id an outcome is weak evidence, and a second outcome for the same
         recall_id counts for nothing."""
         outcome_id = call("outcome", success=success, recall_id=recall_id, applied=applied, task=task,
-                          agent=agent, steps=steps, notes=notes)
+                          agent=agent, steps=steps, notes=notes, sent_by=sent_by)
         return OutcomeResult(ok=True, outcome_id=outcome_id)
 
     for tool in server._tool_manager.list_tools():  # the SDK names no public way to a tool's argument model
@@ -284,7 +286,7 @@ class TenantRouter:
     def __init__(self, brain, keys: KeyStore, *, host: str = "127.0.0.1", lock: "threading.Lock | None" = None):
         self.brain, self.keys, self.host, self.edge = brain, keys, host, Edge(keys)
         self.lock = lock or threading.Lock()
-        self._apps: dict[tuple[str, str | None], Any] = {}  # (tenant, the agent its keys are bound to)
+        self._apps: dict[Principal, Any] = {}  # a server per key
         self._building = anyio.Lock()
         self._sessions = None  # the task group that runs each tenant's session manager
 
@@ -303,21 +305,22 @@ class TenantRouter:
             return
         key = bearer_key(headers.get("authorization"))
         user = AuthenticatedUser(AccessToken(token=key, client_id=live.key_id, scopes=[]))
-        app = await self._app_of(live.tenant, live.agent)
+        app = await self._app_of(live)
         await app({**scope, "user": user}, receive, send)
 
-    async def _app_of(self, tenant: str, agent: str | None = None):
-        """The server of ``tenant``'s keys (of its keys bound to ``agent``, when given)."""
-        app = self._apps.get((tenant, agent))
+    async def _app_of(self, live: Principal):
+        """The server of one key: its outcomes name the key as their sender (round thirty-two, docs/security.md)."""
+        app = self._apps.get(live)
         if app is not None:
             return app
-        async with self._building:  # two first requests of one tenant build one server
-            if (tenant, agent) not in self._apps:
-                server = build_server(self.brain, tenant, self.lock, agent)
+        async with self._building:  # two first requests of one key build one server
+            if live not in self._apps:
+                server = build_server(self.brain, live.tenant, self.lock, live.agent,
+                                      sent_by=key_producer(live.key_id, live.agent is not None))
                 app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=self.host)
                 await self._sessions.start(_run_sessions, server.session_manager)
-                self._apps[tenant, agent] = app
-        return self._apps[tenant, agent]
+                self._apps[live] = app
+        return self._apps[live]
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup

@@ -23,19 +23,20 @@ def test_the_largest_reporter_keeps_the_others_total_at_its_own_rate():
 
 
 def test_look_alike_names_are_one_reporter_and_no_agent_is_one_reporter():
-    rows = [("A", "a1", 10, 20), ("A", "a2", 10, 20),
-            ("B", "bot-1", 30, 30), ("B", "BOT-1", 30, 30), ("B", "a1", 5, 10), ("B", "a2", 5, 10)]
+    rows = [("A", "a1", "", 10, 20), ("A", "a2", "", 10, 20),
+            ("B", "bot-1", "", 30, 30), ("B", "BOT-1", "", 30, 30), ("B", "a1", "", 5, 10), ("B", "a2", "", 5, 10)]
     arms = arms_of(rows)
     assert (arms.a_successes, arms.a_total) == (20, 40)
     assert (arms.b_successes, arms.b_total) == (30, 40)  # BOT-1/bot-1's 60/60 count as 20/20
     [note] = arms.not_counted
     assert note.startswith("arm B: 40 of the 60 outcomes of BOT-1/bot-1 not counted") and "2 other reporters" in note
 
-    many = arms_of([("A", "a1", 1, 1), *[("A", name, 1, 1) for name in ("MALLORY", "Mallory", "mallory", "mAllory")]])
+    many = arms_of([("A", "a1", "", 1, 1),
+                    *[("A", name, "", 1, 1) for name in ("MALLORY", "Mallory", "mallory", "mAllory")]])
     assert many.not_counted[0].startswith(
         "arm A: 3 of the 4 outcomes of MALLORY/Mallory/mAllory and 1 more spellings not counted")
 
-    anonymous = arms_of([("A", "", 8, 10), ("A", None, 8, 10), ("B", "", 1, 10), ("B", "a1", 2, 10)])
+    anonymous = arms_of([("A", "", "", 8, 10), ("A", None, "", 8, 10), ("B", "", "", 1, 10), ("B", "a1", "", 2, 10)])
     assert (anonymous.a_successes, anonymous.a_total) == (0, 0)  # two anonymous senders are one reporter
     assert (anonymous.b_successes, anonymous.b_total) == (3, 20)
     assert anonymous.not_counted == ("arm A: the 20 outcomes of (no agent), its only reporter, not counted (one "
@@ -44,12 +45,12 @@ def test_look_alike_names_are_one_reporter_and_no_agent_is_one_reporter():
 
 def test_a_tenant_whose_fleet_is_one_agent_counts_its_outcomes_whole():
     """A single-agent deployment: no other agent's belief is at stake, so its one reporter settles as before."""
-    rows = [("A", "bot-1", 10, 40), ("B", "BOT-1", 30, 40), ("B", None, 5, 10)]
-    assert fleet_of(["bot-1", "BOT-1", None, ""]) == {"bot-1"}
-    sole = arms_of(rows, fleet_of(["bot-1", "BOT-1"]))
+    rows = [("A", "bot-1", "", 10, 40), ("B", "BOT-1", "", 30, 40), ("B", None, "", 5, 10)]
+    assert fleet_of([("bot-1", ""), ("BOT-1", ""), (None, ""), ("", "")]) == {"bot-1"}
+    sole = arms_of(rows, fleet_of([("bot-1", ""), ("BOT-1", "")]))
     assert (sole.a_successes, sole.a_total, sole.b_successes, sole.b_total, sole.not_counted) == (10, 40, 35, 50, ())
     assert arms_of(rows, set()).b_total == 50  # no agent named at all: the deployment is one
-    fleet = arms_of(rows, fleet_of(["bot-1", "helper-2"]))  # a second agent in the tenant: the cap holds
+    fleet = arms_of(rows, fleet_of([("bot-1", ""), ("helper-2", "")]))  # a second agent in the tenant: the cap holds
     assert (fleet.a_total, fleet.b_total) == (0, 20) and len(fleet.not_counted) == 2
 
 
