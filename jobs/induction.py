@@ -34,6 +34,7 @@ import numpy as np
 
 from hindbrain.jobs.confidence import ACTIVATION, DECAY_PER_DAY, Z, belief_confidence
 from hindbrain.jobs.summaries import MIN_REPORTERS, RELAY_SQL, REPORTER_SQL, corroborated_scope
+from hindbrain.learning.lifecycle import folded_agents
 from hindbrain.recall.quoting import named, words
 
 JOB, VERSION = "hindsight.induction", "1"
@@ -76,7 +77,7 @@ FROM (
            countIf(kind = 'feedback' AND polarity IS NOT NULL AND signal = 'explicit') AS feedback_judged,
            toUnixTimestamp64Micro(max(ts)) AS newest, count() AS events, groupArray(event_id) AS event_ids,
            arraySort(groupUniqArray(2)({REPORTER_SQL})) AS reporters,
-           arraySort(groupUniqArray(2)({RELAY_SQL})) AS relays
+           groupUniqArray({RELAY_SQL}) AS relays
     FROM events FINAL
     WHERE kind != 'message' OR emotion IS NOT NULL OR scope['reply_acts'] != ''
     GROUP BY tenant, unit
@@ -105,7 +106,7 @@ class TaskRows:
     events: np.ndarray
     event_ids: list[list[str]]
     reporters: list[tuple[str, ...]]  # up to 2 a task ("user:…" / "agent:…")
-    relays: list[tuple[str, ...]]  # up to 2 a task: the agents that sent its events ('' for none)
+    relays: list[tuple[str, ...]]  # the agents that sent a task's events, folded ('' for none)
 
     def __len__(self) -> int:
         return len(self.tenant)
@@ -147,7 +148,7 @@ def task_rows(warehouse) -> TaskRows:
         success=np.array(cols["success"], dtype=bool), judged=np.array(cols["judged"], dtype=bool),
         newest=np.array(cols["newest"], dtype=np.int64), events=np.array(cols["events"], dtype=np.int64),
         event_ids=list(cols["event_ids"]), reporters=[tuple(r) for r in cols["reporters"]],
-        relays=[tuple(r) for r in cols["relays"]])
+        relays=[folded_agents(r) for r in cols["relays"]])  # raw names folded here, the one fold
 
 
 def induce(rows: TaskRows, now_us: int, max_k: int = MAX_K, seed: int = 0) -> list[InducedBelief]:

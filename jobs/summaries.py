@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from hindbrain.jobs.confidence import wilson_lower
+from hindbrain.learning.lifecycle import folded_agents
 from hindbrain.recall.quoting import named, words
 
 JOB, VERSION = "hindsight.summaries", "1"
@@ -37,11 +38,11 @@ EVIDENCE_CAP = 1_000
 REPORTER_SQL = ("multiIf(scope['user'] != '', concat('user:', scope['user']), agent IS NOT NULL, "
              "concat('agent:', assumeNotNull(agent)), NULL)")
 # Who relayed an event: the agent that sent it ('' for the tenant's own, sent naming no agent). A user an event
-# names is that agent's word too: one agent naming two users is one source (``corroborated_scope``). Case-folded:
-# ``mallory`` and ``MALLORY`` are one sender (round twenty-eight), and so are ``straße`` and ``STRASSE``, as
-# ``learning.lifecycle.among_agents`` (``str.casefold``) counts them; ``lowerUTF8`` left ß, ς, ſ as they were
-# (round thirty). caseFoldUTF8 is ICU's full case folding, which ``str.casefold`` implements too.
-RELAY_SQL = "caseFoldUTF8(ifNull(agent, ''))"
+# names is that agent's word too: one agent naming two users is one source (``corroborated_scope``). Read raw and
+# folded in Python (``lifecycle.folded_agents``): ``mallory`` and ``MALLORY``, ``straße`` and ``STRASSE`` are one
+# sender, folded as fleet verification folds them. The SQL fold (``caseFoldUTF8``, round thirty) was a second
+# fold: ICU's Unicode is newer than Python's, and 55 code points folded differently (round thirty-two).
+RELAY_SQL = "ifNull(agent, '')"
 
 SUMMARY_SQL = f"""
 SELECT a.tenant, a.system, a.action, a.actual, a.tasks, a.times, a.first, a.last, a.event_ids, s.tasks AS system_tasks,
@@ -52,7 +53,7 @@ FROM (
            toUnixTimestamp64Micro(min(ts)) AS first, toUnixTimestamp64Micro(max(ts)) AS last,
            groupArray(event_id) AS event_ids,
            arraySort(groupUniqArray({{min_reporters:UInt32}})({REPORTER_SQL})) AS reporters,
-           arraySort(groupUniqArray({{min_reporters:UInt32}})({RELAY_SQL})) AS relays
+           groupUniqArray({RELAY_SQL}) AS relays
     FROM events FINAL
     WHERE kind = 'anomaly' AND system IS NOT NULL AND actual IS NOT NULL
     GROUP BY tenant, system, action, actual
@@ -63,7 +64,7 @@ INNER JOIN (
     FROM events FINAL WHERE system IS NOT NULL GROUP BY tenant, system
 ) AS s USING (tenant, system)
 INNER JOIN (
-    SELECT tenant, uniqExact({REPORTER_SQL}) AS reporters, uniqExact({RELAY_SQL}) AS relays FROM events FINAL
+    SELECT tenant, uniqExact({REPORTER_SQL}) AS reporters, groupUniqArray({RELAY_SQL}) AS relays FROM events FINAL
     GROUP BY tenant
 ) AS r USING (tenant)
 """
@@ -88,8 +89,9 @@ class Summary:
 
 def read_summaries(warehouse) -> list[Summary]:
     """The IO edge and the rule at once (the grouping is the SQL above)."""
-    return [summarise(*row) for row in warehouse.query(SUMMARY_SQL, {"min_tasks": MIN_TASKS,
-                                                                      "min_reporters": MIN_REPORTERS})]
+    return [summarise(*row, folded_agents(relays), len(folded_agents(tenant_relays)))
+            for *row, relays, tenant_relays in warehouse.query(SUMMARY_SQL, {"min_tasks": MIN_TASKS,
+                                                                             "min_reporters": MIN_REPORTERS})]
 
 
 def summarise(tenant: str, system: str, action: str, actual: str, tasks: int, times: int, first: int, last: int,

@@ -112,6 +112,14 @@ def agent_identity(agent: str) -> str:
     return agent.casefold()
 
 
+def folded_agents(names) -> tuple[str, ...]:
+    """``names`` as identities (``agent_identity``), each once, sorted; ``""`` (the tenant's own, no agent) kept.
+    The one fold: the summaries and induction jobs read raw agent names from the views and fold them here, as fleet
+    verification and the windows do, so no SQL fold (ICU's ``caseFoldUTF8``, a newer Unicode than Python's) can
+    count two spellings of one agent as two (round thirty-two)."""
+    return tuple(sorted({agent_identity(name) for name in names}))
+
+
 def sender_of(agent: str | None, producer: str | None) -> str | None:
     """Who vouches for a record (round thirty-two, docs/security.md "The sender is the key"): the API key that sent
     it when the key is not bound to an agent (``"key:<key id>"``: such a key may name any agent, so its names are
