@@ -34,8 +34,8 @@ def test_the_lineage_view_has_its_declared_columns(read_only_warehouse):
 
 def test_migrate_up_applies_and_records_every_migration(open_warehouse, backend):
     wh = open_warehouse(backend, migrate=False)
-    assert wh.migrate() == [m.number for m in MIGRATIONS] == [1, 2, 3, 4, 5]
-    assert wh.applied_migrations() == [1, 2, 3, 4, 5]
+    assert wh.migrate() == [m.number for m in MIGRATIONS] == [1, 2, 3, 4, 5, 6]
+    assert wh.applied_migrations() == [1, 2, 3, 4, 5, 6]
     assert tables_in(wh) == sorted(VIEW_NAMES + [MIGRATIONS_TABLE])
 
 
@@ -43,20 +43,20 @@ def test_migrating_twice_is_a_no_op(open_warehouse, backend):
     wh = open_warehouse(backend)
     digest = wh.digest()
     assert wh.migrate() == []
-    assert wh.applied_migrations() == [1, 2, 3, 4, 5]
+    assert wh.applied_migrations() == [1, 2, 3, 4, 5, 6]
     assert wh.digest() == digest
     assert wh.query(f"SELECT count() FROM `{MIGRATIONS_TABLE}`") == [(len(MIGRATIONS),)]
 
 
 def test_migrate_down_to_zero_drops_everything_and_up_restores_it(open_warehouse, backend):
     wh = open_warehouse(backend)
-    assert wh.migrate(target=0) == [-5, -4, -3, -2, -1]
+    assert wh.migrate(target=0) == [-6, -5, -4, -3, -2, -1]
     assert wh.applied_migrations() == []
     assert tables_in(wh) == [MIGRATIONS_TABLE]
     assert wh.migrate(target=0) == []
 
-    assert wh.migrate() == [1, 2, 3, 4, 5]
-    assert wh.applied_migrations() == [1, 2, 3, 4, 5]
+    assert wh.migrate() == [1, 2, 3, 4, 5, 6]
+    assert wh.applied_migrations() == [1, 2, 3, 4, 5, 6]
     assert tables_in(wh) == sorted(VIEW_NAMES + [MIGRATIONS_TABLE])
     for view in VIEWS:
         assert wh.live_columns(view.table.name) == list(view.table.all_columns)
@@ -66,9 +66,9 @@ def test_a_warehouse_from_before_perception_v3_gains_the_origin_column_in_place(
     """Migration 3 on a warehouse whose events table predates ``origin`` (its down step leaves
     exactly that table): the column comes back where a fresh warehouse has it."""
     wh = open_warehouse(backend)
-    assert wh.migrate(target=2) == [-5, -4, -3]
+    assert wh.migrate(target=2) == [-6, -5, -4, -3]
     assert "origin" not in [n for n, _ in wh.live_columns("events")]
-    assert wh.migrate() == [3, 4, 5]
+    assert wh.migrate() == [3, 4, 5, 6]
     [events] = [v for v in VIEWS if v.table.name == "events"]
     assert wh.live_columns("events") == list(events.table.all_columns)
 
@@ -77,10 +77,24 @@ def test_a_warehouse_from_before_issue_29_gains_the_verdict_counters(open_wareho
     """Migration 4 replaces the feedback view of a warehouse made before it with one that counts the
     learner's verdicts; its down step gives back the view as it was."""
     wh = open_warehouse(backend)
-    assert wh.migrate(target=3) == [-5, -4]
+    assert wh.migrate(target=3) == [-6, -5, -4]
     assert "credited" not in [n for n, _ in wh.live_columns("feedback")]
-    assert wh.migrate() == [4, 5]
+    assert wh.migrate() == [4, 5, 6]
     assert [n for n, _ in wh.live_columns("feedback")][-3:-1] == ["credited", "debited"]
+
+
+def test_a_warehouse_from_before_round_thirty_two_gains_the_outcomes_sender_in_place(open_warehouse, backend):
+    """Migration 6: an ``outcomes`` table made before it has no ``producer`` (its down step leaves exactly that
+    table); the column comes back where a fresh warehouse has it, and old rows read as keyless ('')."""
+    wh = open_warehouse(backend)
+    assert wh.migrate(target=5) == [-6]
+    assert "producer" not in [n for n, _ in wh.live_columns("outcomes")]
+    wh.command(f"INSERT INTO `{wh.database}`.`outcomes` (tenant, outcome_id, ts, success, _topic, _partition, "
+               "_offset) VALUES ('t', 'o1', now(), true, 'outcomes', 0, 0)")
+    assert wh.migrate() == [6]
+    [outcomes] = [v for v in VIEWS if v.table.name == "outcomes"]
+    assert wh.live_columns("outcomes") == list(outcomes.table.all_columns)
+    assert wh.query(f"SELECT producer FROM `{wh.database}`.`outcomes`") == [("",)]
 
 
 def _part_type_of_a_12_mb_insert(wh) -> str:
@@ -99,9 +113,9 @@ def test_events_parts_up_to_128_mib_are_written_compact_and_migration_5_sets_it_
     before (whose down step gives the default back)."""
     wh = open_warehouse()
     assert _part_type_of_a_12_mb_insert(wh) == "Compact"
-    assert wh.migrate(target=4) == [-5]
+    assert wh.migrate(target=4) == [-6, -5]
     assert _part_type_of_a_12_mb_insert(wh) == "Wide"
-    assert wh.migrate() == [5]
+    assert wh.migrate() == [5, 6]
     assert _part_type_of_a_12_mb_insert(wh) == "Compact"
 
 

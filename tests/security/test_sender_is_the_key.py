@@ -98,3 +98,25 @@ def test_keys_bound_to_two_agents_are_two_sources_for_fleet_verification(tmp_pat
         b.runner.flush()
         [shared] = _fleet_shares(b)
         assert "independent agents (a1, a2" in shared
+
+
+def test_an_agent_beside_a_key_that_names_no_agent_is_not_the_tenant_s_fleet(tmp_path):
+    """Round thirty-one's amendment counts a tenant's one agent whole. A tenant's own integration reporting with a
+    key but naming no agent named no one, so an attacker's bound key beside it was "the fleet" and settled alone
+    (on the base: "B wins"). The integration's key is a sender now: the attacker is one of two."""
+    with serving(tmp_path / "served") as (base, b, keys):
+        window, a, c = _open_window(b)
+        integration, mallory = keys.create("acme", "integration", "agent"), keys.create("acme", "m", "agent",
+                                                                                         agent="mallory")
+        status, body, _ = call(base, "POST", "/v1/outcome", {"task": "ticket-1", "success": True}, integration)
+        assert status == 200, body
+        for n in range(30):
+            task = f"forged-{n}"
+            recall_id, arm = _briefed(b, task, a, c)
+            status, body, _ = call(base, "POST", "/v1/outcome", {"task": task, "recall_id": recall_id,
+                                                                 "success": arm == "B"}, mallory)
+            assert status == 200, body
+        assert not [d for d in hindsight_at(b, now_us(), RULE).decisions if d["kind"].startswith("ab_window")]
+        [settled] = [d for d in hindsight_at(b, now_us() + 15 * DAY_US, RULE).decisions
+                     if d["kind"] == "ab_window_settled"]
+        assert settled["subject_ids"][0] == window and settled["reason"].startswith("no winner"), settled["reason"]
