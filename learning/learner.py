@@ -878,8 +878,8 @@ class Learner:
                 # It failed, and the same task found what works instead: not a flake but
                 # evidence against it with an alternative — a contradiction, in review at once.
                 out += self._changes(env, fid, lifecycle.on_contradiction(
-                    t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task"),
-                    contradiction=True, verdict="failed")
+                    t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task",
+                    proven=credit.proven), contradiction=True, verdict="failed")
                 continue
             changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"], env["agent"],
                                            proven=credit.proven)
