@@ -58,3 +58,18 @@ def test_a_recovery_naming_no_recall_puts_the_rule_in_review_at_most(lexical_bra
                    system="IAM", identity="normal account", action="ask the IAM team to approve", success=True)
         b.outcome(tenant="acme", agent="mallory", task=f"t{n}", applied=[rule], success=True)
     assert state(b, rule) == {"status": "reviewing", "failures": 0, "contradictions": 3}
+
+
+def test_feedback_on_a_task_whose_outcome_names_no_recall_moves_no_unit(lexical_brain):
+    """"That was wrong" after an outcome claiming the rule was applied: the claim proves no delivery, so the
+    feedback is no contradiction of the rule (it still counts for the feedback's own topic)."""
+    b = lexical_brain
+    seed = b.learn(tenant="acme", seed=True, **FRAUD)
+    for n in range(3):
+        b.outcome(tenant="acme", agent="mallory", task=f"t{n}", applied=[seed], success=False)
+        b.perceive(tenant="acme", agent="mallory", task=f"t{n}", kind="feedback", polarity=-1.0, text="that was wrong")
+    assert state(b, seed) == {"status": "reviewing", "failures": 3, "contradictions": 0}
+    recall_id = given(b, seed)  # a delivered rule: the feedback on its task is a contradiction, as before
+    b.outcome(tenant="acme", agent="bot-2", task="real", recall_id=recall_id, applied=[seed], success=True)
+    b.perceive(tenant="acme", agent="bot-2", task="real", kind="feedback", polarity=-1.0, text="that was wrong")
+    assert state(b, seed)["contradictions"] == 1
