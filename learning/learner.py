@@ -848,9 +848,11 @@ class Learner:
         env = record["envelope"]
         t = self._tenant(env["tenant"])
         applied = [fid for fid in dict.fromkeys(record["applied"]) if fid in t.units]
-        if env["task"]:
-            t.applied[env["task"]] = applied
         credit = _credit(t, record["recall_id"], env["record_id"])  # spends the recall, restoring too
+        if env["task"]:  # what the task's feedback moves (``_feedback``): the units a recall proves it was given.
+            # A claim naming no recall, then "that was wrong" in the task, counted as a proven contradiction:
+            # two such tasks of one agent made a seed rule invalid (round thirty-two, docs/security.md).
+            t.applied[env["task"]] = [fid for fid in applied if credit.proven and credit.refused(fid) is None]
         if restoring:
             return []
         domain = t.recall_domain.get(record["recall_id"] or "")
@@ -879,8 +881,8 @@ class Learner:
                 # It failed, and the same task found what works instead: not a flake but
                 # evidence against it with an alternative — a contradiction, in review at once.
                 out += self._changes(env, fid, lifecycle.on_contradiction(
-                    t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task"),
-                    contradiction=True, verdict="failed")
+                    t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task",
+                    proven=credit.proven), contradiction=True, verdict="failed")
                 continue
             # the sender vouches (``sender_of``): an unbound key is one source whatever agents it names
             changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"],

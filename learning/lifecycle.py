@@ -242,19 +242,23 @@ def on_outcome(unit: Unit, success: bool, domain: str | None, evidence_id: str,
         changes = [_status_after_success(u)]
         changes += _ladder(changes[-1].unit)
         return changes + sharing(changes[-1].unit)
-    u = replace(unit, confidence=unit.confidence * (1.0 - FAILURE_LOSS), failures=unit.failures + 1,
+    c = unit.confidence * (1.0 - FAILURE_LOSS)
+    u = replace(unit, confidence=c if proven else unproven_loss(unit.confidence, c), failures=unit.failures + 1,
                 failure_streak=unit.failure_streak + 1, evidence=evidence)
-    return [_status_after_falsification(u, "failed after being applied")]
+    return [_status_after_falsification(u, "failed after being applied", proven)]
 
 
-def on_contradiction(unit: Unit, evidence_id: str, what: str = "contradicted") -> list[Change]:
+def on_contradiction(unit: Unit, evidence_id: str, what: str = "contradicted", proven: bool = True) -> list[Change]:
     """New evidence against the unit: negative feedback on a task that applied it, or (design.md §issue-17)
-    its action failed in a task that found what works instead (``what`` says which)."""
+    its action failed in a task that found what works instead (``what`` says which). ``proven``: as
+    ``on_outcome``'s, for a contradiction an outcome reports."""
     if unit.status in ("invalid", "rejected"):
         return []
-    u = replace(unit, confidence=unit.confidence * (1.0 - CONTRADICTION_LOSS), contradictions=unit.contradictions + 1,
-                failure_streak=unit.failure_streak + 1, evidence=(*unit.evidence, evidence_id))
-    change = _status_after_falsification(u, what)
+    c = unit.confidence * (1.0 - CONTRADICTION_LOSS)
+    u = replace(unit, confidence=c if proven else unproven_loss(unit.confidence, c),
+                contradictions=unit.contradictions + 1, failure_streak=unit.failure_streak + 1,
+                evidence=(*unit.evidence, evidence_id))
+    change = _status_after_falsification(u, what, proven)
     if change.unit.status not in ("reviewing", "invalid") and u.status != "held":
         change = Change(DecisionKind.UNIT_REVIEWING, replace(change.unit, status="reviewing"), f"{what}: under review")
     return [change]
@@ -318,9 +322,15 @@ def _unproven_success(u: Unit) -> Change:
                   f"applied and the task succeeded; {UNPROVEN}: evidence, not promoted past verified")
 
 
-def _status_after_falsification(u: Unit, what: str) -> Change:
+def _status_after_falsification(u: Unit, what: str, proven: bool = True) -> Change:
     # Counted since the last success: a lesson that held 20 times is not invalidated by three
     # flaky failures spread over months, but one the world stopped honouring goes in three.
+    # Invalid is for good (never injected, so no delivery can restore it): only a failure of a unit its recall
+    # put into the agent's context ends it. Three outcomes naming no recall, from one agent, made an operator's
+    # seed rule invalid for the whole fleet (round thirty-two); unproven, they put it in review at most (and
+    # ``unproven_loss`` keeps it above the credibility floor).
+    if u.failure_streak >= INVALID_AFTER and not proven:
+        return _unproven_falsification(u, what)
     if u.failure_streak >= INVALID_AFTER:
         return Change(DecisionKind.UNIT_DISPROVEN, replace(u, status="invalid"),
                       f"{what}: falsified {u.failure_streak} times since its last success ≥ {INVALID_AFTER}, "
@@ -329,6 +339,24 @@ def _status_after_falsification(u: Unit, what: str) -> Change:
         return Change(DecisionKind.UNIT_REVIEWING, replace(u, status="reviewing"),
                       f"{what}: {u.failure_streak} failures in a row ≥ {REVIEW_AFTER}")
     return Change(DecisionKind.UNIT_EVIDENCE, u, what)
+
+
+def unproven_loss(before: float, after: float) -> float:
+    """The confidence a falsification no recall proves leaves: ``after``, but not below ``HOLD_BELOW`` (the gate's
+    credibility floor, under which a unit is not injected) unless it was there already. Below it, nothing delivers
+    the unit again, so nothing could restore it: claims alone would end it as surely as ``invalid`` (round
+    thirty-two: four forged failures took an operator's seed rule from 0.90 to 0.28)."""
+    return max(after, min(before, HOLD_BELOW))
+
+
+def _unproven_falsification(u: Unit, what: str) -> Change:
+    """A falsification past ``INVALID_AFTER`` that no recall proves (``_status_after_falsification``): in review,
+    where the next genuine delivery decides, never invalid."""
+    why = (f"{what}: {u.failure_streak} failures in a row, but {UNPROVEN}: under review at most, "
+           "never invalid on claims")
+    if u.status == "reviewing":
+        return Change(DecisionKind.UNIT_EVIDENCE, u, why)
+    return Change(DecisionKind.UNIT_REVIEWING, replace(u, status="reviewing"), why)
 
 
 def _ladder(u: Unit) -> list[Change]:

@@ -90,6 +90,11 @@ _UUID_TEXT = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _UUID = re.compile(rf" \({_UUID_TEXT}\)", re.IGNORECASE)  # as the engine writes it after a table's name
 
 
+# Why a query nested deeper than sqlglot's parser can descend is refused (``check_syntax``).
+NESTED_TOO_DEEP = ("nested too deeply for this sandbox to read (calls, brackets or parentheses inside one "
+                   "another); write it with fewer levels, e.g. through a WITH clause")
+
+
 class ForbiddenQuery(ValueError):
     """The query may not run here: it reaches beyond the tenant's views, or ClickHouse refused it
     (its message says why). ``field`` names the input at fault: ``query`` or ``parameters``."""
@@ -172,6 +177,10 @@ def check_syntax(sql: str, views: set[str], databases: set[str]) -> None:
     except SqlglotError as exc:
         plain = str(exc).replace("\033[4m", "").replace("\033[0m", "")  # sqlglot underlines the spot in ANSI
         raise ForbiddenQuery(f"not a query this sandbox can read: {' '.join(plain.split())[:300]}") from None
+    except RecursionError:
+        # sqlglot descends ~10 Python frames per nested call or bracket: ``abs(abs(…))`` 100 deep, which the
+        # engine's own depth limit (1,000) lets through, ended the request with a 500 (round thirty-two)
+        raise ForbiddenQuery(NESTED_TOO_DEEP) from None
     if len(statements) != 1:
         raise ForbiddenQuery(f"one statement only, not {len(statements)}")
     root = statements[0]

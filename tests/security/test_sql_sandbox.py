@@ -485,3 +485,14 @@ def test_an_engine_error_names_the_view_as_the_tenant_wrote_it(brain, query):
     assert "does not support PREWHERE" in message and tenant_database("acme") not in message
     assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", message), message
     assert re.search(r"\(table (events|lineage)\)", message), message
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT " + "abs(" * 100 + "1" + ")" * 100,  # under the engine's depth limit (1,000), past sqlglot's recursion
+    "SELECT " + "[" * 300 + "1" + "]" * 300,
+    "SELECT " + "if(1, " * 300 + "1" + ", 0)" * 300,
+])
+def test_a_query_nested_past_the_parser_s_depth_is_refused_naming_the_query(brain, query):
+    # round thirty-two: sqlglot's RecursionError left the sandbox raw (a 500 over HTTP), not a refusal
+    assert "nested too deeply" in refused(brain, query)
+    assert brain.sql("SELECT " + "abs(" * 20 + "-1" + ")" * 20 + " AS n", tenant="acme") == [{"n": 1}]
