@@ -3,7 +3,8 @@
 
     HINDBRAIN_EVAL_DATA=../shared/eval-data OMP_NUM_THREADS=1 .venv/bin/python bench/registry_models.py \
         --onnx DIR [--onnx DIR …] [--static DIR] --models use,e5,bge-small-zh-v1.5-q,… \
-        [--pairs use+bge-small-zh-v1.5-q] --sets madial-zh,madial-en,dial-zh,dial-en,conv-en,conv-zh
+        [--pairs use+bge-small-zh-v1.5-q,use+bge-small-zh-v1.5-q+e5-small-v2-q] \
+        --sets madial-zh,madial-en,dial-zh,dial-en,conv-en,conv-zh
 
 ``--onnx DIR``: a folder holding ``NAME.onnx`` and ``NAME-tokenizer.json`` (the layout of the
 langchain4j in-process embedding jars, unzipped; any BERT-style encoder whose graph takes
@@ -12,10 +13,12 @@ langchain4j in-process embedding jars, unzipped; any BERT-style encoder whose gr
 
 Each model is read as ``bench/quality.py``'s ``model_row`` reads the product's embedder: the query
 as given against every event text of its tenant, exact cosine, R@5 on the **tuning** halves only
-(this script has no held-out switch: nothing here is chosen on held-out data). A pair ``A+B`` adds
-the two models' cosines, each standardised over the tenant's events (the two scales differ), as a
-second semantic model would. ``cpu ms`` is the thread CPU of embedding one query (median), ORT and
-BLAS at one thread each, the cost a recall would pay on top of USE's.
+(this script has no held-out switch: nothing here is chosen on held-out data). A pair ``A+B`` (or
+``A+B+C``) adds the models' cosines, each standardised over the tenant's events (the scales differ),
+as a second semantic model would, on every text whatever its language. ``cpu ms`` is the thread
+CPU of embedding one query (median), ORT and BLAS at one thread each, the cost a recall would pay
+on top of USE's. This is not the engine's semantic channel (a dialogue's late interaction over its
+turns, the fusion trees): the rows compare models under one protocol, USE's row the reference.
 """
 
 from __future__ import annotations
@@ -159,7 +162,7 @@ def main() -> None:
     ap.add_argument("--onnx", type=Path, action="append", default=[])
     ap.add_argument("--static", type=Path)
     ap.add_argument("--models", default="use", help="comma-separated model names (use, e5, and those loaded)")
-    ap.add_argument("--pairs", default="", help="comma-separated A+B: the two standardised cosines summed")
+    ap.add_argument("--pairs", default="", help="comma-separated A+B[+C]: the standardised cosines summed")
     ap.add_argument("--sets", default="madial-zh,madial-en,dial-zh,dial-en,conv-en,conv-zh")
     args = ap.parse_args()
     makers: dict[str, Callable[[], object]] = {"use": UseEmbedder, "e5": E5Embedder}
@@ -170,8 +173,8 @@ def main() -> None:
         makers[StaticEncoder.name] = lambda: StaticEncoder(args.static)
     names = args.models.split(",")
     pairs = [p.split("+") for p in args.pairs.split(",") if p]
-    for a, b in pairs:
-        for n in (a, b):
+    for pair in pairs:
+        for n in pair:
             if n not in names:
                 raise SystemExit(f"--pairs: {n!r} is not among --models")
     models = {}
@@ -188,9 +191,9 @@ def main() -> None:
             scores[n] = model_scores(model, data, questions, cpu[n])
             print(f"{set_name:10s} tuning n={len(questions):3d}  {n:28s} R@5 {r_at_5(data, questions, scores[n]):5.1f}"
                   f"  query cpu p50 {statistics.median(cpu[n]):6.1f} ms", flush=True)
-        for a, b in pairs:
-            summed = [standardised(x) + standardised(y) for x, y in zip(scores[a], scores[b], strict=True)]
-            print(f"{set_name:10s} tuning n={len(questions):3d}  {a + '+' + b:28s} R@5 "
+        for pair in pairs:
+            summed = [sum(standardised(x) for x in cosines) for cosines in zip(*(scores[n] for n in pair), strict=True)]
+            print(f"{set_name:10s} tuning n={len(questions):3d}  {'+'.join(pair):28s} R@5 "
                   f"{r_at_5(data, questions, summed):5.1f}", flush=True)
 
 
