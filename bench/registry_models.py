@@ -14,11 +14,12 @@ langchain4j in-process embedding jars, unzipped; any BERT-style encoder whose gr
 Each model is read as ``bench/quality.py``'s ``model_row`` reads the product's embedder: the query
 as given against every event text of its tenant, exact cosine, R@5 on the **tuning** halves only
 (this script has no held-out switch: nothing here is chosen on held-out data). A pair ``A+B`` (or
-``A+B+C``) adds the models' cosines, each standardised over the tenant's events (the scales differ),
-as a second semantic model would, on every text whatever its language. ``cpu ms`` is the thread
-CPU of embedding one query (median), ORT and BLAS at one thread each, the cost a recall would pay
-on top of USE's. This is not the engine's semantic channel (a dialogue's late interaction over its
-turns, the fusion trees): the rows compare models under one protocol, USE's row the reference.
+``A+B+C``, a term may be ``0.5*B``) adds the models' cosines, each standardised over the tenant's
+events (the scales differ), as a second semantic model would, on every text whatever its language.
+``cpu ms`` is the thread CPU of embedding one query (median), ORT and BLAS at one thread each, the
+cost a recall would pay on top of USE's. This is not the engine's semantic channel (a dialogue's
+late interaction over its turns, the fusion trees): the rows compare models under one protocol,
+USE's row the reference.
 """
 
 from __future__ import annotations
@@ -126,6 +127,17 @@ class StaticEncoder:
     embed_queries = embed_passages = embed
 
 
+def weighted(term: str) -> tuple[float, str]:
+    """``"0.5*name"`` → (0.5, "name"); a bare name weighs 1."""
+    weight, star, name = term.partition("*")
+    if not star:
+        return 1.0, term
+    try:
+        return float(weight), name
+    except ValueError:
+        raise SystemExit(f"--pairs: {term!r} is not WEIGHT*MODEL") from None
+
+
 def standardised(x: np.ndarray) -> np.ndarray:
     return (x - x.mean()) / (x.std() + 1e-9)
 
@@ -162,7 +174,8 @@ def main() -> None:
     ap.add_argument("--onnx", type=Path, action="append", default=[])
     ap.add_argument("--static", type=Path)
     ap.add_argument("--models", default="use", help="comma-separated model names (use, e5, and those loaded)")
-    ap.add_argument("--pairs", default="", help="comma-separated A+B[+C]: the standardised cosines summed")
+    ap.add_argument("--pairs", default="",
+                    help="comma-separated A+B[+C], a term W*B weighted: the standardised cosines summed")
     ap.add_argument("--sets", default="madial-zh,madial-en,dial-zh,dial-en,conv-en,conv-zh")
     args = ap.parse_args()
     makers: dict[str, Callable[[], object]] = {"use": UseEmbedder, "e5": E5Embedder}
@@ -172,9 +185,9 @@ def main() -> None:
     if args.static:
         makers[StaticEncoder.name] = lambda: StaticEncoder(args.static)
     names = args.models.split(",")
-    pairs = [p.split("+") for p in args.pairs.split(",") if p]
+    pairs = [[weighted(term) for term in p.split("+")] for p in args.pairs.split(",") if p]
     for pair in pairs:
-        for n in pair:
+        for _, n in pair:
             if n not in names:
                 raise SystemExit(f"--pairs: {n!r} is not among --models")
     models = {}
@@ -192,8 +205,10 @@ def main() -> None:
             print(f"{set_name:10s} tuning n={len(questions):3d}  {n:28s} R@5 {r_at_5(data, questions, scores[n]):5.1f}"
                   f"  query cpu p50 {statistics.median(cpu[n]):6.1f} ms", flush=True)
         for pair in pairs:
-            summed = [sum(standardised(x) for x in cosines) for cosines in zip(*(scores[n] for n in pair), strict=True)]
-            print(f"{set_name:10s} tuning n={len(questions):3d}  {'+'.join(pair):28s} R@5 "
+            summed = [sum(w * standardised(x) for (w, _), x in zip(pair, cosines, strict=True))
+                      for cosines in zip(*(scores[n] for _, n in pair), strict=True)]
+            label = "+".join(n if w == 1 else f"{w:g}*{n}" for w, n in pair)
+            print(f"{set_name:10s} tuning n={len(questions):3d}  {label:28s} R@5 "
                   f"{r_at_5(data, questions, summed):5.1f}", flush=True)
 
 
