@@ -14,8 +14,10 @@ import uuid
 
 import pytest
 from hypothesis import settings
+from migrated_views import make_template, opening_copied_views
 from scheduling import heaviest_first
 
+import hindbrain.brain
 from hindbrain import Brain
 from hindbrain.projections.warehouse import Warehouse
 from hindbrain.schemas.records import envelope
@@ -110,6 +112,17 @@ def read_only_warehouse(request, chdb_url) -> Warehouse:
             wh.query(f"DROP DATABASE IF EXISTS `{wh.database}`")
         finally:
             wh.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def migrated_views(tmp_path_factory):
+    """A new embedded brain's views start as a copy of one migrated folder per test process, not migrated again
+    (tests/migrated_views.py). Made before any other fixture (session-wide and autouse): chDB serves one folder per
+    process at a time, and a template made on first use could meet a module's warehouse still open."""
+    template = make_template(tmp_path_factory.mktemp("migrated") / "views")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hindbrain.brain, "open_views", opening_copied_views(template, hindbrain.brain.open_views))
+        yield template
 
 
 @pytest.fixture
