@@ -94,7 +94,7 @@ def unpooled_switch(arm: str) -> None:
 
 def cpu(names: list[str], half: str, rounds: int, switch=hedge_switch) -> None:
     """Thread CPU (ms) a recall, ``switch``'s base against its change, alternated question by question."""
-    whole = learned.HEDGE_UNPOOLED_WHOLE
+    whole, fed = learned.HEDGE_UNPOOLED_WHOLE, learned.POOL_FROM_SEMANTIC
     for name in names:
         with built(name, half) as (data, questions, brain):
             try:
@@ -110,7 +110,7 @@ def cpu(names: list[str], half: str, rounds: int, switch=hedge_switch) -> None:
                             took[arm].append((time.thread_time() - start) * 1000)
             finally:
                 os.environ.pop("HINDBRAIN_HEDGE", None)
-                learned.HEDGE_UNPOOLED_WHOLE = whole
+                learned.HEDGE_UNPOOLED_WHOLE, learned.POOL_FROM_SEMANTIC = whole, fed
         med = {a: statistics.median(v) for a, v in took.items()}
         p99 = {a: statistics.quantiles(v, n=100)[98] for a, v in took.items()}
         print(f"{name}: thread CPU ms a recall, median (p99): base {med['0']:.3f} ({p99['0']:.2f}), changed "
@@ -150,6 +150,38 @@ def unpooled(names: list[str], half: str, rules: list[str]) -> None:
                           f"{whole} of {len(hops)} |", flush=True)
             finally:
                 learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP = shipped
+
+
+def feed(names: list[str], half: str, tops: list[int]) -> None:
+    """The product (``Brain.recall``, the harness's arguments) with the semantic channel's first K items fed
+    into the trees' pool (``learned.POOL_FROM_SEMANTIC``) for each K of ``tops``, in one brain a set: the table
+    of ``unpooled``, paired against the first K."""
+    shipped = learned.POOL_FROM_SEMANTIC
+    for name in names:
+        with built(name, half) as (data, questions, brain):
+            print(f"\n### {name} ({len(questions)} questions)\n\n| fed K | R@1 | R@5 | R@10 | R@5 won : lost "
+                  "(questions) | multi-hop all gold |\n|---|---:|---:|---:|---|---|")
+            hops = [i for i, q in enumerate(questions) if q.category in MULTI_HOP]
+            first = None
+            try:
+                for top in tops:
+                    learned.POOL_FROM_SEMANTIC = top
+                    each = quality.through_recall(brain, data, questions)[0]
+                    first = first or each
+                    r = quality.mean_recalls(each)
+                    won = sum(a[5] > b[5] for a, b in zip(each, first, strict=True))
+                    lost = sum(a[5] < b[5] for a, b in zip(each, first, strict=True))
+                    moved = sum(a[5] - b[5] for a, b in zip(each, first, strict=True))
+                    whole = sum(each[i][5] == 1.0 for i in hops)
+                    print(f"| {top} | {r[1]:.1f} | {r[5]:.1f} | {r[10]:.1f} | {won} : {lost} ({moved:+.2f}) | "
+                          f"{whole} of {len(hops)} |", flush=True)
+            finally:
+                learned.POOL_FROM_SEMANTIC = shipped
+
+
+def feed_switch(arm: str, top: int) -> None:
+    """Arm "0" the base (no feed), "1" the change: the semantic first ``top`` fed into the trees' pool."""
+    learned.POOL_FROM_SEMANTIC = top if arm == "1" else 0
 
 
 def grid(names: list[str], half: str, arms: list[tuple[float, float]]) -> None:
@@ -249,7 +281,16 @@ def main() -> None:
     ap.add_argument("--grid", help="K:W,… the product's hedge at each pair (see above)")
     ap.add_argument("--unpooled", help=f"rules of {sorted(UNPOOLED_RULES)}, comma-separated: the product under "
                                        "each (the first paired against); with --cpu, the base against the change")
+    ap.add_argument("--feed", help="K,… the semantic first K fed into the trees' pool (``feed``, the first "
+                                   "paired against); with --cpu, K=0 against the last K")
     args = ap.parse_args()
+    if args.feed and args.cpu:
+        top = int(args.feed.split(",")[-1])
+        cpu(args.sets.split(","), args.half, args.cpu, lambda arm: feed_switch(arm, top))
+        return
+    if args.feed:
+        feed(args.sets.split(","), args.half, [int(k) for k in args.feed.split(",")])
+        return
     if args.unpooled and args.cpu:
         cpu(args.sets.split(","), args.half, args.cpu, unpooled_switch)
         return

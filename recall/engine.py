@@ -350,7 +350,16 @@ class RecallEngine:
             self._rrf(scored, w)
         scored.sort(key=lambda s: (-s.score, s.doc.id))
         expanded = self._expand(tenant, query, w, scored, mask, views, cosines, semantic_of, briefed, e5, shared)
-        pool = scored[: max(self.pool, query.k or 0)]
+        size = max(self.pool, query.k or 0)
+        pool = scored[:size]
+        alone, fed = None, {}
+        if self.learned and weights is None and learned_fusion.hedges(query):
+            # the semantic channel's own order (the hedge's second), scored before the trees so its best can
+            # join their pool (``learned.fed_pool``); an item both pools hold is the first's: the other's dropped
+            alone, _ = self.score(tenant, query, lexical, near, mask, briefed, views, e5,
+                                  learned_fusion.SEMANTIC_ALONE, shared, discarded=frozenset(s.no for s in pool))
+            pool, fed = learned_fusion.fed_pool(pool, scored, [s.no for s in alone],
+                                                learned_fusion.POOL_FROM_SEMANTIC)
         for s in pool:
             s.chain = linked.chains.get(s.no, 0.0)
             if s.no in discarded:
@@ -365,12 +374,12 @@ class RecallEngine:
         if self.learned and weights is None:  # a dialogue's mixed cosines: the trees fitted on the mix's pools
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
-            if learned_fusion.hedges(query):  # the trees' order hedged with the semantic channel's own
-                # an item both pools hold is the trees' pool's in the hedged order: the other's is dropped
-                alone, _ = self.score(tenant, query, lexical, near, mask, briefed, views, e5,
-                                      learned_fusion.SEMANTIC_ALONE, shared,
-                                      discarded=frozenset(s.no for s in pool))
+            for s in pool:
+                if s.no in fed:
+                    s.why["learned"]["from_semantic"] = fed[s.no]
+            if alone is not None:  # the trees' order hedged with the semantic channel's own
                 pool = learned_fusion.hedge(pool, alone)
+            pool = pool[:size]  # as many as the gate saw before the feed
         elif said is not None:
             for s, factor in zip(pool, said, strict=True):
                 s.score *= factor

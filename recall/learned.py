@@ -106,6 +106,16 @@ HEDGE_WEIGHT_APART = 1.0
 # ``bench/never_below.py --unpooled``), and the held-out read agreed (docs/recall-quality.md, round thirty-one).
 HEDGE_UNPOOLED_WHOLE = False
 HEDGE_UNPOOLED_TOP = HEDGE_TOP
+# The semantic channel's first POOL_FROM_SEMANTIC items ("semantic alone"'s order, the hedge's second) join the
+# trees' pool before they rank it, scored with their real features (the first scoring's: fused score and ranks
+# past the pool's 32nd), so the trees can place what the hedge could only weigh blind: hard3-zh's gold that
+# semantic alone ranks in its top 5 and the default lost was all outside the pool of 32 (round thirty-one), and
+# widening the whole pool to 48 lost six of eight sets. 0 is the pool of rounds twenty-seven to thirty-one
+# (docs/recall-quality.md, round thirty-two). Off: on the tuning halves of eight text sets no K of 3, 5, 8 moved one
+# question at R@5 — the trees place what it brings in past their 5th (its fused rank is the pool's last) — kept as
+# a preset for measuring (``bench/never_below.py --feed``) and for trees fitted on pools that hold such items.
+# A question's only: a dialogue is not hedged, and a dialogue's semantic first 8 were always in its pool of 32.
+POOL_FROM_SEMANTIC = 0
 
 
 def enabled() -> bool:
@@ -309,6 +319,17 @@ def hedge_places(first: list[int], second: list[int], k: float = HEDGE_K, weight
             value[no] = (alone if place < unpooled_top else weight) / (k + 1.0 + place)
     # a stable sort: ties keep ``value``'s insertion order, which is first's order, then second's
     return sorted(value.items(), key=lambda nv: -nv[1])
+
+
+def fed_pool(pool: list, scored: list, semantic_nos: list[int], top: int) -> tuple[list, dict[int, int]]:
+    """``pool`` (the first scoring's best, fused order) and, after it in the semantic order, the items of
+    ``scored`` (that scoring's every candidate) among ``semantic_nos``' first ``top`` that ``pool`` lacks: the
+    pool the trees rank, and each brought-in item's semantic place (0 the first). An item the first scoring
+    never scored (the semantic scoring's graph reached it alone) has no features of its own there: not fed."""
+    held = {s.no for s in pool}
+    by_no = {s.no: s for s in scored}
+    places = {no: place for place, no in enumerate(semantic_nos[:top]) if no not in held and no in by_no}
+    return [*pool, *(by_no[no] for no in places)], places
 
 
 def hedge_weight(first: list[int], second: list[int]) -> float:

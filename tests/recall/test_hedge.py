@@ -227,3 +227,42 @@ def test_the_second_scoring_builds_no_why_the_hedge_drops_and_every_why_is_as_if
     built.clear()
     assert ranked() == lists
     assert calls < len(built)  # the pools' shared numbers were built twice
+
+
+def test_the_semantic_first_items_the_pool_lacks_join_it_in_the_semantic_order():
+    pool, rest = [_scored(1, 1.0), _scored(2, 0.9)], [_scored(3, 0.5), _scored(4, 0.4), _scored(5, 0.3)]
+    # the semantic order: 4, 1 (pooled already), 9 (never scored by the first scoring: no features), 3, 5
+    fed, places = learned.fed_pool(pool, [*pool, *rest], [4, 1, 9, 3, 5], 4)
+    assert [s.no for s in fed] == [1, 2, 4, 3] and places == {4: 0, 3: 3}
+    assert fed[2] is rest[1]  # the first scoring's own item: its real features
+    assert learned.fed_pool(pool, [*pool, *rest], [4, 1, 9, 3, 5], 0) == (pool, {})
+
+
+def test_the_semantic_channels_best_join_the_trees_pool_and_say_so(brain, monkeypatch):
+    """With ``POOL_FROM_SEMANTIC`` the trees rank the pool of 3 and semantic alone's first 2 it lacks; the
+    hedged order keeps the pool's size; off (0, the old pool) the trees see the fused first 3 alone."""
+    engine = RecallEngine(brain.index, pool=3)
+    text = "Where does the cat sleep?"
+    alone = [s.no for s in RecallEngine(brain.index, Fusion("semantic alone", learned.SEMANTIC_ALONE,
+                                                            learned.SEMANTIC_ALONE), pool=3).recall(
+        build_query(RecallInput(tenant="t", query=text, k=3, budget_tokens=100000, layers=["episodic"]),
+                    now_us())).ranked]
+    seen, rerank = [], learned.rerank
+    monkeypatch.setattr(learned, "rerank", lambda pool, *a: seen.append([s.no for s in pool]) or rerank(pool, *a))
+
+    def ranked():
+        seen.clear()
+        return engine.recall(build_query(RecallInput(tenant="t", query=text, k=3, budget_tokens=100000,
+                                                     layers=["episodic"], explain=True), now_us())).ranked
+
+    monkeypatch.setattr(learned, "POOL_FROM_SEMANTIC", 0)
+    old = ranked()
+    assert len(seen[0]) == 3 and not any("from_semantic" in s.why["learned"] for s in old)
+    fused = seen[0]
+    monkeypatch.setattr(learned, "POOL_FROM_SEMANTIC", 2)
+    new = ranked()
+    joined = [no for no in alone[:2] if no not in fused]
+    assert joined and seen[0] == [*fused, *joined]
+    assert len(new) <= 3
+    for s in new:
+        assert s.why["learned"].get("from_semantic") == (alone.index(s.no) if s.no in joined else None)
