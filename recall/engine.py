@@ -480,7 +480,8 @@ class RecallEngine:
             parts = (indirect.without_person(query.text, person),)
             clause = self._part_cosines(query, turns, parts)
             # "now" alone: a change only if the person told the subject in two sessions (``NOW_NEAR``)
-            later = expand.best_change(tenant, turns, clause, None if changed else expand.NOW_NEAR)
+            later = expand.best_change(tenant, turns, clause, None if changed else expand.NOW_NEAR,
+                                       later=expand.CHANGE_LATER if changed else expand.NOW_LATER)
         elif expand.JOINT_PAIRS and len(named := _named_participants(tenant, query, scored)) >= 2:
             # a question about what several participants share: a turn of each, joined by a rare word
             links = expand.joint_links(tenant, [s.no for s in scored], named, set(query.terms), mask)

@@ -137,7 +137,7 @@ def _name_terms(said: str, speaker: str) -> tuple[tuple[str, bool], ...]:
     for term in dict.fromkeys(tokens(said)):
         if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
-        if CALENDAR_FREE and term in CALENDAR_WORDS:
+        if (CALENDAR_FREE and term in CALENDAR_WORDS) or (TIME_FREE and term in TIME_WORDS):
             continue
         if GRAMMAR_FREE and not term.isascii() and GRAMMATICAL_CHARS.intersection(term):
             continue
@@ -161,6 +161,27 @@ CALENDAR_WORDS = frozenset({
     "星期", "期一", "期二", "期三", "期四", "期五", "期六", "期日", "期天",
 })
 CALENDAR_FREE = True  # an A/B switch (bench): False lets a weekday or month bridge turns, as before round twenty-five
+# A word of time names no one either: a CJK term that opens sentences links as a name (``_opens_a_sentence``), and
+# "早上" / "昨晚" open many ("早啊！昨晚那场雷雨…", "昨晚的球你看了没？"), so on hard3-zh's tuning half they joined
+# small talk into afterwards pairs in 5 of 15 questions (docs/recall-quality.md, round thirty-two). Each language's
+# own words of time, not the data's: parts of the day, days, weeks, months, years and seasons relative to now,
+# holidays, and adverbs of when; Chinese as the two-character terms ``tokens`` makes. English ones only open a
+# sentence when capitalised ("Yesterday …"), which the described pairs follow (``inside`` off).
+TIME_WORDS = frozenset({
+    "yesterday", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "night", "midnight", "noon",
+    "weekend", "week", "month", "year", "spring", "summer", "autumn", "fall", "winter", "holiday", "holidays",
+    "vacation", "recently", "lately", "earlier", "later", "afterwards", "soon", "now", "then", "ago", "last", "next",
+    "早上", "早晨", "清晨", "上午", "中午", "午后", "下午", "傍晚", "晚上", "夜里", "夜晚", "半夜", "深夜", "凌晨",
+    "白天", "今早", "今晚", "今夜", "昨晚", "昨夜", "明早", "明晚", "当晚", "那晚",
+    "今天", "昨天", "明天", "前天", "后天", "当天", "那天", "这天", "每天", "天天", "改天", "隔天", "次日",
+    "上周", "下周", "这周", "本周", "每周", "上个", "下个", "个月", "本月", "上月", "下月", "月初", "月底", "月末",
+    "去年", "今年", "明年", "前年", "后年", "每年", "当年", "那年", "年初", "年底", "年末",
+    "春天", "夏天", "秋天", "冬天", "春季", "夏季", "秋季", "冬季", "假期", "寒假", "暑假", "春节", "过年", "国庆",
+    "中秋", "端午", "元旦", "圣诞", "礼拜", "小时", "分钟", "钟头",
+    "那时", "当时", "这时", "此时", "那会", "这会", "刚才", "刚刚", "最近", "近来", "以前", "之前", "之后", "以后",
+    "后来", "现在", "如今", "目前", "将来", "从前", "起初", "最初", "当初", "平时", "平常", "随后", "然后", "接着",
+})
+TIME_FREE = True  # an A/B switch (bench/expand_ab.py, arm ``timenames``): False lets a word of time link as a name
 GRAMMATICAL_CHARS = frozenset("我你您他她它们的了吗呢吧啊呀嘛着过这那是在就都也还很把被得么")
 GRAMMAR_FREE = True  # an A/B switch for bench/expand_ab.py
 
@@ -799,14 +820,22 @@ CHANGE_PAIRS = True
 # anywhere). An A/B switch for bench/expand_ab.py (arm ``nonow``: "now" no change word; ``nowall``: no gate).
 NOW_PAIRS = True
 NOW_NEAR: int | None = 2
+# Past the gate, a "now" question asks the state that holds now: told after the other, so the pair's second turn
+# is the person's nearest told later than the first, from another session (as ``told_later`` for the afterwards
+# pair), the gate's turn only when none is. The second-nearest turn of another session was a wrong one in both
+# questions round thirty-one's gate moved ("Does Mateo have a pet now?"). An A/B switch (arm ``nownear``); arm
+# ``changelater``: every change question's second turn so.
+NOW_LATER = True
+CHANGE_LATER = False
 
 
 def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[float, ...]],
-                near_only: int | None = None) -> Pair | None:
+                near_only: int | None = None, later: bool = False) -> Pair | None:
     """Of a person's ``turns``, the two nearest the question (``cosine``: each turn's cosine to it, without
     the person's name) told in different sessions, the nearer first: a state and the one that replaced it.
     Two turns of one session tell one state (or its telling and a reply). ``near_only``: the second must be
-    among that many nearest (None: any)."""
+    among that many nearest (None: any); ``later``: past that gate, the second is the nearest told after the
+    first in another session where one is (``later_state``)."""
     docs = tenant.docs
     near = sorted((no for no in turns if no in cosine), key=lambda no: -cosine[no][0])
     if not near:
@@ -815,7 +844,17 @@ def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[f
     other = next((no for no in near[1:near_only] if docs[no].session != docs[first].session), None)
     if other is None:
         return None
+    if later:
+        other = later_state(tenant, near, first) or other
     return Pair(first, other, "speaker", cosine[first][0] + cosine[other][0], parts=(0, 0))
+
+
+def later_state(tenant: TenantIndex, near: list[int], first: int) -> int | None:
+    """Of ``near`` (a person's turns, nearest the question first), the first told after ``first`` in another
+    session: the state that replaced it (None: ``first`` is the latest told)."""
+    docs = tenant.docs
+    return next((no for no in near if docs[no].session != docs[first].session and docs[no].ts_us > docs[first].ts_us),
+                None)
 
 
 def said_once(tenant: TenantIndex, turns: list[int]) -> list[int]:

@@ -180,7 +180,7 @@ def _bridge_terms_uncached(tenant, no, query_terms):
     for term in dict.fromkeys(expand.tokens(said)):
         if term in skip or term in expand.FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
-        if term in expand.CALENDAR_WORDS:
+        if term in expand.CALENDAR_WORDS or term in expand.TIME_WORDS:
             continue
         if not term.isascii() and expand.GRAMMATICAL_CHARS.intersection(term):
             continue
