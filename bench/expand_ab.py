@@ -62,9 +62,8 @@ Arms:
   person's three nearest (``NOW_NEAR``, 2 shipped);
 * ``base31`` — both of round thirty-one's second part off;
 * ``timenames`` — a word of time ("早上", "昨晚", "yesterday") may link as a name (``TIME_FREE`` off: before round
-  thirty-two); ``nownear`` — a "now" question's change pair the two nearest turns of two sessions, not the second
-  told after the first (``NOW_LATER`` off); ``changelater`` — every change question's second turn told after the first
-  (``CHANGE_LATER``); ``base32`` — both of round thirty-two's off;
+  thirty-two); ``nodescribedlater`` — a described afterwards question keeps the described person's pairs
+  (``DESCRIBED_LATER`` off: before round thirty-two); ``base32`` — both off;
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -138,8 +137,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "noroleslot": {"ROLE_SLOTTED": False}, "roleany": {"ROLE_ASKED": False},
         "nonow": NOW_BEFORE, "nowall": {"NOW_NEAR": None}, "now3": {"NOW_NEAR": 3},
         "base31": {"ROLE_SLOTTED": False, **NOW_BEFORE},
-        "timenames": {"TIME_FREE": False}, "nownear": {"NOW_LATER": False}, "changelater": {"CHANGE_LATER": True},
-        "base32": {"TIME_FREE": False, "NOW_LATER": False},
+        "timenames": {"TIME_FREE": False}, "nodescribedlater": {"DESCRIBED_LATER": False},
+        "base32": {"TIME_FREE": False, "DESCRIBED_LATER": False},
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
 # the switches of recall.indirect; the rest are recall.expand's

@@ -777,6 +777,14 @@ def state_then(tenant: TenantIndex, event: int, states: list[int]) -> int | None
 # bench/expand_ab.py (arm ``nolater``).
 LATER_PAIRS = True
 LATER_SEEDS = 10  # the best turns whose names are followed: the deed's may rank below the best five
+# A described afterwards question ("What happened later to whoever painted the mural at the school?", "找到了走丢的
+# 狗的人，如今在哪儿？") goes to the later pair too, its description the deed: the described person's pair (own
+# scores and the clause margin) has no time order, and took small talk told before. Not a relative's question
+# ("…的朋友的配偶后来搬到哪个城市？"): that one needs its chain (round thirty-one's second part lost hard-zh so).
+# Tuning R@5 (all gold), off → on: hard3-zh 32.6 (21) → 34.0 (23), `after` 43.3 (33) → 50.0 (40); hard-zh
+# 50.7 (39) → 50.0 (37), one multi-hop question; docs/recall-quality.md, round thirty-two. An A/B switch
+# (bench/expand_ab.py, arm ``nodescribedlater``).
+DESCRIBED_LATER = True
 
 
 def later_links(tenant: TenantIndex, seeds: list[int], query_terms: set[str], mask) -> list[tuple[int, int, str]]:
@@ -820,22 +828,12 @@ CHANGE_PAIRS = True
 # anywhere). An A/B switch for bench/expand_ab.py (arm ``nonow``: "now" no change word; ``nowall``: no gate).
 NOW_PAIRS = True
 NOW_NEAR: int | None = 2
-# Past the gate, a "now" question asks the state that holds now: told after the other, so the pair's second turn
-# is the person's nearest told later than the first, from another session (as ``told_later`` for the afterwards
-# pair), the gate's turn only when none is. The second-nearest turn of another session was a wrong one in both
-# questions round thirty-one's gate moved ("Does Mateo have a pet now?"). An A/B switch (arm ``nownear``); arm
-# ``changelater``: every change question's second turn so.
-NOW_LATER = True
-CHANGE_LATER = False
-
-
 def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[float, ...]],
-                near_only: int | None = None, later: bool = False) -> Pair | None:
+                near_only: int | None = None) -> Pair | None:
     """Of a person's ``turns``, the two nearest the question (``cosine``: each turn's cosine to it, without
     the person's name) told in different sessions, the nearer first: a state and the one that replaced it.
     Two turns of one session tell one state (or its telling and a reply). ``near_only``: the second must be
-    among that many nearest (None: any); ``later``: past that gate, the second is the nearest told after the
-    first in another session where one is (``later_state``)."""
+    among that many nearest (None: any)."""
     docs = tenant.docs
     near = sorted((no for no in turns if no in cosine), key=lambda no: -cosine[no][0])
     if not near:
@@ -844,17 +842,7 @@ def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[f
     other = next((no for no in near[1:near_only] if docs[no].session != docs[first].session), None)
     if other is None:
         return None
-    if later:
-        other = later_state(tenant, near, first) or other
     return Pair(first, other, "speaker", cosine[first][0] + cosine[other][0], parts=(0, 0))
-
-
-def later_state(tenant: TenantIndex, near: list[int], first: int) -> int | None:
-    """Of ``near`` (a person's turns, nearest the question first), the first told after ``first`` in another
-    session: the state that replaced it (None: ``first`` is the latest told)."""
-    docs = tenant.docs
-    return next((no for no in near if docs[no].session != docs[first].session and docs[no].ts_us > docs[first].ts_us),
-                None)
 
 
 def said_once(tenant: TenantIndex, turns: list[int]) -> list[int]:
