@@ -163,7 +163,7 @@ CALENDAR_WORDS = frozenset({
 CALENDAR_FREE = True  # an A/B switch (bench): False lets a weekday or month bridge turns, as before round twenty-five
 # A word of time names no one either: a CJK term that opens sentences links as a name (``_opens_a_sentence``), and
 # "早上" / "昨晚" open many ("早啊！昨晚那场雷雨…", "昨晚的球你看了没？"), so on hard3-zh's tuning half they joined
-# small talk into afterwards pairs in 5 of 15 questions (docs/recall-quality.md, round thirty-two). Each language's
+# small talk into afterwards pairs in 4 of 15 questions (docs/recall-quality.md, round thirty-two). Each language's
 # own words of time, not the data's: parts of the day, days, weeks, months, years and seasons relative to now,
 # holidays, and adverbs of when; Chinese as the two-character terms ``tokens`` makes. English ones only open a
 # sentence when capitalised ("Yesterday …"), which the described pairs follow (``inside`` off).

@@ -754,6 +754,9 @@ def test_an_afterwards_question_is_cut_before_what_came_after():
     for question in ("Where did Sam go after the concert?", "What happened later to whoever painted the mural?",
                      "When did Sam move, and where?", "张伟什么时候搬的家？"):
         assert indirect.after_clauses(question) == (), question
+    # "after that" alone asks what came after; "after that injury" names the event (round thirty-two)
+    assert indirect.asks_afterwards("Who fixed the roof, and what did they do after that?")
+    assert not indirect.asks_afterwards("Which pet lives with the person who waited with Ines after that injury?")
 
 
 def test_an_afterwards_question_pairs_the_deed_with_the_doers_turn_told_later(chat, monkeypatch):
