@@ -61,6 +61,10 @@ Arms:
   second part); ``nowall`` / ``now3`` — "now" a change word, the gate off / the other session's turn among the
   person's three nearest (``NOW_NEAR``, 2 shipped);
 * ``base31`` — both of round thirty-one's second part off;
+* ``timenames`` — a word of time ("早上", "昨晚", "yesterday") may link as a name (``TIME_FREE`` off: before round
+  thirty-two); ``nodescribedlater`` — a described afterwards question keeps the described person's pairs
+  (``DESCRIBED_LATER`` off: before round thirty-two); ``base32`` — both off; ``afterthat`` — "after that injury"
+  asks what came after, as "after that?" does (before round thirty-two);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -134,20 +138,24 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "noroleslot": {"ROLE_SLOTTED": False}, "roleany": {"ROLE_ASKED": False},
         "nonow": NOW_BEFORE, "nowall": {"NOW_NEAR": None}, "now3": {"NOW_NEAR": 3},
         "base31": {"ROLE_SLOTTED": False, **NOW_BEFORE},
+        "timenames": {"TIME_FREE": False}, "nodescribedlater": {"DESCRIBED_LATER": False},
+        "base32": {"TIME_FREE": False, "DESCRIBED_LATER": False},
+        "afterthat": {"_AFTERWARDS_EN": re.compile(r"\b(?:later|afterwards?|after\s+that|next|end(?:ed)?\s+up|"
+                                                   r"became\s+of|since\s+then)\b", re.IGNORECASE)},
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
 # the switches of recall.indirect; the rest are recall.expand's
-IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", "_CHANGE_ZH", *NAWEI,
+IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", "_CHANGE_ZH", "_AFTERWARDS_EN", *NAWEI,
                *REDUCED}
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}
 
 
 def set_arm(arm: str) -> None:
-    named = expand.GRAMMAR_FREE, expand.CALENDAR_FREE
+    named = expand.GRAMMAR_FREE, expand.CALENDAR_FREE, expand.TIME_FREE
     for name, value in {**DEFAULTS, **ARMS[arm]}.items():
         setattr(indirect if name in IN_INDIRECT else expand, name, value)
-    if named != (expand.GRAMMAR_FREE, expand.CALENDAR_FREE):
+    if named != (expand.GRAMMAR_FREE, expand.CALENDAR_FREE, expand.TIME_FREE):
         expand._name_terms.cache_clear()  # the cached name terms depend on it
 
 

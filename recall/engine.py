@@ -447,7 +447,8 @@ class RecallEngine:
         links, chains, clause, later = [], [], None, None
         act = indirect.description_part(query.views.turns) if query.views is not None else None
         parts = query.views.turns if query.views is not None else ()  # the question's two parts, for ``why``
-        if query.described and expand.PAIRS:
+        after = _afterwards_parts(query, act) if expand.LATER_PAIRS and views is not None else ()
+        if query.described and expand.PAIRS and not (after and expand.DESCRIBED_LATER):
             hits = [s.no for s in scored[: expand.EXPAND_SEEDS]]
             clause = self._shared_clause_cosines(query, [s.no for s in scored], views, shared)
             more = expand.clause_seeds(clause)
@@ -470,7 +471,7 @@ class RecallEngine:
             _, turns, clause = kept
             clause, act, parts = dict(clause), 1, state
             links = expand.state_links(tenant, [s.no for s in scored], turns, clause)
-        elif expand.LATER_PAIRS and views is not None and (after := indirect.after_clauses(query.text)):
+        elif after:
             # what became of someone afterwards: the deed's turn and one told after it, joined by the doer's
             # name, each valued by its own part of the question
             starts = [s.no for s in scored[: expand.LATER_SEEDS]]
@@ -506,7 +507,7 @@ class RecallEngine:
         own = {no: s.score for no, s in by_no.items()}
         found = expand.expand(tenant, seeds, own, scored[0].score, set(query.terms), mask, strength, inside,
                               shared.seed_links)
-        if query.described and clause is not None and new and expand.BY_CLAUSE > 0:  # new turns by each part too
+        if query.described and later is None and clause is not None and new and expand.BY_CLAUSE > 0:  # by each part
             clause.update(self._shared_clause_cosines(query, new, views, shared) or {})
         pair = later or expand.best_chain(chains, own, clause, act) or expand.best_pair(links, own, clause, act)
         placed = expand.pair_placed(pair, own) if pair is not None else {}
@@ -726,6 +727,20 @@ def _participants(tenant: TenantIndex, nos: list[int]) -> set[str]:
     """The conversation's participants as far as a recall sees them: the speakers of its first
     ``expand.PARTICIPANT_SAMPLE`` candidates."""
     return {tenant.docs[no].speaker for no in nos[: expand.PARTICIPANT_SAMPLE]} - {None}
+
+
+def _afterwards_parts(query: Query, act: int | None) -> tuple[str, str] | tuple[()]:
+    """(deed, later) of a question asking what became of someone afterwards: cut at the comma before the asking
+    (``indirect.after_clauses``), or, for a question describing its person by the deed ("What happened later to
+    whoever painted the mural?") and not asking for a relative (whose answer is a chain), its description and the
+    rest (``expand.DESCRIBED_LATER``). Empty otherwise."""
+    if query.described:
+        if not (expand.DESCRIBED_LATER and not query.relative and act is not None and query.views is not None
+                and indirect.asks_afterwards(query.text)):
+            return ()
+        turns = query.views.turns
+        return turns[act], turns[1 - act]
+    return indirect.after_clauses(query.text)
 
 
 def _named_participants(tenant: TenantIndex, query: Query, scored: list[Scored]) -> set[str]:

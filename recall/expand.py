@@ -137,7 +137,7 @@ def _name_terms(said: str, speaker: str) -> tuple[tuple[str, bool], ...]:
     for term in dict.fromkeys(tokens(said)):
         if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
-        if CALENDAR_FREE and term in CALENDAR_WORDS:
+        if (CALENDAR_FREE and term in CALENDAR_WORDS) or (TIME_FREE and term in TIME_WORDS):
             continue
         if GRAMMAR_FREE and not term.isascii() and GRAMMATICAL_CHARS.intersection(term):
             continue
@@ -161,6 +161,27 @@ CALENDAR_WORDS = frozenset({
     "星期", "期一", "期二", "期三", "期四", "期五", "期六", "期日", "期天",
 })
 CALENDAR_FREE = True  # an A/B switch (bench): False lets a weekday or month bridge turns, as before round twenty-five
+# A word of time names no one either: a CJK term that opens sentences links as a name (``_opens_a_sentence``), and
+# "早上" / "昨晚" open many ("早啊！昨晚那场雷雨…", "昨晚的球你看了没？"), so on hard3-zh's tuning half they joined
+# small talk into afterwards pairs in 4 of 15 questions (docs/recall-quality.md, round thirty-two). Each language's
+# own words of time, not the data's: parts of the day, days, weeks, months, years and seasons relative to now,
+# holidays, and adverbs of when; Chinese as the two-character terms ``tokens`` makes. English ones only open a
+# sentence when capitalised ("Yesterday …"), which the described pairs follow (``inside`` off).
+TIME_WORDS = frozenset({
+    "yesterday", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "night", "midnight", "noon",
+    "weekend", "week", "month", "year", "spring", "summer", "autumn", "fall", "winter", "holiday", "holidays",
+    "vacation", "recently", "lately", "earlier", "later", "afterwards", "soon", "now", "then", "ago", "last", "next",
+    "早上", "早晨", "清晨", "上午", "中午", "午后", "下午", "傍晚", "晚上", "夜里", "夜晚", "半夜", "深夜", "凌晨",
+    "白天", "今早", "今晚", "今夜", "昨晚", "昨夜", "明早", "明晚", "当晚", "那晚",
+    "今天", "昨天", "明天", "前天", "后天", "当天", "那天", "这天", "每天", "天天", "改天", "隔天", "次日",
+    "上周", "下周", "这周", "本周", "每周", "上个", "下个", "个月", "本月", "上月", "下月", "月初", "月底", "月末",
+    "去年", "今年", "明年", "前年", "后年", "每年", "当年", "那年", "年初", "年底", "年末",
+    "春天", "夏天", "秋天", "冬天", "春季", "夏季", "秋季", "冬季", "假期", "寒假", "暑假", "春节", "过年", "国庆",
+    "中秋", "端午", "元旦", "圣诞", "礼拜", "小时", "分钟", "钟头",
+    "那时", "当时", "这时", "此时", "那会", "这会", "刚才", "刚刚", "最近", "近来", "以前", "之前", "之后", "以后",
+    "后来", "现在", "如今", "目前", "将来", "从前", "起初", "最初", "当初", "平时", "平常", "随后", "然后", "接着",
+})
+TIME_FREE = True  # an A/B switch (bench/expand_ab.py, arm ``timenames``): False lets a word of time link as a name
 GRAMMATICAL_CHARS = frozenset("我你您他她它们的了吗呢吧啊呀嘛着过这那是在就都也还很把被得么")
 GRAMMAR_FREE = True  # an A/B switch for bench/expand_ab.py
 
@@ -756,6 +777,14 @@ def state_then(tenant: TenantIndex, event: int, states: list[int]) -> int | None
 # bench/expand_ab.py (arm ``nolater``).
 LATER_PAIRS = True
 LATER_SEEDS = 10  # the best turns whose names are followed: the deed's may rank below the best five
+# A described afterwards question ("What happened later to whoever painted the mural at the school?", "找到了走丢的
+# 狗的人，如今在哪儿？") goes to the later pair too, its description the deed: the described person's pair (own
+# scores and the clause margin) has no time order, and took small talk told before. Not a relative's question
+# ("…的朋友的配偶后来搬到哪个城市？"): that one needs its chain (round thirty-one's second part lost hard-zh so).
+# Tuning R@5 (all gold), off → on: hard3-zh 32.6 (21) → 34.0 (23), `after` 43.3 (33) → 50.0 (40); hard-zh
+# 50.7 (39) → 50.0 (37), one multi-hop question; docs/recall-quality.md, round thirty-two. An A/B switch
+# (bench/expand_ab.py, arm ``nodescribedlater``).
+DESCRIBED_LATER = True
 
 
 def later_links(tenant: TenantIndex, seeds: list[int], query_terms: set[str], mask) -> list[tuple[int, int, str]]:
@@ -799,8 +828,6 @@ CHANGE_PAIRS = True
 # anywhere). An A/B switch for bench/expand_ab.py (arm ``nonow``: "now" no change word; ``nowall``: no gate).
 NOW_PAIRS = True
 NOW_NEAR: int | None = 2
-
-
 def best_change(tenant: TenantIndex, turns: list[int], cosine: dict[int, tuple[float, ...]],
                 near_only: int | None = None) -> Pair | None:
     """Of a person's ``turns``, the two nearest the question (``cosine``: each turn's cosine to it, without

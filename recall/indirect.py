@@ -217,7 +217,9 @@ def state_clauses(question: str) -> tuple[str, str] | tuple[()]:
 # in a turn told after it, joined by the doer's name (``expand.later_links``). The words that ask for what came
 # after, not a time ("when did …", "什么时候" ask for one, and are not read).
 AFTERWARDS = True  # an A/B switch for bench/expand_ab.py (arm ``nolater``)
-_AFTERWARDS_EN = re.compile(r"\b(?:later|afterwards?|after\s+that|next|end(?:ed)?\s+up|became\s+of|since\s+then)\b",
+# "after that" alone, not "after that injury" (a determiner: the event named, no asking of what came after)
+_AFTERWARDS_EN = re.compile(r"\b(?:later|afterwards?|after\s+that(?!\s+[^\W\d_])|next|end(?:ed)?\s+up|became\s+of|"
+                            r"since\s+then)\b",
                             re.IGNORECASE)
 _AFTERWARDS_ZH = re.compile(r"后来|之后|以后|接下来|再往后|如今|最终|落脚")
 

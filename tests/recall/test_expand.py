@@ -155,6 +155,32 @@ def test_a_weekday_or_month_is_no_name_that_joins_turns(chat):
     assert links == {number["recipe"]: "entity:Soren"}
 
 
+@pytest.mark.parametrize("time_free", [True, False])
+def test_a_word_of_time_is_no_name_that_joins_turns(chat, monkeypatch, time_free):
+    """"昨晚" opens sentences of small talk ("早啊！昨晚那场雷雨…", "昨晚的球你看了没？") and "Yesterday" opens
+    English ones: a rare CJK term opening a sentence, or a Latin one always capitalised, links as a name, and
+    these joined small talk into hard3-zh's afterwards pairs. A word of time names no one: no link through it,
+    the real name still links (round thirty-two); with ``TIME_FREE`` off (before) they link."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["早啊！昨晚那场雷雨你睡着了吗？志远说他一夜没睡。", "昨晚的球你看了没？", "志远加入了附近的冰壶俱乐部。",
+            "Yesterday the storm kept me up all night.", "Yesterday was a long day at work."]
+    for n, text in enumerate(said):
+        brain.perceive(tenant=f"time-{time_free}", kind="message", speaker="建国", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[f"time-{time_free}"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
+              for word in ("雷雨", "球你", "冰壶", "storm", "long day")}
+    monkeypatch.setattr(expand, "TIME_FREE", time_free)
+    expand._name_terms.cache_clear()  # the cached name terms depend on it
+    try:
+        zh = dict(expand.linked(tenant, number["雷雨"], set(), None))
+        en = dict(expand.linked(tenant, number["storm"], set(), None, inside=False))
+    finally:
+        expand._name_terms.cache_clear()
+    assert zh[number["冰壶"]] == "entity:志远"
+    assert (number["球你"] in zh) is not time_free
+    assert (number["long day"] in en) is not time_free
+
+
 def test_a_name_links_only_to_turns_that_write_it_as_a_name(chat):
     """"City" is capitalised inside "Mexico City" and links the turns naming that city, not one that
     says "every city" in lower case (round twenty-five)."""
@@ -180,7 +206,7 @@ def _bridge_terms_uncached(tenant, no, query_terms):
     for term in dict.fromkeys(expand.tokens(said)):
         if term in skip or term in expand.FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
-        if term in expand.CALENDAR_WORDS:
+        if term in expand.CALENDAR_WORDS or term in expand.TIME_WORDS:
             continue
         if not term.isascii() and expand.GRAMMATICAL_CHARS.intersection(term):
             continue
@@ -728,6 +754,9 @@ def test_an_afterwards_question_is_cut_before_what_came_after():
     for question in ("Where did Sam go after the concert?", "What happened later to whoever painted the mural?",
                      "When did Sam move, and where?", "张伟什么时候搬的家？"):
         assert indirect.after_clauses(question) == (), question
+    # "after that" alone asks what came after; "after that injury" names the event (round thirty-two)
+    assert indirect.asks_afterwards("Who fixed the roof, and what did they do after that?")
+    assert not indirect.asks_afterwards("Which pet lives with the person who waited with Ines after that injury?")
 
 
 def test_an_afterwards_question_pairs_the_deed_with_the_doers_turn_told_later(chat, monkeypatch):
@@ -757,6 +786,32 @@ def test_an_afterwards_question_pairs_the_deed_with_the_doers_turn_told_later(ch
     # of the best five; since round thirty-one that link (the deed's clause opens with his name) takes no place there
     monkeypatch.setattr(expand, "SUBJECT_UNSLOTTED", False)
     assert reykjavik not in _paired_recall(brain, "after", query)[0]
+
+
+def test_a_described_afterwards_question_pairs_the_deed_with_the_doers_turn_told_later(chat, monkeypatch):
+    """"Where did the person who organised the street party go afterwards?" describes its person by the deed, told
+    in other words ("Diego pulled the whole block celebration together"): as the question cut at its comma, the
+    deed's turn and Diego's later one stand among the best five, a later pair joined by his name, the deed's part
+    its description (round thirty-two). Before, the described person's pairs (no time order) placed neither the
+    deed's turn nor any pair."""
+    brain, _ = chat
+    turns = _small_talk("Lee", "Sam")
+    turns += [(1, "Lee", "Diego lived in Oslo for years before he came here, he still misses the fjords."),
+              (3, "Lee", "Diego pulled the whole block celebration together, bunting, barbecue and permits."),
+              (4, "Sam", "Where did everyone go after the party? The street was empty by nine."),
+              (5, "Lee", "Mei went to Osaka afterwards, she said the move was the best thing she did."),
+              (6, "Sam", "I'd like to go somewhere new afterwards too, maybe the coast."),
+              (7, "Lee", "Last I heard Diego was baking bread for a cafe in Reykjavik.")]
+    ids = _chat(brain, turns, tenant="described-after")
+    brain.index.semantic.wait()
+    deed, reykjavik = ids[-5], ids[-1]
+    query = "Where did the person who organised the street party go afterwards?"
+    top, pair = _paired_recall(brain, "described-after", query)
+    assert deed in top and reykjavik in top
+    assert pair[reykjavik]["via"] == "entity:Diego" and pair[reykjavik]["from"] == deed
+    monkeypatch.setattr(expand, "DESCRIBED_LATER", False)  # before round thirty-two: the described person's pairs
+    top, pair = _paired_recall(brain, "described-after", query)
+    assert deed not in top and not pair
 
 
 def test_a_change_question_pairs_two_of_the_persons_turns_from_different_sessions(chat, monkeypatch):
