@@ -20,7 +20,7 @@ import numpy as np
 from hindbrain.brain import _perception, perceived
 from hindbrain.recall import _scan
 from hindbrain.recall.cues import indexed_terms_many
-from hindbrain.recall.index import event_texts
+from hindbrain.recall.event_documents import event_texts
 from hindbrain.recall.lexical import _Segment
 
 _spec = importlib.util.spec_from_file_location("bench_api", Path(__file__).parent / "api.py")

@@ -19,13 +19,13 @@ import statistics
 import sys
 from pathlib import Path
 
-from hindbrain.recall import index
+from hindbrain.recall import event_documents, tenant_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from event_docs_ab import fold_side_by_side  # noqa: E402
 
-ARMS = {"docs": (index.event_docs, index.TenantIndex.add_many),
-        "columns": (index.event_columns, index.TenantIndex.add_events)}
+ARMS = {"docs": (event_documents.event_docs, tenant_index.TenantIndex.add_many),
+        "columns": (event_documents.event_columns, tenant_index.TenantIndex.add_events)}
 
 
 def main() -> None:

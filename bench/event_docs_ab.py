@@ -22,19 +22,19 @@ import time
 from pathlib import Path
 
 from hindbrain.brain import perception_records
-from hindbrain.recall import index, literals
+from hindbrain.recall import event_documents, literals, tenant_index
 from hindbrain.schemas.api import common_perceive_many
 
 _spec = importlib.util.spec_from_file_location("bench_api", Path(__file__).parent / "api.py")
 api = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(api)
 
-NATIVE = (index.event_docs_of, literals.Prefilter.matching)
-ORACLES = (index.py_event_docs_of, literals.Prefilter.automaton_matching)
+NATIVE = (event_documents.event_docs_of, literals.Prefilter.matching)
+ORACLES = (event_documents.py_event_docs_of, literals.Prefilter.automaton_matching)
 
 
 def _use(arm: tuple) -> None:
-    index.event_docs_of, literals.Prefilter.matching = arm
+    event_documents.event_docs_of, literals.Prefilter.matching = arm
 
 
 def fold_side_by_side(arms: dict[str, tuple], size: int, batch: int) -> dict[tuple[str, str], list[float]]:
@@ -44,7 +44,7 @@ def fold_side_by_side(arms: dict[str, tuple], size: int, batch: int) -> dict[tup
     rng = random.Random(size)
     events = [api.event(rng, n) for n in range(size)]
     batches = [perception_records(common_perceive_many(events[s : s + batch])) for s in range(0, size, batch)]
-    indexes = {name: index.TenantIndex() for name in arms}
+    indexes = {name: tenant_index.TenantIndex() for name in arms}
     spent: dict[tuple[str, str], list[float]] = {(name, part): [] for name in arms for part in ("docs", "add")}
     gc.collect()
     gc.disable()  # as under perceive_many (streams.gc_pause); collected between batches, outside the timings
@@ -75,7 +75,7 @@ def _documents_with(arm: tuple):
     def make(rows):
         _use(arm)
         try:
-            return index.event_docs(rows)
+            return event_documents.event_docs(rows)
         finally:
             _use(NATIVE)
     return make
@@ -86,7 +86,7 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100_000)
     ap.add_argument("--batch", type=int, default=5_000)
     args = ap.parse_args()
-    arms = {name: (_documents_with(arm), index.TenantIndex.add_many)
+    arms = {name: (_documents_with(arm), tenant_index.TenantIndex.add_many)
             for name, arm in (("oracles", ORACLES), ("native", NATIVE))}
     spent = fold_side_by_side(arms, args.size, args.batch)
     print(f"{args.size:,} events in batches of {args.batch:,}; load average {os.getloadavg()[0]:.1f}")

@@ -84,7 +84,7 @@ def parts(count: int = 5_000) -> list[tuple[str, float, float]]:
     from hindbrain.learning.learner import _word_hashes
     from hindbrain.recall import cues
     from hindbrain.recall.disguise import _table, unmasked
-    from hindbrain.recall.index import situation_text
+    from hindbrain.recall.event_documents import situation_text
     from hindbrain.recall.tokenize import SEPARATOR, joined_tokens, tokens
 
     rng = random.Random(7)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hindbrain.brain import _perception
 from hindbrain.recall import cues, provenance
-from hindbrain.recall.index import event_docs
+from hindbrain.recall.event_documents import event_docs
 from hindbrain.schemas.api import PerceiveInput, common_perceive, validated
 
 _spec = importlib.util.spec_from_file_location("bench_api", Path(__file__).parent / "api.py")

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 
 from hindbrain import Brain
-from hindbrain.recall import index as index_mod
+from hindbrain.recall import tenant_index
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.static import default_static
 from hindbrain.recall.tokenize import SEPARATOR, py_tokens
@@ -49,19 +49,19 @@ def captured_batches(size: int, batch: int) -> list[list[tuple[str, list[str]]]]
     rng = random.Random(size)
     events = [api.event(rng, n) for n in range(size)]
     got: list[list[tuple[str, list[str]]]] = []
-    add_many = index_mod.TenantIndex.add_many
+    add_many = tenant_index.TenantIndex.add_many
 
     def capture(self, docs):
         got.append([(doc.text, list(cues)) for doc, cues in docs])
         return add_many(self, docs)
 
-    index_mod.TenantIndex.add_many = capture
+    tenant_index.TenantIndex.add_many = capture
     try:
         with tempfile.TemporaryDirectory(prefix="hindbrain-tokens-") as home, Brain.open(home, embedder="static") as b:
             for start in range(0, size, batch):
                 b.perceive_many(events[start : start + batch])
     finally:
-        index_mod.TenantIndex.add_many = add_many
+        tenant_index.TenantIndex.add_many = add_many
     return got
 
 

@@ -47,7 +47,8 @@ import numpy as np
 
 from hindbrain.recall.embed import Embedder, embedder_from_name
 from hindbrain.recall.engine import RecallEngine
-from hindbrain.recall.index import RecallIndex, event_doc
+from hindbrain.recall.event_documents import event_doc
+from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.query import build_query
 from hindbrain.recall.scoring import CHANNELS, Weights
 from hindbrain.recall.semantic import SemanticIndex

@@ -32,9 +32,10 @@ import time
 import numpy as np
 
 from hindbrain.projections.fragments import render
+from hindbrain.recall.documents import fragment_doc
 from hindbrain.recall.embed import UseEmbedder
 from hindbrain.recall.engine import RecallEngine
-from hindbrain.recall.index import RecallIndex, fragment_doc
+from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.query import build_query
 from hindbrain.recall.semantic import SemanticIndex
 from hindbrain.recall.tokenize import tokens

@@ -19,7 +19,8 @@ from hindbrain.jobs import forgetting
 from hindbrain.jobs.units import UnitRow
 from hindbrain.learning.records import decision
 from hindbrain.projections.unit_states import UNITS_EVICTED
-from hindbrain.recall.index import COLD_SUMMARY_CHARS, EVENTS_COLD
+from hindbrain.recall.documents import COLD_SUMMARY_CHARS
+from hindbrain.recall.tenant_index import EVENTS_COLD
 
 PRODUCER = "hindsight/hindbrain"
 JOB = "hindsight.archive"

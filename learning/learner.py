@@ -534,7 +534,7 @@ class Learner:
     def _recover_across(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
         """``recovery/1`` across tasks (design.md §issue-29): the first success of an option in a system and scope
         where other options failed before, in any task of the tenant, teaches the same lesson as a failure then
-        a success in one task would. With failure reports shared (``recall.index.system_report``) most agents
+        a success in one task would. With failure reports shared (``recall.event_documents.system_report``) most agents
         succeed at the first try and no single task holds the trajectory, so without it the fleet's knowledge
         stayed a handful of raw events in every prompt and never became a rule that answers."""
         tried = (key[1], key[3])

@@ -4828,7 +4828,7 @@ static int truthy_get(PyObject *fields, int key, PyObject **value) {
     return t;
 }
 
-/* recall.index._spaced: " ".join(str(value or "").lower().split()) */
+/* recall.event_documents._spaced: " ".join(str(value or "").lower().split()) */
 static PyObject *spaced(PyObject *value) {
     int t = PyObject_IsTrue(value);
     if (t < 0)
@@ -4845,7 +4845,7 @@ static PyObject *spaced(PyObject *value) {
     return out;
 }
 
-/* recall.index.system_report(fields), the same tests in the same order. */
+/* recall.event_documents.system_report(fields), the same tests in the same order. */
 static PyObject *system_report_of(PyObject *fields) {
     PyObject *system = NULL, *action = NULL, *identity = NULL, *kind = NULL, *success = NULL, *scope = NULL;
     PyObject *items = NULL, *pairs = NULL, *out = NULL;
@@ -4988,7 +4988,7 @@ static PyObject *terms_of(PyObject *fields, PyObject *cues, DocSpec *spec) {
     return out;
 }
 
-/* recall.index.py_event_docs_of for one row: a Doc's values in args (new references, NATIVE_DOC_ORDER) and
+/* recall.event_documents.py_event_docs_of for one row: a Doc's values in args (new references, NATIVE_DOC_ORDER) and
  * *terms its index terms; -1 (args and *terms released) on error. */
 static int event_values_of(PyObject *row, PyObject *text, PyObject *cues, PyObject *quarantine, DocSpec *spec,
                            PyObject **args, PyObject **terms) {
@@ -5078,7 +5078,7 @@ done:
     return ok;
 }
 
-/* recall.index.py_event_docs_of for one row: (Doc, terms). */
+/* recall.event_documents.py_event_docs_of for one row: (Doc, terms). */
 static PyObject *event_doc_of(PyObject *row, PyObject *text, PyObject *cues, PyObject *quarantine, DocSpec *spec) {
     PyObject *args[N_DOC_FIELDS], *terms, *doc, *out = NULL;
     if (event_values_of(row, text, cues, quarantine, spec, args, &terms) < 0)
@@ -7177,7 +7177,7 @@ static PyMethodDef methods[] = {
      "_terms_by_number: terms_of(distinct[no], day, cues) of each event, once a (no, day, cues) of the batch."},
     {"threads_said", scan_threads_said, METH_VARARGS,
      "threads_said(said, oldest, owners, sessions, tasks, speakers, first, limit, ahead_size) -> (found, oldest): "
-     "recall.index TenantIndex._said_in of each event of a batch numbered from first, in order ((k, the thread's "
+     "recall.tenant_index TenantIndex._said_in of each event of a batch numbered from first, in order ((k, the thread's "
      "number before) of each event whose thread had one; past limit threads the oldest forgotten through the "
      "read-ahead state oldest)."},
     {"event_keys", scan_event_keys, METH_VARARGS,
@@ -7260,7 +7260,7 @@ static PyMethodDef methods[] = {
      "event_said_texts(records, situation_fields, separator, text_fields, sources, skip) -> (texts, said): "
      "event_text of each record, said_text of each whose source is not skip."},
     {"event_docs", scan_event_docs, METH_VARARGS,
-     "event_docs(rows, texts, terms, quarantines, spec) -> list: recall.index.py_event_docs_of, (Doc, terms) a row."},
+     "event_docs(rows, texts, terms, quarantines, spec) -> list: recall.event_documents.py_event_docs_of, (Doc, terms) a row."},
     {"event_columns", scan_event_columns, METH_VARARGS,
      "event_columns(rows, texts, terms, quarantines, spec) -> (columns, terms): event_docs' values by Doc field."},
     {"common_perceives", scan_common_perceives, METH_VARARGS,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from hindbrain.recall.arms import arm_of
-from hindbrain.recall.index import Belief, Doc
+from hindbrain.recall.documents import Belief, Doc
 from hindbrain.recall.tokenize import tokens
 
 MAX_BRIEFED = 4

@@ -233,7 +233,7 @@ class DocTable:
 
     def append_packed(self, rows: Iterable[bytes]) -> None:
         """Adds documents ``len(self)``, ... as rows packed already (``packed`` of each, made by the caller
-        from columns as they are read: ``recall.index.EventColumns.rows``), no object held. Every document
+        from columns as they are read: ``recall.event_documents.EventColumns.rows``), no object held. Every document
         appended before must be packed: the rows are numbered in the buffer's order."""
         if self._n != self._nbase + len(self._ends):
             raise RuntimeError("DocTable.append_packed: documents appended as objects are not packed yet")

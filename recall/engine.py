@@ -31,18 +31,12 @@ from hindbrain.recall import channels, e5_dialogue, expand, indirect, informativ
 from hindbrain.recall import learned as learned_fusion
 from hindbrain.recall.asking import asking_penalty
 from hindbrain.recall.brevity import brevity_penalty
+from hindbrain.recall.documents import FUNCTION_WORDS, Belief, Doc, semantic_text
+from hindbrain.recall.event_documents import SITUATION_LABELS
 from hindbrain.recall.freezing import freezer
 from hindbrain.recall.gate import GateItem, gate
 from hindbrain.recall.graph import graph
-from hindbrain.recall.index import (
-    FUNCTION_WORDS,
-    SITUATION_LABELS,
-    Belief,
-    Doc,
-    RecallIndex,
-    TenantIndex,
-    semantic_text,
-)
+from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.lexical import best_hits
 from hindbrain.recall.query import Query
 from hindbrain.recall.raw_scores import raw_scores
@@ -57,6 +51,7 @@ from hindbrain.recall.scoring import (
     rrf,
     weighted,
 )
+from hindbrain.recall.tenant_index import TenantIndex
 from hindbrain.streams.gc_pause import gc_paused
 
 FETCH = 64  # hits each search channel contributes (at least k)

@@ -55,8 +55,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hindbrain.recall import informative
-from hindbrain.recall.index import FUNCTION_WORDS, TenantIndex
+from hindbrain.recall.documents import FUNCTION_WORDS
 from hindbrain.recall.indirect import asked_roles, names_a_role, role_before
+from hindbrain.recall.tenant_index import TenantIndex
 from hindbrain.recall.tokenize import tokens
 
 EXPAND_SEEDS = 5  # the best hits expanded from (3 → 5: +1 point all-gold on conv-en tuning)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from hindbrain.recall import _scan
-from hindbrain.recall.index import Doc
+from hindbrain.recall.documents import Doc
 from hindbrain.recall.provenance import quarantine_text
 from hindbrain.recall.tokenize import tokens
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hindbrain.recall import _scan, channels
-from hindbrain.recall.index import LINK_PREFIXES, TenantIndex
+from hindbrain.recall.documents import LINK_PREFIXES
+from hindbrain.recall.tenant_index import TenantIndex
 
 GRAPH_SEEDS = 8  # strongest candidates whose links the graph follows
 GRAPH_MAX_DF = 200  # a cue term held by more items than this is not followed (not distinctive)

@@ -39,10 +39,12 @@ import numpy as np
 import orjson
 
 from hindbrain.recall.doc_table import DocTable, decoders, json_default
+from hindbrain.recall.documents import Belief, Counters, Doc, semantic_text
 from hindbrain.recall.id_numbers import IdNumbers
-from hindbrain.recall.index import Belief, Counters, Doc, RecallIndex, TenantIndex, semantic_text
+from hindbrain.recall.index import RecallIndex
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.snapshot_files import SnapshotRefused, open_generation
+from hindbrain.recall.tenant_index import TenantIndex
 
 # 2: a CJK character ends a lexical word (recall.tokenize): a snapshot's BM25 terms from before it
 # are refused, and the log is folded again with the new tokens.

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import weakref
 
-from hindbrain.recall.index import FUNCTION_WORDS
+from hindbrain.recall.documents import FUNCTION_WORDS
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import tokens
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 
 from hindbrain.recall.cues import expected_vs_actual, query_cues, query_time_terms
 from hindbrain.recall.dialogue import QueryViews, associative_share, views
+from hindbrain.recall.documents import COORDINATE_PREFIXES
 from hindbrain.recall.emotion import infer as infer_emotion
-from hindbrain.recall.index import COORDINATE_PREFIXES, situation_text
+from hindbrain.recall.event_documents import situation_text
 from hindbrain.recall.indirect import described_clauses, describes_relative, describes_someone, indirect
 from hindbrain.recall.tokenize import tokens
 

@@ -39,7 +39,7 @@ class RawScores(NamedTuple):
 
 def raw_scores(docs: list, counters: dict, query, w: Weights, lexical: list[float], semantic: list[float],
                graph: list[float], briefed: list) -> RawScores:
-    """``docs``: the candidates (``recall.index.Doc``); ``counters``: the tenant's usage counters by
+    """``docs``: the candidates (``recall.documents.Doc``); ``counters``: the tenant's usage counters by
     item id; ``lexical`` / ``semantic`` / ``graph``: each candidate's score of that channel;
     ``briefed``: the beliefs the briefing holds (their bias). ``query``: ``recall.query.Query``.
     The facts and the columns in one C pass (``_scan.raw_columns``): the numpy columns of ~100

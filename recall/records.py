@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import orjson
 
+from hindbrain.recall.documents import Belief
 from hindbrain.recall.engine import RecallResult, Scored
-from hindbrain.recall.index import Belief
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.recall.provenance import attribution_of
 from hindbrain.recall.scoring import CHANNELS

@@ -18,7 +18,9 @@ with the seed until the next rebuild. ``unit_conflict`` refuses it, naming ``fra
 from __future__ import annotations
 
 from hindbrain.projections.fragments import private_to
-from hindbrain.recall.index import Doc, RecallIndex, event_doc
+from hindbrain.recall.documents import Doc
+from hindbrain.recall.event_documents import event_doc
+from hindbrain.recall.index import RecallIndex
 from hindbrain.schemas.api import InvalidInput
 
 

@@ -57,7 +57,7 @@ def py_tokens(text: str) -> list[str]:
     return out
 
 
-SEPARATOR = " — "  # what joins an event's words to its situation (``recall.index.event_doc``)
+SEPARATOR = " — "  # what joins an event's words to its situation (``recall.event_documents.event_doc``)
 
 
 def joined_tokens(text: str) -> list[str]:

@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from hindbrain.recall.index import Doc, semantic_text
+from hindbrain.recall.documents import Doc, semantic_text
 from hindbrain.recall.semantic import NEURAL, STATIC, capped
 from hindbrain.recall.snapshot_files import (
     SnapshotRefused,

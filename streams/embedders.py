@@ -3,7 +3,7 @@
 ``EmbedderWorker`` is one member of the consumer group ``<worker group>.embedders`` on the
 ``perceptions`` and ``cognitions`` topics: the group's members split those partitions, so N
 workers embed ~N times as fast (up to the partition count, 4 per topic). Per fetch:
- 1. decode each record and take what recall's index embeds of it (``recall.index.indexable``
+ 1. decode each record and take what recall's index embeds of it (``recall.indexables.indexable``
     then ``semantic_text``), capped at the model's window (``recall.semantic.capped``);
  2. drop texts already embedded (deduped by the content key ``content_key(tenant, capped
     text)``, in the fetch and against the recent keys this worker produced);
@@ -69,7 +69,8 @@ def decode_vector(value: bytes) -> tuple[str, np.ndarray]:
 def texts_of(entries: Iterable[LogEntry], window: int) -> list[tuple[str, bytes, str]]:
     """``(tenant, content key, capped text)`` of what recall embeds of each record (a record
     that does not decode adds nothing: the projector dead-letters it)."""
-    from hindbrain.recall.index import indexable, semantic_text
+    from hindbrain.recall.documents import semantic_text
+    from hindbrain.recall.indexables import indexable
     from hindbrain.recall.semantic import capped, content_key
 
     out = []

@@ -9,7 +9,7 @@ from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindbrain.recall import cues, index
+from hindbrain.recall import cues, event_documents
 
 _US_PER_DAY = 86_400_000_000
 
@@ -44,7 +44,7 @@ def test_the_terms_of_a_batch_are_the_former_ones(pairs, rng):
     # repeats of the same fields, as a fleet's batch has them, beside the distinct ones
     pairs += [rng.choice(pairs) for _ in range(len(pairs))] if pairs else []
     records, ts_us = [fields for fields, _ in pairs], [ts for _, ts in pairs]
-    keys, _ = index.event_keys(records, [None] * len(records))
+    keys, _ = event_documents.event_keys(records, [None] * len(records))
     assert cues.indexed_terms_many(records, ts_us, keys) == former_indexed_terms_many(records, ts_us, keys)
     assert cues.indexed_terms_many(records, ts_us) == [cues.indexed_terms(f, t) for f, t in pairs]
 

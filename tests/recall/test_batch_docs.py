@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain.recall import cues, provenance
-from hindbrain.recall.index import event_doc, event_docs
+from hindbrain.recall.event_documents import event_doc, event_docs
 
 PIECES = ["ORA-00942", "403", "(404)", "status code: 429", "got 500", "ERR_CONN_REFUSED", "0x80070005", "ENOENT",
           "E1234", "VPN", "CamelCase", "iam", "IAM", "vpn gateway", "svc-backup", "admin", "root", "root cause",

@@ -1,7 +1,7 @@
 """The warm briefing's layers and the belief bias."""
 
 from hindbrain.recall.beliefs import bias, briefing, layer_of
-from hindbrain.recall.index import Belief, Doc
+from hindbrain.recall.documents import Belief, Doc
 from hindbrain.recall.tokenize import tokens
 
 

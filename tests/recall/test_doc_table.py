@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from hindbrain.recall.doc_table import DocTable, decoders, packed, unpacked
-from hindbrain.recall.index import Doc
+from hindbrain.recall.documents import Doc
 
 
 def doc(n: int) -> Doc:
@@ -112,7 +112,9 @@ class Recording:
 def test_the_neural_queue_holds_numbers_and_embeds_each_text_as_added():
     """Queued documents are numbers (the texts stay in the table), and the text embedded is the
     one the document was added with, not a cold summary made while it waited."""
-    from hindbrain.recall.index import RecallIndex, cold_summary, event_doc
+    from hindbrain.recall.documents import cold_summary
+    from hindbrain.recall.event_documents import event_doc
+    from hindbrain.recall.index import RecallIndex
     from hindbrain.recall.semantic import SemanticIndex
 
     embedder = Recording()

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindbrain import Brain
-from hindbrain.recall import index
-from hindbrain.recall.index import TenantIndex
+from hindbrain.recall import documents, event_documents, index
+from hindbrain.recall.tenant_index import TenantIndex
 from hindbrain.recall.tokenize import tokens
 
 cases = module_at(Path(__file__).parent / "test_event_docs.py", "event_docs_cases")
@@ -39,26 +39,26 @@ def _typed(value):
 def test_the_columns_hold_the_oracles_documents_field_for_field(batch):
     args = cases._args(batch)
     try:
-        oracle = index.py_event_docs_of(*args)
+        oracle = event_documents.py_event_docs_of(*args)
     except Exception as error:  # the same error type where the loop raises
         with pytest.raises(type(error)):
-            index.event_columns_of(*args)
+            event_documents.event_columns_of(*args)
         return
-    columns = index.event_columns_of(*args)
+    columns = event_documents.event_columns_of(*args)
     assert len(columns) == len(oracle)
-    for name in index.NATIVE_DOC_ORDER:
+    for name in event_documents.NATIVE_DOC_ORDER:
         assert _typed(columns[name]) == _typed([getattr(doc, name) for doc, _ in oracle]), name
     assert _typed(columns.terms) == _typed([terms for _, terms in oracle])
-    fields = [f.name for f in dataclasses.fields(index.Doc)]
+    fields = [f.name for f in dataclasses.fields(documents.Doc)]
     assert _typed([[getattr(d, f) for f in fields] for d, _ in columns.docs()]) == \
         _typed([[getattr(d, f) for f in fields] for d, _ in oracle])
 
 
 def test_mismatched_columns_are_refused():
     with pytest.raises(ValueError, match="differ in length"):
-        index.event_columns_of([("ev_1", {"text": "x", "scope": {}}, 1, None)], [], [()], [None])
+        event_documents.event_columns_of([("ev_1", {"text": "x", "scope": {}}, 1, None)], [], [()], [None])
     with pytest.raises(ValueError, match="columns of"):
-        index.EventColumns([[1]] * len(index.NATIVE_DOC_ORDER), [])
+        event_documents.EventColumns([[1]] * len(event_documents.NATIVE_DOC_ORDER), [])
 
 
 # Threads (agent, session or task, speaker) few enough to meet again across batches; texts that split a
@@ -107,8 +107,8 @@ def test_an_index_grown_from_columns_is_the_one_grown_doc_by_doc(batches):
     for n, batch in enumerate(batches):
         rows = _rows(batch, 1_000 * n)
         held = {by_docs.docs.peek(no).id for no in range(len(by_docs.docs))}
-        by_docs.add_many(index.event_docs(rows))
-        added = by_columns.add_events(index.event_columns(rows))
+        by_docs.add_many(event_documents.event_docs(rows))
+        added = by_columns.add_events(event_documents.event_columns(rows))
         assert len(added or ()) == len({doc_id for doc_id, *_ in rows} - held)  # redelivered ids skipped
         assert by_columns.docs.made == by_docs.docs.made  # what was changed in an earlier batch is held as an object
     assert _state(by_columns) == _state(by_docs)
@@ -122,8 +122,8 @@ def test_a_split_directive_across_and_within_batches_quarantines_both_events():
     number = [("ev_2", {**rows[0][1], "text": "999-000-1234"}, 5, "a1")]
     by_docs, by_columns = TenantIndex(), TenantIndex()
     for part in (rows, number, [("ev_3", rows[0][1], 6, "a1"), ("ev_4", number[0][1], 7, "a1")]):
-        by_docs.add_many(index.event_docs(part))
-        by_columns.add_events(index.event_columns(part))
+        by_docs.add_many(event_documents.event_docs(part))
+        by_columns.add_events(event_documents.event_columns(part))
     quarantines = [by_columns.docs.peek(no).quarantine for no in range(4)]
     assert all(quarantines), quarantines
     assert _state(by_columns) == _state(by_docs)
@@ -133,8 +133,8 @@ def test_stored_versions_in_one_batch_retire_in_the_rows():
     rows = [(f"ev_{n}", {"text": f"v{n}", "kind": "message", "scope": {"store_key": "k", **deleted}}, n, "a1")
             for n, deleted in enumerate([{}, {}, {"store_deleted": True}])]
     by_docs, by_columns = TenantIndex(), TenantIndex()
-    by_docs.add_many(index.event_docs(rows))
-    by_columns.add_events(index.event_columns(rows))
+    by_docs.add_many(event_documents.event_docs(rows))
+    by_columns.add_events(event_documents.event_columns(rows))
     assert [by_columns.docs.peek(n).status for n in range(3)] == ["replaced", "deleted", "deleted"]
     assert by_columns.docs.made == 0 and np.array_equal(by_columns._retired[:3], [True, True, True])
     assert _state(by_columns) == _state(by_docs)
@@ -148,7 +148,7 @@ def _old_fold(self, by_tenant):
 def test_a_brain_folded_from_columns_holds_the_same_documents_and_answers_the_same(tmp_path, monkeypatch):
     events = cases._events(70)
     native = cases._built(tmp_path / "columns", events)
-    monkeypatch.setattr(index, "event_columns_of", index.py_event_columns_of)
+    monkeypatch.setattr(event_documents, "event_columns_of", event_documents.py_event_columns_of)
     monkeypatch.setattr(index.RecallIndex, "add_events", _old_fold)
     oracle = cases._built(tmp_path / "docs", events)
     assert native[0] == oracle[0]
@@ -161,7 +161,7 @@ def test_perceive_many_makes_no_doc_an_event(tmp_path, monkeypatch):
     def refused(*args):
         raise AssertionError("a Doc made per event")
 
-    monkeypatch.setattr(index._scan, "event_docs", refused)
+    monkeypatch.setattr(event_documents._scan, "event_docs", refused)
     with Brain.open(tmp_path / "b", embedder="none") as brain:
         brain.perceive_many(cases._events(20))
         assert len(brain.index.tenants["t"].docs) == 20 and brain.index.tenants["t"].docs.made == 0

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from hindbrain import Brain
 from hindbrain import brain as brain_module
-from hindbrain.recall import index
+from hindbrain.recall import event_documents
 from hindbrain.schemas.records import to_us
 
 
@@ -65,7 +65,7 @@ def _args(batch) -> tuple[list, list, list, list]:
 
 def _both(batch):
     """(native, oracle) of a batch of (id, fields, ts_us, agent, text, cues, quarantine)."""
-    return index.event_docs_of(*_args(batch)), index.py_event_docs_of(*_args(batch))
+    return event_documents.event_docs_of(*_args(batch)), event_documents.py_event_docs_of(*_args(batch))
 
 
 def _typed(pairs):
@@ -81,7 +81,7 @@ def test_the_c_documents_are_the_oracles_field_for_field(batch):
         native, oracle = _both(batch)
     except Exception as native_error:  # noqa: BLE001 - the same error from both, whatever it is
         with pytest.raises(type(native_error)):
-            index.py_event_docs_of(*_args(batch))
+            event_documents.py_event_docs_of(*_args(batch))
         return
     assert _typed(native) == _typed(oracle)
     for (doc, _), (twin, _) in zip(native, oracle, strict=True):
@@ -112,20 +112,20 @@ def test_each_question_mark_and_particle_is_read_as_the_oracle_reads_it(text):
 def test_bad_records_raise_what_the_oracle_raises(fields):
     batch = [("ev_1", fields, 1, None, "x", (), None)]
     with pytest.raises(Exception) as oracle_error:  # noqa: PT011 - compared with the native error below
-        index.py_event_docs_of(*_args(batch))
+        event_documents.py_event_docs_of(*_args(batch))
     with pytest.raises(oracle_error.type):
-        index.event_docs_of(*_args(batch))
+        event_documents.event_docs_of(*_args(batch))
 
 
 def test_a_batch_of_mismatched_lengths_is_refused():
     with pytest.raises(ValueError, match="differ in length"):
-        index.event_docs_of([("ev_1", {"text": "x", "scope": {}}, 1, None)], [], [()], [None])
+        event_documents.event_docs_of([("ev_1", {"text": "x", "scope": {}}, 1, None)], [], [()], [None])
 
 
 def test_a_doc_whose_fields_moved_is_refused_at_import(monkeypatch):
-    monkeypatch.setattr(index, "NATIVE_DOC_ORDER", index.NATIVE_DOC_ORDER[::-1])
+    monkeypatch.setattr(event_documents, "NATIVE_DOC_ORDER", event_documents.NATIVE_DOC_ORDER[::-1])
     with pytest.raises(TypeError, match="fills Doc's fields"):
-        index._native_doc_spec()
+        event_documents._native_doc_spec()
 
 
 def _events(n: int) -> list[dict]:
@@ -179,8 +179,9 @@ def test_a_brain_built_by_the_oracle_holds_the_same_documents_and_answers_the_sa
     monkeypatch.setattr(brain_module, "now_us", lambda: RECALLED_AT)
     events = _events(70)
     native = _built(tmp_path / "native", events)
-    monkeypatch.setattr(index, "event_docs_of", index.py_event_docs_of)
-    monkeypatch.setattr(index, "event_columns_of", index.py_event_columns_of)  # the fold's path (add_events)
+    monkeypatch.setattr(event_documents, "event_docs_of", event_documents.py_event_docs_of)
+    # the fold's path (add_events)
+    monkeypatch.setattr(event_documents, "event_columns_of", event_documents.py_event_columns_of)
     oracle = _built(tmp_path / "oracle", events)
     assert native[0] == oracle[0]
     assert any(d["report"] for d in native[0]) and any(d["asks"] for d in native[0])

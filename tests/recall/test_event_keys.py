@@ -16,7 +16,7 @@ from by_path import module_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindbrain.recall import index
+from hindbrain.recall import event_documents
 
 cases = module_at(Path(__file__).parent / "test_event_docs.py", "event_docs_cases")
 agents = st.one_of(st.none(), st.sampled_from(["", "bob", "agent-1"]), cases.words)
@@ -37,12 +37,12 @@ def _typed(value):
 def test_the_c_keys_and_sources_are_the_oracles(batch):
     records, agents = [r for r, _ in batch], [a for _, a in batch]
     try:
-        oracle = index.py_event_keys(records, agents)
+        oracle = event_documents.py_event_keys(records, agents)
     except Exception as error:  # noqa: BLE001 - the same error from both, whatever it is
         with pytest.raises(type(error)):
-            index.event_keys(records, agents)
+            event_documents.event_keys(records, agents)
         return
-    assert _typed(index.event_keys(records, agents)) == _typed(oracle)
+    assert _typed(event_documents.event_keys(records, agents)) == _typed(oracle)
 
 
 def test_a_scope_is_sorted_and_stringified_and_the_agents_own_words_are_its():
@@ -51,17 +51,17 @@ def test_a_scope_is_sorted_and_stringified_and_the_agents_own_words_are_its():
                {"text": "y", "kind": "message", "speaker": "bob", "scope": {}},
                {"text": "z", "kind": "message", "speaker": "bob", "scope": {}},
                {"text": "w", "kind": "feedback", "origin": "tool", "scope": UserDict({"k": "v"})}]
-    keys, sources = index.event_keys(records, ["bob", "bob", "ann", None])
+    keys, sources = event_documents.event_keys(records, ["bob", "bob", "ann", None])
     assert keys[0] == (("IAM", None, None, None, None, None, None), True, ("e",), (("2", "3"), ("a", "z"), ("b", "")),
                        ())
     assert keys[3][3] == (("k", "v"),)
     assert sources == ["unstated", "unstated", "user", "tool"]  # bob's message as agent bob: not a user's
-    assert (keys, sources) == index.py_event_keys(records, ["bob", "bob", "ann", None])
+    assert (keys, sources) == event_documents.py_event_keys(records, ["bob", "bob", "ann", None])
 
 
 def test_the_batch_and_its_agents_must_match():
     with pytest.raises(ValueError, match="one agent a record"):
-        index.event_keys([{"text": "x", "scope": {}}], [])
+        event_documents.event_keys([{"text": "x", "scope": {}}], [])
 
 
 @settings(max_examples=60, deadline=None)
@@ -69,7 +69,7 @@ def test_the_batch_and_its_agents_must_match():
 def test_the_fold_makes_the_same_terms_and_quarantines_from_either(batch):
     rows = [(f"ev{n}", fields, 1_700_000_000_000_000 + n, agent) for n, (fields, agent) in enumerate(batch)]
     try:
-        native = index._event_parts(rows)
+        native = event_documents._event_parts(rows)
     except Exception as error:  # noqa: BLE001 - the same error from both, whatever it is
         with pytest.raises(type(error)):
             _with_oracle(rows)
@@ -79,8 +79,8 @@ def test_the_fold_makes_the_same_terms_and_quarantines_from_either(batch):
 
 def _with_oracle(rows):
     """``index._event_parts`` with the Python keys and sources."""
-    native, index.event_keys = index.event_keys, index.py_event_keys
+    native, event_documents.event_keys = event_documents.event_keys, event_documents.py_event_keys
     try:
-        return index._event_parts(rows)
+        return event_documents._event_parts(rows)
     finally:
-        index.event_keys = native
+        event_documents.event_keys = native

@@ -12,7 +12,7 @@ from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindbrain.recall import index, provenance
+from hindbrain.recall import event_documents, provenance
 
 
 class Shouting(str):
@@ -52,8 +52,8 @@ def test_said_texts_are_each_records_said_text(batch):
 @settings(max_examples=examples(800), deadline=None)
 @given(st.lists(records, max_size=5))
 def test_event_texts_are_each_records_event_text(batch):
-    native = index.event_texts(batch)
-    oracle = [index.event_text(r) for r in batch]
+    native = event_documents.event_texts(batch)
+    oracle = [event_documents.event_text(r) for r in batch]
     assert native == oracle
     assert [type(t) for t in native] == [type(t) for t in oracle]  # an unformatted value passes as itself
 
@@ -66,8 +66,8 @@ sources = st.sampled_from([provenance.AGENT, provenance.USER, provenance.TOOL, p
 def test_event_said_texts_are_both_oracles_in_one_pass(batch):
     """One pass: every record's event text, and the said text of the records whose source is not the agent's."""
     recs, srcs = [r for r, _ in batch], [s for _, s in batch]
-    texts, said = index.event_said_texts(recs, srcs)
-    oracle = [index.event_text(r) for r in recs]
+    texts, said = event_documents.event_said_texts(recs, srcs)
+    oracle = [event_documents.event_text(r) for r in recs]
     assert texts == oracle and [type(t) for t in texts] == [type(t) for t in oracle]
     assert said == [provenance.said_text(r) for r, s in batch if s != provenance.AGENT]
 
@@ -77,24 +77,24 @@ def test_event_said_texts_of_a_bench_like_batch():
              "entities": ["CRM", ""]},
             {"text": None, "action": "refund", "expected": "ok"},
             {"text": "", "speaker": "eve"}]
-    texts, said = index.event_said_texts(recs, [provenance.USER, provenance.AGENT, provenance.TOOL])
+    texts, said = event_documents.event_said_texts(recs, [provenance.USER, provenance.AGENT, provenance.TOOL])
     assert texts == ["bob: 权限不足 in CRM — system: CRM / actual: 403", "action: refund / expected: ok", ""]
     assert said == ["权限不足 in CRM\nbob\nCRM\n403\nteam a\nCRM", "eve"]
     with pytest.raises(ValueError, match="one source a record"):
-        index.event_said_texts(recs, [provenance.USER])
+        event_documents.event_said_texts(recs, [provenance.USER])
 
 
 def test_a_mapping_that_is_not_a_dict_is_read_through_its_own_get():
     record = UserDict({"text": "hi", "speaker": Shouting("bob"), "system": "IAM", "scope": {"a": 1}})
-    assert index.event_texts([record]) == [index.event_text(record)] == ["<bob>: hi — system: IAM"]
+    assert event_documents.event_texts([record]) == [event_documents.event_text(record)] == ["<bob>: hi — system: IAM"]
     assert provenance.said_texts([record]) == [provenance.said_text(record)] == ["hi\nBOB!\nIAM\na 1"]
 
 
 def test_bad_records_raise_what_the_oracles_raise():
     with pytest.raises(KeyError):
-        index.event_text({"speaker": "bob"})
+        event_documents.event_text({"speaker": "bob"})
     with pytest.raises(KeyError):
-        index.event_texts([{"speaker": "bob"}])
+        event_documents.event_texts([{"speaker": "bob"}])
     with pytest.raises(AttributeError):
         provenance.said_text({"scope": ["not", "a mapping"]})
     with pytest.raises((AttributeError, TypeError)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from hindbrain import Brain
-from hindbrain.recall.index import _LAYER_CODE
+from hindbrain.recall.documents import LAYER_CODE
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def brain(tmp_path):
 
 def posted_not_held(tenant, agent: str, text: str) -> int:
     """The fold's first half for one event: numbered and posted, its row not yet in the table."""
-    return tenant._number([text], [[]], [_LAYER_CODE["episodic"]], [tenant.agent_code(agent)])
+    return tenant._number([text], [[]], [LAYER_CODE["episodic"]], [tenant.agent_code(agent)])
 
 
 @pytest.mark.parametrize("agents", [["a1"], ["a1", "a2"]], ids=["no mask", "a mask"])

@@ -9,7 +9,7 @@ import pytest
 
 from hindbrain.recall import freezing
 from hindbrain.recall.doc_table import DocTable
-from hindbrain.recall.index import Doc
+from hindbrain.recall.documents import Doc
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hindbrain.recall.documents import Doc
 from hindbrain.recall.gate import (
     NEAR_DUPLICATE,
     GateItem,
@@ -13,7 +14,6 @@ from hindbrain.recall.gate import (
     injection_value,
     near_duplicate,
 )
-from hindbrain.recall.index import Doc
 
 
 def doc(id, text="a rule", *, kind="fragment", layer="experience", confidence=0.8, scope=None, tokens=10,

@@ -15,8 +15,11 @@ import numpy as np
 import pytest
 
 from hindbrain.recall import _scan, channels
+from hindbrain.recall.documents import LINK_PREFIXES
+from hindbrain.recall.event_documents import event_doc
 from hindbrain.recall.graph import _STRENGTH, GRAPH_MAX_DF, GRAPH_NEW, GRAPH_SEEDS, Graph, graph
-from hindbrain.recall.index import LINK_PREFIXES, RecallIndex, TenantIndex, event_doc
+from hindbrain.recall.index import RecallIndex
+from hindbrain.recall.tenant_index import TenantIndex
 
 SYSTEMS = ["iam", "vpn", "billing", "crm", "okta", "mail", "wiki", "jira"]
 ACTIONS = ["restart", "submit change", "request approval", "rotate key", "clear cache", "escalate"]

@@ -7,7 +7,7 @@ import pytest
 
 from hindbrain import Brain
 from hindbrain.recall import informative
-from hindbrain.recall.index import FUNCTION_WORDS
+from hindbrain.recall.documents import FUNCTION_WORDS
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.tokenize import tokens
 

@@ -17,7 +17,8 @@ from test_one_fold import _differences  # tests/recall is on the path (rootdir-r
 from hindbrain import Brain
 from hindbrain.brain import _perception, perceived
 from hindbrain.learning import write_gate
-from hindbrain.recall.index import RecallIndex, fold_parts
+from hindbrain.recall.index import RecallIndex
+from hindbrain.recall.indexables import fold_parts
 from hindbrain.streams.log import Position
 from hindbrain.streams.processing import Decoded
 from hindbrain.switching import GIVE_WAY_S, LONG_TEXT_CHARS, RECALLS, RecallPrecedence

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain import Brain
-from hindbrain.recall import _cues, _scan, cues, disguise, index, literals, provenance
+from hindbrain.recall import _cues, _scan, cues, disguise, event_documents, literals, provenance
 
 # Every family's edges: codes glued to words, dashes, dots and commas after digits, a NUL (the batch's
 # separator), errno names and their prefixes, camel case with digits and underscores, CJK and emoji beside
@@ -110,8 +110,8 @@ def _oracles(monkeypatch) -> None:
     monkeypatch.setattr(provenance, "instruction_cues",
                         lambda texts, started=None: [provenance.instruction_cue(t) for t in texts])
     monkeypatch.setattr(provenance, "said_texts", lambda records: [provenance.said_text(r) for r in records])
-    monkeypatch.setattr(index, "event_said_texts", lambda records, sources: (
-        [index.event_text(r) for r in records],
+    monkeypatch.setattr(event_documents, "event_said_texts", lambda records, sources: (
+        [event_documents.event_text(r) for r in records],
         [provenance.said_text(r) for r, source in zip(records, sources, strict=True) if source != provenance.AGENT]))
 
 

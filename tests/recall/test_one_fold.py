@@ -10,7 +10,8 @@ import dataclasses
 import numpy as np
 
 from hindbrain import Brain
-from hindbrain.recall.index import RecallIndex, TenantIndex
+from hindbrain.recall.index import RecallIndex
+from hindbrain.recall.tenant_index import TenantIndex
 
 STORED = {"store_namespace": "ns"}
 

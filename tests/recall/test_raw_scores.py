@@ -17,7 +17,7 @@ from hindbrain.recall import beliefs as belief_layers
 from hindbrain.recall import channels
 from hindbrain.recall.asking import ASKING_PENALTY, asking_penalty
 from hindbrain.recall.brevity import BREVITY_PENALTY, BREVITY_TOKENS, brevity_penalty
-from hindbrain.recall.index import Belief, Counters, Doc
+from hindbrain.recall.documents import Belief, Counters, Doc
 from hindbrain.recall.query import Query
 from hindbrain.recall.raw_scores import RawScores, raw_scores
 from hindbrain.recall.scoring import PRESETS, Weights, combined

@@ -87,14 +87,14 @@ records = st.builds(lambda text, kind, origin, speaker, actual, session: {
 @settings(max_examples=examples(300), deadline=None)
 @given(st.lists(records, max_size=10), st.integers(0, 3))
 def test_event_quarantines_with_a_started_walk_are_each_records_own(batch, copies):
-    from hindbrain.recall import index
+    from hindbrain.recall import event_documents
 
     drawn = batch
     repeats = 1 + copies * provenance.BACKGROUND_TEXTS // max(1, len(drawn))
     batch = drawn * repeats  # past BACKGROUND_TEXTS: the walk runs on its own thread
     agents = ["agent-0"] * len(batch)
-    _, sources = index.event_keys(batch, agents)
-    _, said = index.event_said_texts(batch, sources)
+    _, sources = event_documents.event_keys(batch, agents)
+    _, said = event_documents.event_said_texts(batch, sources)
     found = provenance.event_quarantines(batch, agents, sources, said, provenance.started_cues(said))
     # the oracle record by record, judged once a drawn record (a copy is the same dict, and the oracle a pure
     # function of it): 300 records judged where 90,000 were, each position still compared with its own verdict

@@ -9,7 +9,7 @@ import pytest
 
 from hindbrain.recall import _scan
 from hindbrain.recall.doc_table import DocTable, untracked
-from hindbrain.recall.index import Doc
+from hindbrain.recall.documents import Doc
 
 
 class Owner:

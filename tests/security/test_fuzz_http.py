@@ -40,7 +40,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from hindbrain import Brain
-from hindbrain.recall.index import LAYERS
+from hindbrain.recall.documents import LAYERS
 from hindbrain.schemas.records import to_us
 from hindbrain.service.http import create_app
 from hindbrain.service.keys import KeyStore

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from hindbrain import Brain
-from hindbrain.recall.index import TRAIT_RUNG
+from hindbrain.recall.documents import TRAIT_RUNG
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "jobs"))
 from hindsight_helpers import DAY_US, hindsight_at, tasks  # noqa: E402
