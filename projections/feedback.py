@@ -32,7 +32,7 @@ TABLE = Table(
     order_by=("tenant", "item_id", "signal", "record_id"),
 )
 RECORD_TYPES = ("recall", "injection", "outcome", "decision")
-CONTRADICTION_MARK = '"contradiction": true'  # how ``learner._changes`` marks the payload (json.dumps)
+CONTRADICTION_MARK = '"contradiction": true'  # how ``OutcomeVerdicts._changes`` marks the payload (json.dumps)
 
 
 SIGNALS_BEFORE_VERDICTS = SIGNALS[:6]  # the view before design.md §issue-29 (migration 4 adds the learner's verdicts)

@@ -37,7 +37,7 @@ WINDOW_KINDS = (WINDOW_OPENED, WINDOW_SETTLED)  # a conflict's A/B window (jobs.
 CONFLICT_PENDING = DecisionKind.CONFLICT_PENDING  # two units, the same condition, different actions (jobs.forgetting)
 EVENTS_COLD = DecisionKind.EVENTS_COLD  # cold storage: summary and vector kept in memory (jobs.archive)
 UNIT_SUPERSEDED = DecisionKind.UNIT_SUPERSEDED  # a user's newer statement: the old one's own words go with it
-EVENTS_OUTDATED = DecisionKind.EVENTS_OUTDATED  # change detection (learner._outdate): an option that now fails
+EVENTS_OUTDATED = DecisionKind.EVENTS_OUTDATED  # change detection (learning.change_detection): an option that now fails
 INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD, unit_states.UNIT_SHARED,
                    UNIT_SUPERSEDED, EVENTS_OUTDATED)
 MASKS_KEPT = 8  # visible masks a tenant keeps (``visible_mask``): one per agent recalling lately, and its layers

@@ -15,19 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindbrain.brain import _perception, perceived
-from hindbrain.learning import attribution, extract
+from hindbrain.learning import attribution, extract, learner_state
 from hindbrain.learning import learner as learner_module
-from hindbrain.learning.learner import (
-    _EMPTY,
-    _FAILURE_FIELDS,
-    SUCCESSES_KEPT,
-    TRAJECTORY,
-    KeptFailure,
-    Learner,
-    Recent,
-    _kept_failure,
-    _where,
-)
+from hindbrain.learning.learner import SUCCESSES_KEPT, TRAJECTORY, Learner
+from hindbrain.learning.learner_state import _EMPTY, _FAILURE_FIELDS, KeptFailure, Recent, _kept_failure, _where
 from hindbrain.streams.log import Position
 from hindbrain.streams.processing import Decoded
 
@@ -35,7 +26,7 @@ from hindbrain.streams.processing import Decoded
 # -- the former code (round seventeen), the oracle ----------------------------------------------------------------
 def former_perception_rules(self, t, record, failure, success, restoring):
     env, out = record["envelope"], []
-    option = learner_module._option(record) if failure or success else None
+    option = learner_state._option(record) if failure or success else None
     task = env["task"]
     if task and (failure or success) and record.get("action"):
         tried = t.tried.setdefault(task, [])
@@ -95,8 +86,8 @@ def former_kept_init(self, record):
 
 
 def former_setdefault(self, key, default=None):
-    held = self.get(key, learner_module._ABSENT)
-    if held is learner_module._ABSENT:
+    held = self.get(key, learner_state._ABSENT)
+    if held is learner_state._ABSENT:
         self[key] = held = default
     return held
 
@@ -183,8 +174,8 @@ def _failures(failed) -> list[tuple]:
 @given(worlds(), st.integers(0, 60), st.sampled_from((2, 3, 50_000)))
 def test_the_rules_decide_as_the_former_code(drawn, cut, recent):
     ours, oracle = Learner(), Learner()
-    kept_recent = learner_module.RECENT
-    learner_module.RECENT = recent  # small: the ``Recent`` maps forget their oldest keys (``setdefault``'s path)
+    kept_recent = learner_state.RECENT
+    learner_state.RECENT = recent  # small: the ``Recent`` maps forget their oldest keys (``setdefault``'s path)
     try:
         for start, part in ((0, drawn[:cut]), (cut, drawn[cut:])):
             got, failed = ours.learn(_batch(part, start))
@@ -193,7 +184,7 @@ def test_the_rules_decide_as_the_former_code(drawn, cut, recent):
             assert got == expected
             assert _failures(failed) == _failures(expected_failed)
     finally:
-        learner_module.RECENT = kept_recent
+        learner_state.RECENT = kept_recent
     assert ours.counts == oracle.counts
     assert pickle.dumps(ours.tenants) == pickle.dumps(oracle.tenants)
 
@@ -202,8 +193,8 @@ def test_a_world_reaches_each_rule_the_fast_paths_skip():
     """What the property compares is not vacuous: a routine taught then broken, successes outdated by two failures,
     a failed task recovered, kept lists trimmed, and a ``Recent`` past its bound — each seen here."""
     learner, out = Learner(), []
-    kept_recent = learner_module.RECENT
-    learner_module.RECENT = 3
+    kept_recent = learner_state.RECENT
+    learner_state.RECENT = 3
     calls = {"_routine_broken": 0, "_outdate_successes": 0}  # how many of their calls decided something
     originals = {name: getattr(Learner, name) for name in calls}
 
@@ -230,7 +221,7 @@ def test_a_world_reaches_each_rule_the_fast_paths_skip():
             assert not failed
             out += got
     finally:
-        learner_module.RECENT = kept_recent
+        learner_state.RECENT = kept_recent
         for name, value in originals.items():
             setattr(Learner, name, value)
     assert calls["_routine_broken"] >= 1 and calls["_outdate_successes"] >= 1, calls

@@ -9,7 +9,8 @@ import json
 import pickle
 
 from hindbrain import Brain
-from hindbrain.learning.learner import Learner, _Tenant
+from hindbrain.learning.learner import Learner
+from hindbrain.learning.learner_state import _Tenant
 from hindbrain.learning.lifecycle import RULE_VERSION
 from hindbrain.learning.runtime import SNAPSHOT_VERSION, decoded_entries
 

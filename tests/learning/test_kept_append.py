@@ -14,17 +14,17 @@ from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindbrain.learning import learner as learner_module
-from hindbrain.learning.learner import FailureLists, Recent
+from hindbrain.learning import learner_state
+from hindbrain.learning.learner_state import FailureLists, Recent
 from hindbrain.recall import _scan
 
 
 def oracle_append(recent: Recent, key, value, n: int, size: int) -> list:
     """Round twenty-two's steps, ``Recent.setdefault`` with ``size`` for ``RECENT``."""
-    held = recent.get(key, learner_module._ABSENT)
-    if held is learner_module._ABSENT:
+    held = recent.get(key, learner_state._ABSENT)
+    if held is learner_state._ABSENT:
         held = []
-        learner_module._ordered_set(recent, key, held)
+        learner_state._ordered_set(recent, key, held)
         if len(recent) > size:
             recent.popitem(last=False)
     held.append(value)

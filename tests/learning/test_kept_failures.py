@@ -6,7 +6,9 @@ import pytest
 
 from hindbrain import Brain
 from hindbrain.learning import learner as learner_module
-from hindbrain.learning.learner import Learner, _kept_failure
+from hindbrain.learning import learner_state
+from hindbrain.learning.learner import Learner
+from hindbrain.learning.learner_state import _kept_failure
 from hindbrain.learning.llm import request_body
 from hindbrain.learning.records import is_own
 from hindbrain.streams.processing import decoded_entries
@@ -110,7 +112,7 @@ def test_a_kept_failure_is_pickled_as_its_values_and_the_older_form_still_loads(
     back = pickle.loads(data)
     assert back == kept and back._option is None and back.option() == option
     assert back.get("actual") is None and back["entities"] == ["CRM"]
-    monkeypatch.delattr(learner_module.KeptFailure, "__reduce__")  # the default form, as older snapshots hold
+    monkeypatch.delattr(learner_state.KeptFailure, "__reduce__")  # the default form, as older snapshots hold
     older = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
     assert b"_option" in older
     monkeypatch.undo()
@@ -131,8 +133,8 @@ def test_a_tenants_failure_lists_are_pickled_as_columns(perceptions):
         data = pickle.dumps(lists, protocol=pickle.HIGHEST_PROTOCOL)
         assert b"_failure_lists_of" in data and b"_kept_failure_of" not in data
         back = pickle.loads(data)
-        assert type(back) is learner_module.FailureLists and list(back) == list(lists) and back == lists
+        assert type(back) is learner_state.FailureLists and list(back) == list(lists) and back == lists
         assert all(a.option() == b.option() for key in lists for a, b in zip(back[key], lists[key], strict=True))
     assert sum(map(len, tenant.reports.values())) > len(tenant.reports) > 1  # lists of several, several lists
-    empty = pickle.loads(pickle.dumps(learner_module.FailureLists()))
-    assert type(empty) is learner_module.FailureLists and not empty
+    empty = pickle.loads(pickle.dumps(learner_state.FailureLists()))
+    assert type(empty) is learner_state.FailureLists and not empty

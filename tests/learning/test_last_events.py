@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 from hindbrain import Brain
 from hindbrain.learning import learner as learner_module
-from hindbrain.learning.learner import MERGE_WITHIN_US, Learner, _merge_similarity, _Tenant, _word_hashes
+from hindbrain.learning import learner_state
+from hindbrain.learning.learner import MERGE_WITHIN_US, Learner, _merge_similarity, _word_hashes
+from hindbrain.learning.learner_state import _Tenant
 from hindbrain.learning.records import decision
 from hindbrain.recall import _scan, keyed
 from hindbrain.schemas.decision_kinds import DecisionKind
@@ -222,7 +224,7 @@ def test_a_snapshot_of_the_ordered_dict_form_is_folded_from_the_log(tmp_path):
     snapshot = tmp_path / "cache" / "learner.snapshot"
     state = pickle.loads(snapshot.read_bytes())
     assert state["version"] == SNAPSHOT_VERSION > 7
-    old = learner_module.Recent()  # what a version 7 held: a place whose last event is elsewhere
+    old = learner_state.Recent()  # what a version 7 held: a place whose last event is elsewhere
     old[("a1", "s1", "observation", None, None)] = (compact_id("ev_" + "0" * 32), b"", 0)
     state["tenants"]["acme"].last_event = old
     state["version"] = 7

@@ -24,8 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from hindbrain.learning import learner as learner_module
-from hindbrain.learning import lifecycle
+from hindbrain.learning import learner_state, lifecycle
 from hindbrain.learning.extract import Proposal
 from hindbrain.learning.learner import Learner
 from hindbrain.learning.llm import request_body
@@ -276,10 +275,10 @@ def test_the_live_batch_path_decides_as_the_learner_did_record_by_record(name, w
     runtime, log, extractor = live(records)
     batch_out = [(d.record_type, d.record) for d in log if is_own(d.record)]
     # the reference reads every unit where the live path reads the index, and each failure's option afresh
-    monkeypatch.setattr(learner_module._Tenant, "proven_units", lambda t: [
+    monkeypatch.setattr(learner_state._Tenant, "proven_units", lambda t: [
         u for u in t.units.values() if u.status in lifecycle.LIVE and u.successes])
-    monkeypatch.setattr(learner_module.KeptFailure, "option",
-                        lambda f: learner_module._option(f.as_record()))
+    monkeypatch.setattr(learner_state.KeptFailure, "option",
+                        lambda f: learner_state._option(f.as_record()))
     reference, reference_out, reference_extractor = one_at_a_time(records)
     assert batch_out == reference_out
     assert runtime.learner.tenants == reference.tenants
@@ -337,7 +336,7 @@ def test_learn_dead_letters_the_record_a_rule_fails_on_and_goes_on(monkeypatch):
 
 
 def test_the_proven_index_follows_each_unit():
-    t = learner_module._Tenant()
+    t = learner_state._Tenant()
     unit = lifecycle.Unit("fr_1", "candidate", 0.5, "lived", "when IAM fails", "submit as admin")
     t.set_unit(unit)
     t.set_unit(dataclasses.replace(unit, fragment_id="fr_2", successes=1))

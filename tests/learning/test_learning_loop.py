@@ -233,10 +233,10 @@ def test_negative_feedback_counts_resume_where_they_were_after_reopening(tmp_pat
 
 
 def test_the_learner_forgets_finished_tasks_beyond_a_bound(monkeypatch):
-    from hindbrain.learning import learner
+    from hindbrain.learning import learner_state
 
-    monkeypatch.setattr(learner, "RECENT", 3)
-    recent = learner.Recent()
+    monkeypatch.setattr(learner_state, "RECENT", 3)
+    recent = learner_state.Recent()
     for n in range(5):
         recent.setdefault(f"t{n}", []).append(n)
     assert list(recent) == ["t2", "t3", "t4"] and recent["t4"] == [4]

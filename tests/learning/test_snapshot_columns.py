@@ -10,19 +10,19 @@ from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindbrain.learning import learner as learner_module
-from hindbrain.learning.learner import FailureLists, _kept_failure
+from hindbrain.learning import learner_state
+from hindbrain.learning.learner_state import FailureLists, _kept_failure
 from hindbrain.learning.lifecycle import RULE_VERSION
 from hindbrain.learning.runtime import SNAPSHOT_VERSION, LearnerRuntime
 from hindbrain.recall import _scan
 
-_GETTERS = [attrgetter(name) for name in learner_module._KEPT]
+_GETTERS = [attrgetter(name) for name in learner_state._KEPT]
 
 
 def former_reduce(lists: FailureLists):
     """``FailureLists.__reduce__`` before round twenty-two: an ``attrgetter`` pass a field (the oracle)."""
     flat = [failure for failures in lists.values() for failure in failures]
-    return learner_module._failure_lists_of, (list(lists), [len(failures) for failures in lists.values()],
+    return learner_state._failure_lists_of, (list(lists), [len(failures) for failures in lists.values()],
                                               [list(map(getter, flat)) for getter in _GETTERS])
 
 
@@ -36,7 +36,7 @@ _IDS = st.sampled_from(["ev_1", "ev_2", "ev_😀", "ev_三", ""])  # repeats acr
 @st.composite
 def failure_records(draw) -> dict:
     record = {"envelope": {"record_id": draw(_IDS)}}
-    for name in learner_module._FAILURE_FIELDS:
+    for name in learner_state._FAILURE_FIELDS:
         if draw(st.booleans()):
             record[name] = draw(_VALUES)
     return record
