@@ -194,7 +194,7 @@ class Brain:
     # -- writing -------------------------------------------------------------------------
     @while_open
     @given_precedence  # the views' projector gives way to it (hindbrain/switching.py)
-    def perceive(self, **fields) -> str:
+    def perceive(self, *, sent_by: str | None = None, **fields) -> str:
         """Record something an agent perceived, did or was told; returns the event id.
 
         Required: ``tenant`` and one of ``text``/``action``. A caller-provided ``event_id``
@@ -204,8 +204,10 @@ class Brain:
         ahead of the server's clock (``schemas.api.CLOCK_SKEW``: a report dated ahead would stay the newest one;
         ``clock_skew_seconds``, HINDBRAIN_CLOCK_SKEW_SECONDS, sets another).
         Raises ``ValueError`` (InvalidInput) naming the field on bad input; nothing is written then.
+        ``sent_by``: the API key that sent it (``outcome``), the sender the summaries, induction and the windows'
+        fleet count (docs/security.md, "A perception's sender is its key").
         """
-        record = _perception(perceived(fields, self._clock))
+        record = _perception(perceived(fields, self._clock), sent_by or PRODUCER_SDK)
         if (refused := conflict(self.index, record, {})) is not None:
             raise refused
         self.runner.submit([("perception", record)])
@@ -213,13 +215,14 @@ class Brain:
 
     @while_open
     @given_precedence
-    def perceive_many(self, events: Iterable[dict]) -> list[str]:
+    def perceive_many(self, events: Iterable[dict], *, sent_by: str | None = None) -> list[str]:
         """Bulk ``perceive``: validates every event first, then appends all in one batch. A batch
         is one tenant's (as over HTTP, where the API key is one tenant): events of another tenant
-        are refused (``InvalidInput`` on ``tenant``, naming the event), nothing written."""
+        are refused (``InvalidInput`` on ``tenant``, naming the event), nothing written. ``sent_by``: the API
+        key that sent the batch (``perceive``)."""
         events = events if type(events) is list else list(events)
         with self._bulk_call(), self._merges_held(events):
-            return self._perceive_many(events)
+            return self._perceive_many(events, sent_by or PRODUCER_SDK)
 
     @contextmanager
     def _bulk_call(self):
@@ -243,8 +246,8 @@ class Brain:
         importing = getattr(self.runner, "importing", None)
         return importing() if importing is not None and len(events) >= BULK_EVENTS else nullcontext()
 
-    def _perceive_many(self, events: Iterable[dict]) -> list[str]:
-        checked = self._checked_perceptions(events)
+    def _perceive_many(self, events: Iterable[dict], producer: str) -> list[str]:
+        checked = self._checked_perceptions(events, producer)
         # C-level passes over the batch where it is all records of one tenant (the common case): the Python loops
         # that looked for a refusal, for another tenant, and made the pairs and the ids were ~0.35 µs an event
         # (issue 28, round nineteen); a batch that is not is looked at again, event by event, to name the first
@@ -262,36 +265,41 @@ class Brain:
 
     @while_open
     @given_precedence
-    def perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:
+    def perceive_each(self, events: Iterable[dict], *,
+                      sent_by: list[str | None] | None = None) -> list[str | InvalidInput]:
         """Like ``perceive_many``, but each event stands alone: the valid ones are appended in
         one batch, and each position holds the event's id or the ``InvalidInput`` that
-        refused it (a server batching concurrent requests answers each one)."""
+        refused it (a server batching concurrent requests answers each one). ``sent_by``: the API key that
+        sent each event (``perceive``; the server's batch holds several keys' requests)."""
         events = events if type(events) is list else list(events)
         with self._bulk_call(), self._merges_held(events):
-            return self._perceive_each(events)
+            return self._perceive_each(events, sent_by)
 
-    def _perceive_each(self, events: Iterable[dict]) -> list[str | InvalidInput]:
-        checked = self._checked_perceptions(events)
+    def _perceive_each(self, events: Iterable[dict], sent_by: list[str | None] | None) -> list[str | InvalidInput]:
+        checked = self._checked_perceptions(events, PRODUCER_SDK)
+        if sent_by is not None:
+            stamp_senders(checked, sent_by)
         records = [("perception", r) for r in checked if not isinstance(r, InvalidInput)]
         if records:
             with self._importing(len(records)):
                 self.runner.submit(records)
         return [r if isinstance(r, InvalidInput) else r["envelope"]["record_id"] for r in checked]
 
-    def _checked_perceptions(self, events: Iterable[dict]) -> list[dict | InvalidInput]:
-        """Each event's perception record, or the ``InvalidInput`` that refused it (a bad field,
-        or an event id already used for other content)."""
+    def _checked_perceptions(self, events: Iterable[dict], producer: str) -> list[dict | InvalidInput]:
+        """Each event's perception record sent by ``producer``, or the ``InvalidInput`` that refused it (a bad
+        field, or an event id already used for other content)."""
         events = events if type(events) is list else list(events)
         # every event of the common shape and its id minted here (the common case of a batch): the records in one
         # pass, the answer without a pass of Python an event over them (issue 28, rounds sixteen and twenty)
-        made = common_perception_records(events)
+        made = common_perception_records(events, producer)
         if made is not None:
             return made
         checked: list = common_perceive_many(events)  # the common shape in one call; None: the model decides
         if None in checked:
             checked = [common if common is not None else _modelled_or_refusal(fields, self._clock)
                        for fields, common in zip(events, checked, strict=True)]
-        made = iter(perception_records([values for values in checked if not isinstance(values, InvalidInput)]))
+        made = iter(perception_records([values for values in checked if not isinstance(values, InvalidInput)],
+                                       producer))
         out: list[dict | InvalidInput] = []
         earlier: dict = {}
         for values in checked:
@@ -805,23 +813,31 @@ def _modelled_or_refusal(fields, context: dict | None = None) -> dict | InvalidI
         return exc
 
 
-def perception_records(values: list[dict]) -> list[dict]:
+def stamp_senders(checked: list[dict | InvalidInput], sent_by: list[str | None]) -> None:
+    """Each record of ``checked`` (made for ``PRODUCER_SDK``) named as sent by its event's key, in place: one
+    server batch holds several keys' requests, and the C builders take one producer a call. ``None``: keyless."""
+    for record, producer in zip(checked, sent_by, strict=True):
+        if producer is not None and not isinstance(record, InvalidInput):
+            record["envelope"]["producer"] = producer
+
+
+def perception_records(values: list[dict], producer: str = PRODUCER_SDK) -> list[dict]:
     """``_perception`` of each of ``values``, the batch in one C call (``recall/_scan.c`` ``perception_records``;
     ~3.6 µs of Python an event before, issue 28): the same records, their ids minted at once, the clock read
     for each from a block of stamps reserved at once (``now_us_many``); ``reading`` is called only where it
     reads (a message or feedback with a text)."""
     ids = record_builders.new_ids("perception", sum(1 for p in values if not p["event_id"]))
     return _scan.perception_records(values, ids, record_builders.now_us_many(len(values)), to_us, reading, READ_KINDS,
-                                    registry.current("perception").version, PRODUCER_SDK, datetime)
+                                    registry.current("perception").version, producer, datetime)
 
 
-def common_perception_records(events: list) -> list[dict] | None:
+def common_perception_records(events: list, producer: str = PRODUCER_SDK) -> list[dict] | None:
     """``perception_records(common_perceive_many(events))`` in one C pass (``recall/_scan.c`` ``perceive_records``)
     where every event has the common shape and names no id of its own, else None (nothing minted: the caller runs
     the two steps). The values dict the two steps passed between them was ~1 µs an event (issue 28, round twenty);
     tests/test_perceive_records.py holds the two steps as its oracle."""
     return _scan.perceive_records(events, *COMMON_SHAPE, _minted, to_us, reading, READ_KINDS,
-                                  registry.current("perception").version, PRODUCER_SDK, datetime)
+                                  registry.current("perception").version, producer, datetime)
 
 
 def _minted(n: int) -> tuple[list[str], Callable[[], int]]:
@@ -829,7 +845,7 @@ def _minted(n: int) -> tuple[list[str], Callable[[], int]]:
     return record_builders.new_ids("perception", n), record_builders.now_us_many(n)
 
 
-def _perception(p: dict) -> dict:
+def _perception(p: dict, producer: str = PRODUCER_SDK) -> dict:
     """The perception record of ``p``, a ``PerceiveInput``'s field values (``perceived``); the oracle of
     ``perception_records``."""
     ts_us = to_us(p["ts"]) if isinstance(p["ts"], datetime) else None
@@ -838,7 +854,7 @@ def _perception(p: dict) -> dict:
     emotion, read = reading(p["kind"], p["text"], p["speaker"], p["agent"], p["emotion"])
     return {
         "envelope": envelope("perception", p["tenant"], agent=p["agent"], task=p["task"], record_id=p["event_id"],
-                             ts_us=ts_us),
+                             ts_us=ts_us, producer=producer),
         "kind": p["kind"], "text": p["text"], "system": p["system"], "identity": p["identity"], "action": p["action"],
         "expected": p["expected"], "actual": p["actual"], "entities": list(p["entities"]),
         "scope": {**read, **p["scope"]}, "signal": p["signal"], "success": p["success"], "polarity": p["polarity"],

@@ -34,7 +34,7 @@ import numpy as np
 
 from hindbrain.jobs.confidence import ACTIVATION, DECAY_PER_DAY, Z, belief_confidence
 from hindbrain.jobs.summaries import MIN_REPORTERS, RELAY_SQL, REPORTER_SQL, corroborated_scope
-from hindbrain.learning.lifecycle import folded_agents
+from hindbrain.learning.lifecycle import senders
 from hindbrain.recall.quoting import named, words
 
 JOB, VERSION = "hindsight.induction", "1"
@@ -106,7 +106,7 @@ class TaskRows:
     events: np.ndarray
     event_ids: list[list[str]]
     reporters: list[tuple[str, ...]]  # up to 2 a task ("user:…" / "agent:…")
-    relays: list[tuple[str, ...]]  # the agents that sent a task's events, folded ('' for none)
+    relays: list[tuple[str, ...]]  # who sent a task's events (``lifecycle.senders``; '' for no one)
 
     def __len__(self) -> int:
         return len(self.tenant)
@@ -148,7 +148,7 @@ def task_rows(warehouse) -> TaskRows:
         success=np.array(cols["success"], dtype=bool), judged=np.array(cols["judged"], dtype=bool),
         newest=np.array(cols["newest"], dtype=np.int64), events=np.array(cols["events"], dtype=np.int64),
         event_ids=list(cols["event_ids"]), reporters=[tuple(r) for r in cols["reporters"]],
-        relays=[folded_agents(r) for r in cols["relays"]])  # raw names folded here, the one fold
+        relays=[senders(r) for r in cols["relays"]])  # raw (agent, producer) pairs: the one fold, keys as senders
 
 
 def induce(rows: TaskRows, now_us: int, max_k: int = MAX_K, seed: int = 0) -> list[InducedBelief]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from hindbrain.jobs.confidence import wilson_lower
-from hindbrain.learning.lifecycle import folded_agents
+from hindbrain.learning.lifecycle import senders
 from hindbrain.recall.quoting import named, words
 
 JOB, VERSION = "hindsight.summaries", "1"
@@ -37,12 +37,14 @@ EVIDENCE_CAP = 1_000
 # induction job counts its tasks' reporters the same way.
 REPORTER_SQL = ("multiIf(scope['user'] != '', concat('user:', scope['user']), agent IS NOT NULL, "
              "concat('agent:', assumeNotNull(agent)), NULL)")
-# Who relayed an event: the agent that sent it ('' for the tenant's own, sent naming no agent). A user an event
-# names is that agent's word too: one agent naming two users is one source (``corroborated_scope``). Read raw and
-# folded in Python (``lifecycle.folded_agents``): ``mallory`` and ``MALLORY``, ``straße`` and ``STRASSE`` are one
-# sender, folded as fleet verification folds them. The SQL fold (``caseFoldUTF8``, round thirty) was a second
-# fold: ICU's Unicode is newer than Python's, and 55 code points folded differently (round thirty-two).
-RELAY_SQL = "ifNull(agent, '')"
+# Who relayed an event: its sender (``lifecycle.sender_of``: the API key that sent it when the key is bound to no
+# agent, else the agent it names; '' for the tenant's own, sent by no key naming no agent). A user an event
+# names is that sender's word too: one agent naming two users is one source (``corroborated_scope``), and so is
+# one unbound key naming two agents (round thirty-two). Read raw, as (agent, producer), and folded in Python
+# (``lifecycle.senders``): ``mallory`` and ``MALLORY``, ``straße`` and ``STRASSE`` are one sender, folded as fleet
+# verification folds them. The SQL fold (``caseFoldUTF8``, round thirty) was a second fold: ICU's Unicode is
+# newer than Python's, and 55 code points folded differently (round thirty-two).
+RELAY_SQL = "(ifNull(agent, ''), producer)"
 
 SUMMARY_SQL = f"""
 SELECT a.tenant, a.system, a.action, a.actual, a.tasks, a.times, a.first, a.last, a.event_ids, s.tasks AS system_tasks,
@@ -89,7 +91,7 @@ class Summary:
 
 def read_summaries(warehouse) -> list[Summary]:
     """The IO edge and the rule at once (the grouping is the SQL above)."""
-    return [summarise(*row, folded_agents(relays), len(folded_agents(tenant_relays)))
+    return [summarise(*row, senders(relays), len(senders(tenant_relays)))
             for *row, relays, tenant_relays in warehouse.query(SUMMARY_SQL, {"min_tasks": MIN_TASKS,
                                                                              "min_reporters": MIN_REPORTERS})]
 
@@ -125,7 +127,7 @@ def corroborated_scope(scope: dict, reporters: list[str], tenant_reporters: int,
     # no reporter named at all (events with neither a user nor an agent): who sent them decides, as for users
     if not reporters or len(reporters) >= min(MIN_REPORTERS, tenant_reporters):
         if len(relays) < min(MIN_REPORTERS, tenant_relays):
-            agent = f"agent {relays[0]!r}" if relays and relays[0] else "the tenant's own integration (no agent)"
+            agent = _relay_named(relays[0] if relays else "")
             said = f"reported by {len(reporters)} users" if reporters else "reported by no named user or agent"
             return (scope, "inactive", f"{said} all sent by {agent}, alone of the "
                                        f"tenant's {tenant_relays} senders: held until another agent reports it")
@@ -142,3 +144,10 @@ def corroborated_scope(scope: dict, reporters: list[str], tenant_reporters: int,
 
 def _day(us: int) -> str:
     return datetime.fromtimestamp(us / 1e6, UTC).date().isoformat()
+
+
+def _relay_named(relay: str) -> str:
+    """A relay (``lifecycle.senders``) as a held summary's reason names it."""
+    if relay.startswith("key:"):
+        return f"API key {relay.removeprefix('key:')!r} (bound to no agent)"
+    return f"agent {relay!r}" if relay else "the tenant's own integration (no agent)"

@@ -112,14 +112,6 @@ def agent_identity(agent: str) -> str:
     return agent.casefold()
 
 
-def folded_agents(names) -> tuple[str, ...]:
-    """``names`` as identities (``agent_identity``), each once, sorted; ``""`` (the tenant's own, no agent) kept.
-    The one fold: the summaries and induction jobs read raw agent names from the views and fold them here, as fleet
-    verification and the windows do, so no SQL fold (ICU's ``caseFoldUTF8``, a newer Unicode than Python's) can
-    count two spellings of one agent as two (round thirty-two)."""
-    return tuple(sorted({agent_identity(name) for name in names}))
-
-
 def sender_of(agent: str | None, producer: str | None) -> str | None:
     """Who vouches for a record (round thirty-two, docs/security.md "The sender is the key"): the API key that sent
     it when the key is not bound to an agent (``"key:<key id>"``: such a key may name any agent, so its names are
@@ -137,6 +129,14 @@ def sender_identity(agent: str | None, producer: str | None) -> str:
     reporters count these."""
     sender = sender_of(agent, producer)
     return agent_identity(sender) if sender else ""
+
+
+def senders(pairs) -> tuple[str, ...]:
+    """The senders (``sender_identity``) of ``(agent, producer)`` pairs, each once, sorted; ``""`` (the tenant's
+    own, sent by no key and naming no agent) kept. The summaries' and induction's relays: an unbound key naming
+    agents a1 and a2 in its perceptions is one relay, as it is one source to fleet verification (round
+    thirty-two, docs/security.md "A perception's sender is its key")."""
+    return tuple(sorted({sender_identity(agent, producer) for agent, producer in pairs}))
 
 
 def among_agents(agent: str, agents) -> bool:

@@ -60,7 +60,7 @@ def _built(path, monkeypatch) -> tuple:
 def test_the_batch_path_writes_the_records_the_per_event_path_wrote(tmp_path, monkeypatch):
     batch = _built(tmp_path / "batch", monkeypatch)
     monkeypatch.setattr(brain_module, "common_perceive_many", lambda events: [py_common_perceive(e) for e in events])
-    monkeypatch.setattr(brain_module, "perception_records", lambda values: [_perception(p) for p in values])
+    monkeypatch.setattr(brain_module, "perception_records", lambda values, producer: [_perception(p, producer) for p in values])  # noqa: E501
     each = _built(tmp_path / "each", monkeypatch)
     assert batch[0] == each[0] and len(batch[0]) == 90
     assert batch[1] == each[1] and len(batch[1]) >= 90  # byte for byte

@@ -16,8 +16,8 @@ from hindbrain.brain import Brain, one_tenant
 from hindbrain.schemas.api import InvalidInput
 
 
-def _former(self, events):
-    checked = self._checked_perceptions(events)
+def _former(self, events, producer):
+    checked = self._checked_perceptions(events, producer)
     for n, result in enumerate(checked):
         if isinstance(result, InvalidInput):
             message = str(result).removeprefix(f"{result.operation}: field {result.field!r}: ")
@@ -35,11 +35,11 @@ refusals = st.builds(InvalidInput, st.just("perceive"), st.sampled_from(["text",
 
 def _outcome(body, checked: list) -> tuple:
     submitted = []
-    fake = SimpleNamespace(_checked_perceptions=lambda events: list(checked),
+    fake = SimpleNamespace(_checked_perceptions=lambda events, producer: list(checked),
                            _importing=lambda events: nullcontext(),
                            runner=SimpleNamespace(submit=submitted.append))
     try:
-        answer = body(fake, ["the events"])
+        answer = body(fake, ["the events"], "sdk/hindbrain")
     except InvalidInput as exc:
         return "refused", exc.operation, exc.field, str(exc), submitted
     return "answered", answer, submitted

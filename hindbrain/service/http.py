@@ -58,11 +58,20 @@ from hindbrain.service.keys import PREFIX as KEY_PREFIX
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits
 from hindbrain.service.metrics import Metrics
-from hindbrain.service.principal import Edge, Refused, acting, check_human, check_revocable, check_tenant, minted_agent
+from hindbrain.service.principal import (
+    Edge,
+    Principal,
+    Refused,
+    acting,
+    check_human,
+    check_revocable,
+    check_tenant,
+    minted_agent,
+)
 from hindbrain.service.roles import DEFAULT_ROLE, Role
 
 VERSION = "v1"
-PERCEIVE = object()  # a BrainThread job: one perception's fields (runs of them are batched)
+PERCEIVE = object()  # a BrainThread job: one perception's fields and its key's producer (runs of them are batched)
 RECALL = object()  # a BrainThread job: ``Brain.recall``'s fields (a group of them alone opens no log transaction)
 
 
@@ -202,7 +211,8 @@ class BrainThread:
                     fn = self.brain.recall if jobs[n][0] is RECALL else jobs[n][0]
                     if fn is PERCEIVE:  # a run of perceptions is appended as one batch
                         end = next((m for m in range(n, len(jobs)) if jobs[m][0] is not PERCEIVE), len(jobs))
-                        results += self.brain.perceive_each([job[1][0] for job in jobs[n:end]])
+                        run = [job[1] for job in jobs[n:end]]  # (fields, the key's producer)
+                        results += self.brain.perceive_each([r[0] for r in run], sent_by=[r[1] for r in run])
                         n = end
                         continue
                     try:
@@ -250,7 +260,7 @@ class Unavailable(Exception):
 
 
 MAX_BODY_BYTES = 1 << 20  # a hot route's JSON body; larger: 413
-Handler = Callable[[str, dict], Awaitable[dict]]  # (tenant, body fields) -> the answer
+Handler = Callable[[Principal, dict], Awaitable[dict]]  # (the request's key, body fields) -> the answer
 
 
 class FastRoutes:
@@ -316,7 +326,7 @@ class FastRoutes:
         except Refused as exc:
             return exc.status, {"detail": str(exc)}, []
         try:
-            return 200, await handler(key.tenant, fields), []
+            return 200, await handler(key, fields), []
         except InvalidInput as exc:
             return 422, invalid_input_detail(exc), []
         except (Unavailable, BrainClosed) as exc:  # BrainClosed: the server is shutting down
@@ -324,6 +334,12 @@ class FastRoutes:
 
 
 TENANT_HEADER = b"x-hindbrain-tenant"
+
+
+def sender(key: Principal) -> str:
+    """The ``producer`` of the records ``key`` sends: the key is the sender (round thirty-two, docs/security.md
+    "The sender is the key" and "A perception's sender is its key")."""
+    return key_producer(key.key_id, key.agent is not None)
 
 
 def header(scope, name: bytes) -> bytes | None:
@@ -476,14 +492,14 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         ``HINDBRAIN_PUBLIC_METRICS`` opens it (a scraper on a private network)."""
         return metrics.render(await owner.call(_gauges, brain))
 
-    async def perceived(tenant: str, fields: dict) -> dict:
-        event_id = await owner.call(PERCEIVE, {**fields, "tenant": tenant})
+    async def perceived(key: Principal, fields: dict) -> dict:
+        event_id = await owner.call(PERCEIVE, {**fields, "tenant": key.tenant}, sender(key))
         metrics.ingested(1)
         return {"event_id": event_id}
 
-    async def recalled(tenant: str, fields: dict) -> dict:
+    async def recalled(key: Principal, fields: dict) -> dict:
         started = time.perf_counter()
-        pack = await owner.call(RECALL, **fields, tenant=tenant)
+        pack = await owner.call(RECALL, **fields, tenant=key.tenant)
         metrics.recalled(time.perf_counter() - started)
         return pack.as_dict()
 
@@ -493,13 +509,13 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     @app.post(f"/{VERSION}/perceive", tags=["agents"])
     async def perceive(request: Request, body: PerceiveBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """Record what an agent perceived, did or was told. Returns the event id."""
-        return await perceived(tenant, bound(request, _fields(body)))
+        return await perceived(request.state.key, bound(request, _fields(body)))
 
     @app.post(f"/{VERSION}/perceive/batch", tags=["agents"])
     async def perceive_batch(request: Request, body: PerceiveBatch, tenant: str = Tenant):
         """Many events in one append (validated first: one bad event refuses the batch, naming it)."""
         events = [{"tenant": tenant, **bound(request, _fields(e))} for e in body.events]
-        ids = await owner.call(brain.perceive_many, events)
+        ids = await owner.call(brain.perceive_many, events, sent_by=sender(request.state.key))
         metrics.ingested(len(ids))
         return {"event_ids": ids}
 
@@ -511,7 +527,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         grant, refused = key_grant(key.role, key.key_id, key.agent, fields)
         if refused:
             raise HTTPException(status_code=403, detail=refused)
-        sent_by = key_producer(key.key_id, key.agent is not None)
+        sent_by = sender(key)
         return {"fragment_id": await owner.call(brain.learn, tenant=tenant, granted_by=grant, sent_by=sent_by,
                                                 **fields)}
 
@@ -519,7 +535,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     async def recall(request: Request, body: RecallBody, tenant: str = Tenant):  # type: ignore[valid-type]
         """The few units that fill the gap, within the token budget, each score explained;
         ``prompt`` is the block to put into the agent's context."""
-        return await recalled(tenant, bound(request, _fields(body)))
+        return await recalled(request.state.key, bound(request, _fields(body)))
 
     @app.post(f"/{VERSION}/outcome", tags=["agents"])
     async def outcome(request: Request, body: OutcomeBody, tenant: str = Tenant):  # type: ignore[valid-type]
@@ -527,7 +543,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         the learner does with it: only the units the named recall injected, once per recall; without a recall id
         (or an unknown one) evidence that never promotes past verified (docs/learning.md, round twenty-five)."""
         fields, key = bound(request, _fields(body)), request.state.key
-        sent_by = key_producer(key.key_id, key.agent is not None)  # the key is the sender (round thirty-two)
+        sent_by = sender(key)
         return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, sent_by=sent_by, **fields),
                 "credit": outcome_credit(fields.get("recall_id"))}
 

@@ -125,7 +125,8 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
     A validation error of the brain (``InvalidInput``, a ``ValueError`` naming the field)
     becomes a tool error result; the server keeps serving. ``rate``: the tool calls' bucket
     (over stdio; over HTTP the edge's ``Limits`` rate each request by key and tenant). ``sent_by``: the key
-    whose server it is, over HTTP (``schemas.records.key_producer``): its outcomes name it as their sender.
+    whose server it is, over HTTP (``schemas.records.key_producer``): its perceptions, proposals and outcomes
+    name it as their sender.
     """
     if not tenant or not tenant.strip():
         raise ValueError("mcp: the tenant must not be empty")
@@ -201,7 +202,7 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
         return call("perceive", text=text, kind=kind, agent=agent, task=task, system=system, identity=identity,
                     action=action, expected=expected, actual=actual, entities=entities, scope=scope, signal=signal,
                     success=success, polarity=polarity, session=session, speaker=speaker, origin=origin, ts=ts,
-                    event_id=event_id)
+                    event_id=event_id, sent_by=sent_by)
 
     @server.tool()
     def learn(

@@ -63,6 +63,7 @@ from hindbrain.service.http import VERSION, FastRoutes, RequestIds, Unavailable
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits
 from hindbrain.service.metrics import Metrics
+from hindbrain.service.principal import Principal
 from hindbrain.service.wire import uvicorn_options
 from hindbrain.settings import Settings
 from hindbrain.streams.gc_pause import Refreezer, freeze_long_lived
@@ -248,9 +249,9 @@ def replica_app(follower: Follower, keys: KeyStore, owner: OwnerLink, name: str)
     """The replica's ASGI app: recalls here, everything else forwarded to the owner."""
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-replica")
 
-    async def recalled(tenant: str, fields: dict) -> dict:
+    async def recalled(key: Principal, fields: dict) -> dict:
         loop = asyncio.get_running_loop()
-        answer, records = await loop.run_in_executor(worker, follower.answer, {**fields, "tenant": tenant})
+        answer, records = await loop.run_in_executor(worker, follower.answer, {**fields, "tenant": key.tenant})
         await owner.record(records)
         return answer
 

@@ -28,7 +28,7 @@ def test_a_recurring_anomaly_is_summarised_and_briefed_where_it_happens(lexical_
 
 def test_the_summaries_count_senders_with_fleet_verification_s_fold(lexical_brain):
     """One fold (round thirty-two): the summaries read raw agent names and fold them as fleet verification does
-    (``lifecycle.folded_agents``). The SQL fold they used (``caseFoldUTF8``, round thirty) is ICU's, of a newer
+    (``lifecycle.senders``). The SQL fold they used (``caseFoldUTF8``, round thirty) is ICU's, of a newer
     Unicode than Python's: it folds U+A7CB to ``ɤ``, which ``str.casefold`` leaves, so ``bot-\ua7cb`` and
     ``bot-ɤ`` were one sender to a summary and two agents to fleet verification. The edge refuses such names (not
     printable in Python's Unicode); a producer on the broker writes the log directly, as these records do."""

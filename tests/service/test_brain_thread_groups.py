@@ -29,7 +29,7 @@ def _free_to_another_thread(lock) -> bool:
 
 
 def test_only_a_group_of_deferred_recalls_alone_stays_out_of_a_transaction():
-    recall, perceive, learn = (RECALL, (), {}, None), (PERCEIVE, ({},), {}, None), (print, (), {}, None)
+    recall, perceive, learn = (RECALL, (), {}, None), (PERCEIVE, ({}, None), {}, None), (print, (), {}, None)
     assert not writes_in_group([recall, recall, recall], recalls_deferred=True)
     assert writes_in_group([recall, perceive], recalls_deferred=True)
     assert writes_in_group([learn, recall], recalls_deferred=True)
@@ -46,14 +46,14 @@ def test_a_served_recall_holds_no_log_lock_and_its_records_still_commit(tmp_path
         seen["recall"] = (brain.log.group_from, _free_to_another_thread(brain.log.lock))
         return recall(**fields)
 
-    def watched_perceive_each(events):
+    def watched_perceive_each(events, sent_by):
         seen["perceive"] = (brain.log.group_from, _free_to_another_thread(brain.log.lock))
-        return perceive_each(events)
+        return perceive_each(events, sent_by=sent_by)
 
     brain.recall, brain.perceive_each = watched_recall, watched_perceive_each
     try:
         async def calls():
-            event_id = await owner.call(PERCEIVE, {"tenant": "acme", "text": "the deploy failed with 403 on IAM"})
+            event_id = await owner.call(PERCEIVE, {"tenant": "acme", "text": "the deploy failed with 403 on IAM"}, None)
             pack = await owner.call(RECALL, tenant="acme", query="deploy 403 IAM")
             return event_id, pack
 

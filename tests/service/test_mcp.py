@@ -235,6 +235,19 @@ def test_http_binds_each_request_to_its_keys_tenant(http_server):
     assert _recall_ids(http_server.home, "acme") == [fragment] and _recall_ids(http_server.home, "beta") == []
 
 
+def test_http_perceptions_name_the_key_that_sent_them(http_server):
+    """Round thirty-two (docs/security.md, "A perception's sender is its key"): a key bound to no agent may name
+    any, so its perceptions are the key's (``lifecycle.sender_of``); on the base they were ``sdk/hindbrain``."""
+    async def perceives(session: ClientSession):
+        return (await _call(session, "perceive", text="submit did nothing", kind="anomaly", agent="a1"))["result"]
+
+    event_id = anyio.run(_http_session, http_server.url, http_server.key["acme"], perceives)
+    http_server.stop()
+    with Brain.open(http_server.home, embedder="none") as brain:
+        rows = brain.sql("SELECT event_id, agent, producer FROM events")
+    assert rows == [{"event_id": event_id, "agent": "a1", "producer": f"key/{http_server.key['acme'].split('_')[1]}"}]
+
+
 @pytest.mark.parametrize("authorization", [None, "Bearer hb_0123456789ab_unknown", "Bearer <revoked>",
                                            "Basic <acme>"], ids=["none", "unknown", "revoked", "not-bearer"])
 def test_http_refuses_a_request_without_a_live_key(shared_http_server, authorization):
