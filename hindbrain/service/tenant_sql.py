@@ -192,6 +192,16 @@ def check_syntax(sql: str, views: set[str], databases: set[str]) -> None:
         refusal_of_node(node, views | ctes, lowered)
 
 
+def syntax_refusal(sql: str, views: frozenset[str], databases: frozenset[str]) -> str | None:
+    """Why ``check_syntax`` refuses ``sql``, or None: what the tenant worker runs, out of the brain's process
+    (``Warehouse.tenant_apply``), so a refusal crosses as text."""
+    try:
+        check_syntax(sql, set(views), set(databases))
+    except ForbiddenQuery as exc:
+        return str(exc)
+    return None
+
+
 def refusal_of_node(node: exp.Expression, tables: set[str], databases: set[str]) -> None:
     """Raise ``ForbiddenQuery`` if one node of sqlglot's tree reaches past the sandbox."""
     for clause in ("settings", "format"):
@@ -313,7 +323,9 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
         if reason := placeholder_refusal(sql):
             raise ForbiddenQuery(reason)
         databases = {row[0] for row in warehouse.tenant_check("SELECT name FROM system.databases")}
-        check_syntax(sql, set(views_of()), databases)
+        if reason := warehouse.tenant_apply(syntax_refusal, sql, frozenset(views_of()), frozenset(databases),
+                                            marker=marker):
+            raise ForbiddenQuery(reason)
         check_ast([row[0] for row in warehouse.tenant_check(f"EXPLAIN AST {sql}", parameters)], databases)
         sql = bounded(sql)
         if marker is not None:  # after the checks: a comment of ours, in the text KILL QUERY matches
