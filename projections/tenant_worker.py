@@ -359,6 +359,7 @@ class TenantWorker:
         self._lock = threading.Lock()
         self._process = self._conn = self._home = None
         self.running: str | None = None  # the marker of the query the worker runs
+        self._marker: str | None = None  # the marker of the request in the worker (a query or its check)
         self._cancelled = False
         self.restarts = 0
 
@@ -382,15 +383,17 @@ class TenantWorker:
         return answer[0]
 
     def _ask(self, request: tuple, marker: str | None) -> tuple:
-        """The worker's answer to ``request``, one request at a time, with the watchdog over it."""
+        """The worker's answer to ``request``, one request at a time, with the watchdog over it; ``running`` names
+        ``marker`` while a query runs (not a check: the engine runs nothing of it), ``cancel`` matches either."""
         with self._lock:
             self._start()
-            self.running, self._cancelled = marker, False
+            self._marker, self._cancelled = marker, False
+            self.running = marker if request[0] == "query" else None
             try:
                 self._send(request)
                 return self._await()
             finally:
-                self.running = None
+                self.running = self._marker = None
 
     def _send(self, request: tuple) -> None:
         """Send ``request``; to a new worker if this one was found dead (killed between queries: the query never
@@ -424,9 +427,9 @@ class TenantWorker:
                                     "starts a new one)") from None
 
     def cancel(self, marker: str) -> bool:
-        """Kill the worker if it runs the query marked ``marker``; whether it did."""
+        """Kill the worker if it runs the query marked ``marker``, or checks it; whether it did."""
         process = self._process
-        if marker and self.running == marker and process is not None:
+        if marker and self._marker == marker and process is not None:
             self._cancelled = True
             process.kill()
             return True
