@@ -14,7 +14,8 @@ share the machine's load of the moment:
 * ``worker``: they run in the tenant worker process (``tenant_apply``'s own path since round thirty-two).
 
 The query itself runs in the worker in both arms. Printed per arm: globex's recall p50 and p99 in ms, quiet and
-noisy, the medians over rounds; the long query's wall (median of all it sent) and how many it sent; ``uptime``.
+noisy, the medians over rounds; the long query's wall and the CPU it took on the brain's thread, holding the
+interpreter lock (medians of all it sent), and how many it sent; ``uptime``.
 """
 
 from __future__ import annotations
@@ -52,24 +53,25 @@ def recall_walls(brain: Brain, count: int, gap: float = 0.0, until=lambda: True)
     return walls
 
 
-def answered(sent: list[float], count: int):
+def answered(sent: list, count: int):
     """Whether ``count`` queries were answered (``sent`` holds their walls)."""
     return lambda: len(sent) >= count
 
 
 @contextmanager
 def attacking(brain: Brain, query: str, walls: list[float]):
-    """acme's long query sent back to back by a thread while the block runs; each one's wall (s) into ``walls``."""
+    """acme's long query sent back to back by a thread while the block runs; into ``walls`` each one's wall and the
+    CPU it took on the brain's thread (s): Python there holds the interpreter lock every recall needs."""
     stop = threading.Event()
 
     def attack() -> None:
         while not stop.is_set():
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.thread_time()
             try:
                 brain.tenant_sql(query, tenant="acme")
             except InvalidInput as exc:  # a limit stopped it: still the load this measures
                 print(f"  acme's query refused: {str(exc)[:120]}")
-            walls.append(time.perf_counter() - started)
+            walls.append((time.perf_counter() - started, time.thread_time() - cpu))
 
     thread = threading.Thread(target=attack, daemon=True)
     thread.start()
@@ -118,7 +120,7 @@ def main() -> None:
             for arm in arms[r % 2:] + arms[:r % 2]:
                 with parse_in_brain(brain, arm == "brain"):
                     quiet = recall_walls(brain, args.recalls, args.gap)
-                    sent: list[float] = []
+                    sent: list[tuple[float, float]] = []
                     with attacking(brain, query, sent):  # until acme's queries were answered --queries times
                         noisy = recall_walls(brain, args.recalls, args.gap, answered(sent, args.queries))
                     results[arm]["query"] += sent
@@ -131,8 +133,9 @@ def main() -> None:
         q, n, sent = results[arm]["quiet"], results[arm]["noisy"], results[arm]["query"]
         print(f"{arm}: globex recall p50 quiet {statistics.median(p for p, _ in q):.1f} ms -> noisy "
               f"{statistics.median(p for p, _ in n):.1f} ms; p99 {statistics.median(p for _, p in q):.1f} -> "
-              f"{statistics.median(p for _, p in n):.1f} ms; acme's query {statistics.median(sent):.2f} s median over "
-              f"{len(sent)}")
+              f"{statistics.median(p for _, p in n):.1f} ms; acme's query {statistics.median(w for w, _ in sent):.2f} "
+              f"s, of it {statistics.median(c for _, c in sent):.2f} s CPU on the brain's thread (medians over "
+              f"{len(sent)})")
     print(f"uptime: {os.popen('uptime').read().strip()}")
 
 
