@@ -164,7 +164,8 @@ def only_added(loaded: frozenset[str], now: frozenset[str]) -> list[str] | None:
 
 
 def serve(conn) -> None:
-    """The worker's loop: attach, then answer ``(sql, parameters, statements, current database)`` requests.
+    """The worker's loop: attach, then answer ``("query", sql, parameters, statements, current database)`` and
+    ``("apply", function, arguments)`` requests (``applied``).
     ``home`` is the brain's: the brain removes it once this process has ended, however it ended. First it sends
     the brain a pidfd of itself (``ForkedProcess``): opened by the living worker, it names this process and no
     other, however long after its end the brain uses it."""
@@ -195,7 +196,10 @@ def serve(conn) -> None:
             session.command(f"SET {name} = {value!r}")
         conn.send(("ready", os.getpid()))
         while (request := _next(conn)) is not None:
-            sql, parameters, statements, current = request
+            if request[0] == "apply":
+                conn.send(applied(*request[1:]))
+                continue
+            sql, parameters, statements, current = request[1:]
             try:
                 for table in read_by(sql, tables, views):  # what the brain wrote or merged since: read it
                     loaded[table.name] = refreshed(admin, database, table, snapshot_path(table, root, snapshot),
@@ -215,6 +219,17 @@ def serve(conn) -> None:
         engine.close()
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def applied(function, arguments: tuple) -> tuple:
+    """The answer to an ``apply`` request: ``("ok", function(*arguments))``, or ``("failed", kind, message)``. The
+    brain sends a pure function of its own by reference (pickle imports its module here), e.g. tenant SQL's parse
+    and check (``tenant_sql.syntax_refusal``): run here, its CPU is this process's, not the brain's, whose
+    interpreter lock a 100 kB query's parse held for seconds while other tenants' recalls waited (round thirty-two)."""
+    try:
+        return ("ok", function(*arguments))
+    except Exception as exc:  # noqa: BLE001 - sent back as text, as the engine's refusals are
+        return ("failed", type(exc).__name__, str(exc))
 
 
 def _end_with_brain(fd: int, home: str) -> None:
@@ -344,6 +359,7 @@ class TenantWorker:
         self._lock = threading.Lock()
         self._process = self._conn = self._home = None
         self.running: str | None = None  # the marker of the query the worker runs
+        self._marker: str | None = None  # the marker of the request in the worker (a query or its check)
         self._cancelled = False
         self.restarts = 0
 
@@ -352,17 +368,32 @@ class TenantWorker:
         """``(column_names, rows)`` of ``sql`` with ``current`` as the current database, ``statements`` (the
         tenant's views, ``IF NOT EXISTS``) run first. Raises ``TenantQueryFailed`` with the engine's reason, or
         ``TenantQueryKilled`` when the watchdog ended it."""
-        with self._lock:
-            self._start()
-            self.running, self._cancelled = marker, False
-            try:
-                self._send((sql, parameters, statements, current))
-                status, *answer = self._await()
-            finally:
-                self.running = None
+        status, *answer = self._ask(("query", sql, parameters, statements, current), marker)
         if status == "failed":
             raise TenantQueryFailed(answer[1])
         return answer[0], answer[1]
+
+    def apply(self, function, arguments: tuple, marker: str | None = None):
+        """``function(*arguments)`` run in the worker process, under the same watchdog as a query (its time and
+        memory limits; ``cancel(marker)``). ``function``: a module-level function, sent by reference. Raises
+        ``TenantQueryFailed`` with the exception's text if it raised."""
+        status, *answer = self._ask(("apply", function, arguments), marker)
+        if status == "failed":
+            raise TenantQueryFailed(f"{answer[0]}: {answer[1]}")
+        return answer[0]
+
+    def _ask(self, request: tuple, marker: str | None) -> tuple:
+        """The worker's answer to ``request``, one request at a time, with the watchdog over it; ``running`` names
+        ``marker`` while a query runs (not a check: the engine runs nothing of it), ``cancel`` matches either."""
+        with self._lock:
+            self._start()
+            self._marker, self._cancelled = marker, False
+            self.running = marker if request[0] == "query" else None
+            try:
+                self._send(request)
+                return self._await()
+            finally:
+                self.running = self._marker = None
 
     def _send(self, request: tuple) -> None:
         """Send ``request``; to a new worker if this one was found dead (killed between queries: the query never
@@ -396,9 +427,9 @@ class TenantWorker:
                                     "starts a new one)") from None
 
     def cancel(self, marker: str) -> bool:
-        """Kill the worker if it runs the query marked ``marker``; whether it did."""
+        """Kill the worker if it runs the query marked ``marker``, or checks it; whether it did."""
         process = self._process
-        if marker and self.running == marker and process is not None:
+        if marker and self._marker == marker and process is not None:
             self._cancelled = True
             process.kill()
             return True

@@ -31,12 +31,16 @@ from multiprocessing.connection import Connection
 
 
 def preload() -> None:
-    """Load what every worker loads before its engine, once, in the zygote: pyarrow, numpy and clickhouse-connect
-    (~0.2 s of imports) and chDB's library, mapped and relocated. Not the ``chdb`` package: its import opens an
-    engine to read its version, which starts the engine's thread pools, and a fork copies no thread — a forked
-    worker's engine would wait on pools that are not there."""
+    """Load what every worker loads before its engine, once, in the zygote: pyarrow, numpy, clickhouse-connect and
+    the sandbox's checks with sqlglot (~0.7 s of imports) and chDB's library, mapped and relocated. Not the ``chdb``
+    package: its import opens an engine to read its version, which starts the engine's thread pools, and a fork copies
+    no thread — a forked worker's engine would wait on pools that are not there."""
     import clickhouse_connect.driver  # noqa: F401
     import pyarrow  # noqa: F401 - chdb's Python side imports it
+
+    # the sandbox's parse and check runs in the worker (``tenant_sql.syntax_refusal``, round thirty-two): sqlglot and
+    # its dialects are ~0.5 s of imports a worker would pay at its first query
+    importlib.import_module("hindbrain.service.tenant_sql")
 
     package = importlib.util.find_spec("chdb").submodule_search_locations[0]
     # as chdb's __init__ loads it (RTLD_DEEPBIND: its own jemalloc's operator new); its import then finds it loaded

@@ -24,6 +24,7 @@ import re
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, nullcontext
@@ -253,6 +254,20 @@ async def off_owner(request: Request, pool: ThreadPoolExecutor, run: Callable[[]
         if gone and not future.done():
             await loop.run_in_executor(None, cancel)
     return await future
+
+
+# How many of one tenant's queries may be on the SQL lane at once, running or queued: the lane is one thread for
+# every tenant, in arrival order, so one tenant's queries sent back to back (each up to its time limit) queued
+# every other tenant's behind them, unbounded (round thirty-two).
+SQL_PER_TENANT = 2
+
+
+def sql_queue_refusal(waiting: int) -> str | None:
+    """Why a tenant with ``waiting`` queries on the SQL lane may not add one, or None."""
+    if waiting < SQL_PER_TENANT:
+        return None
+    return (f"this tenant has {waiting} queries running or waiting already (at most {SQL_PER_TENANT}: the lane is "
+            "shared by every tenant); send the next when one has answered")
 
 
 class Unavailable(Exception):
@@ -590,16 +605,27 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
 
     # Tenant SQL runs here, never on the owner thread: one query at a time, one core (its limits).
     sql_lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindbrain-sql")
+    app.state.sql_waiting = sql_waiting = Counter()  # each tenant's queries running or queued on the lane
 
     @app.post(f"/{VERSION}/sql", tags=["analysts"])
     async def sql(request: Request, body: SqlBody, tenant: str = Tenant):
         """Read-only SQL over this tenant's views (``GET /v1/views``): one SELECT with allow-listed
         functions under fixed limits (docs/service.md, "SQL"); a refused query or a stopped limit
-        is a 422 on ``query`` naming why. NaN and infinities are null in the rows."""
-        await owner.call(brain.runner.flush)  # the caller reads its own writes
-        marker = f"hindbrain-sql-{uuid.uuid4().hex}"
-        run = partial(brain.tenant_sql, body.query, body.parameters or None, tenant=tenant, marker=marker)
-        return {"rows": finite(await off_owner(request, sql_lane, run, partial(brain.cancel_sql, marker)))}
+        is a 422 on ``query`` naming why. NaN and infinities are null in the rows. A tenant with
+        ``SQL_PER_TENANT`` queries on the lane already gets a 429 on ``query``."""
+        if refusal := sql_queue_refusal(sql_waiting[tenant]):
+            raise HTTPException(status_code=429, detail=_detail(["body", "query"], refusal, "too_many_requests")[
+                "detail"], headers={"Retry-After": "1"})
+        sql_waiting[tenant] += 1  # on the event loop: no other request runs between the check and this
+        try:
+            await owner.call(brain.runner.flush)  # the caller reads its own writes
+            marker = f"hindbrain-sql-{uuid.uuid4().hex}"
+            run = partial(brain.tenant_sql, body.query, body.parameters or None, tenant=tenant, marker=marker)
+            return {"rows": finite(await off_owner(request, sql_lane, run, partial(brain.cancel_sql, marker)))}
+        finally:
+            sql_waiting[tenant] -= 1
+            if not sql_waiting[tenant]:
+                del sql_waiting[tenant]
 
     @app.get(f"/{VERSION}/views", tags=["analysts"])
     async def views(tenant: str = Tenant):

@@ -496,3 +496,18 @@ def test_a_query_nested_past_the_parser_s_depth_is_refused_naming_the_query(brai
     # round thirty-two: sqlglot's RecursionError left the sandbox raw (a 500 over HTTP), not a refusal
     assert "nested too deeply" in refused(brain, query)
     assert brain.sql("SELECT " + "abs(" * 20 + "-1" + ")" * 20 + " AS n", tenant="acme") == [{"n": 1}]
+
+
+def test_the_parse_and_check_run_in_the_tenant_worker_not_the_brain_s_process(brain, monkeypatch):
+    # round thirty-two: sqlglot read each tenant query in the brain's process, holding its interpreter lock (a 100 kB
+    # query ~5 s, every other tenant's recall waiting); here the brain's own sqlglot must never be called
+    from hindbrain.service import tenant_sql
+
+    parsed_here = []
+    parse = tenant_sql.sqlglot.parse
+    monkeypatch.setattr(tenant_sql.sqlglot, "parse", lambda *a, **k: parsed_here.append(a) or parse(*a, **k))
+    # refused by sqlglot's check (a table that is none of the tenant's views), the engine's EXPLAIN AST never asked
+    assert "field 'query': secrets: not one of this tenant's views" in refused(brain, "SELECT text FROM secrets")
+    assert "nested too deeply" in refused(brain, "SELECT " + "abs(" * 100 + "1" + ")" * 100)
+    assert brain.sql("SELECT count() AS n FROM events", tenant="acme") == [{"n": 10}]
+    assert parsed_here == []
