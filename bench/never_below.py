@@ -125,20 +125,19 @@ UNPOOLED_RULES = {"alone": (False, 0), "whole": (True, 1 << 30), "top5": (True, 
 MULTI_HOP = ("multi-hop", "multi-hop-3", "chain3")  # categories whose answer needs every gold turn
 
 
-def unpooled(names: list[str], half: str, rules: list[str]) -> None:
-    """The product (``Brain.recall``, the harness's arguments) under each never-pooled rule of ``rules`` in
-    one brain a set: R@1 / R@5 / R@10, R@5 won : lost and the change in questions against the first rule,
-    and the multi-hop questions with all gold in the top 5."""
-    shipped = learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP
+def arms_table(names: list[str], half: str, label: str, arms: list, switch) -> None:
+    """The product (``Brain.recall``, the harness's arguments) under each arm of ``arms`` in one brain a set
+    (``switch(arm)`` sets it; ``switch(None)`` puts the shipped setting back): R@1 / R@5 / R@10, R@5 won : lost and
+    the change in questions against the first arm, and the multi-hop questions with all gold in the top 5."""
     for name in names:
         with built(name, half) as (data, questions, brain):
-            print(f"\n### {name} ({len(questions)} questions)\n\n| rule | R@1 | R@5 | R@10 | R@5 won : lost "
+            print(f"\n### {name} ({len(questions)} questions)\n\n| {label} | R@1 | R@5 | R@10 | R@5 won : lost "
                   "(questions) | multi-hop all gold |\n|---|---:|---:|---:|---|---|")
             hops = [i for i, q in enumerate(questions) if q.category in MULTI_HOP]
             first = None
             try:
-                for rule in rules:
-                    learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP = UNPOOLED_RULES[rule]
+                for arm in arms:
+                    switch(arm)
                     each = quality.through_recall(brain, data, questions)[0]
                     first = first or each
                     r = quality.mean_recalls(each)
@@ -146,37 +145,31 @@ def unpooled(names: list[str], half: str, rules: list[str]) -> None:
                     lost = sum(a[5] < b[5] for a, b in zip(each, first, strict=True))
                     moved = sum(a[5] - b[5] for a, b in zip(each, first, strict=True))
                     whole = sum(each[i][5] == 1.0 for i in hops)
-                    print(f"| {rule} | {r[1]:.1f} | {r[5]:.1f} | {r[10]:.1f} | {won} : {lost} ({moved:+.2f}) | "
+                    print(f"| {arm} | {r[1]:.1f} | {r[5]:.1f} | {r[10]:.1f} | {won} : {lost} ({moved:+.2f}) | "
                           f"{whole} of {len(hops)} |", flush=True)
             finally:
-                learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP = shipped
+                switch(None)
+
+
+def unpooled(names: list[str], half: str, rules: list[str]) -> None:
+    """``arms_table`` under each never-pooled rule of ``rules`` (``UNPOOLED_RULES``)."""
+    shipped = learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP
+
+    def switch(rule):
+        learned.HEDGE_UNPOOLED_WHOLE, learned.HEDGE_UNPOOLED_TOP = shipped if rule is None else UNPOOLED_RULES[rule]
+
+    arms_table(names, half, "rule", rules, switch)
 
 
 def feed(names: list[str], half: str, tops: list[int]) -> None:
-    """The product (``Brain.recall``, the harness's arguments) with the semantic channel's first K items fed
-    into the trees' pool (``learned.POOL_FROM_SEMANTIC``) for each K of ``tops``, in one brain a set: the table
-    of ``unpooled``, paired against the first K."""
+    """``arms_table`` with the semantic channel's first K items fed into the trees' pool
+    (``learned.POOL_FROM_SEMANTIC``) for each K of ``tops``."""
     shipped = learned.POOL_FROM_SEMANTIC
-    for name in names:
-        with built(name, half) as (data, questions, brain):
-            print(f"\n### {name} ({len(questions)} questions)\n\n| fed K | R@1 | R@5 | R@10 | R@5 won : lost "
-                  "(questions) | multi-hop all gold |\n|---|---:|---:|---:|---|---|")
-            hops = [i for i, q in enumerate(questions) if q.category in MULTI_HOP]
-            first = None
-            try:
-                for top in tops:
-                    learned.POOL_FROM_SEMANTIC = top
-                    each = quality.through_recall(brain, data, questions)[0]
-                    first = first or each
-                    r = quality.mean_recalls(each)
-                    won = sum(a[5] > b[5] for a, b in zip(each, first, strict=True))
-                    lost = sum(a[5] < b[5] for a, b in zip(each, first, strict=True))
-                    moved = sum(a[5] - b[5] for a, b in zip(each, first, strict=True))
-                    whole = sum(each[i][5] == 1.0 for i in hops)
-                    print(f"| {top} | {r[1]:.1f} | {r[5]:.1f} | {r[10]:.1f} | {won} : {lost} ({moved:+.2f}) | "
-                          f"{whole} of {len(hops)} |", flush=True)
-            finally:
-                learned.POOL_FROM_SEMANTIC = shipped
+
+    def switch(top):
+        learned.POOL_FROM_SEMANTIC = shipped if top is None else top
+
+    arms_table(names, half, "fed K", tops, switch)
 
 
 def feed_switch(arm: str, top: int) -> None:
