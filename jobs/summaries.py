@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from hindbrain.jobs.confidence import wilson_lower
-from hindbrain.learning.lifecycle import senders
+from hindbrain.learning.lifecycle import KEY_SENDER, senders
 from hindbrain.recall.quoting import named, words
 
 JOB, VERSION = "hindsight.summaries", "1"
@@ -148,6 +148,6 @@ def _day(us: int) -> str:
 
 def _relay_named(relay: str) -> str:
     """A relay (``lifecycle.senders``) as a held summary's reason names it."""
-    if relay.startswith("key:"):
-        return f"API key {relay.removeprefix('key:')!r} (bound to no agent)"
+    if relay.startswith(KEY_SENDER):
+        return f"API key {relay.removeprefix(KEY_SENDER)!r} (bound to no agent)"
     return f"agent {relay!r}" if relay else "the tenant's own integration (no agent)"

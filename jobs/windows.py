@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hindbrain.jobs.ab import WindowRule, settle
-from hindbrain.learning.lifecycle import sender_identity
+from hindbrain.learning.lifecycle import KEY_SENDER, sender_identity
 from hindbrain.learning.records import derived_id
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 
@@ -121,7 +121,7 @@ def arms_of(rows, fleet: set[str] | None = None) -> Arms:
 
 def _named(who: str, spellings: set[str]) -> str:
     """A reporter for the record: an agent by its spellings, a key by its id and the agents it named."""
-    return f"{who} (naming {_names(spellings)})" if who.startswith("key:") else _names(spellings)
+    return f"{who} (naming {_names(spellings)})" if who.startswith(KEY_SENDER) else _names(spellings)
 
 
 def _names(spellings: set[str], shown: int = 3) -> str:

@@ -34,6 +34,8 @@ from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.schemas.records import PRODUCER_KEY
 
 RULE_VERSION = "lifecycle/1"
+# a sender that is an API key bound to no agent (``sender_of``), as the decisions' reasons name it
+KEY_SENDER = "key:"
 SIGNAL_CONFIDENCE = {"explicit": 0.9, "implicit": 0.6, "self": 0.4}
 HOLD_BELOW = 0.3
 SUCCESS_GAIN, FAILURE_LOSS, CONTRADICTION_LOSS = 0.25, 0.25, 0.35
@@ -120,7 +122,7 @@ def sender_of(agent: str | None, producer: str | None) -> str | None:
     writes keyless records (an operator's process, a producer on the broker) holds more than an API key anyway.
     An agent named ``key:…`` is one with that key: two senders merged count less, never more."""
     if producer and producer.startswith(PRODUCER_KEY):
-        return "key:" + producer[len(PRODUCER_KEY):]
+        return KEY_SENDER + producer.removeprefix(PRODUCER_KEY)
     return agent or None
 
 

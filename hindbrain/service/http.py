@@ -53,7 +53,6 @@ from hindbrain.schemas.api import (
     RecallInput,
     When,
 )
-from hindbrain.schemas.records import key_producer
 from hindbrain.service.asgi import read_body, send_json
 from hindbrain.service.keys import PREFIX as KEY_PREFIX
 from hindbrain.service.keys import KeyStore
@@ -351,12 +350,6 @@ class FastRoutes:
 TENANT_HEADER = b"x-hindbrain-tenant"
 
 
-def sender(key: Principal) -> str:
-    """The ``producer`` of the records ``key`` sends: the key is the sender (round thirty-two, docs/security.md
-    "The sender is the key" and "A perception's sender is its key")."""
-    return key_producer(key.key_id, key.agent is not None)
-
-
 def header(scope, name: bytes) -> bytes | None:
     """The first value of the request header ``name`` (lower case), else None."""
     return next((v for k, v in scope["headers"] if k == name), None)
@@ -508,7 +501,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         return metrics.render(await owner.call(_gauges, brain))
 
     async def perceived(key: Principal, fields: dict) -> dict:
-        event_id = await owner.call(PERCEIVE, {**fields, "tenant": key.tenant}, sender(key))
+        event_id = await owner.call(PERCEIVE, {**fields, "tenant": key.tenant}, key.producer)
         metrics.ingested(1)
         return {"event_id": event_id}
 
@@ -530,7 +523,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
     async def perceive_batch(request: Request, body: PerceiveBatch, tenant: str = Tenant):
         """Many events in one append (validated first: one bad event refuses the batch, naming it)."""
         events = [{"tenant": tenant, **bound(request, _fields(e))} for e in body.events]
-        ids = await owner.call(brain.perceive_many, events, sent_by=sender(request.state.key))
+        ids = await owner.call(brain.perceive_many, events, sent_by=request.state.key.producer)
         metrics.ingested(len(ids))
         return {"event_ids": ids}
 
@@ -542,7 +535,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         grant, refused = key_grant(key.role, key.key_id, key.agent, fields)
         if refused:
             raise HTTPException(status_code=403, detail=refused)
-        sent_by = sender(key)
+        sent_by = key.producer
         return {"fragment_id": await owner.call(brain.learn, tenant=tenant, granted_by=grant, sent_by=sent_by,
                                                 **fields)}
 
@@ -558,7 +551,7 @@ def create_app(brain, keys: KeyStore) -> FastAPI:
         the learner does with it: only the units the named recall injected, once per recall; without a recall id
         (or an unknown one) evidence that never promotes past verified (docs/learning.md, round twenty-five)."""
         fields, key = bound(request, _fields(body)), request.state.key
-        sent_by = sender(key)
+        sent_by = key.producer
         return {"outcome_id": await owner.call(brain.outcome, tenant=tenant, sent_by=sent_by, **fields),
                 "credit": outcome_credit(fields.get("recall_id"))}
 

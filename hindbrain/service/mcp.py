@@ -37,7 +37,6 @@ from hindbrain.learning.authority import trust_raised
 from hindbrain.recall.pack import Recalled, RecallPack
 from hindbrain.recall.quoting import prompt_text
 from hindbrain.schemas.api import EventKind, Origin, Signal, Source, Trigger
-from hindbrain.schemas.records import key_producer
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.limits import Limits, TokenBuckets
 from hindbrain.service.mcp_cli import KEY_ENV, add_options, add_parser  # noqa: F401 - add_parser: re-exported
@@ -125,7 +124,7 @@ def build_server(brain, tenant: str, lock: "threading.Lock | None" = None, agent
     A validation error of the brain (``InvalidInput``, a ``ValueError`` naming the field)
     becomes a tool error result; the server keeps serving. ``rate``: the tool calls' bucket
     (over stdio; over HTTP the edge's ``Limits`` rate each request by key and tenant). ``sent_by``: the key
-    whose server it is, over HTTP (``schemas.records.key_producer``): its perceptions, proposals and outcomes
+    whose server it is, over HTTP (``Principal.producer``): its perceptions, proposals and outcomes
     name it as their sender.
     """
     if not tenant or not tenant.strip():
@@ -317,7 +316,7 @@ class TenantRouter:
         async with self._building:  # two first requests of one key build one server
             if live not in self._apps:
                 server = build_server(self.brain, live.tenant, self.lock, live.agent,
-                                      sent_by=key_producer(live.key_id, live.agent is not None))
+                                      sent_by=live.producer)
                 app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=self.host)
                 await self._sessions.start(_run_sessions, server.session_manager)
                 self._apps[live] = app

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from hindbrain.schemas.records import key_producer
 from hindbrain.service.keys import KeyStore
 from hindbrain.service.roles import WrongAgent, acting_agent, allows, refusal
 
@@ -41,6 +42,12 @@ class Principal:
     tenant: str
     role: str
     agent: str | None = None
+
+    @property
+    def producer(self) -> str:
+        """The ``producer`` of the records this key sends (``schemas.records.key_producer``): the key is the sender
+        (round thirty-two, docs/security.md "The sender is the key" and "A perception's sender is its key")."""
+        return key_producer(self.key_id, self.agent is not None)
 
 
 class Refused(Exception):
