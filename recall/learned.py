@@ -326,6 +326,8 @@ def fed_pool(pool: list, scored: list, semantic_nos: list[int], top: int) -> tup
     ``scored`` (that scoring's every candidate) among ``semantic_nos``' first ``top`` that ``pool`` lacks: the
     pool the trees rank, and each brought-in item's semantic place (0 the first). An item the first scoring
     never scored (the semantic scoring's graph reached it alone) has no features of its own there: not fed."""
+    if top <= 0:  # the default (off): no map of every candidate built a recall for nothing
+        return pool, {}
     held = {s.no for s in pool}
     by_no = {s.no: s for s in scored}
     places = {no: place for place, no in enumerate(semantic_nos[:top]) if no not in held and no in by_no}
