@@ -224,7 +224,7 @@ def serve(conn) -> None:
 def applied(function, arguments: tuple) -> tuple:
     """The answer to an ``apply`` request: ``("ok", function(*arguments))``, or ``("failed", kind, message)``. The
     brain sends a pure function of its own by reference (pickle imports its module here), e.g. tenant SQL's parse
-    and check (``tenant_sql.syntax_refusal``): run here, its CPU is this process's, not the brain's, whose
+    and check (``tenant_sql.refusal_of``): run here, its CPU is this process's, not the brain's, whose
     interpreter lock a 100 kB query's parse held for seconds while other tenants' recalls waited (round thirty-two)."""
     try:
         return ("ok", function(*arguments))

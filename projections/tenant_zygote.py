@@ -38,7 +38,7 @@ def preload() -> None:
     import clickhouse_connect.driver  # noqa: F401
     import pyarrow  # noqa: F401 - chdb's Python side imports it
 
-    # the sandbox's parse and check runs in the worker (``tenant_sql.syntax_refusal``, round thirty-two): sqlglot and
+    # the sandbox's parse and check runs in the worker (``tenant_sql.refusal_of``, round thirty-two): sqlglot and
     # its dialects are ~0.5 s of imports a worker would pay at its first query
     importlib.import_module("hindbrain.service.tenant_sql")
 

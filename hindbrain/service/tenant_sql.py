@@ -28,8 +28,8 @@ engine lists.
 tenant's first query, creates its views on the writer's session; the HTTP route calls it from
 a pool of its own, so a heavy query delays no other tenant's recall or perceive. Each query
 carries a random marker; ``Warehouse.cancel(marker)`` kills it (the route does when the client
-goes away). The two Python checks (sqlglot's parse, ``syntax_refusal``; the ``EXPLAIN AST`` lines',
-``ast_refusal``) run in the tenant worker's process (``Warehouse.tenant_apply``), in the same order:
+goes away). The two Python checks (sqlglot's parse, ``check_syntax``; the ``EXPLAIN AST`` lines',
+``check_ast``) run in the tenant worker's process (``Warehouse.tenant_apply``), in the same order:
 in the brain's they held its interpreter lock, a 100 kB query's parse for seconds, while every
 other tenant's recall waited for it (docs/security.md, round thirty-two).
 
@@ -195,11 +195,11 @@ def check_syntax(sql: str, views: set[str], databases: set[str]) -> None:
         refusal_of_node(node, views | ctes, lowered)
 
 
-def syntax_refusal(sql: str, views: frozenset[str], databases: frozenset[str]) -> str | None:
-    """Why ``check_syntax`` refuses ``sql``, or None: what the tenant worker runs, out of the brain's process
-    (``Warehouse.tenant_apply``), so a refusal crosses as text."""
+def refusal_of(check, *arguments) -> str | None:
+    """Why ``check(*arguments)`` refuses (``check_syntax``, ``check_ast``), or None: what the tenant worker runs,
+    out of the brain's process (``Warehouse.tenant_apply``), so a refusal crosses as text."""
     try:
-        check_syntax(sql, set(views), set(databases))
+        check(*arguments)
     except ForbiddenQuery as exc:
         return str(exc)
     return None
@@ -260,16 +260,6 @@ def check_ast(ast_lines: list[str], databases: set[str]) -> None:
             raise ForbiddenQuery(reason)
         if kind == "Literal" and "ggregate" in rest.lower() and (reason := state_type_refusal(rest)):
             raise ForbiddenQuery(reason)
-
-
-def ast_refusal(ast_lines: list[str], databases: frozenset[str]) -> str | None:
-    """Why ``check_ast`` refuses these ``EXPLAIN AST`` lines, or None: run in the tenant worker as
-    ``syntax_refusal`` is (a 100 kB query's 23,000 lines took ~0.4 s of Python)."""
-    try:
-        check_ast(ast_lines, set(databases))
-    except ForbiddenQuery as exc:
-        return str(exc)
-    return None
 
 
 def argument_refusal(name: str, arguments: list[str]) -> str | None:
@@ -336,11 +326,11 @@ def run(warehouse, tenant: str, sql: str, parameters: dict | None, prepared: set
         if reason := placeholder_refusal(sql):
             raise ForbiddenQuery(reason)
         databases = {row[0] for row in warehouse.tenant_check("SELECT name FROM system.databases")}
-        if reason := warehouse.tenant_apply(syntax_refusal, sql, frozenset(views_of()), frozenset(databases),
+        if reason := warehouse.tenant_apply(refusal_of, check_syntax, sql, set(views_of()), databases,
                                             marker=marker):
             raise ForbiddenQuery(reason)
         ast_lines = [row[0] for row in warehouse.tenant_check(f"EXPLAIN AST {sql}", parameters)]
-        if reason := warehouse.tenant_apply(ast_refusal, ast_lines, frozenset(databases), marker=marker):
+        if reason := warehouse.tenant_apply(refusal_of, check_ast, ast_lines, databases, marker=marker):
             raise ForbiddenQuery(reason)
         sql = bounded(sql)
         if marker is not None:  # after the checks: a comment of ours, in the text KILL QUERY matches
