@@ -49,8 +49,9 @@ class ChangeDetection:
                 if restoring:
                     continue  # its contradiction is in the log
                 instead = taught or success.get("action")
-                against = lifecycle.on_contradiction(unit, failure["envelope"]["record_id"],
-                                                     f"failed where it used to succeed; {instead} worked instead")
+                against = lifecycle.on_perceived_contradiction(
+                    unit, failure["envelope"]["record_id"],
+                    f"failed where it used to succeed; {instead} worked instead", _sender(env))
                 out += self._changes(env, unit.fragment_id, against, f"{env['record_id']}:{unit.fragment_id}",
                                      contradiction=True)
         return out
@@ -65,8 +66,8 @@ class ChangeDetection:
         if restoring or unit is None or unit.status not in lifecycle.LIVE or unit.status == "reviewing":
             return []
         env = failure["envelope"]
-        against = lifecycle.on_contradiction(unit, env["record_id"], "a routine whose option failed where it "
-                                                                     "had always worked")
+        against = lifecycle.on_perceived_contradiction(unit, env["record_id"], "a routine whose option failed where "
+                                                                               "it had always worked", _sender(env))
         return self._changes(env, fid, against, f"{env['record_id']}:{fid}", contradiction=True)
 
     def _doubt_replaced(self, t: _Tenant, success: dict, key: tuple, restoring: bool = False) -> list[tuple[str, dict]]:
@@ -102,9 +103,10 @@ class ChangeDetection:
                 done.add(unit.fragment_id)
                 if restoring:
                     continue  # its contradiction is in the log
-                against = lifecycle.on_contradiction(
+                against = lifecycle.on_perceived_contradiction(
                     unit, failed_there[-1], f"failed where it used to succeed; in {system} "
-                                            f"'{success.get('identity') or success.get('action')}' replaced it")
+                                            f"'{success.get('identity') or success.get('action')}' replaced it",
+                    _sender(env))
                 out += self._changes(env, unit.fragment_id, against, f"{env['record_id']}:{unit.fragment_id}",
                                      contradiction=True)
         return out
@@ -146,6 +148,12 @@ class ChangeDetection:
             f"'{success['action']}' worked in {key[0]} where it failed before: its older failures are outdated "
             "(kept in the log, no longer injected)", {"system": key[0], "option": success["action"], "by": None},
             env["ts_us"], EXTRACT_JOB, {"rule": "outdate/1"}, f"{env['record_id']}:failures:outdated")]
+
+
+def _sender(env: dict) -> str | None:
+    """Who sent the perceived event that decides a contradiction (``lifecycle.sender_of``): the failure itself, or
+    the success that shows the option replaced (the failure it names is kept without its envelope's sender)."""
+    return lifecycle.sender_of(env.get("agent"), env.get("producer"))
 
 
 def _recommends(unit: Unit, option: tuple, scope: dict | None = None) -> bool:

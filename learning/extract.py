@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hindbrain.learning.lifecycle import senders
 from hindbrain.recall.reading import persons_turn
 from hindbrain.recall.tokenize import tokens
 
@@ -140,7 +141,8 @@ def routine(successes: list[dict], goal: str | None = None) -> Proposal | None:
     The condition is what was set out to do in the system (the task's ``goal``; for an identity choice, the
     action done as that identity); the action names only the option; no reason (nothing failed: there is
     no "not: …"), the evidence says who it worked for."""
-    agents = sorted({s["envelope"].get("agent") for s in successes} - {None, ""})
+    # independent senders (``lifecycle.senders``): an API key bound to no agent is one whatever agents it names
+    agents = [s for s in senders((s["envelope"].get("agent"), s["envelope"].get("producer")) for s in successes) if s]
     if len(agents) < ROUTINE_AGENTS:
         return None
     last = successes[-1]

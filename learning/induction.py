@@ -86,7 +86,9 @@ class Induction:
         seen = t.routine.setdefault(key, {})
         if seen is None:
             return []  # taught already
-        seen[success["envelope"].get("agent")] = success
+        env = success["envelope"]
+        # by sender (``sender_identity``): an API key bound to no agent naming a1 and a2 is one, not two agents
+        seen[lifecycle.sender_identity(env.get("agent"), env.get("producer"))] = success
         if len(seen) < extract.ROUTINE_AGENTS:
             return []  # the units are scanned only once the count is reached, not on every success
         t.routine[key] = None
@@ -122,7 +124,9 @@ class Induction:
         if not restoring:
             for fid in applied:
                 if fid in t.units:
-                    out += self._changes(env, fid, lifecycle.on_contradiction(t.units[fid], env["record_id"]),
+                    sender = lifecycle.sender_of(env["agent"], env["producer"])
+                    out += self._changes(env, fid, lifecycle.on_contradiction(t.units[fid], env["record_id"],
+                                                                              "contradicted", sender),
                                          contradiction=True)  # a user correcting what it said
         if topic:
             negatives = t.negatives.setdefault(topic, [])

@@ -45,6 +45,7 @@ INVALID_AFTER = 3  # falsifications (failures + contradictions) that invalidate 
 SKILL_SUCCESSES, SKILL_RATE, SKILL_POSITIVE = 5, 0.8, 2
 TRAIT_DOMAINS = 3
 SHARE_AGENTS, SHARE_CONFIDENCE = 2, 0.8  # the stricter bar of shared memory
+FALSIFIERS = 2  # senders whose perceived reports may end a unit together (``on_perceived_contradiction``)
 THRESHOLDS = {"hold_below": HOLD_BELOW, "stable_after": STABLE_AFTER, "review_after": REVIEW_AFTER,
               "invalid_after": INVALID_AFTER, "skill": [SKILL_SUCCESSES, SKILL_RATE, SKILL_POSITIVE],
               "trait_domains": TRAIT_DOMAINS, "share": [SHARE_AGENTS, SHARE_CONFIDENCE]}
@@ -72,6 +73,9 @@ class Unit:
     shared: bool = True  # False: only the agent it was learned from recalls it (see the module docstring)
     fleet: bool = False  # shared because the fleet verified it (``fleet_verified``), not one agent's outcomes
     unproven: int = 0  # of ``successes``, those no recall's injection proved (``_unproven_success``): not deliveries
+    # who reported its falsifications since its last success (``sender_identity``, each once): a failure read from
+    # perceived events ends a unit only when two senders stand behind them (``on_perceived_contradiction``)
+    falsified_by: tuple[str, ...] = ()
 
 
 def deliveries(unit: Unit) -> int:
@@ -94,6 +98,10 @@ def state_of(unit: Unit) -> dict:
     state["domains"], state["evidence"], state["agents"] = sorted(unit.domains), list(unit.evidence), list(unit.agents)
     if not unit.unproven:  # the payload of a unit with only proven successes is what it was before round twenty-five
         del state["unproven"]
+    if unit.falsified_by:  # kept as a list, as the other tuples; left out while empty, as ``unproven`` is
+        state["falsified_by"] = list(unit.falsified_by)
+    else:
+        del state["falsified_by"]
     return state
 
 
@@ -103,7 +111,8 @@ _UNIT_FIELDS = tuple(f.name for f in fields(Unit))
 def from_state(state: dict) -> Unit:
     """The unit from a decision payload's ``unit`` (``state_of``'s inverse)."""
     return Unit(**{**state, "domains": frozenset(state.get("domains", ())),
-                   "evidence": tuple(state.get("evidence", ())), "agents": tuple(state.get("agents", ()))})
+                   "evidence": tuple(state.get("evidence", ())), "agents": tuple(state.get("agents", ())),
+                   "falsified_by": tuple(state.get("falsified_by", ()))})
 
 
 def agent_identity(agent: str) -> str:
@@ -146,6 +155,12 @@ def among_agents(agent: str, agents) -> bool:
     first spelling it met."""
     folded = agent_identity(agent)
     return any(agent_identity(a) == folded for a in agents)
+
+
+def with_falsifier(unit: Unit, sender: str | None) -> Unit:
+    """The unit with ``sender`` (folded; ``""`` for no one) among who falsified it since its last success."""
+    who = agent_identity(sender) if sender else ""
+    return unit if who in unit.falsified_by else replace(unit, falsified_by=(*unit.falsified_by, who))
 
 
 def with_agent(unit: Unit, agent: str | None) -> Unit:
@@ -227,43 +242,71 @@ def initial_status(confidence: float) -> str:
 
 def on_outcome(unit: Unit, success: bool, domain: str | None, evidence_id: str,
                agent: str | None = None, proven: bool = True) -> list[Change]:
-    """An outcome of a task that *applied* the unit (by ``agent``: a success makes it a source).
-    ``proven``: the outcome names a recall whose injection put the unit into the agent's context
-    (the learner's ``Credit``); an unproven success is evidence only (``_unproven_success``)."""
+    """An outcome of a task that *applied* the unit (by ``agent``, its sender: a success makes it a source, a
+    failure one of ``falsified_by``). ``proven``: the outcome names a recall whose injection put the unit into the
+    agent's context (the learner's ``Credit``); an unproven success is evidence only (``_unproven_success``)."""
     if unit.status in ("invalid", "rejected", "held"):
         return []
     evidence = (*unit.evidence, evidence_id)
     if success and not proven:
         c = unit.confidence + (1.0 - unit.confidence) * SUCCESS_GAIN
         return [_unproven_success(replace(unit, confidence=c, successes=unit.successes + 1,
-                                          unproven=unit.unproven + 1, failure_streak=0, evidence=evidence))]
+                                          unproven=unit.unproven + 1, failure_streak=0, falsified_by=(),
+                                          evidence=evidence))]
     if success:
         c = unit.confidence + (1.0 - unit.confidence) * SUCCESS_GAIN
         u = replace(with_agent(unit, agent), confidence=c, successes=unit.successes + 1, failure_streak=0,
-                    evidence=evidence, domains=unit.domains | {domain} if domain else unit.domains)
+                    falsified_by=(), evidence=evidence, domains=unit.domains | {domain} if domain else unit.domains)
         changes = [_status_after_success(u)]
         changes += _ladder(changes[-1].unit)
         return changes + sharing(changes[-1].unit)
     c = unit.confidence * (1.0 - FAILURE_LOSS)
-    u = replace(unit, confidence=c if proven else unproven_loss(unit.confidence, c), failures=unit.failures + 1,
-                failure_streak=unit.failure_streak + 1, evidence=evidence)
-    return [_status_after_falsification(u, "failed after being applied", proven)]
+    u = replace(with_falsifier(unit, agent), confidence=c if proven else unproven_loss(unit.confidence, c),
+                failures=unit.failures + 1, failure_streak=unit.failure_streak + 1, evidence=evidence)
+    return [_status_after_falsification(u, "failed after being applied", None if proven else UNPROVEN)]
 
 
-def on_contradiction(unit: Unit, evidence_id: str, what: str = "contradicted", proven: bool = True) -> list[Change]:
-    """New evidence against the unit: negative feedback on a task that applied it, or (design.md §issue-17)
-    its action failed in a task that found what works instead (``what`` says which). ``proven``: as
-    ``on_outcome``'s, for a contradiction an outcome reports."""
+def on_contradiction(unit: Unit, evidence_id: str, what: str, sender: str | None, proven: bool = True,
+                     undecided: str | None = None) -> list[Change]:
+    """New evidence against the unit, reported by ``sender`` (``sender_of``): negative feedback on a task that
+    applied it, or (design.md §issue-17) its action failed in a task that found what works instead (``what`` says
+    which). ``proven``: as ``on_outcome``'s, for a contradiction an outcome reports; ``undecided``: why this
+    contradiction may not end the unit although proven (``on_perceived_contradiction``)."""
     if unit.status in ("invalid", "rejected"):
         return []
+    undecided = undecided or (None if proven else UNPROVEN)
     c = unit.confidence * (1.0 - CONTRADICTION_LOSS)
-    u = replace(unit, confidence=c if proven else unproven_loss(unit.confidence, c),
+    u = replace(with_falsifier(unit, sender), confidence=c if undecided is None else unproven_loss(unit.confidence, c),
                 contradictions=unit.contradictions + 1, failure_streak=unit.failure_streak + 1,
                 evidence=(*unit.evidence, evidence_id))
-    change = _status_after_falsification(u, what, proven)
+    change = _status_after_falsification(u, what, undecided)
     if change.unit.status not in ("reviewing", "invalid") and u.status != "held":
         change = Change(DecisionKind.UNIT_REVIEWING, replace(change.unit, status="reviewing"), f"{what}: under review")
     return [change]
+
+
+def on_perceived_contradiction(unit: Unit, evidence_id: str, what: str, sender: str | None) -> list[Change]:
+    """A contradiction the learner reads from perceived events, not from an outcome: change detection (an option
+    that failed where it used to work) and a routine's first failure. Nothing proves the events happened: they are
+    their sender's word (``sender_of``: an unbound API key whatever agents it names). One sender may doubt a unit
+    alone (in review at once, as before: doubt is cheap and the next delivery decides), but not end it: the unit
+    turns invalid, or sinks under the credibility floor, only once ``FALSIFIERS`` senders stand behind its
+    falsifications since its last success — as fleet verification wants independent agents to share a unit and
+    an A/B window independent reporters to settle (round thirty-three, docs/learning.md). Three change detections
+    of one agent's forged events made an operator's rule invalid for every agent (round thirty-two's "Not
+    defended")."""
+    who = agent_identity(sender) if sender else ""
+    behind = set(unit.falsified_by) | {who}
+    alone = None if len(behind) >= FALSIFIERS else (
+        f"every falsification since its last success was sent by {_named(who)} alone")
+    return on_contradiction(unit, evidence_id, what, sender, undecided=alone)
+
+
+def _named(sender: str) -> str:
+    """A sender as a reason names it: an agent, an API key bound to none, or the tenant's own records."""
+    if sender.startswith(KEY_SENDER):
+        return f"API key '{sender.removeprefix(KEY_SENDER)}' (bound to no agent)"
+    return f"'{sender}'" if sender else "records naming no agent and sent by no key"
 
 
 def on_positive_feedback(unit: Unit) -> Unit:
@@ -324,15 +367,16 @@ def _unproven_success(u: Unit) -> Change:
                   f"applied and the task succeeded; {UNPROVEN}: evidence, not promoted past verified")
 
 
-def _status_after_falsification(u: Unit, what: str, proven: bool = True) -> Change:
+def _status_after_falsification(u: Unit, what: str, undecided: str | None = None) -> Change:
     # Counted since the last success: a lesson that held 20 times is not invalidated by three
     # flaky failures spread over months, but one the world stopped honouring goes in three.
     # Invalid is for good (never injected, so no delivery can restore it): only a failure of a unit its recall
     # put into the agent's context ends it. Three outcomes naming no recall, from one agent, made an operator's
     # seed rule invalid for the whole fleet (round thirty-two); unproven, they put it in review at most (and
-    # ``unproven_loss`` keeps it above the credibility floor).
-    if u.failure_streak >= INVALID_AFTER and not proven:
-        return _unproven_falsification(u, what)
+    # ``unproven_loss`` keeps it above the credibility floor). ``undecided``: why this falsification may not end it
+    # (``UNPROVEN``, or one sender's perceived events alone), None: it may.
+    if u.failure_streak >= INVALID_AFTER and undecided is not None:
+        return _undecided_falsification(u, what, undecided)
     if u.failure_streak >= INVALID_AFTER:
         return Change(DecisionKind.UNIT_DISPROVEN, replace(u, status="invalid"),
                       f"{what}: falsified {u.failure_streak} times since its last success ≥ {INVALID_AFTER}, "
@@ -351,10 +395,10 @@ def unproven_loss(before: float, after: float) -> float:
     return max(after, min(before, HOLD_BELOW))
 
 
-def _unproven_falsification(u: Unit, what: str) -> Change:
-    """A falsification past ``INVALID_AFTER`` that no recall proves (``_status_after_falsification``): in review,
-    where the next genuine delivery decides, never invalid."""
-    why = (f"{what}: {u.failure_streak} failures in a row, but {UNPROVEN}: under review at most, "
+def _undecided_falsification(u: Unit, what: str, undecided: str) -> Change:
+    """A falsification past ``INVALID_AFTER`` that may not end the unit (``_status_after_falsification``): in
+    review, where the next genuine delivery decides, never invalid."""
+    why = (f"{what}: {u.failure_streak} failures in a row, but {undecided}: under review at most, "
            "never invalid on claims")
     if u.status == "reviewing":
         return Change(DecisionKind.UNIT_EVIDENCE, u, why)

@@ -77,7 +77,8 @@ class OutcomeVerdicts:
                 # evidence against it with an alternative — a contradiction, in review at once.
                 out += self._changes(env, fid, lifecycle.on_contradiction(
                     t.units[fid], env["record_id"], f"failed where {corrected_by} worked in the same task",
-                    proven=credit.proven), contradiction=True, verdict="failed")
+                    lifecycle.sender_of(env["agent"], env["producer"]), proven=credit.proven),
+                    contradiction=True, verdict="failed")
                 continue
             # the sender vouches (``sender_of``): an unbound key is one source whatever agents it names
             changes = lifecycle.on_outcome(t.units[fid], worked, domain, env["record_id"],
