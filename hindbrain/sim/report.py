@@ -50,8 +50,9 @@ SELECT i.tenant AS tenant, count() AS injected, countIf(has(o.applied, i.item)) 
        uniqExactIf(i.item, has(o.applied, i.item)) AS reused_units
 FROM (SELECT tenant, recall_id, item FROM injections FINAL ARRAY JOIN item_ids AS item
       WHERE tenant LIKE 'sim-hindbrain-%' AND startsWith(item, 'fr_')) AS i
-LEFT JOIN (SELECT recall_id, groupArrayArray(applied) AS applied FROM outcomes FINAL
-           WHERE recall_id IS NOT NULL GROUP BY recall_id) AS o ON o.recall_id = i.recall_id
+LEFT JOIN (SELECT tenant, recall_id, groupArrayArray(applied) AS applied FROM outcomes FINAL
+           WHERE tenant LIKE 'sim-hindbrain-%' AND recall_id IS NOT NULL GROUP BY tenant, recall_id) AS o
+       ON o.tenant = i.tenant AND o.recall_id = i.recall_id
 GROUP BY tenant ORDER BY tenant
 """
 CURVES = ("success rate", "repeated-mistake rate", "preference consistency", "tokens per success",

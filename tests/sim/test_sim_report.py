@@ -46,3 +46,17 @@ def test_on_the_ticket_desk_hindsight_beliefs_change_the_replies():
     upset = sum(c.upset_solved for c in hb.rounds[late]) / sum(c.upset_tickets for c in hb.rounds[late])
     baseline = sum(c.upset_solved for c in none.rounds[late]) / sum(c.upset_tickets for c in none.rounds[late])
     assert upset > baseline + 0.2
+
+
+def test_what_was_applied_is_read_from_the_recall_s_own_tenant(lexical_brain):
+    """An outcome of another tenant naming a simulated arm's recall id (a caller chooses the recall id it sends)
+    is not that arm's application (round thirty-three; the windows' twin, ``jobs.ARM_REPORTS_SQL``, round
+    thirty-two)."""
+    b, tenant = lexical_brain, "sim-hindbrain-first-1"
+    fid = b.learn(tenant=tenant, seed=True, condition="a refund is asked for an order over 500 dollars",
+                  action="run the fraud check before refunding")
+    pack = b.recall(tenant=tenant, agent="bot-1", query="a customer asks a refund for an order over 500 dollars")
+    assert fid in [i.id for i in pack.items]
+    b.outcome(tenant="evil", agent="bot-1", task="t", recall_id=pack.recall_id, applied=[fid], success=True)
+    b.runner.flush()
+    assert unit_metrics(b)["injected cognitions applied"] == 0  # the base: 1.0, evil's outcome joined
