@@ -178,16 +178,19 @@ def read_windows(warehouse) -> list[windows.Window]:
     return list(found.values())
 
 
-# Per arm and sender: a task's last outcome, with the agent it names and the producer that sent it (the key, for
-# the service's edge: ``windows.reporter``). The tuple keeps a last outcome sent with no agent as such: argMax over
-# a Nullable alone would skip it for an older, named one. Both sides are the tenant's: an outcome of another tenant
-# naming this tenant's recall id (leaked in a log) was the newest and decided the window (round thirty-two).
+# Per arm and sender: a recall's first outcome, with the agent it names and the producer that sent it (the key, for
+# the service's edge: ``windows.reporter``). The tuple keeps a first outcome sent with no agent as such: argMin over
+# a Nullable alone would skip it for a later, named one. Both sides are the tenant's: an outcome of another tenant
+# naming this tenant's recall id (leaked in a log) was the newest and decided the window (round thirty-two). The
+# first, as the learner's credit (``learning.outcome_verdicts.Credit``: the first outcome naming a recall spends it):
+# the last let any sender of the tenant that saw the recall ids replace the honest reports after them (round
+# thirty-three, docs/security.md).
 ARM_REPORTS_SQL = """
 SELECT i.arm, o.last.2 AS agent, o.last.3 AS producer, countIf(o.last.1) AS successes, count() AS total
 FROM (SELECT recall_id, item, arm FROM injections FINAL ARRAY JOIN item_ids AS item, arms AS arm
       WHERE tenant = {t:String} AND item IN ({a:String}, {b:String}) AND arm != ''
         AND toUnixTimestamp64Micro(ts) >= {opened:Int64}) AS i
-INNER JOIN (SELECT recall_id, argMax((success, ifNull(agent, ''), producer), ts) AS last FROM outcomes FINAL
+INNER JOIN (SELECT recall_id, argMin((success, ifNull(agent, ''), producer), ts) AS last FROM outcomes FINAL
             WHERE tenant = {t:String} AND recall_id IS NOT NULL GROUP BY recall_id) AS o ON o.recall_id = i.recall_id
 GROUP BY i.arm, agent, producer
 ORDER BY i.arm, agent, producer
