@@ -73,6 +73,9 @@ class _Tenant:
     # recall id → the units its injection record put into the agent's context: what an outcome naming it may credit
     injected: Recent = field(default_factory=Recent)
     answered: Recent = field(default_factory=Recent)  # recall id → the outcome that spent it (one credited a recall)
+    # recall id → the agent its injection was for (``lifecycle.agent_identity``), when it named one: an outcome naming
+    # another agent proves nothing of it (``outcome_verdicts._credit``, round thirty-three)
+    recalled_by: Recent = field(default_factory=Recent)
     negatives: dict[str, list[dict]] = field(default_factory=dict)  # topic → negative feedback events
     # (agent, session or task, kind, speaker, stored item) → the last event there, as columns (``_hygiene``)
     last_event: _scan.LastEvents = field(default_factory=lambda: _scan.LastEvents(RECENT))

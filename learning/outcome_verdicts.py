@@ -3,6 +3,7 @@ and the decision records of a unit's lifecycle changes."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from hindbrain.learning import attribution, lifecycle
@@ -35,15 +36,18 @@ class OutcomeVerdicts:
         units = t.units
         # a known unit's id as the unit holds it: 50,000 recalls' ids are then pointers to strings held once (in
         # memory and, pickle memoising them, in the snapshot), not ~80 bytes each again
-        t.injected[record["recall_id"]] = tuple(u.fragment_id if (u := units.get(i["item_id"])) else i["item_id"]
-                                                for i in record["items"] if i["item_kind"] == "fragment")
+        recall_id = record["recall_id"]
+        t.injected[recall_id] = tuple(u.fragment_id if (u := units.get(i["item_id"])) else i["item_id"]
+                                      for i in record["items"] if i["item_kind"] == "fragment")
+        if agent := record["envelope"]["agent"]:  # the same recall id object as ``injected``'s key, names interned
+            t.recalled_by[recall_id] = sys.intern(lifecycle.agent_identity(agent))
         return []
 
     def _outcome(self, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
         t = self._tenant(env["tenant"])
         applied = [fid for fid in dict.fromkeys(record["applied"]) if fid in t.units]
-        credit = _credit(t, record["recall_id"], env["record_id"])  # spends the recall, restoring too
+        credit = _credit(t, record["recall_id"], env["record_id"], env["agent"])  # spends the recall, restoring too
         if env["task"]:  # what the task's feedback moves (``_feedback``): the units a recall proves it was given.
             # A claim naming no recall, then "that was wrong" in the task, counted as a proven contradiction:
             # two such tasks of one agent made a seed rule invalid (round thirty-two, docs/security.md).
@@ -157,12 +161,19 @@ class Credit:
         return None
 
 
-def _credit(t: _Tenant, recall_id: str | None, outcome_id: str) -> Credit:
-    """The ``Credit`` of the outcome ``outcome_id`` naming ``recall_id``; the first outcome naming a recall
-    spends it (``answered``), whatever it credits: a second one — another report, or the same one sent again — is
-    refused."""
+def _credit(t: _Tenant, recall_id: str | None, outcome_id: str, agent: str | None = None) -> Credit:
+    """The ``Credit`` of the outcome ``outcome_id`` (sent as ``agent``) naming ``recall_id``; the first outcome naming
+    a recall spends it (``answered``), whatever it credits: a second one — another report, or the same one sent
+    again — is refused. A recall proves what reached the context of the agent it was made for: an outcome naming
+    another agent is evidence only, as one naming no recall, and leaves the recall to its agent (round
+    thirty-three: mallory's key, given bot-1's recall ids, debited bot-1's rules as proven failures — three end a
+    unit — and bot-1's own report was then refused as "answered already"). An outcome naming no agent, or a recall
+    that named none, is not compared: only a bound key's agent is the edge's word (an unbound key names any)."""
     if not recall_id:
         return Credit(None, None, None)
+    recalled_by = t.recalled_by.get(recall_id)
+    if recalled_by is not None and agent and lifecycle.agent_identity(agent) != recalled_by:
+        return Credit(recall_id, None, None)
     answered_by = t.answered.get(recall_id)
     if answered_by is None:
         t.answered[recall_id] = outcome_id

@@ -212,7 +212,7 @@ def one_at_a_time(records: list[tuple[str, dict]]) -> tuple[Learner, list, Extra
 # Not in the recorded state: derived from the rest (``proven``), or what e3e8de2's learner did not keep (the
 # recalls' injections and the outcomes that spent them, round twenty-five: tests/learning/test_forged_outcomes.py;
 # the unit decisions folded and not read back yet, round thirty: tests/security/test_decision_counts_once.py)
-NOT_RECORDED = frozenset(("proven", "injected", "answered", "folded", "unread"))
+NOT_RECORDED = frozenset(("proven", "injected", "answered", "recalled_by", "folded", "unread"))
 # who falsified a unit since its last success (round thirty-three, tests/security/test_perceived_failures_by_sender.py)
 NOT_IN_E3E8DE2_UNITS = frozenset(("falsified_by",))
 
