@@ -371,9 +371,10 @@ class Brain:
 
         The learner credits (or debits) a unit only if the recall named by ``recall_id`` injected it into the
         agent's context, and only the first outcome naming a recall counts: a second one is kept on the log and
-        credits nothing. Without a ``recall_id``, or with one this tenant's brain never made, the outcome is
-        evidence that never promotes a unit past verified (``outcome_credit``; docs/learning.md, round
-        twenty-five). Each refusal is a ``unit_attributed`` decision saying why (``explain``)."""
+        credits nothing. Without a ``recall_id``, with one this tenant's brain never made, or with one made for
+        another agent than the outcome names, the outcome is evidence that never promotes a unit past verified nor
+        ends it (``outcome_credit``; docs/learning.md, round twenty-five; docs/security.md, round thirty-three). Each
+        refusal is a ``unit_attributed`` decision saying why (``explain``)."""
         data = validated(OutcomeInput, "outcome", **fields)
         record = {
             "envelope": envelope("outcome", data.tenant, agent=data.agent, task=data.task,
@@ -656,8 +657,9 @@ def outcome_credit(recall_id: str | None) -> str:
     if not recall_id:
         return ("no recall_id: evidence only — an applied unit is verified at most, never made stable; name the "
                 "recall you acted on for full credit")
-    return (f"credited to the applied units recall {recall_id} injected, if it is this tenant's and no earlier "
-            "outcome named it; an applied unit it did not inject gets nothing, an unknown recall is evidence only")
+    return (f"credited to the applied units recall {recall_id} injected, if it is this tenant's, was made for this "
+            "outcome's agent and no earlier outcome named it; an applied unit it did not inject gets nothing, an "
+            "unknown recall or another agent's is evidence only")
 
 
 def recall_with_records(index: RecallIndex, engine: RecallEngine, fields: dict) -> tuple[RecallPack, list]:
