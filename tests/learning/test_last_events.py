@@ -235,3 +235,23 @@ def test_a_snapshot_of_the_ordered_dict_form_is_folded_from_the_log(tmp_path):
         b.perceive(tenant="acme", agent="a1", session="s1", kind="observation", text="disk on db-3 is 91% full!")
         assert b.learning.learner.counts["merged"] == 1
         assert b.learning.learner.counts["perceived_event"] == 2  # the first counted once: folded, not loaded
+
+
+def test_a_snapshot_decided_before_senders_counted_is_folded_from_the_log(tmp_path):
+    """A version 9 snapshot's units were decided before a unit kept who falsified it and a tenant who each recall
+    was for (round thirty-three): loaded, it would carry on from decisions the log's fold no longer makes. It is
+    folded from the log instead, as the rules now read it."""
+    from hindbrain.learning.runtime import SNAPSHOT_VERSION
+
+    with Brain.open(tmp_path, embedder="none") as b:
+        b.perceive(tenant="acme", agent="a1", session="s1", kind="observation", text="disk on db-3 is 91% full")
+    snapshot = tmp_path / "cache" / "learner.snapshot"
+    state = pickle.loads(snapshot.read_bytes())
+    assert state["version"] == SNAPSHOT_VERSION > 9
+    del state["tenants"]["acme"].__dict__["recalled_by"]  # what a version 9 pickled
+    state["version"] = 9
+    state["counts"]["perceived_event"] = 100  # what a loaded snapshot would count from
+    snapshot.write_bytes(pickle.dumps(state))
+    with Brain.open(tmp_path, embedder="none") as b:
+        assert "recalled_by" in vars(b.learning.learner.tenants["acme"])
+        assert b.learning.learner.counts["perceived_event"] == 1  # folded from the log, not loaded
