@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import pickle
 import sys
 import tempfile
@@ -58,7 +59,8 @@ def hedged_ids(first: list[int], semantic: list[int], id_of: dict[int, str]) -> 
     alone where the question is not hedged (``semantic`` empty)."""
     if semantic:
         weight = learned.hedge_weight(first, semantic)
-        first = [no for no, _ in learned.hedge_places(first, semantic, learned.HEDGE_K, weight)][: len(first)]
+        first = [no for no, _ in learned.hedge_places(first, semantic, learned.HEDGE_K, weight,
+                                                      reach=learned.hedge_reach(weight))][: len(first)]
     return list(dict.fromkeys(id_of[no] for no in first))
 
 
@@ -108,29 +110,120 @@ def observed():
         learned.rerank, learned.hedge = rerank, hedge
 
 
-def collect(name: str) -> list[dict]:
-    """Each tuning question of ``name``: its gold, category, the product's R@k and its one observed pool."""
+@contextlib.contextmanager
+def feeding(top: int):
+    """The product with the semantic channel's first ``top`` fed into the trees' pool
+    (``learned.POOL_FROM_SEMANTIC``) while the block runs."""
+    shipped = learned.POOL_FROM_SEMANTIC
+    learned.POOL_FROM_SEMANTIC = top
+    try:
+        yield
+    finally:
+        learned.POOL_FROM_SEMANTIC = shipped
+
+
+def collect(name: str, feeds: tuple[int, ...] = (0,)) -> dict[int, list[dict]]:
+    """Each tuning question of ``name``: its gold, category, the product's R@k and its one observed pool, for each
+    K of ``feeds`` the semantic first K fed into that pool (``feeding``); one brain for all."""
     data = quality.load(name)
-    rows = []
+    out: dict[int, list[dict]] = {}
     with tempfile.TemporaryDirectory() as home, observed() as calls:
         brain = quality.build(data, Path(home))
         try:
-            for q in data.half("tuning"):
-                calls.clear()
-                pack = brain.recall(tenant=q.tenant, agent=data.agent, query=q.query, layers=["episodic"], k=10,
-                                    budget_tokens=100000)
-                ranked = list(dict.fromkeys(e for item in pack.items for e in (item.event_ids or [item.id])))
-                if len(calls) != 1:
-                    raise SystemExit(f"{name} {q.qid}: {len(calls)} trees calls in one recall, the read expects one")
-                rows.append({"gold": set(q.gold), "category": q.category,
-                             "product": quality.recall_at(q.gold, ranked), "call": calls[0]})
+            for feed in feeds:
+                rows = out[feed] = []
+                with feeding(feed):
+                    for q in data.half("tuning"):
+                        calls.clear()
+                        pack = brain.recall(tenant=q.tenant, agent=data.agent, query=q.query, layers=["episodic"],
+                                            k=10, budget_tokens=100000)
+                        ranked = list(dict.fromkeys(e for item in pack.items for e in (item.event_ids or [item.id])))
+                        if len(calls) != 1:
+                            raise SystemExit(f"{name} {q.qid}: {len(calls)} trees calls in one recall, the read "
+                                             "expects one")
+                        rows.append({"gold": set(q.gold), "category": q.category,
+                                     "product": quality.recall_at(q.gold, ranked), "call": calls[0]})
         finally:
             brain.close()
-    return rows
+    return out
+
+
+def as_pools(rows: list[dict]) -> list[tuple]:
+    """The observed pools of ``collect``'s rows as ``fusion_rank.collect``'s (all tuning), to fit trees on: what the
+    product's trees rank, fed items included (``collect``'s ``feed``)."""
+    return [(str(n), True, row["gold"], row["call"]["ids"], row["call"]["x"],
+             np.ones(len(row["call"]["ids"])) if row["call"]["prior"] is None else row["call"]["prior"])
+            for n, row in enumerate(rows)]
+
+
+def list_key(name: str, feed: int) -> str:
+    """A set's entry in the ``--lists`` cache: its name at no feed (the caches of round thirty-one), ``name@K``."""
+    return name if feed == 0 else f"{name}@{feed}"
+
+
+def won_lost(changed: list[dict[int, float]], base: list[dict[int, float]], k: int = 5) -> tuple[int, int]:
+    """Questions whose R@k ``changed`` raises : lowers against ``base`` (the same questions, in order)."""
+    return (sum(c[k] > b[k] for c, b in zip(changed, base, strict=True)),
+            sum(c[k] < b[k] for c, b in zip(changed, base, strict=True)))
 
 
 def cell(recalls: list[dict[int, float]]) -> str:
     return f"{100 * np.mean([r[1] for r in recalls]):.1f} / {100 * np.mean([r[5] for r in recalls]):.1f}"
+
+
+def fitted_on(pools: list[tuple]) -> dict:
+    """Trees fitted on ``pools`` by the shipped recipe (``fusion_rank.fit_boosted``, every feature) as a tree
+    file holds them (``learned.Trees.from_json`` reads it as the product does)."""
+    _, model = fusion_rank.fit_boosted(pools, list(range(len(learned.FEATURES))))
+    return fusion_rank.export(model, fusion_rank.embedder_name())
+
+
+def training(sets: tuple[str, ...], lists: dict, dialogues: dict, feed: int) -> list[tuple]:
+    """The tuning pools of ``sets`` the trees are fitted on: a question set's as the product's trees saw it with
+    the semantic first ``feed`` fed (``lists``), a dialogue set's from ``fusion_rank``'s cache (``dialogues``: a
+    dialogue is not hedged, so nothing is fed into its pool)."""
+    return [p for n in sets for p in (dialogues[n] if n in dialogues else as_pools(lists[list_key(n, feed)]))
+            if p[1]]
+
+
+def refit_fed(names: list[str], lists: dict, dialogues: dict, feed: int, out: Path | None) -> None:
+    """The shipped trees with nothing fed against ``BASE`` refitted on pools fed the semantic first ``feed``, read
+    with that feed, in sample (every ``BASE`` set) and out of fold by family; the same refit on unfed pools
+    beside them (what a refit moves by itself). ``out``: the in-sample fed refit's file, for the product."""
+    shipped = learned.trees().margin
+    files = {f: fitted_on(training(BASE, lists, dialogues, f)) for f in (0, feed)}
+    if out is not None:
+        out.write_text(json.dumps(files[feed]) + "\n")
+    whole = {f: learned.Trees.from_json(data) for f, data in files.items()}
+    folds: dict[tuple, object] = {}
+
+    def out_of_fold(name: str, f: int):
+        sets = fold(name, BASE)
+        if (sets, f) not in folds:
+            folds[sets, f] = learned.Trees.from_json(fitted_on(training(sets, lists, dialogues, f))).margin
+        return folds[sets, f]
+
+    print(f"R@1 / R@5 of each set's tuning half (offline: the trees' order hedged); refit: BASE refitted on pools "
+          f"fed 0 or {feed}, in sample (in) or out of fold by family (out); R@5 questions won : lost (net) of the fed "
+          f"refit in sample against the shipped trees fed 0, and out of fold against the unfed refit out of fold")
+    print(f"| set | the product | shipped, fed 0 | shipped, fed {feed} | refit fed 0, in | refit fed 0, out "
+          f"| refit fed {feed}, in | refit fed {feed}, out | in − shipped | out − refit fed 0, out |\n"
+          "|---|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        rows, fed = lists[list_key(name, 0)], lists[list_key(name, feed)]
+        base = read(rows, shipped)
+        refit0 = read(rows, whole[0].margin), read(rows, out_of_fold(name, 0))
+        inside, outside = read(fed, whole[feed].margin), read(fed, out_of_fold(name, feed))
+        print(f"| {name} ({len(rows)}) | {cell([r['product'] for r in rows])} | {cell(base)} "
+              f"| {cell(read(fed, shipped))} | {cell(refit0[0])} | {cell(refit0[1])} "
+              f"| {cell(inside)} | {cell(outside)} "
+              f"| {paired_cell(inside, base)} | {paired_cell(outside, refit0[1])} |", flush=True)
+
+
+def paired_cell(changed: list[dict[int, float]], base: list[dict[int, float]], k: int = 5) -> str:
+    """"won : lost (net)" of ``changed`` against ``base`` at R@k, in questions."""
+    won, lost = won_lost(changed, base, k)
+    return f"{won} : {lost} ({sum(c[k] - b[k] for c, b in zip(changed, base, strict=True)):+.2f})"
 
 
 def main() -> None:
@@ -138,13 +231,25 @@ def main() -> None:
     ap.add_argument("--pools", type=Path, required=True, help="bench/fusion_rank.py's pools cache (every MORE set)")
     ap.add_argument("--lists", type=Path, help="cache of the product's observed pools (built when missing)")
     ap.add_argument("--sets", default=",".join(READ))
+    ap.add_argument("--feed", type=int, default=0,
+                    help="K > 0: BASE refitted on pools fed the semantic first K, against the shipped trees")
+    ap.add_argument("--out", type=Path, help="with --feed: write the in-sample fed refit's trees here")
     args = ap.parse_args()
     names = args.sets.split(",")
     lists = pickle.loads(args.lists.read_bytes()) if args.lists and args.lists.exists() else {}
-    for name in [n for n in names if n not in lists]:
-        lists[name] = collect(name)
-        if args.lists:
-            args.lists.write_bytes(pickle.dumps(lists))
+    feeds = tuple(dict.fromkeys((0, args.feed)))
+    for name in dict.fromkeys([*names, *(b for b in BASE if args.feed and not b.startswith("madial"))]):
+        missing = tuple(f for f in feeds if list_key(name, f) not in lists)
+        if missing:
+            lists |= {list_key(name, f): rows for f, rows in collect(name, missing).items()}
+            print(f"{name}: collected at feed {missing}", flush=True)
+            if args.lists:
+                args.lists.write_bytes(pickle.dumps(lists))
+    if args.feed:
+        dialogues = fusion_rank.pools_of([n for n in BASE if n.startswith("madial")], quality.MADIAL, args.pools,
+                                         fusion_rank.embedder_name())
+        refit_fed(names, lists, dialogues, args.feed, args.out)
+        return
     pools = fusion_rank.pools_of(list(MORE), quality.MADIAL, args.pools, fusion_rank.embedder_name())
     every = list(range(len(learned.FEATURES)))
     fitted: dict[tuple[str, ...], object] = {}

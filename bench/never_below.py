@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import pickle
 import statistics
@@ -111,6 +112,8 @@ def cpu(names: list[str], half: str, rounds: int, switch=hedge_switch) -> None:
             finally:
                 os.environ.pop("HINDBRAIN_HEDGE", None)
                 learned.HEDGE_UNPOOLED_WHOLE, learned.POOL_FROM_SEMANTIC = whole, fed
+                learned.HEDGE_REACH = SHIPPED_REACH
+                use_trees(None)
         med = {a: statistics.median(v) for a, v in took.items()}
         p99 = {a: statistics.quantiles(v, n=100)[98] for a, v in took.items()}
         print(f"{name}: thread CPU ms a recall, median (p99): base {med['0']:.3f} ({p99['0']:.2f}), changed "
@@ -161,20 +164,57 @@ def unpooled(names: list[str], half: str, rules: list[str]) -> None:
     arms_table(names, half, "rule", rules, switch)
 
 
-def feed(names: list[str], half: str, tops: list[int]) -> None:
+SHIPPED_TREES = learned.trees
+SHIPPED_REACH = learned.HEDGE_REACH
+
+
+def use_trees(model) -> None:
+    """The question trees the product orders with: ``model`` (a ``learned.Trees``, e.g. a refit read from a file
+    ``bench/fusion_folds.py --out`` wrote), or the shipped file's when None; a dialogue keeps its own."""
+    learned.trees = SHIPPED_TREES if model is None else (
+        lambda embedder=learned.DEFAULT_EMBEDDER: model if embedder == learned.DEFAULT_EMBEDDER
+        else SHIPPED_TREES(embedder))
+
+
+def feed_arm(arm: str) -> tuple[int, bool]:
+    """An arm of ``--feed``: "K" the semantic first K fed to the shipped trees, "Kr" to the ``--refit`` trees."""
+    return int(arm.removesuffix("r")), arm.endswith("r")
+
+
+def feed(names: list[str], half: str, arms: list[str], refit=None) -> None:
     """``arms_table`` with the semantic channel's first K items fed into the trees' pool
-    (``learned.POOL_FROM_SEMANTIC``) for each K of ``tops``."""
+    (``learned.POOL_FROM_SEMANTIC``) for each arm of ``arms`` (``feed_arm``), ``refit`` the trees of an "r" arm."""
     shipped = learned.POOL_FROM_SEMANTIC
 
-    def switch(top):
-        learned.POOL_FROM_SEMANTIC = shipped if top is None else top
+    def switch(arm):
+        top, refitted = (shipped, False) if arm is None else feed_arm(arm)
+        learned.POOL_FROM_SEMANTIC = top
+        use_trees(refit if refitted else None)
 
-    arms_table(names, half, "fed K", tops, switch)
+    arms_table(names, half, "fed K (r: the refit trees)", arms, switch)
 
 
-def feed_switch(arm: str, top: int) -> None:
-    """Arm "0" the base (no feed), "1" the change: the semantic first ``top`` fed into the trees' pool."""
+def reach(names: list[str], half: str, arms: list[str]) -> None:
+    """``arms_table`` at each ``learned.HEDGE_REACH`` of ``arms`` ("none": every place of the trees' counts)."""
+    shipped = learned.HEDGE_REACH
+
+    def switch(arm):
+        learned.HEDGE_REACH = shipped if arm is None else None if arm == "none" else int(arm)
+
+    arms_table(names, half, "reach", arms, switch)
+
+
+def reach_switch(arm: str, top: int | None) -> None:
+    """Arm "0" the base (every place of the trees' counts), "1" the change: ``learned.HEDGE_REACH`` at ``top``;
+    ``None`` puts the shipped value back."""
+    learned.HEDGE_REACH = top if arm == "1" else None if arm == "0" else SHIPPED_REACH
+
+
+def feed_switch(arm: str, top: int, refit=None) -> None:
+    """Arm "0" the base (no feed, the shipped trees), "1" the change: the semantic first ``top`` fed into the
+    trees' pool, ordered by ``refit`` when given; ``None`` puts the shipped setting back."""
     learned.POOL_FROM_SEMANTIC = top if arm == "1" else 0
+    use_trees(refit if arm == "1" else None)
 
 
 def grid(names: list[str], half: str, arms: list[tuple[float, float]]) -> None:
@@ -275,14 +315,25 @@ def main() -> None:
     ap.add_argument("--unpooled", help=f"rules of {sorted(UNPOOLED_RULES)}, comma-separated: the product under "
                                        "each (the first paired against); with --cpu, the base against the change")
     ap.add_argument("--feed", help="K,… the semantic first K fed into the trees' pool (``feed``, the first "
-                                   "paired against); with --cpu, K=0 against the last K")
+                                   "paired against; Kr: with the --refit trees); with --cpu, K=0 against the last K")
+    ap.add_argument("--refit", type=Path, help="a tree file (bench/fusion_folds.py --out) for --feed's r arms")
+    ap.add_argument("--reach", help="none,N,… the product at each learned.HEDGE_REACH (the first paired against); "
+                                    "with --cpu, none against the last N")
     args = ap.parse_args()
+    if args.reach and args.cpu:
+        top = int(args.reach.split(",")[-1])
+        cpu(args.sets.split(","), args.half, args.cpu, lambda arm: reach_switch(arm, top))
+        return
+    if args.reach:
+        reach(args.sets.split(","), args.half, args.reach.split(","))
+        return
+    refit = learned.model_from_json(json.loads(args.refit.read_text("utf-8"))) if args.refit else None
     if args.feed and args.cpu:
-        top = int(args.feed.split(",")[-1])
-        cpu(args.sets.split(","), args.half, args.cpu, lambda arm: feed_switch(arm, top))
+        top, refitted = feed_arm(args.feed.split(",")[-1])
+        cpu(args.sets.split(","), args.half, args.cpu, lambda arm: feed_switch(arm, top, refit if refitted else None))
         return
     if args.feed:
-        feed(args.sets.split(","), args.half, [int(k) for k in args.feed.split(",")])
+        feed(args.sets.split(","), args.half, args.feed.split(","), refit)
         return
     if args.unpooled and args.cpu:
         cpu(args.sets.split(","), args.half, args.cpu, unpooled_switch)

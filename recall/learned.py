@@ -92,6 +92,17 @@ HEDGE_WEIGHT = 0.7
 HEDGE_TOP = 5
 HEDGE_AGREE = 4
 HEDGE_WEIGHT_APART = 1.0
+# Where the two orders are apart (HEDGE_WEIGHT_APART), the trees' places after their first count only for an item
+# the semantic order ranks among its first HEDGE_REACH, or does not hold at all (the trees' own finds: expansions,
+# items outside the semantic pool). Over hard3-zh's gold that semantic alone ranks in its top 5 and the default
+# placed 6th-12th, 22 of the 23 items holding the places above it were items both orders hold; 4 of them the trees
+# alone put there (the semantic order's 10th-16th) — the part this rule takes away; the other 18 the semantic order
+# ranks in its first 10 too (no rule on the two orders separates those).
+# 12 on the tuning halves of eight question sets through Brain.recall, R@5 in questions against None: hard3-zh +0.5,
+# hard3-en +0.67, conv-en +1.5, conv-zh -0.5, hard-zh -0.5, the rest 0; at 10 conv-zh lost 1.17 (past the
+# one-question rule) (docs/recall-quality.md, round thirty-three). None: every place of the trees' counts (rounds
+# 27-32). A dialogue is not hedged.
+HEDGE_REACH: int | None = 12
 # An item the trees never pooled (the semantic pool's alone: outside the first scoring's pool, so the trees
 # never saw it) has no place in their order, and that is no vote against it: under ``HEDGE_UNPOOLED_WHOLE`` it
 # counts at its semantic place with the trees' weight too — (1 + w) / (HEDGE_K + 1 + place), as if both orders
@@ -304,12 +315,17 @@ def hedges(query) -> bool:
 
 
 def hedge_places(first: list[int], second: list[int], k: float = HEDGE_K, weight: float = HEDGE_WEIGHT,
-                 unpooled_weight: float | None = None, unpooled_top: int = 0) -> list[tuple[int, float]]:
+                 unpooled_weight: float | None = None, unpooled_top: int = 0,
+                 reach: int | None = None) -> list[tuple[int, float]]:
     """Reciprocal-rank fusion of two orders of document numbers: (number, fused value), best first;
     a tie keeps ``first``'s order, then ``second``'s. A number in ``first`` only gets that order's part; one
     in ``second`` only gets ``unpooled_weight`` / (k + 1 + place) at its places before ``unpooled_top``
-    (``weight``'s after them, or when ``unpooled_weight`` is None)."""
+    (``weight``'s after them, or when ``unpooled_weight`` is None). ``reach``: ``first``'s places after its
+    first count only for numbers ``second`` holds before ``reach`` or not at all (None: every place counts)."""
     value = {no: 1.0 / (k + 1.0 + place) for place, no in enumerate(first)}
+    if reach is not None:
+        beyond = {no for no in second[reach:] if no in value and no != first[0]}
+        value.update(dict.fromkeys(beyond, 0.0))
     alone = weight if unpooled_weight is None else unpooled_weight
     for place, no in enumerate(second):
         held = value.get(no)  # one look-up: None is an item the first order never held
@@ -341,6 +357,12 @@ def hedge_weight(first: list[int], second: list[int]) -> float:
     return HEDGE_WEIGHT if shared >= HEDGE_AGREE else HEDGE_WEIGHT_APART
 
 
+def hedge_reach(weight: float) -> int | None:
+    """How far into the semantic order the trees' places after their first count (``hedge_places``' ``reach``) at
+    the semantic weight ``weight``: ``HEDGE_REACH`` where the orders are apart (``HEDGE_WEIGHT_APART``), else all."""
+    return HEDGE_REACH if weight == HEDGE_WEIGHT_APART and weight != HEDGE_WEIGHT else None
+
+
 def unpooled_weight(weight: float, whole: bool) -> float:
     """The weight of a place in the semantic order (one of its first ``HEDGE_UNPOOLED_TOP``) for an item the
     trees never pooled: 1 (the trees' own) + ``weight`` when ``whole`` (``HEDGE_UNPOOLED_WHOLE``), else
@@ -358,7 +380,8 @@ def hedge(pool: list, semantic_pool: list) -> list:
     ``pool``'s scores, best first, are handed out again in the new order (the gate sees the same
     values, as ``rerank``); ``why["hedge"]`` gives each item's place in both orders, the weight its semantic
     place counted at (``unpooled_weight``'s for an item the trees never pooled, at the semantic order's first
-    ``HEDGE_UNPOOLED_TOP`` places) and what moved it."""
+    ``HEDGE_UNPOOLED_TOP`` places) and what moved it — also when its place in the trees' order did not count
+    (``hedge_reach``: the orders apart, the item past the semantic order's ``HEDGE_REACH``th)."""
     if len(pool) < 2 or not semantic_pool:
         return pool
     by_no = {s.no: s for s in semantic_pool} | {s.no: s for s in pool}
@@ -367,7 +390,8 @@ def hedge(pool: list, semantic_pool: list) -> list:
     first_nos, second_nos = [s.no for s in pool], [s.no for s in semantic_pool]
     weight = hedge_weight(first_nos, second_nos)
     alone = unpooled_weight(weight, HEDGE_UNPOOLED_WHOLE)
-    fused = hedge_places(first_nos, second_nos, HEDGE_K, weight, alone, HEDGE_UNPOOLED_TOP)[: len(pool)]
+    reach = hedge_reach(weight)
+    fused = hedge_places(first_nos, second_nos, HEDGE_K, weight, alone, HEDGE_UNPOOLED_TOP, reach)[: len(pool)]
     scores = sorted((s.score for s in pool), reverse=True)
     out = []
     for place, (no, value) in enumerate(fused):
@@ -376,6 +400,8 @@ def hedge(pool: list, semantic_pool: list) -> list:
         s.why["hedge"] = {"place": place, "default_place": first.get(no), "semantic_place": second.get(no),
                           "rrf": round(value, 4), "weight": alone if whole else weight,
                           "reason": hedge_reason(place, first.get(no), second.get(no), whole)}
+        if reach is not None and first.get(no, 0) > 0 and second.get(no, -1) >= reach:
+            s.why["hedge"]["reason"] += f"; the default's rank not counted: past the semantic channel's {reach}th"
         s.score = scores[place]
         s.why["score"] = round(s.score, 6)
         out.append(s)

@@ -266,3 +266,35 @@ def test_the_semantic_channels_best_join_the_trees_pool_and_say_so(brain, monkey
     assert len(new) <= 3
     for s in new:
         assert s.why["learned"].get("from_semantic") == (alone.index(s.no) if s.no in joined else None)
+
+
+# orders apart (no item of the trees' top 5 in the semantic one's): 2 and 1 at the semantic order's 11th and 12th
+APART = [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 2, 1]
+
+
+def test_where_the_orders_are_apart_the_trees_places_count_only_within_the_semantic_reach():
+    # reach 10, weight 1.0: 2 keeps only its semantic part (1/12), not the trees' 1/3 as well; 1, the trees' first,
+    # keeps its lead; 3-6, which the semantic order does not hold, keep the trees' part
+    fused = [no for no, _ in learned.hedge_places([1, 2, 3, 4, 5, 6], APART, 1.0, 1.0, reach=10)]
+    assert fused == [1, 7, 8, 3, 9, 4, 10, 5, 11, 6, 12, 13, 14, 15, 16, 2]
+    every = [no for no, _ in learned.hedge_places([1, 2, 3, 4, 5, 6], APART, 1.0, 1.0)]
+    assert every[:4] == [1, 7, 2, 8]  # every place counting (reach None): 2 at 1/3 + 1/12 passes 8
+
+
+def test_the_reach_applies_where_the_orders_are_apart_and_the_hedge_says_so(monkeypatch):
+    monkeypatch.setattr(learned, "HEDGE_UNPOOLED_WHOLE", False)
+    monkeypatch.setattr(learned, "HEDGE_REACH", 10)
+    assert learned.hedge_reach(learned.HEDGE_WEIGHT_APART) == 10 and learned.hedge_reach(learned.HEDGE_WEIGHT) is None
+    pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
+    by_no = {s.no: s for s in pool}
+    out = learned.hedge(pool, [by_no.get(no) or _scored(no, 0.5) for no in APART])
+    assert [s.no for s in out] == [1, 7, 8, 3, 9, 4]  # 2 left out: the trees' 2nd, the semantic order's 11th
+    long = [_scored(no, 1.0 - no / 100) for no in (1, 2, 3, 4, 5, 6, *range(17, 41))]  # 2 kept: its why
+    by_no = {s.no: s for s in long}
+    learned.hedge(long, [by_no.get(no) or _scored(no, 0.5) for no in APART])
+    assert by_no[2].why["hedge"]["reason"] == ("lowered from the default's rank 2: the semantic channel's rank 11; "
+                                               "the default's rank not counted: past the semantic channel's 10th")
+    assert "not counted" not in by_no[1].why["hedge"]["reason"]  # the trees' first leads whatever the semantic rank
+    monkeypatch.setattr(learned, "HEDGE_REACH", None)  # every place of the trees' counts (rounds 27-32)
+    pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
+    assert [s.no for s in learned.hedge(pool, [_scored(no, 0.5) for no in APART])] == [1, 7, 2, 8, 3, 9]
