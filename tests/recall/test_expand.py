@@ -927,3 +927,70 @@ def test_a_change_pair_from_now_alone_needs_the_second_nearest_turn_from_another
     assert expand.best_change(tenant, [0, 1, 2], cosine).turns == (0, 2)  # any: the nearest of another session
     assert expand.best_change(tenant, [0, 1, 2], cosine, near_only=2) is None  # the second nearest is of s1
     assert expand.best_change(tenant, [0, 2], cosine, near_only=2).turns == (0, 2)
+
+
+@pytest.mark.parametrize("pronoun_free", [True, False])
+def test_a_pronoun_is_no_name_that_joins_turns(chat, monkeypatch, pronoun_free):
+    """"Nobody" opens every sentence that holds it, capitalised as a name is, and a described person's question
+    (names that only open sentences allowed, ``inside`` off) linked small talk through ``entity:Nobody``; "有人"
+    opens Chinese ones. A pronoun names no one: no link through it, the real name still links (round
+    thirty-three); with ``PRONOUN_FREE`` off (before) they link."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["Nobody around here has fixed the roof in years, Tariq says.", "Nobody around here has won the chess "
+            "cup in ages.", "Tariq keeps goal for a Sunday hockey league.",
+            "有人说志远又搬家了。", "有人在楼下唱歌，吵死了。", "志远加入了附近的冰壶俱乐部。"]
+    for n, text in enumerate(said):
+        brain.perceive(tenant=f"pronoun-{pronoun_free}", kind="message", speaker="Mei", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[f"pronoun-{pronoun_free}"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
+              for word in ("roof", "chess", "hockey", "搬家", "唱歌", "冰壶")}
+    monkeypatch.setattr(expand, "PRONOUN_FREE", pronoun_free)
+    expand._name_terms.cache_clear()  # the cached name terms depend on it
+    try:
+        en = dict(expand.linked(tenant, number["roof"], set(), None, inside=False))
+        zh = dict(expand.linked(tenant, number["搬家"], set(), None))
+    finally:
+        expand._name_terms.cache_clear()
+    assert en[number["hockey"]] == "entity:Tariq" and zh[number["冰壶"]] == "entity:志远"
+    assert (number["chess"] in en) is not pronoun_free
+    assert (number["唱歌"] in zh) is not pronoun_free
+
+
+@pytest.mark.parametrize("things_unnamed", [True, False])
+def test_a_cjk_word_written_as_a_thing_links_as_a_shared_word_not_a_name(chat, monkeypatch, things_unnamed):
+    """"新闻里说…" opens a sentence as "志远加入了…" does, but "罢工那个新闻" counts it with a measure word and
+    "新闻里" puts something inside it: a thing, which no person is written as. It still links, as a shared term
+    (``term:``), which no described person's pair follows; the name links as one (round thirty-three)."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["新闻里说有个大学生修好了屋顶，志远不信。", "罢工那个新闻你看了吗？", "志远加入了附近的冰壶俱乐部。"]
+    for n, text in enumerate(said):
+        brain.perceive(tenant=f"thing-{things_unnamed}", kind="message", speaker="建国", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[f"thing-{things_unnamed}"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text) for word in ("屋顶", "罢工", "冰壶")}
+    monkeypatch.setattr(expand, "THINGS_UNNAMED", things_unnamed)
+    links = dict(expand.linked(tenant, number["屋顶"], set(), None))
+    assert links[number["冰壶"]] == "entity:志远"
+    assert links[number["罢工"]] == ("term:新闻" if things_unnamed else "entity:新闻")
+
+
+def test_a_mentors_question_gets_the_chain_of_three_turns(chat):
+    """"the mentor of the one who cut Yuki's hair": one turn says Kofi gave the trim, one that Callum took Kofi
+    under his wing, one what Callum plays. A mentor is a role asked through as a flatmate is (round thirty-three):
+    the question gets the chain; before, it was read as about the described person alone, paired Kofi's own
+    turns and left the third out."""
+    brain, _ = chat
+    turns = _small_talk("Omar", "Yuki")
+    turns += [(2, "Yuki", "Kofi gave me that trim, the shortest I've had in years."),
+              (3, "Omar", "I cut my finger on the hair clipper, don't laugh."),
+              (4, "Yuki", "Callum took Kofi under his wing at the lab."),
+              (5, "Omar", "Kofi has been practising the harp every night."),
+              (6, "Omar", "Lars has been practising the drums every night."),
+              (7, "Yuki", "Callum has been practising the cello every night.")]
+    ids = _chat(brain, turns, tenant="mentor")
+    brain.index.semantic.wait()
+    trim, wing, cello = ids[-6], ids[-4], ids[-1]
+    pack = brain.recall(tenant="mentor", agent="chat", query="Which instrument does the mentor of the one who "
+                        "cut Yuki's hair play?", k=5, layers=["episodic"])
+    top = {i.id: i.why for i in pack.items}
+    assert trim in top and wing in top and cello in top
+    assert top[cello]["expansion"]["via"] == "entity:Callum" and top[cello]["expansion"]["from"] == wing
