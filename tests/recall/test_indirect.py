@@ -117,7 +117,7 @@ def test_a_person_described_by_a_reduced_relative_clause():
 def test_a_person_described_then_pointed_at_with_no_de():
     """"修好了漏雨的屋顶那人的上司": "那人" / "那位" / "那个人" straight after the deed closes the description as
     "的那个人" does (round thirty-three); after a clause's end it points back to a person already asked about."""
-    from hindbrain.recall.indirect import described_clauses, description_part, describes_relative, describes_someone
+    from hindbrain.recall.indirect import described_clauses, describes_relative, describes_someone, description_part
 
     asked = "修好了漏雨的屋顶那人的上司开什么车？"
     assert describes_someone(asked) and describes_relative(asked)
@@ -156,4 +156,5 @@ def test_after_a_state_is_a_time_not_an_asking_of_what_came_after():
     assert asks_afterwards("他辞职之后去了哪里？")
     assert asks_afterwards("谁修好了漏雨的屋顶？那人之后去了哪里？")
     # the state's "以后" is passed over, the clause's "后来" is what cuts
-    assert after_clauses("志远生病以后，谁来照顾他？后来他搬去哪了？") == ("志远生病以后，谁来照顾他", "后来他搬去哪了？")
+    asked = "志远生病以后，谁来照顾他？后来他搬去哪了？"
+    assert after_clauses(asked) == ("志远生病以后，谁来照顾他", "后来他搬去哪了？")
