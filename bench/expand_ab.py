@@ -70,7 +70,9 @@ Arms:
   "的…人" / "的那位", not by "…屋顶那人" (before round thirty-three); ``pronounnames`` — a pronoun ("Nobody",
   "有人") may link as a name (``PRONOUN_FREE`` off); ``thingnames`` — a CJK term written as a thing ("那个新闻",
   "新闻里") may link as a name (``THINGS_UNNAMED`` off); ``statesafter`` — "受伤之后" asks what came after (no
-  ``_STATE_ZH``); ``names32`` — those three; ``base33`` — all five (before round thirty-three);
+  ``_STATE_ZH``); ``endsrepeat`` — a chain's two ends may say the same thing of two people (``CHAIN_ENDS_DIFFER`` off);
+  ``discoursenames`` — "听说", "Apparently" may link as names (``DISCOURSE_FREE`` off); ``names32`` — the four
+  rules of names and "之后" off; ``base33`` — every rule of round thirty-three off (before it);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -133,8 +135,8 @@ BARE32 = {"_DESCRIBED_ZH": re.compile(r"的(?:那个|那位|那名)?(?:人|朋�
                                       + "|的(?:那位|那名)"),
           "_RELATIVE_ZH": re.compile(_OLD_PERSON_ZH),
           "_RELATIVE_OF_ZH": re.compile(rf"{_OLD_PERSON_ZH}的(?:{indirect._ROLES_ZH})")}
-# before round thirty-three: pronouns and CJK things link as names, "受伤之后" asks what came after
-NAMES32 = {"PRONOUN_FREE": False, "THINGS_UNNAMED": False, "_STATE_ZH": re.compile(r"(?!)")}
+# before round thirty-three: pronouns, sentence adverbs and CJK things link as names, "受伤之后" asks what came after
+NAMES32 = {"PRONOUN_FREE": False, "DISCOURSE_FREE": False, "THINGS_UNNAMED": False, "_STATE_ZH": re.compile(r"(?!)")}
 BASE33_QUESTIONS = {**ROLES32, **BARE32, "_RELATIVE_OF_ZH": re.compile(rf"{_OLD_PERSON_ZH}的(?:{indirect._KIN_ZH})")}
 # before round thirty-one's second part: "now" no change word in English, 现在 / 如今 one in Chinese, ungated
 NOW_BEFORE = {"NOW_PAIRS": False, "_CHANGE_ZH": re.compile(r"变|前后|以前|之前|如今|现在|后来|换")}
@@ -174,7 +176,8 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
                                                    r"became\s+of|since\s+then)\b", re.IGNORECASE)},
         "roles32": ROLES32, "bare32": BARE32, "pronounnames": {"PRONOUN_FREE": False},
         "thingnames": {"THINGS_UNNAMED": False}, "statesafter": {"_STATE_ZH": re.compile(r"(?!)")},
-        "names32": NAMES32, "base33": {**BASE33_QUESTIONS, **NAMES32},
+        "endsrepeat": {"CHAIN_ENDS_DIFFER": False}, "discoursenames": {"DISCOURSE_FREE": False},
+        "names32": NAMES32, "base33": {**BASE33_QUESTIONS, **NAMES32, "CHAIN_ENDS_DIFFER": False},
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
 # the switches of recall.indirect; the rest are recall.expand's
@@ -185,10 +188,12 @@ DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
 
 
 def set_arm(arm: str) -> None:
-    named = expand.GRAMMAR_FREE, expand.CALENDAR_FREE, expand.TIME_FREE, expand.PRONOUN_FREE
+    def named():
+        return expand.GRAMMAR_FREE, expand.CALENDAR_FREE, expand.TIME_FREE, expand.PRONOUN_FREE, expand.DISCOURSE_FREE
+    before = named()
     for name, value in {**DEFAULTS, **ARMS[arm]}.items():
         setattr(indirect if name in IN_INDIRECT else expand, name, value)
-    if named != (expand.GRAMMAR_FREE, expand.CALENDAR_FREE, expand.TIME_FREE, expand.PRONOUN_FREE):
+    if before != named():
         expand._name_terms.cache_clear()  # the cached name terms depend on it
 
 

@@ -139,7 +139,7 @@ def _name_terms(said: str, speaker: str) -> tuple[tuple[str, bool], ...]:
         if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
         if (CALENDAR_FREE and term in CALENDAR_WORDS) or (TIME_FREE and term in TIME_WORDS) \
-                or (PRONOUN_FREE and term in PRONOUNS):
+                or (PRONOUN_FREE and term in PRONOUNS) or (DISCOURSE_FREE and term in DISCOURSE_WORDS):
             continue
         if GRAMMAR_FREE and not term.isascii() and GRAMMATICAL_CHARS.intersection(term):
             continue
@@ -201,6 +201,20 @@ PRONOUNS = frozenset({
     "有个", "一个", "谁都", "啥都", "什么",
 })
 PRONOUN_FREE = True  # an A/B switch (bench/expand_ab.py, arm ``pronounnames``): False lets a pronoun link as a name
+# A word that opens a sentence as the speaker's frame for it names no one either: hearsay ("听说田甜坐夜车奔厦门了",
+# "Apparently …"), a hedge or a stance ("好像", "估计", "Honestly"), a connective ("不过", "Anyway"). Opening sentences,
+# CJK ones link as names, and "听说" joined two people's news into a relative's chain (round thirty-three). The
+# language's closed class of sentence adverbs and connectives (English ones of three letters or more).
+DISCOURSE_WORDS = frozenset({
+    "apparently", "supposedly", "reportedly", "honestly", "frankly", "seriously", "actually", "basically",
+    "obviously", "clearly", "maybe", "perhaps", "probably", "hopefully", "luckily", "unfortunately", "sadly",
+    "anyway", "anyhow", "however", "though", "although", "because", "since", "besides", "meanwhile", "otherwise",
+    "also", "still", "guess", "wait", "well", "okay", "yeah", "sure", "thanks", "sorry", "wow", "ugh", "haha",
+    "听说", "据说", "听人", "好像", "似乎", "感觉", "觉得", "估计", "可能", "也许", "大概", "或许", "肯定", "其实",
+    "反正", "总之", "不过", "但是", "可是", "所以", "因为", "而且", "并且", "况且", "何况", "要是", "如果", "虽然",
+    "幸好", "还好", "幸亏", "难怪", "怪不得", "果然", "居然", "竟然", "原来", "记得", "看来", "说实", "老实", "说真",
+})
+DISCOURSE_FREE = True  # an A/B switch (bench/expand_ab.py, arm ``discoursenames``)
 GRAMMATICAL_CHARS = frozenset("我你您他她它们的了吗呢吧啊呀嘛着过这那是在就都也还很把被得么")
 GRAMMAR_FREE = True  # an A/B switch for bench/expand_ab.py
 
@@ -723,9 +737,28 @@ def chain_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mas
             if not via.startswith("entity:"):
                 continue
             for far, far_via in linked(tenant, partner, query_terms, mask):
-                if far_via.startswith("entity:") and far_via.lower() != via.lower() and far != seed:
+                if far_via.startswith("entity:") and far_via.lower() != via.lower() and far != seed \
+                        and not (CHAIN_ENDS_DIFFER and ends_repeat(tenant.docs[seed], tenant.docs[far])):
                     out.append((seed, partner, far, via, far_via))
     return out
+
+
+# A chain's ends answer different parts of the question (the deed, and what is asked of the relative), so they do
+# not say the same thing: "Marta has Arabic flashcards stuck all over the fridge" and "Tomasz has Swahili flashcards
+# stuck all over the fridge" are one thing said of two people (the deed-doer's own attribute beside the relative's),
+# both near the question's head, and such a chain won over the one through the deed (round thirty-three). Ends
+# sharing more than ``ENDS_SHARED`` of the shorter's words are no chain. An A/B switch for bench/expand_ab.py (arm
+# ``endsrepeat``).
+CHAIN_ENDS_DIFFER = True
+ENDS_SHARED = 0.5
+
+
+def ends_repeat(a, b) -> bool:
+    """Whether turns ``a`` and ``b`` share more than ``ENDS_SHARED`` of the shorter's distinct words (no function
+    word; CJK bigrams as ``tokens`` makes them)."""
+    words_a, words_b = (set(tokens(_said(d))) - FUNCTION_WORDS for d in (a, b))
+    shorter = min(len(words_a), len(words_b))
+    return shorter > 0 and len(words_a & words_b) > ENDS_SHARED * shorter
 
 
 def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, float],
