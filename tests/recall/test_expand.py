@@ -994,3 +994,45 @@ def test_a_mentors_question_gets_the_chain_of_three_turns(chat):
     top = {i.id: i.why for i in pack.items}
     assert trim in top and wing in top and cello in top
     assert top[cello]["expansion"]["via"] == "entity:Callum" and top[cello]["expansion"]["from"] == wing
+
+
+@pytest.mark.parametrize("discourse_free", [True, False])
+def test_a_sentence_adverb_is_no_name_that_joins_turns(chat, monkeypatch, discourse_free):
+    """"听说" (hearsay) opens "听说田甜坐夜车奔厦门了" and "听说蒋凯坐夜车奔拉萨了" as a name would, and joined two
+    people's news into a relative's chain. The speaker's frame for a sentence names no one (round thirty-three);
+    with ``DISCOURSE_FREE`` off (before) it links."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["听说田甜搬去厦门了。", "听说蒋凯在拉萨开了家店。", "田甜租的是林峰家的阁楼。"]
+    for n, text in enumerate(said):
+        brain.perceive(tenant=f"hearsay-{discourse_free}", kind="message", speaker="梁宇", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[f"hearsay-{discourse_free}"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text) for word in ("厦门", "拉萨", "阁楼")}
+    monkeypatch.setattr(expand, "DISCOURSE_FREE", discourse_free)
+    expand._name_terms.cache_clear()  # the cached name terms depend on it
+    try:
+        links = dict(expand.linked(tenant, number["厦门"], set(), None))
+    finally:
+        expand._name_terms.cache_clear()
+    assert links[number["阁楼"]] == "entity:田甜"
+    assert (links.get(number["拉萨"]) == "entity:听说") is not discourse_free
+
+
+@pytest.mark.parametrize("differ", [True, False])
+def test_a_chains_ends_do_not_say_the_same_thing_of_two_people(chat, monkeypatch, differ):
+    """"Marta has Arabic flashcards …" — "Marta and Tomasz grew up under one roof" — "Tomasz has Swahili flashcards
+    …": the ends say one thing of two people, both near a question asking which language; the chain through the
+    deed ("Marta hammered together that little cabin …") is the one that answers. A chain's ends that share most
+    of their words are no chain (round thirty-three); with ``CHAIN_ENDS_DIFFER`` off (before) they are one."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["Marta has Arabic flashcards stuck all over the fridge.", "Marta and Tomasz grew up under one roof.",
+            "Tomasz has Swahili flashcards stuck all over the fridge.",
+            "Marta hammered together that little cabin up in the branches."]
+    for n, text in enumerate(said):
+        brain.perceive(tenant=f"ends-{differ}", kind="message", speaker="Zainab", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[f"ends-{differ}"]
+    arabic, grew, swahili, cabin = (next(n for n, d in enumerate(tenant.docs) if word in d.text)
+                                    for word in ("Arabic", "grew", "Swahili", "cabin"))
+    monkeypatch.setattr(expand, "CHAIN_ENDS_DIFFER", differ)
+    chains = {(a, b, c) for a, b, c, _, _ in expand.chain_links(tenant, [arabic, cabin], set(), None)}
+    assert (cabin, grew, swahili) in chains
+    assert ((arabic, grew, swahili) in chains) is not differ
