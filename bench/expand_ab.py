@@ -65,6 +65,14 @@ Arms:
   thirty-two); ``nodescribedlater`` — a described afterwards question keeps the described person's pairs
   (``DESCRIBED_LATER`` off: before round thirty-two); ``base32`` — both off; ``afterthat`` — "after that injury"
   asks what came after, as "after that?" does (before round thirty-two);
+* ``roles32`` — kin, friends and co-workers the only roles a question asks through ("the mentor of …", "…的房东" ask
+  of the described person alone: before round thirty-three); ``bare32`` — a Chinese description closed only by
+  "的…人" / "的那位", not by "…屋顶那人" (before round thirty-three); ``pronounnames`` — a pronoun ("Nobody",
+  "有人") may link as a name (``PRONOUN_FREE`` off); ``thingnames`` — a CJK term written as a thing ("那个新闻",
+  "新闻里") may link as a name (``THINGS_UNNAMED`` off); ``statesafter`` — "受伤之后" asks what came after (no
+  ``_STATE_ZH``); ``endsrepeat`` — a chain's two ends may say the same thing of two people (``CHAIN_ENDS_DIFFER`` off);
+  ``discoursenames`` — "听说", "Apparently" may link as names (``DISCOURSE_FREE`` off); ``names32`` — the four
+  rules of names and "之后" off; ``base33`` — every rule of round thirty-three off (before it);
 * ``default`` — the code as it is.
 
     .venv/bin/python bench/expand_ab.py --sets hard-en,hard-zh,conv-en,conv-zh --half both
@@ -97,7 +105,7 @@ BEFORE = {**SIXTH, "GRAMMAR_FREE": False, "SAME_WORDS_SKIPPED": False, "PAIRS": 
           "CLAUSE_VIEWS": False}
 # before round twenty-four: "…的那位" / "…的那名" with no noun after them described nobody
 _PERSON_ZH = "的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)"
-_ROLES_ZH = indirect._ROLES_ZH.removesuffix("|另一半|伴侣|对象")
+_ROLES_ZH = indirect._KIN_ZH.removesuffix("|另一半|伴侣|对象")
 _AFTER_ZH = "(?:的|[^\\w]|$|是|会|现在|后来|最近|开始|在|做|去|搬|学|养|玩|喜欢)"
 NAWEI = {"_DESCRIBED_ZH": re.compile(_PERSON_ZH + _AFTER_ZH),
          "_RELATIVE_ZH": re.compile(_PERSON_ZH), "_RELATIVE_OF_ZH": re.compile(_PERSON_ZH + f"的(?:{_ROLES_ZH})")}
@@ -106,6 +114,30 @@ _DESCRIBED_EN = indirect._DESCRIBED_EN.pattern.replace(f"|{indirect._REDUCED_EN}
 REDUCED = {"_DESCRIBED_EN": re.compile(_DESCRIBED_EN, re.IGNORECASE),
            "_RELATIVE_EN": re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE),
            "_RELATIVE_OF_EN": re.compile(rf"\b(?:{indirect._ROLES_EN})s?\s+of\s+(?:{_DESCRIBED_EN})", re.IGNORECASE)}
+# before round thirty-three: kin, friends and co-workers the only roles asked through ("the mentor of …" asked of
+# the described person alone), and a Chinese description closed only by "的…人" / "的那位" ("…屋顶那人的上司" none)
+_OLD_PERSON_ZH = "的(?:(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)|那位|那名)"
+_OLD_FOLLOW_ZH = "(?:的|[^\\w]|$|是|会|现在|后来|最近|开始|在|做|去|搬|学|养|玩|喜欢)"
+
+
+def _roles(en: str, zh: str, person_zh: str = indirect._PERSON_ZH) -> dict:
+    """The indirect module's patterns built from these role words (``_ROLES_EN``, ``_ROLES_ZH``)."""
+    return {"_ROLES_EN": en, "_ROLES_ZH": zh,
+            "_RELATIVE_OF_EN": re.compile(rf"\b(?:{en})s?\s+of\s+(?:{indirect._DESCRIBED_EN.pattern})", re.IGNORECASE),
+            "_RELATIVE_OF_ZH": re.compile(rf"{person_zh}的(?:{zh})"),
+            "_ROLE": re.compile(rf"\b(?:{en})s?\b|{zh}", re.IGNORECASE),
+            "_ASKS_ROLE": re.compile(rf"(?:'s|\b(?:his|her|their|my|your))\s+(?:\w+\s+)?({en})s?\b|的({zh})",
+                                     re.IGNORECASE)}
+
+
+ROLES32 = _roles(indirect._KIN_EN, indirect._KIN_ZH)
+BARE32 = {"_DESCRIBED_ZH": re.compile(r"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)" + _OLD_FOLLOW_ZH
+                                      + "|的(?:那位|那名)"),
+          "_RELATIVE_ZH": re.compile(_OLD_PERSON_ZH),
+          "_RELATIVE_OF_ZH": re.compile(rf"{_OLD_PERSON_ZH}的(?:{indirect._ROLES_ZH})")}
+# before round thirty-three: pronouns, sentence adverbs and CJK things link as names, "受伤之后" asks what came after
+NAMES32 = {"PRONOUN_FREE": False, "DISCOURSE_FREE": False, "THINGS_UNNAMED": False, "_STATE_ZH": re.compile(r"(?!)")}
+BASE33_QUESTIONS = {**ROLES32, **BARE32, "_RELATIVE_OF_ZH": re.compile(rf"{_OLD_PERSON_ZH}的(?:{indirect._KIN_ZH})")}
 # before round thirty-one's second part: "now" no change word in English, 现在 / 如今 one in Chinese, ungated
 NOW_BEFORE = {"NOW_PAIRS": False, "_CHANGE_ZH": re.compile(r"变|前后|以前|之前|如今|现在|后来|换")}
 ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAND_SLOTS": None, **BEFORE},
@@ -142,20 +174,26 @@ ARMS = {"inside": {"_always_capitalised": _never, "OPENING_NAMES": False, "EXPAN
         "base32": {"TIME_FREE": False, "DESCRIBED_LATER": False},
         "afterthat": {"_AFTERWARDS_EN": re.compile(r"\b(?:later|afterwards?|after\s+that|next|end(?:ed)?\s+up|"
                                                    r"became\s+of|since\s+then)\b", re.IGNORECASE)},
+        "roles32": ROLES32, "bare32": BARE32, "pronounnames": {"PRONOUN_FREE": False},
+        "thingnames": {"THINGS_UNNAMED": False}, "statesafter": {"_STATE_ZH": re.compile(r"(?!)")},
+        "endsrepeat": {"CHAIN_ENDS_DIFFER": False}, "discoursenames": {"DISCOURSE_FREE": False},
+        "names32": NAMES32, "base33": {**BASE33_QUESTIONS, **NAMES32, "CHAIN_ENDS_DIFFER": False},
         "sum": {"BY_CLAUSE": 0.0}, "clause10": {"BY_CLAUSE": 0.1}, "clause25": {"BY_CLAUSE": 0.25},
         "clause50": {"BY_CLAUSE": 0.5}, "clause100": {"BY_CLAUSE": 1.0}}
 # the switches of recall.indirect; the rest are recall.expand's
-IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", "_CHANGE_ZH", "_AFTERWARDS_EN", *NAWEI,
-               *REDUCED}
+IN_INDIRECT = {"CLAUSE_VIEWS", "IN_PERSON", "_CHANGE_ZH", "_AFTERWARDS_EN", "_STATE_ZH", *NAWEI,
+               *REDUCED, *BASE33_QUESTIONS}
 DEFAULTS = {name: getattr(indirect if name in IN_INDIRECT else expand, name)
             for name in {n for arm in ARMS.values() for n in arm}}
 
 
 def set_arm(arm: str) -> None:
-    named = expand.GRAMMAR_FREE, expand.CALENDAR_FREE, expand.TIME_FREE
+    def named():
+        return expand.GRAMMAR_FREE, expand.CALENDAR_FREE, expand.TIME_FREE, expand.PRONOUN_FREE, expand.DISCOURSE_FREE
+    before = named()
     for name, value in {**DEFAULTS, **ARMS[arm]}.items():
         setattr(indirect if name in IN_INDIRECT else expand, name, value)
-    if named != (expand.GRAMMAR_FREE, expand.CALENDAR_FREE, expand.TIME_FREE):
+    if before != named():
         expand._name_terms.cache_clear()  # the cached name terms depend on it
 
 

@@ -138,7 +138,8 @@ def _name_terms(said: str, speaker: str) -> tuple[tuple[str, bool], ...]:
     for term in dict.fromkeys(tokens(said)):
         if term in skip or term in FUNCTION_WORDS or (term.isascii() and (len(term) < 3 or not term.isalpha())):
             continue
-        if (CALENDAR_FREE and term in CALENDAR_WORDS) or (TIME_FREE and term in TIME_WORDS):
+        if (CALENDAR_FREE and term in CALENDAR_WORDS) or (TIME_FREE and term in TIME_WORDS) \
+                or (PRONOUN_FREE and term in PRONOUNS) or (DISCOURSE_FREE and term in DISCOURSE_WORDS):
             continue
         if GRAMMAR_FREE and not term.isascii() and GRAMMATICAL_CHARS.intersection(term):
             continue
@@ -183,6 +184,37 @@ TIME_WORDS = frozenset({
     "后来", "现在", "如今", "目前", "将来", "从前", "起初", "最初", "当初", "平时", "平常", "随后", "然后", "接着",
 })
 TIME_FREE = True  # an A/B switch (bench/expand_ab.py, arm ``timenames``): False lets a word of time link as a name
+# A pronoun stands for someone without naming them: "Nobody around here has built the treehouse in years" opens its
+# sentences capitalised in every turn that holds it, as a name does, and a described person's question (whose names
+# may only open sentences, ``inside`` off) linked such a turn's small talk to another's through ``entity:Nobody``
+# (round thirty-three). Each language's own closed class, not the data's: personal, negative and indefinite,
+# demonstrative and interrogative pronouns and determiners (English words of three letters or more; Chinese as the
+# two-character terms ``tokens`` makes, those without a ``GRAMMATICAL_CHARS`` character, which never link).
+PRONOUNS = frozenset({
+    "you", "she", "him", "her", "hers", "his", "its", "they", "them", "their", "theirs", "our", "ours", "your",
+    "yours", "myself", "yourself", "himself", "herself", "itself", "ourselves", "yourselves", "themselves",
+    "nobody", "noone", "nothing", "none", "neither", "either", "somebody", "someone", "something", "anybody",
+    "anyone", "anything", "everybody", "everyone", "everything", "each", "both", "all", "few", "many", "several",
+    "some", "any", "most", "other", "others", "another", "such", "these", "those", "this", "that",
+    "who", "whom", "whose", "what", "which", "whoever", "whomever", "whatever", "whichever",
+    "有人", "没人", "大家", "别人", "旁人", "人家", "自己", "某人", "某某", "任何", "所有", "各位", "诸位", "每个",
+    "有个", "一个", "谁都", "啥都", "什么",
+})
+PRONOUN_FREE = True  # an A/B switch (bench/expand_ab.py, arm ``pronounnames``): False lets a pronoun link as a name
+# A word that opens a sentence as the speaker's frame for it names no one either: hearsay ("听说田甜坐夜车奔厦门了",
+# "Apparently …"), a hedge or a stance ("好像", "估计", "Honestly"), a connective ("不过", "Anyway"). Opening sentences,
+# CJK ones link as names, and "听说" joined two people's news into a relative's chain (round thirty-three). The
+# language's closed class of sentence adverbs and connectives (English ones of three letters or more).
+DISCOURSE_WORDS = frozenset({
+    "apparently", "supposedly", "reportedly", "honestly", "frankly", "seriously", "actually", "basically",
+    "obviously", "clearly", "maybe", "perhaps", "probably", "hopefully", "luckily", "unfortunately", "sadly",
+    "anyway", "anyhow", "however", "though", "although", "because", "since", "besides", "meanwhile", "otherwise",
+    "also", "still", "guess", "wait", "well", "okay", "yeah", "sure", "thanks", "sorry", "wow", "ugh", "haha",
+    "听说", "据说", "听人", "好像", "似乎", "感觉", "觉得", "估计", "可能", "也许", "大概", "或许", "肯定", "其实",
+    "反正", "总之", "不过", "但是", "可是", "所以", "因为", "而且", "并且", "况且", "何况", "要是", "如果", "虽然",
+    "幸好", "还好", "幸亏", "难怪", "果然", "居然", "竟然", "原来", "记得", "看来", "说实", "老实", "说真",
+})
+DISCOURSE_FREE = True  # an A/B switch (bench/expand_ab.py, arm ``discoursenames``)
 GRAMMATICAL_CHARS = frozenset("我你您他她它们的了吗呢吧啊呀嘛着过这那是在就都也还很把被得么")
 GRAMMAR_FREE = True  # an A/B switch for bench/expand_ab.py
 
@@ -334,8 +366,35 @@ def names_in(tenant: TenantIndex, no: int) -> list[str]:
 
 def _links_as_name(tenant: TenantIndex, held, term: str) -> bool:
     """Whether a bridge ``term`` (``held``: the documents holding it) links as a name (``entity:``), not as a
-    shared term: a Latin one always, a CJK one where it opens a sentence somewhere (``OPENING_NAMES``)."""
-    return term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term))
+    shared term: a Latin one always, a CJK one where it opens a sentence somewhere (``OPENING_NAMES``) and is
+    nowhere written as a thing (``_written_as_a_thing``)."""
+    return term.isascii() or (OPENING_NAMES and _opens_a_sentence(tenant, held, term)
+                              and not (THINGS_UNNAMED and _written_as_a_thing(tenant, held, term)))
+
+
+# A common noun opens sentences as a name does ("新闻里说有个大学生…"), and linked as one it joined small talk into a
+# described person's pairs (``entity:新闻``, round thirty-two). A person is never written as a thing is: counted
+# or pointed at by a measure word ("罢工那个新闻", "这条消息", "一本书") or a place inside it ("新闻里", "群里",
+# "包里"). A term some document writes so is a thing, whatever else opens sentences: it still links, as a shared term
+# (``term:``), not as a name. The measure words for a person ("位", "名") are left out. An A/B switch for
+# bench/expand_ab.py (arm ``thingnames``).
+THINGS_UNNAMED = True
+_THING_BEFORE = frozenset("个条件本部台辆首篇场份套")  # not 把, 只, 次, 张: "把志远…", "只有…", "上次…", a surname
+_THING_AFTER = frozenset("里")
+
+
+def _written_as_a_thing(tenant: TenantIndex, held, term: str) -> bool:
+    """Whether some document holding the CJK ``term`` writes it right after a measure word (``_THING_BEFORE``) or
+    right before a word of inside (``_THING_AFTER``)."""
+    for d in held.tolist():
+        said = _said(tenant.docs[d])
+        start = said.find(term)
+        while start >= 0:
+            end = start + len(term)
+            if (start > 0 and said[start - 1] in _THING_BEFORE) or (end < len(said) and said[end] in _THING_AFTER):
+                return True
+            start = said.find(term, start + 1)
+    return False
 
 
 def relates(tenant: TenantIndex, no: int) -> bool:
@@ -678,9 +737,28 @@ def chain_links(tenant: TenantIndex, hits: list[int], query_terms: set[str], mas
             if not via.startswith("entity:"):
                 continue
             for far, far_via in linked(tenant, partner, query_terms, mask):
-                if far_via.startswith("entity:") and far_via.lower() != via.lower() and far != seed:
+                if far_via.startswith("entity:") and far_via.lower() != via.lower() and far != seed \
+                        and not (CHAIN_ENDS_DIFFER and ends_repeat(tenant.docs[seed], tenant.docs[far])):
                     out.append((seed, partner, far, via, far_via))
     return out
+
+
+# A chain's ends answer different parts of the question (the deed, and what is asked of the relative), so they do
+# not say the same thing: "Marta has Arabic flashcards stuck all over the fridge" and "Tomasz has Swahili flashcards
+# stuck all over the fridge" are one thing said of two people (the deed-doer's own attribute beside the relative's),
+# both near the question's head, and such a chain won over the one through the deed (round thirty-three). Ends
+# sharing more than ``ENDS_SHARED`` of the shorter's words are no chain. An A/B switch for bench/expand_ab.py (arm
+# ``endsrepeat``).
+CHAIN_ENDS_DIFFER = True
+ENDS_SHARED = 0.5
+
+
+def ends_repeat(a, b) -> bool:
+    """Whether turns ``a`` and ``b`` share more than ``ENDS_SHARED`` of the shorter's distinct words (no function
+    word; CJK bigrams as ``tokens`` makes them)."""
+    words_a, words_b = (set(tokens(_said(d))) - FUNCTION_WORDS for d in (a, b))
+    shorter = min(len(words_a), len(words_b))
+    return shorter > 0 and len(words_a & words_b) > ENDS_SHARED * shorter
 
 
 def best_chain(chains: list[tuple[int, int, int, str, str]], own: dict[int, float],

@@ -48,7 +48,12 @@ _INFERENCE_ZH = re.compile(r"会不会|多半|[得不][来了]吗|什么礼物|�
 # "…的那个人" / "…的人的" / "…的朋友": a person named by what they did (a verb phrase before 的).
 # "…的那位" / "…的那名" alone ("韩蕾外游期间打理绿植的那位从事什么职业？"): the measure word is for a
 # person, so no noun need follow it.
-_DESCRIBED_ZH = re.compile(r"的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)"
+# "…那人" / "…那位" / "…那个人" straight after the deed, no 的 between ("修好了漏雨的屋顶那人的上司", "把小猫从树上
+# 救下来那位的兄弟姐妹"): the demonstrative alone closes the description (round thirty-three). After a clause's end
+# ("谁修好了屋顶？那人之后去了哪里？") it points back to a person the question already asked about, and is not read.
+_BARE_ZH = "(?:那个人|那人|那位|那名)"
+_BARE_PERSON_ZH = rf"(?<=[\u4e00-\u9fff])(?<!的){_BARE_ZH}"
+_DESCRIBED_ZH = re.compile(r"(?:的(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)|" + _BARE_PERSON_ZH + ")"
                            r"(?:的|[^\w]|$|是|会|现在|后来|最近|开始|在|做|去|搬|学|养|玩|喜欢)|的(?:那位|那名)")
 
 
@@ -70,13 +75,23 @@ def describes_someone(question: str) -> bool:
 
 # Kinship and social roles: "the <role> of <a described person>" asks about a third person, whom
 # a turn names as the described one's relative ("Kofi told me his flatmate, Callum, …").
-_ROLES_EN = (r"sibling|brother|sister|spouse|husband|wife|partner|boyfriend|girlfriend|fianc[eé]e?|housemate|"
-             r"flatmate|roommate|boss|manager|colleague|co-?worker|friend|neighbou?r|cousin|mother|father|mum|"
-             r"mom|dad|parent|son|daughter|child|kid|uncle|aunt|niece|nephew|grand(?:mother|father|ma|pa)")
+_KIN_EN = (r"sibling|brother|sister|spouse|husband|wife|partner|boyfriend|girlfriend|fianc[eé]e?|housemate|"
+           r"flatmate|roommate|boss|manager|colleague|co-?worker|friend|neighbou?r|cousin|mother|father|mum|"
+           r"mom|dad|parent|son|daughter|child|kid|uncle|aunt|niece|nephew|grand(?:mother|father|ma|pa)")
+# The roles of a person's teaching, lodging and work (round thirty-three): "the mentor of the one who baked …",
+# "the landlord of whoever found …" ask through a relation as "the flatmate of …" does; before, such a question was
+# read as about the described person alone, and its answer's third turn never sought.
+_GUIDES_EN = (r"mentor|mentee|apprentice|teacher|tutor|coach|student|pupil|landlord|landlady|tenant|lodger|"
+              r"employer|employee|supervisor|classmate|teammate|bandmate")
+_ROLES_EN = f"{_KIN_EN}|{_GUIDES_EN}"
 _RELATIVE_OF_EN = re.compile(rf"\b(?:{_ROLES_EN})s?\s+of\s+(?:{_DESCRIBED_EN.pattern})", re.IGNORECASE)
-_ROLES_ZH = ("配偶|妻子|丈夫|老公|老婆|爱人|兄弟姐妹|兄弟|姐妹|哥哥|姐姐|弟弟|妹妹|室友|合租伙伴|上司|老板|经理|同事|"
-             "父亲|母亲|爸爸|妈妈|儿子|女儿|孩子|男朋友|女朋友|未婚夫|未婚妻|邻居|表哥|表姐|表弟|表妹|堂哥|堂姐|叔叔|阿姨|舅舅|"
-             "另一半|伴侣|对象")
+_KIN_ZH = ("配偶|妻子|丈夫|老公|老婆|爱人|兄弟姐妹|兄弟|姐妹|哥哥|姐姐|弟弟|妹妹|室友|合租伙伴|上司|老板|经理|同事|"
+           "父亲|母亲|爸爸|妈妈|儿子|女儿|孩子|男朋友|女朋友|未婚夫|未婚妻|邻居|表哥|表姐|表弟|表妹|堂哥|堂姐|叔叔|阿姨|舅舅|"
+           "另一半|伴侣|对象")
+# as ``_GUIDES_EN``: teachers and pupils, landlords and lodgers, childhood and close friends, kin in general
+_GUIDES_ZH = ("师父|师傅|导师|老师|徒弟|学徒|教练|房东|房客|租客|发小|闺蜜|好友|好朋友|死党|表亲|堂亲|同学|队友|领导|"
+              "合伙人")
+_ROLES_ZH = f"{_KIN_ZH}|{_GUIDES_ZH}"
 # a turn that names someone's relation to another ("Joaquin's husband Soren", "国栋说他的老婆桂兰")
 _ROLE = re.compile(rf"\b(?:{_ROLES_EN})s?\b|{_ROLES_ZH}", re.IGNORECASE)
 
@@ -113,7 +128,8 @@ def asked_roles(question: str) -> frozenset[str]:
     return frozenset((m.group(1) or m.group(2)).lower() for m in _ASKS_ROLE.finditer(question))
 
 
-_PERSON_ZH = "的(?:(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)|那位|那名)"  # "…的那个人", "…的那位"
+# "…的那个人", "…的那位", "…那人" (``_BARE_PERSON_ZH``)
+_PERSON_ZH = f"(?:的(?:(?:那个|那位|那名)?(?:人|朋友|同事|邻居|亲戚|室友|家伙)|那位|那名)|{_BARE_PERSON_ZH})"
 _RELATIVE_OF_ZH = re.compile(rf"{_PERSON_ZH}的(?:{_ROLES_ZH})")
 
 
@@ -151,7 +167,7 @@ def description_part(clauses: tuple[str, ...]) -> int | None:
     "的那个人" ("开车送美玲去机场"). None when the question was not cut in two."""
     if len(clauses) != 2:
         return None
-    return 0 if _RELATIVE_ZH.match(clauses[1]) else 1
+    return 0 if _RELATIVE_ZH.match(clauses[1]) or re.match(_BARE_ZH, clauses[1]) else 1
 
 
 IN_PERSON = True  # an A/B switch for bench/expand_ab.py
@@ -222,11 +238,27 @@ _AFTERWARDS_EN = re.compile(r"\b(?:later|afterwards?|after\s+that(?!\s+[^\W\d_])
                             r"since\s+then)\b",
                             re.IGNORECASE)
 _AFTERWARDS_ZH = re.compile(r"后来|之后|以后|接下来|再往后|如今|最终|落脚")
+# "之后" / "以后" straight after a state that befell someone ("叶澜受伤之后在医院陪她的那位…", "生病以后"): the time of
+# the state, as "after that injury" is, not an asking of what came after a deed (round thirty-three). Each a state
+# of the body or of fortune, nobody's doing; "辞职之后" / "毕业以后" follow deeds and still ask what came after.
+_STATE_ZH = re.compile(r"(?:受伤|负伤|生病|得病|病倒|住院|出院|骨折|扭伤|摔伤|烫伤|崴脚|感冒|发烧|中暑|过敏|手术|"
+                       r"车祸|出事|怀孕|失眠|失恋|失业|下岗|破产)$")
 
 
 def asks_afterwards(question: str) -> bool:
     """Whether ``question`` asks what someone did or where they went after something it tells of."""
-    return AFTERWARDS and _says_any(question, _AFTERWARDS_EN, _AFTERWARDS_ZH)
+    return AFTERWARDS and _afterwards_word(question) is not None
+
+
+def _afterwards_word(question: str | None) -> re.Match | None:
+    """The first words of ``question`` asking for what came after (``_AFTERWARDS_EN``, ``_AFTERWARDS_ZH``), but a
+    Chinese one right after a state (``_STATE_ZH``); None when there are none."""
+    if not question:
+        return None
+    if (match := _AFTERWARDS_EN.search(question)) is not None:
+        return match
+    return next((m for m in _AFTERWARDS_ZH.finditer(question)
+                 if not (m.group(0) in ("之后", "以后") and _STATE_ZH.search(question, 0, m.start()))), None)
 
 
 def after_clauses(question: str) -> tuple[str, str] | tuple[()]:
@@ -234,9 +266,8 @@ def after_clauses(question: str) -> tuple[str, str] | tuple[()]:
     words asking for what came after: ("Who organised the street party", "and where did that person go
     afterwards?"), ("谁修好了漏雨的屋顶", "那人之后去了哪里？"). Empty when it does not ask that, or has no such
     cut ("What happened later to whoever painted the mural?" describes its person: ``described_clauses``)."""
-    if not asks_afterwards(question):
+    if not AFTERWARDS or (match := _afterwards_word(question)) is None:
         return ()
-    match = _AFTERWARDS_EN.search(question) or _AFTERWARDS_ZH.search(question)
     cut = max(question.rfind(mark, 0, match.start()) for mark in ",，?？;；")
     deed, later = question[:cut].strip(), question[cut + 1:].strip()
     return (deed, later) if cut > 0 and min(len(re.sub(r"\W", "", deed)), len(re.sub(r"\W", "", later))) >= 2 else ()

@@ -116,11 +116,12 @@ def test_a_name_that_only_opens_sentences_bridges_when_every_document_capitalise
 
 
 def test_a_plain_expansion_needs_a_name_written_inside_a_sentence_somewhere(chat):
-    """"Wait" and "Kofi" both open every sentence holding them: a described person's pair may still
+    """"Hold" and "Kofi" both open every sentence holding them: a described person's pair may still
     link through either, a plain expansion (``inside``) through neither; once a turn writes "Kofi"
-    after another word, it links again."""
+    after another word, it links again. ("Wait", this test's word before round thirty-three, is now no
+    name for any question: ``expand.DISCOURSE_WORDS``.)"""
     brain, _ = chat  # a tenant of its own in the shared brain
-    said = [("s1", "Wait, you went skydiving?"), ("s2", "Wait, what happened to the car?"),
+    said = [("s1", "Hold on, you went skydiving?"), ("s2", "Hold on, what happened to the car?"),
             ("s1", "Kofi took all the pictures when you got married."),
             ("s2", "Kofi has been practising the clarinet every night.")]
     for session, text in said:
@@ -128,8 +129,8 @@ def test_a_plain_expansion_needs_a_name_written_inside_a_sentence_somewhere(chat
     tenant = brain.index.tenants["openers"]
     number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
               for word in ("skydiving", "car", "pictures", "clarinet")}
-    assert "wait" in expand.bridge_terms(tenant, number["skydiving"], set())  # what a pair may follow
-    assert "wait" not in expand.bridge_terms(tenant, number["skydiving"], set(), inside=True)
+    assert "hold" in expand.bridge_terms(tenant, number["skydiving"], set())  # what a pair may follow
+    assert "hold" not in expand.bridge_terms(tenant, number["skydiving"], set(), inside=True)
     assert "kofi" not in expand.bridge_terms(tenant, number["pictures"], set(), inside=True)
     plain = expand.expand(tenant, [(number["skydiving"], 1.0), (number["pictures"], 0.9)], {}, 1.0, set(), None, 1.0)
     assert not any(e.via.startswith("entity:") for e in plain.values())
@@ -927,3 +928,112 @@ def test_a_change_pair_from_now_alone_needs_the_second_nearest_turn_from_another
     assert expand.best_change(tenant, [0, 1, 2], cosine).turns == (0, 2)  # any: the nearest of another session
     assert expand.best_change(tenant, [0, 1, 2], cosine, near_only=2) is None  # the second nearest is of s1
     assert expand.best_change(tenant, [0, 2], cosine, near_only=2).turns == (0, 2)
+
+
+@pytest.mark.parametrize("pronoun_free", [True, False])
+def test_a_pronoun_is_no_name_that_joins_turns(chat, monkeypatch, pronoun_free):
+    """"Nobody" opens every sentence that holds it, capitalised as a name is, and a described person's question
+    (names that only open sentences allowed, ``inside`` off) linked small talk through ``entity:Nobody``; "有人"
+    opens Chinese ones. A pronoun names no one: no link through it, the real name still links (round
+    thirty-three); with ``PRONOUN_FREE`` off (before) they link."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["Nobody around here has fixed the roof in years, Tariq says.", "Nobody around here has won the chess "
+            "cup in ages.", "Tariq keeps goal for a Sunday hockey league.",
+            "有人说志远又搬家了。", "有人在楼下唱歌，吵死了。", "志远加入了附近的冰壶俱乐部。"]
+    for n, text in enumerate(said):
+        brain.perceive(tenant=f"pronoun-{pronoun_free}", kind="message", speaker="Mei", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[f"pronoun-{pronoun_free}"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
+              for word in ("roof", "chess", "hockey", "搬家", "唱歌", "冰壶")}
+    monkeypatch.setattr(expand, "PRONOUN_FREE", pronoun_free)
+    expand._name_terms.cache_clear()  # the cached name terms depend on it
+    try:
+        en = dict(expand.linked(tenant, number["roof"], set(), None, inside=False))
+        zh = dict(expand.linked(tenant, number["搬家"], set(), None))
+    finally:
+        expand._name_terms.cache_clear()
+    assert en[number["hockey"]] == "entity:Tariq" and zh[number["冰壶"]] == "entity:志远"
+    assert (number["chess"] in en) is not pronoun_free
+    assert (number["唱歌"] in zh) is not pronoun_free
+
+
+@pytest.mark.parametrize("things_unnamed", [True, False])
+def test_a_cjk_word_written_as_a_thing_links_as_a_shared_word_not_a_name(chat, monkeypatch, things_unnamed):
+    """"新闻里说…" opens a sentence as "志远加入了…" does, but "罢工那个新闻" counts it with a measure word and
+    "新闻里" puts something inside it: a thing, which no person is written as. It still links, as a shared term
+    (``term:``), which no described person's pair follows; the name links as one (round thirty-three)."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["新闻里说有个大学生修好了屋顶，志远不信。", "罢工那个新闻你看了吗？", "志远加入了附近的冰壶俱乐部。"]
+    for n, text in enumerate(said):
+        brain.perceive(tenant=f"thing-{things_unnamed}", kind="message", speaker="建国", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[f"thing-{things_unnamed}"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text) for word in ("屋顶", "罢工", "冰壶")}
+    monkeypatch.setattr(expand, "THINGS_UNNAMED", things_unnamed)
+    links = dict(expand.linked(tenant, number["屋顶"], set(), None))
+    assert links[number["冰壶"]] == "entity:志远"
+    assert links[number["罢工"]] == ("term:新闻" if things_unnamed else "entity:新闻")
+
+
+def test_a_mentors_question_gets_the_chain_of_three_turns(chat):
+    """"the mentor of the one who cut Yuki's hair": one turn says Kofi gave the trim, one that Callum took Kofi
+    under his wing, one what Callum plays. A mentor is a role asked through as a flatmate is (round thirty-three):
+    the question gets the chain; before, it was read as about the described person alone, paired Kofi's own
+    turns and left the third out."""
+    brain, _ = chat
+    turns = _small_talk("Omar", "Yuki")
+    turns += [(2, "Yuki", "Kofi gave me that trim, the shortest I've had in years."),
+              (3, "Omar", "I cut my finger on the hair clipper, don't laugh."),
+              (4, "Yuki", "Callum took Kofi under his wing at the lab."),
+              (5, "Omar", "Kofi has been practising the harp every night."),
+              (6, "Omar", "Lars has been practising the drums every night."),
+              (7, "Yuki", "Callum has been practising the cello every night.")]
+    ids = _chat(brain, turns, tenant="mentor")
+    brain.index.semantic.wait()
+    trim, wing, cello = ids[-6], ids[-4], ids[-1]
+    pack = brain.recall(tenant="mentor", agent="chat", query="Which instrument does the mentor of the one who "
+                        "cut Yuki's hair play?", k=5, layers=["episodic"])
+    top = {i.id: i.why for i in pack.items}
+    assert trim in top and wing in top and cello in top
+    assert top[cello]["expansion"]["via"] == "entity:Callum" and top[cello]["expansion"]["from"] == wing
+
+
+@pytest.mark.parametrize("discourse_free", [True, False])
+def test_a_sentence_adverb_is_no_name_that_joins_turns(chat, monkeypatch, discourse_free):
+    """"听说" (hearsay) opens "听说田甜坐夜车奔厦门了" and "听说蒋凯坐夜车奔拉萨了" as a name would, and joined two
+    people's news into a relative's chain. The speaker's frame for a sentence names no one (round thirty-three);
+    with ``DISCOURSE_FREE`` off (before) it links."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["听说田甜搬去厦门了。", "听说蒋凯在拉萨开了家店。", "田甜租的是林峰家的阁楼。"]
+    for n, text in enumerate(said):
+        brain.perceive(tenant=f"hearsay-{discourse_free}", kind="message", speaker="梁宇", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[f"hearsay-{discourse_free}"]
+    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text) for word in ("厦门", "拉萨", "阁楼")}
+    monkeypatch.setattr(expand, "DISCOURSE_FREE", discourse_free)
+    expand._name_terms.cache_clear()  # the cached name terms depend on it
+    try:
+        links = dict(expand.linked(tenant, number["厦门"], set(), None))
+    finally:
+        expand._name_terms.cache_clear()
+    assert links[number["阁楼"]] == "entity:田甜"
+    assert (links.get(number["拉萨"]) == "entity:听说") is not discourse_free
+
+
+@pytest.mark.parametrize("differ", [True, False])
+def test_a_chains_ends_do_not_say_the_same_thing_of_two_people(chat, monkeypatch, differ):
+    """"Marta has Arabic flashcards …" — "Marta and Tomasz grew up under one roof" — "Tomasz has Swahili flashcards
+    …": the ends say one thing of two people, both near a question asking which language; the chain through the
+    deed ("Marta hammered together that little cabin …") is the one that answers. A chain's ends that share most
+    of their words are no chain (round thirty-three); with ``CHAIN_ENDS_DIFFER`` off (before) they are one."""
+    brain, _ = chat  # a tenant of its own in the shared brain
+    said = ["Marta has Arabic flashcards stuck all over the fridge.", "Marta and Tomasz grew up under one roof.",
+            "Tomasz has Swahili flashcards stuck all over the fridge.",
+            "Marta hammered together that little cabin up in the branches."]
+    for n, text in enumerate(said):
+        brain.perceive(tenant=f"ends-{differ}", kind="message", speaker="Zainab", session=f"s{n}", text=text)
+    tenant = brain.index.tenants[f"ends-{differ}"]
+    arabic, grew, swahili, cabin = (next(n for n, d in enumerate(tenant.docs) if word in d.text)
+                                    for word in ("Arabic", "grew", "Swahili", "cabin"))
+    monkeypatch.setattr(expand, "CHAIN_ENDS_DIFFER", differ)
+    chains = {(a, b, c) for a, b, c, _, _ in expand.chain_links(tenant, [arabic, cabin], set(), None)}
+    assert (cabin, grew, swahili) in chains
+    assert ((arabic, grew, swahili) in chains) is not differ

@@ -112,3 +112,49 @@ def test_a_person_described_by_a_reduced_relative_clause():
                                         "responsible for the sweets when Yusuf turned 30 do for a living?")
     assert describes_relative("Where does the spouse of the friend in charge of the music at Ana's party work?")
     assert not describes_someone("Who is responsible for the sweets?")  # asks who: no person described
+
+
+def test_a_person_described_then_pointed_at_with_no_de():
+    """"修好了漏雨的屋顶那人的上司": "那人" / "那位" / "那个人" straight after the deed closes the description as
+    "的那个人" does (round thirty-three); after a clause's end it points back to a person already asked about."""
+    from hindbrain.recall.indirect import described_clauses, describes_relative, describes_someone, description_part
+
+    asked = "修好了漏雨的屋顶那人的上司开什么车？"
+    assert describes_someone(asked) and describes_relative(asked)
+    assert described_clauses(asked) == ("修好了漏雨的屋顶", "那人的上司开什么车？")
+    assert description_part(described_clauses(asked)) == 0  # the deed comes first in Chinese
+    assert describes_relative("把小猫从树上救下来那位的兄弟姐妹最近在学哪种外文？")
+    assert describes_someone("找到了走丢的狗那个人后来搬去哪了？")
+    assert not describes_someone("谁修好了漏雨的屋顶？那人之后去了哪里？")  # "那人" opens its clause
+    assert not describes_someone("那人是谁？")
+
+
+@pytest.mark.parametrize("question", [
+    "What can't the mentor of the one who baked Priya's wedding cake eat?",
+    "How old is the landlord of whoever found the lost dog?",
+    "Which language is the tutor of the person who fixed Mei's bike learning?",
+    "把小猫从树上救下来的那个人的房东不能吃什么？",
+    "翻译了那份合同的那个人的发小会哪样乐器？",
+    "组织了街坊聚会的那个人的师父是做什么工作的？",
+])
+def test_a_relative_asked_through_a_teacher_a_landlord_or_a_childhood_friend(question):
+    """The roles of teaching, lodging and old friendship ask through a relation as "the flatmate of …" does: the
+    answer is a chain of three turns (round thirty-three); before, the question was read as about the described
+    person alone."""
+    from hindbrain.recall.indirect import describes_relative
+
+    assert describes_relative(question)
+
+
+def test_after_a_state_is_a_time_not_an_asking_of_what_came_after():
+    """"受伤之后" names the time of a state that befell someone, as "after that injury" does (round thirty-three);
+    "之后" after a deed, or opening its clause, still asks what came after."""
+    from hindbrain.recall.indirect import after_clauses, asks_afterwards
+
+    assert not asks_afterwards("叶澜受伤之后在医院整夜作伴的那位喂着哪种小生灵？")
+    assert not asks_afterwards("志远生病以后是谁一直在照顾他？")
+    assert asks_afterwards("他辞职之后去了哪里？")
+    assert asks_afterwards("谁修好了漏雨的屋顶？那人之后去了哪里？")
+    # the state's "以后" is passed over, the clause's "后来" is what cuts
+    asked = "志远生病以后，谁来照顾他？后来他搬去哪了？"
+    assert after_clauses(asked) == ("志远生病以后，谁来照顾他", "后来他搬去哪了？")
