@@ -40,6 +40,7 @@ from hindbrain.projections.views import TABLES, VIEWS_BY_RECORD_TYPE
 from hindbrain.schemas.codec import HEADER_LEN, MAGIC, registry
 from hindbrain.streams import processing
 from hindbrain.streams.log import LogEntry
+from hindbrain.streams.principals import NO_PRINCIPALS, Principals
 from hindbrain.streams.processing import TS_US_RANGE, ProjectedBatch
 
 Engine = Callable[[str], pa.Table]
@@ -237,15 +238,17 @@ def events_of(entries: list[LogEntry], engine: Engine) -> tuple[pa.Table | None,
     return project_events(decoded, PERCEPTIONS.topic, partitions, offsets), slow
 
 
-def project_batch(entries: list[LogEntry], ts_us: int, engine: Engine | None) -> ProjectedBatch:
+def project_batch(entries: list[LogEntry], ts_us: int, engine: Engine | None,
+                  principals: Principals = NO_PRINCIPALS) -> ProjectedBatch:
     """``processing.project_batch`` of ``entries``, the hot records by columns when ``engine``
-    is given: the same rows, dead letters and count."""
+    is given: the same rows, dead letters and count. Only the shared ``perceptions`` topic is hot
+    (``split_hot``): a principal's topic takes the per-record path, checked against ``principals``."""
     if engine is None:
-        return processing.project_batch(entries, ts_us)
+        return processing.project_batch(entries, ts_us, principals=principals)
     events, slow = events_of(entries, engine)
     if events is None:
-        return processing.project_batch(entries, ts_us)
-    batch = processing.project_batch([entries[i] for i in slow], ts_us)
+        return processing.project_batch(entries, ts_us, principals=principals)
+    batch = processing.project_batch([entries[i] for i in slow], ts_us, principals=principals)
     batch.tables.setdefault("events", []).append(events)
     batch.count += events.num_rows
     return batch
