@@ -14,9 +14,8 @@ Pure: no IO, no settings read here (``Settings.kafka_principals`` parses the var
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 SETTING = "HINDBRAIN_KAFKA_PRINCIPALS"
 # The log topic a principal's perceptions travel on is this prefix and its name (Kafka's: ``prefix`` + it).
@@ -38,8 +37,31 @@ class Binding:
         return f"{self.tenant}/{self.agent}" if self.agent else f"{self.tenant} (any agent)"
 
 
-Principals = Mapping[str, Binding]
-NO_PRINCIPALS: Principals = MappingProxyType({})
+class Principals(Mapping[str, Binding]):
+    """The bindings by principal: read-only, and picklable (a replay's worker processes get the log's)."""
+
+    __slots__ = ("_by",)
+
+    def __init__(self, bindings: Iterable[Binding] = ()):
+        self._by = {b.principal: b for b in bindings}
+
+    def __getitem__(self, principal: str) -> Binding:
+        return self._by[principal]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by)
+
+    def __len__(self) -> int:
+        return len(self._by)
+
+    def __repr__(self) -> str:
+        return f"Principals({list(self._by.values())!r})"
+
+    def __reduce__(self):
+        return Principals, (tuple(self._by.values()),)
+
+
+NO_PRINCIPALS = Principals()
 
 
 def parse_principals(text: str | None) -> Principals:
@@ -54,7 +76,7 @@ def parse_principals(text: str | None) -> Principals:
         if binding.principal in out:
             raise ValueError(f"{SETTING} entry {entry.strip()!r}: principal {binding.principal!r} is bound twice")
         out[binding.principal] = binding
-    return MappingProxyType(out)
+    return Principals(out.values())
 
 
 def _binding(entry: str) -> Binding:
