@@ -108,25 +108,38 @@ def test_only_perceptions_travel_on_a_principals_topic():
 
 
 def test_the_per_record_and_columnar_paths_dead_letter_a_forged_record_with_its_reason():
-    """Enough records for the columnar path (``MIN_BATCH``): a principal's topic is never hot, so the check
-    cannot be skipped by the column decode; the honest records are projected, the forged dead-lettered."""
-    honest = [entry(perception(text=f"honest {i}"), "perceptions.by.bot1", i) for i in range(columnar.MIN_BATCH)]
-    forged = [entry(perception(tenant="globex", text=f"forged {i}"), "perceptions.by.bot1", columnar.MIN_BATCH + i)
-              for i in range(columnar.MIN_BATCH)]
-    entries = honest + forged
-    for batch in (project_batch(entries, 0, principals=BINDINGS),
-                  columnar.project_batch(entries, 0, columnar.memory_engine(), BINDINGS)):
+    """Enough records for the columnar path (``MIN_BATCH``): it takes the honest records of principals' topics by
+    columns (``columnar.bound_rows``) and leaves every forged one to the per-record path, which dead-letters it with
+    its reason; the ``INSERT … SELECT`` paths (``split_hot``) never take a principal's topic (they check no binding)."""
+    n, bot1 = columnar.MIN_BATCH, "perceptions.by.bot1"
+    honest = ([(perception(text=f"bot1 {i}"), bot1) for i in range(n)]
+              + [(perception(agent=f"x{i % 3}" if i % 4 else None, text=f"team {i}"), "perceptions.by.team")
+                 for i in range(n)])
+    forged = {"principal 'bot1' speaks for acme/a1, not globex/a1": (perception(tenant="globex"), bot1),
+              "principal 'bot1' speaks for acme/a1, not acme/a2": (perception(agent="a2"), bot1),
+              "principal 'bot1' speaks for acme/a1, not acme/": (perception(agent=None), bot1),
+              "principal 'team' speaks for acme (any agent), not globex/x": (perception(tenant="globex", agent="x"),
+                                                                             "perceptions.by.team"),
+              "topic 'perceptions.by.mallory' is principal 'mallory''s, which HINDBRAIN_KAFKA_PRINCIPALS does not "
+              "bind": (perception(), "perceptions.by.mallory")}
+    records = honest[:n] + list(forged.values()) + honest[n:]
+    entries = [entry(record, topic, i) for i, (record, topic) in enumerate(records)]
+    expected = sorted(r["text"] for r, _ in honest)
+    for columns, batch in ((False, project_batch(entries, 0, principals=BINDINGS)),
+                           (True, columnar.project_batch(entries, 0, columnar.memory_engine(), BINDINGS))):
         assert batch.count == len(entries)
-        assert len(batch.dead_letters) == len(forged)
-        assert {(d["stage"], d["reason"], d["topic"]) for d in batch.dead_letters} == {
-            ("validate", "principal 'bot1' speaks for acme/a1, not globex/a1", "perceptions.by.bot1")}
-        rows = batch.rows.get("events", []) + [r for t in batch.tables.get("events", []) for r in t.to_pylist()]
-        assert sorted(r["text"] for r in rows) == sorted(f"honest {i}" for i in range(columnar.MIN_BATCH))
-        assert {r["_topic"] for r in rows} == {"perceptions.by.bot1"}
+        assert {(d["reason"], d["topic"]) for d in batch.dead_letters} == {
+            (reason, topic) for reason, (_, topic) in forged.items()}
+        assert {d["stage"] for d in batch.dead_letters} == {"validate"}
+        tables = batch.tables.get("events", [])
+        rows = batch.rows.get("events", []) + [r for t in tables for r in t.to_pylist()]
+        assert sorted(r["text"] for r in rows) == expected
+        assert {r["text"]: r["_topic"] for r in rows} == {r["text"]: t for r, t in honest}
+        assert sum(t.num_rows for t in tables) == (len(honest) if columns else 0)  # all honest ones by columns
     assert columnar.split_hot(entries) == ([], list(range(len(entries))))
     # the learner's and the index tail's fold: what the projector dead-letters, they skip
     assert len(decoded_entries(entries, BINDINGS)) == len(honest)
-    assert isinstance(decode_entry(forged[0], 0, BINDINGS), dict)
+    assert isinstance(decode_entry(entries[n], 0, BINDINGS), dict)
 
 
 def test_a_principal_is_one_sender_whatever_agents_it_names():
