@@ -38,12 +38,13 @@ from hindbrain.schemas.codec import registry
 from hindbrain.schemas.records import now_us
 from hindbrain.settings import Settings
 from hindbrain.streams.kafka_log import KafkaLog
-from hindbrain.streams.kafka_runner import group_timing, subscription
+from hindbrain.streams.kafka_runner import group_timing
 from hindbrain.streams.log import LogEntry
+from hindbrain.streams.principals import principal_topic
 from hindbrain.streams.processing import ProjectedBatch, project_batch
 from hindbrain.streams.rebuild import insert_or_rebuild, rebuild_if_needed
 from hindbrain.streams.sink import insert_batch
-from hindbrain.streams.topics import kafka_name, key_of
+from hindbrain.streams.topics import TOPICS, kafka_name, key_of
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +79,13 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
         key_serializer="raw",
         value_serializer="raw",
     )
-    # By pattern, as the aiokafka engine's projector: the declared topics and every principal's perceptions topic
-    # (``streams.principals``), each checked against the settings' bindings.
+    # The declared topics and the bound principals' perceptions topics (``streams.principals``), each checked against
+    # the settings' bindings. Named, not by the aiokafka engine's pattern: Faust's consumer passes aiokafka both a
+    # topic list and the pattern, which it refuses (TypeError), so an unbound principal's topic is read by the
+    # aiokafka engine only (docs/distributed.md, round thirty-three).
     prefix, principals = settings.kafka_prefix, settings.principal_bindings()
-    source = app.topic(pattern=subscription(prefix), key_type=bytes, value_type=bytes)
+    names = [kafka_name(t, prefix) for t in (*(t.name for t in TOPICS), *map(principal_topic, principals))]
+    source = app.topic(*names, key_type=bytes, value_type=bytes)
     dead_letters = app.topic(kafka_name("dead_letters", settings.kafka_prefix), key_type=bytes, value_type=bytes)
     views: dict = {}
 
