@@ -382,7 +382,7 @@ class KafkaLog:
         await self._ensure(self._spec(t) for t in bound)
         cluster = await self._producer.client.fetch_all_metadata()
         held = [t.removeprefix(self.prefix) for t in cluster.topics() if t.startswith(self.prefix + TOPIC_PREFIX)]
-        return sorted({*bound, *held})
+        return sorted({*bound, *filter(principal_of, held)})  # not a bare ``perceptions.by.``: no principal's
 
     # -- consumer offsets ------------------------------------------------------------------------
     def commit(self, consumer: str, topic: str, partition: int, offset: int) -> None:
