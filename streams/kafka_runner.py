@@ -47,7 +47,7 @@ from hindbrain.streams import columnar, kafka_batches, rebuild
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog, start_groupless
 from hindbrain.streams.log import LogEntry, Position
-from hindbrain.streams.principals import TOPIC_PREFIX, Principals
+from hindbrain.streams.principals import NO_PRINCIPALS, TOPIC_PREFIX, Principals
 from hindbrain.streams.processing import Decoded, ProjectedBatch, decoded_entries, to_messages
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.topics import TOPICS, kafka_name
@@ -337,7 +337,7 @@ class _Range:
 
 
 def _projected(entries: list[LogEntry], warehouse: Warehouse, engine: columnar.Engine | None,
-               principals: Principals) -> tuple[list[LogEntry], ProjectedBatch]:
+               principals: Principals = NO_PRINCIPALS) -> tuple[list[LogEntry], ProjectedBatch]:
     """``(hot, batch)``: the perceptions one ``INSERT … SELECT`` takes into a chDB warehouse, left
     for the insert step (``KafkaProjector._insert``, overlapping the next fetch), and the rest
     projected (``columnar.split_insertable``; every entry when the warehouse is not chDB)."""
