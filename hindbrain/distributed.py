@@ -43,7 +43,8 @@ def open_distributed(brain_cls, cfg: Settings, extractor=None):
 
     log = KafkaLog.of(cfg)
     warehouse = open_views(cfg, log)
-    brain = brain_cls(log, warehouse, cfg, runner=KafkaRunner(log, cfg.worker_group))
+    runner = KafkaRunner(log, cfg.worker_group, perceptions_topic=cfg.perceptions_topic())
+    brain = brain_cls(log, warehouse, cfg, runner=runner)
     # The index loads the views and then follows the topics from where the views end: both read
     # before this process's projector starts inserting, or a batch projected between the two
     # reads would be in the positions but not in the index (a replayed brain once indexed none

@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hindbrain.recall.scoring import Fusion, preset
 from hindbrain.streams.kafka_auth import KafkaAuth
+from hindbrain.streams.principals import Principals, parse_principals, principal_topic
 
 
 class Settings(BaseSettings):
@@ -40,6 +41,17 @@ class Settings(BaseSettings):
     )
     kafka_sasl_password: SecretStr | None = Field(
         None, description="HINDBRAIN_KAFKA_SASL_PASSWORD: its password (required with SASL; never shown)."
+    )
+    # The broker's principals as senders (streams/principals.py; docs/distributed.md, "The broker's principal is
+    # the sender, round thirty-three").
+    kafka_principals: str = Field(
+        "", description="HINDBRAIN_KAFKA_PRINCIPALS: what each agent principal on the broker may speak for, "
+        "'P=tenant' or 'P=tenant/agent' entries, comma-separated; P's perceptions topic is perceptions.by.P, and a "
+        "record there naming another tenant or agent, or on an unbound principal's topic, is a dead letter."
+    )
+    kafka_as_principal: bool = Field(
+        False, description="HINDBRAIN_KAFKA_AS_PRINCIPAL: this process is an agent's: its perceptions go to its "
+        "login's topic, perceptions.by.<HINDBRAIN_KAFKA_SASL_USERNAME> (the only one its principal may write)."
     )
     worker_group: str = Field(
         "hindbrain-projector", description="HINDBRAIN_WORKER_GROUP: the Faust workers' app id and consumer group."
@@ -170,7 +182,20 @@ class Settings(BaseSettings):
         # later, at the broker, with its own less telling error): a ``KafkaAuth`` is valid or is not made. The
         # error carries no password: the message is ``auth_problem``'s, and the password field is a SecretStr.
         self.kafka_auth()
+        self.principal_bindings()  # a malformed entry is refused at start, naming it
+        if self.kafka_as_principal and not self.kafka_sasl_username:
+            raise ValueError("HINDBRAIN_KAFKA_AS_PRINCIPAL needs HINDBRAIN_KAFKA_SASL_USERNAME: the principal's "
+                             "topic is named by its login")
         return self
+
+    def principal_bindings(self) -> Principals:
+        """``HINDBRAIN_KAFKA_PRINCIPALS`` parsed: what each broker principal may speak for."""
+        return parse_principals(self.kafka_principals)
+
+    def perceptions_topic(self) -> str | None:
+        """The log topic this process's perceptions go to when it writes as its principal, else None (the shared
+        ``perceptions``)."""
+        return principal_topic(self.kafka_sasl_username) if self.kafka_as_principal else None
 
     def kafka_auth(self) -> KafkaAuth:
         """The login every Kafka client of this process uses."""

@@ -148,7 +148,7 @@ def task_rows(warehouse) -> TaskRows:
         success=np.array(cols["success"], dtype=bool), judged=np.array(cols["judged"], dtype=bool),
         newest=np.array(cols["newest"], dtype=np.int64), events=np.array(cols["events"], dtype=np.int64),
         event_ids=list(cols["event_ids"]), reporters=[tuple(r) for r in cols["reporters"]],
-        relays=[senders(r) for r in cols["relays"]])  # raw (agent, producer) pairs: the one fold, keys as senders
+        relays=[senders(r) for r in cols["relays"]])  # raw (agent, producer, topic): the one fold
 
 
 def induce(rows: TaskRows, now_us: int, max_k: int = MAX_K, seed: int = 0) -> list[InducedBelief]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from hindbrain.jobs.confidence import wilson_lower
-from hindbrain.learning.lifecycle import KEY_SENDER, senders
+from hindbrain.learning.lifecycle import KEY_SENDER, PRINCIPAL_SENDER, senders
 from hindbrain.recall.quoting import named, words
 
 JOB, VERSION = "hindsight.summaries", "1"
@@ -43,8 +43,9 @@ REPORTER_SQL = ("multiIf(scope['user'] != '', concat('user:', scope['user']), ag
 # one unbound key naming two agents (round thirty-two). Read raw, as (agent, producer), and folded in Python
 # (``lifecycle.senders``): ``mallory`` and ``MALLORY``, ``straße`` and ``STRASSE`` are one sender, folded as fleet
 # verification folds them. The SQL fold (``caseFoldUTF8``, round thirty) was a second fold: ICU's Unicode is
-# newer than Python's, and 55 code points folded differently (round thirty-two).
-RELAY_SQL = "(ifNull(agent, ''), producer)"
+# newer than Python's, and 55 code points folded differently (round thirty-two). The topic too: an event from a
+# broker principal's own perceptions topic is that principal's, whatever agents it names (round thirty-three).
+RELAY_SQL = "(ifNull(agent, ''), producer, toString(_topic))"
 
 SUMMARY_SQL = f"""
 SELECT a.tenant, a.system, a.action, a.actual, a.tasks, a.times, a.first, a.last, a.event_ids, s.tasks AS system_tasks,
@@ -150,4 +151,6 @@ def _relay_named(relay: str) -> str:
     """A relay (``lifecycle.senders``) as a held summary's reason names it."""
     if relay.startswith(KEY_SENDER):
         return f"API key {relay.removeprefix(KEY_SENDER)!r} (bound to no agent)"
+    if relay.startswith(PRINCIPAL_SENDER):
+        return f"broker principal {relay.removeprefix(PRINCIPAL_SENDER)!r}"
     return f"agent {relay!r}" if relay else "the tenant's own integration (no agent)"

@@ -35,6 +35,7 @@ from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.kafka_runner import FETCH_BYTES, POLL_S, _LoopThread
 from hindbrain.streams.log import LogEntry
+from hindbrain.streams.principals import NO_PRINCIPALS, Principals, principal_of
 from hindbrain.streams.processing import Decoded, decoded_entries, to_messages
 from hindbrain.streams.topics import kafka_name
 
@@ -59,6 +60,8 @@ class KafkaLearner(_LoopThread):
         self._folding = threading.RLock()  # held by each fold and by the SDK's readers (``reading``)
         for topic in TOPICS:
             log.partitions(topic)  # the topics exist before it assigns them
+        # and the principals' perceptions topics (``streams.principals``), checked against the log's bindings
+        self.topics = (*TOPICS, *log.principal_topics())
 
     def reading(self):
         """Hold while reading the learner's state (the SDK's ``approve``, ``invalidate``,
@@ -77,7 +80,8 @@ class KafkaLearner(_LoopThread):
                                     max_partition_fetch_bytes=FETCH_BYTES)
         await consumer.start()
         try:
-            tps = {TopicPartition(kafka_name(t, self.log.prefix), p): t for t in TOPICS for p in self.log.partitions(t)}
+            tps = {TopicPartition(kafka_name(t, self.log.prefix), p): t
+                   for t in self.topics for p in self.log.partitions(t)}
             consumer.assign(list(tps))
             committed = {tp: (await consumer.committed(tp)) or 0 for tp in tps}
             await self._restore(consumer, tps, committed)
@@ -100,7 +104,8 @@ class KafkaLearner(_LoopThread):
             fetched = await consumer.getmany(*behind, timeout_ms=int(POLL_S * 1000), max_records=self.batch_size)
             for tp, records in fetched.items():
                 with gc_paused():
-                    restored += _decoded(tps[tp], tp.partition, [r for r in records if r.offset < committed[tp]])
+                    restored += _decoded(tps[tp], tp.partition, [r for r in records if r.offset < committed[tp]],
+                                         self.log.principals)
                 if records and records[-1].offset + 1 >= committed[tp]:
                     behind.discard(tp)
         restored.sort(key=_time_order)
@@ -121,7 +126,7 @@ class KafkaLearner(_LoopThread):
                 if records:
                     key = (tps[tp], tp.partition)
                     self._fetched_to[key] = records[-1].offset + 1
-                    decoded = _decoded(tps[tp], tp.partition, records)
+                    decoded = _decoded(tps[tp], tp.partition, records, self.log.principals)
                     if decoded:
                         self._read_until[key] = decoded[-1].record["envelope"]["ts_us"]
                     self._held += decoded
@@ -148,7 +153,7 @@ class KafkaLearner(_LoopThread):
     def wait_until_caught_up(self, timeout_s: float = 30.0) -> None:
         """Block until the learner has processed everything in its topics now (for the SDK's
         approve/pending_traits and for tests). Raises TimeoutError saying where it stands."""
-        ends = {(t, p): self.log.end_offset(t, p) for t in TOPICS for p in self.log.partitions(t)}
+        ends = {(t, p): self.log.end_offset(t, p) for t in self.topics for p in self.log.partitions(t)}
         deadline = time.monotonic() + timeout_s
         while not self.restored or any(self.positions.get(k, 0) < end for k, end in ends.items()):
             if not self.alive:
@@ -159,10 +164,11 @@ class KafkaLearner(_LoopThread):
             time.sleep(0.02)
 
 
-def _decoded(topic: str, partition: int, records) -> list[Decoded]:
+def _decoded(topic: str, partition: int, records, principals: Principals = NO_PRINCIPALS) -> list[Decoded]:
     """The records that decode and validate: the projector dead-letters the others (a perception
-    without a tenant, on the wrong topic, ...), so the learner does not learn from them either."""
-    return decoded_entries([LogEntry(topic, partition, r.offset, None, r.value or b"") for r in records])
+    without a tenant, on the wrong topic, naming what its principal may not speak for, ...), so the
+    learner does not learn from them either."""
+    return decoded_entries([LogEntry(topic, partition, r.offset, None, r.value or b"") for r in records], principals)
 
 
 def _aligned(held: list[Decoded], behind: list[tuple[str, int]], read_until: dict[tuple[str, int], int],
@@ -193,4 +199,9 @@ def _aligned(held: list[Decoded], behind: list[tuple[str, int]], read_until: dic
 
 
 def _time_order(decoded: Decoded) -> tuple:
-    return decoded.record["envelope"]["ts_us"], TOPICS.index(decoded.position.topic), decoded.position.offset
+    return decoded.record["envelope"]["ts_us"], TOPICS.index(_shared(decoded.position.topic)), decoded.position.offset
+
+
+def _shared(topic: str) -> str:
+    """The shared topic a record's topic orders as: a principal's perceptions as ``perceptions``."""
+    return "perceptions" if principal_of(topic) else topic

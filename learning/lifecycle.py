@@ -32,10 +32,13 @@ from dataclasses import dataclass, field, fields, replace
 
 from hindbrain.schemas.decision_kinds import DecisionKind
 from hindbrain.schemas.records import PRODUCER_KEY
+from hindbrain.streams.principals import principal_of
 
 RULE_VERSION = "lifecycle/1"
 # a sender that is an API key bound to no agent (``sender_of``), as the decisions' reasons name it
 KEY_SENDER = "key:"
+# a sender that is a broker principal writing its own perceptions topic (``sender_of``)
+PRINCIPAL_SENDER = "principal:"
 SIGNAL_CONFIDENCE = {"explicit": 0.9, "implicit": 0.6, "self": 0.4}
 HOLD_BELOW = 0.3
 SUCCESS_GAIN, FAILURE_LOSS, CONTRADICTION_LOSS = 0.25, 0.25, 0.35
@@ -123,31 +126,36 @@ def agent_identity(agent: str) -> str:
     return agent.casefold()
 
 
-def sender_of(agent: str | None, producer: str | None) -> str | None:
+def sender_of(agent: str | None, producer: str | None, topic: str = "") -> str | None:
     """Who vouches for a record (round thirty-two, docs/security.md "The sender is the key"): the API key that sent
     it when the key is not bound to an agent (``"key:<key id>"``: such a key may name any agent, so its names are
     its words, not agents), else the agent it names (a bound key's records carry its agent), else None. A record
     without a key — the embedded SDK, the runner, a log written before round thirty-two — is its agent's: whoever
     writes keyless records (an operator's process, a producer on the broker) holds more than an API key anyway.
-    An agent named ``key:…`` is one with that key: two senders merged count less, never more."""
+    An agent named ``key:…`` is one with that key: two senders merged count less, never more.
+    A record from a broker principal's perceptions ``topic`` (``streams.principals``: the broker let only that
+    principal write it, and the projector took only what its binding allows) is the principal's,
+    ``"principal:<P>"``, whatever agents it names (round thirty-three, docs/distributed.md)."""
+    if topic and (principal := principal_of(topic)):
+        return PRINCIPAL_SENDER + principal
     if producer and producer.startswith(PRODUCER_KEY):
         return KEY_SENDER + producer.removeprefix(PRODUCER_KEY)
     return agent or None
 
 
-def sender_identity(agent: str | None, producer: str | None) -> str:
+def sender_identity(agent: str | None, producer: str | None, topic: str = "") -> str:
     """``sender_of`` folded (``agent_identity``), ``""`` for no one: fleet verification and the A/B windows'
     reporters count these."""
-    sender = sender_of(agent, producer)
+    sender = sender_of(agent, producer, topic)
     return agent_identity(sender) if sender else ""
 
 
 def senders(pairs) -> tuple[str, ...]:
-    """The senders (``sender_identity``) of ``(agent, producer)`` pairs, each once, sorted; ``""`` (the tenant's
-    own, sent by no key and naming no agent) kept. The summaries' and induction's relays: an unbound key naming
+    """The senders (``sender_identity``) of ``(agent, producer[, topic])`` tuples, each once, sorted; ``""`` (the
+    tenant's own, sent by no key and naming no agent) kept. The summaries' and induction's relays: an unbound key naming
     agents a1 and a2 in its perceptions is one relay, as it is one source to fleet verification (round
     thirty-two, docs/security.md "A perception's sender is its key")."""
-    return tuple(sorted({sender_identity(agent, producer) for agent, producer in pairs}))
+    return tuple(sorted({sender_identity(*pair) for pair in pairs}))
 
 
 def among_agents(agent: str, agents) -> bool:

@@ -40,6 +40,7 @@ from hindbrain.projections.views import TABLES, VIEWS_BY_RECORD_TYPE
 from hindbrain.schemas.codec import HEADER_LEN, MAGIC, registry
 from hindbrain.streams import processing
 from hindbrain.streams.log import LogEntry
+from hindbrain.streams.principals import NO_PRINCIPALS, TOPIC_PREFIX, Principals, principal_of
 from hindbrain.streams.processing import TS_US_RANGE, ProjectedBatch
 
 Engine = Callable[[str], pa.Table]
@@ -196,15 +197,16 @@ _PAYLOAD = ("kind", "text", "system", "identity", "action", "expected", "actual"
             "signal", "success", "polarity", "session", "speaker", "emotion", "origin")
 
 
-def project_events(table: pa.Table, topic: str, partitions: pa.Array, offsets: pa.Array) -> pa.Table:
-    """``events`` rows of decoded perceptions (``projections.events.project``, by columns)."""
+def project_events(table: pa.Table, topic: str | pa.Array, partitions: pa.Array, offsets: pa.Array) -> pa.Table:
+    """``events`` rows of decoded perceptions (``projections.events.project``, by columns); ``topic``: the rows'
+    log topic, one for all or one a row."""
     env = table.column("envelope")
     field = {name: pc.struct_field(env, name) for name in ("tenant", "record_id", "ts_us", "agent", "task",
                                                             "producer")}
     columns = {"tenant": field["tenant"], "event_id": field["record_id"], "ts": field["ts_us"],
                "agent": field["agent"], "task": field["task"], "producer": field["producer"],
                **{name: table.column(name) for name in _PAYLOAD},
-               "_topic": pa.array([topic] * table.num_rows, pa.string()),
+               "_topic": pa.array([topic] * table.num_rows, pa.string()) if isinstance(topic, str) else topic,
                "_partition": partitions, "_offset": offsets}
     schema = _EVENTS.arrow_schema()
     return pa.Table.from_arrays([_cast(columns[f.name], f.type) for f in schema], schema=schema)
@@ -216,36 +218,71 @@ def _cast(column, to: pa.DataType):
     return column.cast(to)
 
 
-def events_of(entries: list[LogEntry], engine: Engine) -> tuple[pa.Table | None, list[int]]:
+def events_of(entries: list[LogEntry], engine: Engine,
+              principals: Principals = NO_PRINCIPALS) -> tuple[pa.Table | None, list[int]]:
     """The ``events`` rows of the hot entries, columnar, and the indexes of ``entries`` the
-    per-record path must take (every entry when the batch is small or chDB refuses it)."""
+    per-record path must take (every entry when the batch is small or chDB refuses it). The
+    perceptions of principals' topics are hot here too, each row held to its principal's binding
+    (``bound_rows``); a row that fails it goes to the per-record path, which dead-letters it with
+    its reason."""
     fast, slow = split_hot(entries)
+    by_principal, slow = split_principals(entries, slow)
+    fast = sorted(fast + by_principal)
     if len(fast) < MIN_BATCH:
         return None, list(range(len(entries)))
     decoded = decode([entries[i].value for i in fast], engine)
     if decoded is None:
         return None, list(range(len(entries)))
-    mask = valid_rows(decoded)
+    topics = pa.array([entries[i].topic for i in fast], pa.string())
+    mask = valid_rows(decoded) if not by_principal else pc.and_(valid_rows(decoded),
+                                                                bound_rows(decoded, topics, principals))
     if not pc.all(mask).as_py():
         keep = mask.to_pylist()
         slow += [i for i, ok in zip(fast, keep, strict=True) if not ok]
         fast = [i for i, ok in zip(fast, keep, strict=True) if ok]
-        decoded = decoded.filter(mask)
+        decoded, topics = decoded.filter(mask), topics.filter(mask)
         slow.sort()
     partitions = pa.array([entries[i].partition for i in fast], pa.uint32())
     offsets = pa.array([entries[i].offset for i in fast], pa.uint64())
-    return project_events(decoded, PERCEPTIONS.topic, partitions, offsets), slow
+    return project_events(decoded, PERCEPTIONS.topic if not by_principal else topics, partitions, offsets), slow
 
 
-def project_batch(entries: list[LogEntry], ts_us: int, engine: Engine | None) -> ProjectedBatch:
+def split_principals(entries: list, indexes: list[int]) -> tuple[list[int], list[int]]:
+    """Of ``indexes`` (of ``entries``), those of current-version perceptions on a principal's topic, and the
+    others. Not ``split_hot``'s: the ``INSERT … SELECT`` paths take only the shared topic (they check no binding)."""
+    header, taken, others = PERCEPTIONS.header, [], []
+    for i in indexes:
+        e = entries[i]
+        (taken if e.topic.startswith(TOPIC_PREFIX) and e.value[:HEADER_LEN] == header else others).append(i)
+    return taken, others
+
+
+def bound_rows(table: pa.Table, topics: pa.Array, principals: Principals) -> pa.Array:
+    """``invalid_reason``'s principal check as a mask: each row's tenant (and agent, for a principal bound to one)
+    is what its topic's principal is bound to; a row of an unbound principal's topic, or of the shared topic, is
+    not (the shared topic's rows are never given here: ``events_of``)."""
+    binding = {t: principals.get(principal_of(t)) for t in set(topics.to_pylist())}
+    tenant_of = pa.array([b.tenant if b else None for b in map(binding.get, topics.to_pylist())], pa.string())
+    agent_of = pa.array([b.agent if b else None for b in map(binding.get, topics.to_pylist())], pa.string())
+    bound_to_agent = pa.array([bool(b and b.agent) for b in map(binding.get, topics.to_pylist())])
+    env = table.column("envelope")
+    tenant, agent = (pc.cast(pc.struct_field(env, name), pa.string()) for name in ("tenant", "agent"))
+    same_tenant = pc.fill_null(pc.equal(tenant, tenant_of), False)
+    same_agent = pc.fill_null(pc.equal(agent, agent_of), False)
+    return pc.and_(same_tenant, pc.or_(pc.invert(bound_to_agent), same_agent))
+
+
+def project_batch(entries: list[LogEntry], ts_us: int, engine: Engine | None,
+                  principals: Principals = NO_PRINCIPALS) -> ProjectedBatch:
     """``processing.project_batch`` of ``entries``, the hot records by columns when ``engine``
-    is given: the same rows, dead letters and count."""
+    is given: the same rows, dead letters and count; a principal's topic's rows are held to its
+    binding in ``principals`` on either path."""
     if engine is None:
-        return processing.project_batch(entries, ts_us)
-    events, slow = events_of(entries, engine)
+        return processing.project_batch(entries, ts_us, principals=principals)
+    events, slow = events_of(entries, engine, principals)
     if events is None:
-        return processing.project_batch(entries, ts_us)
-    batch = processing.project_batch([entries[i] for i in slow], ts_us)
+        return processing.project_batch(entries, ts_us, principals=principals)
+    batch = processing.project_batch([entries[i] for i in slow], ts_us, principals=principals)
     batch.tables.setdefault("events", []).append(events)
     batch.count += events.num_rows
     return batch

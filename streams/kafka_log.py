@@ -57,6 +57,14 @@ from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
 from hindbrain.streams.kafka_auth import KafkaAuth
 from hindbrain.streams.log import LogEntry, Message, Position
+from hindbrain.streams.principals import (
+    NO_PRINCIPALS,
+    PARTITIONS,
+    TOPIC_PREFIX,
+    Principals,
+    principal_of,
+    principal_topic,
+)
 from hindbrain.streams.topics import (
     DECLARED,
     DEFAULT_PREFIX,
@@ -111,9 +119,13 @@ class KafkaLog:
         timeout_s: float = 30.0,
         client_id: str = "hindbrain",
         auth: KafkaAuth | None = None,
+        principals: Principals = NO_PRINCIPALS,
     ):
         self.bootstrap = bootstrap
         self.auth = auth or KafkaAuth()
+        # What each broker principal may speak for on its perceptions topic (``streams.principals``): every
+        # reader of this log (projector, learner, index tail, replay) checks a principal's records against it.
+        self.principals = principals
         # Where and how every client of this log and of the consumers built on it (projector, learner, index
         # tail, embedders) connects: the one place a login is added, so no client can miss it.
         self.client_options = {"bootstrap_servers": bootstrap, **self.auth.client_options()}
@@ -144,7 +156,8 @@ class KafkaLog:
     def of(cls, settings) -> KafkaLog:
         """The log a process's ``Settings`` name: their cluster, topic prefix and login (``kafka_auth``) — every
         process (brain, worker, learner, embedder) opens its log here, so none connects without the login."""
-        return cls(settings.kafka, prefix=settings.kafka_prefix, auth=settings.kafka_auth())
+        return cls(settings.kafka, prefix=settings.kafka_prefix, auth=settings.kafka_auth(),
+                   principals=settings.principal_bindings())
 
     async def _start(self) -> None:
         # Made inside the loop (aiokafka binds its objects to the running loop) and each right
@@ -191,6 +204,8 @@ class KafkaLog:
             raise TypeError(f"topic must be str, not {type(topic).__name__}")
         if topic in self._declared:
             return self._declared[topic]
+        if principal_of(topic):  # a principal's perceptions (declared by their name's shape: streams.principals)
+            return Topic(topic, "perception", PARTITIONS)
         if self._undeclared_partitions is None:
             raise ValueError(f"topic {topic!r} is not declared in hindbrain.streams.topics")
         return Topic(topic, None, self._undeclared_partitions)
@@ -354,6 +369,20 @@ class KafkaLog:
                for p in sorted(cluster.partitions_for_topic(kafka_name(t, self.prefix)) or ())}
         ends = await self._reader.end_offsets(list(tps)) if tps else {}
         return {tps[tp]: end for tp, end in ends.items()}
+
+    def principal_topics(self, create: bool = True) -> list[str]:
+        """The principals' perceptions topics (log names, sorted): any such topic the cluster holds (an unknown
+        principal's records are read to be dead-lettered, never left unread) and, with ``create``, those
+        ``principals`` binds, created if missing (an agent principal may write its topic but not create it).
+        Without ``create`` nothing is written to the cluster (a replay reads the log as it is)."""
+        return self._run(self._principal_topics(create), "principal topics")
+
+    async def _principal_topics(self, create: bool) -> list[str]:
+        bound = [principal_topic(p) for p in self.principals] if create else []
+        await self._ensure(self._spec(t) for t in bound)
+        cluster = await self._producer.client.fetch_all_metadata()
+        held = [t.removeprefix(self.prefix) for t in cluster.topics() if t.startswith(self.prefix + TOPIC_PREFIX)]
+        return sorted({*bound, *filter(principal_of, held)})  # not a bare ``perceptions.by.``: no principal's
 
     # -- consumer offsets ------------------------------------------------------------------------
     def commit(self, consumer: str, topic: str, partition: int, offset: int) -> None:

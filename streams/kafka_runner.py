@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -46,6 +47,7 @@ from hindbrain.streams import columnar, kafka_batches, rebuild
 from hindbrain.streams.gc_pause import gc_paused
 from hindbrain.streams.kafka_log import KafkaLog, start_groupless
 from hindbrain.streams.log import LogEntry, Position
+from hindbrain.streams.principals import NO_PRINCIPALS, TOPIC_PREFIX, Principals
 from hindbrain.streams.processing import Decoded, ProjectedBatch, decoded_entries, to_messages
 from hindbrain.streams.sink import insert_batch
 from hindbrain.streams.topics import TOPICS, kafka_name
@@ -60,14 +62,19 @@ MIN_FETCH_BYTES = 64 * 1024  # a raw fetch's least (the broker sends at least on
 
 
 class KafkaRunner:
-    def __init__(self, log: KafkaLog, group: str, flush_timeout_s: float = 30.0):
+    def __init__(self, log: KafkaLog, group: str, flush_timeout_s: float = 30.0, perceptions_topic: str | None = None):
         self.log, self.group, self.flush_timeout_s = log, group, flush_timeout_s
+        # An agent's process on a broker with ACLs writes its perceptions to its principal's topic, the only one
+        # its principal may write (``Settings.perceptions_topic``); None: the shared ``perceptions``.
+        self.perceptions_topic = perceptions_topic
         self.listeners: list[Callable[[list[Decoded]], None]] = []
         self._appended: dict[tuple[str, int], int] = {}  # (topic, partition) -> next offset we wait for
         self._lock = threading.Lock()
 
     def submit(self, records: Sequence[tuple[str, dict]]) -> list[Position]:
         messages = to_messages(records)
+        if self.perceptions_topic:
+            messages = [m._replace(topic=self.perceptions_topic) if m.topic == "perceptions" else m for m in messages]
         positions = self.log.append(messages)
         decoded = [Decoded(p, rt, r) for p, (rt, r) in zip(positions, records, strict=True)]
         with self._lock:
@@ -175,6 +182,7 @@ class KafkaProjector(_LoopThread):
         self._inserters = ThreadPoolExecutor(kafka_batches.INSERTERS, thread_name_prefix="projector-insert")
         for t in TOPICS:  # topics exist before the group subscribes (no auto-creation)
             log.partitions(t.name)
+        log.principal_topics()  # the bound principals' topics too (an agent principal may not create its own)
 
     async def run(self) -> None:
         try:
@@ -186,12 +194,14 @@ class KafkaProjector(_LoopThread):
             self._sessions.close()
 
     async def _consume(self) -> None:
-        bare = {kafka_name(t.name, self.log.prefix): t.name for t in TOPICS}
         consumer = AIOKafkaConsumer(**self.log.client_options, group_id=self.group,
                                     enable_auto_commit=False, auto_offset_reset="earliest",
                                     max_partition_fetch_bytes=FETCH_BYTES, **self.timing)
         raw_topic = kafka_name(kafka_batches.TOPIC, self.log.prefix)
-        consumer.subscribe(list(bare), listener=_PausedOnAssignment(consumer, raw_topic if self.raw else None))
+        # By pattern: the declared topics and every principal's perceptions topic, those made after the start
+        # included (found at the consumer's next metadata refresh).
+        consumer.subscribe(pattern=subscription(self.log.prefix),
+                           listener=_PausedOnAssignment(consumer, raw_topic if self.raw else None))
         await consumer.start()
         inserting = None  # (the insert of the previous batch, the offsets to commit once it is done)
         try:
@@ -201,13 +211,14 @@ class KafkaProjector(_LoopThread):
                 # in hand, only what the consumer already holds: the poll wait is for idle times.
                 fetched = await consumer.getmany(timeout_ms=0 if ranges else int(POLL_S * 1000),
                                                  max_records=self.batch_size)
-                entries = [LogEntry(bare[tp.topic], tp.partition, r.offset,
+                entries = [LogEntry(tp.topic.removeprefix(self.log.prefix), tp.partition, r.offset,
                                     r.key.decode("utf-8", "replace") if r.key else None, r.value or b"")
                            for tp, records in fetched.items() for r in records]
                 job = None
                 if entries or ranges:
                     # In a thread, so the loop's fetcher fetches the next batch meanwhile.
-                    hot, batch = await asyncio.to_thread(_projected, entries, self.warehouse, self.engine)
+                    hot, batch = await asyncio.to_thread(_projected, entries, self.warehouse, self.engine,
+                                                         self.log.principals)
                     if batch.dead_letters:  # into the log first: the reason is part of the audit
                         dls = to_messages(("dead_letter", dl) for dl in batch.dead_letters)
                         await asyncio.to_thread(self._patiently, self.log.append, dls)
@@ -291,7 +302,8 @@ class KafkaProjector(_LoopThread):
         refused = [got for got in self._inserters.map(inserted, ranges) if not isinstance(got, int)]
         with gc_paused():
             projected = [columnar.insert_or_project(hot, now_us(), self.warehouse, self.engine)]
-            projected += [columnar.project_batch(entries, now_us(), self.engine) for entries in refused]
+            projected += [columnar.project_batch(entries, now_us(), self.engine, self.log.principals)
+                          for entries in refused]
         for done in projected:
             if done.dead_letters:
                 self._patiently(self.log.append, to_messages(("dead_letter", dl) for dl in done.dead_letters))
@@ -324,14 +336,21 @@ class _Range:
     framed: kafka_batches.Framed | None  # None: the per-record path reads and projects the range
 
 
-def _projected(entries: list[LogEntry], warehouse: Warehouse,
-               engine: columnar.Engine | None) -> tuple[list[LogEntry], ProjectedBatch]:
+def _projected(entries: list[LogEntry], warehouse: Warehouse, engine: columnar.Engine | None,
+               principals: Principals = NO_PRINCIPALS) -> tuple[list[LogEntry], ProjectedBatch]:
     """``(hot, batch)``: the perceptions one ``INSERT … SELECT`` takes into a chDB warehouse, left
     for the insert step (``KafkaProjector._insert``, overlapping the next fetch), and the rest
     projected (``columnar.split_insertable``; every entry when the warehouse is not chDB)."""
     hot, rest = columnar.split_insertable(entries, warehouse, engine)
     with gc_paused():  # acyclic garbage: the collector would walk it all for nothing
-        return hot, columnar.project_batch(rest, now_us(), engine)
+        return hot, columnar.project_batch(rest, now_us(), engine, principals)
+
+
+def subscription(prefix: str) -> str:
+    """The projector group's topic pattern: the declared topics of ``prefix`` and its principals' perceptions
+    topics (``streams.principals``: ``perceptions.by.<P>``)."""
+    names = "|".join(re.escape(t.name) for t in TOPICS)
+    return f"^{re.escape(prefix)}(?:{names}|{re.escape(TOPIC_PREFIX)}[A-Za-z0-9_-][A-Za-z0-9._-]*)$"
 
 
 def next_offsets(fetched: dict) -> dict[TopicPartition, int]:
@@ -383,6 +402,7 @@ class IndexTail(_LoopThread):
     def __init__(self, log: KafkaLog, start: dict[tuple[str, int], int], observe: Callable[[list[Decoded]], None]):
         super().__init__("hindbrain-index-tail")
         self.log, self.start_at, self.observe = log, start, observe
+        self.topics = (*self.TOPICS, *log.principal_topics())  # and the principals' perceptions
         self.positions: dict[tuple[str, int], int] = {}
         self.last_poll = 0.0
 
@@ -391,7 +411,7 @@ class IndexTail(_LoopThread):
                                     enable_auto_commit=False, auto_offset_reset="earliest")
         await start_groupless(consumer)
         try:
-            tps = [TopicPartition(kafka_name(t, self.log.prefix), p) for t in self.TOPICS
+            tps = [TopicPartition(kafka_name(t, self.log.prefix), p) for t in self.topics
                    for p in self.log.partitions(t)]
             consumer.assign(tps)
             for tp in tps:
@@ -402,7 +422,8 @@ class IndexTail(_LoopThread):
                 for tp, records in fetched.items():
                     topic = tp.topic.removeprefix(self.log.prefix)
                     entries = [LogEntry(topic, tp.partition, r.offset, None, r.value or b"") for r in records]
-                    batch += decoded_entries(entries)  # what the projector dead-letters, the index skips
+                    # what the projector dead-letters, the index skips
+                    batch += decoded_entries(entries, self.log.principals)
                     self.positions[(topic, tp.partition)] = records[-1].offset + 1
                 if batch:
                     observe_each(self.observe, batch)
@@ -413,5 +434,5 @@ class IndexTail(_LoopThread):
     def lag(self) -> dict:
         """Records not yet indexed per partition, and seconds since the last poll."""
         behind = {f"{t}[{p}]": self.log.end_offset(t, p) - self.positions.get((t, p), self.start_at.get((t, p), 0))
-                  for t in self.TOPICS for p in self.log.partitions(t)}
+                  for t in self.topics for p in self.log.partitions(t)}
         return {"records_behind": behind, "seconds_since_poll": round(time.monotonic() - self.last_poll, 3)}

@@ -18,6 +18,7 @@ from hindbrain.recall import _scan
 from hindbrain.schemas.codec import CodecError, registry
 from hindbrain.schemas.records import envelope
 from hindbrain.streams.log import LogEntry, Message, Position
+from hindbrain.streams.principals import NO_PRINCIPALS, Principals, binding_reason, principal_of
 from hindbrain.streams.topics import TOPIC_OF
 
 PRODUCER_RUNNER = "runner/hindbrain"
@@ -112,19 +113,29 @@ def dead_letter(position: Position, stage: str, reason: str, original: bytes, ts
             "stage": stage, "reason": reason, "original": original}
 
 
-def invalid_reason(record_type: str, record: dict, topic: str) -> str | None:
-    """Why a decoded record cannot be accepted, or None. The checks the codec cannot make."""
+def invalid_reason(record_type: str, record: dict, topic: str, principals: Principals = NO_PRINCIPALS) -> str | None:
+    """Why a decoded record cannot be accepted, or None. The checks the codec cannot make. A perception on a
+    principal's topic (``streams.principals``) must name what ``principals`` binds that principal to."""
     env = record["envelope"]
+    principal = principal_of(topic)
+    if principal is not None and record_type == "perception":
+        return binding_reason(principals, principal, env["tenant"], env["agent"]) or _envelope_reason(record_type, env)
     if TOPIC_OF.get(record_type) != topic:
         return f"a {record_type} record on topic {topic!r}"
+    reason = _envelope_reason(record_type, env)
+    if reason or record_type != "decision":
+        return reason
+    return decision_id_reason(record)
+
+
+def _envelope_reason(record_type: str, env: dict) -> str | None:
+    """Why a record's envelope cannot be taken (an empty tenant or id, a time no reader can hold), or None."""
     if not env["tenant"] and record_type != "dead_letter":  # an undecodable record has no tenant
         return "envelope.tenant is empty"
     if not env["record_id"]:
         return "envelope.record_id is empty"
     if not TS_US_RANGE[0] <= env["ts_us"] <= TS_US_RANGE[1]:  # it would make rows nothing can read back
         return f"envelope.ts_us {env['ts_us']} is outside the years 1 to 9999"
-    if record_type == "decision":
-        return decision_id_reason(record)
     return None
 
 
@@ -139,28 +150,30 @@ def decision_id_reason(record: dict) -> str | None:
     return None
 
 
-def decoded_entries(entries: list[LogEntry]) -> list[Decoded]:
+def decoded_entries(entries: list[LogEntry], principals: Principals = NO_PRINCIPALS) -> list[Decoded]:
     """The entries that decode and validate (a log reader's fold: the projector dead-letters
     the others, so they are in no view either)."""
-    return [d for d in (decode_entry(e, 0) for e in entries) if isinstance(d, Decoded)]
+    return [d for d in (decode_entry(e, 0, principals) for e in entries) if isinstance(d, Decoded)]
 
 
-def decode_entry(entry: LogEntry, ts_us: int) -> Decoded | dict:
+def decode_entry(entry: LogEntry, ts_us: int, principals: Principals = NO_PRINCIPALS) -> Decoded | dict:
     """Decode and validate one log entry: a ``Decoded``, or a DeadLetter record saying why not."""
     try:
         record_type, record = registry.decode(entry.value)
     except CodecError as exc:
         return dead_letter(entry.position, "decode", str(exc), entry.value, ts_us)
-    reason = invalid_reason(record_type, record, entry.topic)
+    reason = invalid_reason(record_type, record, entry.topic, principals)
     if reason:
         return dead_letter(entry.position, "validate", reason, entry.value, ts_us, record["envelope"]["tenant"])
     return Decoded(entry.position, record_type, record, entry.value)
 
 
 def project_batch(
-    items: Iterable[Decoded | LogEntry], ts_us: int, batch: ProjectedBatch | None = None
+    items: Iterable[Decoded | LogEntry], ts_us: int, batch: ProjectedBatch | None = None,
+    principals: Principals = NO_PRINCIPALS,
 ) -> ProjectedBatch:
-    """Project decoded records (or raw entries, decoded here) into rows per table.
+    """Project decoded records (or raw entries, decoded here, a principal's topic checked against
+    ``principals``) into rows per table.
 
     A record that fails to decode, validate or project becomes a DeadLetter record in
     ``batch.dead_letters`` and processing continues; nothing is dropped silently.
@@ -169,7 +182,7 @@ def project_batch(
     for item in items:
         batch.count += 1
         if isinstance(item, LogEntry):
-            item = decode_entry(item, ts_us)
+            item = decode_entry(item, ts_us, principals)
             if isinstance(item, dict):
                 batch.dead_letters.append(item)
                 continue

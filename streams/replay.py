@@ -106,11 +106,12 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
              for (topic, partition), end in _ends(log).items() for offset in range(0, end, chunk)]
     if workers > 0 and len(tasks) > 2:
         records, dead = _in_workers(warehouse, workers, _kafka_chunk_task, tasks,
-                                    initializer=("open_kafka", (log.bootstrap, log.prefix, log.auth)),
+                                    initializer=("open_kafka", (log.bootstrap, log.prefix, log.auth, log.principals)),
                                     progress=progress)
         return ReplayReport(records, dead, time.perf_counter() - started, warehouse.digest(), workers)
     records = dead = 0
     engine = columnar.engine_for(warehouse)
+    principals = log.principals  # a principal's perceptions are checked as the projector checks them
     # Perceptions into a chDB warehouse: the broker's record batches straight into chDB (no
     # object per record); any range chDB or a check refuses takes the per-record path below.
     raw = (engine is not None and kafka_batches.enabled() and warehouse.url.startswith("chdb://")
@@ -134,7 +135,7 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
         if isinstance(got, int):
             progress(stop - offset)
             return got, 0
-        batch = project_entries(got, now_us(), engine)  # refused: the per-record path, dead letters as rows
+        batch = project_entries(got, now_us(), engine, principals)  # refused: the per-record path, dead letters as rows
         insert(batch, stop - offset)
         return batch.count, len(batch.dead_letters)
 
@@ -147,7 +148,7 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
             if isinstance(got, kafka_batches.Framed):
                 job: tuple = (insert_framed, got, task)
             else:
-                batch = project_entries(got, now_us(), engine) if got else ProjectedBatch()
+                batch = project_entries(got, now_us(), engine, principals) if got else ProjectedBatch()
                 records, dead = records + batch.count, dead + len(batch.dead_letters)
                 job = (insert, batch, task[3] - task[2])
             if len(in_flight) >= inserters:
@@ -164,10 +165,11 @@ def _replay_partitions(log, warehouse: Warehouse, chunk: int, workers: int = 0,
 
 
 def _ends(log) -> dict[tuple[str, int], int]:
-    """The end offset of every partition of every declared topic: one request when the log can."""
+    """The end offset of every partition of every declared topic (and, on Kafka, every principal's perceptions
+    topic the cluster holds): one request when the log can."""
     names = [t.name for t in TOPICS]
     if hasattr(log, "end_offsets"):
-        return log.end_offsets(names)
+        return log.end_offsets([*names, *log.principal_topics(create=False)])
     return {(t, p): log.end_offset(t, p) for t in names for p in log.partitions(t)}
 
 

@@ -12,15 +12,18 @@ import pyarrow as pa
 from hindbrain.projections.views import TABLES
 from hindbrain.streams import columnar
 from hindbrain.streams.gc_pause import gc_paused
+from hindbrain.streams.principals import NO_PRINCIPALS, Principals
 from hindbrain.streams.processing import Decoded, ProjectedBatch, project_batch
 from hindbrain.streams.sqlite_log import SqliteLog
 
 
-def project_entries(entries, ts_us: int, engine: columnar.Engine | None = None) -> ProjectedBatch:
+def project_entries(entries, ts_us: int, engine: columnar.Engine | None = None,
+                    principals: Principals = NO_PRINCIPALS) -> ProjectedBatch:
     """Project log entries; dead letters become rows directly (replay never appends). With an
-    ``engine``, perceptions are decoded and projected by columns (``streams.columnar``)."""
+    ``engine``, perceptions are decoded and projected by columns (``streams.columnar``). A principal's
+    topic is checked against ``principals`` (the replaying log's)."""
     with gc_paused():
-        batch = columnar.project_batch(entries, ts_us, engine)
+        batch = columnar.project_batch(entries, ts_us, engine, principals)
         for dl in batch.dead_letters:
             pos = entries[0].position._replace(topic=dl["topic"], offset=dl["position"])
             project_batch([Decoded(pos, "dead_letter", dl)], ts_us, batch)
@@ -51,18 +54,19 @@ def _engine() -> columnar.Engine | None:
     return _engines[0]
 
 
-def open_kafka(bootstrap: str, prefix: str, auth=None) -> None:
+def open_kafka(bootstrap: str, prefix: str, auth=None, principals: Principals = NO_PRINCIPALS) -> None:
     """Pool initializer: this worker's own connection to the cluster, for all its chunks, logged in as the
-    replaying process is (``auth``: its ``KafkaAuth``)."""
+    replaying process is (``auth``: its ``KafkaAuth``) and checking principals' topics against its bindings."""
     from hindbrain.streams.kafka_log import KafkaLog
 
-    _kafka["log"] = KafkaLog(bootstrap, prefix=prefix, auth=auth)
+    _kafka["log"] = KafkaLog(bootstrap, prefix=prefix, auth=auth, principals=principals)
 
 
 def kafka_chunk_as_arrow(topic: str, partition: int, offset: int, stop: int,
                          ts_us: int) -> tuple[int, int, dict[str, bytes]]:
     """``chunk_as_arrow`` for the offsets ``[offset, stop)`` of one Kafka partition."""
-    return entries_as_arrow(read_range(_kafka["log"], topic, partition, offset, stop), ts_us)
+    log = _kafka["log"]
+    return entries_as_arrow(read_range(log, topic, partition, offset, stop), ts_us, log.principals)
 
 
 def read_range(log, topic: str, partition: int, offset: int, stop: int) -> list:
@@ -75,10 +79,10 @@ def read_range(log, topic: str, partition: int, offset: int, stop: int) -> list:
     return entries
 
 
-def entries_as_arrow(entries, ts_us: int) -> tuple[int, int, dict[str, bytes]]:
+def entries_as_arrow(entries, ts_us: int, principals: Principals = NO_PRINCIPALS) -> tuple[int, int, dict[str, bytes]]:
     if not entries:
         return 0, 0, {}
-    batch = project_entries(entries, ts_us, _engine())
+    batch = project_entries(entries, ts_us, _engine(), principals)
     streams = {}
     with gc_paused():
         for name in batch.rows.keys() | batch.tables.keys():

@@ -40,6 +40,7 @@ from hindbrain.settings import Settings
 from hindbrain.streams.kafka_log import KafkaLog
 from hindbrain.streams.kafka_runner import group_timing
 from hindbrain.streams.log import LogEntry
+from hindbrain.streams.principals import principal_topic
 from hindbrain.streams.processing import ProjectedBatch, project_batch
 from hindbrain.streams.rebuild import insert_or_rebuild, rebuild_if_needed
 from hindbrain.streams.sink import insert_batch
@@ -78,8 +79,13 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
         key_serializer="raw",
         value_serializer="raw",
     )
-    bare_name = {kafka_name(t.name, settings.kafka_prefix): t.name for t in TOPICS}
-    source = app.topic(*bare_name, key_type=bytes, value_type=bytes)
+    # The declared topics and the bound principals' perceptions topics (``streams.principals``), each checked against
+    # the settings' bindings. Named, not by the aiokafka engine's pattern: Faust's consumer passes aiokafka both a
+    # topic list and the pattern, which it refuses (TypeError), so an unbound principal's topic is read by the
+    # aiokafka engine only (docs/distributed.md, round thirty-three).
+    prefix, principals = settings.kafka_prefix, settings.principal_bindings()
+    names = [kafka_name(t, prefix) for t in (*(t.name for t in TOPICS), *map(principal_topic, principals))]
+    source = app.topic(*names, key_type=bytes, value_type=bytes)
     dead_letters = app.topic(kafka_name("dead_letters", settings.kafka_prefix), key_type=bytes, value_type=bytes)
     views: dict = {}
 
@@ -97,7 +103,7 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
     async def project(stream):
         async for events in stream.take_events(settings.batch_size, settings.batch_within):
             try:
-                batch = project_batch([log_entry(e.message, bare_name) for e in events], now_us())
+                batch = project_batch([log_entry(e.message, prefix) for e in events], now_us(), principals=principals)
                 await _send_dead_letters(dead_letters, batch)
                 views_ = await asyncio.to_thread(warehouse_now)  # a rebuild there is long: off the event loop
                 await asyncio.to_thread(insert_or_rebuild, partial(insert_batch, views_, batch), views["log"], views_,
@@ -109,12 +115,12 @@ def make_app(settings: Settings, warehouse: Warehouse | None = None) -> faust.Ap
     return app
 
 
-def log_entry(message, bare_name: dict[str, str]) -> LogEntry:
-    """A Kafka message as the pure pipeline reads it. A tombstone (null value, which a foreign
-    producer may write) is an empty value, dead-lettered like any other: as ``None`` it made the
+def log_entry(message, prefix: str) -> LogEntry:
+    """A Kafka message (on a topic of ``prefix``) as the pure pipeline reads it. A tombstone (null value, which a
+    foreign producer may write) is an empty value, dead-lettered like any other: as ``None`` it made the
     dead letter itself fail, the batch exit the worker, and every restart meet it again."""
     key = message.key.decode("utf-8", "replace") if message.key else None
-    return LogEntry(bare_name[message.topic], message.partition, message.offset, key, message.value or b"")
+    return LogEntry(message.topic.removeprefix(prefix), message.partition, message.offset, key, message.value or b"")
 
 
 EXIT_BATCH_FAILED = 70  # EX_SOFTWARE

@@ -3,8 +3,8 @@
 key wins): every listener SASL_PLAINTEXT with PLAIN, the standard authorizer, nothing allowed without
 an ACL, and three principals — ``broker`` (the JVM talking to itself: a password drawn at each start),
 ``brain`` (a super user: the projector, the learner, the replicas) and ``agent`` (an agent's own
-producer: kafka-up.sh grants it its perceptions topic, probe.py ``grant-agent``). Ports from
-BROKER_PORT and CONTROLLER_PORT, passwords from HINDBRAIN_KAFKA_BRAIN_PASSWORD and
+producer: kafka-up.sh grants it its own perceptions topic, ``perceptions.by.agent``, probe.py
+``grant-agent``). Ports from BROKER_PORT and CONTROLLER_PORT, passwords from HINDBRAIN_KAFKA_BRAIN_PASSWORD and
 HINDBRAIN_KAFKA_AGENT_PASSWORD. Standard library only."""
 
 from __future__ import annotations

@@ -51,10 +51,10 @@ if [[ "$ACL" == 1 ]]; then  # no default secrets: the brain's and the agents' pa
   export HINDBRAIN_KAFKA_ACL  # probe.py logs in as the brain
 fi
 
-grant_agent() {  # ACL mode: the agent principal may write its perceptions topic, nothing else
+grant_agent() {  # ACL mode: the agent principal may write its own perceptions topic (perceptions.by.agent), nothing else
   [[ "$ACL" == 1 ]] || return 0
   "${PROBE[@]}" grant-agent "$PORT" "${HINDBRAIN_KAFKA_PREFIX:-hindbrain.}" || fail "granting the agent's ACLs failed"
-  echo "  (ACL mode: SASL/PLAIN as brain or agent; agent may write ${HINDBRAIN_KAFKA_PREFIX:-hindbrain.}perceptions only)"
+  echo "  (ACL mode: SASL/PLAIN as brain or agent; agent may write ${HINDBRAIN_KAFKA_PREFIX:-hindbrain.}perceptions.by.agent only)"
 }
 
 command -v java >/dev/null || die "java not found (Kafka 4.x needs Java 17+)"

@@ -9,7 +9,8 @@
                                     NODE_ID (only registered, unfenced brokers are listed)
     probe.py grant-agent PORT PREFIX
                                     (ACL mode) as the brain, allow the agent principal to write and
-                                    describe PREFIX + "perceptions" and nothing else (CreateAcls)
+                                    describe its own topic, PREFIX + "perceptions.by.agent", and
+                                    nothing else (CreateAcls, LITERAL)
 
 In ACL mode (HINDBRAIN_KAFKA_ACL=1) the broker's listener is SASL_PLAINTEXT: ``ready`` and
 ``grant-agent`` log in with PLAIN as ``brain`` (HINDBRAIN_KAFKA_BRAIN_PASSWORD) first.
@@ -32,9 +33,16 @@ API_SASL_AUTHENTICATE = 36
 # CreateAcls codes (org.apache.kafka.common.acl / resource): a literal topic, allow
 TOPIC, LITERAL, ALLOW = 2, 3, 3
 WRITE, DESCRIBE = 4, 8
-# The topics an agent's own producer may write (docs/distributed.md, "ACLs on the broker"): its
-# perceptions. Decisions, cognitions and every other topic are the brain's.
-AGENT_TOPICS = ("perceptions",)
+# The topics an agent principal's own producer may write: its perceptions topic, ``perceptions.by.<principal>``
+# (docs/distributed.md, "The broker's principal is the sender, round thirty-three"): the topic names its writer,
+# so the brain knows who wrote every record on it. The shared ``perceptions``, decisions, cognitions and every
+# other topic are the brain's. (hindbrain.streams.principals names the topic the same way; this script imports
+# nothing of hindbrain.)
+AGENT = "agent"
+
+
+def agent_topics(principal: str = AGENT) -> tuple[str, ...]:
+    return (f"perceptions.by.{principal}",)
 
 
 def free_port() -> int:
@@ -138,11 +146,12 @@ def _connect(port: int, timeout: float) -> socket.socket:
     return sock
 
 
-def grant_agent(port: int, prefix: str, timeout: float = 10.0) -> None:
-    """Allow ``User:agent`` to write and describe ``prefix`` + each of ``AGENT_TOPICS`` (CreateAcls v1)."""
-    creations = [struct.pack(">b", TOPIC) + _str(prefix + topic) + struct.pack(">b", LITERAL) + _str("User:agent")
-                 + _str("*") + struct.pack(">bb", operation, ALLOW)
-                 for topic in AGENT_TOPICS for operation in (WRITE, DESCRIBE)]
+def grant_agent(port: int, prefix: str, timeout: float = 10.0, principal: str = AGENT) -> None:
+    """Allow ``User:<principal>`` to write and describe ``prefix`` + each of ``agent_topics(principal)``, LITERAL
+    names (CreateAcls v1)."""
+    creations = [struct.pack(">b", TOPIC) + _str(prefix + topic) + struct.pack(">b", LITERAL)
+                 + _str(f"User:{principal}") + _str("*") + struct.pack(">bb", operation, ALLOW)
+                 for topic in agent_topics(principal) for operation in (WRITE, DESCRIBE)]
     with _connect(port, timeout) as sock:
         r = _Reader(_request(sock, API_CREATE_ACLS, 1, 3, struct.pack(">i", len(creations)) + b"".join(creations)))
     r.take(">i")  # throttle_time_ms

@@ -114,7 +114,7 @@ def appended_once_granted(log: KafkaLog, messages, timeout_s: float = 15.0):
 def test_a_brain_as_brain_runs_end_to_end_and_an_agent_perceives_but_cannot_decide(acl_broker, tmp_path):
     prefix = f"hindbrain-test.{uuid.uuid4().hex[:12]}."
     cfg = dict(kafka=acl_broker, kafka_prefix=prefix, worker_group=f"{prefix}projector", embedder="none",
-               **login("brain"))
+               kafka_principals="agent=acme", **login("brain"))
     with Brain.open(tmp_path, **cfg) as brain:  # its log, projector, learner and index tail all log in as brain
         brain.perceive(tenant="acme", agent="a1", task="t1", kind="anomaly", text="clicked submit, nothing happened",
                        **SITUATION)
@@ -130,13 +130,15 @@ def test_a_brain_as_brain_runs_end_to_end_and_an_agent_perceives_but_cannot_deci
         PROBE.grant_agent(int(acl_broker.rpartition(":")[2]), prefix)
         agent = KafkaLog(acl_broker, prefix=prefix, timeout_s=15, auth=Settings(**login("agent")).kafka_auth())
         try:
-            [position] = appended_once_granted(agent, perceptions(kind="observation", text="agent's own words"))
+            own = [m._replace(topic="perceptions.by.agent") for m in perceptions(kind="observation",
+                                                                                   text="agent's own words")]
+            [position] = appended_once_granted(agent, own)
             forged = Message("decisions", "acme/forged", b"a decision the agent may not write")
             with pytest.raises(TopicAuthorizationFailedError, match=r"decisions"):
                 agent.append([forged])
         finally:
             agent.close()
-        assert position.topic == "perceptions"
+        assert position.topic == "perceptions.by.agent"
         eventually(brain, "SELECT 1 FROM events WHERE text = 'agent''s own words'")  # reached the brain's views
         written = [e for p in brain.log.partitions("decisions") for e in brain.log.read("decisions", p, 0, 10_000)]
         assert forged.value not in [e.value for e in written]  # refused whole: not written, not half-written

@@ -28,7 +28,8 @@ def _capturing(seen: dict):
 @pytest.mark.parametrize("seconds", [6.0, 45.0])
 def test_the_projector_and_the_embedder_consume_with_the_configured_session(monkeypatch, seconds):
     login = {"bootstrap_servers": "127.0.0.1:1", "security_protocol": "SASL_PLAINTEXT", "sasl_plain_username": "u"}
-    log = SimpleNamespace(bootstrap="127.0.0.1:1", prefix="t.", partitions=lambda name: 1, client_options=login)
+    log = SimpleNamespace(bootstrap="127.0.0.1:1", prefix="t.", partitions=lambda name: 1, client_options=login,
+                          principal_topics=lambda create=True: [])
     seen: dict = {}
     monkeypatch.setattr(kafka_runner, "AIOKafkaConsumer", _capturing(seen))
     projector = kafka_runner.KafkaProjector(log, SimpleNamespace(url="http://unused"), "g", session_timeout_s=seconds)

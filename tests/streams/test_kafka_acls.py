@@ -1,7 +1,8 @@
 """The development broker's ACL mode (``HINDBRAIN_KAFKA_ACL=1 bash deploy/kafka/kafka-up.sh``, docs/distributed.md
 "ACLs on the broker, round thirty-one"): every client logs in with SASL/PLAIN, and an agent's own producer may
 write its perceptions topic but not ``decisions`` (nor any other), which only the brain writes. The records' own
-fields cannot say who produced them (docs/security.md, "Not defended"): the broker's ACLs are that boundary.
+fields cannot say who produced them (docs/security.md, "Not defended"): the broker's ACLs are that boundary, and
+since round thirty-three an agent principal writes its own topic only, ``perceptions.by.<P>``.
 
 Needs a broker in ACL mode: ``HINDBRAIN_TEST_KAFKA_ACL=host:port`` and the passwords it was started with
 (``HINDBRAIN_KAFKA_BRAIN_PASSWORD``, ``HINDBRAIN_KAFKA_AGENT_PASSWORD``); skipped, saying so, without one."""
@@ -19,7 +20,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError, TopicAuthorizationFailedError
 from by_path import module_at
 
-from hindbrain.streams.topics import TOPICS, create_missing_topics
+from hindbrain.streams.topics import TOPICS, Topic, create_missing_topics
 
 ACL_ENV = "HINDBRAIN_TEST_KAFKA_ACL"
 NO_ACL_BROKER = (f"{ACL_ENV} not set: no Kafka broker in ACL mode. Start one with HINDBRAIN_KAFKA_ACL=1 "
@@ -44,12 +45,14 @@ def login(user: str, password: str | None = None) -> dict:
 
 
 async def topics_of_a_fresh_brain(bootstrap: str, prefix: str) -> None:
-    """The brain creates its topics under ``prefix`` and grants the agent its own (as kafka-up.sh does)."""
+    """The brain creates its topics under ``prefix``, the agent's and another principal's perceptions topics among
+    them, and grants the agent its own (as kafka-up.sh does)."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, **login("brain"))
     await admin.start()
     try:
-        await create_missing_topics(admin, [t for t in TOPICS if t.name in ("perceptions", "decisions")],
-                                    prefix=prefix)
+        await create_missing_topics(admin, [*[t for t in TOPICS if t.name in ("perceptions", "decisions")],
+                                            Topic("perceptions.by.agent", "perception", 1),
+                                            Topic("perceptions.by.other", "perception", 1)], prefix=prefix)
     finally:
         await admin.close()
     PROBE.grant_agent(int(bootstrap.rpartition(":")[2]), prefix)
@@ -76,19 +79,21 @@ async def granted(bootstrap: str, user: str, topic: str, timeout_s: float = 15.0
                 raise
 
 
-def test_an_agents_producer_writes_perceptions_but_not_decisions(acl_broker, monkeypatch):
+def test_an_agents_producer_writes_its_own_perceptions_topic_only(acl_broker, monkeypatch):
     monkeypatch.setenv("HINDBRAIN_KAFKA_ACL", "1")  # probe.py logs in as the brain
     prefix = f"hindbrain-test.{uuid.uuid4().hex[:12]}."
 
     async def scenario() -> None:
         await topics_of_a_fresh_brain(acl_broker, prefix)
-        await granted(acl_broker, "agent", prefix + "perceptions")
-        with pytest.raises(TopicAuthorizationFailedError):
-            await send(acl_broker, "agent", prefix + "decisions")
-        with pytest.raises(TopicAuthorizationFailedError):  # nor a topic of another brain's prefix
-            await send(acl_broker, "agent", f"hindbrain-test.{uuid.uuid4().hex[:12]}.perceptions")
+        await granted(acl_broker, "agent", prefix + "perceptions.by.agent")
+        # not decisions, not the shared perceptions (the brain's and the edge's: round thirty-three), not another
+        # principal's topic, not a topic of another brain's prefix
+        for topic in (prefix + "decisions", prefix + "perceptions", prefix + "perceptions.by.other",
+                      f"hindbrain-test.{uuid.uuid4().hex[:12]}.perceptions.by.agent"):
+            with pytest.raises(TopicAuthorizationFailedError):
+                await send(acl_broker, "agent", topic)
         await send(acl_broker, "brain", prefix + "decisions")
         with pytest.raises(KafkaError):  # the agent's name with a wrong password logs in as nobody
-            await send(acl_broker, "agent", prefix + "perceptions", password="not-the-password")
+            await send(acl_broker, "agent", prefix + "perceptions.by.agent", password="not-the-password")
 
     asyncio.run(scenario())
