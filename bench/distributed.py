@@ -475,7 +475,7 @@ def bench_vector_layer(n: int) -> None:
     """The vector part alone at ``n`` vectors: the graph a replica rebuilt vs the snapshot it maps."""
     import numpy as np
 
-    from hindbrain.recall.vector_snapshot import _crc
+    from hindbrain.recall.snapshot_files import crc
     from hindbrain.recall.vectors import VectorIndex
 
     folder = Path(tempfile.mkdtemp(prefix="hb-vectors-"))
@@ -499,7 +499,7 @@ def bench_vector_layer(n: int) -> None:
         del index
         t0 = time.perf_counter()
         for p in folder.iterdir():
-            _crc(p)
+            crc(p)
         checked = time.perf_counter() - t0
         t0 = time.perf_counter()
         mapped = VectorIndex.mapped(folder / "t0", meta)

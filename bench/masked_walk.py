@@ -57,7 +57,7 @@ def main() -> None:
         if index.exact:
             sys.exit("the tenant's vectors are searched exactly here (no graph): nothing to measure")
         tenant = brain.index.tenants[served.api.TENANT]
-        allowed = vectors._mask(tenant.visible_mask(None, args.agent), len(index._state))
+        allowed = vectors.allowed_mask(tenant.visible_mask(None, args.agent), len(index._state))
         keys = np.flatnonzero(allowed & (index._state >= vectors._GRAPHED))
         bodies = served.distinct_queries(random.Random(7), args.queries)
         texts = [b["query"] if "query" in b else b["situation"]["actual"] for b in bodies]

@@ -20,7 +20,7 @@ from hindbrain.jobs.units import UnitRow
 from hindbrain.learning.records import decision
 from hindbrain.projections.unit_states import UNITS_EVICTED
 from hindbrain.recall.documents import COLD_SUMMARY_CHARS
-from hindbrain.recall.tenant_index import EVENTS_COLD
+from hindbrain.recall.index_decisions import EVENTS_COLD
 
 PRODUCER = "hindsight/hindbrain"
 JOB = "hindsight.archive"

@@ -26,7 +26,7 @@ import math
 from hindbrain.jobs.units import LIVE, UnitRow
 from hindbrain.learning.records import decision, derived_id
 from hindbrain.recall.channels import HALF_LIFE_DAYS, VOLATILITY_OF_LAYER
-from hindbrain.recall.tenant_index import CONFLICT_PENDING
+from hindbrain.recall.index_decisions import CONFLICT_PENDING
 from hindbrain.recall.tokenize import tokens
 from hindbrain.schemas.decision_kinds import DecisionKind
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 
 from hindbrain.learning import extract, lifecycle, write_gate
-from hindbrain.learning.learner_state import _Tenant
+from hindbrain.learning.learner_state import TenantState
 from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.records import cognition, decision, derived_id
 from hindbrain.projections.fragments import initial_confidence, private_to
@@ -24,7 +24,7 @@ class Acceptance:
     def _propose(self, env: dict, proposal: extract.Proposal, n: int = 0) -> list[tuple[str, dict]]:
         """An extracted unit (the ``n``-th from its cause): its cognition record, then the gate's decision on it."""
         self.counts["extracted"] += 1
-        fragment_id = _proposal_id(env, proposal, n)
+        fragment_id = proposal_id(env, proposal, n)
         confidence = lifecycle.SIGNAL_CONFIDENCE[proposal.signal]
         # A unit from someone's explicit word (a user's stated preference, an explicit approval)
         # is theirs, not the relaying agent's experience: it goes to the shared memory at once.
@@ -36,12 +36,12 @@ class Acceptance:
         return [(rt, record), *self._gate(record, confidence, inputs, EXTRACT_JOB)]
 
     @staticmethod
-    def _restore_taught(t: _Tenant, env: dict, proposal: extract.Proposal, taught: str, key) -> list:
+    def _restore_taught(t: TenantState, env: dict, proposal: extract.Proposal, taught: str, key) -> list:
         """While restoring, a proposal the running learner made here is not made again (its records are in
         the log), but what it taught must be known as it was: ``t.<taught>[key]`` is set to the unit the
         gate leaves standing once its decision is folded (``_apply``). Without it a reopened learner never
         broke a routine it had taught before the restart."""
-        t.teaching[_proposal_id(env, proposal)] = (taught, key)
+        t.teaching[proposal_id(env, proposal)] = (taught, key)
         return []
 
     # -- proposals ---------------------------------------------------------------------------
@@ -74,7 +74,7 @@ class Acceptance:
             return [decision(DecisionKind.UNIT_REJECTED, env["tenant"], [fid], evidence, f"fails '{check}': {why}",
                              {"unit": lifecycle.state_of(replace(unit, status="rejected")), "check": check},
                              env["ts_us"], job, params, fid, inputs)]
-        known = t.lessons.get(_lesson(record["source"], record["condition"], record["action"], record.get("scope")))
+        known = t.lessons.get(lesson_key(record["source"], record["condition"], record["action"], record.get("scope")))
         # A proposal that cites the known unit as its evidence (a meta-rule) is not that unit again.
         if known and known != fid and known in t.units and known not in record["event_ids"]:
             changes = (lifecycle.on_repetition(t.units[known], fid, sender)
@@ -110,20 +110,20 @@ def repeated_proposal(job: str, agent: str | None, unit: Unit) -> bool:
     return job == GATE_JOB and agent is not None and lifecycle.among_agents(agent, unit.agents)
 
 
-def _proposal_id(env: dict, proposal: extract.Proposal, n: int = 0) -> str:
+def proposal_id(env: dict, proposal: extract.Proposal, n: int = 0) -> str:
     """The unit id of the ``n``-th proposal caused by the record ``env``: the same when the log is folded again."""
     return derived_id("fr", proposal.rule, env["record_id"], *([str(n)] if n else []))
 
 
-def _taught(proposed: list[tuple[str, dict]]) -> str | None:
+def taught_unit(proposed: list[tuple[str, dict]]) -> str | None:
     """The unit a proposal's records leave standing: the accepted one, or the one it was absorbed into."""
     for rt, r in proposed:
-        if rt == "decision" and (left := _taught_by(r)) is not None:
+        if rt == "decision" and (left := taught_by(r)) is not None:
             return left
     return None
 
 
-def _taught_by(decision_record: dict) -> str | None:
+def taught_by(decision_record: dict) -> str | None:
     """The unit a gate decision on a proposal leaves standing, if it is one that does."""
     if decision_record["kind"] in (DecisionKind.UNIT_ACCEPTED, DecisionKind.UNIT_HELD):
         return decision_record["subject_ids"][0]
@@ -132,7 +132,7 @@ def _taught_by(decision_record: dict) -> str | None:
     return None
 
 
-def _lesson(source: str, condition: str, action: str, scope: dict | None = None) -> tuple:
+def lesson_key(source: str, condition: str, action: str, scope: dict | None = None) -> tuple:
     """What makes two proposals the same lesson: its words, and where it was learned (design.md §issue-29).
     The same fix learned in prod and in test is two units, each scoped where it holds: absorbed into the
     first, the second scope's agents never saw it (the gate cuts a rule whose scope names another value)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hindbrain.learning import attribution, lifecycle
 from hindbrain.learning.acceptance import EXTRACT_JOB
-from hindbrain.learning.learner_state import _option, _Tenant, _where
+from hindbrain.learning.learner_state import TenantState, option_key, report_key
 from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.records import decision
 from hindbrain.schemas.decision_kinds import DecisionKind
@@ -17,7 +17,7 @@ FAILURES_TO_OUTDATE = 2  # failures since its last success that outdate an optio
 class ChangeDetection:
     """``Learner``'s change-detection decisions; they read its ``counts`` and record through ``_changes``."""
 
-    def _outdate(self, t: _Tenant, failures: list[dict], success: dict, taught: str | None,
+    def _outdate(self, t: TenantState, failures: list[dict], success: dict, taught: str | None,
                  restoring: bool = False) -> list[tuple[str, dict]]:
         """Change detection (design.md §issue-29): an option that failed in this task, after which another
         one worked, stops being an answer wherever it used to be one. Its older success events in
@@ -27,9 +27,9 @@ class ChangeDetection:
         neither the rule nor the events that carried the old answer keep suggesting it."""
         env, out = success["envelope"], []
         for failure in failures:
-            key = _option(failure)
+            key = option_key(failure)
             # the same action where it ran (a recovery by identity): the rule it teaches says which identity
-            if key is None or key[:3] == (_option(success) or ())[:3]:
+            if key is None or key[:3] == (option_key(success) or ())[:3]:
                 continue
             old = t.successes.pop(key, [])
             if old and not restoring:
@@ -56,7 +56,8 @@ class ChangeDetection:
                                      contradiction=True)
         return out
 
-    def _routine_broken(self, t: _Tenant, failure: dict, key: tuple, restoring: bool = False) -> list[tuple[str, dict]]:
+    def _routine_broken(self, t: TenantState, failure: dict, key: tuple,
+                        restoring: bool = False) -> list[tuple[str, dict]]:
         """A routine's premise is that its option never failed where it holds (its evidence is success reports
         only, no contrast): the first failure there contradicts it (under review), as a newer failure report
         hides an older success one (``recall.gate.newest_reports``). A rule learned from a failure then a
@@ -70,7 +71,8 @@ class ChangeDetection:
                                                                                "it had always worked", _sender(env))
         return self._changes(env, fid, against, f"{env['record_id']}:{fid}", contradiction=True)
 
-    def _doubt_replaced(self, t: _Tenant, success: dict, key: tuple, restoring: bool = False) -> list[tuple[str, dict]]:
+    def _doubt_replaced(self, t: TenantState, success: dict, key: tuple,
+                        restoring: bool = False) -> list[tuple[str, dict]]:
         """Change detection that does not punish a flake (design.md §issue-29): a rule whose option failed once in
         its scope since it last worked there may have met a transient error, and stays trusted on that alone.
         It is contradicted (under review at once) when the system shows the option was *replaced*: here, in
@@ -79,7 +81,7 @@ class ChangeDetection:
         agent meets it first, and each environment's rule failing once there is then no longer a flake."""
         system, env = key[0], success["envelope"]
         # the options that failed here lately (``reports``: this system and scope's last failures, not every key)
-        recent = {o for f in t.reports.get(_where(key), []) if (o := _option(f))}
+        recent = {o for f in t.reports.get(report_key(key), []) if (o := option_key(f))}
         replaced = [k for k in recent if t.failed.get(k) and (k[1], k[3]) != (key[1], key[3])]
         if not replaced:
             return []
@@ -111,7 +113,7 @@ class ChangeDetection:
                                      contradiction=True)
         return out
 
-    def _outdate_successes(self, t: _Tenant, failure: dict, key: tuple,
+    def _outdate_successes(self, t: TenantState, failure: dict, key: tuple,
                            restoring: bool = False) -> list[tuple[str, dict]]:
         """Change detection without a recovery: an option that used to work here failed
         ``FAILURES_TO_OUTDATE`` times since its last success (the task may have ended without finding
@@ -133,7 +135,7 @@ class ChangeDetection:
             env["ts_us"], EXTRACT_JOB, {"rule": "outdate/1", "failures": FAILURES_TO_OUTDATE},
             f"{env['record_id']}:successes:outdated")]
 
-    def _outdate_failures(self, t: _Tenant, success: dict, key: tuple,
+    def _outdate_failures(self, t: TenantState, success: dict, key: tuple,
                           restoring: bool = False) -> list[tuple[str, dict]]:
         """The other half of change detection: an option that works now, where it failed before (in the
         same system and scope), makes its older failure reports outdated. They would name the new

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hindbrain.learning import attribution, extract, lifecycle
-from hindbrain.learning.acceptance import EXTRACT_JOB, _proposal_id, _taught
-from hindbrain.learning.learner_state import _as_record, _option, _Tenant, _where
+from hindbrain.learning.acceptance import EXTRACT_JOB, proposal_id, taught_unit
+from hindbrain.learning.learner_state import TenantState, failure_record, option_key, report_key
 from hindbrain.learning.records import decision
 from hindbrain.schemas.decision_kinds import DecisionKind
 
@@ -16,7 +16,7 @@ class Induction:
     """``Learner``'s rules that propose units from what the agents perceived; they read the learner's
     ``counts`` and ``extractor`` and propose through ``Acceptance._propose``."""
 
-    def _supersede(self, t: _Tenant, env: dict, proposal: extract.Proposal,
+    def _supersede(self, t: TenantState, env: dict, proposal: extract.Proposal,
                    proposed: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
         """A newer explicit preference of the same user on the same subject supersedes the older
         one (design.md §issue-17: "no more bullet points" after "always bullet points"): the old unit is kept,
@@ -40,7 +40,7 @@ class Induction:
                                 {"rule": "supersede/1"}, newer))
         return out
 
-    def _recover(self, t: _Tenant, success: dict, restoring: bool) -> list[tuple[str, dict]]:
+    def _recover(self, t: TenantState, success: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = success["envelope"]
         failures = t.failures.pop(env["task"])
         goal = t.goals.get(env["task"])
@@ -49,28 +49,28 @@ class Induction:
             proposal = extract.recovery(failure, success, goal, failed)
             if proposal and restoring:
                 self._restore_taught(t, env, proposal, "recovered", env["task"])
-                return self._outdate(t, failures, success, _proposal_id(env, proposal), restoring)
+                return self._outdate(t, failures, success, proposal_id(env, proposal), restoring)
             if proposal:
                 proposed = self._propose(env, proposal)
-                if taught := _taught(proposed):
+                if taught := taught_unit(proposed):
                     t.recovered[env["task"]] = taught
                 return proposed + self._outdate(t, failures, success, taught)
         if self.extractor is None or restoring:
             return []
         self.counts["extractor_calls"] += 1
         out = []
-        for n, proposal in enumerate(self.extractor.extract([*map(_as_record, failures), success])):
+        for n, proposal in enumerate(self.extractor.extract([*map(failure_record, failures), success])):
             out += self._propose(env, proposal, n)
         return out
 
-    def _recover_across(self, t: _Tenant, success: dict, key: tuple) -> list[tuple[str, dict]]:
+    def _recover_across(self, t: TenantState, success: dict, key: tuple) -> list[tuple[str, dict]]:
         """``recovery/1`` across tasks (design.md §issue-29): the first success of an option in a system and scope
         where other options failed before, in any task of the tenant, teaches the same lesson as a failure then
         a success in one task would. With failure reports shared (``recall.event_documents.system_report``) most agents
         succeed at the first try and no single task holds the trajectory, so without it the fleet's knowledge
         stayed a handful of raw events in every prompt and never became a rule that answers."""
         tried = (key[1], key[3])
-        failures = [f for f in t.reports.get(_where(key), []) if (o := _option(f)) and (o[1], o[3]) != tried]
+        failures = [f for f in t.reports.get(report_key(key), []) if (o := option_key(f)) and (o[1], o[3]) != tried]
         if not failures:
             return []
         env = success["envelope"]
@@ -78,7 +78,7 @@ class Induction:
         proposal = extract.recovery(failures[-1], success, t.goals.get(env["task"] or ""), failed)
         return self._propose(env, proposal) if proposal else []
 
-    def _routine(self, t: _Tenant, success: dict, key: tuple, restoring: bool = False) -> list[tuple[str, dict]]:
+    def _routine(self, t: TenantState, success: dict, key: tuple, restoring: bool = False) -> list[tuple[str, dict]]:
         """``routine/1``: the option's successes by independent agents since it last failed here, once they are
         ``extract.ROUTINE_AGENTS`` and no live rule of the system already names it in this scope, become a rule
         (proposed once per option; a failure starts the count again). A shared fact about the system, like
@@ -103,11 +103,11 @@ class Induction:
         if restoring:
             return self._restore_taught(t, success["envelope"], proposal, "routines", key)
         proposed = self._propose(success["envelope"], proposal)
-        if taught := _taught(proposed):
+        if taught := taught_unit(proposed):
             t.routines[key] = taught
         return proposed
 
-    def _feedback(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+    def _feedback(self, t: TenantState, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         env = record["envelope"]
         applied = t.applied.get(env["task"] or "", [])
         topic = extract.topic_of(record)

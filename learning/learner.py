@@ -32,10 +32,10 @@ from collections import Counter
 from dataclasses import replace
 
 from hindbrain.learning import attribution, extract, learner_state, lifecycle, write_gate
-from hindbrain.learning.acceptance import Acceptance, _lesson, _taught_by
+from hindbrain.learning.acceptance import Acceptance, lesson_key, taught_by
 from hindbrain.learning.change_detection import ChangeDetection
 from hindbrain.learning.induction import Induction
-from hindbrain.learning.learner_state import _kept_append, _kept_failure, _option, _Tenant, _where
+from hindbrain.learning.learner_state import TenantState, keep_failure, option_key, report_key
 from hindbrain.learning.lifecycle import Unit
 from hindbrain.learning.llm import Extractor
 from hindbrain.learning.outcome_verdicts import LIFECYCLE_JOB, OutcomeVerdicts
@@ -52,16 +52,17 @@ HYGIENE_JOB = "learner.write_hygiene"
 # decided through the SDK, folded here
 HUMAN_KINDS = (DecisionKind.TRAIT_APPROVED, DecisionKind.TRAIT_DECLINED, DecisionKind.UNIT_INVALIDATED)
 SUCCESSES_KEPT = 16  # success events remembered per (system, option): the ones a change would outdate
+_kept_append = _scan.kept_append  # ``Recent.setdefault(key, []).append(value)``, cut to its last n
 
 
 class Learner(Induction, ChangeDetection, Acceptance, OutcomeVerdicts):
     """The rules' loop over the log (this module's docstring); each family of decisions is a part of it:
     ``Induction`` (units learned from events), ``ChangeDetection`` (doubt and outdating), ``Acceptance``
     (the write gate's decisions on proposals) and ``OutcomeVerdicts`` (an outcome's evidence on the units
-    applied); the state they share is ``learner_state._Tenant``."""
+    applied); the state they share is ``learner_state.TenantState``."""
 
     def __init__(self, extractor: Extractor | None = None):
-        self.tenants: dict[str, _Tenant] = {}
+        self.tenants: dict[str, TenantState] = {}
         self.counts: Counter = Counter()  # perception classes, merges, proposals ...
         self.extractor = extractor  # optional LLM plug-in for what the rules cannot compress
 
@@ -173,14 +174,14 @@ class Learner(Induction, ChangeDetection, Acceptance, OutcomeVerdicts):
         if emitted:
             t.unread.add(record["decision_id"])
         payload = json.loads(record["payload_json"])
-        if t.teaching and record["subject_ids"] and (left := _taught_by(record)) is not None:
+        if t.teaching and record["subject_ids"] and (left := taught_by(record)) is not None:
             taught = t.teaching.pop(record["subject_ids"][0], None)
             if taught is not None:
                 getattr(t, taught[0])[taught[1]] = left
         if "unit" in payload:
             unit = lifecycle.from_state(payload["unit"])
             t.set_unit(unit)
-            lesson = _lesson(unit.source, unit.condition, unit.action, t.scopes.get(unit.fragment_id))
+            lesson = lesson_key(unit.source, unit.condition, unit.action, t.scopes.get(unit.fragment_id))
             if unit.status in lifecycle.LIVE or unit.status == "held":
                 t.lessons.setdefault(lesson, unit.fragment_id)
             elif payload.get("into") and t.lessons.get(lesson) == unit.fragment_id:
@@ -217,10 +218,10 @@ class Learner(Induction, ChangeDetection, Acceptance, OutcomeVerdicts):
                          LIFECYCLE_JOB, {"rule": lifecycle.RULE_VERSION},
                          f"{decision_id}@{position.topic}/{position.partition}/{position.offset}")]
 
-    def _tenant(self, tenant: str) -> _Tenant:
+    def _tenant(self, tenant: str) -> TenantState:
         t = self.tenants.get(tenant)
         if t is None:
-            t = self.tenants[tenant] = _Tenant()
+            t = self.tenants[tenant] = TenantState()
         return t
 
     # -- perceptions -------------------------------------------------------------------------
@@ -288,7 +289,7 @@ class Learner(Induction, ChangeDetection, Acceptance, OutcomeVerdicts):
             return out  # every rule below starts from a failure, a success or a spoken turn (issue 28)
         return out + self._perception_rules(t, record, failure, success, restoring)
 
-    def _perception_rules(self, t: _Tenant, record: dict, failure: bool, success: bool,
+    def _perception_rules(self, t: TenantState, record: dict, failure: bool, success: bool,
                           restoring: bool) -> list[tuple[str, dict]]:
         """The rules on a perceived event that failed, succeeded or is a spoken turn (``_perception``, and
         ``learn``'s loop, which runs the steps before them itself).
@@ -300,13 +301,13 @@ class Learner(Induction, ChangeDetection, Acceptance, OutcomeVerdicts):
         decisions and state (tests/learning/test_failure_rules.py keeps the former body as its oracle)."""
         env, out = record["envelope"], []
         recent = learner_state.RECENT  # read at the call, as ``Recent`` reads it: one bound for maps and lists
-        option = _option(record) if failure or success else None  # pure: computed once for the branches below
+        option = option_key(record) if failure or success else None  # pure: computed once for the branches below
         task = env["task"]
         # each kept list's setdefault, append and cut in one C call (``_scan.kept_append``): four in Python were ~1 µs
         # of a failure's ~5.7 here (issue 28, round twenty-three)
         if task and (failure or success) and record.get("action"):
             _kept_append(t.tried, task, (attribution.words(record["action"]), failure), TRAJECTORY, recent)
-        kept_failure = _kept_failure(record) if failure else None  # one slim copy for both maps below
+        kept_failure = keep_failure(record) if failure else None  # one slim copy for both maps below
         if task and failure:
             _kept_append(t.failures, task, kept_failure, TRAJECTORY, recent)
         elif task and success and task in t.failures:
@@ -324,7 +325,7 @@ class Learner(Induction, ChangeDetection, Acceptance, OutcomeVerdicts):
                     t.routine[key] = {}  # a routine is what kept working: its count starts again
                 if key in t.routines:  # else ``_routine_broken`` has nothing to contradict
                     out += self._routine_broken(t, record, key, restoring)
-                _kept_append(t.reports, _where(key), kept_failure, TRAJECTORY, recent)
+                _kept_append(t.reports, report_key(key), kept_failure, TRAJECTORY, recent)
                 if t.successes.get(key):  # else ``_outdate_successes`` has nothing to outdate
                     out += self._outdate_successes(t, record, key, restoring)
         kind = record["kind"]
@@ -337,7 +338,7 @@ class Learner(Induction, ChangeDetection, Acceptance, OutcomeVerdicts):
                 out += proposed + self._supersede(t, env, proposal, proposed)
         return out
 
-    def _repeated(self, t: _Tenant, record_id: str) -> bool:
+    def _repeated(self, t: TenantState, record_id: str) -> bool:
         """Whether this event id was perceived already: a caller's own ``event_id`` sent again (a
         client retrying a request whose answer it lost) is one event. The views deduplicate it by
         id; the learner must not count it twice either (three copies of one negative feedback
@@ -347,7 +348,7 @@ class Learner(Induction, ChangeDetection, Acceptance, OutcomeVerdicts):
         self.counts["repeated_perceptions"] += 1
         return True
 
-    def _hygiene(self, t: _Tenant, record: dict, restoring: bool) -> list[tuple[str, dict]]:
+    def _hygiene(self, t: TenantState, record: dict, restoring: bool) -> list[tuple[str, dict]]:
         # The place is (agent, session or task, kind, speaker, stored item): two speakers never say "the
         # same event" (a reply that echoes a turn is a new turn), and two stored items (``recall.keyed``)
         # are two memories by the caller's word, alike or not. The words are the whole event's, not its

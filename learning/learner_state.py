@@ -1,4 +1,4 @@
-"""The learner's state per tenant (``_Tenant``), rebuilt by folding the log and pickled in its snapshot
+"""The learner's state per tenant (``TenantState``), rebuilt by folding the log and pickled in its snapshot
 (``learning.runtime``): the bounded maps it keeps (``Recent``, ``FailureLists``) and the slim copy of a failure
 event it keeps until its task recovers (``KeptFailure``), with the option key change detection compares."""
 
@@ -38,11 +38,10 @@ class Recent(OrderedDict):
 
 _ABSENT = object()
 _ordered_set = OrderedDict.__setitem__
-_kept_append = _scan.kept_append  # ``Recent.setdefault(key, []).append(value)``, cut to its last n
 
 
 class FailureLists(Recent):
-    """A ``Recent`` of lists of ``KeptFailure`` (``_Tenant.failures``, ``reports``), pickled as columns: its keys,
+    """A ``Recent`` of lists of ``KeptFailure`` (``TenantState.failures``, ``reports``), pickled as columns: its keys,
     each list's length, and each kept field's values for all its failures in one list. A failure pickled on its
     own (``KeptFailure.__reduce__``: a call and a tuple each) made the kept failures ~2/3 of the learner's
     snapshot at 100k events (72 ms); as columns 31 ms (issue 28, round sixteen). The columns are read in one C walk
@@ -64,7 +63,11 @@ def _failure_lists_of(keys: list, lengths: list[int], columns: list[list]) -> Fa
 
 
 @dataclass
-class _Tenant:
+class TenantState:
+    """What the learner knows of one tenant: its units and lessons, and the bounded recent maps its rules read
+    (trajectories, recalls, option reports, the last event per place). Rebuilt by folding the log; pickled by
+    class name in the learner's snapshot (``runtime.SNAPSHOT_VERSION`` says when that name changed)."""
+
     units: dict[str, Unit] = field(default_factory=dict)
     lessons: dict[tuple, str] = field(default_factory=dict)  # (source, condition, action, scope) → unit
     failures: FailureLists = field(default_factory=FailureLists)  # task → its failed steps
@@ -107,7 +110,7 @@ class _Tenant:
     def __setstate__(self, state: dict) -> None:
         """A snapshot pickled before a field existed (round twenty-five's ``injected``, ``answered``) still
         loads, the field empty: a recall from before it is then unknown, its outcome evidence only."""
-        for f in fields(_Tenant):
+        for f in fields(TenantState):
             if f.name not in state:
                 state[f.name] = f.default_factory() if f.default_factory is not MISSING else f.default
         self.__dict__.update(state)
@@ -127,7 +130,7 @@ class _Tenant:
             del self.proven[fid]
 
 
-def _option(event: dict) -> tuple[str, frozenset[str], frozenset, frozenset[str]] | None:
+def option_key(event: dict) -> tuple[str, frozenset[str], frozenset, frozenset[str]] | None:
     """What an event did, as change detection compares it: (its system, its action's words, its
     scope, its identity's words). The scope is part of "where": what fails in prod may still work
     in test (an environment's rule), so a failure in one scope outdates nothing of another. The
@@ -146,7 +149,7 @@ def _option(event: dict) -> tuple[str, frozenset[str], frozenset, frozenset[str]
     return event["system"], words, scope, attribution.words(event.get("identity") or "")
 
 
-# What a kept failure (``_Tenant.failures``, ``reports``) is read for: ``extract.recovery``, ``_option`` and
+# What a kept failure (``TenantState.failures``, ``reports``) is read for: ``extract.recovery``, ``option_key`` and
 # ``_outdate`` (system, action, identity, actual, expected, text, scope, entities, its id) and the LLM
 # extractor's trajectory (``llm.TRAJECTORY_FIELDS``, its id).
 _FAILURE_FIELDS = tuple(dict.fromkeys((*TRAJECTORY_FIELDS, "entities")))
@@ -186,11 +189,11 @@ class KeptFailure:
         self.record_id = record["envelope"]["record_id"]
 
     def option(self) -> tuple | None:
-        """``_option`` of the failure, computed on the first call: every success in its system and scope
+        """``option_key`` of the failure, computed on the first call: every success in its system and scope
         asks it of the last ``TRAJECTORY`` failure reports there (``_doubt_replaced``), ~60 % of the learner's
         time in bench/learning.py's world (issue 28). ``()``: computed, none."""
         if self._option is None:
-            self._option = _option(self.as_record()) or ()
+            self._option = option_key(self.as_record()) or ()
         return self._option or None
 
     def get(self, name: str, default=None):
@@ -240,16 +243,17 @@ def _kept_failure_of(*values) -> KeptFailure:
     return failure
 
 
-def _kept_failure(record: dict) -> KeptFailure:
-    """``KeptFailure`` of ``record`` (a function: the test compares it with keeping the whole record)."""
+def keep_failure(record: dict) -> KeptFailure:
+    """What the learner keeps of the failure event ``record`` (``KeptFailure``). A function the learner calls by
+    name: tests/learning/test_kept_failures.py swaps it for keeping the whole record and compares the decisions."""
     return KeptFailure(record)
 
 
-def _as_record(failure: KeptFailure | dict) -> dict:
+def failure_record(failure: KeptFailure | dict) -> dict:
     """A kept failure as the extractor takes it (a snapshot of older code may hold whole records)."""
     return failure.as_record() if isinstance(failure, KeptFailure) else failure
 
 
-def _where(option: tuple) -> tuple:
-    """(system, scope) of an option key (``_option``): where its failure reports are kept."""
+def report_key(option: tuple) -> tuple:
+    """(system, scope) of an option key (``option_key``): where its failure reports are kept."""
     return option[:1] + option[2:3]

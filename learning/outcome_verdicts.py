@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 
 from hindbrain.learning import attribution, lifecycle
-from hindbrain.learning.learner_state import _Tenant
+from hindbrain.learning.learner_state import TenantState
 from hindbrain.learning.records import decision
 from hindbrain.schemas.decision_kinds import DecisionKind
 
@@ -161,7 +161,7 @@ class Credit:
         return None
 
 
-def _credit(t: _Tenant, recall_id: str | None, outcome_id: str, agent: str | None = None) -> Credit:
+def _credit(t: TenantState, recall_id: str | None, outcome_id: str, agent: str | None = None) -> Credit:
     """The ``Credit`` of the outcome ``outcome_id`` (sent as ``agent``) naming ``recall_id``; the first outcome naming
     a recall spends it (``answered``), whatever it credits: a second one — another report, or the same one sent
     again — is refused. A recall proves what reached the context of the agent it was made for: an outcome naming

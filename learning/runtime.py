@@ -40,17 +40,18 @@ from hindbrain.switching import LONG_TEXT_CHARS, RECALLS
 CONSUMER = "learner"
 COMMIT_EVERY = 2000  # records between offset commits (a commit is a durable write)
 SNAPSHOT_EVERY = 100_000  # records between snapshots of the learner's state
-SNAPSHOT_VERSION = 10  # 2: a tenant's state holds its recent event ids (Learner._repeated); 3: what a restore teaches;
+SNAPSHOT_VERSION = 11  # 2: a tenant's state holds its recent event ids (Learner._repeated); 3: what a restore teaches;
 # 4: those ids are a ``RecentSet`` of compact ids, and the last event per place keeps its id compact; 5: the last
 # event's words are hashed the same in every process (``_scan.stable_hashes``; 4 kept the process's salted hash);
 # 6: those words are the tokenizer's that end a word at a CJK character (a Latin name before Chinese text was one
 # token with the clause): 5's hashes of such words would not match the next event's after an upgrade; 7: a tenant's
-# state holds its proven units (``_Tenant.proven``), which a 6 lacks; 8: the last event per place is a
+# state holds its proven units (``TenantState.proven``), which a 6 lacks; 8: the last event per place is a
 # ``_scan.LastEvents`` (columns, places hashed), where a 7 holds a ``Recent`` of key tuples: a 7 is ignored and
 # the log folded (a snapshot is a cache); 9: the state's classes live in ``learning.learner_state`` (an 8 names
 # ``learning.learner``'s, which no longer hold them: it would not unpickle, and is folded again the same way); 10: a
-# tenant's state holds who each recall was for (``_Tenant.recalled_by``) and a unit who falsified it
-# (``Unit.falsified_by``): a 9 lacks both and its units were decided without them, so it is folded again
+# tenant's state holds who each recall was for (``TenantState.recalled_by``) and a unit who falsified it
+# (``Unit.falsified_by``): a 9 lacks both and its units were decided without them, so it is folded again; 11: the
+# state's class is ``learner_state.TenantState`` (a 10 names ``_Tenant``: it would not unpickle, and is folded again)
 
 log = logging.getLogger(__name__)
 

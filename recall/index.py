@@ -32,8 +32,9 @@ from hindbrain.recall.documents import (
 )
 from hindbrain.recall.e5_dialogue import DIALOGUE_KINDS
 from hindbrain.recall.event_documents import EventColumns, EventRow, event_columns
+from hindbrain.recall.index_decisions import INDEX_DECISIONS
 from hindbrain.recall.indexables import fold_parts, indexables
-from hindbrain.recall.tenant_index import INDEX_DECISIONS, TenantIndex
+from hindbrain.recall.tenant_index import TenantIndex
 from hindbrain.recall.view_runs import view_runs
 from hindbrain.schemas.api import InvalidInput
 from hindbrain.streams.processing import Decoded

@@ -1,52 +1,43 @@
-"""One tenant's cue index: its documents, postings, per-document columns and the decisions that change them.
+"""One tenant's cue index: its documents, postings and per-document columns (layer, owner, retired), a stored
+item's versions, and what a recall may see of it (``TenantIndex.visible_mask``). Its parts: the judging of a
+directive split over two events (``recall.split_directives``) and the decisions that change it after its
+documents were added (``recall.index_decisions``).
 
 Tenants never share one (``recall.index.RecallIndex`` keeps one a tenant), which is the hard tenant
-wall. What a recall may see of it is ``TenantIndex.visible_mask``.
+wall.
 """
 
 from __future__ import annotations
 
-import json
 import operator
-from itertools import compress, islice
+from itertools import compress
 
 import numpy as np
 
-from hindbrain.projections import unit_states
 from hindbrain.recall import _scan, keyed
-from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 from hindbrain.recall.doc_table import DocTable
-from hindbrain.recall.documents import LAYER_CODE, SHARED, TRAIT_RUNG, Belief, Counters, Doc, cold_summary
-from hindbrain.recall.event_documents import COLUMN_OF, EventColumns, said_fields_of
+from hindbrain.recall.documents import LAYER_CODE, SHARED, Belief, Counters, Doc
+from hindbrain.recall.event_documents import COLUMN_OF, EventColumns
 from hindbrain.recall.id_numbers import IdNumbers, hex_batch
+from hindbrain.recall.index_decisions import IndexDecisions
 from hindbrain.recall.lexical import BM25Index
 from hindbrain.recall.provenance import (
     Reason,
     inherited_quarantine,
     lifted,
-    paired,
     quarantine_text,
     rests_on,
-    split_quarantine,
 )
+from hindbrain.recall.split_directives import SplitDirectives
 from hindbrain.recall.tokenize import estimate_tokens, joined_tokens, tokens
-from hindbrain.schemas.decision_kinds import DecisionKind
 
-EVENTS_MERGED = DecisionKind.EVENTS_MERGED  # write hygiene: the subjects were merged into a newer event
-WINDOW_KINDS = (WINDOW_OPENED, WINDOW_SETTLED)  # a conflict's A/B window (jobs.windows)
-CONFLICT_PENDING = DecisionKind.CONFLICT_PENDING  # two units, the same condition, different actions (jobs.forgetting)
-EVENTS_COLD = DecisionKind.EVENTS_COLD  # cold storage: summary and vector kept in memory (jobs.archive)
-UNIT_SUPERSEDED = DecisionKind.UNIT_SUPERSEDED  # a user's newer statement: the old one's own words go with it
-EVENTS_OUTDATED = DecisionKind.EVENTS_OUTDATED  # change detection (learning.change_detection): an option that now fails
-INDEX_DECISIONS = (EVENTS_MERGED, *WINDOW_KINDS, CONFLICT_PENDING, EVENTS_COLD, unit_states.UNIT_SHARED,
-                   UNIT_SUPERSEDED, EVENTS_OUTDATED)
 MASKS_KEPT = 8  # visible masks a tenant keeps (``visible_mask``): one per agent recalling lately, and its layers
-RECENT_THREADS = 50_000  # threads whose last event is kept for the split-directive cue, per tenant
-# How many of the oldest threads ``TenantIndex._forget_oldest_thread`` reads ahead in one walk of the dict.
-FORGET_AHEAD = 1024
 
 
-class TenantIndex:
+class TenantIndex(SplitDirectives, IndexDecisions):
+    """One tenant's documents and their columns; ``SplitDirectives`` and ``IndexDecisions`` are its parts (base
+    classes of methods over the state ``__init__`` makes)."""
+
     def __init__(self):
         self.bm25 = BM25Index()
         self.docs = DocTable(Doc)  # packed rows; a document is an object once read (recall.doc_table)
@@ -144,44 +135,6 @@ class TenantIndex:
         out[private] = list(map(codes.__getitem__, compress(owners, private)))
         return out
 
-    def _judge_batch(self, batch: EventColumns, first: int) -> None:
-        """``_judge_with_previous`` of each event of ``batch`` (numbered from ``first``), in order."""
-        quarantines, owners, sessions, tasks = batch["quarantine"], batch["owner"], batch["session"], batch["task"]
-        for k, before_no in self._said_in_batch(owners, sessions, tasks, batch["speaker"], first):
-            if quarantines[k] or not (sessions[k] or tasks[k]):
-                continue
-            owner = owners[k]
-            j = before_no - first  # the event before it, in this batch (j >= 0) or in the table
-            before = None if j >= 0 else self.docs.peek(before_no)
-            if quarantines[j] if before is None else before.quarantine:
-                continue
-            said_before = batch.said_fields(j) if before is None else said_fields_of(before)
-            if reason := split_quarantine(said_before, batch.said_fields(k), owner):
-                quarantines[k] = reason
-                if before is None:
-                    quarantines[j] = paired(reason, batch["id"][k])
-                else:
-                    self.docs[before_no].quarantine = paired(reason, batch["id"][k])
-
-    def _said_in_batch(self, owners: list, sessions: list, tasks: list, speakers: list,
-                       first: int) -> list[tuple[int, int]]:
-        """``_said_in`` of each event of a batch numbered from ``first``, in order, in one C call
-        (``_scan.threads_said``: the per-event tuple, pop, store and call were ~0.7 µs an event at 100k, issue 28
-        round twenty-one): ``(k, number said before)`` of each event ``k`` whose thread had one (most begin theirs).
-        The same dict, order and read-ahead as the per-event calls (its oracle)."""
-        found, self._oldest = _scan.threads_said(self.last_said, self._oldest, owners, sessions, tasks, speakers,
-                                                 first, RECENT_THREADS, FORGET_AHEAD)
-        return found
-
-    def _said_in(self, thread: tuple, no: int) -> int | None:
-        """Notes event ``no`` as ``thread``'s last (the newest thread last: the oldest is forgotten first) and
-        returns the number of the event said before it in that thread, if one is remembered."""
-        before_no = self.last_said.pop(thread, None)
-        self.last_said[thread] = no
-        if len(self.last_said) > RECENT_THREADS:
-            self._forget_oldest_thread()
-        return before_no
-
     def _number(self, texts: list[str], terms: list, layers: list[int], owners) -> int:
         """New documents' postings and per-document columns (layer, owner, not retired): their first number.
         The postings stay hidden from searches until the caller's ``bm25.publish`` (its rows are in the table).
@@ -214,40 +167,6 @@ class TenantIndex:
         named = {name for key, name in self.persons.items()
                  if f" {' '.join(tokens(key))} " in said or (not key.isascii() and key in text)}
         return next(iter(named)) if len(named) == 1 else None
-
-    def _judge_with_previous(self, doc: Doc, no: int, adding: dict[int, Doc]) -> None:
-        """A directive in one event and its number in the next (one speaker of one session or
-        task): both are quarantined (``recall.provenance.split_quarantine``). ``no``: ``doc``'s
-        number; ``adding``: the documents of this batch not in the table yet, by number."""
-        before_no = self._said_in((doc.owner, doc.session or doc.task, doc.speaker), no)
-        if before_no is None or doc.quarantine or not (doc.session or doc.task):
-            return
-        before = adding.get(before_no) or self.docs.peek(before_no)  # read only: no object kept
-        if before.quarantine:
-            return
-        if reason := split_quarantine(said_fields_of(before), said_fields_of(doc), doc.owner):
-            doc.quarantine = reason
-            changed = adding.get(before_no) or self.docs[before_no]  # kept: it changes
-            changed.quarantine = paired(reason, doc.id)
-
-    def _forget_oldest_thread(self) -> None:
-        """Deletes ``last_said``'s first (least recently said) thread. ``next(iter(dict))`` walks every
-        slot deleted before the first key, and with one thread forgotten an event past ``RECENT_THREADS``
-        that was ~25 µs an event by 100k (issue 28). So the first ``FORGET_AHEAD`` (thread, number) pairs
-        are read in one walk, and each is forgotten in turn unless its number changed since (said again:
-        it moved to the end). Numbers only grow, so the first unchanged one is the oldest: the same thread
-        the walk would find."""
-        said = self.last_said
-        of, ahead, at = self._oldest
-        while True:
-            if of is not said or at == len(ahead):  # a restored dict (index_snapshot) or the read-ahead used up
-                of, ahead, at = said, list(islice(said.items(), FORGET_AHEAD)), 0
-            thread, no = ahead[at]
-            at += 1
-            if said.get(thread) == no:
-                del said[thread]
-                self._oldest = (of, ahead, at)
-                return
 
     def add_belief(self, belief: Belief) -> None:
         """A belief, tainted by what it rests on: one resting on a quarantined event or unit is
@@ -294,70 +213,6 @@ class TenantIndex:
             return None
         return lifted(doc.quarantine) if doc.fleet else doc.quarantine
 
-    def set_state(self, doc_id: str, status: str, confidence: float | None, rung: str | None = None) -> None:
-        no = self.by_id.get(doc_id)
-        if no is not None:
-            self.docs[no].status = status
-            if confidence is not None:
-                self.docs[no].confidence = confidence
-            if rung == TRAIT_RUNG:  # an approved trait moves to the identity layer
-                self.docs[no].layer = "identity"
-                self._layers[no] = LAYER_CODE["identity"]
-                self._changed += 1
-
-    def apply_decision(self, kind: str, subject_ids: list[str], payload_json: str | None = None) -> None:
-        """What a decision of ``INDEX_DECISIONS`` changes here; the same whether it was just
-        appended or is read back on load (only a share reads the payload)."""
-        if kind == EVENTS_MERGED:
-            for event_id in subject_ids:
-                self.set_state(event_id, "merged", None)
-        elif kind in WINDOW_KINDS:
-            self.apply_window(kind, subject_ids)
-        elif kind == CONFLICT_PENDING:
-            self.add_conflict(*subject_ids[:2])
-        elif kind == EVENTS_COLD:
-            self.cool(subject_ids)
-        elif kind == unit_states.UNIT_SHARED:
-            self.share(subject_ids[0], json.loads(payload_json).get("unit") if payload_json else None)
-        elif kind == UNIT_SUPERSEDED:
-            self.supersede_statements(subject_ids)
-        elif kind == EVENTS_OUTDATED:
-            for event_id in subject_ids:
-                self.set_state(event_id, "outdated", None)
-
-    def supersede_statements(self, fragment_ids: list[str]) -> None:
-        """The statements a superseded unit was extracted from are superseded with it: the
-        user's own old words ("always bullet points") must not come back beside the new rule."""
-        for fragment_id in fragment_ids:
-            no = self.by_id.get(fragment_id)
-            for event_id in self.docs.peek(no).event_ids if no is not None else ():
-                self.set_state(event_id, "superseded", None)
-
-    def cool(self, event_ids: list[str]) -> None:
-        """Cold storage: these events keep a summary (and their vector); the full text is
-        dropped from memory (the log keeps it)."""
-        for event_id in event_ids:
-            no = self.by_id.get(event_id)
-            if no is not None:
-                doc = self.docs[no]
-                doc.text = cold_summary(doc.text)
-                doc.tokens = estimate_tokens(doc.text)
-
-    def add_conflict(self, a: str, b: str) -> None:
-        """A conflict pending between two units: the gate keeps whichever ranks higher."""
-        for one, other in ((a, b), (b, a)):
-            no = self.by_id.get(one)
-            if no is not None:
-                self.docs[no].conflicts = self.docs[no].conflicts | {other}
-
-    def apply_window(self, kind: str, subject_ids: list[str]) -> None:
-        """``ab_window_opened`` / ``ab_window_settled`` (subjects: window, belief A, belief B)."""
-        window_id, a, b = subject_ids[:3]
-        if kind == WINDOW_KINDS[0]:
-            self.windows[window_id] = (a, b)
-        else:
-            self.windows.pop(window_id, None)
-
     def agent_code(self, agent: str | None) -> int:
         if agent is None:
             return SHARED
@@ -403,26 +258,6 @@ class TenantIndex:
         owners = self._owners[:n]
         visible = (owners == SHARED) | (owners == code) if code is not None else owners == SHARED
         return visible if mask is None else mask & visible
-
-    def share(self, doc_id: str, unit: dict | None = None) -> None:
-        """A private unit was verified: every agent may recall it now. ``unit`` (the decision's
-        state of it) says who stands behind it; verified by one agent only, it keeps its
-        provenance."""
-        no = self.by_id.get(doc_id)
-        if no is not None:
-            doc = self.docs[no]
-            agents = list((unit or {}).get("agents") or ([doc.owner] if doc.owner else []))
-            # ``fleet`` (lifecycle.Unit): shared because the fleet verified it; a payload from
-            # before design.md §issue-17 has no flag, and then only the fleet's verification shared a unit
-            if unit is not None and not unit.get("fleet", True):
-                doc.provenance = {"learned_by": agents[0] if agents else None, "agents": len(agents),
-                                  # deliveries (``lifecycle.deliveries``): successes no injection proved left out
-                                  "verified": int(unit.get("successes") or 0) - int(unit.get("unproven") or 0)}
-            else:
-                doc.provenance, doc.fleet = None, True
-            doc.owner = None
-            self._owners[no] = SHARED
-            self._changed += 1
 
     def count_outcome(self, applied: list[str], success: bool, ts_us: int = 0) -> None:
         for item in dict.fromkeys(applied):

@@ -60,10 +60,7 @@ from hindbrain.recall.snapshot_files import (
     open_generation,
     seal,
 )
-from hindbrain.recall.snapshot_files import crc as _crc
-from hindbrain.recall.vectors import VectorIndex, _mask, top_k
-
-__all__ = ["SnapshotRefused", "current_manifest", "_crc"]  # re-exported: their home moved to snapshot_files
+from hindbrain.recall.vectors import VectorIndex, allowed_mask, top_k
 
 VERSION = 2  # 2: exact-mode rows are float16 (``stem.f16``), not float32
 INTERVAL_S = 60.0  # a checkpoint is considered this often
@@ -421,10 +418,10 @@ class LayeredIndex:
             mask = self._valid.copy()
             local, same = self._local_of, self._same
         if allowed is not None:
-            mask[:same] &= _mask(allowed, same)
+            mask[:same] &= allowed_mask(allowed, same)
             rest = same + np.flatnonzero(mask[same:])
             if len(rest):
-                ours = _mask(allowed, len(self._owner_of) + 1)
+                ours = allowed_mask(allowed, len(self._owner_of) + 1)
                 mine = local[rest]
                 mask[rest] = ours[np.where(mine >= 0, mine, len(ours) - 1)]
         if kept:
@@ -441,7 +438,7 @@ class LayeredIndex:
             mask = self._valid.copy()
             local = self._local_of
         if allowed is not None:
-            ours = _mask(allowed, len(self._owner_of) + 1)
+            ours = allowed_mask(allowed, len(self._owner_of) + 1)
             mask &= ours[np.where(local >= 0, local, len(ours) - 1)]
         return mask
 

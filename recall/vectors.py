@@ -193,8 +193,9 @@ def top_k(keys: np.ndarray, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.nd
     return keys[order].astype(np.int64, copy=False), sims[order].astype(np.float32, copy=False)
 
 
-def _mask(allowed: np.ndarray | None, n: int) -> np.ndarray | None:
-    """``allowed`` as a bool array of length ``n``; keys beyond the given mask are not allowed."""
+def allowed_mask(allowed: np.ndarray | None, n: int) -> np.ndarray | None:
+    """``allowed`` as a bool array of length ``n``; keys beyond the given mask are not allowed (a mask made
+    before the index grew). None: every key. ``vector_snapshot.LayeredIndex`` fits its masks to its parts with it."""
     if allowed is None:
         return None
     allowed = np.asarray(allowed, dtype=bool)
@@ -724,9 +725,9 @@ class VectorIndex:
             if self._count == 0:
                 return _NO_KEYS, _NO_SIMS
             if self._graph is None:
-                return self._search_exact(query, k, _mask(allowed, len(self._state)))
+                return self._search_exact(query, k, allowed_mask(allowed, len(self._state)))
             q8 = quantize(query)[0]
-            walked, to_scan = self._search_graph(q8, k, _mask(allowed, len(self._state)))
+            walked, to_scan = self._search_graph(q8, k, allowed_mask(allowed, len(self._state)))
         # Outside the lock: code rows never move and the key arrays are snapshots, so scans
         # (the not-yet-graphed tail, a selective mask) do not hold up adds or other searches.
         parts = [walked, *(self._scan(keys, q8, k) for keys in to_scan)]

@@ -1,5 +1,5 @@
 """The rules on a failure, a success or a spoken turn (``Learner._perception_rules``), the option key of an event
-(``_option``), a kept failure (``KeptFailure``) and a ``Recent``'s ``setdefault`` were made cheaper (issue 28, round
+(``option_key``), a kept failure (``KeptFailure``) and a ``Recent``'s ``setdefault`` were made cheaper (issue 28, round
 eighteen: a failure's rules were ~6.6 µs of Python). Their former bodies are kept here as the oracle: on drawn
 batches (failures, successes and spoken turns over few systems, options, scopes, identities and agents, so that
 routines are taught and broken, successes and failures outdated, tasks recovered, and the ``Recent`` maps forget
@@ -18,7 +18,7 @@ from hindbrain.brain import _perception, perceived
 from hindbrain.learning import attribution, extract, learner_state
 from hindbrain.learning import learner as learner_module
 from hindbrain.learning.learner import SUCCESSES_KEPT, TRAJECTORY, Learner
-from hindbrain.learning.learner_state import _EMPTY, _FAILURE_FIELDS, KeptFailure, Recent, _kept_failure, _where
+from hindbrain.learning.learner_state import _EMPTY, _FAILURE_FIELDS, KeptFailure, Recent, keep_failure, report_key
 from hindbrain.streams.log import Position
 from hindbrain.streams.processing import Decoded
 
@@ -26,13 +26,13 @@ from hindbrain.streams.processing import Decoded
 # -- the former code (round seventeen), the oracle ----------------------------------------------------------------
 def former_perception_rules(self, t, record, failure, success, restoring):
     env, out = record["envelope"], []
-    option = learner_state._option(record) if failure or success else None
+    option = learner_state.option_key(record) if failure or success else None
     task = env["task"]
     if task and (failure or success) and record.get("action"):
         tried = t.tried.setdefault(task, [])
         tried.append((attribution.words(record["action"]), failure))
         del tried[:-TRAJECTORY]
-    kept_failure = _kept_failure(record) if failure else None
+    kept_failure = keep_failure(record) if failure else None
     if task and failure:
         failures = t.failures.setdefault(task, [])
         failures.append(kept_failure)
@@ -54,7 +54,7 @@ def former_perception_rules(self, t, record, failure, success, restoring):
             if t.routine.get(key) is not None:
                 t.routine[key] = {}
             out += self._routine_broken(t, record, key, restoring)
-            kept = t.reports.setdefault(_where(key), [])
+            kept = t.reports.setdefault(report_key(key), [])
             kept.append(kept_failure)
             del kept[:-TRAJECTORY]
             out += self._outdate_successes(t, record, key, restoring)
@@ -95,7 +95,7 @@ def former_setdefault(self, key, default=None):
 @contextlib.contextmanager
 def former_code():
     """The former bodies in place of the new ones while the oracle learns."""
-    swaps = [(Learner, "_perception_rules", former_perception_rules), (learner_module, "_option", former_option),
+    swaps = [(Learner, "_perception_rules", former_perception_rules), (learner_module, "option_key", former_option),
              (KeptFailure, "__init__", former_kept_init), (Recent, "setdefault", former_setdefault)]
     saved = [(owner, name, owner.__dict__[name]) for owner, name, _ in swaps]
     for owner, name, value in swaps:
@@ -110,7 +110,7 @@ def former_code():
 # -- drawn worlds ---------------------------------------------------------------------------------------------------
 SCOPES = (None, {}, {"env": "prod"}, {"env": "prod"}, {"env": "test"}, {"env": "prod", "region": "eu"})
 ODD_SCOPES = ({"env": "prod", "n": 3}, {"env": "prod", "ratio": 0.5}, {"env": "prod", "tags": ["a"]},
-              {"flag": True, "env": "test"})  # written to the log by another producer: ``_option`` filters values
+              {"flag": True, "env": "test"})  # written to the log by another producer: ``option_key`` filters values
 TEXTS = ("disk full on db1", "timeout exporting the report", "I prefer short answers in bullet points",
          "always use bullet points please", "no, that is wrong", "thanks", "")
 

@@ -10,7 +10,7 @@ import pickle
 
 from hindbrain import Brain
 from hindbrain.learning.learner import Learner
-from hindbrain.learning.learner_state import _Tenant
+from hindbrain.learning.learner_state import TenantState
 from hindbrain.learning.lifecycle import RULE_VERSION
 from hindbrain.learning.runtime import SNAPSHOT_VERSION, decoded_entries
 
@@ -152,8 +152,8 @@ def test_a_learner_folded_from_the_log_refuses_what_the_running_one_refused(tmp_
 
 
 def test_an_old_tenant_state_unpickles_with_empty_maps():
-    """``_Tenant.__setstate__`` itself: the missing fields get their defaults, the others are kept."""
-    t = _Tenant()
+    """``TenantState.__setstate__`` itself: the missing fields get their defaults, the others are kept."""
+    t = TenantState()
     t.recall_domain["rc_1"] = "IAM"
     del t.injected, t.answered
     loaded = pickle.loads(pickle.dumps(t))

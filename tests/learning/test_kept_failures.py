@@ -8,7 +8,7 @@ from hindbrain import Brain
 from hindbrain.learning import learner as learner_module
 from hindbrain.learning import learner_state
 from hindbrain.learning.learner import Learner
-from hindbrain.learning.learner_state import _kept_failure
+from hindbrain.learning.learner_state import keep_failure
 from hindbrain.learning.llm import request_body
 from hindbrain.learning.records import is_own
 from hindbrain.streams.processing import decoded_entries
@@ -50,7 +50,7 @@ def decide(batches):
 
 def test_the_decisions_on_a_seeded_log_are_those_of_whole_failure_records(perceptions, monkeypatch):
     slim, slim_learner = decide(perceptions)
-    monkeypatch.setattr(learner_module, "_kept_failure", lambda record: record)  # the old learner: whole records
+    monkeypatch.setattr(learner_module, "keep_failure", lambda record: record)  # the old learner: whole records
     whole, whole_learner = decide(perceptions)
     recoveries = [r for rt, r in whole if rt == "cognition" and "(not: " in r["reason"]]
     assert len(recoveries) >= 3, recoveries  # units taught by kept failures (recovery/1's "not: ...")
@@ -66,7 +66,7 @@ def test_the_decisions_on_a_seeded_log_are_those_of_whole_failure_records(percep
 def test_a_kept_failure_leaves_out_empty_fields():
     record = {"envelope": {"record_id": "ev_2", "tenant": "acme"}, "kind": "anomaly", "text": "", "system": "IAM",
               "action": "submit", "success": False, "scope": {}, "entities": [], "identity": None}
-    assert _kept_failure(record).as_record() == {"envelope": {"record_id": "ev_2"}, "kind": "anomaly", "system": "IAM",
+    assert keep_failure(record).as_record() == {"envelope": {"record_id": "ev_2"}, "kind": "anomaly", "system": "IAM",
                                      "action": "submit", "success": False}
 
 
@@ -75,7 +75,7 @@ def test_a_kept_failure_holds_the_fields_read_and_the_id_only():
               "kind": "anomaly", "text": "403", "system": "IAM", "action": "submit", "identity": "normal account",
               "expected": "200", "actual": "403", "success": False, "scope": {"env": "prod"}, "entities": ["IAM"],
               "session": "s1", "speaker": None, "metadata": {"trace": "x" * 100}, "signal": None}
-    assert _kept_failure(record).as_record() == {
+    assert keep_failure(record).as_record() == {
         "envelope": {"record_id": "ev_1"}, "kind": "anomaly", "text": "403", "system": "IAM", "action": "submit",
         "identity": "normal account", "expected": "200", "actual": "403", "success": False,
         "scope": {"env": "prod"}, "entities": ["IAM"]}
@@ -86,13 +86,13 @@ def test_a_kept_failure_reads_as_the_record_and_survives_the_learners_snapshot()
 
     record = {"envelope": {"record_id": "ev_3", "tenant": "acme"}, "kind": "anomaly", "text": "timeout",
               "system": "CRM", "action": "export", "success": False, "scope": {}, "entities": ["CRM", "S3"]}
-    kept = _kept_failure(record)
+    kept = keep_failure(record)
     assert (kept["envelope"]["record_id"], kept["action"], kept.get("scope", {}), kept.get("identity")) == (
         "ev_3", "export", {}, None)
     with pytest.raises(KeyError):
         kept["identity"]
     assert pickle.loads(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)) == kept
-    assert kept != _kept_failure({**record, "action": "import"})
+    assert kept != keep_failure({**record, "action": "import"})
 
 
 def test_a_kept_failure_is_pickled_as_its_values_and_the_older_form_still_loads(monkeypatch):
@@ -104,7 +104,7 @@ def test_a_kept_failure_is_pickled_as_its_values_and_the_older_form_still_loads(
     record = {"envelope": {"record_id": "ev_4", "tenant": "acme"}, "kind": "anomaly", "text": "expected 200",
               "system": "CRM", "action": "export", "identity": "bot", "success": False, "scope": {"env": "prod"},
               "entities": ["CRM"]}
-    kept = _kept_failure(record)
+    kept = keep_failure(record)
     option = kept.option()
     assert option is not None
     data = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
@@ -120,7 +120,7 @@ def test_a_kept_failure_is_pickled_as_its_values_and_the_older_form_still_loads(
 
 
 def test_a_tenants_failure_lists_are_pickled_as_columns(perceptions):
-    """``_Tenant.failures`` and ``reports`` (``FailureLists``) pickle as columns (round sixteen): one call for
+    """``TenantState.failures`` and ``reports`` (``FailureLists``) pickle as columns (round sixteen): one call for
     the whole map, none a failure; loaded, the same keys in the same order, the same failures in each list,
     their options computed again, and a ``Recent`` still (the oldest out past ``RECENT``)."""
     import pickle

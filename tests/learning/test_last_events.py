@@ -20,7 +20,7 @@ from hindbrain import Brain
 from hindbrain.learning import learner as learner_module
 from hindbrain.learning import learner_state
 from hindbrain.learning.learner import MERGE_WITHIN_US, Learner, _merge_similarity, _word_hashes
-from hindbrain.learning.learner_state import _Tenant
+from hindbrain.learning.learner_state import TenantState
 from hindbrain.learning.records import decision
 from hindbrain.recall import _scan, keyed
 from hindbrain.schemas.decision_kinds import DecisionKind
@@ -89,8 +89,8 @@ class OracleLearner(Learner):
 IDS_REMEMBERED = 64
 
 
-def tenants(last_events: int) -> dict[str, _Tenant]:
-    return {name: _Tenant(last_event=_scan.LastEvents(last_events), perceived=_scan.RecentIds(IDS_REMEMBERED))
+def tenants(last_events: int) -> dict[str, TenantState]:
+    return {name: TenantState(last_event=_scan.LastEvents(last_events), perceived=_scan.RecentIds(IDS_REMEMBERED))
             for name in ("acme", "globex")}
 
 

@@ -230,17 +230,18 @@ def as_e3e8de2(record: dict) -> dict:
 
 def canonical(value):
     """The learner's state as plain data, by structure not class (an older learner's classes differ), and
-    without what is derived from the rest (``_Tenant.proven``, checked against its definition)."""
+    without what is derived from the rest (``TenantState.proven``, checked against its definition)."""
     name = type(value).__name__
     if name in ("LastEvents", "RecentIds"):  # the last event per place, the recent ids (round sixteen): pickled
         return [name, value.size, canonical(list(value.__reduce__()[2]))]
     if name == "KeptFailure":
         return [name, canonical(value.as_record())]
-    if name == "_Tenant":
+    if name == "TenantState":
         if hasattr(value, "proven"):
             assert list(value.proven) == [f for f, u in value.units.items()
                                           if u.status in lifecycle.LIVE and u.successes]
-        return [name, {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
+        # under the name e3e8de2's learner gave the class (``_Tenant``): the recorded digests hold it
+        return ["_Tenant", {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
                        if f.name not in NOT_RECORDED}]
     if name == "Unit":  # ``unproven`` while 0, as ``lifecycle.state_of`` leaves it out, and ``falsified_by``
         # (round thirty-three): e3e8de2's units had neither
@@ -289,10 +290,10 @@ def test_the_live_batch_path_decides_as_the_learner_did_record_by_record(name, w
     runtime, log, extractor = live(records)
     batch_out = [(d.record_type, d.record) for d in log if is_own(d.record)]
     # the reference reads every unit where the live path reads the index, and each failure's option afresh
-    monkeypatch.setattr(learner_state._Tenant, "proven_units", lambda t: [
+    monkeypatch.setattr(learner_state.TenantState, "proven_units", lambda t: [
         u for u in t.units.values() if u.status in lifecycle.LIVE and u.successes])
     monkeypatch.setattr(learner_state.KeptFailure, "option",
-                        lambda f: learner_state._option(f.as_record()))
+                        lambda f: learner_state.option_key(f.as_record()))
     reference, reference_out, reference_extractor = one_at_a_time(records)
     assert batch_out == reference_out
     assert runtime.learner.tenants == reference.tenants
@@ -353,7 +354,7 @@ def test_learn_dead_letters_the_record_a_rule_fails_on_and_goes_on(monkeypatch):
 
 
 def test_the_proven_index_follows_each_unit():
-    t = learner_state._Tenant()
+    t = learner_state.TenantState()
     unit = lifecycle.Unit("fr_1", "candidate", 0.5, "lived", "when IAM fails", "submit as admin")
     t.set_unit(unit)
     t.set_unit(dataclasses.replace(unit, fragment_id="fr_2", successes=1))

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindbrain.learning import learner_state
-from hindbrain.learning.learner_state import FailureLists, _kept_failure
+from hindbrain.learning.learner_state import FailureLists, keep_failure
 from hindbrain.learning.lifecycle import RULE_VERSION
 from hindbrain.learning.runtime import SNAPSHOT_VERSION, LearnerRuntime
 from hindbrain.recall import _scan
@@ -47,7 +47,7 @@ def failure_lists(draw) -> FailureLists:
     out = FailureLists()
     for key in draw(st.lists(st.one_of(st.text(max_size=6), st.tuples(st.text(max_size=3), st.none())),
                              max_size=8, unique=True)):
-        out[key] = [_kept_failure(r) for r in draw(st.lists(failure_records(), max_size=4))]
+        out[key] = [keep_failure(r) for r in draw(st.lists(failure_records(), max_size=4))]
     return out
 
 

@@ -74,7 +74,7 @@ def test_a_node_is_found_for_an_allowed_key_beside_it(saved):
 
 
 def _recall_at_k(index: VectorIndex, queries: np.ndarray, allowed: np.ndarray, k: int) -> float:
-    keys = np.flatnonzero(vectors._mask(allowed, len(index._state)) & (index._state >= vectors._GRAPHED))
+    keys = np.flatnonzero(vectors.allowed_mask(allowed, len(index._state)) & (index._state >= vectors._GRAPHED))
     hits = []
     for q in queries:
         want = set(vectors.top_k(*index._scan(keys, _q8(q), k), k)[0].tolist())

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from hindbrain.recall import tenant_index
+from hindbrain.recall import split_directives
 from hindbrain.recall.tenant_index import TenantIndex
 
 
@@ -16,18 +16,18 @@ def _said(index: TenantIndex, thread: tuple, no: int, reference: dict) -> None:
     """What ``_judge_with_previous`` does to ``last_said``, to the index and to a plain-dict reference."""
     index.last_said.pop(thread, None)
     index.last_said[thread] = no
-    if len(index.last_said) > tenant_index.RECENT_THREADS:
+    if len(index.last_said) > split_directives.RECENT_THREADS:
         index._forget_oldest_thread()
     reference.pop(thread, None)
     reference[thread] = no
-    if len(reference) > tenant_index.RECENT_THREADS:
+    if len(reference) > split_directives.RECENT_THREADS:
         del reference[next(iter(reference))]
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_read_ahead_forgets_the_thread_the_walk_would(seed, monkeypatch):
-    monkeypatch.setattr(tenant_index, "RECENT_THREADS", 50)
-    monkeypatch.setattr(tenant_index, "FORGET_AHEAD", 7)
+    monkeypatch.setattr(split_directives, "RECENT_THREADS", 50)
+    monkeypatch.setattr(split_directives, "FORGET_AHEAD", 7)
     rng = random.Random(seed)
     index, reference = TenantIndex(), {}
     threads = [("a1", f"s{n}", rng.choice([None, "bob"])) for n in range(120)]
@@ -41,7 +41,7 @@ def test_the_read_ahead_forgets_the_thread_the_walk_would(seed, monkeypatch):
 
 
 def test_a_thread_said_again_inside_the_read_ahead_is_kept(monkeypatch):
-    monkeypatch.setattr(tenant_index, "RECENT_THREADS", 3)
+    monkeypatch.setattr(split_directives, "RECENT_THREADS", 3)
     index, reference = TenantIndex(), {}
     for no, name in enumerate(["a", "b", "c", "d"]):  # "a" forgotten; the read-ahead now holds b, c, d
         _said(index, (None, name, None), no, reference)

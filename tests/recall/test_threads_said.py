@@ -10,7 +10,7 @@ from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindbrain.recall import tenant_index
+from hindbrain.recall import split_directives
 from hindbrain.recall.tenant_index import TenantIndex
 
 # Few distinct values, so threads recur (said again inside and outside the read-ahead); falsy sessions (None, "")
@@ -40,8 +40,8 @@ def _state(index: TenantIndex) -> tuple:
        ahead=st.integers(1, 5), restore_at=st.integers(0, 6))
 def test_a_batch_notes_its_threads_as_the_events_one_by_one(batches, limit, ahead, restore_at):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tenant_index, "RECENT_THREADS", limit)
-        patch.setattr(tenant_index, "FORGET_AHEAD", ahead)
+        patch.setattr(split_directives, "RECENT_THREADS", limit)
+        patch.setattr(split_directives, "FORGET_AHEAD", ahead)
         old, new, first = TenantIndex(), TenantIndex(), 0
         for b, events in enumerate(batches):
             if b == restore_at:  # a snapshot's restore puts a new dict in place

@@ -14,12 +14,11 @@ import numpy as np
 import pytest
 
 from hindbrain import Brain
+from hindbrain.recall.snapshot_files import SnapshotRefused, current_manifest
 from hindbrain.recall.vector_snapshot import (
     Checkpoints,
     LayeredIndex,
     MappedTenant,
-    SnapshotRefused,
-    current_manifest,
     doc_hashes,
     open_snapshot,
 )
