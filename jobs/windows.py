@@ -162,7 +162,7 @@ def _names(spellings: set[str], shown: int = 3) -> str:
 
 
 def _foreign(arm: str, who: str, outcomes: int) -> str:
-    return (f"arm {arm}: {outcomes} outcomes of {who or 'no one named'} on recalls made for other agents not "
+    return (f"arm {arm}: {outcomes} outcomes of {who} on recalls made for other agents not "
             f"counted (a recall's outcome is its agent's)")
 
 
