@@ -178,22 +178,22 @@ def read_windows(warehouse) -> list[windows.Window]:
     return list(found.values())
 
 
-# Per arm and sender: a recall's first outcome, with the agent it names and the producer that sent it (the key, for
-# the service's edge: ``windows.reporter``). The tuple keeps a first outcome sent with no agent as such: argMin over
-# a Nullable alone would skip it for a later, named one. Both sides are the tenant's: an outcome of another tenant
-# naming this tenant's recall id (leaked in a log) was the newest and decided the window (round thirty-two). The
-# first, as the learner's credit (``learning.outcome_verdicts.Credit``: the first outcome naming a recall spends it):
-# the last let any sender of the tenant that saw the recall ids replace the honest reports after them (round
-# thirty-three, docs/security.md).
+# Each outcome of a window's recalls, in time order, beside the agent the recall was made for (its injection's):
+# ``windows.first_reports`` keeps a recall's first outcome that may speak for that agent (``lifecycle.speaks_for``,
+# the learner's credit rule), so a sender who saw a leaked recall id and reported first does not decide it (round
+# thirty-three, docs/security.md "A recall's outcome is its agent's"). The choice is made in Python, with the
+# learner's name fold: ClickHouse's ``caseFoldUTF8`` folds 55 code points otherwise (round thirty-two). Both sides
+# are the tenant's: an outcome of another tenant naming this tenant's recall id (leaked in a log) decided the window
+# (round thirty-two). The first, as the learner's credit (the first outcome naming a recall spends it): the last let
+# any sender of the tenant that saw the recall ids replace the honest reports after them (round thirty-three).
 ARM_REPORTS_SQL = """
-SELECT i.arm, o.last.2 AS agent, o.last.3 AS producer, countIf(o.last.1) AS successes, count() AS total
-FROM (SELECT recall_id, item, arm FROM injections FINAL ARRAY JOIN item_ids AS item, arms AS arm
+SELECT i.recall_id, i.arm, ifNull(i.agent, ''), o.success, ifNull(o.agent, ''), o.producer
+FROM (SELECT recall_id, item, arm, agent FROM injections FINAL ARRAY JOIN item_ids AS item, arms AS arm
       WHERE tenant = {t:String} AND item IN ({a:String}, {b:String}) AND arm != ''
         AND toUnixTimestamp64Micro(ts) >= {opened:Int64}) AS i
-INNER JOIN (SELECT recall_id, argMin((success, ifNull(agent, ''), producer), ts) AS last FROM outcomes FINAL
-            WHERE tenant = {t:String} AND recall_id IS NOT NULL GROUP BY recall_id) AS o ON o.recall_id = i.recall_id
-GROUP BY i.arm, agent, producer
-ORDER BY i.arm, agent, producer
+INNER JOIN (SELECT recall_id, outcome_id, success, agent, producer, ts FROM outcomes FINAL
+            WHERE tenant = {t:String} AND recall_id IS NOT NULL) AS o ON o.recall_id = i.recall_id
+ORDER BY i.recall_id, i.arm, o.ts, o.outcome_id
 """
 
 
@@ -214,8 +214,9 @@ def _settle_windows(warehouse, known: list[windows.Window], run_id: str, now_us:
             continue
         if w.tenant not in fleets:
             fleets[w.tenant] = windows.fleet_of(warehouse.query(TENANT_AGENTS_SQL, {"t": w.tenant}))
-        arms = windows.arms_of(warehouse.query(
-            ARM_REPORTS_SQL, {"t": w.tenant, "a": w.a, "b": w.b, "opened": w.opened_us}), fleets[w.tenant])
+        reports, foreign = windows.first_reports(warehouse.query(
+            ARM_REPORTS_SQL, {"t": w.tenant, "a": w.a, "b": w.b, "opened": w.opened_us}))
+        arms = windows.arms_of(reports, fleets[w.tenant], foreign)
         verdict = windows.verdict_of(w, arms, now_us, rule)
         if verdict.status == "open":
             out.append(w)

@@ -21,6 +21,10 @@ tenant's fleet: where the tenant's events and outcomes name one agent at most (`
 fleet, there is no one else's belief for it to decide, and its outcomes count whole (a single-agent deployment
 settles its conflicts as before).
 
+A recall's outcome is its agent's (round thirty-three, docs/security.md): each recall counts its first outcome that
+may speak for the agent it was made for (``first_reports``, ``lifecycle.speaks_for``: the learner's credit rule), so
+a sender shown another agent's recall id cannot report first and decide it.
+
 No oscillation: a settled pair is not reopened unless the loser's confidence, from new
 outcomes, now exceeds the winner's by ``REOPEN_MARGIN``.
 """
@@ -30,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hindbrain.jobs.ab import WindowRule, settle
-from hindbrain.learning.lifecycle import KEY_SENDER, sender_identity
+from hindbrain.learning.lifecycle import KEY_SENDER, sender_identity, speaks_for
 from hindbrain.learning.records import derived_id
 from hindbrain.recall.arms import WINDOW_OPENED, WINDOW_SETTLED
 
@@ -91,10 +95,35 @@ def fleet_of(senders) -> set[str]:
     return {who for agent, producer in senders if (who := reporter(agent, producer)) != ANONYMOUS}
 
 
-def arms_of(rows, fleet: set[str] | None = None) -> Arms:
-    """The window's ``Arms`` from ``(arm, agent, producer, successes, total)`` rows (``jobs.ARM_REPORTS_SQL``):
+def first_reports(outcomes) -> tuple[list[tuple], dict[tuple[str, str], int]]:
+    """Each recall's outcome as a window counts it, from ``(recall id, arm, the recall's agent, success, agent,
+    producer)`` rows in time order (``jobs.ARM_REPORTS_SQL``): the first that may speak for the recall's agent
+    (``lifecycle.speaks_for``, the learner's credit rule), summed into ``arms_of``'s ``(arm, agent, producer,
+    successes, total)`` rows; and ``{(arm, reporter): outcomes}`` of the reports on other agents' recalls, for the
+    record. A sender who saw another agent's recall id and reported on it first decided that recall's evidence;
+    its report is refused, and the agent's own, later one counts."""
+    counted: dict[tuple, list[int]] = {}
+    foreign: dict[tuple[str, str], int] = {}
+    decided = set()
+    for recall_id, arm, recalled_for, success, agent, producer in outcomes:
+        if not speaks_for(agent, recalled_for):
+            who = reporter(agent, producer)
+            foreign[arm, who] = foreign.get((arm, who), 0) + 1
+            continue
+        if (recall_id, arm) in decided:
+            continue
+        decided.add((recall_id, arm))
+        tally = counted.setdefault((arm, agent, producer), [0, 0])
+        tally[0] += bool(success)
+        tally[1] += 1
+    return [(*key, s, n) for key, (s, n) in counted.items()], foreign
+
+
+def arms_of(rows, fleet: set[str] | None = None, foreign: dict[tuple[str, str], int] | None = None) -> Arms:
+    """The window's ``Arms`` from ``(arm, agent, producer, successes, total)`` rows (``first_reports``):
     the reporters (``reporter``), each arm counted by ``arm_evidence``; ``not_counted`` says whose outcomes were
-    left out. A tenant whose ``fleet`` is one sender or none counts every outcome: no other's belief is at stake."""
+    left out, ``foreign``'s reports on other agents' recalls first. A tenant whose ``fleet`` is one sender or none
+    counts every outcome: no other's belief is at stake."""
     sole = fleet is not None and len(fleet) <= 1
     reports: dict[str, dict[str, tuple[int, int]]] = {"A": {}, "B": {}}
     spellings: dict[str, set[str]] = {}  # a folded reporter → the names it reported under, for the record
@@ -105,7 +134,8 @@ def arms_of(rows, fleet: set[str] | None = None) -> Arms:
         spellings.setdefault(who, set()).add(agent or "(no agent)")
         s, n = reports[arm].get(who, (0, 0))
         reports[arm][who] = (s + successes, n + total)
-    counted, notes = {}, []
+    counted = {}
+    notes = [_foreign(arm, who, n) for (arm, who), n in sorted((foreign or {}).items()) if arm in reports]
     for arm, by_reporter in reports.items():
         if sole:
             counted[arm] = (sum(r[0] for r in by_reporter.values()), sum(r[1] for r in by_reporter.values()))
@@ -129,6 +159,11 @@ def _names(spellings: set[str], shown: int = 3) -> str:
     names = sorted(spellings)
     more = f" and {len(names) - shown} more spellings" if len(names) > shown else ""
     return "/".join(names[:shown]) + more
+
+
+def _foreign(arm: str, who: str, outcomes: int) -> str:
+    return (f"arm {arm}: {outcomes} outcomes of {who} on recalls made for other agents not "
+            f"counted (a recall's outcome is its agent's)")
 
 
 def _not_counted(arm: str, name: str, outcomes: int, left_out: int, others: int) -> str:

@@ -124,10 +124,14 @@ class Induction:
         if not restoring:
             for fid in applied:
                 if fid in t.units:
+                    # a user correcting what it said, in the words of whoever sent the feedback: nothing proves a
+                    # person said it, so one sender may doubt the unit, not end it (``on_perceived_contradiction``:
+                    # three of one user's complaints made an operator's rule invalid for every agent, round
+                    # thirty-three, docs/security.md "A recall's outcome is its agent's")
                     sender = lifecycle.sender_of(env["agent"], env["producer"])
-                    out += self._changes(env, fid, lifecycle.on_contradiction(t.units[fid], env["record_id"],
-                                                                              "contradicted", sender),
-                                         contradiction=True)  # a user correcting what it said
+                    out += self._changes(env, fid, lifecycle.on_perceived_contradiction(
+                        t.units[fid], env["record_id"], "contradicted", sender),
+                        contradiction=True)
         if topic:
             negatives = t.negatives.setdefault(topic, [])
             negatives.append(record)

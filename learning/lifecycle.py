@@ -158,6 +158,15 @@ def senders(pairs) -> tuple[str, ...]:
     return tuple(sorted({sender_identity(*pair) for pair in pairs}))
 
 
+def speaks_for(agent: str | None, recalled_for: str | None) -> bool:
+    """Whether an outcome sent as ``agent`` may prove the recall made for ``recalled_for`` (both names as sent,
+    or folded): the same agent (``agent_identity``), or either names none. A recall proves what reached the context
+    of the agent it was made for, so another agent's report on it is evidence only; a name left out is not compared,
+    since only a bound key's agent is the edge's word (an unbound key may name any). One rule for the learner's
+    credit (``outcome_verdicts._credit``) and the A/B windows' reports (``jobs.windows.first_reports``)."""
+    return not (agent and recalled_for) or agent_identity(agent) == agent_identity(recalled_for)
+
+
 def among_agents(agent: str, agents) -> bool:
     """Whether ``agent`` is one of ``agents`` as one identity (``agent_identity``). The name a unit keeps is the
     first spelling it met."""

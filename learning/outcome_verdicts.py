@@ -172,7 +172,7 @@ def _credit(t: TenantState, recall_id: str | None, outcome_id: str, agent: str |
     if not recall_id:
         return Credit(None, None, None)
     recalled_by = t.recalled_by.get(recall_id)
-    if recalled_by is not None and agent and lifecycle.agent_identity(agent) != recalled_by:
+    if not lifecycle.speaks_for(agent, recalled_by):
         return Credit(recall_id, None, None)
     answered_by = t.answered.get(recall_id)
     if answered_by is None:

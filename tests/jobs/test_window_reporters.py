@@ -4,7 +4,7 @@ other reporters together, look-alike names are one reporter, outcomes with no ag
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindbrain.jobs.windows import arm_evidence, arms_of, fleet_of
+from hindbrain.jobs.windows import arm_evidence, arms_of, first_reports, fleet_of
 
 
 def test_an_honest_fleet_counts_every_outcome():
@@ -68,3 +68,18 @@ def test_no_reporter_is_more_than_half_of_what_counts(by_reporter):
     assert (left_out == 0) == (top <= raw - top)  # only a reporter beyond all the others is cut
     if left_out:
         assert total == 2 * (raw - top)  # it keeps exactly the others' total: half of what counts
+
+
+def test_a_recall_s_outcome_is_the_first_its_own_agent_may_send():
+    """Round thirty-three: ``first_reports`` keeps a recall's first outcome that speaks for the agent the recall was
+    made for (``lifecycle.speaks_for``: the name folded; a name left out on either side is not compared)."""
+    outcomes = [("r1", "B", "bot-1", False, "mallory", "agent-key/m"),  # first, but another agent's: refused
+                ("r1", "B", "bot-1", True, "BOT-1", ""),  # the recall's own agent, spelled otherwise: counts
+                ("r1", "B", "bot-1", False, "bot-1", ""),  # a second report of its own: the first one decided
+                ("r2", "A", "", True, "mallory", ""),  # a recall made for no named agent: not compared
+                ("r3", "A", "bot-2", False, "", "")]  # an outcome naming no agent: not compared
+    rows, foreign = first_reports(outcomes)
+    assert sorted(rows) == [("A", "", "", 0, 1), ("A", "mallory", "", 1, 1), ("B", "BOT-1", "", 1, 1)]
+    assert foreign == {("B", "mallory"): 1}
+    assert arms_of(rows, foreign=foreign).not_counted[0] == (
+        "arm B: 1 outcomes of mallory on recalls made for other agents not counted (a recall's outcome is its agent's)")
