@@ -131,8 +131,10 @@ POOL_FROM_SEMANTIC = 0
 # answer the question together, each scored into its slot) stands no lower than that slot after the trees and the
 # hedge, as "semantic alone" keeps it (its order is the fused one). On hard3's tuning halves the hedge, not the
 # trees, moved such turns out: a chain turn the semantic order never pooled gets the trees' part alone, one past
-# its HEDGE_REACHth loses that part too (hard3-zh-00-q11: the trees' 1st-3rd, hedged 2nd, 6th and 20th)
-# (docs/recall-quality.md, round thirty-three, second part). False: the order of the trees and the hedge alone.
+# its HEDGE_REACHth loses that part too (hard3-zh-00-q11: the trees' 1st-3rd, hedged 2nd, 6th and 20th). Tuning
+# halves through Brain.recall, R@5 in questions against off: hard3-zh +1.17, hard3-en +1.33, conv-en and conv-zh
+# +0.5, hard-en, hard-zh, hard2-en, hard2-zh 0; multi-hop all gold never lower (docs/recall-quality.md, round
+# thirty-three, second part). False: the order of the trees and the hedge alone.
 KEEP_PLACED = True
 
 
