@@ -17,6 +17,9 @@ order flipping each question and round), R rounds after one warm pass; prints ea
 
     .venv/bin/python bench/never_below.py --sets hard3-zh,conv-en --unpooled alone,top3,top5,whole
 
+``--placed off,on``: the product with the expansion's pair or chain kept in its slots after the trees and the
+hedge (``learned.KEEP_PLACED``) off and on, paired against the first; with ``--cpu R``, off against on, alternated.
+
 ``--unpooled RULES``: the product under each rule for an item the trees never pooled (``UNPOOLED_RULES``),
 paired against the first: R@k, R@5 won : lost, multi-hop all gold; with ``--cpu R`` the thread CPU of
 the base rule against ``learned.HEDGE_UNPOOLED_WHOLE``, alternated as above.
@@ -113,6 +116,7 @@ def cpu(names: list[str], half: str, rounds: int, switch=hedge_switch) -> None:
                 os.environ.pop("HINDBRAIN_HEDGE", None)
                 learned.HEDGE_UNPOOLED_WHOLE, learned.POOL_FROM_SEMANTIC = whole, fed
                 learned.HEDGE_REACH = SHIPPED_REACH
+                learned.KEEP_PLACED = SHIPPED_PLACED
                 use_trees(None)
         med = {a: statistics.median(v) for a, v in took.items()}
         p99 = {a: statistics.quantiles(v, n=100)[98] for a, v in took.items()}
@@ -202,6 +206,22 @@ def reach(names: list[str], half: str, arms: list[str]) -> None:
         learned.HEDGE_REACH = shipped if arm is None else None if arm == "none" else int(arm)
 
     arms_table(names, half, "reach", arms, switch)
+
+
+SHIPPED_PLACED = learned.KEEP_PLACED
+
+
+def placed(names: list[str], half: str, arms: list[str]) -> None:
+    """``arms_table`` with the expansion's pair or chain kept in its slots (``learned.KEEP_PLACED``) "off" / "on"."""
+    def switch(arm):
+        learned.KEEP_PLACED = SHIPPED_PLACED if arm is None else arm == "on"
+
+    arms_table(names, half, "placed kept", arms, switch)
+
+
+def placed_switch(arm: str) -> None:
+    """Arm "0" the base (the trees' and the hedge's order alone), "1" the change: ``learned.KEEP_PLACED``."""
+    learned.KEEP_PLACED = arm == "1"
 
 
 def reach_switch(arm: str, top: int | None) -> None:
@@ -319,7 +339,15 @@ def main() -> None:
     ap.add_argument("--refit", type=Path, help="a tree file (bench/fusion_folds.py --out) for --feed's r arms")
     ap.add_argument("--reach", help="none,N,… the product at each learned.HEDGE_REACH (the first paired against); "
                                     "with --cpu, none against the last N")
+    ap.add_argument("--placed", help="off,on: the product with learned.KEEP_PLACED off and on (the first paired "
+                                     "against); with --cpu, off against on")
     args = ap.parse_args()
+    if args.placed:
+        if args.cpu:
+            cpu(args.sets.split(","), args.half, args.cpu, placed_switch)
+        else:
+            placed(args.sets.split(","), args.half, args.placed.split(","))
+        return
     if args.reach and args.cpu:
         top = int(args.reach.split(",")[-1])
         cpu(args.sets.split(","), args.half, args.cpu, lambda arm: reach_switch(arm, top))

@@ -367,6 +367,8 @@ class RecallEngine:
         # (the trees') or its fused score
         said = _informative(tenant, pool, discarded) if _asks_what_someone_said(tenant, query, pool) else None
         if self.learned and weights is None:  # a dialogue's mixed cosines: the trees fitted on the mix's pools
+            pairs = {no for no, e in expanded.items() if e.pair} if learned_fusion.KEEP_PLACED else set()
+            placed = learned_fusion.placed_slots(pool, pairs)  # before the trees re-order the pool
             trees = e5_dialogue.MIXED_NAME if e5 is not None and e5.active else self.index.semantic.embedder.name
             pool = learned_fusion.rerank(pool, query, w.utility, trees, said)
             for s in pool:
@@ -374,6 +376,7 @@ class RecallEngine:
                     s.why["learned"]["from_semantic"] = fed[s.no]
             if alone is not None:  # the trees' order hedged with the semantic channel's own
                 pool = learned_fusion.hedge(pool, alone)
+            pool = learned_fusion.keep_placed(pool, placed)  # the expansion's pair or chain in its slots
             pool = pool[:size]  # as many as the gate saw before the feed
         elif said is not None:
             for s, factor in zip(pool, said, strict=True):
@@ -415,6 +418,9 @@ class RecallEngine:
                 full["score"] = round(s.score, 6)
             if "hedge" in s.why:
                 full["hedge"] = s.why["hedge"]
+                full["score"] = round(s.score, 6)
+            if "placed" in s.why:
+                full["placed"] = s.why["placed"]
                 full["score"] = round(s.score, 6)
             s.why.clear()
             s.why.update(full)

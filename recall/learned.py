@@ -127,6 +127,15 @@ HEDGE_UNPOOLED_TOP = HEDGE_TOP
 # a preset for measuring (``bench/never_below.py --feed``) and for trees fitted on pools that hold such items.
 # A question's only: a dialogue is not hedged, and a dialogue's semantic first 8 were always in its pool of 32.
 POOL_FROM_SEMANTIC = 0
+# A pair or chain the expansion placed among the fused order's first HEDGE_TOP (``expand.pair_placed``: turns that
+# answer the question together, each scored into its slot) stands no lower than that slot after the trees and the
+# hedge, as "semantic alone" keeps it (its order is the fused one). On hard3's tuning halves the hedge, not the
+# trees, moved such turns out: a chain turn the semantic order never pooled gets the trees' part alone, one past
+# its HEDGE_REACHth loses that part too (hard3-zh-00-q11: the trees' 1st-3rd, hedged 2nd, 6th and 20th). Tuning
+# halves through Brain.recall, R@5 in questions against off: hard3-zh +1.17, hard3-en +1.33, conv-en and conv-zh
+# +0.5, hard-en, hard-zh, hard2-en, hard2-zh 0; multi-hop all gold never lower (docs/recall-quality.md, round
+# thirty-three, second part). False: the order of the trees and the hedge alone.
+KEEP_PLACED = True
 
 
 def enabled() -> bool:
@@ -405,6 +414,39 @@ def hedge(pool: list, semantic_pool: list) -> list:
         s.score = scores[place]
         s.why["score"] = round(s.score, 6)
         out.append(s)
+    return out
+
+
+def placed_slots(pool: list, pairs: set[int], top: int = HEDGE_TOP) -> list[tuple[int, object]]:
+    """(slot, item) of each item of ``pool`` (the fused order) among its first ``top`` whose number is in ``pairs``
+    (the turns the expansion placed as a pair or chain): the places ``keep_placed`` holds them to."""
+    return [(slot, s) for slot, s in enumerate(pool[:top]) if s.no in pairs]
+
+
+def keep_placed(pool: list, placed: list[tuple[int, object]]) -> list:
+    """``pool`` (the trees' order, hedged) with each item of ``placed`` (slot, item) at its place there or its slot,
+    whichever is higher, and back in the pool if the hedge left it out: the rest keep their order below. As many
+    items as ``pool``; its scores, best first, handed out again in the new order (as ``hedge``); a moved item says so
+    in ``why["placed"]``."""
+    if not placed:
+        return pool
+    where = {s.no: i for i, s in enumerate(pool)}
+    pinned = {s.no for _, s in placed}
+    targets = sorted((min(slot, where.get(s.no, slot)), slot, s) for slot, s in placed)
+    out = [s for s in pool if s.no not in pinned]
+    for target, slot, s in targets:
+        out.insert(target, s)
+        if target != where.get(s.no):
+            before = where.get(s.no)
+            s.why["placed"] = (f"the expansion's slot {slot + 1} kept: "
+                               + (f"the trees and the hedge had it {before + 1}th" if before is not None
+                                  else "the hedge had left it out"))
+    out = out[: len(pool)]
+    scores = sorted((s.score for s in pool), reverse=True)
+    for s, score in zip(out, scores, strict=True):
+        s.score = score
+        if "score" in s.why:
+            s.why["score"] = round(score, 6)
     return out
 
 

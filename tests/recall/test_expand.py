@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from hindbrain import Brain
-from hindbrain.recall import expand, indirect
+from hindbrain.recall import expand, indirect, learned
 from hindbrain.recall.indirect import described_clauses, describes_someone, in_person
 from hindbrain.recall.query import build_query
 from hindbrain.schemas.api import RecallInput
@@ -1037,3 +1037,42 @@ def test_a_chains_ends_do_not_say_the_same_thing_of_two_people(chat, monkeypatch
     chains = {(a, b, c) for a, b, c, _, _ in expand.chain_links(tenant, [arabic, cabin], set(), None)}
     assert (cabin, grew, swahili) in chains
     assert ((arabic, grew, swahili) in chains) is not differ
+
+
+def _upside_down(pool, semantic_pool):
+    """A planted hedge: the trees' order reversed, their scores handed out again best first (as ``hedge``)."""
+    scores = sorted((s.score for s in pool), reverse=True)
+    out = pool[::-1]
+    for s, score in zip(out, scores, strict=True):
+        s.score = score
+    return out
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_chain_the_expansion_placed_keeps_its_slots_after_the_trees_and_the_hedge(chat, monkeypatch, keep):
+    """The mentor's chain of three, placed among the best five by the expansion, with a hedge planted to turn
+    the trees' order upside down: the placed turns keep their slots (``learned.KEEP_PLACED``, round thirty-three,
+    second part) and say so; with the switch off the planted hedge puts them last."""
+    brain, _ = chat
+    tenant = f"kept-{keep}"
+    turns = _small_talk("Omar", "Yuki")
+    turns += [(2, "Yuki", "Kofi gave me that trim, the shortest I've had in years."),
+              (3, "Omar", "I cut my finger on the hair clipper, don't laugh."),
+              (4, "Yuki", "Callum took Kofi under his wing at the lab."),
+              (5, "Omar", "Kofi has been practising the harp every night."),
+              (6, "Omar", "Lars has been practising the drums every night."),
+              (7, "Yuki", "Callum has been practising the cello every night.")]
+    ids = _chat(brain, turns, tenant=tenant)
+    brain.index.semantic.wait()
+    chain = {ids[-6], ids[-4], ids[-1]}
+    monkeypatch.setattr(learned, "KEEP_PLACED", keep)
+    monkeypatch.setattr(learned, "hedge", _upside_down)
+    pack = brain.recall(tenant=tenant, agent="chat", query="Which instrument does the mentor of the one who "
+                        "cut Yuki's hair play?", k=5, layers=["episodic"])
+    top = {i.id: i.why for i in pack.items}
+    if keep:
+        assert chain <= set(top)
+        assert all(top[no]["expansion"].get("pair") for no in chain)
+        assert any(top[no].get("placed", "").startswith("the expansion's slot") for no in chain)
+    else:
+        assert not chain & set(top)

@@ -298,3 +298,21 @@ def test_the_reach_applies_where_the_orders_are_apart_and_the_hedge_says_so(monk
     monkeypatch.setattr(learned, "HEDGE_REACH", None)  # every place of the trees' counts (rounds 27-32)
     pool = [_scored(no, 1.0 - no / 10) for no in (1, 2, 3, 4, 5, 6)]
     assert [s.no for s in learned.hedge(pool, [_scored(no, 0.5) for no in APART])] == [1, 7, 2, 8, 3, 9]
+
+
+def test_a_placed_pair_keeps_its_slot_or_a_higher_place_and_comes_back_if_the_hedge_left_it_out():
+    # the fused order 1..5; the expansion placed 3 (slot 3) and 5 (slot 5) as a pair, 9 as a chain's turn (slot 2)
+    fused = [_scored(n, 1.0 - n / 10) for n in (1, 9, 3, 4, 5)]
+    placed = learned.placed_slots(fused, {3, 5, 9})
+    assert [(slot, s.no) for slot, s in placed] == [(1, 9), (2, 3), (4, 5)]
+    by_no = {s.no: s for s in fused}
+    # the trees and the hedge: 5 raised to the first place, 3 lowered to the 6th, 9 left out for 7
+    hedged = [by_no[5], by_no[1], by_no[4], _scored(6, 0.3), _scored(8, 0.2), by_no[3], _scored(7, 0.1)]
+    scores = [s.score for s in hedged]
+    out = learned.keep_placed(hedged, placed)
+    assert [s.no for s in out] == [5, 9, 3, 1, 4, 6, 8]  # 5 keeps the higher place; 9 and 3 their slots
+    assert len(out) == len(hedged) and [s.score for s in out] == sorted(scores, reverse=True)
+    assert by_no[3].why["placed"] == "the expansion's slot 3 kept: the trees and the hedge had it 6th"
+    assert by_no[9].why["placed"] == "the expansion's slot 2 kept: the hedge had left it out"
+    assert "placed" not in by_no[5].why  # not moved
+    assert learned.keep_placed(hedged, []) is hedged
