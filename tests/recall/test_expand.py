@@ -20,6 +20,24 @@ def _chat(brain, turns, tenant="t"):
                            ts=datetime(2024, 1, s, tzinfo=UTC)) for s, who, text in turns]
 
 
+def _told(brain, tenant: str, said, speaker: str):
+    """Each of ``said`` perceived as ``speaker``'s message in ``tenant`` — a ``(session, text)`` pair, or a text in
+    a session of its own — and the tenant's index."""
+    for n, turn in enumerate(said):
+        session, text = turn if isinstance(turn, tuple) else (f"s{n}", turn)
+        brain.perceive(tenant=tenant, kind="message", speaker=speaker, session=session, text=text)
+    return brain.index.tenants[tenant]
+
+
+def _turn_saying(tenant, words: str) -> int:
+    """The number of the tenant's first turn whose text holds ``words``."""
+    return next(n for n, d in enumerate(tenant.docs) if words in d.text)
+
+
+def _turns_saying(tenant, words) -> dict[str, int]:
+    return {word: _turn_saying(tenant, word) for word in words}
+
+
 def _small_talk(first, second):
     """Eight sessions of six filler turns between two speakers (``second`` says the odd ones)."""
     return [(s, second if n % 2 else first, f"{FILLER[(s + n) % len(FILLER)]} ({s}.{n})")
@@ -105,11 +123,8 @@ def test_a_name_that_only_opens_sentences_bridges_when_every_document_capitalise
             ("s2", "Kofi has been practising the clarinet every night."),
             ("s2", "Honestly I slept through it."),
             ("s3", "I honestly think the band was too loud.")]
-    for session, text in said:
-        brain.perceive(tenant="kofi", kind="message", speaker="Mei", session=session, text=text)
-    tenant = brain.index.tenants["kofi"]
-    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
-              for word in ("pictures", "cake", "clarinet")}
+    tenant = _told(brain, "kofi", said, "Mei")
+    number = _turns_saying(tenant, ("pictures", "cake", "clarinet"))
     assert "kofi" in expand.bridge_terms(tenant, number["pictures"], set())
     assert "honestly" not in expand.bridge_terms(tenant, number["cake"], set())  # lower case in another turn
     assert (number["clarinet"], "entity:Kofi") in expand.linked(tenant, number["pictures"], set(), None)
@@ -124,11 +139,8 @@ def test_a_plain_expansion_needs_a_name_written_inside_a_sentence_somewhere(chat
     said = [("s1", "Hold on, you went skydiving?"), ("s2", "Hold on, what happened to the car?"),
             ("s1", "Kofi took all the pictures when you got married."),
             ("s2", "Kofi has been practising the clarinet every night.")]
-    for session, text in said:
-        brain.perceive(tenant="openers", kind="message", speaker="Mei", session=session, text=text)
-    tenant = brain.index.tenants["openers"]
-    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
-              for word in ("skydiving", "car", "pictures", "clarinet")}
+    tenant = _told(brain, "openers", said, "Mei")
+    number = _turns_saying(tenant, ("skydiving", "car", "pictures", "clarinet"))
     assert "hold" in expand.bridge_terms(tenant, number["skydiving"], set())  # what a pair may follow
     assert "hold" not in expand.bridge_terms(tenant, number["skydiving"], set(), inside=True)
     assert "kofi" not in expand.bridge_terms(tenant, number["pictures"], set(), inside=True)
@@ -146,11 +158,8 @@ def test_a_weekday_or_month_is_no_name_that_joins_turns(chat):
     brain, _ = chat  # a tenant of its own in the shared brain
     said = [("s1", "Soren cooked for us on Friday, in March."), ("s2", "The concert on Friday starts at eight."),
             ("s3", "We flew back in March after the wedding."), ("s4", "Ask Soren about the recipe.")]
-    for session, text in said:
-        brain.perceive(tenant="calendar", kind="message", speaker="Mei", session=session, text=text)
-    tenant = brain.index.tenants["calendar"]
-    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
-              for word in ("cooked", "concert", "wedding", "recipe")}
+    tenant = _told(brain, "calendar", said, "Mei")
+    number = _turns_saying(tenant, ("cooked", "concert", "wedding", "recipe"))
     assert expand.bridge_terms(tenant, number["cooked"], set(), inside=True) == ["soren"]
     links = dict(expand.linked(tenant, number["cooked"], set(), None, inside=True))
     assert links == {number["recipe"]: "entity:Soren"}
@@ -165,11 +174,8 @@ def test_a_word_of_time_is_no_name_that_joins_turns(chat, monkeypatch, time_free
     brain, _ = chat  # a tenant of its own in the shared brain
     said = ["早啊！昨晚那场雷雨你睡着了吗？志远说他一夜没睡。", "昨晚的球你看了没？", "志远加入了附近的冰壶俱乐部。",
             "Yesterday the storm kept me up all night.", "Yesterday was a long day at work."]
-    for n, text in enumerate(said):
-        brain.perceive(tenant=f"time-{time_free}", kind="message", speaker="建国", session=f"s{n}", text=text)
-    tenant = brain.index.tenants[f"time-{time_free}"]
-    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
-              for word in ("雷雨", "球你", "冰壶", "storm", "long day")}
+    tenant = _told(brain, f"time-{time_free}", said, "建国")
+    number = _turns_saying(tenant, ("雷雨", "球你", "冰壶", "storm", "long day"))
     monkeypatch.setattr(expand, "TIME_FREE", time_free)
     expand._name_terms.cache_clear()  # the cached name terms depend on it
     try:
@@ -188,11 +194,8 @@ def test_a_name_links_only_to_turns_that_write_it_as_a_name(chat):
     brain, _ = chat  # a tenant of its own in the shared brain
     said = [("s1", "I got back from Mexico City and lived on tacos."), ("s2", "Ha, every city has its charm."),
             ("s3", "Flights to Mexico City are cheap in May.")]
-    for session, text in said:
-        brain.perceive(tenant="city", kind="message", speaker="Mei", session=session, text=text)
-    tenant = brain.index.tenants["city"]
-    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
-              for word in ("tacos", "charm", "cheap")}
+    tenant = _told(brain, "city", said, "Mei")
+    number = _turns_saying(tenant, ("tacos", "charm", "cheap"))
     links = dict(expand.linked(tenant, number["tacos"], set(), None, inside=True))
     assert number["cheap"] in links and links[number["cheap"]].startswith("entity:")
     assert number["charm"] not in links
@@ -227,7 +230,7 @@ def test_cached_bridge_terms_are_the_uncached_ones(chat):
     for query_terms in (set(), {"freya"}, {"sam", "weekend"}):
         for no in range(len(tenant.docs)):
             assert expand.bridge_terms(tenant, no, query_terms) == _bridge_terms_uncached(tenant, no, query_terms)
-    cousin = next(n for n, d in enumerate(tenant.docs) if "cousin Freya" in d.text)
+    cousin = _turn_saying(tenant, "cousin Freya")
     assert "freya" in expand.bridge_terms(tenant, cousin, set())
     assert "freya" not in expand.bridge_terms(tenant, cousin, {"freya"})
 
@@ -236,12 +239,10 @@ def test_a_rare_cjk_term_that_opens_a_sentence_links_as_a_name(chat):
     brain, _ = chat  # a tenant of its own in the shared brain
     said = ["我赶早班飞机那天，是志远一大早把我送到航站楼的。", "志远加入了附近的冰壶俱乐部。",
             "听说新航站楼下个月开放。", "我们周末去吃火锅吧。"]
-    for n, text in enumerate(said):
-        brain.perceive(tenant="zh", kind="message", speaker="建国", session=f"s{n}", text=text)
-    tenant = brain.index.tenants["zh"]
-    seed = next(n for n, d in enumerate(tenant.docs) if "早班" in d.text)
-    curling = next(n for n, d in enumerate(tenant.docs) if "冰壶" in d.text)
-    opening = next(n for n, d in enumerate(tenant.docs) if "开放" in d.text)
+    tenant = _told(brain, "zh", said, "建国")
+    seed = _turn_saying(tenant, "早班")
+    curling = _turn_saying(tenant, "冰壶")
+    opening = _turn_saying(tenant, "开放")
     links = expand.linked(tenant, seed, set(), None)
     assert (curling, "entity:志远") in links  # it opens "志远加入了…": a name
     assert (opening, "term:航站") in links  # held by two turns, opening neither: a weaker link
@@ -274,11 +275,9 @@ def test_a_cjk_bigram_of_grammar_is_never_a_name(chat):
     brain, _ = chat  # a tenant of its own in the shared brain
     said = ["我的单车被阿俊弄好了，骑起来跟新的一样。", "我的公寓墙面重新漆了一遍。", "阿俊每晚都在练大提琴。",
             "听说新航站楼下个月开放。"]
-    for n, text in enumerate(said):
-        brain.perceive(tenant="grammar", kind="message", speaker="美玲", session=f"s{n}", text=text)
-    tenant = brain.index.tenants["grammar"]
-    bike = next(n for n, d in enumerate(tenant.docs) if "单车" in d.text)
-    cello = next(n for n, d in enumerate(tenant.docs) if "大提琴" in d.text)
+    tenant = _told(brain, "grammar", said, "美玲")
+    bike = _turn_saying(tenant, "单车")
+    cello = _turn_saying(tenant, "大提琴")
     links = expand.linked(tenant, bike, set(), None)
     assert not [via for _, via in links if "我的" in via]
     assert (cello, "term:阿俊") in links or (cello, "entity:阿俊") in links
@@ -528,10 +527,7 @@ def test_a_turn_relating_two_people_is_no_pairs_act_or_attribute(chat, lang, mon
             "zh": ["你办喜事那天，相机一直在国栋手里。", "桂兰说她的老公国栋最近住在他们那儿。",
                    "国栋每晚都在练单簧管。", "我表哥国栋把他的车借给我了。", "桂兰春天调去西安了。",
                    "国栋一大早开车送桂兰去了机场。"]}[lang]
-    tenant_name = f"relation-{lang}"
-    for n, text in enumerate(said):
-        brain.perceive(tenant=tenant_name, kind="message", speaker="Mei", session=f"s{n}", text=text)
-    tenant = brain.index.tenants[tenant_name]
+    tenant = _told(brain, f"relation-{lang}", said, "Mei")
     act, relation, clarinet, cousin, moved, drove = range(len(said))
     assert expand.relates(tenant, relation)
     # a role and one name, two names and no role: an act or an attribute each
@@ -940,11 +936,8 @@ def test_a_pronoun_is_no_name_that_joins_turns(chat, monkeypatch, pronoun_free):
     said = ["Nobody around here has fixed the roof in years, Tariq says.", "Nobody around here has won the chess "
             "cup in ages.", "Tariq keeps goal for a Sunday hockey league.",
             "有人说志远又搬家了。", "有人在楼下唱歌，吵死了。", "志远加入了附近的冰壶俱乐部。"]
-    for n, text in enumerate(said):
-        brain.perceive(tenant=f"pronoun-{pronoun_free}", kind="message", speaker="Mei", session=f"s{n}", text=text)
-    tenant = brain.index.tenants[f"pronoun-{pronoun_free}"]
-    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text)
-              for word in ("roof", "chess", "hockey", "搬家", "唱歌", "冰壶")}
+    tenant = _told(brain, f"pronoun-{pronoun_free}", said, "Mei")
+    number = _turns_saying(tenant, ("roof", "chess", "hockey", "搬家", "唱歌", "冰壶"))
     monkeypatch.setattr(expand, "PRONOUN_FREE", pronoun_free)
     expand._name_terms.cache_clear()  # the cached name terms depend on it
     try:
@@ -964,10 +957,8 @@ def test_a_cjk_word_written_as_a_thing_links_as_a_shared_word_not_a_name(chat, m
     (``term:``), which no described person's pair follows; the name links as one (round thirty-three)."""
     brain, _ = chat  # a tenant of its own in the shared brain
     said = ["新闻里说有个大学生修好了屋顶，志远不信。", "罢工那个新闻你看了吗？", "志远加入了附近的冰壶俱乐部。"]
-    for n, text in enumerate(said):
-        brain.perceive(tenant=f"thing-{things_unnamed}", kind="message", speaker="建国", session=f"s{n}", text=text)
-    tenant = brain.index.tenants[f"thing-{things_unnamed}"]
-    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text) for word in ("屋顶", "罢工", "冰壶")}
+    tenant = _told(brain, f"thing-{things_unnamed}", said, "建国")
+    number = _turns_saying(tenant, ("屋顶", "罢工", "冰壶"))
     monkeypatch.setattr(expand, "THINGS_UNNAMED", things_unnamed)
     links = dict(expand.linked(tenant, number["屋顶"], set(), None))
     assert links[number["冰壶"]] == "entity:志远"
@@ -1004,10 +995,8 @@ def test_a_sentence_adverb_is_no_name_that_joins_turns(chat, monkeypatch, discou
     with ``DISCOURSE_FREE`` off (before) it links."""
     brain, _ = chat  # a tenant of its own in the shared brain
     said = ["听说田甜搬去厦门了。", "听说蒋凯在拉萨开了家店。", "田甜租的是林峰家的阁楼。"]
-    for n, text in enumerate(said):
-        brain.perceive(tenant=f"hearsay-{discourse_free}", kind="message", speaker="梁宇", session=f"s{n}", text=text)
-    tenant = brain.index.tenants[f"hearsay-{discourse_free}"]
-    number = {word: next(n for n, d in enumerate(tenant.docs) if word in d.text) for word in ("厦门", "拉萨", "阁楼")}
+    tenant = _told(brain, f"hearsay-{discourse_free}", said, "梁宇")
+    number = _turns_saying(tenant, ("厦门", "拉萨", "阁楼"))
     monkeypatch.setattr(expand, "DISCOURSE_FREE", discourse_free)
     expand._name_terms.cache_clear()  # the cached name terms depend on it
     try:
@@ -1028,11 +1017,8 @@ def test_a_chains_ends_do_not_say_the_same_thing_of_two_people(chat, monkeypatch
     said = ["Marta has Arabic flashcards stuck all over the fridge.", "Marta and Tomasz grew up under one roof.",
             "Tomasz has Swahili flashcards stuck all over the fridge.",
             "Marta hammered together that little cabin up in the branches."]
-    for n, text in enumerate(said):
-        brain.perceive(tenant=f"ends-{differ}", kind="message", speaker="Zainab", session=f"s{n}", text=text)
-    tenant = brain.index.tenants[f"ends-{differ}"]
-    arabic, grew, swahili, cabin = (next(n for n, d in enumerate(tenant.docs) if word in d.text)
-                                    for word in ("Arabic", "grew", "Swahili", "cabin"))
+    tenant = _told(brain, f"ends-{differ}", said, "Zainab")
+    arabic, grew, swahili, cabin = _turns_saying(tenant, ("Arabic", "grew", "Swahili", "cabin")).values()
     monkeypatch.setattr(expand, "CHAIN_ENDS_DIFFER", differ)
     chains = {(a, b, c) for a, b, c, _, _ in expand.chain_links(tenant, [arabic, cabin], set(), None)}
     assert (cabin, grew, swahili) in chains
