@@ -965,20 +965,22 @@ def test_a_cjk_word_written_as_a_thing_links_as_a_shared_word_not_a_name(chat, m
     assert links[number["罢工"]] == ("term:新闻" if things_unnamed else "entity:新闻")
 
 
+# Kofi cut Yuki's hair, Callum is Kofi's mentor, Callum plays the cello: the chain of three a mentor's question needs
+_MENTORS_CHAIN = [*_small_talk("Omar", "Yuki"),
+                  (2, "Yuki", "Kofi gave me that trim, the shortest I've had in years."),
+                  (3, "Omar", "I cut my finger on the hair clipper, don't laugh."),
+                  (4, "Yuki", "Callum took Kofi under his wing at the lab."),
+                  (5, "Omar", "Kofi has been practising the harp every night."),
+                  (6, "Omar", "Lars has been practising the drums every night."),
+                  (7, "Yuki", "Callum has been practising the cello every night.")]
+
 def test_a_mentors_question_gets_the_chain_of_three_turns(chat):
     """"the mentor of the one who cut Yuki's hair": one turn says Kofi gave the trim, one that Callum took Kofi
     under his wing, one what Callum plays. A mentor is a role asked through as a flatmate is (round thirty-three):
     the question gets the chain; before, it was read as about the described person alone, paired Kofi's own
     turns and left the third out."""
     brain, _ = chat
-    turns = _small_talk("Omar", "Yuki")
-    turns += [(2, "Yuki", "Kofi gave me that trim, the shortest I've had in years."),
-              (3, "Omar", "I cut my finger on the hair clipper, don't laugh."),
-              (4, "Yuki", "Callum took Kofi under his wing at the lab."),
-              (5, "Omar", "Kofi has been practising the harp every night."),
-              (6, "Omar", "Lars has been practising the drums every night."),
-              (7, "Yuki", "Callum has been practising the cello every night.")]
-    ids = _chat(brain, turns, tenant="mentor")
+    ids = _chat(brain, _MENTORS_CHAIN, tenant="mentor")
     brain.index.semantic.wait()
     trim, wing, cello = ids[-6], ids[-4], ids[-1]
     pack = brain.recall(tenant="mentor", agent="chat", query="Which instrument does the mentor of the one who "
@@ -1041,14 +1043,7 @@ def test_a_chain_the_expansion_placed_keeps_its_slots_after_the_trees_and_the_he
     second part) and say so; with the switch off the planted hedge puts them last."""
     brain, _ = chat
     tenant = f"kept-{keep}"
-    turns = _small_talk("Omar", "Yuki")
-    turns += [(2, "Yuki", "Kofi gave me that trim, the shortest I've had in years."),
-              (3, "Omar", "I cut my finger on the hair clipper, don't laugh."),
-              (4, "Yuki", "Callum took Kofi under his wing at the lab."),
-              (5, "Omar", "Kofi has been practising the harp every night."),
-              (6, "Omar", "Lars has been practising the drums every night."),
-              (7, "Yuki", "Callum has been practising the cello every night.")]
-    ids = _chat(brain, turns, tenant=tenant)
+    ids = _chat(brain, _MENTORS_CHAIN, tenant=tenant)
     brain.index.semantic.wait()
     chain = {ids[-6], ids[-4], ids[-1]}
     monkeypatch.setattr(learned, "KEEP_PLACED", keep)
